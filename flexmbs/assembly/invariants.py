@@ -1,0 +1,147 @@
+"""Assembled inertia invariants of a body and the moving-frame terms built from them.
+
+The constant integrals of ``elements.base`` are assembled once.  Every
+time-dependent inertia term of the equations of motion is then a cheap
+combination (ref. [1] eqs. (A4)-(A8), corrected: see docs/notation.md).  With
+``tilde(v)`` the skew matrix of v (tilde(v) y = v x y) and e_i the unit vectors:
+
+.. code:: text
+
+    G_i  = int rho N^T tilde(e_i) N dV = sum_ab tilde(e_i)[a, b] S[a, b]      skew-symmetric
+    g_i  = int rho N^T tilde(e_i) x dV = sum_ab tilde(e_i)[a, b] d[a, b]
+
+    [c]          = 2 sum_i omega_i G_i                    (Coriolis, gyroscopic)
+    [k(eps)]     = sum_i eps_i G_i
+    [k(omega)]   = sum_ab omega_a omega_b S[a, b] - |omega|^2 [m]   (tilde(w)^2 = w w^T - |w|^2 I)
+    {q^i(eps)}   = sum_i eps_i g_i
+    {q^i(omega)} = sum_ab omega_a omega_b d[a, b] - |omega|^2 sum_a d[a, a]
+
+References
+----------
+.. [1] S. Vlase, A. E. Nicolescu, M. Marin, Mathematics 8 (2020) 1401, doi:10.3390/math8091401.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from .assembler import Assembler
+
+__all__ = ["BodyInvariants", "assemble_invariants", "tilde"]
+
+
+def tilde(v) -> np.ndarray:
+    """Skew-symmetric matrix of v: tilde(v) @ y == cross(v, y)."""
+    v = np.asarray(v, dtype=float)
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+_E_TILDE = [tilde(e) for e in np.eye(3)]
+
+
+@dataclass
+class BodyInvariants:
+    """Assembled constant inertia integrals (global DOFs, or free DOFs after ``reduce``)."""
+
+    M: sparse.csr_array                        # int rho N^T N dV
+    S: dict[tuple[int, int], sparse.csr_array]  # nonzero shape integrals S[a, b]
+    m_O: np.ndarray                            # (3, n)  int rho N dV
+    d: np.ndarray                              # (3, 3, n)  d[a, b] = int rho N_a^T x_b dV
+    mass: float
+    s: np.ndarray                              # (3,)  int rho x dV
+    J: np.ndarray                              # (3, 3)  int rho x x^T dV
+    G: list = field(init=False)                # G_i, or None where identically zero
+    g: np.ndarray = field(init=False)          # (3, n)
+
+    def __post_init__(self):
+        self.G = []
+        for et in _E_TILDE:
+            terms = [et[a, b] * Sab for (a, b), Sab in self.S.items() if et[a, b] != 0.0]
+            Gi = sum(terms[1:], terms[0]) if terms else None
+            if Gi is not None:
+                Gi = sparse.csr_array(Gi)
+                Gi.eliminate_zeros()
+                if Gi.nnz == 0 or abs(Gi).max() == 0.0:
+                    Gi = None
+            self.G.append(Gi)
+        self.g = np.einsum("iab,abn->in", np.array(_E_TILDE), self.d)
+
+    @property
+    def n(self) -> int:
+        return self.M.shape[0]
+
+    def reduce(self, free: np.ndarray) -> "BodyInvariants":
+        """The invariants restricted to the DOFs ``free`` (the others are held at zero)."""
+        sub = lambda A: sparse.csr_array(A[free][:, free])  # noqa: E731
+        return BodyInvariants(sub(self.M), {k: sub(v) for k, v in self.S.items()},
+                              self.m_O[:, free], self.d[:, :, free], self.mass, self.s, self.J)
+
+    # -- the moving-frame matrices, for analysis and implicit methods ----------------------
+    def G_of(self, omega) -> sparse.csr_array:
+        """int rho N^T tilde(omega) N dV = sum_i omega_i G_i."""
+        out = sparse.csr_array((self.n, self.n))
+        for w, Gi in zip(omega, self.G):
+            if Gi is not None and w != 0.0:
+                out = out + w * Gi
+        return out
+
+    def k_omega(self, omega) -> sparse.csr_array:
+        """[k(omega)] = int rho N^T tilde(omega)^2 N dV (symmetric, negative semidefinite)."""
+        omega = np.asarray(omega, dtype=float)
+        out = -float(omega @ omega) * self.M
+        for (a, b), Sab in self.S.items():
+            if omega[a] * omega[b] != 0.0:
+                out = out + omega[a] * omega[b] * Sab
+        return sparse.csr_array(out)
+
+    def k_eps(self, eps) -> sparse.csr_array:
+        """[k(eps)] = int rho N^T tilde(eps) N dV (skew-symmetric)."""
+        return self.G_of(eps)
+
+    def c(self, omega) -> sparse.csr_array:
+        """Coriolis matrix [c] = 2 int rho N^T tilde(omega) N dV (skew-symmetric)."""
+        return 2.0 * self.G_of(omega)
+
+    def q_omega(self, omega) -> np.ndarray:
+        """{q^i(omega)} = int rho N^T tilde(omega)^2 x dV."""
+        omega = np.asarray(omega, dtype=float)
+        return (np.einsum("a,b,abn->n", omega, omega, self.d)
+                - float(omega @ omega) * np.einsum("aan->n", self.d))
+
+    def q_eps(self, eps) -> np.ndarray:
+        """{q^i(eps)} = int rho N^T tilde(eps) x dV."""
+        return np.asarray(eps, dtype=float) @ self.g
+
+
+def assemble_invariants(element, X, cells, n_nodes: int, chunk: int = 20000) -> BodyInvariants:
+    """Assemble the inertia invariants of all cells of one element type.
+
+    Elements are processed in chunks of ``chunk`` to bound the memory of the batched
+    element arrays; within a chunk everything is vectorised.
+    """
+    asm_all = Assembler(cells, n_nodes, element.dofs_per_node)
+    n = asm_all.n_dofs
+    S: dict[tuple[int, int], sparse.csr_array] = {}
+    m_O = np.zeros((3, n))
+    d = np.zeros((3, 3, n))
+    mass, s, J = 0.0, np.zeros(3), np.zeros((3, 3))
+    for start in range(0, len(cells), chunk):
+        sl = slice(start, start + chunk)
+        asm = Assembler(cells[sl], n_nodes, element.dofs_per_node)
+        ii = element.inertia_integrals(X[sl])
+        for block in ii.S:
+            A = asm.matrix(block.local, block.rows, block.cols)
+            key = (block.a, block.b)
+            S[key] = A if key not in S else S[key] + A
+        for a in range(3):
+            m_O[a] += asm.vector(ii.m_O[:, a])
+            for b in range(3):
+                d[a, b] += asm.vector(ii.d[:, a, b])
+        mass += ii.mass.sum()
+        s += ii.s.sum(axis=0)
+        J += ii.J.sum(axis=0)
+    diag = [S[(a, a)] for a in range(3) if (a, a) in S]
+    M = sparse.csr_array(sum(diag[1:], diag[0]))
+    return BodyInvariants(M, {k: sparse.csr_array(v) for k, v in S.items()}, m_O, d, mass, s, J)

@@ -1,0 +1,7 @@
+"""Meshes: the `Mesh` container, generators and file readers and writers."""
+from .mesh import Mesh, MeshError
+from . import generate
+from .io import check_orientation, read, signed_measure, write
+
+__all__ = ["Mesh", "MeshError", "generate", "read", "write", "check_orientation",
+           "signed_measure"]

@@ -141,9 +141,9 @@ def inertia_from_points(points: MassPoints) -> InertiaIntegrals:
     blocks = []
     idx = np.arange(n_e)
     for a in active:
-        wNa = w[:, :, None] * N[:, :, a, :]
+        wNa_T = np.swapaxes(w[:, :, None] * N[:, :, a, :], 1, 2)          # (n_el, n_e, n_q)
         for b in active:
-            blocks.append(SBlock(a, b, np.einsum("eqn,eqm->enm", wNa, N[:, :, b, :]), idx, idx))
+            blocks.append(SBlock(a, b, wNa_T @ N[:, :, b, :], idx, idx))  # batched matmul, BLAS
     return InertiaIntegrals(
         mass=w.sum(axis=1),
         s=np.einsum("eq,eqa->ea", w, x),

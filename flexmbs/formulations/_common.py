@@ -1,0 +1,59 @@
+"""Energies and powers shared by all formulations (they are computed from delta and delta')."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def tilde(v):
+    """Skew matrix of v (tilde(v) y = v x y)."""
+    W = np.zeros((3, 3))
+    W[0, 1], W[0, 2], W[1, 2] = -v[2], v[1], -v[0]
+    W[1, 0], W[2, 0], W[2, 1] = v[2], -v[1], v[0]
+    return W
+
+
+@dataclass(frozen=True)
+class Energies:
+    """Energies [J] and powers [W] at one instant.
+
+    T: kinetic energy int rho |v|^2 / 2 dV of the body (frame motion included);
+    T2, T1, T0: its parts quadratic, linear and free of delta'; V: strain energy;
+    V_g: gravity potential; jacobi = T2 - T0 + V + V_g (constant when the Lagrangian
+    has no explicit time dependence, e.g. constant spin, no loads, no damping);
+    P_loads = q . delta'; P_damping = delta'^T C delta'; P_frame = int rho (a - g) . v_rig dV.
+    """
+
+    T: float
+    T2: float
+    T1: float
+    T0: float
+    V: float
+    V_g: float
+    jacobi: float
+    P_loads: float
+    P_damping: float
+    P_frame: float
+
+    @property
+    def E(self) -> float:
+        """Total mechanical energy T + V + V_g."""
+        return self.T + self.V + self.V_g
+
+
+def energies(model, t, delta, delta_dot, delta_ddot) -> Energies:
+    fs = model.frame(t)
+    w, vO = fs.omega, fs.v_O_local
+    W = tilde(w)
+    sy = model.inv.s + model.m_O @ delta
+    Y = model.moments(delta, delta)
+    T2 = 0.5 * delta_dot @ (model.M_op @ delta_dot)
+    T1 = vO @ (model.m_O @ delta_dot) + delta_dot @ (w @ model.g + model.G_dot(w, delta))
+    T0 = 0.5 * model.mass * vO @ vO + vO @ (W @ sy) + 0.5 * w @ ((np.trace(Y) * np.eye(3) - Y) @ w)
+    V = 0.5 * delta @ (model.K_op @ delta)
+    V_g = -model.gravity @ (model.mass * fs.r_O + fs.R @ sy)
+    return Energies(T=T2 + T1 + T0, T2=T2, T1=T1, T0=T0, V=V, V_g=V_g, jacobi=T2 - T0 + V + V_g,
+                    P_loads=float(model.q_ext(t) @ delta_dot),
+                    P_damping=float(delta_dot @ model.damping_force(delta_dot)),
+                    P_frame=model.rigid_velocity_power(t, delta, delta_dot, delta_ddot))

@@ -1,0 +1,162 @@
+"""What every formulation gives the integrators.
+
+A formulation turns a `Model` (an elastic body on a prescribed moving frame) into a
+first-order system in its own state ``x = (delta, y)`` of length ``2 n``:
+
+.. code:: text
+
+    M_full(t) x' = F(t, x)
+
+``y`` is the velocity ``delta'`` (Lagrange, Gibbs-Appell; M_full = diag(I, m), constant,
+``mass_matrix_constant = True``) or the momentum ``p`` conjugate to ``delta`` (Hamilton,
+whose descriptor form has M_full(t) = [[m, 0], [G(omega(t)) + C, I]]).  Equal
+``jacobian_key(t)`` values mean equal M_full(t) and equal Jacobians.  The equations of the moving-frame FE model are
+linear in the state, ``F(t, x) = Jac(t) x + b(t)``: ``jacobian(t)`` is exact and an
+implicit step needs one linear solve.
+
+Integrators use only: ``n_state``, ``rhs``, ``mass_matrix_full``, ``forcing_full``,
+``jacobian``, ``jacobian_key`` and, for methods on the second-order form
+(generalized-alpha), ``second_order`` (None where the state is not (delta, delta')).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar, Hashable
+
+import numpy as np
+from scipy import sparse
+
+__all__ = ["Formulation", "SecondOrderForm", "SparseSolver"]
+
+
+class SparseSolver:
+    """Factorization of a constant symmetric positive definite matrix, reused for every solve.
+
+    Below ``dense_below`` unknowns the inverse is formed once from a Cholesky factorization
+    (a consistent mass matrix is well conditioned, and a small matvec beats a triangular
+    solve's call overhead); above, a sparse LU is kept.
+    """
+
+    def __init__(self, A, dense_below: int = 400):
+        from scipy.linalg import cho_factor
+        from scipy.sparse.linalg import splu
+        self.n = A.shape[0]
+        self.dense = self.n < dense_below
+        if self.dense:
+            from scipy.linalg import cho_solve
+            Ad = A.toarray() if sparse.issparse(A) else np.asarray(A)
+            self._inv = cho_solve(cho_factor(Ad), np.eye(self.n))
+        else:
+            self._factor = splu(sparse.csc_matrix(A))
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        if self.dense:
+            return self._inv @ b
+        return self._factor.solve(b)
+
+
+@dataclass
+class SecondOrderForm:
+    """``M q'' = f(t, q, v)`` with constant ``M``, ``K(t) = -df/dq`` and ``C(t) = -df/dv``."""
+
+    M: sparse.csr_array
+    f: callable
+    K: callable
+    C: callable
+    key: callable
+
+
+class Formulation(ABC):
+    """Base of the formulations; subclasses implement their own principle.
+
+    Parameters
+    ----------
+    model : flexmbs.Model
+        The body, its frame motion, loads, damping and boundary conditions.
+    """
+
+    name: ClassVar[str]
+    second_state: ClassVar[str]          # "delta_dot" or "p"
+    mass_matrix_constant: ClassVar[bool] = True
+
+    def __init__(self, model, evaluation: str = "auto"):
+        if evaluation not in ("auto", "terms", "compiled"):
+            raise ValueError(f"`evaluation` must be 'auto', 'terms' or 'compiled', got {evaluation!r}")
+        self.model = model
+        self.n = model.n_dofs
+        self.n_state = 2 * self.n
+        self._M_solver = SparseSolver(model.M)
+        self.n_rhs = 0
+        self.evaluation = evaluation
+        self._compiled = None
+        if evaluation == "compiled" or (evaluation == "auto" and model.steady and model.dense):
+            if not model.steady:
+                raise ValueError("`evaluation='compiled'` needs a steady frame (constant spin, fixed "
+                                 "origin, no gravity in a rotating frame); use 'terms'")
+            self._compiled = self._compile()
+
+    # -- the first-order system ------------------------------------------------------------------
+    @abstractmethod
+    def state0(self, delta0, delta_dot0, t0: float = 0.0) -> np.ndarray:
+        """State x(t0) from the physical displacements and velocities."""
+
+    @abstractmethod
+    def physical(self, t: float, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(delta, delta') from the state; x may be (2n,) or (n_t, 2n) with t (n_t,)."""
+
+    @abstractmethod
+    def forcing_full(self, t: float, x: np.ndarray) -> np.ndarray:
+        """F(t, x) of M_full x' = F(t, x)."""
+
+    @abstractmethod
+    def jacobian(self, t: float, x: np.ndarray | None = None) -> sparse.csr_array:
+        """dF/dx (2n, 2n); exact, the equations being linear in x."""
+
+    def mass_matrix_full(self, t: float | None = None) -> sparse.csr_array:
+        """M_full(t): Lagrange, Gibbs-Appell: diag(I, M), constant; Hamilton: see hamilton.py."""
+        I = sparse.identity(self.n, format="csr")
+        blocks = (I, self.model.M) if self.second_state == "delta_dot" else (self.model.M, I)
+        return sparse.csr_array(sparse.block_diag(blocks, format="csr"))
+
+    def _compile(self):
+        """Constant-coefficient form x' = A x + c + B f(t) of a steady model's equations.
+
+        Built from this formulation's own exact Jacobian and forcing: A = M_full^-1 dF/dx,
+        c = M_full^-1 F(0, 0) without the loads, B = M_full^-1 [0; Q] (every formulation takes
+        the nodal loads {q} = Q f(t) in its second block).  Dense: small models only.
+        """
+        from scipy.linalg import lu_factor, lu_solve
+        M_full = self.mass_matrix_full(0.0)
+        lu = lu_factor(M_full.toarray())
+        A = lu_solve(lu, self.jacobian(0.0).toarray())
+        q0 = self.model.q_ext(0.0)
+        F0 = self.forcing_full(0.0, np.zeros(self.n_state))
+        F0[self.n:] -= q0
+        E = np.zeros((self.n_state, self.model.Q.shape[1]))
+        E[self.n:] = self.model.Q
+        return A, lu_solve(lu, F0), lu_solve(lu, E)
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """x' = M_full^{-1} F(t, x) with the factorization of M computed once."""
+        self.n_rhs += 1
+        if self._compiled is not None:
+            A, c, B = self._compiled
+            out = A @ x + c
+            if B.shape[1]:
+                out += B @ self.model.load_factors(t)
+            return out
+        F = self.forcing_full(t, x)
+        n = self.n
+        if self.second_state == "delta_dot":
+            return np.concatenate([F[:n], self._M_solver.solve(F[n:])])
+        return np.concatenate([self._M_solver.solve(F[:n]), F[n:]])
+
+    def jacobian_key(self, t: float) -> Hashable:
+        """Equal keys mean equal Jacobians (lets implicit methods reuse factorizations)."""
+        return self.model.matrix_key(t)
+
+    @property
+    def second_order(self) -> SecondOrderForm | None:
+        """The second-order form for methods like generalized-alpha (None for momentum states)."""
+        return None

@@ -1,0 +1,88 @@
+"""Lagrange's equations of a body on a moving frame, state x = (delta, delta').
+
+Kinetic energy of the body (body-frame components, y = x + N delta):
+
+.. code:: text
+
+    T = 1/2 int rho |v_O + tilde(omega) y + N delta'|^2 dV
+
+    dT/d delta'          = m_O^T v_O + sum_i omega_i g_i + G(omega) delta + [m] delta'   (= p)
+    d/dt (dT/d delta')   = [m] delta'' + m_O^T (a_O - tilde(omega) v_O) + sum_i eps_i g_i
+                           + G(eps) delta + G(omega) delta'
+    dT/d delta           = -(m_O^T tilde(omega) v_O + {q^i(omega)} + [k(omega)] delta + G(omega) delta')
+
+    d/dt (dT/d delta') - dT/d delta + [k] delta + C delta' = {q} + m_O^T R^T g
+
+with v_O and a_O in body components (d/dt of R^T v_O = R^T a_O - tilde(omega) R^T v_O).
+The terms in v_O cancel; the sum is ref. [1] eq. (10) with the factor 2 of the
+Coriolis term restored.
+
+References
+----------
+.. [1] S. Vlase, A. E. Nicolescu, M. Marin, Mathematics 8 (2020) 1401, doi:10.3390/math8091401.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from scipy import sparse
+
+from .base import Formulation, SecondOrderForm
+from ._common import tilde
+
+
+class Lagrange(Formulation):
+    """Second-order Lagrange equations written as x' = (delta', delta'')."""
+
+    name: ClassVar[str] = "lagrange"
+    second_state: ClassVar[str] = "delta_dot"
+
+    def state0(self, delta0, delta_dot0, t0=0.0):
+        return np.concatenate([np.asarray(delta0, float), np.asarray(delta_dot0, float)])
+
+    def physical(self, t, x):
+        x = np.asarray(x)
+        return x[..., :self.n], x[..., self.n:]
+
+    def generalized_force(self, t, delta, delta_dot):
+        """f(t, delta, delta') with [m] delta'' = f (everything but the d/dt of [m] delta')."""
+        md = self.model
+        fs = md.frame(t)
+        w, e = fs.omega, fs.eps
+        W = tilde(w)
+        WW = W @ W
+        vO, aO, g = fs.v_O_local, fs.a_O_local, fs.R.T @ md.gravity
+        Wv = W @ vO
+        # term 1: dT/d delta = -(m_O^T tilde(w) v_O + q(omega) + k(omega) delta + G(omega) delta')
+        # term 2: d/dt of the frame part of dT/d delta' = m_O^T (a_O - tilde(w) v_O) + eps.g
+        #         + G(eps) delta + G(omega) delta'
+        # the m_O^T-terms of both are summed in 3-space before the projection with m_O^T
+        transport = -Wv - (aO - Wv) + g                     # term 1 - term 2 (origin) + gravity
+        f = md.m_O.T @ transport - md.d_sum(WW) - e @ md.g
+        f -= md.S_dot(WW, delta) + md.G_dot(e, delta) + 2.0 * md.G_dot(w, delta_dot)
+        # term 3: elastic, damping, applied loads
+        return f + md.q_ext(t) - md.K_op @ delta - md.damping_force(delta_dot)
+
+    def forcing_full(self, t, x):
+        delta, delta_dot = x[:self.n], x[self.n:]
+        return np.concatenate([delta_dot, self.generalized_force(t, delta, delta_dot)])
+
+    def _K_t(self, t):
+        fs = self.model.frame(t)
+        return self.model.K + self.model.inv.k_omega(fs.omega) + self.model.inv.k_eps(fs.eps)
+
+    def _C_t(self, t):
+        return self.model.C_damp + self.model.inv.c(self.model.frame(t).omega)
+
+    def jacobian(self, t, x=None):
+        I = sparse.identity(self.n, format="csr")
+        Z = sparse.csr_array((self.n, self.n))
+        return sparse.csr_array(sparse.block_array([[Z, I], [-self._K_t(t), -self._C_t(t)]], format="csr"))
+
+    @property
+    def second_order(self):
+        return SecondOrderForm(M=self.model.M, f=self.generalized_force,
+                               K=lambda t, q=None, v=None: self._K_t(t),
+                               C=lambda t, q=None, v=None: self._C_t(t),
+                               key=self.jacobian_key)

@@ -1,0 +1,37 @@
+"""Time integration of the formulations' equations of motion.
+
+``simulate(formulation, t_span, x0, method, ...)`` runs one of `INTEGRATORS`:
+
+.. code:: text
+
+    name                class               order  step      needs
+    "RK45"              RK45                5      adaptive  M_full x' = F(t, x)
+    "DOP853"            DOP853              8      adaptive  M_full x' = F(t, x)
+    "AB4"               AdamsBashforth4     4      fixed     M_full x' = F(t, x)
+    "midpoint"          ImplicitMidpoint    2      fixed     M_full x' = F(t, x), jacobian
+    "generalized-alpha" GeneralizedAlpha    2      fixed     M q'' = f(t, q, v)  (second_order)
+    "Radau"             Radau               5      adaptive  M_full x' = F(t, x), jacobian
+    "BDF"               BDF                 1..5   adaptive  M_full x' = F(t, x), jacobian
+
+See ``docs/integrators.md``.
+"""
+from .adams_bashforth import AdamsBashforth4
+from .base import Integrator
+from .generalized_alpha import GeneralizedAlpha
+from .midpoint import ImplicitMidpoint
+from .rk import BDF, DOP853, RK45, Radau
+from .simulate import INTEGRATORS, Solution, simulate
+
+__all__ = [
+    "Integrator",
+    "RK45",
+    "DOP853",
+    "AdamsBashforth4",
+    "ImplicitMidpoint",
+    "GeneralizedAlpha",
+    "Radau",
+    "BDF",
+    "INTEGRATORS",
+    "Solution",
+    "simulate",
+]

@@ -1,0 +1,353 @@
+"""The integrator interface: one stepping loop, status, counters and guards for every method.
+
+Every method advances the first-order system of a formulation
+
+.. code:: text
+
+    M_full x' = F(t, x),        x = (q, y),  y = q' ("delta_dot") or p (momentum)
+
+or, for methods with ``needs = "second_order"``, its second-order form ``M q'' = f(t, q, v)``,
+by one step per call of `Integrator.step`.  The base class does what is common to all of
+them [1]_: it refuses to step when not running, records ``t_old, x_old``, counts the steps,
+and after every step checks the new state:
+
+.. code:: text
+
+    x not finite                    -> status "failed"    (message: t, smaller step / implicit method)
+    |x|_inf > divergence_limit      -> status "diverged"  (message: the response grows without bound)
+    t == t_end                      -> status "finished"
+
+A subclass gives only the maths: ``_setup()`` (once, after validation) and
+``_step_impl() -> (success, message)``; a failed step (Newton not converging, step-size
+underflow) is a status and a message that says what to change, never an exception.
+
+The fixed-step methods share the step schedule ``t_k = t0 + k h`` (the last step is cut to
+end exactly at ``t_end``) and the dense output: the cubic Hermite interpolant of ``x`` and
+``x'`` at both ends of the step (exact for cubics, interpolation error O(h^4)), so that
+dense values are accurate to O(h^min(order, 4)).
+
+References
+----------
+.. [1] SciPy, ``scipy/integrate/_ivp/base.py``, class ``OdeSolver`` (step/status pattern).
+"""
+from __future__ import annotations
+
+import inspect
+import warnings
+from abc import ABC, abstractmethod
+from typing import ClassVar, Literal
+
+import numpy as np
+
+__all__ = [
+    "Integrator",
+    "validate_t_span",
+    "validate_x0",
+    "validate_h",
+    "validate_tolerances",
+    "check_options",
+]
+
+Status = Literal["running", "finished", "failed", "diverged"]
+FIRST_ORDER_METHODS_HINT = "'midpoint', 'Radau', 'BDF', 'RK45', 'DOP853', 'AB4'"
+EPS = np.finfo(float).eps
+
+
+# -- validation at the boundary ------------------------------------------------------------------
+def validate_t_span(t_span) -> tuple[float, float]:
+    """(t0, t_end) as floats, finite and increasing."""
+    try:
+        t0, t_end = (float(t) for t in t_span)
+    except (TypeError, ValueError):
+        raise ValueError(f"`t_span` must be a pair (t0, t_end) of numbers, got {t_span!r}.") from None
+    if not (np.isfinite(t0) and np.isfinite(t_end)):
+        raise ValueError(f"`t_span` must be finite, got {t_span!r}.")
+    if not t_end > t0:
+        raise ValueError(f"`t_span` must be increasing (t0 < t_end), got ({t0!r}, {t_end!r}).")
+    return t0, t_end
+
+
+def validate_x0(x0, n_state: int) -> np.ndarray:
+    """x0 as a finite float array of shape (n_state,)."""
+    x0 = np.asarray(x0, dtype=float)
+    if x0.shape != (n_state,):
+        raise ValueError(f"`x0` must have shape (formulation.n_state,) = ({n_state},), got {x0.shape}.")
+    if not np.all(np.isfinite(x0)):
+        raise ValueError("`x0` must be finite (it contains NaN or inf).")
+    return x0.copy()
+
+
+def validate_h(h, required: bool, method: str) -> float | None:
+    """Step size: positive and finite; required by fixed-step methods."""
+    if h is None:
+        if required:
+            raise ValueError(f"`h` (the step size) is required by the fixed-step method '{method}'; "
+                             "give e.g. h=1e-3.")
+        return None
+    try:
+        h = float(h)
+    except (TypeError, ValueError):
+        raise ValueError(f"`h` must be a positive number, got {h!r}.") from None
+    if not (np.isfinite(h) and h > 0):
+        raise ValueError(f"`h` must be a positive finite number, got {h!r}.")
+    return h
+
+
+def validate_tolerances(rtol, atol) -> tuple[float, float | np.ndarray]:
+    """rtol > 0 (scalar) and atol > 0 (scalar or per state component)."""
+    try:
+        rtol = float(rtol)
+    except (TypeError, ValueError):
+        raise ValueError(f"`rtol` must be a positive number, got {rtol!r}.") from None
+    if not (np.isfinite(rtol) and rtol > 0):
+        raise ValueError(f"`rtol` must be positive, got {rtol!r}.")
+    atol_arr = np.asarray(atol, dtype=float)
+    if atol_arr.ndim > 1 or not np.all(np.isfinite(atol_arr)) or not np.all(atol_arr > 0):
+        raise ValueError(f"`atol` must be positive (a number or one per state component), got {atol!r}.")
+    return rtol, (float(atol_arr) if atol_arr.ndim == 0 else atol_arr)
+
+
+def check_options(cls: type[Integrator], options: dict, stacklevel: int) -> dict:
+    """Known options of `cls` merged with their defaults; unknown ones warn and are dropped."""
+    known = cls.option_defaults()
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        warnings.warn(f"Unknown options for method '{cls.name}': {', '.join(unknown)}; they are ignored. "
+                      f"Options of '{cls.name}': {', '.join(sorted(known))}.", stacklevel=stacklevel)
+    return {**known, **{k: v for k, v in options.items() if k in known}}
+
+
+# -- the interface -------------------------------------------------------------------------------
+class Integrator(ABC):
+    """One time-integration method stepping ``M_full x' = F(t, x)`` from ``t0`` to ``t_end``.
+
+    Parameters
+    ----------
+    formulation : flexmbs.formulations.Formulation
+        Anything with the formulation contract (``n_state``, ``rhs``, ``forcing_full``,
+        ``mass_matrix_full``, ``jacobian``, ``jacobian_key``, ``second_order``).
+    t0, t_end : float
+        Initial and final time, ``t0 < t_end``.
+    x0 : ndarray, shape (n_state,)
+        Initial state in the formulation's own variables.
+    h : float, optional
+        Step size; required by fixed-step methods, the first trial step of adaptive ones.
+    rtol, atol : float
+        Tolerances of the adaptive methods (fixed-step methods do not use them).
+    **options
+        Method options (see ``option_defaults()``); every method accepts
+        ``divergence_limit`` (default 1e12), the bound on ``|x|_inf`` above which the
+        response is declared diverged.  Unknown options warn.
+
+    Attributes
+    ----------
+    t, x : float, ndarray (n_state,)
+        Current time and state.
+    t_old, x_old : float, ndarray or None
+        Start of the last step (None before the first step).
+    h : float or None
+        Nominal step size (fixed-step methods) or the given first step.
+    status : {"running", "finished", "failed", "diverged"}
+    message : str or None
+        Why the integrator stopped, and what to change if it failed.
+    n_rhs, n_jac, n_lu, n_steps, n_rejected : int
+        Evaluations of ``rhs``/``forcing_full``/``f``, Jacobian evaluations, LU factorizations,
+        accepted steps, rejected trial steps.
+    """
+
+    name: ClassVar[str]
+    order: ClassVar[int]                                    # declared, tested
+    adaptive: ClassVar[bool]
+    needs: ClassVar[Literal["first_order", "second_order"]]
+    uses_tolerances: ClassVar[bool] = False                 # rtol, atol
+    method_options: ClassVar[dict[str, object]] = {}        # method options -> defaults
+    base_options: ClassVar[dict[str, object]] = {"divergence_limit": 1e12}
+
+    def __init__(self, formulation, t0: float, x0, t_end: float, h: float | None = None,
+                 rtol: float = 1e-6, atol: float = 1e-9, **options):
+        self.t0, self.t_end = validate_t_span((t0, t_end))
+        self.h = validate_h(h, required=not self.adaptive, method=self.name)
+        self.rtol, self.atol = validate_tolerances(rtol, atol)
+        self._validate_formulation(formulation)
+        self.formulation = formulation
+        x0 = validate_x0(x0, formulation.n_state)
+        if not self.uses_tolerances and (rtol != 1e-6 or np.any(np.asarray(atol) != 1e-9)):
+            warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{self.name}'; "
+                          "its accuracy is set by `h`.", stacklevel=2)
+        self.options = check_options(type(self), options, stacklevel=3)
+        self.divergence_limit = float(self.options["divergence_limit"])
+        if not self.divergence_limit > 0:
+            raise ValueError("`divergence_limit` must be positive, got "
+                             f"{self.options['divergence_limit']!r}.")
+
+        self.t, self.x = self.t0, x0
+        self.t_old: float | None = None
+        self.x_old: np.ndarray | None = None
+        self.status: Status = "running"
+        self.message: str | None = None
+        self.n_rhs = self.n_jac = self.n_lu = self.n_steps = self.n_rejected = 0
+        self._xdot_old: np.ndarray | None = None      # x' at (t_old, x_old), for Hermite
+        self._xdot_new: np.ndarray | None = None      # x' at (t, x)
+        self._M_full_takes_t: bool | None = None
+        self._M_full_const = None
+        self._setup()
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, object]:
+        """Every option the method accepts, with its default."""
+        return {**cls.base_options, **cls.method_options}
+
+    def _validate_formulation(self, formulation) -> None:
+        missing = [a for a in ("n_state", "rhs", "forcing_full", "mass_matrix_full", "jacobian",
+                               "jacobian_key") if not hasattr(formulation, a)]
+        if missing:
+            raise TypeError(f"`formulation` lacks {', '.join(missing)} of the formulation contract "
+                            "(see flexmbs.formulations.base.Formulation).")
+        if self.needs == "second_order" and getattr(formulation, "second_order", None) is None:
+            raise ValueError(
+                f"`method` '{self.name}' integrates the second-order form M q'' = f(t, q, v), which "
+                f"formulation {getattr(formulation, 'name', type(formulation).__name__)!r} does not "
+                "provide (its state holds momenta, not velocities). Use a formulation whose state is "
+                "(delta, delta') (second_state == 'delta_dot': Lagrange, Gibbs-Appell), or a "
+                f"first-order method instead: {FIRST_ORDER_METHODS_HINT}.")
+
+    # -- what a subclass gives ------------------------------------------------------------------
+    def _setup(self) -> None:
+        """Method-specific initialisation, after validation (t, x, h, options are set)."""
+
+    @abstractmethod
+    def _step_impl(self) -> tuple[bool, str | None]:
+        """Advance ``self.t, self.x`` by one step; return (success, message)."""
+
+    def _dense_impl(self, t: float) -> np.ndarray:
+        """Interpolant on [t_old, t]; default: cubic Hermite from x and x' at both ends."""
+        if self._xdot_old is None:
+            self._xdot_old = self._xdot(self.t_old, self.x_old)
+        if self._xdot_new is None:
+            self._xdot_new = self._xdot(self.t, self.x)
+        h = self.t - self.t_old
+        s = (t - self.t_old) / h
+        h00 = (1 + 2 * s) * (1 - s) ** 2
+        h10 = s * (1 - s) ** 2
+        h01 = s * s * (3 - 2 * s)
+        h11 = s * s * (s - 1)
+        return h00 * self.x_old + h01 * self.x + h * (h10 * self._xdot_old + h11 * self._xdot_new)
+
+    def _mass_matrix_full(self, t: float):
+        """M_full(t): ``mass_matrix_full(t)`` where the formulation takes t, else the constant one.
+
+        A formulation may write its equations in a descriptor form whose M_full depends on t
+        (through the frame motion); equal ``jacobian_key(t)`` must then mean equal M_full too.
+        Formulations that declare ``mass_matrix_constant = True`` are asked once.
+        """
+        if getattr(self.formulation, "mass_matrix_constant", False):
+            if self._M_full_const is None:
+                self._M_full_const = self.formulation.mass_matrix_full()
+            return self._M_full_const
+        takes_t = self._M_full_takes_t
+        if takes_t is None:
+            try:
+                takes_t = len(inspect.signature(self.formulation.mass_matrix_full).parameters) > 0
+            except (TypeError, ValueError):
+                takes_t = False
+            self._M_full_takes_t = takes_t
+        return self.formulation.mass_matrix_full(t) if takes_t else self.formulation.mass_matrix_full()
+
+    def _xdot(self, t: float, x: np.ndarray) -> np.ndarray:
+        """x' = M_full^{-1} F(t, x) for the Hermite dense output."""
+        self.n_rhs += 1
+        return self.formulation.rhs(t, x)
+
+    # -- the stepping loop ----------------------------------------------------------------------
+    def step(self) -> str | None:
+        """Advance one step; returns the message if the integrator stopped, else None.
+
+        Raises
+        ------
+        RuntimeError
+            If the status is not "running".
+        """
+        if self.status != "running":
+            raise RuntimeError(f"Attempt to step an integrator whose status is '{self.status}'.")
+        t, x, xdot = self.t, self.x, self._xdot_new
+        self._xdot_new = None
+        with np.errstate(all="ignore"):       # non-finite values become a status below
+            success, message = self._step_impl()
+        if not success:
+            self.t, self.x, self._xdot_new = t, x, xdot
+            self.status, self.message = "failed", message
+            return message
+        self.t_old, self.x_old, self._xdot_old = t, x, xdot
+        self.n_steps += 1
+        self._after_step()
+        if not np.all(np.isfinite(self.x)):
+            self.status = "failed"
+            self.message = (
+                f"The state became non-finite (NaN or inf) in the step from t = {self.t_old:.6g} to "
+                f"t = {self.t:.6g}. Reduce the step size `h` or tighten `rtol`/`atol`; if the model "
+                "is stiff use an implicit method ('midpoint', 'generalized-alpha', 'Radau', 'BDF').")
+        else:
+            size = float(np.max(np.abs(self.x), initial=0.0))
+            if size > self.divergence_limit:
+                self.status = "diverged"
+                self.message = (
+                    f"The response grows without bound: |x|_inf = {size:.3g} exceeds "
+                    f"`divergence_limit` = {self.divergence_limit:.3g} at t = {self.t:.6g}. The model "
+                    "is probably unstable (a dynamic instability, e.g. a rotating body above its "
+                    "critical speed, or a missing stiffening term such as geometric stiffening); if "
+                    "the growth is numerical, reduce `h` or use an implicit method.")
+            elif self.t >= self.t_end:
+                self.t = self.t_end
+                self.status = "finished"
+                self.message = f"Reached t_end = {self.t_end:.6g}."
+        return self.message if self.status != "running" else None
+
+    def _after_step(self) -> None:
+        """Hook after an accepted step (e.g. to drop cached dense output)."""
+
+    def dense(self, t: float) -> np.ndarray:
+        """State on the last step [t_old, t] from the method's interpolant.
+
+        Parameters
+        ----------
+        t : float
+            Time in [t_old, t] of the last step.
+
+        Returns
+        -------
+        ndarray, shape (n_state,)
+        """
+        if self.t_old is None:
+            raise RuntimeError("`dense` is available only after the first step.")
+        t = float(t)
+        slack = 1e-9 * (self.t - self.t_old) + 4 * EPS * abs(self.t)
+        if not (self.t_old - slack <= t <= self.t + slack):
+            raise ValueError(f"`t` = {t!r} must lie in the last step [t_old, t] = "
+                             f"[{self.t_old!r}, {self.t!r}].")
+        if t == self.t:
+            return self.x.copy()
+        if t == self.t_old:
+            return self.x_old.copy()
+        with np.errstate(all="ignore"):
+            return self._dense_impl(t)
+
+    # -- the fixed-step schedule ----------------------------------------------------------------
+    def _next_step(self) -> tuple[float, float] | None:
+        """(t_next, h_step) of the fixed-step schedule t_k = t0 + k h, or None on underflow.
+
+        ``h_step`` is exactly the nominal ``h`` unless the step is the last, shortened one, so
+        that factorizations keyed by the step size are reused.
+        """
+        t_next = self.t0 + (self.n_steps + 1) * self.h
+        if t_next >= self.t_end - 1e-9 * self.h:
+            t_next = self.t_end
+        if not t_next > self.t:
+            return None
+        h_step = t_next - self.t
+        if abs(h_step - self.h) <= 8 * EPS * max(abs(self.t), abs(t_next), self.h):
+            h_step = self.h                   # the step is nominal up to round-off in t
+        return t_next, h_step
+
+    def _underflow_message(self) -> str:
+        return (f"Step-size underflow at t = {self.t:.6g}: the step `h` = {self.h:.3g} is below the "
+                "spacing of floating-point numbers there; increase `h`.")

@@ -1,0 +1,171 @@
+"""Adaptive methods from SciPy: explicit Runge-Kutta (RK45, DOP853) and implicit Radau, BDF.
+
+Each wraps a public ``scipy.integrate.OdeSolver`` on ``x' = formulation.rhs(t, x)`` and uses
+its ``step()``, ``dense_output()`` and counters ``nfev, njev, nlu``:
+
+.. code:: text
+
+    method   scipy class  declared order  dense output               Jacobian
+    RK45     RK45         5               quartic interpolant        -
+    DOP853   DOP853       8               7th-order interpolant      -
+    Radau    Radau        5               cubic collocation poly.    M_full^{-1} J (dense)
+    BDF      BDF          variable 1..5   current BDF polynomial     M_full^{-1} J (dense)
+
+The implicit ones receive ``jac(t, x) = M_full(t)^{-1} J(t)``: J from ``formulation.jacobian``
+and M_full, recomputed only when ``formulation.jacobian_key(t)`` changes (then ``M_full`` is
+factorized by sparse LU, counted in ``n_lu``) and solved densely (fine for small models; a
+warning above 2000 states).
+
+``n_rejected`` of RK45/DOP853 is the number of rejected trial steps, from the function
+evaluations (every trial costs ``n_stages`` evaluations); scipy's Radau and BDF do not expose
+their rejections, so ``n_rejected`` stays 0 for them.
+
+References
+----------
+.. [1] J. R. Dormand, P. J. Prince, A family of embedded Runge-Kutta formulae, J. Comput.
+       Appl. Math. 6 (1980) 19-26, doi:10.1016/0771-050X(80)90013-3.
+.. [2] E. Hairer, S. P. Norsett, G. Wanner, Solving Ordinary Differential Equations I,
+       2nd ed., Springer (1993), sec. II.10 (DOP853), doi:10.1007/978-3-540-78862-1.
+.. [3] E. Hairer, G. Wanner, Solving Ordinary Differential Equations II, 2nd ed., Springer
+       (1996), sec. IV.8 (RADAU5), doi:10.1007/978-3-642-05221-7.
+.. [4] L. F. Shampine, M. W. Reichelt, The MATLAB ODE suite, SIAM J. Sci. Comput. 18 (1997)
+       1-22, doi:10.1137/S1064827594276424 (the NDF/BDF scheme of scipy's BDF).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import ClassVar
+
+import numpy as np
+from scipy import integrate, sparse
+from scipy.sparse.linalg import splu
+
+from .base import Integrator
+
+__all__ = ["RK45", "DOP853", "Radau", "BDF"]
+
+DENSE_JACOBIAN_WARN_ABOVE = 2000
+
+
+class ScipyIntegrator(Integrator):
+    """Adaptive method that wraps a ``scipy.integrate.OdeSolver`` subclass on ``formulation.rhs``.
+
+    Options: ``max_step`` (default inf).  ``h`` is the first trial step (default: scipy's
+    own choice).
+    """
+
+    adaptive = True
+    needs = "first_order"
+    uses_tolerances = True
+    method_options = {"max_step": np.inf}
+    solver_class: ClassVar[type[integrate.OdeSolver]]
+    uses_jacobian: ClassVar[bool] = False
+
+    def _setup(self) -> None:
+        self._nonfinite_at: float | None = None
+        self._dense_output = None
+        self._own_lu = 0                                  # LUs of M_full for the Jacobian
+        kwargs = {"rtol": self.rtol, "atol": self.atol, "max_step": self.options["max_step"]}
+        if self.h is not None:
+            kwargs["first_step"] = min(self.h, self.t_end - self.t0)
+        if self.uses_jacobian:
+            n = self.formulation.n_state
+            if n > DENSE_JACOBIAN_WARN_ABOVE:
+                warnings.warn(f"'{self.name}' uses a dense {n} x {n} Jacobian; for models with more "
+                              f"than {DENSE_JACOBIAN_WARN_ABOVE} states prefer 'midpoint' or "
+                              "'generalized-alpha' (sparse LU).", stacklevel=3)
+            self._jac_key = self._jac_value = None
+            kwargs["jac"] = self._jac
+        with np.errstate(all="ignore"):
+            self._solver = self.solver_class(self._fun, self.t0, self.x.copy(), self.t_end, **kwargs)
+        self._sync_counters()
+
+    def _fun(self, t: float, x: np.ndarray) -> np.ndarray:
+        xdot = self.formulation.rhs(t, x)
+        if self._nonfinite_at is None and not np.all(np.isfinite(xdot)):
+            self._nonfinite_at = t
+        return xdot
+
+    def _jac(self, t: float, x: np.ndarray) -> np.ndarray:
+        """d(x')/dx = M_full(t)^{-1} J(t), dense; recomputed only when the Jacobian key changes."""
+        key = self.formulation.jacobian_key(t)
+        if self._jac_value is None or key != self._jac_key:
+            J = self.formulation.jacobian(t, x)
+            self.n_jac += 1
+            J = J.toarray() if sparse.issparse(J) else np.asarray(J, dtype=float)
+            M_lu = splu(sparse.csc_matrix(self._mass_matrix_full(t)))
+            self._own_lu += 1
+            self._jac_key, self._jac_value = key, M_lu.solve(J)
+        return self._jac_value
+
+    def _sync_counters(self) -> None:
+        self.n_rhs = self._solver.nfev
+        self.n_lu = self._solver.nlu + self._own_lu
+
+    def _step_impl(self) -> tuple[bool, str | None]:
+        nfev = self._solver.nfev
+        message = self._solver.step()
+        self._sync_counters()
+        self._count_rejected(self._solver.nfev - nfev)
+        if self._solver.status == "failed":
+            cause = ("" if self._nonfinite_at is None else " The right-hand side returned non-finite "
+                     f"values first at t = {self._nonfinite_at:.6g}.")
+            return False, (f"Step-size underflow at t = {self._solver.t:.6g} ({message}).{cause} The "
+                           "solution may be singular or the model unstable; if the problem is stiff, try "
+                           "an implicit method ('Radau', 'BDF', 'midpoint') or looser `rtol`/`atol`.")
+        self.t, self.x = float(self._solver.t), np.array(self._solver.y)
+        return True, None
+
+    def _count_rejected(self, nfev_step: int) -> None:
+        """Rejected trials of the step (none counted by default)."""
+
+    def _after_step(self) -> None:
+        self._dense_output = None
+
+    def _dense_impl(self, t: float) -> np.ndarray:
+        if self._dense_output is None:
+            self._dense_output = self._solver.dense_output()
+            self._sync_counters()
+        return self._dense_output(t)
+
+
+class ExplicitRK(ScipyIntegrator):
+    """Embedded explicit Runge-Kutta pair; every trial step costs ``n_stages`` evaluations."""
+
+    def _count_rejected(self, nfev_step: int) -> None:
+        trials = nfev_step // self.solver_class.n_stages
+        self.n_rejected += max(trials - 1, 0)
+
+
+class RK45(ExplicitRK):
+    """Dormand-Prince 5(4), scipy's ``RK45`` [1]_ (local extrapolation: order 5)."""
+
+    name = "RK45"
+    order = 5
+    solver_class = integrate.RK45
+
+
+class DOP853(ExplicitRK):
+    """Dormand-Prince 8(5,3), scipy's ``DOP853`` [2]_."""
+
+    name = "DOP853"
+    order = 8
+    solver_class = integrate.DOP853
+
+
+class Radau(ScipyIntegrator):
+    """Implicit Radau IIA, 3 stages, order 5, scipy's ``Radau`` [3]_; L-stable."""
+
+    name = "Radau"
+    order = 5
+    solver_class = integrate.Radau
+    uses_jacobian = True
+
+
+class BDF(ScipyIntegrator):
+    """Variable-order (1 to 5) BDF/NDF, scipy's ``BDF`` [4]_; declared order is the maximum, 5."""
+
+    name = "BDF"
+    order = 5
+    solver_class = integrate.BDF
+    uses_jacobian = True

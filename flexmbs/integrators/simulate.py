@@ -1,0 +1,263 @@
+"""The driver: `simulate` steps an integrator from the registry and collects the outputs.
+
+.. code:: text
+
+    simulate(formulation, (t0, t_end), x0, method)  ->  Solution(t, x, integrals, status, ...)
+
+Outputs are at exactly the requested ``t_eval`` (default: every step point): a step point
+is used as is, any other time is evaluated by the method's dense output on the step that
+contains it.  For a fixed-step method and equally spaced ``t_eval`` aligned with the step
+grid ``t0 + k h``, ``h`` is shrunk to ``dt_out / ceil(dt_out / h)`` so that every output time
+is a step point; otherwise the outputs come from the Hermite dense output.
+
+``integrand(t, x) -> (k,)`` is integrated from t0 to every output time step by step, with
+3-point Gauss-Legendre (exact for degree 5) on the dense interpolant of each step (split at
+the output times), so the integral is as accurate as the interpolant.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .adams_bashforth import AdamsBashforth4
+from .base import (Integrator, check_options, validate_h, validate_t_span, validate_tolerances,
+                   validate_x0)
+from .generalized_alpha import GeneralizedAlpha
+from .midpoint import ImplicitMidpoint
+from .rk import BDF, DOP853, RK45, Radau
+
+__all__ = ["INTEGRATORS", "Solution", "simulate"]
+
+INTEGRATORS: dict[str, type[Integrator]] = {
+    cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF)
+}
+
+# 3-point Gauss-Legendre on [0, 1]
+GAUSS_XI = 0.5 + np.array([-0.5, 0.0, 0.5]) * np.sqrt(3.0 / 5.0)
+GAUSS_W = np.array([5.0, 8.0, 5.0]) / 18.0
+STEP_POINT_RTOL = 1e-9          # an output time this close (relative to h) to a step point is that point
+
+
+@dataclass(frozen=True)
+class Solution:
+    """What `simulate` returns; on failure the outputs computed before it are kept.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_out,)
+    x : ndarray, shape (n_out, n_state)
+    integrals : ndarray, shape (n_out, k), or None
+        Integral of ``integrand`` from t0 to each output time.
+    status : {"finished", "failed", "diverged"}
+    message : str
+    success : bool
+        ``status == "finished"``.
+    n_rhs, n_jac, n_lu, n_steps, n_rejected : int
+        The integrator's counters.
+    wall_time : float
+        Seconds spent in `simulate`.
+    method : str
+    order : int
+        Declared order of the method.
+    """
+
+    t: np.ndarray
+    x: np.ndarray
+    integrals: np.ndarray | None
+    status: str
+    message: str
+    success: bool
+    n_rhs: int
+    n_jac: int
+    n_lu: int
+    n_steps: int
+    n_rejected: int
+    wall_time: float
+    method: str
+    order: int
+
+
+def validate_method(method) -> type[Integrator]:
+    """The integrator class registered under ``method``."""
+    if method not in INTEGRATORS:
+        raise ValueError(f"`method` must be one of {', '.join(repr(m) for m in INTEGRATORS)}, "
+                         f"got {method!r}.")
+    return INTEGRATORS[method]
+
+
+def validate_t_eval(t_eval, t0: float, t_end: float) -> np.ndarray | None:
+    """Sorted output times within t_span."""
+    if t_eval is None:
+        return None
+    t_eval = np.asarray(t_eval, dtype=float)
+    if t_eval.ndim != 1 or t_eval.size == 0:
+        raise ValueError(f"`t_eval` must be a non-empty 1-D array of times, got shape {t_eval.shape}.")
+    if not np.all(np.isfinite(t_eval)):
+        raise ValueError("`t_eval` must be finite.")
+    if np.any(np.diff(t_eval) < 0):
+        raise ValueError("`t_eval` must be sorted (increasing).")
+    if t_eval[0] < t0 or t_eval[-1] > t_end:
+        raise ValueError(f"`t_eval` must lie within `t_span` = ({t0!r}, {t_end!r}), "
+                         f"got [{t_eval[0]!r}, {t_eval[-1]!r}].")
+    return t_eval
+
+
+def validate_callable(value, name: str):
+    if value is not None and not callable(value):
+        raise TypeError(f"`{name}` must be callable or None, got {type(value).__name__}.")
+    return value
+
+
+def aligned_step(h: float, t0: float, t_eval: np.ndarray | None) -> float:
+    """h shrunk so that equally spaced output times aligned with t0 + k h are step points."""
+    if t_eval is None or t_eval.size < 2:
+        return h
+    dt_out = np.diff(t_eval)
+    if dt_out[0] <= 0 or np.max(np.abs(dt_out - dt_out[0])) > 1e-9 * dt_out[0]:
+        return h                                     # not equally spaced
+    h_out = dt_out[0] / np.ceil(dt_out[0] / h * (1 - 1e-12))
+    k0 = (t_eval[0] - t0) / h_out
+    if abs(k0 - round(k0)) > 1e-9 * max(1.0, k0):
+        return h                                     # not on a grid from t0
+    return h_out
+
+
+def _gauss(integrator: Integrator, integrand, a: float, b: float) -> np.ndarray:
+    """int_a^b integrand(t, x(t)) dt on the dense output of the last step, 3-point Gauss."""
+    total = 0.0
+    for xi, w in zip(GAUSS_XI, GAUSS_W):
+        t = a + xi * (b - a)
+        total = total + w * np.asarray(integrand(t, integrator.dense(t)), dtype=float)
+    return (b - a) * total
+
+
+def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: float | None = None,
+             rtol: float = 1e-6, atol: float = 1e-9,
+             integrand: Callable[[float, np.ndarray], np.ndarray] | None = None,
+             on_output: Callable[[float, np.ndarray], None] | None = None,
+             progress: Callable[[float], None] | None = None, **options) -> Solution:
+    """Integrate a formulation's equations of motion over ``t_span``.
+
+    Parameters
+    ----------
+    formulation : flexmbs.formulations.Formulation
+        ``M_full x' = F(t, x)`` (and its second-order form for 'generalized-alpha').
+    t_span : (float, float)
+        ``(t0, t_end)``, increasing.
+    x0 : ndarray, shape (n_state,)
+        Initial state in the formulation's variables (``formulation.state0(...)``).
+    method : str
+        One of `INTEGRATORS`: 'RK45', 'DOP853', 'AB4', 'midpoint', 'generalized-alpha',
+        'Radau', 'BDF'.
+    t_eval : array_like, shape (n_out,), optional
+        Sorted output times within t_span; default: every step point (t0 included).
+    h : float, optional
+        Step size, required by the fixed-step methods ('AB4', 'midpoint',
+        'generalized-alpha'); the first trial step of the adaptive ones.
+    rtol, atol : float
+        Tolerances of the adaptive methods.
+    integrand : callable, optional
+        ``integrand(t, x) -> (k,)``; its integral from t0 to each output time is returned
+        in ``Solution.integrals`` (e.g. the work of the drive torque).
+    on_output : callable, optional
+        ``on_output(t, x)``, called at every output time as soon as it is computed.
+    progress : callable, optional
+        ``progress(t)``, called after every step.
+    **options
+        Method options (e.g. ``rho_inf``, ``max_step``, ``divergence_limit``); unknown ones warn.
+
+    Returns
+    -------
+    Solution
+        Outputs, status ("finished", "failed", "diverged"), message and counters.  A failed
+        or diverged run keeps the outputs before the failing step.
+
+    Examples
+    --------
+    >>> sol = simulate(formulation, (0.0, 1.0), x0, method="midpoint", h=1e-3,
+    ...                t_eval=np.linspace(0.0, 1.0, 11))             # doctest: +SKIP
+    """
+    start = time.perf_counter()
+    cls = validate_method(method)
+    t0, t_end = validate_t_span(t_span)
+    x0 = validate_x0(x0, formulation.n_state)
+    h = validate_h(h, required=not cls.adaptive, method=method)
+    rtol, atol = validate_tolerances(rtol, atol)
+    t_eval = validate_t_eval(t_eval, t0, t_end)
+    for value, name in ((integrand, "integrand"), (on_output, "on_output"), (progress, "progress")):
+        validate_callable(value, name)
+    known = check_options(cls, options, stacklevel=3)
+    known = {k: v for k, v in known.items() if k in options}
+    tolerances = {"rtol": rtol, "atol": atol}
+    if not cls.uses_tolerances:
+        if rtol != 1e-6 or np.any(np.asarray(atol) != 1e-9):
+            warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{method}'; its "
+                          "accuracy is set by `h`.", stacklevel=2)
+        tolerances = {}
+        h = aligned_step(h, t0, t_eval)
+
+    integrator = cls(formulation, t0, x0, t_end, h=h, **tolerances, **known)
+
+    out_t: list[float] = []
+    out_x: list[np.ndarray] = []
+    out_int: list[np.ndarray] = []
+    acc = None
+    if integrand is not None:
+        acc = np.zeros_like(np.atleast_1d(np.asarray(integrand(t0, x0), dtype=float)))
+        if acc.ndim != 1:
+            raise ValueError(f"`integrand` must return a 1-D array (k,), got shape {acc.shape}.")
+
+    def emit(t: float, x: np.ndarray) -> None:
+        out_t.append(t)
+        out_x.append(np.array(x))
+        if acc is not None:
+            out_int.append(acc.copy())
+        if on_output is not None:
+            on_output(t, out_x[-1])
+
+    i_out = 0
+    if t_eval is None:
+        emit(t0, x0)
+    else:
+        while i_out < t_eval.size and t_eval[i_out] == t0:
+            emit(t0, x0)
+            i_out += 1
+    t_acc = t0                                      # the integral is accumulated up to t_acc
+
+    while integrator.status == "running":
+        integrator.step()
+        if integrator.status not in ("running", "finished"):
+            break
+        t_a, t_b = integrator.t_old, integrator.t
+        near = STEP_POINT_RTOL * (t_b - t_a)
+        if t_eval is not None:
+            while i_out < t_eval.size and t_eval[i_out] <= t_b + near:
+                te = float(t_eval[i_out])
+                at_end = abs(te - t_b) <= near
+                t_to = t_b if at_end else te
+                if acc is not None and t_to > t_acc:
+                    acc = acc + _gauss(integrator, integrand, t_acc, t_to)
+                    t_acc = t_to
+                emit(te, integrator.x if at_end else integrator.dense(te))
+                i_out += 1
+        if acc is not None and t_b > t_acc:
+            acc = acc + _gauss(integrator, integrand, t_acc, t_b)
+            t_acc = t_b
+        if t_eval is None:
+            emit(t_b, integrator.x)
+        if progress is not None:
+            progress(t_b)
+
+    n_state = formulation.n_state
+    return Solution(
+        t=np.array(out_t, dtype=float),
+        x=np.array(out_x, dtype=float).reshape(len(out_t), n_state),
+        integrals=None if acc is None else np.array(out_int).reshape(len(out_t), acc.size),
+        status=integrator.status, message=integrator.message, success=integrator.status == "finished",
+        n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
+        n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
+        wall_time=time.perf_counter() - start, method=method, order=cls.order)

@@ -1,0 +1,280 @@
+"""Prescribed motions of a body's reference frame.
+
+At time t a motion gives the rotation ``R`` (body -> global components), the
+angular velocity ``omega`` and angular acceleration ``eps`` in body components,
+and the origin's position, velocity and acceleration in global components.
+Angles of 3D motions are Z-Y-X (yaw psi, pitch theta, roll phi) Cardan angles,
+``R = Rz(psi) Ry(theta) Rx(phi)``, for which (body components)
+
+.. code:: text
+
+    omega = [phi' - psi' sin(theta),
+             theta' cos(phi) + psi' cos(theta) sin(phi),
+             -theta' sin(phi) + psi' cos(theta) cos(phi)]
+
+and ``eps = d omega / dt`` is evaluated analytically from the angle rates and
+accelerations.  Planar motions rotate about the body's z axis.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+__all__ = ["FrameState", "FrameMotion", "Fixed", "ConstantRotation", "AxisRotation", "SpinUp",
+           "PlanarMotion", "GeneralMotion", "TabulatedMotion"]
+
+
+@dataclass(frozen=True)
+class FrameState:
+    """Frame kinematics at one instant (see the module docstring)."""
+
+    R: np.ndarray        # (3, 3) body -> global
+    omega: np.ndarray    # (3,) body components
+    eps: np.ndarray      # (3,) body components
+    r_O: np.ndarray      # (3,) global
+    v_O: np.ndarray      # (3,) global
+    a_O: np.ndarray      # (3,) global
+
+    @property
+    def v_O_local(self) -> np.ndarray:
+        return self.R.T @ self.v_O
+
+    @property
+    def a_O_local(self) -> np.ndarray:
+        return self.R.T @ self.a_O
+
+
+_ZERO = np.zeros(3)
+_EYE = np.eye(3)
+
+
+class FrameMotion:
+    """Base: a prescribed frame motion.  ``state(t)`` returns a `FrameState`.
+
+    ``matrix_key(t)`` returns what the time-dependent matrices depend on
+    (omega, eps); equal keys let implicit integrators reuse factorizations.
+    """
+
+    is_rotating: bool = True
+
+    def state(self, t: float) -> FrameState:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def matrix_key(self, t: float):
+        s = self.state(t)
+        return (tuple(s.omega), tuple(s.eps))
+
+    def __call__(self, t: float) -> FrameState:
+        return self.state(t)
+
+
+class _Cached:
+    """Mixin: remember the last evaluated state (a rhs and its energies ask for the same t)."""
+
+    def state(self, t):
+        last = self.__dict__.get("_last")
+        if last is not None and last[0] == t:
+            return last[1]
+        s = self._state(t)
+        self._last = (t, s)
+        return s
+
+
+class Fixed(FrameMotion):
+    """The frame does not move (an ordinary structural model)."""
+
+    is_rotating = False
+
+    def __init__(self):
+        self._s = FrameState(_EYE, _ZERO, _ZERO, _ZERO, _ZERO, _ZERO)
+
+    def state(self, t):
+        return self._s
+
+    def matrix_key(self, t):
+        return ()
+
+
+def _rot_axis(axis, angle: float) -> np.ndarray:
+    """Rotation matrix about the unit ``axis`` by ``angle`` (Rodrigues)."""
+    k = np.asarray(axis, dtype=float)
+    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return _EYE + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
+
+
+def _unit(axis, name="axis") -> np.ndarray:
+    a = np.asarray(axis, dtype=float)
+    if a.shape != (3,) or not np.linalg.norm(a) > 0:
+        raise ValueError(f"`{name}` must be a nonzero 3-vector, got {axis!r}")
+    return a / np.linalg.norm(a)
+
+
+class AxisRotation(_Cached, FrameMotion):
+    """Rotation about a fixed axis through the origin with angle law ``angle(t) -> (a, a', a'')``.
+
+    The axis is fixed in both the body and the global frame, so omega = a' k and eps = a'' k.
+    """
+
+    def __init__(self, angle: Callable[[float], tuple[float, float, float]], axis=(0.0, 0.0, 1.0)):
+        if not callable(angle):
+            raise TypeError(f"`angle` must be a callable t -> (angle, rate, acceleration), got {angle!r}")
+        self.angle, self.axis = angle, _unit(axis)
+
+    def _state(self, t):
+        a, da, dda = self.angle(t)
+        return FrameState(_rot_axis(self.axis, a), da * self.axis, dda * self.axis, _ZERO, _ZERO, _ZERO)
+
+    def matrix_key(self, t):
+        _, da, dda = self.angle(t)
+        return (float(da), float(dda))
+
+
+class ConstantRotation(AxisRotation):
+    """Constant angular velocity ``Omega`` [rad/s] about ``axis`` through the origin."""
+
+    def __init__(self, Omega: float, axis=(0.0, 0.0, 1.0)):
+        if not np.isfinite(Omega):
+            raise ValueError(f"`Omega` must be finite, got {Omega!r}")
+        self.Omega = float(Omega)
+        super().__init__(lambda t: (self.Omega * t, self.Omega, 0.0), axis)
+
+    def matrix_key(self, t):
+        return ()
+
+
+class SpinUp(AxisRotation):
+    """Smooth spin-up of Kane, Ryan and Banerjee (1987) to ``Omega_s`` in ``T_s``.
+
+    .. code:: text
+
+        Omega(t) = (Omega_s/T_s) (t - (T_s/(2 pi)) sin(2 pi t/T_s))   t < T_s,   Omega_s after
+        angle(t) = (Omega_s/T_s) (t^2/2 + (T_s/(2 pi))^2 (cos(2 pi t/T_s) - 1)),  Omega_s (t - T_s/2) after
+    """
+
+    def __init__(self, Omega_s: float, T_s: float, axis=(0.0, 0.0, 1.0)):
+        if not T_s > 0:
+            raise ValueError(f"`T_s` must be positive, got {T_s!r}")
+        self.Omega_s, self.T_s = float(Omega_s), float(T_s)
+        super().__init__(self._law, axis)
+
+    def _law(self, t):
+        Ws, Ts = self.Omega_s, self.T_s
+        if t >= Ts:
+            return Ws * (t - Ts / 2.0), Ws, 0.0
+        c = 2.0 * np.pi / Ts
+        return (Ws / Ts * (t * t / 2.0 + (np.cos(c * t) - 1.0) / c**2),
+                Ws / Ts * (t - np.sin(c * t) / c), Ws / Ts * (1.0 - np.cos(c * t)))
+
+
+def _cardan(ang, dang, ddang):
+    """R, omega (body), eps (body) of Z-Y-X angles (psi, theta, phi) and their derivatives."""
+    psi, th, ph = ang
+    dpsi, dth, dph = dang
+    ddpsi, ddth, ddph = ddang
+    cps, sps, cth, sth, cph, sph = np.cos(psi), np.sin(psi), np.cos(th), np.sin(th), np.cos(ph), np.sin(ph)
+    Rz = np.array([[cps, -sps, 0], [sps, cps, 0], [0, 0, 1]])
+    Ry = np.array([[cth, 0, sth], [0, 1, 0], [-sth, 0, cth]])
+    Rx = np.array([[1, 0, 0], [0, cph, -sph], [0, sph, cph]])
+    omega = np.array([dph - dpsi * sth, dth * cph + dpsi * cth * sph, -dth * sph + dpsi * cth * cph])
+    eps = np.array([
+        ddph - ddpsi * sth - dpsi * dth * cth,
+        ddth * cph - dth * dph * sph + ddpsi * cth * sph - dpsi * dth * sth * sph + dpsi * dph * cth * cph,
+        -ddth * sph - dth * dph * cph + ddpsi * cth * cph - dpsi * dth * sth * cph - dpsi * dph * cth * sph,
+    ])
+    return Rz @ Ry @ Rx, omega, eps
+
+
+class GeneralMotion(_Cached, FrameMotion):
+    """3D motion from functions.
+
+    Parameters
+    ----------
+    position : callable t -> (r, v, a)
+        Origin position, velocity, acceleration (global, each shape (3,)); None: fixed origin.
+    angles : callable t -> (angles, rates, accelerations)
+        Z-Y-X Cardan angles (psi, theta, phi) and their derivatives, each shape (3,).
+    """
+
+    def __init__(self, position=None, angles=None):
+        self.position, self.angles = position, angles
+
+    def _state(self, t):
+        if self.position is None:
+            r = v = a = _ZERO
+        else:
+            r, v, a = (np.asarray(z, dtype=float) for z in self.position(t))
+        if self.angles is None:
+            R, omega, eps = _EYE, _ZERO, _ZERO
+        else:
+            R, omega, eps = _cardan(*(np.asarray(z, dtype=float) for z in self.angles(t)))
+        return FrameState(R, omega, eps, r, v, a)
+
+
+class PlanarMotion(GeneralMotion):
+    """Planar motion: each of ``x``, ``y``, ``theta`` is a callable t -> (value, rate, acceleration)."""
+
+    def __init__(self, x, y, theta):
+        for name, f in (("x", x), ("y", y), ("theta", theta)):
+            if not callable(f):
+                raise TypeError(f"`{name}` must be a callable t -> (value, rate, acceleration), got {f!r}")
+        self.x, self.y, self.theta = x, y, theta
+
+        def position(t):
+            (x0, x1, x2), (y0, y1, y2) = x(t), y(t)
+            return (np.array([x0, y0, 0.0]), np.array([x1, y1, 0.0]), np.array([x2, y2, 0.0]))
+
+        def angles(t):
+            a0, a1, a2 = theta(t)
+            return np.array([a0, 0.0, 0.0]), np.array([a1, 0.0, 0.0]), np.array([a2, 0.0, 0.0])
+
+        super().__init__(position, angles)
+
+
+class TabulatedMotion(GeneralMotion):
+    """Motion from tabulated times, origin positions and angles, differentiated by cubic splines.
+
+    Parameters
+    ----------
+    t : ndarray, shape (n,)
+        Increasing times.
+    positions : ndarray, shape (n, 2) or (n, 3)
+        Origin positions (global).
+    angles : ndarray, shape (n,) or (n, 3)
+        Planar rotation angle about z, or Z-Y-X Cardan angles.
+    bc_type : str
+        Spline end condition (scipy.interpolate.CubicSpline), default "not-a-knot".
+
+    Outside [t[0], t[-1]] the motion is not defined and ``state`` raises ValueError.
+    """
+
+    def __init__(self, t, positions, angles, bc_type="not-a-knot"):
+        t = np.asarray(t, dtype=float)
+        P = np.asarray(positions, dtype=float)
+        A = np.asarray(angles, dtype=float)
+        if t.ndim != 1 or len(t) < 4 or np.any(np.diff(t) <= 0):
+            raise ValueError("`t` must be a strictly increasing 1D array of at least 4 times")
+        if P.ndim != 2 or P.shape[0] != len(t) or P.shape[1] not in (2, 3):
+            raise ValueError(f"`positions` must have shape ({len(t)}, 2) or ({len(t)}, 3), got {P.shape}")
+        if A.shape == (len(t),):
+            A = np.stack([A, np.zeros_like(A), np.zeros_like(A)], axis=1)
+        if A.shape != (len(t), 3):
+            raise ValueError(f"`angles` must have shape ({len(t)},) or ({len(t)}, 3), got {A.shape}")
+        P = np.pad(P, ((0, 0), (0, 3 - P.shape[1])))
+        self.t_range = (t[0], t[-1])
+        sp, sa = CubicSpline(t, P, bc_type=bc_type), CubicSpline(t, A, bc_type=bc_type)
+
+        def check(tt):
+            if not (self.t_range[0] - 1e-12 <= tt <= self.t_range[1] + 1e-12):
+                raise ValueError(f"t = {tt} is outside the tabulated motion's range {self.t_range}")
+
+        def position(tt):
+            check(tt)
+            return sp(tt), sp(tt, 1), sp(tt, 2)
+
+        def angles_(tt):
+            return sa(tt), sa(tt, 1), sa(tt, 2)
+
+        super().__init__(position, angles_)

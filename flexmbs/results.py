@@ -1,0 +1,69 @@
+"""Results of a simulation in physical quantities, whatever the formulation's state."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Results"]
+
+
+@dataclass(frozen=True)
+class Results:
+    """Time histories of one run.
+
+    Attributes
+    ----------
+    t : ndarray (n_t,)
+        Output times [s].
+    delta, delta_dot : ndarray (n_t, n)
+        Free elastic DOFs [m, rad] and their rates.
+    displacement, velocity : ndarray (n_t, n_nodes, dim)
+        Nodal displacements [m] and velocities [m/s] in body-frame components, relative to the frame.
+    nodes : ndarray (n_nodes, dim)
+        Undeformed node coordinates in the body frame [m].
+    energies : dict[str, ndarray (n_t,)]
+        T, T2, T1, T0, V, V_g, jacobi [J] and the works W_loads, W_damping, W_frame [J]
+        done from t[0] to t (see formulations._common.Energies).
+    status, message : str
+        'finished', 'failed' or 'diverged', and what happened; on failure the arrays hold
+        the outputs computed before it.
+    stats : dict
+        Counters (n_rhs, n_jac, n_lu, n_steps, n_rejected) and wall times [s] per phase.
+    metadata : dict
+        Formulation, integrator, tolerances, case parameters, units.
+    """
+
+    t: np.ndarray
+    delta: np.ndarray
+    delta_dot: np.ndarray
+    displacement: np.ndarray
+    velocity: np.ndarray
+    nodes: np.ndarray
+    energies: dict
+    status: str
+    message: str
+    stats: dict = field(default_factory=dict)
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        return self.status == "finished"
+
+    def energy_balance_error(self) -> np.ndarray:
+        """(T + V + V_g)(t) - (T + V + V_g)(0) - (W_loads - W_damping + W_frame), per output [J]."""
+        e = self.energies
+        E = e["T"] + e["V"] + e["V_g"]
+        return E - E[0] - (e["W_loads"] - e["W_damping"] + e["W_frame"])
+
+    def save_npz(self, path) -> Path:
+        """Write t, displacement, nodes (the cases' contract) plus velocity, DOFs and energies."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {"t": self.t, "displacement": self.displacement, "nodes": self.nodes,
+                  "velocity": self.velocity, "delta": self.delta, "delta_dot": self.delta_dot,
+                  "status": np.array(self.status), "message": np.array(self.message)}
+        arrays.update({f"energy_{k}": v for k, v in self.energies.items()})
+        np.savez_compressed(path, **arrays)
+        return path

@@ -1,0 +1,143 @@
+"""Timing of the formulations on the rotating bar (Vlase, Nicolescu, Marin 2020, Table 3 and Fig. 5).
+
+Two parts, each at a stated accuracy, integration timed separately from model building,
+median of ``--repeats`` runs:
+
+1. The paper's sizes (5, 10, 15, 20, 25 elements), 0.1 s, adaptive DOP853.  For each
+   formulation the tolerance is tightened (rtol = 1e-5, 3e-6, 1e-6, ...) until the maximum
+   tip-displacement error over all outputs, relative to the peak tip displacement, is at
+   most ``--target`` (default 1e-6) against a DOP853 reference at rtol 1e-12 (Lagrange).
+   Each size is timed with the formulation's equations evaluated term by term and in the
+   compiled constant-coefficient form (``--evaluation``).
+2. Growth to large models (``--large``, default 100, 1000, 10000 elements): the explicit
+   methods' step is bounded by the highest axial frequency, which grows like 1/h, so these
+   use the implicit midpoint rule with a fixed step ``--h`` over ``--t-large`` seconds; the
+   stated error is the tip error against a run with half the step (Richardson: 4/3 of the
+   difference).
+
+Writes DIR/timing.csv (formulation, elements, build_s, solve_s, rhs_evaluations, error, plus
+part, method, evaluation, rtol_or_h) and DIR/timing.png.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import logging
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import rotating_bar  # noqa: E402
+
+from flexmbs import run as run_model  # noqa: E402
+from flexmbs.formulations import FORMULATIONS  # noqa: E402
+
+COLUMNS = ["formulation", "elements", "build_s", "solve_s", "rhs_evaluations", "error", "part", "method",
+           "evaluation", "rtol_or_h"]
+RTOLS = [1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8, 3e-9, 1e-9, 3e-10, 1e-10]
+
+
+def _tip_error(res, ref):
+    tip, tip_ref = res.displacement[:, -1, 0], ref.displacement[:, -1, 0]
+    m = min(len(tip), len(tip_ref))
+    return float(np.abs(tip[:m] - tip_ref[:m]).max() / np.abs(tip_ref).max())
+
+
+def _timed(model_factory, repeats, **kw):
+    """Median build and solve times of ``repeats`` runs; returns (last results, build_s, solve_s)."""
+    builds, solves, res = [], [], None
+    for _ in range(repeats):
+        tic = time.perf_counter()
+        model = model_factory()
+        build = time.perf_counter() - tic
+        res = run_model(model, compute_energies=False, **kw)
+        builds.append(build + res.stats["build_s"])
+        solves.append(res.stats["solve_s"])
+    return res, float(np.median(builds)), float(np.median(solves))
+
+
+def paper_sizes(elements, target, repeats, evaluations, t_end=0.1, dt_out=1e-4):
+    rows = []
+    for n in elements:
+        factory = lambda n=n: rotating_bar.build(elements=n)  # noqa: E731
+        ref = run_model(factory(), formulation="lagrange", method="DOP853", rtol=1e-12, atol=1e-18,
+                        t_end=t_end, dt_out=dt_out, compute_energies=False)
+        for evaluation in evaluations:
+            for name in FORMULATIONS:
+                for rtol in RTOLS:
+                    kw = dict(formulation=name, method="DOP853", rtol=rtol, t_end=t_end, dt_out=dt_out,
+                              evaluation=evaluation)
+                    res = run_model(factory(), compute_energies=False, **kw)
+                    if _tip_error(res, ref) <= target:
+                        break
+                res, build_s, solve_s = _timed(factory, repeats, **kw)
+                rows.append(dict(formulation=name, elements=n, build_s=build_s, solve_s=solve_s,
+                                 rhs_evaluations=res.stats["n_rhs"], error=_tip_error(res, ref),
+                                 part="paper", method="DOP853", evaluation=evaluation, rtol_or_h=rtol))
+                logging.info("%-13s %5d el  %-8s rtol %.0e  solve %.3f s  error %.2e", name, n, evaluation,
+                             rtol, solve_s, rows[-1]["error"])
+    return rows
+
+
+def large_sizes(elements, h, t_end, repeats):
+    rows = []
+    for n in elements:
+        factory = lambda n=n: rotating_bar.build(elements=n)  # noqa: E731
+        for name in FORMULATIONS:
+            kw = dict(formulation=name, method="midpoint", t_end=t_end, dt_out=t_end / 10, evaluation="terms")
+            half = run_model(factory(), h=h / 2, compute_energies=False, **kw)
+            res, build_s, solve_s = _timed(factory, repeats, h=h, **kw)
+            err = 4.0 / 3.0 * _tip_error(res, half)
+            rows.append(dict(formulation=name, elements=n, build_s=build_s, solve_s=solve_s,
+                             rhs_evaluations=res.stats["n_rhs"], error=err, part="large", method="midpoint",
+                             evaluation="terms", rtol_or_h=h))
+            logging.info("%-13s %5d el  midpoint h %.0e  build %.3f s  solve %.3f s  error %.2e", name, n, h,
+                         build_s, solve_s, err)
+    return rows
+
+
+def run(out=None, elements=(5, 10, 15, 20, 25), large=(100, 1000, 10000), target=1e-6, repeats=3,
+        evaluations=("compiled", "terms"), h=1e-6, t_large=0.005):
+    rows = paper_sizes(elements, target, repeats, evaluations) + large_sizes(large, h, t_large, repeats)
+    if out is not None:
+        from flexmbs import plots
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        with open(out / "timing.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+        shown = [r for r in rows if r["part"] == "large" or r["evaluation"] == evaluations[0]]
+        plots.save(plots.timing_chart(shown, title="Rotating bar: solve time per formulation"),
+                   out / "timing.png")
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("out/timing"))
+    ap.add_argument("--elements", type=int, nargs="+", default=[5, 10, 15, 20, 25])
+    ap.add_argument("--large", type=int, nargs="*", default=[100, 1000, 10000])
+    ap.add_argument("--target", type=float, default=1e-6, help="relative tip accuracy of part 1")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--evaluation", nargs="+", choices=["compiled", "terms"], default=["compiled", "terms"])
+    ap.add_argument("--h", type=float, default=1e-6, help="midpoint step of part 2 [s]")
+    ap.add_argument("--t-large", type=float, default=0.005, help="simulated time of part 2 [s]")
+    a = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("flexmbs").setLevel(logging.WARNING)
+    rows = run(a.out, a.elements, a.large, a.target, a.repeats, tuple(a.evaluation), a.h, a.t_large)
+    print(f"{'formulation':13s} {'elements':>8s} {'evaluation':>10s} {'build_s':>8s} {'solve_s':>8s} "
+          f"{'rhs':>8s} {'error':>9s}")
+    for r in rows:
+        print(f"{r['formulation']:13s} {r['elements']:8d} {r['evaluation']:>10s} {r['build_s']:8.3f} "
+              f"{r['solve_s']:8.3f} {r['rhs_evaluations']:8d} {r['error']:9.2e}")
+    print(f"wrote {a.out}/timing.csv and {a.out}/timing.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

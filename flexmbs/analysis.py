@@ -41,9 +41,10 @@ class _Physics:
 
     def powers(self, t, delta, delta_dot):
         md = self.model
+        Kg_delta = md.K_dot(t, delta) - md.K_op @ delta
         return np.array([md.q_ext(t) @ delta_dot, delta_dot @ md.damping_force(delta_dot),
-                         md.rigid_velocity_power(t, delta, delta_dot,
-                                                 self.acceleration(t, delta, delta_dot))])
+                         md.rigid_velocity_power(t, delta, delta_dot, self.acceleration(t, delta, delta_dot)),
+                         -delta_dot @ Kg_delta])
 
 
 def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", t_end: float,
@@ -108,10 +109,10 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     energy = {}
     if compute_energies and len(sol.t):
         rows = [physics.energies(t, d, v) for t, d, v in zip(sol.t, delta, delta_dot)]
-        for key in ("T", "T2", "T1", "T0", "V", "V_g", "jacobi"):
+        for key in ("T", "T2", "T1", "T0", "V", "V_geo", "V_g", "jacobi"):
             energy[key] = np.array([getattr(r, key) for r in rows])
-        W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 3))
-        energy.update(W_loads=W[:, 0], W_damping=W[:, 1], W_frame=W[:, 2])
+        W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
+        energy.update(W_loads=W[:, 0], W_damping=W[:, 1], W_frame=W[:, 2], W_stiffening=W[:, 3])
     results = Results(
         t=sol.t, delta=delta, delta_dot=delta_dot,
         displacement=model.displacement_field(delta), velocity=model.displacement_field(delta_dot),

@@ -4,7 +4,7 @@ Linearised about the frame state at t (omega, eps constant), the free motion obe
 
 .. code:: text
 
-    [m] delta'' + [c(omega)] delta' + K_eff delta = 0,      K_eff = [k] + [k(omega)] + [k(eps)]
+    [m] delta'' + [c(omega)] delta' + K_eff delta = 0,      K_eff = [k] + K_geo + [k(omega)] + [k(eps)]
 
 Without the gyroscopic matrix (or when it vanishes) this is the symmetric problem
 K_eff phi = omega_n^2 [m] phi; with it, the state-space problem
@@ -24,9 +24,8 @@ __all__ = ["static_solution", "natural_frequencies", "effective_stiffness"]
 
 
 def effective_stiffness(model: Model, t: float = 0.0) -> sparse.csr_array:
-    """K_eff(t) = [k] + [k(omega)] + [k(eps)] on the free DOFs."""
-    fs = model.frame(t)
-    return sparse.csr_array(model.K + model.inv.k_omega(fs.omega) + model.inv.k_eps(fs.eps))
+    """K_eff(t) = [k] + K_geo(t) + [k(omega)] + [k(eps)] on the free DOFs."""
+    return sparse.csr_array(model.frame_stiffness(t))
 
 
 def static_solution(model: Model, t: float = 0.0) -> np.ndarray:

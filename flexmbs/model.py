@@ -74,12 +74,17 @@ class Model:
         Gravitational acceleration in global components [m/s^2].
     damping : (alpha, beta), optional
         Rayleigh damping C = alpha M + beta K acting on the elastic velocities.
+    stiffening : bool, optional
+        Geometric (stress) stiffening K_geo(t) from the quasi-static axial forces of the frame's
+        inertia loads (rotation, angular and origin acceleration, gravity) and of the nodal loads
+        (see ``geometric_stiffness``).  Default: on for moving frames, off for a fixed frame.
     dense_below : int
         Models with fewer free DOFs keep their matrices dense (faster for small bodies).
     """
 
     def __init__(self, mesh: Mesh, element: Element, *, motion: FrameMotion | None = None,
-                 fixed=(), loads=(), gravity=None, damping=None, dense_below: int = 400):
+                 fixed=(), loads=(), gravity=None, damping=None, stiffening: bool | None = None,
+                 dense_below: int = 400):
         if not isinstance(mesh, Mesh):
             raise TypeError(f"`mesh` must be a flexmbs.Mesh, got {type(mesh).__name__}")
         if not isinstance(element, Element):
@@ -147,6 +152,10 @@ class Model:
         # -- operators for the time loop (dense for small bodies) --------------------------------
         dense = self.n_dofs < dense_below
         self.dense = dense
+        self.stiffening = (not isinstance(self.motion, Fixed)) if stiffening is None else bool(stiffening)
+        self._Kg_keys, self._Kg, self._Kg_op = [], [], []
+        if self.stiffening:
+            self._build_geometric_stiffness(asm, explicit=stiffening is not None)
         self.M_op = _operator(self.M, dense)
         self.K_op = _operator(self.K, dense)
         self.C_op = None
@@ -164,6 +173,131 @@ class Model:
         self._cache: dict = {}
         log.info("model: %d elements, %d free DOFs, mass %.6g kg, %s operators",
                  len(self.cells), self.n_dofs, self.mass, "dense" if dense else "sparse")
+
+    # -- geometric stiffening ------------------------------------------------------------------------
+    def _build_geometric_stiffness(self, asm, explicit: bool):
+        """Unit load cases -> static axial forces -> geometric stiffness matrices, once.
+
+        The quasi-static axial force is linear in the frame's acceleration operator
+        A = tilde(eps) + tilde(omega)^2 (9 entries), in alpha = R^T (a_O - g) (3 entries) and in
+        the load factors f_i(t); so is K_geo.  For each unit case the inertia load (-d[a, b],
+        -m_O[c]) or the load column Q[:, i] is applied to the supported body, the static
+        displacement K u = f gives the axial forces, and their geometric stiffness is kept.
+        """
+        from scipy.sparse.linalg import splu
+        el = self.element
+        if not hasattr(el, "axial_force"):
+            if explicit:
+                raise ValueError(f"{type(el).__name__} has no geometric stiffening (no axial_force); "
+                                 "pass stiffening=False")
+            self.stiffening = False
+            return
+        try:
+            lu = splu(sparse.csc_matrix(self.K))
+        except RuntimeError as exc:
+            raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
+                             f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")
+        cases = []
+        for a in range(3):
+            for b in range(3):
+                if np.any(self.inv.d[a, b]):
+                    E = np.zeros((3, 3))
+                    E[a, b] = 1.0
+                    cases.append((("A", a, b), -self.inv.d[a, b], lambda x, E=E: -(x @ E.T)))
+        for c in range(3):
+            if np.any(self.inv.m_O[c]):
+                e = np.eye(3)[c]
+                cases.append((("alpha", c), -self.inv.m_O[c], lambda x, e=e: -np.broadcast_to(e, x.shape)))
+        for i in range(self.Q.shape[1]):
+            cases.append((("load", i), self.Q[:, i], None))
+        K_scale = abs(self.K).max()
+        for key, f, body_force in cases:
+            u = lu.solve(np.ascontiguousarray(f))
+            if not np.all(np.isfinite(u)) or np.abs(self.K @ u - f).max() > 1e-6 * (np.abs(f).max() + 1e-300):
+                raise ValueError("geometric stiffening needs a supported body (the static problem for the "
+                                 "axial forces has no unique solution); fix its rigid-body motions with "
+                                 "`fixed` or pass stiffening=False")
+            P = el.axial_force(self.X, self.expand(u)[asm.element_dofs], body_force)
+            Kg = sparse.csr_array(asm.matrix(el.k_geo(self.X, P))[self.free][:, self.free])
+            Kg.eliminate_zeros()
+            if Kg.nnz and abs(Kg).max() > 1e-13 * K_scale:
+                self._Kg_keys.append(key)
+                self._Kg.append(Kg)
+        self._Kg_op = [_operator(Kg, self.dense) for Kg in self._Kg]
+        if not self._Kg:
+            self.stiffening = False
+
+    def geometric_coefficients(self, t: float) -> np.ndarray:
+        """Coefficients of the unit geometric stiffnesses at t: A[a, b], alpha[c], f_i(t)."""
+        if not self._Kg:
+            return np.zeros(0)
+        fs = self.frame(t)
+        W, E = _tilde(fs.omega), _tilde(fs.eps)
+        A = E + W @ W
+        alpha = fs.R.T @ (fs.a_O - self.gravity)
+        f = self.load_factors(t) if self._load_f else np.zeros(0)
+        out = np.empty(len(self._Kg_keys))
+        for i, key in enumerate(self._Kg_keys):
+            out[i] = A[key[1], key[2]] if key[0] == "A" else alpha[key[1]] if key[0] == "alpha" else f[key[1]]
+        return out
+
+    def geometric_stiffness(self, t: float) -> sparse.csr_array:
+        """K_geo(t) = sum_i c_i(t) K_geo,i on the free DOFs (zero without stiffening)."""
+        out = sparse.csr_array((self.n_dofs, self.n_dofs))
+        for c, Kg in zip(self.geometric_coefficients(t), self._Kg):
+            if c != 0.0:
+                out = out + c * Kg
+        return sparse.csr_array(out)
+
+    def K_total(self, t: float) -> sparse.csr_array:
+        """[k] + K_geo(t)."""
+        return self.K if not self._Kg else sparse.csr_array(self.K + self.geometric_stiffness(t))
+
+    def K_dot(self, t: float, delta: np.ndarray) -> np.ndarray:
+        """([k] + K_geo(t)) delta, from the precomputed matrices."""
+        out = self.K_op @ delta
+        if self._Kg:
+            c = self.geometric_coefficients(t)
+            op = self._combo("Kg", c, lambda: _sum_ops([(ci, K) for ci, K in zip(c, self._Kg_op) if ci != 0.0],
+                                                       self.n_dofs, self.dense))
+            if op is not None:
+                out = out + op @ delta
+            else:
+                for ci, Kg in zip(c, self._Kg_op):
+                    if ci != 0.0:
+                        out += ci * (Kg @ delta)
+        return out
+
+    # -- the time-dependent matrices, for implicit integrators and modal analysis --------------------
+    def G_matrix(self, w) -> np.ndarray | sparse.csr_array:
+        """int rho N^T tilde(w) N dV: dense for small models, CSR otherwise."""
+        w = np.asarray(w, dtype=float)
+        if not self.dense:
+            return self.inv.G_of(w)
+        return self._combo("Gm", w, lambda: _sum_ops([(wi, Gi) for wi, Gi in zip(w, self.G_op)
+                                                      if Gi is not None and wi != 0.0], self.n_dofs, True))
+
+    def frame_stiffness(self, t: float, eps: bool = True):
+        """[k] + K_geo(t) + [k(omega)] (+ [k(eps)]) at t: dense for small models, CSR otherwise."""
+        fs = self.frame(t)
+        if not self.dense:
+            K = self.K_total(t) + self.inv.k_omega(fs.omega)
+            return sparse.csr_array(K + self.inv.k_eps(fs.eps) if eps else K)
+        W = _tilde(fs.omega)
+        A = W @ W + (_tilde(fs.eps) if eps else 0.0)          # sum_ab A_ab S_ab = k(omega) + k(eps)
+        c = self.geometric_coefficients(t)
+        coeffs = np.concatenate([A.ravel(), c])
+        terms = [(1.0, self.K_op)] + [(A[a, b], S) for (a, b), S in self.S_op.items() if A[a, b] != 0.0]
+        terms += [(ci, Kg) for ci, Kg in zip(c, self._Kg_op) if ci != 0.0]
+        return self._combo("Kf", coeffs, lambda: _sum_ops(terms, self.n_dofs, True))
+
+    def frame_damping(self, t: float):
+        """C + [c(omega)] = C + 2 G(omega) at t: dense for small models, CSR otherwise."""
+        w = self.frame(t).omega
+        if not self.dense:
+            return sparse.csr_array(self.C_damp + self.inv.c(w))
+        C = 0.0 if self.C_op is None else self.C_op
+        return C + 2.0 * self.G_matrix(w)
 
     # -- helpers -------------------------------------------------------------------------------------
     def _dof_indices(self, dofs) -> list[int]:
@@ -226,6 +360,9 @@ class Model:
         return self.motion.state(t)
 
     def matrix_key(self, t: float):
+        """What the time-dependent matrices depend on (equal keys: equal matrices)."""
+        if self._Kg:
+            return (self.motion.matrix_key(t), self.geometric_coefficients(t).tobytes())
         return self.motion.matrix_key(t)
 
     def load_factors(self, t: float) -> np.ndarray:
@@ -242,7 +379,9 @@ class Model:
     def steady(self) -> bool:
         """True when every matrix and frame load is constant in time (constant spin or fixed
         frame, origin at rest, no gravity in a rotating frame)."""
-        from .motion import ConstantRotation, Fixed
+        from .motion import ConstantRotation
+        if any(k[0] == "load" and self._load_f[k[1]] is not None for k in self._Kg_keys):
+            return False                      # stiffening by time-varying loads
         if isinstance(self.motion, Fixed):
             return True
         return isinstance(self.motion, ConstantRotation) and not np.any(self.gravity)

@@ -57,14 +57,14 @@ def all_nodes(results, component="x", title=None, scale=1e6, unit="µm"):
 
 def energy_balance(results, title=None):
     """Changes of kinetic and strain energy since t[0], the works of loads, damping and frame,
-    and the balance error (T + V + V_g) - (T + V + V_g)(0) - (W_loads - W_damping + W_frame)."""
+    and the balance error of ``Results.energy_balance_error``."""
     e = results.energies
     fig = Figure(figsize=(7.0, 6.0), layout="constrained")
     ax, ax2 = fig.subplots(2, 1, sharex=True)
     for key, label in (("T", "T - T(0), kinetic"), ("V", "V - V(0), strain")):
         ax.plot(results.t, e[key] - e[key][0], label=label, lw=1.0)
     for key, label in (("W_loads", "work of loads"), ("W_damping", "dissipated"),
-                       ("W_frame", "work through the frame")):
+                       ("W_frame", "work through the frame"), ("W_stiffening", "work of stiffening force")):
         ax.plot(results.t, e[key], label=label, lw=1.0)
     _finish(ax, "", "energy [J]", title)
     ax2.plot(results.t, results.energy_balance_error(), lw=1.0)

@@ -24,8 +24,8 @@ class Results:
     nodes : ndarray (n_nodes, dim)
         Undeformed node coordinates in the body frame [m].
     energies : dict[str, ndarray (n_t,)]
-        T, T2, T1, T0, V, V_g, jacobi [J] and the works W_loads, W_damping, W_frame [J]
-        done from t[0] to t (see formulations._common.Energies).
+        T, T2, T1, T0, V, V_geo, V_g, jacobi [J] and the works W_loads, W_damping, W_frame,
+        W_stiffening [J] done from t[0] to t (see formulations._common.Energies).
     status, message : str
         'finished', 'failed' or 'diverged', and what happened; on failure the arrays hold
         the outputs computed before it.
@@ -52,10 +52,10 @@ class Results:
         return self.status == "finished"
 
     def energy_balance_error(self) -> np.ndarray:
-        """(T + V + V_g)(t) - (T + V + V_g)(0) - (W_loads - W_damping + W_frame), per output [J]."""
+        """(T + V + V_g)(t) - (T + V + V_g)(0) - (W_loads - W_damping + W_frame + W_stiffening) [J]."""
         e = self.energies
         E = e["T"] + e["V"] + e["V_g"]
-        return E - E[0] - (e["W_loads"] - e["W_damping"] + e["W_frame"])
+        return E - E[0] - (e["W_loads"] - e["W_damping"] + e["W_frame"] + e["W_stiffening"])
 
     def save_npz(self, path) -> Path:
         """Write t, displacement, nodes (the cases' contract) plus velocity, DOFs and energies."""

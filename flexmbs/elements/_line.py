@@ -54,3 +54,27 @@ def gauss_points(degree: int):
     """Gauss-Legendre points on [-1, 1] for ``degree`` and weights for integrating over s in [0, 1]."""
     xi, w = gauss_legendre(degree)
     return xi, w / 2.0
+
+
+def axial_force(P_mean, X, e1, L, rho_A, body_force, xi):
+    """Axial force P at reference points ``xi`` from the element's mean force and axial load.
+
+    Equilibrium of the bar, dP/dx = -f(x), with f = rho A e1 . b(x) the axial load per length
+    of a body force b per unit mass that varies linearly along the element:
+
+    .. code:: text
+
+        P(s) = P_mean - (F(s) - mean F),   F(s) = L (f0 s + (f1 - f0) s^2 / 2),   mean F = L (f0/2 + (f1 - f0)/6)
+
+    With nodally exact axial displacements (linear elements, consistent loads) ``P_mean`` =
+    EA (u2 - u1) / L is the element mean of the exact P and the result is exact.
+    """
+    s = (1.0 + np.asarray(xi, dtype=float)) / 2.0
+    P = np.broadcast_to(np.asarray(P_mean, dtype=float)[:, None], (len(L), len(s))).copy()
+    if body_force is not None:
+        b = np.asarray(body_force(pad3(X)), dtype=float)           # (n_el, 2, 3) at the nodes
+        f = rho_A * np.einsum("ed,end->en", e1, b)                   # axial load per length
+        f0, df = f[:, :1], f[:, 1:] - f[:, :1]
+        F = L[:, None] * (f0 * s + df * s**2 / 2)
+        P -= F - L[:, None] * (f0 / 2 + df / 6)
+    return P

@@ -147,6 +147,20 @@ class BeamEB2D(Element):
         k_local = np.einsum("eq,eqi,eqj->eij", P * w[None, :] * L[:, None], dNv, dNv)
         return np.swapaxes(T, 1, 2) @ k_local @ T
 
+    def axial_force(self, X, u_e, body_force=None):
+        """Axial force P [N] at the 4 Gauss points of ``k_geo`` for element DOFs ``u_e`` (n_el, 6).
+
+        ``body_force``: callable of body-frame positions (..., 3) -> body force per unit mass
+        (..., 3), linear along each element (inertia loads of the frame's motion); its axial
+        component is integrated in the element (see ``_line.axial_force``).
+        """
+        X, e1, e2, L, T = self._frame(X)
+        xi, _ = _line.gauss_points(6)
+        _, _, dNu, _, _ = self._local_rows(xi[:1], L)
+        strain = np.einsum("ei,ei->e", dNu[:, 0], (T @ np.asarray(u_e)[:, :, None])[:, :, 0])
+        return _line.axial_force(self.material.E * self.area * strain, X, e1, L,
+                                 self.material.rho * self.area, body_force, xi)
+
     def rigid_modes(self, X):
         X, *_ = self._frame(X)
         modes = np.zeros((len(X), 6, 3))

@@ -223,6 +223,20 @@ class BeamEB3D(Element):
         k_local = np.swapaxes(B, 1, 2) @ (c[:, :, None] * B)
         return self._rotate(k_local, R)
 
+    def axial_force(self, X, u_e, body_force=None):
+        """Axial force P [N] at the 4 Gauss points of ``k_geo`` for element DOFs ``u_e`` (n_el, 12).
+
+        ``body_force``: callable of body-frame positions (..., 3) -> body force per unit mass
+        (..., 3), linear along each element; see ``_line.axial_force``.
+        """
+        X, R, L = self._frame(X)
+        xi, _ = _line.gauss_points(6)
+        _, dN, _ = self._local_rows(xi[:1], L)
+        du_dx = self._times_T(dN[:, 0, 0][:, None, :], R)[:, 0]         # u_l' row on body DOFs
+        strain = np.einsum("ei,ei->e", du_dx, np.asarray(u_e))
+        return _line.axial_force(self.material.E * self.area * strain, X, R[:, 0], L,
+                                 self.material.rho * self.area, body_force, xi)
+
     def rigid_modes(self, X):
         X, *_ = self._frame(X)
         modes = np.zeros((len(X), 12, 6))

@@ -19,10 +19,12 @@ class Energies:
     """Energies [J] and powers [W] at one instant.
 
     T: kinetic energy int rho |v|^2 / 2 dV of the body (frame motion included);
-    T2, T1, T0: its parts quadratic, linear and free of delta'; V: strain energy;
-    V_g: gravity potential; jacobi = T2 - T0 + V + V_g (constant when the Lagrangian
+    T2, T1, T0: its parts quadratic, linear and free of delta'; V: strain energy
+    delta^T [k] delta / 2; V_geo = delta^T K_geo(t) delta / 2 (geometric stiffening);
+    V_g: gravity potential; jacobi = T2 - T0 + V + V_geo + V_g (constant when the Lagrangian
     has no explicit time dependence, e.g. constant spin, no loads, no damping);
-    P_loads = q . delta'; P_damping = delta'^T C delta'; P_frame = int rho (a - g) . v_rig dV.
+    P_loads = q . delta'; P_damping = delta'^T C delta'; P_frame = int rho (a - g) . v_rig dV;
+    P_stiffening = -delta'^T K_geo(t) delta, the power of the geometric-stiffness force.
     """
 
     T: float
@@ -30,11 +32,13 @@ class Energies:
     T1: float
     T0: float
     V: float
+    V_geo: float
     V_g: float
     jacobi: float
     P_loads: float
     P_damping: float
     P_frame: float
+    P_stiffening: float
 
     @property
     def E(self) -> float:
@@ -51,9 +55,13 @@ def energies(model, t, delta, delta_dot, delta_ddot) -> Energies:
     T2 = 0.5 * delta_dot @ (model.M_op @ delta_dot)
     T1 = vO @ (model.m_O @ delta_dot) + delta_dot @ (w @ model.g + model.G_dot(w, delta))
     T0 = 0.5 * model.mass * vO @ vO + vO @ (W @ sy) + 0.5 * w @ ((np.trace(Y) * np.eye(3) - Y) @ w)
-    V = 0.5 * delta @ (model.K_op @ delta)
+    K_delta = model.K_op @ delta
+    V = 0.5 * delta @ K_delta
+    Kg_delta = model.K_dot(t, delta) - K_delta
+    V_geo = 0.5 * delta @ Kg_delta
     V_g = -model.gravity @ (model.mass * fs.r_O + fs.R @ sy)
-    return Energies(T=T2 + T1 + T0, T2=T2, T1=T1, T0=T0, V=V, V_g=V_g, jacobi=T2 - T0 + V + V_g,
+    return Energies(T=T2 + T1 + T0, T2=T2, T1=T1, T0=T0, V=V, V_geo=V_geo, V_g=V_g,
+                    jacobi=T2 - T0 + V + V_geo + V_g, P_stiffening=-float(delta_dot @ Kg_delta),
                     P_loads=float(model.q_ext(t) @ delta_dot),
                     P_damping=float(delta_dot @ model.damping_force(delta_dot)),
                     P_frame=model.rigid_velocity_power(t, delta, delta_dot, delta_ddot))

@@ -110,8 +110,9 @@ class Formulation(ABC):
         """F(t, x) of M_full x' = F(t, x)."""
 
     @abstractmethod
-    def jacobian(self, t: float, x: np.ndarray | None = None) -> sparse.csr_array:
-        """dF/dx (2n, 2n); exact, the equations being linear in x."""
+    def jacobian(self, t: float, x: np.ndarray | None = None):
+        """dF/dx (2n, 2n), exact (the equations are linear in x); dense ndarray for small
+        models, CSR otherwise (integrators accept both)."""
 
     def mass_matrix_full(self, t: float | None = None) -> sparse.csr_array:
         """M_full(t): Lagrange, Gibbs-Appell: diag(I, M), constant; Hamilton: see hamilton.py."""
@@ -127,9 +128,9 @@ class Formulation(ABC):
         the nodal loads {q} = Q f(t) in its second block).  Dense: small models only.
         """
         from scipy.linalg import lu_factor, lu_solve
-        M_full = self.mass_matrix_full(0.0)
-        lu = lu_factor(M_full.toarray())
-        A = lu_solve(lu, self.jacobian(0.0).toarray())
+        dense = lambda A: A.toarray() if sparse.issparse(A) else np.asarray(A)  # noqa: E731
+        lu = lu_factor(dense(self.mass_matrix_full(0.0)))
+        A = lu_solve(lu, dense(self.jacobian(0.0)))
         q0 = self.model.q_ext(0.0)
         F0 = self.forcing_full(0.0, np.zeros(self.n_state))
         F0[self.n:] -= q0

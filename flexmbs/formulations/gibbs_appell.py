@@ -46,5 +46,5 @@ class GibbsAppell(Lagrange):
         # generalized inertia force of the acceleration field, without [m] delta''
         inertia = (md.m_O.T @ (fs.a_O_local - fs.R.T @ md.gravity) + md.d_sum(A) + md.S_dot(A, delta)
                    + 2.0 * md.G_dot(fs.omega, delta_dot))
-        Q = md.q_ext(t) - md.K_op @ delta - md.damping_force(delta_dot)
+        Q = md.q_ext(t) - md.K_dot(t, delta) - md.damping_force(delta_dot)
         return Q - inertia

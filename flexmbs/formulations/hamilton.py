@@ -64,7 +64,7 @@ class Hamilton(Formulation):
         WW = W @ W
         # -dH/d delta: transport, centrifugal and gyroscopic terms of dT/d delta, elastic force
         minus_dH_ddelta = (md.m_O.T @ (fs.R.T @ md.gravity - W @ fs.v_O_local) - md.d_sum(WW)
-                           - md.S_dot(WW, delta) - md.G_dot(fs.omega, delta_dot) - md.K_op @ delta)
+                           - md.S_dot(WW, delta) - md.G_dot(fs.omega, delta_dot) - md.K_dot(t, delta))
         return minus_dH_ddelta + md.q_ext(t) - md.damping_force(delta_dot)
 
     def rhs(self, t, x):
@@ -85,9 +85,14 @@ class Hamilton(Formulation):
 
     # -- descriptor form for implicit methods ----------------------------------------------------
     def mass_matrix_full(self, t=None):
+        """[[m, 0], [G(omega) + C, I]]: dense for small models, CSR otherwise."""
         t = 0.0 if t is None else t
         md = self.model
-        GC = md.inv.G_of(md.frame(t).omega) + md.C_damp
+        GC = md.G_matrix(md.frame(t).omega) + (md.C_damp if not md.dense else
+                                                (0.0 if md.C_op is None else md.C_op))
+        if md.dense:
+            n = self.n
+            return np.block([[md.M_op, np.zeros((n, n))], [GC, np.eye(n)]])
         I = sparse.identity(self.n, format="csr")
         return sparse.csr_array(sparse.block_array([[md.M, None], [GC, I]], format="csr"))
 
@@ -98,12 +103,16 @@ class Hamilton(Formulation):
         W = tilde(fs.omega)
         F1 = p - self._b(fs) - md.G_dot(fs.omega, delta)
         F2 = (md.m_O.T @ (fs.R.T @ md.gravity - W @ fs.v_O_local) - md.d_sum(W @ W)
-              - md.S_dot(W @ W, delta) - md.K_op @ delta + md.q_ext(t))
+              - md.S_dot(W @ W, delta) - md.K_dot(t, delta) + md.q_ext(t))
         return np.concatenate([F1, F2])
 
     def jacobian(self, t, x=None):
+        """[[-G(omega), I], [-([k] + K_geo + [k(omega)]), 0]]: dense for small models, CSR otherwise."""
         md = self.model
-        fs = md.frame(t)
+        G = md.G_matrix(md.frame(t).omega)
+        K = md.frame_stiffness(t, eps=False)
+        if md.dense:
+            n = self.n
+            return np.block([[-G, np.eye(n)], [-K, np.zeros((n, n))]])
         I = sparse.identity(self.n, format="csr")
-        return sparse.csr_array(sparse.block_array(
-            [[-md.inv.G_of(fs.omega), I], [-(md.K + md.inv.k_omega(fs.omega)), None]], format="csr"))
+        return sparse.csr_array(sparse.block_array([[-G, I], [-K, None]], format="csr"))

@@ -11,7 +11,7 @@ Kinetic energy of the body (body-frame components, y = x + N delta):
                            + G(eps) delta + G(omega) delta'
     dT/d delta           = -(m_O^T tilde(omega) v_O + {q^i(omega)} + [k(omega)] delta + G(omega) delta')
 
-    d/dt (dT/d delta') - dT/d delta + [k] delta + C delta' = {q} + m_O^T R^T g
+    d/dt (dT/d delta') - dT/d delta + ([k] + K_geo(t)) delta + C delta' = {q} + m_O^T R^T g
 
 with v_O and a_O in body components (d/dt of R^T v_O = R^T a_O - tilde(omega) R^T v_O).
 The terms in v_O cancel; the sum is ref. [1] eq. (10) with the factor 2 of the
@@ -62,27 +62,31 @@ class Lagrange(Formulation):
         f = md.m_O.T @ transport - md.d_sum(WW) - e @ md.g
         f -= md.S_dot(WW, delta) + md.G_dot(e, delta) + 2.0 * md.G_dot(w, delta_dot)
         # term 3: elastic, damping, applied loads
-        return f + md.q_ext(t) - md.K_op @ delta - md.damping_force(delta_dot)
+        return f + md.q_ext(t) - md.K_dot(t, delta) - md.damping_force(delta_dot)
 
     def forcing_full(self, t, x):
         delta, delta_dot = x[:self.n], x[self.n:]
         return np.concatenate([delta_dot, self.generalized_force(t, delta, delta_dot)])
 
     def _K_t(self, t):
-        fs = self.model.frame(t)
-        return self.model.K + self.model.inv.k_omega(fs.omega) + self.model.inv.k_eps(fs.eps)
+        return self.model.frame_stiffness(t)
 
     def _C_t(self, t):
-        return self.model.C_damp + self.model.inv.c(self.model.frame(t).omega)
+        return self.model.frame_damping(t)
 
     def jacobian(self, t, x=None):
+        """[[0, I], [-K_eff(t), -C_eff(t)]]: dense for small models, CSR otherwise."""
+        K, C = self._K_t(t), self._C_t(t)
+        if not sparse.issparse(K):
+            n = self.n
+            return np.block([[np.zeros((n, n)), np.eye(n)], [-K, -C]])
         I = sparse.identity(self.n, format="csr")
         Z = sparse.csr_array((self.n, self.n))
-        return sparse.csr_array(sparse.block_array([[Z, I], [-self._K_t(t), -self._C_t(t)]], format="csr"))
+        return sparse.csr_array(sparse.block_array([[Z, I], [-K, -C]], format="csr"))
 
     @property
     def second_order(self):
-        return SecondOrderForm(M=self.model.M, f=self.generalized_force,
+        return SecondOrderForm(M=self.model.M_op, f=self.generalized_force,
                                K=lambda t, q=None, v=None: self._K_t(t),
                                C=lambda t, q=None, v=None: self._C_t(t),
                                key=self.jacobian_key)

@@ -38,6 +38,7 @@ from abc import ABC, abstractmethod
 from typing import ClassVar, Literal
 
 import numpy as np
+from scipy import sparse
 
 __all__ = [
     "Integrator",
@@ -351,3 +352,26 @@ class Integrator(ABC):
     def _underflow_message(self) -> str:
         return (f"Step-size underflow at t = {self.t:.6g}: the step `h` = {self.h:.3g} is below the "
                 "spacing of floating-point numbers there; increase `h`.")
+
+
+class Factorization:
+    """LU of a square matrix: LAPACK for dense arrays (small models), SuperLU for sparse ones."""
+
+    def __init__(self, A):
+        if sparse.issparse(A):
+            from scipy.sparse.linalg import splu
+            self._lu, self.dense = splu(sparse.csc_matrix(A)), False
+        else:
+            from scipy.linalg import lu_factor
+            self._lu, self.dense = lu_factor(np.asarray(A, dtype=float), check_finite=False), True
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        if self.dense:
+            from scipy.linalg import lu_solve
+            return lu_solve(self._lu, b, check_finite=False)
+        return self._lu.solve(b)
+
+
+def as_operator(A):
+    """Dense arrays stay dense; anything sparse becomes CSC (for arithmetic and SuperLU)."""
+    return sparse.csc_matrix(A) if sparse.issparse(A) else np.asarray(A, dtype=float)

@@ -41,9 +41,8 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.linalg import splu
 
-from .base import Integrator
+from .base import Integrator, Factorization, as_operator
 
 __all__ = ["GeneralizedAlpha"]
 
@@ -70,12 +69,12 @@ class GeneralizedAlpha(Integrator):
         self._newton_max_iter = int(self.options["newton_max_iter"])
 
         self._so = self.formulation.second_order
-        self._M = sparse.csc_matrix(self._so.M)
+        self._M = as_operator(self._so.M)
         self.n = self._M.shape[0]
         if 2 * self.n != self.formulation.n_state:
             raise ValueError(f"`formulation.second_order.M` is {self.n} x {self.n}, but the state has "
                              f"{self.formulation.n_state} components (expected 2 n).")
-        self._M_lu = splu(self._M)
+        self._M_lu = Factorization(self._M)
         self.n_lu += 1
         self._S_lu = self._S_key = None
         self._KC = self._KC_key = None
@@ -97,14 +96,13 @@ class GeneralizedAlpha(Integrator):
         key = self._so.key(t_f)
         if self._S_lu is None or (h, key) != self._S_key:
             if self._KC is None or key != self._KC_key:
-                self._KC = (sparse.csc_matrix(self._so.K(t_f, q, v)),
-                            sparse.csc_matrix(self._so.C(t_f, q, v)))
+                self._KC = (as_operator(self._so.K(t_f, q, v)), as_operator(self._so.C(t_f, q, v)))
                 self._KC_key = key
                 self.n_jac += 1
             K, C = self._KC
             S = ((1 - self.alpha_m) * self._M
                  + (1 - self.alpha_f) * (self.gamma * h * C + self.beta * h * h * K))
-            self._S_lu = splu(sparse.csc_matrix(S))
+            self._S_lu = Factorization(S)
             self._S_key = (h, key)
             self.n_lu += 1
         return self._S_lu

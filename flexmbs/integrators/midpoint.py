@@ -38,9 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.linalg import splu
 
-from .base import Integrator
+from .base import Integrator, Factorization, as_operator
 
 __all__ = ["ImplicitMidpoint"]
 
@@ -72,11 +71,11 @@ class ImplicitMidpoint(Integrator):
         jkey = self.formulation.jacobian_key(t_mid)
         if self._lu is None or (h, jkey) != self._lu_key:
             if self._J is None or jkey != self._J_key:
-                self._J = sparse.csc_matrix(self.formulation.jacobian(t_mid, x))
-                self._M = sparse.csc_matrix(self._mass_matrix_full(t_mid))
+                self._J = as_operator(self.formulation.jacobian(t_mid, x))
+                self._M = as_operator(self._mass_matrix_full(t_mid))
                 self._J_key = jkey
                 self.n_jac += 1
-            self._lu = splu(sparse.csc_matrix(self._M / h - 0.5 * self._J))
+            self._lu = Factorization(self._M / h - 0.5 * self._J)
             self._lu_key = (h, jkey)
             self.n_lu += 1
         return self._lu

@@ -74,6 +74,9 @@ class Model:
         Gravitational acceleration in global components [m/s^2].
     damping : (alpha, beta), optional
         Rayleigh damping C = alpha M + beta K acting on the elastic velocities.
+    point_masses : list of (nodes, mass)
+        Concentrated masses [kg] at nodes (set name / indices / mask), e.g. a slider or a tip
+        mass; they move with the nodes' translations and enter every inertia term.
     stiffening : bool, optional
         Geometric (stress) stiffening K_geo(t) from the quasi-static axial forces of the frame's
         inertia loads (rotation, angular and origin acceleration, gravity) and of the nodal loads
@@ -83,7 +86,8 @@ class Model:
     """
 
     def __init__(self, mesh: Mesh, element: Element, *, motion: FrameMotion | None = None,
-                 fixed=(), loads=(), gravity=None, damping=None, stiffening: bool | None = None,
+                 fixed=(), loads=(), gravity=None, damping=None, point_masses=(),
+                 stiffening: bool | None = None,
                  dense_below: int = 400):
         if not isinstance(mesh, Mesh):
             raise TypeError(f"`mesh` must be a flexmbs.Mesh, got {type(mesh).__name__}")
@@ -111,6 +115,8 @@ class Model:
         asm = Assembler(self.cells, mesh.n_nodes, dpn)
         K_full = asm.matrix(element.k(self.X))
         inv_full = assemble_invariants(element, self.X, self.cells, mesh.n_nodes)
+        if point_masses:
+            inv_full = inv_full.add_point_masses(*self._point_mass_data(point_masses, asm))
         used = np.zeros(self.n_full, bool)
         used[asm.element_dofs.ravel()] = True
         fixed_mask = ~used                                   # DOFs of nodes without cells
@@ -173,6 +179,33 @@ class Model:
         self._cache: dict = {}
         log.info("model: %d elements, %d free DOFs, mass %.6g kg, %s operators",
                  len(self.cells), self.n_dofs, self.mass, "dense" if dense else "sparse")
+
+    def _point_mass_data(self, point_masses, asm):
+        """DOFs, displacement maps, positions and masses of the point masses."""
+        el, dpn = self.element, self.element.dofs_per_node
+        dofs, Ns, xs, ms = [], [], [], []
+        for i, item in enumerate(point_masses):
+            try:
+                nodes, mass = item
+            except (TypeError, ValueError):
+                raise TypeError(f"`point_masses[{i}]` must be (nodes, mass), got {item!r}") from None
+            if not (np.isfinite(mass) and mass > 0):
+                raise ValueError(f"`point_masses[{i}]`: the mass must be positive, got {mass!r}")
+            for node in self.mesh.nodes(nodes):
+                where = np.argwhere(self.cells == node)
+                if len(where) == 0:
+                    raise ValueError(f"`point_masses[{i}]`: node {node} belongs to no {el.cell_type} cell")
+                e, local = where[0]
+                if el.cell_type == "line":                    # N at the node's end of the element
+                    N_node = el.N(self.X[e:e + 1], np.array([-1.0, 1.0])[local:local + 1])[0, 0]
+                    N_node = N_node[:, local * dpn:(local + 1) * dpn]
+                else:                                         # Lagrange solids: translations are DOFs
+                    N_node = np.eye(3, dpn)
+                dofs.append(node * dpn + np.arange(dpn))
+                Ns.append(N_node)
+                xs.append(np.pad(self.mesh.points[node], (0, 3 - self.mesh.dim)))
+                ms.append(float(mass))
+        return np.array(dofs), np.array(Ns), np.array(xs), np.array(ms)
 
     # -- geometric stiffening ------------------------------------------------------------------------
     def _build_geometric_stiffness(self, asm, explicit: bool):

@@ -72,6 +72,33 @@ class BodyInvariants:
     def n(self) -> int:
         return self.M.shape[0]
 
+    def add_point_masses(self, dofs: np.ndarray, N: np.ndarray, x: np.ndarray, m: np.ndarray) -> "BodyInvariants":
+        """Invariants with point masses added.
+
+        ``dofs`` (k, d): the global DOFs of each mass's node; ``N`` (k, 3, d): the displacement
+        of the point from those DOFs; ``x`` (k, 3) positions; ``m`` (k,) masses [kg].
+        A point mass is a mass point: S[a, b] += m N_a^T N_b, d[a, b] += m N_a^T x_b, m_O += m N.
+        """
+        n = self.n
+        S = dict(self.S)
+        rows = np.repeat(dofs, dofs.shape[1], axis=1).ravel()
+        cols = np.tile(dofs, (1, dofs.shape[1])).ravel()
+        for a in range(3):
+            for b in range(3):
+                local = m[:, None, None] * N[:, a, :, None] * N[:, b, None, :]
+                if not np.any(local):
+                    continue
+                add = sparse.csr_array(sparse.coo_array((local.ravel(), (rows, cols)), shape=(n, n)))
+                S[(a, b)] = add if (a, b) not in S else sparse.csr_array(S[(a, b)] + add)
+        m_O, d = self.m_O.copy(), self.d.copy()
+        for k in range(len(m)):
+            m_O[:, dofs[k]] += m[k] * N[k]
+            d[:, :, dofs[k]] += m[k] * N[k][:, None, :] * x[k][None, :, None]
+        diag = [S[(a, a)] for a in range(3) if (a, a) in S]
+        M = sparse.csr_array(sum(diag[1:], diag[0]))
+        return BodyInvariants(M, S, m_O, d, self.mass + m.sum(), self.s + m @ x,
+                              self.J + np.einsum("k,ka,kb->ab", m, x, x))
+
     def reduce(self, free: np.ndarray) -> "BodyInvariants":
         """The invariants restricted to the DOFs ``free`` (the others are held at zero)."""
         sub = lambda A: sparse.csr_array(A[free][:, free])  # noqa: E731

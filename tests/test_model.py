@@ -1,0 +1,87 @@
+"""Model building: supports, loads, point masses, geometric stiffening and bad input."""
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+import flexmbs as fm
+from flexmbs.modal import natural_frequencies, static_solution
+from flexmbs.motion import ConstantRotation
+
+STEEL = fm.Material(2e11, 7800.0)
+
+
+def test_tip_mass_bar_frequency_closed_form():
+    """Clamped bar with tip mass M: beta tan(beta) = rho A L / M, omega = beta c / L."""
+    A, L, M = 1e-4, 1.0, 1.56
+    md = fm.Model(fm.generate.line(400, L), fm.Bar2(STEEL, A), fixed=[("start", "all")],
+                  point_masses=[("end", M)])
+    mu = STEEL.rho * A * L / M
+    beta = brentq(lambda b: b * np.tan(b) - mu, 1e-9, np.pi / 2 - 1e-12)
+    w, _ = natural_frequencies(md, n_modes=1)
+    assert w[0] == pytest.approx(beta * np.sqrt(STEEL.E / STEEL.rho) / L, rel=1e-6)
+    assert md.mass == pytest.approx(STEEL.rho * A * L + M)
+
+
+def test_centrifugal_tension_of_a_tip_mass_stiffens_the_beam():
+    """Tip mass M at radius L spinning at Omega: static axial elongation M Omega^2 L / (EA) more."""
+    A, I, L, M, Om = 1e-4, 1e-9, 1.0, 2.0, 30.0
+    beam = fm.BeamEB2D(STEEL, A, I)
+    kw = dict(motion=ConstantRotation(Om), fixed=[("start", "all")])
+    bare = fm.Model(fm.generate.line(8, L), beam, **kw)
+    heavy = fm.Model(fm.generate.line(8, L), beam, point_masses=[("end", M)], **kw)
+    u_bare, u_heavy = static_solution(bare), static_solution(heavy)
+    tip = heavy.dof(8, "u")
+    # with softening the extra stretch is slightly larger than M Omega^2 L L/(EA); first order:
+    assert u_heavy[tip] - u_bare[tip] == pytest.approx(M * Om**2 * L * L / (STEEL.E * A), rel=1e-3)
+    # the tension raises the chordwise frequency (stiffening beats the -Omega^2 softening)
+    w_bare = natural_frequencies(bare, n_modes=1, gyroscopic=False)[0][0]
+    w_heavy_free = natural_frequencies(fm.Model(fm.generate.line(8, L), beam, point_masses=[("end", M)],
+                                                stiffening=False, **kw), n_modes=1, gyroscopic=False)[0][0]
+    w_heavy = natural_frequencies(heavy, n_modes=1, gyroscopic=False)[0][0]
+    assert w_heavy > w_heavy_free
+    assert w_bare > 0
+
+
+def test_stiffening_default_follows_the_frame():
+    beam = fm.BeamEB2D(STEEL, 1e-4, 1e-9)
+    mesh = fm.generate.line(4, 1.0)
+    assert fm.Model(mesh, beam, motion=ConstantRotation(3.0), fixed=[("start", "all")]).stiffening
+    assert not fm.Model(mesh, beam, fixed=[("start", "all")]).stiffening
+    with pytest.raises(ValueError, match="supported body"):
+        fm.Model(mesh, beam, motion=ConstantRotation(3.0))            # free-floating: K singular
+    free = fm.Model(mesh, beam, motion=ConstantRotation(3.0), stiffening=False)
+    assert free.n_dofs == 15
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(fixed=[("start", "phi")]), ValueError, "unknown DOF 'phi'"),
+    (dict(fixed=[("nowhere", "all")]), ValueError, "no node set named 'nowhere'"),
+    (dict(fixed=[("start", "all"), ("end", "all"), (np.arange(1, 4), "all")]), ValueError, "removes every DOF"),
+    (dict(point_masses=[("end", -1.0)]), ValueError, "positive"),
+    (dict(point_masses=["end"]), TypeError, r"\(nodes, mass\)"),
+    (dict(loads=[3.0]), TypeError, "NodalLoad"),
+    (dict(gravity=(0, -9.81)), ValueError, "`gravity`"),
+    (dict(damping=(1.0, -2.0)), ValueError, "`damping`"),
+    (dict(motion="spin"), TypeError, "`motion`"),
+])
+def test_bad_model_input(kwargs, error, match):
+    kwargs.setdefault("fixed", [("start", "all")])
+    with pytest.raises(error, match=match):
+        fm.Model(fm.generate.line(4, 1.0), fm.BeamEB2D(STEEL, 1e-4, 1e-9), **kwargs)
+
+
+def test_element_must_fit_the_mesh():
+    with pytest.raises(ValueError, match="no 'tetra' cells"):
+        fm.Model(fm.generate.line(4, 1.0), fm.Tet4(STEEL))
+    with pytest.raises(TypeError, match="`mesh`"):
+        fm.Model("beam.msh", fm.Tet4(STEEL))
+
+
+def test_run_reports_bad_arguments():
+    md = fm.Model(fm.generate.line(3, 1.0), fm.Bar2(STEEL, 1e-4), fixed=[("start", "all")])
+    with pytest.raises(ValueError, match="`formulation` must be one of"):
+        fm.run(md, formulation="newton", t_end=1.0)
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        fm.run(md, method="euler", t_end=1.0)
+    with pytest.raises(ValueError, match="`delta0` must have shape"):
+        fm.run(md, t_end=1.0, delta0=np.zeros(7))

@@ -20,7 +20,7 @@ from .elements.base import Element
 from .mesh import Mesh
 from .motion import FrameMotion, Fixed
 
-__all__ = ["Model", "NodalLoad", "rayleigh_coefficients"]
+__all__ = ["Model", "NodalLoad", "DistributedLoad", "rayleigh_coefficients"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,22 @@ class NodalLoad:
     nodes: object
     dof: object
     value: float
+    f: Callable[[float], float] | None = None
+
+
+@dataclass(frozen=True)
+class DistributedLoad:
+    """A distributed load ``value * f(t)`` in body-frame components (3-vector).
+
+    ``per`` says what ``value`` is per: "mass" [N/kg], "volume" [N/m^3] or "length" [N/m,
+    line elements: beams and bars].  ``elements`` restricts it to an element set (name) or
+    to element indices; default: the whole body.  Its consistent load vector is
+    int N^T value dV (per volume) built from the element integrals int rho N dV.
+    """
+
+    value: tuple
+    per: str = "length"
+    elements: object = None
     f: Callable[[float], float] | None = None
 
 
@@ -141,9 +157,14 @@ class Model:
             raise ValueError(f"`damping` must be (alpha, beta) >= 0, got {damping!r}")
         self.loads = list(loads)
         Q = np.zeros((self.n_full, len(self.loads)))
+        self._load_body_force = [None] * len(self.loads)
         for i, load in enumerate(self.loads):
+            if isinstance(load, DistributedLoad):
+                Q[:, i], self._load_body_force[i] = self._distributed(load, i, asm)
+                continue
             if not isinstance(load, NodalLoad):
-                raise TypeError(f"`loads[{i}]` must be a NodalLoad, got {type(load).__name__}")
+                raise TypeError(f"`loads[{i}]` must be a NodalLoad or DistributedLoad, got "
+                                f"{type(load).__name__}")
             idx = mesh.nodes(load.nodes)
             (j,) = self._dof_indices([load.dof])
             Q[idx * dpn + j, i] += load.value
@@ -179,6 +200,34 @@ class Model:
         self._cache: dict = {}
         log.info("model: %d elements, %d free DOFs, mass %.6g kg, %s operators",
                  len(self.cells), self.n_dofs, self.mass, "dense" if dense else "sparse")
+
+    def _distributed(self, load: DistributedLoad, i: int, asm):
+        """Consistent load vector of a distributed load and its body force per unit mass."""
+        value = np.asarray(load.value, dtype=float)
+        if value.shape != (3,):
+            raise ValueError(f"`loads[{i}].value` must be a 3-vector (body frame), got {load.value!r}")
+        per = {"mass": 1.0, "volume": 1.0 / self.element.material.rho}
+        if self.element.cell_type == "line":
+            rho_A = self.element.material.rho * self.element.area
+            per["length"] = 1.0 / rho_A
+        if load.per not in per:
+            raise ValueError(f"`loads[{i}].per` must be one of {sorted(per)} for {type(self.element).__name__}, "
+                             f"got {load.per!r}")
+        b = per[load.per] * value                                   # force per unit mass
+        if load.elements is None:
+            sel = np.arange(len(self.cells))
+        elif isinstance(load.elements, str):
+            sets = self.mesh.element_sets
+            if load.elements not in sets or self.element.cell_type not in sets[load.elements]:
+                raise ValueError(f"`loads[{i}].elements`: no {self.element.cell_type} element set "
+                                 f"{load.elements!r}; the mesh has {sorted(sets)}")
+            sel = sets[load.elements][self.element.cell_type]
+        else:
+            sel = np.asarray(load.elements, dtype=np.int64)
+        m_O = self.element.inertia_integrals(self.X[sel]).m_O           # (n_sel, 3, n_e): int rho N dV
+        local = np.einsum("a,ean->en", b, m_O)
+        q = np.bincount(asm.element_dofs[sel].ravel(), weights=local.ravel(), minlength=self.n_full)
+        return q, (lambda x, b=b: np.broadcast_to(b, x.shape)) if load.elements is None else None
 
     def _point_mass_data(self, point_masses, asm):
         """DOFs, displacement maps, positions and masses of the point masses."""
@@ -242,7 +291,7 @@ class Model:
                 e = np.eye(3)[c]
                 cases.append((("alpha", c), -self.inv.m_O[c], lambda x, e=e: -np.broadcast_to(e, x.shape)))
         for i in range(self.Q.shape[1]):
-            cases.append((("load", i), self.Q[:, i], None))
+            cases.append((("load", i), self.Q[:, i], self._load_body_force[i]))
         K_scale = abs(self.K).max()
         for key, f, body_force in cases:
             u = lu.solve(np.ascontiguousarray(f))

@@ -85,3 +85,35 @@ def test_run_reports_bad_arguments():
         fm.run(md, method="euler", t_end=1.0)
     with pytest.raises(ValueError, match="`delta0` must have shape"):
         fm.run(md, t_end=1.0, delta0=np.zeros(7))
+
+
+def test_uniform_line_load_on_a_cantilever_is_nodally_exact():
+    """w_tip = q L^4 / (8 EI) (BENCHMARKS sec. 8.4: Hermite cubics with consistent loads)."""
+    E, I, L, q = 2e11, 1e-8, 1.5, 120.0
+    beam = fm.BeamEB2D(fm.Material(E, 7800.0), 1e-4, I)
+    for n in (2, 5):
+        md = fm.Model(fm.generate.line(n, L), beam, fixed=[("start", "all")],
+                      loads=[fm.DistributedLoad((0.0, -q, 0.0), per="length")])
+        u = static_solution(md)
+        assert u[md.dof(n, "v")] == pytest.approx(-q * L**4 / (8 * E * I), rel=1e-10)
+
+
+def test_distributed_axial_load_stiffens_like_its_tension():
+    """An axial line load q toward the tip: tension q (L - x); the stiffening case uses it exactly."""
+    beam = fm.BeamEB2D(STEEL, 1e-4, 1e-9)
+    mesh = fm.generate.line(6, 2.0)
+    md = fm.Model(mesh, beam, fixed=[("start", "all")], stiffening=True,
+                  loads=[fm.DistributedLoad((50.0, 0.0, 0.0), per="length")])
+    assert md.stiffening
+    pulled = natural_frequencies(md, n_modes=1)[0][0]
+    plain = natural_frequencies(fm.Model(mesh, beam, fixed=[("start", "all")]), n_modes=1)[0][0]
+    assert pulled > plain
+
+
+def test_distributed_load_bad_input():
+    with pytest.raises(ValueError, match="`loads\\[0\\].per`"):
+        fm.Model(fm.generate.line(2, 1.0), fm.BeamEB2D(STEEL, 1e-4, 1e-9), fixed=[("start", "all")],
+                 loads=[fm.DistributedLoad((1.0, 0.0, 0.0), per="area")])
+    with pytest.raises(ValueError, match="element set"):
+        fm.Model(fm.generate.line(2, 1.0), fm.BeamEB2D(STEEL, 1e-4, 1e-9), fixed=[("start", "all")],
+                 loads=[fm.DistributedLoad((1.0, 0.0, 0.0), elements="deck")])

@@ -108,7 +108,6 @@ def test_rigid_motions_give_body_mass_static_moment_and_inertia_tensor(body):
     mass, s, J = inv.mass, inv.s, inv.J
     # element masses add up to the body's mass (reference: exact volume x rho)
     dim_modes = {1: 1, 3: 2, 6: 3}[n_modes] if n_modes in (1, 3, 6) else None
-    u_rigid = []                                 # displacement fields of the modes at the mass points
     if n_modes == 1:                             # axial bar: translation along its axis only
         e1 = X[0, 1] - X[0, 0]
         e1 = np.pad(e1 / np.linalg.norm(e1), (0, 3 - len(e1)))

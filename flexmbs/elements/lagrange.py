@@ -367,6 +367,21 @@ class LagrangeElement(Element):
         return modes.reshape(n_el, n * 3, 6)
 
 
+class LinearSimplex:
+    """Mixin: the barycentric shape functions of the 3-node triangle and the 4-node tetrahedron."""
+
+    @classmethod
+    def shape(cls, xi):
+        L, _ = barycentric(cls._xi(xi))
+        return L
+
+    @classmethod
+    def dshape(cls, xi):
+        xi = cls._xi(xi)
+        _, dL = barycentric(xi)
+        return np.broadcast_to(dL, (len(xi),) + dL.shape).copy()
+
+
 class PlaneStressLagrange(LagrangeElement):
     """Plane-stress element in the body's x-y plane, DOFs (u, v) per node.
 

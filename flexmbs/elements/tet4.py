@@ -12,10 +12,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from .lagrange import SolidLagrange, barycentric
+from .lagrange import LinearSimplex, SolidLagrange
 
 
-class Tet4(SolidLagrange):
+class Tet4(LinearSimplex, SolidLagrange):
     """Linear tetrahedron with DOFs (u, v, w) per node."""
 
     cell_type: ClassVar[str] = "tetra"
@@ -28,13 +28,3 @@ class Tet4(SolidLagrange):
     stiffness_degree: ClassVar[int] = 0
     affine: ClassVar[bool] = True
 
-    @staticmethod
-    def shape(xi):
-        L, _ = barycentric(Tet4._xi(xi))
-        return L
-
-    @staticmethod
-    def dshape(xi):
-        xi = Tet4._xi(xi)
-        _, dL = barycentric(xi)
-        return np.broadcast_to(dL, (len(xi),) + dL.shape).copy()

@@ -12,10 +12,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from .lagrange import PlaneStressLagrange, barycentric
+from .lagrange import LinearSimplex, PlaneStressLagrange
 
 
-class Tri3(PlaneStressLagrange):
+class Tri3(LinearSimplex, PlaneStressLagrange):
     """Linear plane-stress triangle (CST) with DOFs (u, v) per node."""
 
     cell_type: ClassVar[str] = "triangle"
@@ -28,13 +28,3 @@ class Tri3(PlaneStressLagrange):
     stiffness_degree: ClassVar[int] = 0
     affine: ClassVar[bool] = True
 
-    @staticmethod
-    def shape(xi):
-        L, _ = barycentric(Tri3._xi(xi))
-        return L
-
-    @staticmethod
-    def dshape(xi):
-        xi = Tri3._xi(xi)
-        _, dL = barycentric(xi)
-        return np.broadcast_to(dL, (len(xi),) + dL.shape).copy()

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
 
 from .lagrange import Lagrange
 from ._common import tilde

@@ -40,7 +40,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from .base import Integrator, Factorization, as_operator
 

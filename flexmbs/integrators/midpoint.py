@@ -37,7 +37,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from .base import Integrator, Factorization, as_operator
 

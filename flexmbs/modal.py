@@ -6,9 +6,11 @@ Linearised about the frame state at t (omega, eps constant), the free motion obe
 
     [m] delta'' + [c(omega)] delta' + K_eff delta = 0,      K_eff = [k] + K_geo + [k(omega)] + [k(eps)]
 
-Without the gyroscopic matrix (or when it vanishes) this is the symmetric problem
-K_eff phi = omega_n^2 [m] phi; with it, the state-space problem
-[[0, I], [-K_eff, -c]] z = lambda [[I, 0], [0, m]] z whose eigenvalues are +-i omega_n.
+Without the gyroscopic matrix (or when it vanishes) and with a symmetric K_eff this is
+the symmetric problem K_eff phi = omega_n^2 [m] phi.  Otherwise (gyroscopic terms, or the
+skew [k(eps)] of an angular acceleration) it is the state-space problem
+[[0, I], [-K_eff, -c]] z = lambda [[I, 0], [0, m]] z; its eigenvalues are +-i omega_n when
+K_eff is symmetric positive definite, and complex with a real part otherwise.
 """
 from __future__ import annotations
 
@@ -52,7 +54,10 @@ def natural_frequencies(model: Model, t: float = 0.0, n_modes: int = 6, gyroscop
     K = effective_stiffness(model, t)
     C = model.inv.c(model.frame(t).omega)
     has_gyro = gyroscopic and C.nnz > 0 and abs(C).max() > 0
-    if not has_gyro:
+    asymmetric = abs(K - K.T).max() > 1e-12 * abs(K).max() if K.nnz else False   # [k(eps)] is skew
+    if asymmetric and not has_gyro:
+        C = sparse.csr_array(C.shape)
+    if not (has_gyro or asymmetric):
         if n < dense_below:
             w2, phi = sla.eigh(K.toarray(), model.M.toarray(), subset_by_index=(0, n_modes - 1))
         else:

@@ -14,7 +14,8 @@ The acceleration energy S = 1/2 int rho |a|^2 dV has the gradient
                  = [m] delta'' + m_O^T a_O + sum_ab A[a, b] (d[a, b] + S[a, b] delta)
                    + 2 G(omega) delta',          A = tilde(eps) + tilde(omega)^2
 
-and Gibbs-Appell's equations dS/d delta'' = Q with Q = {q} + m_O^T R^T g - [k] delta - C delta'
+and Gibbs-Appell's equations dS/d delta'' = Q with
+Q = {q} + m_O^T R^T g - ([k] + K_geo(t)) delta - C delta'
 (ref. [1] eqs. (31)-(45)).  One differentiation, of a quadratic form in delta''.
 
 References

@@ -1,6 +1,7 @@
 """Hamilton's canonical equations, state x = (delta, p).
 
-With the Lagrangian L = T - V of ``lagrange.py`` the momentum conjugate to delta is
+With the Lagrangian L = T - V - V_geo of ``lagrange.py`` (V_geo = delta^T K_geo(t) delta / 2,
+the geometric stiffening, when the model has it) the momentum conjugate to delta is
 
 .. code:: text
 
@@ -14,7 +15,7 @@ not -[k] delta / 2, and the gyroscopic term from dT/d delta)
     delta' =  dH/dp     = [m]^-1 (p - b - G(omega) delta)
     p'     = -dH/d delta + Q_nc
            = -(m_O^T tilde(omega) v_O + {q^i(omega)} + [k(omega)] delta + G(omega) delta')
-             - [k] delta + {q} + m_O^T R^T g - C delta'
+             - ([k] + K_geo(t)) delta + {q} + m_O^T R^T g - C delta'
 
 For implicit integrators the same equations are written with the delta' coupling on the
 left, a sparse descriptor form  [[m, 0], [G + C, I]] x' = F(t, x).

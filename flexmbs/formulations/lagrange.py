@@ -52,13 +52,13 @@ class Lagrange(Formulation):
         w, e = fs.omega, fs.eps
         W = tilde(w)
         WW = W @ W
-        vO, aO, g = fs.v_O_local, fs.a_O_local, fs.R.T @ md.gravity
+        vO, aO, g_L = fs.v_O_local, fs.a_O_local, fs.R.T @ md.gravity
         Wv = W @ vO
         # term 1: dT/d delta = -(m_O^T tilde(w) v_O + q(omega) + k(omega) delta + G(omega) delta')
         # term 2: d/dt of the frame part of dT/d delta' = m_O^T (a_O - tilde(w) v_O) + eps.g
         #         + G(eps) delta + G(omega) delta'
         # the m_O^T-terms of both are summed in 3-space before the projection with m_O^T
-        transport = -Wv - (aO - Wv) + g                     # term 1 - term 2 (origin) + gravity
+        transport = -Wv - (aO - Wv) + g_L                   # term 1 - term 2 (origin) + gravity
         f = md.m_O.T @ transport - md.d_sum(WW) - e @ md.g
         f -= md.S_dot(WW, delta) + md.G_dot(e, delta) + 2.0 * md.G_dot(w, delta_dot)
         # term 3: elastic, damping, applied loads

@@ -63,11 +63,17 @@ def energy_balance(results, title=None):
     ax, ax2 = fig.subplots(2, 1, sharex=True)
     for key, label in (("T", "T - T(0), kinetic"), ("V", "V - V(0), strain")):
         ax.plot(results.t, e[key] - e[key][0], label=label, lw=1.0)
-    for key, label in (("W_loads", "work of loads"), ("W_damping", "dissipated"),
-                       ("W_frame", "work through the frame"), ("W_stiffening", "work of stiffening force")):
-        ax.plot(results.t, e[key], label=label, lw=1.0)
+    works = (("W_loads", "work of loads"), ("W_damping", "dissipated"),
+             ("W_frame", "work through the frame"), ("W_stiffening", "work of stiffening force"))
+    for key, label in works:
+        if key in e:
+            ax.plot(results.t, e[key], label=label, lw=1.0)
     _finish(ax, "", "energy [J]", title)
-    ax2.plot(results.t, results.energy_balance_error(), lw=1.0)
+    if all(key in e for key, _ in works):
+        ax2.plot(results.t, results.energy_balance_error(), lw=1.0)
+    else:       # NOTE: a run stopped early (Ctrl-C, killed) has no works in its results file
+        ax2.text(0.5, 0.5, "works not recorded (the run did not finish)", ha="center", va="center",
+                 transform=ax2.transAxes)
     _finish(ax2, "t [s]", "balance error [J]", legend=False)
     return fig
 
@@ -84,7 +90,11 @@ def mode_shapes(x, shapes, frequencies, title=None, xlabel="x [m]"):
 
 def timing_chart(rows, title=None):
     """Solve time against elements, one line per formulation; rows: dicts with formulation,
-    elements, solve_s."""
+    elements, solve_s, or the path of a timing.csv (cases/timing.py, `flexmbs bench`)."""
+    if isinstance(rows, (str, Path)):
+        import csv
+        with open(rows, newline="") as f:
+            rows = [dict(r, elements=int(r["elements"]), solve_s=float(r["solve_s"])) for r in csv.DictReader(f)]
     fig, ax = _new()
     for name in sorted({r["formulation"] for r in rows}):
         sel = sorted((r for r in rows if r["formulation"] == name), key=lambda r: r["elements"])
@@ -93,8 +103,261 @@ def timing_chart(rows, title=None):
     return fig
 
 
+# -- plots of loaded results (flexmbs.load_results) -------------------------------------------------
+__all__ += ["displacement_histories", "dof_histories", "deformed_shape", "animate"]
+
+_EDGES = {"line": [(0, 1)], "triangle": [(0, 1), (1, 2), (2, 0)], "quad": [(0, 1), (1, 2), (2, 3), (3, 0)],
+          "tetra": [(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)],
+          "tetra10": [(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)],
+          "hexahedron": [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4),
+                         (0, 4), (1, 5), (2, 6), (3, 7)]}
+_UNIT = {"displacement": "m", "velocity": "m/s"}
+
+
+def _scaled(values, unit):
+    """(factor, unit with SI prefix) so that max |factor * values| lies in [1, 1000)."""
+    peak = float(np.nanmax(np.abs(values))) if np.size(values) else 0.0
+    for factor, prefix in ((1.0, ""), (1e3, "m"), (1e6, "µ"), (1e9, "n")):
+        if peak * factor >= 1.0:
+            return factor, prefix + unit
+    return (1.0, unit) if peak == 0.0 else (1e9, "n" + unit)
+
+
+def displacement_histories(results, nodes, components=("x",), quantity="displacement", title=None):
+    """Chosen components of the displacement (or velocity) of chosen nodes against time.
+
+    Parameters
+    ----------
+    results : Results
+        E.g. from `flexmbs.load_results`.
+    nodes : sequence of int
+        0-based node indices.
+    components : sequence of {"x", "y", "z"}
+        Body-frame components.
+    quantity : {"displacement", "velocity"}
+    """
+    if quantity not in _UNIT:
+        raise ValueError(f"`quantity` must be one of {list(_UNIT)}, got {quantity!r}")
+    data = getattr(results, quantity)
+    dim = data.shape[-1]
+    bad = [c for c in components if c not in _COMPONENT or _COMPONENT[c] >= dim]
+    if bad:
+        raise ValueError(f"`components` must be from {list(_COMPONENT)[:dim]} for {dim}D results, got {bad}")
+    nodes = [int(n) for n in nodes]
+    idx = [_COMPONENT[c] for c in components]
+    factor, unit = _scaled(data[:, nodes][:, :, idx], _UNIT[quantity])
+    fig, ax = _new()
+    for node in nodes:
+        for c in components:
+            ax.plot(results.t, factor * data[:, node, _COMPONENT[c]], lw=1.0, label=f"node {node}, {c}")
+    _finish(ax, "t [s]", f"{quantity} [{unit}]", title)
+    return fig
+
+
+def dof_histories(results, dofs, labels=None, title=None):
+    """Free DOFs ``results.delta[:, i]`` [m or rad] against time, for the indices ``dofs``."""
+    fig, ax = _new()
+    for k, i in enumerate(dofs):
+        ax.plot(results.t, results.delta[:, i], lw=1.0, label=labels[k] if labels else f"DOF {i}")
+    _finish(ax, "t [s]", "DOF value [m, rad]", title)
+    return fig
+
+
+def _segments(results, index, scale, axes):
+    """Edges of the cells at output ``index`` (index None: undeformed), (n_edges, 2, 2)."""
+    x = results.nodes if index is None else results.nodes + scale * results.displacement[index]
+    x = x[:, axes]
+    edges = []
+    for cell_type, conn in results.cells.items():
+        for a, b in _EDGES.get(cell_type, []):
+            edges.append(np.sort(np.asarray(conn)[:, [a, b]], axis=1))
+    if not edges:
+        return x[:, None, :].repeat(2, axis=1)             # no cells: the nodes as points
+    pairs = np.unique(np.concatenate(edges), axis=0)
+    return x[pairs]
+
+
+def _plane(results, plane):
+    dim = results.nodes.shape[1]
+    if len(plane) != 2 or any(c not in _COMPONENT or _COMPONENT[c] >= dim for c in plane):
+        raise ValueError(f"`plane` must be two of {list(_COMPONENT)[:dim]}, e.g. 'xy', got {plane!r}")
+    return [_COMPONENT[c] for c in plane]
+
+
+def _exaggeration(results, indices):
+    size = np.ptp(results.nodes, axis=0).max()
+    peak = np.abs(results.displacement[indices]).max() if len(indices) else 0.0
+    return 1.0 if peak == 0.0 or size == 0.0 else float(0.1 * size / peak)
+
+
+def deformed_shape(results, times, scale=None, plane="xy", title=None):
+    """The undeformed body (grey) and its deformed shape at the outputs nearest to ``times`` [s].
+
+    Parameters
+    ----------
+    times : sequence of float
+    scale : float, optional
+        Exaggeration factor of the displacements; default: the largest displacement shown
+        is drawn as 10 % of the body's size.
+    plane : str
+        The two body-frame axes drawn, e.g. "xy" or "xz".
+    """
+    from matplotlib.collections import LineCollection
+    axes = _plane(results, plane)
+    indices = sorted({int(np.abs(results.t - t).argmin()) for t in np.atleast_1d(times)})
+    scale = _exaggeration(results, indices) if scale is None else float(scale)
+    fig, ax = _new()
+    ax.add_collection(LineCollection(_segments(results, None, scale, axes), colors="0.7", linestyles="--",
+                                     linewidths=0.8, label="undeformed"))
+    colors = [(0.1 + 0.8 * k / max(len(indices) - 1, 1), 0.3, 0.9 - 0.8 * k / max(len(indices) - 1, 1))
+              for k in range(len(indices))]
+    for k, i in enumerate(indices):
+        seg = _segments(results, i, scale, axes)
+        ax.add_collection(LineCollection(seg, colors=[colors[k]], linewidths=1.2, label=f"t = {results.t[i]:.4g} s"))
+        ax.plot(seg[:, :, 0].ravel(), seg[:, :, 1].ravel(), ".", ms=2, color=colors[k])
+    ax.autoscale_view()
+    ax.set_aspect("equal", adjustable="datalim")
+    _finish(ax, f"{plane[0]} [m]", f"{plane[1]} [m]",
+            title or f"Deformed shape, displacements x {scale:.3g}")
+    return fig
+
+
+def animate(results, path, scale=None, plane="xy", fps=20, max_frames=200, dpi=100, title=None) -> Path:
+    """Write the deformed body over time as an animated GIF (matplotlib's PillowWriter).
+
+    At most ``max_frames`` equally spaced outputs are drawn; ``scale`` and ``plane`` as in
+    `deformed_shape` (one exaggeration factor for the whole animation).
+    """
+    from matplotlib.animation import PillowWriter
+    from matplotlib.collections import LineCollection
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    axes = _plane(results, plane)
+    n_t = len(results.t)
+    if n_t == 0:
+        raise ValueError("`results` has no output to animate")
+    frames = np.unique(np.linspace(0, n_t - 1, min(n_t, int(max_frames))).round().astype(int))
+    scale = _exaggeration(results, frames) if scale is None else float(scale)
+    fig, ax = _new()
+    ax.add_collection(LineCollection(_segments(results, None, scale, axes), colors="0.7", linestyles="--",
+                                     linewidths=0.8))
+    moving = LineCollection(_segments(results, frames[0], scale, axes), colors="C0", linewidths=1.4)
+    ax.add_collection(moving)
+    allx = np.concatenate([_segments(results, i, scale, axes).reshape(-1, 2) for i in frames]
+                          + [results.nodes[:, axes]])
+    lo, hi = allx.min(axis=0), allx.max(axis=0)
+    pad = 0.05 * max(np.ptp(allx, axis=0).max(), 1e-12)
+    ax.set_xlim(lo[0] - pad, hi[0] + pad)
+    ax.set_ylim(lo[1] - pad, hi[1] + pad)
+    ax.set_aspect("equal", adjustable="box")
+    label = ax.set_title("")
+    _finish(ax, f"{plane[0]} [m]", f"{plane[1]} [m]", legend=False)
+    writer = PillowWriter(fps=fps)
+    with writer.saving(fig, str(path), dpi):
+        for i in frames:
+            moving.set_segments(_segments(results, i, scale, axes))
+            label.set_text(f"{title + ': ' if title else ''}t = {results.t[i]:.4g} s, displacements x {scale:.3g}")
+            writer.grab_frame()
+    return path
+
+
 def save(fig, path, dpi=130) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)
     return path
+
+
+# -- rotating beams: Campbell diagram and the spin-up comparison --------------------------------------
+__all__ += ["campbell", "clipped_histories"]
+
+
+def campbell(families, reference=None, per_rev=(1,), title=None, xlabel="gamma [-]",
+             ylabel="lambda [-]"):
+    """Campbell diagram: frequency families against the spin rate, with reference markers.
+
+    ``families``: dict label -> (x (n_x,), y (n_x, n_modes)) or (x, y, linestyle), one colour
+    per family, modes as separate lines (NaN gaps allowed).
+    ``reference``: dict label -> (x (n,), y (n, n_modes)) drawn as markers.
+    ``per_rev``: the lines y = k x (excitation k times per revolution).
+    """
+    fig, ax = _new((7.0, 5.0))
+    x_max = 0.0
+    for i, (label, (x, y, *style)) in enumerate(families.items()):
+        y = np.asarray(y).reshape(len(x), -1)
+        style = style[0] if style else "-"
+        for k in range(y.shape[1]):
+            ax.plot(x, y[:, k], style, color=f"C{i}", lw=1.2, label=label if k == 0 else None)
+        x_max = max(x_max, float(np.max(x)))
+    markers = "osD^v"
+    for i, (label, (x, y)) in enumerate((reference or {}).items()):
+        y = np.asarray(y).reshape(len(x), -1)
+        for k in range(y.shape[1]):
+            ax.plot(x, y[:, k], markers[i % len(markers)], mfc="none", color="k", ms=5,
+                    label=label if k == 0 else None)
+    xs = np.array([0.0, x_max])
+    for k in per_rev:
+        ax.plot(xs, k * xs, ":", color="0.4", lw=1.0, label=f"lambda = {k if k != 1 else ''}gamma")
+    _finish(ax, xlabel, ylabel, title)
+    return fig
+
+
+def clipped_histories(curves, title=None, xlabel="t [s]", ylabel="tip deflection [m]", clip=3.0):
+    """Histories on one set of axes, the unbounded ones clipped to the bounded ones' range.
+
+    ``curves``: list of dicts with ``t``, ``y``, ``label`` and optionally ``status`` and
+    ``message``.  The y range is ``clip`` times the largest |y| of the curves whose status is
+    "finished" (all curves if none is); a curve that leaves it is drawn up to there, and a
+    curve whose status is "diverged" or "failed" is marked with an x and a vertical line at
+    its last output time.
+    """
+    fig, ax = _new()
+    bounded = [c for c in curves if c.get("status", "finished") == "finished"] or list(curves)
+    limit = clip * max(float(np.nanmax(np.abs(c["y"]))) if len(c["y"]) else 0.0 for c in bounded)
+    limit = limit if limit > 0 else 1.0
+    for i, c in enumerate(curves):
+        t, y = np.asarray(c["t"]), np.asarray(c["y"], dtype=float)
+        status = c.get("status", "finished")
+        inside = np.abs(y) <= limit
+        end = len(y) if inside.all() else int(np.argmin(inside))
+        ax.plot(t[:end], y[:end], color=f"C{i}", lw=1.2, label=f"{c['label']} ({status})")
+        if status != "finished" and len(t):
+            t_stop = t[-1]
+            ax.axvline(t_stop, color=f"C{i}", ls=":", lw=1.0)
+            y_mark = y[end - 1] if end else 0.0
+            ax.plot([t[end - 1] if end else t_stop], [y_mark], "x", color=f"C{i}", ms=9, mew=2)
+            ax.annotate(f"{status} at t = {t_stop:.3g} s", (t_stop, 0.85 * np.sign(y_mark or -1) * limit),
+                        color=f"C{i}", fontsize=8, ha="right")
+    ax.set_ylim(-limit, limit)
+    _finish(ax, xlabel, ylabel, title)
+    return fig
+
+
+def curves(curves, xlabel, ylabel, scale=1.0, title=None):
+    """Several labelled curves on one axes; ``curves``: list of (label, x, y)."""
+    fig, ax = _new()
+    for label, x, y in curves:
+        ax.plot(x, scale * np.asarray(y), label=label, lw=1.0)
+    _finish(ax, xlabel, ylabel, title)
+    return fig
+
+
+__all__ += ["history_panels"]
+
+
+def history_panels(panels, title=None, xlabel="t [s]"):
+    """Stacked time histories sharing the time axis.
+
+    ``panels``: list of (ylabel, curves), curves a list of dicts with ``t``, ``y``, ``label``
+    and optionally ``style`` (a matplotlib format string, e.g. "--").
+    """
+    fig = Figure(figsize=(7.0, 2.6 * len(panels) + 0.8), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(len(panels), 1, sharex=True))
+    for ax, (ylabel, curves) in zip(axes, panels):
+        for i, c in enumerate(curves):
+            ax.plot(c["t"], c["y"], c.get("style", "-"), color=f"C{i}", lw=1.1, label=c["label"])
+        _finish(ax, "", ylabel)
+    axes[-1].set_xlabel(xlabel)
+    if title:
+        axes[0].set_title(title)
+    return fig

@@ -1,0 +1,88 @@
+"""Parameter sweeps: local processes, a Dask LocalCluster, failures, resume, identity."""
+import csv
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexmbs.sweep import case_id, parameter_grid, sweep
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+BAR = CASES / "rotating_bar.py"
+SMALL = dict(t_end=0.002, dt_out=2e-4, rtol=1e-6)
+sys.path.insert(0, str(CASES))
+
+import rotating_bar  # noqa: E402
+
+
+def _summary(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_parameter_grid_products_lists_and_types():
+    sets = parameter_grid(rotating_bar.DEFAULTS, grid={"elements": ["3", "4"], "omega": [10, 20.0]},
+                          listed=[{"elements": 7}], fixed={"t_end": "0.01"})
+    assert len(sets) == 5
+    assert sets[0] == {"t_end": 0.01, "elements": 3, "omega": 10.0}
+    assert all(isinstance(s["elements"], int) and isinstance(s["t_end"], float) for s in sets)
+    with pytest.raises(ValueError, match="valid:"):
+        parameter_grid(rotating_bar.DEFAULTS, grid={"elemnts": [3]})
+    with pytest.raises(ValueError, match="parameter 'elements'"):
+        parameter_grid(rotating_bar.DEFAULTS, fixed={"elements": "ten"})
+    assert case_id({"a": 1, "b": 2.5}) == case_id({"b": 2.5, "a": 1})
+    assert case_id({"a": 1}) != case_id({"a": 2})
+
+
+def test_local_sweep_with_a_failing_case_then_resume(tmp_path):
+    grid = {"elements": [3, 4, 0]}                       # 0 elements cannot be meshed: that case fails
+    rows = sweep(BAR, grid=grid, fixed=SMALL, out=tmp_path, workers=2)
+    status = {r["parameters"]["elements"]: r["status"] for r in rows}
+    assert status == {3: "finished", 4: "finished", 0: "error"}
+    failed = next(r for r in rows if r["status"] == "error")
+    assert "n_el" in failed["message"]
+    table = _summary(tmp_path / "summary.csv")
+    assert [r["status"] for r in table] == ["finished", "finished", "error"]
+    assert float(table[0]["peak_displacement"]) > 0
+    for r in rows[:2]:
+        assert (tmp_path / "cases" / r["id"] / "results.npz").is_file()
+    markers = {r["id"]: (tmp_path / "cases" / r["id"] / "done.json").stat().st_mtime_ns for r in rows}
+    again = sweep(BAR, grid=grid, fixed=SMALL, out=tmp_path, workers=2)    # nothing left to run
+    assert [r["status"] for r in again] == [r["status"] for r in rows]
+    assert {r["id"]: (tmp_path / "cases" / r["id"] / "done.json").stat().st_mtime_ns for r in again} == markers
+
+
+def test_sweep_results_equal_running_the_cases_one_by_one(tmp_path):
+    rows = sweep(BAR, grid={"omega": [10.0, 20.0]}, fixed=SMALL, out=tmp_path / "sweep", workers=2)
+    for r in rows:
+        direct = rotating_bar.run(out=tmp_path / "direct" / r["id"], **r["parameters"])
+        swept = np.load(tmp_path / "sweep" / "cases" / r["id"] / "results.npz")
+        alone = np.load(tmp_path / "direct" / r["id"] / "results.npz")
+        for key in ("t", "displacement", "nodes"):
+            np.testing.assert_array_equal(swept[key], alone[key])
+        assert direct["undamped"].success
+
+
+def test_sweep_on_a_dask_local_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed", reason="dask[distributed] is not installed "
+                                      "(pip install 'flexmbs[dask]'); CI installs it")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        rows = sweep(BAR, grid={"elements": [3, 4]}, fixed=SMALL, out=tmp_path / "dask",
+                     scheduler=cluster.scheduler_address)
+    local = sweep(BAR, grid={"elements": [3, 4]}, fixed=SMALL, out=tmp_path / "local", workers=2)
+    assert [r["status"] for r in rows] == ["finished", "finished"]
+    for a, b in zip(rows, local):
+        assert a["id"] == b["id"]
+        np.testing.assert_array_equal(np.load(tmp_path / "dask" / "cases" / a["id"] / "results.npz")["displacement"],
+                                      np.load(tmp_path / "local" / "cases" / b["id"] / "results.npz")["displacement"])
+        record = json.loads((tmp_path / "dask" / "cases" / a["id"] / "done.json").read_text())
+        assert record["status"] == "finished"
+
+
+def test_unknown_case_lists_the_available_ones(tmp_path, monkeypatch):
+    monkeypatch.chdir(CASES.parent)
+    with pytest.raises(ValueError, match="rotating_bar"):
+        sweep("no_such_case", out=tmp_path)

@@ -1,19 +1,28 @@
 """Run a model: formulation -> integrator -> results in physical quantities."""
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
+from contextlib import ExitStack
+from pathlib import Path
 
 import numpy as np
 
+from . import progress as _progress
 from .formulations import FORMULATIONS, Lagrange, energies
 from .integrators import INTEGRATORS, simulate
+from .io.store import ResultsFile, active_recording
 from .model import Model
 from .results import Results
 
-__all__ = ["run", "output_times"]
+__all__ = ["run", "output_times", "element_data", "mesh_sha256"]
 
 log = logging.getLogger(__name__)
+
+ENERGY_KEYS = ("T", "T2", "T1", "T0", "V", "V_geo", "V_g", "jacobi")
+WORK_KEYS = ("W_loads", "W_damping", "W_frame", "W_stiffening")
+VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))      # xx, yy, zz, yz, xz, xy
 
 
 def output_times(t_end: float, dt_out: float, t0: float = 0.0) -> np.ndarray:
@@ -47,11 +56,75 @@ class _Physics:
                          -delta_dot @ Kg_delta])
 
 
+def mesh_sha256(model: Model) -> str:
+    """SHA-256 of the model's nodes and cells (float64 and int64, little-endian, C order)."""
+    h = hashlib.sha256(np.ascontiguousarray(model.mesh.points, dtype="<f8").tobytes())
+    h.update(model.element.cell_type.encode())
+    h.update(np.ascontiguousarray(model.cells, dtype="<i8").tobytes())
+    return h.hexdigest()
+
+
+def element_data(model: Model, delta: np.ndarray, displacement: np.ndarray | None = None
+                 ) -> dict[str, np.ndarray]:
+    """Element quantities at the states ``delta`` (..., n) of the free DOFs.
+
+    ``displacement`` (..., n_nodes, dim), if given, is ``model.displacement_field(delta)``.
+
+    Returns
+    -------
+    dict
+        Bars and beams (line cells with ``material`` and ``area``): ``axial_force``
+        (..., n_el) [N], ``E A (u_b - u_a) . e_1 / L`` from the nodal displacements, tension
+        positive.  Solids (elements with ``stress``): ``stress`` (..., n_el, 6) [Pa] at the
+        centroid in Voigt order (xx, yy, zz, yz, xz, xy; plane stress: zz = yz = xz = 0) and
+        ``von_mises`` (..., n_el) [Pa].  Other elements: nothing.
+    """
+    el, cells, X = model.element, model.cells, model.X
+    delta = np.asarray(delta, dtype=float)
+    if el.cell_type == "line" and hasattr(el, "area") and hasattr(el, "material"):
+        u = model.displacement_field(delta) if displacement is None else displacement
+        e = X[:, 1] - X[:, 0]
+        L = np.linalg.norm(e, axis=1)
+        du = u[..., cells[:, 1], :] - u[..., cells[:, 0], :]      # (..., n_el, dim)
+        return {"axial_force": el.material.E * el.area * np.einsum("...ed,ed->...e", du, e / L[:, None]) / L}
+    if hasattr(el, "stress"):
+        dpn = el.dofs_per_node
+        edofs = (cells[:, :, None] * dpn + np.arange(dpn)).reshape(len(cells), -1)
+        full = model.expand(delta)
+        lead = full.shape[:-1]
+        flat = full.reshape(-1, full.shape[-1])
+        sigma = np.zeros((len(flat), len(cells), 3, 3))
+        for i, f in enumerate(flat):
+            s = el.stress(X, f[edofs])                            # (n_el, d, d)
+            sigma[i, :, :s.shape[1], :s.shape[2]] = s
+        voigt = np.stack([sigma[..., a, b] for a, b in VOIGT], axis=-1)
+        dev = sigma - np.trace(sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) / 3.0
+        von_mises = np.sqrt(1.5 * np.einsum("...ab,...ab->...", dev, dev))
+        return {"stress": voigt.reshape(lead + voigt.shape[1:]),
+                "von_mises": von_mises.reshape(lead + von_mises.shape[1:])}
+    return {}
+
+
+def _store(store) -> ResultsFile | None:
+    """The results file a run streams into: ``store`` itself, a new file at a path, or the
+    active `flexmbs.io.recording`."""
+    if store is False:
+        return None
+    if store is None:
+        return active_recording()
+    if isinstance(store, ResultsFile):
+        return store
+    if isinstance(store, (str, Path)):
+        return ResultsFile(store)
+    raise TypeError(f"`store` must be a path, a flexmbs.io.ResultsFile, None or False, "
+                    f"got {type(store).__name__}")
+
+
 def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", t_end: float,
         dt_out: float | None = None, t_eval=None, t0: float = 0.0, delta0=None, delta_dot0=None,
         rtol: float = 1e-6, atol: float | None = None, h: float | None = None,
         compute_energies: bool = True, evaluation: str = "auto", metadata: dict | None = None,
-        **options) -> Results:
+        store=None, name: str | None = None, **options) -> Results:
     """Integrate the model's equations of motion and return `Results`.
 
     Parameters
@@ -75,6 +148,33 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     compute_energies : bool
         Also integrate the works of the loads, of damping and of the frame (costs three
         extra evaluations per step) and evaluate the energies at the outputs.
+    metadata : dict, optional
+        Added to ``Results.metadata`` (cases add ``case`` and their resolved ``parameters``;
+        ``run`` names the run in a results file).
+    store : str, Path, flexmbs.io.ResultsFile, None or False
+        Stream the outputs into a results file as they are computed, each flushed to disk
+        before the integration goes on: a path (a new HDF5 file), an open ``ResultsFile``
+        (one more run in it), None (the file of the active `flexmbs.io.recording`, if any)
+        or False (none).  The works of the loads, damping and frame are written at the end;
+        a run stopped by Ctrl-C or an exception is marked "interrupted" or "error" in the
+        file and the exception propagates.  Read the file with `flexmbs.load_results`.
+    name : str, optional
+        Name of the run in the results file; default ``metadata["run"]``, else
+        ``metadata["case"]`` (of the run, else of the results file), else "run".
+    **options
+        Passed to `flexmbs.integrators.simulate` (method options, ``on_output``,
+        ``progress``).  ``progress=True`` shows a progress bar on a terminal (as inside
+        `flexmbs.progress.display`).
+
+    Returns
+    -------
+    Results
+        The outputs in physical quantities; on failure, those computed before it.
+
+    Examples
+    --------
+    >>> res = run(model, formulation="hamilton", t_end=0.1, dt_out=1e-3,
+    ...           store="out/results.h5")                          # doctest: +SKIP
     """
     if formulation not in FORMULATIONS:
         raise ValueError(f"`formulation` must be one of {sorted(FORMULATIONS)}, got {formulation!r}")
@@ -84,9 +184,9 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     n = model.n_dofs
     delta0 = np.zeros(n) if delta0 is None else np.asarray(delta0, dtype=float)
     delta_dot0 = np.zeros(n) if delta_dot0 is None else np.asarray(delta_dot0, dtype=float)
-    for name, v in (("delta0", delta0), ("delta_dot0", delta_dot0)):
+    for arg, v in (("delta0", delta0), ("delta_dot0", delta_dot0)):
         if v.shape != (n,):
-            raise ValueError(f"`{name}` must have shape ({n},) (the free DOFs), got {v.shape}")
+            raise ValueError(f"`{arg}` must have shape ({n},) (the free DOFs), got {v.shape}")
     if t_eval is None:
         t_eval = output_times(t_end, dt_out if dt_out is not None else (t_end - t0) / 100, t0)
     x0 = form.state0(delta0, delta_dot0, t0)
@@ -101,27 +201,91 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         raise ValueError(f"`method` must be one of {sorted(INTEGRATORS)}, got {method!r}")
     if INTEGRATORS[method].uses_tolerances:
         options.update(rtol=rtol, atol=atol)
-    sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h,
-                   integrand=integrand, **options)
-    timings["solve_s"] = sol.wall_time
-    tic = time.perf_counter()
-    delta, delta_dot = form.physical(sol.t, sol.x) if len(sol.t) else (np.zeros((0, n)),) * 2
-    energy = {}
-    if compute_energies and len(sol.t):
-        rows = [physics.energies(t, d, v) for t, d, v in zip(sol.t, delta, delta_dot)]
-        for key in ("T", "T2", "T1", "T0", "V", "V_geo", "V_g", "jacobi"):
-            energy[key] = np.array([getattr(r, key) for r in rows])
-        W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
-        energy.update(W_loads=W[:, 0], W_damping=W[:, 1], W_frame=W[:, 2], W_stiffening=W[:, 3])
-    results = Results(
-        t=sol.t, delta=delta, delta_dot=delta_dot,
-        displacement=model.displacement_field(delta), velocity=model.displacement_field(delta_dot),
-        nodes=model.mesh.points.copy(), energies=energy, status=sol.status, message=sol.message,
-        stats=dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
-                   n_rejected=sol.n_rejected, **timings, post_s=time.perf_counter() - tic),
-        metadata=dict(formulation=formulation, evaluation="compiled" if form._compiled else "terms",
-                      method=method, order=sol.order, rtol=rtol, atol=atol, h=h,
-                      units="SI (m, kg, s, N, rad)", **(metadata or {})))
+    from . import __version__
+    meta = dict(flexmbs_version=__version__, formulation=formulation,
+                evaluation="compiled" if form._compiled else "terms", method=method,
+                order=INTEGRATORS[method].order, rtol=rtol, atol=atol, h=h,
+                units="SI (m, kg, s, N, rad)", mesh_source=model.mesh.source, mesh_sha256=mesh_sha256(model),
+                element=type(model.element).__name__, n_elements=len(model.cells), n_dofs=n,
+                **(metadata or {}))
+    results_file = _store(store)
+    inherited = results_file.metadata if results_file is not None else {}
+    meta = {**inherited, **meta}                   # as in the file: the run's own keys win
+    name = name or meta.get("run") or meta.get("case") or inherited.get("run") or inherited.get("case") or "run"
+    reporter = _progress.current()
+    if options.get("progress") is True:
+        reporter = _progress.Display()
+        del options["progress"]
+
+    with ExitStack() as stack:
+        if reporter is not None and "progress" not in options:
+            options["progress"] = stack.enter_context(reporter.task(name, t0, float(t_end)))
+        if results_file is None:
+            sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h,
+                           integrand=integrand, **options)
+            timings["solve_s"] = sol.wall_time
+            tic = time.perf_counter()
+            delta, delta_dot = form.physical(sol.t, sol.x) if len(sol.t) else (np.zeros((0, n)),) * 2
+            outputs = dict(delta=delta, delta_dot=delta_dot, displacement=model.displacement_field(delta),
+                           velocity=model.displacement_field(delta_dot))
+            energy = {}
+            if compute_energies and len(sol.t):
+                rows = [physics.energies(t, d, v) for t, d, v in zip(sol.t, delta, delta_dot)]
+                for key in ENERGY_KEYS:
+                    energy[key] = np.array([getattr(r, key) for r in rows])
+            elements = element_data(model, delta, outputs["displacement"])
+        else:
+            writer = stack.enter_context(results_file.open_run(
+                name, nodes=model.mesh.points, cells={model.element.cell_type: model.cells}, metadata=meta))
+            rows = []
+            output_s = [0.0]
+            user_on_output = options.pop("on_output", None)
+
+            def on_output(t, x):
+                tic_out = time.perf_counter()
+                d, v = form.physical(t, x)
+                u, w = model.displacement_field(np.stack([d, v]))        # one call for both
+                fields = {"t": t, "delta": d, "delta_dot": v, "displacement": u, "velocity": w}
+                if compute_energies:
+                    e = physics.energies(t, d, v)
+                    fields["energies"] = {k: getattr(e, k) for k in ENERGY_KEYS}
+                fields.update({f"element_data/{k}": a for k, a in
+                               element_data(model, d, fields["displacement"]).items()})
+                writer.append(fields)
+                rows.append(fields)
+                output_s[0] += time.perf_counter() - tic_out
+                if user_on_output is not None:
+                    user_on_output(t, x)
+
+            sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h,
+                           integrand=integrand, on_output=on_output, **options)
+            timings["solve_s"] = sol.wall_time - output_s[0]
+            timings["output_s"] = output_s[0]
+            tic = time.perf_counter()
+
+            def stacked(key, shape):
+                return np.array([r[key] for r in rows], dtype=float).reshape((len(rows), *shape))
+
+            n_nodes, dim = model.mesh.points.shape
+            outputs = {k: stacked(k, shape) for k, shape in (
+                ("delta", (n,)), ("delta_dot", (n,)), ("displacement", (n_nodes, dim)), ("velocity", (n_nodes, dim)))}
+            energy = ({k: np.array([r["energies"][k] for r in rows], dtype=float) for k in ENERGY_KEYS}
+                      if compute_energies and rows else {})
+            elements = {k[len("element_data/"):]: np.array([r[k] for r in rows]) for k in (rows[0] if rows else {})
+                        if k.startswith("element_data/")}
+        if energy:
+            W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
+            energy.update(dict(zip(WORK_KEYS, W.T)))
+        stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
+                     n_rejected=sol.n_rejected, **timings, post_s=time.perf_counter() - tic)
+        results = Results(
+            t=sol.t, **outputs, nodes=model.mesh.points.copy(), energies=energy, status=sol.status,
+            message=sol.message, stats=stats, metadata=dict(meta, order=sol.order),
+            cells={model.element.cell_type: model.cells.copy()}, element_data=elements)
+        if results_file is not None:
+            writer.finish(sol.status, sol.message, stats,
+                          series={"works": {k: energy[k] for k in WORK_KEYS}} if energy else None)
+            results.metadata.update(run=writer.name, file=str(results_file.path))
     if not results.success:
         log.warning("run ended early (%s): %s", sol.status, sol.message)
     return results

@@ -247,6 +247,8 @@ class TabulatedMotion(GeneralMotion):
     bc_type : str
         Spline end condition (scipy.interpolate.CubicSpline), default "not-a-knot".
 
+    Notes
+    -----
     Outside [t[0], t[-1]] the motion is not defined and ``state`` raises ValueError.
     """
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["node_histories", "all_nodes", "energy_balance", "mode_shapes", "timing_chart", "save"]
+__all__ = ["node_histories", "all_nodes", "energy_balance", "mode_shapes", "timing_chart", "save",
+           "deflection_vs_angle", "deformed_shapes", "animation_gif", "marker_records", "time_series"]
 
 _COMPONENT = {"x": 0, "y": 1, "z": 2}
 
@@ -193,6 +194,9 @@ def _exaggeration(results, indices):
 def deformed_shape(results, times, scale=None, plane="xy", title=None):
     """The undeformed body (grey) and its deformed shape at the outputs nearest to ``times`` [s].
 
+    Drawn in the body frame from a `Results`; `deformed_shapes` draws a mechanism's global
+    snapshots instead.
+
     Parameters
     ----------
     times : sequence of float
@@ -224,6 +228,9 @@ def deformed_shape(results, times, scale=None, plane="xy", title=None):
 
 def animate(results, path, scale=None, plane="xy", fps=20, max_frames=200, dpi=100, title=None) -> Path:
     """Write the deformed body over time as an animated GIF (matplotlib's PillowWriter).
+
+    Drawn in the body frame from a `Results`; `animation_gif` animates a mechanism's global
+    snapshots instead.
 
     At most ``max_frames`` equally spaced outputs are drawn; ``scale`` and ``plane`` as in
     `deformed_shape` (one exaggeration factor for the whole animation).
@@ -360,4 +367,128 @@ def history_panels(panels, title=None, xlabel="t [s]"):
     axes[-1].set_xlabel(xlabel)
     if title:
         axes[0].set_title(title)
+    return fig
+
+
+# -- mechanisms: flexible links on moving frames ----------------------------------------------------
+def deflection_vs_angle(curves, title=None, scale=1e3, unit="mm", xlabel="crank angle [deg]",
+                        ylabel="mid-span deflection"):
+    """Deflection curves against crank angle; ``curves``: dict label -> (angle_deg (n,), w (n,)) [m]."""
+    fig, ax = _new()
+    for label, (angle, w) in curves.items():
+        ax.plot(angle, scale * np.asarray(w), label=label, lw=1.0)
+    _finish(ax, xlabel, f"{ylabel} [{unit}]", title, legend=len(curves) > 1)
+    if len(curves) and max(np.ptp(a) for a, _ in curves.values()) > 300:
+        ax.set_xticks(np.arange(0, max(np.max(a) for a, _ in curves.values()) + 1, 90))
+    return fig
+
+
+def _draw_snapshot(ax, snap, limits):
+    ax.plot(*np.asarray(snap["outline"]).T, color="0.55", lw=2.0, marker="o", ms=4, zorder=1)
+    if "chord" in snap:
+        ax.plot(*np.asarray(snap["chord"]).T, color="0.3", lw=0.8, ls="--", zorder=2)
+    ax.plot(*np.asarray(snap["link"]).T, color="tab:red", lw=1.8, zorder=3)
+    if "slider" in snap:
+        x, y = snap["slider"]
+        w = 0.06 * (limits[1] - limits[0])
+        ax.add_patch(_rectangle((x - w / 2, y - w / 4), w, w / 2))
+    ax.set_xlim(*limits[:2])
+    ax.set_ylim(*limits[2:])
+    ax.set_aspect("equal")
+    ax.set_title(snap.get("label", ""), fontsize=8)
+    ax.tick_params(labelsize=7)
+
+
+def _rectangle(xy, w, h):
+    from matplotlib.patches import Rectangle
+    return Rectangle(xy, w, h, facecolor="0.85", edgecolor="0.3", zorder=0)
+
+
+def _limits(snapshots, pad=0.08):
+    pts = np.concatenate([np.concatenate([np.asarray(s["outline"]), np.asarray(s["link"])]) for s in snapshots])
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    span = max(hi - lo) * (1 + 2 * pad)
+    mid = (lo + hi) / 2
+    h = max(hi[1] - lo[1], 0.3 * span) * (1 + 2 * pad)
+    return (mid[0] - span / 2, mid[0] + span / 2, mid[1] - h / 2, mid[1] + h / 2)
+
+
+def deformed_shapes(snapshots, title=None, ncols=3):
+    """Small multiples of a mechanism at several positions with its flexible link exaggerated.
+
+    ``snapshots``: list of dicts with "outline" (k, 2) the rigid joints' polyline, "link"
+    (m, 2) the deformed link (global, displacements already scaled), optionally "chord"
+    (2, 2), "slider" (x, y) and "label".
+    """
+    n = len(snapshots)
+    ncols = min(ncols, n)
+    nrows = int(np.ceil(n / ncols))
+    limits = _limits(snapshots)
+    aspect = (limits[3] - limits[2]) / (limits[1] - limits[0])
+    fig = Figure(figsize=(3.2 * ncols, 3.2 * nrows * max(aspect, 0.35) + 0.6), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    for ax, snap in zip(axes, snapshots):
+        _draw_snapshot(ax, snap, limits)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def animation_gif(path, snapshots, title=None, fps=15, dpi=80) -> Path:
+    """Animated GIF of mechanism snapshots (format of `deformed_shapes`), written with
+    matplotlib's PillowWriter (no external program)."""
+    from matplotlib.animation import PillowWriter
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    limits = _limits(snapshots)
+    aspect = (limits[3] - limits[2]) / (limits[1] - limits[0])
+    fig = Figure(figsize=(6.0, 6.0 * max(aspect, 0.35) + 0.5), layout="constrained")
+    ax = fig.add_subplot()
+    writer = PillowWriter(fps=fps)
+    with writer.saving(fig, str(path), dpi):
+        for snap in snapshots:
+            ax.clear()
+            _draw_snapshot(ax, snap, limits)
+            if title:
+                ax.set_title(f"{title}\n{snap.get('label', '')}", fontsize=9)
+            writer.grab_frame()
+    return path
+
+
+def marker_records(t, xy, smoothed=None, title=None, unit_scale=1e3, unit="mm"):
+    """Recorded marker paths in the plane (left) and their coordinates against time (right).
+
+    ``xy``: (n_t, n_markers, 2) [m]; ``smoothed``: same shape, drawn as lines over the records.
+    """
+    fig = Figure(figsize=(11.0, 4.4), layout="constrained")
+    ax, ax2 = fig.subplots(1, 2)
+    xy = unit_scale * np.asarray(xy)
+    for k in range(xy.shape[1]):
+        ax.plot(xy[:, k, 0], xy[:, k, 1], ".", ms=1.5, label=f"marker {k + 1}")
+        ax2.plot(t, xy[:, k, 0], ".", ms=1.0, label=f"x{k + 1}")
+        ax2.plot(t, xy[:, k, 1], ".", ms=1.0, label=f"y{k + 1}")
+    if smoothed is not None:
+        sm = unit_scale * np.asarray(smoothed)
+        for k in range(sm.shape[1]):
+            ax.plot(sm[:, k, 0], sm[:, k, 1], "k-", lw=0.6)
+            ax2.plot(t, sm[:, k, 0], "k-", lw=0.6)
+            ax2.plot(t, sm[:, k, 1], "k-", lw=0.6)
+    ax.set_aspect("equal")
+    _finish(ax, f"x [{unit}]", f"y [{unit}]", title)
+    _finish(ax2, "t [s]", f"coordinate [{unit}]", "records (dots) and smoothing splines (lines)")
+    return fig
+
+
+def time_series(t, curves, ylabel, title=None, references=None, xlabel="t [s]"):
+    """Curves against time; ``curves`` and ``references`` (dashed): dict label -> (n_t,) values."""
+    fig, ax = _new()
+    colors = {}
+    for label, y in curves.items():
+        (line,) = ax.plot(t, y, lw=1.0, label=label)
+        colors[label] = line.get_color()
+    for label, y in (references or {}).items():
+        ax.plot(t, y, lw=1.0, ls="--", color=colors.get(label.split(" (")[0], "k"), label=label)
+    _finish(ax, xlabel, ylabel, title)
     return fig

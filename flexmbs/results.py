@@ -28,11 +28,28 @@ class Results:
         W_stiffening [J] done from t[0] to t (see formulations._common.Energies).
     status, message : str
         'finished', 'failed' or 'diverged', and what happened; on failure the arrays hold
-        the outputs computed before it.
+        the outputs computed before it.  Results loaded from a file of a run that did not
+        end normally have 'interrupted' (Ctrl-C), 'error' (an exception) or 'incomplete'
+        (killed, or still running).
     stats : dict
-        Counters (n_rhs, n_jac, n_lu, n_steps, n_rejected) and wall times [s] per phase.
+        Counters (n_rhs, n_jac, n_lu, n_steps, n_rejected) and wall times [s] per phase:
+        build_s (formulation), solve_s (integration), output_s (writing the outputs to the
+        results file while the integration runs), post_s (post-processing).
     metadata : dict
-        Formulation, integrator, tolerances, case parameters, units.
+        flexmbs version, formulation, evaluation, integrator (``method``, ``order``), its
+        tolerances (``rtol``, ``atol``, ``h``), units, the mesh (``mesh_source``,
+        ``mesh_sha256``), the element and the model size, and what the caller adds (a case
+        adds ``case`` and its resolved ``parameters``).
+    cells : dict[str, ndarray (n_el, nodes per cell)]
+        The cells of the model's element, by meshio cell type.
+    element_data : dict[str, ndarray (n_t, n_el, ...)]
+        Element quantities: ``axial_force`` [N] (tension positive) of bars and beams;
+        ``stress`` [Pa] (Voigt order xx, yy, zz, yz, xz, xy, at the centroid) and
+        ``von_mises`` [Pa] of solids.
+
+    See Also
+    --------
+    flexmbs.load_results : a `Results` from a results file (HDF5 or NPZ).
     """
 
     t: np.ndarray
@@ -46,6 +63,8 @@ class Results:
     message: str
     stats: dict = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
+    cells: dict = field(default_factory=dict)
+    element_data: dict = field(default_factory=dict)
 
     @property
     def success(self) -> bool:
@@ -56,6 +75,12 @@ class Results:
         e = self.energies
         E = e["T"] + e["V"] + e["V_g"]
         return E - E[0] - (e["W_loads"] - e["W_damping"] + e["W_frame"] + e["W_stiffening"])
+
+    @classmethod
+    def load(cls, path, run: str | None = None) -> Results:
+        """Same as `flexmbs.load_results`."""
+        from .io import load_results
+        return load_results(path, run)
 
     def save_npz(self, path) -> Path:
         """Write t, displacement, nodes (the cases' contract) plus velocity, DOFs and energies."""

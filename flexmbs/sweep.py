@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .parameters import parse_parameters
+
 __all__ = ["parameter_grid", "case_id", "sweep", "run_one", "find_case"]
 
 log = logging.getLogger(__name__)
@@ -54,46 +56,23 @@ def _load(path: Path):
     return module
 
 
-def _coerce(value, default):
-    """A parameter value parsed to the type of the case's default."""
-    if isinstance(value, str) and not isinstance(default, str):
-        if isinstance(default, bool):
-            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise ValueError(f"expected a boolean, got {value!r}")
-            return value.lower() in ("true", "1", "yes")
-        if isinstance(default, int):
-            return int(value)
-        if isinstance(default, float):
-            return float(value)
-    return value
-
-
 def parameter_grid(defaults: dict, grid: dict | None = None, listed: list[dict] | None = None,
-                   fixed: dict | None = None) -> list[dict]:
+                   fixed: dict | None = None, case: str = "case") -> list[dict]:
     """The parameter sets of a sweep: the cartesian product of ``grid`` and/or the rows of
-    ``listed``, each completed by ``fixed``; values are parsed to the types of ``defaults``.
+    ``listed``, each completed by ``fixed``; values (text or numbers) are parsed to the types
+    of ``defaults`` (``flexmbs.parameters``).
 
-    Unknown keys raise ValueError listing the valid ones.
+    Raises
+    ------
+    ParameterError (a ValueError)
+        An unknown key or a value of the wrong type; the message lists the valid keys.
     """
     grid, listed, fixed = dict(grid or {}), list(listed or []), dict(fixed or {})
-    unknown = sorted((set(grid) | set(fixed) | {k for row in listed for k in row}) - set(defaults))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(defaults)}")
-
-    def typed(params):
-        out = {}
-        for k, v in params.items():
-            try:
-                out[k] = _coerce(v, defaults[k])
-            except ValueError as exc:
-                raise ValueError(f"parameter {k!r}: {exc} (default {defaults[k]!r})") from None
-        return out
-
     combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())] if grid else []
     rows = combos + listed
     if not rows:
         rows = [{}]
-    return [typed({**fixed, **row}) for row in rows]
+    return [parse_parameters(case, defaults, {**fixed, **row}) for row in rows]
 
 
 def case_id(params: dict) -> str:
@@ -185,7 +164,7 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
     """
     path = find_case(case)
     module = _load(path)
-    sets = parameter_grid(module.DEFAULTS, grid, listed, fixed)
+    sets = parameter_grid(module.DEFAULTS, grid, listed, fixed, case=path.stem)
     out = Path(out)
     (out / "cases").mkdir(parents=True, exist_ok=True)
     records, todo, seen = {}, [], set()

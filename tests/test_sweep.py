@@ -28,10 +28,11 @@ def test_parameter_grid_products_lists_and_types():
     assert len(sets) == 5
     assert sets[0] == {"t_end": 0.01, "elements": 3, "omega": 10.0}
     assert all(isinstance(s["elements"], int) and isinstance(s["t_end"], float) for s in sets)
-    with pytest.raises(ValueError, match="valid:"):
+    with pytest.raises(ValueError, match="did you mean 'elements'"):
         parameter_grid(rotating_bar.DEFAULTS, grid={"elemnts": [3]})
-    with pytest.raises(ValueError, match="parameter 'elements'"):
+    with pytest.raises(ValueError, match="parameter 'elements' .* must be an integer"):
         parameter_grid(rotating_bar.DEFAULTS, fixed={"elements": "ten"})
+    assert parameter_grid(rotating_bar.DEFAULTS, fixed={"period": "pi/50"})[0]["period"] == pytest.approx(np.pi / 50)
     assert case_id({"a": 1, "b": 2.5}) == case_id({"b": 2.5, "a": 1})
     assert case_id({"a": 1}) != case_id({"a": 2})
 
@@ -86,3 +87,18 @@ def test_unknown_case_lists_the_available_ones(tmp_path, monkeypatch):
     monkeypatch.chdir(CASES.parent)
     with pytest.raises(ValueError, match="rotating_bar"):
         sweep("no_such_case", out=tmp_path)
+
+
+def test_flexmbs_sweep_command_with_grid_and_list(tmp_path, capsys):
+    from flexmbs.cli import main
+    listing = tmp_path / "sets.csv"
+    listing.write_text("omega,elements\n12,3\n18,3\n")
+    code = main(["sweep", "rotating_bar", "--cases", str(CASES), "--grid", "elements=3,4", "--list", str(listing),
+                 "--set", "t_end=0.002", "--set", "dt_out=2e-4", "--workers", "2", "--out", str(tmp_path / "s")])
+    assert code == 0
+    table = _summary(tmp_path / "s" / "summary.csv")
+    assert [(r["elements"], r["omega"]) for r in table] == [("3", ""), ("4", ""), ("3", "12.0"), ("3", "18.0")]
+    assert "4 cases (4 finished)" in capsys.readouterr().out
+    code = main(["sweep", "rotating_bar", "--cases", str(CASES), "--grid", "omegaa=1,2", "--out", str(tmp_path)])
+    assert code == 2
+    assert "did you mean 'omega'" in capsys.readouterr().err

@@ -1,0 +1,588 @@
+"""The ``flexmbs`` command (also ``python -m flexmbs``).
+
+.. code:: text
+
+    flexmbs run CASE [--set KEY=VALUE ...] [--out DIR]   run a case of cases/ (CASE: file name without .py)
+    flexmbs run FILE.toml [--set KEY=VALUE ...]          the same with the parameters in a TOML file
+    flexmbs cases                                        list the cases with their one-line description
+    flexmbs bench [TIMING OPTIONS]                       time the formulations (cases/timing.py)
+    flexmbs results FILE                                 the runs in a results file, their status and metadata
+    flexmbs export FILE [--run NAME] [--out DIR]         ParaView files (XDMF + HDF5, VTU) from a results file
+    flexmbs mesh info FILE                               a mesh file's cells, sets and size
+    flexmbs info                                         versions of flexmbs and its dependencies
+
+A case is any ``cases/*.py`` with a module docstring, a ``DEFAULTS`` dict (its parameter names,
+with underscores, and default values) and ``run(out=None, **params)``.  ``--set`` values are
+parsed to the type of the ``DEFAULTS`` entry.  ``run`` writes into ``--out`` (default
+``out/CASE``): what the case writes itself (``results.npz``, plots), ``results.h5`` (every
+run of the case, streamed while it runs: see `flexmbs.load_results`), ParaView files and
+``case.toml`` (the resolved parameters; ``flexmbs run DIR/case.toml`` repeats the run).
+
+The cases directory is the first that exists of: ``--cases DIR``, ``$FLEXMBS_CASES``,
+``./cases`` and the ``cases`` directory of the source tree flexmbs is installed from.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import difflib
+import hashlib
+import importlib.util
+import json
+import logging
+import math
+import os
+import platform
+import signal
+import sys
+import threading
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .parameters import ParameterError, _short, _type_name, parse_parameters as _parse_parameters
+
+__all__ = ["main", "CLIError", "find_cases_dir", "discover_cases", "load_case", "parse_parameters",
+           "read_case_toml", "dump_toml"]
+
+log = logging.getLogger("flexmbs.cli")
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class CLIError(Exception):
+    """Bad input on the command line or in a case file; the message says what to change."""
+
+
+# ----------------------------------------------------------------------------------------- cases
+@dataclass(frozen=True)
+class CaseInfo:
+    """A case script found in the cases directory (read with ``ast``, not imported)."""
+
+    name: str
+    path: Path
+    summary: str
+
+
+def find_cases_dir(explicit=None) -> Path:
+    """The cases directory: ``explicit``, ``$FLEXMBS_CASES``, ``./cases`` or the source tree's."""
+    candidates = [Path(explicit)] if explicit else []
+    if os.environ.get("FLEXMBS_CASES"):
+        candidates.append(Path(os.environ["FLEXMBS_CASES"]))
+    candidates += [Path.cwd() / "cases", Path(__file__).resolve().parents[1] / "cases"]
+    for c in candidates:
+        if c.is_dir():
+            return c
+    if explicit:
+        raise CLIError(f"cases directory {explicit} not found")
+    raise CLIError("no cases directory found (looked in $FLEXMBS_CASES, ./cases and the source tree); "
+                   "run from the flexmbs source tree or pass --cases DIR")
+
+
+def _case_info(path: Path) -> CaseInfo | None:
+    """CaseInfo of a file with a docstring, a module-level DEFAULTS and a run function, else None."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, UnicodeDecodeError, OSError) as err:
+        log.warning("skipping %s: %s", path, err)
+        return None
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+    if not {"DEFAULTS", "run"} <= names:
+        return None
+    doc = (ast.get_docstring(tree) or "").strip()
+    return CaseInfo(path.stem, path, doc.splitlines()[0] if doc else "")
+
+
+def discover_cases(directory) -> dict[str, CaseInfo]:
+    """Every case of ``directory``, by name, sorted."""
+    found = (_case_info(p) for p in sorted(Path(directory).glob("*.py")) if not p.name.startswith("_"))
+    return {c.name: c for c in found if c is not None}
+
+
+def _import(path: Path):
+    """Import a script as the module named after its file (its directory goes on sys.path, so
+    that sibling imports such as ``import rotating_bar`` work)."""
+    directory = str(path.parent)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    module = sys.modules.get(path.stem)
+    if module is not None and Path(getattr(module, "__file__", "") or "").resolve() == path.resolve():
+        return module
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[path.stem]
+        raise
+    return module
+
+
+def load_case(info: CaseInfo):
+    """Import a case script as a module and check it has DEFAULTS and run."""
+    module = _import(info.path)
+    for attr in ("DEFAULTS", "run"):
+        if not hasattr(module, attr):
+            raise CLIError(f"case {info.name} ({info.path}) has no `{attr}`")
+    return module
+
+
+def _case(name: str, cases_dir) -> CaseInfo:
+    directory = find_cases_dir(cases_dir)
+    cases = discover_cases(directory)
+    if name not in cases:
+        if (directory / f"{name}.py").is_file():
+            hint = " (for the formulation timing use `flexmbs bench`)" if name == "timing" else ""
+            raise CLIError(f"{directory / (name + '.py')} is not a case: a case has a module docstring, "
+                           f"a DEFAULTS dict and a run function{hint}")
+        close = difflib.get_close_matches(name, cases, n=1)
+        raise CLIError(f"no case {name!r} in {directory}{'; did you mean ' + repr(close[0]) + '?' if close else ''} "
+                       f"Cases: {', '.join(cases) or 'none'}")
+    return cases[name]
+
+
+# ------------------------------------------------------------------------------------ parameters
+def parse_parameters(case: str, defaults: dict, values: dict) -> dict:
+    """``parameters.parse_parameters`` with its errors as usage errors of the command."""
+    try:
+        return _parse_parameters(case, defaults, values)
+    except ParameterError as err:
+        raise CLIError(str(err)) from None
+
+
+def _parse_sets(items) -> dict:
+    out = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"--set expects KEY=VALUE (e.g. --set t_end=0.5), got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+# ------------------------------------------------------------------------------------------ TOML
+def read_case_toml(path) -> tuple[str, dict, str | None]:
+    """(case, parameters, out) from a case file.
+
+    .. code:: toml
+
+        case = "rotating_bar"          # required
+        out = "out/my_run"             # optional output directory
+        [parameters]                   # optional; the case's DEFAULTS keys
+        elements = 20
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CLIError(f"case file {path} not found") from None
+    except tomllib.TOMLDecodeError as err:
+        raise CLIError(f"{path} is not valid TOML: {err}") from None
+    unknown = sorted(set(data) - {"case", "out", "parameters", "flexmbs_version", "written"})
+    if unknown:
+        raise CLIError(f"{path}: unknown top-level keys {unknown}; a case file has `case`, `out` and a "
+                       "[parameters] table")
+    if not isinstance(data.get("case"), str):
+        raise CLIError(f"{path}: `case` must name a case (e.g. case = \"rotating_bar\"), "
+                       f"got {data.get('case')!r}")
+    params = data.get("parameters", {})
+    if not isinstance(params, dict):
+        raise CLIError(f"{path}: `parameters` must be a table ([parameters])")
+    out = data.get("out")
+    return data["case"], params, None if out is None else str(out)
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return ("inf" if value > 0 else "-inf") if math.isinf(value) else "nan" if math.isnan(value) else repr(value)
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def dump_toml(case: str, params: dict, out=None) -> str:
+    """A case file (see `read_case_toml`) with every parameter; None values become comments."""
+    from . import __version__
+    lines = ["# flexmbs case file: `flexmbs run THIS_FILE` repeats the run.",
+             f'flexmbs_version = "{__version__}"',
+             f'written = "{datetime.datetime.now().astimezone().isoformat(timespec="seconds")}"',
+             f"case = {_toml_value(case)}"]
+    if out is not None:
+        lines.append(f"out = {_toml_value(Path(out).as_posix())}")
+    lines += ["", "[parameters]"]
+    for key, value in params.items():
+        lines.append(f"# {key} = None (not set)" if value is None else f"{key} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+# -------------------------------------------------------------------------------------- commands
+def _configure_logging(verbosity: int) -> None:
+    level = {-1: logging.ERROR, 0: logging.WARNING}.get(verbosity, logging.INFO)
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    if sys.stderr.isatty():
+        from rich.logging import RichHandler
+        handler = RichHandler(show_time=False, show_path=False)
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    else:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.captureWarnings(True)
+
+
+def _results_list(returned) -> dict[str, object]:
+    from .results import Results
+    if isinstance(returned, Results):
+        return {"run": returned}
+    if isinstance(returned, dict):
+        return {str(k): v for k, v in returned.items() if isinstance(v, Results)}
+    return {}
+
+
+def _sigterm(signum, frame):
+    raise KeyboardInterrupt(f"{signal.Signals(signum).name}")
+
+
+def cmd_run(args) -> int:
+    from . import io
+    from . import progress as progress_mod
+    from .results import Results
+
+    target = args.case
+    file_params, file_out = {}, None
+    if target.endswith(".toml"):
+        target, file_params, file_out = read_case_toml(args.case)
+    info = _case(target, args.cases)
+    module = load_case(info)
+    defaults = dict(module.DEFAULTS)
+    params = parse_parameters(info.name, defaults, file_params)
+    params.update(parse_parameters(info.name, defaults, _parse_sets(args.set)))
+    out = Path(args.out or file_out or Path("out") / info.name)
+    resolved = {**defaults, **params}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "case.toml").write_text(dump_toml(info.name, resolved, out), encoding="utf-8")
+    h5 = out / "results.h5"
+    log.info("case %s -> %s (parameters %s)", info.name, out, params or "defaults")
+    verbose = getattr(args, "verbose", 0)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _sigterm) if main_thread else None
+    interrupted, returned = False, None
+    try:
+        with io.recording(h5, metadata={"case": info.name, "parameters": resolved}) as results_file, \
+                progress_mod.display(enabled=False if verbose < 0 else None):
+            try:
+                returned = module.run(out=out, **params)
+            except KeyboardInterrupt:
+                interrupted = True
+            # runs a case returns without having called flexmbs.run (no store): add them to the file
+            if not interrupted:
+                for name, res in _results_list(returned).items():
+                    if isinstance(res, Results) and res.metadata.get("file") is None:
+                        results_file.add(res, name)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+        runs = io.list_runs(h5) if h5.is_file() else {}
+        if not runs and h5.is_file():
+            h5.unlink()                      # an empty results file would only confuse
+    code = EXIT_INTERRUPTED if interrupted else EXIT_OK
+    print(f"{info.name}: {'interrupted' if interrupted else 'done'}, output in {out}/")
+    for name, status in runs.items():
+        res = io.load_results(h5, name)
+        t_last = f"t = {res.t[-1]:.6g} s" if len(res.t) else "no output"
+        solve = res.stats.get("solve_s")
+        print(f"  run {name}: {status}, {len(res.t)} outputs to {t_last}"
+              + (f", solve {solve:.3g} s" if solve is not None else "")
+              + (f" ({res.message})" if status != "finished" else ""))
+        # NOTE: "diverged" can be the answer (spinup_beam's unstiffened run diverges by design)
+        if status in ("failed", "error") and code == EXIT_OK:
+            code = EXIT_FAILED
+        if not args.no_paraview and len(res.t):
+            stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
+            files = io.export_paraview(res, out, stem=stem, every=args.every)
+            print(f"    ParaView: {', '.join(p.name for p in files.values())}")
+    if runs:
+        print(f"  results: {h5} (flexmbs.load_results({str(h5)!r}"
+              + (")" if len(runs) == 1 else ", run=NAME)") + f"), parameters: {out / 'case.toml'}")
+    else:
+        print(f"  no flexmbs.run was recorded in this process (a case that runs its work in other processes, "
+              f"such as a parameter study, keeps those results in its own files); parameters: {out / 'case.toml'}")
+    return code
+
+
+def cmd_sweep(args) -> int:
+    """Every combination of --grid values (and the rows of --list) as an independent case."""
+    import contextlib
+    import csv
+
+    from .progress import Display
+    from .sweep import sweep
+    info = _case(args.case, args.cases)
+    grid = {}
+    for item in args.grid or ():
+        key, sep, values = item.partition("=")
+        if not sep or not key.strip() or not values.strip():
+            raise CLIError(f"--grid expects KEY=V1,V2,... (e.g. --grid omega=10,15,20), got {item!r}")
+        grid[key.strip()] = [v.strip() for v in values.split(",") if v.strip()]
+    listed = []
+    if args.list:
+        path = Path(args.list)
+        if not path.is_file():
+            raise CLIError(f"--list: no file {path}")
+        with open(path, newline="") as f:
+            listed = [{k.strip(): v.strip() for k, v in row.items() if v is not None and v.strip()}
+                      for row in csv.DictReader(f)]
+        if not listed:
+            raise CLIError(f"--list: {path} has no rows (a header of parameter names, then one set a row)")
+    out = Path(args.out or Path("out") / f"sweep_{info.name}")
+    display = Display(enabled=None if args.verbose >= 0 else False)
+    try:
+        with contextlib.ExitStack() as stack:
+            bar = {}
+
+            def progress(done, total):          # the bar opens when the sweep knows its size
+                if "update" not in bar:
+                    bar["update"] = stack.enter_context(display.counter(f"sweep {info.name}", total))
+                if bar["update"]:
+                    bar["update"](done)
+
+            rows = sweep(info.path, grid=grid, listed=listed, fixed=_parse_sets(args.set), out=out,
+                         workers=args.workers, scheduler=args.scheduler, progress=progress)
+    except ParameterError as err:
+        raise CLIError(str(err)) from None
+    counts = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print(f"sweep {info.name}: {len(rows)} cases ({', '.join(f'{n} {s}' for s, n in counts.items())}); "
+          f"summary {out / 'summary.csv'}")
+    for r in rows:
+        if r["status"] not in ("finished", "diverged"):
+            print(f"  {r['id']}: {r['status']}: {(r.get('message') or '').splitlines()[0] if r.get('message') else ''}")
+    return EXIT_OK if all(r["status"] in ("finished", "diverged") for r in rows) else EXIT_FAILED
+
+
+def cmd_cases(args) -> int:
+    directory = find_cases_dir(args.cases)
+    cases = discover_cases(directory)
+    print(f"cases in {directory}:")
+    width = max((len(n) for n in cases), default=0)
+    for name, info in cases.items():
+        print(f"  {name:{width}s}  {info.summary}")
+    if not cases:
+        print("  (none)")
+    print("run one with `flexmbs run CASE [--set KEY=VALUE ...] [--out DIR]`; "
+          "`flexmbs params CASE` lists its keys")
+    return EXIT_OK
+
+
+def cmd_params(args) -> int:
+    info = _case(args.case, args.cases)
+    module = load_case(info)
+    print(f"{info.name}: {info.summary}")
+    for key, value in module.DEFAULTS.items():
+        print(f"  {key} = {_short(value)}    ({_type_name(value)})")
+    return EXIT_OK
+
+
+def cmd_bench(args, extra) -> int:
+    directory = find_cases_dir(args.cases)
+    path = directory / "timing.py"
+    if not path.is_file():
+        raise CLIError(f"{path} not found: `flexmbs bench` runs the formulation timing of cases/timing.py")
+    module = _import(path)
+    return int(module.main(extra) or 0)
+
+
+def cmd_results(args) -> int:
+    from . import io
+    runs = io.list_runs(args.file)
+    print(f"{args.file}: {len(runs)} run(s)")
+    for name in runs:
+        res = io.load_results(args.file, name)
+        md = res.metadata
+        t = f"t = {res.t[0]:.6g} .. {res.t[-1]:.6g} s" if len(res.t) else "no output"
+        print(f"  {name}: {res.status}, {len(res.t)} outputs, {t}; {res.message}")
+        print(f"    {md.get('formulation')} + {md.get('method')} (rtol {md.get('rtol')}, h {md.get('h')}), "
+              f"{md.get('element')} x {md.get('n_elements')}, {md.get('n_dofs')} DOFs, mesh {md.get('mesh_source')}")
+        times = {k: v for k, v in res.stats.items() if k.endswith("_s")}
+        if times:
+            print("    wall time: " + ", ".join(f"{k[:-2]} {v:.3g} s" for k, v in times.items()))
+        if md.get("parameters"):
+            print(f"    parameters: {json.dumps(md['parameters'])}")
+    return EXIT_OK
+
+
+def cmd_export(args) -> int:
+    from . import io
+    runs = io.list_runs(args.file) if args.run is None else {args.run: None}
+    out = Path(args.out) if args.out else Path(args.file).parent
+    for name in runs:
+        res = io.load_results(args.file, name)
+        stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
+        files = io.export_paraview(res, out, stem=stem, every=args.every)
+        print(f"{name} ({res.status}, {len(res.t)} outputs): {', '.join(str(p) for p in files.values())}")
+    return EXIT_OK
+
+
+def cmd_mesh_info(args) -> int:
+    from .mesh import MeshError, check_orientation, read
+    path = Path(args.file)
+    mesh = read(path, check=False)
+    size = path.stat().st_size
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    print(f"{path}: {size / 1024:.1f} kB, sha256 {digest[:16]}...")
+    lo, hi = mesh.points.min(axis=0), mesh.points.max(axis=0)
+    box = " x ".join(f"[{a:.6g}, {b:.6g}]" for a, b in zip(lo, hi))
+    print(f"  nodes: {mesh.n_nodes} in {mesh.dim}D, bounding box {box} m")
+    print("  cells: " + ", ".join(f"{t} {len(c)}" for t, c in mesh.cells.items()))
+    print("  node sets: " + (", ".join(f"{k} ({len(v)})" for k, v in mesh.node_sets.items()) or "none"))
+    print("  element sets: " + (", ".join(
+        f"{k} ({', '.join(f'{t} {len(i)}' for t, i in v.items())})" for k, v in mesh.element_sets.items()) or "none"))
+    try:
+        check_orientation(mesh)
+        print("  orientation: every cell positively oriented")
+    except MeshError as err:
+        print(f"  orientation: {err}")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_info(args) -> int:
+    from importlib import metadata
+    import h5py
+    from . import FORMULATIONS, INTEGRATORS, __version__
+    print(f"flexmbs {__version__} ({Path(__file__).resolve().parent})")
+    print(f"python {platform.python_version()} on {platform.platform()}")
+    for dist in ("numpy", "scipy", "meshio", "h5py", "matplotlib", "rich"):
+        try:
+            hdf5 = f" (HDF5 {h5py.version.hdf5_version})" if dist == "h5py" else ""
+            print(f"{dist} {metadata.version(dist)}{hdf5}")
+        except metadata.PackageNotFoundError:
+            print(f"{dist} not installed")
+    print(f"formulations: {', '.join(FORMULATIONS)}")
+    print(f"integrators: {', '.join(INTEGRATORS)}")
+    try:
+        directory = find_cases_dir(getattr(args, "cases", None))
+        print(f"cases: {directory} ({', '.join(discover_cases(directory)) or 'none'})")
+    except CLIError as err:
+        print(f"cases: {err}")
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------ main
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    noise = common.add_mutually_exclusive_group()
+    noise.add_argument("-q", "--quiet", dest="verbose", action="store_const", const=-1, default=argparse.SUPPRESS,
+                       help="no progress bar, errors only")
+    noise.add_argument("-v", "--verbose", dest="verbose", action="store_const", const=1, default=argparse.SUPPRESS,
+                       help="log what is done (INFO)")
+    common.add_argument("--cases", metavar="DIR", default=argparse.SUPPRESS,
+                        help="cases directory (default: $FLEXMBS_CASES, ./cases, the source tree's)")
+    from . import __version__
+    ap = argparse.ArgumentParser(prog="flexmbs", parents=[common],
+                                 description="Flexible multibody dynamics by the finite element method.",
+                                 epilog="`flexmbs COMMAND --help` for the options of a command.")
+    ap.add_argument("--version", action="version", version=f"flexmbs {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("run", parents=[common], help="run a case (by name or a case.toml file)",
+                       description="Run a case of cases/ by name, or the case and parameters of a TOML file.")
+    p.add_argument("case", metavar="CASE|FILE.toml")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="a parameter (a DEFAULTS key of the case, with underscores); repeatable")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: `out` of the TOML file, else out/CASE)")
+    p.add_argument("--no-paraview", action="store_true", help="do not write the ParaView files")
+    p.add_argument("--every", type=int, default=1, metavar="N", help="ParaView: every N-th output (default 1)")
+
+    p = sub.add_parser("params", parents=[common], help="list a case's parameters and defaults")
+    p.add_argument("case", metavar="CASE")
+    sub.add_parser("cases", parents=[common], help="list the cases")
+    sub.add_parser("bench", parents=[common], help="time the formulations (cases/timing.py; its options follow)",
+                   add_help=False)
+    p = sub.add_parser("results", parents=[common], help="the runs in a results file")
+    p.add_argument("file")
+    p = sub.add_parser("export", parents=[common], help="ParaView files from a results file")
+    p.add_argument("file")
+    p.add_argument("--run", help="one run (default: all)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: the results file's)")
+    p.add_argument("--every", type=int, default=1, metavar="N", help="every N-th output (default 1)")
+    p = sub.add_parser("mesh", parents=[common], help="mesh files: `flexmbs mesh info FILE`")
+    msub = p.add_subparsers(dest="mesh_command", metavar="info", required=True)
+    m = msub.add_parser("info", parents=[common], help="cells, sets and size of a mesh file")
+    m.add_argument("file")
+    sub.add_parser("info", parents=[common], help="versions of flexmbs and its dependencies")
+    p = sub.add_parser("sweep", parents=[common], help="run a case for every combination of parameters",
+                       description="Run a case for the cartesian product of --grid values and the rows of "
+                                   "--list, each as an independent case (local worker processes, or a Dask "
+                                   "cluster with --scheduler or $DASK_SCHEDULER_ADDRESS); finished cases are "
+                                   "skipped when the sweep is run again.")
+    p.add_argument("case", metavar="CASE")
+    p.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", help="values of one parameter; repeatable")
+    p.add_argument("--list", metavar="FILE.csv", help="parameter sets: a header of names, one set a row")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter for every case; repeatable")
+    p.add_argument("--out", metavar="DIR", help="output directory (default out/sweep_CASE)")
+    p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: CPUs)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="Dask scheduler address")
+    return ap
+
+
+COMMANDS = {"run": cmd_run, "params": cmd_params, "cases": cmd_cases, "results": cmd_results,
+            "export": cmd_export, "info": cmd_info, "sweep": cmd_sweep}
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``flexmbs`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if "bench" in argv:                      # the options after `bench` go to cases/timing.py
+        i = argv.index("bench")
+        args = parser.parse_args(argv[:i + 1])
+        ours = argparse.ArgumentParser(add_help=False)
+        ours.add_argument("--cases")
+        ours.add_argument("-q", "--quiet", dest="verbose", action="store_const", const=-1)
+        ours.add_argument("-v", "--verbose", dest="verbose", action="store_const", const=1)
+        own, extra = ours.parse_known_args(argv[i + 1:])
+        for key, value in vars(own).items():
+            if value is not None:
+                setattr(args, key, value)
+    else:
+        args, extra = parser.parse_args(argv), []
+    args.verbose = getattr(args, "verbose", 0)
+    args.cases = getattr(args, "cases", None)
+    _configure_logging(args.verbose)
+    try:
+        if args.command == "bench":
+            return cmd_bench(args, extra)
+        if args.command == "mesh":
+            return cmd_mesh_info(args)
+        return COMMANDS[args.command](args)
+    except CLIError as err:
+        print(f"flexmbs {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"flexmbs {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (FileNotFoundError, KeyError, ValueError) as err:
+        if args.verbose > 0:
+            raise
+        print(f"flexmbs {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE if not isinstance(err, ValueError) else EXIT_FAILED

@@ -260,18 +260,21 @@ class Model:
     def _build_geometric_stiffness(self, asm, explicit: bool):
         """Unit load cases -> static axial forces -> geometric stiffness matrices, once.
 
-        The quasi-static axial force is linear in the frame's acceleration operator
+        The quasi-static pre-stress is linear in the frame's acceleration operator
         A = tilde(eps) + tilde(omega)^2 (9 entries), in alpha = R^T (a_O - g) (3 entries) and in
         the load factors f_i(t); so is K_geo.  For each unit case the inertia load (-d[a, b],
         -m_O[c]) or the load column Q[:, i] is applied to the supported body, the static
-        displacement K u = f gives the axial forces, and their geometric stiffness is kept.
+        displacement K u = f gives the pre-stress (``element.prestress``: the axial force of
+        beams, the stress at the stiffness points of solids), and its geometric stiffness is kept.
         """
         from scipy.sparse.linalg import splu
         el = self.element
-        if not hasattr(el, "axial_force"):
+        if not hasattr(el, "prestress"):
             if explicit:
-                raise ValueError(f"{type(el).__name__} has no geometric stiffening (no axial_force); "
+                raise ValueError(f"{type(el).__name__} has no geometric stiffening (no prestress); "
                                  "pass stiffening=False")
+            if self.motion.is_rotating:
+                log.warning("%s has no geometric stiffening: the model neglects it", type(el).__name__)
             self.stiffening = False
             return
         try:
@@ -299,7 +302,7 @@ class Model:
                 raise ValueError("geometric stiffening needs a supported body (the static problem for the "
                                  "axial forces has no unique solution); fix its rigid-body motions with "
                                  "`fixed` or pass stiffening=False")
-            P = el.axial_force(self.X, self.expand(u)[asm.element_dofs], body_force)
+            P = el.prestress(self.X, self.expand(u)[asm.element_dofs], body_force)
             Kg = sparse.csr_array(asm.matrix(el.k_geo(self.X, P))[self.free][:, self.free])
             Kg.eliminate_zeros()
             if Kg.nnz and abs(Kg).max() > 1e-13 * K_scale:
@@ -313,6 +316,9 @@ class Model:
         """Coefficients of the unit geometric stiffnesses at t: A[a, b], alpha[c], f_i(t)."""
         if not self._Kg:
             return np.zeros(0)
+        last = self._cache.get("geo_t")
+        if last is not None and last[0] == t:
+            return last[1]
         fs = self.frame(t)
         W, E = _tilde(fs.omega), _tilde(fs.eps)
         A = E + W @ W
@@ -321,6 +327,7 @@ class Model:
         out = np.empty(len(self._Kg_keys))
         for i, key in enumerate(self._Kg_keys):
             out[i] = A[key[1], key[2]] if key[0] == "A" else alpha[key[1]] if key[0] == "alpha" else f[key[1]]
+        self._cache["geo_t"] = (t, out)
         return out
 
     def geometric_stiffness(self, t: float) -> sparse.csr_array:

@@ -161,6 +161,8 @@ class BeamEB2D(Element):
         return _line.axial_force(self.material.E * self.area * strain, X, e1, L,
                                  self.material.rho * self.area, body_force, xi)
 
+    prestress = axial_force     # what k_geo takes, from a static displacement (Model's stiffening)
+
     def rigid_modes(self, X):
         X, *_ = self._frame(X)
         modes = np.zeros((len(X), 6, 3))

@@ -346,10 +346,21 @@ class LagrangeElement(Element):
         grad = np.einsum("ena,epnc->epac", U, G)
         return 0.5 * (grad + np.swapaxes(grad, -1, -2))
 
-    def stress(self, X, u_e) -> np.ndarray:
-        """Cauchy stress C : eps at the element centroid, (n_el, d, d) (plane stress: in-plane part)."""
-        eps = self.strain(X, u_e)[:, 0]
-        return np.einsum("acbe,nbe->nac", self._C(), eps)
+    def stress(self, X, u_e, xi=None) -> np.ndarray:
+        """Cauchy stress C : eps (plane stress: the in-plane part): at the element centroid,
+        (n_el, d, d), or at reference points ``xi``, (n_el, n_p, d, d)."""
+        eps = self.strain(X, u_e, xi)
+        sigma = np.einsum("acbe,npbe->npac", self._C(), eps)
+        return sigma[:, 0] if xi is None else sigma
+
+    def prestress(self, X, u_e, body_force=None):
+        """Stress at the points of ``stiffness_rule()`` for ``k_geo``, from element DOFs u_e.
+
+        (The body force is carried by the static displacement itself; the argument keeps the
+        signature of the beams' ``axial_force``.)
+        """
+        xi, _ = self.stiffness_rule()
+        return self.stress(X, u_e, xi)
 
     def rigid_modes(self, X):
         """Translations along the body axes, then rotations about the axes through the origin."""

@@ -79,6 +79,7 @@ class Formulation(ABC):
     name: ClassVar[str]
     second_state: ClassVar[str]          # "delta_dot" or "p"
     mass_matrix_constant: ClassVar[bool] = True
+    linear: ClassVar[bool] = True        # F affine in x, jacobian exact: one Newton solve is exact
 
     def __init__(self, model, evaluation: str = "auto"):
         if evaluation not in ("auto", "terms", "compiled"):

@@ -39,6 +39,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 from scipy import sparse
+from scipy.linalg import LinAlgWarning, get_lapack_funcs
 
 __all__ = [
     "Integrator",
@@ -355,21 +356,56 @@ class Integrator(ABC):
 
 
 class Factorization:
-    """LU of a square matrix: LAPACK for dense arrays (small models), SuperLU for sparse ones."""
+    """LU of a square matrix: LAPACK for dense arrays (small models), SuperLU for sparse ones.
+
+    The dense path calls LAPACK ``getrf``/``getrs`` directly, the routines behind
+    ``scipy.linalg.lu_factor``/``lu_solve`` (same results), without their per-call wrapper
+    overhead, which dominates for the small matrices refactorized at every step of a
+    time-dependent frame motion.
+    """
 
     def __init__(self, A):
         if sparse.issparse(A):
             from scipy.sparse.linalg import splu
             self._lu, self.dense = splu(sparse.csc_matrix(A)), False
         else:
-            from scipy.linalg import lu_factor
-            self._lu, self.dense = lu_factor(np.asarray(A, dtype=float), check_finite=False), True
+            A = np.asarray(A, dtype=float)
+            getrf, self._getrs = _lapack_lu(A)
+            lu, piv, info = getrf(A)
+            if info < 0:
+                raise ValueError(f"illegal value in argument {-info} of LAPACK getrf")
+            if info > 0:
+                warnings.warn(f"Diagonal number {info} is exactly zero. Singular matrix.",
+                              LinAlgWarning, stacklevel=2)
+            self._lu, self.dense = (lu, piv), True
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self.dense:
-            from scipy.linalg import lu_solve
-            return lu_solve(self._lu, b, check_finite=False)
+            x, info = self._getrs(*self._lu, b)
+            if info < 0:
+                raise ValueError(f"illegal value in argument {-info} of LAPACK getrs")
+            return x
         return self._lu.solve(b)
+
+
+_LAPACK_LU: dict = {}
+
+
+def _lapack_lu(A: np.ndarray):
+    """(getrf, getrs) for A's dtype, looked up once."""
+    funcs = _LAPACK_LU.get(A.dtype.char)
+    if funcs is None:
+        funcs = _LAPACK_LU[A.dtype.char] = get_lapack_funcs(("getrf", "getrs"), (A,))
+    return funcs
+
+
+def _linear_option(value, formulation) -> bool:
+    """The ``linear`` option of the implicit methods: None -> ``formulation.linear`` (default False)."""
+    if value is None:
+        return bool(getattr(formulation, "linear", False))
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"`linear` must be True, False or None, got {value!r}.")
+    return bool(value)
 
 
 def as_operator(A):

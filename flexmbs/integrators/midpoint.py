@@ -27,7 +27,10 @@ evaluations of ``forcing_full`` (the right-hand side and the residual check).
 Options: ``newton_tol`` (1e-10): the residual is small when ``|R|_inf <= newton_tol`` times
 the size of its terms, or the Newton correction when ``|delta|_inf <= newton_tol |x|_inf``
 (the residual of a linear solve can stay at the round-off of F);
-``newton_max_iter`` (4): corrections allowed before the step fails.
+``newton_max_iter`` (4): corrections allowed before the step fails;
+``linear`` (None): True when F is affine in x and ``jacobian`` exact, so that the first solve
+is the step and the residual check (the second ``forcing_full``) is skipped; None takes the
+formulation's attribute ``linear`` (False if it has none).
 
 References
 ----------
@@ -37,8 +40,9 @@ References
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
-from .base import Integrator, Factorization, as_operator
+from .base import Integrator, Factorization, _linear_option, as_operator
 
 __all__ = ["ImplicitMidpoint"]
 
@@ -50,13 +54,26 @@ class ImplicitMidpoint(Integrator):
     order = 2
     adaptive = False
     needs = "first_order"
-    method_options = {"newton_tol": 1e-10, "newton_max_iter": 4}
+    method_options = {"newton_tol": 1e-10, "newton_max_iter": 4, "linear": None}
 
     def _setup(self) -> None:
         self._M = self._J = self._J_key = None
+        self._M_src = self._M_conv = None
         self._lu = self._lu_key = None
         self._newton_tol = float(self.options["newton_tol"])
         self._newton_max_iter = int(self.options["newton_max_iter"])
+        self._linear = _linear_option(self.options["linear"], self.formulation)
+
+    def _as_J(self, M):
+        """M_full in the storage of J (dense with a dense J), converted once per distinct M_full.
+
+        A sparse M_full next to a dense J would be densified again in every ``M/h - J/2``.
+        """
+        if M is not self._M_src:
+            M_op = as_operator(M)
+            self._M_src, self._M_conv = M, (M_op.toarray() if sparse.issparse(M_op)
+                                            and not sparse.issparse(self._J) else M_op)
+        return self._M_conv
 
     def _F(self, t: float, x: np.ndarray) -> np.ndarray:
         self.n_rhs += 1
@@ -71,7 +88,7 @@ class ImplicitMidpoint(Integrator):
         if self._lu is None or (h, jkey) != self._lu_key:
             if self._J is None or jkey != self._J_key:
                 self._J = as_operator(self.formulation.jacobian(t_mid, x))
-                self._M = as_operator(self._mass_matrix_full(t_mid))
+                self._M = self._as_J(self._mass_matrix_full(t_mid))
                 self._J_key = jkey
                 self.n_jac += 1
             self._lu = Factorization(self._M / h - 0.5 * self._J)
@@ -89,23 +106,23 @@ class ImplicitMidpoint(Integrator):
         lu = self._factor(h, t_mid, x)
         F0 = self._F(t_mid, x)
         dx = lu.solve(F0)
-        for n_corrections in range(self._newton_max_iter + 1):
+        for n_corrections in range(0 if self._linear else self._newton_max_iter + 1):
             M_dx_h = self._M @ dx / h
             F_mid = self._F(t_mid, x + 0.5 * dx)
             R = M_dx_h - F_mid
             if not np.all(np.isfinite(R)):
                 break                       # non-finite state: reported by the base guard
-            scale = max(np.max(np.abs(M_dx_h)), np.max(np.abs(F_mid)), np.max(np.abs(F0)))
-            if np.max(np.abs(R)) <= self._newton_tol * scale:
+            R_max = np.abs(R).max()
+            if R_max <= self._newton_tol * max(np.abs(M_dx_h).max(), np.abs(F_mid).max(), np.abs(F0).max()):
                 break
             if n_corrections == self._newton_max_iter:
                 return False, (f"Newton iterations of the implicit midpoint rule did not converge at "
-                               f"t = {t:.6g} (residual {np.max(np.abs(R)):.3g} after {n_corrections} "
+                               f"t = {t:.6g} (residual {R_max:.3g} after {n_corrections} "
                                "corrections). The formulation is probably nonlinear in x: reduce `h` "
                                "or raise `newton_max_iter`.")
             delta = lu.solve(R)
             dx = dx - delta
-            if np.max(np.abs(delta)) <= self._newton_tol * max(np.max(np.abs(x)), np.max(np.abs(x + dx))):
+            if np.abs(delta).max() <= self._newton_tol * max(np.abs(x).max(), np.abs(x + dx).max()):
                 break
         self.t, self.x = t_next, x + dx
         return True, None

@@ -60,6 +60,11 @@ class Bar2(Element):
         B = 2.0 * dphi[None, :, :] / L[:, None, None]          # du/dx per unit DOF, (n_el, n_q, 2)
         return self.material.E * self.area * np.einsum("q,e,eqi,eqj->eij", w, L, B, B)
 
+    def prestress(self, X, u_e, body_force=None):
+        """Axial force [N] per element from DOFs u_e (for ``k_geo``, which is zero here)."""
+        _, L = _line.axis(self.check_X(X))
+        return self.material.E * self.area * (u_e[:, 1] - u_e[:, 0]) / L
+
     def k_geo(self, X, axial_force):
         """Geometric stiffness of a bar in its own axis: zero (no transverse DOF)."""
         X = self.check_X(X)

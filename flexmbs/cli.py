@@ -323,8 +323,10 @@ def cmd_run(args) -> int:
         print(f"  results: {h5} (flexmbs.load_results({str(h5)!r}"
               + (")" if len(runs) == 1 else ", run=NAME)") + f"), parameters: {out / 'case.toml'}")
     else:
-        print(f"  no flexmbs.run was recorded in this process (a case that runs its work in other processes, "
-              f"such as a parameter study, keeps those results in its own files); parameters: {out / 'case.toml'}")
+        files = sorted(p.name for p in out.iterdir() if p.name != "case.toml") if out.is_dir() else []
+        print(f"  no time integration ran in this process (a modal analysis, or a study whose cases run in "
+              f"worker processes); the case wrote {', '.join(files) or 'no files'}; "
+              f"parameters: {out / 'case.toml'}")
     return code
 
 

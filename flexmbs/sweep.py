@@ -161,6 +161,12 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
     Returns
     -------
     list of dict, one record per parameter set (also for the skipped, finished ones).
+
+    Notes
+    -----
+    Local workers are started with the "spawn" method (as Dask's are), which imports the
+    calling script again in each worker: a script that calls ``sweep`` must do so under
+    ``if __name__ == "__main__":`` (the case scripts and the ``flexmbs`` command do).
     """
     path = find_case(case)
     module = _load(path)

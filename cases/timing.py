@@ -17,6 +17,15 @@ median of ``--repeats`` runs:
 
 Writes DIR/timing.csv (formulation, elements, build_s, solve_s, rhs_evaluations, error, plus
 part, method, evaluation, rtol_or_h) and DIR/timing.png.
+
+``--case mechanism`` times instead the marker-driven beam of cases/marker_mechanism.py (the
+paper's Table 3 problem: a beam of a mechanism driven by measured kinematics) for
+``--elements`` over ``--t-span`` seconds (default 0.1 s from the start of the splines' valid
+window): for each formulation the step of the implicit midpoint rule is halved (h = 2e-4,
+1e-4, 5e-5, ...) until the maximum error of the mid-span deflection over the outputs (every
+0.5 ms), relative to its peak, is at most ``--target`` (default 1e-3) against a DOP853 run at
+rtol 1e-10 (Lagrange); ``--methods midpoint DOP853`` also times DOP853 at the tolerances
+RTOLS.  Rows have part "mechanism"; default output directory out/timing_mechanism.
 """
 from __future__ import annotations
 
@@ -116,25 +125,116 @@ def run(out=None, elements=(5, 10, 15, 20, 25), large=(100, 1000, 10000), target
     return rows
 
 
+MECHANISM_STEPS = [2e-4, 1e-4, 5e-5, 2.5e-5, 1.25e-5, 6.25e-6]
+
+
+def _midspan_error(model, res, ref_w):
+    from flexmbs.mechanisms import chord_deflection
+    L = model.mesh.points[:, 0].max()
+    w = chord_deflection(model, res.delta, [L / 2])[:, 0]
+    m = min(len(w), len(ref_w))
+    return float(np.abs(w[:m] - ref_w[:m]).max() / np.abs(ref_w).max())
+
+
+def mechanism_sizes(elements=(5, 10, 15, 20, 25), target=1e-3, repeats=3, t_span=0.1, methods=("midpoint",),
+                    dt_out=5e-4):
+    """Table 3 on the marker-driven beam: solve time per formulation and size at one accuracy."""
+    import marker_mechanism
+    from flexmbs.analysis import output_times
+    from flexmbs.markers import marker_motion, read_markers
+    from flexmbs.mechanisms import chord_deflection
+    from flexmbs.modal import static_solution
+    p = marker_mechanism.DEFAULTS
+    records = read_markers(p["markers"])
+    motion = marker_motion(records, body=np.array([[0.0, 0.0], [p["length"], 0.0]]))
+    t0 = motion.valid_window[0]
+    t1 = min(t0 + t_span, motion.t_range[1])
+    t_eval = np.minimum(output_times(t1, dt_out, t0), t1)
+    rows = []
+    for n in elements:
+        factory = lambda n=n: marker_mechanism.build(motion, elements=n)  # noqa: E731
+        model = factory()
+        common = dict(t0=t0, t_end=t1, t_eval=t_eval, delta0=static_solution(model, t0))
+        ref = run_model(model, formulation="lagrange", method="DOP853", rtol=1e-10, atol=1e-16,
+                        compute_energies=False, **common)
+        ref_w = chord_deflection(model, ref.delta, [p["length"] / 2])[:, 0]
+        for method in methods:
+            for name in FORMULATIONS:
+                for value in (MECHANISM_STEPS if method == "midpoint" else RTOLS):
+                    kw = dict(formulation=name, method=method, evaluation="terms", **common)
+                    kw.update(h=value) if method == "midpoint" else kw.update(rtol=value, atol=value * 1e-6)
+                    res = run_model(factory(), compute_energies=False, **kw)
+                    err = _midspan_error(model, res, ref_w)
+                    if res.success and err <= target:
+                        break
+                res, build_s, solve_s = _timed(factory, repeats, **kw)
+                rows.append(dict(formulation=name, elements=n, build_s=build_s, solve_s=solve_s,
+                                 rhs_evaluations=res.stats["n_rhs"], error=_midspan_error(model, res, ref_w),
+                                 part="mechanism", method=method, evaluation="terms", rtol_or_h=value))
+                logging.info("%-13s %3d el  %-8s %s %.3g  solve %.3f s  error %.2e", name, n, method,
+                             "h" if method == "midpoint" else "rtol", value, solve_s, rows[-1]["error"])
+    return rows
+
+
+def run_mechanism(out=None, elements=(5, 10, 15, 20, 25), target=1e-3, repeats=3, t_span=0.1,
+                  methods=("midpoint",)):
+    """The mechanism timing (module docstring); writes DIR/timing.csv and DIR/timing.png."""
+    rows = mechanism_sizes(elements, target, repeats, t_span, methods)
+    if out is not None:
+        from flexmbs import plots
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        with open(out / "timing.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+        shown = [dict(r, formulation=f"{r['formulation']} ({r['method']})") if len(methods) > 1 else r
+                 for r in rows]
+        plots.save(plots.timing_chart(shown, title=f"Marker-driven beam, {t_span:g} s: solve time at "
+                                      f"mid-span error <= {target:g}"), out / "timing.png")
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=Path("out/timing"))
+    ap.add_argument("--case", choices=["rotating-bar", "mechanism"], default="rotating-bar",
+                    help="the timed problem (mechanism: the marker-driven beam)")
+    ap.add_argument("--out", type=Path, default=None, help="output directory (default out/timing, "
+                    "out/timing_mechanism)")
     ap.add_argument("--elements", type=int, nargs="+", default=[5, 10, 15, 20, 25])
     ap.add_argument("--large", type=int, nargs="*", default=[100, 1000, 10000])
-    ap.add_argument("--target", type=float, default=1e-6, help="relative tip accuracy of part 1")
+    ap.add_argument("--target", type=float, default=None, help="relative tip accuracy of part 1 (default "
+                    "1e-6); mechanism: relative mid-span accuracy (default 1e-3)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--evaluation", nargs="+", choices=["compiled", "terms"], default=["compiled", "terms"])
     ap.add_argument("--h", type=float, default=1e-6, help="midpoint step of part 2 [s]")
     ap.add_argument("--t-large", type=float, default=0.005, help="simulated time of part 2 [s]")
+    ap.add_argument("--t-span", type=float, default=0.1, help="mechanism: simulated time [s]")
+    ap.add_argument("--methods", nargs="+", choices=["midpoint", "DOP853"], default=["midpoint"],
+                    help="mechanism: integrators to time")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("flexmbs").setLevel(logging.WARNING)
-    rows = run(a.out, a.elements, a.large, a.target, a.repeats, tuple(a.evaluation), a.h, a.t_large)
-    print(f"{'formulation':13s} {'elements':>8s} {'evaluation':>10s} {'build_s':>8s} {'solve_s':>8s} "
-          f"{'rhs':>8s} {'error':>9s}")
-    for r in rows:
-        print(f"{r['formulation']:13s} {r['elements']:8d} {r['evaluation']:>10s} {r['build_s']:8.3f} "
-              f"{r['solve_s']:8.3f} {r['rhs_evaluations']:8d} {r['error']:9.2e}")
+    if a.case == "mechanism":
+        a.out = Path("out/timing_mechanism") if a.out is None else a.out
+        rows = run_mechanism(a.out, a.elements, 1e-3 if a.target is None else a.target, a.repeats, a.t_span,
+                             tuple(a.methods))
+    else:
+        a.out = Path("out/timing") if a.out is None else a.out
+        rows = run(a.out, a.elements, a.large, 1e-6 if a.target is None else a.target, a.repeats,
+                   tuple(a.evaluation), a.h, a.t_large)
+    if a.case == "mechanism":
+        print(f"{'formulation':13s} {'elements':>8s} {'method':>9s} {'h_or_rtol':>9s} {'build_s':>8s} "
+              f"{'solve_s':>8s} {'rhs':>8s} {'error':>9s}")
+        for r in rows:
+            print(f"{r['formulation']:13s} {r['elements']:8d} {r['method']:>9s} {r['rtol_or_h']:9.3g} "
+                  f"{r['build_s']:8.3f} {r['solve_s']:8.3f} {r['rhs_evaluations']:8d} {r['error']:9.2e}")
+    else:
+        print(f"{'formulation':13s} {'elements':>8s} {'evaluation':>10s} {'build_s':>8s} {'solve_s':>8s} "
+              f"{'rhs':>8s} {'error':>9s}")
+        for r in rows:
+            print(f"{r['formulation']:13s} {r['elements']:8d} {r['evaluation']:>10s} {r['build_s']:8.3f} "
+                  f"{r['solve_s']:8.3f} {r['rhs_evaluations']:8d} {r['error']:9.2e}")
     print(f"wrote {a.out}/timing.csv and {a.out}/timing.png")
     return 0
 

@@ -32,7 +32,7 @@ def output_times(t_end: float, dt_out: float, t0: float = 0.0) -> np.ndarray:
     if not t_end > t0:
         raise ValueError(f"`t_end` must be greater than t0 = {t0}, got {t_end!r}")
     n = int(np.floor((t_end - t0) / dt_out + 1e-9))
-    return t0 + dt_out * np.arange(n + 1)
+    return np.minimum(t0 + dt_out * np.arange(n + 1), t_end)   # no last time past t_end by round-off
 
 
 class _Physics:

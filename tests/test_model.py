@@ -134,3 +134,11 @@ def test_spinning_solid_is_stiffened_like_a_beam():
         z = np.array([i for i in range(md.n_dofs) if md.free[i] % 3 == 2])
         flap[Om] = next(wi for wi, v in zip(w, Z.T) if np.linalg.norm(v[z]) > 0.9 * np.linalg.norm(v))
     assert (flap[20.0] ** 2 - flap[0.0] ** 2) / 20.0**2 == pytest.approx((4.1373**2 - 3.5160**2) / 4, rel=0.01)
+
+
+def test_output_times_never_pass_t_end():
+    """t_end = 4 pi / 150 with dt_out = t_end / 720: the last grid time rounds above t_end."""
+    from flexmbs.analysis import output_times
+    t_end = 4 * np.pi / 150
+    t = output_times(t_end, t_end / 720)
+    assert len(t) == 721 and t[-1] == t_end and np.all(np.diff(t) > 0)

@@ -116,17 +116,21 @@ def run(out=None, elements=(5, 10, 15, 20, 25), large=(100, 1000, 10000), target
         evaluations=("compiled", "terms"), h=1e-6, t_large=0.005):
     rows = paper_sizes(elements, target, repeats, evaluations) + large_sizes(large, h, t_large, repeats)
     if out is not None:
-        from flexmbs import plots
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        with open(out / "timing.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=COLUMNS)
-            w.writeheader()
-            w.writerows(rows)
         shown = [r for r in rows if r["part"] == "large" or r["evaluation"] == evaluations[0]]
-        plots.save(plots.timing_chart(shown, title="Rotating bar: solve time per formulation"),
-                   out / "timing.png")
+        _write(out, rows, shown, "Rotating bar: solve time per formulation")
     return rows
+
+
+def _write(out, rows, shown, title):
+    """DIR/timing.csv (all rows) and DIR/timing.png (the rows ``shown``)."""
+    from flexmbs import plots
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "timing.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    plots.save(plots.timing_chart(shown, title=title), out / "timing.png")
 
 
 MECHANISM_STEPS = [2e-4, 1e-4, 5e-5, 2.5e-5, 1.25e-5, 6.25e-6]
@@ -197,17 +201,9 @@ def run_mechanism(out=None, elements=(5, 10, 15, 20, 25), target=1e-3, repeats=3
     """The mechanism timing (module docstring); writes DIR/timing.csv and DIR/timing.png."""
     rows = mechanism_sizes(elements, target, repeats, t_span, methods, reference=reference)
     if out is not None:
-        from flexmbs import plots
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        with open(out / "timing.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=COLUMNS)
-            w.writeheader()
-            w.writerows(rows)
         shown = [dict(r, formulation=f"{r['formulation']} ({r['method']})") if len(methods) > 1 else r
                  for r in rows]
-        plots.save(plots.timing_chart(shown, title=f"Marker-driven beam, {t_span:g} s: solve time at "
-                                      f"mid-span error <= {target:g}"), out / "timing.png")
+        _write(out, rows, shown, f"Marker-driven beam, {t_span:g} s: solve time at mid-span error <= {target:g}")
     return rows
 
 

@@ -367,7 +367,8 @@ def cmd_sweep(args) -> int:
                     bar["update"](done)
 
             rows = sweep(info.path, grid=grid, listed=listed, fixed=_parse_sets(args.set), out=out,
-                         workers=args.workers, scheduler=args.scheduler, progress=progress)
+                         workers=args.workers, scheduler=args.scheduler, progress=progress,
+                         retries=args.retries, retry_failed=not args.no_retry_failed)
     except ParameterError as err:
         raise CLIError(str(err)) from None
     counts = {}
@@ -536,7 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run a case for the cartesian product of --grid values and the rows of "
                                    "--list, each as an independent case (local worker processes, or a Dask "
                                    "cluster with --scheduler or $DASK_SCHEDULER_ADDRESS); finished cases are "
-                                   "skipped when the sweep is run again.")
+                                   "skipped when the sweep is run again, failed ones run again.")
     p.add_argument("case", metavar="CASE")
     p.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", help="values of one parameter; repeatable")
     p.add_argument("--list", metavar="FILE.csv", help="parameter sets: a header of names, one set a row")
@@ -544,6 +545,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="output directory (default out/sweep_CASE)")
     p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: CPUs)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="Dask scheduler address")
+    p.add_argument("--retries", type=int, default=1, metavar="N",
+                   help="runs again a case whose worker process died N times before it is recorded as lost "
+                        "(Dask: re-runs a case that raised N times); default 1")
+    p.add_argument("--no-retry-failed", action="store_true",
+                   help="when the sweep is run again, keep the records of the cases that failed or were lost "
+                        "(default: run them again)")
     return ap
 
 

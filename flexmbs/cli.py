@@ -435,10 +435,15 @@ def cmd_results(args) -> int:
 
 def cmd_export(args) -> int:
     from . import io
-    runs = io.list_runs(args.file) if args.run is None else {args.run: None}
+    if Path(args.file).suffix.lower() == ".npz":             # a results.npz holds one run
+        if args.run is not None:
+            raise CLIError(f"--run: {args.file} is a results.npz, which holds one run; leave --run out")
+        runs = {"run": None}
+    else:
+        runs = io.list_runs(args.file) if args.run is None else {args.run: None}
     out = Path(args.out) if args.out else Path(args.file).parent
     for name in runs:
-        res = io.load_results(args.file, name)
+        res = io.load_results(args.file, None if args.file.lower().endswith(".npz") else name)
         stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
         files = io.export_paraview(res, out, stem=stem, every=args.every)
         print(f"{name} ({res.status}, {len(res.t)} outputs): {', '.join(str(p) for p in files.values())}")
@@ -523,7 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     p = sub.add_parser("results", parents=[common], help="the runs in a results file")
     p.add_argument("file")
-    p = sub.add_parser("export", parents=[common], help="ParaView files from a results file")
+    p = sub.add_parser("export", parents=[common], help="ParaView files from a results file (.h5 or .npz)")
     p.add_argument("file")
     p.add_argument("--run", help="one run (default: all)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: the results file's)")

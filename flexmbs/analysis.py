@@ -213,6 +213,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     inherited = results_file.metadata if results_file is not None else {}
     meta = {**inherited, **meta}                   # as in the file: the run's own keys win
     name = name or meta.get("run") or meta.get("case") or inherited.get("run") or inherited.get("case") or "run"
+    log.info("run %s: %s + %s, %d DOFs, t = %g .. %g s, %d outputs%s", name, formulation, method, n, t0,
+             float(t_end), len(t_eval), f", streamed to {results_file.path}" if results_file is not None else "")
     reporter = _progress.current()
     if options.get("progress") is True:
         reporter = _progress.Display()
@@ -293,4 +295,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
             results.metadata.update(run=writer.name, file=str(results_file.path))
     if not results.success:
         log.warning("run ended early (%s): %s", sol.status, sol.message)
+    else:
+        log.info("run %s: finished in %.3g s (%d steps, %d right-hand sides)", name, sol.wall_time, sol.n_steps,
+                 sol.n_rhs)
     return results

@@ -362,7 +362,7 @@ def cmd_sweep(args) -> int:
 
             def progress(done, total):          # the bar opens when the sweep knows its size
                 if "update" not in bar:
-                    bar["update"] = stack.enter_context(display.counter(f"sweep {info.name}", total))
+                    bar["update"] = stack.enter_context(display.counter(f"sweep {info.name}", total, "cases"))
                 if bar["update"]:
                     bar["update"](done)
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -37,6 +39,8 @@ from meshio.xdmf.time_series import TimeSeriesWriter
 from ..results import Results, _pad3
 
 __all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "UNITS", "FRAMES"]
+
+log = logging.getLogger(__name__)
 
 #: units of the arrays in the ParaView files
 UNITS = {"coordinates": "m", "time": "s", "displacement": "m", "velocity": "m/s", "axial_force": "N",
@@ -219,6 +223,7 @@ def export_paraview(results: Results, directory, stem: str = "paraview", every: 
     in the body frame, and the same in the global frame (``STEM_global.xdmf``,
     ``STEM_global_final.vtu``) when the results hold the frame motion."""
     directory = Path(directory)
+    tic = time.perf_counter()
     files = {"xdmf": write_xdmf(results, directory / f"{stem}.xdmf", every=every)}
     if len(results.t):
         files["vtu"] = write_vtu(results, directory / f"{stem}_final.vtu")
@@ -226,4 +231,5 @@ def export_paraview(results: Results, directory, stem: str = "paraview", every: 
         files["xdmf_global"] = write_xdmf(results, directory / f"{stem}_global.xdmf", every=every, frame="global")
         if len(results.t):
             files["vtu_global"] = write_vtu(results, directory / f"{stem}_global_final.vtu", frame="global")
+    log.info("wrote %s (%.2f s)", ", ".join(str(f) for f in files.values()), time.perf_counter() - tic)
     return files

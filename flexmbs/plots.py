@@ -374,8 +374,9 @@ class _no_progress:
 __all__ += ["campbell", "clipped_histories"]
 
 
-def campbell(families, reference=None, per_rev=(1,), title=None, xlabel="gamma [-]",
-             ylabel="lambda [-]"):
+def campbell(families, reference=None, per_rev=(1,), title=None,
+             xlabel="spin rate gamma = Omega sqrt(rho A L^4 / EI) [-]",
+             ylabel="natural frequency lambda = omega sqrt(rho A L^4 / EI) [-]"):
     """Campbell diagram: frequency families against the spin rate, with reference markers.
 
     ``families``: dict label -> (x (n_x,), y (n_x, n_modes)) or (x, y, linestyle), one colour
@@ -526,6 +527,8 @@ def deformed_shapes(snapshots, title=None, ncols=3):
         _draw_snapshot(ax, snap, limits)
     for ax in axes[n:]:
         ax.set_visible(False)
+    fig.supxlabel("x [m]", fontsize=9)
+    fig.supylabel("y [m]", fontsize=9)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig

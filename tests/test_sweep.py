@@ -167,3 +167,17 @@ def test_sweep_refuses_bad_retries_and_workers(tmp_path):
         sweep(BAR, out=tmp_path, retries=-1)
     with pytest.raises(ValueError, match="`workers` must be a positive integer, got 0"):
         sweep(BAR, out=tmp_path, workers=0)
+
+
+def test_flexmbs_sweep_command_retries_failed_cases_unless_told(tmp_path, capsys):
+    from flexmbs.cli import main
+    args = ["sweep", "rotating_bar", "--cases", str(CASES), "--grid", "elements=0", "--set", "t_end=0.002",
+            "--workers", "1", "--retries", "0", "--out", str(tmp_path)]
+    assert main(args) == 1                                   # 0 elements: the case fails
+    marker = next((tmp_path / "cases").glob("*/done.json"))
+    first = marker.stat().st_mtime_ns
+    assert main(args + ["--no-retry-failed"]) == 1           # kept, not run again
+    assert marker.stat().st_mtime_ns == first
+    out, err = capsys.readouterr()
+    assert "0 case(s) finished before (skipped), 1 failed before (kept)" in err   # the command's log
+    assert "1 cases (1 error)" in out

@@ -312,6 +312,7 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
         if record is not None and (record.get("status") not in FAILED or not retry_failed):
             records[cid] = record
             (failed_before if record.get("status") in FAILED else finished_before).append(cid)
+            log.info("skip %s (%s before)", cid, record.get("status"))
         else:
             if record is not None:
                 failed_before.append(cid)

@@ -195,6 +195,10 @@ class _LocalRunner:
                     self._record(cid, fut.result())
                 except cf.process.BrokenProcessPool as exc:
                     broken = exc
+                except Exception as exc:         # e.g. the result could not be sent back: this case only
+                    self._record(cid, {"id": cid, "parameters": params, "status": "error",
+                                       "message": f"worker failed: {type(exc).__name__}: {exc}",
+                                       "peak_displacement": float("nan"), "wall_s": float("nan")})
         finally:
             ex.shutdown(wait=True, cancel_futures=True)
         for cid, _ in jobs:                      # finished just before the pool broke: its marker says so

@@ -5,4 +5,5 @@ from .store import (FORMAT, FORMAT_VERSION, ResultsFile, RunWriter, active_recor
 from .paraview import export_paraview, paraview_stress, write_vtu, write_xdmf
 
 __all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "recording",
-           "active_recording", "write_xdmf", "paraview_stress", "write_vtu", "export_paraview", "FORMAT", "FORMAT_VERSION"]
+           "active_recording", "write_xdmf", "paraview_stress", "write_vtu", "export_paraview", "FORMAT",
+           "FORMAT_VERSION"]

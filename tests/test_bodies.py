@@ -209,3 +209,22 @@ def test_bad_input_names_the_body(kind):
     # about the reference point, a tensor that is positive definite there but not at the centroid
     with pytest.raises(ValueError, match=r"body 'disk'.*centre of mass"):
         cls("disk", 1.0, [0.1, 1.0, 1.0], centroid=(0, 0, 1.0), inertia_at="reference")
+
+
+def test_quadratic_velocity_agrees_with_the_paper_up_to_the_normalisation_direction():
+    """Pappalardo and Guida 2018, eq. 8 (with G_bar = 2 G): Q_v = (m A W U w, -2 G^T W J_O w), W = skew(w),
+    U = skew(u_C).  On the unit sphere with p.p' = 0 it equals ours except along (0, p), a direction the
+    multiplier of p.p - 1 = 0 absorbs."""
+    c = np.array([0.3, -0.2, 0.15])
+    b = RigidBodyEP("b", 2.5, J_C, centroid=c, orientation=axis_angle_to_matrix([1, 2, 3], 0.7),
+                    angular_velocity=[1, -2, 0.5], velocity=[1, 0, 2])
+    q, v = b.initial_coordinates(), b.initial_velocities()
+    from flexmbs.rotations import ep_G, skew
+    p, pd = q[3:], v[3:]
+    A, G = b.rotation(q), ep_G(p)
+    w = 2 * G @ pd
+    W, U = skew(w), skew(c)
+    paper = np.concatenate([2.5 * A @ W @ U @ w, -2 * G.T @ W @ b.inertia_reference @ w])
+    d = b.quadratic_velocity(q, v) - paper
+    assert np.allclose(d[:3], 0.0, atol=1e-12)
+    assert np.allclose(d[3:], (d[3:] @ p) * p, atol=1e-12) and abs(d[3:] @ p) > 1.0

@@ -119,3 +119,41 @@ def test_system_bad_input():
         System([a], [Spherical(a, other, at=(0, 0, 0))])
     with pytest.raises(ValueError, match="gravity"):
         System([a], gravity=(0, -9.81))
+
+
+def test_batched_terms_equal_the_per_body_terms():
+    """Mixed bodies (batched by class): M, Q, C, C_q, C_t, gamma equal a plain loop over the objects."""
+    from flexmbs.constraints import AngleDriver, Prismatic
+    rng = np.random.default_rng(7)
+    bodies = [RigidBodyEP("e1", 1.0, [0.1, 0.2, 0.25], position=(1, 0, 0), centroid=(0.1, 0, 0.05)),
+              RigidBodyNatural("n1", 2.0, [0.3, 0.2, 0.4], position=(2, 0, 0), centroid=(0, 0.1, 0)),
+              RigidBodyEP("e2", 1.5, [0.2, 0.2, 0.3], position=(3, 0, 0)),
+              RigidBodyNatural("n2", 1.0, [0.1, 0.1, 0.15], position=(4, 0, 0))]
+    cons = [Spherical(bodies[0], None, at=(0.5, 0, 0)), Revolute(bodies[0], bodies[1], at=(1.5, 0, 0), axis=(0, 1, 0)),
+            Prismatic(bodies[1], bodies[2], at=(2.5, 0, 0), axis=(1, 0, 0)),
+            AngleDriver(bodies[2], bodies[3], (1, 0, 0), lambda t: (0.1 * t, 0.1, 0.0))]
+    sys = System(bodies, cons, gravity=(0, 0, -9.81))
+    q = sys.initial_coordinates() + 0.1 * rng.standard_normal(sys.n_q)
+    v = rng.standard_normal(sys.n_q)
+    t = 0.3
+    M = np.zeros((sys.n_q, sys.n_q))
+    Q = np.zeros(sys.n_q)
+    for b in bodies:
+        sl = sys.slice(b)
+        M[sl, sl] = b.mass_matrix(q[sl])
+        Q[sl] = b.forces(t, q[sl], v[sl], sys.gravity)
+    C, J, Ct, g = (np.zeros(sys.n_c), np.zeros((sys.n_c, sys.n_q)), np.zeros(sys.n_c), np.zeros(sys.n_c))
+    for c in sys.constraints:
+        r = sys.rows(c)
+        qs = [np.zeros(0) if b is None else q[sys.slice(b)] for b in c.bodies]
+        vs = [np.zeros(0) if b is None else v[sys.slice(b)] for b in c.bodies]
+        C[r], Ct[r], g[r] = c.residual(t, qs), c.time_derivative(t, qs), c.gamma(t, qs, vs)
+        for b, blk in zip(c.bodies, c.jacobian(t, qs)):
+            if b is not None:
+                J[r, sys.slice(b)] = blk
+    assert np.allclose(sys.mass_matrix(q), M, rtol=1e-14, atol=1e-14)
+    assert np.allclose(sys.forces(t, q, v), Q, rtol=1e-13, atol=1e-13)
+    assert np.allclose(sys.residual(t, q), C, atol=1e-14)
+    assert np.allclose(sys.jacobian(t, q), J, atol=1e-14)
+    assert np.allclose(sys.time_derivative(t, q), Ct, atol=1e-14) and np.any(Ct)
+    assert np.allclose(sys.gamma(t, q, v), g, atol=1e-13)

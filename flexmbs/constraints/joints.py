@@ -123,6 +123,7 @@ class Joint(Constraint):
             F0 = A0[1] if body_i is None else A0[0]        # body_i's axes
         self.R = [A0[k].T @ F0 for k in range(2)]           # joint frame in each body's coordinates
         self.n_c = sum(3 if r[0] == "point" else 1 for r in self._rows)
+        self._kinds = {r[0] for r in self._rows}
 
     def _vec3(self, x, what):
         a = np.asarray(x, dtype=float)
@@ -137,22 +138,31 @@ class Joint(Constraint):
 
     # -- evaluation -----------------------------------------------------------------------------
     def _evaluate(self, qs, vs, order: int):
-        """order 0: C; 1: (C, [C_qi, C_qj]); 2: gamma."""
-        side, s, R = self._side, self.s, self.R
-        q = qs
+        """order 0: C; 1: [C_qi, C_qj]; 2: gamma.  Only what the rows need is evaluated."""
+        side, s, R, q = self._side, self.s, self.R, qs
+        kinds = self._kinds
         n = self.n_c
-        C = np.empty(n)
-        if order >= 1:
-            Jb = [np.zeros((n, side[k].n_q)) for k in range(2)]
-        P = [side[k].point(q[k], s[k]) for k in range(2)]
-        d = P[1] - P[0]
-        if order >= 1:
-            JP = [side[k].point_jacobian(q[k], s[k]) for k in range(2)]
-        if order == 2:
+        pts = "point" in kinds or "dot2" in kinds or "dist" in kinds
+        rel = "dot2" in kinds or "dist" in kinds              # rows that use d = r_j - r_i
+        if order == 0:
+            out = np.empty(n)
+            if pts:
+                P = [side[0].point(q[0], s[0]), side[1].point(q[1], s[1])]
+                d = P[1] - P[0]
+        elif order == 1:
+            out = [np.zeros((n, side[0].n_q)), np.zeros((n, side[1].n_q))]
+            if pts:
+                JP = [side[0].point_jacobian(q[0], s[0]), side[1].point_jacobian(q[1], s[1])]
+            if rel:
+                d = side[1].point(q[1], s[1]) - side[0].point(q[0], s[0])
+        else:
             v = vs
-            g = np.empty(n)
-            bP = [side[k].point_bias(q[k], v[k], s[k]) for k in range(2)]
-            dd = JP[1] @ v[1] - JP[0] @ v[0]
+            out = np.empty(n)
+            if pts:
+                bP = [side[0].point_bias(q[0], v[0], s[0]), side[1].point_bias(q[1], v[1], s[1])]
+            if rel:
+                d = side[1].point(q[1], s[1]) - side[0].point(q[0], s[0])
+                dd = side[1].point_jacobian(q[1], s[1]) @ v[1] - side[0].point_jacobian(q[0], s[0]) @ v[0]
         cache = {}
 
         def vec(k, c):
@@ -174,51 +184,51 @@ class Joint(Constraint):
         for row in self._rows:
             kind = row[0]
             if kind == "point":
-                C[r:r + 3] = P[0] - P[1]
-                if order == 1:
-                    Jb[0][r:r + 3] = JP[0]
-                    Jb[1][r:r + 3] = -JP[1]
-                elif order == 2:
-                    g[r:r + 3] = bP[1] - bP[0]
+                if order == 0:
+                    out[r:r + 3] = P[0] - P[1]
+                elif order == 1:
+                    out[0][r:r + 3] = JP[0]
+                    out[1][r:r + 3] = -JP[1]
+                else:
+                    out[r:r + 3] = bP[1] - bP[0]
                 r += 3
                 continue
             if kind == "dot1":
                 A = vec(0, row[1])
                 B = vec(1, row[2])
-                C[r] = A[0] @ B[0]
-                if order == 1:
-                    Jb[0][r] = B[0] @ A[1]
-                    Jb[1][r] = A[0] @ B[1]
-                elif order == 2:
-                    g[r] = -(A[3] @ B[0] + 2.0 * A[2] @ B[2] + A[0] @ B[3])
+                if order == 0:
+                    out[r] = A[0] @ B[0]
+                elif order == 1:
+                    out[0][r] = B[0] @ A[1]
+                    out[1][r] = A[0] @ B[1]
+                else:
+                    out[r] = -(A[3] @ B[0] + 2.0 * A[2] @ B[2] + A[0] @ B[3])
             elif kind == "dot2":
                 A = vec(0, row[1])
-                C[r] = A[0] @ d
-                if order == 1:
-                    Jb[0][r] = d @ A[1] - A[0] @ JP[0]
-                    Jb[1][r] = A[0] @ JP[1]
-                elif order == 2:
-                    g[r] = -(A[3] @ d + 2.0 * A[2] @ dd + A[0] @ (bP[1] - bP[0]))
+                if order == 0:
+                    out[r] = A[0] @ d
+                elif order == 1:
+                    out[0][r] = d @ A[1] - A[0] @ JP[0]
+                    out[1][r] = A[0] @ JP[1]
+                else:
+                    out[r] = -(A[3] @ d + 2.0 * A[2] @ dd + A[0] @ (bP[1] - bP[0]))
             elif kind == "dist":
                 L = self.length
-                C[r] = (d @ d - L * L) / (2.0 * L)
-                if order == 1:
-                    Jb[0][r] = -(d @ JP[0]) / L
-                    Jb[1][r] = (d @ JP[1]) / L
-                elif order == 2:
-                    g[r] = -(dd @ dd + d @ (bP[1] - bP[0])) / L
+                if order == 0:
+                    out[r] = (d @ d - L * L) / (2.0 * L)
+                elif order == 1:
+                    out[0][r] = -(d @ JP[0]) / L
+                    out[1][r] = (d @ JP[1]) / L
+                else:
+                    out[r] = -(dd @ dd + d @ (bP[1] - bP[0])) / L
             r += 1
-        if order == 0:
-            return C
-        if order == 1:
-            return C, Jb
-        return g
+        return out
 
     def residual(self, t, qs) -> np.ndarray:
         return self._evaluate(qs, None, 0)
 
     def jacobian(self, t, qs) -> list:
-        return self._evaluate(qs, None, 1)[1]
+        return self._evaluate(qs, None, 1)
 
     def gamma(self, t, qs, vs) -> np.ndarray:
         return self._evaluate(qs, vs, 2)

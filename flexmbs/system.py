@@ -262,13 +262,16 @@ class System:
                 mask[f] = False
         return np.flatnonzero(mask)
 
-    def assemble(self, t, q_guess, v_guess=None, tol: float = 1e-12, fixed=(), max_iter: int = 50):
+    def assemble(self, t, q_guess, v_guess=None, tol: float = 1e-12, fixed=(), max_iter: int = 50,
+                 rcond: float = 1e-8):
         """Consistent initial conditions: (q, v) with C(q, t) = 0 and C_q v + C_t = 0.
 
-        Positions: Newton on C = 0 with minimum-norm steps dq = C_q^+ C (least squares, so
-        under-determined and redundant systems work) over the free coordinates (all except
-        ``fixed``: global indices or (body, index) pairs); converged when max |C| <= tol
-        (accepted up to 1e3 tol when the steps stall at round-off).  Velocities: the
+        Positions: Newton on C = 0 with minimum-norm steps dq = C_q^+ C over the free
+        coordinates (all except ``fixed``: global indices or (body, index) pairs); converged when
+        max |C| <= tol (accepted up to 1e3 tol when the steps stall at round-off).  The
+        pseudo-inverse drops singular values below ``rcond`` times the largest, so redundant
+        constraints (whose Jacobian is nearly rank-deficient near the solution) do not blow the
+        steps up.  Velocities: the
         minimum-norm correction v = v_guess - C_q^+ (C_q v_guess + C_t) over the free
         coordinates (v_guess default zero).
 
@@ -290,7 +293,7 @@ class System:
         def solve(x, r):
             q0[free] = x
             J = self.jacobian(t, q0)[:, free]
-            return scipy.linalg.lstsq(J, r, lapack_driver="gelsd")[0]
+            return scipy.linalg.lstsq(J, r, cond=rcond, lapack_driver="gelsd")[0]
 
         try:
             x, _ = newton(residual, solve, q0[free], tol=tol, accept=1e3 * tol, max_iter=max_iter,
@@ -316,7 +319,7 @@ class System:
         if self.n_c:
             J = self.jacobian(t, q)
             r = J @ v + self.time_derivative(t, q)
-            v[free] -= scipy.linalg.lstsq(J[:, free], r, lapack_driver="gelsd")[0]
+            v[free] -= scipy.linalg.lstsq(J[:, free], r, cond=rcond, lapack_driver="gelsd")[0]
             r = J @ v + self.time_derivative(t, q)
             scale = 1.0 + max_norm(v)
             if max_norm(r) > 1e3 * tol * scale:

@@ -157,3 +157,80 @@ def test_batched_terms_equal_the_per_body_terms():
     assert np.allclose(sys.jacobian(t, q), J, atol=1e-14)
     assert np.allclose(sys.time_derivative(t, q), Ct, atol=1e-14) and np.any(Ct)
     assert np.allclose(sys.gamma(t, q, v), g, atol=1e-13)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_bricard_mechanism_has_one_dof_and_one_redundant_equation(kind):
+    """IFToMM A04 (../shared/BENCHMARKS.md sec. 6e, geometry as in Exudyn's bricardMechanism.py): five 1 kg rods
+    and six revolute joints; Grubler gives 0 DOF, the mechanism moves with 1, so one equation is redundant."""
+    P = np.array([(0, 0, 0), (1, 0, 0), (1, -1, 0), (1, -1, 1), (0, -1, 1), (0, 0, 1)], dtype=float)
+    axes = np.eye(3)[[1, 2, 0, 1, 2, 0]]
+    rods = []
+    for i in range(5):
+        d = np.abs(P[i + 1] - P[i])
+        J = (1.0 / 12.0) * ((0.01 + 0.01) * d + (1.0 + 0.01) * (1.0 - d))    # 1 x 0.1 x 0.1 m cuboid, 1 kg
+        rods.append(KINDS[kind](f"rod{i}", 1.0, J, position=0.5 * (P[i] + P[i + 1])))
+    sides = [None] + rods + [None]
+    joints = [Revolute(sides[i], sides[i + 1], at=P[i % 6] if i < 5 else P[5], axis=axes[i], name=f"J{i}")
+              for i in range(6)]
+    sys = System(rods, joints, gravity=(0, -9.81, 0))
+    q = sys.initial_coordinates()
+    m = sys.mobility(0.0, q)
+    assert m["n_c"] - m["rank"] == 1 and m["dof"] == 1
+    assert len(m["redundant"]) == 1 and m["redundant"][0].startswith("J")
+    # it can still be assembled from a perturbed guess (least-squares Newton steps)
+    q2, _ = sys.assemble(0.0, q + 1e-3 * np.random.default_rng(1).standard_normal(sys.n_q))
+    assert np.abs(sys.residual(0.0, q2)).max() < 1e-12
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_angle_driver_turns_a_crank(kind):
+    """A crank on a revolute joint, driven by theta(t) = 0.3 + 2 t + t^2: assembled positions and velocities
+    follow the law (rotation about the axis by theta, angular velocity theta')."""
+    from flexmbs.constraints import AngleDriver
+    from flexmbs.rotations import axis_angle_to_matrix
+    k = np.array([0.0, 0.6, 0.8])
+    crank = KINDS[kind]("crank", 1.0, [0.01, 0.1, 0.1], position=(0.5, 0, 0), centroid=(0.1, 0, 0))
+    law = lambda t: (0.3 + 2 * t + t * t, 2 + 2 * t, 2.0)
+    sys = System([crank], [Revolute(crank, None, at=(0.2, 0, 0), axis=k, name="pin"),
+                           AngleDriver(None, crank, k, law, name="motor")])
+    q = sys.initial_coordinates()
+    for t in np.linspace(0.0, 1.3, 14):          # continuation: the sine form has a second root at theta = f + pi
+        q, v = sys.assemble(t, q)
+        th, thd, _ = law(t)
+        A = crank.rotation(q)
+        assert np.allclose(A, axis_angle_to_matrix(k, th), atol=1e-10)
+        assert np.allclose(crank.angular_velocity(q, v), thd * k, atol=1e-9)
+        assert np.allclose(crank.point(q, np.array([-0.3, 0, 0])), (0.2, 0, 0), atol=1e-12)
+    assert sys.mobility(0.0, q)["dof"] == 0
+
+
+def _simulate(sys, t_end, rtol=1e-10):
+    """Index-1 augmented formulation with DOP853 (a test helper; the solvers live in flexmbs.formulations)."""
+    from scipy.integrate import solve_ivp
+    n, m = sys.n_q, sys.n_c
+
+    def rhs(t, x):
+        q, v = x[:n], x[n:]
+        Cq = sys.jacobian(t, q)
+        K = np.block([[sys.mass_matrix(q), Cq.T], [Cq, np.zeros((m, m))]])
+        return np.concatenate([v, np.linalg.solve(K, np.concatenate([sys.forces(t, q, v), sys.gamma(t, q, v)]))[:n]])
+
+    x0 = np.concatenate([sys.initial_coordinates(), sys.initial_velocities()])
+    return solve_ivp(rhs, (0.0, t_end), x0, method="DOP853", rtol=rtol, atol=rtol, dense_output=True)
+
+
+def test_triple_pendulum_moves_the_same_in_both_coordinate_systems():
+    """Same tip path D(t) over 0.6 s from NACF and RPCF-EP; energy conserved; constraints kept."""
+    tips = {}
+    for kind in KINDS:
+        sys = triple_pendulum(kind)
+        sol = _simulate(sys, 0.6)
+        b3 = sys.bodies[2]
+        sl = sys.slice(b3)
+        tips[kind] = np.array([b3.point(sol.sol(t)[:sys.n_q][sl], np.array([2.0, 0, 0])) for t in (0.2, 0.4, 0.6)])
+        x = sol.y[:, -1]
+        assert abs(sum(sys.energy(x[:sys.n_q], x[sys.n_q:]))) < 1e-7        # starts at T + V = 0
+        assert np.abs(sys.residual(0.6, x[:sys.n_q])).max() < 1e-7
+    assert tips["ep"][-1][2] < -0.5                                         # it has fallen
+    assert np.allclose(tips["ep"], tips["natural"], atol=1e-7)

@@ -177,3 +177,20 @@ def test_bad_input_names_the_joint():
         Spherical(a, a, at=P)
     with pytest.raises(ValueError, match="index"):
         CoordinateDriver(a, 7, 0.0)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_dimension_generic_joints_on_point_masses(dim):
+    """Distance and Spherical work in 2D and 3D (here on point masses); the axis joints are 3D only."""
+    from flexmbs.bodies import PointMass
+    a = PointMass("a", 1.0, np.arange(1.0, dim + 1))
+    b = PointMass("b", 2.0, -np.arange(1.0, dim + 1), velocity=np.ones(dim))
+    for c in (Distance(a, b), Distance(None, b, at_i=np.zeros(dim)), Spherical(a, b, at=a.position),
+              Spherical(None, a, at=a.position)):
+        assert c.n_c == (dim if isinstance(c, Spherical) else 1)
+        check_constraint(c)
+    if dim == 2:
+        with pytest.raises(ValueError, match="dimension"):
+            Spherical(a, make_bodies("ep")[0], at=P)
+        with pytest.raises(ValueError, match="dimension"):
+            Revolute(a, None, at=a.position, axis=(0, 0, 1))

@@ -234,3 +234,33 @@ def test_triple_pendulum_moves_the_same_in_both_coordinate_systems():
         assert np.abs(sys.residual(0.6, x[:sys.n_q])).max() < 1e-7
     assert tips["ep"][-1][2] < -0.5                                         # it has fallen
     assert np.allclose(tips["ep"], tips["natural"], atol=1e-7)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_point_mass_pendulum_on_a_distance_constraint(dim):
+    """IFToMM A01 (../shared/BENCHMARKS.md sec. 6b): 1 kg on a massless 1 m link, released horizontal.
+    Bottom speed sqrt(2 g L) by energy; at the bottom the link tension is 3 m g."""
+    from flexmbs.bodies import PointMass
+    from flexmbs.constraints import Distance
+    g = np.zeros(dim)
+    g[1] = -9.81
+    origin = np.zeros(dim)
+    start = origin.copy()
+    start[0] = 1.0
+    bob = PointMass("P1", 1.0, start)
+    link = Distance(None, bob, at_i=origin, name="link")
+    sys = System([bob], [link], gravity=g)
+    assert link.length == 1.0 and sys.mobility(0.0, sys.initial_coordinates())["dof"] == dim - 1
+    sol = _simulate(sys, 2.0)
+    # first passage through the bottom: x = 0 (quarter period of the large-amplitude pendulum, 0.5915 s)
+    from scipy.optimize import brentq
+    t_b = brentq(lambda t: sol.sol(t)[0], 0.3, 0.8)
+    x = sol.sol(t_b)
+    q, v = x[:dim], x[dim:]
+    assert np.allclose(q[:2], [0.0, -1.0], atol=1e-8)
+    assert np.isclose(np.linalg.norm(v), np.sqrt(2 * 9.81), rtol=1e-8)
+    Cq = sys.jacobian(t_b, q)
+    K = np.block([[sys.mass_matrix(q), Cq.T], [Cq, np.zeros((1, 1))]])
+    lam = np.linalg.solve(K, np.concatenate([sys.forces(t_b, q, v), sys.gamma(t_b, q, v)]))[dim:]
+    F = sys.reactions(t_b, q, lam)["link"]["bodies"]["P1"]["force"]
+    assert np.allclose(F[:2], [0.0, 3 * 9.81], atol=1e-6)            # link pulls up with 3 m g

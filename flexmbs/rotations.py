@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["skew", "tilde", "axial", "pad3", "rotation_x", "rotation_y", "rotation_z",
+__all__ = ["skew", "tilde", "axial", "pad3", "rotation_2d", "rotation_x", "rotation_y", "rotation_z",
            "axis_angle_to_matrix", "matrix_to_axis_angle", "axis_angle_to_ep",
            "ep_to_matrix", "matrix_to_ep", "ep_normalize", "ep_E", "ep_G", "ep_vector_jacobian",
            "cardan_zyx_to_matrix", "matrix_to_cardan_zyx", "cardan_zyx_kinematics",
@@ -81,6 +81,12 @@ def rotation_z(a: float) -> np.ndarray:
     """Rotation by ``a`` [rad] about z."""
     c, s = np.cos(a), np.sin(a)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def rotation_2d(theta) -> np.ndarray:
+    """Planar rotation [[cos, -sin], [sin, cos]]; theta scalar -> (2, 2), (...,) -> (..., 2, 2)."""
+    c, s = np.cos(theta), np.sin(theta)
+    return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
 
 
 def _unit(axis, name="axis") -> np.ndarray:

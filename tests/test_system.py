@@ -264,3 +264,34 @@ def test_point_mass_pendulum_on_a_distance_constraint(dim):
     lam = np.linalg.solve(K, np.concatenate([sys.forces(t_b, q, v), sys.gamma(t_b, q, v)]))[dim:]
     F = sys.reactions(t_b, q, lam)["link"]["bodies"]["P1"]["force"]
     assert np.allclose(F[:2], [0.0, 3 * 9.81], atol=1e-6)            # link pulls up with 3 m g
+
+
+def test_velocity_level_constraint_takes_part_in_the_velocity_projection_only():
+    """A velocity-level constraint (issue 13's kind) on a point mass, v_y = 0.5: positions untouched by
+    assemble, velocities projected onto it."""
+    from flexmbs.bodies import PointMass
+    from flexmbs.constraints.base import Constraint
+
+    class VelocityY(Constraint):
+        n_c, holonomic, name = 1, False, "vy"
+
+        def __init__(self, body):
+            self.bodies = (body,)
+
+        def residual(self, t, qs):
+            raise AssertionError("a velocity-level constraint has no position residual")
+
+        def jacobian(self, t, qs):
+            return [np.array([[0.0, 1.0]])]
+
+        def time_derivative(self, t, qs):
+            return np.array([-0.5])
+
+        def gamma(self, t, qs, vs):
+            return np.zeros(1)
+
+    p = PointMass("p", 1.0, (0.3, 0.4))
+    sys = System([p], [VelocityY(p)])
+    q, v = sys.assemble(0.0, np.array([0.3, 0.4]), np.array([1.0, 2.0]))
+    assert np.array_equal(q, [0.3, 0.4]) and np.allclose(v, [1.0, 0.5])
+    assert np.array_equal(sys.residual(0.0, q), [0.0])

@@ -311,6 +311,9 @@ class System:
             q0[free] = err.x
             bad = np.flatnonzero(~(np.abs(r) <= 1e3 * tol))
             names = self._names_of_rows(bad)
+            internal = {c.name for c in self.constraints[:self.n_internal]}
+            joints = [n for n in names if n not in internal]       # least squares spreads the misfit
+            names = joints or names                                 # over the bodies' own constraints too
             worst = {n: float(np.max(np.abs(r[self.rows(self.constraint(n))]))) for n in names}
             e = ConstraintError(
                 f"System.assemble: cannot satisfy constraint(s) {names} (largest |C| per constraint: "

@@ -33,7 +33,8 @@ import numpy as np
 
 from .base import EMPTY, Constraint, Ground
 
-__all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Fixed", "PointOnLine", "Distance"]
+__all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Translational", "Fixed", "PointOnLine",
+           "Distance"]
 
 
 def _perpendicular(z) -> tuple[np.ndarray, np.ndarray]:
@@ -275,6 +276,9 @@ class Prismatic(Joint):
 
     _rows = (("dot1", 2, 0), ("dot1", 2, 1), ("dot2", 0), ("dot2", 1), ("dot1", 0, 1))
     _needs_axis = True
+
+
+Translational = Prismatic
 
 
 class Fixed(Joint):

@@ -105,6 +105,8 @@ class System:
                 self._body_groups.append((type(members[0]).batch(members), idx, members[0].constant_mass))
             else:
                 self._single_bodies.append(members[0])
+        batched = {id(b) for b in self.bodies} - {id(b) for b in self._single_bodies}
+        self._loaded = [(b, self._qslice[id(b)]) for b in self.bodies if id(b) in batched and b.loads]
         # one-body constraints of one class with a `batch` evaluator (the internal constraints)
         groups = {}
         for k, c in enumerate(self.constraints):
@@ -182,6 +184,8 @@ class System:
         g = self.gravity
         for batch, idx, _ in self._body_groups:
             Q[idx] = batch.forces(t, q[idx], v[idx], g)
+        for b, sl in self._loaded:                          # loads of the batched bodies
+            Q[sl] += b.applied(t, q[sl], v[sl])
         for b in self._single_bodies:
             sl = self._qslice[id(b)]
             Q[sl] = b.forces(t, q[sl], v[sl], g)

@@ -76,7 +76,8 @@ class RigidBodyEP(RigidBody):
         return self._one.quadratic_velocity(q[None], v[None])[0]
 
     def forces(self, t, q, v, gravity) -> np.ndarray:
-        return self._one.forces(t, q[None], v[None], gravity)[0]
+        Q = self._one.forces(t, q[None], v[None], gravity)[0]
+        return Q + self.applied(t, q, v) if self.loads else Q
 
     # -- markers --------------------------------------------------------------------------------
     def point(self, q, s) -> np.ndarray:
@@ -166,7 +167,7 @@ class EPBatch:
         return out
 
     def forces(self, t, Q, V, gravity) -> np.ndarray:
-        """(n, 7): Q_v plus the weight m g at the centroid."""
+        """(n, 7): Q_v plus the weight m g at the centroid (the bodies' `loads` are added by the caller)."""
         out = self.quadratic_velocity(Q, V)
         if gravity is not None:
             mg = self.m[:, None] * np.asarray(gravity, dtype=float)

@@ -26,6 +26,12 @@ __all__ = ["System"]
 _EPS = np.finfo(float).eps
 
 
+def _batched(obj) -> bool:
+    """True if obj's own class (not a parent) defines `batch`: a subclass that overrides forces or
+    residuals is evaluated one by one unless it brings its own batch evaluator."""
+    return "batch" in type(obj).__dict__
+
+
 class System:
     """Bodies and constraints with one global coordinate layout.
 
@@ -96,11 +102,11 @@ class System:
         # bodies of one class with a `batch` evaluator are evaluated together (stacked coordinates)
         groups = {}
         for b in self.bodies:
-            key = (type(b), b.n_q) if hasattr(type(b), "batch") else id(b)
+            key = (type(b), b.n_q) if _batched(b) else id(b)
             groups.setdefault(key, []).append(b)
         self._body_groups, self._single_bodies = [], []
         for members in groups.values():
-            if hasattr(type(members[0]), "batch"):
+            if _batched(members[0]):
                 idx = np.array([np.arange(self._qslice[id(b)].start, self._qslice[id(b)].stop) for b in members])
                 self._body_groups.append((type(members[0]).batch(members), idx, members[0].constant_mass))
             else:
@@ -111,12 +117,12 @@ class System:
         groups = {}
         for k, c in enumerate(self.constraints):
             b = c.bodies[0] if len(c.bodies) == 1 else None
-            key = (type(c), b.n_q, c.n_c) if b is not None and hasattr(type(c), "batch") else k
+            key = (type(c), b.n_q, c.n_c) if b is not None and _batched(c) else k
             groups.setdefault(key, []).append(k)
         self._constraint_groups, self._single_constraints = [], []
         for members in groups.values():
             c0 = self.constraints[members[0]]
-            if len(c0.bodies) == 1 and hasattr(type(c0), "batch"):
+            if len(c0.bodies) == 1 and _batched(c0):
                 cols = np.array([np.arange(self._cslices[k][0].start, self._cslices[k][0].stop) for k in members])
                 rows = np.array([np.arange(self._rows[id(self.constraints[k])].start,
                                            self._rows[id(self.constraints[k])].stop) for k in members])

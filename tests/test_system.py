@@ -320,3 +320,14 @@ def test_angle_driver_reaction_is_the_motor_torque(kind):
         rC = crank.point(q[sys.slice(crank)], np.zeros(3))
         assert np.allclose(F, 0.0, atol=1e-9)
         assert np.isclose(T @ k, -np.cross(rC, m * g) @ k, atol=1e-9)
+
+
+def test_subclass_overriding_forces_is_not_batched_away():
+    class Pushed(RigidBodyEP):
+        def forces(self, t, q, v, gravity):
+            return super().forces(t, q, v, gravity) + np.array([1.0, 0, 0, 0, 0, 0, 0])
+
+    a, b = RigidBodyEP("a", 1.0, [1, 1, 1]), Pushed("b", 1.0, [1, 1, 1])
+    sys = System([a, b])
+    Q = sys.forces(0.0, sys.initial_coordinates(), sys.initial_velocities())
+    assert Q[sys.slice(b)][0] == 1.0 and Q[sys.slice(a)][0] == 0.0

@@ -351,6 +351,24 @@ class System:
                                       "conflicts with the joints", names)
         return q, v
 
+    def kinematics(self, t, q_guess, tol: float = 1e-12, rcond: float = 1e-8):
+        """Kinematic analysis of a fully driven system (0 degrees of freedom): (q, v, a) at time t.
+
+        Positions by `assemble` from ``q_guess``; velocities from C_q v = -C_t and accelerations
+        from C_q a = gamma, both by least squares (minimum norm).  Raises `ConstraintError` if
+        the system keeps degrees of freedom at this configuration (then the motion is not
+        determined by the drivers), naming no constraint but giving the count.
+        """
+        q, _ = self.assemble(t, q_guess, tol=tol, rcond=rcond)
+        J = self.jacobian(t, q)
+        mob = self.mobility(t, q)
+        if mob["dof"] > 0:
+            raise ConstraintError(f"System.kinematics: {mob['dof']} degree(s) of freedom remain at t = {t:g}; "
+                                  "add drivers (or run a dynamic analysis)")
+        v = scipy.linalg.lstsq(J, -self.time_derivative(t, q), cond=rcond, lapack_driver="gelsd")[0]
+        a = scipy.linalg.lstsq(J, self.gamma(t, q, v), cond=rcond, lapack_driver="gelsd")[0]
+        return q, v, a
+
     # -- analysis -------------------------------------------------------------------------------
     def mobility(self, t, q, rtol: float | None = None) -> dict:
         """Degrees of freedom and redundant constraints from the rank of C_q.

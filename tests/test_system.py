@@ -331,3 +331,51 @@ def test_subclass_overriding_forces_is_not_batched_away():
     sys = System([a, b])
     Q = sys.forces(0.0, sys.initial_coordinates(), sys.initial_velocities())
     assert Q[sys.slice(b)][0] == 1.0 and Q[sys.slice(a)][0] == 0.0
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_kinematics_of_a_driven_slider_crank(kind):
+    """3D slider-crank in the x-z plane: crank r = 0.1 m turned at theta = 5 t + t^2 about y by an angle driver,
+    rod l = 0.3 m (spherical joint at the crank pin), slider on a prismatic joint along x.  The slider's
+    position, velocity and acceleration match x = r cos(th) + sqrt(l^2 - r^2 sin^2(th)) and its derivatives
+    (by finite differences of the closed form)."""
+    from flexmbs.constraints import AngleDriver, Prismatic
+    r, l = 0.1, 0.3
+    cls = KINDS[kind]
+    y = (0, 1, 0)
+    crank = cls("crank", 1.0, [0.01, 0.02, 0.02], position=(r / 2, 0, 0))
+    x0 = r + l
+    rod = cls("rod", 1.0, [0.01, 0.05, 0.05], position=(r + l / 2, 0, 0))
+    slider = cls("slider", 1.0, [0.01, 0.01, 0.01], position=(x0, 0, 0))
+    law = lambda t: (5 * t + t * t, 5 + 2 * t, 2.0)
+
+    def build(wrist):
+        return System([crank, rod, slider], [
+            Revolute(crank, None, at=(0, 0, 0), axis=y, name="main"), AngleDriver(None, crank, y, law, name="motor"),
+            Spherical(crank, rod, at=(r, 0, 0), name="pin"), wrist,
+            Prismatic(slider, None, at=(x0, 0, 0), axis=(1, 0, 0), name="guide")])
+
+    # spherical joints at both ends of the rod: it spins freely about its axis, 1 DOF; kinematics refuses
+    sys = build(Spherical(rod, slider, at=(x0, 0, 0), name="wrist"))
+    assert sys.mobility(0.0, sys.initial_coordinates())["dof"] == 1
+    with pytest.raises(ConstraintError, match="degree"):
+        sys.kinematics(0.1, sys.initial_coordinates())
+    # a revolute at the slider: 0 DOF with 13 equations on 12 coordinates of rod and slider, one redundant
+    sys = build(Revolute(rod, slider, at=(x0, 0, 0), axis=y, name="wrist"))
+    m = sys.mobility(0.0, sys.initial_coordinates())
+    assert m["dof"] == 0 and m["n_c"] - m["rank"] == 1
+    xs = lambda th: r * np.cos(th) + np.sqrt(l * l - (r * np.sin(th)) ** 2)
+    q = sys.initial_coordinates()
+    for t in np.linspace(0.0, 0.4, 9):
+        q, v, a = sys.kinematics(t, q)
+        th, thd, thdd = law(t)
+        h = 1e-4
+        x, xp, xm = xs(th), xs(th + h), xs(th - h)
+        dx, ddx = (xp - xm) / (2 * h), (xp - 2 * x + xm) / h**2
+        sl = sys.slice(slider)
+        J = slider.point_jacobian(q[sl], np.zeros(3))
+        # the angle driver turns the crank about +y: a point at angle th from +x goes to z = -r sin(th)
+        assert np.isclose(slider.point(q[sl], np.zeros(3))[0], x, atol=1e-10)
+        assert np.isclose((J @ v[sl])[0], dx * thd, atol=1e-6)
+        assert np.isclose((J @ a[sl] + slider.point_bias(q[sl], v[sl], np.zeros(3)))[0], ddx * thd**2 + dx * thdd,
+                          atol=1e-4)

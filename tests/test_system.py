@@ -379,3 +379,27 @@ def test_kinematics_of_a_driven_slider_crank(kind):
         assert np.isclose((J @ v[sl])[0], dx * thd, atol=1e-6)
         assert np.isclose((J @ a[sl] + slider.point_bias(q[sl], v[sl], np.zeros(3)))[0], ddx * thd**2 + dx * thdd,
                           atol=1e-4)
+
+
+def test_tangent_matrices_equal_whole_system_differences():
+    from flexmbs.bodies.loads import spring_to_ground
+    rng = np.random.default_rng(11)
+    bodies = [RigidBodyEP("e", 1.0, [0.1, 0.2, 0.25], position=(1, 0, 0), centroid=(0.1, 0, 0.05),
+                          loads=[spring_to_ground((0.2, 0, 0), (0, 1, 0), 30.0, 0.5, damping=2.0)]),
+              RigidBodyNatural("n", 2.0, [0.3, 0.2, 0.4], position=(2, 0, 0), centroid=(0, 0.1, 0))]
+    sys = System(bodies, [Spherical(bodies[0], None, at=(0.5, 0, 0)),
+                          Revolute(bodies[0], bodies[1], at=(1.5, 0, 0), axis=(0, 1, 0))], gravity=(0, 0, -9.81))
+    q = sys.initial_coordinates() + 0.05 * rng.standard_normal(sys.n_q)
+    v, a = rng.standard_normal((2, sys.n_q))
+    lam = rng.standard_normal(sys.n_c)
+    K, C = sys.tangent_matrices(0.2, q, v, a, lam)
+
+    def g(qq):
+        return sys.mass_matrix(qq) @ a - sys.forces(0.2, qq, v) + sys.jacobian(0.2, qq).T @ lam
+
+    h = 1e-6
+    K_fd = np.column_stack([(g(q + h * e) - g(q - h * e)) / (2 * h) for e in np.eye(sys.n_q)])
+    C_fd = np.column_stack([-(sys.forces(0.2, q, v + h * e) - sys.forces(0.2, q, v - h * e)) / (2 * h)
+                            for e in np.eye(sys.n_q)])
+    assert np.allclose(K, K_fd, atol=1e-6 * np.abs(K_fd).max())
+    assert np.allclose(C, C_fd, atol=1e-6 * np.abs(C_fd).max()) and np.abs(C).max() > 0.1

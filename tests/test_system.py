@@ -403,3 +403,30 @@ def test_tangent_matrices_equal_whole_system_differences():
                             for e in np.eye(sys.n_q)])
     assert np.allclose(K, K_fd, atol=1e-6 * np.abs(K_fd).max())
     assert np.allclose(C, C_fd, atol=1e-6 * np.abs(C_fd).max()) and np.abs(C).max() > 0.1
+
+
+def test_euler_parameter_norm_serves_longer_coordinate_vectors():
+    """A body whose q is (R, p, extra): the norm's Jacobian spans its n_q, batched or not."""
+    from flexmbs.bodies import EulerParameterNorm
+
+    class Longer(RigidBodyEP):
+        n_q = 9
+
+        def initial_coordinates(self):
+            return np.concatenate([super().initial_coordinates(), [0.1, 0.2]])
+
+        def internal_constraints(self):
+            return [EulerParameterNorm(self)]
+
+        def mass_matrix(self, q):
+            M = np.eye(9)
+            M[:7, :7] = super().mass_matrix(q[:7])
+            return M
+
+        def forces(self, t, q, v, gravity):
+            return np.concatenate([super().forces(t, q[:7], v[:7], gravity), [0.0, 0.0]])
+
+    bodies = [Longer("x", 1.0, [1, 1, 1]), Longer("y", 1.0, [1, 1, 1], position=(1, 0, 0))]
+    sys = System(bodies)
+    J = sys.jacobian(0.0, sys.initial_coordinates())
+    assert J.shape == (2, 18) and np.allclose(J[1, 12:16], 2 * bodies[1].initial_coordinates()[3:7])

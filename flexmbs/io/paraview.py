@@ -36,7 +36,8 @@ import meshio
 import numpy as np
 from meshio.xdmf.time_series import TimeSeriesWriter
 
-from ..results import Results, _pad3
+from ..results import Results
+from ..rotations import pad3 as _pad3
 
 __all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "UNITS", "FRAMES"]
 

@@ -55,12 +55,25 @@ class DistributedLoad:
     f: Callable[[float], float] | None = None
 
 
+def _finite(value, name: str) -> float:
+    """``value`` as a finite float, else ValueError naming ``name``."""
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"`{name}` must be a number [N or N m], got {value!r}") from None
+    if not np.isfinite(out):
+        raise ValueError(f"`{name}` must be a finite number, got {value!r}")
+    return out
+
+
 def rayleigh_coefficients(zeta: float, omega_1: float, omega_2: float) -> tuple[float, float]:
     """(alpha, beta) of C = alpha M + beta K giving damping ratio ``zeta`` at omega_1 and omega_2.
 
     zeta(omega) = alpha / (2 omega) + beta omega / 2 (Rayleigh damping).
     """
-    if not (zeta >= 0 and omega_2 > omega_1 > 0):
+    if not (np.isfinite(zeta) and zeta >= 0):
+        raise ValueError(f"`zeta` is a damping ratio and must be >= 0, got {zeta!r}")
+    if not (omega_2 > omega_1 > 0):
         raise ValueError(f"need zeta >= 0 and omega_2 > omega_1 > 0, got zeta={zeta}, "
                          f"omega_1={omega_1}, omega_2={omega_2}")
     alpha = 2.0 * zeta * omega_1 * omega_2 / (omega_1 + omega_2)
@@ -167,7 +180,7 @@ class Model:
                                 f"{type(load).__name__}")
             idx = mesh.nodes(load.nodes)
             (j,) = self._dof_indices([load.dof])
-            Q[idx * dpn + j, i] += load.value
+            Q[idx * dpn + j, i] += _finite(load.value, f"loads[{i}].value")
             if np.any(fixed_mask[idx * dpn + j]):
                 log.warning("load %d acts on a fixed DOF; that part is carried by the support", i)
         self.Q = Q[free]
@@ -203,9 +216,12 @@ class Model:
 
     def _distributed(self, load: DistributedLoad, i: int, asm):
         """Consistent load vector of a distributed load and its body force per unit mass."""
-        value = np.asarray(load.value, dtype=float)
-        if value.shape != (3,):
-            raise ValueError(f"`loads[{i}].value` must be a 3-vector (body frame), got {load.value!r}")
+        try:
+            value = np.asarray(load.value, dtype=float)
+        except (TypeError, ValueError):
+            value = None
+        if value is None or value.shape != (3,) or not np.all(np.isfinite(value)):
+            raise ValueError(f"`loads[{i}].value` must be a finite 3-vector (body frame), got {load.value!r}")
         per = {"mass": 1.0, "volume": 1.0 / self.element.material.rho}
         if self.element.cell_type == "line":
             rho_A = self.element.material.rho * self.element.area

@@ -95,6 +95,9 @@ def check(p: dict) -> None:
                      nonnegative=("slider_mass",))
     if p["crank_speed"] == 0:
         raise CaseError("crank_speed", "must not be zero (the run lasts `revolutions` turns of the crank)")
+    if p["crank"] + abs(p["offset"]) >= p["rod"]:
+        raise CaseError("crank", f"crank + |offset| = {p['crank'] + abs(p['offset']):g} m must be shorter than "
+                                 f"the rod ({p['rod']:g} m) for the crank to turn fully")
 
 
 def run(out=None, **params):

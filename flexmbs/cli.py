@@ -477,8 +477,13 @@ def cmd_results(args) -> int:
 
 def cmd_export(args) -> int:
     from . import io
+    from .case import check_output_dir
     runs = io.list_runs(args.file) if args.run is None else {args.run: None}
     out = Path(args.out) if args.out else Path(args.file).parent
+    try:
+        check_output_dir(out)
+    except ValueError as err:
+        raise CLIError(f"--out: {err}") from None
     for name in runs:
         res = io.load_results(args.file, name)
         stem = "paraview" if len(runs) == 1 else f"paraview_{name}"

@@ -68,6 +68,43 @@ def test_flexmbs_run_refuses_bad_values_by_their_name(setting, message, status, 
     assert not out.exists()                                       # checked before anything is written
 
 
+# other cases: (case, the --set given, the message printed); exit status 2, nothing written
+OTHER_TABLE = [
+    ("slider_crank", "crank=0.5", "parameter 'crank' of case slider_crank: crank + |offset| = 0.5 m must be "
+                                  "shorter than the rod (0.3 m)"),
+    ("four_bar", "crank=0.4", "parameter 'crank' of case four_bar: with ground 0.3, crank 0.4, coupler 0.3 and "
+                              "rocker 0.25 m the four-bar is a triple-rocker: the crank cannot turn fully"),
+    ("four_bar", "crank_speed=0", "parameter 'crank_speed' of case four_bar: must not be zero"),
+    ("spinup_beam", "t_s=0", "parameter 't_s' of case spinup_beam: must be positive, got 0.0"),
+    ("spinup_beam", "integrator=generalized-alpha --set formulation=hamilton",
+     "parameter 'integrator' of case spinup_beam: 'generalized-alpha' needs (delta, delta') states"),
+    ("rotating_beam_modes", "gamma_step=0", "parameter 'gamma_step' of case rotating_beam_modes: must be "
+                                            "positive, got 0.0"),
+    ("rotating_beam_3d", "hub_ratio=-1", "parameter 'hub_ratio' of case rotating_beam_3d: must be >= 0, got -1.0"),
+    ("marker_mechanism", "markers=nothere.csv", "parameter 'markers' of case marker_mechanism: marker file "
+                                                "nothere.csv not found"),
+    ("rotating_bar_study", "workers=0", "parameter 'workers' of case rotating_bar_study: must be >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize("case, setting, message", OTHER_TABLE, ids=[f"{r[0]}:{r[1]}" for r in OTHER_TABLE])
+def test_every_case_refuses_bad_values_by_their_name(case, setting, message, tmp_path, capsys):
+    out = tmp_path / "out"
+    sets = [a for item in setting.split(" --set ") for a in ("--set", item)]
+    assert cli.main(["-q", "run", case, "--cases", str(CASES), *sets, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_export_to_a_file_is_refused(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("x")
+    h5 = tmp_path / "r.h5"
+    fm.run(_bar(), t_end=1e-3, dt_out=1e-4, store=h5)
+    assert cli.main(["export", str(h5), "--out", str(f)]) == 2
+    assert f"--out: {f} exists and is not a directory" in capsys.readouterr().err
+
+
 # the same values given to the case script itself: argparse's usage error, naming the option
 SCRIPT_TABLE = [
     (["--length", "-1"], "argument --length: must be positive, got -1.0"),

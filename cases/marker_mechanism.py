@@ -216,8 +216,14 @@ def main(argv=None):
                           check=check, flags={"--undeformed-start": ("static_start", False)})
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
+    existed = out.is_dir()
     out, before = prepare_output(out)
-    res, model, extras = run(out=out, **args)
+    try:
+        res, model, extras = run(out=out, **args)
+    except CaseError as err:                   # the interval, known once the records are read
+        if not existed and not any(out.iterdir()):
+            out.rmdir()
+        parser.error(f"argument --{err.key.replace('_', '-')}: {err.detail}")
     record_output(out, before)
     rep = extras["_report"]
     w = extras["midspan_deflection"]

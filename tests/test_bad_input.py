@@ -83,6 +83,8 @@ OTHER_TABLE = [
     ("rotating_beam_3d", "hub_ratio=-1", "parameter 'hub_ratio' of case rotating_beam_3d: must be >= 0, got -1.0"),
     ("marker_mechanism", "markers=nothere.csv", "parameter 'markers' of case marker_mechanism: marker file "
                                                 "nothere.csv not found"),
+    ("marker_mechanism", "duration=100", "parameter 'duration' of case marker_mechanism: the simulated interval "
+                                         "[0.0968663, 100.097] s must lie in the record [0, 0.7] s"),  # found in run
     ("rotating_bar_study", "workers=0", "parameter 'workers' of case rotating_bar_study: must be >= 1, got 0"),
 ]
 

@@ -119,7 +119,7 @@ def main(argv=None):
                           flags={"--undeformed-start": ("static_start", False)})
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    out, before = prepare_output(out)
+    out, before = prepare_output(out, parser=parser)
     res, model, extras = run(out=out, **args)
     record_output(out, before)
     value, angle = slider_crank.peak(extras)

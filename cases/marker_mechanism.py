@@ -217,7 +217,7 @@ def main(argv=None):
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     existed = out.is_dir()
-    out, before = prepare_output(out)
+    out, before = prepare_output(out, parser=parser)
     try:
         res, model, extras = run(out=out, **args)
     except CaseError as err:                   # the interval, known once the records are read

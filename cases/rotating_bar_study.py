@@ -102,7 +102,7 @@ def main(argv=None):
     if not options.verbose:
         logging.getLogger().setLevel(logging.WARNING)
     tic = time.perf_counter()
-    out, before = prepare_output(out, clear=not RESUMES)
+    out, before = prepare_output(out, clear=not RESUMES, parser=parser)
     rows = run(out=out, **a)
     record_output(out, before)
     failed = [r for r in rows if r["status"] != "finished"]

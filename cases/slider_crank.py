@@ -202,7 +202,7 @@ def main(argv=None):
     parser = command_line("slider_crank", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    out, before = prepare_output(out)
+    out, before = prepare_output(out, parser=parser)
     res, model, extras = run(out=out, **args)
     record_output(out, before)
     value, angle = peak(extras)

@@ -13,7 +13,11 @@
 
 A case is any ``cases/*.py`` with a module docstring, a ``DEFAULTS`` dict (its parameter names,
 with underscores, and default values) and ``run(out=None, **params)``.  ``--set`` values are
-parsed to the type of the ``DEFAULTS`` entry.  ``run`` writes into ``--out`` (default
+parsed to the type of the ``DEFAULTS`` entry; the case's ``check(params)``, if it has one,
+refuses bad values by their names (`flexmbs.case`).  Bad input of any kind is found before the
+output directory is made, and exits with status 2 (1: a run failed; 130: interrupted).  A
+second run into the same directory removes the files the first listed in ``.flexmbs_files``
+(unless the case sets ``RESUMES = True``).  ``run`` writes into ``--out`` (default
 ``out/CASE``): what the case writes itself (``results.npz``, plots), ``results.h5`` (every
 run of the case, streamed while it runs: see `flexmbs.load_results`), ParaView files and
 ``case.toml`` (the resolved parameters; ``flexmbs run DIR/case.toml`` repeats the run).

@@ -310,6 +310,8 @@ def prepare_output(out, clear: bool = True, parser: argparse.ArgumentParser | No
             if not name or Path(name).is_absolute() or ".." in Path(name).parts:
                 continue
             path = out / name
+            if not path.parent.resolve().is_relative_to(out.resolve()):     # a linked folder: not ours
+                continue
             if path.is_file() or path.is_symlink():
                 path.unlink()
                 removed.append(name)

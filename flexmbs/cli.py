@@ -499,7 +499,10 @@ def cmd_export(args) -> int:
 def cmd_mesh_info(args) -> int:
     from .mesh import MeshError, check_orientation, read
     path = Path(args.file)
-    mesh = read(path, check=False)
+    try:
+        mesh = read(path, check=False)
+    except MeshError as err:                 # a missing, empty or unreadable file: bad input
+        raise CLIError(str(err)) from None
     size = path.stat().st_size
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     print(f"{path}: {size / 1024:.1f} kB, sha256 {digest[:16]}...")

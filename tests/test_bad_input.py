@@ -231,3 +231,14 @@ def test_a_run_whose_dt_out_does_not_divide_t_end_writes_the_state_at_t_end(meth
     np.testing.assert_allclose(odd.t[:-1], 3e-4 * np.arange(7), rtol=0, atol=1e-15)
     scale = np.abs(even.displacement[-1]).max()
     assert np.abs(odd.displacement[-1] - even.displacement[-1]).max() < 1e-8 * scale
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "mesh file {p} is empty (0 bytes)"),
+    (b"$MeshFormat\n4.1 0 8\n$EndMeshFormat\n", "{p} is a Gmsh file without $Nodes and $Elements sections"),
+])
+def test_mesh_info_of_an_empty_file_is_bad_input(content, message, tmp_path, capsys):
+    p = tmp_path / "m.msh"
+    p.write_bytes(content)
+    assert cli.main(["mesh", "info", str(p)]) == 2
+    assert message.format(p=p) in capsys.readouterr().err

@@ -513,13 +513,16 @@ def cmd_mesh_info(args) -> int:
     print("  node sets: " + (", ".join(f"{k} ({len(v)})" for k, v in mesh.node_sets.items()) or "none"))
     print("  element sets: " + (", ".join(
         f"{k} ({', '.join(f'{t} {len(i)}' for t, i in v.items())})" for k, v in mesh.element_sets.items()) or "none"))
+    from .mesh.topology import body_report
+    body, ok = body_report(mesh)
+    print(f"  body: {body}")
     try:
         check_orientation(mesh)
         print("  orientation: every cell positively oriented")
     except MeshError as err:
         print(f"  orientation: {err}")
         return EXIT_FAILED
-    return EXIT_OK
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def cmd_info(args) -> int:

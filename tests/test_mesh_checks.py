@@ -121,3 +121,17 @@ def test_boundary_faces_are_outward_and_round_trip_through_gmsh(cell, tmp_path):
     write(both, tmp_path / "m.msh")
     back = read(tmp_path / "m.msh")
     np.testing.assert_array_equal(back.cells[face_type], faces)
+
+
+def test_mesh_info_reports_split_bodies_and_mixed_cells(tmp_path, capsys):
+    mesh, middle, copies = split_plate()
+    write(mesh, tmp_path / "split.vtu")
+    assert cli.main(["mesh", "info", str(tmp_path / "split.vtu")]) == 1
+    assert (f"body: quad cells in 2 parts; 2 pair(s) of duplicate nodes that no cell joins split it (e.g. nodes "
+            f"{middle[0]} and {copies[0]} at (0.5, 0))") in capsys.readouterr().out
+    m = fm.generate.rectangle(2, 1, 1.0, 0.5)
+    quad = m.cells["quad"]
+    mixed = Mesh(m.points, {"quad": quad[:1], "triangle": np.vstack([quad[1:, [0, 1, 2]], quad[1:, [0, 2, 3]]])})
+    write(mixed, tmp_path / "mixed.vtu")
+    assert cli.main(["mesh", "info", str(tmp_path / "mixed.vtu")]) == 1
+    assert "body: quad and triangle cells in 1 part; 2 cell types of dimension 2" in capsys.readouterr().out

@@ -18,7 +18,7 @@ from scipy.spatial import cKDTree
 
 from .mesh import Mesh
 
-__all__ = ["TOPOLOGICAL_DIM", "unused_cells", "parts", "coincident_nodes", "describe_part"]
+__all__ = ["TOPOLOGICAL_DIM", "unused_cells", "parts", "coincident_nodes", "describe_part", "body_report"]
 
 #: topological dimension of every cell type a Mesh may hold
 TOPOLOGICAL_DIM = {"vertex": 0, "line": 1, "line3": 1, "triangle": 2, "triangle6": 2, "quad": 2, "quad8": 2,
@@ -34,17 +34,17 @@ def unused_cells(mesh: Mesh, cell_type: str) -> dict[str, int]:
     return {t: len(c) for t, c in mesh.cells.items() if t != cell_type and TOPOLOGICAL_DIM[t] >= own}
 
 
-def parts(n_nodes: int, cells: np.ndarray) -> tuple[int, np.ndarray]:
-    """(number of parts, part label of each node) of the nodes joined through ``cells``;
-    nodes in no cell get the label -1 and are not counted."""
-    cells = np.asarray(cells, dtype=np.int64)
-    k = cells.shape[1]
-    rows = np.repeat(cells[:, 0], k - 1)
-    cols = cells[:, 1:].ravel()
+def parts(n_nodes: int, cells) -> tuple[int, np.ndarray]:
+    """(number of parts, part label of each node) of the nodes joined through ``cells`` (one
+    connectivity array, or a list of them); nodes in no cell get the label -1, not counted."""
+    blocks = [np.asarray(c, dtype=np.int64) for c in (cells if isinstance(cells, (list, tuple)) else [cells])]
+    rows = np.concatenate([np.repeat(c[:, 0], c.shape[1] - 1) for c in blocks])
+    cols = np.concatenate([c[:, 1:].ravel() for c in blocks])
     graph = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_nodes, n_nodes))
     _, labels = connected_components(graph, directed=False)
     used = np.zeros(n_nodes, bool)
-    used[cells.ravel()] = True
+    for c in blocks:
+        used[c.ravel()] = True
     uniq, relabel = np.unique(labels[used], return_inverse=True)
     out = np.full(n_nodes, -1, dtype=np.int64)
     out[used] = relabel.ravel()
@@ -71,3 +71,26 @@ def describe_part(points: np.ndarray, labels: np.ndarray, part: int) -> str:
     X = np.asarray(points)[nodes]
     lo, hi = (", ".join(f"{c:.4g}" for c in v) for v in (X.min(axis=0), X.max(axis=0)))
     return f"{len(nodes)} nodes (node {nodes[0]}, ...) from ({lo}) to ({hi})"
+
+
+def body_report(mesh: Mesh) -> tuple[str, bool]:
+    """(a line for ``flexmbs mesh info``, ok) on the cells of the highest dimension: their
+    types, connected parts and duplicate nodes; not ok if no one element can take them all or
+    duplicate nodes split them."""
+    top = max(TOPOLOGICAL_DIM[t] for t in mesh.cells)
+    types = [t for t in mesh.cells if TOPOLOGICAL_DIM[t] == top]
+    n_parts, labels = parts(mesh.n_nodes, [mesh.cells[t] for t in types])
+    words = [f"{' and '.join(types)} cells in {n_parts} part{'s' if n_parts > 1 else ''}"]
+    ok = True
+    if len(types) > 1:
+        words.append(f"{len(types)} cell types of dimension {top}: an element takes one, the others would be "
+                     "refused")
+        ok = False
+    pairs = coincident_nodes(mesh.points, labels) if n_parts > 1 else np.zeros((0, 2), dtype=np.int64)
+    if len(pairs):
+        a, b = pairs[0]
+        where = ", ".join(f"{c:.6g}" for c in mesh.points[a])
+        words.append(f"{len(pairs)} pair(s) of duplicate nodes that no cell joins split it (e.g. nodes {a} and {b} "
+                     f"at ({where})): merge coincident nodes")
+        ok = False
+    return "; ".join(words), ok

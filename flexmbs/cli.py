@@ -446,8 +446,9 @@ def cmd_params(args) -> int:
     info = _case(args.case, args.cases)
     module = load_case(info)
     print(f"{info.name}: {info.summary}")
+    helps = getattr(module, "HELP", {})
     for key, value in module.DEFAULTS.items():
-        print(f"  {key} = {_short(value)}    ({_type_name(value)})")
+        print(f"  {key} = {_short(value)}    ({_type_name(value)})" + (f"  {helps[key]}" if key in helps else ""))
     return EXIT_OK
 
 

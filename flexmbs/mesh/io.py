@@ -240,8 +240,9 @@ def read(path, *, cell_types=None, dim: int | None = None, check: bool = True) -
     ----------
     path : str or Path
     cell_types : list of str, optional
-        Cell types to keep, from ``vertex, line, triangle, quad, tetra, tetra10,
-        hexahedron``.  Default: all of them except ``vertex`` (groups of points
+        Cell types to keep, from ``vertex, line, line3, triangle, triangle6, quad, tetra,
+        tetra10, hexahedron`` (``line3`` and ``triangle6``: the boundary edges and faces of
+        second-order meshes).  Default: all of them except ``vertex`` (groups of points
         become node sets).  Other cell types in the file are an error unless
         ``cell_types`` is given, in which case they are skipped.  Node sets are built
         from all cells of the file, so a boundary group (e.g. lines) still gives its
@@ -259,8 +260,9 @@ def read(path, *, cell_types=None, dim: int | None = None, check: bool = True) -
     Raises
     ------
     MeshError
-        Missing file, unknown extension, unreadable file, no cells, unsupported
-        cell types, sets naming missing nodes, inverted cells.
+        Missing file, unknown extension, empty file (or a Gmsh file without nodes or
+        elements), unreadable file, no cells, unsupported cell types, sets naming missing
+        nodes, inverted cells.
 
     Examples
     --------

@@ -195,3 +195,21 @@ def _shared_face(mesh: Mesh) -> np.ndarray:
     faces = np.sort(tets[:, [[0, 1, 2], [0, 1, 3], [1, 2, 3], [0, 2, 3]]].reshape(-1, 3), axis=1)
     uniq, counts = np.unique(faces, axis=0, return_counts=True)
     return uniq[counts == 2][0]
+
+
+def test_physical_curve_of_a_plate_file_carries_an_edge_traction():
+    """meshes/plate_quad.msh: the Gmsh physical curve 'right' (lines at x = 1) of a 1 x 0.2 m
+    plate, 0.01 m thick, pulled by p: nodal loads p t h / 8 at the ends, p t h / 4 between,
+    and the uniform stress sigma_xx = p with the left edge on rollers."""
+    mesh = read(MESHES / "plate_quad.msh")
+    left = mesh.nodes("left")
+    fixed = [(left, ["u"]), (left[np.argmin(mesh.points[left, 1])], ["v"])]
+    model = fm.Model(mesh, fm.Quad4(STEEL, thickness=0.01), fixed=fixed,
+                     loads=[fm.SurfaceLoad("right", traction=(P, 0.0, 0.0))])
+    fx = model.expand(model.Q[:, 0]).reshape(-1, 2)[mesh.nodes("right"), 0]
+    y = mesh.points[mesh.nodes("right"), 1]
+    expected = np.where(np.isclose(y, 0.0) | np.isclose(y, 0.2), 1 / 8, 1 / 4) * P * 0.01 * 0.2
+    np.testing.assert_allclose(fx, expected, rtol=1e-12)
+    stress = element_data(model, fm.static_solution(model, 0.0))["stress"]
+    np.testing.assert_allclose(stress[:, 0], P, rtol=1e-9)
+    assert np.abs(stress[:, 1:]).max() < 1e-9 * P

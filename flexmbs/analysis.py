@@ -14,6 +14,7 @@ from .formulations import FORMULATIONS, Lagrange, energies
 from .integrators import INTEGRATORS, simulate
 from .io.store import ResultsFile, active_recording
 from .model import Model
+from .motion import FRAME_KEYS, frame_history, frame_state_fields
 from .results import Results
 
 __all__ = ["run", "output_times", "element_data", "mesh_sha256"]
@@ -226,6 +227,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     inherited = results_file.metadata if results_file is not None else {}
     meta = {**inherited, **meta}                   # as in the file: the run's own keys win
     name = name or meta.get("run") or meta.get("case") or inherited.get("run") or inherited.get("case") or "run"
+    log.info("run %s: %s + %s, %d DOFs, t = %g .. %g s, %d outputs%s", name, formulation, method, n, t0,
+             float(t_end), len(t_eval), f", streamed to {results_file.path}" if results_file is not None else "")
     reporter = _progress.current()
     if options.get("progress") is True:
         reporter = _progress.Display()
@@ -248,6 +251,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 for key in ENERGY_KEYS:
                     energy[key] = np.array([getattr(r, key) for r in rows])
             elements = element_data(model, delta, outputs["displacement"])
+            frame = frame_history(model.motion, sol.t)
         else:
             writer = stack.enter_context(results_file.open_run(
                 name, nodes=model.mesh.points, cells={model.element.cell_type: model.cells}, metadata=meta))
@@ -265,6 +269,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                     fields["energies"] = {k: getattr(e, k) for k in ENERGY_KEYS}
                 fields.update({f"element_data/{k}": a for k, a in
                                element_data(model, d, fields["displacement"]).items()})
+                fields.update({f"frame/{k}": a for k, a in frame_state_fields(model.frame(t)).items()})
                 writer.append(fields)
                 rows.append(fields)
                 output_s[0] += time.perf_counter() - tic_out
@@ -287,6 +292,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                       if compute_energies and rows else {})
             elements = {k[len("element_data/"):]: np.array([r[k] for r in rows]) for k in (rows[0] if rows else {})
                         if k.startswith("element_data/")}
+            frame = ({k: np.array([r[f"frame/{k}"] for r in rows], dtype=float) for k in FRAME_KEYS} if rows
+                     else frame_history(model.motion, sol.t))
         if energy:
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
             energy.update(dict(zip(WORK_KEYS, W.T)))
@@ -295,11 +302,14 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         results = Results(
             t=sol.t, **outputs, nodes=model.mesh.points.copy(), energies=energy, status=sol.status,
             message=sol.message, stats=stats, metadata=dict(meta, order=sol.order),
-            cells={model.element.cell_type: model.cells.copy()}, element_data=elements)
+            cells={model.element.cell_type: model.cells.copy()}, element_data=elements, frame=frame)
         if results_file is not None:
             writer.finish(sol.status, sol.message, stats,
                           series={"works": {k: energy[k] for k in WORK_KEYS}} if energy else None)
             results.metadata.update(run=writer.name, file=str(results_file.path))
     if not results.success:
         log.warning("run ended early (%s): %s", sol.status, sol.message)
+    else:
+        log.info("run %s: finished in %.3g s (%d steps, %d right-hand sides)", name, sol.wall_time, sol.n_steps,
+                 sol.n_rhs)
     return results

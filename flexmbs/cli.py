@@ -409,12 +409,13 @@ def cmd_sweep(args) -> int:
 
             def progress(done, total):          # the bar opens when the sweep knows its size
                 if "update" not in bar:
-                    bar["update"] = stack.enter_context(display.counter(f"sweep {info.name}", total))
+                    bar["update"] = stack.enter_context(display.counter(f"sweep {info.name}", total, "cases"))
                 if bar["update"]:
                     bar["update"](done)
 
             rows = sweep(info.path, grid=grid, listed=listed, fixed=_parse_sets(args.set), out=out,
-                         workers=args.workers, scheduler=args.scheduler, progress=progress)
+                         workers=args.workers, scheduler=args.scheduler, progress=progress,
+                         retries=args.retries, retry_failed=not args.no_retry_failed)
     except ParameterError as err:
         raise CLIError(str(err)) from None
     counts = {}
@@ -483,14 +484,19 @@ def cmd_results(args) -> int:
 def cmd_export(args) -> int:
     from . import io
     from .case import check_output_dir
-    runs = io.list_runs(args.file) if args.run is None else {args.run: None}
+    if Path(args.file).suffix.lower() == ".npz":             # a results.npz holds one run
+        if args.run is not None:
+            raise CLIError(f"--run: {args.file} is a results.npz, which holds one run; leave --run out")
+        runs = {"run": None}
+    else:
+        runs = io.list_runs(args.file) if args.run is None else {args.run: None}
     out = Path(args.out) if args.out else Path(args.file).parent
     try:
         check_output_dir(out)
     except ValueError as err:
         raise CLIError(f"--out: {err}") from None
     for name in runs:
-        res = io.load_results(args.file, name)
+        res = io.load_results(args.file, None if args.file.lower().endswith(".npz") else name)
         stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
         files = io.export_paraview(res, out, stem=stem, every=args.every)
         print(f"{name} ({res.status}, {len(res.t)} outputs): {', '.join(str(p) for p in files.values())}")
@@ -581,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     p = sub.add_parser("results", parents=[common], help="the runs in a results file")
     p.add_argument("file")
-    p = sub.add_parser("export", parents=[common], help="ParaView files from a results file")
+    p = sub.add_parser("export", parents=[common], help="ParaView files from a results file (.h5 or .npz)")
     p.add_argument("file")
     p.add_argument("--run", help="one run (default: all)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: the results file's)")
@@ -595,7 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run a case for the cartesian product of --grid values and the rows of "
                                    "--list, each as an independent case (local worker processes, or a Dask "
                                    "cluster with --scheduler or $DASK_SCHEDULER_ADDRESS); finished cases are "
-                                   "skipped when the sweep is run again.")
+                                   "skipped when the sweep is run again, failed ones run again.")
     p.add_argument("case", metavar="CASE")
     p.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", help="values of one parameter; repeatable")
     p.add_argument("--list", metavar="FILE.csv", help="parameter sets: a header of names, one set a row")
@@ -603,6 +609,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="output directory (default out/sweep_CASE)")
     p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: CPUs)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="Dask scheduler address")
+    p.add_argument("--retries", type=int, default=1, metavar="N",
+                   help="runs again a case whose worker process died N times before it is recorded as lost "
+                        "(Dask: re-runs a case that raised N times); default 1")
+    p.add_argument("--no-retry-failed", action="store_true",
+                   help="when the sweep is run again, keep the records of the cases that failed or were lost "
+                        "(default: run them again)")
     return ap
 
 

@@ -168,9 +168,11 @@ def test_rerun_removes_the_previous_runs_files_and_says_so(tmp_path, capsys):
     base = ["-q", "run", "rotating_bar", "--cases", str(CASES), *TINY, "--out", str(out)]
     assert cli.main([*base, "--set", "damping=0.1"]) == 0
     assert (out / "paraview_damped.xdmf").is_file()
+    listed = (out / ".flexmbs_files").read_text().split()
+    assert "notes.txt" not in listed and {"case.toml", "results.h5", "paraview_damped.xdmf"} <= set(listed)
     capsys.readouterr()
     assert cli.main(base) == 0
-    assert "removed 10 file(s) of the previous run" in capsys.readouterr().out
+    assert f"removed {len(listed)} file(s) of the previous run" in capsys.readouterr().out
     names = sorted(p.name for p in out.iterdir())
     assert "paraview_damped.xdmf" not in names and "paraview.xdmf" in names
     assert (out / "notes.txt").read_text() == "mine"               # not written by a run: kept

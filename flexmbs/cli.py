@@ -294,6 +294,10 @@ def cmd_run(args) -> int:
     defaults = dict(module.DEFAULTS)
     params = parse_parameters(info.name, defaults, file_params)
     params.update(parse_parameters(info.name, defaults, _parse_sets(args.set)))
+    if getattr(args, "no_plots", False):
+        if "plots" not in defaults:
+            raise CLIError(f"--no-plots: case {info.name} has no `plots` parameter (it draws no plots to skip)")
+        params["plots"] = False
     out = Path(args.out or file_out or Path("out") / info.name)
     resolved = {**defaults, **params}
     check_case_values(module, info.name, resolved)            # before anything is written
@@ -578,6 +582,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a parameter (a DEFAULTS key of the case, with underscores); repeatable")
     p.add_argument("--out", metavar="DIR", help="output directory (default: `out` of the TOML file, else out/CASE)")
     p.add_argument("--no-paraview", action="store_true", help="do not write the ParaView files")
+    p.add_argument("--no-plots", action="store_true",
+                   help="skip the case's plots and GIF animations (the same as --set plots=false)")
     p.add_argument("--every", type=int, default=1, metavar="N", help="ParaView: every N-th output (default 1)")
 
     p = sub.add_parser("params", parents=[common], help="list a case's parameters and defaults")

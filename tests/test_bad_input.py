@@ -161,6 +161,14 @@ def test_bench_options_reach_the_timing_script_unabbreviated(monkeypatch):
     assert seen["args"].cases is None and seen["args"].verbose == 1   # --case is timing's, not --cases
 
 
+def test_no_plots_skips_the_case_plots(tmp_path):
+    out = tmp_path / "o"
+    assert cli.main(["-q", "run", "rotating_bar", "--cases", str(CASES), *TINY[:-2], "--no-plots", "--no-paraview",
+                     "--out", str(out)]) == 0
+    assert (out / "results.npz").is_file() and not list(out.glob("*.png"))
+    assert "plots = false" in (out / "case.toml").read_text()
+
+
 def test_rerun_removes_the_previous_runs_files_and_says_so(tmp_path, capsys):
     out = tmp_path / "o"
     out.mkdir()

@@ -27,13 +27,27 @@ VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))      # xx, yy, zz, yz, 
 
 
 def output_times(t_end: float, dt_out: float, t0: float = 0.0) -> np.ndarray:
-    """Equally spaced output times t0, t0 + dt_out, ..., t_end (t_end included when it falls on the grid)."""
+    """Output times t0, t0 + dt_out, t0 + 2 dt_out, ... and always t_end.
+
+    When ``dt_out`` does not divide ``t_end - t0`` the last interval is shorter: the state at
+    ``t_end`` is always an output.  ``dt_out`` larger than ``t_end - t0`` is refused (a run
+    would have no output but its start).
+    """
+    try:
+        dt_out, t_end, t0 = float(dt_out), float(t_end), float(t0)
+    except (TypeError, ValueError):
+        raise ValueError(f"`t_end`, `dt_out` and `t0` must be numbers, got {t_end!r}, {dt_out!r}, {t0!r}") from None
     if not (np.isfinite(dt_out) and dt_out > 0):
         raise ValueError(f"`dt_out` must be a positive number, got {dt_out!r}")
-    if not t_end > t0:
-        raise ValueError(f"`t_end` must be greater than t0 = {t0}, got {t_end!r}")
-    n = int(np.floor((t_end - t0) / dt_out + 1e-9))
-    return np.minimum(t0 + dt_out * np.arange(n + 1), t_end)   # no last time past t_end by round-off
+    if not (np.isfinite(t_end) and t_end > t0):
+        raise ValueError(f"`t_end` must be a finite time greater than t0 = {t0}, got {t_end!r}")
+    span = t_end - t0
+    if dt_out > span * (1 + 1e-9):
+        raise ValueError(f"`dt_out` = {dt_out:g} s exceeds the simulated time t_end - t0 = {span:g} s: "
+                         "the run would have no output after its start; give dt_out <= t_end - t0")
+    n = int(np.floor(span / dt_out + 1e-9))
+    t = np.minimum(t0 + dt_out * np.arange(n + 1), t_end)       # no last time past t_end by round-off
+    return t if t[-1] == t_end else np.append(t, t_end)
 
 
 class _Physics:

@@ -38,12 +38,12 @@ def test_parameter_grid_products_lists_and_types():
 
 
 def test_local_sweep_with_a_failing_case_then_resume(tmp_path):
-    grid = {"elements": [3, 4, 0]}                       # 0 elements cannot be meshed: that case fails
+    grid = {"elements": [3, 4, 0]}                       # 0 elements is refused by the case: that case fails
     rows = sweep(BAR, grid=grid, fixed=SMALL, out=tmp_path, workers=2)
     status = {r["parameters"]["elements"]: r["status"] for r in rows}
     assert status == {3: "finished", 4: "finished", 0: "error"}
     failed = next(r for r in rows if r["status"] == "error")
-    assert "n_el" in failed["message"]
+    assert "parameter 'elements': must be >= 1" in failed["message"]     # the user's name, not n_el
     table = _summary(tmp_path / "summary.csv")
     assert [r["status"] for r in table] == ["finished", "finished", "error"]
     assert float(table[0]["peak_displacement"]) > 0

@@ -48,12 +48,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import get_lapack_funcs
 
+from ..constraints.base import ConstraintError
+from ..newton import newton
+
 __all__ = ["RedundantConstraintError", "stabilized_gamma", "violations", "full_pivot_lu",
            "Partition", "NoStabilization", "Baumgarte", "CoordinatePartitioning", "STABILIZATIONS",
            "make_stabilization"]
 
 
-class RedundantConstraintError(ValueError):
+class RedundantConstraintError(ConstraintError):
     """The constraint Jacobian has dependent rows where the method needs full row rank."""
 
 
@@ -177,7 +180,7 @@ class CoordinatePartitioning(NoStabilization):
 
     name = "coordinate-partitioning"
 
-    def __init__(self, tol: float = 1e-9, max_iter: int = 20, repartition_ratio: float = 0.1,
+    def __init__(self, tol: float = 1e-9, max_iter: int = 20, repartition_ratio: float = 0.5,
                  rank_rtol: float = 1e-10):
         if not (np.isfinite(tol) and tol > 0):
             raise ValueError(f"`tol` of the coordinate partitioning must be positive, got {tol!r}.")
@@ -211,7 +214,8 @@ class CoordinatePartitioning(NoStabilization):
 
     def correct(self, system, t: float, q: np.ndarray, v: np.ndarray):
         """(q, v) brought onto C = 0 and C_q q' + C_t = 0 by the dependent coordinates."""
-        from ..newton import newton
+        if not system.n_c:
+            return None
         q, v = q.copy(), v.copy()
         lu = self._factor(system.jacobian(t, q))
         p = self.partition

@@ -341,3 +341,42 @@ def test_triple_pendulum_baumgarte_reduces_drift():
         late = r["t"] >= 2.5
         mean[stab] = r["constraint_position"][late].mean()
     assert mean["baumgarte"] < 0.3 * mean["none"]
+
+
+def hinged_bar(two_bearings: bool):
+    """A bar (Euler parameters) hinged to the ground about Y: by one revolute joint, or by two
+    coaxial revolute joints 0.5 m apart on the axis (10 equations of rank 5: 5 redundant)."""
+    from flexmbs.bodies import RigidBodyEP
+    from flexmbs.constraints import Revolute
+    from flexmbs.system import System
+    bar = RigidBodyEP("bar", 2.0, (0.01, 0.7, 0.7), position=(1.0, 0.0, 0.0))
+    joints = [Revolute(None, bar, at=(0.0, 0.0, 0.0), axis=(0.0, 1.0, 0.0), name="bearing 1")]
+    if two_bearings:
+        joints.append(Revolute(None, bar, at=(0.0, 0.5, 0.0), axis=(0.0, 1.0, 0.0), name="bearing 2"))
+    return System([bar], joints, gravity=(0.0, 0.0, -9.81))
+
+
+def test_redundant_hinge_detected_and_solved_by_uke():
+    one, two = hinged_bar(False), hinged_bar(True)
+    mob = two.mobility(0.0, two.initial_coordinates())
+    assert mob["dof"] == 1 and len(mob["redundant_rows"]) == 5
+    with pytest.raises(RedundantConstraintError, match="bearing 2"):
+        Index1(two, solver="augmented").state0()
+    x0 = Index1(two, solver="udwadia-kalaba").state0()
+    q, v = x0[:7], x0[7:]
+    with pytest.raises(RedundantConstraintError):
+        augmented.accelerations(two, 0.0, q, v)
+    a1, _ = augmented.accelerations(one, 0.0, q, v)
+    a2, lam = udwadia_kalaba.accelerations(two, 0.0, q, v)
+    np.testing.assert_allclose(a2, a1, atol=1e-12)
+    # released horizontal: angular acceleration m g d / J_hinge, d = 1 m, J_hinge = 0.7 + 2 * 1^2
+    omega_dot = 2.0 * 9.81 * 1.0 / (0.7 + 2.0)
+    np.testing.assert_allclose(a2[2], -omega_dot * 1.0, rtol=1e-12)       # centroid falls: z'' = -d w'
+    forms = {"one": Index1(one, solver="udwadia-kalaba", stabilization="coordinate-partitioning"),
+             "two": Index1(two, solver="udwadia-kalaba", stabilization="coordinate-partitioning")}
+    sols = {k: simulate(f, (0.0, 0.5), x0, method="AB4", h=5e-3, t_eval=np.linspace(0, 0.5, 6))
+            for k, f in forms.items()}
+    np.testing.assert_allclose(sols["two"].x, sols["one"].x, atol=1e-10)
+    V = np.array([forms["two"].violations(t, x) for t, x in zip(sols["two"].t, sols["two"].x)])
+    assert V.max() < 1e-12
+    assert forms["two"].stabilization.partition.redundant.size == 5

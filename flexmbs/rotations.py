@@ -37,7 +37,8 @@ def skew(v) -> np.ndarray:
     """Skew-symmetric matrix of v: skew(v) @ y == cross(v, y); v of shape (..., 3) -> (..., 3, 3)."""
     v = np.asarray(v, dtype=float)
     if v.shape == (3,):
-        return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+        a, b, c = v.tolist()
+        return np.array([[0.0, -c, b], [c, 0.0, -a], [-b, a, 0.0]])
     if v.shape[-1:] != (3,):
         raise ValueError(f"skew: expected a vector with 3 components (last axis), got shape {v.shape}")
     W = np.zeros(v.shape + (3,))
@@ -113,9 +114,11 @@ def axis_angle_to_ep(axis, angle: float) -> np.ndarray:
 
 def ep_to_matrix(p) -> np.ndarray:
     """A(p) = (e0^2 - e.e) I + 2 e e^T + 2 e0 skew(e) (a rotation for |p| = 1, else |p|^2 times one)."""
-    p = np.asarray(p, dtype=float)
-    e0, e = p[0], p[1:]
-    return (e0 * e0 - e @ e) * _EYE + 2.0 * np.outer(e, e) + 2.0 * e0 * skew(e)
+    e0, e1, e2, e3 = np.asarray(p, dtype=float).tolist()
+    d = e0 * e0 - e1 * e1 - e2 * e2 - e3 * e3
+    return np.array([[d + 2.0 * e1 * e1, 2.0 * (e1 * e2 - e0 * e3), 2.0 * (e1 * e3 + e0 * e2)],
+                     [2.0 * (e1 * e2 + e0 * e3), d + 2.0 * e2 * e2, 2.0 * (e2 * e3 - e0 * e1)],
+                     [2.0 * (e1 * e3 - e0 * e2), 2.0 * (e2 * e3 + e0 * e1), d + 2.0 * e3 * e3]])
 
 
 def matrix_to_ep(A) -> np.ndarray:
@@ -149,27 +152,25 @@ def ep_normalize(p) -> np.ndarray:
 
 def ep_E(p) -> np.ndarray:
     """E(p) = [-e, skew(e) + e0 I] (3 x 4): global angular velocity omega = 2 E p'."""
-    p = np.asarray(p, dtype=float)
-    e0, e1, e2, e3 = p
+    e0, e1, e2, e3 = np.asarray(p, dtype=float).tolist()
     return np.array([[-e1, e0, -e3, e2], [-e2, e3, e0, -e1], [-e3, -e2, e1, e0]])
 
 
 def ep_G(p) -> np.ndarray:
     """G(p) = [-e, -skew(e) + e0 I] (3 x 4): body angular velocity omega_body = 2 G p'."""
-    p = np.asarray(p, dtype=float)
-    e0, e1, e2, e3 = p
+    e0, e1, e2, e3 = np.asarray(p, dtype=float).tolist()
     return np.array([[-e1, e0, e3, -e2], [-e2, -e3, e0, e1], [-e3, e2, -e1, e0]])
 
 
 def ep_vector_jacobian(p, u) -> np.ndarray:
     """d(A(p) u)/dp = 2 [e0 u + e x u, (e.u) I + e u^T - u e^T - e0 skew(u)] (3 x 4), linear in p."""
-    p = np.asarray(p, dtype=float)
-    u = np.asarray(u, dtype=float)
-    e0, e = p[0], p[1:]
-    out = np.empty((3, 4))
-    out[:, 0] = 2.0 * (e0 * u + np.cross(e, u))
-    out[:, 1:] = 2.0 * ((e @ u) * _EYE + np.outer(e, u) - np.outer(u, e) - e0 * skew(u))
-    return out
+    e0, e1, e2, e3 = np.asarray(p, dtype=float).tolist()
+    u1, u2, u3 = np.asarray(u, dtype=float).tolist()
+    d = e1 * u1 + e2 * u2 + e3 * u3
+    return 2.0 * np.array([
+        [e0 * u1 + e2 * u3 - e3 * u2, d, e1 * u2 - u1 * e2 + e0 * u3, e1 * u3 - u1 * e3 - e0 * u2],
+        [e0 * u2 + e3 * u1 - e1 * u3, e2 * u1 - u2 * e1 - e0 * u3, d, e2 * u3 - u2 * e3 + e0 * u1],
+        [e0 * u3 + e1 * u2 - e2 * u1, e3 * u1 - u3 * e1 + e0 * u2, e3 * u2 - u3 * e2 - e0 * u1, d]])
 
 
 def cardan_zyx_to_matrix(angles) -> np.ndarray:

@@ -32,11 +32,9 @@ the integrator's local errors).  Three choices (docs/constrained_dynamics.md):
 References
 ----------
 .. [1] J. Baumgarte, Stabilization of constraints and integrals of motion in dynamical
-       systems, Comput. Methods Appl. Mech. Eng. 1 (1972) 1-16,
-       doi:10.1016/0045-7825(72)90018-7.
+       systems, Comput. Methods Appl. Mech. Eng. 1 (1972) 1-16.
 .. [2] R. A. Wehage, E. J. Haug, Generalized coordinate partitioning for dimension reduction
-       in analysis of constrained dynamic systems, J. Mech. Des. 104 (1982) 247-255,
-       doi:10.1115/1.3256318.
+       in analysis of constrained dynamic systems, J. Mech. Des. 104 (1982) 247-255.
 .. [3] C. M. Pappalardo, D. Guida, On the computational methods for solving the
        differential-algebraic equations of motion of multibody systems, Machines 6 (2018) 20,
        sec. 4 (RGCP with Newton-Raphson tolerance 1e-9), doi:10.3390/machines6020020.

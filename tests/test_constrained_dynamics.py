@@ -380,3 +380,28 @@ def test_redundant_hinge_detected_and_solved_by_uke():
     V = np.array([forms["two"].violations(t, x) for t, x in zip(sols["two"].t, sols["two"].x)])
     assert V.max() < 1e-12
     assert forms["two"].stabilization.partition.redundant.size == 5
+
+
+def test_triple_pendulum_cli_writes_the_arrays_and_keys_of_issue_12(tmp_path):
+    assert tp.main(["--coordinates", "euler-parameters", "--solver", "augmented", "--stabilization", "baumgarte",
+                    "--integrator", "RK45", "--rtol", "1e-6", "--t-end", "0.05", "--dt-out", "0.01",
+                    "--out", str(tmp_path), "--no-plots"]) == 0
+    data = np.load(tmp_path / "results.npz")
+    n_t = 6
+    assert data["t"].shape == (n_t,)
+    assert data["tip"].shape == data["tip_velocity"].shape == (n_t, 3)
+    for key in ("energy", "constraint_position", "constraint_velocity"):
+        assert data[key].shape == (n_t,)
+    np.testing.assert_allclose(data["tip"][0], [8.0, 4.0, 0.0], atol=1e-12)
+    summary = __import__("json").loads((tmp_path / "summary.json").read_text())
+    for key in ("max_constraint_position", "max_constraint_velocity", "max_energy_error", "solve_s"):
+        assert np.isfinite(summary[key])
+
+
+def test_triple_pendulum_table_mode(tmp_path):
+    assert tp.main(["--table", "--t-end", "0.02", "--dt-out", "0.01", "--out", str(tmp_path), "--no-plots"]) == 0
+    for name in ("table2.csv", "table2.md", "table3.csv", "table3.md"):
+        assert (tmp_path / name).is_file()
+    rows = (tmp_path / "table2.csv").read_text().splitlines()
+    assert len(rows) == 5 and {r.split(",")[0] for r in rows[1:]} == {"NACF", "RPCF-EP"}
+    assert (tmp_path / "natural-udwadia-kalaba" / "results.npz").is_file()

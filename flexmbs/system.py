@@ -3,7 +3,9 @@
 The System owns the layout: body b gets the slice ``slice(b)`` of q, v = q' and the force
 vector; constraint c gets the rows ``rows(c)`` of C, C_q, C_t, gamma and the multipliers.
 The bodies' internal constraints (Euler-parameter norm, natural-coordinate rigidity) come
-first, in body order, then the given constraints.  The equations of motion are
+first, in body order, then the given constraints.  Bodies of one class
+that offer a ``batch`` evaluator (the rigid bodies) and their one-body internal constraints are
+evaluated together on stacked coordinates.  The equations of motion are
 
 .. code:: text
 
@@ -84,13 +86,38 @@ class System:
         self.n_c = start
         self._cslices = [[None if b is None else self._qslice[id(b)] for b in c.bodies] for c in self.constraints]
         self._M = np.zeros((self.n_q, self.n_q))
-        self._varying = []
         for b in self.bodies:
-            sl = self._qslice[id(b)]
             if b.constant_mass:
+                sl = self._qslice[id(b)]
                 self._M[sl, sl] = b.mass_matrix(b.initial_coordinates())
+        # bodies of one class with a `batch` evaluator are evaluated together (stacked coordinates)
+        groups = {}
+        for b in self.bodies:
+            key = (type(b), b.n_q) if hasattr(type(b), "batch") else id(b)
+            groups.setdefault(key, []).append(b)
+        self._body_groups, self._single_bodies = [], []
+        for members in groups.values():
+            if hasattr(type(members[0]), "batch"):
+                idx = np.array([np.arange(self._qslice[id(b)].start, self._qslice[id(b)].stop) for b in members])
+                self._body_groups.append((type(members[0]).batch(members), idx, members[0].constant_mass))
             else:
-                self._varying.append((b, sl))
+                self._single_bodies.append(members[0])
+        # one-body constraints of one class with a `batch` evaluator (the internal constraints)
+        groups = {}
+        for k, c in enumerate(self.constraints):
+            b = c.bodies[0] if len(c.bodies) == 1 else None
+            key = (type(c), b.n_q, c.n_c) if b is not None and hasattr(type(c), "batch") else k
+            groups.setdefault(key, []).append(k)
+        self._constraint_groups, self._single_constraints = [], []
+        for members in groups.values():
+            c0 = self.constraints[members[0]]
+            if len(c0.bodies) == 1 and hasattr(type(c0), "batch"):
+                cols = np.array([np.arange(self._cslices[k][0].start, self._cslices[k][0].stop) for k in members])
+                rows = np.array([np.arange(self._rows[id(self.constraints[k])].start,
+                                           self._rows[id(self.constraints[k])].stop) for k in members])
+                self._constraint_groups.append((type(c0).batch([self.constraints[k] for k in members]), rows, cols))
+            else:
+                self._single_constraints.extend(members)
 
     # -- layout ---------------------------------------------------------------------------------
     def slice(self, body) -> slice:
@@ -137,15 +164,22 @@ class System:
     def mass_matrix(self, q) -> np.ndarray:
         """M(q), dense block-diagonal (n_q, n_q); constant blocks are filled once (a fresh array)."""
         M = self._M.copy()
-        for b, sl in self._varying:
-            M[sl, sl] = b.mass_matrix(q[sl])
+        for batch, idx, constant in self._body_groups:
+            if not constant:
+                M[idx[:, :, None], idx[:, None, :]] = batch.mass_matrix(q[idx])
+        for b in self._single_bodies:
+            if not b.constant_mass:
+                sl = self._qslice[id(b)]
+                M[sl, sl] = b.mass_matrix(q[sl])
         return M
 
     def forces(self, t, q, v) -> np.ndarray:
         """Q = Q_e + Q_v, (n_q,)."""
         Q = np.empty(self.n_q)
         g = self.gravity
-        for b in self.bodies:
+        for batch, idx, _ in self._body_groups:
+            Q[idx] = batch.forces(t, q[idx], v[idx], g)
+        for b in self._single_bodies:
             sl = self._qslice[id(b)]
             Q[sl] = b.forces(t, q[sl], v[sl], g)
         return Q
@@ -164,14 +198,20 @@ class System:
     def residual(self, t, q) -> np.ndarray:
         """C(q, t), (n_c,)."""
         C = np.empty(self.n_c)
-        for k, c in enumerate(self.constraints):
+        for batch, rows, cols in self._constraint_groups:
+            C[rows] = batch.residual(t, q[cols])
+        for k in self._single_constraints:
+            c = self.constraints[k]
             C[self._rows[id(c)]] = c.residual(t, self._split(q, k))
         return C
 
     def jacobian(self, t, q) -> np.ndarray:
         """C_q, dense (n_c, n_q)."""
         J = np.zeros((self.n_c, self.n_q))
-        for k, c in enumerate(self.constraints):
+        for batch, rows, cols in self._constraint_groups:
+            J[rows[:, :, None], cols[:, None, :]] = batch.jacobian(t, q[cols])
+        for k in self._single_constraints:
+            c = self.constraints[k]
             rows = self._rows[id(c)]
             for sl, blk in zip(self._cslices[k], c.jacobian(t, self._split(q, k))):
                 if sl is not None:
@@ -179,16 +219,20 @@ class System:
         return J
 
     def time_derivative(self, t, q) -> np.ndarray:
-        """C_t, (n_c,)."""
-        Ct = np.empty(self.n_c)
-        for k, c in enumerate(self.constraints):
+        """C_t, (n_c,) (zero for the batched internal constraints)."""
+        Ct = np.zeros(self.n_c)
+        for k in self._single_constraints:
+            c = self.constraints[k]
             Ct[self._rows[id(c)]] = c.time_derivative(t, self._split(q, k))
         return Ct
 
     def gamma(self, t, q, v) -> np.ndarray:
         """gamma with C_q q'' = gamma, (n_c,)."""
         g = np.empty(self.n_c)
-        for k, c in enumerate(self.constraints):
+        for batch, rows, cols in self._constraint_groups:
+            g[rows] = batch.gamma(t, q[cols], v[cols])
+        for k in self._single_constraints:
+            c = self.constraints[k]
             g[self._rows[id(c)]] = c.gamma(t, self._split(q, k), self._split(v, k))
         return g
 
@@ -218,13 +262,16 @@ class System:
                 mask[f] = False
         return np.flatnonzero(mask)
 
-    def assemble(self, t, q_guess, v_guess=None, tol: float = 1e-12, fixed=(), max_iter: int = 50):
+    def assemble(self, t, q_guess, v_guess=None, tol: float = 1e-12, fixed=(), max_iter: int = 50,
+                 rcond: float = 1e-8):
         """Consistent initial conditions: (q, v) with C(q, t) = 0 and C_q v + C_t = 0.
 
-        Positions: Newton on C = 0 with minimum-norm steps dq = C_q^+ C (least squares, so
-        under-determined and redundant systems work) over the free coordinates (all except
-        ``fixed``: global indices or (body, index) pairs); converged when max |C| <= tol
-        (accepted up to 1e3 tol when the steps stall at round-off).  Velocities: the
+        Positions: Newton on C = 0 with minimum-norm steps dq = C_q^+ C over the free
+        coordinates (all except ``fixed``: global indices or (body, index) pairs); converged when
+        max |C| <= tol (accepted up to 1e3 tol when the steps stall at round-off).  The
+        pseudo-inverse drops singular values below ``rcond`` times the largest, so redundant
+        constraints (whose Jacobian is nearly rank-deficient near the solution) do not blow the
+        steps up.  Velocities: the
         minimum-norm correction v = v_guess - C_q^+ (C_q v_guess + C_t) over the free
         coordinates (v_guess default zero).
 
@@ -246,7 +293,7 @@ class System:
         def solve(x, r):
             q0[free] = x
             J = self.jacobian(t, q0)[:, free]
-            return scipy.linalg.lstsq(J, r, lapack_driver="gelsd")[0]
+            return scipy.linalg.lstsq(J, r, cond=rcond, lapack_driver="gelsd")[0]
 
         try:
             x, _ = newton(residual, solve, q0[free], tol=tol, accept=1e3 * tol, max_iter=max_iter,
@@ -272,7 +319,7 @@ class System:
         if self.n_c:
             J = self.jacobian(t, q)
             r = J @ v + self.time_derivative(t, q)
-            v[free] -= scipy.linalg.lstsq(J[:, free], r, lapack_driver="gelsd")[0]
+            v[free] -= scipy.linalg.lstsq(J[:, free], r, cond=rcond, lapack_driver="gelsd")[0]
             r = J @ v + self.time_derivative(t, q)
             scale = 1.0 + max_norm(v)
             if max_norm(r) > 1e3 * tol * scale:

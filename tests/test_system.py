@@ -119,3 +119,148 @@ def test_system_bad_input():
         System([a], [Spherical(a, other, at=(0, 0, 0))])
     with pytest.raises(ValueError, match="gravity"):
         System([a], gravity=(0, -9.81))
+
+
+def test_batched_terms_equal_the_per_body_terms():
+    """Mixed bodies (batched by class): M, Q, C, C_q, C_t, gamma equal a plain loop over the objects."""
+    from flexmbs.constraints import AngleDriver, Prismatic
+    rng = np.random.default_rng(7)
+    bodies = [RigidBodyEP("e1", 1.0, [0.1, 0.2, 0.25], position=(1, 0, 0), centroid=(0.1, 0, 0.05)),
+              RigidBodyNatural("n1", 2.0, [0.3, 0.2, 0.4], position=(2, 0, 0), centroid=(0, 0.1, 0)),
+              RigidBodyEP("e2", 1.5, [0.2, 0.2, 0.3], position=(3, 0, 0)),
+              RigidBodyNatural("n2", 1.0, [0.1, 0.1, 0.15], position=(4, 0, 0))]
+    cons = [Spherical(bodies[0], None, at=(0.5, 0, 0)), Revolute(bodies[0], bodies[1], at=(1.5, 0, 0), axis=(0, 1, 0)),
+            Prismatic(bodies[1], bodies[2], at=(2.5, 0, 0), axis=(1, 0, 0)),
+            AngleDriver(bodies[2], bodies[3], (1, 0, 0), lambda t: (0.1 * t, 0.1, 0.0))]
+    sys = System(bodies, cons, gravity=(0, 0, -9.81))
+    q = sys.initial_coordinates() + 0.1 * rng.standard_normal(sys.n_q)
+    v = rng.standard_normal(sys.n_q)
+    t = 0.3
+    M = np.zeros((sys.n_q, sys.n_q))
+    Q = np.zeros(sys.n_q)
+    for b in bodies:
+        sl = sys.slice(b)
+        M[sl, sl] = b.mass_matrix(q[sl])
+        Q[sl] = b.forces(t, q[sl], v[sl], sys.gravity)
+    C, J, Ct, g = (np.zeros(sys.n_c), np.zeros((sys.n_c, sys.n_q)), np.zeros(sys.n_c), np.zeros(sys.n_c))
+    for c in sys.constraints:
+        r = sys.rows(c)
+        qs = [np.zeros(0) if b is None else q[sys.slice(b)] for b in c.bodies]
+        vs = [np.zeros(0) if b is None else v[sys.slice(b)] for b in c.bodies]
+        C[r], Ct[r], g[r] = c.residual(t, qs), c.time_derivative(t, qs), c.gamma(t, qs, vs)
+        for b, blk in zip(c.bodies, c.jacobian(t, qs)):
+            if b is not None:
+                J[r, sys.slice(b)] = blk
+    assert np.allclose(sys.mass_matrix(q), M, rtol=1e-14, atol=1e-14)
+    assert np.allclose(sys.forces(t, q, v), Q, rtol=1e-13, atol=1e-13)
+    assert np.allclose(sys.residual(t, q), C, atol=1e-14)
+    assert np.allclose(sys.jacobian(t, q), J, atol=1e-14)
+    assert np.allclose(sys.time_derivative(t, q), Ct, atol=1e-14) and np.any(Ct)
+    assert np.allclose(sys.gamma(t, q, v), g, atol=1e-13)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_bricard_mechanism_has_one_dof_and_one_redundant_equation(kind):
+    """IFToMM A04 (../shared/BENCHMARKS.md sec. 6e, geometry as in Exudyn's bricardMechanism.py): five 1 kg rods
+    and six revolute joints; Grubler gives 0 DOF, the mechanism moves with 1, so one equation is redundant."""
+    P = np.array([(0, 0, 0), (1, 0, 0), (1, -1, 0), (1, -1, 1), (0, -1, 1), (0, 0, 1)], dtype=float)
+    axes = np.eye(3)[[1, 2, 0, 1, 2, 0]]
+    rods = []
+    for i in range(5):
+        d = np.abs(P[i + 1] - P[i])
+        J = (1.0 / 12.0) * ((0.01 + 0.01) * d + (1.0 + 0.01) * (1.0 - d))    # 1 x 0.1 x 0.1 m cuboid, 1 kg
+        rods.append(KINDS[kind](f"rod{i}", 1.0, J, position=0.5 * (P[i] + P[i + 1])))
+    sides = [None] + rods + [None]
+    joints = [Revolute(sides[i], sides[i + 1], at=P[i % 6] if i < 5 else P[5], axis=axes[i], name=f"J{i}")
+              for i in range(6)]
+    sys = System(rods, joints, gravity=(0, -9.81, 0))
+    q = sys.initial_coordinates()
+    m = sys.mobility(0.0, q)
+    assert m["n_c"] - m["rank"] == 1 and m["dof"] == 1
+    assert len(m["redundant"]) == 1 and m["redundant"][0].startswith("J")
+    # it can still be assembled from a perturbed guess (least-squares Newton steps)
+    q2, _ = sys.assemble(0.0, q + 1e-3 * np.random.default_rng(1).standard_normal(sys.n_q))
+    assert np.abs(sys.residual(0.0, q2)).max() < 1e-12
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_angle_driver_turns_a_crank(kind):
+    """A crank on a revolute joint, driven by theta(t) = 0.3 + 2 t + t^2: assembled positions and velocities
+    follow the law (rotation about the axis by theta, angular velocity theta')."""
+    from flexmbs.constraints import AngleDriver
+    from flexmbs.rotations import axis_angle_to_matrix
+    k = np.array([0.0, 0.6, 0.8])
+    crank = KINDS[kind]("crank", 1.0, [0.01, 0.1, 0.1], position=(0.5, 0, 0), centroid=(0.1, 0, 0))
+    law = lambda t: (0.3 + 2 * t + t * t, 2 + 2 * t, 2.0)
+    sys = System([crank], [Revolute(crank, None, at=(0.2, 0, 0), axis=k, name="pin"),
+                           AngleDriver(None, crank, k, law, name="motor")])
+    q = sys.initial_coordinates()
+    for t in np.linspace(0.0, 1.3, 14):          # continuation: the sine form has a second root at theta = f + pi
+        q, v = sys.assemble(t, q)
+        th, thd, _ = law(t)
+        A = crank.rotation(q)
+        assert np.allclose(A, axis_angle_to_matrix(k, th), atol=1e-10)
+        assert np.allclose(crank.angular_velocity(q, v), thd * k, atol=1e-9)
+        assert np.allclose(crank.point(q, np.array([-0.3, 0, 0])), (0.2, 0, 0), atol=1e-12)
+    assert sys.mobility(0.0, q)["dof"] == 0
+
+
+def _simulate(sys, t_end, rtol=1e-10):
+    """Index-1 augmented formulation with DOP853 (a test helper; the solvers live in flexmbs.formulations)."""
+    from scipy.integrate import solve_ivp
+    n, m = sys.n_q, sys.n_c
+
+    def rhs(t, x):
+        q, v = x[:n], x[n:]
+        Cq = sys.jacobian(t, q)
+        K = np.block([[sys.mass_matrix(q), Cq.T], [Cq, np.zeros((m, m))]])
+        return np.concatenate([v, np.linalg.solve(K, np.concatenate([sys.forces(t, q, v), sys.gamma(t, q, v)]))[:n]])
+
+    x0 = np.concatenate([sys.initial_coordinates(), sys.initial_velocities()])
+    return solve_ivp(rhs, (0.0, t_end), x0, method="DOP853", rtol=rtol, atol=rtol, dense_output=True)
+
+
+def test_triple_pendulum_moves_the_same_in_both_coordinate_systems():
+    """Same tip path D(t) over 0.6 s from NACF and RPCF-EP; energy conserved; constraints kept."""
+    tips = {}
+    for kind in KINDS:
+        sys = triple_pendulum(kind)
+        sol = _simulate(sys, 0.6)
+        b3 = sys.bodies[2]
+        sl = sys.slice(b3)
+        tips[kind] = np.array([b3.point(sol.sol(t)[:sys.n_q][sl], np.array([2.0, 0, 0])) for t in (0.2, 0.4, 0.6)])
+        x = sol.y[:, -1]
+        assert abs(sum(sys.energy(x[:sys.n_q], x[sys.n_q:]))) < 1e-7        # starts at T + V = 0
+        assert np.abs(sys.residual(0.6, x[:sys.n_q])).max() < 1e-7
+    assert tips["ep"][-1][2] < -0.5                                         # it has fallen
+    assert np.allclose(tips["ep"], tips["natural"], atol=1e-7)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_point_mass_pendulum_on_a_distance_constraint(dim):
+    """IFToMM A01 (../shared/BENCHMARKS.md sec. 6b): 1 kg on a massless 1 m link, released horizontal.
+    Bottom speed sqrt(2 g L) by energy; at the bottom the link tension is 3 m g."""
+    from flexmbs.bodies import PointMass
+    from flexmbs.constraints import Distance
+    g = np.zeros(dim)
+    g[1] = -9.81
+    origin = np.zeros(dim)
+    start = origin.copy()
+    start[0] = 1.0
+    bob = PointMass("P1", 1.0, start)
+    link = Distance(None, bob, at_i=origin, name="link")
+    sys = System([bob], [link], gravity=g)
+    assert link.length == 1.0 and sys.mobility(0.0, sys.initial_coordinates())["dof"] == dim - 1
+    sol = _simulate(sys, 2.0)
+    # first passage through the bottom: x = 0 (quarter period of the large-amplitude pendulum, 0.5915 s)
+    from scipy.optimize import brentq
+    t_b = brentq(lambda t: sol.sol(t)[0], 0.3, 0.8)
+    x = sol.sol(t_b)
+    q, v = x[:dim], x[dim:]
+    assert np.allclose(q[:2], [0.0, -1.0], atol=1e-8)
+    assert np.isclose(np.linalg.norm(v), np.sqrt(2 * 9.81), rtol=1e-8)
+    Cq = sys.jacobian(t_b, q)
+    K = np.block([[sys.mass_matrix(q), Cq.T], [Cq, np.zeros((1, 1))]])
+    lam = np.linalg.solve(K, np.concatenate([sys.forces(t_b, q, v), sys.gamma(t_b, q, v)]))[dim:]
+    F = sys.reactions(t_b, q, lam)["link"]["bodies"]["P1"]["force"]
+    assert np.allclose(F[:2], [0.0, 3 * 9.81], atol=1e-6)            # link pulls up with 3 m g

@@ -1,6 +1,7 @@
-"""Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems."""
+"""Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems, point masses."""
 from .base import Body, RigidBody
 from .natural import NaturalRigidity, RigidBodyNatural
+from .point import PointMass
 from .rigid import EulerParameterNorm, RigidBodyEP
 
-__all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity"]
+__all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity", "PointMass"]

@@ -82,6 +82,11 @@ class RigidBodyNatural(RigidBody):
         """Gravity only: Q_v = 0 because M is constant."""
         return self._gravity_force(q, gravity)
 
+    @classmethod
+    def batch(cls, bodies) -> "NaturalBatch":
+        """The mass matrices and forces of several NACF bodies at once."""
+        return NaturalBatch(bodies)
+
     # -- markers --------------------------------------------------------------------------------
     def point(self, q, s) -> np.ndarray:
         return np.array([1.0, s[0], s[1], s[2]]) @ q.reshape(4, 3)
@@ -134,6 +139,22 @@ class RigidBodyNatural(RigidBody):
         return out
 
 
+class NaturalBatch:
+    """M (constant) and Q (the weight, constant) of n NACF bodies: Q = (m g, m x_C g, m y_C g, m z_C g)."""
+
+    def __init__(self, bodies):
+        self.M = np.stack([b._M for b in bodies])
+        self.w = np.stack([b.mass * np.concatenate([[1.0], b.centroid]) for b in bodies])     # (n, 4)
+
+    def mass_matrix(self, Q) -> np.ndarray:
+        return self.M
+
+    def forces(self, t, Q, V, gravity) -> np.ndarray:
+        if gravity is None:
+            return np.zeros((len(self.w), 12))
+        return (self.w[:, :, None] * np.asarray(gravity, dtype=float)).reshape(len(self.w), 12)
+
+
 class NaturalRigidity(Constraint):
     """The six rigidity conditions of an NACF body: a.a - 1, b.b - 1, c.c - 1, a.b, a.c, b.c."""
 
@@ -163,3 +184,28 @@ class NaturalRigidity(Constraint):
     def gamma(self, t, qs, vs) -> np.ndarray:
         dd = vs[0][3:12].reshape(3, 3)
         return -2.0 * (dd @ dd.T)[self._I, self._J]
+
+    @classmethod
+    def batch(cls, constraints) -> "_RigidityBatch":
+        """The same for several bodies: stacked Q (n, 12) -> (n, 6), (n, 6, 12)."""
+        return _RigidityBatch()
+
+
+class _RigidityBatch:
+    _I, _J = NaturalRigidity._I, NaturalRigidity._J
+
+    def residual(self, t, Q):
+        D = Q[:, 3:12].reshape(-1, 3, 3)
+        return (D @ np.swapaxes(D, 1, 2))[:, self._I, self._J] - NaturalRigidity._one
+
+    def jacobian(self, t, Q):
+        D = Q[:, 3:12].reshape(-1, 3, 3)
+        J = np.zeros((len(Q), 6, 4, 3))
+        rows = np.arange(6)
+        J[:, rows, self._I + 1] += D[:, self._J]
+        J[:, rows, self._J + 1] += D[:, self._I]
+        return J.reshape(len(Q), 6, 12)
+
+    def gamma(self, t, Q, V):
+        D = V[:, 3:12].reshape(-1, 3, 3)
+        return -2.0 * (D @ np.swapaxes(D, 1, 2))[:, self._I, self._J]

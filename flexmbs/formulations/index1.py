@@ -22,6 +22,7 @@ method for constrained systems.
 """
 from __future__ import annotations
 
+import logging
 from typing import Hashable
 
 import numpy as np
@@ -32,6 +33,8 @@ from .stabilization import (Baumgarte, CoordinatePartitioning, NoStabilization, 
                             make_stabilization, violations)
 
 __all__ = ["Index1", "SOLVERS"]
+
+log = logging.getLogger("flexmbs.constrained")
 
 SOLVERS = {"augmented": augmented.accelerations, "udwadia-kalaba": udwadia_kalaba.accelerations}
 
@@ -128,6 +131,10 @@ class Index1:
                 "the saddle-point matrix of the augmented formulation is singular. Use "
                 "solver='udwadia-kalaba' (Moore-Penrose pseudo-inverse), or remove the redundant "
                 "constraint(s).")
+        if redundant:
+            log.info("%d redundant constraint equation(s) (%s): %s", len(redundant), ", ".join(redundant),
+                     "the Udwadia-Kalaba pseudo-inverse gives the least-norm multipliers"
+                     if self.solver == "udwadia-kalaba" else "coordinate partitioning drops them")
         return mob
 
     @staticmethod

@@ -405,3 +405,34 @@ def test_triple_pendulum_table_mode(tmp_path):
     rows = (tmp_path / "table2.csv").read_text().splitlines()
     assert len(rows) == 5 and {r.split(",")[0] for r in rows[1:]} == {"NACF", "RPCF-EP"}
     assert (tmp_path / "natural-udwadia-kalaba" / "results.npz").is_file()
+
+
+def test_coordinate_partitioning_newton_after_a_large_violation():
+    """A state 1e-2 off the manifold: Newton iterations on the dependent coordinates to |C| <= 1e-9,
+    independent coordinates and velocities untouched, velocity violation at round-off."""
+    system = tp.build("natural")
+    rng = np.random.default_rng(3)
+    q, v = consistent_random_state(system, rng)
+    q_bad = q + 1e-2 * rng.standard_normal(q.size)
+    stab = CoordinatePartitioning(tol=1e-9)
+    q1, v1 = stab.correct(system, 0.0, q_bad, v)
+    p = stab.partition
+    assert stab.n_newton >= 1
+    assert np.abs(system.residual(0.0, q1)).max() <= 1e-9
+    np.testing.assert_array_equal(q1[p.independent], q_bad[p.independent])
+    np.testing.assert_array_equal(v1[p.independent], v[p.independent])
+    assert np.abs(system.jacobian(0.0, q1) @ v1).max() < 1e-12 * (1 + np.abs(v).max())
+
+
+def test_partition_chosen_again_when_its_pivot_degrades():
+    """Single pendulum: hanging down, y is the dependent coordinate; at 1.5 rad its pivot 2 y has
+    fallen to cos(1.5) = 0.07 of its value and x is chosen instead."""
+    chain = PointChain([1.0], [1.0])
+    stab = CoordinatePartitioning()
+    q, v = chain_state(chain, [0.0], [1.0])
+    stab.correct(chain, 0.0, q, v)
+    assert list(stab.partition.dependent) == [1]
+    q, v = chain_state(chain, [1.5], [1.0])
+    q1, v1 = stab.correct(chain, 0.0, q + 1e-10, v)
+    assert list(stab.partition.dependent) == [0] and stab.n_partitions == 2
+    assert abs(chain.residual(0.0, q1)[0]) < 1e-15 and abs(chain.jacobian(0.0, q1) @ v1)[0] < 1e-14

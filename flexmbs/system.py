@@ -84,6 +84,9 @@ class System:
             self._rows[id(c)] = slice(start, start + c.n_c)
             start += c.n_c
         self.n_c = start
+        self._holonomic_rows = np.concatenate(
+            [np.arange(self._rows[id(c)].start, self._rows[id(c)].stop) for c in self.constraints if c.holonomic]
+            + [np.zeros(0, dtype=int)]).astype(int)
         self._cslices = [[None if b is None else self._qslice[id(b)] for b in c.bodies] for c in self.constraints]
         self._M = np.zeros((self.n_q, self.n_q))
         for b in self.bodies:
@@ -196,13 +199,13 @@ class System:
 
     # -- constraints ----------------------------------------------------------------------------
     def residual(self, t, q) -> np.ndarray:
-        """C(q, t), (n_c,)."""
+        """C(q, t), (n_c,); zero in the rows of velocity-level (non-holonomic) constraints."""
         C = np.empty(self.n_c)
         for batch, rows, cols in self._constraint_groups:
             C[rows] = batch.residual(t, q[cols])
         for k in self._single_constraints:
             c = self.constraints[k]
-            C[self._rows[id(c)]] = c.residual(t, self._split(q, k))
+            C[self._rows[id(c)]] = c.residual(t, self._split(q, k)) if c.holonomic else 0.0
         return C
 
     def jacobian(self, t, q) -> np.ndarray:
@@ -275,6 +278,9 @@ class System:
         minimum-norm correction v = v_guess - C_q^+ (C_q v_guess + C_t) over the free
         coordinates (v_guess default zero).
 
+        Velocity-level (non-holonomic) constraints a(q) v + b = 0 take part in the velocity
+        correction only.
+
         Raises
         ------
         ConstraintError
@@ -290,10 +296,12 @@ class System:
             q0[free] = x
             return self.residual(t, q0)
 
+        hol = self._holonomic_rows                         # positions: holonomic rows only
+
         def solve(x, r):
             q0[free] = x
-            J = self.jacobian(t, q0)[:, free]
-            return scipy.linalg.lstsq(J, r, cond=rcond, lapack_driver="gelsd")[0]
+            J = self.jacobian(t, q0)[hol][:, free]
+            return scipy.linalg.lstsq(J, r[hol], cond=rcond, lapack_driver="gelsd")[0]
 
         try:
             x, _ = newton(residual, solve, q0[free], tol=tol, accept=1e3 * tol, max_iter=max_iter,

@@ -264,3 +264,59 @@ def test_point_mass_pendulum_on_a_distance_constraint(dim):
     lam = np.linalg.solve(K, np.concatenate([sys.forces(t_b, q, v), sys.gamma(t_b, q, v)]))[dim:]
     F = sys.reactions(t_b, q, lam)["link"]["bodies"]["P1"]["force"]
     assert np.allclose(F[:2], [0.0, 3 * 9.81], atol=1e-6)            # link pulls up with 3 m g
+
+
+def test_velocity_level_constraint_takes_part_in_the_velocity_projection_only():
+    """A velocity-level constraint (issue 13's kind) on a point mass, v_y = 0.5: positions untouched by
+    assemble, velocities projected onto it."""
+    from flexmbs.bodies import PointMass
+    from flexmbs.constraints.base import Constraint
+
+    class VelocityY(Constraint):
+        n_c, holonomic, name = 1, False, "vy"
+
+        def __init__(self, body):
+            self.bodies = (body,)
+
+        def residual(self, t, qs):
+            raise AssertionError("a velocity-level constraint has no position residual")
+
+        def jacobian(self, t, qs):
+            return [np.array([[0.0, 1.0]])]
+
+        def time_derivative(self, t, qs):
+            return np.array([-0.5])
+
+        def gamma(self, t, qs, vs):
+            return np.zeros(1)
+
+    p = PointMass("p", 1.0, (0.3, 0.4))
+    sys = System([p], [VelocityY(p)])
+    q, v = sys.assemble(0.0, np.array([0.3, 0.4]), np.array([1.0, 2.0]))
+    assert np.array_equal(q, [0.3, 0.4]) and np.allclose(v, [1.0, 0.5])
+    assert np.array_equal(sys.residual(0.0, q), [0.0])
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_angle_driver_reaction_is_the_motor_torque(kind):
+    """A crank turned at constant speed about a horizontal axis: the motor torque balances the moment of the
+    weight about the axis (no angular acceleration), and the driver applies no force."""
+    from flexmbs.constraints import AngleDriver
+    m, g = 2.0, np.array([0.0, 0.0, -9.81])
+    k = np.array([0.0, 1.0, 0.0])
+    crank = KINDS[kind]("crank", m, [0.01, 0.1, 0.1], position=(0.4, 0, 0))
+    pin = Revolute(crank, None, at=(0, 0, 0), axis=k, name="pin")
+    motor = AngleDriver(None, crank, k, lambda t: (3.0 * t, 3.0, 0.0), name="motor")
+    sys = System([crank], [pin, motor], gravity=g)
+    q = sys.initial_coordinates()
+    for t in (0.0, 0.2, 0.45):
+        q, v = sys.assemble(t, q)
+        Cq = sys.jacobian(t, q)
+        K = np.block([[sys.mass_matrix(q), Cq.T], [Cq, np.zeros((sys.n_c, sys.n_c))]])
+        sol = np.linalg.lstsq(K, np.concatenate([sys.forces(t, q, v), sys.gamma(t, q, v)]), rcond=None)[0]
+        r = sys.reactions(t, q, sol[sys.n_q:])["motor"]
+        T = r["rotation"] @ r["bodies"]["crank"]["torque"]
+        F = r["bodies"]["crank"]["force"]
+        rC = crank.point(q[sys.slice(crank)], np.zeros(3))
+        assert np.allclose(F, 0.0, atol=1e-9)
+        assert np.isclose(T @ k, -np.cross(rC, m * g) @ k, atol=1e-9)

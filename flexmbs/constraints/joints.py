@@ -93,9 +93,9 @@ class Joint(Constraint):
         A0 = [side.rotation(q) for side, q in zip(self._side, q0)]
         O0 = [side.point(q, np.zeros(self.dim)) for side, q in zip(self._side, q0)]
 
-        given = [None if s is None else self._vec3(s, n) for s, n in ((s_i, "s_i"), (s_j, "s_j"))]
+        given = [None if s is None else self._vec(s, n) for s, n in ((s_i, "s_i"), (s_j, "s_j"))]
         if at is not None:
-            P0 = self._vec3(at, "at")
+            P0 = self._vec(at, "at")
         elif given[0] is not None:
             P0 = self._side[0].point(q0[0], given[0])
         elif given[1] is not None:
@@ -115,7 +115,7 @@ class Joint(Constraint):
         if axis is not None:
             if self.dim != 3:
                 raise ValueError(f"joint {self.name!r}: `axis` is for 3D joints, got {axis!r} in {self.dim}D")
-            z = self._vec3(axis, "axis")
+            z = self._vec(axis, "axis")
             nz = np.linalg.norm(z)
             if not nz > 0:
                 raise ValueError(f"joint {self.name!r}: `axis` must be a nonzero 3-vector, got {axis!r}")
@@ -130,7 +130,7 @@ class Joint(Constraint):
         self.n_c = sum(self.dim if r[0] == "point" else 1 for r in self._rows)
         self._kinds = {r[0] for r in self._rows}
 
-    def _vec3(self, x, what):
+    def _vec(self, x, what):
         a = np.asarray(x, dtype=float)
         if a.shape != (self.dim,) or not np.all(np.isfinite(a)):
             raise ValueError(f"joint {self.name!r}: `{what}` must be a finite vector of {self.dim} components, "
@@ -314,10 +314,10 @@ class Distance(Joint):
             k = self._side[1]
             q0 = EMPTY if body_j is None else body_j.initial_coordinates()
             O = k.point(q0, np.zeros(self.dim))
-            Pj = O if at_j is None else self._vec3(at_j, "at_j")
+            Pj = O if at_j is None else self._vec(at_j, "at_j")
             self.s[1] = k.rotation(q0).T @ (Pj - O)
         else:
-            self.s[1] = self._vec3(s_j, "s_j")
+            self.s[1] = self._vec(s_j, "s_j")
         if length is None:
             q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
             length = float(np.linalg.norm(self._side[1].point(q0[1], self.s[1]) - self._side[0].point(q0[0], self.s[0])))

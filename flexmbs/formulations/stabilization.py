@@ -181,7 +181,8 @@ class CoordinatePartitioning(NoStabilization):
     max_iter : int
         Newton iterations allowed after the first correction.
     repartition_ratio : float
-        The partition is chosen again when the pivot ratio of C_w falls below this fraction
+        The partition is chosen again when the smallest pivot of C_w relative to the constraint
+        rows (rho, module docstring) falls below this fraction
         of its value at the choice.
     rank_rtol : float
         Relative pivot threshold of the rank decision in `full_pivot_lu`.

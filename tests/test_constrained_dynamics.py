@@ -436,3 +436,30 @@ def test_partition_chosen_again_when_its_pivot_degrades():
     q1, v1 = stab.correct(chain, 0.0, q + 1e-10, v)
     assert list(stab.partition.dependent) == [0] and stab.n_partitions == 2
     assert abs(chain.residual(0.0, q1)[0]) < 1e-15 and abs(chain.jacobian(0.0, q1) @ v1)[0] < 1e-14
+
+
+def test_bad_input_names_the_argument():
+    from flexmbs.formulations.stabilization import Baumgarte
+    chain = PointChain([1.0], [1.0])
+    with pytest.raises(ValueError, match="`solver`"):
+        Index1(chain, solver="lu")
+    with pytest.raises(ValueError, match="`stabilization`"):
+        Index1(chain, stabilization="projection")
+    with pytest.raises(ValueError, match="baumgarte"):
+        Index1(chain, alpha=5.0)
+    with pytest.raises(ValueError, match="`alpha`"):
+        Baumgarte(alpha=-1.0)
+    with pytest.raises(ValueError, match="`q0`"):
+        Index1(chain).state0(q0=np.zeros(3))
+    with pytest.raises(ValueError, match="`weight`"):
+        udwadia_kalaba.solve_udwadia_kalaba(np.eye(2), np.zeros(2), np.ones((1, 2)), np.zeros(1), weight=0.0)
+
+
+def test_motion_without_mass_or_constraint_is_reported():
+    """A massless point on a rod: its tangential motion has neither mass nor a constraint."""
+    chain = PointChain([0.0], [1.0])
+    q, v = chain_state(chain, [0.3], [0.0])
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        udwadia_kalaba.accelerations(chain, 0.0, q, v)
+    with pytest.raises(RedundantConstraintError, match="singular"):
+        augmented.accelerations(chain, 0.0, q, v)

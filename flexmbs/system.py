@@ -26,6 +26,12 @@ __all__ = ["System"]
 _EPS = np.finfo(float).eps
 
 
+def _batched(obj) -> bool:
+    """True if obj's own class (not a parent) defines `batch`: a subclass that overrides forces or
+    residuals is evaluated one by one unless it brings its own batch evaluator."""
+    return "batch" in type(obj).__dict__
+
+
 class System:
     """Bodies and constraints with one global coordinate layout.
 
@@ -96,25 +102,27 @@ class System:
         # bodies of one class with a `batch` evaluator are evaluated together (stacked coordinates)
         groups = {}
         for b in self.bodies:
-            key = (type(b), b.n_q) if hasattr(type(b), "batch") else id(b)
+            key = (type(b), b.n_q) if _batched(b) else id(b)
             groups.setdefault(key, []).append(b)
         self._body_groups, self._single_bodies = [], []
         for members in groups.values():
-            if hasattr(type(members[0]), "batch"):
+            if _batched(members[0]):
                 idx = np.array([np.arange(self._qslice[id(b)].start, self._qslice[id(b)].stop) for b in members])
                 self._body_groups.append((type(members[0]).batch(members), idx, members[0].constant_mass))
             else:
                 self._single_bodies.append(members[0])
+        batched = {id(b) for b in self.bodies} - {id(b) for b in self._single_bodies}
+        self._loaded = [(b, self._qslice[id(b)]) for b in self.bodies if id(b) in batched and b.loads]
         # one-body constraints of one class with a `batch` evaluator (the internal constraints)
         groups = {}
         for k, c in enumerate(self.constraints):
             b = c.bodies[0] if len(c.bodies) == 1 else None
-            key = (type(c), b.n_q, c.n_c) if b is not None and hasattr(type(c), "batch") else k
+            key = (type(c), b.n_q, c.n_c) if b is not None and _batched(c) else k
             groups.setdefault(key, []).append(k)
         self._constraint_groups, self._single_constraints = [], []
         for members in groups.values():
             c0 = self.constraints[members[0]]
-            if len(c0.bodies) == 1 and hasattr(type(c0), "batch"):
+            if len(c0.bodies) == 1 and _batched(c0):
                 cols = np.array([np.arange(self._cslices[k][0].start, self._cslices[k][0].stop) for k in members])
                 rows = np.array([np.arange(self._rows[id(self.constraints[k])].start,
                                            self._rows[id(self.constraints[k])].stop) for k in members])
@@ -182,6 +190,8 @@ class System:
         g = self.gravity
         for batch, idx, _ in self._body_groups:
             Q[idx] = batch.forces(t, q[idx], v[idx], g)
+        for b, sl in self._loaded:                          # loads of the batched bodies
+            Q[sl] += b.applied(t, q[sl], v[sl])
         for b in self._single_bodies:
             sl = self._qslice[id(b)]
             Q[sl] = b.forces(t, q[sl], v[sl], g)
@@ -196,6 +206,54 @@ class System:
             T += t_b
             V += v_b
         return T, V
+
+    def tangent_matrices(self, t, q, v, qdd, lam) -> tuple[np.ndarray, np.ndarray]:
+        """(K_t, C_t) = (d(M q'' - Q + C_q^T lam)/dq, -dQ/dv) at fixed q'', v, lam: the tangent
+        matrices of implicit (index-3) integrators.
+
+        Forward differences (step sqrt(eps) max(1, |x|)) body by body and constraint by
+        constraint: a body's terms depend on its own coordinates only, a constraint's on those
+        of its bodies, so the cost grows linearly with the number of bodies instead of
+        quadratically.  Measured (CPU time, 2-core shared x86_64, numpy 2.4) on a chain of N
+        Euler-parameter bodies on spherical joints: 2.2, 8.3, 22 ms for N = 3, 10, 30, against
+        2.6, 17, 136 ms for forward differences of the whole system.
+        """
+        n = self.n_q
+        K, Ct = np.zeros((n, n)), np.zeros((n, n))
+        h0 = np.sqrt(_EPS)
+        g = self.gravity
+        for b in self.bodies:
+            sl = self._qslice[id(b)]
+            qb, vb, ab = q[sl].copy(), v[sl].copy(), qdd[sl]
+            Q0 = b.forces(t, qb, vb, g)
+            g0 = b.mass_matrix(qb) @ ab - Q0
+            for j in range(b.n_q):
+                hq = h0 * max(1.0, abs(qb[j]))
+                qp = qb.copy()
+                qp[j] += hq
+                K[sl, sl.start + j] = ((b.mass_matrix(qp) @ ab - b.forces(t, qp, vb, g)) - g0) / hq
+                hv = h0 * max(1.0, abs(vb[j]))
+                vp = vb.copy()
+                vp[j] += hv
+                Ct[sl, sl.start + j] = -(b.forces(t, qb, vp, g) - Q0) / hv
+        for k, c in enumerate(self.constraints):
+            lc = lam[self._rows[id(c)]]
+            if not np.any(lc):
+                continue
+            qs = self._split(q, k)
+            slices = self._cslices[k]
+            f0 = [blk.T @ lc for blk in c.jacobian(t, qs)]
+            for i, sli in enumerate(slices):
+                if sli is None:
+                    continue
+                for j in range(sli.stop - sli.start):
+                    hq = h0 * max(1.0, abs(qs[i][j]))
+                    qq = [x.copy() for x in qs]
+                    qq[i][j] += hq
+                    for sl, fp, fz in zip(slices, (blk.T @ lc for blk in c.jacobian(t, qq)), f0):
+                        if sl is not None:
+                            K[sl, sli.start + j] += (fp - fz) / hq
+        return K, Ct
 
     # -- constraints ----------------------------------------------------------------------------
     def residual(self, t, q) -> np.ndarray:
@@ -311,6 +369,9 @@ class System:
             q0[free] = err.x
             bad = np.flatnonzero(~(np.abs(r) <= 1e3 * tol))
             names = self._names_of_rows(bad)
+            internal = {c.name for c in self.constraints[:self.n_internal]}
+            joints = [n for n in names if n not in internal]       # least squares spreads the misfit
+            names = joints or names                                 # over the bodies' own constraints too
             worst = {n: float(np.max(np.abs(r[self.rows(self.constraint(n))]))) for n in names}
             e = ConstraintError(
                 f"System.assemble: cannot satisfy constraint(s) {names} (largest |C| per constraint: "
@@ -337,6 +398,24 @@ class System:
                                       f"satisfied (largest |C_q v + C_t| = {max_norm(r):.3g}); a driver "
                                       "conflicts with the joints", names)
         return q, v
+
+    def kinematics(self, t, q_guess, tol: float = 1e-12, rcond: float = 1e-8):
+        """Kinematic analysis of a fully driven system (0 degrees of freedom): (q, v, a) at time t.
+
+        Positions by `assemble` from ``q_guess``; velocities from C_q v = -C_t and accelerations
+        from C_q a = gamma, both by least squares (minimum norm).  Raises `ConstraintError` if
+        the system keeps degrees of freedom at this configuration (then the motion is not
+        determined by the drivers), naming no constraint but giving the count.
+        """
+        q, _ = self.assemble(t, q_guess, tol=tol, rcond=rcond)
+        J = self.jacobian(t, q)
+        mob = self.mobility(t, q)
+        if mob["dof"] > 0:
+            raise ConstraintError(f"System.kinematics: {mob['dof']} degree(s) of freedom remain at t = {t:g}; "
+                                  "add drivers (or run a dynamic analysis)")
+        v = scipy.linalg.lstsq(J, -self.time_derivative(t, q), cond=rcond, lapack_driver="gelsd")[0]
+        a = scipy.linalg.lstsq(J, self.gamma(t, q, v), cond=rcond, lapack_driver="gelsd")[0]
+        return q, v, a
 
     # -- analysis -------------------------------------------------------------------------------
     def mobility(self, t, q, rtol: float | None = None) -> dict:

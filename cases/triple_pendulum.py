@@ -136,7 +136,8 @@ def simulate_case(coordinates, solver, stabilization, integrator, h, rtol, t_end
     return results, summary
 
 
-def write_run(out: Path, results: dict, summary: dict) -> None:
+def write(out: Path, results: dict, summary: dict) -> None:
+    """DIR/results.npz and DIR/summary.json of one run."""
     out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out / "results.npz", **results)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
@@ -163,7 +164,7 @@ def table(out, t_end: float, dt_out: float, plots_on: bool = True) -> dict:
             res, summ = simulate_case(coordinates, solver, rtol=1e-8, t_end=t_end, dt_out=dt_out, **TABLE_RUN)
             summaries[key], runs[key] = summ, res
             if out is not None:
-                write_run(Path(out) / key, res, summ)
+                write(Path(out) / key, res, summ)
     if out is not None:
         write_tables(Path(out), summaries)
         if plots_on:
@@ -209,7 +210,7 @@ def run(out=None, **params):
                               "dt_out")}
     results, summary = simulate_case(**args)
     if out is not None:
-        write_run(Path(out), results, summary)
+        write(Path(out), results, summary)
         if p["plots"]:
             plot_tip(Path(out), {f"{LABEL[p['coordinates']]} ({LABEL[p['solver']]})": results})
     return summary

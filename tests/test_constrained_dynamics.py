@@ -477,3 +477,15 @@ def test_triple_pendulum_tight_tolerance_ten_seconds():
     i = np.flatnonzero(np.isclose(rn["t"], 10.0))[0]
     np.testing.assert_allclose(rn["tip"][i], [-4.79831855, -3.76676003, -1.33330228], atol=1e-7)
     assert max(sn["max_energy_error"], se["max_energy_error"]) < 1e-7
+
+
+def test_failed_correction_stops_the_run_and_keeps_the_results():
+    """Newton of the partitioning not allowed to iterate after a coarse step: status 'failed', a
+    message saying what to change, the outputs before it kept."""
+    chain = PointChain([1.0, 2.0, 0.5], [1.0, 0.7, 1.2])
+    q0, v0 = chain_state(chain, [1.0, 2.0, -0.5], [0.0, 0.0, 0.0])
+    form = Index1(chain, stabilization=CoordinatePartitioning(max_iter=0))
+    sol = simulate(form, (0.0, 2.0), np.concatenate([q0, v0]), method="AB4", h=0.05)
+    assert sol.status == "failed"
+    assert "coordinate partitioning" in sol.message and "reduce the step" in sol.message
+    assert sol.t.size >= 2 and sol.t[-1] < 2.0

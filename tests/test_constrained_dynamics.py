@@ -321,10 +321,11 @@ def test_triple_pendulum_both_coordinate_systems_same_tip_motion_and_energy():
     assert rn["tip"][-1, 2] < -0.5                # it has fallen
 
 
-def test_triple_pendulum_coordinate_partitioning_keeps_violations_at_round_off_with_ab4():
-    r, s = tp.simulate_case("natural", "augmented", "coordinate-partitioning", "AB4", 2e-3, 1e-8, 0.6, 0.02)
+@pytest.mark.parametrize("coordinates", ["natural", "euler-parameters"])
+def test_triple_pendulum_coordinate_partitioning_keeps_violations_at_round_off_with_ab4(coordinates):
+    r, s = tp.simulate_case(coordinates, "augmented", "coordinate-partitioning", "AB4", 2e-3, 1e-8, 0.6, 0.02)
     assert s["max_constraint_position"] < 1e-13 and s["max_constraint_velocity"] < 1e-12
-    r0, s0 = tp.simulate_case("natural", "augmented", "none", "AB4", 2e-3, 1e-8, 0.6, 0.02)
+    r0, s0 = tp.simulate_case(coordinates, "augmented", "none", "AB4", 2e-3, 1e-8, 0.6, 0.02)
     assert s0["max_constraint_position"] > 1e3 * s["max_constraint_position"]
     v = r0["constraint_velocity"]
     assert v[-1] > 100 * v[1] > 0                 # drift grows without stabilisation

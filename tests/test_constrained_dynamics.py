@@ -490,3 +490,10 @@ def test_failed_correction_stops_the_run_and_keeps_the_results():
     assert sol.status == "failed"
     assert "coordinate partitioning" in sol.message and "reduce the step" in sol.message
     assert sol.t.size >= 2 and sol.t[-1] < 2.0
+
+
+def test_output_times_end_at_t_end():
+    for t_end, dt in ((0.3, 0.05), (20.0, 0.01), (1.0, 0.3)):
+        t = tp.output_times(t_end, dt)
+        assert t[0] == 0.0 and t[-1] == t_end and np.all(np.diff(t) > 0)
+        assert np.allclose(np.diff(t)[:-1], dt)

@@ -31,16 +31,17 @@ matrices V_k = d(A y)/dp_k / y (column k of V, linear in y):
 
     M_RR = mass I        M_Rp = V(p, s_y)              M_Rd = A m_O
     M_pp[k, l] = tr(V_k^T V_l Y)                        M_pd[k] = dsum(A^T V_k) + Sdot(A^T V_k, delta)
-    M_dd = [m]
+    M_dd = |p|^4 [m]     (A^T A = |p|^4 I; [m] on the manifold)
     Q_v,R = -(2 A(p') s_y + 2 A' m_O delta')
     Q_v,p[k] = -tr(V_k^T (2 A(p') Y + 2 A' Y_u^T)),   Y_u = int rho y (N delta')^T dV
     Q_v,d = -(dsum(C) + Sdot(C, delta) + Sdot(D, delta')),   C = 2 A^T A(p'), D = 2 A^T A'
 
 with dsum(B) = sum_ab B_ab d[a, b] = int rho N^T B x dV and Sdot(B, v) = sum_ab B_ab S[a, b] v.
-On the constraint manifold (p.p = 1, p.p' = 0) T is the kinetic energy; off it the exact
-polynomial keeps M positive definite (M_pp = 4 G^T J_y G + 4 tr(J_y)/2... along p), unlike the
-4 G^T J G of `RigidBodyEP`; both give the same constrained motion (the difference lies along
-the normalisation's gradient 2 p).
+On the constraint manifold (p.p = 1, p.p' = 0) T is the kinetic energy.  There
+V(p, y) = -2 A tilde(y) G + 2 A y p^T, so M_pp = 4 G^T J_y G + 4 (int rho y.y dV) p p^T: positive
+definite, unlike the 4 G^T J G of `RigidBodyEP`.  Both give the same constrained motion: they
+differ by terms along p, the gradient of the normalisation p.p - 1 = 0, which its multiplier
+takes up.
 
 Applied forces: gravity int rho L^T g dV = (mass g, V(p, s_y)^T g, m_O^T A^T g); the
 Model's nodal loads (body-frame components: forces at node translations, moments at node
@@ -67,12 +68,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from ..constraints.base import Constraint
 from ..model import DistributedLoad, Model
 from ..rotations import ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
 from .base import Body
+from .rigid import EulerParameterNorm
 
-__all__ = ["FlexibleBody", "Node", "FrameNormalization"]
+__all__ = ["FlexibleBody", "Node"]
 
 
 @dataclass(frozen=True)
@@ -83,14 +84,26 @@ class Node:
 
 
 def _V_matrices(p) -> np.ndarray:
-    """V_k (4, 3, 3): V_k y = d(A(p) y)/dp_k (linear in y and in p)."""
-    cols = np.stack([ep_vector_jacobian(p, e) for e in np.eye(3)], axis=1)     # (3, 3_j, 4_k)
-    return np.moveaxis(cols, 2, 0)
+    """V_k = dA/dp_k (4, 3, 3), so that V_k y = d(A(p) y)/dp_k; linear in p.
+
+    From A = (e0^2 - e.e) I + 2 e e^T + 2 e0 tilde(e):  V_0 = 2 (e0 I + tilde(e)),
+    V_i = 2 (-e_i I + u_i e^T + e u_i^T + e0 tilde(u_i)) with u_i the unit vectors.
+    """
+    e0, e = p[0], p[1:]
+    V = np.zeros((4, 3, 3))
+    V[0] = 2.0 * (e0 * _EYE + skew(e))
+    V[1:] = 2.0 * (-e[:, None, None] * _EYE + _EYE[:, :, None] * e[None, None, :]
+                   + e[None, :, None] * _EYE[:, None, :] + e0 * _SKEW_UNIT)
+    return V
 
 
-def _A_dot(p, pd) -> np.ndarray:
-    """A' = 2 Q(p, p') = A(p + p') - A(p) - A(p') (polarisation of the quadratic A)."""
-    return ep_to_matrix(p + pd) - ep_to_matrix(p) - ep_to_matrix(pd)
+_EYE = np.eye(3)
+_SKEW_UNIT = np.array([skew(u) for u in _EYE])
+
+
+def _A_dot(V, pd) -> np.ndarray:
+    """A' = sum_k p'_k V_k (V = _V_matrices(p))."""
+    return np.tensordot(pd, V, axes=1)
 
 
 class FlexibleBody(Body):
@@ -138,8 +151,9 @@ class FlexibleBody(Body):
         self._M_dd = model.M.toarray()
         self._K = model.K_op
         self._node_phi = self._node_interpolation()
-        self._load_data = self._nodal_loads()
-        self._internal = [FrameNormalization(self)]
+        self._loads = self._nodal_loads()
+        self._kin = None
+        self._internal = [EulerParameterNorm(self)]
 
     @classmethod
     def from_model(cls, model: Model, name: str = "flexible", **kwargs) -> "FlexibleBody":
@@ -203,27 +217,35 @@ class FlexibleBody(Body):
         return sparse.csr_array(sparse.coo_array((np.ones(len(r)), (r, c)), shape=(3 * n_nodes, md.n_dofs)))
 
     def _nodal_loads(self):
-        """(node, kind, body-frame vector, f) of the Model's nodal loads; kind 'force' or 'moment'."""
+        """Nodal loads as arrays: kind (0 force, 1 moment), X and Phi rows of the forces' nodes,
+        body-frame vectors, time factors (None: 1); None without loads."""
         md = self.model
         names = md.element.dof_names
-        out = []
+        kinds, nodes, vecs, fs = [], [], [], []
         for load in md.loads:
             (j,) = md._dof_indices([load.dof])
             name = names[j]
-            if name in ("u", "v", "w"):
-                kind, axis = "force", "uvw".index(name)
-            elif name.startswith("theta"):
-                kind, axis = "moment", {"theta": 2, "theta_x": 0, "theta_y": 1, "theta_z": 2}[name]
+            if name.startswith("theta"):
+                kind, axis = 1, {"theta": 2, "theta_x": 0, "theta_y": 1, "theta_z": 2}[name]
             else:
-                kind, axis = "force", j
+                kind, axis = 0, "uvw".index(name) if name in ("u", "v", "w") else j
             if getattr(md.element, "axial_dofs_along_axis", False):    # Bar2: u along the bar's axis
                 e = md.X[0, 1] - md.X[0, 0]
                 vec = np.pad(e / np.linalg.norm(e), (0, 3 - len(e))) * load.value
             else:
                 vec = np.eye(3)[axis] * load.value
             for node in md.mesh.nodes(load.nodes):
-                out.append((int(node), kind, vec, load.f))
-        return out
+                kinds.append(kind)
+                nodes.append(int(node))
+                vecs.append(vec)
+                fs.append(load.f)
+        if not kinds:
+            return None
+        kinds, nodes = np.array(kinds), np.array(nodes)
+        force_nodes = nodes[kinds == 0]
+        X = np.pad(md.mesh.points[force_nodes], ((0, 0), (0, 3 - md.mesh.dim)))
+        Phi = np.array([self.node_interpolation(i) for i in force_nodes]).reshape(len(force_nodes), 3, self.n_e)
+        return kinds, X, Phi, np.array(vecs), fs
 
     def node_interpolation(self, i: int) -> np.ndarray:
         """Phi_i (3, n): translation u_i = Phi_i delta of node i."""
@@ -263,26 +285,31 @@ class FlexibleBody(Body):
         return self._internal
 
     # -- inertia ------------------------------------------------------------------------------------
-    def _moments(self, delta):
+    def _kinematics(self, q):
+        """(A, V, s_y, Y) at q, kept for the last q (mass matrix and forces ask for the same q)."""
+        key = q.tobytes()
+        if self._kin is not None and self._kin[0] == key:
+            return self._kin[1]
         md = self.model
-        return md.inv.s + md.m_O @ delta, md.moments(delta, delta)
+        p, delta = q[3:7], q[7:]
+        out = (ep_to_matrix(p), _V_matrices(p), md.inv.s + md.m_O @ delta, md.moments(delta, delta))
+        self._kin = (key, out)
+        return out
 
     def mass_matrix(self, q) -> np.ndarray:
         md = self.model
         _, p, delta = self.split(q)
-        A = ep_to_matrix(p)
-        V = _V_matrices(p)
-        s_y, Y = self._moments(delta)
+        A, V, s_y, Y = self._kinematics(q)
         n = self.n_q
         M = np.zeros((n, n))
         M[0, 0] = M[1, 1] = M[2, 2] = md.mass
-        M[:3, 3:7] = ep_vector_jacobian(p, s_y)
+        M[:3, 3:7] = (V @ s_y).T                                      # V(p, s_y)
         M[:3, 7:] = A @ md.m_O
         M[3:7, 3:7] = np.einsum("kab,lac,bc->kl", V, V, Y)             # tr(V_k^T V_l Y)
         for k in range(4):
             B = A.T @ V[k]
             M[3 + k, 7:] = md.d_sum(B) + md.S_dot(B, delta)
-        M[7:, 7:] = self._M_dd
+        M[7:, 7:] = (p @ p) ** 2 * self._M_dd                       # A^T A = |p|^4 I
         M[3:, :3] = M[:3, 3:].T
         M[7:, 3:7] = M[3:7, 7:].T
         return M
@@ -292,9 +319,8 @@ class FlexibleBody(Body):
         md = self.model
         _, p, delta = self.split(q)
         _, pd, delta_d = self.split(v)
-        A, Ap, Ad = ep_to_matrix(p), ep_to_matrix(pd), _A_dot(p, pd)
-        V = _V_matrices(p)
-        s_y, Y = self._moments(delta)
+        A, V, s_y, Y = self._kinematics(q)
+        Ap, Ad = ep_to_matrix(pd), _A_dot(V, pd)
         Yu = md.moments(delta, delta_d, with_x_second=False)           # int rho y (N delta')^T
         out = np.empty(self.n_q)
         out[:3] = -(2.0 * Ap @ s_y + 2.0 * Ad @ (md.m_O @ delta_d))
@@ -330,26 +356,29 @@ class FlexibleBody(Body):
     def applied_forces(self, t, q, gravity) -> np.ndarray:
         """Gravity and the Model's nodal loads (generalized, all coordinates)."""
         md = self.model
-        _, p, delta = self.split(q)
+        delta = q[7:]
         out = np.zeros(self.n_q)
+        if gravity is None and not self._loads:
+            return out
+        A, V, s_y, _ = self._kinematics(q)
         if gravity is not None and np.any(gravity):
             g = np.asarray(gravity, dtype=float)
-            s_y = md.inv.s + md.m_O @ delta
             out[:3] = md.mass * g
-            out[3:7] = ep_vector_jacobian(p, s_y).T @ g
-            out[7:] = md.m_O.T @ (ep_to_matrix(p).T @ g)
-        if self._load_data:
-            A = ep_to_matrix(p)
+            out[3:7] = (V @ s_y) @ g
+            out[7:] = md.m_O.T @ (A.T @ g)
+        if self._loads:
+            kind, nodes_X, nodes_Phi, vecs, fs = self._loads
+            factors = np.array([1.0 if f is None else f(t) for f in fs])
+            values = vecs * factors[:, None]                           # body components
             out[7:] += md.q_ext(t)                                     # elastic part: Q f(t)
-            for node, kind, vec, f in self._load_data:
-                value = vec * (1.0 if f is None else f(t))
-                if kind == "force":                                    # rigid part of a nodal force
-                    X = md.mesh.points[node]
-                    y = np.pad(X, (0, 3 - len(X))) + self._node_phi[3 * node:3 * node + 3] @ delta
-                    out[:3] += A @ value
-                    out[3:7] += ep_vector_jacobian(p, y).T @ (A @ value)
-                else:                                                  # rigid part of a nodal moment
-                    out[3:7] += 2.0 * ep_G(p).T @ value
+            F = values[kind == 0] @ A.T                                # nodal forces, global
+            if len(F):                                                 # their rigid part
+                y = nodes_X + nodes_Phi @ delta                        # (k, 3)
+                out[:3] += F.sum(axis=0)
+                out[3:7] += np.einsum("kab,jb,ja->k", V, y, F)
+            T = values[kind == 1]
+            if len(T):                                                 # nodal moments on the frame
+                out[3:7] += 2.0 * ep_G(q[3:7]).T @ T.sum(axis=0)
         return out
 
     def forces(self, t, q, v, gravity) -> np.ndarray:
@@ -397,7 +426,7 @@ class FlexibleBody(Body):
         y = y0 if Phi is None else y0 + Phi @ q[7:]
         out = 2.0 * ep_to_matrix(pd) @ y
         if Phi is not None:
-            out += 2.0 * _A_dot(p, pd) @ (Phi @ v[7:])
+            out += 2.0 * _A_dot(_V_matrices(p), pd) @ (Phi @ v[7:])
         return out
 
     def vector(self, q, u) -> np.ndarray:
@@ -423,26 +452,3 @@ class FlexibleBody(Body):
         out = np.zeros(self.n_q)
         out[3:7] = 2.0 * ep_E(q[3:7]).T @ np.asarray(T, dtype=float)
         return out
-
-
-class FrameNormalization(Constraint):
-    """Internal constraint of a FlexibleBody: p.p - 1 = 0 of its frame's Euler parameters."""
-
-    n_c = 1
-
-    def __init__(self, body: FlexibleBody):
-        self.bodies = (body,)
-        self.name = f"{body.name}.euler_parameter_norm"
-
-    def residual(self, t, qs) -> np.ndarray:
-        p = qs[0][3:7]
-        return np.array([p @ p - 1.0])
-
-    def jacobian(self, t, qs) -> list:
-        J = np.zeros((1, len(qs[0])))
-        J[0, 3:7] = 2.0 * qs[0][3:7]
-        return [J]
-
-    def gamma(self, t, qs, vs) -> np.ndarray:
-        pd = vs[0][3:7]
-        return np.array([-2.0 * pd @ pd])

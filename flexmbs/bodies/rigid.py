@@ -150,8 +150,8 @@ class EulerParameterNorm(Constraint):
         return np.array([p @ p - 1.0])
 
     def jacobian(self, t, qs) -> list:
-        J = np.zeros((1, 7))
-        J[0, 3:] = 2.0 * qs[0][3:7]
+        J = np.zeros((1, len(qs[0])))          # any body whose q starts with (R, p)
+        J[0, 3:7] = 2.0 * qs[0][3:7]
         return [J]
 
     def gamma(self, t, qs, vs) -> np.ndarray:

@@ -231,3 +231,208 @@ def test_energy_conserved_chain_dop853():
     assert sol.success
     E = np.array([form.energy(x) for x in sol.x])
     assert np.abs(E - E[0]).max() < 1e-7 * np.abs(E).max()
+
+
+# -- every integrator applies the stabilisation --------------------------------------------------
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "AB4", "midpoint", "Radau", "BDF", "generalized-alpha"])
+def test_coordinate_partitioning_after_every_step_of_every_integrator(method):
+    """Violations at round-off at every step (AB4's RK4 start-up steps included) for every method."""
+    chain = PointChain([1.0, 2.0, 0.5], [1.0, 0.7, 1.2])
+    q0, v0 = chain_state(chain, [1.0, 2.0, -0.5], [0.0, 0.0, 0.0])
+    form = Index1(chain, solver="augmented", stabilization="coordinate-partitioning")
+    kw = dict(h=2e-3) if method in ("AB4", "midpoint", "generalized-alpha") else dict(rtol=1e-6, atol=1e-8)
+    sol = simulate(form, (0.0, 0.3), np.concatenate([q0, v0]), method=method, **kw)
+    assert sol.success, sol.message
+    V = np.array([form.violations(t, x) for t, x in zip(sol.t, sol.x)])
+    assert V[:, 0].max() < 1e-13 and V[:, 1].max() < 1e-12
+    free = Index1(chain, solver="augmented")
+    sol_free = simulate(free, (0.0, 0.3), np.concatenate([q0, v0]), method=method, **kw)
+    drift = max(free.violations(t, x)[1] for t, x in zip(sol_free.t, sol_free.x))
+    assert drift > 100 * V[:, 1].max()        # without it the violations drift (test is not vacuous)
+
+
+def test_ab4_history_uses_corrected_states():
+    """AB4's stored derivatives are those at the corrected states (one evaluation per AB4 step)."""
+    from flexmbs.integrators import AdamsBashforth4
+    chain = PointChain([1.0, 2.0], [1.0, 0.7])
+    q0, v0 = chain_state(chain, [1.0, 2.0], [0.0, 0.0])
+    form = Index1(chain, solver="udwadia-kalaba", stabilization="coordinate-partitioning")
+    ab4 = AdamsBashforth4(form, 0.0, np.concatenate([q0, v0]), 1.0, h=5e-3)
+    for _ in range(6):
+        ab4.step()
+        np.testing.assert_array_equal(ab4._f_hist[0], form.rhs(ab4.t, ab4.x))
+    n_rhs = form.n_rhs
+    ab4.step()
+    assert form.n_rhs - n_rhs == 1                # one evaluation per AB4 step, after the correction
+
+
+# -- the triple spherical pendulum on flexmbs.System ------------------------------------------------
+CASES = __import__("pathlib").Path(__file__).resolve().parents[1] / "cases"
+__import__("sys").path.insert(0, str(CASES))
+import triple_pendulum as tp  # noqa: E402
+
+
+def consistent_random_state(system, rng):
+    """A state on the constraint manifold away from the initial one: perturbed, then assembled."""
+    q = system.initial_coordinates() + 0.2 * rng.standard_normal(system.n_q)
+    return system.assemble(0.0, q, rng.standard_normal(system.n_q), tol=1e-13)
+
+
+@pytest.mark.parametrize("coordinates", ["natural", "euler-parameters"])
+def test_triple_pendulum_af_and_uke_agree_to_round_off(coordinates):
+    system = tp.build(coordinates)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        q, v = consistent_random_state(system, rng)
+        a1, l1 = augmented.accelerations(system, 0.0, q, v)
+        a2, l2 = udwadia_kalaba.accelerations(system, 0.0, q, v)
+        assert np.abs(a1 - a2).max() <= 1e-11 * np.abs(a1).max()
+        assert np.abs(l1 - l2).max() <= 1e-11 * np.abs(l1).max()
+        np.testing.assert_allclose(system.jacobian(0.0, q) @ a1, system.gamma(0.0, q, v),
+                                   atol=1e-10 * np.abs(a1).max())
+
+
+def test_triple_pendulum_released_horizontal_initial_accelerations():
+    """At release from rest every point accelerates downward only; both coordinate systems agree."""
+    tips = []
+    for coordinates in ("natural", "euler-parameters"):
+        system = tp.build(coordinates)
+        form = Index1(system)
+        q, v = form.physical(0.0, form.state0())
+        a, _ = form.accelerations(0.0, q, v)
+        body = system.bodies[2]
+        sl = system.slice(body)
+        tips.append(body.point_jacobian(q[sl], tp.TIP) @ a[sl])
+    np.testing.assert_allclose(tips[0], tips[1], atol=1e-12)
+    np.testing.assert_allclose(tips[0][:2], 0.0, atol=1e-12)
+    assert tips[0][2] < -9.81                      # the whipping tip falls faster than g
+
+
+def test_triple_pendulum_both_coordinate_systems_same_tip_motion_and_energy():
+    """NACF and RPCF-EP, DOP853 at rtol 1e-10: same tip motion; energy conserved (E0 = 0: bars at z = 0)."""
+    runs = {c: tp.simulate_case(c, "udwadia-kalaba", "none", "DOP853", 1e-3, 1e-10, 0.5, 0.05)
+            for c in ("natural", "euler-parameters")}
+    (rn, sn), (re, se) = runs["natural"], runs["euler-parameters"]
+    assert np.abs(rn["tip"] - re["tip"]).max() < 1e-7
+    assert np.abs(rn["tip_velocity"] - re["tip_velocity"]).max() < 1e-6
+    assert abs(rn["energy"][0]) < 1e-12
+    for s in (sn, se):
+        assert s["max_energy_error"] < 1e-7       # J; kinetic energy at 0.5 s about 60 J
+    assert rn["tip"][-1, 2] < -0.5                # it has fallen
+
+
+def test_triple_pendulum_coordinate_partitioning_keeps_violations_at_round_off_with_ab4():
+    r, s = tp.simulate_case("natural", "augmented", "coordinate-partitioning", "AB4", 2e-3, 1e-8, 0.6, 0.02)
+    assert s["max_constraint_position"] < 1e-13 and s["max_constraint_velocity"] < 1e-12
+    r0, s0 = tp.simulate_case("natural", "augmented", "none", "AB4", 2e-3, 1e-8, 0.6, 0.02)
+    assert s0["max_constraint_position"] > 1e3 * s["max_constraint_position"]
+    v = r0["constraint_velocity"]
+    assert v[-1] > 100 * v[1] > 0                 # drift grows without stabilisation
+    np.testing.assert_allclose(r["tip"], r0["tip"], atol=1e-5)
+
+
+def test_triple_pendulum_baumgarte_reduces_drift():
+    """AB4, h = 4 ms, 4 s.  Without stabilisation the position violation jumps at each fast swing of
+    the tip and stays; with Baumgarte terms (alpha = beta = 10/s) it decays between the swings
+    (measured: about 1.2e-6 against 1e-7 on 2.5 s - 4 s)."""
+    mean = {}
+    for stab in ("none", "baumgarte"):
+        r, s = tp.simulate_case("natural", "augmented", stab, "AB4", 4e-3, 1e-8, 4.0, 0.1)
+        late = r["t"] >= 2.5
+        mean[stab] = r["constraint_position"][late].mean()
+    assert mean["baumgarte"] < 0.3 * mean["none"]
+
+
+def hinged_bar(two_bearings: bool):
+    """A bar (Euler parameters) hinged to the ground about Y: by one revolute joint, or by two
+    coaxial revolute joints 0.5 m apart on the axis (10 equations of rank 5: 5 redundant)."""
+    from flexmbs.bodies import RigidBodyEP
+    from flexmbs.constraints import Revolute
+    from flexmbs.system import System
+    bar = RigidBodyEP("bar", 2.0, (0.01, 0.7, 0.7), position=(1.0, 0.0, 0.0))
+    joints = [Revolute(None, bar, at=(0.0, 0.0, 0.0), axis=(0.0, 1.0, 0.0), name="bearing 1")]
+    if two_bearings:
+        joints.append(Revolute(None, bar, at=(0.0, 0.5, 0.0), axis=(0.0, 1.0, 0.0), name="bearing 2"))
+    return System([bar], joints, gravity=(0.0, 0.0, -9.81))
+
+
+def test_redundant_hinge_detected_and_solved_by_uke():
+    one, two = hinged_bar(False), hinged_bar(True)
+    mob = two.mobility(0.0, two.initial_coordinates())
+    assert mob["dof"] == 1 and len(mob["redundant_rows"]) == 5
+    with pytest.raises(RedundantConstraintError, match="bearing 2"):
+        Index1(two, solver="augmented").state0()
+    x0 = Index1(two, solver="udwadia-kalaba").state0()
+    q, v = x0[:7], x0[7:]
+    with pytest.raises(RedundantConstraintError):
+        augmented.accelerations(two, 0.0, q, v)
+    a1, _ = augmented.accelerations(one, 0.0, q, v)
+    a2, lam = udwadia_kalaba.accelerations(two, 0.0, q, v)
+    np.testing.assert_allclose(a2, a1, atol=1e-12)
+    # released horizontal: angular acceleration m g d / J_hinge, d = 1 m, J_hinge = 0.7 + 2 * 1^2
+    omega_dot = 2.0 * 9.81 * 1.0 / (0.7 + 2.0)
+    np.testing.assert_allclose(a2[2], -omega_dot * 1.0, rtol=1e-12)       # centroid falls: z'' = -d w'
+    forms = {"one": Index1(one, solver="udwadia-kalaba", stabilization="coordinate-partitioning"),
+             "two": Index1(two, solver="udwadia-kalaba", stabilization="coordinate-partitioning")}
+    sols = {k: simulate(f, (0.0, 0.5), x0, method="AB4", h=5e-3, t_eval=np.linspace(0, 0.5, 6))
+            for k, f in forms.items()}
+    np.testing.assert_allclose(sols["two"].x, sols["one"].x, atol=1e-10)
+    V = np.array([forms["two"].violations(t, x) for t, x in zip(sols["two"].t, sols["two"].x)])
+    assert V.max() < 1e-12
+    assert forms["two"].stabilization.partition.redundant.size == 5
+
+
+def test_triple_pendulum_cli_writes_the_arrays_and_keys_of_issue_12(tmp_path):
+    assert tp.main(["--coordinates", "euler-parameters", "--solver", "augmented", "--stabilization", "baumgarte",
+                    "--integrator", "RK45", "--rtol", "1e-6", "--t-end", "0.05", "--dt-out", "0.01",
+                    "--out", str(tmp_path), "--no-plots"]) == 0
+    data = np.load(tmp_path / "results.npz")
+    n_t = 6
+    assert data["t"].shape == (n_t,)
+    assert data["tip"].shape == data["tip_velocity"].shape == (n_t, 3)
+    for key in ("energy", "constraint_position", "constraint_velocity"):
+        assert data[key].shape == (n_t,)
+    np.testing.assert_allclose(data["tip"][0], [8.0, 4.0, 0.0], atol=1e-12)
+    summary = __import__("json").loads((tmp_path / "summary.json").read_text())
+    for key in ("max_constraint_position", "max_constraint_velocity", "max_energy_error", "solve_s"):
+        assert np.isfinite(summary[key])
+
+
+def test_triple_pendulum_table_mode(tmp_path):
+    assert tp.main(["--table", "--t-end", "0.02", "--dt-out", "0.01", "--out", str(tmp_path), "--no-plots"]) == 0
+    for name in ("table2.csv", "table2.md", "table3.csv", "table3.md"):
+        assert (tmp_path / name).is_file()
+    rows = (tmp_path / "table2.csv").read_text().splitlines()
+    assert len(rows) == 5 and {r.split(",")[0] for r in rows[1:]} == {"NACF", "RPCF-EP"}
+    assert (tmp_path / "natural-udwadia-kalaba" / "results.npz").is_file()
+
+
+def test_coordinate_partitioning_newton_after_a_large_violation():
+    """A state 1e-2 off the manifold: Newton iterations on the dependent coordinates to |C| <= 1e-9,
+    independent coordinates and velocities untouched, velocity violation at round-off."""
+    system = tp.build("natural")
+    rng = np.random.default_rng(3)
+    q, v = consistent_random_state(system, rng)
+    q_bad = q + 1e-2 * rng.standard_normal(q.size)
+    stab = CoordinatePartitioning(tol=1e-9)
+    q1, v1 = stab.correct(system, 0.0, q_bad, v)
+    p = stab.partition
+    assert stab.n_newton >= 1
+    assert np.abs(system.residual(0.0, q1)).max() <= 1e-9
+    np.testing.assert_array_equal(q1[p.independent], q_bad[p.independent])
+    np.testing.assert_array_equal(v1[p.independent], v[p.independent])
+    assert np.abs(system.jacobian(0.0, q1) @ v1).max() < 1e-12 * (1 + np.abs(v).max())
+
+
+def test_partition_chosen_again_when_its_pivot_degrades():
+    """Single pendulum: hanging down, y is the dependent coordinate; at 1.5 rad its pivot 2 y has
+    fallen to cos(1.5) = 0.07 of its value and x is chosen instead."""
+    chain = PointChain([1.0], [1.0])
+    stab = CoordinatePartitioning()
+    q, v = chain_state(chain, [0.0], [1.0])
+    stab.correct(chain, 0.0, q, v)
+    assert list(stab.partition.dependent) == [1]
+    q, v = chain_state(chain, [1.5], [1.0])
+    q1, v1 = stab.correct(chain, 0.0, q + 1e-10, v)
+    assert list(stab.partition.dependent) == [0] and stab.n_partitions == 2
+    assert abs(chain.residual(0.0, q1)[0]) < 1e-15 and abs(chain.jacobian(0.0, q1) @ v1)[0] < 1e-14

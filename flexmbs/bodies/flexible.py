@@ -151,6 +151,7 @@ class FlexibleBody(Body):
         self._M_dd = model.M.toarray()
         self._K = model.K_op
         self._node_phi = self._node_interpolation()
+        self._node_cache: dict = {}                                    # node -> dense Phi_i
         self._loads = self._nodal_loads()
         self._kin = None
         self._internal = [EulerParameterNorm(self)]
@@ -249,10 +250,13 @@ class FlexibleBody(Body):
 
     def node_interpolation(self, i: int) -> np.ndarray:
         """Phi_i (3, n): translation u_i = Phi_i delta of node i."""
-        n_nodes = self.model.mesh.n_nodes
-        if not (isinstance(i, (int, np.integer)) and 0 <= i < n_nodes):
-            raise ValueError(f"body {self.name!r}: no node {i!r}; the mesh has nodes 0..{n_nodes - 1}")
-        return self._node_phi[3 * i:3 * i + 3].toarray()
+        out = self._node_cache.get(i)
+        if out is None:
+            n_nodes = self.model.mesh.n_nodes
+            if not (isinstance(i, (int, np.integer)) and 0 <= i < n_nodes):
+                raise ValueError(f"body {self.name!r}: no node {i!r}; the mesh has nodes 0..{n_nodes - 1}")
+            out = self._node_cache[int(i)] = self._node_phi[3 * i:3 * i + 3].toarray()
+        return out
 
     def _marker(self, s):
         """(y0, Phi) of a marker: node -> (X_i, Phi_i); frame point s -> (s, None)."""

@@ -249,3 +249,17 @@ def test_pendulum_pinned_at_a_node_conserves_energy():
     swing = abs(body.energy(sol.x[-1, :body.n_q], sol.x[-1, body.n_q:], g)[0])     # kinetic energy gained
     assert swing > 0.1 and np.abs(sol.x[-1, 7:body.n_q]).max() > 1e-4                 # it falls and bends
     assert np.abs(energy - energy[0]).max() < 1e-7 * swing
+
+
+def test_augmented_and_udwadia_kalaba_agree_on_the_flexible_body():
+    md = slider_crank_rod(3)
+    body = FlexibleBody.from_model(md, "rod")
+    system = System([body], [PrescribedFrame(body, md.motion)])
+    af, uke = Index1(system, solver="augmented"), Index1(system, solver="udwadia-kalaba")
+    x = af.state0()
+    x[7 + body.n_q:] += 1e-3 * RNG.standard_normal(body.n_e)          # some elastic velocity
+    t = 0.0
+    qdd_af, lam_af = af.accelerations(t, x[:body.n_q], x[body.n_q:])
+    qdd_uke, lam_uke = uke.accelerations(t, x[:body.n_q], x[body.n_q:])
+    np.testing.assert_allclose(qdd_uke, qdd_af, rtol=0, atol=1e-12 * np.abs(qdd_af).max())
+    np.testing.assert_allclose(lam_uke, lam_af, rtol=0, atol=1e-11 * np.abs(lam_af).max())

@@ -121,3 +121,10 @@ def test_runs_agree_with_lagrange_to_integrator_tolerance(make, t_end):
     peak = np.abs(lg.delta).max()
     assert peak > 0
     np.testing.assert_allclose(ga.delta, lg.delta, rtol=0, atol=1e-8 * peak)
+
+
+def test_compiled_on_request_is_lagranges_constant_coefficient_system():
+    md = rotating_bar(5)
+    ga, lg = GibbsAppell(md, evaluation="compiled"), Lagrange(md, evaluation="compiled")
+    for a, b in zip(ga._compiled, lg._compiled):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(np.abs(b).max(), 1e-300))

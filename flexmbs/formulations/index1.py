@@ -125,16 +125,17 @@ class Index1:
         mob = self.system.mobility(t, q)
         self.mobility = mob
         redundant = _redundant_names(mob)
-        if redundant and self.solver == "augmented" and not isinstance(self.stabilization, CoordinatePartitioning):
+        if redundant and self.solver == "augmented":
             raise RedundantConstraintError(
                 f"The system has {len(redundant)} redundant constraint equation(s) ({', '.join(redundant)}): "
                 "the saddle-point matrix of the augmented formulation is singular. Use "
                 "solver='udwadia-kalaba' (Moore-Penrose pseudo-inverse), or remove the redundant "
                 "constraint(s).")
         if redundant:
-            log.info("%d redundant constraint equation(s) (%s): %s", len(redundant), ", ".join(redundant),
-                     "the Udwadia-Kalaba pseudo-inverse gives the least-norm multipliers"
-                     if self.solver == "udwadia-kalaba" else "coordinate partitioning drops them")
+            log.info("%d redundant constraint equation(s) (%s): the Udwadia-Kalaba pseudo-inverse gives "
+                     "the least-norm multipliers%s", len(redundant), ", ".join(redundant),
+                     "; coordinate partitioning drops them" if isinstance(self.stabilization, CoordinatePartitioning)
+                     else "")
         return mob
 
     @staticmethod

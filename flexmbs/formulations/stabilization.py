@@ -57,8 +57,12 @@ __all__ = ["RedundantConstraintError", "stabilized_gamma", "violations", "full_p
            "make_stabilization"]
 
 
-class RedundantConstraintError(ConstraintError):
-    """The constraint Jacobian has dependent rows where the method needs full row rank."""
+class RedundantConstraintError(ConstraintError, ArithmeticError):
+    """The constraint Jacobian has dependent rows where the method needs full row rank.
+
+    Also an ArithmeticError, so that an integrator meeting it in a step (a singular
+    configuration reached during the motion) stops with status "failed" and keeps its results.
+    """
 
 
 def stabilized_gamma(system, t: float, q: np.ndarray, v: np.ndarray, Cq: np.ndarray,
@@ -252,7 +256,9 @@ class CoordinatePartitioning(NoStabilization):
         if np.abs(C).max(initial=0.0) > self.tol and np.abs(system.residual(t, q)).max(initial=0.0) > self.tol:
             w, n_iter = newton(residual, solve, q[dep].copy(), tol=self.tol, max_iter=self.max_iter,
                                norm=lambda r: np.abs(r).max(initial=0.0),
-                               name=f"coordinate partitioning at t = {t:.6g}")
+                               name=f"coordinate partitioning at t = {t:.6g}",
+                               hint="the step left the constraint manifold too far: reduce the step "
+                                    "size `h` (or `rtol`), or raise `max_iter`")
             q[dep] = w
             self.n_newton += n_iter
         Cq = system.jacobian(t, q)

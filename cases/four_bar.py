@@ -27,8 +27,6 @@ References: R. L. Norton, Design of Machinery, 5th ed., McGraw-Hill (2012), sec.
 """
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 import time
 from pathlib import Path
@@ -39,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import slider_crank  # noqa: E402  (shared output writer)
 
 from flexmbs import BeamEB2D, Material, run as run_model  # noqa: E402
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
+                          record_output, resolve)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
@@ -48,6 +48,17 @@ DEFAULTS = dict(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25,
                 youngs=2e11, density=7870.0, crank_speed=4.0 * np.pi, revolutions=2.0, damping=0.0,
                 static_start=True, stiffening=True, formulation="lagrange", integrator="midpoint", h=5e-5,
                 rtol=1e-8, degrees_out=1.0, gif_frames=60, plots=True)
+HELP = dict(elements="beam elements on the coupler", ground="ground length O2-O4 [m]", crank="crank length [m]",
+            coupler="coupler length [m]", rocker="rocker length [m]", depth="section depth in the plane [m]",
+            width="section width [m]", youngs="Young's modulus [Pa]", density="density [kg/m^3]",
+            crank_speed="crank speed [rad/s]", revolutions="crank revolutions",
+            damping="Rayleigh damping ratio at the first two bending modes (0: none)",
+            static_start="start from the quasi-static deflection (--undeformed-start: undeformed)",
+            stiffening="geometric stiffening by the axial force", formulation="equations of motion",
+            integrator="time integrator", h="step of fixed-step integrators [s]",
+            rtol="tolerance of adaptive integrators", degrees_out="output every this many degrees of crank rotation",
+            gif_frames="animation frames (0: none)", plots="write the plots and the animation")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 
 def beam_element(depth=0.003, width=0.020, youngs=2e11, density=7870.0) -> BeamEB2D:
@@ -70,12 +81,18 @@ def build(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25, depth
     return model
 
 
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("ground", "crank", "coupler", "rocker", "depth",
+                                                               "width", "youngs", "density", "revolutions",
+                                                               "degrees_out"))
+    if p["crank_speed"] == 0:
+        raise CaseError("crank_speed", "must not be zero (the run lasts `revolutions` turns of the crank)")
+
+
 def run(out=None, **params):
     """Run the case; returns (Results, model, extras) with extras crank_angle, midspan_deflection."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
+    p = resolve("four_bar", DEFAULTS, params, check)
     t_end = 2.0 * np.pi * p["revolutions"] / abs(p["crank_speed"])
     phys = {k: p[k] for k in ("elements", "ground", "crank", "coupler", "rocker", "depth", "width", "youngs",
                               "density", "crank_speed", "damping", "stiffening")}
@@ -91,36 +108,13 @@ def run(out=None, **params):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"], help="beam elements on the coupler")
-    ap.add_argument("--formulation", choices=sorted(FORMULATIONS), default=DEFAULTS["formulation"])
-    ap.add_argument("--integrator", choices=sorted(INTEGRATORS), default=DEFAULTS["integrator"])
-    ap.add_argument("--h", type=float, default=DEFAULTS["h"], help="step of fixed-step integrators [s]")
-    ap.add_argument("--rtol", type=float, default=DEFAULTS["rtol"], help="tolerance of adaptive integrators")
-    ap.add_argument("--crank-speed", type=float, default=DEFAULTS["crank_speed"], help="crank speed [rad/s]")
-    ap.add_argument("--revolutions", type=float, default=DEFAULTS["revolutions"], help="crank revolutions")
-    for name in ("ground", "crank", "coupler", "rocker"):
-        ap.add_argument(f"--{name}", type=float, default=DEFAULTS[name], help=f"{name} length [m]")
-    ap.add_argument("--depth", type=float, default=DEFAULTS["depth"], help="section depth in the plane [m]")
-    ap.add_argument("--width", type=float, default=DEFAULTS["width"], help="section width [m]")
-    ap.add_argument("--youngs", type=float, default=DEFAULTS["youngs"], help="Young's modulus [Pa]")
-    ap.add_argument("--density", type=float, default=DEFAULTS["density"], help="density [kg/m^3]")
-    ap.add_argument("--damping", type=float, default=DEFAULTS["damping"], metavar="ZETA",
-                    help="Rayleigh damping ratio at the first two bending modes (0: none)")
-    ap.add_argument("--undeformed-start", dest="static_start", action="store_false",
-                    help="start undeformed instead of from the quasi-static deflection")
-    ap.add_argument("--no-stiffening", dest="stiffening", action="store_false",
-                    help="switch off the geometric stiffening by the axial force")
-    ap.add_argument("--degrees-out", type=float, default=DEFAULTS["degrees_out"],
-                    help="output every this many degrees of crank rotation")
-    ap.add_argument("--gif-frames", type=int, default=DEFAULTS["gif_frames"], help="animation frames (0: none)")
-    ap.add_argument("--no-plots", dest="plots", action="store_false", help="write results only")
-    ap.add_argument("--out", type=Path, default=Path("out/four_bar"), help="output directory")
-    args = vars(ap.parse_args(argv))
-    out = args.pop("out")
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = command_line("four_bar", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
+                          flags={"--undeformed-start": ("static_start", False)})
+    args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
+    out, before = prepare_output(out)
     res, model, extras = run(out=out, **args)
+    record_output(out, before)
     value, angle = slider_crank.peak(extras)
     print(f"four-bar ({model.linkage.type.value}): {args['elements']} elements, crank {args['crank_speed']:.4g} "
           f"rad/s, {args['formulation']} + {args['integrator']}: {res.status}")

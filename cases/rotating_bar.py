@@ -17,10 +17,8 @@ element analysis of solids mechanics, Mathematics 8 (2020) 1401, doi:10.3390/mat
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
-import logging
 import sys
 import time
 from pathlib import Path
@@ -28,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs import Bar2, Material, Model, NodalLoad, generate, natural_frequencies, run as run_model
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
 from flexmbs.formulations import FORMULATIONS
 from flexmbs.integrators import INTEGRATORS
 from flexmbs.io import recording
@@ -36,7 +35,14 @@ from flexmbs.motion import ConstantRotation
 
 DEFAULTS = dict(elements=10, length=1.0, mass=1.0, area=0.2e-4, youngs=210e9, omega=15.0, force=1.0,
                 period=np.pi / 100, damping=0.0, formulation="lagrange", integrator="DOP853", rtol=1e-6,
-                t_end=0.1, dt_out=1e-4)
+                t_end=0.1, dt_out=1e-4, plots=True)
+HELP = dict(elements="number of bar elements", length="bar length L [m]", mass="bar mass [kg]",
+            area="section area A [m^2]", youngs="Young's modulus E [Pa]", omega="spin rate Omega [rad/s]",
+            force="tip force amplitude [N]", period="force period [s] (pi/100 accepted)",
+            damping="Rayleigh damping ratio at the first two axial modes (0: none)",
+            formulation="equations of motion", integrator="time integrator", rtol="relative tolerance",
+            t_end="end time [s]", dt_out="output interval [s]", plots="write the PNG plots")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 PLOTTED_NODES = (3, 7, 10)        # 1-based, node 1 at the axis (the paper's Figs. 2-3)
 
@@ -62,12 +68,14 @@ def static_elongation(x, length=1.0, mass=1.0, area=0.2e-4, youngs=210e9, omega=
     return np.sin(k * x) / (k * np.cos(k * length)) - x
 
 
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("length", "mass", "area", "youngs", "period"))
+
+
 def run(out=None, **params):
     """Run the case; returns a dict of Results ('undamped' and, with damping, 'damped')."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
+    p = resolve("rotating_bar", DEFAULTS, params, check)
     phys = {k: p[k] for k in ("elements", "length", "mass", "area", "youngs", "omega", "force", "period")}
     solver = dict(formulation=p["formulation"], method=p["integrator"], rtol=p["rtol"], t_end=p["t_end"],
                   dt_out=p["dt_out"])
@@ -88,6 +96,9 @@ def write(runs, out: Path, p: dict):
     out.mkdir(parents=True, exist_ok=True)
     main = runs["damped" if "damped" in runs else "undamped"]
     main.save_npz(out / "results.npz")
+    _summary(main, out, p)
+    if not p.get("plots", True):
+        return
     idx = [n - 1 for n in PLOTTED_NODES if n - 1 < main.displacement.shape[1]]
     plots.save(plots.node_histories(runs["undamped"], idx, title=(
         f"Axial displacement, nodes {', '.join(str(i + 1) for i in idx)}, without damping")),
@@ -98,6 +109,9 @@ def write(runs, out: Path, p: dict):
             out / "nodes_3_7_10_damped.png")
     plots.save(plots.all_nodes(main, title="Axial displacement of all nodes"), out / "all_nodes.png")
     plots.save(plots.energy_balance(main, title="Energy balance"), out / "energy.png")
+
+
+def _summary(main, out: Path, p: dict):
     summary = {"parameters": p, "status": main.status, "message": main.message,
                "tip_max_um": float(1e6 * np.abs(main.displacement[:, -1, 0]).max()),
                "static_tip_um": float(1e6 * static_elongation(p["length"], p["length"], p["mass"], p["area"],
@@ -107,28 +121,12 @@ def write(runs, out: Path, p: dict):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"], help="number of bar elements")
-    ap.add_argument("--omega", type=float, default=DEFAULTS["omega"], help="spin rate Omega [rad/s]")
-    ap.add_argument("--force", type=float, default=DEFAULTS["force"], help="tip force amplitude [N]")
-    ap.add_argument("--period", type=float, default=DEFAULTS["period"], help="force period [s]")
-    ap.add_argument("--damping", type=float, default=DEFAULTS["damping"], metavar="ZETA",
-                    help="Rayleigh damping ratio at the first two axial modes (0: none)")
-    ap.add_argument("--formulation", choices=sorted(FORMULATIONS), default=DEFAULTS["formulation"])
-    ap.add_argument("--integrator", choices=sorted(INTEGRATORS), default=DEFAULTS["integrator"])
-    ap.add_argument("--rtol", type=float, default=DEFAULTS["rtol"], help="relative tolerance")
-    ap.add_argument("--t-end", type=float, default=DEFAULTS["t_end"], help="end time [s]")
-    ap.add_argument("--dt-out", type=float, default=DEFAULTS["dt_out"], help="output interval [s]")
-    ap.add_argument("--length", type=float, default=DEFAULTS["length"], help="bar length L [m]")
-    ap.add_argument("--mass", type=float, default=DEFAULTS["mass"], help="bar mass [kg]")
-    ap.add_argument("--area", type=float, default=DEFAULTS["area"], help="section area A [m^2]")
-    ap.add_argument("--youngs", type=float, default=DEFAULTS["youngs"], help="Young's modulus E [Pa]")
-    ap.add_argument("--out", type=Path, default=Path("out/rotating_bar"), help="output directory")
-    args = vars(ap.parse_args(argv))
-    out = args.pop("out")
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = command_line("rotating_bar", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
+    out, before = prepare_output(out)
     runs = run(out=out, **args)
+    record_output(out, before)
     main_run = runs["damped" if "damped" in runs else "undamped"]
     print(f"rotating bar: {args['elements']} elements, Omega = {args['omega']} rad/s, "
           f"{args['formulation']} + {args['integrator']} (rtol {args['rtol']:g})")

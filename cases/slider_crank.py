@@ -34,9 +34,7 @@ doi:10.1115/1.3428338 (kineto-elastodynamics).
 """
 from __future__ import annotations
 
-import argparse
 import json
-import logging
 import sys
 import time
 from pathlib import Path
@@ -45,6 +43,8 @@ import numpy as np
 
 from flexmbs import BeamEB2D, Material, run as run_model
 from flexmbs.analysis import output_times
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
+                          record_output, resolve)
 from flexmbs.formulations import FORMULATIONS
 from flexmbs.integrators import INTEGRATORS
 from flexmbs.mechanisms import SliderCrank, chord_deflection, constant_speed, flexible_link, global_shape
@@ -53,6 +53,16 @@ DEFAULTS = dict(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, young
                 crank_speed=150.0, slider_mass=0.075552, revolutions=2.0, stiffening=True, guide_correction=True,
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
                 gif_frames=60, plots=True)
+HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="connecting rod length [m]",
+            offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
+            density="density [kg/m^3]", crank_speed="crank speed [rad/s]", slider_mass="slider mass [kg]",
+            revolutions="crank revolutions", stiffening="geometric stiffening by the axial force",
+            guide_correction="add the axial part of the slide's reaction (--no-guide-correction: support "
+                             "normal to the rod)",
+            formulation="equations of motion", integrator="time integrator", h="step of fixed-step integrators [s]",
+            rtol="tolerance of adaptive integrators", degrees_out="output every this many degrees of crank rotation",
+            gif_frames="animation frames (0: none)", plots="write the plots and the animation")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 
 def build(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
@@ -78,12 +88,18 @@ def solver_options(p: dict, t_end: float) -> dict:
     return opts
 
 
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("crank", "rod", "width", "youngs", "density",
+                                                               "revolutions", "degrees_out"),
+                     nonnegative=("slider_mass",))
+    if p["crank_speed"] == 0:
+        raise CaseError("crank_speed", "must not be zero (the run lasts `revolutions` turns of the crank)")
+
+
 def run(out=None, **params):
     """Run the case; returns (Results, model, extras) with extras crank_angle, midspan_deflection."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
+    p = resolve("slider_crank", DEFAULTS, params, check)
     t_end = 2.0 * np.pi * p["revolutions"] / abs(p["crank_speed"])
     phys = {k: p[k] for k in ("elements", "crank", "rod", "offset", "width", "youngs", "density", "crank_speed",
                               "slider_mass", "stiffening", "guide_correction")}
@@ -180,35 +196,12 @@ def write(res, model, extras, out: Path, p: dict, title: str, x_label="crank ang
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"], help="beam elements on the rod")
-    ap.add_argument("--formulation", choices=sorted(FORMULATIONS), default=DEFAULTS["formulation"])
-    ap.add_argument("--integrator", choices=sorted(INTEGRATORS), default=DEFAULTS["integrator"])
-    ap.add_argument("--h", type=float, default=DEFAULTS["h"], help="step of fixed-step integrators [s]")
-    ap.add_argument("--rtol", type=float, default=DEFAULTS["rtol"], help="tolerance of adaptive integrators")
-    ap.add_argument("--crank-speed", type=float, default=DEFAULTS["crank_speed"], help="crank speed [rad/s]")
-    ap.add_argument("--slider-mass", type=float, default=DEFAULTS["slider_mass"], help="slider mass [kg]")
-    ap.add_argument("--revolutions", type=float, default=DEFAULTS["revolutions"], help="crank revolutions")
-    ap.add_argument("--crank", type=float, default=DEFAULTS["crank"], help="crank length [m]")
-    ap.add_argument("--rod", type=float, default=DEFAULTS["rod"], help="connecting rod length [m]")
-    ap.add_argument("--offset", type=float, default=DEFAULTS["offset"], help="slide line offset [m]")
-    ap.add_argument("--width", type=float, default=DEFAULTS["width"], help="side of the square section [m]")
-    ap.add_argument("--youngs", type=float, default=DEFAULTS["youngs"], help="Young's modulus [Pa]")
-    ap.add_argument("--density", type=float, default=DEFAULTS["density"], help="density [kg/m^3]")
-    ap.add_argument("--no-stiffening", dest="stiffening", action="store_false",
-                    help="switch off the geometric stiffening by the axial force")
-    ap.add_argument("--no-guide-correction", dest="guide_correction", action="store_false",
-                    help="leave out the axial part of the slide's reaction (support normal to the rod)")
-    ap.add_argument("--degrees-out", type=float, default=DEFAULTS["degrees_out"],
-                    help="output every this many degrees of crank rotation")
-    ap.add_argument("--gif-frames", type=int, default=DEFAULTS["gif_frames"], help="animation frames (0: none)")
-    ap.add_argument("--no-plots", dest="plots", action="store_false", help="write results only")
-    ap.add_argument("--out", type=Path, default=Path("out/slider_crank"), help="output directory")
-    args = vars(ap.parse_args(argv))
-    out = args.pop("out")
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = command_line("slider_crank", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
+    out, before = prepare_output(out)
     res, model, extras = run(out=out, **args)
+    record_output(out, before)
     value, angle = peak(extras)
     print(f"slider-crank: {args['elements']} elements, crank {args['crank_speed']} rad/s, "
           f"{args['formulation']} + {args['integrator']}: {res.status}")

@@ -38,7 +38,6 @@ import os
 if __name__ == "__main__":       # before numpy loads: the small dense LUs run faster on one BLAS thread
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
 import sys  # noqa: E402
@@ -48,6 +47,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from flexmbs import BeamEB2D, Material, Model, generate, natural_frequencies, run as run_model  # noqa: E402
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
+                          record_output, resolve)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.motion import SpinUp  # noqa: E402
@@ -56,7 +57,15 @@ LENGTH, YOUNGS, DENSITY, AREA, INERTIA = 10.0, 7.0e10, 3000.0, 4.0e-4, 2.0e-7
 DIVERGENCE_LIMIT = 1e3      # |state| [m, m/s, kg m/s] beyond which the run is declared diverged
 
 DEFAULTS = dict(omega_s=6.0, t_s=15.0, t_end=20.0, elements=10, formulation="lagrange", integrator=None,
-                h=0.01, rtol=1e-6, no_stiffening=False, dt_out=0.01, energies=False)
+                h=0.01, rtol=1e-6, no_stiffening=False, dt_out=0.01, energies=False, plots=True)
+HELP = dict(omega_s="final spin rate Omega_s [rad/s]", t_s="spin-up time T_s [s]", t_end="end time [s]",
+            elements="number of beam elements", formulation="equations of motion",
+            integrator="time integrator (default: generalized-alpha, midpoint for hamilton)",
+            h="step of the fixed-step methods [s]", rtol="relative tolerance of adaptive methods",
+            no_stiffening="write the results of the model without geometric stiffening",
+            dt_out="output interval [s]", energies="also compute the energy balance (slower)",
+            plots="write the plots")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 
 def build(elements=10, omega_s=6.0, t_s=15.0, stiffening=True) -> Model:
@@ -99,20 +108,18 @@ def tip_minimum(results) -> tuple[float, float]:
     return float(v[i]), float(results.t[i])
 
 
-def run(out=None, **params):
-    """Run the case; returns {"stiffened": Results, "unstiffened": Results}."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
-    if p["formulation"] not in FORMULATIONS:
-        raise ValueError(f"`formulation` must be one of {sorted(FORMULATIONS)}, got {p['formulation']!r}")
-    if p["integrator"] is not None and p["integrator"] not in INTEGRATORS:
-        raise ValueError(f"`integrator` must be one of {sorted(INTEGRATORS)} or None, got {p['integrator']!r}")
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("t_s",))
     if (p["integrator"] is not None and INTEGRATORS[p["integrator"]].needs == "second_order"
             and FORMULATIONS[p["formulation"]].second_state != "delta_dot"):
-        raise ValueError(f"`integrator` {p['integrator']!r} needs (delta, delta') states; the formulation "
-                         f"{p['formulation']!r} has momenta: use 'midpoint' or leave the default")
+        raise CaseError("integrator", f"{p['integrator']!r} needs (delta, delta') states; the formulation "
+                                      f"{p['formulation']!r} has momenta: use 'midpoint' or leave the default")
+
+
+def run(out=None, **params):
+    """Run the case; returns {"stiffened": Results, "unstiffened": Results}."""
+    p = resolve("spinup_beam", DEFAULTS, params, check)
     solver = solver_options(p)
     requested = "unstiffened" if p["no_stiffening"] else "stiffened"
     runs = {}
@@ -140,10 +147,18 @@ def summarize(runs, p: dict) -> dict:
 
 
 def write(runs, out: Path, p: dict):
-    from flexmbs import plots
     out.mkdir(parents=True, exist_ok=True)
     main = runs["unstiffened" if p["no_stiffening"] else "stiffened"]
     main.save_npz(out / "results.npz")
+    if p.get("plots", True):
+        _plot(runs, main, out, p)
+    summary = summarize(runs, p)
+    summary["stats"] = {name: r.stats for name, r in runs.items()}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+
+
+def _plot(runs, main, out: Path, p: dict):
+    from flexmbs import plots
     curves = [dict(t=r.t, y=r.displacement[:, -1, 1], label=f"{name}", status=r.status)
               for name, r in (("with stiffening", runs["stiffened"]), ("without stiffening", runs["unstiffened"]))]
     plots.save(plots.clipped_histories(curves, ylabel="tip transverse deflection v(L, t) [m]", title=(
@@ -151,9 +166,6 @@ def write(runs, out: Path, p: dict):
         out / "tip_deflection.png")
     if main.energies:
         plots.save(plots.energy_balance(main, title="Energy balance"), out / "energy.png")
-    summary = summarize(runs, p)
-    summary["stats"] = {name: r.stats for name, r in runs.items()}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
 
 
 def timing(elements=(10, 40), repeats=3, **params) -> list[dict]:
@@ -207,26 +219,11 @@ def describe(runs, p: dict) -> tuple[list[str], int]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--omega-s", type=float, default=DEFAULTS["omega_s"], help="final spin rate Omega_s [rad/s]")
-    ap.add_argument("--t-s", type=float, default=DEFAULTS["t_s"], help="spin-up time T_s [s]")
-    ap.add_argument("--t-end", type=float, default=DEFAULTS["t_end"], help="end time [s]")
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"], help="number of beam elements")
-    ap.add_argument("--formulation", choices=sorted(FORMULATIONS), default=DEFAULTS["formulation"])
-    ap.add_argument("--integrator", choices=sorted(INTEGRATORS), default=DEFAULTS["integrator"],
-                    help="default: generalized-alpha (midpoint for hamilton)")
-    ap.add_argument("--h", type=float, default=DEFAULTS["h"], help="step of the fixed-step methods [s]")
-    ap.add_argument("--rtol", type=float, default=DEFAULTS["rtol"], help="relative tolerance of adaptive methods")
-    ap.add_argument("--no-stiffening", action="store_true",
-                    help="write the results of the model without geometric stiffening")
-    ap.add_argument("--dt-out", type=float, default=DEFAULTS["dt_out"], help="output interval [s]")
-    ap.add_argument("--energies", action="store_true", help="also compute the energy balance (slower)")
-    ap.add_argument("--timing", action="store_true",
-                    help="instead: time the stiffened run, each formulation, 10 and 40 elements, median of 3")
-    ap.add_argument("--out", type=Path, default=Path("out/spinup_beam"), help="output directory")
-    args = vars(ap.parse_args(argv))
-    out = args.pop("out")
-    if args.pop("timing"):
+    parser = command_line("spinup_beam", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser.add_argument("--timing", action="store_true",
+                        help="instead: time the stiffened run, each formulation, 10 and 40 elements, median of 3")
+    args, out, options = parse_case_args(parser, argv)
+    if options.timing:
         params = {k: v for k, v in args.items() if k not in ("elements", "formulation", "integrator")}
         print(f"spin-up to {args['omega_s']:g} rad/s, {args['t_end']:g} s, with stiffening, no energies; "
               "median of 3 [s]")
@@ -237,13 +234,12 @@ def main(argv=None):
                   f"{r['solve_s']:7.3f} {r['total_s']:7.3f}  {r['tip_min']:.6f} m at {r['tip_min_time']:.2f} s "
                   f"({r['status']})")
         return 0
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("flexmbs").setLevel(logging.ERROR)      # the expected divergence is reported below
+    if not options.verbose:
+        logging.getLogger("flexmbs").setLevel(logging.ERROR)      # the expected divergence is reported below
     tic = time.perf_counter()
-    try:
-        runs = run(out=out, **args)
-    except ValueError as exc:
-        ap.error(str(exc))
+    out, before = prepare_output(out)
+    runs = run(out=out, **args)
+    record_output(out, before)
     p = {**DEFAULTS, **args}
     method = runs["stiffened"].metadata["method"]
     step = f"h = {p['h']:g} s" if not INTEGRATORS[method].adaptive else f"rtol = {p['rtol']:g}"

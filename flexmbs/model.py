@@ -19,6 +19,7 @@ from .assembly import Assembler, assemble_invariants
 from .elements.base import Element
 from .mesh import Mesh
 from .motion import FrameMotion, Fixed
+from .rotations import skew
 
 __all__ = ["Model", "NodalLoad", "DistributedLoad", "rayleigh_coefficients"]
 
@@ -320,7 +321,7 @@ class Model:
         if last is not None and last[0] == t:
             return last[1]
         fs = self.frame(t)
-        W, E = _tilde(fs.omega), _tilde(fs.eps)
+        W, E = skew(fs.omega), skew(fs.eps)
         A = E + W @ W
         alpha = fs.R.T @ (fs.a_O - self.gravity)
         f = self.load_factors(t) if self._load_f else np.zeros(0)
@@ -372,8 +373,8 @@ class Model:
         if not self.dense:
             K = self.K_total(t) + self.inv.k_omega(fs.omega)
             return sparse.csr_array(K + self.inv.k_eps(fs.eps) if eps else K)
-        W = _tilde(fs.omega)
-        A = W @ W + (_tilde(fs.eps) if eps else 0.0)          # sum_ab A_ab S_ab = k(omega) + k(eps)
+        W = skew(fs.omega)
+        A = W @ W + (skew(fs.eps) if eps else 0.0)          # sum_ab A_ab S_ab = k(omega) + k(eps)
         c = self.geometric_coefficients(t)
         coeffs = np.concatenate([A.ravel(), c])
         terms = [(1.0, self.K_op)] + [(A[a, b], S) for (a, b), S in self.S_op.items() if A[a, b] != 0.0]
@@ -535,7 +536,7 @@ class Model:
         fs = self.frame(t)
         w, e = fs.omega, fs.eps
         vO, alpha = fs.v_O_local, fs.R.T @ (fs.a_O - self.gravity)
-        W, E = _tilde(w), _tilde(e)
+        W, E = skew(w), skew(e)
         A = E + W @ W
         mO = self.m_O
         sy = self.inv.s + mO @ delta                               # int rho y dV
@@ -569,10 +570,6 @@ def _sum_ops(terms, n: int, dense: bool):
     for c, A in terms[1:]:
         out = out + c * A
     return out if dense else sparse.csr_array(out)
-
-
-def _tilde(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 def _cross_moment(B: np.ndarray, Y: np.ndarray) -> np.ndarray:

@@ -23,6 +23,8 @@ from typing import Callable
 import numpy as np
 from scipy.interpolate import CubicSpline
 
+from .rotations import axis_angle_to_matrix, cardan_zyx_kinematics
+
 __all__ = ["FrameState", "FrameMotion", "Fixed", "ConstantRotation", "AxisRotation", "SpinUp",
            "PlanarMotion", "GeneralMotion", "TabulatedMotion"]
 
@@ -98,13 +100,6 @@ class Fixed(FrameMotion):
         return ()
 
 
-def _rot_axis(axis, angle: float) -> np.ndarray:
-    """Rotation matrix about the unit ``axis`` by ``angle`` (Rodrigues)."""
-    k = np.asarray(axis, dtype=float)
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return _EYE + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
-
-
 def _unit(axis, name="axis") -> np.ndarray:
     a = np.asarray(axis, dtype=float)
     if a.shape != (3,) or not np.linalg.norm(a) > 0:
@@ -125,7 +120,7 @@ class AxisRotation(_Cached, FrameMotion):
 
     def _state(self, t):
         a, da, dda = self.angle(t)
-        return FrameState(_rot_axis(self.axis, a), da * self.axis, dda * self.axis, _ZERO, _ZERO, _ZERO)
+        return FrameState(axis_angle_to_matrix(self.axis, a), da * self.axis, dda * self.axis, _ZERO, _ZERO, _ZERO)
 
     def matrix_key(self, t):
         _, da, dda = self.angle(t)
@@ -169,24 +164,6 @@ class SpinUp(AxisRotation):
                 Ws / Ts * (t - np.sin(c * t) / c), Ws / Ts * (1.0 - np.cos(c * t)))
 
 
-def _cardan(ang, dang, ddang):
-    """R, omega (body), eps (body) of Z-Y-X angles (psi, theta, phi) and their derivatives."""
-    psi, th, ph = ang
-    dpsi, dth, dph = dang
-    ddpsi, ddth, ddph = ddang
-    cps, sps, cth, sth, cph, sph = np.cos(psi), np.sin(psi), np.cos(th), np.sin(th), np.cos(ph), np.sin(ph)
-    Rz = np.array([[cps, -sps, 0], [sps, cps, 0], [0, 0, 1]])
-    Ry = np.array([[cth, 0, sth], [0, 1, 0], [-sth, 0, cth]])
-    Rx = np.array([[1, 0, 0], [0, cph, -sph], [0, sph, cph]])
-    omega = np.array([dph - dpsi * sth, dth * cph + dpsi * cth * sph, -dth * sph + dpsi * cth * cph])
-    eps = np.array([
-        ddph - ddpsi * sth - dpsi * dth * cth,
-        ddth * cph - dth * dph * sph + ddpsi * cth * sph - dpsi * dth * sth * sph + dpsi * dph * cth * cph,
-        -ddth * sph - dth * dph * cph + ddpsi * cth * cph - dpsi * dth * sth * cph - dpsi * dph * cth * sph,
-    ])
-    return Rz @ Ry @ Rx, omega, eps
-
-
 class GeneralMotion(_Cached, FrameMotion):
     """3D motion from functions.
 
@@ -209,7 +186,7 @@ class GeneralMotion(_Cached, FrameMotion):
         if self.angles is None:
             R, omega, eps = _EYE, _ZERO, _ZERO
         else:
-            R, omega, eps = _cardan(*(np.asarray(z, dtype=float) for z in self.angles(t)))
+            R, omega, eps = cardan_zyx_kinematics(*(np.asarray(z, dtype=float) for z in self.angles(t)))
         return FrameState(R, omega, eps, r, v, a)
 
 

@@ -19,15 +19,13 @@ import numpy as np
 from meshio.xdmf.time_series import TimeSeriesWriter
 
 from ..results import Results
+from ..rotations import pad3
 
 __all__ = ["write_xdmf", "write_vtu", "export_paraview"]
 
 
-def _pad3(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a, dtype=float)
-    if a.shape[-1] == 3:
-        return a
-    return np.concatenate([a, np.zeros(a.shape[:-1] + (3 - a.shape[-1],))], axis=-1)
+def _pad3(a) -> np.ndarray:
+    return pad3(np.asarray(a, dtype=float))
 
 
 def _cells(results: Results) -> list[tuple[str, np.ndarray]]:

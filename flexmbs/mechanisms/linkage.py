@@ -39,6 +39,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..newton import NewtonError, newton
+
 __all__ = ["Vec", "Linkage", "LinkageState", "ChordKinematics", "MechanismError", "AssemblyError",
            "SingularPositionError", "constant_speed"]
 
@@ -364,36 +366,24 @@ class Linkage:
     # -- solution ------------------------------------------------------------------------------
     def _newton(self, phi: float, q, with_jacobian: bool = False):
         """Newton on Phi(phi, q) = 0 from q: (q, signed relative det Phi_q[, Phi_z]); no branch check."""
-        q = np.array(q, dtype=float)
-        limit = self.tol * self.scale
-        round_off = 8.0 * np.finfo(float).eps * self.scale
-        R = self.residual(phi, q)
-        for _ in range(self.max_iter):
-            if not np.max(np.abs(R)) > round_off:          # closed to round-off (or NaN: fails below)
-                break
-            Jq = self.jacobian(phi, q)[:, 1:]
+        def solve(q, R):
             try:
-                dq = _solve(Jq, R)
+                return _solve(self.jacobian(phi, q)[:, 1:], R)
             except np.linalg.LinAlgError:
                 raise SingularPositionError(
                     f"singular Jacobian of the loop equations at phi = {phi:.10g} rad: a singular "
                     "position (links aligned); the dependent coordinates are not defined by the input "
                     "there", phi) from None
-            q = q - dq
-            R_new = self.residual(phi, q)
-            if not np.all(np.isfinite(R_new)):
-                R = R_new
-                break
-            # converged: the step is at the round-off of q (quadratic convergence has stalled)
-            stalled = np.max(np.abs(dq)) <= 4.0 * np.finfo(float).eps * (1.0 + np.max(np.abs(q)))
-            R = R_new
-            if stalled:
-                break
-        if not (np.all(np.isfinite(q)) and np.max(np.abs(R)) <= limit):
+
+        # iterate to round-off (8 eps L), accept up to tol * L when the step stalls at round-off
+        try:
+            q, _ = newton(lambda q: self.residual(phi, q), solve, q, tol=8.0 * np.finfo(float).eps * self.scale,
+                          accept=self.tol * self.scale, max_iter=self.max_iter, name="loop closure")
+        except NewtonError as err:
             raise AssemblyError(
                 f"the linkage does not close at phi = {phi:.10g} rad: Newton left a loop residual of "
-                f"{np.max(np.abs(R)):.3g} m after {self.max_iter} iterations; the links cannot be "
-                "assembled at this input (or the start was too far)", phi)
+                f"{err.residual_norm:.3g} m after {err.iterations} iterations; the links cannot be "
+                "assembled at this input (or the start was too far)", phi) from None
         J = self.jacobian(phi, q)
         det = _relative_det(J[:, 1:], signed=True)
         return (q, det, J) if with_jacobian else (q, det)

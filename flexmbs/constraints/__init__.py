@@ -1,0 +1,7 @@
+"""Constraints of a multibody system: the protocol, joints and drivers."""
+from .base import Constraint, ConstraintError, Ground
+from .driving import AngleDriver, CoordinateDriver
+from .joints import Cylindrical, Distance, Fixed, Joint, PointOnLine, Prismatic, Revolute, Spherical
+
+__all__ = ["Constraint", "ConstraintError", "Ground", "Joint", "Spherical", "Revolute", "Cylindrical",
+           "Prismatic", "Fixed", "PointOnLine", "Distance", "CoordinateDriver", "AngleDriver"]

@@ -38,9 +38,9 @@ def _vec2(value, what: str, name: str) -> np.ndarray:
     try:
         a = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{what} of body {name!r} must be 2 numbers, got {value!r}.") from None
+        raise ValueError(f"body {name!r}: {what} must be 2 numbers, got {value!r}.") from None
     if a.shape != (2,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{what} of body {name!r} must be 2 finite numbers, got {value!r}.")
+        raise ValueError(f"body {name!r}: {what} must be 2 finite numbers, got {value!r}.")
     return a
 
 

@@ -170,3 +170,17 @@ def test_a04_bricard_index3_and_udwadia_kalaba_agree():
     q0 = system.initial_coordinates()
     with pytest.raises(RedundantConstraintError):
         Index1(system, solver="augmented").rhs(0.0, np.concatenate([q0, 0 * q0]))
+
+
+def test_case_command_lines_write_their_files(tmp_path):
+    assert pendulum_a01.main(["--t-end", "0.5", "--dt-out", "0.05", "--out", str(tmp_path / "a01")]) == 0
+    assert (tmp_path / "a01" / "p1.png").stat().st_size > 0
+    assert double_four_bar.main(["--n", "3", "--t-end", "0.2", "--h", "2e-3", "--dt-out", "0.05",
+                                 "--out", str(tmp_path / "a02")]) == 0
+    with np.load(tmp_path / "a02" / "results.npz") as data:
+        assert data["B0"].shape == (5, 2)
+        np.testing.assert_allclose(data["B0"], data["B0_exact"], atol=1e-5)      # N = 3: its own exact solution
+    for name in ("b0.png", "error.png", "summary.json"):
+        assert (tmp_path / "a02" / name).stat().st_size > 0
+    with pytest.raises(SystemExit):
+        double_four_bar.main(["--n", "0", "--out", str(tmp_path / "bad")])

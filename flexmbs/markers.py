@@ -83,6 +83,7 @@ from scipy.linalg import cholesky_banded, cho_solve_banded
 from scipy.optimize import minimize_scalar
 
 from .motion import PlanarMotion
+from .rotations import rotation_2d
 
 __all__ = ["MarkerRecords", "read_markers", "write_markers", "rigid_pose", "SmoothingSpline",
            "smoothing_spline", "MarkerMotion", "marker_motion"]
@@ -164,7 +165,7 @@ def rigid_pose(xy: np.ndarray, body: np.ndarray) -> tuple[np.ndarray, np.ndarray
     s = np.sum(b[None, :, 0] * x[..., 1] - b[None, :, 1] * x[..., 0], axis=1)
     c = np.sum(b[None, :, 0] * x[..., 0] + b[None, :, 1] * x[..., 1], axis=1)
     theta = np.unwrap(np.arctan2(s, c))
-    R = np.stack([np.stack([np.cos(theta), -np.sin(theta)], -1), np.stack([np.sin(theta), np.cos(theta)], -1)], -2)
+    R = rotation_2d(theta)
     r_O = xy.mean(axis=1) - R @ body.mean(axis=0)
     return r_O, theta
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["skew", "tilde", "axial", "pad3", "rotation_x", "rotation_y", "rotation_z",
+__all__ = ["skew", "tilde", "axial", "pad3", "rotation_2d", "rotation_x", "rotation_y", "rotation_z",
            "axis_angle_to_matrix", "matrix_to_axis_angle", "axis_angle_to_ep",
            "ep_to_matrix", "matrix_to_ep", "ep_normalize", "ep_E", "ep_G", "ep_vector_jacobian",
            "cardan_zyx_to_matrix", "matrix_to_cardan_zyx", "cardan_zyx_kinematics",
@@ -37,7 +37,8 @@ def skew(v) -> np.ndarray:
     """Skew-symmetric matrix of v: skew(v) @ y == cross(v, y); v of shape (..., 3) -> (..., 3, 3)."""
     v = np.asarray(v, dtype=float)
     if v.shape == (3,):
-        return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+        a, b, c = v.tolist()
+        return np.array([[0.0, -c, b], [c, 0.0, -a], [-b, a, 0.0]])
     if v.shape[-1:] != (3,):
         raise ValueError(f"skew: expected a vector with 3 components (last axis), got shape {v.shape}")
     W = np.zeros(v.shape + (3,))
@@ -82,6 +83,12 @@ def rotation_z(a: float) -> np.ndarray:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+def rotation_2d(theta) -> np.ndarray:
+    """Planar rotation [[cos, -sin], [sin, cos]]; theta scalar -> (2, 2), (...,) -> (..., 2, 2)."""
+    c, s = np.cos(theta), np.sin(theta)
+    return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
+
+
 def _unit(axis, name="axis") -> np.ndarray:
     k = np.asarray(axis, dtype=float)
     n = np.linalg.norm(k) if k.shape == (3,) else 0.0
@@ -112,10 +119,18 @@ def axis_angle_to_ep(axis, angle: float) -> np.ndarray:
 
 
 def ep_to_matrix(p) -> np.ndarray:
-    """A(p) = (e0^2 - e.e) I + 2 e e^T + 2 e0 skew(e) (a rotation for |p| = 1, else |p|^2 times one)."""
+    """A(p) = (e0^2 - e.e) I + 2 e e^T + 2 e0 skew(e) (a rotation for |p| = 1, else |p|^2 times one).
+
+    p of shape (4,) or (..., 4) -> (3, 3) or (..., 3, 3).
+    """
     p = np.asarray(p, dtype=float)
-    e0, e = p[0], p[1:]
-    return (e0 * e0 - e @ e) * _EYE + 2.0 * np.outer(e, e) + 2.0 * e0 * skew(e)
+    if p.ndim > 1:
+        return ep_E(p) @ np.swapaxes(ep_G(p), -1, -2)            # A = E G^T
+    e0, e1, e2, e3 = p.tolist()
+    d = e0 * e0 - e1 * e1 - e2 * e2 - e3 * e3
+    return np.array([[d + 2.0 * e1 * e1, 2.0 * (e1 * e2 - e0 * e3), 2.0 * (e1 * e3 + e0 * e2)],
+                     [2.0 * (e1 * e2 + e0 * e3), d + 2.0 * e2 * e2, 2.0 * (e2 * e3 - e0 * e1)],
+                     [2.0 * (e1 * e3 - e0 * e2), 2.0 * (e2 * e3 + e0 * e1), d + 2.0 * e3 * e3]])
 
 
 def matrix_to_ep(A) -> np.ndarray:
@@ -148,28 +163,44 @@ def ep_normalize(p) -> np.ndarray:
 
 
 def ep_E(p) -> np.ndarray:
-    """E(p) = [-e, skew(e) + e0 I] (3 x 4): global angular velocity omega = 2 E p'."""
+    """E(p) = [-e, skew(e) + e0 I] (3 x 4, or (..., 3, 4)): global angular velocity omega = 2 E p'."""
     p = np.asarray(p, dtype=float)
-    e0, e1, e2, e3 = p
+    if p.ndim > 1:                                               # linear in p: p @ basis
+        return (p @ _E_BASIS).reshape(p.shape[:-1] + (3, 4))
+    e0, e1, e2, e3 = p.tolist()
     return np.array([[-e1, e0, -e3, e2], [-e2, e3, e0, -e1], [-e3, -e2, e1, e0]])
 
 
 def ep_G(p) -> np.ndarray:
-    """G(p) = [-e, -skew(e) + e0 I] (3 x 4): body angular velocity omega_body = 2 G p'."""
+    """G(p) = [-e, -skew(e) + e0 I] (3 x 4, or (..., 3, 4)): body angular velocity omega_body = 2 G p'."""
     p = np.asarray(p, dtype=float)
-    e0, e1, e2, e3 = p
+    if p.ndim > 1:
+        return (p @ _G_BASIS).reshape(p.shape[:-1] + (3, 4))
+    e0, e1, e2, e3 = p.tolist()
     return np.array([[-e1, e0, e3, -e2], [-e2, -e3, e0, e1], [-e3, e2, -e1, e0]])
 
 
 def ep_vector_jacobian(p, u) -> np.ndarray:
-    """d(A(p) u)/dp = 2 [e0 u + e x u, (e.u) I + e u^T - u e^T - e0 skew(u)] (3 x 4), linear in p."""
-    p = np.asarray(p, dtype=float)
-    u = np.asarray(u, dtype=float)
-    e0, e = p[0], p[1:]
-    out = np.empty((3, 4))
-    out[:, 0] = 2.0 * (e0 * u + np.cross(e, u))
-    out[:, 1:] = 2.0 * ((e @ u) * _EYE + np.outer(e, u) - np.outer(u, e) - e0 * skew(u))
-    return out
+    """d(A(p) u)/dp = 2 [e0 u + e x u, (e.u) I + e u^T - u e^T - e0 skew(u)] (3 x 4), linear in p.
+
+    p (4,) or (..., 4), u (3,) or (..., 3) -> (3, 4) or (..., 3, 4).
+    """
+    p, u = np.asarray(p, dtype=float), np.asarray(u, dtype=float)
+    if p.ndim > 1 or u.ndim > 1:                                 # bilinear: (p u^T) @ basis
+        pu = p[..., :, None] * u[..., None, :]
+        return (pu.reshape(pu.shape[:-2] + (12,)) @ _VJ_BASIS).reshape(pu.shape[:-2] + (3, 4))
+    e0, e1, e2, e3 = p.tolist()
+    u1, u2, u3 = u.tolist()
+    d = e1 * u1 + e2 * u2 + e3 * u3
+    return np.array([
+        [2.0 * (e0 * u1 + e2 * u3 - e3 * u2), 2.0 * d, 2.0 * (e1 * u2 - u1 * e2 + e0 * u3), 2.0 * (e1 * u3 - u1 * e3 - e0 * u2)],
+        [2.0 * (e0 * u2 + e3 * u1 - e1 * u3), 2.0 * (e2 * u1 - u2 * e1 - e0 * u3), 2.0 * d, 2.0 * (e2 * u3 - u2 * e3 + e0 * u1)],
+        [2.0 * (e0 * u3 + e1 * u2 - e2 * u1), 2.0 * (e3 * u1 - u3 * e1 + e0 * u2), 2.0 * (e3 * u2 - u3 * e2 - e0 * u1), 2.0 * d]])
+
+
+_E_BASIS = np.stack([ep_E(e) for e in np.eye(4)]).reshape(4, 12)
+_G_BASIS = np.stack([ep_G(e) for e in np.eye(4)]).reshape(4, 12)
+_VJ_BASIS = np.stack([ep_vector_jacobian(e, f) for e in np.eye(4) for f in np.eye(3)]).reshape(12, 12)
 
 
 def cardan_zyx_to_matrix(angles) -> np.ndarray:

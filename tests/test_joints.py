@@ -177,3 +177,98 @@ def test_bad_input_names_the_joint():
         Spherical(a, a, at=P)
     with pytest.raises(ValueError, match="index"):
         CoordinateDriver(a, 7, 0.0)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_dimension_generic_joints_on_point_masses(dim):
+    """Distance and Spherical work in 2D and 3D (here on point masses); the axis joints are 3D only."""
+    from flexmbs.bodies import PointMass
+    a = PointMass("a", 1.0, np.arange(1.0, dim + 1))
+    b = PointMass("b", 2.0, -np.arange(1.0, dim + 1), velocity=np.ones(dim))
+    for c in (Distance(a, b), Distance(None, b, at_i=np.zeros(dim)), Spherical(a, b, at=a.position),
+              Spherical(None, a, at=a.position)):
+        assert c.n_c == (dim if isinstance(c, Spherical) else 1)
+        check_constraint(c)
+    if dim == 2:
+        with pytest.raises(ValueError, match="dimension"):
+            Spherical(a, make_bodies("ep")[0], at=P)
+        with pytest.raises(ValueError, match="dimension"):
+            Revolute(a, None, at=a.position, axis=(0, 0, 1))
+
+
+def rigid_velocity(body, q, omega, v_point, point):
+    """q' of a rigid motion with global angular velocity omega and velocity v_point at the global ``point``."""
+    A = body.rotation(q)
+    R = body.point(q, np.zeros(3))
+    vR = v_point + np.cross(omega, R - point)
+    if isinstance(body, RigidBodyEP):
+        from flexmbs.rotations import ep_E
+        return np.concatenate([vR, 0.5 * ep_E(q[3:7]).T @ omega])
+    return np.concatenate([vR, np.cross(omega, A.T).ravel()])
+
+
+FREE = {   # joint -> (dof to ground, motions it allows: (omega, v at P))
+    "spherical": (3, [(np.eye(3)[k], np.zeros(3)) for k in range(3)]),
+    "revolute": (1, [(AXIS, np.zeros(3))]),
+    "cylindrical": (2, [(AXIS, np.zeros(3)), (np.zeros(3), AXIS)]),
+    "prismatic": (1, [(np.zeros(3), AXIS)]),
+    "fixed": (0, []),
+    "point_on_line": (4, [(np.zeros(3), AXIS)] + [(np.eye(3)[k], np.zeros(3)) for k in range(3)]),
+    "distance": (5, [(np.eye(3)[k], np.zeros(3)) for k in range(3)]),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("joint", list(FREE))
+def test_each_joint_frees_what_it_should(kind, joint):
+    """Degrees of freedom of a body on the joint to the ground, and the rigid motions it allows (C_q q' = 0)
+    and forbids (a rotation about an axis normal to AXIS, a translation normal to AXIS)."""
+    a, _ = make_bodies(kind)
+    c = JOINTS[joint](None, a) if joint != "distance" else Distance(None, a, at_i=P2, at_j=P)
+    sys = System([a], [c])
+    q = sys.initial_coordinates()
+    dof, allowed = FREE[joint]
+    assert sys.mobility(0.0, q)["dof"] == dof
+    J = sys.jacobian(0.0, q)
+    for w, vP in allowed:
+        assert np.abs(J @ rigid_velocity(a, q, w, vP, P)).max() < 1e-12
+    n = np.cross(AXIS, [1.0, 0.0, 0.0])
+    forbidden = {"revolute": [(n, 0 * n), (0 * n, n)], "prismatic": [(AXIS, 0 * n), (0 * n, n)],
+                 "cylindrical": [(n, 0 * n), (0 * n, n)], "point_on_line": [(0 * n, n)], "spherical": [(0 * n, n)],
+                 "fixed": [(n, 0 * n), (0 * n, n)], "distance": [(0 * n, P - P2)]}[joint]
+    for w, vP in forbidden:
+        assert np.abs(J @ rigid_velocity(a, q, w, vP, P)).max() > 1e-3
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_reactions_between_two_bodies_are_equal_and_opposite(kind):
+    a, b = make_bodies(kind)
+    c = Revolute(a, b, at=P, axis=AXIS)
+    sys = System([a, b], [c])
+    q = sys.initial_coordinates()
+    lam = np.random.default_rng(4).standard_normal(c.n_c)
+    r = c.reaction(0.0, [q[sys.slice(a)], q[sys.slice(b)]], lam)["bodies"]
+    assert np.allclose(r["a"]["force"], -r["b"]["force"], atol=1e-12)
+    assert np.allclose(r["a"]["torque"], -r["b"]["torque"], atol=1e-12)
+    assert abs(r["a"]["torque"][2]) < 1e-12                    # none about the hinge axis (joint z)
+
+
+def test_joints_accept_a_bodys_own_marker_objects():
+    """A marker that is not a vector (a flexible body's mesh node) is passed to the body untouched."""
+    from flexmbs.bodies import PointMass
+
+    class Tip:                                           # a marker object this test body understands
+        pass
+
+    class Stick(PointMass):
+        def _s(self, s):
+            return np.array([0.5, 0.0, 0.0]) if isinstance(s, Tip) else s
+
+        def point(self, q, s):
+            return super().point(q, self._s(s))
+
+    a = Stick("stick", 1.0, (0.0, 0.0, 0.0))
+    c = Spherical(a, None, s_i=Tip(), s_j=(0.5, 0.0, 0.0))
+    assert np.allclose(c.residual(0.0, [a.initial_coordinates(), np.zeros(0)]), 0.0)
+    with pytest.raises(ValueError, match="do not coincide"):
+        Spherical(a, None, s_i=Tip(), s_j=(0.6, 0.0, 0.0))

@@ -118,3 +118,17 @@ def test_as_rotation_matrix_bad_input():
 
 def test_pad3():
     assert rot.pad3(np.ones((4, 2))).shape == (4, 3)
+
+
+def test_batched_euler_parameter_functions():
+    P, U = rng.standard_normal((5, 4)), rng.standard_normal((5, 3))
+    for f in (rot.ep_to_matrix, rot.ep_E, rot.ep_G):
+        assert np.allclose(f(P)[3], f(P[3]))
+    assert np.allclose(rot.ep_vector_jacobian(P, U)[2], rot.ep_vector_jacobian(P[2], U[2]))
+    assert np.allclose(rot.ep_vector_jacobian(P, U[0])[4], rot.ep_vector_jacobian(P[4], U[0]))
+
+
+def test_rotation_2d_is_the_z_rotation():
+    th = np.array([0.3, -1.2])
+    assert np.allclose(rot.rotation_2d(th)[1], rot.rotation_z(-1.2)[:2, :2])
+    assert rot.rotation_2d(0.5).shape == (2, 2)

@@ -1,7 +1,10 @@
-"""Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems."""
+"""Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems, point masses."""
+from . import loads
 from .base import Body, RigidBody
 from .natural import NaturalRigidity, RigidBodyNatural
 from .planar import RigidBody2D
+from .point import PointMass
 from .rigid import EulerParameterNorm, RigidBodyEP
 
-__all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity", "RigidBody2D"]
+__all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity", "PointMass",
+           "RigidBody2D", "loads"]

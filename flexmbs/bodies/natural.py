@@ -33,8 +33,11 @@ _I3 = np.eye(3)
 
 
 def _S(s) -> np.ndarray:
-    s = np.asarray(s, dtype=float)
-    return np.hstack([_I3, s[0] * _I3, s[1] * _I3, s[2] * _I3])
+    s0, s1, s2 = np.asarray(s, dtype=float).tolist()
+    S = np.zeros((3, 12))
+    for k, c in enumerate((1.0, s0, s1, s2)):
+        S[0, 3 * k] = S[1, 3 * k + 1] = S[2, 3 * k + 2] = c
+    return S
 
 
 class RigidBodyNatural(RigidBody):
@@ -59,6 +62,7 @@ class RigidBodyNatural(RigidBody):
         self._M = np.kron(Sigma, _I3)
         self._M.flags.writeable = False
         self._internal = [NaturalRigidity(self)]
+        self._S_cache = {}
 
     def initial_coordinates(self) -> np.ndarray:
         return np.concatenate([self.position, self.orientation.T.ravel()])
@@ -75,26 +79,45 @@ class RigidBodyNatural(RigidBody):
         return self._M
 
     def forces(self, t, q, v, gravity) -> np.ndarray:
-        """Gravity only: Q_v = 0 because M is constant."""
-        return self._gravity_force(q, gravity)
+        """Gravity and the body's loads: Q_v = 0 because M is constant."""
+        Q = self._gravity_force(q, gravity)
+        return Q + self.applied(t, q, v) if self.loads else Q
+
+    @classmethod
+    def batch(cls, bodies) -> "NaturalBatch":
+        """The mass matrices and forces of several NACF bodies at once."""
+        return NaturalBatch(bodies)
 
     # -- markers --------------------------------------------------------------------------------
     def point(self, q, s) -> np.ndarray:
-        return q[:3] + s[0] * q[3:6] + s[1] * q[6:9] + s[2] * q[9:12]
+        return np.array([1.0, s[0], s[1], s[2]]) @ q.reshape(4, 3)
 
     def point_jacobian(self, q, s) -> np.ndarray:
-        return _S(s)
+        """S(s), constant (kept per marker: joints ask for the same s at every call)."""
+        key = (float(s[0]), float(s[1]), float(s[2]))
+        S = self._S_cache.get(key)
+        if S is None:
+            if len(self._S_cache) > 256:
+                self._S_cache.clear()
+            S = self._S_cache[key] = _S(s)
+            S.flags.writeable = False
+        return S
 
     def point_bias(self, q, v, s) -> np.ndarray:
         return np.zeros(3)
 
     def vector(self, q, u) -> np.ndarray:
-        return u[0] * q[3:6] + u[1] * q[6:9] + u[2] * q[9:12]
+        return np.asarray(u, dtype=float) @ q[3:12].reshape(3, 3)
 
     def vector_jacobian(self, q, u) -> np.ndarray:
-        J = _S(u)
-        J[:, :3] = 0.0
-        return J
+        key = ("v", float(u[0]), float(u[1]), float(u[2]))
+        V = self._S_cache.get(key)
+        if V is None:
+            V = _S(u)
+            V[:, :3] = 0.0
+            V.flags.writeable = False
+            self._S_cache[key] = V
+        return V
 
     def vector_bias(self, q, v, u) -> np.ndarray:
         return np.zeros(3)
@@ -117,6 +140,24 @@ class RigidBodyNatural(RigidBody):
         return out
 
 
+class NaturalBatch:
+    """M (constant) and Q (the weight, constant) of n NACF bodies: Q = (m g, m x_C g, m y_C g, m z_C g).
+
+    The bodies' `loads` are added by the caller."""
+
+    def __init__(self, bodies):
+        self.M = np.stack([b._M for b in bodies])
+        self.w = np.stack([b.mass * np.concatenate([[1.0], b.centroid]) for b in bodies])     # (n, 4)
+
+    def mass_matrix(self, Q) -> np.ndarray:
+        return self.M
+
+    def forces(self, t, Q, V, gravity) -> np.ndarray:
+        if gravity is None:
+            return np.zeros((len(self.w), 12))
+        return (self.w[:, :, None] * np.asarray(gravity, dtype=float)).reshape(len(self.w), 12)
+
+
 class NaturalRigidity(Constraint):
     """The six rigidity conditions of an NACF body: a.a - 1, b.b - 1, c.c - 1, a.b, a.c, b.c."""
 
@@ -127,9 +168,13 @@ class NaturalRigidity(Constraint):
         self.bodies = (body,)
         self.name = f"{body.name}.rigidity"
 
+    _I, _J = np.array(_pairs).T
+    _one = np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+
     def residual(self, t, qs) -> np.ndarray:
-        a, b, c = qs[0][3:12].reshape(3, 3)
-        return np.array([a @ a - 1.0, b @ b - 1.0, c @ c - 1.0, a @ b, a @ c, b @ c])
+        d = qs[0][3:12].reshape(3, 3)
+        G = d @ d.T
+        return G[self._I, self._J] - self._one
 
     def jacobian(self, t, qs) -> list:
         d = qs[0][3:12].reshape(3, 3)
@@ -141,4 +186,29 @@ class NaturalRigidity(Constraint):
 
     def gamma(self, t, qs, vs) -> np.ndarray:
         dd = vs[0][3:12].reshape(3, 3)
-        return np.array([-2.0 * dd[i] @ dd[j] for i, j in self._pairs])
+        return -2.0 * (dd @ dd.T)[self._I, self._J]
+
+    @classmethod
+    def batch(cls, constraints) -> "_RigidityBatch":
+        """The same for several bodies: stacked Q (n, 12) -> (n, 6), (n, 6, 12)."""
+        return _RigidityBatch()
+
+
+class _RigidityBatch:
+    _I, _J = NaturalRigidity._I, NaturalRigidity._J
+
+    def residual(self, t, Q):
+        D = Q[:, 3:12].reshape(-1, 3, 3)
+        return (D @ np.swapaxes(D, 1, 2))[:, self._I, self._J] - NaturalRigidity._one
+
+    def jacobian(self, t, Q):
+        D = Q[:, 3:12].reshape(-1, 3, 3)
+        J = np.zeros((len(Q), 6, 4, 3))
+        rows = np.arange(6)
+        J[:, rows, self._I + 1] += D[:, self._J]
+        J[:, rows, self._J + 1] += D[:, self._I]
+        return J.reshape(len(Q), 6, 12)
+
+    def gamma(self, t, Q, V):
+        D = V[:, 3:12].reshape(-1, 3, 3)
+        return -2.0 * (D @ np.swapaxes(D, 1, 2))[:, self._I, self._J]

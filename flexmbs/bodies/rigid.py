@@ -50,6 +50,7 @@ class RigidBodyEP(RigidBody):
         self._uC = skew(self.centroid)
         self._offset = bool(np.any(self.centroid != 0.0))
         self._internal = [EulerParameterNorm(self)]
+        self._one = EPBatch([self])
 
     def initial_coordinates(self) -> np.ndarray:
         return np.concatenate([self.position, matrix_to_ep(self.orientation)])
@@ -62,40 +63,21 @@ class RigidBodyEP(RigidBody):
     def internal_constraints(self) -> list:
         return self._internal
 
+    @classmethod
+    def batch(cls, bodies) -> "EPBatch":
+        """The mass matrices and forces of several RPCF-EP bodies at once."""
+        return EPBatch(bodies)
+
     def mass_matrix(self, q) -> np.ndarray:
-        p = q[3:7]
-        G = ep_G(p)
-        M = np.zeros((7, 7))
-        M[0, 0] = M[1, 1] = M[2, 2] = self.mass
-        M[3:, 3:] = 4.0 * G.T @ self.inertia_reference @ G
-        if self._offset:
-            B = -2.0 * self.mass * ep_to_matrix(p) @ self._uC @ G
-            M[:3, 3:] = B
-            M[3:, :3] = B.T
-        return M
+        return self._one.mass_matrix(q[None])[0]
 
     def quadratic_velocity(self, q, v) -> np.ndarray:
         """Q_v = -M' q' + dT/dq (see the module docstring)."""
-        p, Rd, pd = q[3:7], v[:3], v[3:7]
-        G, Gd = ep_G(p), ep_G(pd)
-        w = 2.0 * G @ pd
-        out = np.empty(7)
-        if not self._offset:
-            out[:3] = 0.0
-            out[3:] = -4.0 * Gd.T @ (self.inertia_reference @ w)
-            return out
-        m, uC = self.mass, self._uC
-        A = ep_to_matrix(p)
-        Ad = ep_E(pd) @ G.T + ep_E(p) @ Gd.T
-        x = uC @ w
-        h = m * uC @ (A.T @ Rd) + self.inertia_reference @ w
-        out[:3] = m * Ad @ x
-        out[3:] = (-4.0 * Gd.T @ h - 2.0 * m * G.T @ (uC @ (Ad.T @ Rd))
-                   - m * ep_vector_jacobian(p, x).T @ Rd)
-        return out
+        return self._one.quadratic_velocity(q[None], v[None])[0]
 
     def forces(self, t, q, v, gravity) -> np.ndarray:
-        return self.quadratic_velocity(q, v) + self._gravity_force(q, gravity)
+        Q = self._one.forces(t, q[None], v[None], gravity)[0]
+        return Q + self.applied(t, q, v) if self.loads else Q
 
     # -- markers --------------------------------------------------------------------------------
     def point(self, q, s) -> np.ndarray:
@@ -136,8 +118,69 @@ class RigidBodyEP(RigidBody):
         return out
 
 
+class EPBatch:
+    """M and Q of n RPCF-EP bodies from stacked coordinates Q (n, 7) and velocities V (n, 7).
+
+    The one implementation of the module docstring's formulas (a single body is a batch of one).
+    """
+
+    def __init__(self, bodies):
+        self.m = np.array([b.mass for b in bodies])
+        self.J = np.stack([b.inertia_reference for b in bodies])
+        self.c = np.stack([b.centroid for b in bodies])
+        self.U = skew(self.c)
+        self.offset = bool(np.any(self.c != 0.0))
+
+    def mass_matrix(self, Q) -> np.ndarray:
+        """(n, 7, 7)."""
+        P = Q[:, 3:7]
+        G = ep_G(P)
+        n = len(Q)
+        M = np.zeros((n, 7, 7))
+        M[:, 0, 0] = M[:, 1, 1] = M[:, 2, 2] = self.m
+        M[:, 3:, 3:] = 4.0 * (np.swapaxes(G, 1, 2) @ self.J @ G)
+        if self.offset:
+            B = -2.0 * self.m[:, None, None] * (ep_to_matrix(P) @ self.U @ G)
+            M[:, :3, 3:] = B
+            M[:, 3:, :3] = np.swapaxes(B, 1, 2)
+        return M
+
+    def quadratic_velocity(self, Q, V) -> np.ndarray:
+        """(n, 7): Q_v = -M' q' + dT/dq."""
+        P, Rd, Pd = Q[:, 3:7], V[:, :3, None], V[:, 3:7, None]
+        G, Gd = ep_G(P), ep_G(Pd[:, :, 0])
+        GdT = np.swapaxes(Gd, 1, 2)
+        w = 2.0 * (G @ Pd)                                            # (n, 3, 1)
+        out = np.zeros((len(Q), 7))
+        if not self.offset:
+            out[:, 3:] = -4.0 * (GdT @ (self.J @ w))[:, :, 0]
+            return out
+        m, U = self.m[:, None, None], self.U
+        A = ep_to_matrix(P)
+        GT = np.swapaxes(G, 1, 2)
+        Ad = ep_E(Pd[:, :, 0]) @ GT + ep_E(P) @ GdT
+        x = U @ w
+        h = m * (U @ (np.swapaxes(A, 1, 2) @ Rd)) + self.J @ w
+        out[:, :3] = (m * (Ad @ x))[:, :, 0]
+        out[:, 3:] = (-4.0 * (GdT @ h) - 2.0 * m * (GT @ (U @ (np.swapaxes(Ad, 1, 2) @ Rd)))
+                      - m * (np.swapaxes(ep_vector_jacobian(P, x[:, :, 0]), 1, 2) @ Rd))[:, :, 0]
+        return out
+
+    def forces(self, t, Q, V, gravity) -> np.ndarray:
+        """(n, 7): Q_v plus the weight m g at the centroid (the bodies' `loads` are added by the caller)."""
+        out = self.quadratic_velocity(Q, V)
+        if gravity is not None:
+            mg = self.m[:, None] * np.asarray(gravity, dtype=float)
+            out[:, :3] += mg
+            out[:, 3:] += (np.swapaxes(ep_vector_jacobian(Q[:, 3:7], self.c), 1, 2) @ mg[:, :, None])[:, :, 0]
+        return out
+
+
 class EulerParameterNorm(Constraint):
-    """Internal constraint of an RPCF-EP body: C = p.p - 1, C_q = (0, 2 p^T), gamma = -2 p'.p'."""
+    """Internal constraint of an RPCF-EP body: C = p.p - 1, C_q = (0, 2 p^T), gamma = -2 p'.p'.
+
+    Any body whose coordinates start with (R, p) can use it (the floating frame of a flexible body).
+    """
 
     n_c = 1
 
@@ -150,10 +193,30 @@ class EulerParameterNorm(Constraint):
         return np.array([p @ p - 1.0])
 
     def jacobian(self, t, qs) -> list:
-        J = np.zeros((1, 7))
-        J[0, 3:] = 2.0 * qs[0][3:7]
+        J = np.zeros((1, len(qs[0])))          # any body whose q starts with (R, p)
+        J[0, 3:7] = 2.0 * qs[0][3:7]
         return [J]
 
     def gamma(self, t, qs, vs) -> np.ndarray:
         pd = vs[0][3:7]
         return np.array([-2.0 * pd @ pd])
+
+    @classmethod
+    def batch(cls, constraints) -> "_NormBatch":
+        """The same for several bodies: stacked Q (n, 7) -> (n, 1), (n, 1, 7)."""
+        return _NormBatch()
+
+
+class _NormBatch:
+    def residual(self, t, Q):
+        P = Q[:, 3:7]
+        return np.einsum("na,na->n", P, P)[:, None] - 1.0
+
+    def jacobian(self, t, Q):
+        J = np.zeros((len(Q), 1, Q.shape[1]))   # any body whose q starts with (R, p)
+        J[:, 0, 3:7] = 2.0 * Q[:, 3:7]
+        return J
+
+    def gamma(self, t, Q, V):
+        Pd = V[:, 3:7]
+        return -2.0 * np.einsum("na,na->n", Pd, Pd)[:, None]

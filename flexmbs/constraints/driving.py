@@ -17,7 +17,8 @@ a number for a constant.
 
 with g_1 = y_i.x_j, g_2 = x_i.x_j and b_k the bias of g_k'' (the dot-1 gamma of joints.py
 with its sign reversed).  The sine form is smooth through every angle (no 2 pi jumps) and has
-unit slope at theta = f.
+unit slope at theta = f; its second root theta = f + pi is repelling only within pi/2, so
+positions are assembled from within pi/2 of the law (in time steps, by continuation).
 """
 from __future__ import annotations
 

@@ -33,7 +33,8 @@ import numpy as np
 
 from .base import EMPTY, Constraint, Ground
 
-__all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Fixed", "PointOnLine", "Distance"]
+__all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Translational", "Fixed", "PointOnLine",
+           "Distance"]
 
 
 def _perpendicular(z) -> tuple[np.ndarray, np.ndarray]:
@@ -57,9 +58,9 @@ class Joint(Constraint):
     axis : array (3,), optional
         Global direction of the joint's z axis in the initial configuration (required by
         Revolute, Cylindrical, Prismatic, PointOnLine).
-    s_i, s_j : array (3,), optional
+    s_i, s_j : array (3,) or a body's marker, optional
         The joint's point in body coordinates of body_i / body_j (global for the ground),
-        instead of ``at``.  Both sides must then give the same global point in the initial
+        or a marker object of that body (e.g. a mesh node of a flexible body), instead of ``at``.  Both sides must then give the same global point in the initial
         configuration (within ``tol`` relative to its size), else ValueError.
     name : str, optional
         Default ``"<Class>(<body_i>, <body_j>)"``.
@@ -68,6 +69,7 @@ class Joint(Constraint):
     """
 
     _rows: tuple = ()
+    _dims = (3,)                    # body dimensions the joint accepts
     _needs_axis = False
     _check_coincidence = True
 
@@ -78,21 +80,23 @@ class Joint(Constraint):
             raise ValueError(f"{cls}: at most one of `body_i`, `body_j` may be the ground (None)")
         if body_i is body_j:
             raise ValueError(f"{cls}: `body_i` and `body_j` are the same body {body_i.name!r}")
-        for b, arg in ((body_i, "body_i"), (body_j, "body_j")):
-            if b is not None and getattr(b, "dim", None) != 3:
-                raise ValueError(f"{cls}: `{arg}` must be a 3D body, got {b!r} (planar joints: "
-                                 "flexmbs.constraints.planar)")
+        dims = {getattr(b, "dim", None) for b in (body_i, body_j) if b is not None}
+        self.dim = dims.pop() if len(dims) == 1 else None
+        if self.dim not in self._dims:
+            raise ValueError(f"{cls}: both bodies must have the same dimension, one of {self._dims}; got "
+                             f"{[None if b is None else (b.name, b.dim) for b in (body_i, body_j)]} "
+                             "(planar revolute and prismatic joints: flexmbs.constraints.planar)")
         self.bodies = (body_i, body_j)
         self.name = name if name is not None else (
             f"{cls}({'ground' if body_i is None else body_i.name}, {'ground' if body_j is None else body_j.name})")
-        self._side = tuple(Ground(3) if b is None else b for b in self.bodies)
+        self._side = tuple(Ground(self.dim) if b is None else b for b in self.bodies)
         q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
         A0 = [side.rotation(q) for side, q in zip(self._side, q0)]
-        O0 = [side.point(q, np.zeros(3)) for side, q in zip(self._side, q0)]
+        O0 = [side.point(q, np.zeros(self.dim)) for side, q in zip(self._side, q0)]
 
-        given = [None if s is None else self._vec3(s, n) for s, n in ((s_i, "s_i"), (s_j, "s_j"))]
+        given = [None if s is None else self._marker(s, n) for s, n in ((s_i, "s_i"), (s_j, "s_j"))]
         if at is not None:
-            P0 = self._vec3(at, "at")
+            P0 = self._vec(at, "at")
         elif given[0] is not None:
             P0 = self._side[0].point(q0[0], given[0])
         elif given[1] is not None:
@@ -110,7 +114,9 @@ class Joint(Constraint):
                     f"(gap {gap:.3g} m > tol {tol:g} x size); give `at` (one global point) or matching s_i, s_j")
 
         if axis is not None:
-            z = self._vec3(axis, "axis")
+            if self.dim != 3:
+                raise ValueError(f"joint {self.name!r}: `axis` is for 3D joints, got {axis!r} in {self.dim}D")
+            z = self._vec(axis, "axis")
             nz = np.linalg.norm(z)
             if not nz > 0:
                 raise ValueError(f"joint {self.name!r}: `axis` must be a nonzero 3-vector, got {axis!r}")
@@ -122,13 +128,22 @@ class Joint(Constraint):
         else:
             F0 = A0[1] if body_i is None else A0[0]        # body_i's axes
         self.R = [A0[k].T @ F0 for k in range(2)]           # joint frame in each body's coordinates
-        self.n_c = sum(3 if r[0] == "point" else 1 for r in self._rows)
+        self.n_c = sum(self.dim if r[0] == "point" else 1 for r in self._rows)
+        self._kinds = {r[0] for r in self._rows}
 
-    def _vec3(self, x, what):
+    def _marker(self, x, what):
+        """A body point: a vector of `dim` numbers, or a body's own marker object (e.g. a mesh node)."""
+        try:
+            np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            return x                                     # the body checks its own markers
+        return self._vec(x, what)
+
+    def _vec(self, x, what):
         a = np.asarray(x, dtype=float)
-        if a.shape != (3,) or not np.all(np.isfinite(a)):
-            raise ValueError(f"joint {self.name if hasattr(self, 'name') else type(self).__name__!r}: "
-                             f"`{what}` must be a finite 3-vector, got {x!r}")
+        if a.shape != (self.dim,) or not np.all(np.isfinite(a)):
+            raise ValueError(f"joint {self.name!r}: `{what}` must be a finite vector of {self.dim} components, "
+                             f"got {x!r}")
         return a
 
     def _label(self, k):
@@ -137,22 +152,31 @@ class Joint(Constraint):
 
     # -- evaluation -----------------------------------------------------------------------------
     def _evaluate(self, qs, vs, order: int):
-        """order 0: C; 1: (C, [C_qi, C_qj]); 2: gamma."""
-        side, s, R = self._side, self.s, self.R
-        q = qs
+        """order 0: C; 1: [C_qi, C_qj]; 2: gamma.  Only what the rows need is evaluated."""
+        side, s, R, q = self._side, self.s, self.R, qs
+        kinds = self._kinds
         n = self.n_c
-        C = np.empty(n)
-        if order >= 1:
-            Jb = [np.zeros((n, side[k].n_q)) for k in range(2)]
-        P = [side[k].point(q[k], s[k]) for k in range(2)]
-        d = P[1] - P[0]
-        if order >= 1:
-            JP = [side[k].point_jacobian(q[k], s[k]) for k in range(2)]
-        if order == 2:
+        pts = "point" in kinds or "dot2" in kinds or "dist" in kinds
+        rel = "dot2" in kinds or "dist" in kinds              # rows that use d = r_j - r_i
+        if order == 0:
+            out = np.empty(n)
+            if pts:
+                P = [side[0].point(q[0], s[0]), side[1].point(q[1], s[1])]
+                d = P[1] - P[0]
+        elif order == 1:
+            out = [np.zeros((n, side[0].n_q)), np.zeros((n, side[1].n_q))]
+            if pts:
+                JP = [side[0].point_jacobian(q[0], s[0]), side[1].point_jacobian(q[1], s[1])]
+            if rel:
+                d = side[1].point(q[1], s[1]) - side[0].point(q[0], s[0])
+        else:
             v = vs
-            g = np.empty(n)
-            bP = [side[k].point_bias(q[k], v[k], s[k]) for k in range(2)]
-            dd = JP[1] @ v[1] - JP[0] @ v[0]
+            out = np.empty(n)
+            if pts:
+                bP = [side[0].point_bias(q[0], v[0], s[0]), side[1].point_bias(q[1], v[1], s[1])]
+            if rel:
+                d = side[1].point(q[1], s[1]) - side[0].point(q[0], s[0])
+                dd = side[1].point_jacobian(q[1], s[1]) @ v[1] - side[0].point_jacobian(q[0], s[0]) @ v[0]
         cache = {}
 
         def vec(k, c):
@@ -174,51 +198,52 @@ class Joint(Constraint):
         for row in self._rows:
             kind = row[0]
             if kind == "point":
-                C[r:r + 3] = P[0] - P[1]
-                if order == 1:
-                    Jb[0][r:r + 3] = JP[0]
-                    Jb[1][r:r + 3] = -JP[1]
-                elif order == 2:
-                    g[r:r + 3] = bP[1] - bP[0]
-                r += 3
+                e = r + self.dim
+                if order == 0:
+                    out[r:e] = P[0] - P[1]
+                elif order == 1:
+                    out[0][r:e] = JP[0]
+                    out[1][r:e] = -JP[1]
+                else:
+                    out[r:e] = bP[1] - bP[0]
+                r = e
                 continue
             if kind == "dot1":
                 A = vec(0, row[1])
                 B = vec(1, row[2])
-                C[r] = A[0] @ B[0]
-                if order == 1:
-                    Jb[0][r] = B[0] @ A[1]
-                    Jb[1][r] = A[0] @ B[1]
-                elif order == 2:
-                    g[r] = -(A[3] @ B[0] + 2.0 * A[2] @ B[2] + A[0] @ B[3])
+                if order == 0:
+                    out[r] = A[0] @ B[0]
+                elif order == 1:
+                    out[0][r] = B[0] @ A[1]
+                    out[1][r] = A[0] @ B[1]
+                else:
+                    out[r] = -(A[3] @ B[0] + 2.0 * A[2] @ B[2] + A[0] @ B[3])
             elif kind == "dot2":
                 A = vec(0, row[1])
-                C[r] = A[0] @ d
-                if order == 1:
-                    Jb[0][r] = d @ A[1] - A[0] @ JP[0]
-                    Jb[1][r] = A[0] @ JP[1]
-                elif order == 2:
-                    g[r] = -(A[3] @ d + 2.0 * A[2] @ dd + A[0] @ (bP[1] - bP[0]))
+                if order == 0:
+                    out[r] = A[0] @ d
+                elif order == 1:
+                    out[0][r] = d @ A[1] - A[0] @ JP[0]
+                    out[1][r] = A[0] @ JP[1]
+                else:
+                    out[r] = -(A[3] @ d + 2.0 * A[2] @ dd + A[0] @ (bP[1] - bP[0]))
             elif kind == "dist":
                 L = self.length
-                C[r] = (d @ d - L * L) / (2.0 * L)
-                if order == 1:
-                    Jb[0][r] = -(d @ JP[0]) / L
-                    Jb[1][r] = (d @ JP[1]) / L
-                elif order == 2:
-                    g[r] = -(dd @ dd + d @ (bP[1] - bP[0])) / L
+                if order == 0:
+                    out[r] = (d @ d - L * L) / (2.0 * L)
+                elif order == 1:
+                    out[0][r] = -(d @ JP[0]) / L
+                    out[1][r] = (d @ JP[1]) / L
+                else:
+                    out[r] = -(dd @ dd + d @ (bP[1] - bP[0])) / L
             r += 1
-        if order == 0:
-            return C
-        if order == 1:
-            return C, Jb
-        return g
+        return out
 
     def residual(self, t, qs) -> np.ndarray:
         return self._evaluate(qs, None, 0)
 
     def jacobian(self, t, qs) -> list:
-        return self._evaluate(qs, None, 1)[1]
+        return self._evaluate(qs, None, 1)
 
     def gamma(self, t, qs, vs) -> np.ndarray:
         return self._evaluate(qs, vs, 2)
@@ -234,9 +259,10 @@ class Joint(Constraint):
 
 
 class Spherical(Joint):
-    """Ball joint: the joint's points of the two bodies coincide (3 equations)."""
+    """Ball joint: the joint's points of the two bodies coincide (3 equations; in 2D, 2: a pin)."""
 
     _rows = (("point",),)
+    _dims = (2, 3)
 
 
 class Revolute(Joint):
@@ -258,6 +284,9 @@ class Prismatic(Joint):
 
     _rows = (("dot1", 2, 0), ("dot1", 2, 1), ("dot2", 0), ("dot2", 1), ("dot1", 0, 1))
     _needs_axis = True
+
+
+Translational = Prismatic
 
 
 class Fixed(Joint):
@@ -287,6 +316,7 @@ class Distance(Joint):
     """
 
     _rows = (("dist",),)
+    _dims = (2, 3)
     _check_coincidence = False
 
     def __init__(self, body_i, body_j=None, *, at_i=None, at_j=None, s_i=None, s_j=None, length=None,
@@ -295,10 +325,11 @@ class Distance(Joint):
         if s_j is None:
             k = self._side[1]
             q0 = EMPTY if body_j is None else body_j.initial_coordinates()
-            Pj = k.point(q0, np.zeros(3)) if at_j is None else self._vec3(at_j, "at_j")
-            self.s[1] = k.rotation(q0).T @ (Pj - k.point(q0, np.zeros(3)))
+            O = k.point(q0, np.zeros(self.dim))
+            Pj = O if at_j is None else self._vec(at_j, "at_j")
+            self.s[1] = k.rotation(q0).T @ (Pj - O)
         else:
-            self.s[1] = self._vec3(s_j, "s_j")
+            self.s[1] = self._marker(s_j, "s_j")
         if length is None:
             q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
             length = float(np.linalg.norm(self._side[1].point(q0[1], self.s[1]) - self._side[0].point(q0[0], self.s[0])))

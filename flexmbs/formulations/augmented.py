@@ -31,8 +31,7 @@ References
        differential-algebraic equations of motion of multibody systems, Machines 6 (2018) 20,
        eqs. (24)-(27), doi:10.3390/machines6020020.
 .. [2] J. Baumgarte, Stabilization of constraints and integrals of motion in dynamical
-       systems, Comput. Methods Appl. Mech. Eng. 1 (1972) 1-16,
-       doi:10.1016/0045-7825(72)90018-7.
+       systems, Comput. Methods Appl. Mech. Eng. 1 (1972) 1-16.
 """
 from __future__ import annotations
 

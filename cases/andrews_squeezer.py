@@ -47,7 +47,8 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmbs.bodies.planar import RigidBody2D, spring_to_ground, torque_load
+from flexmbs.bodies.loads import spring_to_ground, torque_load
+from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.case import CaseError, check_parameters, command_line, parse_case_args, prepare_output, \
     record_output, resolve
 from flexmbs.constraints.planar import PlanarRevolute

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from flexmbs.bodies import RigidBody2D, RigidBodyEP
-from flexmbs.bodies.planar import spring_to_ground, torque_load
+from flexmbs.bodies.loads import spring_to_ground, torque_load
 from flexmbs.constraints import PlanarPrismatic, PlanarRevolute
 from flexmbs.integrators import ConstrainedProblem, Index3GeneralizedAlpha, simulate
 from flexmbs.system import System

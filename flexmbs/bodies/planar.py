@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body
+from .base import Body, _check_loads
 
-__all__ = ["RigidBody2D", "rotation_2d", "torque_load", "spring_to_ground"]
+__all__ = ["RigidBody2D", "rotation_2d"]
 
 _E = np.array([[0.0, -1.0], [1.0, 0.0]])
 
@@ -65,7 +65,8 @@ class RigidBody2D(Body):
         Initial theta' [rad/s].
     loads : sequence of callables, optional
         Applied loads on this body alone, each ``load(body, t, q, v) -> (3,)`` generalized
-        force, added to gravity in `forces` (e.g. `torque_load`, `spring_to_ground`).
+        force, added to gravity in `forces` (`flexmbs.bodies.loads`: `point_load`,
+        `torque_load`, `spring_to_ground`).
     """
 
     dim = 2
@@ -94,11 +95,7 @@ class RigidBody2D(Body):
         if not np.isfinite(self.omega0):
             raise ValueError(f"body {name!r}: `angular_velocity` must be finite, got {angular_velocity!r}.")
         self._M = np.diag([mass, mass, inertia])
-        self.loads = tuple(loads)
-        for load in self.loads:
-            if not callable(load):
-                raise ValueError(f"body {name!r}: every entry of `loads` must be callable "
-                                 f"load(body, t, q, v) -> (3,), got {type(load).__name__}.")
+        self.loads = _check_loads(loads, self.name)
 
     # -- coordinates, inertia, forces --------------------------------------------------------
     def initial_coordinates(self) -> np.ndarray:
@@ -114,9 +111,7 @@ class RigidBody2D(Body):
         """Q_e of gravity, (m g_x, m g_y, 0), plus the body's loads; the quadratic-velocity vector is zero."""
         g = np.zeros(2) if gravity is None else np.asarray(gravity, dtype=float)
         Q = np.array([self.mass * g[0], self.mass * g[1], 0.0])
-        for load in self.loads:
-            Q = Q + load(self, t, q, v)
-        return Q
+        return Q + self.applied(t, q, v) if self.loads else Q
 
     def internal_constraints(self) -> list:
         return []
@@ -171,26 +166,3 @@ class RigidBody2D(Body):
         """Local coordinates s of the global point r: A^T (r - r_G)."""
         return rotation_2d(q[2]).T @ (np.asarray(r, float) - np.asarray(q[:2], float))
 
-
-# -- loads on one planar body ------------------------------------------------------------------
-def torque_load(torque):
-    """A torque about the plane's normal, constant or a function of t: ``load(body, t, q, v)``."""
-    f = torque if callable(torque) else (lambda t, T=float(torque): T)
-    return lambda body, t, q, v: body.torque(q, f(t))
-
-
-def spring_to_ground(s, anchor, stiffness: float, rest_length: float):
-    """Linear spring from the body point s to the fixed point ``anchor``: F = -k (l - l0) e at s.
-
-    .. code:: text
-
-        d = r_P - anchor,  l = |d|,  F_P = -k (l - l0) d / l,   Q = J_P^T F_P
-    """
-    s, anchor = np.asarray(s, float), np.asarray(anchor, float)
-    k, l0 = float(stiffness), float(rest_length)
-
-    def load(body, t, q, v):
-        d = body.point(q, s) - anchor
-        length = np.linalg.norm(d)
-        return body.point_force(q, s, -k * (length - l0) / length * d)
-    return load

@@ -235,3 +235,37 @@ def test_unconstrained_second_order_form_and_bad_input():
         n_state = 6
     with pytest.raises(ValueError, match="ConstrainedProblem"):
         Index3GeneralizedAlpha(NoSystem(), 0.0, x0, 1.0, h=1e-3)
+
+
+def test_revolute_reaction_of_a_hanging_body_is_its_weight():
+    """At rest below the pivot the joint carries the weight: force (0, m g) on the body."""
+    body = RigidBody2D("bob", 2.0, 0.1, position=(0.0, -1.0), angle=-np.pi / 2)
+    system = System([body], [PlanarRevolute(None, body, at=(0.0, 0.0), name="pivot")], gravity=(0.0, -9.81))
+    problem = ConstrainedProblem(system)
+    q0 = system.initial_coordinates()
+    integ = Index3GeneralizedAlpha(problem, 0.0, problem.state0(q0, 0 * q0), 1.0, h=1e-2)
+    np.testing.assert_allclose(integ.qdd, 0.0, atol=1e-12)
+    r = system.reactions(0.0, q0, integ.lam)["pivot"]["bodies"]["bob"]
+    np.testing.assert_allclose(r["force"], [0.0, 2.0 * 9.81], atol=1e-10)
+    assert abs(r["torque"]) < 1e-10
+
+
+def test_block_on_an_inclined_prismatic_slide():
+    """A block on a frictionless slide at 30 degrees: s(t) = g sin(30 deg) t^2 / 2 down the slope,
+    exact for the index-3 method (constant acceleration); the normal reaction is m g cos(30 deg)."""
+    alpha = np.radians(30.0)
+    down = np.array([-np.cos(alpha), -np.sin(alpha)])
+    block = RigidBody2D("block", 3.0, 0.2, position=(0.0, 0.0), angle=alpha)
+    slide = PlanarPrismatic(None, block, at=(0.0, 0.0), axis=down, name="slide")
+    system = System([block], [slide], gravity=(0.0, -9.81))
+    problem = ConstrainedProblem(system)
+    q0 = system.initial_coordinates()
+    sol = simulate(problem, (0.0, 1.0), problem.state0(q0, 0 * q0), method="index3-alpha", h=0.05,
+                   t_eval=[0.0, 0.5, 1.0])
+    s_exact = 0.5 * 9.81 * np.sin(alpha) * sol.t**2
+    np.testing.assert_allclose(sol.x[:, :2], s_exact[:, None] * down, atol=1e-10)
+    np.testing.assert_allclose(sol.x[:, 2], alpha, atol=1e-12)
+    integ = Index3GeneralizedAlpha(problem, 0.0, problem.state0(q0, 0 * q0), 1.0, h=0.05)
+    Q_c = -system.jacobian(0.0, q0).T @ integ.lam                  # constraint force on the block
+    n = np.array([-down[1], down[0]])
+    assert Q_c[:2] @ n == pytest.approx(3.0 * 9.81 * np.cos(alpha) * np.sign(n[1]), rel=1e-12)

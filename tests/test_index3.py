@@ -269,3 +269,25 @@ def test_block_on_an_inclined_prismatic_slide():
     Q_c = -system.jacobian(0.0, q0).T @ integ.lam                  # constraint force on the block
     n = np.array([-down[1], down[0]])
     assert Q_c[:2] @ n == pytest.approx(3.0 * 9.81 * np.cos(alpha) * np.sign(n[1]), rel=1e-12)
+
+
+def test_driven_slider_crank_follows_its_kinematics():
+    """A rheonomic driver (crank angle = w t) and a prismatic slide: the slider position is the
+    closed-form kinematics x = r cos(phi) + sqrt(l^2 - r^2 sin(phi)^2), to round-off."""
+    from flexmbs.constraints import CoordinateDriver
+    w, r, length = 10.0, 0.1, 0.3
+    crank = RigidBody2D("crank", 1.0, 1e-3, position=(r / 2, 0.0))
+    rod = RigidBody2D("rod", 1.0, 1e-2, position=(r + length / 2, 0.0))
+    slider = RigidBody2D("slider", 0.5, 1e-3, position=(r + length, 0.0))
+    system = System([crank, rod, slider],
+                    [PlanarRevolute(None, crank, at=(0.0, 0.0)), PlanarRevolute(crank, rod, at=(r, 0.0)),
+                     PlanarRevolute(rod, slider, at=(r + length, 0.0)),
+                     PlanarPrismatic(None, slider, at=(r + length, 0.0), axis=(1.0, 0.0)),
+                     CoordinateDriver(crank, 2, lambda t: (w * t, w, 0.0))], gravity=(0.0, -9.81))
+    q, v = system.assemble(0.0, system.initial_coordinates(), np.zeros(system.n_q))
+    problem = ConstrainedProblem(system)
+    sol = simulate(problem, (0.0, 0.5), problem.state0(q, v), method="index3-alpha", h=1e-3,
+                   t_eval=np.linspace(0.0, 0.5, 6))
+    phi = w * sol.t
+    np.testing.assert_allclose(sol.x[:, 2], phi, atol=1e-12)
+    np.testing.assert_allclose(sol.x[:, 6], r * np.cos(phi) + np.sqrt(length**2 - (r * np.sin(phi))**2), atol=1e-12)

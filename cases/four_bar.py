@@ -43,6 +43,7 @@ from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
 from flexmbs.mechanisms import FourBar, chord_deflection, constant_speed, flexible_link  # noqa: E402
+from flexmbs.mechanisms.four_bar import GrashofType, grashof  # noqa: E402
 
 DEFAULTS = dict(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25, depth=0.003, width=0.020,
                 youngs=2e11, density=7870.0, crank_speed=4.0 * np.pi, revolutions=2.0, damping=0.0,
@@ -88,6 +89,12 @@ def check(p: dict) -> None:
                                                                "degrees_out"))
     if p["crank_speed"] == 0:
         raise CaseError("crank_speed", "must not be zero (the run lasts `revolutions` turns of the crank)")
+    kind = grashof(p["ground"], p["crank"], p["coupler"], p["rocker"])
+    if kind not in (GrashofType.CRANK_ROCKER, GrashofType.DOUBLE_CRANK):
+        raise CaseError("crank", f"with ground {p['ground']:g}, crank {p['crank']:g}, coupler {p['coupler']:g} and "
+                                 f"rocker {p['rocker']:g} m the four-bar is a {kind.value}: the crank cannot turn "
+                                 "fully (Grashof: the shortest link, crank or ground, plus the longest must not "
+                                 "exceed the other two)")
 
 
 def run(out=None, **params):
@@ -112,7 +119,7 @@ def main(argv=None):
                           flags={"--undeformed-start": ("static_start", False)})
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    out, before = prepare_output(out)
+    out, before = prepare_output(out, parser=parser)
     res, model, extras = run(out=out, **args)
     record_output(out, before)
     value, angle = slider_crank.peak(extras)

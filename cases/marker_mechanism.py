@@ -191,23 +191,30 @@ def write(res, model, extras, out: Path, p: dict):
         exact = make_markers.linkage().solve(make_markers.CRANK_SPEED * t, make_markers.CRANK_SPEED, 0.0)
         refs = {f"marker {k + 1} (exact)": np.linalg.norm(exact.point(name)[2], axis=1)
                 for k, name in enumerate(("A", "B")) if k < A_t.shape[1]}
-    plots.save(plots.time_series(t, curves, "|acceleration| [m/s^2]",
+    plots.save(plots.time_series(t, curves, "|acceleration| [m/s²]",
                                  "Marker accelerations from the smoothing splines (Fig. 8)", refs),
                out / "marker_accelerations.png")
-    kin = {"omega [rad/s]": extras["omega"], "eps / 10 [rad/s^2]": extras["eps"] / 10,
-           "a_O,x [m/s^2]": extras["a_O"][:, 0], "a_O,y [m/s^2]": extras["a_O"][:, 1]}
-    refs = {}
-    if "_exact" in extras:
-        e = extras["_exact"]
-        refs = {"omega [rad/s] (exact)": e["omega"], "eps / 10 [rad/s^2] (exact)": e["eps"] / 10,
-                "a_O,x [m/s^2] (exact)": e["a_O"][:, 0], "a_O,y [m/s^2] (exact)": e["a_O"][:, 1]}
-    plots.save(plots.time_series(t, kin, "frame kinematics", "Recovered frame kinematics (dashed: exact)", refs),
+    e = extras.get("_exact")
+    panels = []                                   # one panel per quantity, each with its unit
+    for ylabel, key, cols in (("angular velocity omega [rad/s]", "omega", [None]),
+                              ("angular acceleration eps [rad/s²]", "eps", [None]),
+                              ("origin acceleration a_O [m/s²]", "a_O", [0, 1])):
+        curves_k = []
+        for j, c in enumerate(cols):
+            name = key if c is None else f"{key},{'xy'[c]}"
+            pick = (lambda a, c=c: a if c is None else a[:, c])
+            curves_k.append(dict(t=t, y=pick(extras[key]), label=f"{name} recovered", style="-"))
+            if e is not None:
+                curves_k.append(dict(t=t, y=pick(e[key]), label=f"{name} exact", style="--"))
+        panels.append((ylabel, curves_k))
+    plots.save(plots.history_panels(panels, title="Frame kinematics recovered from the markers"
+                                    + (" (dashed: exact)" if e is not None else "")),
                out / "frame_kinematics.png")
     if "midspan_deflection_exact_kinematics" in extras:
         curves = {"marker-driven": (t, extras["midspan_deflection"]),
                   "exact kinematics": (t, extras["midspan_deflection_exact_kinematics"])}
         plots.save(plots.deflection_vs_angle(curves, title="Marker-driven beam: mid-span deflection relative "
-                                             "to the chord", xlabel="t [s]", scale=1e6, unit="um"),
+                                             "to the chord", xlabel="t [s]", scale=1e6, unit="µm"),
                    out / "deflection.png")
 
 
@@ -216,8 +223,14 @@ def main(argv=None):
                           check=check, flags={"--undeformed-start": ("static_start", False)})
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    out, before = prepare_output(out)
-    res, model, extras = run(out=out, **args)
+    existed = out.is_dir()
+    out, before = prepare_output(out, parser=parser)
+    try:
+        res, model, extras = run(out=out, **args)
+    except CaseError as err:                   # the interval, known once the records are read
+        if not existed and not any(out.iterdir()):
+            out.rmdir()
+        parser.error(f"argument --{err.key.replace('_', '-')}: {err.detail}")
     record_output(out, before)
     rep = extras["_report"]
     w = extras["midspan_deflection"]

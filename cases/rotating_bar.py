@@ -124,7 +124,7 @@ def main(argv=None):
     parser = command_line("rotating_bar", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    out, before = prepare_output(out)
+    out, before = prepare_output(out, parser=parser)
     runs = run(out=out, **args)
     record_output(out, before)
     main_run = runs["damped" if "damped" in runs else "undamped"]

@@ -76,6 +76,16 @@ def run(out=None, **params):
     return rows
 
 
+def _title(fig: str) -> str:
+    """A readable title for a figure key of `parameter_sets` (e.g. fig9_area_1e-05)."""
+    number, what, *value = fig.split("_")
+    head = f"Fig. {number[3:]}: tip axial displacement"
+    if what == "area":
+        return f"{head}, section area A = {value[0]} m², for three spin rates"
+    return {"frequency": f"{head} for several excitation frequencies",
+            "mass": f"{head} for several tip masses"}.get(what, f"{head} ({what})")
+
+
 def _plot(runs, out: Path):
     from flexmbs import plots
     figures: dict[str, list] = {}
@@ -87,12 +97,13 @@ def _plot(runs, out: Path):
     reference = figures.pop("fig13_no_force", None)
     for fig, curves in figures.items():
         plots.save(plots.curves(curves, xlabel="t [s]", ylabel="tip axial displacement [µm]", scale=1e6,
-                                title=fig.replace("_", " ")), out / f"{fig}.png")
+                                title=_title(fig)), out / f"{fig}.png")
     if reference and "fig13_frequency" in figures:
         u0 = reference[0][2]
         forced = [(label, t, u - u0) for label, t, u in figures["fig13_frequency"]]
         plots.save(plots.curves(forced, xlabel="t [s]", ylabel="tip displacement due to the force [µm]",
-                                scale=1e6, title="fig13 frequency: response to the force, u - u(F = 0)"),
+                                scale=1e6, title="Fig. 13: response to the force at each excitation "
+                                                 "frequency, u - u(F = 0)"),
                    out / "fig13_frequency_forced_part.png")
 
 
@@ -102,7 +113,7 @@ def main(argv=None):
     if not options.verbose:
         logging.getLogger().setLevel(logging.WARNING)
     tic = time.perf_counter()
-    out, before = prepare_output(out, clear=not RESUMES)
+    out, before = prepare_output(out, clear=not RESUMES, parser=parser)
     rows = run(out=out, **a)
     record_output(out, before)
     failed = [r for r in rows if r["status"] != "finished"]

@@ -160,7 +160,7 @@ def main(argv=None):
     parser = command_line("rotating_beam_3d", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
     p, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    out, before = prepare_output(out)
+    out, before = prepare_output(out, parser=parser)
     res = run(out=out, **p)
     record_output(out, before)
     s = json.loads((out / "summary.json").read_text())

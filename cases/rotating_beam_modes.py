@@ -203,7 +203,7 @@ def main(argv=None):
     parser = command_line("rotating_beam_modes", __doc__, DEFAULTS, help=HELP, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    out, before = prepare_output(out)
+    out, before = prepare_output(out, parser=parser)
     result = run(out=out, **args)
     record_output(out, before)
     print(f"rotating beam modes: {args['elements']} elements, hub ratio {args['hub_ratio']:g}, "

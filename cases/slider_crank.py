@@ -95,6 +95,9 @@ def check(p: dict) -> None:
                      nonnegative=("slider_mass",))
     if p["crank_speed"] == 0:
         raise CaseError("crank_speed", "must not be zero (the run lasts `revolutions` turns of the crank)")
+    if p["crank"] + abs(p["offset"]) >= p["rod"]:
+        raise CaseError("crank", f"crank + |offset| = {p['crank'] + abs(p['offset']):g} m must be shorter than "
+                                 f"the rod ({p['rod']:g} m) for the crank to turn fully")
 
 
 def run(out=None, **params):
@@ -199,7 +202,7 @@ def main(argv=None):
     parser = command_line("slider_crank", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    out, before = prepare_output(out)
+    out, before = prepare_output(out, parser=parser)
     res, model, extras = run(out=out, **args)
     record_output(out, before)
     value, angle = peak(extras)

@@ -237,7 +237,7 @@ def main(argv=None):
     if not options.verbose:
         logging.getLogger("flexmbs").setLevel(logging.ERROR)      # the expected divergence is reported below
     tic = time.perf_counter()
-    out, before = prepare_output(out)
+    out, before = prepare_output(out, parser=parser)
     runs = run(out=out, **args)
     record_output(out, before)
     p = {**DEFAULTS, **args}

@@ -18,6 +18,11 @@ median of ``--repeats`` runs:
 Writes DIR/timing.csv (formulation, elements, build_s, solve_s, rhs_evaluations, error, plus
 part, method, evaluation, rtol_or_h) and DIR/timing.png.
 
+``--quick`` is a smoke test of the whole chain in a few seconds, not a benchmark: the paper's
+part on 5 and 10 elements over 0.01 s at the accuracy target 1e-4, compiled evaluation only,
+the large part on 100 and 1000 elements over 0.2 ms, one repeat; with ``--case mechanism``,
+5 elements over 5 ms at the target 1e-2 (options given explicitly still win).
+
 ``--case mechanism`` times instead the marker-driven beam of cases/marker_mechanism.py (the
 paper's Table 3 problem: a beam of a mechanism driven by measured kinematics) for
 ``--elements`` over ``--t-span`` seconds (default 0.1 s from the start of the splines' valid
@@ -113,11 +118,13 @@ def large_sizes(elements, h, t_end, repeats):
 
 
 def run(out=None, elements=(5, 10, 15, 20, 25), large=(100, 1000, 10000), target=1e-6, repeats=3,
-        evaluations=("compiled", "terms"), h=1e-6, t_large=0.005):
-    rows = paper_sizes(elements, target, repeats, evaluations) + large_sizes(large, h, t_large, repeats)
+        evaluations=("compiled", "terms"), h=1e-6, t_large=0.005, t_end=0.1):
+    rows = (paper_sizes(elements, target, repeats, evaluations, t_end=t_end)
+            + large_sizes(large, h, t_large, repeats))
     if out is not None:
         shown = [r for r in rows if r["part"] == "large" or r["evaluation"] == evaluations[0]]
-        _write(out, rows, shown, "Rotating bar: solve time per formulation")
+        _write(out, rows, shown, f"Rotating bar: solve time per formulation\npaper sizes: {t_end:g} s, tip error "
+                                 f"<= {target:g}; large sizes: {t_large:g} s, midpoint h = {h:g} s")
     return rows
 
 
@@ -203,7 +210,7 @@ def run_mechanism(out=None, elements=(5, 10, 15, 20, 25), target=1e-3, repeats=3
     if out is not None:
         shown = [dict(r, formulation=f"{r['formulation']} ({r['method']})") if len(methods) > 1 else r
                  for r in rows]
-        _write(out, rows, shown, f"Marker-driven beam, {t_span:g} s: solve time at mid-span error <= {target:g}")
+        _write(out, rows, shown, f"Marker-driven beam, {t_span:g} s\nsolve time at mid-span error <= {target:g}")
     return rows
 
 
@@ -226,7 +233,17 @@ def main(argv=None):
                     help="mechanism: integrators to time")
     ap.add_argument("--reference", choices=["midpoint", "DOP853"], default="midpoint",
                     help="mechanism: reference run (Richardson midpoint, or DOP853 at rtol 1e-10)")
+    ap.add_argument("--t-end", type=float, default=0.1, help="simulated time of part 1 [s]")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke test in a few seconds, not a benchmark (see the module docstring)")
     a = ap.parse_args(argv)
+    if a.quick:                    # quick values for the options left at their defaults
+        quick = {"rotating-bar": dict(elements=[5, 10], large=[100, 1000], target=1e-4, repeats=1,
+                                      evaluation=["compiled"], t_large=2e-4, t_end=0.01),
+                 "mechanism": dict(elements=[5], target=1e-2, repeats=1, t_span=0.005)}[a.case]
+        for key, value in quick.items():
+            if getattr(a, key) == ap.get_default(key):
+                setattr(a, key, value)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("flexmbs").setLevel(logging.WARNING)
     if a.case == "mechanism":
@@ -236,7 +253,7 @@ def main(argv=None):
     else:
         a.out = Path("out/timing") if a.out is None else a.out
         rows = run(a.out, a.elements, a.large, 1e-6 if a.target is None else a.target, a.repeats,
-                   tuple(a.evaluation), a.h, a.t_large)
+                   tuple(a.evaluation), a.h, a.t_large, a.t_end)
     if a.case == "mechanism":
         print(f"{'formulation':13s} {'elements':>8s} {'method':>9s} {'h_or_rtol':>9s} {'build_s':>8s} "
               f"{'solve_s':>8s} {'rhs':>8s} {'error':>9s}")
@@ -249,6 +266,8 @@ def main(argv=None):
         for r in rows:
             print(f"{r['formulation']:13s} {r['elements']:8d} {r['evaluation']:>10s} {r['build_s']:8.3f} "
                   f"{r['solve_s']:8.3f} {r['rhs_evaluations']:8d} {r['error']:9.2e}")
+    if a.quick:
+        print("quick mode: a smoke test of the timing chain, not the benchmark (run without --quick)")
     print(f"wrote {a.out}/timing.csv and {a.out}/timing.png")
     return 0
 

@@ -14,6 +14,7 @@ from .formulations import FORMULATIONS, Lagrange, energies
 from .integrators import INTEGRATORS, simulate
 from .io.store import ResultsFile, active_recording
 from .model import Model
+from .motion import FRAME_KEYS, frame_history, frame_state_fields
 from .results import Results
 
 __all__ = ["run", "output_times", "element_data", "mesh_sha256"]
@@ -26,13 +27,27 @@ VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))      # xx, yy, zz, yz, 
 
 
 def output_times(t_end: float, dt_out: float, t0: float = 0.0) -> np.ndarray:
-    """Equally spaced output times t0, t0 + dt_out, ..., t_end (t_end included when it falls on the grid)."""
+    """Output times t0, t0 + dt_out, t0 + 2 dt_out, ... and always t_end.
+
+    When ``dt_out`` does not divide ``t_end - t0`` the last interval is shorter: the state at
+    ``t_end`` is always an output.  ``dt_out`` larger than ``t_end - t0`` is refused (a run
+    would have no output but its start).
+    """
+    try:
+        dt_out, t_end, t0 = float(dt_out), float(t_end), float(t0)
+    except (TypeError, ValueError):
+        raise ValueError(f"`t_end`, `dt_out` and `t0` must be numbers, got {t_end!r}, {dt_out!r}, {t0!r}") from None
     if not (np.isfinite(dt_out) and dt_out > 0):
         raise ValueError(f"`dt_out` must be a positive number, got {dt_out!r}")
-    if not t_end > t0:
-        raise ValueError(f"`t_end` must be greater than t0 = {t0}, got {t_end!r}")
-    n = int(np.floor((t_end - t0) / dt_out + 1e-9))
-    return np.minimum(t0 + dt_out * np.arange(n + 1), t_end)   # no last time past t_end by round-off
+    if not (np.isfinite(t_end) and t_end > t0):
+        raise ValueError(f"`t_end` must be a finite time greater than t0 = {t0}, got {t_end!r}")
+    span = t_end - t0
+    if dt_out > span * (1 + 1e-9):
+        raise ValueError(f"`dt_out` = {dt_out:g} s exceeds the simulated time t_end - t0 = {span:g} s: "
+                         "the run would have no output after its start; give dt_out <= t_end - t0")
+    n = int(np.floor(span / dt_out + 1e-9))
+    t = np.minimum(t0 + dt_out * np.arange(n + 1), t_end)       # no last time past t_end by round-off
+    return t if t[-1] == t_end else np.append(t, t_end)
 
 
 class _Physics:
@@ -212,6 +227,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     inherited = results_file.metadata if results_file is not None else {}
     meta = {**inherited, **meta}                   # as in the file: the run's own keys win
     name = name or meta.get("run") or meta.get("case") or inherited.get("run") or inherited.get("case") or "run"
+    log.info("run %s: %s + %s, %d DOFs, t = %g .. %g s, %d outputs%s", name, formulation, method, n, t0,
+             float(t_end), len(t_eval), f", streamed to {results_file.path}" if results_file is not None else "")
     reporter = _progress.current()
     if options.get("progress") is True:
         reporter = _progress.Display()
@@ -234,6 +251,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 for key in ENERGY_KEYS:
                     energy[key] = np.array([getattr(r, key) for r in rows])
             elements = element_data(model, delta, outputs["displacement"])
+            frame = frame_history(model.motion, sol.t)
         else:
             writer = stack.enter_context(results_file.open_run(
                 name, nodes=model.mesh.points, cells={model.element.cell_type: model.cells}, metadata=meta))
@@ -251,6 +269,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                     fields["energies"] = {k: getattr(e, k) for k in ENERGY_KEYS}
                 fields.update({f"element_data/{k}": a for k, a in
                                element_data(model, d, fields["displacement"]).items()})
+                fields.update({f"frame/{k}": a for k, a in frame_state_fields(model.frame(t)).items()})
                 writer.append(fields)
                 rows.append(fields)
                 output_s[0] += time.perf_counter() - tic_out
@@ -273,6 +292,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                       if compute_energies and rows else {})
             elements = {k[len("element_data/"):]: np.array([r[k] for r in rows]) for k in (rows[0] if rows else {})
                         if k.startswith("element_data/")}
+            frame = ({k: np.array([r[f"frame/{k}"] for r in rows], dtype=float) for k in FRAME_KEYS} if rows
+                     else frame_history(model.motion, sol.t))
         if energy:
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
             energy.update(dict(zip(WORK_KEYS, W.T)))
@@ -281,11 +302,14 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         results = Results(
             t=sol.t, **outputs, nodes=model.mesh.points.copy(), energies=energy, status=sol.status,
             message=sol.message, stats=stats, metadata=dict(meta, order=sol.order),
-            cells={model.element.cell_type: model.cells.copy()}, element_data=elements)
+            cells={model.element.cell_type: model.cells.copy()}, element_data=elements, frame=frame)
         if results_file is not None:
             writer.finish(sol.status, sol.message, stats,
                           series={"works": {k: energy[k] for k in WORK_KEYS}} if energy else None)
             results.metadata.update(run=writer.name, file=str(results_file.path))
     if not results.success:
         log.warning("run ended early (%s): %s", sol.status, sol.message)
+    else:
+        log.info("run %s: finished in %.3g s (%d steps, %d right-hand sides)", name, sol.wall_time, sol.n_steps,
+                 sol.n_rhs)
     return results

@@ -283,19 +283,25 @@ def _snapshot(out: Path) -> dict:
             for p in out.rglob("*") if p.is_file() and p.name != MANIFEST}
 
 
-def prepare_output(out, clear: bool = True) -> tuple[Path, dict]:
+def prepare_output(out, clear: bool = True, parser: argparse.ArgumentParser | None = None) -> tuple[Path, dict]:
     """Make the output directory; remove the files the previous run listed in its manifest.
 
     Returns ``(out, before)``; pass ``before`` to `record_output` after the run.  Files the
     previous run did not write (a user's own files) are left alone; with ``clear=False``
     (a case that resumes, such as a parameter study: module attribute ``RESUMES = True``)
-    nothing is removed.  Raises ValueError if the directory cannot be made.
+    nothing is removed.  Raises ValueError if the directory cannot be made, or, given the case's
+    ``parser``, ends the program with its usage error (status 2).
     """
-    out = check_output_dir(out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"cannot create the output directory {out}: {err.strerror or err}") from None
+        out = check_output_dir(out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ValueError(f"cannot create the output directory {out}: {err.strerror or err}") from None
+    except ValueError as err:
+        if parser is None:
+            raise
+        parser.error(f"argument --out: {err}")
     manifest = out / MANIFEST
     removed = []
     if clear and manifest.is_file():
@@ -304,6 +310,8 @@ def prepare_output(out, clear: bool = True) -> tuple[Path, dict]:
             if not name or Path(name).is_absolute() or ".." in Path(name).parts:
                 continue
             path = out / name
+            if not path.parent.resolve().is_relative_to(out.resolve()):     # a linked folder: not ours
+                continue
             if path.is_file() or path.is_symlink():
                 path.unlink()
                 removed.append(name)

@@ -26,7 +26,8 @@ from scipy.interpolate import CubicSpline
 from .rotations import axis_angle_to_matrix, cardan_zyx_kinematics
 
 __all__ = ["FrameState", "FrameMotion", "Fixed", "ConstantRotation", "AxisRotation", "SpinUp",
-           "PlanarMotion", "GeneralMotion", "TabulatedMotion"]
+           "PlanarMotion", "GeneralMotion", "TabulatedMotion", "euler_parameters", "frame_history",
+           "FRAME_KEYS"]
 
 
 @dataclass(frozen=True)
@@ -257,3 +258,71 @@ class TabulatedMotion(GeneralMotion):
             return sa(tt), sa(tt, 1), sa(tt, 2)
 
         super().__init__(position, angles_)
+
+
+def euler_parameters(R) -> np.ndarray:
+    """Euler parameters (unit quaternion) ``[e0, e1, e2, e3]`` of rotation matrices, ``e0 >= 0``.
+
+    With ``e0 = cos(phi/2)`` and ``(e1, e2, e3) = sin(phi/2) k`` for the rotation by ``phi``
+    about the unit axis ``k``, ``R = (2 e0^2 - 1) I + 2 (e e^T + e0 [e]x)`` (e.g. Shabana,
+    *Dynamics of Multibody Systems*, 3rd ed., eq. 7.28, derived again here from Rodrigues'
+    formula).  Inverted by Shepperd's rule: the largest of ``4 e_i^2`` (``1 + tr R`` for
+    e0, ``1 + 2 R_ii - tr R`` for e_i) is computed first, the others from the off-diagonal
+    sums and differences of R, so that nothing is divided by a small number.
+
+    Parameters
+    ----------
+    R : array_like, shape (..., 3, 3)
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+    """
+    R = np.asarray(R, dtype=float)
+    if R.shape[-2:] != (3, 3):
+        raise ValueError(f"`R` must have shape (..., 3, 3), got {R.shape}")
+    tr = np.trace(R, axis1=-2, axis2=-1)
+    d = np.stack([1.0 + tr, 1.0 + 2.0 * R[..., 0, 0] - tr, 1.0 + 2.0 * R[..., 1, 1] - tr,
+                  1.0 + 2.0 * R[..., 2, 2] - tr], axis=-1)                    # 4 e_i^2
+    k = np.argmax(d, axis=-1)
+    # 4 e_i e_j for i != j from R: e0 e1 = (R21 - R12)/4, e1 e2 = (R01 + R10)/4, ...
+    s = np.empty(R.shape[:-2] + (4, 4))
+    s[..., 0, 1] = s[..., 1, 0] = R[..., 2, 1] - R[..., 1, 2]
+    s[..., 0, 2] = s[..., 2, 0] = R[..., 0, 2] - R[..., 2, 0]
+    s[..., 0, 3] = s[..., 3, 0] = R[..., 1, 0] - R[..., 0, 1]
+    s[..., 1, 2] = s[..., 2, 1] = R[..., 0, 1] + R[..., 1, 0]
+    s[..., 1, 3] = s[..., 3, 1] = R[..., 0, 2] + R[..., 2, 0]
+    s[..., 2, 3] = s[..., 3, 2] = R[..., 1, 2] + R[..., 2, 1]
+    idx = np.arange(4)
+    s[..., idx, idx] = d
+    row = np.take_along_axis(s, k[..., None, None], axis=-2)[..., 0, :]   # 4 e_k e_j
+    e = row / (2.0 * np.sqrt(np.take_along_axis(d, k[..., None], axis=-1)))
+    e = e * np.where(e[..., :1] < 0, -1.0, 1.0)
+    return e / np.linalg.norm(e, axis=-1, keepdims=True)
+
+
+#: the frame motion at each output, as in `frame_history` (results files: group ``frame``)
+FRAME_KEYS = ("origin", "origin_velocity", "rotation", "euler_parameters", "omega")
+
+
+def frame_state_fields(state: FrameState) -> dict[str, np.ndarray]:
+    """The `FRAME_KEYS` of one frame state."""
+    return {"origin": np.asarray(state.r_O, dtype=float), "origin_velocity": np.asarray(state.v_O, dtype=float),
+            "rotation": np.asarray(state.R, dtype=float), "euler_parameters": euler_parameters(state.R),
+            "omega": np.asarray(state.omega, dtype=float)}
+
+
+def frame_history(motion: FrameMotion, t) -> dict[str, np.ndarray]:
+    """The frame's motion at the times ``t``.
+
+    Returns
+    -------
+    dict
+        ``origin`` (n_t, 3) [m] and ``origin_velocity`` (n_t, 3) [m/s], global components;
+        ``rotation`` (n_t, 3, 3), body -> global; ``euler_parameters`` (n_t, 4) of the
+        rotation (`euler_parameters`); ``omega`` (n_t, 3) [rad/s], body components.
+    """
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    rows = [frame_state_fields(motion.state(float(ti))) for ti in t]
+    shapes = {"origin": (3,), "origin_velocity": (3,), "rotation": (3, 3), "euler_parameters": (4,), "omega": (3,)}
+    return {k: np.array([r[k] for r in rows], dtype=float).reshape((len(t), *shapes[k])) for k in FRAME_KEYS}

@@ -1,10 +1,19 @@
-"""A progress bar for runs, drawn with rich, only on a terminal and only for long runs.
+"""Progress of runs and other long tasks: a bar on a terminal, periodic lines elsewhere.
 
 `flexmbs.run` reports its simulated time to the innermost `display` block; without one it
-reports nothing.  The bar appears once a run has taken ``min_seconds`` (default 1 s), is
-redrawn at most ten times a second (the integrator's ``progress`` callback is called after
-every step, so it must be cheap) and is removed when the run ends.  It is never shown when
-the console is not a terminal (a pipe, a file, CI) or when ``enabled=False`` (``--quiet``).
+reports nothing.  On a terminal a rich progress bar appears once a run has taken
+``min_seconds`` (default 1 s), is redrawn at most ten times a second (the integrator's
+``progress`` callback is called after every step, so it must be cheap) and is removed when
+the run ends.  Off a terminal (a pipe, a log file, a CI job) a line such as
+
+.. code:: text
+
+    rotating_bar: t = 0.05 / 0.1 s (50 %), 31 s elapsed, ~31 s left
+
+is written every ``line_seconds`` (default 30 s) instead, so that a long run shows it is
+alive.  ``enabled=False`` (``--quiet``) shows neither; ``enabled=True`` forces the bar.
+`Display.counter` does the same for a count of tasks (the cases of a sweep, the frames of
+a GIF).
 
 Examples
 --------
@@ -24,27 +33,62 @@ REFRESH_S = 0.1
 
 
 class Display:
-    """Progress bars on a rich console for the runs inside a `display` block.
+    """Progress of the runs and counted tasks inside a `display` block (module docstring).
 
     Parameters
     ----------
     enabled : bool, optional
-        Default: when the console is a terminal.
+        True: a bar; False: nothing; None (default): a bar on a terminal, else periodic lines.
     min_seconds : float
-        A run's bar appears only after it has taken this long.
+        A task's bar or first line appears only after it has taken this long [s].
     console : rich.console.Console, optional
         Default: a console on stderr.
+    line_seconds : float
+        Off a terminal: seconds between two progress lines.
     """
 
-    def __init__(self, enabled: bool | None = None, min_seconds: float = 1.0, console=None):
+    def __init__(self, enabled: bool | None = None, min_seconds: float = 1.0, console=None,
+                 line_seconds: float = 30.0):
         from rich.console import Console
         self.console = console if console is not None else Console(stderr=True)
-        self.enabled = self.console.is_terminal if enabled is None else bool(enabled)
+        terminal = self.console.is_terminal
+        self.enabled = terminal if enabled is None else bool(enabled)
+        self.lines = enabled is None and not terminal
         self.min_seconds = float(min_seconds)
+        self.line_seconds = float(line_seconds)
+
+    def _line(self, text: str) -> None:
+        self.console.file.write(text + "\n")
+        self.console.file.flush()
+
+    def _line_timer(self):
+        start = time.perf_counter()
+        return {"start": start, "next": start + max(self.min_seconds, self.line_seconds)}
+
+    def _due(self, state) -> tuple[bool, float]:
+        now = time.perf_counter()
+        if now < state["next"]:
+            return False, now - state["start"]
+        state["next"] = now + self.line_seconds
+        return True, now - state["start"]
 
     @contextmanager
     def task(self, description: str, t0: float, t_end: float):
         """A callback ``progress(t)`` for one run from ``t0`` to ``t_end`` [s]."""
+        if self.lines and t_end > t0:
+            state = self._line_timer()
+
+            def line(t: float) -> None:
+                due, elapsed = self._due(state)
+                if not due:
+                    return
+                f = min(max((t - t0) / (t_end - t0), 0.0), 1.0)
+                left = f", ~{elapsed * (1.0 - f) / f:.0f} s left" if f > 0 else ""
+                self._line(f"{description}: t = {t:.4g} / {t_end:.4g} s ({100 * f:.0f} %), "
+                           f"{elapsed:.0f} s elapsed{left}")
+
+            yield line
+            return
         if not self.enabled or not t_end > t0:
             yield None
             return
@@ -68,8 +112,20 @@ class Display:
                 state["bar"].stop()
 
     @contextmanager
-    def counter(self, description: str, total: int):
-        """A callback ``progress(done, total)`` for a number of tasks (e.g. the cases of a sweep)."""
+    def counter(self, description: str, total: int, unit: str = ""):
+        """A callback ``progress(done)`` for a number of tasks (e.g. the cases of a sweep, the
+        frames of a GIF); ``unit`` names them in the progress lines."""
+        if self.lines and total > 0:
+            state = self._line_timer()
+            what = f" {unit}" if unit else ""
+
+            def line(done: int, total: int = total) -> None:
+                due, elapsed = self._due(state)
+                if due:
+                    self._line(f"{description}: {done} / {total}{what}, {elapsed:.0f} s elapsed")
+
+            yield line
+            return
         if not self.enabled or total <= 0:
             yield None
             return
@@ -101,9 +157,9 @@ def current() -> Display | None:
 
 
 @contextmanager
-def display(enabled: bool | None = None, min_seconds: float = 1.0, console=None):
-    """Show a progress bar for every `flexmbs.run` inside the block (see `Display`)."""
-    token = _DISPLAY.set(Display(enabled, min_seconds, console))
+def display(enabled: bool | None = None, min_seconds: float = 1.0, console=None, line_seconds: float = 30.0):
+    """Show the progress of every `flexmbs.run` (and counted task) inside the block (see `Display`)."""
+    token = _DISPLAY.set(Display(enabled, min_seconds, console, line_seconds))
     try:
         yield _DISPLAY.get()
     finally:

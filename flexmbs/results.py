@@ -6,7 +6,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .rotations import pad3
+
 __all__ = ["Results"]
+
+
+def _pad3(a) -> np.ndarray:
+    return pad3(np.asarray(a, dtype=float))
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,13 @@ class Results:
         Element quantities: ``axial_force`` [N] (tension positive) of bars and beams;
         ``stress`` [Pa] (Voigt order xx, yy, zz, yz, xz, xy, at the centroid) and
         ``von_mises`` [Pa] of solids.
+    frame : dict[str, ndarray]
+        The frame's prescribed motion at each output (`flexmbs.motion.frame_history`):
+        ``origin`` (n_t, 3) [m] and ``origin_velocity`` (n_t, 3) [m/s] in global components,
+        ``rotation`` (n_t, 3, 3) body -> global, ``euler_parameters`` (n_t, 4) (e0 first),
+        ``omega`` (n_t, 3) [rad/s] in body components.  Empty for results read from a file
+        written before flexmbs stored it.  A node's global position is
+        ``origin + rotation @ (nodes + displacement)`` (see `global_positions`).
 
     See Also
     --------
@@ -65,6 +78,7 @@ class Results:
     metadata: dict = field(default_factory=dict)
     cells: dict = field(default_factory=dict)
     element_data: dict = field(default_factory=dict)
+    frame: dict = field(default_factory=dict)
 
     @property
     def success(self) -> bool:
@@ -76,6 +90,15 @@ class Results:
         E = e["T"] + e["V"] + e["V_g"]
         return E - E[0] - (e["W_loads"] - e["W_damping"] + e["W_frame"] + e["W_stiffening"])
 
+    def global_positions(self) -> np.ndarray:
+        """Node positions in the global frame, ``r = r_O + R (X + u)`` [m], shape (n_t, n_nodes, 3)
+        (planar models padded with z = 0)."""
+        if not self.frame:
+            raise ValueError("these results hold no frame motion (a file written before flexmbs stored "
+                             "it); run the case again to get global positions")
+        X = _pad3(self.nodes)[None] + _pad3(self.displacement)
+        return self.frame["origin"][:, None, :] + np.einsum("tij,tnj->tni", self.frame["rotation"], X)
+
     @classmethod
     def load(cls, path, run: str | None = None) -> Results:
         """Same as `flexmbs.load_results`."""
@@ -83,12 +106,17 @@ class Results:
         return load_results(path, run)
 
     def save_npz(self, path) -> Path:
-        """Write t, displacement, nodes (the cases' contract) plus velocity, DOFs and energies."""
+        """Write t, displacement, nodes (the cases' contract) plus velocity, DOFs, energies
+        (``energy_<key>``), the frame motion (``frame_<key>``), the cells (``cells_<type>``)
+        and the element data (``element_<name>``); `flexmbs.load_results` reads it back."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         arrays = {"t": self.t, "displacement": self.displacement, "nodes": self.nodes,
                   "velocity": self.velocity, "delta": self.delta, "delta_dot": self.delta_dot,
                   "status": np.array(self.status), "message": np.array(self.message)}
         arrays.update({f"energy_{k}": v for k, v in self.energies.items()})
+        arrays.update({f"frame_{k}": v for k, v in self.frame.items()})
+        arrays.update({f"cells_{k}": v for k, v in self.cells.items()})
+        arrays.update({f"element_{k}": v for k, v in self.element_data.items()})
         np.savez_compressed(path, **arrays)
         return path

@@ -6,10 +6,23 @@ One code path for local worker processes and a Dask cluster: both are a
 case is submitted as one task.
 
 Nothing is lost: a case writes its results under ``DIR/cases/<id>/`` as soon as it
-finishes, then a ``done.json`` marker; a crashed worker loses only its own case; a
-case that raises or diverges is recorded with its status and message; running the
-same sweep again skips the cases whose marker is there.  ``DIR/summary.csv`` lists
-parameters, status, peak values and wall time of every case.
+finishes, then a ``done.json`` marker; a case that raises or diverges is recorded with
+its status and message; running the same sweep again skips the cases finished before
+and runs the failed ones again (``retry_failed=False`` keeps them).  ``DIR/summary.csv``
+lists parameters, status, peak values and wall time of every case.
+
+A crashed worker loses only its own case.  When a local worker process dies,
+``concurrent.futures`` marks the whole pool broken and fails every unfinished task,
+those of the healthy workers included.  The sweep therefore submits the unfinished
+cases again to a fresh pool.  It finds the case that killed its worker from the
+``started.json`` marker each case writes when it starts: a case that never started is
+simply resubmitted; if only one case had started, it is the one; if several had, each
+of them is run again alone in its own one-process pool, so that a second death
+points at one case.  Every run of a case during which the pool broke counts as an
+attempt; a case is recorded with status "lost" once its worker has died ``1 + retries``
+times, the last time with no other case started beside it.  On Dask a task whose worker dies is
+rescheduled by the scheduler itself (and ``retries`` re-runs tasks that raise); the
+other cases are not affected.
 """
 from __future__ import annotations
 
@@ -29,9 +42,13 @@ import numpy as np
 
 from .parameters import parse_parameters
 
-__all__ = ["parameter_grid", "case_id", "sweep", "run_one", "find_case"]
+__all__ = ["parameter_grid", "case_id", "sweep", "run_one", "find_case", "FAILED"]
 
 log = logging.getLogger(__name__)
+
+#: statuses of a case that a resumed sweep runs again (unless ``retry_failed=False``)
+FAILED = ("error", "lost", "failed")
+STARTED, DONE = "started.json", "done.json"
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
@@ -105,6 +122,7 @@ def run_one(case_path: str, params: dict, case_dir: str) -> dict:
         pass
     case_dir = Path(case_dir)
     case_dir.mkdir(parents=True, exist_ok=True)
+    (case_dir / STARTED).write_text(json.dumps({"pid": os.getpid(), "started": time.time()}))
     tic = time.perf_counter()
     try:
         module = _load(Path(case_path))
@@ -114,30 +132,128 @@ def run_one(case_path: str, params: dict, case_dir: str) -> dict:
         record = {"peak_displacement": float("nan"), "status": "error",
                   "message": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
     record.update(id=case_dir.name, parameters=params, wall_s=time.perf_counter() - tic)
-    (case_dir / "done.json").write_text(json.dumps(record, indent=2, default=str))
+    (case_dir / DONE).write_text(json.dumps(record, indent=2, default=str))
     return record
 
 
-def _executor(workers: int | None, scheduler: str | None):
-    """(executor, closer): Dask when a scheduler address is given, else local processes."""
-    scheduler = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
-    if scheduler:
-        try:
-            from distributed import Client
-        except ImportError:
-            raise RuntimeError("a Dask scheduler was given but dask.distributed is not installed: "
-                               "pip install 'flexmbs[dask]'") from None
-        client = Client(scheduler)
-        return client.get_executor(), client.close
+def _dask_executor(scheduler: str, retries: int):
+    """(executor, closer) of a Dask cluster; ``retries`` re-runs a task that raises."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise RuntimeError("a Dask scheduler was given but dask.distributed is not installed: "
+                           "pip install 'flexmbs[dask]'") from None
+    client = Client(scheduler)
+    return client.get_executor(retries=retries, pure=False), client.close
+
+
+def _local_executor(workers: int):
     import multiprocessing
-    ex = cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count(),
-                                mp_context=multiprocessing.get_context("spawn"))
-    return ex, lambda: ex.shutdown(wait=True)
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _lost(cid: str, params: dict, attempts: int, exc: BaseException | None) -> dict:
+    why = f"{type(exc).__name__}: {exc}" if exc is not None else "the worker process died"
+    return {"id": cid, "parameters": params, "status": "lost", "peak_displacement": float("nan"),
+            "wall_s": float("nan"),
+            "message": f"the worker process running this case died on each of its {attempts} attempt(s) "
+                       f"(killed, out of memory, or a crash in compiled code) ({why}); run the case alone "
+                       f"(`flexmbs run CASE --set ...`) to see what happens"}
+
+
+class _LocalRunner:
+    """Runs cases in local worker processes and survives the death of a worker (module docstring)."""
+
+    def __init__(self, path: Path, out: Path, workers: int, retries: int, progress, total: int):
+        self.path, self.out, self.workers, self.retries = str(path), out, workers, retries
+        self.progress, self.total, self.n_done = progress, total, 0
+        self.records: dict[str, dict] = {}
+        self.attempts: dict[str, int] = {}
+
+    def _dir(self, cid):
+        return self.out / "cases" / cid
+
+    def _record(self, cid, record):
+        self.records[cid] = record
+        self.n_done += 1
+        if self.progress:
+            self.progress(self.n_done, self.total)
+
+    def _pool(self, jobs: list[tuple[str, dict]], workers: int) -> tuple[list, BaseException | None]:
+        """Run ``jobs`` in one fresh pool; (unfinished jobs, the pool's error) when it broke."""
+        for cid, _ in jobs:                      # markers of an earlier attempt or run
+            for marker in (STARTED, DONE):
+                (self._dir(cid) / marker).unlink(missing_ok=True)
+        ex = _local_executor(min(workers, len(jobs)))
+        broken = None
+        try:
+            futures = {ex.submit(run_one, self.path, params, str(self._dir(cid))): (cid, params)
+                       for cid, params in jobs}
+            for fut in cf.as_completed(futures):
+                cid, params = futures[fut]
+                try:
+                    self._record(cid, fut.result())
+                except cf.process.BrokenProcessPool as exc:
+                    broken = exc
+                except Exception as exc:         # e.g. the result could not be sent back: this case only
+                    self._record(cid, {"id": cid, "parameters": params, "status": "error",
+                                       "message": f"worker failed: {type(exc).__name__}: {exc}",
+                                       "peak_displacement": float("nan"), "wall_s": float("nan")})
+        finally:
+            ex.shutdown(wait=True, cancel_futures=True)
+        for cid, _ in jobs:                      # finished just before the pool broke: its marker says so
+            marker = self._dir(cid) / DONE
+            if cid not in self.records and marker.is_file():
+                try:
+                    self._record(cid, json.loads(marker.read_text()))
+                except ValueError:               # cut short while written: run it again
+                    pass
+        return [job for job in jobs if job[0] not in self.records], broken
+
+    def _charge(self, job, exc) -> list:
+        """One more failed attempt of a case whose worker died: back to the queue, or lost."""
+        cid, params = job
+        self.attempts[cid] = self.attempts.get(cid, 0) + 1
+        if self.attempts[cid] > self.retries:
+            log.error("case %s: its worker died on each of %d attempts; recorded as lost", cid, self.attempts[cid])
+            record = _lost(cid, params, self.attempts[cid], exc)
+            self._dir(cid).mkdir(parents=True, exist_ok=True)
+            (self._dir(cid) / DONE).write_text(json.dumps(record, indent=2, default=str))
+            self._record(cid, record)
+            return []
+        log.warning("case %s: its worker process died (attempt %d of %d); running it again",
+                    cid, self.attempts[cid], 1 + self.retries)
+        return [job]
+
+    def run(self, jobs: list[tuple[str, dict]]) -> dict[str, dict]:
+        queue = list(jobs)
+        while queue:
+            unfinished, exc = self._pool(queue, self.workers)
+            queue = []
+            if not unfinished:
+                break
+            started = [job for job in unfinished if (self._dir(job[0]) / STARTED).is_file()]
+            queue = [job for job in unfinished if job not in started]     # never started: no blame
+            log.warning("a worker process died; %d unfinished case(s) go to a fresh pool", len(unfinished))
+            if len(started) == 1:                                          # it was the only one running
+                queue += self._charge(started[0], exc)
+                continue
+            for cid, _ in started:                                         # one of them killed it
+                self.attempts[cid] = self.attempts.get(cid, 0) + 1
+            suspects = started
+            while suspects:                                                # each alone: a death names its case
+                again = []
+                for job in suspects:
+                    left, exc_alone = self._pool([job], 1)
+                    if left:
+                        again += self._charge(job, exc_alone)
+                suspects = again
+        return self.records
 
 
 def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixed: dict | None = None,
           out="out/sweep", workers: int | None = None, scheduler: str | None = None,
-          progress=None) -> list[dict]:
+          progress=None, retries: int = 1, retry_failed: bool = True) -> list[dict]:
     """Run every parameter set of a case and write ``out/summary.csv``.
 
     Parameters
@@ -157,6 +273,12 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
     scheduler : str, optional
         Dask scheduler address (``tcp://host:port``); default ``$DASK_SCHEDULER_ADDRESS``.
     progress : callable(done, total), optional
+    retries : int
+        How many times a case whose worker process died is run again before it is recorded as
+        "lost" (on Dask: how many times a task that raised is re-run).
+    retry_failed : bool
+        Run the cases again whose record from an earlier run of this sweep has status
+        "error", "lost" or "failed" (`FAILED`); False keeps those records.
 
     Returns
     -------
@@ -168,43 +290,75 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
     calling script again in each worker: a script that calls ``sweep`` must do so under
     ``if __name__ == "__main__":`` (the case scripts and the ``flexmbs`` command do).
     """
+    if not (isinstance(retries, (int, np.integer)) and not isinstance(retries, bool) and retries >= 0):
+        raise ValueError(f"`retries` must be a non-negative integer, got {retries!r}")
+    if workers is not None and not (isinstance(workers, (int, np.integer)) and workers >= 1):
+        raise ValueError(f"`workers` must be a positive integer, got {workers!r}")
     path = find_case(case)
     module = _load(path)
     sets = parameter_grid(module.DEFAULTS, grid, listed, fixed, case=path.stem)
     out = Path(out)
     (out / "cases").mkdir(parents=True, exist_ok=True)
     records, todo, seen = {}, [], set()
+    finished_before, failed_before = [], []
     for params in sets:
         cid = case_id(params)
         if cid in seen:                                  # the same parameter set twice: run once
             continue
         seen.add(cid)
-        marker = out / "cases" / cid / "done.json"
+        marker = out / "cases" / cid / DONE
+        record = None
         if marker.is_file():
-            records[cid] = json.loads(marker.read_text())
-            log.info("skip %s (finished before)", cid)
+            try:
+                record = json.loads(marker.read_text())
+            except (OSError, ValueError):                # a marker cut short: run the case again
+                record = None
+        if record is not None and (record.get("status") not in FAILED or not retry_failed):
+            records[cid] = record
+            (failed_before if record.get("status") in FAILED else finished_before).append(cid)
+            log.info("skip %s (%s before)", cid, record.get("status"))
         else:
+            if record is not None:
+                failed_before.append(cid)
+                log.info("run again %s (it failed before: %s)", cid, record.get("status"))
             todo.append((cid, params))
+    if finished_before or failed_before:
+        kept = "kept" if not retry_failed else "run again"
+        log.warning("resuming sweep in %s: %d case(s) finished before (skipped), %d failed before (%s)%s",
+                    out, len(finished_before), len(failed_before), kept,
+                    (": " + ", ".join(failed_before)) if failed_before else "")
     if todo:
-        executor, close = _executor(workers, scheduler)
-        try:
-            futures = {executor.submit(run_one, str(path), params, str(out / "cases" / cid)): cid
-                       for cid, params in todo}
-            for n, fut in enumerate(cf.as_completed(futures), 1):
-                cid = futures[fut]
-                try:
-                    records[cid] = fut.result()
-                except Exception as exc:                 # the worker itself died
-                    records[cid] = {"id": cid, "parameters": dict(todo)[cid], "status": "error",
-                                    "message": f"worker failed: {type(exc).__name__}: {exc}",
-                                    "peak_displacement": float("nan"), "wall_s": float("nan")}
-                if progress:
-                    progress(n, len(todo))
-        finally:
-            close()
+        scheduler = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+        if scheduler:
+            records.update(_run_dask(path, out, todo, scheduler, retries, progress))
+        else:
+            runner = _LocalRunner(path, out, workers or os.cpu_count() or 1, retries, progress, len(todo))
+            records.update(runner.run(todo))
     rows = [records[case_id(p)] for p in sets]
     _write_summary(out / "summary.csv", rows, sorted({k for p in sets for k in p}))
     return rows
+
+
+def _run_dask(path: Path, out: Path, todo: list, scheduler: str, retries: int, progress) -> dict[str, dict]:
+    """The cases on a Dask cluster: the scheduler re-runs a task whose worker died."""
+    executor, close = _dask_executor(scheduler, retries)
+    records = {}
+    try:
+        futures = {executor.submit(run_one, str(path), params, str(out / "cases" / cid)): (cid, params)
+                   for cid, params in todo}
+        for n, fut in enumerate(cf.as_completed(futures), 1):
+            cid, params = futures[fut]
+            try:
+                records[cid] = fut.result()
+            except Exception as exc:                 # the worker itself died (KilledWorker) or similar
+                records[cid] = _lost(cid, params, 1 + retries, exc)
+                (out / "cases" / cid).mkdir(parents=True, exist_ok=True)
+                (out / "cases" / cid / DONE).write_text(json.dumps(records[cid], indent=2, default=str))
+            if progress:
+                progress(n, len(todo))
+    finally:
+        close()
+    return records
 
 
 def _write_summary(path: Path, rows: list[dict], keys: list[str]):

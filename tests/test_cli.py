@@ -231,7 +231,11 @@ def test_progress_bar_only_on_a_terminal_and_after_min_seconds():
         for t in np.linspace(0, 1, 5):
             tick(t)
     assert "run" in buf.getvalue() and "t = " in buf.getvalue()
-    with progress.Display(console=Console(file=_io.StringIO(), force_terminal=False)).task("r", 0.0, 1.0) as tick:
+    off = _io.StringIO()                        # off a terminal: no bar; lines only every line_seconds
+    with progress.Display(console=Console(file=off, force_terminal=False)).task("r", 0.0, 1.0) as tick:
+        tick(0.5)
+    assert off.getvalue() == ""
+    with progress.Display(enabled=False, console=Console(file=off, force_terminal=True)).task("r", 0.0, 1.0) as tick:
         assert tick is None
     buf = _io.StringIO()
     late = progress.Display(console=Console(file=buf, force_terminal=True), min_seconds=60.0)

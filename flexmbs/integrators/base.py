@@ -96,13 +96,15 @@ def validate_h(h, required: bool, method: str) -> float | None:
 
 
 def validate_tolerances(rtol, atol) -> tuple[float, float | np.ndarray]:
-    """rtol > 0 (scalar) and atol > 0 (scalar or per state component)."""
+    """0 < rtol < 1 (scalar) and atol > 0 (scalar or per state component)."""
     try:
         rtol = float(rtol)
     except (TypeError, ValueError):
         raise ValueError(f"`rtol` must be a positive number, got {rtol!r}.") from None
     if not (np.isfinite(rtol) and rtol > 0):
         raise ValueError(f"`rtol` must be positive, got {rtol!r}.")
+    if rtol >= 1.0:
+        raise ValueError(f"`rtol` is a relative tolerance and must be below 1 (e.g. 1e-6), got {rtol!r}.")
     atol_arr = np.asarray(atol, dtype=float)
     if atol_arr.ndim > 1 or not np.all(np.isfinite(atol_arr)) or not np.all(atol_arr > 0):
         raise ValueError(f"`atol` must be positive (a number or one per state component), got {atol!r}.")

@@ -119,6 +119,8 @@ def aligned_step(h: float, t0: float, t_eval: np.ndarray | None) -> float:
     if t_eval is None or t_eval.size < 2:
         return h
     dt_out = np.diff(t_eval)
+    if dt_out.size > 1 and dt_out[-1] < dt_out[0] * (1 - 1e-9):
+        dt_out = dt_out[:-1]                         # a shorter last interval ending at t_end (output_times)
     if dt_out[0] <= 0 or np.max(np.abs(dt_out - dt_out[0])) > 1e-9 * dt_out[0]:
         return h                                     # not equally spaced
     h_out = dt_out[0] / np.ceil(dt_out[0] / h * (1 - 1e-12))

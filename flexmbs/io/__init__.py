@@ -2,7 +2,8 @@
 and ParaView files (XDMF + HDF5 time series, VTU)."""
 from .store import (FORMAT, FORMAT_VERSION, ResultsFile, RunWriter, active_recording, list_runs, load_results,
                     recording, save_results)
-from .paraview import export_paraview, write_vtu, write_xdmf
+from .paraview import export_paraview, paraview_stress, write_vtu, write_xdmf
 
 __all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "recording",
-           "active_recording", "write_xdmf", "write_vtu", "export_paraview", "FORMAT", "FORMAT_VERSION"]
+           "active_recording", "write_xdmf", "paraview_stress", "write_vtu", "export_paraview", "FORMAT",
+           "FORMAT_VERSION"]

@@ -16,6 +16,14 @@ group.  Layout, format ``flexmbs-results`` version 1:
     /<run>/energies             (n_t, 8)               [J] T, T2, T1, T0, V, V_geo, V_g, jacobi
     /<run>/works                (n_t, 4)               [J] W_loads, W_damping, W_frame, W_stiffening
     /<run>/element_data/<name>  (n_t, n_el, ...)       e.g. axial_force [N], stress [Pa]
+    /<run>/frame/origin         (n_t, 3)               frame origin, global [m]
+    /<run>/frame/origin_velocity (n_t, 3)              its velocity, global [m/s]
+    /<run>/frame/rotation       (n_t, 3, 3)            R, body -> global components
+    /<run>/frame/euler_parameters (n_t, 4)             e0, e1, e2, e3 of R
+    /<run>/frame/omega          (n_t, 3)               angular velocity, body components [rad/s]
+
+Every dataset has an attribute ``units`` (e.g. "m", "Pa", "1" for dimensionless; for the
+DOFs "m or rad"), the root an attribute ``units`` naming the system (SI).
 
 ``energies`` and ``works`` are tables: their attribute ``columns`` (JSON) names the columns
 (see `flexmbs.Results` for their meaning).  The works are integrals over the whole run and
@@ -52,6 +60,16 @@ FORMAT_VERSION = 1
 LIBVER = ("v110", "latest")          # SWMR needs the HDF5 1.10 file format (ParaView's HDF5 reads it)
 CHUNK_BYTES = 32 * 1024              # target chunk size of the time series
 INCOMPLETE = "incomplete"            # status of a run whose writer never closed it
+UNITS_SYSTEM = "SI: m, kg, s, N, Pa, J, rad"
+#: units of the datasets of a run (by name; element data by its own name)
+UNITS = {"nodes": "m", "t": "s", "delta": "m or rad", "delta_dot": "m/s or rad/s", "displacement": "m",
+         "velocity": "m/s", "energies": "J", "works": "J", "axial_force": "N", "stress": "Pa",
+         "von_mises": "Pa", "origin": "m", "origin_velocity": "m/s", "rotation": "1", "euler_parameters": "1",
+         "omega": "rad/s"}
+
+
+def _units(key: str) -> str | None:
+    return UNITS.get(key.rsplit("/", 1)[-1])
 
 
 def _version() -> str:
@@ -101,6 +119,7 @@ class ResultsFile:
             f.attrs["flexmbs_version"] = _version()
             f.attrs["created"] = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
             f.attrs["main"] = ""
+            f.attrs["units"] = UNITS_SYSTEM
 
     def open_run(self, name: str | None = None, *, nodes, cells: dict, metadata: dict | None = None
                  ) -> RunWriter:
@@ -141,6 +160,7 @@ class ResultsFile:
                 if energies:
                     fields["energies"] = {k: v[i] for k, v in energies.items()}
                 fields.update({f"element_data/{k}": v[i] for k, v in results.element_data.items()})
+                fields.update({f"frame/{k}": v[i] for k, v in results.frame.items()})
                 writer.append(fields)
             writer.finish(results.status, results.message, results.stats,
                           series={"works": works} if works else None)
@@ -171,7 +191,7 @@ class RunWriter:
         g.attrs["message"] = "the run has started; no status was recorded yet"
         g.attrs["stats"] = "{}"
         g.attrs["order"] = order
-        g.create_dataset("nodes", data=np.asarray(nodes, dtype=float))
+        g.create_dataset("nodes", data=np.asarray(nodes, dtype=float)).attrs["units"] = UNITS["nodes"]
         for cell_type, conn in cells.items():
             g.create_dataset(f"cells/{cell_type}", data=np.asarray(conn, dtype=np.int64))
         self._f.attrs["main"] = name
@@ -191,6 +211,8 @@ class RunWriter:
                                         dtype="f8")
             if key in self._columns:
                 ds.attrs["columns"] = json.dumps(self._columns[key])
+            if _units(key):
+                ds.attrs["units"] = _units(key)
             self._series[key] = ds
             self._memspace[key] = (ds.id, tuple(shape), h5py.h5s.create_simple((1, *shape)),
                                    (0,) * len(shape))
@@ -246,7 +268,9 @@ class RunWriter:
                                                              axis=-1).reshape(-1, len(value)))
                     ds.attrs["columns"] = json.dumps(list(value))
                 else:
-                    g.create_dataset(key, data=np.asarray(value, dtype=float))
+                    ds = g.create_dataset(key, data=np.asarray(value, dtype=float))
+                if _units(key):
+                    ds.attrs["units"] = _units(key)
             g.attrs["status"] = status
             g.attrs["message"] = message
             g.attrs["stats"] = to_json(stats or {})
@@ -401,8 +425,9 @@ def load_results(path, run: str | None = None) -> Results:
             raise KeyError(f"`run` must be one of {runs} (the runs in {path}), got {run!r}")
         g = f[run]
         series = [g[k] for k in ("t", "delta", "delta_dot", "displacement", "velocity", "energies") if k in g]
-        if "element_data" in g:
-            series += [d for d in g["element_data"].values() if isinstance(d, h5py.Dataset)]
+        for group in ("element_data", "frame"):
+            if group in g:
+                series += [d for d in g[group].values() if isinstance(d, h5py.Dataset)]
         # NOTE: a run killed between two datasets' appends leaves them one output apart
         n = min((len(d) for d in series), default=0)
         nodes = np.asarray(g["nodes"][()])
@@ -423,7 +448,7 @@ def load_results(path, run: str | None = None) -> Results:
             metadata={**json.loads(g.attrs.get("metadata", "{}")), "run": run,
                       "file": str(path), "runs": runs},
             cells={k: np.asarray(v[()]) for k, v in g["cells"].items()} if "cells" in g else {},
-            element_data=_group_arrays(g.get("element_data"), n))
+            element_data=_group_arrays(g.get("element_data"), n), frame=_group_arrays(g.get("frame"), n))
 
 
 def _load_npz(path: Path) -> Results:
@@ -442,7 +467,10 @@ def _load_npz(path: Path) -> Results:
         nodes=data["nodes"],
         energies={k[len("energy_"):]: v for k, v in data.items() if k.startswith("energy_")},
         status=str(data.get("status", "finished")), message=str(data.get("message", "")),
-        metadata={"file": str(path)})
+        metadata={"file": str(path), "units": "SI (m, kg, s, N, rad)"},
+        frame={k[len("frame_"):]: v for k, v in data.items() if k.startswith("frame_")},
+        cells={k[len("cells_"):]: v for k, v in data.items() if k.startswith("cells_")},
+        element_data={k[len("element_"):]: v for k, v in data.items() if k.startswith("element_")})
 
 
 def save_results(results: Results, path, name: str | None = None) -> Path:

@@ -101,6 +101,11 @@ class RigidBody2D(Body):
     def initial_coordinates(self) -> np.ndarray:
         return np.array([self.position[0], self.position[1], self.angle])
 
+    @classmethod
+    def batch(cls, bodies) -> "PlanarBatch":
+        """M and Q (the weight) of several planar bodies at once, for `flexmbs.System`."""
+        return PlanarBatch(bodies)
+
     def initial_velocities(self) -> np.ndarray:
         return np.array([self.velocity[0], self.velocity[1], self.omega0])
 
@@ -165,4 +170,22 @@ class RigidBody2D(Body):
     def local_point(self, q, r) -> np.ndarray:
         """Local coordinates s of the global point r: A^T (r - r_G)."""
         return rotation_2d(q[2]).T @ (np.asarray(r, float) - np.asarray(q[:2], float))
+
+
+class PlanarBatch:
+    """M (constant, (n, 3, 3)) and the weight Q = (m g_x, m g_y, 0) of n planar bodies; the
+    System adds the bodies' `loads`."""
+
+    def __init__(self, bodies):
+        self.M = np.stack([b._M for b in bodies])
+        self.m = np.array([b.mass for b in bodies])
+
+    def mass_matrix(self, Q) -> np.ndarray:
+        return self.M
+
+    def forces(self, t, Q, V, gravity) -> np.ndarray:
+        out = np.zeros((len(self.m), 3))
+        if gravity is not None:
+            out[:, :2] = self.m[:, None] * np.asarray(gravity, dtype=float)
+        return out
 

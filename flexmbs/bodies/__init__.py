@@ -4,8 +4,9 @@ from . import loads
 from .base import Body, RigidBody
 from .flexible import FlexibleBody, Node
 from .natural import NaturalRigidity, RigidBodyNatural
+from .planar import RigidBody2D
 from .point import PointMass
 from .rigid import EulerParameterNorm, RigidBodyEP
 
 __all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity", "PointMass",
-           "loads", "FlexibleBody", "Node"]
+           "RigidBody2D", "loads", "FlexibleBody", "Node"]

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 __all__ = ["FrameState", "FrameMotion", "Fixed", "ConstantRotation", "AxisRotation", "SpinUp",
            "PlanarMotion", "GeneralMotion", "TabulatedMotion"]
@@ -266,6 +265,7 @@ class TabulatedMotion(GeneralMotion):
             raise ValueError(f"`angles` must have shape ({len(t)},) or ({len(t)}, 3), got {A.shape}")
         P = np.pad(P, ((0, 0), (0, 3 - P.shape[1])))
         self.t_range = (t[0], t[-1])
+        from scipy.interpolate import CubicSpline       # deferred: only tabulated motions
         sp, sa = CubicSpline(t, P, bc_type=bc_type), CubicSpline(t, A, bc_type=bc_type)
 
         def check(tt):

@@ -139,6 +139,26 @@ class Formulation(ABC):
         E[self.n:] = self.model.Q
         return A, lu_solve(lu, F0), lu_solve(lu, E)
 
+    def linear_system(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A, c, B) of x' = A x + c + B f(t), f = ``model.load_factors(t)``: the steady model's
+        equations in constant-coefficient form (dense), compiled once.
+
+        Raises
+        ------
+        ValueError
+            If the model is not steady (its matrices or frame loads change in time).
+        """
+        if self._compiled is not None:
+            return self._compiled
+        if getattr(self, "_linear_system", None) is None:
+            if not self.model.steady:
+                raise ValueError(
+                    "the model's equations do not have constant coefficients: its frame is not steady "
+                    "(constant spin or fixed frame, origin at rest, no gravity in a rotating frame, no "
+                    "stiffening by time-varying loads), so there is no x' = A x + c + B f(t) form")
+            self._linear_system = self._compile()     # rhs keeps the evaluation asked for
+        return self._linear_system
+
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """x' = M_full^{-1} F(t, x) with the factorization of M computed once."""
         self.n_rhs += 1

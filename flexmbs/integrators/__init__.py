@@ -12,11 +12,13 @@
     "generalized-alpha" GeneralizedAlpha    2      fixed     M q'' = f(t, q, v)  (second_order)
     "Radau"             Radau               5      adaptive  M_full x' = F(t, x), jacobian
     "BDF"               BDF                 1..5   adaptive  M_full x' = F(t, x), jacobian
+    "exact"             ExactLinear         exact  outputs   x' = A x + c + B f(t) (steady, linear)
 
 See ``docs/integrators.md``.
 """
 from .adams_bashforth import AdamsBashforth4
 from .base import Integrator
+from .exact import ExactLinear
 from .generalized_alpha import GeneralizedAlpha
 from .midpoint import ImplicitMidpoint
 from .rk import BDF, DOP853, RK45, Radau
@@ -31,6 +33,7 @@ __all__ = [
     "GeneralizedAlpha",
     "Radau",
     "BDF",
+    "ExactLinear",
     "INTEGRATORS",
     "Solution",
     "simulate",

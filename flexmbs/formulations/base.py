@@ -40,7 +40,6 @@ class SparseSolver:
 
     def __init__(self, A, dense_below: int = 400):
         from scipy.linalg import cho_factor
-        from scipy.sparse.linalg import splu
         self.n = A.shape[0]
         self.dense = self.n < dense_below
         if self.dense:
@@ -48,6 +47,7 @@ class SparseSolver:
             Ad = A.toarray() if sparse.issparse(A) else np.asarray(A)
             self._inv = cho_solve(cho_factor(Ad), np.eye(self.n))
         else:
+            from scipy.sparse.linalg import splu
             self._factor = splu(sparse.csc_matrix(A))
 
     def solve(self, b: np.ndarray) -> np.ndarray:

@@ -14,9 +14,7 @@ import contextlib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import meshio
 import numpy as np
-from meshio.xdmf.time_series import TimeSeriesWriter
 
 from ..results import Results
 
@@ -45,19 +43,24 @@ def _cell_data(results: Results, i: int, cells) -> dict[str, list[np.ndarray]]:
             if np.shape(v)[1:2] == (n_el,)}
 
 
-class _Writer(TimeSeriesWriter):
-    """meshio's time-series writer, with the node count of Polyline topologies.
+def _writer_class():
+    """meshio's time-series writer, with the node count of Polyline topologies (meshio is
+    imported here, when a file is written, not with flexmbs).
 
     NOTE: meshio 5.3 writes line cells as ``TopologyType="Polyline"`` without
     ``NodesPerElement``, which the XDMF model requires for polylines (VTK's XDMF2 reader
     infers it from the array's shape; other readers need it); this adds it.
     """
+    from meshio.xdmf.time_series import TimeSeriesWriter
 
-    def cells(self, cells, grid: ET.Element) -> None:
-        super().cells(cells, grid)
-        for topology in grid.iter("Topology"):
-            if topology.get("TopologyType") == "Polyline":
-                topology.set("NodesPerElement", "2")
+    class _Writer(TimeSeriesWriter):
+        def cells(self, cells, grid: ET.Element) -> None:
+            super().cells(cells, grid)
+            for topology in grid.iter("Topology"):
+                if topology.get("TopologyType") == "Polyline":
+                    topology.set("NodesPerElement", "2")
+
+    return _Writer
 
 
 def write_xdmf(results: Results, path, every: int = 1) -> Path:
@@ -84,7 +87,7 @@ def write_xdmf(results: Results, path, every: int = 1) -> Path:
     n_t = len(results.t)
     steps = sorted(set(range(0, n_t, every)) | ({n_t - 1} if n_t else set()))
     # NOTE: meshio writes the .h5 file into the working directory, not beside the .xdmf
-    with contextlib.chdir(path.parent), _Writer(path.name) as writer:
+    with contextlib.chdir(path.parent), _writer_class()(path.name) as writer:
         writer.write_points_cells(_pad3(results.nodes), cells)
         for i in steps:
             writer.write_data(float(results.t[i]),
@@ -105,6 +108,7 @@ def write_vtu(results: Results, path, index: int = -1) -> Path:
         raise IndexError(f"`index` must be in [{-n_t}, {n_t - 1}] (the run has {n_t} outputs), got {index}")
     path.parent.mkdir(parents=True, exist_ok=True)
     cells = _cells(results)
+    import meshio
     mesh = meshio.Mesh(_pad3(results.nodes), cells,
                        point_data={"displacement": _pad3(results.displacement[index]),
                                    "velocity": _pad3(results.velocity[index])},

@@ -58,13 +58,18 @@ class SparseSolver:
 
 @dataclass
 class SecondOrderForm:
-    """``M q'' = f(t, q, v)`` with constant ``M``, ``K(t) = -df/dq`` and ``C(t) = -df/dv``."""
+    """``M q'' = f(t, q, v)`` with constant ``M``, ``K(t) = -df/dq`` and ``C(t) = -df/dv``.
+
+    ``affine``: for small (dense) linear models, the same equations as constant matrices times
+    time coefficients (`flexmbs.formulations.affine.AffineSecondOrder`), else None.
+    """
 
     M: sparse.csr_array
     f: callable
     K: callable
     C: callable
     key: callable
+    affine: object = None
 
 
 class Formulation(ABC):

@@ -86,7 +86,10 @@ class Lagrange(Formulation):
 
     @property
     def second_order(self):
+        if self.model.dense and getattr(self, "_affine", None) is None:
+            from .affine import AffineSecondOrder
+            self._affine = AffineSecondOrder(self.model)
         return SecondOrderForm(M=self.model.M_op, f=self.generalized_force,
                                K=lambda t, q=None, v=None: self._K_t(t),
                                C=lambda t, q=None, v=None: self._C_t(t),
-                               key=self.jacobian_key)
+                               key=self.jacobian_key, affine=getattr(self, "_affine", None))

@@ -22,6 +22,12 @@ element analysis of solids mechanics, Mathematics 8 (2020) 1401, doi:10.3390/mat
 """
 from __future__ import annotations
 
+import os
+
+# the matrices of this case are small (20 x 20): BLAS threads cost more than they give, and on a
+# busy machine far more (a 23 x 23 matrix exponential: 35 us on one thread, 15 ms with threads)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import argparse
 import contextlib
 import json

@@ -32,6 +32,9 @@ from .base import Formulation, SecondOrderForm
 from ._common import tilde
 
 
+AFFINE_MAX_DOFS = 200     # the affine form keeps ~25 dense n x (2n + 1) matrices: small models only
+
+
 class Lagrange(Formulation):
     """Second-order Lagrange equations written as x' = (delta', delta'')."""
 
@@ -86,7 +89,7 @@ class Lagrange(Formulation):
 
     @property
     def second_order(self):
-        if self.model.dense and getattr(self, "_affine", None) is None:
+        if self.model.dense and self.n <= AFFINE_MAX_DOFS and getattr(self, "_affine", None) is None:
             from .affine import AffineSecondOrder
             self._affine = AffineSecondOrder(self.model)
         return SecondOrderForm(M=self.model.M_op, f=self.generalized_force,

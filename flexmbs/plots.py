@@ -462,12 +462,14 @@ def animation_gif(path, snapshots, title=None, fps=15, dpi=80) -> Path:
     ax = fig.add_subplot()
     writer = PillowWriter(fps=fps)
     with writer.saving(fig, str(path), dpi):
-        for snap in snapshots:
+        for k, snap in enumerate(snapshots):
             ax.clear()
             _draw_snapshot(ax, snap, limits)
             if title:
                 ax.set_title(f"{title}\n{snap.get('label', '')}", fontsize=9)
             writer.grab_frame()
+            if k == 0:              # the limits are fixed: the first frame's layout serves all of them
+                fig.set_layout_engine("none")
     return path
 
 

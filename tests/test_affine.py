@@ -86,3 +86,20 @@ def test_reduced_midpoint_has_order_two():
     errors = [np.abs(fm.run(model, h=h, **kw).delta[-1] - ref).max() for h in hs]
     order = np.polyfit(np.log(hs), np.log(errors), 1)[0]
     assert abs(order - 2.0) < 0.2, (order, errors)
+
+
+def test_marker_motion_states_vectorised_equal_one_by_one():
+    """Frame states of a marker-driven motion (smoothing splines) for many times at once."""
+    from flexmbs.markers import MarkerRecords, marker_motion
+    t = np.linspace(0.0, 1.0, 201)
+    body = np.array([[0.0, 0.0], [0.3, 0.0], [0.15, 0.05]])
+    th = 0.4 * np.sin(2 * np.pi * t)
+    R = np.stack([np.stack([np.cos(th), -np.sin(th)], -1), np.stack([np.sin(th), np.cos(th)], -1)], -2)
+    xy = np.einsum("tij,mj->tmi", R, body) + np.stack([0.1 * t, 0.05 * t**2], -1)[:, None]
+    motion = marker_motion(MarkerRecords(t, xy), body=body, lam=1e-12, margin=0.5)
+    times = np.linspace(0.3, 0.7, 5)
+    fast = motion.states(times)
+    for i, ti in enumerate(times):
+        s = motion.state(ti)
+        for f in ("R", "omega", "eps", "r_O", "v_O", "a_O"):
+            assert np.allclose(getattr(fast, f)[i], getattr(s, f), rtol=1e-12, atol=1e-12), f

@@ -83,6 +83,8 @@ def test_exact_refuses_what_it_cannot_integrate():
                       fixed=[("start", "all")])
     with pytest.raises(ValueError, match="constant coefficients"):
         fm.run(spinup, method="exact", t_end=0.01, store=False)
+    with pytest.raises(ValueError, match="too large"):
+        fm.run(bar(elements=2001), method="exact", t_end=0.01, store=False)
 
 
 def test_exact_reports_divergence_above_the_critical_speed():

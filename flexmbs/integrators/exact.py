@@ -64,6 +64,7 @@ from .base import Integrator
 __all__ = ["ExactLinear", "exact_system", "modal_response"]
 
 OTHER_METHODS = "'DOP853', 'midpoint' or 'generalized-alpha'"
+MAX_STATES = 4000                # dense matrix exponentials of (n_state + 2 k + 1)^2: small models only
 QUADRATURE_TOL = 1e-13
 THETA_MAX = 30.0
 MAX_GAUSS = 40
@@ -82,6 +83,10 @@ def exact_system(formulation) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]
     if not hasattr(formulation, "linear_system") or not hasattr(formulation, "model"):
         raise ValueError(f"method 'exact' needs a flexmbs formulation of a model (with linear_system()); "
                          f"{name!r} has none. Use {OTHER_METHODS}.")
+    if formulation.n_state > MAX_STATES:
+        raise ValueError(f"method 'exact' works with dense {formulation.n_state} x {formulation.n_state} matrix "
+                         f"exponentials, which is too large (at most {MAX_STATES} states); use 'midpoint' or "
+                         "'generalized-alpha' (sparse LU) for this model.")
     if not getattr(formulation, "linear", False):
         raise ValueError(f"method 'exact' integrates linear equations only; formulation {name!r} is "
                          f"nonlinear. Use {OTHER_METHODS}.")

@@ -391,7 +391,15 @@ class MarkerMotion(PlanarMotion):
                 return f(t)
             return g
 
-        super().__init__(law("x"), law("y"), law("theta"))
+        def many(t):                        # vectorised: FrameMotion.states of many times at once
+            t = np.asarray(t, dtype=float)
+            if t.size and not (self.t_range[0] - 1e-12 <= t.min() and t.max() <= self.t_range[1] + 1e-12):
+                raise ValueError(f"times [{t.min()}, {t.max()}] are outside the marker records {self.t_range}")
+            p = self.pose(t)
+            return ((p["r_O"][:, 0], p["v_O"][:, 0], p["a_O"][:, 0]), (p["r_O"][:, 1], p["v_O"][:, 1], p["a_O"][:, 1]),
+                    (p["theta"], p["omega"], p["eps"]))
+
+        super().__init__(law("x"), law("y"), law("theta"), many=many)
 
     def pose(self, t) -> dict:
         """Smoothed r_O, v_O, a_O (n, 2) and theta, omega, eps (n,) at times t."""

@@ -40,7 +40,6 @@ class SparseSolver:
 
     def __init__(self, A, dense_below: int = 400):
         from scipy.linalg import cho_factor
-        from scipy.sparse.linalg import splu
         self.n = A.shape[0]
         self.dense = self.n < dense_below
         if self.dense:
@@ -48,6 +47,7 @@ class SparseSolver:
             Ad = A.toarray() if sparse.issparse(A) else np.asarray(A)
             self._inv = cho_solve(cho_factor(Ad), np.eye(self.n))
         else:
+            from scipy.sparse.linalg import splu
             self._factor = splu(sparse.csc_matrix(A))
 
     def solve(self, b: np.ndarray) -> np.ndarray:
@@ -58,13 +58,18 @@ class SparseSolver:
 
 @dataclass
 class SecondOrderForm:
-    """``M q'' = f(t, q, v)`` with constant ``M``, ``K(t) = -df/dq`` and ``C(t) = -df/dv``."""
+    """``M q'' = f(t, q, v)`` with constant ``M``, ``K(t) = -df/dq`` and ``C(t) = -df/dv``.
+
+    ``affine``: for small (dense) linear models, the same equations as constant matrices times
+    time coefficients (`flexmbs.formulations.affine.AffineSecondOrder`), else None.
+    """
 
     M: sparse.csr_array
     f: callable
     K: callable
     C: callable
     key: callable
+    affine: object = None
 
 
 class Formulation(ABC):
@@ -140,6 +145,26 @@ class Formulation(ABC):
         E = np.zeros((self.n_state, self.model.Q.shape[1]))
         E[self.n:] = self.model.Q
         return A, lu_solve(lu, F0), lu_solve(lu, E)
+
+    def linear_system(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A, c, B) of x' = A x + c + B f(t), f = ``model.load_factors(t)``: the steady model's
+        equations in constant-coefficient form (dense), compiled once.
+
+        Raises
+        ------
+        ValueError
+            If the model is not steady (its matrices or frame loads change in time).
+        """
+        if self._compiled is not None:
+            return self._compiled
+        if getattr(self, "_linear_system", None) is None:
+            if not self.model.steady:
+                raise ValueError(
+                    "the model's equations do not have constant coefficients: its frame is not steady "
+                    "(constant spin or fixed frame, origin at rest, no gravity in a rotating frame, no "
+                    "stiffening by time-varying loads), so there is no x' = A x + c + B f(t) form")
+            self._linear_system = self._compile()     # rhs keeps the evaluation asked for
+        return self._linear_system
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """x' = M_full^{-1} F(t, x) with the factorization of M computed once."""

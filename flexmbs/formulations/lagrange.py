@@ -23,10 +23,14 @@ References
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from .base import VelocityFormulation
 from ._common import tilde
+
+
+AFFINE_MAX_DOFS = 200     # the affine form keeps ~25 dense n x (2n + 1) matrices: small models only
 
 
 class Lagrange(VelocityFormulation):
@@ -52,3 +56,15 @@ class Lagrange(VelocityFormulation):
         f -= md.S_dot(WW, delta) + md.G_dot(e, delta) + 2.0 * md.G_dot(w, delta_dot)
         # term 3: elastic, damping, applied loads
         return f + md.q_ext(t) - md.K_dot(t, delta) - md.damping_force(delta_dot)
+
+    @property
+    def second_order(self):
+        """The (delta, delta') second-order form; small dense models also get Lagrange's affine
+        form (the same equations as constant matrices times time coefficients)."""
+        form = super().second_order
+        if self.model.dense and self.n <= AFFINE_MAX_DOFS:
+            if getattr(self, "_affine", None) is None:
+                from .affine import AffineSecondOrder
+                self._affine = AffineSecondOrder(self.model)
+            form = replace(form, affine=self._affine)
+        return form

@@ -13,11 +13,13 @@
     "Radau"             Radau               5      adaptive  M_full x' = F(t, x), jacobian
     "BDF"               BDF                 1..5   adaptive  M_full x' = F(t, x), jacobian
     "index3-alpha"      Index3GeneralizedAlpha 2   fixed     M q'' + C_q^T lam = Q, C = 0 (ConstrainedProblem)
+    "exact"             ExactLinear         exact  outputs   x' = A x + c + B f(t) (steady, linear)
 
 See ``docs/integrators.md``.
 """
 from .adams_bashforth import AdamsBashforth4
 from .base import Integrator
+from .exact import ExactLinear
 from .generalized_alpha import GeneralizedAlpha
 from .index3_alpha import ConstrainedProblem, Index3GeneralizedAlpha
 from .midpoint import ImplicitMidpoint
@@ -35,6 +37,7 @@ __all__ = [
     "ConstrainedProblem",
     "Radau",
     "BDF",
+    "ExactLinear",
     "INTEGRATORS",
     "Solution",
     "simulate",

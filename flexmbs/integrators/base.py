@@ -164,13 +164,14 @@ class Integrator(ABC):
     adaptive: ClassVar[bool]
     needs: ClassVar[Literal["first_order", "second_order"]]
     uses_tolerances: ClassVar[bool] = False                 # rtol, atol
+    h_optional: ClassVar[bool] = False                      # a fixed-step method with a default step
     method_options: ClassVar[dict[str, object]] = {}        # method options -> defaults
     base_options: ClassVar[dict[str, object]] = {"divergence_limit": 1e12}
 
     def __init__(self, formulation, t0: float, x0, t_end: float, h: float | None = None,
                  rtol: float = 1e-6, atol: float = 1e-9, **options):
         self.t0, self.t_end = validate_t_span((t0, t_end))
-        self.h = validate_h(h, required=not self.adaptive, method=self.name)
+        self.h = validate_h(h, required=not (self.adaptive or self.h_optional), method=self.name)
         self.rtol, self.atol = validate_tolerances(rtol, atol)
         self._validate_formulation(formulation)
         self.formulation = formulation

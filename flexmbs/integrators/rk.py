@@ -37,8 +37,7 @@ import warnings
 from typing import ClassVar
 
 import numpy as np
-from scipy import integrate, sparse
-from scipy.sparse.linalg import splu
+from scipy import sparse
 
 from .base import Integrator
 
@@ -58,7 +57,12 @@ class ScipyIntegrator(Integrator):
     needs = "first_order"
     uses_tolerances = True
     method_options = {"max_step": np.inf}
-    solver_class: ClassVar[type[integrate.OdeSolver]]
+    solver_name: ClassVar[str]            # the scipy.integrate class (imported when first used)
+
+    @property
+    def solver_class(self):
+        from scipy import integrate
+        return getattr(integrate, self.solver_name)
     uses_jacobian: ClassVar[bool] = False
 
     def _setup(self) -> None:
@@ -93,6 +97,7 @@ class ScipyIntegrator(Integrator):
             J = self.formulation.jacobian(t, x)
             self.n_jac += 1
             J = J.toarray() if sparse.issparse(J) else np.asarray(J, dtype=float)
+            from scipy.sparse.linalg import splu
             M_lu = splu(sparse.csc_matrix(self._mass_matrix_full(t)))
             self._own_lu += 1
             self._jac_key, self._jac_value = key, M_lu.solve(J)
@@ -155,7 +160,7 @@ class RK45(ExplicitRK):
 
     name = "RK45"
     order = 5
-    solver_class = integrate.RK45
+    solver_name = "RK45"
 
 
 class DOP853(ExplicitRK):
@@ -163,7 +168,7 @@ class DOP853(ExplicitRK):
 
     name = "DOP853"
     order = 8
-    solver_class = integrate.DOP853
+    solver_name = "DOP853"
 
 
 class Radau(ScipyIntegrator):
@@ -171,7 +176,7 @@ class Radau(ScipyIntegrator):
 
     name = "Radau"
     order = 5
-    solver_class = integrate.Radau
+    solver_name = "Radau"
     uses_jacobian = True
 
 
@@ -180,5 +185,5 @@ class BDF(ScipyIntegrator):
 
     name = "BDF"
     order = 5
-    solver_class = integrate.BDF
+    solver_name = "BDF"
     uses_jacobian = True

@@ -29,7 +29,9 @@ DOFs "m or rad"), the root an attribute ``units`` naming the system (SI).
 (see `flexmbs.Results` for their meaning).  The works are integrals over the whole run and
 are written when it ends.
 
-Every output is appended to each time series and flushed before the integrator goes on.
+Outputs are appended to each time series and flushed as the run goes on: `flexmbs.run` writes
+them in blocks, at least every half second of wall time (and at the end, and before an
+exception ends the run), so that writing does not cost more than the integration.
 During a run the file is in HDF5's single-writer/multiple-reader (SWMR) mode, in which the
 library orders its writes so that the file on disk is always consistent: a run that is
 killed, crashes or diverges leaves a readable file with every output written before.
@@ -229,25 +231,41 @@ class RunWriter:
             table row (e.g. ``"energies": {"T": ..., "V": ...}``).  The first call fixes the
             keys, shapes and columns.
         """
+        self.append_many({k: ({c: [x] for c, x in v.items()} if isinstance(v, dict) else np.asarray(v)[None])
+                          for k, v in fields.items()})
+
+    def append_many(self, fields: dict[str, np.ndarray]) -> None:
+        """Append N outputs at once and flush: as `append`, every value with a leading axis
+        of length N (tables: a dict of columns of length N)."""
         if self.closed:
             raise RuntimeError(f"run {self.name!r} of {self.path} is closed")
+        rows = {k: (np.stack([np.asarray(c, dtype=np.float64) for c in v.values()], axis=-1)
+                    if isinstance(v, dict) else np.asarray(v, dtype=np.float64)) for k, v in fields.items()}
+        n_new = {len(v) for v in rows.values()}
+        if len(n_new) != 1:
+            raise ValueError(f"`fields` must all have the same number of outputs, got {sorted(n_new)}")
+        n_new = n_new.pop()
+        if n_new == 0:
+            return
         if self._series is None:
-            self._create(fields)
+            self._create({k: ({c: 0.0 for c in v} if isinstance(v, dict) else rows[k][0])
+                          for k, v in fields.items()})
         elif fields.keys() != self._memspace.keys():
             raise ValueError(f"`fields` must have the keys of the first output {sorted(self._series)}, "
                              f"got {sorted(fields)}")
         # NOTE: h5py's low-level calls: 3 times faster than ds.resize + ds[n] = value
-        for key, (dsid, row_shape, memspace, zeros) in self._memspace.items():
+        for key, (dsid, row_shape, _, zeros) in self._memspace.items():
             value = fields[key]
             if key in self._columns:
-                value = [value[c] for c in self._columns[key]]
-            value = np.ascontiguousarray(value, dtype=np.float64).reshape((1, *row_shape))
-            dsid.set_extent((self.n + 1, *row_shape))
+                value = np.stack([np.asarray(value[c], dtype=np.float64) for c in self._columns[key]], axis=-1)
+            value = np.ascontiguousarray(value, dtype=np.float64).reshape((n_new, *row_shape))
+            dsid.set_extent((self.n + n_new, *row_shape))
             space = dsid.get_space()
-            space.select_hyperslab((self.n, *zeros), (1, *row_shape))
-            dsid.write(memspace, space, value)
-        self.n += 1
-        self.last_t = float(np.asarray(fields.get("t", np.nan)))
+            space.select_hyperslab((self.n, *zeros), (n_new, *row_shape))
+            dsid.write(h5py.h5s.create_simple((n_new, *row_shape)), space, value)
+        self.n += n_new
+        t = fields.get("t")
+        self.last_t = float(np.asarray(t)[-1]) if t is not None else np.nan
         self._f.flush()
 
     def finish(self, status: str = "finished", message: str = "", stats: dict | None = None,

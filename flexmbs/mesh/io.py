@@ -26,7 +26,6 @@ import warnings
 from pathlib import Path
 from typing import Literal
 
-import meshio
 import numpy as np
 
 from ..quadrature import quadrature
@@ -213,6 +212,7 @@ def _check_not_empty(path: Path, file_format: str) -> None:
 
 
 def _meshio_read(path: Path, file_format: str) -> meshio.Mesh:
+    import meshio                   # deferred: only mesh files need it
     # NOTE: the format modules' readers, not meshio.read, which calls sys.exit on a ReadError
     readers = {"gmsh": meshio.gmsh.read, "vtu": meshio.vtu.read, "abaqus": meshio.abaqus.read}
     try:
@@ -349,6 +349,7 @@ def _gmsh_blocks(mesh: Mesh):
     names are unique, so overlapping sets and sets spanning dimensions lose parts
     (with a warning).
     """
+    import meshio                   # deferred: only mesh files need it
     field_data: dict[str, np.ndarray] = {}
     blocks = []
     for cell_type, conn in mesh.cells.items():
@@ -427,6 +428,7 @@ def write(mesh: Mesh, path, *, msh_version: Literal["2.2", "4.1"] = "4.1",
     Gmsh blocks are grouped by physical group, so cells of one type are reordered
     when their element sets interleave.
     """
+    import meshio                   # deferred: only mesh files need it
     path = Path(path)
     file_format = FORMATS.get(path.suffix.lower())
     if file_format is None:

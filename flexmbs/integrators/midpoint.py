@@ -48,7 +48,25 @@ __all__ = ["ImplicitMidpoint"]
 
 
 class ImplicitMidpoint(Integrator):
-    """Implicit midpoint rule, fixed step, order 2, symplectic; one sparse LU reused."""
+    """Implicit midpoint rule, fixed step, order 2, symplectic; one sparse LU reused.
+
+    ``method="midpoint"``; needs ``h``.  The equations and the Newton iteration are in the
+    module docstring above.
+
+    Other Parameters
+    ----------------
+    newton_tol : float, default 1e-10
+        The step's residual is small when ``|R|_inf <= newton_tol`` times the size of its
+        terms, or the Newton correction when ``|delta|_inf <= newton_tol |x|_inf``.
+    newton_max_iter : int, default 4
+        Newton corrections allowed before the step fails.
+    linear : bool or None, default None
+        True: the equations are affine in the state with an exact Jacobian, so the first solve
+        is the step and the residual check is skipped; None: the formulation's attribute
+        ``linear`` (False if it has none).
+    divergence_limit : float, default 1e12
+        The run stops with status "diverged" when ``|x|_inf`` exceeds it.
+    """
 
     name = "midpoint"
     order = 2

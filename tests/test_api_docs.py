@@ -44,7 +44,8 @@ def test_every_parameter_documented_with_its_real_default(func):
         else:
             assert p.default is None and "optional" in kind, f"{func.__name__}: `{name}` = {p.default!r}, " \
                                                              f"documented {kind!r}"
-    assert entries["atol"] == "float, optional" and inspect.signature(fm.run).parameters["atol"].default is None
+    if func is fm.run:                      # the defaults the issue found misreported
+        assert entries["atol"] == entries["h"] == "float, optional"
 
 
 def test_api_reference_covers_quadrature_assembly_and_every_integrator():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import flexmbs as fm
@@ -61,3 +62,14 @@ def test_cases_found_from_any_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FLEXMBS_CASES", str(ROOT / "cases"))     # then $FLEXMBS_CASES before it
     assert find_cases_dir() == ROOT / "cases"
     assert find_cases_dir(own) == own                            # and --cases before everything
+
+
+def test_gmsh_written_sample_keeps_its_physical_groups():
+    """meshes/bar_tet_gmsh.msh, written by Gmsh itself (not by meshio like the other samples)."""
+    mesh = fm.mesh.sample("bar_tet_gmsh")
+    assert mesh.dim == 3 and mesh.n_nodes == 190 and len(mesh.cells["tetra"]) == 434
+    assert set(mesh.element_sets) == {"bar", "root", "tip"}
+    x = mesh.points[:, 0]
+    assert np.all(x[mesh.nodes("root")] == 0.0) and np.all(x[mesh.nodes("tip")] == 1.0)
+    volume = fm.mesh.signed_measure(mesh.points, "tetra", mesh.cells["tetra"]).sum()
+    assert volume == pytest.approx(1.0 * 0.1 * 0.1, rel=1e-12)

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import h5py
@@ -207,3 +208,29 @@ def test_a_file_written_by_another_hdf5_user_is_not_taken_for_results(tmp_path):
         f["x"] = np.arange(3.0)
     with pytest.raises(ValueError, match="not a flexmbs results file"):
         fm.load_results(path)
+
+
+@pytest.mark.slow
+def test_another_process_reads_a_file_while_it_is_written(tmp_path):
+    """The normal read mode through `RepairedView` instead of SWMR: a reader in another process
+    sees a growing, always readable run (a read that catches the writer mid-flush is repeated)."""
+    path = tmp_path / "live.h5"
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        import numpy as np, flexmbs as fm
+        from tests.test_results_recovery import bar_model
+        fm.run(bar_model(), t_end=0.01, dt_out=4e-5, method="RK45", store={str(path)!r})
+    """)], cwd=ROOT)
+    try:
+        counts, deadline = [], time.monotonic() + 60
+        while writer.poll() is None and time.monotonic() < deadline:
+            if path.is_file() and fm.io.list_runs(path):
+                res = fm.load_results(path)             # raises if a read fails for good
+                counts.append(len(res.t))
+    finally:
+        writer.kill() if writer.poll() is None else None
+        writer.wait()
+    assert writer.returncode == 0 and len(counts) >= 5 and counts == sorted(counts), counts
+    final = fm.load_results(path)
+    assert final.status == "finished" and len(final.t) == 251 and counts[-1] <= 251

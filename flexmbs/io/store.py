@@ -324,6 +324,7 @@ class DamagedFileError(ValueError):
 
 
 _H5_ERRORS = (OSError, RuntimeError, KeyError)      # what h5py raises on unreadable metadata or data
+_RETRIES = (0.05, 0.2, 0.5)                          # waits [s] before re-reading a file a writer holds
 
 
 class _UnknownRun(KeyError):
@@ -340,7 +341,6 @@ def _attr(obj, key: str, default, lost: list | None = None):
     except _H5_ERRORS:
         lost.append(key)
         return default
-_RETRIES = (0.05, 0.2, 0.5)               # waits [s] before re-reading a file a writer holds
 
 
 def _truncation(path: Path, sb: Superblock) -> str:

@@ -62,3 +62,14 @@ def test_api_reference_covers_quadrature_assembly_and_every_integrator():
         docs = " ".join(inspect.getdoc(c) or "" for c in cls.__mro__)
         for option, default in cls.option_defaults().items():
             assert f"{option}" in docs, f"option {option!r} of {name!r} is not in its docstrings"
+
+
+def test_the_site_loads_nothing_from_the_network():
+    """MathJax is served with the site (docs/hooks.py copies it from django-static-mathjax)."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert not re.findall(r"^\s*-\s*(?:https?:)?//", config, re.MULTILINE)          # no CDN script or style
+    assert "javascripts/mathjax/tex-mml-chtml.js" in config
+    for page in (ROOT / "docs").glob("*.md"):
+        assert not re.search(r"<(?:script|link)[^>]+(?:src|href)=[\"'](?:https?:)?//", page.read_text("utf-8")), page
+    hooks = (ROOT / "docs" / "hooks.py").read_text(encoding="utf-8")
+    assert "django-static-mathjax" in hooks and "MATHJAX_DEST = \"javascripts/mathjax\"" in hooks

@@ -73,3 +73,16 @@ def test_gmsh_written_sample_keeps_its_physical_groups():
     assert np.all(x[mesh.nodes("root")] == 0.0) and np.all(x[mesh.nodes("tip")] == 1.0)
     volume = fm.mesh.signed_measure(mesh.points, "tetra", mesh.cells["tetra"]).sum()
     assert volume == pytest.approx(1.0 * 0.1 * 0.1, rel=1e-12)
+
+
+def test_every_subpackage_is_listed_for_the_wheel():
+    """pyproject.toml lists the packages explicitly (package discovery cannot see the mapped
+    cases/ and meshes/): a new subpackage of flexmbs/ must be added there, or the wheel lacks it
+    (tests/test_packaging.py checks the built wheel itself)."""
+    import tomllib
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "flexmbs").rglob("__init__.py")}
+    listed = set(config["packages"])
+    assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"
+    assert config["package-dir"] == {"flexmbs.cases": "cases", "flexmbs.meshes": "meshes"}
+    assert {"flexmbs.cases", "flexmbs.meshes"} <= listed

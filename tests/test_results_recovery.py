@@ -220,14 +220,17 @@ def test_another_process_reads_a_file_while_it_is_written(tmp_path):
         sys.path.insert(0, {str(ROOT)!r})
         import numpy as np, flexmbs as fm
         from tests.test_results_recovery import bar_model
-        fm.run(bar_model(), t_end=0.01, dt_out=4e-5, method="RK45", store={str(path)!r})
-    """)], cwd=ROOT)
+        def started(t, x):
+            if t == 0.0:
+                print("writing", flush=True)
+        fm.run(bar_model(), t_end=0.01, dt_out=4e-5, method="RK45", store={str(path)!r}, on_output=started)
+    """)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
+        assert writer.stdout.readline().strip() == "writing"
         counts, deadline = [], time.monotonic() + 60
         while writer.poll() is None and time.monotonic() < deadline:
-            if path.is_file() and fm.io.list_runs(path):
-                res = fm.load_results(path)             # raises if a read fails for good
-                counts.append(len(res.t))
+            res = fm.load_results(path)                 # raises if a read fails for good
+            counts.append(len(res.t))
     finally:
         writer.kill() if writer.poll() is None else None
         writer.wait()

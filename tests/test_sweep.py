@@ -55,6 +55,7 @@ def test_local_sweep_with_a_failing_case_then_resume(tmp_path):
     assert {r["id"]: (tmp_path / "cases" / r["id"] / "done.json").stat().st_mtime_ns for r in again} == markers
 
 
+@pytest.mark.slow
 def test_sweep_results_equal_running_the_cases_one_by_one(tmp_path):
     rows = sweep(BAR, grid={"omega": [10.0, 20.0]}, fixed=SMALL, out=tmp_path / "sweep", workers=2)
     for r in rows:

@@ -6,15 +6,16 @@ that is shorter than the end-of-file address its superblock records (a truncated
 single-writer/multiple-reader (SWMR) read mode accepts both, but it retries every metadata
 read that fails its checksum with a doubling wait (HDF5 2.0: 100 attempts), so a truncated
 or damaged file keeps it waiting for hours, in C code that Ctrl-C cannot stop.  flexmbs
-therefore never opens a file in SWMR mode.  Instead it reads the superblock itself:
+therefore opens a file in SWMR mode only when it has seen it grow (a live writer's file,
+which SWMR keeps consistent).  Otherwise it reads the superblock itself:
 
 * a clean file (flags 0, complete) opens in the normal read mode, which fails at once on a
   bad checksum;
 * a file with the flags set, or a truncated one, opens in the normal read mode through
-  `RepairedView`: a read-only view of the file whose superblock has the flags cleared (and
-  its checksum recomputed) and whose missing tail reads as zeros.  Metadata in the missing
-  part then fails its checksum at once, and `intact_rows` tells which outputs of a time
-  series lie wholly in the bytes that are there.
+  `RepairedView`: a read-only view of the file whose superblock has the flags cleared and
+  its end-of-file address set to the file's real end (checksum recomputed).  HDF5 then
+  refuses every read of a missing part at once ("addr overflow"), and `intact_rows` tells
+  which outputs of a time series lie wholly in the bytes that are there.
 
 Superblock versions 2 and 3 (the ones files written with ``libver >= v110`` have; flexmbs
 writes version 3), from the HDF5 File Format Specification, section II.A:

@@ -25,15 +25,17 @@ Every output is appended to each time series and flushed before the integrator g
 During a run the file is in HDF5's single-writer/multiple-reader (SWMR) mode, in which the
 library orders its writes so that the file on disk is always consistent: a run that is
 killed, crashes or diverges leaves a readable file with every output written before.
-`load_results` reads such files, also while they are written, and truncated ones, without
-HDF5's SWMR read mode, which waits for hours on a damaged file (see `flexmbs.io.recovery`):
-a damaged file fails at once, and the outputs stored wholly before a truncation are recovered.
+`load_results` reads such files, also while they are written, and truncated ones; it uses
+HDF5's SWMR read mode, which waits for hours on a damaged file, only for a file it sees
+growing (see `flexmbs.io.recovery` and `_read`): a damaged file fails at once, and the
+outputs stored wholly before a truncation are recovered.
 """
 from __future__ import annotations
 
 import datetime
 import json
 import logging
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -324,7 +326,7 @@ class DamagedFileError(ValueError):
 
 
 _H5_ERRORS = (OSError, RuntimeError, KeyError)      # what h5py raises on unreadable metadata or data
-_RETRIES = (0.05, 0.2, 0.5)                          # waits [s] before re-reading a file a writer holds
+_RETRIES = (0.02, 0.1, 0.3)                          # waits [s] before re-reading a file a writer holds
 
 
 class _UnknownRun(KeyError):
@@ -360,14 +362,24 @@ def truncation(path) -> str | None:
 
 
 @contextmanager
-def _open(path: Path):
+def _open(path: Path, swmr: bool = False):
     """The results file as an ``h5py.File`` and its superblock if it is truncated (else None).
 
-    Never in SWMR mode (see `flexmbs.io.recovery`): a clean file opens in the normal read mode,
-    a file that a writer holds or left (flags set) or a truncated one through `RepairedView`.
+    A clean file opens in the normal read mode, a file that a writer holds or left (flags set)
+    or a truncated one through `RepairedView` (see `flexmbs.io.recovery`).  ``swmr``: HDF5's
+    SWMR read mode, only for a file seen growing (a live writer, see `_read`).
     """
     if not path.is_file():
         raise FileNotFoundError(f"results file {path} not found (working directory {Path.cwd()})")
+    if swmr:
+        f = h5py.File(path, "r", swmr=True)
+        try:
+            if f.attrs.get("format") != FORMAT:
+                raise ValueError(f"{path} is an HDF5 file but not a flexmbs results file")
+            yield f, None
+        finally:
+            f.close()
+        return
     try:
         sb = read_superblock(path)
     except ValueError as err:
@@ -416,26 +428,81 @@ def _open_plain(path: Path) -> h5py.File:
 
 
 def _read(path, read):
-    """``read(f, truncated)`` on the open file; a file that a writer holds is read again after a
-    short wait when a read fails (it may have caught the writer mid-flush)."""
+    """``read(f, truncated)`` on the open file.
+
+    A file that a writer holds may be caught mid-write: while it creates the file or opens a
+    run (HDF5's write lock held; the file may be shorter than its header says), or, in SWMR
+    mode (flags set, no lock), with objects past the end-of-file address read at the open.
+    Such a file is read again after a short wait before it is called damaged, and a file seen
+    growing meanwhile (so a live writer's, which SWMR keeps consistent) is read in HDF5's SWMR
+    read mode, the one mode that follows a growing file.  A file that does not change is never
+    read in SWMR mode, which would wait for hours on a damaged one.
+    """
     path = Path(path)
+    swmr, size = False, _size(path)
     for wait in (*_RETRIES, None):
-        with _open(path) as (f, truncated):
-            try:
-                writer = "running" in {str(f[k].attrs.get("status", "")) for k in _runs(f)}
-            except _H5_ERRORS:
-                writer = False
-            try:
-                return read(f, truncated)
-            except _UnknownRun:
-                raise
-            except _H5_ERRORS as err:
-                if truncated is not None:
-                    raise DamagedFileError(f"{_truncation(path, truncated)}. Nothing can be recovered: "
-                                           f"the part that holds its runs is missing ({err})") from None
-                if not writer or wait is None:
+        try:
+            with _open(path, swmr) as (f, truncated):
+                if truncated is not None and wait is not None and _write_locked(path):
+                    raise DamagedFileError(_truncation(path, truncated))       # being created: try again
+                try:
+                    return read(f, truncated)
+                except _UnknownRun:
+                    raise
+                except _H5_ERRORS as err:
+                    if truncated is not None:
+                        raise DamagedFileError(f"{_truncation(path, truncated)}. Nothing can be recovered: "
+                                               f"the part that holds its runs is missing ({err})") from None
                     raise DamagedFileError(f"results file {path} is damaged: {err}") from None
-        time.sleep(wait)
+        except (_UnknownRun, FileNotFoundError):
+            raise
+        except ValueError:                      # DamagedFileError, or no HDF5 file (yet)
+            if wait is None:
+                raise
+            time.sleep(wait)
+            now = _size(path)
+            grew, size = now != size, now
+            if not (grew or _write_locked(path)):
+                raise
+            flagged, cut = _state(path)
+            swmr = grew and flagged and not cut
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _state(path: Path) -> tuple[bool, bool]:
+    """(a writer has the file open or was killed with it open, the file is truncated), from
+    its superblock; (False, False) if it cannot be read."""
+    try:
+        sb = read_superblock(path)
+    except (OSError, ValueError):
+        return False, False
+    return (sb.open_for_writing, sb.truncated) if sb is not None else (False, False)
+
+
+def _write_locked(path: Path) -> bool:
+    """Another open file holds HDF5's exclusive lock on ``path`` (POSIX flock; False elsewhere)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def _safe_runs(f: h5py.File) -> list[str]:
@@ -640,12 +707,13 @@ def _load_run(f: h5py.File, run: str, path: Path, truncated: Superblock | None =
     metadata = json.loads(_attr(g, "metadata", "{}", lost))
     if truncated is not None:
         kept = f"to t = {t[-1]:.6g} s" if n else "none"
+        lost = list(dict.fromkeys(lost))
         if n < ext.written or lost:
             message = (f"{_truncation(path, truncated)}: {n} of the run's {ext.written} outputs were recovered "
                        f"({kept})" + (f"; lost: {', '.join(lost)}" if lost else "")
                        + f"; the run's recorded status: {status}" + (f" ({message})" if message else ""))
             status = "damaged"
-            log.warning("%s", message)
+            log.info("%s", message)                     # the status says it, as for a killed run
         else:
             message = f"{message} (the file is truncated after this run's data, which is whole)"
     return Results(

@@ -192,29 +192,43 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     Parameters
     ----------
     model : Model
-    formulation : str
+    formulation : str, default "lagrange"
         One of ``FORMULATIONS``: "lagrange", "gibbs-appell", "hamilton".
-    method : str
-        An integrator of ``flexmbs.integrators.INTEGRATORS``.
-    t_end, dt_out / t_eval
-        End time and output interval (or explicit output times) [s].
+    method : str, default "DOP853"
+        An integrator of ``flexmbs.integrators.INTEGRATORS``: "RK45", "DOP853", "Radau",
+        "BDF" (adaptive), "AB4", "midpoint", "generalized-alpha" (fixed step: give ``h``).
+    t_end : float
+        End time [s] (required).
+    dt_out : float, optional
+        Output interval [s]; default None: 100 intervals, ``(t_end - t0) / 100``.  The last
+        output is at ``t_end``.
+    t_eval : array_like, optional
+        Explicit output times [s] instead of ``dt_out``; default None.
+    t0 : float, default 0.0
+        Start time [s].
     delta0, delta_dot0 : ndarray (n,), optional
-        Initial elastic DOFs and rates (default: undeformed, at rest in the frame).
-    rtol, atol, h
-        Tolerances (adaptive methods) or step (fixed-step methods).  ``atol`` defaults to
-        ``rtol`` times 1e-3 of the static deflection scale, estimated as 1e-9 m.
-    evaluation : str
+        Initial elastic DOFs and rates; default None: undeformed, at rest in the frame.
+    rtol : float, default 1e-6
+        Relative tolerance of the adaptive methods.
+    atol : float, optional
+        Absolute tolerance of the adaptive methods, in the units of the formulation's state;
+        default None: ``1e-3 * rtol`` (1e-9 at the default ``rtol``).
+    h : float, optional
+        Step [s] of the fixed-step methods (required by them); for the adaptive ones the
+        first trial step.  Default None.
+    evaluation : str, default "auto"
         "terms": evaluate the formulation's equations term by term at every call; "compiled":
         its constant-coefficient form x' = A x + c + B f(t) (steady frames only); "auto":
         compiled for steady frames of small (dense) models.
-    compute_energies : bool
+    compute_energies : bool, default True
         Also integrate the works of the loads, of damping and of the frame (costs three
         extra evaluations per step) and evaluate the energies at the outputs.
     metadata : dict, optional
-        Added to ``Results.metadata`` (cases add ``case`` and their resolved ``parameters``;
+        Default None.  Added to ``Results.metadata`` (cases add ``case`` and their resolved ``parameters``;
         ``run`` names the run in a results file).
-    store : str, Path, flexmbs.io.ResultsFile, None or False
-        Stream the outputs into a results file as they are computed: a path (a new HDF5 file), an open ``ResultsFile``
+    store : str, Path, flexmbs.io.ResultsFile, None or False, default None
+        Stream the outputs into a results file as they are computed, each flushed to disk
+        before the integration goes on: a path (a new HDF5 file), an open ``ResultsFile``
         (one more run in it), None (the file of the active `flexmbs.io.recording`, if any)
         or False (none).  Outputs are written in blocks, at least every ``FLUSH_EVERY_S``
         (0.5 s) of wall time, before each call of a user's ``on_output``, at the end and

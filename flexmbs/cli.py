@@ -23,7 +23,8 @@ run of the case, streamed while it runs: see `flexmbs.load_results`), ParaView f
 ``case.toml`` (the resolved parameters; ``flexmbs run DIR/case.toml`` repeats the run).
 
 The cases directory is the first that exists of: ``--cases DIR``, ``$FLEXMBS_CASES``,
-``./cases`` and the ``cases`` directory of the source tree flexmbs is installed from.
+``./cases`` and the cases that ship with flexmbs (``flexmbs/cases`` of an installed wheel,
+``cases/`` of the source tree; see `flexmbs.package_data`).
 """
 from __future__ import annotations
 
@@ -72,18 +73,19 @@ class CaseInfo:
 
 
 def find_cases_dir(explicit=None) -> Path:
-    """The cases directory: ``explicit``, ``$FLEXMBS_CASES``, ``./cases`` or the source tree's."""
+    """The cases directory: ``explicit``, ``$FLEXMBS_CASES``, ``./cases`` or the shipped cases."""
+    from .package_data import package_data_dir
     candidates = [Path(explicit)] if explicit else []
     if os.environ.get("FLEXMBS_CASES"):
         candidates.append(Path(os.environ["FLEXMBS_CASES"]))
-    candidates += [Path.cwd() / "cases", Path(__file__).resolve().parents[1] / "cases"]
+    candidates += [Path.cwd() / "cases", package_data_dir("cases")]
     for c in candidates:
-        if c.is_dir():
+        if c is not None and c.is_dir():
             return c
     if explicit:
         raise CLIError(f"cases directory {explicit} not found")
-    raise CLIError("no cases directory found (looked in $FLEXMBS_CASES, ./cases and the source tree); "
-                   "run from the flexmbs source tree or pass --cases DIR")
+    raise CLIError("no cases directory found (looked in $FLEXMBS_CASES, ./cases and the cases installed with "
+                   "flexmbs, which are missing: reinstall flexmbs); pass --cases DIR")
 
 
 def _case_info(path: Path) -> CaseInfo | None:
@@ -470,8 +472,18 @@ def cmd_results(args) -> int:
     from . import io
     runs = io.list_runs(args.file)
     print(f"{args.file}: {len(runs)} run(s)")
+    damage = io.truncation(args.file)
+    if damage:
+        print(f"  {damage}; what can be recovered follows")
+    damaged = bool(damage)
     for name in runs:
-        res = io.load_results(args.file, name)
+        try:
+            res = io.load_results(args.file, name)
+        except io.DamagedFileError as err:          # other runs of a truncated file may be whole
+            print(f"  {name}: damaged, nothing of it can be recovered: {err}")
+            damaged = True
+            continue
+        damaged |= res.status == "damaged"
         md = res.metadata
         t = f"t = {res.t[0]:.6g} .. {res.t[-1]:.6g} s" if len(res.t) else "no output"
         print(f"  {name}: {res.status}, {len(res.t)} outputs, {t}; {res.message}")
@@ -482,7 +494,7 @@ def cmd_results(args) -> int:
             print("    wall time: " + ", ".join(f"{k[:-2]} {v:.3g} s" for k, v in times.items()))
         if md.get("parameters"):
             print(f"    parameters: {json.dumps(md['parameters'])}")
-    return EXIT_OK
+    return EXIT_FAILED if damaged else EXIT_OK
 
 
 def cmd_export(args) -> int:
@@ -499,12 +511,27 @@ def cmd_export(args) -> int:
         check_output_dir(out)
     except ValueError as err:
         raise CLIError(f"--out: {err}") from None
+    npz = Path(args.file).suffix.lower() == ".npz"
+    damage = None if npz else io.truncation(args.file)
+    if damage:
+        print(f"{damage}; exporting what can be recovered", file=sys.stderr)
+    failed = bool(damage)
     for name in runs:
-        res = io.load_results(args.file, None if args.file.lower().endswith(".npz") else name)
+        try:
+            res = io.load_results(args.file, None if npz else name)
+        except io.DamagedFileError as err:
+            print(f"{name}: not exported: {err}", file=sys.stderr)
+            failed = True
+            continue
+        if not len(res.t):
+            print(f"{name} ({res.status}): no output to export; {res.message}", file=sys.stderr)
+            failed = True
+            continue
+        failed |= res.status == "damaged"
         stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
         files = io.export_paraview(res, out, stem=stem, every=args.every)
         print(f"{name} ({res.status}, {len(res.t)} outputs): {', '.join(str(p) for p in files.values())}")
-    return EXIT_OK
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_mesh_info(args) -> int:
@@ -567,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
     noise.add_argument("-v", "--verbose", dest="verbose", action="store_const", const=1, default=argparse.SUPPRESS,
                        help="log what is done (INFO)")
     common.add_argument("--cases", metavar="DIR", default=argparse.SUPPRESS,
-                        help="cases directory (default: $FLEXMBS_CASES, ./cases, the source tree's)")
+                        help="cases directory (default: $FLEXMBS_CASES, ./cases, the shipped cases)")
     from . import __version__
     ap = argparse.ArgumentParser(prog="flexmbs", parents=[common],
                                  description="Flexible multibody dynamics by the finite element method.",

@@ -32,7 +32,16 @@ __all__ = ["AdamsBashforth4"]
 
 
 class AdamsBashforth4(Integrator):
-    """Adams-Bashforth, 4 steps, order 4, started by 3 classical RK4 steps."""
+    """Adams-Bashforth, 4 steps, order 4, started by 3 classical RK4 steps.
+
+    ``method="AB4"``; needs ``h``.  Explicit: one evaluation of the right-hand side per step,
+    stable only for ``h`` well below the period of the highest mode.
+
+    Other Parameters
+    ----------------
+    divergence_limit : float, default 1e12
+        The run stops with status "diverged" when ``|x|_inf`` exceeds it.
+    """
 
     name = "AB4"
     order = 4

@@ -136,8 +136,10 @@ class Integrator(ABC):
         Initial state in the formulation's own variables.
     h : float, optional
         Step size; required by fixed-step methods, the first trial step of adaptive ones.
-    rtol, atol : float
-        Tolerances of the adaptive methods (fixed-step methods do not use them).
+    rtol : float, default 1e-6
+        Relative tolerance of the adaptive methods (fixed-step methods do not use it).
+    atol : float or ndarray, default 1e-9
+        Absolute tolerance of the adaptive methods.
     **options
         Method options (see ``option_defaults()``); every method accepts
         ``divergence_limit`` (default 1e12), the bound on ``|x|_inf`` above which the

@@ -32,7 +32,7 @@ the size of its terms, or the Newton correction when ``|delta|_inf <= newton_tol
 is the step and the residual check (the second ``forcing_full``) is skipped; None takes the
 formulation's attribute ``linear`` (False if it has none);
 ``reduced`` (True): for a linear formulation with the state (q, v) whose second-order form has
-an ``affine`` part (small Lagrange and Gibbs-Appell models, `flexmbs.formulations.affine`), step
+an ``affine`` part (small Lagrange models, `flexmbs.formulations.affine`), step
 the n x n system that remains after eliminating dq = h v0 + h dv / 2 (a Schur complement on
 the identity block of the 2n x 2n system; the same rule, not an approximation):
 
@@ -63,7 +63,29 @@ REDUCED_BLOCK = 512              # steps whose coefficients gamma(t_mid) are com
 
 
 class ImplicitMidpoint(Integrator):
-    """Implicit midpoint rule, fixed step, order 2, symplectic; one sparse LU reused."""
+    """Implicit midpoint rule, fixed step, order 2, symplectic; one sparse LU reused.
+
+    ``method="midpoint"``; needs ``h``.  The equations and the Newton iteration are in the
+    module docstring above.
+
+    Other Parameters
+    ----------------
+    newton_tol : float, default 1e-10
+        The step's residual is small when ``|R|_inf <= newton_tol`` times the size of its
+        terms, or the Newton correction when ``|delta|_inf <= newton_tol |x|_inf``.
+    newton_max_iter : int, default 4
+        Newton corrections allowed before the step fails.
+    linear : bool or None, default None
+        True: the equations are affine in the state with an exact Jacobian, so the first solve
+        is the step and the residual check is skipped; None: the formulation's attribute
+        ``linear`` (False if it has none).
+    reduced : bool, default True
+        For a linear formulation in (q, v) with an ``affine`` second-order form (small
+        Lagrange models), step the n x n Schur complement of the 2n x 2n system (the same
+        rule); False: always the 2n x 2n system.
+    divergence_limit : float, default 1e12
+        The run stops with status "diverged" when ``|x|_inf`` exceeds it.
+    """
 
     name = "midpoint"
     order = 2

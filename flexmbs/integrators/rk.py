@@ -49,8 +49,15 @@ DENSE_JACOBIAN_WARN_ABOVE = 2000
 class ScipyIntegrator(Integrator):
     """Adaptive method that wraps a ``scipy.integrate.OdeSolver`` subclass on ``formulation.rhs``.
 
-    Options: ``max_step`` (default inf).  ``h`` is the first trial step (default: scipy's
+    ``rtol`` and ``atol`` set the accuracy; ``h`` is the first trial step (default: scipy's
     own choice).
+
+    Other Parameters
+    ----------------
+    max_step : float, default inf
+        Largest step [s] the error control may take.
+    divergence_limit : float, default 1e12
+        The run stops with status "diverged" when ``|x|_inf`` exceeds it.
     """
 
     adaptive = True
@@ -156,7 +163,11 @@ class ExplicitRK(ScipyIntegrator):
 
 
 class RK45(ExplicitRK):
-    """Dormand-Prince 5(4), scipy's ``RK45`` [1]_ (local extrapolation: order 5)."""
+    """Dormand-Prince 5(4), scipy's ``RK45`` [1]_ (local extrapolation: order 5).
+
+    ``method="RK45"``.  Options (see `ScipyIntegrator`): ``max_step`` (default inf),
+    ``divergence_limit`` (default 1e12).
+    """
 
     name = "RK45"
     order = 5
@@ -164,7 +175,11 @@ class RK45(ExplicitRK):
 
 
 class DOP853(ExplicitRK):
-    """Dormand-Prince 8(5,3), scipy's ``DOP853`` [2]_."""
+    """Dormand-Prince 8(5,3), scipy's ``DOP853`` [2]_.
+
+    ``method="DOP853"``.  Options (see `ScipyIntegrator`): ``max_step`` (default inf),
+    ``divergence_limit`` (default 1e12).
+    """
 
     name = "DOP853"
     order = 8
@@ -172,7 +187,11 @@ class DOP853(ExplicitRK):
 
 
 class Radau(ScipyIntegrator):
-    """Implicit Radau IIA, 3 stages, order 5, scipy's ``Radau`` [3]_; L-stable."""
+    """Implicit Radau IIA, 3 stages, order 5, scipy's ``Radau`` [3]_; L-stable.
+
+    ``method="Radau"``.  Options (see `ScipyIntegrator`): ``max_step`` (default inf),
+    ``divergence_limit`` (default 1e12).
+    """
 
     name = "Radau"
     order = 5
@@ -181,7 +200,11 @@ class Radau(ScipyIntegrator):
 
 
 class BDF(ScipyIntegrator):
-    """Variable-order (1 to 5) BDF/NDF, scipy's ``BDF`` [4]_; declared order is the maximum, 5."""
+    """Variable-order (1 to 5) BDF/NDF, scipy's ``BDF`` [4]_; declared order is the maximum, 5.
+
+    ``method="BDF"``.  Options (see `ScipyIntegrator`): ``max_step`` (default inf),
+    ``divergence_limit`` (default 1e12).
+    """
 
     name = "BDF"
     order = 5

@@ -183,7 +183,7 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         ``(t0, t_end)``, increasing.
     x0 : ndarray, shape (n_state,)
         Initial state in the formulation's variables (``formulation.state0(...)``).
-    method : str
+    method : str, default "DOP853"
         One of `INTEGRATORS`: 'RK45', 'DOP853', 'AB4', 'midpoint', 'generalized-alpha',
         'Radau', 'BDF'.
     t_eval : array_like, shape (n_out,), optional
@@ -191,8 +191,10 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     h : float, optional
         Step size, required by the fixed-step methods ('AB4', 'midpoint',
         'generalized-alpha'); the first trial step of the adaptive ones.
-    rtol, atol : float
-        Tolerances of the adaptive methods.
+    rtol : float, default 1e-6
+        Relative tolerance of the adaptive methods.
+    atol : float or ndarray, default 1e-9
+        Absolute tolerance of the adaptive methods, in the state's units.
     integrand : callable, optional
         ``integrand(t, x) -> (k,)``; its integral from t0 to each output time is returned
         in ``Solution.integrals`` (e.g. the work of the drive torque).

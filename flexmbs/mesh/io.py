@@ -233,6 +233,15 @@ def _meshio_read(path: Path, file_format: str) -> meshio.Mesh:
         raise MeshError(f"could not read {path} as {file_format} ({reason}). {hint}") from err
 
 
+def _sample_hint(path: Path) -> str:
+    """Points to `flexmbs.mesh.sample` when a missing file has the name of a shipped sample mesh."""
+    from ..package_data import package_data_dir
+    directory = package_data_dir("meshes")
+    if directory is not None and path.name and (directory / path.name).is_file():
+        return f" (a sample mesh of that name ships with flexmbs: flexmbs.mesh.sample({path.name!r}))"
+    return ""
+
+
 def read(path, *, cell_types=None, dim: int | None = None, check: bool = True) -> Mesh:
     """Read a mesh file (``.msh``, ``.vtu``, ``.inp``) into a `Mesh`.
 
@@ -273,7 +282,7 @@ def read(path, *, cell_types=None, dim: int | None = None, check: bool = True) -
     path = Path(path)
     if not path.is_file():
         raise MeshError(f"mesh file {path} not found (working directory {Path.cwd()}); "
-                        "check the path and the file name")
+                        "check the path and the file name" + _sample_hint(path))
     file_format = FORMATS.get(path.suffix.lower())
     if file_format is None:
         raise MeshError(f"cannot read {path}: unknown extension {path.suffix!r}; supported: "

@@ -234,11 +234,16 @@ def main(argv=None):
                   f"{r['solve_s']:7.3f} {r['total_s']:7.3f}  {r['tip_min']:.6f} m at {r['tip_min_time']:.2f} s "
                   f"({r['status']})")
         return 0
+    flexmbs_log = logging.getLogger("flexmbs")
+    level = flexmbs_log.level
     if not options.verbose:
-        logging.getLogger("flexmbs").setLevel(logging.ERROR)      # the expected divergence is reported below
+        flexmbs_log.setLevel(logging.ERROR)      # the expected divergence is reported below
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)
-    runs = run(out=out, **args)
+    try:
+        runs = run(out=out, **args)
+    finally:
+        flexmbs_log.setLevel(level)              # main() may run inside another program (tests, sweeps)
     record_output(out, before)
     p = {**DEFAULTS, **args}
     method = runs["stiffened"].metadata["method"]

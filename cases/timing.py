@@ -249,7 +249,16 @@ def main(argv=None):
             if getattr(a, key) == ap.get_default(key):
                 setattr(a, key, value)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("flexmbs").setLevel(logging.WARNING)
+    flexmbs_log = logging.getLogger("flexmbs")
+    level = flexmbs_log.level
+    flexmbs_log.setLevel(logging.WARNING)
+    try:
+        return _main(a)
+    finally:
+        flexmbs_log.setLevel(level)              # main() may run inside another program (tests)
+
+
+def _main(a) -> int:
     if a.case == "mechanism":
         a.out = Path("out/timing_mechanism") if a.out is None else a.out
         rows = run_mechanism(a.out, a.elements, 1e-3 if a.target is None else a.target, a.repeats, a.t_span,

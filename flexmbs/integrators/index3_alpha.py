@@ -62,7 +62,12 @@ The iteration stops when the correction of the accelerations is small, beta' |dq
 ``newton_tol`` (1e-8) |q''|_inf, or dq is at the round-off of q (|dq|_inf <= 16 eps max(|q|_inf, 1)).
 Near a singular configuration the round-off of the solve grows with the condition number of S
 and the corrections stop contracting: corrections below 1e-12 max(|q|_inf, 1) that no longer
-halve are accepted as converged.  A stop on |dq| relative to |q| alone would not do: dq is
+halve are accepted as converged, and so, once the corrections no longer halve, is an iterate
+whose residual is at round-off (|r_q| <=
+64 eps times the largest of |M q''|/beta', |Q|/beta', |C_q^T mu| and |M| max(|q|_inf, 1), the
+last being the round-off of q carried into M q''/beta'; |C| <= 64 eps max(|q|_inf, 1)) whatever the size of the
+next correction (on the 40-four-bar the corrections there stay at 1e-10 with the residual at
+1e-15).  A stop on |dq| relative to |q| alone would not do: dq is
 h^2 beta times the error of q'', so the accelerations and, through them, the velocities would
 carry an error growing like 1/h^2.
 |C| is then at the round-off of C_q dq.
@@ -112,6 +117,7 @@ from .base import EPS, Integrator, Factorization, as_operator
 __all__ = ["Index3GeneralizedAlpha", "ConstrainedProblem"]
 
 STALL = 1e-12       # corrections that stop contracting below STALL max(|q|, 1): round-off, accepted
+ROUND_OFF = 64 * EPS    # a residual this small relative to the size of its terms is converged
 
 
 class ConstrainedProblem:
@@ -361,24 +367,39 @@ class Index3GeneralizedAlpha(Integrator):
         for attempt in range(2):
             q1, mu = start()
             fresh = False
-            d_prev = None
+            d_prev = d_prev2 = None
             converged = False
             for _ in range(self._max_iter):
                 a1, v1, qdd1 = kinematics(q1)
                 M = np.asarray(sys.mass_matrix(q1), float)
                 Q = np.asarray(sys.forces(t1, q1, v1), float)
                 self.n_rhs += 1
-                r_q = (M @ qdd1 - Q) / bp
+                Mqdd = M @ qdd1
+                r_q = (Mqdd - Q) / bp
                 Cq = None
                 if m:
                     Cq = np.asarray(sys.jacobian(t1, q1), float)
-                    r = np.concatenate([r_q + Cq.T @ mu, np.asarray(sys.residual(t1, q1), float)])
+                    react = Cq.T @ mu
+                    r = np.concatenate([r_q + react, np.asarray(sys.residual(t1, q1), float)])
                 else:
+                    react = 0.0
                     r = r_q
                 if not np.all(np.isfinite(r)):
                     # non-finite forces: take the step so that the base guard reports it
                     self.t, self.x = t1, np.concatenate([q1, v1 * np.nan])
                     return True, None
+                if d_prev2 is not None and d_prev > 0.5 * d_prev2:
+                    # the corrections stopped contracting: accept if the residual itself is at
+                    # round-off (near singular configurations the corrections are then round-off
+                    # of an ill-conditioned solve)
+                    # sizes of the terms of r_q; M q_scale: the round-off of q in M q''/beta'
+                    q_scale = max(1.0, float(np.abs(q1).max()))
+                    r_scale = max(float(np.abs(Mqdd).max()) / bp, float(np.abs(Q).max()) / bp,
+                                  float(np.abs(react).max()), float(np.abs(M).max()) * q_scale)
+                    if (np.abs(r[:n]).max() <= ROUND_OFF * r_scale
+                            and (m == 0 or np.abs(r[n:]).max() <= ROUND_OFF * q_scale)):
+                        converged = True
+                        break
                 if self._lu is None:
                     self._factor(t1, q1, v1, qdd1, mu * bp, h, M, Cq, new_tangent)
                     fresh, new_tangent = True, False
@@ -400,7 +421,7 @@ class Index3GeneralizedAlpha(Integrator):
                 if d_prev is not None and d_norm > self._rate * d_prev:
                     # slow contraction: new matrix (and tangent) at the next iterate
                     self._lu, new_tangent = None, True
-                d_prev = d_norm
+                d_prev, d_prev2 = d_norm, d_prev
             if converged:
                 break
             if attempt == 1:

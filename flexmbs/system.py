@@ -84,6 +84,12 @@ class System:
             self._rows[id(c)] = slice(start, start + c.n_c)
             start += c.n_c
         self.n_c = start
+        # rows of the holonomic constraints: the position solves see only these (a nonholonomic
+        # constraint a q' + b = 0 has no position-level equation)
+        self.nonholonomic = [c for c in self.constraints if not getattr(c, "holonomic", True)]
+        self._holo = np.concatenate([np.arange(self._rows[id(c)].start, self._rows[id(c)].stop)
+                                     for c in self.constraints if getattr(c, "holonomic", True)] + [
+                                    np.zeros(0, dtype=int)]).astype(int)
         self._cslices = [[None if b is None else self._qslice[id(b)] for b in c.bodies] for c in self.constraints]
         self._M = np.zeros((self.n_q, self.n_q))
         for b in self.bodies:
@@ -266,7 +272,8 @@ class System:
                  rcond: float = 1e-8):
         """Consistent initial conditions: (q, v) with C(q, t) = 0 and C_q v + C_t = 0.
 
-        Positions: Newton on C = 0 with minimum-norm steps dq = C_q^+ C over the free
+        Positions (holonomic constraints only; nonholonomic ones, a q' + b = 0, restrict the
+        velocities alone): Newton on C = 0 with minimum-norm steps dq = C_q^+ C over the free
         coordinates (all except ``fixed``: global indices or (body, index) pairs); converged when
         max |C| <= tol (accepted up to 1e3 tol when the steps stall at round-off).  The
         pseudo-inverse drops singular values below ``rcond`` times the largest, so redundant
@@ -286,24 +293,28 @@ class System:
             raise ValueError(f"System.assemble: `q_guess` must have shape ({self.n_q},), got {q0.shape}")
         free = self._free(fixed)
 
+        holo = self._holo
+
         def residual(x):
             q0[free] = x
-            return self.residual(t, q0)
+            return self.residual(t, q0)[holo]
 
         def solve(x, r):
             q0[free] = x
-            J = self.jacobian(t, q0)[:, free]
+            J = self.jacobian(t, q0)[np.ix_(holo, free)]
             return scipy.linalg.lstsq(J, r, cond=rcond, lapack_driver="gelsd")[0]
 
         try:
             x, _ = newton(residual, solve, q0[free], tol=tol, accept=1e3 * tol, max_iter=max_iter,
                           name="System.assemble")
         except NewtonError as err:
-            r = err.residual if err.residual is not None else np.full(self.n_c, np.nan)
+            r = err.residual if err.residual is not None else np.full(holo.size, np.nan)
             q0[free] = err.x
-            bad = np.flatnonzero(~(np.abs(r) <= 1e3 * tol))
+            bad = holo[np.flatnonzero(~(np.abs(r) <= 1e3 * tol))]
             names = self._names_of_rows(bad)
-            worst = {n: float(np.max(np.abs(r[self.rows(self.constraint(n))]))) for n in names}
+            rr = np.zeros(self.n_c)
+            rr[holo] = r
+            worst = {n: float(np.max(np.abs(rr[self.rows(self.constraint(n))]))) for n in names}
             e = ConstraintError(
                 f"System.assemble: cannot satisfy constraint(s) {names} (largest |C| per constraint: "
                 f"{ {n: float(f'{w:.3g}') for n, w in worst.items()} }) after {err.iterations} Newton "

@@ -1,7 +1,9 @@
 """Constraints of a multibody system: the protocol, joints and drivers."""
 from .base import Constraint, ConstraintError, Ground
 from .driving import AngleDriver, CoordinateDriver
+from .nonholonomic import KnifeEdge, VelocityConstraint
 from .joints import Cylindrical, Distance, Fixed, Joint, PointOnLine, Prismatic, Revolute, Spherical
 
 __all__ = ["Constraint", "ConstraintError", "Ground", "Joint", "Spherical", "Revolute", "Cylindrical",
-           "Prismatic", "Fixed", "PointOnLine", "Distance", "CoordinateDriver", "AngleDriver"]
+           "Prismatic", "Fixed", "PointOnLine", "Distance", "CoordinateDriver", "AngleDriver",
+           "VelocityConstraint", "KnifeEdge"]

@@ -104,12 +104,24 @@ class TreeKinematics:
                 + np.einsum("kpxa,kpxy,kpyb->kab", self.D, self.I, self.D))
 
 
-def _rodrigues(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """R(e, s) = cos s I + sin s [e]x + (1 - cos s) e e^T for a batch of angles s (k,) -> (k, 3, 3)."""
-    c, s = np.cos(angle), np.sin(angle)
+def _rodrigues_terms(axis: np.ndarray):
+    """(I - e e^T, [e]x, e e^T) of the Rodrigues formula for the unit axis e."""
     E = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
     P = np.outer(axis, axis)
-    return (c[:, None, None] * (np.eye(3) - P) + s[:, None, None] * E + P)
+    return np.eye(3) - P, E, P
+
+
+def _rodrigues(terms, angle: np.ndarray) -> np.ndarray:
+    """R(e, s) = cos s (I - e e^T) + sin s [e]x + e e^T for a batch of angles s (k,) -> (k, 3, 3)."""
+    C, E, P = terms
+    return np.cos(angle)[:, None, None] * C + np.sin(angle)[:, None, None] * E + P
+
+
+def _cross(a, b):
+    """a x b over the last axis, broadcasting (complex-safe)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack(np.broadcast_arrays(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
 
 
 class TreeBody(Body):
@@ -172,6 +184,7 @@ class TreeBody(Body):
         self._parent = parent
         self._axis = [np.asarray(jt.axis, float) / np.linalg.norm(jt.axis) for jt in self.joints]
         self._offset = [np.asarray(jt.offset, dtype=float) for jt in self.joints]
+        self._rterms = [_rodrigues_terms(e) for e in self._axis]
         self._revolute = np.array([jt.kind == "revolute" for jt in self.joints])
         # ancestors (path from the ground) of each frame, including itself
         nj = len(self.joints)
@@ -242,26 +255,26 @@ class TreeBody(Body):
         for j in range(nj):
             par = self._parent[j]
             if par < 0:
-                Ap = np.broadcast_to(np.eye(3), (k, 3, 3))
-                pp = np.zeros((k, 3))
+                g[:, j] = self._axis[j]
+                o[:, j] = self._offset[j]
+                Ap = None
             else:
                 Ap, pp = A[:, par], p[:, par]
-            g[:, j] = Ap @ self._axis[j]
-            o[:, j] = pp + Ap @ self._offset[j]
+                g[:, j] = Ap @ self._axis[j]
+                o[:, j] = pp + Ap @ self._offset[j]
             if self._revolute[j]:
-                A[:, j] = Ap @ _rodrigues(self._axis[j], s[:, j])
+                R = _rodrigues(self._rterms[j], s[:, j])
+                A[:, j] = R if Ap is None else Ap @ R
                 p[:, j] = o[:, j]
             else:
-                A[:, j] = Ap
+                A[:, j] = np.eye(3) if Ap is None else Ap
                 p[:, j] = o[:, j] + s[:, j, None] * g[:, j]
         return A, p, g, o
 
     def _jacobians(self, points, anc, g, o):
         """(B, D) of points (k, n, 3) whose frames have ancestor masks anc (n, n_j)."""
         rel = points[:, :, None, :] - o[:, None, :, :]                       # (k, n, n_j, 3)
-        col = np.where(self._revolute[None, None, :, None],
-                       np.cross(np.broadcast_to(g[:, None], rel.shape), rel),
-                       np.broadcast_to(g[:, None], rel.shape))
+        col = np.where(self._revolute[None, None, :, None], _cross(g[:, None], rel), g[:, None])
         col = col * anc[None, :, :, None]
         B = np.einsum("knjx,jm->knxm", col, self._C)
         Dg = g[:, None] * (anc & self._revolute[None, :])[None, :, :, None]

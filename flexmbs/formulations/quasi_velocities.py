@@ -210,34 +210,37 @@ class QuasiVelocities:
                     "q'; choose Y whose rows complete the constraint rows to a basis")
 
     # -- the maps ------------------------------------------------------------------------------
-    def _stack(self, t, q):
-        """S = [Y; M_I; a] and the right-hand side columns [I | -(Z; -G; b)] pieces."""
+    def _stack(self, t, q, kin=None):
+        """S = [Y; M_I; a] and the right-hand side (Z; -G; b)."""
         a, b = constraint_rows(self.system, t, q)
         Y = self._Yc(t, q) if callable(self._Yc) else self._Yc
         Z = np.zeros(self.p) if self._Zc is None else self._Zc(t, q)
         blocks, rhs = [np.asarray(Y)], [np.asarray(Z)]
         if self.s:
-            MI = self._momentum_rows(q)
+            MI = self._momentum_rows(q, kin)
             blocks.append(MI)
             rhs.append(-self.G)
         blocks.append(a)
         rhs.append(b)
         return np.vstack(blocks), np.concatenate(rhs)
 
-    def _momentum_rows(self, q):
-        """M_I(q) = rows of M of the ignorable coordinates (complex-safe for TreeBody systems)."""
-        if np.iscomplexobj(q):
-            mass, B, D, I = system_kinematics(self.system, q)
+    def _momentum_rows(self, q, kin=None):
+        """M_I(q) = rows of M of the ignorable coordinates (complex-safe for TreeBody systems).
+
+        ``kin``: the parts' kinematics at q (`system_kinematics`), when already computed.
+        """
+        if kin is not None or np.iscomplexobj(q):
+            mass, B, D, I = system_kinematics(self.system, q) if kin is None else kin
             return _mass_matrix(mass, B, D, I)[0][self.ignorable]
         return self.system.mass_matrix(q)[self.ignorable]
 
-    def maps(self, t, q):
-        """(W (m, p), X (m,)) at (t, q), real or complex."""
+    def maps(self, t, q, kin=None):
+        """(W (m, p), X (m,)) at (t, q), real or complex (``kin``: the parts' kinematics at q, if known)."""
         if self._Wf is not None:
             W = np.asarray(self._Wf(t, q))
             X = np.zeros(self.m, dtype=W.dtype) if self._Xf is None else np.asarray(self._Xf(t, q))
             return W, X
-        S, rhs = self._stack(t, q)
+        S, rhs = self._stack(t, q, kin)
         R = np.zeros((self.m, self.p + 1), dtype=S.dtype)
         R[:self.p, :self.p] = np.eye(self.p)
         R[:, self.p] = -rhs
@@ -440,6 +443,7 @@ class QuasiVelocityForm:
         W, X = self.qv.maps(t, q)
         qd = W @ u + X
         tc, qc = t + 1j * h, np.asarray(q, dtype=complex) + 1j * h * qd
-        Wc, Xc = self.qv.maps(tc, qc)
-        mass, B, D, I = system_kinematics(self.system, qc)
+        kin = system_kinematics(self.system, qc)
+        Wc, Xc = self.qv.maps(tc, qc, kin)
+        mass, B, D, I = kin
         return qd, mass, Wc, Xc, B[0], D[0], I[0]

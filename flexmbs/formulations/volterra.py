@@ -71,9 +71,13 @@ class ReducedVolterra(Volterra):
     Parameters
     ----------
     system : flexmbs.System
+    qv : QuasiVelocities, optional
+        Quasi-velocities with ignorable coordinates; default: built from ``ignorable`` and
+        ``options``.
     ignorable : "auto" or sequence of int/str
         The ignorable coordinates (detected, or declared and checked).
-    Y, Z : as for `QuasiVelocities` (p - s rows); default: a null-space basis.
+    **options
+        Y, Z of `QuasiVelocities` (p - s rows); default: a null-space basis.
     """
 
     name = "volterra-reduced"

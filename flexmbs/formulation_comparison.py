@@ -159,16 +159,17 @@ def plot_runs(out, runs: dict, coordinates, title: str, stems: dict) -> None:
     ref = runs.get("volterra-reduced", next(iter(runs.values())))
     panels = [(c, [dict(t=ref["t"], y=ref["q"][:, k], label="reduced Volterra")]) for k, c in enumerate(coordinates)]
     plots.save(plots.history_panels(panels, title=f"{title}: generalized coordinates"), out / f"{stems['coordinates']}.png")
-    curves = [dict(t=r["t"], y=r["energy_error"], label=LABELS[n]) for n, r in runs.items()]
-    plots.save(plots.history_panels([("energy error [J]", curves)], title=f"{title}: energy error"),
-               out / f"{stems['energy']}.png")
-    curves = [dict(t=r["t"], y=r["momentum"][:, 0] - r["momentum"][0, 0], label=LABELS[n]) for n, r in runs.items()]
-    plots.save(plots.history_panels([("P_x - P_x(0) [N s]", curves)], title=f"{title}: linear momentum error (X)"),
-               out / f"{stems['momentum']}.png")
-    if "constraint" in stems and all("constraint_error" in r for r in runs.values()):
-        curves = [dict(t=r["t"], y=r["constraint_error"], label=LABELS[n]) for n, r in runs.items()]
-        plots.save(plots.history_panels([("|a q' + b|", curves)], title=f"{title}: constraint error"),
-                   out / f"{stems['constraint']}.png")
+    panels = {"energy": ("abs(energy error) [J]", "energy error", lambda r: r["energy_error"]),
+              "momentum": ("abs(P_x - P_x(0)) [N s]", "linear momentum error (X)",
+                           lambda r: r["momentum"][:, 0] - r["momentum"][0, 0]),
+              "constraint": ("abs(a q' + b)", "constraint error", lambda r: r.get("constraint_error"))}
+    for key, (ylabel, what, get) in panels.items():
+        if key not in stems or any(get(r) is None for r in runs.values()):
+            continue
+        curves = [dict(t=r["t"], y=np.maximum(np.abs(get(r)), 1e-18), label=LABELS[n]) for n, r in runs.items()]
+        fig = plots.history_panels([(ylabel, curves)], title=f"{title}: {what} (floored at 1e-18)")
+        fig.axes[0].set_yscale("log")
+        plots.save(fig, out / f"{stems[key]}.png")
 
 
 def check_common(p: dict, defaults: dict, choices: dict) -> None:

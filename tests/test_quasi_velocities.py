@@ -101,6 +101,8 @@ def test_quasi_velocity_forms_hold_the_wheel_constraint_to_round_off():
     for f in ("kane", "volterra", "volterra-reduced"):
         res, summ = run_formulation(cart_pendulum.build(), f, rtol=1e-6, t_end=5.0, dt_out=0.5)
         assert summ["max_constraint_error"] < 1e-14, f
+        # eq. (69) is integrable: tan((theta_1 - theta_2) / 2) - theta_1 stays constant (to the tolerance)
+        assert summ["max_constraint_integral_error"] < 1e-5, f
     res, summ = run_formulation(cart_pendulum.build(), "lagrange", rtol=1e-6, t_end=5.0, dt_out=0.5)
     assert 1e-14 < summ["max_constraint_error"] < 1e-4               # drifts with the integration error
 
@@ -178,6 +180,26 @@ def test_sleigh_on_a_knife_edge_moves_on_a_circle(name):
     centre = np.array([-v / omega * np.sin(0.3), v / omega * np.cos(0.3)])
     assert np.allclose(np.hypot(q[:, 0] - centre[0], q[:, 1] - centre[1]), v / omega, atol=1e-7)
     assert np.allclose(qd[:, 2], omega, atol=1e-8)
+
+
+def test_lagrange_with_baumgarte_and_udwadia_kalaba_on_a_velocity_constraint():
+    """The index-1 solvers take a nonholonomic row like a holonomic one; Baumgarte damps a q' + b.
+
+    Started with a violated velocity (a q' + b = 1e-3): plain index-1 integration keeps the
+    violation (e' = 0), Baumgarte's gamma - 2 alpha e makes it decay as exp(-2 alpha t).
+    """
+    system = cart_pendulum.build().system
+    q0, v0 = system.initial_coordinates(), system.initial_velocities() + np.array([0.0, 1e-3, 0.0])
+    out, viols = {}, {}
+    for solver, stab in (("augmented", "none"), ("udwadia-kalaba", "none"), ("augmented", "baumgarte")):
+        form = Index1(system, solver=solver, stabilization=stab)
+        x0 = form.state0(q0, v0, assemble=False)
+        sol = simulate(form, (0.0, 1.0), x0, method="RK45", rtol=1e-8, atol=1e-10, t_eval=[0.0, 1.0])
+        out[(solver, stab)] = sol.x
+        viols[(solver, stab)] = form.violations(1.0, sol.x[-1])[1]
+    assert abs(viols[("augmented", "none")] - 1e-3) < 1e-6
+    assert viols[("augmented", "baumgarte")] < 1e-7      # exp(-20) 1e-3 = 2e-12, plus the integration error
+    assert np.abs(out[("augmented", "none")] - out[("udwadia-kalaba", "none")]).max() < 1e-6
 
 
 def test_nonholonomic_constraints_in_the_system_and_refused_by_coordinate_partitioning():

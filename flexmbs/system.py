@@ -26,6 +26,12 @@ __all__ = ["System"]
 _EPS = np.finfo(float).eps
 
 
+def _batched(obj) -> bool:
+    """True if obj's own class (not a parent) defines `batch`: a subclass that overrides forces or
+    residuals is evaluated one by one unless it brings its own batch evaluator."""
+    return "batch" in type(obj).__dict__
+
+
 class System:
     """Bodies and constraints with one global coordinate layout.
 
@@ -84,12 +90,9 @@ class System:
             self._rows[id(c)] = slice(start, start + c.n_c)
             start += c.n_c
         self.n_c = start
-        # rows of the holonomic constraints: the position solves see only these (a nonholonomic
-        # constraint a q' + b = 0 has no position-level equation)
-        self.nonholonomic = [c for c in self.constraints if not getattr(c, "holonomic", True)]
-        self._holo = np.concatenate([np.arange(self._rows[id(c)].start, self._rows[id(c)].stop)
-                                     for c in self.constraints if getattr(c, "holonomic", True)] + [
-                                    np.zeros(0, dtype=int)]).astype(int)
+        self._holonomic_rows = np.concatenate(
+            [np.arange(self._rows[id(c)].start, self._rows[id(c)].stop) for c in self.constraints if c.holonomic]
+            + [np.zeros(0, dtype=int)]).astype(int)
         self._cslices = [[None if b is None else self._qslice[id(b)] for b in c.bodies] for c in self.constraints]
         self._M = np.zeros((self.n_q, self.n_q))
         for b in self.bodies:
@@ -99,25 +102,27 @@ class System:
         # bodies of one class with a `batch` evaluator are evaluated together (stacked coordinates)
         groups = {}
         for b in self.bodies:
-            key = (type(b), b.n_q) if hasattr(type(b), "batch") else id(b)
+            key = (type(b), b.n_q) if _batched(b) else id(b)
             groups.setdefault(key, []).append(b)
         self._body_groups, self._single_bodies = [], []
         for members in groups.values():
-            if hasattr(type(members[0]), "batch"):
+            if _batched(members[0]):
                 idx = np.array([np.arange(self._qslice[id(b)].start, self._qslice[id(b)].stop) for b in members])
                 self._body_groups.append((type(members[0]).batch(members), idx, members[0].constant_mass))
             else:
                 self._single_bodies.append(members[0])
+        batched = {id(b) for b in self.bodies} - {id(b) for b in self._single_bodies}
+        self._loaded = [(b, self._qslice[id(b)]) for b in self.bodies if id(b) in batched and b.loads]
         # one-body constraints of one class with a `batch` evaluator (the internal constraints)
         groups = {}
         for k, c in enumerate(self.constraints):
             b = c.bodies[0] if len(c.bodies) == 1 else None
-            key = (type(c), b.n_q, c.n_c) if b is not None and hasattr(type(c), "batch") else k
+            key = (type(c), b.n_q, c.n_c) if b is not None and _batched(c) else k
             groups.setdefault(key, []).append(k)
         self._constraint_groups, self._single_constraints = [], []
         for members in groups.values():
             c0 = self.constraints[members[0]]
-            if len(c0.bodies) == 1 and hasattr(type(c0), "batch"):
+            if len(c0.bodies) == 1 and _batched(c0):
                 cols = np.array([np.arange(self._cslices[k][0].start, self._cslices[k][0].stop) for k in members])
                 rows = np.array([np.arange(self._rows[id(self.constraints[k])].start,
                                            self._rows[id(self.constraints[k])].stop) for k in members])
@@ -185,6 +190,8 @@ class System:
         g = self.gravity
         for batch, idx, _ in self._body_groups:
             Q[idx] = batch.forces(t, q[idx], v[idx], g)
+        for b, sl in self._loaded:                          # loads of the batched bodies
+            Q[sl] += b.applied(t, q[sl], v[sl])
         for b in self._single_bodies:
             sl = self._qslice[id(b)]
             Q[sl] = b.forces(t, q[sl], v[sl], g)
@@ -200,15 +207,63 @@ class System:
             V += v_b
         return T, V
 
+    def tangent_matrices(self, t, q, v, qdd, lam) -> tuple[np.ndarray, np.ndarray]:
+        """(K_t, C_t) = (d(M q'' - Q + C_q^T lam)/dq, -dQ/dv) at fixed q'', v, lam: the tangent
+        matrices of implicit (index-3) integrators.
+
+        Forward differences (step sqrt(eps) max(1, |x|)) body by body and constraint by
+        constraint: a body's terms depend on its own coordinates only, a constraint's on those
+        of its bodies, so the cost grows linearly with the number of bodies instead of
+        quadratically.  Measured (CPU time, 2-core shared x86_64, numpy 2.4) on a chain of N
+        Euler-parameter bodies on spherical joints: 2.2, 8.3, 22 ms for N = 3, 10, 30, against
+        2.6, 17, 136 ms for forward differences of the whole system.
+        """
+        n = self.n_q
+        K, Ct = np.zeros((n, n)), np.zeros((n, n))
+        h0 = np.sqrt(_EPS)
+        g = self.gravity
+        for b in self.bodies:
+            sl = self._qslice[id(b)]
+            qb, vb, ab = q[sl].copy(), v[sl].copy(), qdd[sl]
+            Q0 = b.forces(t, qb, vb, g)
+            g0 = b.mass_matrix(qb) @ ab - Q0
+            for j in range(b.n_q):
+                hq = h0 * max(1.0, abs(qb[j]))
+                qp = qb.copy()
+                qp[j] += hq
+                K[sl, sl.start + j] = ((b.mass_matrix(qp) @ ab - b.forces(t, qp, vb, g)) - g0) / hq
+                hv = h0 * max(1.0, abs(vb[j]))
+                vp = vb.copy()
+                vp[j] += hv
+                Ct[sl, sl.start + j] = -(b.forces(t, qb, vp, g) - Q0) / hv
+        for k, c in enumerate(self.constraints):
+            lc = lam[self._rows[id(c)]]
+            if not np.any(lc):
+                continue
+            qs = self._split(q, k)
+            slices = self._cslices[k]
+            f0 = [blk.T @ lc for blk in c.jacobian(t, qs)]
+            for i, sli in enumerate(slices):
+                if sli is None:
+                    continue
+                for j in range(sli.stop - sli.start):
+                    hq = h0 * max(1.0, abs(qs[i][j]))
+                    qq = [x.copy() for x in qs]
+                    qq[i][j] += hq
+                    for sl, fp, fz in zip(slices, (blk.T @ lc for blk in c.jacobian(t, qq)), f0):
+                        if sl is not None:
+                            K[sl, sli.start + j] += (fp - fz) / hq
+        return K, Ct
+
     # -- constraints ----------------------------------------------------------------------------
     def residual(self, t, q) -> np.ndarray:
-        """C(q, t), (n_c,)."""
+        """C(q, t), (n_c,); zero in the rows of velocity-level (non-holonomic) constraints."""
         C = np.empty(self.n_c)
         for batch, rows, cols in self._constraint_groups:
             C[rows] = batch.residual(t, q[cols])
         for k in self._single_constraints:
             c = self.constraints[k]
-            C[self._rows[id(c)]] = c.residual(t, self._split(q, k))
+            C[self._rows[id(c)]] = c.residual(t, self._split(q, k)) if c.holonomic else 0.0
         return C
 
     def jacobian(self, t, q) -> np.ndarray:
@@ -272,8 +327,7 @@ class System:
                  rcond: float = 1e-8):
         """Consistent initial conditions: (q, v) with C(q, t) = 0 and C_q v + C_t = 0.
 
-        Positions (holonomic constraints only; nonholonomic ones, a q' + b = 0, restrict the
-        velocities alone): Newton on C = 0 with minimum-norm steps dq = C_q^+ C over the free
+        Positions: Newton on C = 0 with minimum-norm steps dq = C_q^+ C over the free
         coordinates (all except ``fixed``: global indices or (body, index) pairs); converged when
         max |C| <= tol (accepted up to 1e3 tol when the steps stall at round-off).  The
         pseudo-inverse drops singular values below ``rcond`` times the largest, so redundant
@@ -281,6 +335,9 @@ class System:
         steps up.  Velocities: the
         minimum-norm correction v = v_guess - C_q^+ (C_q v_guess + C_t) over the free
         coordinates (v_guess default zero).
+
+        Velocity-level (non-holonomic) constraints a(q) v + b = 0 take part in the velocity
+        correction only.
 
         Raises
         ------
@@ -293,28 +350,29 @@ class System:
             raise ValueError(f"System.assemble: `q_guess` must have shape ({self.n_q},), got {q0.shape}")
         free = self._free(fixed)
 
-        holo = self._holo
-
         def residual(x):
             q0[free] = x
-            return self.residual(t, q0)[holo]
+            return self.residual(t, q0)
+
+        hol = self._holonomic_rows                         # positions: holonomic rows only
 
         def solve(x, r):
             q0[free] = x
-            J = self.jacobian(t, q0)[np.ix_(holo, free)]
-            return scipy.linalg.lstsq(J, r, cond=rcond, lapack_driver="gelsd")[0]
+            J = self.jacobian(t, q0)[hol][:, free]
+            return scipy.linalg.lstsq(J, r[hol], cond=rcond, lapack_driver="gelsd")[0]
 
         try:
             x, _ = newton(residual, solve, q0[free], tol=tol, accept=1e3 * tol, max_iter=max_iter,
                           name="System.assemble")
         except NewtonError as err:
-            r = err.residual if err.residual is not None else np.full(holo.size, np.nan)
+            r = err.residual if err.residual is not None else np.full(self.n_c, np.nan)
             q0[free] = err.x
-            bad = holo[np.flatnonzero(~(np.abs(r) <= 1e3 * tol))]
+            bad = np.flatnonzero(~(np.abs(r) <= 1e3 * tol))
             names = self._names_of_rows(bad)
-            rr = np.zeros(self.n_c)
-            rr[holo] = r
-            worst = {n: float(np.max(np.abs(rr[self.rows(self.constraint(n))]))) for n in names}
+            internal = {c.name for c in self.constraints[:self.n_internal]}
+            joints = [n for n in names if n not in internal]       # least squares spreads the misfit
+            names = joints or names                                 # over the bodies' own constraints too
+            worst = {n: float(np.max(np.abs(r[self.rows(self.constraint(n))]))) for n in names}
             e = ConstraintError(
                 f"System.assemble: cannot satisfy constraint(s) {names} (largest |C| per constraint: "
                 f"{ {n: float(f'{w:.3g}') for n, w in worst.items()} }) after {err.iterations} Newton "
@@ -340,6 +398,24 @@ class System:
                                       f"satisfied (largest |C_q v + C_t| = {max_norm(r):.3g}); a driver "
                                       "conflicts with the joints", names)
         return q, v
+
+    def kinematics(self, t, q_guess, tol: float = 1e-12, rcond: float = 1e-8):
+        """Kinematic analysis of a fully driven system (0 degrees of freedom): (q, v, a) at time t.
+
+        Positions by `assemble` from ``q_guess``; velocities from C_q v = -C_t and accelerations
+        from C_q a = gamma, both by least squares (minimum norm).  Raises `ConstraintError` if
+        the system keeps degrees of freedom at this configuration (then the motion is not
+        determined by the drivers), naming no constraint but giving the count.
+        """
+        q, _ = self.assemble(t, q_guess, tol=tol, rcond=rcond)
+        J = self.jacobian(t, q)
+        mob = self.mobility(t, q)
+        if mob["dof"] > 0:
+            raise ConstraintError(f"System.kinematics: {mob['dof']} degree(s) of freedom remain at t = {t:g}; "
+                                  "add drivers (or run a dynamic analysis)")
+        v = scipy.linalg.lstsq(J, -self.time_derivative(t, q), cond=rcond, lapack_driver="gelsd")[0]
+        a = scipy.linalg.lstsq(J, self.gamma(t, q, v), cond=rcond, lapack_driver="gelsd")[0]
+        return q, v, a
 
     # -- analysis -------------------------------------------------------------------------------
     def mobility(self, t, q, rtol: float | None = None) -> dict:

@@ -228,3 +228,48 @@ def test_quadratic_velocity_agrees_with_the_paper_up_to_the_normalisation_direct
     d = b.quadratic_velocity(q, v) - paper
     assert np.allclose(d[:3], 0.0, atol=1e-12)
     assert np.allclose(d[3:], (d[3:] @ p) * p, atol=1e-12) and abs(d[3:] @ p) > 1.0
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_loads_torque_spin_up_and_point_force(kind):
+    """A body-fixed torque T about the major principal axis spins the free body up: omega = T t / I3;
+    an off-centre force's generalized force has the power F . v_P; loads enter forces() and the System."""
+    from flexmbs.bodies.loads import point_load, torque_load
+    lam, V = np.linalg.eigh(J_C)
+    A0 = axis_angle_to_matrix([1.0, 1.0, 0.0], 0.5)
+    body = KINDS[kind]("free", 2.5, J_C, orientation=A0, loads=[torque_load(0.7 * V[:, 2], local=True)])
+    sys = System([body])
+    n = sys.n_q
+
+    def rhs(t, x):
+        q, v = x[:n], x[n:]
+        M, C = sys.mass_matrix(q), sys.jacobian(t, q)
+        K = np.block([[M, C.T], [C, np.zeros((sys.n_c, sys.n_c))]])
+        return np.concatenate([v, np.linalg.solve(K, np.concatenate([sys.forces(t, q, v), sys.gamma(t, q, v)]))[:n]])
+
+    x0 = np.concatenate([sys.initial_coordinates(), sys.initial_velocities()])
+    x = solve_ivp(rhs, (0.0, 1.5), x0, method="DOP853", rtol=1e-11, atol=1e-12).y[:, -1]
+    assert np.allclose(body.angular_velocity(x[:n], x[n:]), 0.7 * 1.5 / lam[2] * (A0 @ V[:, 2]), atol=1e-9)
+    F, s = np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.1, -0.2])
+    pushed = KINDS[kind]("p", 1.0, [1, 1, 1], angular_velocity=(0.2, 0.5, -1.0), velocity=(1, 2, 3),
+                         loads=[point_load(s, lambda t: F * t)])
+    q, v = pushed.initial_coordinates(), pushed.initial_velocities()
+    Q = pushed.forces(2.0, q, v, None) - pushed.forces(0.0, q, v, None)
+    assert np.isclose(Q @ v, 2.0 * F @ pushed.point_velocity(q, v, s))
+    with pytest.raises(ValueError, match="callable"):
+        KINDS[kind]("bad", 1.0, [1, 1, 1], loads=[3.0])
+
+
+def test_spring_to_ground_oscillates_at_sqrt_k_over_m():
+    """A point mass on a spring (and a Distance-free 1D motion): period 2 pi sqrt(m/k); damping decays it."""
+    from flexmbs.bodies import PointMass
+    from flexmbs.bodies.loads import spring_to_ground
+    m, k, l0 = 2.0, 50.0, 1.0
+    p = PointMass("m", m, (1.2, 0.0), loads=[spring_to_ground((0.0, 0.0), (0.0, 0.0), k, l0)])
+    sys = System([p])
+    sol = solve_ivp(lambda t, x: np.concatenate([x[2:], sys.forces(t, x[:2], x[2:]) / m]), (0, 2 * np.pi * np.sqrt(m / k)),
+                    np.concatenate([p.initial_coordinates(), p.initial_velocities()]), method="DOP853", rtol=1e-11, atol=1e-12)
+    assert np.allclose(sol.y[:2, -1], [1.2, 0.0], atol=1e-8)              # back after one period
+    damped = PointMass("m", m, (1.2, 0.0), velocity=(0.0, 0.0),
+                       loads=[spring_to_ground((0.0, 0.0), (0.0, 0.0), k, l0, damping=1.0)])
+    assert damped.forces(0.0, damped.initial_coordinates(), np.array([1.0, 0.0]), None)[0] == pytest.approx(-k * 0.2 - 1.0)

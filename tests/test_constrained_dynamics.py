@@ -234,13 +234,13 @@ def test_energy_conserved_chain_dop853():
 
 
 # -- every integrator applies the stabilisation --------------------------------------------------
-@pytest.mark.parametrize("method", ["RK45", "DOP853", "AB4", "midpoint", "Radau", "BDF"])
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "AB4", "midpoint", "Radau", "BDF", "generalized-alpha"])
 def test_coordinate_partitioning_after_every_step_of_every_integrator(method):
     """Violations at round-off at every step (AB4's RK4 start-up steps included) for every method."""
     chain = PointChain([1.0, 2.0, 0.5], [1.0, 0.7, 1.2])
     q0, v0 = chain_state(chain, [1.0, 2.0, -0.5], [0.0, 0.0, 0.0])
     form = Index1(chain, solver="augmented", stabilization="coordinate-partitioning")
-    kw = dict(h=2e-3) if method in ("AB4", "midpoint") else dict(rtol=1e-6, atol=1e-8)
+    kw = dict(h=2e-3) if method in ("AB4", "midpoint", "generalized-alpha") else dict(rtol=1e-6, atol=1e-8)
     sol = simulate(form, (0.0, 0.3), np.concatenate([q0, v0]), method=method, **kw)
     assert sol.success, sol.message
     V = np.array([form.violations(t, x) for t, x in zip(sol.t, sol.x)])
@@ -321,10 +321,11 @@ def test_triple_pendulum_both_coordinate_systems_same_tip_motion_and_energy():
     assert rn["tip"][-1, 2] < -0.5                # it has fallen
 
 
-def test_triple_pendulum_coordinate_partitioning_keeps_violations_at_round_off_with_ab4():
-    r, s = tp.simulate_case("natural", "augmented", "coordinate-partitioning", "AB4", 2e-3, 1e-8, 0.6, 0.02)
+@pytest.mark.parametrize("coordinates", ["natural", "euler-parameters"])
+def test_triple_pendulum_coordinate_partitioning_keeps_violations_at_round_off_with_ab4(coordinates):
+    r, s = tp.simulate_case(coordinates, "augmented", "coordinate-partitioning", "AB4", 2e-3, 1e-8, 0.6, 0.02)
     assert s["max_constraint_position"] < 1e-13 and s["max_constraint_velocity"] < 1e-12
-    r0, s0 = tp.simulate_case("natural", "augmented", "none", "AB4", 2e-3, 1e-8, 0.6, 0.02)
+    r0, s0 = tp.simulate_case(coordinates, "augmented", "none", "AB4", 2e-3, 1e-8, 0.6, 0.02)
     assert s0["max_constraint_position"] > 1e3 * s["max_constraint_position"]
     v = r0["constraint_velocity"]
     assert v[-1] > 100 * v[1] > 0                 # drift grows without stabilisation
@@ -360,8 +361,9 @@ def test_redundant_hinge_detected_and_solved_by_uke():
     one, two = hinged_bar(False), hinged_bar(True)
     mob = two.mobility(0.0, two.initial_coordinates())
     assert mob["dof"] == 1 and len(mob["redundant_rows"]) == 5
-    with pytest.raises(RedundantConstraintError, match="bearing 2"):
-        Index1(two, solver="augmented").state0()
+    for stab in ("none", "coordinate-partitioning"):       # the AF solve itself needs full rank
+        with pytest.raises(RedundantConstraintError, match="bearing 2"):
+            Index1(two, solver="augmented", stabilization=stab).state0()
     x0 = Index1(two, solver="udwadia-kalaba").state0()
     q, v = x0[:7], x0[7:]
     with pytest.raises(RedundantConstraintError):
@@ -405,3 +407,93 @@ def test_triple_pendulum_table_mode(tmp_path):
     rows = (tmp_path / "table2.csv").read_text().splitlines()
     assert len(rows) == 5 and {r.split(",")[0] for r in rows[1:]} == {"NACF", "RPCF-EP"}
     assert (tmp_path / "natural-udwadia-kalaba" / "results.npz").is_file()
+
+
+def test_coordinate_partitioning_newton_after_a_large_violation():
+    """A state 1e-2 off the manifold: Newton iterations on the dependent coordinates to |C| <= 1e-9,
+    independent coordinates and velocities untouched, velocity violation at round-off."""
+    system = tp.build("natural")
+    rng = np.random.default_rng(3)
+    q, v = consistent_random_state(system, rng)
+    q_bad = q + 1e-2 * rng.standard_normal(q.size)
+    stab = CoordinatePartitioning(tol=1e-9)
+    q1, v1 = stab.correct(system, 0.0, q_bad, v)
+    p = stab.partition
+    assert stab.n_newton >= 1
+    assert np.abs(system.residual(0.0, q1)).max() <= 1e-9
+    np.testing.assert_array_equal(q1[p.independent], q_bad[p.independent])
+    np.testing.assert_array_equal(v1[p.independent], v[p.independent])
+    assert np.abs(system.jacobian(0.0, q1) @ v1).max() < 1e-12 * (1 + np.abs(v).max())
+
+
+def test_partition_chosen_again_when_its_pivot_degrades():
+    """Single pendulum: hanging down, y is the dependent coordinate; at 1.5 rad its pivot 2 y has
+    fallen to cos(1.5) = 0.07 of its value and x is chosen instead."""
+    chain = PointChain([1.0], [1.0])
+    stab = CoordinatePartitioning()
+    q, v = chain_state(chain, [0.0], [1.0])
+    stab.correct(chain, 0.0, q, v)
+    assert list(stab.partition.dependent) == [1]
+    q, v = chain_state(chain, [1.5], [1.0])
+    q1, v1 = stab.correct(chain, 0.0, q + 1e-10, v)
+    assert list(stab.partition.dependent) == [0] and stab.n_partitions == 2
+    assert abs(chain.residual(0.0, q1)[0]) < 1e-15 and abs(chain.jacobian(0.0, q1) @ v1)[0] < 1e-14
+
+
+def test_bad_input_names_the_argument():
+    from flexmbs.formulations.stabilization import Baumgarte
+    chain = PointChain([1.0], [1.0])
+    with pytest.raises(ValueError, match="`solver`"):
+        Index1(chain, solver="lu")
+    with pytest.raises(ValueError, match="`stabilization`"):
+        Index1(chain, stabilization="projection")
+    with pytest.raises(ValueError, match="baumgarte"):
+        Index1(chain, alpha=5.0)
+    with pytest.raises(ValueError, match="`alpha`"):
+        Baumgarte(alpha=-1.0)
+    with pytest.raises(ValueError, match="`q0`"):
+        Index1(chain).state0(q0=np.zeros(3))
+    with pytest.raises(ValueError, match="`weight`"):
+        udwadia_kalaba.solve_udwadia_kalaba(np.eye(2), np.zeros(2), np.ones((1, 2)), np.zeros(1), weight=0.0)
+
+
+def test_motion_without_mass_or_constraint_is_reported():
+    """A massless point on a rod: its tangential motion has neither mass nor a constraint."""
+    chain = PointChain([0.0], [1.0])
+    q, v = chain_state(chain, [0.3], [0.0])
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        udwadia_kalaba.accelerations(chain, 0.0, q, v)
+    with pytest.raises(RedundantConstraintError, match="singular"):
+        augmented.accelerations(chain, 0.0, q, v)
+
+
+@pytest.mark.slow
+def test_triple_pendulum_tight_tolerance_ten_seconds():
+    """DOP853 at rtol 1e-11 through 10 s of chaotic motion: the two coordinate systems agree to
+    1e-9 m at the tip (measured 1.3e-12, 6.9e-12, 3.0e-10 m at 1, 5, 10 s) and conserve energy."""
+    runs = {c: tp.simulate_case(c, "udwadia-kalaba", "none", "DOP853", 1e-3, 1e-11, 10.0, 0.5)
+            for c in ("natural", "euler-parameters")}
+    (rn, sn), (re, se) = runs["natural"], runs["euler-parameters"]
+    assert np.abs(rn["tip"] - re["tip"]).max() < 1e-9
+    i = np.flatnonzero(np.isclose(rn["t"], 10.0))[0]
+    np.testing.assert_allclose(rn["tip"][i], [-4.79831855, -3.76676003, -1.33330228], atol=1e-7)
+    assert max(sn["max_energy_error"], se["max_energy_error"]) < 1e-7
+
+
+def test_failed_correction_stops_the_run_and_keeps_the_results():
+    """Newton of the partitioning not allowed to iterate after a coarse step: status 'failed', a
+    message saying what to change, the outputs before it kept."""
+    chain = PointChain([1.0, 2.0, 0.5], [1.0, 0.7, 1.2])
+    q0, v0 = chain_state(chain, [1.0, 2.0, -0.5], [0.0, 0.0, 0.0])
+    form = Index1(chain, stabilization=CoordinatePartitioning(max_iter=0))
+    sol = simulate(form, (0.0, 2.0), np.concatenate([q0, v0]), method="AB4", h=0.05)
+    assert sol.status == "failed"
+    assert "coordinate partitioning" in sol.message and "reduce the step" in sol.message
+    assert sol.t.size >= 2 and sol.t[-1] < 2.0
+
+
+def test_output_times_end_at_t_end():
+    for t_end, dt in ((0.3, 0.05), (20.0, 0.01), (1.0, 0.3)):
+        t = tp.output_times(t_end, dt)
+        assert t[0] == 0.0 and t[-1] == t_end and np.all(np.diff(t) > 0)
+        assert np.allclose(np.diff(t)[:-1], dt)

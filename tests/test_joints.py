@@ -251,3 +251,24 @@ def test_reactions_between_two_bodies_are_equal_and_opposite(kind):
     assert np.allclose(r["a"]["force"], -r["b"]["force"], atol=1e-12)
     assert np.allclose(r["a"]["torque"], -r["b"]["torque"], atol=1e-12)
     assert abs(r["a"]["torque"][2]) < 1e-12                    # none about the hinge axis (joint z)
+
+
+def test_joints_accept_a_bodys_own_marker_objects():
+    """A marker that is not a vector (a flexible body's mesh node) is passed to the body untouched."""
+    from flexmbs.bodies import PointMass
+
+    class Tip:                                           # a marker object this test body understands
+        pass
+
+    class Stick(PointMass):
+        def _s(self, s):
+            return np.array([0.5, 0.0, 0.0]) if isinstance(s, Tip) else s
+
+        def point(self, q, s):
+            return super().point(q, self._s(s))
+
+    a = Stick("stick", 1.0, (0.0, 0.0, 0.0))
+    c = Spherical(a, None, s_i=Tip(), s_j=(0.5, 0.0, 0.0))
+    assert np.allclose(c.residual(0.0, [a.initial_coordinates(), np.zeros(0)]), 0.0)
+    with pytest.raises(ValueError, match="do not coincide"):
+        Spherical(a, None, s_i=Tip(), s_j=(0.6, 0.0, 0.0))

@@ -1,4 +1,5 @@
-"""Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems, point masses."""
+"""Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems, point masses, tree bodies."""
+from . import loads
 from .base import Body, RigidBody
 from .natural import NaturalRigidity, RigidBodyNatural
 from .point import PointMass
@@ -6,4 +7,4 @@ from .rigid import EulerParameterNorm, RigidBodyEP
 from .tree import TreeBody, TreeJoint, TreePart
 
 __all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity", "PointMass",
-           "TreeBody", "TreeJoint", "TreePart"]
+           "loads", "TreeBody", "TreeJoint", "TreePart"]

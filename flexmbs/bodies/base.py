@@ -42,6 +42,7 @@ class Body(ABC):
     dim: int = 3
     n_q: int
     constant_mass: bool = False
+    loads: tuple = ()               # callables load(body, t, q, v) -> generalized force (n_q,)
 
     # -- coordinates ----------------------------------------------------------------------------
     @abstractmethod
@@ -107,6 +108,13 @@ class Body(ABC):
         return self.point_jacobian(q, s) @ v
 
     # -- applied loads --------------------------------------------------------------------------
+    def applied(self, t, q, v) -> np.ndarray:
+        """Sum of the body's loads, each ``load(body, t, q, v)`` a generalized force (n_q,)."""
+        out = np.zeros(self.n_q)
+        for load in self.loads:
+            out += load(self, t, q, v)
+        return out
+
     def point_force(self, q, s, F) -> np.ndarray:
         """Generalized force J_P^T F of a global force F applied at the body-fixed point s."""
         return self.point_jacobian(q, s).T @ np.asarray(F, dtype=float)
@@ -117,6 +125,15 @@ class Body(ABC):
 
     def __repr__(self):
         return f"{type(self).__name__}({self.name!r})"
+
+
+def _check_loads(loads, name: str) -> tuple:
+    loads = tuple(loads)
+    for load in loads:
+        if not callable(load):
+            raise ValueError(f"body {name!r}: every entry of `loads` must be callable load(body, t, q, v) -> "
+                             f"generalized force, got {load!r}")
+    return loads
 
 
 def _vector3(x, what: str, name: str) -> np.ndarray:
@@ -151,6 +168,9 @@ class RigidBody(Body):
         Initial global velocity of the reference point [m/s].
     angular_velocity : array (3,)
         Initial global angular velocity [rad/s].
+    loads : sequence of callables
+        Applied loads on this body, each ``load(body, t, q, v)`` returning a generalized force
+        (n_q,), added to gravity and Q_v in `forces` (see `flexmbs.bodies.loads`).
 
     Raises
     ------
@@ -164,10 +184,11 @@ class RigidBody(Body):
 
     def __init__(self, name: str, mass: float, inertia, *, position=(0.0, 0.0, 0.0), orientation=None,
                  centroid=(0.0, 0.0, 0.0), inertia_at: str = "centroid", velocity=(0.0, 0.0, 0.0),
-                 angular_velocity=(0.0, 0.0, 0.0)):
+                 angular_velocity=(0.0, 0.0, 0.0), loads=()):
         if not isinstance(name, str) or not name:
             raise ValueError(f"a body needs a nonempty string `name`, got {name!r}")
         self.name = name
+        self.loads = _check_loads(loads, name)
         if not (np.isfinite(mass) and mass > 0):
             raise ValueError(f"body {name!r}: `mass` must be positive and finite, got {mass!r}")
         self.mass = float(mass)

@@ -79,8 +79,9 @@ class RigidBodyNatural(RigidBody):
         return self._M
 
     def forces(self, t, q, v, gravity) -> np.ndarray:
-        """Gravity only: Q_v = 0 because M is constant."""
-        return self._gravity_force(q, gravity)
+        """Gravity and the body's loads: Q_v = 0 because M is constant."""
+        Q = self._gravity_force(q, gravity)
+        return Q + self.applied(t, q, v) if self.loads else Q
 
     @classmethod
     def batch(cls, bodies) -> "NaturalBatch":
@@ -140,7 +141,9 @@ class RigidBodyNatural(RigidBody):
 
 
 class NaturalBatch:
-    """M (constant) and Q (the weight, constant) of n NACF bodies: Q = (m g, m x_C g, m y_C g, m z_C g)."""
+    """M (constant) and Q (the weight, constant) of n NACF bodies: Q = (m g, m x_C g, m y_C g, m z_C g).
+
+    The bodies' `loads` are added by the caller."""
 
     def __init__(self, bodies):
         self.M = np.stack([b._M for b in bodies])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body
+from .base import Body, _check_loads
 
 __all__ = ["PointMass"]
 
@@ -24,14 +24,17 @@ class PointMass(Body):
         m > 0 [kg].
     position, velocity : array (dim,)
         Initial global position [m] and velocity [m/s]; dim = len(position).
+    loads : sequence of callables
+        ``load(body, t, q, v)`` -> generalized force (dim,), added to gravity.
     """
 
     constant_mass = True
 
-    def __init__(self, name: str, mass: float, position, velocity=None):
+    def __init__(self, name: str, mass: float, position, velocity=None, loads=()):
         if not isinstance(name, str) or not name:
             raise ValueError(f"a body needs a nonempty string `name`, got {name!r}")
         self.name = name
+        self.loads = _check_loads(loads, name)
         if not (np.isfinite(mass) and mass > 0):
             raise ValueError(f"body {name!r}: `mass` must be positive and finite, got {mass!r}")
         self.mass = float(mass)
@@ -57,7 +60,8 @@ class PointMass(Body):
         return self._M
 
     def forces(self, t, q, v, gravity) -> np.ndarray:
-        return np.zeros(self.dim) if gravity is None else self.mass * np.asarray(gravity, dtype=float)
+        Q = np.zeros(self.dim) if gravity is None else self.mass * np.asarray(gravity, dtype=float)
+        return Q + self.applied(t, q, v) if self.loads else Q
 
     def energy(self, q, v, gravity) -> tuple[float, float]:
         T = 0.5 * self.mass * float(v @ v)

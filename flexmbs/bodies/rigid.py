@@ -76,7 +76,8 @@ class RigidBodyEP(RigidBody):
         return self._one.quadratic_velocity(q[None], v[None])[0]
 
     def forces(self, t, q, v, gravity) -> np.ndarray:
-        return self._one.forces(t, q[None], v[None], gravity)[0]
+        Q = self._one.forces(t, q[None], v[None], gravity)[0]
+        return Q + self.applied(t, q, v) if self.loads else Q
 
     # -- markers --------------------------------------------------------------------------------
     def point(self, q, s) -> np.ndarray:
@@ -166,7 +167,7 @@ class EPBatch:
         return out
 
     def forces(self, t, Q, V, gravity) -> np.ndarray:
-        """(n, 7): Q_v plus the weight m g at the centroid."""
+        """(n, 7): Q_v plus the weight m g at the centroid (the bodies' `loads` are added by the caller)."""
         out = self.quadratic_velocity(Q, V)
         if gravity is not None:
             mg = self.m[:, None] * np.asarray(gravity, dtype=float)
@@ -176,7 +177,10 @@ class EPBatch:
 
 
 class EulerParameterNorm(Constraint):
-    """Internal constraint of an RPCF-EP body: C = p.p - 1, C_q = (0, 2 p^T), gamma = -2 p'.p'."""
+    """Internal constraint of an RPCF-EP body: C = p.p - 1, C_q = (0, 2 p^T), gamma = -2 p'.p'.
+
+    Any body whose coordinates start with (R, p) can use it (the floating frame of a flexible body).
+    """
 
     n_c = 1
 
@@ -189,8 +193,8 @@ class EulerParameterNorm(Constraint):
         return np.array([p @ p - 1.0])
 
     def jacobian(self, t, qs) -> list:
-        J = np.zeros((1, 7))
-        J[0, 3:] = 2.0 * qs[0][3:7]
+        J = np.zeros((1, len(qs[0])))          # any body whose q starts with (R, p)
+        J[0, 3:7] = 2.0 * qs[0][3:7]
         return [J]
 
     def gamma(self, t, qs, vs) -> np.ndarray:
@@ -209,8 +213,8 @@ class _NormBatch:
         return np.einsum("na,na->n", P, P)[:, None] - 1.0
 
     def jacobian(self, t, Q):
-        J = np.zeros((len(Q), 1, 7))
-        J[:, 0, 3:] = 2.0 * Q[:, 3:7]
+        J = np.zeros((len(Q), 1, Q.shape[1]))   # any body whose q starts with (R, p)
+        J[:, 0, 3:7] = 2.0 * Q[:, 3:7]
         return J
 
     def gamma(self, t, Q, V):

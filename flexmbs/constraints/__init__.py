@@ -1,9 +1,9 @@
-"""Constraints of a multibody system: the protocol, joints and drivers."""
+"""Constraints of a multibody system: the protocol, joints, drivers and velocity-level (nonholonomic) constraints."""
 from .base import Constraint, ConstraintError, Ground
 from .driving import AngleDriver, CoordinateDriver
 from .nonholonomic import KnifeEdge, VelocityConstraint
-from .joints import Cylindrical, Distance, Fixed, Joint, PointOnLine, Prismatic, Revolute, Spherical
+from .joints import Cylindrical, Distance, Fixed, Joint, PointOnLine, Prismatic, Revolute, Spherical, Translational
 
 __all__ = ["Constraint", "ConstraintError", "Ground", "Joint", "Spherical", "Revolute", "Cylindrical",
-           "Prismatic", "Fixed", "PointOnLine", "Distance", "CoordinateDriver", "AngleDriver",
+           "Prismatic", "Translational", "Fixed", "PointOnLine", "Distance", "CoordinateDriver", "AngleDriver",
            "VelocityConstraint", "KnifeEdge"]

@@ -33,7 +33,8 @@ import numpy as np
 
 from .base import EMPTY, Constraint, Ground
 
-__all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Fixed", "PointOnLine", "Distance"]
+__all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Translational", "Fixed", "PointOnLine",
+           "Distance"]
 
 
 def _perpendicular(z) -> tuple[np.ndarray, np.ndarray]:
@@ -57,9 +58,9 @@ class Joint(Constraint):
     axis : array (3,), optional
         Global direction of the joint's z axis in the initial configuration (required by
         Revolute, Cylindrical, Prismatic, PointOnLine).
-    s_i, s_j : array (3,), optional
+    s_i, s_j : array (3,) or a body's marker, optional
         The joint's point in body coordinates of body_i / body_j (global for the ground),
-        instead of ``at``.  Both sides must then give the same global point in the initial
+        or a marker object of that body (e.g. a mesh node of a flexible body), instead of ``at``.  Both sides must then give the same global point in the initial
         configuration (within ``tol`` relative to its size), else ValueError.
     name : str, optional
         Default ``"<Class>(<body_i>, <body_j>)"``.
@@ -93,9 +94,9 @@ class Joint(Constraint):
         A0 = [side.rotation(q) for side, q in zip(self._side, q0)]
         O0 = [side.point(q, np.zeros(self.dim)) for side, q in zip(self._side, q0)]
 
-        given = [None if s is None else self._vec3(s, n) for s, n in ((s_i, "s_i"), (s_j, "s_j"))]
+        given = [None if s is None else self._marker(s, n) for s, n in ((s_i, "s_i"), (s_j, "s_j"))]
         if at is not None:
-            P0 = self._vec3(at, "at")
+            P0 = self._vec(at, "at")
         elif given[0] is not None:
             P0 = self._side[0].point(q0[0], given[0])
         elif given[1] is not None:
@@ -115,7 +116,7 @@ class Joint(Constraint):
         if axis is not None:
             if self.dim != 3:
                 raise ValueError(f"joint {self.name!r}: `axis` is for 3D joints, got {axis!r} in {self.dim}D")
-            z = self._vec3(axis, "axis")
+            z = self._vec(axis, "axis")
             nz = np.linalg.norm(z)
             if not nz > 0:
                 raise ValueError(f"joint {self.name!r}: `axis` must be a nonzero 3-vector, got {axis!r}")
@@ -130,7 +131,15 @@ class Joint(Constraint):
         self.n_c = sum(self.dim if r[0] == "point" else 1 for r in self._rows)
         self._kinds = {r[0] for r in self._rows}
 
-    def _vec3(self, x, what):
+    def _marker(self, x, what):
+        """A body point: a vector of `dim` numbers, or a body's own marker object (e.g. a mesh node)."""
+        try:
+            np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            return x                                     # the body checks its own markers
+        return self._vec(x, what)
+
+    def _vec(self, x, what):
         a = np.asarray(x, dtype=float)
         if a.shape != (self.dim,) or not np.all(np.isfinite(a)):
             raise ValueError(f"joint {self.name!r}: `{what}` must be a finite vector of {self.dim} components, "
@@ -277,6 +286,9 @@ class Prismatic(Joint):
     _needs_axis = True
 
 
+Translational = Prismatic
+
+
 class Fixed(Joint):
     """Fixed (weld) joint: no relative motion (6 equations)."""
 
@@ -314,10 +326,10 @@ class Distance(Joint):
             k = self._side[1]
             q0 = EMPTY if body_j is None else body_j.initial_coordinates()
             O = k.point(q0, np.zeros(self.dim))
-            Pj = O if at_j is None else self._vec3(at_j, "at_j")
+            Pj = O if at_j is None else self._vec(at_j, "at_j")
             self.s[1] = k.rotation(q0).T @ (Pj - O)
         else:
-            self.s[1] = self._vec3(s_j, "s_j")
+            self.s[1] = self._marker(s_j, "s_j")
         if length is None:
             q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
             length = float(np.linalg.norm(self._side[1].point(q0[1], self.s[1]) - self._side[0].point(q0[0], self.s[0])))

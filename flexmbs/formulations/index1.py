@@ -16,9 +16,9 @@ corrected states: ``flexmbs/integrators/adams_bashforth.py``).
 The implicit integrators ('midpoint', 'Radau', 'BDF') get a Jacobian d(x')/dx by forward
 differences of ``rhs`` (2 n_q evaluations), reused while ``jacobian_key(t)`` is unchanged:
 it changes every ``jacobian_refresh`` seconds (a modified Newton iteration).  The
-generalized-alpha method, which needs a second-order form with a constant mass matrix, is
-not offered (``second_order`` is None); mb-index3's index-3 integrator is the implicit
-method for constrained systems.
+generalized-alpha method runs the second-order form ``I q'' = q''(t, q, v)`` (``second_order``;
+K = -dq''/dq and C = -dq''/dv by the same differences); it is then an index-1 method like the
+others, not the index-3 integration of constrained systems (issue 12, item 5).
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import numpy as np
 from scipy import sparse
 
 from . import augmented, udwadia_kalaba
+from .base import SecondOrderForm
 from .stabilization import (Baumgarte, CoordinatePartitioning, NoStabilization, RedundantConstraintError,
                             make_stabilization, violations)
 
@@ -71,7 +72,6 @@ class Index1:
     second_state = "delta_dot"
     mass_matrix_constant = True
     linear = False
-    second_order = None
 
     def __init__(self, system, solver: str = "augmented", stabilization="none", *, alpha: float | None = None,
                  beta: float | None = None, tol: float | None = None, jacobian_refresh: float = 1e-2,
@@ -128,16 +128,17 @@ class Index1:
         mob = self.system.mobility(t, q)
         self.mobility = mob
         redundant = _redundant_names(mob)
-        if redundant and self.solver == "augmented" and not isinstance(self.stabilization, CoordinatePartitioning):
+        if redundant and self.solver == "augmented":
             raise RedundantConstraintError(
                 f"The system has {len(redundant)} redundant constraint equation(s) ({', '.join(redundant)}): "
                 "the saddle-point matrix of the augmented formulation is singular. Use "
                 "solver='udwadia-kalaba' (Moore-Penrose pseudo-inverse), or remove the redundant "
                 "constraint(s).")
         if redundant:
-            log.info("%d redundant constraint equation(s) (%s): %s", len(redundant), ", ".join(redundant),
-                     "the Udwadia-Kalaba pseudo-inverse gives the least-norm multipliers"
-                     if self.solver == "udwadia-kalaba" else "coordinate partitioning drops them")
+            log.info("%d redundant constraint equation(s) (%s): the Udwadia-Kalaba pseudo-inverse gives "
+                     "the least-norm multipliers%s", len(redundant), ", ".join(redundant),
+                     "; coordinate partitioning drops them" if isinstance(self.stabilization, CoordinatePartitioning)
+                     else "")
         return mob
 
     @staticmethod
@@ -180,6 +181,32 @@ class Index1:
             xp[i] += dx
             J[:, i] = (self.rhs(t, xp) - f0) / dx
         return J
+
+    @property
+    def second_order(self) -> SecondOrderForm:
+        """``I q'' = f(t, q, v)`` with f the accelerations, for generalized-alpha."""
+        n = self.n
+
+        def f(t, q, v):
+            self.n_rhs += 1
+            return self.accelerations(t, q, v)[0]
+
+        cache = {}
+
+        def dadx(t, q, v):
+            x = np.concatenate([q, v])
+            key = (t, x.tobytes())
+            if cache.get("key") != key:                     # K and C are asked for at one state
+                cache["key"], cache["J"] = key, self.jacobian(t, x)[n:]
+            return cache["J"]
+
+        def K(t, q, v):
+            return -dadx(t, q, v)[:, :n]
+
+        def C(t, q, v):
+            return -dadx(t, q, v)[:, n:]
+
+        return SecondOrderForm(M=sparse.csr_array(sparse.identity(n)), f=f, K=K, C=C, key=self.jacobian_key)
 
     def jacobian_key(self, t: float) -> Hashable:
         """Changes every `jacobian_refresh` seconds (the Jacobian depends on the state)."""

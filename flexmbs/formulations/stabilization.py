@@ -18,14 +18,17 @@ the integrator's local errors).  Three choices (docs/constrained_dynamics.md):
        constraint equations (the other n_c - r rows are redundant and dropped); the other
        n_q - r coordinates u are independent (they keep the integrator's values).  The
        partition is kept while its pivots stay good: at each step the LU with partial
-       pivoting of C_w = C_q[rows, w] gives rho = min|U_ii| / max|U_ii|, and the partition is
-       chosen again when rho falls below ``repartition_ratio`` times its value at the choice.
+       pivoting of C_w = C_q[rows, w] gives rho = min|U_ii| / max|C_q[rows, :]| (its smallest
+       pivot relative to the size of the constraint rows), and the partition is chosen again
+       when rho falls below ``repartition_ratio`` times its value at the choice.
     2. positions: Newton-Raphson on the dependent coordinates, C_w(q) dw = -C_rows(q), with u
        fixed.  Stopping rule: one correction is always made (it reuses the LU of step 1 and
        brings a violation delta to O(delta^2), i.e. round-off after a normal step); further
        iterations, each with a new Jacobian, are made while ||C||_inf > tol (1e-9 by
-       default) after the last correction, at most ``max_iter``.  So the position violation
-       left is round-off after every ordinary step and at most ``tol`` after a violent one.
+       default) after the last correction, at most ``max_iter`` (when ||C||_inf <= tol before
+       the first correction, the residual after it is O(tol^2) and is not evaluated again).
+       So the position violation left is round-off after every ordinary step and at most
+       ``tol`` after a violent one.
     3. velocities: the dependent velocities from C_w w' = -(C_t + C_u u') at the corrected
        positions (new Jacobian): the velocity violation is round-off.
 
@@ -54,8 +57,12 @@ __all__ = ["RedundantConstraintError", "stabilized_gamma", "violations", "full_p
            "make_stabilization"]
 
 
-class RedundantConstraintError(ConstraintError):
-    """The constraint Jacobian has dependent rows where the method needs full row rank."""
+class RedundantConstraintError(ConstraintError, ArithmeticError):
+    """The constraint Jacobian has dependent rows where the method needs full row rank.
+
+    Also an ArithmeticError, so that an integrator meeting it in a step (a singular
+    configuration reached during the motion) stops with status "failed" and keeps its results.
+    """
 
 
 def stabilized_gamma(system, t: float, q: np.ndarray, v: np.ndarray, Cq: np.ndarray,
@@ -123,7 +130,21 @@ class Partition:
     independent: np.ndarray     # (n_q - r,) coordinate indices u
     rows: np.ndarray            # (r,) constraint equations used
     redundant: np.ndarray       # (n_c - r,) constraint equations dropped
-    quality: float              # min|U_ii| / max|U_ii| of LU(C_w) at the choice
+    quality: float              # min|U_ii| of LU(C_w) / max|C_q[rows]| at the choice
+
+    @property
+    def ix_w(self):
+        """Index of C_w = C_q[rows, dependent] (cached)."""
+        if "_ix_w" not in self.__dict__:
+            object.__setattr__(self, "_ix_w", np.ix_(self.rows, self.dependent))
+        return self.__dict__["_ix_w"]
+
+    @property
+    def ix_u(self):
+        """Index of C_u = C_q[rows, independent] (cached)."""
+        if "_ix_u" not in self.__dict__:
+            object.__setattr__(self, "_ix_u", np.ix_(self.rows, self.independent))
+        return self.__dict__["_ix_u"]
 
 
 class NoStabilization:
@@ -164,7 +185,8 @@ class CoordinatePartitioning(NoStabilization):
     max_iter : int
         Newton iterations allowed after the first correction.
     repartition_ratio : float
-        The partition is chosen again when the pivot ratio of C_w falls below this fraction
+        The partition is chosen again when the smallest pivot of C_w relative to the constraint
+        rows (rho, module docstring) falls below this fraction
         of its value at the choice.
     rank_rtol : float
         Relative pivot threshold of the rank decision in `full_pivot_lu`.
@@ -195,7 +217,7 @@ class CoordinatePartitioning(NoStabilization):
         dep, rows_r = np.sort(cols[:r]), np.sort(rows[:r])
         lu = _getrf(Cq[np.ix_(rows_r, dep)])[:2]
         self.partition = Partition(dependent=dep, independent=np.sort(cols[r:]), rows=rows_r,
-                                   redundant=np.sort(rows[r:]), quality=_pivot_ratio(lu[0]))
+                                   redundant=np.sort(rows[r:]), quality=_pivot_ratio(lu[0], Cq[rows_r]))
         self.n_partitions += 1
         return self.partition
 
@@ -204,10 +226,10 @@ class CoordinatePartitioning(NoStabilization):
         if self.partition is None:
             self.choose(Cq)
         p = self.partition
-        lu, piv, info = _getrf(Cq[np.ix_(p.rows, p.dependent)])
-        if info != 0 or _pivot_ratio(lu) < self.repartition_ratio * p.quality:
+        lu, piv, info = _getrf(Cq[p.ix_w])
+        if info != 0 or _pivot_ratio(lu, Cq[p.rows]) < self.repartition_ratio * p.quality:
             p = self.choose(Cq)
-            lu, piv, info = _getrf(Cq[np.ix_(p.rows, p.dependent)])
+            lu, piv, info = _getrf(Cq[p.ix_w])
         return lu, piv
 
     def correct(self, system, t: float, q: np.ndarray, v: np.ndarray):
@@ -218,7 +240,8 @@ class CoordinatePartitioning(NoStabilization):
         lu = self._factor(system.jacobian(t, q))
         p = self.partition
         dep, rows = p.dependent, p.rows
-        q[dep] -= _getrs(lu, system.residual(t, q)[rows])      # the first correction, always
+        C = system.residual(t, q)
+        q[dep] -= _getrs(lu, C[rows])                           # the first correction, always
         self.n_corrections += 1
 
         def residual(w):
@@ -227,19 +250,21 @@ class CoordinatePartitioning(NoStabilization):
 
         def solve(w, r):
             q[dep] = w
-            Cq = system.jacobian(t, q)
-            return np.linalg.solve(Cq[np.ix_(rows, dep)], r)
+            return np.linalg.solve(system.jacobian(t, q)[p.ix_w], r)
 
-        if np.abs(system.residual(t, q)).max(initial=0.0) > self.tol:
+        # Before the correction |C| <= tol means after it O(tol^2): not evaluated again.
+        if np.abs(C).max(initial=0.0) > self.tol and np.abs(system.residual(t, q)).max(initial=0.0) > self.tol:
             w, n_iter = newton(residual, solve, q[dep].copy(), tol=self.tol, max_iter=self.max_iter,
                                norm=lambda r: np.abs(r).max(initial=0.0),
-                               name=f"coordinate partitioning at t = {t:.6g}")
+                               name=f"coordinate partitioning at t = {t:.6g}",
+                               hint="the step left the constraint manifold too far: reduce the step "
+                                    "size `h` (or `rtol`), or raise `max_iter`")
             q[dep] = w
             self.n_newton += n_iter
         Cq = system.jacobian(t, q)
         lu = self._factor(Cq)
         p = self.partition
-        rhs = system.time_derivative(t, q)[p.rows] + Cq[np.ix_(p.rows, p.independent)] @ v[p.independent]
+        rhs = system.time_derivative(t, q)[p.rows] + Cq[p.ix_u] @ v[p.independent]
         v[p.dependent] = -_getrs(lu, rhs)
         return q, v
 
@@ -262,9 +287,12 @@ def make_stabilization(stabilization, **options):
     return STABILIZATIONS[stabilization](**options)
 
 
-def _pivot_ratio(lu: np.ndarray) -> float:
-    d = np.abs(np.diag(lu))
-    return float(d.min() / d.max()) if d.size and d.max() > 0 else (1.0 if not d.size else 0.0)
+def _pivot_ratio(lu: np.ndarray, rows: np.ndarray) -> float:
+    """min |U_ii| of the LU of C_w relative to the largest entry of the constraint rows used."""
+    if not lu.size:
+        return 1.0
+    scale = np.abs(rows).max()
+    return float(np.abs(np.diag(lu)).min() / scale) if scale > 0 else 0.0
 
 
 _LAPACK: dict = {}

@@ -273,15 +273,23 @@ class Integrator(ABC):
             raise RuntimeError(f"Attempt to step an integrator whose status is '{self.status}'.")
         t, x, xdot = self.t, self.x, self._xdot_new
         self._xdot_new = None
-        with np.errstate(all="ignore"):       # non-finite values become a status below
-            success, message = self._step_impl()
+        try:
+            with np.errstate(all="ignore"):       # non-finite values become a status below
+                success, message = self._step_impl()
+        except (ArithmeticError, np.linalg.LinAlgError) as err:   # e.g. a singular system, Newton
+            success, message = False, f"The step from t = {t:.6g} failed: {err}"
         if not success:
             self.t, self.x, self._xdot_new = t, x, xdot
             self.status, self.message = "failed", message
             return message
         self.t_old, self.x_old, self._xdot_old = t, x, xdot
         self.n_steps += 1
-        self._correct_state()
+        try:
+            self._correct_state()
+        except (ArithmeticError, np.linalg.LinAlgError) as err:
+            self.status = "failed"
+            self.message = f"The correction of the state after the step to t = {self.t:.6g} failed: {err}"
+            return self.message
         self._after_step()
         if not np.all(np.isfinite(self.x)):
             self.status = "failed"

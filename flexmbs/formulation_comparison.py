@@ -178,6 +178,10 @@ def check_common(p: dict, defaults: dict, choices: dict) -> None:
     check_parameters(p, defaults, choices=choices, positive=("rtol", "t_end", "dt_out", "h"))
     if p["dt_out"] > p["t_end"]:
         raise CaseError("dt_out", f"must not exceed t_end = {p['t_end']} s")
+    if p["integrator"] == "generalized-alpha" and (p["table"] or p["formulation"] != "lagrange"):
+        raise CaseError("integrator", "generalized-alpha integrates a second-order form M q'' = f(t, q, q'), which "
+                                      "only the lagrange formulation gives (the others have quasi-velocities or "
+                                      "Maggi's projected equations); use DOP853, RK45, Radau, BDF, midpoint or AB4")
 
 
 def run_case(build, p: dict, out, *, stem: str, caption: str, title: str, stems: dict):

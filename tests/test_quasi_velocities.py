@@ -279,3 +279,9 @@ def test_cart_case_table_mode(tmp_path):
     assert "Reduced Volterra" in text and "max_constraint_error" in text
     assert (tmp_path / "volterra-reduced" / "results.npz").is_file()
     assert "constraint_error" in np.load(tmp_path / "lagrange" / "results.npz")
+
+
+def test_case_refuses_generalized_alpha_for_the_quasi_velocity_forms(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        three_bodies.main(["--formulation", "volterra", "--integrator", "generalized-alpha", "--out", str(tmp_path)])
+    assert "--integrator" in capsys.readouterr().err

@@ -258,8 +258,8 @@ class QuasiVelocities:
         W, X = self.maps(t, q)
         return np.linalg.lstsq(W, qdot - X, rcond=None)[0]
 
-    def admissible(self, t, q, qdot, tol: float = 1e-9) -> np.ndarray:
-        """q' projected onto the admissible velocities (the momenta G_I held): W u + X."""
+    def admissible(self, t, q, qdot) -> np.ndarray:
+        """q' projected onto the admissible velocities (the momenta G_I held): W u + X, u by least squares."""
         W, X = self.maps(t, q)
         return W @ self.quasi_velocities(t, q, qdot) + X
 

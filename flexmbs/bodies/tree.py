@@ -300,12 +300,15 @@ class TreeBody(Body):
     def mass_matrix(self, q) -> np.ndarray:
         return self.kinematics(np.asarray(q, dtype=float)).mass_matrix()[0]
 
-    def applied_forces(self, t, q, v, gravity) -> np.ndarray:
-        """Q_e: the user's applied forces plus gravity, sum_i m_i B_i^T g (no Q_v)."""
+    def applied_forces(self, t, q, v, gravity, B=None) -> np.ndarray:
+        """Q_e: the user's applied forces plus gravity, sum_i m_i B_i^T g (no Q_v).
+
+        ``B``: the parts' velocity Jacobians at q (n_p, 3, m), when already computed.
+        """
         Q = np.zeros(self.n_q) if self.applied is None else np.asarray(self.applied(t, q, v), dtype=float)
         if gravity is not None:
-            kin = self.kinematics(q)
-            Q = Q + np.einsum("p,pxm,x->m", self._mass, kin.B[0], np.asarray(gravity, dtype=float))
+            B = self.kinematics(q).B[0] if B is None else B
+            Q = Q + np.einsum("p,pxm,x->m", self._mass, B, np.asarray(gravity, dtype=float))
         return Q
 
     def quadratic_velocity_forces(self, q, v) -> np.ndarray:

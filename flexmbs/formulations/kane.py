@@ -63,5 +63,5 @@ class Kane(QuasiVelocityForm):
         inertia = (np.einsum("p,pxa,px->a", mass, BW, a_bias)
                    + np.einsum("pxa,px->a", DW, np.einsum("pxy,py->px", I, alpha_bias) + np.cross(omega, Iw)))
         Mu = np.einsum("p,pxa,pxb->ab", mass, BW, BW) + np.einsum("pxa,pxy,pyb->ab", DW, I, DW)
-        U = W.T @ applied_forces(self.system, t, q, qd)
+        U = W.T @ applied_forces(self.system, t, q, qd, B)
         return qd, np.linalg.solve(Mu, U - inertia)

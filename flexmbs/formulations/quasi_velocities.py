@@ -111,13 +111,22 @@ def _mass_matrix(mass, B, D, I):
     return (np.einsum("p,kpxa,kpxb->kab", mass, B, B) + np.einsum("kpxa,kpxy,kpyb->kab", D, I, D))
 
 
-def applied_forces(system, t, q, v):
-    """Generalized applied forces Q_e (gravity included, Q_v excluded) of every body, (m,)."""
+def applied_forces(system, t, q, v, B=None):
+    """Generalized applied forces Q_e (gravity included, Q_v excluded) of every body, (m,).
+
+    ``B``: the system's part Jacobians at q (n_p, 3, m) from `system_kinematics`, if known.
+    """
     Q = np.zeros(system.n_q)
+    start = 0
     for body in system.bodies:
         sl = system.slice(body)
         if hasattr(body, "applied_forces"):
-            Q[sl] = body.applied_forces(t, q[sl], v[sl], system.gravity)
+            Bb = None
+            if B is not None:
+                n_p = len(body.parts)
+                Bb = B[start:start + n_p, :, sl]
+                start += n_p
+            Q[sl] = body.applied_forces(t, q[sl], v[sl], system.gravity, Bb)
         else:
             raise QuasiVelocityError(f"body {body.name!r} does not separate its applied forces from Q_v "
                                      "(`applied_forces`); use the lagrange or maggi formulation")

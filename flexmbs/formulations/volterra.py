@@ -61,7 +61,7 @@ class Volterra(QuasiVelocityForm):
         K = (np.einsum("pxa,px->a", BWc.imag, P) + np.einsum("pxa,px->a", DWc.imag, H)) / h
         BW, DW = BWc.real, DWc.real
         Mu = np.einsum("p,pxa,pxb->ab", mass, BW, BW) + np.einsum("pxa,pxy,pyb->ab", DW, I, DW)
-        U = W.T @ applied_forces(self.system, t, q, qd)
+        U = W.T @ applied_forces(self.system, t, q, qd, B)
         return qd, np.linalg.solve(Mu, U + K - A)
 
 

@@ -80,6 +80,10 @@ def test_all_formulations_give_the_same_motion(case):
         assert np.abs(res["q"] - ref["q"]).max() < 1e-7, f
         assert np.abs(res["qdot"] - ref["qdot"]).max() < 1e-7, f
         assert summ["max_energy_error"] < 1e-7 * (1 + abs(summ["initial_energy"])), f
+        # linear momentum: all of it for the free bodies, P_x for the cart on its rails
+        P0 = np.abs(summ["initial_momentum"]).max()
+        dP = summ["max_momentum_error_x"] if case == "cart_pendulum" else summ["max_momentum_error"]
+        assert dP < 1e-8 * P0, f
     counts = {f: (s["n_state_variables"], s["n_equations"]) for f, (_, s) in runs.items()}
     m = ref["q"].shape[1]
     r = 1 if case == "cart_pendulum" else 0

@@ -32,6 +32,8 @@ from one complex step (t, q) -> (t + i h, q + i h q').
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 
@@ -48,33 +50,59 @@ class QuasiVelocityError(ValueError):
     """Quasi-velocities that do not describe the admissible velocities, or a bad ignorable coordinate."""
 
 
+def _rows_of(c, t, qs):
+    """(blocks of a, b) of constraint c."""
+    return c.jacobian(t, qs), c.time_derivative(t, qs)
+
+
+def _rows_complex(c, t, qs):
+    """(blocks, b) of constraint c at complex (t, qs) = real + i h (1, d).
+
+    Tried by complex arithmetic first (exact); a constraint whose code drops imaginary parts
+    (a ComplexWarning) or refuses complex input is evaluated at the real point, and its rate along
+    (1, d) by central differences (relative error ~1e-10), so every joint works in the
+    quasi-velocity formulations.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            return _rows_of(c, t, qs)
+        except (TypeError, ValueError, np.exceptions.ComplexWarning):
+            pass
+    h = COMPLEX_STEP
+    tr, dt = float(np.real(t)), float(np.imag(t)) / h
+    qr = [np.real(x) for x in qs]
+    d = [np.imag(x) / h for x in qs]
+    scale = max([1.0] + [float(np.abs(x).max(initial=0.0)) for x in qr])
+    dnorm = max([abs(dt)] + [float(np.abs(x).max(initial=0.0)) for x in d])
+    eps = 1e-6 * scale / max(dnorm, 1e-300)
+    J0, b0 = _rows_of(c, tr, qr)
+    Jp, bp = _rows_of(c, tr + eps * dt, [x + eps * y for x, y in zip(qr, d)])
+    Jm, bm = _rows_of(c, tr - eps * dt, [x - eps * y for x, y in zip(qr, d)])
+    blocks = [np.asarray(j0) + 1j * h * (np.asarray(jp) - np.asarray(jm)) / (2 * eps) for j0, jp, jm in zip(J0, Jp, Jm)]
+    return blocks, np.asarray(b0) + 1j * h * (np.asarray(bp) - np.asarray(bm)) / (2 * eps)
+
+
 def constraint_rows(system, t, q):
     """(a (r, m), b (r,)): C_q and C_t of every constraint at (t, q); q and t may be complex.
 
     A holonomic constraint contributes its Jacobian and C_t (C' = C_q q' + C_t), a nonholonomic
-    one a and b.  Raises QuasiVelocityError naming a constraint that cannot take complex q when
-    q is complex.
+    one a and b.  At a complex (t, q) (a complex step) a constraint that cannot take complex
+    input gets its rate by central differences instead (`_rows_complex`).
     """
     q = np.asarray(q)
     dtype = np.result_type(q.dtype, np.asarray(t).dtype, float)
     a = np.zeros((system.n_c, system.n_q), dtype=dtype)
     b = np.zeros(system.n_c, dtype=dtype)
-    for k, c in enumerate(system.constraints):
+    evaluate = _rows_complex if np.iscomplexobj(a) else _rows_of
+    for c in system.constraints:
         rows = system.rows(c)
         qs = [np.zeros(0) if body is None else q[system.slice(body)] for body in c.bodies]
-        try:
-            for body, blk in zip(c.bodies, c.jacobian(t, qs)):
-                if body is not None:
-                    a[rows, system.slice(body)] += blk
-            b[rows] = c.time_derivative(t, qs)
-        except (TypeError, ValueError) as err:
-            if np.iscomplexobj(a):
-                raise QuasiVelocityError(
-                    f"constraint {c.name!r} ({type(c).__name__}) cannot be evaluated at a complex q ({err}); "
-                    "the quasi-velocity formulations differentiate the constraint rows by a complex step: "
-                    "write its Jacobian with analytic numpy operations, or use the lagrange or maggi "
-                    "formulation") from None
-            raise
+        blocks, bc = evaluate(c, t, qs)
+        for body, blk in zip(c.bodies, blocks):
+            if body is not None:
+                a[rows, system.slice(body)] += blk
+        b[rows] = bc
     return a, b
 
 

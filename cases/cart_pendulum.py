@@ -80,7 +80,8 @@ def build(torque: float = 0.0) -> QVModel:
     applied = (lambda t, q, v: np.array([torque, -torque, 0.0])) if torque else None
     body = TreeBody("cart pendulum", COORDINATES, joints, parts, q0=Q0, v0=V0, applied=applied)
     wheel = VelocityConstraint(body, wheel_rows, name="wheel")
-    return QVModel(System([body], [wheel], gravity=GRAVITY), COORDINATES, Y=np.array([[1.0, -1.0, 0.0], [0.0, 0.0, 1.0]]),
+    return QVModel(System([body], [wheel], gravity=GRAVITY), COORDINATES,
+                   Y=np.array([[1.0, -1.0, 0.0], [0.0, 0.0, 1.0]]),
                    Y_reduced=np.array([[-1.0, 1.0, 0.0]]), ignorable=("x",),
                    extra={"constraint_integral_error": constraint_integral})
 

@@ -158,7 +158,8 @@ def plot_runs(out, runs: dict, coordinates, title: str, stems: dict) -> None:
     out = Path(out)
     ref = runs.get("volterra-reduced", next(iter(runs.values())))
     panels = [(c, [dict(t=ref["t"], y=ref["q"][:, k], label="reduced Volterra")]) for k, c in enumerate(coordinates)]
-    plots.save(plots.history_panels(panels, title=f"{title}: generalized coordinates"), out / f"{stems['coordinates']}.png")
+    plots.save(plots.history_panels(panels, title=f"{title}: generalized coordinates"),
+               out / f"{stems['coordinates']}.png")
     panels = {"energy": ("abs(energy error) [J]", "energy error", lambda r: r["energy_error"]),
               "momentum": ("abs(P_x - P_x(0)) [N s]", "linear momentum error (X)",
                            lambda r: r["momentum"][:, 0] - r["momentum"][0, 0]),

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from flexmbs.bodies.tree import COMPLEX_STEP, TreeBody, TreeJoint, TreePart
-from flexmbs.constraints.nonholonomic import KnifeEdge, VelocityConstraint, nonholonomic_constraints
+from flexmbs.constraints.nonholonomic import KnifeEdge, nonholonomic_constraints
 from flexmbs.formulation_comparison import run_formulation
 from flexmbs.formulations.index1 import Index1
 from flexmbs.formulations.multibody_forms import FORMULATION_NAMES, make_formulation

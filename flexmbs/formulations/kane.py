@@ -22,7 +22,8 @@ as generalized forces Q_e = sum_i B_i^T F_i + D_i^T T_i, gravity m_i g included)
 
 .. code:: text
 
-    M_u u' = W^T Q_e - sum_i [ (B_i W)^T m_i (B_i c + B_i' q') + (D_i W)^T (I_i (D_i c + D_i' q') + omega_i x I_i omega_i) ]
+    M_u u' = W^T Q_e - sum_i [ (B_i W)^T m_i (B_i c + B_i' q')
+                              + (D_i W)^T (I_i (D_i c + D_i' q') + omega_i x I_i omega_i) ]
     M_u = W^T M W,   c = W' u + X'
 
 B_i', D_i', W', X' come from one complex step along q'.  Nothing here uses M' or dT/dq:

@@ -114,6 +114,22 @@ def test_quasi_velocity_forms_hold_the_wheel_constraint_to_round_off():
     assert 1e-14 < summ["max_constraint_error"] < 1e-4               # drifts with the integration error
 
 
+def test_maggi_in_quasi_velocities_agrees_with_kane_and_holds_the_constraint():
+    from flexmbs.formulations.maggi import MaggiQuasiVelocities
+    model = cart_pendulum.build()
+    out = {}
+    for name in ("maggi-quasi", "kane"):
+        qv = QuasiVelocities(model.system, Y=model.Y)
+        form = MaggiQuasiVelocities(model.system, qv) if name == "maggi-quasi" else make_formulation("kane", model.system,
+                                                                                                   Y=model.Y)
+        sol = simulate(form, (0.0, 0.5), form.state0(), method="DOP853", rtol=1e-10, atol=1e-12, t_eval=[0.0, 0.5])
+        q, qd = form.physical(sol.t, sol.x)
+        out[name] = q[-1]
+        a, b = model.system.jacobian(0.5, q[-1]), model.system.time_derivative(0.5, q[-1])
+        assert abs(a @ qd[-1] + b).max() < 1e-14
+    assert np.abs(out["maggi-quasi"] - out["kane"]).max() < 1e-9
+
+
 def test_ignorable_coordinates_are_detected():
     for case, expected in (("cart_pendulum", [2]), ("three_bodies", [5, 6, 7]), ("satellite_boom", [4, 5, 6])):
         assert ignorable_coordinates(CASES[case].build().system) == expected, case

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .quasi_velocities import QuasiVelocities, constraint_rows
+from .quasi_velocities import QuasiVelocities, QuasiVelocityForm, constraint_rows
 
-__all__ = ["Maggi"]
+__all__ = ["Maggi", "MaggiQuasiVelocities"]
 
 
 class Maggi:
@@ -86,3 +86,29 @@ class Maggi:
 
     def jacobian_key(self, t):
         return int(np.floor(t / self.jacobian_refresh))
+
+
+class MaggiQuasiVelocities(QuasiVelocityForm):
+    """Maggi's equations with the state (q, u): p equations, the constraints held exactly.
+
+    Substituting q'' = W u' + W' u + X' into W^T (M q'' - Q) = 0:
+
+    .. code:: text
+
+        W^T M W u' = W^T (Q - M (W' u + X'))
+
+    with Lagrange's M and Q = Q_e + Q_v of the bodies (any body kind) and W', X' from one
+    complex step.  The same equations as Kane's, computed from M and Q instead of the parts.
+    Not one of the five names of the cases (whose ``maggi`` keeps the paper's state (q, q')).
+    """
+
+    name = "maggi-quasi-velocities"
+    needs_parts = False
+
+    def derivatives(self, t, q, u):
+        W, X = self.qv.maps(t, q)
+        qd = W @ u + X
+        _, _, Wd, Xd = self.qv.maps_and_rates(t, q, qd)
+        M = self.system.mass_matrix(q)
+        Q = self.system.forces(t, q, qd)
+        return qd, np.linalg.solve(W.T @ M @ W, W.T @ (Q - M @ (Wd @ u + Xd)))

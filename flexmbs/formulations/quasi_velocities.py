@@ -413,11 +413,13 @@ class QuasiVelocityForm:
     linear = False
     second_order = None
     second_state = "quasi_velocities"
+    needs_parts = True             # Kane and Volterra work with the parts (TreeBody), Maggi's form with M, Q
 
     def __init__(self, system, qv: QuasiVelocities | None = None, jacobian_refresh: float = 1e-2, **qv_options):
         self.system = system
         self.qv = QuasiVelocities(system, **qv_options) if qv is None else qv
-        system_kinematics(system, system.initial_coordinates())         # refuse bodies without parts now
+        if self.needs_parts:
+            system_kinematics(system, system.initial_coordinates())     # refuse bodies without parts now
         self.m, self.p = system.n_q, self.qv.p
         self.n_state = self.m + self.p
         self.n_equations = self.p

@@ -1,5 +1,5 @@
 """Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems, point masses,
-flexible bodies in the floating frame of reference."""
+planar rigid bodies, flexible bodies in the floating frame of reference, tree bodies."""
 from . import loads
 from .base import Body, RigidBody
 from .flexible import FlexibleBody, Node
@@ -7,6 +7,7 @@ from .natural import NaturalRigidity, RigidBodyNatural
 from .planar import RigidBody2D
 from .point import PointMass
 from .rigid import EulerParameterNorm, RigidBodyEP
+from .tree import TreeBody, TreeJoint, TreePart
 
 __all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity", "PointMass",
-           "RigidBody2D", "loads", "FlexibleBody", "Node"]
+           "RigidBody2D", "loads", "FlexibleBody", "Node", "TreeBody", "TreeJoint", "TreePart"]

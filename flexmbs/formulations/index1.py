@@ -96,6 +96,9 @@ class Index1:
         self._solve = SOLVERS[solver]
         self._solver_options = solver_options
         self.stabilization = make_stabilization(stabilization, **options)
+        if isinstance(self.stabilization, CoordinatePartitioning):
+            from ..constraints.nonholonomic import require_holonomic
+            require_holonomic(system, "Coordinate partitioning (a position projection)")
         self.n = system.n_q
         self.n_state = 2 * self.n
         self.n_rhs = 0

@@ -1,0 +1,97 @@
+"""Coupled rigid-flexible mechanisms (docs/coupled.md).
+
+- bridge: the spin-up beam with a rigid hub driven by an AngleDriver and the beam a FlexibleBody
+  clamped to it (index3-alpha) reproduces the prescribed fast path (Kane, Ryan and Banerjee 1987,
+  ../shared/BENCHMARKS.md sec. 3), and the drive torque is (J_hub + rho A L^3 / 3) Omega' to within
+  the beam's deformation;
+- a conservative coupled system (torque-free hub with an initial spin, no stiffening) keeps
+  T + V_strain and the angular momentum about the axis;
+- the coupled slider-crank (Simeon 1996, ../shared/BENCHMARKS.md sec. 4): the peak deflection
+  converges with elements, and the joint reactions of a very stiff rod are those of a rigid rod;
+- bad input: a joint on a node that does not exist, a flexible body without reference conditions.
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs import BeamEB2D, Material, Model, generate
+from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
+from flexmbs.constraints import Fixed, Revolute
+from flexmbs.formulations.index1 import Index1
+from flexmbs.integrators import simulate
+from flexmbs.mechanisms.coupled import angular_momentum, axial_torque, integrate, multipliers
+from flexmbs.system import System
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+sys.path.insert(0, str(CASES))
+
+import slider_crank  # noqa: E402
+import spinup_beam  # noqa: E402
+
+
+def test_spinup_coupled_equals_prescribed():
+    """Driven hub + clamped FlexibleBody (index3-alpha, h = 0.01 s) vs fm.run on the Model (DOP853)."""
+    t_end, ws, ts, J_hub = 1.0, 6.0, 15.0, 40.0
+    system, hub, beam, model = spinup_beam.build_coupled(2, ws, ts, hub_inertia=J_hub)
+    t = np.linspace(0.0, t_end, 11)
+    sol = integrate(system, t_end, 0.01, t_eval=t, rho_inf=0.9)
+    assert sol.success
+    fast = fm.run(model, method="DOP853", rtol=1e-10, atol=1e-12, t_end=t_end, dt_out=0.1)
+    delta = sol.x[:, system.slice(beam)][:, 7:]
+    peak = np.abs(fast.delta).max()
+    err = np.abs(delta - fast.delta).max() / peak
+    print(f"coupled vs prescribed: {err:.2e} of the peak")
+    assert err < 5e-4                      # O(h^2) of index3-alpha; measured 1.3e-4 (1 s), 2.4e-5 (3 s, 4 el.)
+    lam = multipliers(system, sol.t, sol.x)
+    drive = axial_torque(system, system.constraint("drive"), hub, sol.t, sol.x, lam)
+    # the drive is the only moment about z on hub + beam: drive = dH_z/dt (H_z with the elastic motion)
+    dH = np.gradient(angular_momentum(system, sol.x), sol.t)
+    rigid = (J_hub + spinup_beam.rigid_beam_inertia()) * np.array([spinup_beam.SpinUp(ws, ts)._law(ti)[2]
+                                                                    for ti in sol.t])
+    print(f"drive torque at t_end {drive[-1]:.4f} N m, dH/dt {dH[-1]:.4f}, rigid beam {rigid[-1]:.4f}")
+    assert np.abs(drive - dH)[1:-1].max() < 0.01 * np.abs(drive).max()
+
+
+def test_torque_free_hub_conserves_energy_and_momentum():
+    """Hub with an initial spin of 2 rad/s, no drive, no stiffening: T + 1/2 delta^T k delta and H_z.
+
+    The beam is the spin-up beam made 100 times softer (E = 7e8 Pa), so that the explicit
+    integrator takes few steps."""
+    element = BeamEB2D(Material(E=7e8, rho=spinup_beam.DENSITY), spinup_beam.AREA, spinup_beam.INERTIA)
+    model = Model(generate.line(2, spinup_beam.LENGTH), element, fixed=[("start", "all")], stiffening=False)
+    z = np.array([0.0, 0.0, 1.0])
+    hub = RigidBodyEP("hub", 10.0, np.diag([20.0, 20.0, 40.0]), angular_velocity=2.0 * z)
+    beam = FlexibleBody(model, "beam", angular_velocity=2.0 * z)
+    system = System([hub, beam], [Revolute(None, hub, at=np.zeros(3), axis=z, name="bearing"),
+                                  Fixed(hub, beam, s_j=Node(0), name="clamp")])
+    form = Index1(system, solver="augmented")
+    t = np.linspace(0.0, 0.3, 7)
+    x0 = form.state0(system.initial_coordinates(), system.initial_velocities())
+    sol = simulate(form, (0.0, t[-1]), x0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=t)
+    n = system.n_q
+    E = np.array([sum(system.energy(x[:n], x[n:])) + beam.strain_energy(x[:n][system.slice(beam)])
+                  for x in sol.x])
+    H = angular_momentum(system, sol.x)
+    strain = max(beam.strain_energy(x[:n][system.slice(beam)]) for x in sol.x)
+    print(f"energy {E[0]:.6f} J, drift {np.ptp(E):.2e}; strain up to {strain:.3g} J; H {H[0]:.6f}, drift {np.ptp(H):.2e}")
+    assert strain > 1e-6 * E[0]            # the beam does deform
+    assert np.ptp(E) < 1e-8 * E[0]
+    assert np.ptp(H) < 1e-8 * abs(H[0])
+    assert H[0] == pytest.approx((40.0 + spinup_beam.rigid_beam_inertia()) * 2.0, rel=1e-12)
+
+
+def test_joint_on_missing_node_is_refused():
+    model = spinup_beam.build(2)
+    beam = FlexibleBody(model, "beam")
+    hub = RigidBodyEP("hub", 1.0, np.eye(3))
+    with pytest.raises(ValueError, match=r"'beam'.*no node 7.*0\.\.2"):
+        Fixed(hub, beam, s_j=Node(7))
+
+
+def test_flexible_body_without_reference_conditions_is_refused():
+    model = Model(generate.line(2, 1.0), BeamEB2D(Material(E=2e11, rho=7850.0), 1e-4, 1e-8))
+    with pytest.raises(ValueError, match=r"body 'free'.*hold 0 of the 3 rigid-body modes"):
+        FlexibleBody(model, "free")

@@ -95,3 +95,59 @@ def test_flexible_body_without_reference_conditions_is_refused():
     model = Model(generate.line(2, 1.0), BeamEB2D(Material(E=2e11, rho=7850.0), 1e-4, 1e-8))
     with pytest.raises(ValueError, match=r"body 'free'.*hold 0 of the 3 rigid-body modes"):
         FlexibleBody(model, "free")
+
+
+# -- coupled slider-crank ---------------------------------------------------------------------------
+def _first_peak(elements, **kw):
+    info, _, extras = slider_crank.run(coupled=True, elements=elements, revolutions=0.15, plots=False, **kw)
+    assert info["status"] == "finished"
+    return slider_crank.peak(extras)
+
+
+@pytest.mark.slow
+def test_coupled_slider_crank_converges_with_elements():
+    """Peak mid-span deflection over the first 54 deg (its first maximum, near 34 deg): Hermite beams
+    converge fast, so the change from 4 to 8 elements is much smaller than from 2 to 4."""
+    p2, p4, p8 = (_first_peak(n)[0] for n in (2, 4, 8))
+    print(f"first peak: {1e3 * p2:.5f}, {1e3 * p4:.5f}, {1e3 * p8:.5f} mm")
+    assert 1.5e-3 < p8 < 2.2e-3
+    assert abs(p8 - p4) < 0.2 * abs(p4 - p2)
+
+
+def _rigid_rod_system(crank=0.15, rod=0.30, width=0.008, density=7870.0, W=150.0, m3=0.075552):
+    """The slider-crank with a rigid rod of the same mass and the same mass distribution (line mass)."""
+    from flexmbs.constraints import AngleDriver, Spherical
+    from flexmbs.mechanisms import constant_speed
+    z = np.array([0.0, 0.0, 1.0])
+    m = density * width**2 * rod
+    c = RigidBodyEP("crank", slider_crank.CRANK_MASS, np.diag([1e-3 * slider_crank.CRANK_INERTIA,
+                                                                 slider_crank.CRANK_INERTIA, slider_crank.CRANK_INERTIA]),
+                    centroid=[crank / 2, 0, 0], angular_velocity=W * z)
+    r = RigidBodyEP("rod", m, np.diag([1e-6 * m * rod**2, m * rod**2 / 12, m * rod**2 / 12]), centroid=[rod / 2, 0, 0],
+                    position=[crank, 0, 0], velocity=[0, W * crank, 0], angular_velocity=-W * crank / rod * z)
+    s = RigidBodyEP("slider", m3, np.diag([m3 * 1e-4] * 3), position=[crank + rod, 0, 0])
+    cons = [Revolute(None, c, at=np.zeros(3), axis=z, name="crank pivot"),
+            AngleDriver(None, c, z, constant_speed(W), name="drive"),
+            Revolute(c, r, s_j=np.zeros(3), axis=z, name="pin A"),
+            Spherical(r, s, s_i=np.array([rod, 0, 0]), name="pin B"),
+            slider_crank.PlanarSlide(None, s, at=[crank + rod, 0, 0], axis=[1, 0, 0], name="slide")]
+    return System([c, r, s], cons)
+
+
+@pytest.mark.slow
+def test_stiff_rod_reactions_are_the_rigid_ones():
+    """E = 2e15 Pa (1e4 x steel): the coupled model's drive torque and joint reactions equal those of the
+    rigid slider-crank (index-1, DOP853) to 1 % of their peaks after the start-up (crank angle > 45 deg)."""
+    info, _, ex = slider_crank.run(coupled=True, elements=2, revolutions=0.25, youngs=2e15, plots=False)
+    system = _rigid_rod_system()
+    form = Index1(system, solver="augmented")
+    x0 = form.state0(system.initial_coordinates(), system.initial_velocities())
+    sol = simulate(form, (0.0, info["t"][-1]), x0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=info["t"])
+    lam = multipliers(system, sol.t, sol.x)
+    rigid = {"drive_torque": axial_torque(system, system.constraint("drive"), system.body("crank"), sol.t, sol.x,
+                                          lam), **slider_crank.reactions(system, sol.t, sol.x, lam)}
+    late = ex["crank_angle"] > np.radians(45.0)        # the start-up transient decays like rho_inf^steps
+    for key, ref in rigid.items():
+        err = np.abs(ex[key] - ref)[late].max() / np.abs(ref).max()
+        print(f"{key}: peak {np.abs(ref).max():.4g}, difference {err:.2e} of it")
+        assert err < 0.01, key

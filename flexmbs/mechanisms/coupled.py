@@ -8,7 +8,7 @@ motion (docs/coupled.md).  This module holds what the coupled cases share:
   and numerical damping ``rho_inf``, started from the bodies' initial coordinates and
   velocities;
 - `multipliers`: the multipliers at the output states, from the index-1 accelerations
-  [[M, C_q^T], [C_q, 0]] [q''; lam] = [Q; gamma] (functions of t, q, v only, so they can be
+  (M, C_q^T; C_q, 0) (q'', lam) = (Q, gamma) (functions of t, q, v only, so they can be
   evaluated after the run);
 - `axial_torque`: the torque a constraint applies on a body about a global axis, from
   `Constraint.reaction`;

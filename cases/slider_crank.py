@@ -299,7 +299,7 @@ def run_coupled(out, p: dict, t_end: float):
     return info, model, extras
 
 
-def write_coupled(info, extras, out: Path, p: dict):
+def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"):
     """results.npz (t, displacement, nodes, crank_angle, midspan_deflection, drive_torque, reaction_*),
     summary.json and deflection.png of the coupled model."""
     out.mkdir(parents=True, exist_ok=True)
@@ -314,7 +314,7 @@ def write_coupled(info, extras, out: Path, p: dict):
         from flexmbs import plots
         plots.save(plots.deflection_vs_angle({"mid-span": (np.degrees(extras["crank_angle"]),
                                                            extras["midspan_deflection"])},
-                                             title="Coupled slider-crank: mid-span deflection relative to the chord",
+                                             title=f"{title}: mid-span deflection relative to the chord",
                                              xlabel="crank angle [deg]"), out / "deflection.png")
 
 

@@ -151,3 +151,28 @@ def test_stiff_rod_reactions_are_the_rigid_ones():
         err = np.abs(ex[key] - ref)[late].max() / np.abs(ref).max()
         print(f"{key}: peak {np.abs(ref).max():.4g}, difference {err:.2e} of it")
         assert err < 0.01, key
+
+
+# -- coupled four-bar -------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_coupled_four_bar_stiff_coupler_follows_the_rigid_linkage():
+    """E = 2e15 Pa: the rocker angle of the coupled four-bar is the rigid linkage's theta_4(phi)
+    (flexmbs.mechanisms.FourBar, vector loop) to 1e-6 rad; no redundant equations."""
+    import four_bar
+    p = {**four_bar.DEFAULTS, "elements": 2, "youngs": 2e15, "revolutions": 0.1, "plots": False}
+    system, _, _ = four_bar.build_coupled(**{k: p[k] for k in ("elements", "ground", "crank", "coupler", "rocker",
+                                                               "depth", "width", "youngs", "density",
+                                                               "crank_speed", "stiffening")})
+    mob = system.mobility(0.0, system.initial_coordinates())
+    assert mob["rank"] == mob["n_c"] and not mob["redundant"]
+    t_end = 2 * np.pi * p["revolutions"] / p["crank_speed"]
+    t = np.linspace(0.0, t_end, 6)
+    sol = integrate(system, t_end, p["h_coupled"], t_eval=t)
+    rocker = system.body("rocker")
+    linkage = fm.mechanisms.FourBar(p["ground"], p["crank"], p["coupler"], p["rocker"], branch="open")
+    n = system.n_q
+    for ti, x in zip(sol.t, sol.x):
+        R = rocker.rotation(x[:n][system.slice(rocker)])
+        theta = np.arctan2(R[1, 0], R[0, 0])
+        ref = linkage.state(p["crank_speed"] * ti).link("rocker").theta
+        assert abs(np.angle(np.exp(1j * (theta - ref)))) < 1e-6

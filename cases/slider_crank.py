@@ -308,7 +308,9 @@ def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"
     value, angle = peak(extras)
     summary = {"parameters": p, "model": "coupled", "status": info["status"], "message": info["message"],
                "n_steps": info["n_steps"], "solve_s": info["solve_s"], "peak_midspan_deflection_m": value,
-               "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max())}
+               "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
+               "stiffening_note": "the FlexibleBody's geometric stiffening uses only its angular velocity (no axial "
+                                  "force from the frame's acceleration or the joints; docs/coupled.md)"}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
     if p.get("plots", True) and len(info["t"]) > 1:
         from flexmbs import plots

@@ -176,3 +176,20 @@ def test_coupled_four_bar_stiff_coupler_follows_the_rigid_linkage():
         theta = np.arctan2(R[1, 0], R[0, 0])
         ref = linkage.state(p["crank_speed"] * ti).link("rocker").theta
         assert abs(np.angle(np.exp(1j * (theta - ref)))) < 1e-6
+
+
+def test_coupled_cases_write_their_arrays(tmp_path):
+    """The command lines of the coupled cases run and write the promised arrays (tiny runs)."""
+    assert slider_crank.main(["--coupled", "--elements", "2", "--revolutions", "0.02", "--out",
+                              str(tmp_path / "sc"), "--no-plots"]) == 0
+    d = np.load(tmp_path / "sc" / "results.npz")
+    for key in ("t", "displacement", "nodes", "crank_angle", "midspan_deflection", "drive_torque",
+                "reaction_crank_pivot", "reaction_pin_A", "reaction_pin_B", "reaction_slide"):
+        assert key in d and np.all(np.isfinite(d[key])), key
+    assert d["displacement"].shape == (len(d["t"]), 3, 2)
+    assert spinup_beam.main(["--coupled", "--torque", "--elements", "2", "--t-end", "0.2", "--out",
+                             str(tmp_path / "sb"), "--no-plots"]) == 0
+    d = np.load(tmp_path / "sb" / "results.npz")
+    for key in ("t", "displacement", "nodes", "hub_angle", "hub_speed", "drive_torque"):
+        assert key in d and np.all(np.isfinite(d[key])), key
+    assert d["hub_speed"][-1] > 0.0

@@ -72,8 +72,9 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
             formulation="equations of motion", integrator="time integrator", h="step of fixed-step integrators [s]",
             rtol="tolerance of adaptive integrators", degrees_out="output every this many degrees of crank rotation",
             gif_frames="animation frames (0: none)", plots="write the plots and the animation",
-            coupled="coupled model: crank and slider rigid bodies, the rod a FlexibleBody on revolute joints at "
-                    "its end nodes, the crank driven by an AngleDriver (index3-alpha, step h_coupled)",
+            coupled="coupled model: crank and slider rigid bodies, the rod a FlexibleBody with a revolute joint at "
+                    "node 0 and a spherical one at its last node, the crank driven by an AngleDriver (index3-alpha, "
+                    "step h_coupled)",
             h_coupled="fixed step of index3-alpha in the coupled model [s]",
             rho_inf="spectral radius at infinity of index3-alpha (coupled model)")
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))

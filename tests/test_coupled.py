@@ -76,7 +76,8 @@ def test_torque_free_hub_conserves_energy_and_momentum():
                   for x in sol.x])
     H = angular_momentum(system, sol.x)
     strain = max(beam.strain_energy(x[:n][system.slice(beam)]) for x in sol.x)
-    print(f"energy {E[0]:.6f} J, drift {np.ptp(E):.2e}; strain up to {strain:.3g} J; H {H[0]:.6f}, drift {np.ptp(H):.2e}")
+    print(f"energy {E[0]:.6f} J, drift {np.ptp(E):.2e}; strain up to {strain:.3g} J; "
+          f"H {H[0]:.6f}, drift {np.ptp(H):.2e}")
     assert strain > 1e-6 * E[0]            # the beam does deform
     assert np.ptp(E) < 1e-8 * E[0]
     assert np.ptp(H) < 1e-8 * abs(H[0])
@@ -120,9 +121,9 @@ def _rigid_rod_system(crank=0.15, rod=0.30, width=0.008, density=7870.0, W=150.0
     from flexmbs.mechanisms import constant_speed
     z = np.array([0.0, 0.0, 1.0])
     m = density * width**2 * rod
-    c = RigidBodyEP("crank", slider_crank.CRANK_MASS, np.diag([1e-3 * slider_crank.CRANK_INERTIA,
-                                                                 slider_crank.CRANK_INERTIA, slider_crank.CRANK_INERTIA]),
-                    centroid=[crank / 2, 0, 0], angular_velocity=W * z)
+    J1 = slider_crank.CRANK_INERTIA
+    c = RigidBodyEP("crank", slider_crank.CRANK_MASS, np.diag([1e-3 * J1, J1, J1]), centroid=[crank / 2, 0, 0],
+                    angular_velocity=W * z)
     r = RigidBodyEP("rod", m, np.diag([1e-6 * m * rod**2, m * rod**2 / 12, m * rod**2 / 12]), centroid=[rod / 2, 0, 0],
                     position=[crank, 0, 0], velocity=[0, W * crank, 0], angular_velocity=-W * crank / rod * z)
     s = RigidBodyEP("slider", m3, np.diag([m3 * 1e-4] * 3), position=[crank + rod, 0, 0])

@@ -21,6 +21,12 @@ Writes DIR/results.npz (t, displacement (n_t, n_nodes, 2) in the coupler's chord
 from A to B, nodes, crank_angle (n_t,) [rad], midspan_deflection (n_t,) [m]),
 DIR/summary.json and the plots deflection.png, deformed_shapes.png, animation.gif.
 
+--coupled: the coupled model (docs/coupled.md): crank and rocker rigid bodies (strips of the
+coupler's section), the coupler a FlexibleBody with a revolute joint at node 0 and a spherical joint
+at its last node, the rocker on a cylindrical joint at O4, the crank driven by an AngleDriver;
+undeformed start; index3-alpha with the fixed step h_coupled and rho_inf; results.npz adds
+drive_torque.
+
 References: R. L. Norton, Design of Machinery, 5th ed., McGraw-Hill (2012), sec. 2.12
 (Grashof condition); A. G. Erdman, G. N. Sandor, R. G. Oakberg, J. Eng. Ind. 94 (1972)
 1193-1205, doi:10.1115/1.3428338 (kineto-elastodynamics of the four-bar).

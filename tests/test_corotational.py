@@ -1,0 +1,173 @@
+"""Planar corotational beam: consistent tangent, patch tests, linear limit, elastica, body protocol."""
+import numpy as np
+import pytest
+
+from flexmbs import Material
+from flexmbs.bodies.corotational import CorotationalBeam2D, Node
+from flexmbs.elastica import cantilever_tip
+from flexmbs.elements.beam2d import BeamEB2D
+from flexmbs.elements.corotational import corotational_2d, wrap_angle
+
+MAT = Material(E=1.0, rho=1.0)
+
+
+def _pack(x, th):
+    return np.concatenate([x[:, 0], th[:, :1], x[:, 1], th[:, 1:]], axis=1)
+
+
+def _unpack(p):
+    return np.stack([p[:, 0:2], p[:, 3:5]], axis=1), p[:, [2, 5]]
+
+
+def test_wrap_angle():
+    a = np.array([-7.0, -np.pi, 0.3, np.pi, 4.0, 13.0])
+    w = wrap_angle(a)
+    assert np.all(w > -np.pi) and np.all(w <= np.pi)
+    assert np.allclose(np.sin(w), np.sin(a)) and np.allclose(np.cos(w), np.cos(a))
+
+
+def test_element_force_and_tangent_are_derivatives():
+    """f = dU/dp and K = df/dp against central differences, at large displacements and rotations."""
+    rng = np.random.default_rng(1)
+    X0 = np.array([[[0.0, 0.0], [1.0, 0.3]], [[1.0, 0.3], [2.0, -0.5]], [[0.0, 0.0], [-0.4, 0.8]]])
+    x = X0 + 0.3 * rng.standard_normal(X0.shape)
+    th = 2.0 * rng.standard_normal((3, 2))
+    EA, EI = 50.0, np.array([0.7, 1.3, 2.0])
+    p = _pack(x, th)
+    out = corotational_2d(X0, x, th, EA, EI)
+    h = 1e-6
+    K_fd, f_fd = np.zeros((3, 6, 6)), np.zeros((3, 6))
+    for j in range(6):
+        pp, pm = p.copy(), p.copy()
+        pp[:, j] += h
+        pm[:, j] -= h
+        op, om = corotational_2d(X0, *_unpack(pp), EA, EI), corotational_2d(X0, *_unpack(pm), EA, EI)
+        K_fd[:, :, j] = (op.force - om.force) / (2 * h)
+        f_fd[:, j] = (op.energy - om.energy) / (2 * h)
+    assert np.max(np.abs(f_fd - out.force)) <= 1e-7 * np.max(np.abs(out.force))
+    assert np.max(np.abs(K_fd - out.stiffness)) <= 1e-7 * np.max(np.abs(out.stiffness))
+    assert np.allclose(out.stiffness, np.swapaxes(out.stiffness, 1, 2))
+
+
+def test_body_stiffness_matches_differences_of_internal_force():
+    beam = CorotationalBeam2D.line("b", (0.0, 0.0), (2.0, 0.0), 6, MAT, 100.0, 1.0)
+    rng = np.random.default_rng(2)
+    q = beam.initial_coordinates()
+    s = np.linspace(0, 1, beam.n_nodes)
+    q[0::3] = 2.0 * np.sin(1.5 * s) / 1.5 + 0.01 * rng.standard_normal(beam.n_nodes)      # a bent arc
+    q[1::3] = 2.0 * (1 - np.cos(1.5 * s)) / 1.5
+    q[2::3] = 3.0 * s + 0.05 * rng.standard_normal(beam.n_nodes)
+    K = beam.stiffness(q)
+    h = 1e-6
+    K_fd = np.column_stack([(beam.internal_force(q + h * e) - beam.internal_force(q - h * e)) / (2 * h)
+                            for e in np.eye(beam.n_q)])
+    assert np.max(np.abs(K_fd - K)) <= 1e-7 * np.max(np.abs(K))
+
+
+@pytest.mark.parametrize("angle", [0.7, 2.5, -3.0, 4.0, 7.5])
+def test_rigid_motion_gives_no_internal_force(angle):
+    """Patch test: a rigid translation plus a large rigid rotation of the whole beam is stress free."""
+    beam = CorotationalBeam2D.line("b", (0.3, -0.2), (1.8, 0.9), 5, MAT, 1e4, 2.0)
+    R = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    x = (beam.nodes - beam.nodes[0]) @ R.T + beam.nodes[0] + np.array([5.0, -3.0])
+    q = np.column_stack([x, np.full(beam.n_nodes, angle)]).ravel()
+    assert np.max(np.abs(beam.internal_force(q))) <= 1e-9
+    assert abs(beam.strain_energy(q)) <= 1e-20
+    # and the tangent of the rotated beam is the rotated reference tangent (geometric terms vanish)
+    T = np.kron(np.eye(beam.n_nodes), np.block([[R, np.zeros((2, 1))], [np.zeros((1, 2)), np.ones((1, 1))]]))
+    K0 = beam.stiffness(beam.initial_coordinates())
+    assert np.allclose(beam.stiffness(q), T @ K0 @ T.T, rtol=0, atol=1e-9 * np.abs(K0).max())
+
+
+def test_reference_tangent_equals_linear_euler_bernoulli_element():
+    """In the reference configuration K is the linear BeamEB2D stiffness (inclined elements too)."""
+    X0 = np.array([[[0.0, 0.0], [1.0, 0.0]], [[0.2, 0.1], [1.1, 0.7]], [[0.0, 0.0], [-0.3, -2.0]]])
+    A, I = 0.01, 2e-5
+    mat = Material(E=210e9, rho=7800.0)
+    K_cr = corotational_2d(X0, X0, np.zeros((3, 2)), mat.E * A, mat.E * I).stiffness
+    K_lin = BeamEB2D(mat, A, I).k(X0)
+    assert np.allclose(K_cr, K_lin, rtol=1e-12, atol=1e-9 * np.abs(K_lin).max())
+
+
+def test_small_load_cantilever_gives_linear_tip_deflection():
+    """Tip deflection P L^3 / (3 EI) and tip rotation P L^2 / (2 EI) (Hermite elements are nodally exact)."""
+    L, EI, P = 2.0, 3.0, 1e-6
+    beam = CorotationalBeam2D.line("b", (0.0, 0.0), (L, 0.0), 3, MAT, 1e6, EI)
+    q, _ = beam.static_equilibrium(beam.node_load(3, (0.0, -P)), [0, 1, 2], steps=1, tol=1e-12)
+    assert q[-2] == pytest.approx(-P * L ** 3 / (3 * EI), rel=1e-5)
+    assert q[-1] == pytest.approx(-P * L ** 2 / (2 * EI), rel=1e-5)
+
+
+def test_elastica_reference_values():
+    """The closed form against the values tabulated from it: PL^2/EI = 1 and 10 (Mattiasson 1981,
+    Int. J. Numer. Meth. Eng. 17, 145, Table 1: (L - x)/L = 0.05643, 0.55500; v/L = 0.30172, 0.81061)
+    and the small-load limit v = PL^3/3EI."""
+    x, v, _ = cantilever_tip(1.0)
+    assert (1 - x, v) == pytest.approx((0.05643, 0.30172), abs=6e-6)
+    x, v, _ = cantilever_tip(10.0)
+    assert (1 - x, v) == pytest.approx((0.55500, 0.81061), abs=6e-6)
+    x, v, th = cantilever_tip(1e-4)
+    assert v == pytest.approx(1e-4 / 3, rel=1e-4) and th == pytest.approx(0.5e-4, rel=1e-4)
+    with pytest.raises(ValueError, match="alpha"):
+        cantilever_tip(-1.0)
+
+
+ELASTICA_16 = {1.0: 6e-5, 2.0: 1.6e-4, 5.0: 3.5e-4, 10.0: 5e-4}    # measured 4.8e-5, 1.4e-4, 3.2e-4, 4.5e-4
+
+
+@pytest.mark.parametrize("alpha", [1.0, 2.0, 5.0, 10.0])
+def test_large_deflection_cantilever_converges_to_the_elastica(alpha):
+    """Tip load P = alpha EI / L^2 (dead, vertical); tip position against the elastica
+    (Bisshopp and Drucker 1945), second-order convergence with the number of elements.
+    EA / EI = 1e8 (L = 1): the extension is negligible."""
+    x, v, _ = cantilever_tip(alpha)
+    err = []
+    for n in (8, 16):
+        beam = CorotationalBeam2D.line("b", (0.0, 0.0), (1.0, 0.0), n, MAT, 1e8, 1.0)
+        q, its = beam.static_equilibrium(beam.node_load(n, (0.0, -alpha)), [0, 1, 2], steps=10)
+        assert max(its) <= 10
+        err.append(np.hypot(q[-3] - x, q[-2] + v))
+    assert err[1] <= ELASTICA_16[alpha]
+    assert np.log2(err[0] / err[1]) > 1.9
+
+
+def test_mass_matrix_rigid_body_kinetic_energy_and_gravity():
+    """Linear interpolation is exact for rigid motion: T = 1/2 (rho A L^3 / 3 + rho I L) omega^2
+    for a rotation about node 0; gravity totals m g, its potential is m g y_C."""
+    L, A, I = 1.5, 0.02, 3e-5
+    mat = Material(E=1e7, rho=2.0)
+    for kind in ("consistent",):
+        beam = CorotationalBeam2D.line("b", (0.0, 0.0), (L, 0.0), 4, mat, A, I, mass=kind)
+        w = 3.0
+        v = np.column_stack([np.zeros(beam.n_nodes), w * beam.nodes[:, 0], np.full(beam.n_nodes, w)]).ravel()
+        T, V = beam.energy(beam.initial_coordinates(), v, (0.0, -9.81))
+        assert T == pytest.approx(0.5 * (mat.rho * A * L ** 3 / 3 + mat.rho * I * L) * w ** 2, rel=1e-12)
+        m = mat.rho * A * L
+        assert V == pytest.approx(0.0, abs=1e-15)
+        q = beam.initial_coordinates()
+        q[1::3] += 2.0
+        assert beam.energy(q, v, (0.0, -9.81))[1] == pytest.approx(m * 9.81 * 2.0, rel=1e-12)
+        Qg = beam.gravity_force((0.0, -9.81))
+        assert Qg[1::3].sum() == pytest.approx(-m * 9.81, rel=1e-12)
+    lumped = CorotationalBeam2D.line("b", (0.0, 0.0), (L, 0.0), 4, mat, A, I, mass="lumped")
+    assert np.trace(lumped.mass_matrix(None)) == pytest.approx(2 * m + mat.rho * I * L, rel=1e-12)
+
+
+def test_markers_and_bad_input():
+    beam = CorotationalBeam2D.line("beam", (1.0, 0.0), (3.0, 0.0), 4, MAT, 1.0, 1.0)
+    q = beam.initial_coordinates()
+    q[9:11] = (2.5, 0.7)
+    assert np.allclose(beam.point(q, Node(3)), (2.5, 0.7))
+    assert np.allclose(beam.point(q, np.array([1.5, 0.0])), (2.5, 0.7))     # node 0 + s is node 3
+    J = beam.point_jacobian(q, Node(3))
+    assert np.allclose(J @ q, (2.5, 0.7))
+    with pytest.raises(ValueError, match="no node 7"):
+        beam.point(q, Node(7))
+    with pytest.raises(ValueError, match="not a node"):
+        beam.point(q, np.array([0.2, 0.1]))
+    with pytest.raises(ValueError, match="nodes"):
+        CorotationalBeam2D("b", [[0.0, 0.0]], MAT, 1.0, 1.0)
+    with pytest.raises(ValueError, match="mass"):
+        CorotationalBeam2D.line("b", (0, 0), (1, 0), 2, MAT, 1.0, 1.0, mass="diagonal")
+    with pytest.raises(ValueError, match="area"):
+        CorotationalBeam2D.line("b", (0, 0), (1, 0), 2, MAT, -1.0, 1.0)

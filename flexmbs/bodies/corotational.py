@@ -39,10 +39,11 @@ import scipy.linalg
 
 from ..elements.base import Material
 from ..elements.corotational import corotational_2d
+from ..elements.corotational3d import corotational_3d, reference_frames
 from ..newton import newton
 from .base import Body, _check_loads
 
-__all__ = ["CorotationalBeam2D", "Node"]
+__all__ = ["CorotationalBeam2D", "CorotationalBeam3D", "Node"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,51 @@ def _rot2(a) -> np.ndarray:
     return np.array([[c, -s], [s, c]])
 
 
-class CorotationalBeam2D(Body):
+class _Statics:
+    """Load-stepped Newton statics for the beams (needs n_q, internal_force, stiffness, EA, length0, nodes)."""
+
+    def static_equilibrium(self, load, fixed, *, steps: int = 10, tol: float = 1e-9, max_iter: int = 30, q0=None):
+        """Equilibrium f_int(q) = lambda F under the dead load F, lambda = 1/steps, ..., 1.
+
+        Newton (`flexmbs.newton`) at each load step on the free coordinates, starting from the
+        previous step's solution; ``fixed`` are coordinate indices held at their values in
+        ``q0`` (default the reference configuration).  ``tol`` is relative to max |F|; when the
+        steps stall at round-off, residuals up to the round-off of the axial forces,
+        1e3 eps (EA / L_0) (1 + max |X|), are accepted as well.
+        Returns (q, iterations per step).
+        """
+        F = np.asarray(load, dtype=float)
+        if F.shape != (self.n_q,):
+            raise ValueError(f"body {self.name!r}: `load` must have shape ({self.n_q},), got {F.shape}")
+        if not (isinstance(steps, (int, np.integer)) and steps >= 1):
+            raise ValueError(f"body {self.name!r}: `steps` must be an integer >= 1, got {steps!r}")
+        q = self.initial_coordinates() if q0 is None else np.array(q0, dtype=float)
+        free = np.setdiff1d(np.arange(self.n_q), np.asarray(fixed, dtype=int))
+        scale = max(np.max(np.abs(F)), 1e-300)
+        roundoff = 1e3 * np.finfo(float).eps * np.max(self.EA / self.length0) * (1.0 + np.abs(self.nodes).max())
+        iterations = []
+        for k in range(1, steps + 1):
+            lam = k / steps
+
+            def residual(x):
+                q[free] = x
+                return (self.internal_force(q) - lam * F)[free]
+
+            def solve(x, r):
+                q[free] = x
+                K = self.stiffness(q)[np.ix_(free, free)]
+                return scipy.linalg.solve(K, r, assume_a="sym")
+
+            x, it = newton(residual, solve, q[free], tol=tol * scale, max_iter=max_iter,
+                           accept=max(tol * scale, roundoff),
+                           name=f"static equilibrium of {self.name!r} at load factor {lam:g}",
+                           hint="take more load `steps`")
+            q[free] = x
+            iterations.append(it)
+        return q, iterations
+
+
+class CorotationalBeam2D(_Statics, Body):
     """Planar beam of corotational Euler-Bernoulli elements (large rotations, small strains).
 
     Parameters
@@ -228,47 +273,6 @@ class CorotationalBeam2D(Body):
             return T, 0.0
         return T, -float(self.gravity_force(gravity) @ np.asarray(q, dtype=float))
 
-    # -- statics --------------------------------------------------------------------------------
-    def static_equilibrium(self, load, fixed, *, steps: int = 10, tol: float = 1e-9, max_iter: int = 30, q0=None):
-        """Equilibrium f_int(q) = lambda F under the dead load F, lambda = 1/steps, ..., 1.
-
-        Newton (`flexmbs.newton`) at each load step on the free coordinates, starting from the
-        previous step's solution; ``fixed`` are coordinate indices held at their values in
-        ``q0`` (default the reference configuration).  ``tol`` is relative to max |F|; when the
-        steps stall at round-off, residuals up to the round-off of the axial forces,
-        1e3 eps (EA / L_0) (1 + max |X|), are accepted as well.
-        Returns (q, iterations per step).
-        """
-        F = np.asarray(load, dtype=float)
-        if F.shape != (self.n_q,):
-            raise ValueError(f"body {self.name!r}: `load` must have shape ({self.n_q},), got {F.shape}")
-        if not (isinstance(steps, (int, np.integer)) and steps >= 1):
-            raise ValueError(f"body {self.name!r}: `steps` must be an integer >= 1, got {steps!r}")
-        q = self.initial_coordinates() if q0 is None else np.array(q0, dtype=float)
-        free = np.setdiff1d(np.arange(self.n_q), np.asarray(fixed, dtype=int))
-        scale = max(np.max(np.abs(F)), 1e-300)
-        roundoff = 1e3 * np.finfo(float).eps * np.max(self.EA / self.length0) * (1.0 + np.abs(self.nodes).max())
-        iterations = []
-        for k in range(1, steps + 1):
-            lam = k / steps
-
-            def residual(x):
-                q[free] = x
-                return (self.internal_force(q) - lam * F)[free]
-
-            def solve(x, r):
-                q[free] = x
-                K = self.stiffness(q)[np.ix_(free, free)]
-                return scipy.linalg.solve(K, r, assume_a="sym")
-
-            x, it = newton(residual, solve, q[free], tol=tol * scale, max_iter=max_iter,
-                           accept=max(tol * scale, roundoff),
-                           name=f"static equilibrium of {self.name!r} at load factor {lam:g}",
-                           hint="take more load `steps`")
-            q[free] = x
-            iterations.append(it)
-        return q, iterations
-
     # -- markers --------------------------------------------------------------------------------
     def node_index(self, s) -> int:
         """Index of the node marker ``s`` (an object with ``index``) or of the vector point ``s``."""
@@ -337,3 +341,78 @@ class CorotationalBeam2D(Body):
         out[3 * i:3 * i + 2] = np.asarray(force, dtype=float)
         out[3 * i + 2] = float(moment)
         return out
+
+
+class CorotationalBeam3D(_Statics):
+    """Spatial beam of corotational Euler-Bernoulli elements: statics only (not yet a `Body`:
+    no mass matrix or markers).
+
+    Coordinates per node k: q[6k:6k+6] = (x, y, z, psi_x, psi_y, psi_z), the global position and
+    the rotation vector of the nodal cross-section from the reference configuration
+    (`flexmbs.elements.corotational3d`).
+
+    Parameters
+    ----------
+    name : str
+    nodes : array (n_nodes, 3)
+    material : Material
+        E and G = E / (2 (1 + nu)).
+    area, Iy, Iz, J : float
+        Section area and its second moments int z^2 dA, int y^2 dA and torsion constant, in the
+        element axes of `BeamEB3D` (``orientation`` as there).
+    elements : int array (n_el, 2), optional
+        Default the chain.
+    """
+
+    def __init__(self, name: str, nodes, material: Material, area: float, Iy: float, Iz: float, J: float, *,
+                 elements=None, orientation=None):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a beam needs a nonempty string `name`, got {name!r}")
+        self.name = name
+        X = np.asarray(nodes, dtype=float)
+        if X.ndim != 2 or X.shape[1] != 3 or len(X) < 2 or not np.all(np.isfinite(X)):
+            raise ValueError(f"beam {name!r}: `nodes` must be a finite (n_nodes >= 2, 3) array, got shape "
+                             f"{np.shape(nodes)}")
+        n = len(X)
+        conn = np.stack([np.arange(n - 1), np.arange(1, n)], axis=1) if elements is None else np.asarray(elements)
+        if conn.ndim != 2 or conn.shape[1] != 2 or conn.min() < 0 or conn.max() >= n:
+            raise ValueError(f"beam {name!r}: `elements` must be node pairs (n_el, 2) in [0, {n}), got {elements!r}")
+        for what, value in (("area", area), ("Iy", Iy), ("Iz", Iz), ("J", J)):
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"beam {name!r}: `{what}` must be positive and finite, got {value!r}")
+        self.nodes, self.elements, self.n_nodes, self.n_q = X, conn, n, 6 * n
+        self._X0e = X[conn]
+        self.length0 = np.linalg.norm(self._X0e[:, 1] - self._X0e[:, 0], axis=1)
+        self._E0 = reference_frames(self._X0e, orientation)
+        self.material = material
+        self.EA, self.GJ = material.E * area, material.G * J
+        self.EIy, self.EIz = material.E * Iy, material.E * Iz
+        self._edofs = (6 * conn[:, :, None] + np.arange(6)).reshape(-1, 12)
+
+    @classmethod
+    def line(cls, name: str, start, end, n_elements: int, material: Material, area, Iy, Iz, J, **kwargs):
+        """A straight beam from ``start`` to ``end`` in ``n_elements`` equal elements."""
+        s = np.linspace(0.0, 1.0, int(n_elements) + 1)[:, None]
+        return cls(name, (1.0 - s) * np.asarray(start, float) + s * np.asarray(end, float), material, area,
+                   Iy, Iz, J, **kwargs)
+
+    def initial_coordinates(self) -> np.ndarray:
+        return np.column_stack([self.nodes, np.zeros((self.n_nodes, 3))]).ravel()
+
+    def _elements(self, q):
+        Q = np.asarray(q, dtype=float).reshape(-1, 6)
+        e = self.elements
+        return corotational_3d(self._X0e, self._E0, Q[:, :3][e], Q[:, 3:][e], self.EA, self.GJ, self.EIy, self.EIz)
+
+    def internal_force(self, q) -> np.ndarray:
+        """f = dU/dq, (n_q,)."""
+        return np.bincount(self._edofs.ravel(), weights=self._elements(q).force.ravel(), minlength=self.n_q)
+
+    def stiffness(self, q) -> np.ndarray:
+        """K = d^2U/dq^2, dense (n_q, n_q)."""
+        n = self.n_q
+        idx = self._edofs[:, :, None] * n + self._edofs[:, None, :]
+        return np.bincount(idx.ravel(), weights=self._elements(q).stiffness.ravel(), minlength=n * n).reshape(n, n)
+
+    def strain_energy(self, q) -> float:
+        return float(self._elements(q).energy.sum())

@@ -388,6 +388,7 @@ class CorotationalBeam3D(_Statics):
         self.EA, self.GJ = material.E * area, material.G * J
         self.EIy, self.EIz = material.E * Iy, material.E * Iz
         self._edofs = (6 * conn[:, :, None] + np.arange(6)).reshape(-1, 12)
+        self._last = None
 
     @classmethod
     def line(cls, name: str, start, end, n_elements: int, material: Material, area, Iy, Iz, J, **kwargs):
@@ -400,9 +401,16 @@ class CorotationalBeam3D(_Statics):
         return np.column_stack([self.nodes, np.zeros((self.n_nodes, 3))]).ravel()
 
     def _elements(self, q):
+        """Element energies, forces and tangents at q (all three come out of one evaluation; the
+        last one is kept, since Newton asks for the force and then the tangent at the same q)."""
         Q = np.asarray(q, dtype=float).reshape(-1, 6)
+        key = Q.tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
         e = self.elements
-        return corotational_3d(self._X0e, self._E0, Q[:, :3][e], Q[:, 3:][e], self.EA, self.GJ, self.EIy, self.EIz)
+        out = corotational_3d(self._X0e, self._E0, Q[:, :3][e], Q[:, 3:][e], self.EA, self.GJ, self.EIy, self.EIz)
+        self._last = (key, out)
+        return out
 
     def internal_force(self, q) -> np.ndarray:
         """f = dU/dq, (n_q,)."""

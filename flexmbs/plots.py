@@ -610,3 +610,25 @@ def time_series(t, curves, ylabel, title=None, references=None, xlabel="t [s]"):
         ax.plot(t, y, lw=1.0, ls="--", color=colors.get(label.split(" (")[0], "k"), label=label)
     _finish(ax, xlabel, ylabel, title)
     return fig
+
+
+# -- multibody: trajectories of points ---------------------------------------------------------------
+__all__ += ["trajectory_3d"]
+
+
+def trajectory_3d(curves, title=None, unit="m"):
+    """3D paths of points: ``curves`` dict label -> (n_t, 3) positions; start (o) and end (x) marked."""
+    fig = Figure(figsize=(6.4, 5.6), layout="constrained")
+    ax = fig.add_subplot(projection="3d")
+    for i, (label, xyz) in enumerate(curves.items()):
+        xyz = np.asarray(xyz)
+        ax.plot(xyz[:, 0], xyz[:, 1], xyz[:, 2], lw=0.8, color=f"C{i}", label=label)
+        ax.scatter(*xyz[0], color=f"C{i}", marker="o", s=18)
+        ax.scatter(*xyz[-1], color=f"C{i}", marker="x", s=24)
+    ax.set_xlabel(f"X [{unit}]")
+    ax.set_ylabel(f"Y [{unit}]")
+    ax.set_zlabel(f"Z [{unit}]")
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig

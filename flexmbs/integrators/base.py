@@ -275,14 +275,23 @@ class Integrator(ABC):
             raise RuntimeError(f"Attempt to step an integrator whose status is '{self.status}'.")
         t, x, xdot = self.t, self.x, self._xdot_new
         self._xdot_new = None
-        with np.errstate(all="ignore"):       # non-finite values become a status below
-            success, message = self._step_impl()
+        try:
+            with np.errstate(all="ignore"):       # non-finite values become a status below
+                success, message = self._step_impl()
+        except (ArithmeticError, np.linalg.LinAlgError) as err:   # e.g. a singular system, Newton
+            success, message = False, f"The step from t = {t:.6g} failed: {err}"
         if not success:
             self.t, self.x, self._xdot_new = t, x, xdot
             self.status, self.message = "failed", message
             return message
         self.t_old, self.x_old, self._xdot_old = t, x, xdot
         self.n_steps += 1
+        try:
+            self._correct_state()
+        except (ArithmeticError, np.linalg.LinAlgError) as err:
+            self.status = "failed"
+            self.message = f"The correction of the state after the step to t = {self.t:.6g} failed: {err}"
+            return self.message
         self._after_step()
         if not np.all(np.isfinite(self.x)):
             self.status = "failed"
@@ -306,8 +315,31 @@ class Integrator(ABC):
                 self.message = f"Reached t_end = {self.t_end:.6g}."
         return self.message if self.status != "running" else None
 
+    def _correct_state(self) -> None:
+        """The formulation's correction of the accepted state, if it has one (constraint stabilisation).
+
+        A formulation with a method ``correct_state(t, x) -> x`` (e.g. the index-1 form of a
+        constrained multibody system, which projects ``x`` back onto the constraint manifold)
+        is called after every accepted step of every method, start-up steps included, before
+        ``_after_step``.  When it returns a new array the state is replaced, the cached
+        derivative is dropped and ``_state_corrected`` lets the method update its own copies of
+        the state, so that its next step starts from the corrected state.  A non-finite state
+        is left for the guard of `step`.
+        """
+        correct = getattr(self.formulation, "correct_state", None)
+        if correct is None or not np.all(np.isfinite(self.x)):
+            return
+        x = correct(self.t, self.x)
+        if x is not self.x:
+            self.x = np.asarray(x, dtype=float)
+            self._xdot_new = None
+            self._state_corrected()
+
+    def _state_corrected(self) -> None:
+        """Hook after `_correct_state` replaced ``self.x`` (methods that keep a copy update it)."""
+
     def _after_step(self) -> None:
-        """Hook after an accepted step (e.g. to drop cached dense output)."""
+        """Hook after an accepted (and corrected) step (e.g. to drop cached dense output)."""
 
     def dense(self, t: float) -> np.ndarray:
         """State on the last step [t_old, t] from the method's interpolant.

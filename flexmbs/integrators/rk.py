@@ -122,6 +122,19 @@ class ScipyIntegrator(Integrator):
     def _after_step(self) -> None:
         self._dense_output = None
 
+    def _state_corrected(self) -> None:
+        """Hand the corrected state to the scipy solver: y (and BDF's D[0], the current value of
+        its difference table), and f(t, y) where the method keeps it (RK45/DOP853: first stage of
+        the next step; Radau).  The dense output of the last step still ends at the uncorrected
+        value (the difference is the size of the correction)."""
+        s = self._solver
+        s.y = self.x.copy()
+        if isinstance(s, integrate.BDF):
+            s.D[0] = s.y
+        if hasattr(s, "f"):
+            s.f = s.fun(s.t, s.y)
+        self._sync_counters()
+
     def _dense_impl(self, t: float) -> np.ndarray:
         if self._dense_output is None:
             self._dense_output = self._solver.dense_output()

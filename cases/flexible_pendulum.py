@@ -5,9 +5,12 @@ section free to rotate) lies horizontal and at rest at t = 0 and falls under gra
 default beam (L = 1 m, b = 2 cm, E = 50 MPa, rho = 1000 kg/m^3: EI = 0.67 N m^2, weight
 3.9 N) bends strongly while it swings.  Model: planar corotational Euler-Bernoulli elements
 (`flexmbs.bodies.corotational`, consistent linear-interpolation mass with rotary inertia), the
-pin imposed by eliminating node 0's translations (`flexmbs.formulations.SupportedBody`), the
-implicit midpoint rule (energy-conserving to O(h^2), no numerical damping; generalized-alpha
-with rho_inf = 1 is the same scheme).  The conservative system keeps T + V_gravity + U_strain.
+pin imposed by eliminating node 0's translations (``--pin eliminated``,
+`flexmbs.formulations.supported_body.SupportedBody`) or by a joint (``--pin joint``: a 2D
+`Spherical` joint on Node(0) in a `flexmbs.System`, index-1 augmented formulation with
+coordinate partitioning; the same trajectory to round-off), the implicit midpoint rule
+(energy-conserving to O(h^2), no numerical damping; generalized-alpha with rho_inf = 1 is the
+same scheme).  The conservative system keeps T + V_gravity + U_strain.
 
 Models side by side: ``--models corotational`` (this helper's); the floating-frame model
 (`flexmbs.FlexibleBody` pinned by a revolute joint at Node(0)) joins as the entry
@@ -27,27 +30,34 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmbs import Material, simulate
-from flexmbs.bodies.corotational import CorotationalBeam2D
+from flexmbs import Material, System, simulate
+from flexmbs.bodies.corotational import CorotationalBeam2D, Node
 from flexmbs.case import CaseError, check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.constraints.joints import Spherical
+from flexmbs.formulations.index1 import Index1
 from flexmbs.formulations.supported_body import SupportedBody
 
 DEFAULTS = dict(models=["corotational"], elements=8, length=1.0, side=0.02, youngs=5e7, density=1000.0, gravity=9.81,
-                integrator="midpoint", h=1e-3, t_end=1.0, dt_out=0.01, plots=True)
+                pin="eliminated", integrator="midpoint", h=1e-3, t_end=1.0, dt_out=0.01, plots=True)
 HELP = dict(models="models side by side (comma-separated): corotational",
             elements="number of beam elements", length="beam length L [m]", side="side b of the square section [m]",
             youngs="Young's modulus E [Pa]", density="density rho [kg/m^3]", gravity="g [m/s^2] (downward)",
+            pin="the pin: 'eliminated' (node 0's x, y removed) or 'joint' (Spherical joint on Node(0), index-1 form)",
             integrator="implicit integrator: midpoint, or generalized-alpha with rho_inf = 1 (the same scheme)",
             h="time step [s]", t_end="end time [s]", dt_out="output interval [s]", plots="write the PNG plots")
-CHOICES = dict(integrator=["midpoint", "generalized-alpha"])
+CHOICES = dict(integrator=["midpoint", "generalized-alpha"], pin=["eliminated", "joint"])
 
 
 def _corotational(p):
-    """The corotational model: (formulation, body) with node 0's translations fixed."""
+    """The corotational model: (formulation, body), pinned at node 0 (eliminated or by a joint)."""
     b = p["side"]
     beam = CorotationalBeam2D.line("pendulum", (0.0, 0.0), (p["length"], 0.0), p["elements"],
                                    Material(E=p["youngs"], rho=p["density"]), b * b, b ** 4 / 12.0)
-    return SupportedBody(beam, fixed=[0, 1], gravity=(0.0, -p["gravity"])), beam
+    gravity = (0.0, -p["gravity"])
+    if p["pin"] == "joint":
+        system = System([beam], [Spherical(None, beam, s_j=Node(0), name="pin")], gravity=gravity)
+        return Index1(system, "augmented", "coordinate-partitioning"), beam
+    return SupportedBody(beam, fixed=[0, 1], gravity=gravity), beam
 
 
 MODELS = {"corotational": _corotational}        # "floating-frame": the FlexibleBody pendulum (mb-flex)
@@ -75,8 +85,9 @@ def simulate_model(name: str, p: dict) -> dict:
     sol = simulate(form, (0.0, t_eval[-1]), form.state0(), method=p["integrator"], h=p["h"], t_eval=t_eval,
                    **options)
     q, v = form.physical(sol.t, sol.x)
-    kinetic = np.array([beam.energy(qk, vk, form.gravity)[0] for qk, vk in zip(q, v)])
-    gravity = np.array([beam.energy(qk, vk, form.gravity)[1] for qk, vk in zip(q, v)])
+    g = (0.0, -p["gravity"])
+    kinetic = np.array([beam.energy(qk, vk, g)[0] for qk, vk in zip(q, v)])
+    gravity = np.array([beam.energy(qk, vk, g)[1] for qk, vk in zip(q, v)])
     strain = np.array([beam.strain_energy(qk) for qk in q])
     energy = kinetic + gravity + strain
     weight_scale = beam.mass * p["gravity"] * p["length"] / 2.0            # m g L / 2 (J)

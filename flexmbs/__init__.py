@@ -14,7 +14,8 @@ from .integrators import INTEGRATORS, simulate
 from .modal import natural_frequencies, static_solution
 from .results import Results
 from .analysis import run
-from .bodies import RigidBodyEP, RigidBodyNatural
+from .bodies import FlexibleBody, Node, RigidBodyEP, RigidBodyNatural
+from .constraints import PrescribedFrame
 from .system import System
 from . import io, progress
 from .io import load_results
@@ -23,4 +24,4 @@ __all__ = ["Mesh", "MeshError", "generate", "Element", "Material", "Bar2", "Beam
            "NodalLoad", "DistributedLoad", "SurfaceLoad", "rayleigh_coefficients", "motion", "FORMULATIONS", "Lagrange", "GibbsAppell",
            "Hamilton", "INTEGRATORS", "simulate", "natural_frequencies", "static_solution", "Results",
            "run", "io", "progress", "load_results", "rotations", "System", "RigidBodyEP", "RigidBodyNatural",
-           "__version__"]
+           "FlexibleBody", "Node", "PrescribedFrame", "__version__"]

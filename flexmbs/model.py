@@ -174,8 +174,10 @@ class Model:
         asm = Assembler(self.cells, mesh.n_nodes, dpn)
         K_full = asm.matrix(element.k(self.X))
         inv_full = assemble_invariants(element, self.X, self.cells, mesh.n_nodes)
+        # point masses as mass points (dofs, N, x, m), full DOFs; None without them
+        self.point_mass_data = self._point_mass_data(point_masses, asm) if point_masses else None
         if point_masses:
-            inv_full = inv_full.add_point_masses(*self._point_mass_data(point_masses, asm))
+            inv_full = inv_full.add_point_masses(*self.point_mass_data)
         used = np.zeros(self.n_full, bool)
         used[asm.element_dofs.ravel()] = True
         fixed_mask = ~used                                   # DOFs of nodes without cells

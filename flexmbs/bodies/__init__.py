@@ -1,8 +1,12 @@
-"""Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems, point masses."""
+"""Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems, point masses,
+flexible bodies in the floating frame of reference."""
 from . import loads
 from .base import Body, RigidBody
+from .flexible import FlexibleBody, Node
 from .natural import NaturalRigidity, RigidBodyNatural
+from .planar import RigidBody2D
 from .point import PointMass
 from .rigid import EulerParameterNorm, RigidBodyEP
 
-__all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity", "PointMass", "loads"]
+__all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity", "PointMass",
+           "RigidBody2D", "loads", "FlexibleBody", "Node"]

@@ -27,13 +27,15 @@ from .adams_bashforth import AdamsBashforth4
 from .base import (Integrator, check_options, validate_h, validate_t_span, validate_tolerances,
                    validate_x0)
 from .generalized_alpha import GeneralizedAlpha
+from .index3_alpha import Index3GeneralizedAlpha
 from .midpoint import ImplicitMidpoint
 from .rk import BDF, DOP853, RK45, Radau
 
 __all__ = ["INTEGRATORS", "Solution", "simulate"]
 
 INTEGRATORS: dict[str, type[Integrator]] = {
-    cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF)
+    cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF,
+                              Index3GeneralizedAlpha)
 }
 
 # 3-point Gauss-Legendre on [0, 1]

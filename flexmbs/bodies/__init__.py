@@ -1,7 +1,8 @@
 """Bodies of a multibody system: the protocol, rigid bodies in two coordinate systems, point masses,
-flexible bodies in the floating frame of reference."""
+flexible bodies in the floating frame of reference, corotational beams."""
 from . import loads
 from .base import Body, RigidBody
+from .corotational import CorotationalBeam2D, CorotationalBeam3D
 from .flexible import FlexibleBody, Node
 from .natural import NaturalRigidity, RigidBodyNatural
 from .planar import RigidBody2D
@@ -9,4 +10,5 @@ from .point import PointMass
 from .rigid import EulerParameterNorm, RigidBodyEP
 
 __all__ = ["Body", "RigidBody", "RigidBodyEP", "RigidBodyNatural", "EulerParameterNorm", "NaturalRigidity", "PointMass",
-           "RigidBody2D", "loads", "FlexibleBody", "Node"]
+           "RigidBody2D", "loads", "FlexibleBody", "Node",
+           "CorotationalBeam2D", "CorotationalBeam3D"]

@@ -24,15 +24,14 @@ implicit integrator whose iteration matrix carries the stiffness).
 Gravity: Q_e = int rho A N^T g dX = (rho A L_0 / 2) g at each end node of each element (exact
 for the linear interpolation); its potential is V = -g . int rho A x dX.
 
-Markers.  A node marker ``Node(k)`` (any object with an integer ``index``) is the node itself.
+Markers.  A node marker ``Node(k)`` (`flexmbs.Node`, or any object with an integer ``index``) is
+the node itself.
 A body point given as a vector s (2,) is the node whose reference position is X_0 + s
 (X_0: node 0), so joints built with ``at`` find the node there; other points are refused.  The
 body's frame is the cross-section frame of node 0: rotation(q) = R(theta_0), vector(q, u) =
 R(theta_0) u, torque() acts on node 0.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
@@ -42,15 +41,9 @@ from ..elements.corotational import corotational_2d
 from ..elements.corotational3d import corotational_3d, reference_frames
 from ..newton import newton
 from .base import Body, _check_loads
+from .flexible import Node            # the mesh-node marker, shared with FlexibleBody
 
 __all__ = ["CorotationalBeam2D", "CorotationalBeam3D", "Node"]
-
-
-@dataclass(frozen=True)
-class Node:
-    """Marker at node ``index`` of a beam body (it follows the node)."""
-
-    index: int
 
 
 def _rot2(a) -> np.ndarray:

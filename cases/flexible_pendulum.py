@@ -8,9 +8,10 @@ default beam (L = 1 m, b = 2 cm, E = 50 MPa, rho = 1000 kg/m^3: EI = 0.67 N m^2,
 pin imposed by eliminating node 0's translations (``--pin eliminated``,
 `flexmbs.formulations.supported_body.SupportedBody`) or by a joint (``--pin joint``: a 2D
 `Spherical` joint on Node(0) in a `flexmbs.System`, index-1 augmented formulation with
-coordinate partitioning; the same trajectory to round-off), the implicit midpoint rule
-(energy-conserving to O(h^2), no numerical damping; generalized-alpha with rho_inf = 1 is the
-same scheme).  The conservative system keeps T + V_gravity + U_strain.
+coordinate partitioning; the same trajectory to round-off; or, with ``--integrator
+index3-alpha``, the index-3 equations by generalized-alpha, rho_inf = 0.99), the implicit
+midpoint rule (energy-conserving to O(h^2), no numerical damping; generalized-alpha with
+rho_inf = 1 is the same scheme).  The conservative system keeps T + V_gravity + U_strain.
 
 Models side by side (``--models corotational,floating-frame``): the floating-frame model is a
 `flexmbs.FlexibleBody` (BeamEB2D elements with rotary inertia, tangent frame at node 0, linear
@@ -41,23 +42,27 @@ from flexmbs.case import CaseError, check_parameters, command_line, parse_case_a
 from flexmbs.constraints.joints import Spherical
 from flexmbs.formulations.index1 import Index1
 from flexmbs.formulations.supported_body import SupportedBody
+from flexmbs.integrators.index3_alpha import ConstrainedProblem
 
 DEFAULTS = dict(models=["corotational"], elements=8, length=1.0, side=0.02, youngs=5e7, density=1000.0, gravity=9.81,
-                pin="eliminated", integrator="midpoint", h=1e-3, rtol=1e-7, t_end=1.0, dt_out=0.01, plots=True)
+                pin="eliminated", integrator="midpoint", rho_inf=0.99, h=1e-3, rtol=1e-7, t_end=1.0, dt_out=0.01, plots=True)
 HELP = dict(models="models side by side (comma-separated): corotational, floating-frame",
             elements="number of beam elements", length="beam length L [m]", side="side b of the square section [m]",
             youngs="Young's modulus E [Pa]", density="density rho [kg/m^3]", gravity="g [m/s^2] (downward)",
             pin="the pin: 'eliminated' (node 0's x, y removed) or 'joint' (Spherical joint on Node(0), index-1 form)",
-            integrator="implicit integrator: midpoint, or generalized-alpha with rho_inf = 1 (the same scheme)",
+            integrator="implicit integrator of the corotational model: midpoint, generalized-alpha with rho_inf = 1 "
+                       "(the same scheme), or index3-alpha (with --pin joint: the index-3 equations of the System)",
+            rho_inf="spectral radius at infinite frequency of index3-alpha",
             h="time step of the corotational model [s]",
             rtol="relative tolerance of DOP853 for the floating-frame model", t_end="end time [s]", dt_out="output interval [s]", plots="write the PNG plots")
-CHOICES = dict(integrator=["midpoint", "generalized-alpha"], pin=["eliminated", "joint"])
+CHOICES = dict(integrator=["midpoint", "generalized-alpha", "index3-alpha"], pin=["eliminated", "joint"])
 
 
 class Pendulum(NamedTuple):
     """One model of the pendulum: its formulation, how to integrate it and what to read from q, v."""
 
     form: object
+    x0: np.ndarray
     method: str
     options: dict
     tip: Callable                # q -> tip position (2,)
@@ -75,11 +80,17 @@ def _corotational(p) -> Pendulum:
     g = (0.0, -p["gravity"])
     if p["pin"] == "joint":
         system = System([beam], [Spherical(None, beam, s_j=Node(0), name="pin")], gravity=g)
+        if p["integrator"] == "index3-alpha":
+            form = ConstrainedProblem(system)
+            x0 = form.state0(system.initial_coordinates(), system.initial_velocities())
+            return Pendulum(form, x0, "index3-alpha", dict(h=p["h"], rho_inf=p["rho_inf"]), tip=lambda q: q[-3:-1],
+                            positions=beam.positions, energies=lambda q, v: (*beam.energy(q, v, g), beam.strain_energy(q)),
+                            nodes=beam.nodes, mass=beam.mass)
         form = Index1(system, "augmented", "coordinate-partitioning")
     else:
         form = SupportedBody(beam, fixed=[0, 1], gravity=g)
     options = dict(h=p["h"], newton_max_iter=20) | (dict(rho_inf=1.0) if p["integrator"] == "generalized-alpha" else {})
-    return Pendulum(form, p["integrator"], options, tip=lambda q: q[-3:-1], positions=beam.positions,
+    return Pendulum(form, form.state0(), p["integrator"], options, tip=lambda q: q[-3:-1], positions=beam.positions,
                     energies=lambda q, v: (*beam.energy(q, v, g), beam.strain_energy(q)), nodes=beam.nodes,
                     mass=beam.mass)
 
@@ -97,7 +108,7 @@ def _floating_frame(p) -> Pendulum:
     system = System([body], [Revolute(body, None, s_i=Node(0), axis=(0.0, 0.0, 1.0), name="pin")], gravity=g)
     form = Index1(system, "augmented", "coordinate-partitioning")
     nodes = [Node(k) for k in range(n + 1)]
-    return Pendulum(form, "DOP853", dict(rtol=p["rtol"], atol=1e-3 * p["rtol"]),
+    return Pendulum(form, form.state0(), "DOP853", dict(rtol=p["rtol"], atol=1e-3 * p["rtol"]),
                     tip=lambda q: body.point(q, nodes[-1])[:2],
                     positions=lambda q: np.array([body.point(q, k)[:2] for k in nodes]),
                     energies=lambda q, v: (*body.energy(q, v, g), body.strain_energy(q)),
@@ -115,6 +126,10 @@ def check(p: dict) -> None:
     bad = [m for m in models if m not in MODELS]
     if not models or bad:
         raise CaseError("models", f"must be a list of {', '.join(MODELS)}, got {p['models']!r}")
+    if p["integrator"] == "index3-alpha" and p["pin"] != "joint":
+        raise CaseError("integrator", "index3-alpha integrates the constrained System: use it with --pin joint")
+    if not 0.0 <= p["rho_inf"] < 1.0:
+        raise CaseError("rho_inf", f"must lie in [0, 1) (index3-alpha refuses 1), got {p['rho_inf']!r}")
     if p["h"] > p["dt_out"]:
         raise CaseError("h", f"the time step must not exceed dt_out = {p['dt_out']:g} s, got {p['h']:g} s")
 
@@ -125,7 +140,7 @@ def simulate_model(name: str, p: dict) -> dict:
     n_out = int(round(p["t_end"] / p["dt_out"]))
     t_eval = np.linspace(0.0, n_out * p["dt_out"], n_out + 1)
     tic = time.perf_counter()
-    sol = simulate(model.form, (0.0, t_eval[-1]), model.form.state0(), method=model.method, t_eval=t_eval,
+    sol = simulate(model.form, (0.0, t_eval[-1]), model.x0, method=model.method, t_eval=t_eval,
                    **model.options)
     q, v = model.form.physical(sol.t, sol.x)
     kinetic, gravity, strain = np.array([model.energies(qk, vk) for qk, vk in zip(q, v)]).reshape(-1, 3).T

@@ -1,4 +1,4 @@
-"""Pinned flexible pendulum released horizontally under gravity (corotational beam).
+"""Pinned flexible pendulum released horizontally under gravity: corotational beam and floating frame.
 
 A straight beam of length L (square section, side b), pinned at one end (node 0: x, y held, the
 section free to rotate) lies horizontal and at rest at t = 0 and falls under gravity.  The

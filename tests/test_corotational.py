@@ -393,3 +393,12 @@ def test_index3_alpha_on_the_pinned_beam():
     E0 = sum(system.energy(system.initial_coordinates(), np.zeros(system.n_q)))
     E1 = sum(system.energy(qa, va)) + beam.strain_energy(qa)
     assert abs(E1 - E0) <= 3e-5 * beam.mass * 9.81 / 2
+
+
+def test_a_joint_on_a_node_that_does_not_exist_is_refused():
+    from flexmbs.constraints.joints import Spherical
+    beam = CorotationalBeam2D.line("beam", (0.0, 0.0), (1.0, 0.0), 2, MAT, 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"body 'beam': no node 5; the beam has nodes 0..2"):
+        Spherical(None, beam, s_j=Node(5))
+    with pytest.raises(ValueError, match="is not a node of the beam"):
+        Spherical(None, beam, at=(0.3, 0.0))

@@ -38,7 +38,9 @@ import scipy.linalg
 
 from ..elements.base import Material
 from ..elements.corotational import corotational_2d
-from ..elements.corotational3d import corotational_3d, reference_frames
+from ..elements._jet import variables
+from ..elements.corotational3d import (_c_coefficient, _rodrigues_coefficients, _rotate, corotational_3d, reference_frames,
+                                        rotary_kinetic_energy, rotation_vector_matrix)
 from ..newton import newton
 from .base import Body, _check_loads
 from .flexible import Node            # the mesh-node marker, shared with FlexibleBody
@@ -278,8 +280,8 @@ class CorotationalBeam2D(_Statics, Body):
         key = a.tobytes()
         if key in self._points:
             return self._points[key]
-        if a.shape != (2,) or not np.all(np.isfinite(a)):
-            raise ValueError(f"body {self.name!r}: a marker is a Node(i) or a 2-vector (reference position "
+        if a.shape != (self.dim,) or not np.all(np.isfinite(a)):
+            raise ValueError(f"body {self.name!r}: a marker is a Node(i) or a {self.dim}-vector (reference position "
                              f"relative to node 0), got {s!r}")
         P = self.nodes[0] + a
         dist = np.linalg.norm(self.nodes - P, axis=1)
@@ -336,13 +338,20 @@ class CorotationalBeam2D(_Statics, Body):
         return out
 
 
-class CorotationalBeam3D(_Statics):
-    """Spatial beam of corotational Euler-Bernoulli elements: statics only (not yet a `Body`:
-    no mass matrix or markers).
+class CorotationalBeam3D(_Statics, Body):
+    """Spatial beam of corotational Euler-Bernoulli elements, a body of a `System`.
 
     Coordinates per node k: q[6k:6k+6] = (x, y, z, psi_x, psi_y, psi_z), the global position and
     the rotation vector of the nodal cross-section from the reference configuration
-    (`flexmbs.elements.corotational3d`).
+    (`flexmbs.elements.corotational3d`), v = q'.
+
+    Mass: translations as in `CorotationalBeam2D` (linear interpolation, constant
+    (L_0/6)[[2, 1], [1, 2]] rho A per element and direction); rotary inertia lumped at the nodes,
+    J0_k = sum over the node's elements of (rho L_0 / 2) E_0 diag(Iy + Iz, Iy, Iz) E_0^T in the
+    reference axes, kinetic energy 1/2 Omega_k^T J0_k Omega_k with Omega_k = T(psi_k)^T psi_k' (see
+    `rotary_kinetic_energy`): M depends on the psi's, and Q_v = -H[psi', psi] psi' + dT/dpsi comes
+    from the same exact second derivatives.  Markers: Node(k) (or the reference offset from node
+    0) for points; the body frame is node 0's section, A = R(psi_0).
 
     Parameters
     ----------
@@ -357,8 +366,11 @@ class CorotationalBeam3D(_Statics):
         Default the chain.
     """
 
+    dim = 3
+    constant_mass = False
+
     def __init__(self, name: str, nodes, material: Material, area: float, Iy: float, Iz: float, J: float, *,
-                 elements=None, orientation=None):
+                 elements=None, orientation=None, loads=()):
         if not isinstance(name, str) or not name:
             raise ValueError(f"a beam needs a nonempty string `name`, got {name!r}")
         self.name = name
@@ -382,6 +394,27 @@ class CorotationalBeam3D(_Statics):
         self.EIy, self.EIz = material.E * Iy, material.E * Iz
         self._edofs = (6 * conn[:, :, None] + np.arange(6)).reshape(-1, 12)
         self._last = None
+        self.loads = _check_loads(loads, name)
+        rho, L0 = material.rho, self.length0
+        self.mass = float(rho * area * L0.sum())
+        self._gravity_weights = np.bincount(conn.ravel(), weights=np.repeat(0.5 * rho * area * L0, 2), minlength=n)
+        # translational mass (constant) and lumped rotary inertia in reference axes
+        Mt = np.zeros((self.n_q, self.n_q))
+        pattern = np.array([[2.0, 1.0], [1.0, 2.0]]) / 6.0
+        for a in range(2):
+            for b in range(2):
+                w = rho * area * L0 * pattern[a, b]
+                for d in range(3):
+                    np.add.at(Mt, (6 * conn[:, a] + d, 6 * conn[:, b] + d), w)
+        self._M_trans = Mt
+        Je = np.einsum("eij,j,ekj->eik", self._E0, np.array([Iy + Iz, Iy, Iz]), self._E0) * (0.5 * rho * L0)[:, None, None]
+        J0 = np.zeros((n, 3, 3))
+        np.add.at(J0, conn[:, 0], Je)
+        np.add.at(J0, conn[:, 1], Je)
+        self._J0 = J0
+        self._rot = 6 * np.arange(n)[:, None] + np.arange(3, 6)      # (n, 3) indices of the psi's
+        self._points = {}
+        self._kin = None
 
     @classmethod
     def line(cls, name: str, start, end, n_elements: int, material: Material, area, Iy, Iz, J, **kwargs):
@@ -393,21 +426,22 @@ class CorotationalBeam3D(_Statics):
     def initial_coordinates(self) -> np.ndarray:
         return np.column_stack([self.nodes, np.zeros((self.n_nodes, 3))]).ravel()
 
-    def _elements(self, q):
-        """Element energies, forces and tangents at q (all three come out of one evaluation; the
-        last one is kept, since Newton asks for the force and then the tangent at the same q)."""
+    def _elements(self, q, tangent: bool = True):
+        """Element energies, forces (and tangents) at q, from one evaluation; the last one is kept,
+        since Newton asks for the force and then the tangent at the same q."""
         Q = np.asarray(q, dtype=float).reshape(-1, 6)
         key = Q.tobytes()
-        if self._last is not None and self._last[0] == key:
+        if self._last is not None and self._last[0] == key and (self._last[1].stiffness is not None or not tangent):
             return self._last[1]
         e = self.elements
-        out = corotational_3d(self._X0e, self._E0, Q[:, :3][e], Q[:, 3:][e], self.EA, self.GJ, self.EIy, self.EIz)
+        out = corotational_3d(self._X0e, self._E0, Q[:, :3][e], Q[:, 3:][e], self.EA, self.GJ, self.EIy, self.EIz,
+                              tangent=tangent)
         self._last = (key, out)
         return out
 
     def internal_force(self, q) -> np.ndarray:
         """f = dU/dq, (n_q,)."""
-        return np.bincount(self._edofs.ravel(), weights=self._elements(q).force.ravel(), minlength=self.n_q)
+        return np.bincount(self._edofs.ravel(), weights=self._elements(q, False).force.ravel(), minlength=self.n_q)
 
     def stiffness(self, q) -> np.ndarray:
         """K = d^2U/dq^2, dense (n_q, n_q)."""
@@ -416,4 +450,105 @@ class CorotationalBeam3D(_Statics):
         return np.bincount(idx.ravel(), weights=self._elements(q).stiffness.ravel(), minlength=n * n).reshape(n, n)
 
     def strain_energy(self, q) -> float:
-        return float(self._elements(q).energy.sum())
+        return float(self._elements(q, False).energy.sum())
+
+    # -- dynamics -------------------------------------------------------------------------------
+    def initial_velocities(self) -> np.ndarray:
+        return np.zeros(self.n_q)
+
+    def _rotary(self, q, v):
+        """Jet of the nodes' rotary kinetic energies at (q, v) (kept for the last (q, v))."""
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        key = q.tobytes() + v.tobytes()
+        if self._kin is None or self._kin[0] != key:
+            self._kin = (key, rotary_kinetic_energy(q[self._rot], v[self._rot], self._J0))
+        return self._kin[1]
+
+    def mass_matrix(self, q) -> np.ndarray:
+        T = self._rotary(q, np.zeros(self.n_q))
+        M = self._M_trans.copy()
+        idx = self._rot
+        M[idx[:, :, None], idx[:, None, :]] += T.H[:, 3:, 3:]
+        return M
+
+    def quadratic_velocity(self, q, v) -> np.ndarray:
+        """Q_v = -M'(q) q' + dT/dq (rotations only; the translational mass is constant)."""
+        T = self._rotary(q, v)
+        pd = np.asarray(v, dtype=float)[self._rot]
+        out = np.zeros(self.n_q)
+        out[self._rot] = -np.einsum("nij,nj->ni", T.H[:, 3:, :3], pd) + T.g[:, :3]
+        return out
+
+    def gravity_force(self, gravity) -> np.ndarray:
+        out = np.zeros((self.n_nodes, 6))
+        if gravity is not None:
+            out[:, :3] = self._gravity_weights[:, None] * np.asarray(gravity, dtype=float)
+        return out.ravel()
+
+    def forces(self, t, q, v, gravity) -> np.ndarray:
+        """Q = Q_g + Q_v + loads - f_int."""
+        Q = self.gravity_force(gravity) + self.quadratic_velocity(q, v) - self.internal_force(q)
+        return Q + self.applied(t, q, v) if self.loads else Q
+
+    def energy(self, q, v, gravity) -> tuple[float, float]:
+        """(kinetic, potential of gravity); the strain energy is `strain_energy`."""
+        v = np.asarray(v, dtype=float)
+        T = 0.5 * float(v @ (self._M_trans @ v)) + float(self._rotary(q, v).v.sum())
+        if gravity is None:
+            return T, 0.0
+        return T, -float(self.gravity_force(gravity) @ np.asarray(q, dtype=float))
+
+    # -- markers --------------------------------------------------------------------------------
+    node_index = CorotationalBeam2D.node_index
+
+    def point(self, q, s) -> np.ndarray:
+        i = self.node_index(s)
+        return np.array(q[6 * i:6 * i + 3], dtype=float)
+
+    def point_jacobian(self, q, s) -> np.ndarray:
+        i = self.node_index(s)
+        J = np.zeros((3, self.n_q))
+        J[:, 6 * i:6 * i + 3] = np.eye(3)
+        return J
+
+    def point_bias(self, q, v, s) -> np.ndarray:
+        self.node_index(s)
+        return np.zeros(3)
+
+    def _vector_jet(self, q, u):
+        psi = variables(np.asarray(q, dtype=float)[None, 3:6])
+        return _rotate(psi, np.asarray(u, dtype=float)[None, :])
+
+    def vector(self, q, u) -> np.ndarray:
+        return rotation_vector_matrix(np.asarray(q, dtype=float)[3:6]) @ np.asarray(u, dtype=float)
+
+    def vector_jacobian(self, q, u) -> np.ndarray:
+        J = np.zeros((3, self.n_q))
+        J[:, 3:6] = np.array([c.g[0] for c in self._vector_jet(q, u)])
+        return J
+
+    def vector_bias(self, q, v, u) -> np.ndarray:
+        pd = np.asarray(v, dtype=float)[3:6]
+        return np.array([pd @ c.H[0] @ pd for c in self._vector_jet(q, u)])
+
+    def rotation(self, q) -> np.ndarray:
+        return rotation_vector_matrix(np.asarray(q, dtype=float)[3:6])
+
+    def angular_velocity(self, q, v) -> np.ndarray:
+        """Global angular velocity of node 0's section, omega = T(psi_0) psi_0'."""
+        return _tangent_operator(np.asarray(q, dtype=float)[3:6]) @ np.asarray(v, dtype=float)[3:6]
+
+    def torque(self, q, T) -> np.ndarray:
+        """A global torque on node 0's section: Q_psi0 = T(psi_0)^T T (its power T . omega)."""
+        out = np.zeros(self.n_q)
+        out[3:6] = _tangent_operator(np.asarray(q, dtype=float)[3:6]).T @ np.asarray(T, dtype=float)
+        return out
+
+
+def _tangent_operator(psi) -> np.ndarray:
+    """T(psi) = I + B(s) psi~ + C(s) psi~^2 with omega = T(psi) psi' (s = psi . psi)."""
+    s = np.array([psi @ psi])
+    B = float(_rodrigues_coefficients(s)[3][0])
+    C = float(_c_coefficient(s)[0][0])
+    W = np.array([[0.0, -psi[2], psi[1]], [psi[2], 0.0, -psi[0]], [-psi[1], psi[0], 0.0]])
+    return np.eye(3) + B * W + C * (W @ W)

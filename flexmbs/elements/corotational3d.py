@@ -51,7 +51,7 @@ import numpy as np
 
 from ._jet import Jet, cross, dot, sqrt, variables
 
-__all__ = ["Corotational3D", "corotational_3d", "reference_frames", "rotation_vector_matrix"]
+__all__ = ["Corotational3D", "corotational_3d", "reference_frames", "rotation_vector_matrix", "rotary_kinetic_energy"]
 
 _SERIES_BELOW = 1e-3
 
@@ -129,7 +129,7 @@ class Corotational3D(NamedTuple):
     local: np.ndarray         # (n_el, 7) u_l, theta_1 (x, y, z), theta_2 (x, y, z)
 
 
-def corotational_3d(X0, E0, x, psi, EA, GJ, EIy, EIz) -> Corotational3D:
+def corotational_3d(X0, E0, x, psi, EA, GJ, EIy, EIz, *, tangent: bool = True) -> Corotational3D:
     """Strain energy, internal forces and tangent stiffness of spatial corotational beams.
 
     Parameters
@@ -142,12 +142,14 @@ def corotational_3d(X0, E0, x, psi, EA, GJ, EIy, EIz) -> Corotational3D:
         Current nodal positions [m] and rotation vectors [rad].
     EA, GJ, EIy, EIz : float or array (n_el,)
         Axial [N], torsional [N m^2] and bending [N m^2] stiffness.
+    tangent : bool
+        Also compute the tangent (else ``stiffness`` is None, about ten times cheaper).
     """
     X0, E0 = np.asarray(X0, dtype=float), np.asarray(E0, dtype=float)
     x, psi = np.asarray(x, dtype=float), np.asarray(psi, dtype=float)
     n = len(X0)
     p = np.concatenate([x[:, 0], psi[:, 0], x[:, 1], psi[:, 1]], axis=1)
-    v = variables(p)
+    v = variables(p, hessian=tangent)
     x1, p1, x2, p2 = v[0:3], v[3:6], v[6:9], v[9:12]
     L0 = np.linalg.norm(X0[:, 1] - X0[:, 0], axis=1)
     d = [x2[k] - x1[k] for k in range(3)]
@@ -174,3 +176,41 @@ def corotational_3d(X0, E0, x, psi, EA, GJ, EIy, EIz) -> Corotational3D:
          + ky * (2.0 * (a_y * a_y) + 2.0 * (a_y * b_y) + 2.0 * (b_y * b_y)))
     loc = np.stack([q.v for q in (ul, a_x, a_y, a_z, b_x, b_y, b_z)], axis=1)
     return Corotational3D(U.v, U.g, U.H, loc)
+
+
+def _c_coefficient(s):
+    """C(s) = (1 - A(s)) / s = (r - sin r) / r^3 and its first two s-derivatives."""
+    s = np.asarray(s, dtype=float)
+    A, dA, d2A, _, _, _ = _rodrigues_coefficients(s)
+    small = s < _SERIES_BELOW
+    ss = np.where(small, 1.0, s)
+    C = (1.0 - A) / ss
+    dC = -(dA + C) / ss
+    d2C = -(d2A + 2.0 * dC) / ss
+    series = (1 / 6 - s / 120 + s ** 2 / 5040 - s ** 3 / 362880, -1 / 120 + s / 2520 - s ** 2 / 120960,
+              1 / 2520 - s / 60480)
+    return tuple(np.where(small, a, b) for a, b in zip(series, (C, dC, d2C)))
+
+
+def rotary_kinetic_energy(psi, psi_dot, J0):
+    """Jet of T = 1/2 Omega^T J0 Omega in the variables (psi, psi_dot) (n, 6), one node per row.
+
+    Omega = R^T omega = T(psi)^T psi' = psi' - B(s) psi x psi' + C(s) psi x (psi x psi') is the
+    angular velocity of the section in its reference axes (omega = T(psi) psi' the global one),
+    J0 (n, 3, 3) the rotary inertia in the reference axes.  The Hessian's psi'-psi' block is the
+    mass matrix, and -H[psi', psi] psi' + dT/dpsi the quadratic-velocity vector.
+    """
+    v = variables(np.concatenate([psi, psi_dot], axis=1))
+    p, pd = v[:3], v[3:]
+    s = dot(p, p)
+    _, _, _, B0, B1, B2 = _rodrigues_coefficients(s.v)
+    B = s.apply(B0, B1, B2)
+    C = s.apply(*_c_coefficient(s.v))
+    a = cross(p, pd)
+    b = cross(p, a)
+    Om = [pd[k] - B * a[k] + C * b[k] for k in range(3)]
+    T = 0.0
+    for i in range(3):
+        for j in range(3):
+            T = T + 0.5 * J0[:, i, j] * (Om[i] * Om[j])
+    return T

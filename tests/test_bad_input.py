@@ -42,7 +42,7 @@ RUN_TABLE = [
     ("mass=-1", "parameter 'mass' of case rotating_bar: must be positive, got -1.0", 2),
     ("elements=0", "parameter 'elements' of case rotating_bar: must be >= 1, got 0", 2),
     ("integrator=Euler", "parameter 'integrator' of case rotating_bar: must be one of AB4, BDF, DOP853, RK45, "
-                         "Radau, generalized-alpha, midpoint, got 'Euler'", 2),
+                         "Radau, exact, generalized-alpha, index3-alpha, midpoint, got 'Euler'", 2),
     ("formulation=newton", "parameter 'formulation' of case rotating_bar: must be one of gibbs-appell, "
                            "hamilton, lagrange, got 'newton'", 2),
     ("period=0", "parameter 'period' of case rotating_bar: must be positive, got 0.0", 2),

@@ -141,7 +141,7 @@ class ScipyIntegrator(Integrator):
         value (the difference is the size of the correction)."""
         s = self._solver
         s.y = self.x.copy()
-        if isinstance(s, integrate.BDF):
+        if self.solver_name == "BDF":
             s.D[0] = s.y
         if hasattr(s, "f"):
             s.f = s.fun(s.t, s.y)

@@ -51,8 +51,9 @@ from flexmbs.analysis import output_times
 from flexmbs.bodies.planar import RigidBody2D, rotation_2d
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
     resolve, write_results
-from flexmbs.constrained_run import constraint_history, integrate_system
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, integrate_system
 from flexmbs.constraints.planar import PlanarRevolute
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
 DEFAULTS = dict(t_end=0.03, h=1e-5, rho_inf=0.8, dt_out=1e-4, integrator="index3-alpha", rtol=1e-10, plots=True)
@@ -61,6 +62,7 @@ HELP = dict(t_end="duration [s]", h="step of the fixed-step methods [s]",
             dt_out="output interval [s]", integrator="index3-alpha, or an index-1 route: any method of "
             "flexmbs.integrators with the augmented formulation (e.g. DOP853)",
             rtol="tolerance of adaptive index-1 methods", plots="write the plot")
+CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
 NAMES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
 
 # Hairer & Wanner's data (SI units), ../shared/BENCHMARKS.md sec. 6d
@@ -139,7 +141,7 @@ def angles_of(system, q):
 
 
 def check(p: dict) -> None:
-    check_parameters(p, DEFAULTS, positive=("t_end", "h", "dt_out", "rtol"))
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("t_end", "h", "dt_out", "rtol"))
 
 
 def run(out=None, **params):
@@ -182,7 +184,7 @@ def write(result, out: Path, p: dict) -> None:
 
 
 def main(argv=None):
-    parser = command_line("andrews_squeezer", __doc__, DEFAULTS, help=HELP, check=check)
+    parser = command_line("andrews_squeezer", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)
     result = run(out=out, **params)
@@ -197,4 +199,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

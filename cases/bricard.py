@@ -40,9 +40,9 @@ from flexmbs.bodies import RigidBodyEP
 from flexmbs.analysis import output_times
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
     resolve, write_results
-from flexmbs.constrained_run import constraint_history, energy_history, integrate_system
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, energy_history, integrate_system
 from flexmbs.constraints import Revolute
-from flexmbs.integrators import INTEGRATORS
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
 DEFAULTS = dict(t_end=2.0, h=1e-3, rho_inf=0.9, dt_out=0.01, method="index3-alpha", integrator="DOP853",
@@ -51,7 +51,7 @@ HELP = dict(t_end="duration [s] (the OpenSim port runs 10 s)", h="step of index3
             rho_inf="spectral radius at infinite frequency of index3-alpha", dt_out="output interval [s]",
             method="index3-alpha or udwadia-kalaba (index 1)", integrator="integrator of the udwadia-kalaba route",
             rtol="tolerance of the udwadia-kalaba route", plots="write the plot")
-CHOICES = dict(method=["index3-alpha", "udwadia-kalaba"], integrator=sorted(INTEGRATORS))
+CHOICES = dict(method=["index3-alpha", "udwadia-kalaba"], integrator=SYSTEM_INTEGRATORS)
 
 POINTS = np.array([[0, 0, 0], [1, 0, 0], [1, -1, 0], [1, -1, 1], [0, -1, 1], [0, 0, 1]], dtype=float)
 AXES = np.eye(3)[[1, 2, 0, 1, 2, 0]]                  # y, z, x, y, z, x
@@ -135,8 +135,10 @@ def main(argv=None):
     record_output(out, before)
     s = result["summary"]
     m = s["mobility"]
+    n_red = len(m["redundant"])
     print(f"Bricard mechanism: {m['n_q']} coordinates, {m['n_c']} constraint equations, rank {m['rank']}: "
-          f"{m['dof']} degree(s) of freedom, {len(m['redundant'])} redundant: {', '.join(m['redundant'])}")
+          f"{m['dof']} degree{'s' if m['dof'] != 1 else ''} of freedom, {n_red} redundant "
+          f"constraint{'s' if n_red != 1 else ''}" + (f" ({', '.join(m['redundant'])})" if n_red else ""))
     print(f"  {params['method']}: {s['status']}; P3(t = {result['t'][-1]:g}) = "
           f"({', '.join(f'{x:.6f}' for x in s['P3_final'])}), energy change {s['energy_change']:.2e} J")
     print(f"  {s['n_steps']} steps, {1e6 * s['time_per_step_s']:.0f} us per step; wrote {out}/results.npz")
@@ -144,4 +146,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

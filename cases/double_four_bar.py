@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.analysis import output_times
@@ -166,4 +167,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -35,9 +35,9 @@ from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.analysis import output_times
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
     resolve, write_results
-from flexmbs.constrained_run import constraint_history, energy_history, integrate_system
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, energy_history, integrate_system
 from flexmbs.constraints.planar import PlanarRevolute
-from flexmbs.integrators import INTEGRATORS
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
 DEFAULTS = dict(length=1.0, mass=1.0, g=9.81, t_end=10.0, h=1e-3, rho_inf=0.8, dt_out=0.01,
@@ -47,7 +47,7 @@ HELP = dict(length="link length L [m]", mass="lumped mass [kg]", g="gravity [m/s
             dt_out="output interval [s]",
             integrator="index3-alpha, or any other method of flexmbs.integrators on the index-1 augmented form",
             rtol="tolerance of adaptive methods", plots="write the plot")
-CHOICES = dict(integrator=sorted(INTEGRATORS))
+CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
 
 
 def exact(t, length=1.0, g=9.81):
@@ -131,4 +131,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -44,6 +44,7 @@ from flexmbs.integrators.exact import reference_error
 from flexmbs.io import recording
 from flexmbs.model import rayleigh_coefficients
 from flexmbs.motion import ConstantRotation
+from flexmbs.pipes import call_quietly
 from flexmbs.signals import Harmonic
 
 DEFAULTS = dict(elements=10, length=1.0, mass=1.0, area=0.2e-4, youngs=210e9, omega=15.0, force=1.0,
@@ -160,4 +161,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -50,10 +50,12 @@ from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
 from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output,
                           record_output, resolve, write_results)
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS
 from flexmbs.constraints import Spherical
 from flexmbs.formulations.index1 import SOLVERS, Index1
 from flexmbs.formulations.stabilization import STABILIZATIONS
 from flexmbs.integrators import INTEGRATORS, simulate
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
 HALF_LENGTH, HALF_HEIGHT, HALF_WIDTH = 2.0, 0.2, 0.2          # L, H, W [m]
@@ -73,7 +75,7 @@ HELP = dict(coordinates="rigid-body coordinates", solver="acceleration solver",
             table="run the paper's four combinations (AB4, h = 1e-3 s, coordinate partitioning) and "
                   "write the Table 2 and Table 3 analogues", plots="write the plots")
 CHOICES = dict(coordinates=list(COORDINATES), solver=list(SOLVERS), stabilization=list(STABILIZATIONS),
-               integrator=sorted(INTEGRATORS))
+               integrator=SYSTEM_INTEGRATORS)
 TABLE_RUN = dict(integrator="AB4", h=1e-3, stabilization="coordinate-partitioning")
 TIP = np.array([HALF_LENGTH, 0.0, 0.0])                        # D in body 3's coordinates
 
@@ -237,4 +239,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

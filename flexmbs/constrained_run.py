@@ -7,20 +7,27 @@ solver and stabilisation, state x = (q, v), fed to any other method of
 `flexmbs.integrators`: fixed-step methods take ``h``, adaptive ones ``rtol`` and
 ``atol = atol_factor * rtol``).
 
+`SYSTEM_INTEGRATORS` lists the methods that can integrate a System this way (every method of
+flexmbs but ``exact``, which needs the affine equations of a steady model).
+
 `energy_history` and `constraint_history` evaluate E = T + V and ||C(t, q)||_2 at every output.
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["integrate_system", "energy_history", "constraint_history"]
+from .integrators import INTEGRATORS
+
+__all__ = ["SYSTEM_INTEGRATORS", "integrate_system", "energy_history", "constraint_history"]
+
+SYSTEM_INTEGRATORS = sorted(name for name in INTEGRATORS if name != "exact")
 
 
 def integrate_system(system, q0, v0, t_end: float, t_eval, *, integrator: str = "index3-alpha", h: float = 1e-3,
                      rho_inf: float = 0.8, rtol: float = 1e-10, atol_factor: float = 1e-2,
                      solver: str = "augmented", stabilization="none"):
     """Solution (`flexmbs.integrators.Solution`, x = (q, v) per output) of one run from t = 0 to ``t_end``."""
-    from flexmbs.integrators import INTEGRATORS, ConstrainedProblem, simulate
+    from flexmbs.integrators import ConstrainedProblem, simulate
 
     q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
     if integrator == "index3-alpha":

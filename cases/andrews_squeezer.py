@@ -40,7 +40,6 @@ reference when t_end = 0.03, time per step) and angles.png.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -48,11 +47,13 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs.bodies.loads import spring_to_ground, torque_load
-from flexmbs.bodies.planar import RigidBody2D
-from flexmbs.case import CaseError, check_parameters, command_line, parse_case_args, prepare_output, \
-    record_output, resolve
+from flexmbs.analysis import output_times
+from flexmbs.bodies.planar import RigidBody2D, rotation_2d
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
+    resolve, write_results
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, integrate_system
 from flexmbs.constraints.planar import PlanarRevolute
-from flexmbs.integrators import ConstrainedProblem, simulate
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
 DEFAULTS = dict(t_end=0.03, h=1e-5, rho_inf=0.8, dt_out=1e-4, integrator="index3-alpha", rtol=1e-10, plots=True)
@@ -61,6 +62,7 @@ HELP = dict(t_end="duration [s]", h="step of the fixed-step methods [s]",
             dt_out="output interval [s]", integrator="index3-alpha, or an index-1 route: any method of "
             "flexmbs.integrators with the augmented formulation (e.g. DOP853)",
             rtol="tolerance of adaptive index-1 methods", plots="write the plot")
+CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
 NAMES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
 
 # Hairer & Wanner's data (SI units), ../shared/BENCHMARKS.md sec. 6d
@@ -80,11 +82,13 @@ Q_REF = np.array([15.81077119629904, -15.75637105984298, 0.04082224013073101, -0
 
 
 def _e(th):
-    return np.array([np.cos(th), np.sin(th)])
+    """e = (cos theta, sin theta): the first column of A(theta)."""
+    return rotation_2d(th)[:, 0]
 
 
 def _n(th):
-    return np.array([-np.sin(th), np.cos(th)])
+    """n = (-sin theta, cos theta): the second column of A(theta)."""
+    return rotation_2d(th)[:, 1]
 
 
 def body_angles(q7):
@@ -113,7 +117,7 @@ def build(q7=Q0):
                  F - (e - ea) * _n(th[3]), A + ta * _e(th[4]) + tb * _n(th[4]),
                  G + (zf - fa) * _e(th[5]), A + ua * _e(th[6]) + ub * _n(th[6])]
     masses, inertias = (m1, m2, m3, m4, m5, m6, m7), (I1, I2, I3, I4, I5, I6, I7)
-    D_local = np.array([[np.cos(th[2]), np.sin(th[2])], [-np.sin(th[2]), np.cos(th[2])]]) @ (D - centroids[2])
+    D_local = rotation_2d(th[2]).T @ (D - centroids[2])
     loads = {0: [torque_load(MOM)], 2: [spring_to_ground(D_local, C, C0, L0)]}
     K = [RigidBody2D(f"K{k + 1}", masses[k], inertias[k], position=centroids[k], angle=th[k], loads=loads.get(k, ()))
          for k in range(7)]
@@ -137,9 +141,7 @@ def angles_of(system, q):
 
 
 def check(p: dict) -> None:
-    check_parameters(p, DEFAULTS, positive=("t_end", "h", "dt_out", "rtol"))
-    if not 0 <= p["rho_inf"] < 1:
-        raise CaseError("rho_inf", f"must lie in [0, 1), got {p['rho_inf']!r}")
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("t_end", "h", "dt_out", "rtol"))
 
 
 def run(out=None, **params):
@@ -148,24 +150,14 @@ def run(out=None, **params):
     system, _ = build()
     q0 = system.initial_coordinates()
     v0 = np.zeros(system.n_q)
-    t_eval = np.linspace(0.0, p["t_end"], int(round(p["t_end"] / p["dt_out"])) + 1)
     tic = time.perf_counter()
-    if p["integrator"] == "index3-alpha":
-        problem = ConstrainedProblem(system)
-        sol = simulate(problem, (0.0, p["t_end"]), problem.state0(q0, v0), method="index3-alpha", h=p["h"],
-                       t_eval=t_eval, rho_inf=p["rho_inf"])
-    else:
-        from flexmbs.formulations.index1 import Index1
-        from flexmbs.integrators import INTEGRATORS
-        problem = Index1(system, solver="augmented", stabilization="none")
-        kw = dict(rtol=p["rtol"], atol=p["rtol"] * 1e-3) if INTEGRATORS[p["integrator"]].uses_tolerances \
-            else dict(h=p["h"])
-        sol = simulate(problem, (0.0, p["t_end"]), np.concatenate([q0, v0]), method=p["integrator"],
-                       t_eval=t_eval, **kw)
+    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
+                           integrator=p["integrator"], h=p["h"], rho_inf=p["rho_inf"], rtol=p["rtol"],
+                           atol_factor=1e-3)
     solve_s = time.perf_counter() - tic
     qs = sol.x[:, :system.n_q]
     q7 = angles_of(system, qs)
-    cpos = np.array([np.linalg.norm(system.residual(tk, qk)) for tk, qk in zip(sol.t, qs)])
+    cpos = constraint_history(system, sol.t, qs)
     summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps, n_lu=sol.n_lu,
                    solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1), t_final=float(sol.t[-1]),
                    q_final=dict(zip(NAMES, q7[-1].tolist())), max_constraint_position=float(cpos.max()))
@@ -179,9 +171,7 @@ def run(out=None, **params):
 
 
 def write(result, out: Path, p: dict) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "results.npz", **{k: v for k, v in result.items() if k != "summary"})
-    (out / "summary.json").write_text(json.dumps(result["summary"], indent=2, default=float))
+    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
     if not p.get("plots", True) or len(result["t"]) < 2:
         return
     from flexmbs import plots
@@ -194,7 +184,7 @@ def write(result, out: Path, p: dict) -> None:
 
 
 def main(argv=None):
-    parser = command_line("andrews_squeezer", __doc__, DEFAULTS, help=HELP, check=check)
+    parser = command_line("andrews_squeezer", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)
     result = run(out=out, **params)
@@ -209,4 +199,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

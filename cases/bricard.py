@@ -30,7 +30,6 @@ time per step) and p3.png.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -38,10 +37,12 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs.bodies import RigidBodyEP
-from flexmbs.case import CaseError, check_parameters, command_line, parse_case_args, prepare_output, \
-    record_output, resolve
+from flexmbs.analysis import output_times
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
+    resolve, write_results
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, energy_history, integrate_system
 from flexmbs.constraints import Revolute
-from flexmbs.integrators import INTEGRATORS, ConstrainedProblem, simulate
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
 DEFAULTS = dict(t_end=2.0, h=1e-3, rho_inf=0.9, dt_out=0.01, method="index3-alpha", integrator="DOP853",
@@ -50,7 +51,7 @@ HELP = dict(t_end="duration [s] (the OpenSim port runs 10 s)", h="step of index3
             rho_inf="spectral radius at infinite frequency of index3-alpha", dt_out="output interval [s]",
             method="index3-alpha or udwadia-kalaba (index 1)", integrator="integrator of the udwadia-kalaba route",
             rtol="tolerance of the udwadia-kalaba route", plots="write the plot")
-CHOICES = dict(method=["index3-alpha", "udwadia-kalaba"], integrator=sorted(INTEGRATORS))
+CHOICES = dict(method=["index3-alpha", "udwadia-kalaba"], integrator=SYSTEM_INTEGRATORS)
 
 POINTS = np.array([[0, 0, 0], [1, 0, 0], [1, -1, 0], [1, -1, 1], [0, -1, 1], [0, 0, 1]], dtype=float)
 AXES = np.eye(3)[[1, 2, 0, 1, 2, 0]]                  # y, z, x, y, z, x
@@ -82,8 +83,6 @@ def build():
 
 def check(p: dict) -> None:
     check_parameters(p, DEFAULTS, choices=CHOICES, positive=("t_end", "h", "dt_out", "rtol"))
-    if not 0 <= p["rho_inf"] < 1:
-        raise CaseError("rho_inf", f"must lie in [0, 1), got {p['rho_inf']!r}")
 
 
 def run(out=None, **params):
@@ -92,26 +91,18 @@ def run(out=None, **params):
     system, rods = build()
     q0, v0 = system.initial_coordinates(), np.zeros(system.n_q)
     mob = system.mobility(0.0, q0)
-    t_eval = np.linspace(0.0, p["t_end"], int(round(p["t_end"] / p["dt_out"])) + 1)
     tic = time.perf_counter()
-    if p["method"] == "index3-alpha":
-        problem = ConstrainedProblem(system)
-        sol = simulate(problem, (0.0, p["t_end"]), problem.state0(q0, v0), method="index3-alpha", h=p["h"],
-                       t_eval=t_eval, rho_inf=p["rho_inf"])
-    else:
-        from flexmbs.formulations.index1 import Index1
-        problem = Index1(system, solver="udwadia-kalaba", stabilization="coordinate-partitioning")
-        kw = dict(rtol=p["rtol"], atol=p["rtol"] * 1e-2) if INTEGRATORS[p["integrator"]].uses_tolerances \
-            else dict(h=p["h"])
-        sol = simulate(problem, (0.0, p["t_end"]), np.concatenate([q0, v0]), method=p["integrator"],
-                       t_eval=t_eval, **kw)
+    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
+                           integrator="index3-alpha" if p["method"] == "index3-alpha" else p["integrator"],
+                           h=p["h"], rho_inf=p["rho_inf"], rtol=p["rtol"], solver="udwadia-kalaba",
+                           stabilization="coordinate-partitioning")
     solve_s = time.perf_counter() - tic
     n = system.n_q
     q, v = sol.x[:, :n], sol.x[:, n:]
     sl = system.slice(rods[2])
     P3 = np.array([rods[2].point(qk[sl], rods[2].rotation(q0[sl]).T @ (POINTS[3] - q0[sl][:3])) for qk in q])
-    energy = np.array([sum(system.energy(qk, vk)) for qk, vk in zip(q, v)])
-    cpos = np.array([np.linalg.norm(system.residual(tk, qk)) for tk, qk in zip(sol.t, q)])
+    energy = energy_history(system, q, v)
+    cpos = constraint_history(system, sol.t, q)
     summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps,
                    solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1),
                    mobility=dict(n_q=mob["n_q"], n_c=mob["n_c"], rank=mob["rank"], dof=mob["dof"],
@@ -126,9 +117,7 @@ def run(out=None, **params):
 
 
 def write(result, out: Path, p: dict) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "results.npz", **{k: v for k, v in result.items() if k != "summary"})
-    (out / "summary.json").write_text(json.dumps(result["summary"], indent=2, default=float))
+    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
     if not p.get("plots", True) or len(result["t"]) < 2:
         return
     from flexmbs import plots
@@ -146,8 +135,10 @@ def main(argv=None):
     record_output(out, before)
     s = result["summary"]
     m = s["mobility"]
+    n_red = len(m["redundant"])
     print(f"Bricard mechanism: {m['n_q']} coordinates, {m['n_c']} constraint equations, rank {m['rank']}: "
-          f"{m['dof']} degree(s) of freedom, {len(m['redundant'])} redundant: {', '.join(m['redundant'])}")
+          f"{m['dof']} degree{'s' if m['dof'] != 1 else ''} of freedom, {n_red} redundant "
+          f"constraint{'s' if n_red != 1 else ''}" + (f" ({', '.join(m['redundant'])})" if n_red else ""))
     print(f"  {params['method']}: {s['status']}; P3(t = {result['t'][-1]:g}) = "
           f"({', '.join(f'{x:.6f}' for x in s['P3_final'])}), energy change {s['energy_change']:.2e} J")
     print(f"  {s['n_steps']} steps, {1e6 * s['time_per_step_s']:.0f} us per step; wrote {out}/results.npz")
@@ -155,4 +146,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

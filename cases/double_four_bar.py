@@ -32,7 +32,6 @@ plots b0.png (position and velocity against the exact solution) and error.png.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -40,11 +39,14 @@ from pathlib import Path
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 from flexmbs.bodies.planar import RigidBody2D
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.analysis import output_times
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
+    resolve, write_results
+from flexmbs.constrained_run import constraint_history, energy_history, integrate_system
 from flexmbs.constraints.planar import PlanarRevolute
-from flexmbs.integrators import ConstrainedProblem, simulate
 
 DEFAULTS = dict(n=2, length=1.0, mass=1.0, g=9.81, speed=1.0, t_end=10.0, h=1e-3, rho_inf=0.8,
                 dt_out=0.01, plots=True)
@@ -96,11 +98,9 @@ def run(out=None, **params):
     p = resolve("double_four_bar", DEFAULTS, params, check)
     system, q0, v0, crank0 = build(p["n"], p["length"], p["mass"], p["g"], p["speed"])
     tip = np.array([p["length"] / 2, 0.0])
-    t_eval = np.linspace(0.0, p["t_end"], int(round(p["t_end"] / p["dt_out"])) + 1)
-    problem = ConstrainedProblem(system)
     tic = time.perf_counter()
-    sol = simulate(problem, (0.0, p["t_end"]), problem.state0(q0, v0), method="index3-alpha", h=p["h"],
-                   t_eval=t_eval, rho_inf=p["rho_inf"])
+    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
+                           integrator="index3-alpha", h=p["h"], rho_inf=p["rho_inf"])
     solve_s = time.perf_counter() - tic
     nq = system.n_q
     q, v = sol.x[:, :nq], sol.x[:, nq:]
@@ -108,8 +108,8 @@ def run(out=None, **params):
     B0 = np.array([crank0.point(qk[sl], tip) for qk in q])
     B0v = np.array([crank0.point_jacobian(qk[sl], tip) @ vk[sl] for qk, vk in zip(q, v)])
     B0e, B0ve = exact(sol.t, p["n"], p["length"], p["g"], p["speed"])
-    energy = np.array([sum(system.energy(qk, vk)) for qk, vk in zip(q, v)])
-    cpos = np.array([np.linalg.norm(system.residual(tk, qk)) for tk, qk in zip(sol.t, q)])
+    energy = energy_history(system, q, v)
+    cpos = constraint_history(system, sol.t, q)
     mob = [system.mobility(tk, qk) for tk, qk in zip(sol.t, q)]
     mobility = np.array([m["dof"] for m in mob])
     sigma_min = np.array([m["singular_values"][-1] for m in mob])
@@ -132,9 +132,7 @@ def run(out=None, **params):
 
 def write(result, out: Path, p: dict) -> None:
     """results.npz, summary.json and the plots."""
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "results.npz", **{k: v for k, v in result.items() if k != "summary"})
-    (out / "summary.json").write_text(json.dumps(result["summary"], indent=2, default=float))
+    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
     if not p.get("plots", True) or len(result["t"]) < 2:
         return
     from flexmbs import plots
@@ -169,4 +167,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -50,6 +50,7 @@ from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
 from flexmbs.mechanisms import FourBar, chord_deflection, constant_speed, flexible_link  # noqa: E402
 from flexmbs.mechanisms.four_bar import GrashofType, grashof  # noqa: E402
+from flexmbs.pipes import call_quietly
 
 DEFAULTS = dict(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25, depth=0.003, width=0.020,
                 youngs=2e11, density=7870.0, crank_speed=4.0 * np.pi, revolutions=2.0, damping=0.0,
@@ -222,4 +223,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

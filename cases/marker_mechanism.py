@@ -53,6 +53,7 @@ from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.markers import marker_motion, read_markers  # noqa: E402
 from flexmbs.mechanisms import beam_on_frame, chord_deflection, link_motion  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
+from flexmbs.pipes import call_quietly
 
 DEFAULTS = dict(markers=str(make_markers.PATH), length=0.30, elements=10, depth=0.003, width=0.020,
                 youngs=2e11, density=7870.0, t_start=None, duration=None, static_start=True, stiffening=True,
@@ -249,4 +250,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -24,7 +24,6 @@ energy change, time per step) and p1.png.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -33,10 +32,12 @@ import numpy as np
 from scipy.special import ellipj, ellipk
 
 from flexmbs.bodies.planar import RigidBody2D
-from flexmbs.case import CaseError, check_parameters, command_line, parse_case_args, prepare_output, \
-    record_output, resolve
+from flexmbs.analysis import output_times
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
+    resolve, write_results
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, energy_history, integrate_system
 from flexmbs.constraints.planar import PlanarRevolute
-from flexmbs.integrators import INTEGRATORS, ConstrainedProblem, simulate
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
 DEFAULTS = dict(length=1.0, mass=1.0, g=9.81, t_end=10.0, h=1e-3, rho_inf=0.8, dt_out=0.01,
@@ -46,7 +47,7 @@ HELP = dict(length="link length L [m]", mass="lumped mass [kg]", g="gravity [m/s
             dt_out="output interval [s]",
             integrator="index3-alpha, or any other method of flexmbs.integrators on the index-1 augmented form",
             rtol="tolerance of adaptive methods", plots="write the plot")
-CHOICES = dict(integrator=sorted(INTEGRATORS))
+CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
 
 
 def exact(t, length=1.0, g=9.81):
@@ -70,8 +71,6 @@ def build(length=1.0, mass=1.0, g=9.81):
 def check(p: dict) -> None:
     check_parameters(p, DEFAULTS, choices=CHOICES, positive=("length", "mass", "t_end", "h", "dt_out", "rtol"),
                      nonnegative=("g",))
-    if not 0 <= p["rho_inf"] < 1:
-        raise CaseError("rho_inf", f"must lie in [0, 1), got {p['rho_inf']!r}")
 
 
 def run(out=None, **params):
@@ -79,25 +78,15 @@ def run(out=None, **params):
     p = resolve("pendulum_a01", DEFAULTS, params, check)
     system, body = build(p["length"], p["mass"], p["g"])
     q0, v0 = system.initial_coordinates(), np.zeros(system.n_q)
-    t_eval = np.linspace(0.0, p["t_end"], int(round(p["t_end"] / p["dt_out"])) + 1)
     tic = time.perf_counter()
-    if p["integrator"] == "index3-alpha":
-        problem = ConstrainedProblem(system)
-        sol = simulate(problem, (0.0, p["t_end"]), problem.state0(q0, v0), method="index3-alpha", h=p["h"],
-                       t_eval=t_eval, rho_inf=p["rho_inf"])
-    else:
-        from flexmbs.formulations.index1 import Index1
-        problem = Index1(system, solver="augmented", stabilization="none")
-        kw = dict(rtol=p["rtol"], atol=p["rtol"] * 1e-2) if INTEGRATORS[p["integrator"]].uses_tolerances \
-            else dict(h=p["h"])
-        sol = simulate(problem, (0.0, p["t_end"]), np.concatenate([q0, v0]), method=p["integrator"],
-                       t_eval=t_eval, **kw)
+    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
+                           integrator=p["integrator"], h=p["h"], rho_inf=p["rho_inf"], rtol=p["rtol"])
     solve_s = time.perf_counter() - tic
     q, v = sol.x[:, :3], sol.x[:, 3:]
     P1, P1v = q[:, :2], v[:, :2]                     # the centroid is the mass
     P1e = exact(sol.t, p["length"], p["g"])
-    energy = np.array([sum(system.energy(qk, vk)) for qk, vk in zip(q, v)])
-    cpos = np.array([np.linalg.norm(system.residual(tk, qk)) for tk, qk in zip(sol.t, q)])
+    energy = energy_history(system, q, v)
+    cpos = constraint_history(system, sol.t, q)
     err = np.abs(P1 - P1e).max(axis=1)
     summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps,
                    solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1), t_final=float(sol.t[-1]),
@@ -113,9 +102,7 @@ def run(out=None, **params):
 
 
 def write(result, out: Path, p: dict) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "results.npz", **{k: v for k, v in result.items() if k != "summary"})
-    (out / "summary.json").write_text(json.dumps(result["summary"], indent=2, default=float))
+    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
     if not p.get("plots", True) or len(result["t"]) < 2:
         return
     from flexmbs import plots
@@ -144,4 +131,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

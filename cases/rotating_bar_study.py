@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.pipes import call_quietly
 from flexmbs.sweep import case_id, sweep
 
 HERE = Path(__file__).resolve().parent
@@ -123,4 +124,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

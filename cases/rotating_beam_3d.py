@@ -48,6 +48,7 @@ from flexmbs.modal import static_solution  # noqa: E402
 from flexmbs.model import rayleigh_coefficients  # noqa: E402
 from flexmbs.modal import natural_frequencies  # noqa: E402
 from flexmbs.motion import ConstantRotation, SpinUp  # noqa: E402
+from flexmbs.pipes import call_quietly
 
 LENGTH, YOUNGS, DENSITY, AREA, INERTIA = 10.0, 7.0e10, 3000.0, 4.0e-4, 2.0e-7
 
@@ -175,4 +176,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

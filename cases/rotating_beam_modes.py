@@ -54,6 +54,7 @@ from flexmbs import BeamEB3D, Material, Model, generate
 from flexmbs.campbell import campbell_diagram, time_scale
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
 from flexmbs.motion import ConstantRotation
+from flexmbs.pipes import call_quietly
 
 LENGTH, YOUNGS, DENSITY, AREA = 10.0, 7.0e10, 3000.0, 4.0e-4
 I_CHORD, I_FLAP = 2.0e-7, 0.5e-7          # Iz (bending in the plane of rotation), Iy (out of it)
@@ -227,4 +228,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -60,6 +60,7 @@ from flexmbs.formulations import FORMULATIONS
 from flexmbs.integrators import INTEGRATORS
 from flexmbs.system import System
 from flexmbs.mechanisms import SliderCrank, chord_deflection, constant_speed, flexible_link, global_shape
+from flexmbs.pipes import call_quietly
 
 DEFAULTS = dict(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
                 crank_speed=150.0, slider_mass=0.075552, revolutions=2.0, stiffening=True, guide_correction=True,
@@ -361,4 +362,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

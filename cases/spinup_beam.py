@@ -58,6 +58,7 @@ from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.motion import SpinUp  # noqa: E402
+from flexmbs.pipes import call_quietly
 
 LENGTH, YOUNGS, DENSITY, AREA, INERTIA = 10.0, 7.0e10, 3000.0, 4.0e-4, 2.0e-7
 DIVERGENCE_LIMIT = 1e3      # |state| [m, m/s, kg m/s] beyond which the run is declared diverged
@@ -409,4 +410,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

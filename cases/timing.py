@@ -52,6 +52,7 @@ import rotating_bar  # noqa: E402
 
 from flexmbs import run as run_model  # noqa: E402
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
+from flexmbs.pipes import call_quietly
 
 SELECTED = list(FORMULATIONS)      # the formulations timed (--formulations)
 
@@ -286,4 +287,4 @@ def _main(a) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

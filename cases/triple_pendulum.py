@@ -39,7 +39,6 @@ doi:10.3390/machines6020020.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -47,13 +46,16 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs import plots
+from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
-from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
-                          record_output, resolve)
+from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output,
+                          record_output, resolve, write_results)
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS
 from flexmbs.constraints import Spherical
 from flexmbs.formulations.index1 import SOLVERS, Index1
 from flexmbs.formulations.stabilization import STABILIZATIONS
 from flexmbs.integrators import INTEGRATORS, simulate
+from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
 HALF_LENGTH, HALF_HEIGHT, HALF_WIDTH = 2.0, 0.2, 0.2          # L, H, W [m]
@@ -73,7 +75,7 @@ HELP = dict(coordinates="rigid-body coordinates", solver="acceleration solver",
             table="run the paper's four combinations (AB4, h = 1e-3 s, coordinate partitioning) and "
                   "write the Table 2 and Table 3 analogues", plots="write the plots")
 CHOICES = dict(coordinates=list(COORDINATES), solver=list(SOLVERS), stabilization=list(STABILIZATIONS),
-               integrator=sorted(INTEGRATORS))
+               integrator=SYSTEM_INTEGRATORS)
 TABLE_RUN = dict(integrator="AB4", h=1e-3, stabilization="coordinate-partitioning")
 TIP = np.array([HALF_LENGTH, 0.0, 0.0])                        # D in body 3's coordinates
 
@@ -100,20 +102,9 @@ def tip(system: System, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.nd
     return pos, vel
 
 
-def output_times(t_end: float, dt_out: float) -> np.ndarray:
-    """0, dt_out, 2 dt_out, ... up to t_end (t_end itself included)."""
-    n_out = int(np.floor(t_end / dt_out * (1 + 1e-12)))
-    t_eval = np.minimum(np.arange(n_out + 1) * dt_out, t_end)
-    if t_end - t_eval[-1] > 1e-9 * dt_out:
-        t_eval = np.append(t_eval, t_end)
-    return t_eval
-
-
 def check(p: dict) -> None:
     """Refuse values the case cannot run with, naming the parameter."""
     check_parameters(p, DEFAULTS, choices=CHOICES, positive=("h", "t_end", "dt_out"))
-    if p["dt_out"] > p["t_end"]:
-        raise CaseError("dt_out", f"must not exceed t_end = {p['t_end']} s")
 
 
 def simulate_case(coordinates, solver, stabilization, integrator, h, rtol, t_end, dt_out):
@@ -149,9 +140,7 @@ def simulate_case(coordinates, solver, stabilization, integrator, h, rtol, t_end
 
 def write(out: Path, results: dict, summary: dict) -> None:
     """DIR/results.npz and DIR/summary.json of one run."""
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "results.npz", **results)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_results(out, results, summary)
 
 
 def plot_tip(out: Path, runs: dict[str, dict]) -> None:
@@ -250,4 +239,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

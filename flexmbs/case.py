@@ -226,7 +226,8 @@ def check_parameters(params: dict, defaults: dict | None = None, *, choices: dic
     values (None allowed if the default is None); ``positive`` keys > 0; ``nonnegative``
     keys >= 0; ``at_least[key]``: minimum; and, for the keys every case shares, by name:
     ``elements`` >= 1, ``t_end``, ``h`` > 0, 0 < ``dt_out`` <= ``t_end``, 0 < ``rtol`` < 1,
-    ``damping`` (a damping ratio) >= 0, ``gif_frames`` >= 0, ``workers`` >= 1.
+    ``damping`` (a damping ratio) >= 0, ``gif_frames`` >= 0, ``workers`` >= 1, 0 <= ``rho_inf`` < 1
+    (the spectral radius at infinite frequency of the generalized-alpha methods).
     """
     defaults = defaults or {}
     for key, value in params.items():
@@ -253,11 +254,24 @@ def check_parameters(params: dict, defaults: dict | None = None, *, choices: dic
     rtol = params.get("rtol")
     if _number(rtol) and not 0.0 < rtol < 1.0:
         raise CaseError("rtol", f"a relative tolerance, must lie in (0, 1), got {rtol!r}")
+    rho_inf = params.get("rho_inf")
+    if _number(rho_inf) and not 0.0 <= rho_inf < 1.0:
+        raise CaseError("rho_inf", f"must lie in [0, 1), got {rho_inf!r}")
     t_end, dt_out = params.get("t_end"), params.get("dt_out")
     if _number(t_end) and _number(dt_out) and dt_out > t_end:
         raise CaseError("dt_out", f"the output interval must not exceed t_end = {_short(t_end)} s, "
                                   f"got {_short(dt_out)} s")
     return params
+
+
+def write_results(out, arrays: dict, summary: dict) -> None:
+    """DIR/results.npz (the named ``arrays``) and DIR/summary.json (``summary``) of one run."""
+    import json
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out / "results.npz", **arrays)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
 
 
 # ----------------------------------------------------------------------------- output directory

@@ -277,6 +277,23 @@ def _results_list(returned) -> dict[str, object]:
     return {}
 
 
+def _summaries(returned) -> dict[str, dict]:
+    """The run summaries of a case that integrates without the results store (the multibody
+    cases): a summary dict with a ``status``, a dict holding one under ``summary`` (then
+    ``t_final`` from its ``t`` if missing), or a dict of such summaries (triple_pendulum --table)."""
+    if not isinstance(returned, dict):
+        return {}
+    if isinstance(returned.get("summary"), dict) and "status" in returned["summary"]:
+        s = dict(returned["summary"])
+        t = returned.get("t")
+        if "t_final" not in s and t is not None and len(t):
+            s["t_final"] = float(t[-1])
+        return {"run": s}
+    if "status" in returned:
+        return {"run": returned}
+    return {str(k): v for k, v in returned.items() if isinstance(v, dict) and "status" in v}
+
+
 def _sigterm(signum, frame):
     raise KeyboardInterrupt(f"{signal.Signals(signum).name}")
 
@@ -362,9 +379,25 @@ def cmd_run(args) -> int:
               + (")" if len(runs) == 1 else ", run=NAME)") + f"), parameters: {out / 'case.toml'}")
     else:
         files = sorted(p.name for p in out.iterdir() if p.name not in ("case.toml", MANIFEST)) if out.is_dir() else []
-        print(f"  no time integration ran in this process (a modal analysis, or a study whose cases run in "
-              f"worker processes); the case wrote {', '.join(files) or 'no files'}; "
-              f"parameters: {out / 'case.toml'}")
+        summaries = {} if interrupted else _summaries(returned)
+        for name, s in summaries.items():          # a multibody case: its own results.npz and summary.json
+            t_last = s.get("t_final", s.get("t_end"))
+            steps = s.get("n_steps")
+            solve = s.get("solve_s")
+            print(f"  run {name}: {s['status']}"
+                  + (f", {steps} steps" if steps is not None else "")
+                  + (f" to t = {t_last:.6g} s" if t_last is not None else "")
+                  + (f", solve {solve:.3g} s" if solve is not None else "")
+                  + (f" ({s.get('message')})" if s["status"] != "finished" and s.get("message") else ""))
+            if s["status"] in ("failed", "error") and code == EXIT_OK:
+                code = EXIT_FAILED
+        if summaries:
+            print(f"  the case wrote {', '.join(files) or 'no files'} (its own results files, no results.h5); "
+                  f"parameters: {out / 'case.toml'}")
+        else:
+            print(f"  no time integration ran in this process (a modal analysis, or a study whose cases run in "
+                  f"worker processes); the case wrote {', '.join(files) or 'no files'}; "
+                  f"parameters: {out / 'case.toml'}")
     return code
 
 
@@ -671,17 +704,10 @@ def _command_index(argv) -> int | None:
 
 def main(argv=None) -> int:
     """Entry point of the ``flexmbs`` console script; returns the exit code."""
+    from .pipes import call_quietly
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        code = _main(argv)
-        sys.stdout.flush()
-        return code
-    except BrokenPipeError:
-        # the reader of our output went away (`flexmbs results FILE | head`): stop quietly, the
-        # way the Python docs advise (signal module, "Note on SIGPIPE"): no flush of the dead pipe
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILED
+    # the reader of our output may go away (`flexmbs results FILE | head`): stop quietly
+    return call_quietly(_main, argv)
 
 
 def _main(argv: list) -> int:

@@ -202,6 +202,55 @@ def test_broken_pipe_ends_quietly(tmp_path, monkeypatch, capsys):
     assert "Traceback" not in capsys.readouterr().err
 
 
+def _closed_stdout(monkeypatch):
+    """A stdout whose reader is gone (`| head` after its lines)."""
+    r, w = os.pipe()
+    os.close(r)
+    stream = os.fdopen(w, "w")
+    monkeypatch.setattr(sys, "stdout", stream)
+    return stream
+
+
+@pytest.mark.parametrize("argv", [["cases"], ["params", "triple_pendulum"], ["info"],
+                                  ["run", "pendulum_a01", "--set", "t_end=0.01", "--no-plots"]],
+                         ids=["cases", "params", "info", "run"])
+def test_every_printing_command_ends_quietly_on_a_closed_pipe(argv, tmp_path, monkeypatch, capsys):
+    """`flexmbs cases | head` and the like: exit status 1, no traceback (issue 11, item 4)."""
+    if argv[0] == "run":
+        argv = argv + ["--out", str(tmp_path / "run")]
+    stream = _closed_stdout(monkeypatch)
+    try:
+        assert cli.main(argv) == 1
+    finally:
+        stream.close()
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_case_script_ends_quietly_on_a_closed_pipe(tmp_path, monkeypatch, capsys):
+    """`python cases/pendulum_a01.py | head`: the case's own main goes through the same handler."""
+    import pendulum_a01
+    from flexmbs.pipes import call_quietly
+    stream = _closed_stdout(monkeypatch)
+    try:
+        assert call_quietly(pendulum_a01.main, ["--t-end", "0.01", "--no-plots", "--out", str(tmp_path)]) == 1
+    finally:
+        stream.close()
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_closed_pipe_no_traceback_at_interpreter_exit():
+    """The whole process, with the interpreter's last flush: nothing on stderr."""
+    import subprocess
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        done = subprocess.run([sys.executable, "-m", "flexmbs", "cases"], stdout=w, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    finally:
+        os.close(w)
+    assert done.returncode == 1 and done.stderr == ""
+
+
 # the library refuses the same values with the names of its own arguments
 LIBRARY_TABLE = [
     (lambda: output_times(0.1, 1.0), "`dt_out` = 1 s exceeds the simulated time t_end - t0 = 0.1 s"),

@@ -97,3 +97,12 @@ def test_rerun_removes_only_the_previous_runs_files(tmp_path, capsys):
     assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["mine.txt"]
     (out / "c.png").write_text("3")
     assert record_output(out, before) == ["c.png"]
+
+
+@pytest.mark.parametrize("value", [1.0, -0.1, 1.5])
+def test_rho_inf_checked_by_its_name(value):
+    """0 <= rho_inf < 1 for every case that has it (the generalized-alpha methods' spectral radius)."""
+    from flexmbs.case import CaseError, check_parameters
+    with pytest.raises(CaseError, match=r"rho_inf.*\[0, 1\)"):
+        check_parameters({"rho_inf": value})
+    assert check_parameters({"rho_inf": 0.0}) == {"rho_inf": 0.0}

@@ -86,11 +86,11 @@ def test_a02_index1_augmented_stalls_at_the_singular_position():
     """The index-1 saddle-point system becomes singular where C_q loses rank (BENCHMARKS.md 6c)."""
     system, q0, v0, _ = double_four_bar.build()
     problem = Index1(system, solver="augmented", stabilization="none")
-    # the integrator stops with status "failed" and the solver's message; the outputs so far are kept
     sol = simulate(problem, (0.0, 1.5), np.concatenate([q0, v0]), method="DOP853", rtol=1e-9, atol=1e-11,
                    t_eval=[0.0, 1.5])
-    assert sol.status == "failed" and "singular" in sol.message and sol.t[-1] < 1.5
-    assert len(sol.t) == 1                              # the output at t = 0 is kept
+    # a numerical failure is a status with its message, the outputs so far kept (not an exception)
+    assert sol.status == "failed" and "singular" in sol.message and "saddle-point" in sol.message
+    assert sol.t[-1] < 1.5
 
 
 @pytest.mark.slow

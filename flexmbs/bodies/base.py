@@ -127,6 +127,17 @@ class Body(ABC):
         return f"{type(self).__name__}({self.name!r})"
 
 
+def _check_identity(body, name, mass, loads) -> None:
+    """Set body.name, body.loads and body.mass after checking them (ValueError naming the argument)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a body needs a nonempty string `name`, got {name!r}")
+    body.name = name
+    body.loads = _check_loads(loads, name)
+    if not (np.isfinite(mass) and mass > 0):
+        raise ValueError(f"body {name!r}: `mass` must be positive and finite, got {mass!r}")
+    body.mass = float(mass)
+
+
 def _check_loads(loads, name: str) -> tuple:
     loads = tuple(loads)
     for load in loads:
@@ -185,13 +196,7 @@ class RigidBody(Body):
     def __init__(self, name: str, mass: float, inertia, *, position=(0.0, 0.0, 0.0), orientation=None,
                  centroid=(0.0, 0.0, 0.0), inertia_at: str = "centroid", velocity=(0.0, 0.0, 0.0),
                  angular_velocity=(0.0, 0.0, 0.0), loads=()):
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"a body needs a nonempty string `name`, got {name!r}")
-        self.name = name
-        self.loads = _check_loads(loads, name)
-        if not (np.isfinite(mass) and mass > 0):
-            raise ValueError(f"body {name!r}: `mass` must be positive and finite, got {mass!r}")
-        self.mass = float(mass)
+        _check_identity(self, name, mass, loads)
         J = np.asarray(inertia, dtype=float)
         if J.shape == (3,):
             J = np.diag(J)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, _check_loads
+from .base import Body, _check_identity
 
 __all__ = ["PointMass"]
 
@@ -31,13 +31,7 @@ class PointMass(Body):
     constant_mass = True
 
     def __init__(self, name: str, mass: float, position, velocity=None, loads=()):
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"a body needs a nonempty string `name`, got {name!r}")
-        self.name = name
-        self.loads = _check_loads(loads, name)
-        if not (np.isfinite(mass) and mass > 0):
-            raise ValueError(f"body {name!r}: `mass` must be positive and finite, got {mass!r}")
-        self.mass = float(mass)
+        _check_identity(self, name, mass, loads)
         r = np.asarray(position, dtype=float)
         if r.shape not in ((2,), (3,)) or not np.all(np.isfinite(r)):
             raise ValueError(f"body {name!r}: `position` must be a finite vector of 2 or 3 components, got {position!r}")

@@ -60,6 +60,55 @@ class Ground:
         return np.eye(self.dim)
 
 
+def body_label(body) -> str:
+    """'ground' for None, else "body 'name'" (for messages)."""
+    return "ground" if body is None else f"body {body.name!r}"
+
+
+def check_body_pair(cls: str, body_i, body_j, name=None) -> str:
+    """Refuse two grounds or one body twice; returns the joint's name (given, or cls(body_i, body_j))."""
+    if body_i is None and body_j is None:
+        raise ValueError(f"{cls}: at most one of `body_i`, `body_j` may be the ground (None)")
+    if body_i is body_j:
+        raise ValueError(f"{cls}: `body_i` and `body_j` are the same body {body_i.name!r}")
+    if name is not None:
+        return name
+    return f"{cls}({'ground' if body_i is None else body_i.name}, {'ground' if body_j is None else body_j.name})"
+
+
+def joint_point(name: str, dim: int, bodies, sides, given, at, tol: float, check: bool = True):
+    """The joint point of a two-body joint in the initial configuration.
+
+    ``sides`` are the two bodies (a `Ground` for None) and ``given`` their body points s_i, s_j
+    (None if not given).  The global point P0 is ``at``, else the point s_i (or s_j) gives,
+    else the reference point of body_i (of body_j if body_i is the ground); each body's point
+    is s_k = A_k0^T (P0 - O_k0) unless given.  With ``check``, the two points must coincide
+    within ``tol`` x (1 + |P0|) (ValueError naming the joint).  Returns (P0, [s_i, s_j],
+    [A_i0, A_j0]).
+    """
+    q0 = [EMPTY if b is None else b.initial_coordinates() for b in bodies]
+    A0 = [side.rotation(q) for side, q in zip(sides, q0)]
+    O0 = [side.point(q, np.zeros(dim)) for side, q in zip(sides, q0)]
+    if at is not None:
+        P0 = at
+    elif given[0] is not None:
+        P0 = sides[0].point(q0[0], given[0])
+    elif given[1] is not None:
+        P0 = sides[1].point(q0[1], given[1])
+    else:
+        P0 = O0[1] if bodies[0] is None else O0[0]
+    s = [given[k] if given[k] is not None else A0[k].T @ (P0 - O0[k]) for k in range(2)]
+    if check:
+        Pi, Pj = (sides[k].point(q0[k], s[k]) for k in range(2))
+        gap = float(np.linalg.norm(Pi - Pj))
+        if gap > tol * (1.0 + np.linalg.norm(P0)):
+            raise ValueError(
+                f"joint {name!r}: its points do not coincide in the initial configuration: "
+                f"{body_label(bodies[0])} point at {Pi.tolist()}, {body_label(bodies[1])} point at {Pj.tolist()} "
+                f"(gap {gap:.3g} m > tol {tol:g} x size); give `at` (one global point) or matching s_i, s_j")
+    return P0, s, A0
+
+
 class Constraint(ABC):
     """A set of n_c constraint equations among the coordinates of ``bodies``.
 

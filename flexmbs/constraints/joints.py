@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import EMPTY, Constraint, Ground
+from .base import EMPTY, Constraint, Ground, body_label, check_body_pair, joint_point
 
 __all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Translational", "Fixed", "PointOnLine",
            "Distance"]
@@ -76,10 +76,7 @@ class Joint(Constraint):
     def __init__(self, body_i, body_j=None, *, at=None, axis=None, s_i=None, s_j=None, name=None,
                  tol: float = 1e-8):
         cls = type(self).__name__
-        if body_i is None and body_j is None:
-            raise ValueError(f"{cls}: at most one of `body_i`, `body_j` may be the ground (None)")
-        if body_i is body_j:
-            raise ValueError(f"{cls}: `body_i` and `body_j` are the same body {body_i.name!r}")
+        name = check_body_pair(cls, body_i, body_j, name)
         dims = {getattr(b, "dim", None) for b in (body_i, body_j) if b is not None}
         self.dim = dims.pop() if len(dims) == 1 else None
         if self.dim not in self._dims:
@@ -87,31 +84,11 @@ class Joint(Constraint):
                              f"{[None if b is None else (b.name, b.dim) for b in (body_i, body_j)]} "
                              "(planar revolute and prismatic joints: flexmbs.constraints.planar)")
         self.bodies = (body_i, body_j)
-        self.name = name if name is not None else (
-            f"{cls}({'ground' if body_i is None else body_i.name}, {'ground' if body_j is None else body_j.name})")
+        self.name = name
         self._side = tuple(Ground(self.dim) if b is None else b for b in self.bodies)
-        q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
-        A0 = [side.rotation(q) for side, q in zip(self._side, q0)]
-        O0 = [side.point(q, np.zeros(self.dim)) for side, q in zip(self._side, q0)]
-
         given = [None if s is None else self._marker(s, n) for s, n in ((s_i, "s_i"), (s_j, "s_j"))]
-        if at is not None:
-            P0 = self._vec(at, "at")
-        elif given[0] is not None:
-            P0 = self._side[0].point(q0[0], given[0])
-        elif given[1] is not None:
-            P0 = self._side[1].point(q0[1], given[1])
-        else:
-            P0 = O0[1] if body_i is None else O0[0]
-        self.s = [given[k] if given[k] is not None else A0[k].T @ (P0 - O0[k]) for k in range(2)]
-        if self._check_coincidence:
-            Pi, Pj = (self._side[k].point(q0[k], self.s[k]) for k in range(2))
-            gap = float(np.linalg.norm(Pi - Pj))
-            if gap > tol * (1.0 + np.linalg.norm(P0)):
-                raise ValueError(
-                    f"joint {self.name!r}: its points do not coincide in the initial configuration: "
-                    f"{self._label(0)} point at {Pi.tolist()}, {self._label(1)} point at {Pj.tolist()} "
-                    f"(gap {gap:.3g} m > tol {tol:g} x size); give `at` (one global point) or matching s_i, s_j")
+        P0, self.s, A0 = joint_point(self.name, self.dim, self.bodies, self._side, given,
+                                     None if at is None else self._vec(at, "at"), tol, self._check_coincidence)
 
         if axis is not None:
             if self.dim != 3:
@@ -147,8 +124,7 @@ class Joint(Constraint):
         return a
 
     def _label(self, k):
-        b = self.bodies[k]
-        return "ground" if b is None else f"body {b.name!r}"
+        return body_label(self.bodies[k])
 
     # -- evaluation -----------------------------------------------------------------------------
     def _evaluate(self, qs, vs, order: int):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import EMPTY, Constraint, Ground
+from .base import Constraint, Ground, body_label, check_body_pair, joint_point
 
 __all__ = ["PlanarJoint", "PlanarRevolute", "PlanarPrismatic"]
 
@@ -67,39 +67,17 @@ class PlanarJoint(Constraint):
 
     def __init__(self, body_i, body_j=None, *, at=None, s_i=None, s_j=None, name=None, tol: float = 1e-8):
         cls = type(self).__name__
-        if body_i is None and body_j is None:
-            raise ValueError(f"{cls}: at most one of `body_i`, `body_j` may be the ground (None)")
-        if body_i is body_j:
-            raise ValueError(f"{cls}: `body_i` and `body_j` are the same body {body_i.name!r}")
+        name = check_body_pair(cls, body_i, body_j, name)
         for b, arg in ((body_i, "body_i"), (body_j, "body_j")):
             if b is not None and getattr(b, "dim", None) != 2:
                 raise ValueError(f"{cls}: `{arg}` must be a planar body (dim 2), got {b!r} "
                                  "(3D joints: flexmbs.constraints.joints)")
         self.bodies = (body_i, body_j)
-        self.name = name if name is not None else (
-            f"{cls}({'ground' if body_i is None else body_i.name}, {'ground' if body_j is None else body_j.name})")
+        self.name = name
         self._side = tuple(Ground(2) if b is None else b for b in self.bodies)
-        q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
-        self._A0 = [side.rotation(q) for side, q in zip(self._side, q0)]
-        O0 = [side.point(q, np.zeros(2)) for side, q in zip(self._side, q0)]
         given = [None if v is None else self._vec2(v, n) for v, n in ((s_i, "s_i"), (s_j, "s_j"))]
-        if at is not None:
-            P0 = self._vec2(at, "at")
-        elif given[0] is not None:
-            P0 = self._side[0].point(q0[0], given[0])
-        elif given[1] is not None:
-            P0 = self._side[1].point(q0[1], given[1])
-        else:
-            P0 = O0[1] if body_i is None else O0[0]
-        self.at = P0
-        self.s = [given[k] if given[k] is not None else self._A0[k].T @ (P0 - O0[k]) for k in range(2)]
-        Pi, Pj = (self._side[k].point(q0[k], self.s[k]) for k in range(2))
-        gap = float(np.linalg.norm(Pi - Pj))
-        if gap > tol * (1.0 + np.linalg.norm(P0)):
-            raise ValueError(
-                f"joint {self.name!r}: its points do not coincide in the initial configuration: "
-                f"{self._label(0)} point at {Pi.tolist()}, {self._label(1)} point at {Pj.tolist()} "
-                f"(gap {gap:.3g} m > tol {tol:g} x size); give `at` (one global point) or matching s_i, s_j")
+        self.at, self.s, self._A0 = joint_point(self.name, 2, self.bodies, self._side, given,
+                                                None if at is None else self._vec2(at, "at"), tol)
 
     def _vec2(self, x, what):
         a = np.asarray(x, dtype=float)
@@ -109,8 +87,7 @@ class PlanarJoint(Constraint):
         return a
 
     def _label(self, k):
-        b = self.bodies[k]
-        return "ground" if b is None else f"body {b.name!r}"
+        return body_label(self.bodies[k])
 
     def reaction_points(self) -> list:
         return [None if b is None else self.s[k] for k, b in enumerate(self.bodies)]

@@ -152,6 +152,7 @@ class FlexibleBody(Body):
         self._K = model.K_op
         self._node_phi = self._node_interpolation()
         self._node_cache: dict = {}                                    # node -> dense Phi_i
+        self._node_markers: dict = {}                                  # node -> (X_i, Phi_i)
         self._loads = self._nodal_loads()
         self._kin = None
         self._internal = [EulerParameterNorm(self)]
@@ -261,8 +262,12 @@ class FlexibleBody(Body):
     def _marker(self, s):
         """(y0, Phi) of a marker: node -> (X_i, Phi_i); frame point s -> (s, None)."""
         if isinstance(s, Node):
-            X = self.model.mesh.points[self.node_index(s)]
-            return np.pad(X, (0, 3 - len(X))), self.node_interpolation(s.index)
+            cache = self._node_markers                                 # the mesh does not change
+            out = cache.get(s.index)
+            if out is None:
+                X = self.model.mesh.points[self.node_index(s)]
+                out = cache[int(s.index)] = (np.pad(X, (0, 3 - len(X))), self.node_interpolation(s.index))
+            return out
         s = np.asarray(s, dtype=float)
         if s.shape != (3,):
             raise ValueError(f"body {self.name!r}: a marker is a Node(i) or a 3-vector in the frame, got {s!r}")

@@ -165,9 +165,13 @@ class Joint(Constraint):
                 d = P[1] - P[0]
         elif order == 1:
             out = [np.zeros((n, side[0].n_q)), np.zeros((n, side[1].n_q))]
-            res = np.empty(n)                                  # C in the same pass (see `residual`)
+            # C in the same pass (see `residual`), unless the joint has point rows only: then C
+            # shares nothing with C_q and costs what it would cost alone
+            keep = kinds != {"point"}
+            res = np.empty(n)
             if pts:
                 JP = [side[0].point_jacobian(q[0], s[0]), side[1].point_jacobian(q[1], s[1])]
+            if rel or (keep and pts):
                 P = [side[0].point(q[0], s[0]), side[1].point(q[1], s[1])]
                 d = P[1] - P[0]
         else:
@@ -205,7 +209,8 @@ class Joint(Constraint):
                 elif order == 1:
                     out[0][r:e] = JP[0]
                     out[1][r:e] = -JP[1]
-                    res[r:e] = P[0] - P[1]
+                    if keep:
+                        res[r:e] = P[0] - P[1]
                 else:
                     out[r:e] = bP[1] - bP[0]
                 r = e
@@ -242,7 +247,7 @@ class Joint(Constraint):
                 else:
                     out[r] = -(dd @ dd + d @ (bP[1] - bP[0])) / L
             r += 1
-        if order == 1:
+        if order == 1 and keep:
             self._last_residual = (self._state_key(qs), res)
         return out
 

@@ -133,6 +133,25 @@ def ep_to_matrix(p) -> np.ndarray:
                      [2.0 * (e1 * e3 - e0 * e2), 2.0 * (e2 * e3 + e0 * e1), d + 2.0 * e3 * e3]])
 
 
+class LastRotation:
+    """ep_to_matrix(p) kept for the last p given (compared by dtype and bytes, so a hit returns the
+    same numbers).  The returned matrix is shared: read it, do not modify it."""
+
+    def __init__(self):
+        self._last = None
+
+    def __call__(self, p) -> np.ndarray:
+        if not isinstance(p, np.ndarray):
+            return ep_to_matrix(p)
+        key = (p.dtype.str, p.tobytes())
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        A = ep_to_matrix(p)
+        self._last = (key, A)
+        return A
+
+
 def matrix_to_ep(A) -> np.ndarray:
     """Euler parameters of a rotation matrix (Shepperd's method: largest of the four squares).
 

@@ -129,6 +129,23 @@ class System:
                 self._constraint_groups.append((type(c0).batch([self.constraints[k] for k in members]), rows, cols))
             else:
                 self._single_constraints.extend(members)
+        # two-body joints of one class with a `pair_batch` evaluator (planar revolutes of rigid bodies)
+        self._pair_groups = []
+        by_class = {}
+        for k in self._single_constraints:
+            c = self.constraints[k]
+            if "pair_batch" in type(c).__dict__ and c.holonomic:
+                by_class.setdefault(type(c), []).append(k)
+        taken = set()
+        for cls, members in by_class.items():
+            rows = [np.arange(self._rows[id(self.constraints[k])].start, self._rows[id(self.constraints[k])].stop)
+                    for k in members]
+            batch, take = cls.pair_batch([self.constraints[k] for k in members],
+                                         [self._cslices[k] for k in members], rows)
+            if batch is not None:
+                self._pair_groups.append((batch, np.array([rows[i] for i in take])))
+                taken.update(members[i] for i in take)
+        self._single_constraints = [k for k in self._single_constraints if k not in taken]
 
     # -- layout ---------------------------------------------------------------------------------
     def slice(self, body) -> slice:
@@ -261,6 +278,8 @@ class System:
         C = np.empty(self.n_c)
         for batch, rows, cols in self._constraint_groups:
             C[rows] = batch.residual(t, q[cols])
+        for batch, rows in self._pair_groups:
+            C[rows] = batch.residual(t, q)
         for k in self._single_constraints:
             c = self.constraints[k]
             C[self._rows[id(c)]] = c.residual(t, self._split(q, k)) if c.holonomic else 0.0
@@ -271,6 +290,8 @@ class System:
         J = np.zeros((self.n_c, self.n_q))
         for batch, rows, cols in self._constraint_groups:
             J[rows[:, :, None], cols[:, None, :]] = batch.jacobian(t, q[cols])
+        for batch, _ in self._pair_groups:
+            batch.jacobian_into(J, t, q)
         for k in self._single_constraints:
             c = self.constraints[k]
             rows = self._rows[id(c)]
@@ -280,7 +301,7 @@ class System:
         return J
 
     def time_derivative(self, t, q) -> np.ndarray:
-        """C_t, (n_c,) (zero for the batched internal constraints)."""
+        """C_t, (n_c,) (zero for the batched internal constraints and the batched joints: scleronomic)."""
         Ct = np.zeros(self.n_c)
         for k in self._single_constraints:
             c = self.constraints[k]
@@ -292,6 +313,8 @@ class System:
         g = np.empty(self.n_c)
         for batch, rows, cols in self._constraint_groups:
             g[rows] = batch.gamma(t, q[cols], v[cols])
+        for batch, rows in self._pair_groups:
+            g[rows] = batch.gamma(t, q, v)
         for k in self._single_constraints:
             c = self.constraints[k]
             g[self._rows[id(c)]] = c.gamma(t, self._split(q, k), self._split(v, k))

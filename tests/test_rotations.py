@@ -132,3 +132,14 @@ def test_rotation_2d_is_the_z_rotation():
     th = np.array([0.3, -1.2])
     assert np.allclose(rot.rotation_2d(th)[1], rot.rotation_z(-1.2)[:2, :2])
     assert rot.rotation_2d(0.5).shape == (2, 2)
+
+
+def test_last_rotation_follows_its_argument_in_place_changes_included():
+    from flexmbs.rotations import LastRotation, ep_to_matrix
+    A = LastRotation()
+    p = np.array([0.9, 0.1, -0.3, 0.2])
+    p /= np.linalg.norm(p)
+    np.testing.assert_array_equal(A(p), ep_to_matrix(p))
+    p[1], p[2] = p[2], p[1]                          # same array, other values: recomputed
+    np.testing.assert_array_equal(A(p), ep_to_matrix(p))
+    np.testing.assert_array_equal(A(list(p)), ep_to_matrix(p))

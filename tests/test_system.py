@@ -430,3 +430,34 @@ def test_euler_parameter_norm_serves_longer_coordinate_vectors():
     sys = System(bodies)
     J = sys.jacobian(0.0, sys.initial_coordinates())
     assert J.shape == (2, 18) and np.allclose(J[1, 12:16], 2 * bodies[1].initial_coordinates()[3:7])
+
+
+def test_batched_planar_revolutes_equal_the_joints_one_by_one():
+    """The stacked evaluation of planar revolute joints (System._pair_groups) gives each joint's own
+    C, C_q and gamma, with ground joints on either side; and C_q matches central differences of C."""
+    from flexmbs.bodies.planar import RigidBody2D
+    from flexmbs.constraints.planar import PlanarPrismatic, PlanarRevolute
+    a = RigidBody2D("a", 2.0, 0.3, position=(0.5, 0.0), angle=0.0)
+    b = RigidBody2D("b", 1.5, 0.1, position=(1.0, 0.5), angle=np.pi / 2)
+    c = RigidBody2D("c", 1.0, 0.2, position=(1.5, 1.0), angle=0.0)
+    joints = [PlanarRevolute(a, None, at=(0.0, 0.0)), PlanarRevolute(a, b, at=(1.0, 0.0)),
+              PlanarRevolute(b, c, at=(1.0, 1.0)), PlanarRevolute(None, c, at=(2.0, 1.0)),
+              PlanarPrismatic(a, c, axis=(1.0, 0.0), at=(1.5, 1.0))]
+    s = System([a, b, c], joints, gravity=(0.0, -9.81))
+    assert [len(r) for _, r in s._pair_groups] == [4]              # the prismatic one stays single
+    rng = np.random.default_rng(3)
+    q = s.initial_coordinates() + 0.2 * rng.standard_normal(s.n_q)
+    v = rng.standard_normal(s.n_q)
+    C, J, g = s.residual(0.0, q), s.jacobian(0.0, q), s.gamma(0.0, q, v)
+    for k, jt in enumerate(s.constraints):
+        rows, qs, vs = s.rows(jt), s._split(q, k), s._split(v, k)
+        np.testing.assert_allclose(C[rows], jt.residual(0.0, qs), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(g[rows], jt.gamma(0.0, qs, vs), rtol=0, atol=1e-14)
+        blocks = np.zeros((jt.n_c, s.n_q))
+        for sl, blk in zip(s._cslices[k], jt.jacobian(0.0, qs)):
+            if sl is not None:
+                blocks[:, sl] += blk
+        np.testing.assert_allclose(J[rows], blocks, rtol=0, atol=1e-15)
+    h = 1e-6
+    fd = np.column_stack([(s.residual(0.0, q + h * e) - s.residual(0.0, q - h * e)) / (2 * h) for e in np.eye(s.n_q)])
+    np.testing.assert_allclose(J, fd, rtol=0, atol=1e-8)

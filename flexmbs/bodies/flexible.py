@@ -69,7 +69,7 @@ import numpy as np
 from scipy import sparse
 
 from ..model import DistributedLoad, Model
-from ..rotations import ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
+from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
 from .base import Body
 from .rigid import EulerParameterNorm
 
@@ -152,6 +152,8 @@ class FlexibleBody(Body):
         self._K = model.K_op
         self._node_phi = self._node_interpolation()
         self._node_cache: dict = {}                                    # node -> dense Phi_i
+        self._node_markers: dict = {}                                  # node -> (X_i, Phi_i)
+        self._A = LastRotation()                                      # A(p) of the last p (markers)
         self._loads = self._nodal_loads()
         self._kin = None
         self._internal = [EulerParameterNorm(self)]
@@ -261,8 +263,12 @@ class FlexibleBody(Body):
     def _marker(self, s):
         """(y0, Phi) of a marker: node -> (X_i, Phi_i); frame point s -> (s, None)."""
         if isinstance(s, Node):
-            X = self.model.mesh.points[self.node_index(s)]
-            return np.pad(X, (0, 3 - len(X))), self.node_interpolation(s.index)
+            cache = self._node_markers                                 # the mesh does not change
+            out = cache.get(s.index)
+            if out is None:
+                X = self.model.mesh.points[self.node_index(s)]
+                out = cache[int(s.index)] = (np.pad(X, (0, 3 - len(X))), self.node_interpolation(s.index))
+            return out
         s = np.asarray(s, dtype=float)
         if s.shape != (3,):
             raise ValueError(f"body {self.name!r}: a marker is a Node(i) or a 3-vector in the frame, got {s!r}")
@@ -411,7 +417,7 @@ class FlexibleBody(Body):
     def point(self, q, s) -> np.ndarray:
         y0, Phi = self._marker(s)
         y = y0 if Phi is None else y0 + Phi @ q[7:]
-        return q[:3] + ep_to_matrix(q[3:7]) @ y
+        return q[:3] + self._A(q[3:7]) @ y
 
     def point_jacobian(self, q, s) -> np.ndarray:
         y0, Phi = self._marker(s)
@@ -420,7 +426,7 @@ class FlexibleBody(Body):
         J[:, :3] = np.eye(3)
         J[:, 3:7] = ep_vector_jacobian(q[3:7], y)
         if Phi is not None:
-            J[:, 7:] = ep_to_matrix(q[3:7]) @ Phi
+            J[:, 7:] = self._A(q[3:7]) @ Phi
         return J
 
     def point_bias(self, q, v, s) -> np.ndarray:
@@ -434,7 +440,7 @@ class FlexibleBody(Body):
         return out
 
     def vector(self, q, u) -> np.ndarray:
-        return ep_to_matrix(q[3:7]) @ np.asarray(u, dtype=float)
+        return self._A(q[3:7]) @ np.asarray(u, dtype=float)
 
     def vector_jacobian(self, q, u) -> np.ndarray:
         J = np.zeros((3, self.n_q))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..constraints.base import Constraint
-from ..rotations import ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
+from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
 from .base import RigidBody
 
 __all__ = ["RigidBodyEP", "EulerParameterNorm"]
@@ -51,6 +51,7 @@ class RigidBodyEP(RigidBody):
         self._offset = bool(np.any(self.centroid != 0.0))
         self._internal = [EulerParameterNorm(self)]
         self._one = EPBatch([self])
+        self._A = LastRotation()         # A(p) of the last p (joints ask for several markers at one q)
 
     def initial_coordinates(self) -> np.ndarray:
         return np.concatenate([self.position, matrix_to_ep(self.orientation)])
@@ -81,7 +82,7 @@ class RigidBodyEP(RigidBody):
 
     # -- markers --------------------------------------------------------------------------------
     def point(self, q, s) -> np.ndarray:
-        return q[:3] + ep_to_matrix(q[3:7]) @ s
+        return q[:3] + self._A(q[3:7]) @ s
 
     def point_jacobian(self, q, s) -> np.ndarray:
         J = np.empty((3, 7))
@@ -94,7 +95,7 @@ class RigidBodyEP(RigidBody):
         return ep_vector_jacobian(v[3:7], s) @ v[3:7]
 
     def vector(self, q, u) -> np.ndarray:
-        return ep_to_matrix(q[3:7]) @ u
+        return self._A(q[3:7]) @ u
 
     def vector_jacobian(self, q, u) -> np.ndarray:
         J = np.zeros((3, 7))

@@ -113,6 +113,16 @@ class PlanarRevolute(PlanarJoint):
         a, b = self._side
         return b.point_bias(qs[1], vs[1], self.s[1]) - a.point_bias(qs[0], vs[0], self.s[0])
 
+    @classmethod
+    def pair_batch(cls, joints, cols, rows):
+        """(evaluator, positions) for the joints of `joints` a `PlanarRevoluteBatch` can take (None, []
+        if fewer than two); cols and rows as that class's parameters."""
+        from ..bodies.planar import RigidBody2D
+        take = [i for i, j in enumerate(joints) if PlanarRevoluteBatch.accepts(j, RigidBody2D)]
+        if len(take) < 2:
+            return None, []
+        return PlanarRevoluteBatch([joints[i] for i in take], [cols[i] for i in take], [rows[i] for i in take]), take
+
 
 class PlanarPrismatic(PlanarJoint):
     """Translational joint in the plane: body j slides along a body-fixed line of body i (2 rows).
@@ -174,3 +184,89 @@ class PlanarPrismatic(PlanarJoint):
         g1 = nb @ d + 2.0 * (nd @ dd) + n @ db
         g2 = _cross(ub, w) + 2.0 * _cross(ud, wd) + _cross(u, wb)
         return -np.array([g1, g2])
+
+
+class PlanarRevoluteBatch:
+    """C, C_q and gamma of m planar revolute joints at once, between `RigidBody2D` bodies (or the ground).
+
+    With q_k = (x, y, theta) of side k, c = cos theta, s = sin theta and the joint point p_k in
+    body k's coordinates, the point is r_k = (x, y) + A(theta) p_k, and per joint
+
+    .. code:: text
+
+        C = r_i - r_j    C_q = [I, A_i E p_i | -I, -A_j E p_j]    gamma = theta_i'^2 A_i p_i - theta_j'^2 A_j p_j
+
+    (E the rotation by +90 degrees), the formulas of `PlanarRevolute` evaluated on stacked
+    arrays.  A ground side is a body fixed at q = 0 (its point is p itself) with no columns.
+
+    Parameters
+    ----------
+    joints : sequence of PlanarRevolute
+    cols : sequence of (slice or None, slice or None)
+        Each joint's columns of body_i and body_j in q (None: the ground).
+    rows : int array (m, 2)
+        Each joint's rows in C.
+    """
+
+    def __init__(self, joints, cols, rows):
+        self.rows = np.asarray(rows, dtype=int)
+        self.sides = []
+        for k in range(2):
+            present = np.array([c[k] is not None for c in cols], dtype=bool)
+            idx = np.array([np.arange(c[k].start, c[k].stop) for c in cols if c[k] is not None],
+                           dtype=int).reshape(-1, 3)
+            p = np.array([j.s[k] for j in joints], dtype=float)
+            self.sides.append((present, idx, p))
+        self.m = len(joints)
+
+    @staticmethod
+    def accepts(joint, body_class) -> bool:
+        """True for a PlanarRevolute (not a subclass) whose bodies are all exactly `body_class` or the ground."""
+        return type(joint) is PlanarRevolute and all(b is None or type(b) is body_class for b in joint.bodies)
+
+    def _angles(self, k, x):
+        present, idx, _ = self.sides[k]
+        th = np.zeros(self.m)
+        th[present] = x[idx[:, 2]]
+        return th
+
+    def _rotated(self, k, th, quarter=False):
+        """A(theta) p (or A(theta) E p), (m, 2)."""
+        p = self.sides[k][2]
+        c, s = np.cos(th), np.sin(th)
+        px, py = (-p[:, 1], p[:, 0]) if quarter else (p[:, 0], p[:, 1])
+        return np.column_stack([c * px - s * py, s * px + c * py])
+
+    def residual(self, t, q):
+        """(m, 2)."""
+        out = np.zeros((self.m, 2))
+        for k, sign in ((0, 1.0), (1, -1.0)):
+            present, idx, _ = self.sides[k]
+            P = self._rotated(k, self._angles(k, q))
+            P[present] += q[idx[:, :2]]
+            out += sign * P
+        return out
+
+    def jacobian_into(self, J, t, q):
+        """Writes the joints' blocks of C_q into J (n_c, n_q) (their other entries are left as they are)."""
+        for k, sign in ((0, 1.0), (1, -1.0)):
+            present, idx, _ = self.sides[k]
+            if not len(idx):
+                continue
+            w = self._rotated(k, self._angles(k, q), quarter=True)[present]
+            r = self.rows[present]
+            J[r[:, 0], idx[:, 0]] = sign
+            J[r[:, 1], idx[:, 1]] = sign
+            J[r, idx[:, 2:3]] = sign * w
+
+    def gamma(self, t, q, v):
+        """(m, 2)."""
+        out = np.zeros((self.m, 2))
+        for k, sign in ((0, -1.0), (1, 1.0)):
+            present, idx, _ = self.sides[k]
+            if not len(idx):
+                continue
+            w = np.zeros(self.m)
+            w[present] = v[idx[:, 2]]
+            out -= sign * (w * w)[:, None] * self._rotated(k, self._angles(k, q))
+        return out

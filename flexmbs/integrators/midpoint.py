@@ -18,7 +18,20 @@ method on ``R(dx) = M_full dx / h - F(t_mid, x0 + dx/2)`` from ``dx = 0`` reads
     (M_full / h - J / 2) dx = F(t_mid, x0)                      one solve, exact if F is affine
     (M_full / h - J / 2) delta = R(dx),  dx <- dx - delta        only if |R(dx)| is not small
 
-The sparse LU of ``M_full / h - J / 2`` (``scipy.sparse.linalg.splu``) is cached with the key
+The 2n x 2n matrix ``A = M_full / h - J / 2`` has a diagonal block in every formulation (the
+identity of ``delta' = v`` times 1/h: A11 = I/h for Lagrange and Gibbs-Appell, A22 = I/h for
+Hamilton's descriptor form); it is eliminated (Schur complement), so that only an n x n matrix
+is factorized and solved per step:
+
+.. code:: text
+
+    A = [[D, A12], [A21, A22]], D diagonal:   S = A22 - A21 D^-1 A12
+    x2 = S^-1 (b2 - A21 D^-1 b1),   x1 = D^-1 (b1 - A12 x2)
+
+(Lagrange: S = M/h + C/2 + h K/4 with C, K the damping and stiffness of J; the step is the same
+as with the full system, to round-off.)  Without such a block the full LU is used.
+
+The factorization (``scipy.sparse.linalg.splu`` or LAPACK) is cached with the key
 ``(h, formulation.jacobian_key(t_mid))`` and reused while the key does not change (equal keys
 must mean equal J and M_full); ``n_lu``
 counts new factorizations only, ``n_jac`` the Jacobian evaluations.  Per step: two
@@ -91,7 +104,7 @@ class ImplicitMidpoint(Integrator):
                 self._M = self._as_J(self._mass_matrix_full(t_mid))
                 self._J_key = jkey
                 self.n_jac += 1
-            self._lu = Factorization(self._M / h - 0.5 * self._J)
+            self._lu = SchurFactorization(self._M / h - 0.5 * self._J, self.formulation.n)
             self._lu_key = (h, jkey)
             self.n_lu += 1
         return self._lu
@@ -126,3 +139,69 @@ class ImplicitMidpoint(Integrator):
                 break
         self.t, self.x = t_next, x + dx
         return True, None
+
+
+def _blocks(A, n: int):
+    if sparse.issparse(A):
+        A = sparse.csr_array(A)
+        return A[:n][:, :n], A[:n][:, n:], A[n:][:, :n], A[n:][:, n:]
+    return A[:n, :n], A[:n, n:], A[n:, :n], A[n:, n:]
+
+
+def _diagonal(B):
+    """The diagonal of B if B is diagonal (no other nonzero) and has no zero on it, else None."""
+    if sparse.issparse(B):
+        B = sparse.coo_array(B)
+        if np.any((B.row != B.col) & (B.data != 0.0)):
+            return None
+        d = B.diagonal()
+    else:
+        d = np.diag(B).copy()
+        if np.count_nonzero(B) != np.count_nonzero(d):
+            return None
+    return d if np.all(d != 0.0) else None
+
+
+class SchurFactorization:
+    """Solve of the 2n x 2n ``A`` by the Schur complement on a diagonal diagonal block.
+
+    One n x n `Factorization` (LAPACK or SuperLU) of S; falls back to the full LU when neither
+    diagonal block of A is diagonal.
+    """
+
+    def __init__(self, A, n: int):
+        self.n = n
+        blocks = _blocks(A, n)
+        self._swap = False
+        D = _diagonal(blocks[0])
+        if D is None:
+            D = _diagonal(blocks[3])
+            self._swap = D is not None
+        if D is None:
+            self._full = Factorization(A)
+            return
+        self._full = None
+        A11, A12, A21, A22 = blocks
+        if self._swap:                                  # eliminate the second block instead
+            A11, A12, A21, A22 = A22, A21, A12, A11
+        self._Dinv = 1.0 / D
+        self._A12, self._A21 = A12, A21
+        if sparse.issparse(A12):
+            S = sparse.csr_array(A22 - A21 @ (sparse.diags_array(self._Dinv) @ A12))
+        else:
+            D12 = _diagonal(A12)
+            if D12 is not None:                         # Lagrange: A12 = -I/2, a column scaling
+                S = A22 - A21 * (self._Dinv * D12)[None, :]
+            else:
+                S = A22 - A21 @ (self._Dinv[:, None] * A12)
+        self._S = Factorization(S)
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        if self._full is not None:
+            return self._full.solve(b)
+        n = self.n
+        b1, b2 = (b[n:], b[:n]) if self._swap else (b[:n], b[n:])
+        y1 = self._Dinv * b1
+        x2 = self._S.solve(b2 - self._A21 @ y1)
+        x1 = y1 - self._Dinv * (self._A12 @ x2)
+        return np.concatenate([x2, x1] if self._swap else [x1, x2])

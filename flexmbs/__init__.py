@@ -12,6 +12,8 @@ from . import motion
 from .formulations import FORMULATIONS, GibbsAppell, Hamilton, Lagrange
 from .integrators import INTEGRATORS, simulate
 from .modal import natural_frequencies, static_solution
+from . import reduction
+from .reduction import ReducedModel
 from .results import Results
 from .analysis import run
 from . import io, progress
@@ -20,4 +22,4 @@ from .io import load_results
 __all__ = ["Mesh", "MeshError", "generate", "Element", "Material", "Bar2", "BeamEB2D", "BeamEB3D", "Tri3", "Quad4", "Tet4", "Tet10", "Hex8", "Model",
            "NodalLoad", "DistributedLoad", "rayleigh_coefficients", "motion", "FORMULATIONS", "Lagrange", "GibbsAppell",
            "Hamilton", "INTEGRATORS", "simulate", "natural_frequencies", "static_solution", "Results",
-           "run", "io", "progress", "load_results", "__version__"]
+           "run", "io", "progress", "load_results", "reduction", "ReducedModel", "__version__"]

@@ -63,3 +63,17 @@ def test_schur_step_equals_full_system_solve(formulation, dense_below):
     x = schur.solve(b)
     x_ref = Factorization(A).solve(b)
     assert np.abs(x - x_ref).max() < 1e-9 * np.abs(x_ref).max()
+
+
+def test_iterative_schur_solve_runs_like_the_direct_one():
+    """Midpoint with linear_solver="iterative" (Jacobi BiCGSTAB) and "direct": the same run to 1e-9."""
+    md = _box_model(3, motion=fm.motion.ConstantRotation(5.0), dense_below=0)
+    node = md.mesh.nodes("xmax")[0]
+    out = {}
+    for solver in ("direct", "iterative"):
+        res = fm.run(md, formulation="lagrange", method="midpoint", h=1e-5, t_end=2e-4, dt_out=1e-4,
+                     linear_solver=solver, compute_energies=False)
+        out[solver] = res.displacement[:, node]
+    scale = np.abs(out["direct"]).max()
+    assert scale > 0
+    assert np.abs(out["iterative"] - out["direct"]).max() < 1e-9 * scale

@@ -41,6 +41,13 @@ Options: ``newton_tol`` (1e-10): the residual is small when ``|R|_inf <= newton_
 the size of its terms, or the Newton correction when ``|delta|_inf <= newton_tol |x|_inf``
 (the residual of a linear solve can stay at the round-off of F);
 ``newton_max_iter`` (4): corrections allowed before the step fails;
+``linear_solver`` ("auto"): "direct" factorizes the n x n Schur matrix S (LAPACK or SuperLU);
+"iterative" solves with BiCGSTAB preconditioned by the diagonal of S (Jacobi), to the relative
+residual ``iterative_tol`` (1e-13), falling back to the factorization if it does not converge in
+200 iterations; "auto" is iterative for sparse S of at least ``ITERATIVE_ABOVE`` (20 000)
+unknowns.  For the step sizes of a dynamic run S = M/h + C/2 + h K/4 is dominated by M/h
+(condition number ~ 1 + (h omega_max)^2 / 4), so a few tens of iterations suffice, and nothing is
+factorized when the frame's omega(t), eps(t) change the matrix at every step;
 ``linear`` (None): True when F is affine in x and ``jacobian`` exact, so that the first solve
 is the step and the residual check (the second ``forcing_full``) is skipped; None takes the
 formulation's attribute ``linear`` (False if it has none).
@@ -67,7 +74,8 @@ class ImplicitMidpoint(Integrator):
     order = 2
     adaptive = False
     needs = "first_order"
-    method_options = {"newton_tol": 1e-10, "newton_max_iter": 4, "linear": None}
+    method_options = {"newton_tol": 1e-10, "newton_max_iter": 4, "linear": None,
+                      "linear_solver": "auto", "iterative_tol": 1e-13}
 
     def _setup(self) -> None:
         self._M = self._J = self._J_key = None
@@ -76,6 +84,11 @@ class ImplicitMidpoint(Integrator):
         self._newton_tol = float(self.options["newton_tol"])
         self._newton_max_iter = int(self.options["newton_max_iter"])
         self._linear = _linear_option(self.options["linear"], self.formulation)
+        solver = self.options["linear_solver"]
+        if solver not in ("auto", "direct", "iterative"):
+            raise ValueError(f"`linear_solver` must be 'auto', 'direct' or 'iterative', got {solver!r}")
+        self._iterative = {"auto": ITERATIVE_ABOVE, "direct": None, "iterative": 0}[solver]
+        self._iterative_tol = float(self.options["iterative_tol"])
 
     def _as_J(self, M):
         """M_full in the storage of J (dense with a dense J), converted once per distinct M_full.
@@ -104,7 +117,8 @@ class ImplicitMidpoint(Integrator):
                 self._M = self._as_J(self._mass_matrix_full(t_mid))
                 self._J_key = jkey
                 self.n_jac += 1
-            self._lu = SchurFactorization(self._M / h - 0.5 * self._J, self.formulation.n)
+            self._lu = SchurFactorization(self._M / h - 0.5 * self._J, self.formulation.n,
+                                          self._iterative, self._iterative_tol)
             self._lu_key = (h, jkey)
             self.n_lu += 1
         return self._lu
@@ -162,6 +176,35 @@ def _diagonal(B):
     return d if np.all(d != 0.0) else None
 
 
+ITERATIVE_ABOVE = 20_000
+
+
+class _Iterative:
+    """Jacobi-preconditioned BiCGSTAB on a sparse S; the direct factorization if it stalls."""
+
+    def __init__(self, S, tol: float):
+        from scipy.sparse.linalg import LinearOperator
+        self.S = sparse.csr_array(S)
+        d = self.S.diagonal()
+        if np.any(d == 0.0):
+            raise ZeroDivisionError("zero on the diagonal")
+        inv = 1.0 / d
+        self._P = LinearOperator(self.S.shape, matvec=lambda x: inv * x, dtype=float)
+        self.tol, self._direct, self.iterations = tol, None, 0
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        from scipy.sparse.linalg import bicgstab
+        if self._direct is None:
+            count = [0]
+            x, info = bicgstab(self.S, b, rtol=self.tol, atol=0.0, maxiter=200, M=self._P,
+                               callback=lambda xk: count.__setitem__(0, count[0] + 1))
+            self.iterations += count[0]
+            if info == 0:
+                return x
+            self._direct = Factorization(self.S)
+        return self._direct.solve(b)
+
+
 class SchurFactorization:
     """Solve of the 2n x 2n ``A`` by the Schur complement on a diagonal diagonal block.
 
@@ -169,7 +212,7 @@ class SchurFactorization:
     diagonal block of A is diagonal.
     """
 
-    def __init__(self, A, n: int):
+    def __init__(self, A, n: int, iterative_above: int | None = None, tol: float = 1e-13):
         self.n = n
         blocks = _blocks(A, n)
         self._swap = False
@@ -194,7 +237,14 @@ class SchurFactorization:
                 S = A22 - A21 * (self._Dinv * D12)[None, :]
             else:
                 S = A22 - A21 @ (self._Dinv[:, None] * A12)
-        self._S = Factorization(S)
+        self._S = None
+        if iterative_above is not None and sparse.issparse(S) and S.shape[0] >= iterative_above:
+            try:
+                self._S = _Iterative(S, tol)
+            except ZeroDivisionError:
+                self._S = None
+        if self._S is None:
+            self._S = Factorization(S)
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self._full is not None:

@@ -15,6 +15,7 @@ from .integrators import INTEGRATORS, simulate
 from .io.store import ResultsFile, active_recording
 from .model import Model
 from .motion import FRAME_KEYS, frame_history, frame_state_fields
+from .stiffness import check_explicit
 from .results import Results
 
 __all__ = ["run", "output_times", "element_data", "mesh_sha256"]
@@ -202,6 +203,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         raise ValueError(f"`method` must be one of {sorted(INTEGRATORS)}, got {method!r}")
     if INTEGRATORS[method].uses_tolerances:
         options.update(rtol=rtol, atol=atol)
+    check_explicit(model, method, (t0, float(t_end)))         # "this model is stiff" before hours
     from . import __version__
     meta = dict(flexmbs_version=__version__, formulation=formulation,
                 evaluation="compiled" if form._compiled else "terms", method=method,

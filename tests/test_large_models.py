@@ -77,3 +77,31 @@ def test_iterative_schur_solve_runs_like_the_direct_one():
     scale = np.abs(out["direct"]).max()
     assert scale > 0
     assert np.abs(out["iterative"] - out["direct"]).max() < 1e-9 * scale
+
+
+def test_stiffness_estimate_and_warning():
+    """omega_max of a small box equals the dense eigenvalue; a stiff explicit run is announced
+    with its number of steps; the stability limits are those of the methods' coefficients."""
+    from scipy.linalg import eigh
+    from flexmbs.stiffness import StiffnessWarning, check_explicit, imaginary_stability_limit, largest_frequency
+    md = _box_model(2)
+    lam = eigh(md.K.toarray(), md.M.toarray(), eigvals_only=True)[-1]
+    assert abs(largest_frequency(md) - np.sqrt(lam)) <= 1e-8 * np.sqrt(lam)
+    # AB4's imaginary stability interval is short (about 0.43), DOP853's long (about 6)
+    assert 0.42 < imaginary_stability_limit("AB4") < 0.44
+    assert 5.5 < imaginary_stability_limit("DOP853") < 6.5
+    with pytest.warns(StiffnessWarning, match="this model is stiff: use midpoint or generalized-alpha"):
+        steps = check_explicit(md, "DOP853", (0.0, 10.0), warn_steps=1000)
+    assert steps == pytest.approx(np.sqrt(lam) * 10.0 / imaginary_stability_limit("DOP853"), rel=1e-6)
+    assert check_explicit(md, "midpoint", (0.0, 10.0)) is None
+
+
+def test_power_iteration_estimate_on_a_sparse_model():
+    from scipy.linalg import eigh
+    from flexmbs.stiffness import largest_frequency
+    mesh = fm.generate.box(8, 4, 4, 1.0, 0.3, 0.3, cell="tetra")
+    md = fm.Model(mesh, fm.Tet4(fm.Material(2.1e11, 7800.0, 0.3)), fixed=[("xmin", "all")])
+    assert md.n_dofs > 400
+    w = largest_frequency(md, iterations=200)
+    w_ref = np.sqrt(eigh(md.K.toarray(), md.M.toarray(), eigvals_only=True)[-1])
+    assert 0.9 * w_ref < w <= w_ref * (1 + 1e-9)

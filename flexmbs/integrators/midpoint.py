@@ -41,13 +41,16 @@ Options: ``newton_tol`` (1e-10): the residual is small when ``|R|_inf <= newton_
 the size of its terms, or the Newton correction when ``|delta|_inf <= newton_tol |x|_inf``
 (the residual of a linear solve can stay at the round-off of F);
 ``newton_max_iter`` (4): corrections allowed before the step fails;
-``linear_solver`` ("auto"): "direct" factorizes the n x n Schur matrix S (LAPACK or SuperLU);
-"iterative" solves with BiCGSTAB preconditioned by the diagonal of S (Jacobi), to the relative
-residual ``iterative_tol`` (1e-13), falling back to the factorization if it does not converge in
-200 iterations; "auto" is iterative for sparse S of at least ``ITERATIVE_ABOVE`` (20 000)
-unknowns.  For the step sizes of a dynamic run S = M/h + C/2 + h K/4 is dominated by M/h
-(condition number ~ 1 + (h omega_max)^2 / 4), so a few tens of iterations suffice, and nothing is
-factorized when the frame's omega(t), eps(t) change the matrix at every step;
+``linear_solver`` ("auto"): "direct" factorizes the n x n Schur matrix S (LAPACK or SuperLU)
+whenever it changes; "reuse" keeps a factorization of the symmetric part of an earlier S
+(sparse SPD: CHOLMOD or SuperLU, ``flexmbs.sparse_solve``) and solves each new S by BiCGSTAB
+preconditioned with it, to the relative residual ``iterative_tol`` (1e-13), refactorizing only
+when it needs more than ``reuse_max_iter`` (8) iterations; "iterative" uses the diagonal of S
+(Jacobi) as the preconditioner and factorizes nothing.  "auto" is "reuse" for sparse S of at least
+``REUSE_ABOVE`` (5 000) unknowns, else "direct".  When only the frame's omega(t), eps(t) change,
+S(t) = M/h + C/2 + h K/4 + (h/4 ([k(omega)] + [k(eps)] + K_geo(t)) + G(omega)) differs from the
+factorized one by terms of relative size (h omega)^2 and h omega, so a few iterations suffice
+and a spin-up is run on one factorization;
 ``linear`` (None): True when F is affine in x and ``jacobian`` exact, so that the first solve
 is the step and the residual check (the second ``forcing_full``) is skipped; None takes the
 formulation's attribute ``linear`` (False if it has none).
@@ -75,7 +78,7 @@ class ImplicitMidpoint(Integrator):
     adaptive = False
     needs = "first_order"
     method_options = {"newton_tol": 1e-10, "newton_max_iter": 4, "linear": None,
-                      "linear_solver": "auto", "iterative_tol": 1e-13}
+                      "linear_solver": "auto", "iterative_tol": 1e-13, "reuse_max_iter": 8}
 
     def _setup(self) -> None:
         self._M = self._J = self._J_key = None
@@ -85,10 +88,11 @@ class ImplicitMidpoint(Integrator):
         self._newton_max_iter = int(self.options["newton_max_iter"])
         self._linear = _linear_option(self.options["linear"], self.formulation)
         solver = self.options["linear_solver"]
-        if solver not in ("auto", "direct", "iterative"):
-            raise ValueError(f"`linear_solver` must be 'auto', 'direct' or 'iterative', got {solver!r}")
-        self._iterative = {"auto": ITERATIVE_ABOVE, "direct": None, "iterative": 0}[solver]
+        if solver not in ("auto", "direct", "reuse", "iterative"):
+            raise ValueError(f"`linear_solver` must be 'auto', 'direct', 'reuse' or 'iterative', got {solver!r}")
+        self._solver = solver
         self._iterative_tol = float(self.options["iterative_tol"])
+        self._reuse_max_iter = int(self.options["reuse_max_iter"])
 
     def _as_J(self, M):
         """M_full in the storage of J (dense with a dense J), converted once per distinct M_full.
@@ -117,8 +121,10 @@ class ImplicitMidpoint(Integrator):
                 self._M = self._as_J(self._mass_matrix_full(t_mid))
                 self._J_key = jkey
                 self.n_jac += 1
-            self._lu = SchurFactorization(self._M / h - 0.5 * self._J, self.formulation.n,
-                                          self._iterative, self._iterative_tol)
+            prev = self._lu                                   # its preconditioner serves the same h
+            precond = prev.preconditioner if prev is not None and self._lu_key[0] == h else None
+            self._lu = SchurFactorization(self._M / h - 0.5 * self._J, self.formulation.n, self._solver,
+                                          self._iterative_tol, precond, self._reuse_max_iter)
             self._lu_key = (h, jkey)
             self.n_lu += 1
         return self._lu
@@ -176,33 +182,62 @@ def _diagonal(B):
     return d if np.all(d != 0.0) else None
 
 
-ITERATIVE_ABOVE = 20_000
+REUSE_ABOVE = 5_000
 
 
 class _Iterative:
-    """Jacobi-preconditioned BiCGSTAB on a sparse S; the direct factorization if it stalls."""
+    """BiCGSTAB on a sparse S preconditioned by ``base`` (a factorization of the symmetric part
+    of an earlier S) or by its diagonal (``base`` None: Jacobi); a new factorization of the
+    symmetric part of S as preconditioner when it needs more than ``max_iter`` iterations."""
 
-    def __init__(self, S, tol: float):
-        from scipy.sparse.linalg import LinearOperator
+    def __init__(self, S, tol: float, base=None, max_iter: int = 8, jacobi: bool = False):
         self.S = sparse.csr_array(S)
-        d = self.S.diagonal()
-        if np.any(d == 0.0):
-            raise ZeroDivisionError("zero on the diagonal")
-        inv = 1.0 / d
-        self._P = LinearOperator(self.S.shape, matvec=lambda x: inv * x, dtype=float)
-        self.tol, self._direct, self.iterations = tol, None, 0
+        self.tol, self.max_iter, self.iterations, self.n_factor = tol, max_iter, 0, 0
+        self.jacobi = jacobi
+        if jacobi:
+            d = self.S.diagonal()
+            if np.any(d == 0.0):
+                raise ZeroDivisionError("zero on the diagonal")
+            inv = 1.0 / d
+            self.base = _Diagonal(inv)
+            self.max_iter = 200
+        else:
+            self.base = base if base is not None else self._factor()
+
+    def _factor(self):
+        from ..sparse_solve import SPDFactorizationError, spd_factor
+        self.n_factor += 1
+        try:
+            return spd_factor(0.5 * (self.S + self.S.T))
+        except SPDFactorizationError:
+            return Factorization(self.S)
 
     def solve(self, b: np.ndarray) -> np.ndarray:
-        from scipy.sparse.linalg import bicgstab
-        if self._direct is None:
+        from scipy.sparse.linalg import LinearOperator, bicgstab
+        for attempt in range(2):
+            P = LinearOperator(self.S.shape, matvec=self.base.solve, dtype=float)
             count = [0]
-            x, info = bicgstab(self.S, b, rtol=self.tol, atol=0.0, maxiter=200, M=self._P,
+            x, info = bicgstab(self.S, b, rtol=self.tol, atol=0.0, maxiter=self.max_iter, M=P,
                                callback=lambda xk: count.__setitem__(0, count[0] + 1))
             self.iterations += count[0]
             if info == 0:
                 return x
-            self._direct = Factorization(self.S)
-        return self._direct.solve(b)
+            if self.jacobi or attempt:
+                break
+            self.base = self._factor()          # the old preconditioner is too far from S
+        if self.jacobi:
+            self.jacobi, self.max_iter = False, 50
+            self.base = self._factor()
+            return self.solve(b)
+        return Factorization(self.S).solve(b)
+
+
+class _Diagonal:
+    def __init__(self, inv):
+        self.inv = inv
+
+    def solve(self, b):
+        return self.inv * b
 
 
 class SchurFactorization:
@@ -212,8 +247,10 @@ class SchurFactorization:
     diagonal block of A is diagonal.
     """
 
-    def __init__(self, A, n: int, iterative_above: int | None = None, tol: float = 1e-13):
+    def __init__(self, A, n: int, solver: str = "direct", tol: float = 1e-13, precond=None,
+                 reuse_max_iter: int = 8):
         self.n = n
+        self.preconditioner = None
         blocks = _blocks(A, n)
         self._swap = False
         D = _diagonal(blocks[0])
@@ -238,17 +275,30 @@ class SchurFactorization:
             else:
                 S = A22 - A21 @ (self._Dinv[:, None] * A12)
         self._S = None
-        if iterative_above is not None and sparse.issparse(S) and S.shape[0] >= iterative_above:
+        if solver == "auto":
+            solver = "reuse" if sparse.issparse(S) and S.shape[0] >= REUSE_ABOVE else "direct"
+        if solver in ("reuse", "iterative") and sparse.issparse(S):
             try:
-                self._S = _Iterative(S, tol)
+                self._S = _Iterative(S, tol, precond, reuse_max_iter, jacobi=solver == "iterative")
             except ZeroDivisionError:
                 self._S = None
         if self._S is None:
             self._S = Factorization(S)
+        if isinstance(self._S, _Iterative) and not self._S.jacobi:
+            self.preconditioner = self._S.base
+
+    def solve_stats(self):
+        return getattr(self._S, "iterations", 0), getattr(self._S, "n_factor", 0)
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self._full is not None:
             return self._full.solve(b)
+        out = self._solve(b)
+        if isinstance(self._S, _Iterative) and not self._S.jacobi:
+            self.preconditioner = self._S.base
+        return out
+
+    def _solve(self, b: np.ndarray) -> np.ndarray:
         n = self.n
         b1, b2 = (b[n:], b[:n]) if self._swap else (b[:n], b[n:])
         y1 = self._Dinv * b1

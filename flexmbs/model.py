@@ -183,7 +183,6 @@ class Model:
         self.dense = dense
         self.stiffening = (not isinstance(self.motion, Fixed)) if stiffening is None else bool(stiffening)
         self._Kg_keys, self._Kg, self._Kg_op = [], [], []
-        self.K_factor = None                  # SPD factorization of K when stiffening needed one
         if self.stiffening:
             self._build_geometric_stiffness(asm, explicit=stiffening is not None)
         self.M_op = _operator(self.M, dense)
@@ -286,7 +285,7 @@ class Model:
                              "motion(s) of the body are not held by `fixed`; fix them or pass "
                              "stiffening=False")
         try:
-            lu = self.K_factor = spd_factor(self.K)      # kept: modal reduction reuses it
+            lu = spd_factor(self.K)         # not kept: a factor's fill is not linear in memory
         except SPDFactorizationError as exc:
             raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
                              f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")

@@ -130,7 +130,7 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
         raise TypeError(f"`model` must be a full flexmbs.Model, got {type(model).__name__}")
     if method not in ("free", "craig-bampton"):
         raise ValueError(f"`method` must be 'free' or 'craig-bampton', got {method!r}")
-    factor = model.K_factor if getattr(model, "K_factor", None) is not None else spd_factor(model.K)
+    factor = spd_factor(model.K)                 # one factorization: modes and static modes
     if method == "free":
         _, basis = free_interface_modes(model, n_modes, factor)
     else:
@@ -174,7 +174,6 @@ class ReducedModel(Model):
             raise ValueError(f"`basis` must have shape ({model.n_dofs}, k), got {basis.shape}")
         self.__dict__.update({k: v for k, v in model.__dict__.items()})
         self.full = model
-        self.K_factor = None
         self.method = method
         lam, Phi = _ritz(model.K, model.M, basis)
         self.Phi = Phi

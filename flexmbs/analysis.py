@@ -90,15 +90,20 @@ def element_data(model: Model, delta: np.ndarray, displacement: np.ndarray | Non
         du = u[..., cells[:, 1], :] - u[..., cells[:, 0], :]      # (..., n_el, dim)
         return {"axial_force": el.material.E * el.area * np.einsum("...ed,ed->...e", du, e / L[:, None]) / L}
     if hasattr(el, "stress"):
-        dpn = el.dofs_per_node
-        edofs = (cells[:, :, None] * dpn + np.arange(dpn)).reshape(len(cells), -1)
-        full = model.expand(delta)
-        lead = full.shape[:-1]
-        flat = full.reshape(-1, full.shape[-1])
-        sigma = np.zeros((len(flat), len(cells), 3, 3))
-        for i, f in enumerate(flat):
-            s = el.stress(X, f[edofs])                            # (n_el, d, d)
-            sigma[i, :, :s.shape[1], :s.shape[2]] = s
+        lead = delta.shape[:-1]
+        if getattr(model, "modal_stress", None) is not None:      # reduced body: sum q_i sigma_i
+            s = model.stress(delta.reshape(-1, delta.shape[-1]))
+            sigma = np.zeros(s.shape[:2] + (3, 3))
+            sigma[..., :s.shape[-2], :s.shape[-1]] = s
+        else:
+            dpn = el.dofs_per_node
+            edofs = (cells[:, :, None] * dpn + np.arange(dpn)).reshape(len(cells), -1)
+            full = model.expand(delta)
+            flat = full.reshape(-1, full.shape[-1])
+            sigma = np.zeros((len(flat), len(cells), 3, 3))
+            for i, f in enumerate(flat):
+                s = el.stress(X, f[edofs])                            # (n_el, d, d)
+                sigma[i, :, :s.shape[1], :s.shape[2]] = s
         voigt = np.stack([sigma[..., a, b] for a, b in VOIGT], axis=-1)
         dev = sigma - np.trace(sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) / 3.0
         von_mises = np.sqrt(1.5 * np.einsum("...ab,...ab->...", dev, dev))

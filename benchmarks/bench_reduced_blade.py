@@ -48,7 +48,7 @@ def main(argv=None):
     p.add_argument("--grid", nargs=3, type=int, default=[200, 20, 8])
     p.add_argument("--modes", nargs="+", type=int, default=[5, 10, 20])
     p.add_argument("--t-end", type=float, default=1.0, help="reduced runs [s]")
-    p.add_argument("--t-short", type=float, default=0.01, help="full-model comparison run [s]")
+    p.add_argument("--t-short", type=float, default=0.01, help="full-model comparison run [s] (0: none)")
     p.add_argument("--h", type=float, default=1e-4)
     a = p.parse_args(argv)
     print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -75,6 +75,9 @@ def main(argv=None):
               f"{time.perf_counter() - tic:.1f} s (solve {res.stats['solve_s']:.1f} s); "
               f"tip w at the end {w[-1, 1]:.4e} m, max |w| {np.abs(w[:, 1]).max():.4e} m", flush=True)
 
+    if a.t_short <= 0:                                 # no comparison run
+        print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+        return
     tic = time.perf_counter()
     ref = fm.run(full, t_end=a.t_short, dt_out=a.t_short / 20, **kw)
     t_full = time.perf_counter() - tic

@@ -21,14 +21,18 @@ Writes DIR/results.npz (t, displacement (n_t, n_nodes, 2) in the coupler's chord
 from A to B, nodes, crank_angle (n_t,) [rad], midspan_deflection (n_t,) [m]),
 DIR/summary.json and the plots deflection.png, deformed_shapes.png, animation.gif.
 
+--coupled: the coupled model (docs/coupled.md): crank and rocker rigid bodies (strips of the
+coupler's section), the coupler a FlexibleBody with a revolute joint at node 0 and a spherical joint
+at its last node, the rocker on a cylindrical joint at O4, the crank driven by an AngleDriver;
+undeformed start; index3-alpha with the fixed step h_coupled and rho_inf; results.npz adds
+drive_torque.
+
 References: R. L. Norton, Design of Machinery, 5th ed., McGraw-Hill (2012), sec. 2.12
 (Grashof condition); A. G. Erdman, G. N. Sandor, R. G. Oakberg, J. Eng. Ind. 94 (1972)
 1193-1205, doi:10.1115/1.3428338 (kineto-elastodynamics of the four-bar).
 """
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 import time
 from pathlib import Path
@@ -39,15 +43,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import slider_crank  # noqa: E402  (shared output writer)
 
 from flexmbs import BeamEB2D, Material, run as run_model  # noqa: E402
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
+                          record_output, resolve)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
 from flexmbs.mechanisms import FourBar, chord_deflection, constant_speed, flexible_link  # noqa: E402
+from flexmbs.mechanisms.four_bar import GrashofType, grashof  # noqa: E402
+from flexmbs.pipes import call_quietly
 
 DEFAULTS = dict(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25, depth=0.003, width=0.020,
                 youngs=2e11, density=7870.0, crank_speed=4.0 * np.pi, revolutions=2.0, damping=0.0,
                 static_start=True, stiffening=True, formulation="lagrange", integrator="midpoint", h=5e-5,
-                rtol=1e-8, degrees_out=1.0, gif_frames=60, plots=True)
+                rtol=1e-8, degrees_out=1.0, gif_frames=60, plots=True, coupled=False, h_coupled=2.5e-4,
+                rho_inf=0.9)
+HELP = dict(elements="beam elements on the coupler", ground="ground length O2-O4 [m]", crank="crank length [m]",
+            coupler="coupler length [m]", rocker="rocker length [m]", depth="section depth in the plane [m]",
+            width="section width [m]", youngs="Young's modulus [Pa]", density="density [kg/m^3]",
+            crank_speed="crank speed [rad/s]", revolutions="crank revolutions",
+            damping="Rayleigh damping ratio at the first two bending modes (0: none)",
+            static_start="start from the quasi-static deflection (--undeformed-start: undeformed)",
+            stiffening="geometric stiffening by the axial force", formulation="equations of motion",
+            integrator="time integrator", h="step of fixed-step integrators [s]",
+            rtol="tolerance of adaptive integrators", degrees_out="output every this many degrees of crank rotation",
+            gif_frames="animation frames (0: none)", plots="write the plots and the animation",
+            coupled="coupled model: crank and rocker rigid bodies (the rocker a strip of the coupler's section), "
+                    "the coupler a FlexibleBody on joints at its end nodes (index3-alpha, step h_coupled)",
+            h_coupled="fixed step of index3-alpha in the coupled model [s]",
+            rho_inf="spectral radius at infinity of index3-alpha (coupled model)")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 
 def beam_element(depth=0.003, width=0.020, youngs=2e11, density=7870.0) -> BeamEB2D:
@@ -70,13 +94,27 @@ def build(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25, depth
     return model
 
 
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("ground", "crank", "coupler", "rocker", "depth",
+                                                               "width", "youngs", "density", "revolutions",
+                                                               "degrees_out"))
+    if p["crank_speed"] == 0:
+        raise CaseError("crank_speed", "must not be zero (the run lasts `revolutions` turns of the crank)")
+    kind = grashof(p["ground"], p["crank"], p["coupler"], p["rocker"])
+    if kind not in (GrashofType.CRANK_ROCKER, GrashofType.DOUBLE_CRANK):
+        raise CaseError("crank", f"with ground {p['ground']:g}, crank {p['crank']:g}, coupler {p['coupler']:g} and "
+                                 f"rocker {p['rocker']:g} m the four-bar is a {kind.value}: the crank cannot turn "
+                                 "fully (Grashof: the shortest link, crank or ground, plus the longest must not "
+                                 "exceed the other two)")
+
+
 def run(out=None, **params):
     """Run the case; returns (Results, model, extras) with extras crank_angle, midspan_deflection."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
+    p = resolve("four_bar", DEFAULTS, params, check)
     t_end = 2.0 * np.pi * p["revolutions"] / abs(p["crank_speed"])
+    if p["coupled"]:
+        return run_coupled(out, p, t_end)
     phys = {k: p[k] for k in ("elements", "ground", "crank", "coupler", "rocker", "depth", "width", "youngs",
                               "density", "crank_speed", "damping", "stiffening")}
     model = build(**phys, t_end=t_end)
@@ -90,37 +128,91 @@ def run(out=None, **params):
     return res, model, extras
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"], help="beam elements on the coupler")
-    ap.add_argument("--formulation", choices=sorted(FORMULATIONS), default=DEFAULTS["formulation"])
-    ap.add_argument("--integrator", choices=sorted(INTEGRATORS), default=DEFAULTS["integrator"])
-    ap.add_argument("--h", type=float, default=DEFAULTS["h"], help="step of fixed-step integrators [s]")
-    ap.add_argument("--rtol", type=float, default=DEFAULTS["rtol"], help="tolerance of adaptive integrators")
-    ap.add_argument("--crank-speed", type=float, default=DEFAULTS["crank_speed"], help="crank speed [rad/s]")
-    ap.add_argument("--revolutions", type=float, default=DEFAULTS["revolutions"], help="crank revolutions")
-    for name in ("ground", "crank", "coupler", "rocker"):
-        ap.add_argument(f"--{name}", type=float, default=DEFAULTS[name], help=f"{name} length [m]")
-    ap.add_argument("--depth", type=float, default=DEFAULTS["depth"], help="section depth in the plane [m]")
-    ap.add_argument("--width", type=float, default=DEFAULTS["width"], help="section width [m]")
-    ap.add_argument("--youngs", type=float, default=DEFAULTS["youngs"], help="Young's modulus [Pa]")
-    ap.add_argument("--density", type=float, default=DEFAULTS["density"], help="density [kg/m^3]")
-    ap.add_argument("--damping", type=float, default=DEFAULTS["damping"], metavar="ZETA",
-                    help="Rayleigh damping ratio at the first two bending modes (0: none)")
-    ap.add_argument("--undeformed-start", dest="static_start", action="store_false",
-                    help="start undeformed instead of from the quasi-static deflection")
-    ap.add_argument("--no-stiffening", dest="stiffening", action="store_false",
-                    help="switch off the geometric stiffening by the axial force")
-    ap.add_argument("--degrees-out", type=float, default=DEFAULTS["degrees_out"],
-                    help="output every this many degrees of crank rotation")
-    ap.add_argument("--gif-frames", type=int, default=DEFAULTS["gif_frames"], help="animation frames (0: none)")
-    ap.add_argument("--no-plots", dest="plots", action="store_false", help="write results only")
-    ap.add_argument("--out", type=Path, default=Path("out/four_bar"), help="output directory")
-    args = vars(ap.parse_args(argv))
-    out = args.pop("out")
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+def _rz(angle):
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def build_coupled(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25, depth=0.003, width=0.020,
+                  youngs=2e11, density=7870.0, crank_speed=4.0 * np.pi, stiffening=True):
+    """(System, coupler body, coupler Model) of the coupled four-bar at crank angle 0.
+
+    crank: RigidBodyEP on a revolute joint at O2, driven by an AngleDriver; coupler: FlexibleBody on
+    its chord frame (u = v = 0 at node 0, v = 0 at the last node), a revolute joint at Node(0) and a
+    spherical joint at the last node; rocker: RigidBodyEP (a strip of the coupler's section, the crank
+    too), a cylindrical joint about z at O4 (its z position is held by the spherical joint: no
+    redundant equations).  The coupler starts undeformed with the rigid-body velocities."""
+    from flexmbs import Model, generate
+    from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
+    from flexmbs.constraints import AngleDriver, Cylindrical, Revolute, Spherical
+    from flexmbs.system import System
+    linkage = FourBar(ground, crank, coupler, rocker, branch="open")
+    st = linkage.state(0.0, crank_speed, 0.0)
+    z = np.array([0.0, 0.0, 1.0])
+    P = {k: np.pad(st.point(k)[0], (0, 1)) for k in ("O2", "A", "B", "O4")}
+    V = {k: np.pad(st.point(k)[1], (0, 1)) for k in ("A",)}
+    element = beam_element(depth, width, youngs, density)
+    model = Model(generate.line(elements, coupler), element, fixed=[("start", "u"), ("start", "v"), ("end", "v")],
+                  stiffening=stiffening)
+
+    def bar(name, length, at, link, **kw):
+        m = density * depth * width * length
+        k = st.link(link)
+        return RigidBodyEP(name, m, np.diag([1e-3 * m * length**2, m * length**2 / 12, m * length**2 / 12]),
+                           centroid=[length / 2, 0.0, 0.0], position=at, orientation=_rz(k.theta),
+                           angular_velocity=k.omega * z, **kw)
+    crank_body = bar("crank", crank, P["O2"], "crank")
+    rocker_body = bar("rocker", rocker, P["O4"], "rocker")
+    k = st.link("coupler")
+    coupler_body = FlexibleBody(model, "coupler", position=P["A"], orientation=_rz(k.theta), velocity=V["A"],
+                                angular_velocity=k.omega * z)
+    constraints = [Revolute(None, crank_body, at=P["O2"], axis=z, name="crank pivot"),
+                   AngleDriver(None, crank_body, z, constant_speed(crank_speed), name="drive"),
+                   Revolute(crank_body, coupler_body, s_j=Node(0), axis=z, name="pin A"),
+                   Spherical(coupler_body, rocker_body, s_i=Node(elements), name="pin B"),
+                   Cylindrical(None, rocker_body, at=P["O4"], axis=z, name="rocker pivot")]
+    return System([crank_body, coupler_body, rocker_body], constraints), coupler_body, model
+
+
+def run_coupled(out, p: dict, t_end: float):
+    """The coupled four-bar: (run info, coupler Model, extras) as `slider_crank.run_coupled`."""
+    from flexmbs.mechanisms.coupled import axial_torque, integrate, multipliers
+    phys = {k: p[k] for k in ("elements", "ground", "crank", "coupler", "rocker", "depth", "width", "youngs",
+                              "density", "crank_speed", "stiffening")}
+    system, body, model = build_coupled(**phys)
+    t_eval = slider_crank.solver_options(p, t_end)["t_eval"]
     tic = time.perf_counter()
+    sol = integrate(system, t_end, p["h_coupled"], t_eval=t_eval, rho_inf=p["rho_inf"])
+    solve_s = time.perf_counter() - tic
+    delta = sol.x[:, system.slice(body)][:, 7:]
+    lam = multipliers(system, sol.t, sol.x)
+    extras = {"crank_angle": p["crank_speed"] * sol.t,
+              "midspan_deflection": chord_deflection(model, delta, [p["coupler"] / 2])[:, 0],
+              "drive_torque": axial_torque(system, system.constraint("drive"), system.body("crank"), sol.t, sol.x,
+                                           lam)}
+    info = {"status": sol.status, "message": sol.message, "n_steps": sol.n_steps, "solve_s": solve_s,
+            "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
+    if out is not None:
+        slider_crank.write_coupled(info, extras, Path(out), p, title="Coupled four-bar")
+    return info, model, extras
+
+
+def main(argv=None):
+    parser = command_line("four_bar", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
+                          flags={"--undeformed-start": ("static_start", False)})
+    args, out, _ = parse_case_args(parser, argv)
+    tic = time.perf_counter()
+    out, before = prepare_output(out, parser=parser)
     res, model, extras = run(out=out, **args)
+    record_output(out, before)
+    if args.get("coupled"):
+        value, angle = slider_crank.peak(extras)
+        print(f"four-bar, coupled: {args['elements']} elements, crank {args['crank_speed']:.4g} rad/s, index3-alpha "
+              f"(h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}): {res['status']}")
+        print(f"  peak mid-span deflection {1e6 * value:+.3f} um at crank angle {angle:.2f} deg "
+              f"({res['n_steps']} steps, solve {res['solve_s']:.2f} s)")
+        print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+        return 0 if res["status"] == "finished" else 1
     value, angle = slider_crank.peak(extras)
     print(f"four-bar ({model.linkage.type.value}): {args['elements']} elements, crank {args['crank_speed']:.4g} "
           f"rad/s, {args['formulation']} + {args['integrator']}: {res.status}")
@@ -131,4 +223,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -29,7 +29,6 @@ analysis of solids mechanics, Mathematics 8 (2020) 1401, sec. 4b, doi:10.3390/ma
 """
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
@@ -47,16 +46,32 @@ import slider_crank  # noqa: E402
 
 from flexmbs import run as run_model  # noqa: E402
 from flexmbs.analysis import output_times  # noqa: E402
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
+                          record_output, resolve)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.markers import marker_motion, read_markers  # noqa: E402
 from flexmbs.mechanisms import beam_on_frame, chord_deflection, link_motion  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
+from flexmbs.pipes import call_quietly
 
 DEFAULTS = dict(markers=str(make_markers.PATH), length=0.30, elements=10, depth=0.003, width=0.020,
                 youngs=2e11, density=7870.0, t_start=None, duration=None, static_start=True, stiffening=True,
                 formulation="lagrange", integrator="midpoint", h=5e-5, rtol=1e-8, dt_out=1e-3, compare=True,
                 gif_frames=50, plots=True)
+HELP = dict(markers="marker CSV (t, x1, y1, x2, y2, ...)", length="beam length = marker distance [m]",
+            elements="beam elements", depth="section depth in the plane [m]", width="section width [m]",
+            youngs="Young's modulus [Pa]", density="density [kg/m^3]",
+            t_start="start time [s] (default: valid window start)",
+            duration="simulated time [s] (default: valid window)",
+            static_start="start from the quasi-static deflection (--undeformed-start: undeformed)",
+            stiffening="geometric stiffening by the axial force", formulation="equations of motion",
+            integrator="time integrator", h="step of fixed-step integrators [s]",
+            rtol="tolerance of adaptive integrators", dt_out="output interval [s]",
+            compare="also run on the exact four-bar kinematics (--no-compare: skip it)",
+            gif_frames="animation frames (0: none)", plots="write the plots and the animation")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
+TYPES = dict(t_start=float, duration=float)
 
 
 def build(motion, elements=10, length=0.30, depth=0.003, width=0.020, youngs=2e11, density=7870.0,
@@ -76,7 +91,10 @@ def window(motion, p):
     t0 = motion.valid_window[0] if p["t_start"] is None else float(p["t_start"])
     t1 = motion.valid_window[1] if p["duration"] is None else t0 + float(p["duration"])
     if t0 < motion.t_range[0] or t1 > motion.t_range[1] or t1 <= t0:
-        raise ValueError(f"the simulated interval [{t0}, {t1}] s must lie in the record {motion.t_range}")
+        key = "t_start" if (p["t_start"] is not None and not motion.t_range[0] <= t0 < motion.t_range[1]) \
+            else "duration"
+        raise CaseError(key, f"the simulated interval [{t0:.6g}, {t1:.6g}] s must lie in the record "
+                             f"[{motion.t_range[0]:.6g}, {motion.t_range[1]:.6g}] s")
     if t0 < motion.valid_window[0] - 1e-12 or t1 > motion.valid_window[1] + 1e-12:
         logging.getLogger(__name__).warning(
             "the interval [%.4g, %.4g] s reaches into the end margins of the splines %s, where the "
@@ -96,13 +114,21 @@ def simulate(model, p, t0, t1, metadata=None):
     return run_model(model, compute_energies=False, delta0=delta0, metadata=metadata, **opts)
 
 
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("length", "depth", "width", "youngs", "density",
+                                                               "duration"))
+    if not Path(p["markers"]).is_file():
+        raise CaseError("markers", f"marker file {p['markers']} not found")
+    if p["dt_out"] is not None and p["duration"] is not None and p["dt_out"] > p["duration"]:
+        raise CaseError("dt_out", f"the output interval must not exceed duration = {p['duration']:g} s, "
+                                  f"got {p['dt_out']:g} s")
+
+
 def run(out=None, **params):
     """Run the case; returns (Results, model, extras); extras has midspan_deflection, the recovered
     frame kinematics and, with ``compare``, the exact-kinematics run's deflection."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
+    p = resolve("marker_mechanism", DEFAULTS, params, check)
     records = read_markers(p["markers"])
     body = np.array([[0.0, 0.0], [p["length"], 0.0]])
     motion = marker_motion(records, body=body if records.n_markers == 2 else None)
@@ -194,34 +220,19 @@ def write(res, model, extras, out: Path, p: dict):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--markers", default=DEFAULTS["markers"], help="marker CSV (t, x1, y1, x2, y2, ...)")
-    ap.add_argument("--length", type=float, default=DEFAULTS["length"], help="beam length = marker distance [m]")
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"], help="beam elements")
-    ap.add_argument("--formulation", choices=sorted(FORMULATIONS), default=DEFAULTS["formulation"])
-    ap.add_argument("--integrator", choices=sorted(INTEGRATORS), default=DEFAULTS["integrator"])
-    ap.add_argument("--h", type=float, default=DEFAULTS["h"], help="step of fixed-step integrators [s]")
-    ap.add_argument("--rtol", type=float, default=DEFAULTS["rtol"], help="tolerance of adaptive integrators")
-    ap.add_argument("--t-start", type=float, default=None, help="start time [s] (default: valid window start)")
-    ap.add_argument("--duration", type=float, default=None, help="simulated time [s] (default: valid window)")
-    ap.add_argument("--dt-out", type=float, default=DEFAULTS["dt_out"], help="output interval [s]")
-    ap.add_argument("--depth", type=float, default=DEFAULTS["depth"], help="section depth in the plane [m]")
-    ap.add_argument("--width", type=float, default=DEFAULTS["width"], help="section width [m]")
-    ap.add_argument("--youngs", type=float, default=DEFAULTS["youngs"], help="Young's modulus [Pa]")
-    ap.add_argument("--density", type=float, default=DEFAULTS["density"], help="density [kg/m^3]")
-    ap.add_argument("--undeformed-start", dest="static_start", action="store_false",
-                    help="start undeformed instead of from the quasi-static deflection")
-    ap.add_argument("--no-stiffening", dest="stiffening", action="store_false")
-    ap.add_argument("--no-compare", dest="compare", action="store_false",
-                    help="skip the run on the exact four-bar kinematics")
-    ap.add_argument("--gif-frames", type=int, default=DEFAULTS["gif_frames"], help="animation frames (0: none)")
-    ap.add_argument("--no-plots", dest="plots", action="store_false", help="write results only")
-    ap.add_argument("--out", type=Path, default=Path("out/marker_mechanism"), help="output directory")
-    args = vars(ap.parse_args(argv))
-    out = args.pop("out")
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = command_line("marker_mechanism", __doc__, DEFAULTS, help=HELP, choices=CHOICES, types=TYPES,
+                          check=check, flags={"--undeformed-start": ("static_start", False)})
+    args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    res, model, extras = run(out=out, **args)
+    existed = out.is_dir()
+    out, before = prepare_output(out, parser=parser)
+    try:
+        res, model, extras = run(out=out, **args)
+    except CaseError as err:                   # the interval, known once the records are read
+        if not existed and not any(out.iterdir()):
+            out.rmdir()
+        parser.error(f"argument --{err.key.replace('_', '-')}: {err.detail}")
+    record_output(out, before)
     rep = extras["_report"]
     w = extras["midspan_deflection"]
     print(f"marker-driven beam: {args['elements']} elements, {args['formulation']} + {args['integrator']}, "
@@ -239,4 +250,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -19,7 +19,6 @@ Reference: S. Vlase, A. E. Nicolescu, M. Marin, Mathematics 8 (2020) 1401, doi:1
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import time
@@ -27,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.pipes import call_quietly
 from flexmbs.sweep import case_id, sweep
 
 HERE = Path(__file__).resolve().parent
@@ -35,7 +36,12 @@ OMEGAS = (10.0, 15.0, 20.0)
 PERIODS = (np.pi / 50, np.pi / 100, np.pi / 150)
 MASSES = (1.0, 0.5, 0.25)
 
-DEFAULTS = dict(elements=10, t_end=0.1, dt_out=1e-4, rtol=1e-6, workers=2, scheduler="")
+DEFAULTS = dict(elements=10, t_end=0.1, dt_out=1e-4, rtol=1e-6, workers=2, scheduler="", plots=True)
+RESUMES = True       # a second run into DIR skips the finished cases: the output directory is not cleared
+HELP = dict(elements="bar elements", t_end="end time [s]", dt_out="output interval [s]", rtol="relative tolerance",
+            workers="local worker processes",
+            scheduler="Dask scheduler address tcp://host:port (default: $DASK_SCHEDULER_ADDRESS or local)",
+            plots="write the figures")
 
 
 def parameter_sets(elements=10, t_end=0.1, dt_out=1e-4, rtol=1e-6):
@@ -54,16 +60,20 @@ def parameter_sets(elements=10, t_end=0.1, dt_out=1e-4, rtol=1e-6):
     return runs
 
 
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS)
+
+
 def run(out=None, **params):
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
+    """Run the study; returns the sweep's rows (one per case)."""
+    p = resolve("rotating_bar_study", DEFAULTS, params, check)
     out = Path(out if out is not None else "out/rotating_bar_study")
     runs = parameter_sets(p["elements"], p["t_end"], p["dt_out"], p["rtol"])
     rows = sweep(HERE / "rotating_bar.py", listed=[r[2] for r in runs], out=out,
                  workers=p["workers"], scheduler=p["scheduler"] or None)
-    _plot(runs, out)
+    if p["plots"]:
+        _plot(runs, out)
     return rows
 
 
@@ -99,20 +109,14 @@ def _plot(runs, out: Path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"])
-    ap.add_argument("--t-end", type=float, default=DEFAULTS["t_end"])
-    ap.add_argument("--dt-out", type=float, default=DEFAULTS["dt_out"])
-    ap.add_argument("--rtol", type=float, default=DEFAULTS["rtol"])
-    ap.add_argument("--workers", type=int, default=DEFAULTS["workers"], help="local worker processes")
-    ap.add_argument("--scheduler", default=DEFAULTS["scheduler"],
-                    help="Dask scheduler address tcp://host:port (default: $DASK_SCHEDULER_ADDRESS or local)")
-    ap.add_argument("--out", type=Path, default=Path("out/rotating_bar_study"))
-    a = vars(ap.parse_args(argv))
-    out = a.pop("out")
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    parser = command_line("rotating_bar_study", __doc__, DEFAULTS, help=HELP, check=check)
+    a, out, options = parse_case_args(parser, argv)
+    if not options.verbose:
+        logging.getLogger().setLevel(logging.WARNING)
     tic = time.perf_counter()
+    out, before = prepare_output(out, clear=not RESUMES, parser=parser)
     rows = run(out=out, **a)
+    record_output(out, before)
     failed = [r for r in rows if r["status"] != "finished"]
     print(f"rotating bar study: {len(rows)} cases, {len(failed)} not finished, "
           f"{time.perf_counter() - tic:.1f} s; wrote {out}/summary.csv and fig9..fig14 PNGs")
@@ -120,4 +124,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

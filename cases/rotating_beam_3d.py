@@ -32,9 +32,7 @@ import os
 if __name__ == "__main__":       # before numpy loads: the small dense LUs run faster on one BLAS thread
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
 import json  # noqa: E402
-import logging  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -42,17 +40,30 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from flexmbs import BeamEB3D, Material, Model, NodalLoad, generate, run as run_model  # noqa: E402
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
+                          record_output, resolve)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
 from flexmbs.model import rayleigh_coefficients  # noqa: E402
 from flexmbs.modal import natural_frequencies  # noqa: E402
 from flexmbs.motion import ConstantRotation, SpinUp  # noqa: E402
+from flexmbs.pipes import call_quietly
 
 LENGTH, YOUNGS, DENSITY, AREA, INERTIA = 10.0, 7.0e10, 3000.0, 4.0e-4, 2.0e-7
 
 DEFAULTS = dict(elements=10, omega_s=6.0, t_s=15.0, t_end=20.0, tip_load=10.0, load_ramp=2.0, hub_ratio=0.0,
-                damping=0.0, formulation="lagrange", integrator=None, h=0.01, rtol=1e-6, dt_out=0.01)
+                damping=0.0, formulation="lagrange", integrator=None, h=0.01, rtol=1e-6, dt_out=0.01, plots=True)
+HELP = dict(elements="number of beam elements", omega_s="final spin rate Omega_s [rad/s]",
+            t_s="spin-up time T_s [s] (0: steady spin)", t_end="end time [s]", tip_load="flapwise tip force F [N]",
+            load_ramp="time over which the tip force rises to F [s] (0: applied at once)",
+            hub_ratio="hub radius / beam length",
+            damping="Rayleigh damping ratio at the first two distinct bending frequencies (0: none)",
+            formulation="equations of motion",
+            integrator="time integrator (default: generalized-alpha, midpoint for hamilton)",
+            h="step of the fixed-step methods [s]", rtol="relative tolerance of adaptive methods",
+            dt_out="output interval [s]", plots="write tip.png")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 
 def load_factor(load_ramp: float):
@@ -88,18 +99,20 @@ def quasi_static_tip(model: Model, times) -> np.ndarray:
     return np.array(out)
 
 
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS, choices=CHOICES, nonnegative=("t_s", "load_ramp", "hub_ratio"))
+    if (p["integrator"] is not None and INTEGRATORS[p["integrator"]].needs == "second_order"
+            and FORMULATIONS[p["formulation"]].second_state != "delta_dot"):
+        raise CaseError("integrator", f"{p['integrator']!r} needs (delta, delta') states; the formulation "
+                                      f"{p['formulation']!r} has momenta: use 'midpoint' or leave the default")
+
+
 def run(out=None, **params):
     """Run the case; returns the Results (tip: displacement[:, -1, 1] = v, [:, -1, 2] = w)."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
-    if p["formulation"] not in FORMULATIONS:
-        raise ValueError(f"`formulation` must be one of {sorted(FORMULATIONS)}, got {p['formulation']!r}")
+    p = resolve("rotating_beam_3d", DEFAULTS, params, check)
     method = p["integrator"] or ("midpoint" if FORMULATIONS[p["formulation"]].second_state == "p"
                                  else "generalized-alpha")
-    if method not in INTEGRATORS:
-        raise ValueError(f"`integrator` must be one of {sorted(INTEGRATORS)} or None, got {method!r}")
     model = build(**{k: p[k] for k in ("elements", "omega_s", "t_s", "tip_load", "load_ramp", "hub_ratio",
                                         "damping")})
     opts = dict(rtol=p["rtol"]) if INTEGRATORS[method].adaptive else dict(h=p["h"])
@@ -128,6 +141,9 @@ def write(res, model: Model, out: Path, p: dict):
     from flexmbs import plots
     out.mkdir(parents=True, exist_ok=True)
     res.save_npz(out / "results.npz")
+    if not p.get("plots", True):
+        (out / "summary.json").write_text(json.dumps(summarize(res, model, p), indent=2, default=float))
+        return
     tq = np.linspace(res.t[0], res.t[-1], 81)
     quasi = quasi_static_tip(model, tq)
     panels = []
@@ -142,33 +158,12 @@ def write(res, model: Model, out: Path, p: dict):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"], help="number of beam elements")
-    ap.add_argument("--omega-s", type=float, default=DEFAULTS["omega_s"], help="final spin rate Omega_s [rad/s]")
-    ap.add_argument("--t-s", type=float, default=DEFAULTS["t_s"], help="spin-up time T_s [s] (0: steady spin)")
-    ap.add_argument("--t-end", type=float, default=DEFAULTS["t_end"], help="end time [s]")
-    ap.add_argument("--tip-load", type=float, default=DEFAULTS["tip_load"], help="flapwise tip force F [N]")
-    ap.add_argument("--load-ramp", type=float, default=DEFAULTS["load_ramp"],
-                    help="time over which the tip force rises to F [s] (0: applied at once)")
-    ap.add_argument("--hub-ratio", type=float, default=DEFAULTS["hub_ratio"], help="hub radius / beam length")
-    ap.add_argument("--damping", type=float, default=DEFAULTS["damping"], metavar="ZETA",
-                    help="Rayleigh damping ratio at the first two distinct bending frequencies (0: none)")
-    ap.add_argument("--formulation", choices=sorted(FORMULATIONS), default=DEFAULTS["formulation"])
-    ap.add_argument("--integrator", choices=sorted(INTEGRATORS), default=DEFAULTS["integrator"],
-                    help="default: generalized-alpha (midpoint for hamilton)")
-    ap.add_argument("--h", type=float, default=DEFAULTS["h"], help="step of the fixed-step methods [s]")
-    ap.add_argument("--rtol", type=float, default=DEFAULTS["rtol"], help="relative tolerance of adaptive methods")
-    ap.add_argument("--dt-out", type=float, default=DEFAULTS["dt_out"], help="output interval [s]")
-    ap.add_argument("--out", type=Path, default=Path("out/rotating_beam_3d"), help="output directory")
-    args = vars(ap.parse_args(argv))
-    out = args.pop("out")
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = command_line("rotating_beam_3d", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    p, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    try:
-        res = run(out=out, **args)
-    except ValueError as exc:
-        ap.error(str(exc))
-    p = {**DEFAULTS, **args}
+    out, before = prepare_output(out, parser=parser)
+    res = run(out=out, **p)
+    record_output(out, before)
     s = json.loads((out / "summary.json").read_text())
     print(f"3D rotating beam: Omega_s = {p['omega_s']:g} rad/s, T_s = {p['t_s']:g} s, {p['elements']} elements, "
           f"flapwise tip load {p['tip_load']:g} N, {p['formulation']} + {res.metadata['method']}: {res.status}")
@@ -181,4 +176,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

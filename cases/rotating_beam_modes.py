@@ -43,7 +43,6 @@ reference numbers are the independently computed [DER] tables of BENCHMARKS.md s
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import time
@@ -53,7 +52,9 @@ import numpy as np
 
 from flexmbs import BeamEB3D, Material, Model, generate
 from flexmbs.campbell import campbell_diagram, time_scale
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
 from flexmbs.motion import ConstantRotation
+from flexmbs.pipes import call_quietly
 
 LENGTH, YOUNGS, DENSITY, AREA = 10.0, 7.0e10, 3000.0, 4.0e-4
 I_CHORD, I_FLAP = 2.0e-7, 0.5e-7          # Iz (bending in the plane of rotation), Iy (out of it)
@@ -84,7 +85,9 @@ TABLE = {
           12: (19.7215, 51.0701, 98.5268, 15.6505, 49.6403, 97.7933)},
 }
 
-DEFAULTS = dict(elements=10, gamma_max=12.0, gamma_step=0.5, hub_ratio=0.0)
+DEFAULTS = dict(elements=10, gamma_max=12.0, gamma_step=0.5, hub_ratio=0.0, plots=True)
+HELP = dict(elements="number of beam elements", gamma_max="largest gamma", gamma_step="gamma increment",
+            hub_ratio="hub radius / beam length", plots="write the Campbell diagram and mode shape plots")
 
 
 def section() -> BeamEB3D:
@@ -131,14 +134,14 @@ def table_values(hub_ratio: float, direction: str):
     return g, np.array([rows[k][j:j + 3] for k in sorted(rows)]).reshape(len(g), 3)
 
 
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS, positive=("gamma_step",), nonnegative=("gamma_max", "hub_ratio"))
+
+
 def run(out=None, **params):
     """Compute the Campbell diagram; returns a dict of gamma, flap, chord, chord_coriolis (n_gamma, 3)."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
-    if not (p["gamma_step"] > 0 and p["gamma_max"] >= 0):
-        raise ValueError(f"need `gamma_step` > 0 and `gamma_max` >= 0, got {p['gamma_step']!r}, {p['gamma_max']!r}")
+    p = resolve("rotating_beam_modes", DEFAULTS, params, check)
     gammas = np.round(np.arange(0.0, p["gamma_max"] + 1e-9 * p["gamma_step"], p["gamma_step"]), 12)
     lam, diagrams = dimensionless_frequencies(gammas, p["elements"], p["hub_ratio"], keep=True)
     result = {"gamma": gammas, **lam, "parameters": p}
@@ -170,6 +173,8 @@ def write(result, diagrams, out: Path, p: dict):
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
         w.writerows(rows(result, p["hub_ratio"]))
+    if not p.get("plots", True):
+        return
     g = result["gamma"]
     families = {"flap": (g, result["flap"]), "chord, no Coriolis (csv: lambda)": (g, result["chord"]),
                 "chord, Coriolis (csv: lambda_coriolis)": (g, result["chord_coriolis"], "--")}
@@ -196,19 +201,12 @@ def write(result, diagrams, out: Path, p: dict):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"], help="number of beam elements")
-    ap.add_argument("--gamma-max", type=float, default=DEFAULTS["gamma_max"], help="largest gamma")
-    ap.add_argument("--gamma-step", type=float, default=DEFAULTS["gamma_step"], help="gamma increment")
-    ap.add_argument("--hub-ratio", type=float, default=DEFAULTS["hub_ratio"], help="hub radius / beam length")
-    ap.add_argument("--out", type=Path, default=Path("out/rotating_beam_modes"), help="output directory")
-    args = vars(ap.parse_args(argv))
-    out = args.pop("out")
+    parser = command_line("rotating_beam_modes", __doc__, DEFAULTS, help=HELP, check=check)
+    args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
-    try:
-        result = run(out=out, **args)
-    except ValueError as exc:
-        ap.error(str(exc))
+    out, before = prepare_output(out, parser=parser)
+    result = run(out=out, **args)
+    record_output(out, before)
     print(f"rotating beam modes: {args['elements']} elements, hub ratio {args['hub_ratio']:g}, "
           f"gamma 0 to {result['gamma'][-1]:g}; chordwise column `lambda` without Coriolis coupling")
     worst = {}
@@ -230,4 +228,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

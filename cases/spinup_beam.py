@@ -23,6 +23,12 @@ models on the same axes, the diverging one clipped and marked where it diverged)
 DIR/summary.json (tip minimum value and time, statuses) and, with --energies,
 DIR/energy.png.
 
+--coupled: the hub a rigid body (J_hub = hub_inertia) on a revolute joint, driven by an AngleDriver
+with the spin-up law, the beam a FlexibleBody clamped to it (index3-alpha, step h); with --torque the
+hub is driven by the torque (J_hub + rho A L^3 / 3) Omega'(t) instead.  results.npz then adds
+hub_angle, hub_speed, drive_torque, clamp_torque and law_speed; the prescribed model is run too and
+compared (summary.json, tip_deflection.png, hub_speed.png; docs/coupled.md).
+
 Step size: generalized-alpha (midpoint for Hamilton's equations) with h = 0.01 s; against
 h = 2.5e-4 s the tip history differs by at most 4.4e-5 m (7.6e-5 of its peak), second order
 in h (docs/rotating_beams.md).
@@ -38,7 +44,6 @@ import os
 if __name__ == "__main__":       # before numpy loads: the small dense LUs run faster on one BLAS thread
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
 import sys  # noqa: E402
@@ -48,15 +53,33 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from flexmbs import BeamEB2D, Material, Model, generate, natural_frequencies, run as run_model  # noqa: E402
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
+                          record_output, resolve)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.motion import SpinUp  # noqa: E402
+from flexmbs.pipes import call_quietly
 
 LENGTH, YOUNGS, DENSITY, AREA, INERTIA = 10.0, 7.0e10, 3000.0, 4.0e-4, 2.0e-7
 DIVERGENCE_LIMIT = 1e3      # |state| [m, m/s, kg m/s] beyond which the run is declared diverged
 
 DEFAULTS = dict(omega_s=6.0, t_s=15.0, t_end=20.0, elements=10, formulation="lagrange", integrator=None,
-                h=0.01, rtol=1e-6, no_stiffening=False, dt_out=0.01, energies=False)
+                h=0.01, rtol=1e-6, no_stiffening=False, dt_out=0.01, energies=False, plots=True,
+                coupled=False, torque=False, hub_inertia=40.0, rho_inf=0.9)
+HELP = dict(omega_s="final spin rate Omega_s [rad/s]", t_s="spin-up time T_s [s]", t_end="end time [s]",
+            elements="number of beam elements", formulation="equations of motion",
+            integrator="time integrator (default: generalized-alpha, midpoint for hamilton)",
+            h="step of the fixed-step methods [s]", rtol="relative tolerance of adaptive methods",
+            no_stiffening="write the results of the model without geometric stiffening",
+            dt_out="output interval [s]", energies="also compute the energy balance (slower)",
+            plots="write the plots",
+            coupled="coupled model: a rigid hub on a revolute joint, driven by an AngleDriver with the spin-up "
+                    "law, the beam a FlexibleBody clamped to it (index3-alpha, step h)",
+            torque="with --coupled: drive the hub by the torque (J_hub + rho A L^3 / 3) Omega'(t) instead of "
+                   "the driving constraint (a free hub)",
+            hub_inertia="hub moment of inertia about its axis [kg m^2] (coupled model)",
+            rho_inf="spectral radius at infinite frequency of index3-alpha (coupled model)")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 
 def build(elements=10, omega_s=6.0, t_s=15.0, stiffening=True) -> Model:
@@ -99,20 +122,24 @@ def tip_minimum(results) -> tuple[float, float]:
     return float(v[i]), float(results.t[i])
 
 
-def run(out=None, **params):
-    """Run the case; returns {"stiffened": Results, "unstiffened": Results}."""
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"unknown parameters {unknown}; valid: {sorted(DEFAULTS)}")
-    p = {**DEFAULTS, **params}
-    if p["formulation"] not in FORMULATIONS:
-        raise ValueError(f"`formulation` must be one of {sorted(FORMULATIONS)}, got {p['formulation']!r}")
-    if p["integrator"] is not None and p["integrator"] not in INTEGRATORS:
-        raise ValueError(f"`integrator` must be one of {sorted(INTEGRATORS)} or None, got {p['integrator']!r}")
+def check(p: dict) -> None:
+    """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("t_s", "hub_inertia"))
+    if p["torque"] and not p["coupled"]:
+        raise CaseError("torque", "a torque-driven hub needs the coupled model: add --coupled")
+    if not 0.0 <= p["rho_inf"] < 1.0:
+        raise CaseError("rho_inf", f"must lie in [0, 1), got {p['rho_inf']!r}")
     if (p["integrator"] is not None and INTEGRATORS[p["integrator"]].needs == "second_order"
             and FORMULATIONS[p["formulation"]].second_state != "delta_dot"):
-        raise ValueError(f"`integrator` {p['integrator']!r} needs (delta, delta') states; the formulation "
-                         f"{p['formulation']!r} has momenta: use 'midpoint' or leave the default")
+        raise CaseError("integrator", f"{p['integrator']!r} needs (delta, delta') states; the formulation "
+                                      f"{p['formulation']!r} has momenta: use 'midpoint' or leave the default")
+
+
+def run(out=None, **params):
+    """Run the case; returns {"stiffened": Results, "unstiffened": Results}."""
+    p = resolve("spinup_beam", DEFAULTS, params, check)
+    if p["coupled"]:
+        return run_coupled(out, p)
     solver = solver_options(p)
     requested = "unstiffened" if p["no_stiffening"] else "stiffened"
     runs = {}
@@ -140,10 +167,18 @@ def summarize(runs, p: dict) -> dict:
 
 
 def write(runs, out: Path, p: dict):
-    from flexmbs import plots
     out.mkdir(parents=True, exist_ok=True)
     main = runs["unstiffened" if p["no_stiffening"] else "stiffened"]
     main.save_npz(out / "results.npz")
+    if p.get("plots", True):
+        _plot(runs, main, out, p)
+    summary = summarize(runs, p)
+    summary["stats"] = {name: r.stats for name, r in runs.items()}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+
+
+def _plot(runs, main, out: Path, p: dict):
+    from flexmbs import plots
     curves = [dict(t=r.t, y=r.displacement[:, -1, 1], label=f"{name}", status=r.status)
               for name, r in (("with stiffening", runs["stiffened"]), ("without stiffening", runs["unstiffened"]))]
     plots.save(plots.clipped_histories(curves, ylabel="tip transverse deflection v(L, t) [m]", title=(
@@ -151,9 +186,6 @@ def write(runs, out: Path, p: dict):
         out / "tip_deflection.png")
     if main.energies:
         plots.save(plots.energy_balance(main, title="Energy balance"), out / "energy.png")
-    summary = summarize(runs, p)
-    summary["stats"] = {name: r.stats for name, r in runs.items()}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
 
 
 def timing(elements=(10, 40), repeats=3, **params) -> list[dict]:
@@ -183,6 +215,130 @@ def timing(elements=(10, 40), repeats=3, **params) -> list[dict]:
     return rows
 
 
+# -- coupled model ----------------------------------------------------------------------------------
+def rigid_beam_inertia() -> float:
+    """rho A L^3 / 3 [kg m^2]: the undeformed beam's moment of inertia about the hub axis (400)."""
+    return DENSITY * AREA * LENGTH**3 / 3.0
+
+
+def torque_law(omega_s, t_s, hub_inertia):
+    """T(t) = (J_hub + rho A L^3 / 3) Omega'(t): the torque that gives the spin-up law to a rigid beam."""
+    law, J = SpinUp(omega_s, t_s)._law, hub_inertia + rigid_beam_inertia()
+    return lambda t: np.array([0.0, 0.0, J * law(t)[2]])
+
+
+def build_coupled(elements=10, omega_s=6.0, t_s=15.0, stiffening=True, torque=False, hub_inertia=40.0):
+    """(System, hub, beam, model): the hub a RigidBodyEP on a revolute joint about z, the beam a
+    FlexibleBody clamped to it at its root node (Fixed joint at Node(0): tangent frame), and the
+    hub driven by an AngleDriver with the spin-up law, or by `torque_law` (``torque``)."""
+    from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
+    from flexmbs.bodies.loads import torque_load
+    from flexmbs.constraints import AngleDriver, Fixed, Revolute
+    from flexmbs.system import System
+    model = build(elements, omega_s, t_s, stiffening)
+    z = np.array([0.0, 0.0, 1.0])
+    loads = [torque_load(torque_law(omega_s, t_s, hub_inertia))] if torque else ()
+    hub = RigidBodyEP("hub", 10.0, np.diag([0.5 * hub_inertia, 0.5 * hub_inertia, hub_inertia]), loads=loads)
+    beam = FlexibleBody(model, "beam")
+    constraints = [Revolute(None, hub, at=np.zeros(3), axis=z, name="bearing"),
+                   Fixed(hub, beam, s_j=Node(0), name="clamp")]
+    if not torque:
+        constraints.append(AngleDriver(None, hub, z, SpinUp(omega_s, t_s)._law, name="drive"))
+    return System([hub, beam], constraints), hub, beam, model
+
+
+def run_coupled(out, p: dict) -> dict:
+    """The coupled model (index3-alpha, step h) and the prescribed fast path at the same outputs.
+
+    Returns {"coupled": dict of arrays, "prescribed": Results}."""
+    from flexmbs.mechanisms.coupled import axial_torque, integrate, multipliers
+    stiff = not p["no_stiffening"]
+    system, hub, beam, model = build_coupled(p["elements"], p["omega_s"], p["t_s"], stiff, p["torque"],
+                                             p["hub_inertia"])
+    n_out = int(round(p["t_end"] / p["dt_out"]))
+    t_eval = np.linspace(0.0, p["t_end"], n_out + 1)
+    tic = time.perf_counter()
+    sol = integrate(system, p["t_end"], p["h"], t_eval=t_eval, rho_inf=p["rho_inf"],
+                    divergence_limit=DIVERGENCE_LIMIT)
+    solve_s = time.perf_counter() - tic
+    n = system.n_q
+    q, v = sol.x[:, :n], sol.x[:, n:]
+    sl_h, sl_b = system.slice(hub), system.slice(beam)
+    R = np.array([hub.rotation(qi[sl_h]) for qi in q])
+    angle = np.unwrap(np.arctan2(R[:, 1, 0], R[:, 0, 0]))
+    speed = np.array([hub.angular_velocity(qi[sl_h], vi[sl_h])[2] for qi, vi in zip(q, v)])
+    lam = multipliers(system, sol.t, sol.x)
+    clamp = axial_torque(system, system.constraint("clamp"), hub, sol.t, sol.x, lam)
+    if p["torque"]:
+        drive = np.array([torque_law(p["omega_s"], p["t_s"], p["hub_inertia"])(ti)[2] for ti in sol.t])
+    else:
+        drive = axial_torque(system, system.constraint("drive"), hub, sol.t, sol.x, lam)
+    delta = q[:, sl_b][:, 7:]
+    law = SpinUp(p["omega_s"], p["t_s"])._law
+    coupled = dict(t=sol.t, displacement=model.displacement_field(delta), nodes=model.mesh.points,
+                   hub_angle=angle, hub_speed=speed, drive_torque=drive, clamp_torque=-clamp,
+                   law_angle=np.array([law(ti)[0] for ti in sol.t]),
+                   law_speed=np.array([law(ti)[1] for ti in sol.t]),
+                   status=sol.status, message=sol.message, solve_s=solve_s, n_steps=sol.n_steps)
+    solver = solver_options({**p, "coupled": False})
+    prescribed = run_model(model, compute_energies=False, metadata={"case": "spinup_beam", "parameters": p,
+                                                                     "run": "prescribed"}, **solver)
+    runs = {"coupled": coupled, "prescribed": prescribed}
+    if out is not None:
+        write_coupled(runs, Path(out), p)
+    return runs
+
+
+def summarize_coupled(runs, p: dict) -> dict:
+    c, f = runs["coupled"], runs["prescribed"]
+    tip = c["displacement"][:, -1, 1]
+    i = int(np.argmin(tip))
+    out = {"parameters": p, "model": "coupled, " + ("torque-driven hub" if p["torque"] else "driven hub"),
+           "status": c["status"], "message": c["message"], "solve_s": c["solve_s"], "n_steps": c["n_steps"],
+           "tip_min": float(tip[i]), "tip_min_time": float(c["t"][i]),
+           "prescribed_tip_min": tip_minimum(f)[0], "prescribed_tip_min_time": tip_minimum(f)[1]}
+    m = min(len(f.t), len(c["t"]))
+    out["tip_difference_max"] = float(np.abs(f.displacement[:m, -1, 1] - tip[:m]).max())
+    out["hub_speed_final"] = float(c["hub_speed"][-1])
+    out["hub_speed_minus_law_max"] = float(np.abs(c["hub_speed"] - c["law_speed"]).max())
+    out["hub_angle_minus_law_final"] = float(c["hub_angle"][-1] - c["law_angle"][-1])
+    out["drive_torque_peak"] = float(np.abs(c["drive_torque"]).max())
+    return out
+
+
+def write_coupled(runs, out: Path, p: dict):
+    out.mkdir(parents=True, exist_ok=True)
+    c = runs["coupled"]
+    np.savez_compressed(out / "results.npz", **{k: np.asarray(c[k]) for k in (
+        "t", "displacement", "nodes", "hub_angle", "hub_speed", "drive_torque", "clamp_torque", "law_speed")})
+    (out / "summary.json").write_text(json.dumps(summarize_coupled(runs, p), indent=2, default=float))
+    if p.get("plots", True):
+        from flexmbs import plots
+        f = runs["prescribed"]
+        curves = [dict(t=c["t"], y=c["displacement"][:, -1, 1], label="coupled", status=c["status"]),
+                  dict(t=f.t, y=f.displacement[:, -1, 1], label="prescribed (fast path)", status=f.status)]
+        plots.save(plots.clipped_histories(curves, ylabel="tip transverse deflection v(L, t) [m]", title=(
+            f"Spin-up, coupled hub ({'torque' if p['torque'] else 'driven'}), {p['elements']} elements")),
+            out / "tip_deflection.png")
+        curves = [dict(t=c["t"], y=c["hub_speed"], label="hub speed", status=c["status"]),
+                  dict(t=c["t"], y=c["law_speed"], label="spin-up law", status="finished")]
+        plots.save(plots.clipped_histories(curves, ylabel="hub speed [rad/s]", title="Hub speed"),
+                   out / "hub_speed.png")
+
+
+def describe_coupled(runs, p: dict) -> tuple[list[str], int]:
+    s = summarize_coupled(runs, p)
+    lines = [f"  coupled ({s['model']}): {s['status']}, tip deflection min {s['tip_min']:.4f} m at "
+             f"t = {s['tip_min_time']:.2f} s ({s['n_steps']} steps, solve {s['solve_s']:.1f} s)",
+             f"  prescribed fast path: tip min {s['prescribed_tip_min']:.4f} m at t = "
+             f"{s['prescribed_tip_min_time']:.2f} s; max |difference| of the tip deflection "
+             f"{s['tip_difference_max']:.3g} m",
+             f"  hub speed at t_end {s['hub_speed_final']:.4f} rad/s; max |hub speed - law| "
+             f"{s['hub_speed_minus_law_max']:.3g} rad/s; hub angle - law at t_end "
+             f"{s['hub_angle_minus_law_final']:.4g} rad; peak drive torque {s['drive_torque_peak']:.4g} N m"]
+    return lines, 0 if s["status"] == "finished" else 1
+
+
 def describe(runs, p: dict) -> tuple[list[str], int]:
     """Lines reporting both runs, and the exit code (0 unless a run failed unexpectedly)."""
     s = summarize(runs, p)
@@ -207,26 +363,11 @@ def describe(runs, p: dict) -> tuple[list[str], int]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--omega-s", type=float, default=DEFAULTS["omega_s"], help="final spin rate Omega_s [rad/s]")
-    ap.add_argument("--t-s", type=float, default=DEFAULTS["t_s"], help="spin-up time T_s [s]")
-    ap.add_argument("--t-end", type=float, default=DEFAULTS["t_end"], help="end time [s]")
-    ap.add_argument("--elements", type=int, default=DEFAULTS["elements"], help="number of beam elements")
-    ap.add_argument("--formulation", choices=sorted(FORMULATIONS), default=DEFAULTS["formulation"])
-    ap.add_argument("--integrator", choices=sorted(INTEGRATORS), default=DEFAULTS["integrator"],
-                    help="default: generalized-alpha (midpoint for hamilton)")
-    ap.add_argument("--h", type=float, default=DEFAULTS["h"], help="step of the fixed-step methods [s]")
-    ap.add_argument("--rtol", type=float, default=DEFAULTS["rtol"], help="relative tolerance of adaptive methods")
-    ap.add_argument("--no-stiffening", action="store_true",
-                    help="write the results of the model without geometric stiffening")
-    ap.add_argument("--dt-out", type=float, default=DEFAULTS["dt_out"], help="output interval [s]")
-    ap.add_argument("--energies", action="store_true", help="also compute the energy balance (slower)")
-    ap.add_argument("--timing", action="store_true",
-                    help="instead: time the stiffened run, each formulation, 10 and 40 elements, median of 3")
-    ap.add_argument("--out", type=Path, default=Path("out/spinup_beam"), help="output directory")
-    args = vars(ap.parse_args(argv))
-    out = args.pop("out")
-    if args.pop("timing"):
+    parser = command_line("spinup_beam", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser.add_argument("--timing", action="store_true",
+                        help="instead: time the stiffened run, each formulation, 10 and 40 elements, median of 3")
+    args, out, options = parse_case_args(parser, argv)
+    if options.timing:
         params = {k: v for k, v in args.items() if k not in ("elements", "formulation", "integrator")}
         print(f"spin-up to {args['omega_s']:g} rad/s, {args['t_end']:g} s, with stiffening, no energies; "
               "median of 3 [s]")
@@ -237,14 +378,26 @@ def main(argv=None):
                   f"{r['solve_s']:7.3f} {r['total_s']:7.3f}  {r['tip_min']:.6f} m at {r['tip_min_time']:.2f} s "
                   f"({r['status']})")
         return 0
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("flexmbs").setLevel(logging.ERROR)      # the expected divergence is reported below
+    flexmbs_log = logging.getLogger("flexmbs")
+    level = flexmbs_log.level
+    if not options.verbose:
+        flexmbs_log.setLevel(logging.ERROR)      # the expected divergence is reported below
     tic = time.perf_counter()
+    out, before = prepare_output(out, parser=parser)
     try:
         runs = run(out=out, **args)
-    except ValueError as exc:
-        ap.error(str(exc))
+    finally:
+        flexmbs_log.setLevel(level)              # main() may run inside another program (tests, sweeps)
+    record_output(out, before)
     p = {**DEFAULTS, **args}
+    if p["coupled"]:
+        print(f"spin-up beam, coupled: Omega_s = {p['omega_s']:g} rad/s, T_s = {p['t_s']:g} s, "
+              f"{p['elements']} elements, index3-alpha (h = {p['h']:g} s, rho_inf = {p['rho_inf']:g}), "
+              f"{p['t_end']:g} s")
+        lines, code = describe_coupled(runs, p)
+        print("\n".join(lines))
+        print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+        return code
     method = runs["stiffened"].metadata["method"]
     step = f"h = {p['h']:g} s" if not INTEGRATORS[method].adaptive else f"rtol = {p['rtol']:g}"
     print(f"spin-up beam: Omega_s = {p['omega_s']:g} rad/s, T_s = {p['t_s']:g} s, {p['elements']} elements, "
@@ -257,4 +410,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -52,6 +52,9 @@ import rotating_bar  # noqa: E402
 
 from flexmbs import run as run_model  # noqa: E402
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
+from flexmbs.pipes import call_quietly
+
+SELECTED = list(FORMULATIONS)      # the formulations timed (--formulations)
 
 COLUMNS = ["formulation", "elements", "build_s", "solve_s", "rhs_evaluations", "error", "part", "method",
            "evaluation", "rtol_or_h"]
@@ -84,7 +87,7 @@ def paper_sizes(elements, target, repeats, evaluations, t_end=0.1, dt_out=1e-4):
         ref = run_model(factory(), formulation="lagrange", method="DOP853", rtol=1e-12, atol=1e-18,
                         t_end=t_end, dt_out=dt_out, compute_energies=False)
         for evaluation in evaluations:
-            for name in FORMULATIONS:
+            for name in SELECTED:
                 for rtol in RTOLS:
                     kw = dict(formulation=name, method="DOP853", rtol=rtol, t_end=t_end, dt_out=dt_out,
                               evaluation=evaluation)
@@ -104,7 +107,7 @@ def large_sizes(elements, h, t_end, repeats):
     rows = []
     for n in elements:
         factory = lambda n=n: rotating_bar.build(elements=n)  # noqa: E731
-        for name in FORMULATIONS:
+        for name in SELECTED:
             kw = dict(formulation=name, method="midpoint", t_end=t_end, dt_out=t_end / 10, evaluation="terms")
             half = run_model(factory(), h=h / 2, compute_energies=False, **kw)
             res, build_s, solve_s = _timed(factory, repeats, h=h, **kw)
@@ -186,7 +189,7 @@ def mechanism_sizes(elements=(5, 10, 15, 20, 25), target=1e-3, repeats=3, t_span
         common = dict(t0=t0, t_end=t1, t_eval=t_eval, delta0=static_solution(model, t0))
         ref_w = _mechanism_reference(model, common, reference, p["length"])
         for method in methods:
-            for name in FORMULATIONS:
+            for name in SELECTED:
                 for value in (MECHANISM_STEPS if method == "midpoint" else MECHANISM_RTOLS):
                     kw = dict(formulation=name, method=method, evaluation="terms", **common)
                     kw.update(h=value) if method == "midpoint" else kw.update(rtol=value, atol=value * 1e-6)
@@ -236,7 +239,9 @@ def main(argv=None):
     ap.add_argument("--t-end", type=float, default=0.1, help="simulated time of part 1 [s]")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke test in a few seconds, not a benchmark (see the module docstring)")
+    ap.add_argument("--formulations", nargs="+", choices=list(FORMULATIONS), default=list(FORMULATIONS))
     a = ap.parse_args(argv)
+    SELECTED[:] = a.formulations
     if a.quick:                    # quick values for the options left at their defaults
         quick = {"rotating-bar": dict(elements=[5, 10], large=[100, 1000], target=1e-4, repeats=1,
                                       evaluation=["compiled"], t_large=2e-4, t_end=0.01),
@@ -245,7 +250,16 @@ def main(argv=None):
             if getattr(a, key) == ap.get_default(key):
                 setattr(a, key, value)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("flexmbs").setLevel(logging.WARNING)
+    flexmbs_log = logging.getLogger("flexmbs")
+    level = flexmbs_log.level
+    flexmbs_log.setLevel(logging.WARNING)
+    try:
+        return _main(a)
+    finally:
+        flexmbs_log.setLevel(level)              # main() may run inside another program (tests)
+
+
+def _main(a) -> int:
     if a.case == "mechanism":
         a.out = Path("out/timing_mechanism") if a.out is None else a.out
         rows = run_mechanism(a.out, a.elements, 1e-3 if a.target is None else a.target, a.repeats, a.t_span,
@@ -273,4 +287,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -14,7 +14,7 @@ from .formulations import FORMULATIONS, Lagrange, energies
 from .integrators import INTEGRATORS, simulate
 from .io.store import ResultsFile, active_recording
 from .model import Model
-from .motion import FRAME_KEYS, frame_history, frame_state_fields
+from .motion import FRAME_KEYS, frame_history
 from .stiffness import check_explicit
 from .results import Results
 
@@ -24,25 +24,48 @@ log = logging.getLogger(__name__)
 
 ENERGY_KEYS = ("T", "T2", "T1", "T0", "V", "V_geo", "V_g", "jacobi")
 WORK_KEYS = ("W_loads", "W_damping", "W_frame", "W_stiffening")
+FLUSH_EVERY_S = 0.5            # pending outputs are written to the results file at least this often
 VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))      # xx, yy, zz, yz, xz, xy
 
 
 def output_times(t_end: float, dt_out: float, t0: float = 0.0) -> np.ndarray:
-    """Equally spaced output times t0, t0 + dt_out, ..., t_end (t_end included when it falls on the grid)."""
+    """Output times t0, t0 + dt_out, t0 + 2 dt_out, ... and always t_end.
+
+    When ``dt_out`` does not divide ``t_end - t0`` the last interval is shorter: the state at
+    ``t_end`` is always an output.  ``dt_out`` larger than ``t_end - t0`` is refused (a run
+    would have no output but its start).
+    """
+    try:
+        dt_out, t_end, t0 = float(dt_out), float(t_end), float(t0)
+    except (TypeError, ValueError):
+        raise ValueError(f"`t_end`, `dt_out` and `t0` must be numbers, got {t_end!r}, {dt_out!r}, {t0!r}") from None
     if not (np.isfinite(dt_out) and dt_out > 0):
         raise ValueError(f"`dt_out` must be a positive number, got {dt_out!r}")
-    if not t_end > t0:
-        raise ValueError(f"`t_end` must be greater than t0 = {t0}, got {t_end!r}")
-    n = int(np.floor((t_end - t0) / dt_out + 1e-9))
-    return np.minimum(t0 + dt_out * np.arange(n + 1), t_end)   # no last time past t_end by round-off
+    if not (np.isfinite(t_end) and t_end > t0):
+        raise ValueError(f"`t_end` must be a finite time greater than t0 = {t0}, got {t_end!r}")
+    span = t_end - t0
+    if dt_out > span * (1 + 1e-9):
+        raise ValueError(f"`dt_out` = {dt_out:g} s exceeds the simulated time t_end - t0 = {span:g} s: "
+                         "the run would have no output after its start; give dt_out <= t_end - t0")
+    n = int(np.floor(span / dt_out + 1e-9))
+    t = np.minimum(t0 + dt_out * np.arange(n + 1), t_end)       # no last time past t_end by round-off
+    return t if t[-1] == t_end else np.append(t, t_end)
 
 
 class _Physics:
-    """Accelerations, energies and powers from physical (delta, delta'), whatever the formulation."""
+    """Accelerations, energies and powers from physical (delta, delta'), whatever the formulation.
+
+    The ``*_many`` methods take N states at once (t (N,), delta and delta' (N, n)); for steady
+    models they are batched matrix products (`SteadyEnergies`), otherwise a loop over states.
+    """
 
     def __init__(self, model: Model):
         self.model = model
         self._lagrange = Lagrange(model)
+        self._steady = None
+        if model.steady:
+            from .formulations.steady_energies import SteadyEnergies
+            self._steady = SteadyEnergies(model)
 
     def acceleration(self, t, delta, delta_dot):
         return self._lagrange._M_solver.solve(self._lagrange.generalized_force(t, delta, delta_dot))
@@ -56,6 +79,44 @@ class _Physics:
         return np.array([md.q_ext(t) @ delta_dot, delta_dot @ md.damping_force(delta_dot),
                          md.rigid_velocity_power(t, delta, delta_dot, self.acceleration(t, delta, delta_dot)),
                          -delta_dot @ Kg_delta])
+
+    def load_factors_many(self, t: np.ndarray) -> np.ndarray:
+        """f(t) (N, k) of the model's loads, calling vectorised time functions once."""
+        t = np.asarray(t, dtype=float)
+        cols = []
+        for f in self.model._load_f:
+            if f is None:
+                cols.append(np.ones(len(t)))
+                continue
+            try:
+                v = np.asarray(f(t), dtype=float)
+            except Exception:                 # NOTE: a scalar-only time function
+                v = None
+            if v is None or v.shape != t.shape:
+                v = np.array([f(float(ti)) for ti in t], dtype=float)
+            cols.append(v)
+        return np.stack(cols, axis=-1) if cols else np.zeros((len(t), 0))
+
+    def all_many(self, t, delta, delta_dot) -> dict[str, np.ndarray]:
+        """Energies and powers (each (N,)) at N states."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        if self._steady is not None:
+            A, c, B = self._lagrange.linear_system()
+            n = self.model.n_dofs
+            F = self.load_factors_many(t)
+            acc = (np.concatenate([delta, delta_dot], axis=1) @ A[n:].T + c[n:]
+                   + (F @ B[n:].T if B.shape[1] else 0.0))
+            return self._steady.evaluate(delta, delta_dot, acc, F)
+        rows = [self.energies(ti, d, v) for ti, d, v in zip(t, delta, delta_dot)]
+        return {k: np.array([getattr(r, k) for r in rows]) for k in
+                (*ENERGY_KEYS, "P_loads", "P_damping", "P_frame", "P_stiffening")}
+
+    def powers_many(self, t, delta, delta_dot) -> np.ndarray:
+        """(N, 4) powers of the loads, damping, frame and stiffening (the integrands of WORK_KEYS)."""
+        if self._steady is None:
+            return np.array([self.powers(ti, d, v) for ti, d, v in zip(np.atleast_1d(t), delta, delta_dot)])
+        e = self.all_many(t, delta, delta_dot)
+        return np.stack([e["P_loads"], e["P_damping"], e["P_frame"], e["P_stiffening"]], axis=-1)
 
 
 def mesh_sha256(model: Model) -> str:
@@ -137,32 +198,47 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     Parameters
     ----------
     model : Model
-    formulation : str
+    formulation : str, default "lagrange"
         One of ``FORMULATIONS``: "lagrange", "gibbs-appell", "hamilton".
-    method : str
-        An integrator of ``flexmbs.integrators.INTEGRATORS``.
-    t_end, dt_out / t_eval
-        End time and output interval (or explicit output times) [s].
+    method : str, default "DOP853"
+        An integrator of ``flexmbs.integrators.INTEGRATORS``: "RK45", "DOP853", "Radau",
+        "BDF" (adaptive), "AB4", "midpoint", "generalized-alpha" (fixed step: give ``h``).
+    t_end : float
+        End time [s] (required).
+    dt_out : float, optional
+        Output interval [s]; default None: 100 intervals, ``(t_end - t0) / 100``.  The last
+        output is at ``t_end``.
+    t_eval : array_like, optional
+        Explicit output times [s] instead of ``dt_out``; default None.
+    t0 : float, default 0.0
+        Start time [s].
     delta0, delta_dot0 : ndarray (n,), optional
-        Initial elastic DOFs and rates (default: undeformed, at rest in the frame).
-    rtol, atol, h
-        Tolerances (adaptive methods) or step (fixed-step methods).  ``atol`` defaults to
-        ``rtol`` times 1e-3 of the static deflection scale, estimated as 1e-9 m.
-    evaluation : str
+        Initial elastic DOFs and rates; default None: undeformed, at rest in the frame.
+    rtol : float, default 1e-6
+        Relative tolerance of the adaptive methods.
+    atol : float, optional
+        Absolute tolerance of the adaptive methods, in the units of the formulation's state;
+        default None: ``1e-3 * rtol`` (1e-9 at the default ``rtol``).
+    h : float, optional
+        Step [s] of the fixed-step methods (required by them); for the adaptive ones the
+        first trial step.  Default None.
+    evaluation : str, default "auto"
         "terms": evaluate the formulation's equations term by term at every call; "compiled":
         its constant-coefficient form x' = A x + c + B f(t) (steady frames only); "auto":
         compiled for steady frames of small (dense) models.
-    compute_energies : bool
+    compute_energies : bool, default True
         Also integrate the works of the loads, of damping and of the frame (costs three
         extra evaluations per step) and evaluate the energies at the outputs.
     metadata : dict, optional
-        Added to ``Results.metadata`` (cases add ``case`` and their resolved ``parameters``;
+        Default None.  Added to ``Results.metadata`` (cases add ``case`` and their resolved ``parameters``;
         ``run`` names the run in a results file).
-    store : str, Path, flexmbs.io.ResultsFile, None or False
+    store : str, Path, flexmbs.io.ResultsFile, None or False, default None
         Stream the outputs into a results file as they are computed, each flushed to disk
         before the integration goes on: a path (a new HDF5 file), an open ``ResultsFile``
         (one more run in it), None (the file of the active `flexmbs.io.recording`, if any)
-        or False (none).  The works of the loads, damping and frame are written at the end;
+        or False (none).  Outputs are written in blocks, at least every ``FLUSH_EVERY_S``
+        (0.5 s) of wall time, before each call of a user's ``on_output``, at the end and
+        before an exception ends the run.  The works of the loads, damping and frame are written at the end;
         a run stopped by Ctrl-C or an exception is marked "interrupted" or "error" in the
         file and the exception propagates.  Read the file with `flexmbs.load_results`.
     name : str, optional
@@ -201,7 +277,10 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     integrand = None
     if compute_energies:
         def integrand(t, x):
-            return physics.powers(t, *form.physical(t, x))
+            if np.ndim(t) == 0:
+                return physics.powers(t, *form.physical(t, x))
+            return physics.powers_many(t, *form.physical(t, x))
+        integrand.vectorized = True          # takes t (N,), x (N, n_state) too
     timings["build_s"] = time.perf_counter() - tic
     atol = 1e-9 * rtol / 1e-6 if atol is None else atol
     if method not in INTEGRATORS:
@@ -240,52 +319,70 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                            velocity=model.displacement_field(delta_dot))
             energy = {}
             if compute_energies and len(sol.t):
-                rows = [physics.energies(t, d, v) for t, d, v in zip(sol.t, delta, delta_dot)]
-                for key in ENERGY_KEYS:
-                    energy[key] = np.array([getattr(r, key) for r in rows])
+                e = physics.all_many(sol.t, delta, delta_dot)
+                energy = {key: e[key] for key in ENERGY_KEYS}
             elements = element_data(model, delta, outputs["displacement"])
             frame = frame_history(model.motion, sol.t)
         else:
             writer = stack.enter_context(results_file.open_run(
                 name, nodes=model.mesh.points, cells={model.element.cell_type: model.cells}, metadata=meta))
-            rows = []
+            blocks, pending = [], []
             output_s = [0.0]
+            last_flush = [time.perf_counter()]
             user_on_output = options.pop("on_output", None)
 
-            def on_output(t, x):
+            def flush():
+                """Physical fields, energies and element data of the pending outputs, in one
+                batch, appended to the results file."""
+                if not pending:
+                    return
                 tic_out = time.perf_counter()
-                d, v = form.physical(t, x)
+                T = np.array([p[0] for p in pending], dtype=float)
+                X = np.array([p[1] for p in pending], dtype=float)
+                pending.clear()
+                d, v = form.physical(T, X)
                 u, w = model.displacement_field(np.stack([d, v]))        # one call for both
-                fields = {"t": t, "delta": d, "delta_dot": v, "displacement": u, "velocity": w}
+                fields = {"t": T, "delta": d, "delta_dot": v, "displacement": u, "velocity": w}
                 if compute_energies:
-                    e = physics.energies(t, d, v)
-                    fields["energies"] = {k: getattr(e, k) for k in ENERGY_KEYS}
-                fields.update({f"element_data/{k}": a for k, a in
-                               element_data(model, d, fields["displacement"]).items()})
-                fields.update({f"frame/{k}": a for k, a in frame_state_fields(model.frame(t)).items()})
-                writer.append(fields)
-                rows.append(fields)
-                output_s[0] += time.perf_counter() - tic_out
+                    e = physics.all_many(T, d, v)
+                    fields["energies"] = {k: e[k] for k in ENERGY_KEYS}
+                fields.update({f"element_data/{k}": a for k, a in element_data(model, d, u).items()})
+                fields.update({f"frame/{k}": a for k, a in frame_history(model.motion, T).items()})
+                writer.append_many(fields)
+                blocks.append(fields)
+                last_flush[0] = time.perf_counter()
+                output_s[0] += last_flush[0] - tic_out
+
+            def on_output(t, x):
+                pending.append((t, x))
+                # written at least every FLUSH_EVERY_S, and before a user's on_output sees the output
+                if user_on_output is not None or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
+                    flush()
                 if user_on_output is not None:
                     user_on_output(t, x)
 
-            sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h,
-                           integrand=integrand, on_output=on_output, **options)
-            timings["solve_s"] = sol.wall_time - output_s[0]
+            try:
+                sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h,
+                               integrand=integrand, on_output=on_output, **options)
+                inside = output_s[0]        # output work done within sol.wall_time
+            finally:
+                flush()                     # the outputs so far are kept, even on an exception
+            timings["solve_s"] = sol.wall_time - inside
             timings["output_s"] = output_s[0]
             tic = time.perf_counter()
-
-            def stacked(key, shape):
-                return np.array([r[key] for r in rows], dtype=float).reshape((len(rows), *shape))
-
             n_nodes, dim = model.mesh.points.shape
-            outputs = {k: stacked(k, shape) for k, shape in (
-                ("delta", (n,)), ("delta_dot", (n,)), ("displacement", (n_nodes, dim)), ("velocity", (n_nodes, dim)))}
-            energy = ({k: np.array([r["energies"][k] for r in rows], dtype=float) for k in ENERGY_KEYS}
-                      if compute_energies and rows else {})
-            elements = {k[len("element_data/"):]: np.array([r[k] for r in rows]) for k in (rows[0] if rows else {})
+            shapes = {"delta": (n,), "delta_dot": (n,), "displacement": (n_nodes, dim), "velocity": (n_nodes, dim)}
+
+            def stacked(key):
+                parts = [b[key] for b in blocks]
+                return np.concatenate(parts) if parts else np.zeros((0, *shapes.get(key, ())))
+
+            outputs = {k: stacked(k) for k in shapes}
+            energy = ({k: np.concatenate([b["energies"][k] for b in blocks]) for k in ENERGY_KEYS}
+                      if compute_energies and blocks else {})
+            elements = {k[len("element_data/"):]: stacked(k) for k in (blocks[0] if blocks else {})
                         if k.startswith("element_data/")}
-            frame = ({k: np.array([r[f"frame/{k}"] for r in rows], dtype=float) for k in FRAME_KEYS} if rows
+            frame = ({k: stacked(f"frame/{k}") for k in FRAME_KEYS} if blocks
                      else frame_history(model.motion, sol.t))
         if energy:
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))

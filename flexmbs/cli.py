@@ -13,13 +13,18 @@
 
 A case is any ``cases/*.py`` with a module docstring, a ``DEFAULTS`` dict (its parameter names,
 with underscores, and default values) and ``run(out=None, **params)``.  ``--set`` values are
-parsed to the type of the ``DEFAULTS`` entry.  ``run`` writes into ``--out`` (default
+parsed to the type of the ``DEFAULTS`` entry; the case's ``check(params)``, if it has one,
+refuses bad values by their names (`flexmbs.case`).  Bad input of any kind is found before the
+output directory is made, and exits with status 2 (1: a run failed; 130: interrupted).  A
+second run into the same directory removes the files the first listed in ``.flexmbs_files``
+(unless the case sets ``RESUMES = True``).  ``run`` writes into ``--out`` (default
 ``out/CASE``): what the case writes itself (``results.npz``, plots), ``results.h5`` (every
 run of the case, streamed while it runs: see `flexmbs.load_results`), ParaView files and
 ``case.toml`` (the resolved parameters; ``flexmbs run DIR/case.toml`` repeats the run).
 
 The cases directory is the first that exists of: ``--cases DIR``, ``$FLEXMBS_CASES``,
-``./cases`` and the ``cases`` directory of the source tree flexmbs is installed from.
+``./cases`` and the cases that ship with flexmbs (``flexmbs/cases`` of an installed wheel,
+``cases/`` of the source tree; see `flexmbs.package_data`).
 """
 from __future__ import annotations
 
@@ -68,18 +73,19 @@ class CaseInfo:
 
 
 def find_cases_dir(explicit=None) -> Path:
-    """The cases directory: ``explicit``, ``$FLEXMBS_CASES``, ``./cases`` or the source tree's."""
+    """The cases directory: ``explicit``, ``$FLEXMBS_CASES``, ``./cases`` or the shipped cases."""
+    from .package_data import package_data_dir
     candidates = [Path(explicit)] if explicit else []
     if os.environ.get("FLEXMBS_CASES"):
         candidates.append(Path(os.environ["FLEXMBS_CASES"]))
-    candidates += [Path.cwd() / "cases", Path(__file__).resolve().parents[1] / "cases"]
+    candidates += [Path.cwd() / "cases", package_data_dir("cases")]
     for c in candidates:
-        if c.is_dir():
+        if c is not None and c.is_dir():
             return c
     if explicit:
         raise CLIError(f"cases directory {explicit} not found")
-    raise CLIError("no cases directory found (looked in $FLEXMBS_CASES, ./cases and the source tree); "
-                   "run from the flexmbs source tree or pass --cases DIR")
+    raise CLIError("no cases directory found (looked in $FLEXMBS_CASES, ./cases and the cases installed with "
+                   "flexmbs, which are missing: reinstall flexmbs); pass --cases DIR")
 
 
 def _case_info(path: Path) -> CaseInfo | None:
@@ -158,6 +164,20 @@ def parse_parameters(case: str, defaults: dict, values: dict) -> dict:
         return _parse_parameters(case, defaults, values)
     except ParameterError as err:
         raise CLIError(str(err)) from None
+
+
+def check_case_values(module, name: str, params: dict) -> None:
+    """The case's own ``check(params)`` (if it has one), its errors as usage errors naming the parameter."""
+    from .case import CaseError
+    check = getattr(module, "check", None)
+    if check is None:
+        return
+    try:
+        check(params)
+    except CaseError as err:
+        raise CLIError(f"parameter {err.key!r} of case {name}: {err.detail}") from None
+    except ValueError as err:
+        raise CLIError(f"case {name}: {err}") from None
 
 
 def _parse_sets(items) -> dict:
@@ -257,6 +277,23 @@ def _results_list(returned) -> dict[str, object]:
     return {}
 
 
+def _summaries(returned) -> dict[str, dict]:
+    """The run summaries of a case that integrates without the results store (the multibody
+    cases): a summary dict with a ``status``, a dict holding one under ``summary`` (then
+    ``t_final`` from its ``t`` if missing), or a dict of such summaries (triple_pendulum --table)."""
+    if not isinstance(returned, dict):
+        return {}
+    if isinstance(returned.get("summary"), dict) and "status" in returned["summary"]:
+        s = dict(returned["summary"])
+        t = returned.get("t")
+        if "t_final" not in s and t is not None and len(t):
+            s["t_final"] = float(t[-1])
+        return {"run": s}
+    if "status" in returned:
+        return {"run": returned}
+    return {str(k): v for k, v in returned.items() if isinstance(v, dict) and "status" in v}
+
+
 def _sigterm(signum, frame):
     raise KeyboardInterrupt(f"{signal.Signals(signum).name}")
 
@@ -264,6 +301,7 @@ def _sigterm(signum, frame):
 def cmd_run(args) -> int:
     from . import io
     from . import progress as progress_mod
+    from .case import MANIFEST, CaseError, prepare_output, record_output
     from .results import Results
 
     target = args.case
@@ -275,16 +313,25 @@ def cmd_run(args) -> int:
     defaults = dict(module.DEFAULTS)
     params = parse_parameters(info.name, defaults, file_params)
     params.update(parse_parameters(info.name, defaults, _parse_sets(args.set)))
+    if getattr(args, "no_plots", False):
+        if "plots" not in defaults:
+            raise CLIError(f"--no-plots: case {info.name} has no `plots` parameter (it draws no plots to skip)")
+        params["plots"] = False
     out = Path(args.out or file_out or Path("out") / info.name)
     resolved = {**defaults, **params}
-    out.mkdir(parents=True, exist_ok=True)
+    check_case_values(module, info.name, resolved)            # before anything is written
+    try:
+        existed = out.is_dir()
+        out, before = prepare_output(out, clear=not getattr(module, "RESUMES", False))
+    except ValueError as err:
+        raise CLIError(f"--out: {err}") from None
     (out / "case.toml").write_text(dump_toml(info.name, resolved, out), encoding="utf-8")
     h5 = out / "results.h5"
     log.info("case %s -> %s (parameters %s)", info.name, out, params or "defaults")
     verbose = getattr(args, "verbose", 0)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _sigterm) if main_thread else None
-    interrupted, returned = False, None
+    interrupted, returned, bad = False, None, None
     try:
         with io.recording(h5, metadata={"case": info.name, "parameters": resolved}) as results_file, \
                 progress_mod.display(enabled=False if verbose < 0 else None):
@@ -292,8 +339,10 @@ def cmd_run(args) -> int:
                 returned = module.run(out=out, **params)
             except KeyboardInterrupt:
                 interrupted = True
+            except CaseError as err:                 # a value only the run could judge: nothing kept
+                bad = err
             # runs a case returns without having called flexmbs.run (no store): add them to the file
-            if not interrupted:
+            if not interrupted and bad is None:
                 for name, res in _results_list(returned).items():
                     if isinstance(res, Results) and res.metadata.get("file") is None:
                         results_file.add(res, name)
@@ -303,6 +352,11 @@ def cmd_run(args) -> int:
         runs = io.list_runs(h5) if h5.is_file() else {}
         if not runs and h5.is_file():
             h5.unlink()                      # an empty results file would only confuse
+        if out.is_dir() and bad is None:
+            record_output(out, before)
+    if bad is not None:
+        _remove_new_files(out, before, existed)
+        raise CLIError(f"parameter {bad.key!r} of case {info.name}: {bad.detail}")
     code = EXIT_INTERRUPTED if interrupted else EXIT_OK
     print(f"{info.name}: {'interrupted' if interrupted else 'done'}, output in {out}/")
     for name, status in runs.items():
@@ -319,15 +373,47 @@ def cmd_run(args) -> int:
             stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
             files = io.export_paraview(res, out, stem=stem, every=args.every)
             print(f"    ParaView: {', '.join(p.name for p in files.values())}")
+    record_output(out, before)
     if runs:
         print(f"  results: {h5} (flexmbs.load_results({str(h5)!r}"
               + (")" if len(runs) == 1 else ", run=NAME)") + f"), parameters: {out / 'case.toml'}")
     else:
-        files = sorted(p.name for p in out.iterdir() if p.name != "case.toml") if out.is_dir() else []
-        print(f"  no time integration ran in this process (a modal analysis, or a study whose cases run in "
-              f"worker processes); the case wrote {', '.join(files) or 'no files'}; "
-              f"parameters: {out / 'case.toml'}")
+        files = sorted(p.name for p in out.iterdir() if p.name not in ("case.toml", MANIFEST)) if out.is_dir() else []
+        summaries = {} if interrupted else _summaries(returned)
+        for name, s in summaries.items():          # a multibody case: its own results.npz and summary.json
+            t_last = s.get("t_final", s.get("t_end"))
+            steps = s.get("n_steps")
+            solve = s.get("solve_s")
+            print(f"  run {name}: {s['status']}"
+                  + (f", {steps} steps" if steps is not None else "")
+                  + (f" to t = {t_last:.6g} s" if t_last is not None else "")
+                  + (f", solve {solve:.3g} s" if solve is not None else "")
+                  + (f" ({s.get('message')})" if s["status"] != "finished" and s.get("message") else ""))
+            if s["status"] in ("failed", "error") and code == EXIT_OK:
+                code = EXIT_FAILED
+        if summaries:
+            print(f"  the case wrote {', '.join(files) or 'no files'} (its own results files, no results.h5); "
+                  f"parameters: {out / 'case.toml'}")
+        else:
+            print(f"  no time integration ran in this process (a modal analysis, or a study whose cases run in "
+                  f"worker processes); the case wrote {', '.join(files) or 'no files'}; "
+                  f"parameters: {out / 'case.toml'}")
     return code
+
+
+def _remove_new_files(out: Path, before: dict, existed: bool) -> None:
+    """Remove what a run that stopped on bad input wrote into ``out`` (and ``out`` if it was new)."""
+    import shutil
+    from .case import MANIFEST, _snapshot
+    if not out.is_dir():
+        return
+    if not existed:
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    for name, stamp in _snapshot(out).items():
+        if before.get(name) != stamp:
+            (out / name).unlink(missing_ok=True)
+    (out / MANIFEST).unlink(missing_ok=True)
 
 
 def cmd_sweep(args) -> int:
@@ -400,8 +486,9 @@ def cmd_params(args) -> int:
     info = _case(args.case, args.cases)
     module = load_case(info)
     print(f"{info.name}: {info.summary}")
+    helps = getattr(module, "HELP", {})
     for key, value in module.DEFAULTS.items():
-        print(f"  {key} = {_short(value)}    ({_type_name(value)})")
+        print(f"  {key} = {_short(value)}    ({_type_name(value)})" + (f"  {helps[key]}" if key in helps else ""))
     return EXIT_OK
 
 
@@ -418,8 +505,18 @@ def cmd_results(args) -> int:
     from . import io
     runs = io.list_runs(args.file)
     print(f"{args.file}: {len(runs)} run(s)")
+    damage = io.truncation(args.file)
+    if damage:
+        print(f"  {damage}; what can be recovered follows")
+    damaged = bool(damage)
     for name in runs:
-        res = io.load_results(args.file, name)
+        try:
+            res = io.load_results(args.file, name)
+        except io.DamagedFileError as err:          # other runs of a truncated file may be whole
+            print(f"  {name}: damaged, nothing of it can be recovered: {err}")
+            damaged = True
+            continue
+        damaged |= res.status == "damaged"
         md = res.metadata
         t = f"t = {res.t[0]:.6g} .. {res.t[-1]:.6g} s" if len(res.t) else "no output"
         print(f"  {name}: {res.status}, {len(res.t)} outputs, {t}; {res.message}")
@@ -430,11 +527,12 @@ def cmd_results(args) -> int:
             print("    wall time: " + ", ".join(f"{k[:-2]} {v:.3g} s" for k, v in times.items()))
         if md.get("parameters"):
             print(f"    parameters: {json.dumps(md['parameters'])}")
-    return EXIT_OK
+    return EXIT_FAILED if damaged else EXIT_OK
 
 
 def cmd_export(args) -> int:
     from . import io
+    from .case import check_output_dir
     if Path(args.file).suffix.lower() == ".npz":             # a results.npz holds one run
         if args.run is not None:
             raise CLIError(f"--run: {args.file} is a results.npz, which holds one run; leave --run out")
@@ -442,18 +540,40 @@ def cmd_export(args) -> int:
     else:
         runs = io.list_runs(args.file) if args.run is None else {args.run: None}
     out = Path(args.out) if args.out else Path(args.file).parent
+    try:
+        check_output_dir(out)
+    except ValueError as err:
+        raise CLIError(f"--out: {err}") from None
+    npz = Path(args.file).suffix.lower() == ".npz"
+    damage = None if npz else io.truncation(args.file)
+    if damage:
+        print(f"{damage}; exporting what can be recovered", file=sys.stderr)
+    failed = bool(damage)
     for name in runs:
-        res = io.load_results(args.file, None if args.file.lower().endswith(".npz") else name)
+        try:
+            res = io.load_results(args.file, None if npz else name)
+        except io.DamagedFileError as err:
+            print(f"{name}: not exported: {err}", file=sys.stderr)
+            failed = True
+            continue
+        if not len(res.t):
+            print(f"{name} ({res.status}): no output to export; {res.message}", file=sys.stderr)
+            failed = True
+            continue
+        failed |= res.status == "damaged"
         stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
         files = io.export_paraview(res, out, stem=stem, every=args.every)
         print(f"{name} ({res.status}, {len(res.t)} outputs): {', '.join(str(p) for p in files.values())}")
-    return EXIT_OK
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_mesh_info(args) -> int:
     from .mesh import MeshError, check_orientation, read
     path = Path(args.file)
-    mesh = read(path, check=False)
+    try:
+        mesh = read(path, check=False)
+    except MeshError as err:                 # a missing, empty or unreadable file: bad input
+        raise CLIError(str(err)) from None
     size = path.stat().st_size
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     print(f"{path}: {size / 1024:.1f} kB, sha256 {digest[:16]}...")
@@ -464,13 +584,16 @@ def cmd_mesh_info(args) -> int:
     print("  node sets: " + (", ".join(f"{k} ({len(v)})" for k, v in mesh.node_sets.items()) or "none"))
     print("  element sets: " + (", ".join(
         f"{k} ({', '.join(f'{t} {len(i)}' for t, i in v.items())})" for k, v in mesh.element_sets.items()) or "none"))
+    from .mesh.topology import body_report
+    body, ok = body_report(mesh)
+    print(f"  body: {body}")
     try:
         check_orientation(mesh)
         print("  orientation: every cell positively oriented")
     except MeshError as err:
         print(f"  orientation: {err}")
         return EXIT_FAILED
-    return EXIT_OK
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def cmd_info(args) -> int:
@@ -504,7 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
     noise.add_argument("-v", "--verbose", dest="verbose", action="store_const", const=1, default=argparse.SUPPRESS,
                        help="log what is done (INFO)")
     common.add_argument("--cases", metavar="DIR", default=argparse.SUPPRESS,
-                        help="cases directory (default: $FLEXMBS_CASES, ./cases, the source tree's)")
+                        help="cases directory (default: $FLEXMBS_CASES, ./cases, the shipped cases)")
     from . import __version__
     ap = argparse.ArgumentParser(prog="flexmbs", parents=[common],
                                  description="Flexible multibody dynamics by the finite element method.",
@@ -519,6 +642,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a parameter (a DEFAULTS key of the case, with underscores); repeatable")
     p.add_argument("--out", metavar="DIR", help="output directory (default: `out` of the TOML file, else out/CASE)")
     p.add_argument("--no-paraview", action="store_true", help="do not write the ParaView files")
+    p.add_argument("--no-plots", action="store_true",
+                   help="skip the case's plots and GIF animations (the same as --set plots=false)")
     p.add_argument("--every", type=int, default=1, metavar="N", help="ParaView: every N-th output (default 1)")
 
     p = sub.add_parser("params", parents=[common], help="list a case's parameters and defaults")
@@ -563,14 +688,34 @@ COMMANDS = {"run": cmd_run, "params": cmd_params, "cases": cmd_cases, "results":
             "export": cmd_export, "info": cmd_info, "sweep": cmd_sweep}
 
 
+def _command_index(argv) -> int | None:
+    """Index of the command word in ``argv`` (the first argument that is not a global option
+    or the value of ``--cases``), or None."""
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--cases":
+            i += 2
+        elif argv[i].startswith("-"):
+            i += 1
+        else:
+            return i
+    return None
+
+
 def main(argv=None) -> int:
     """Entry point of the ``flexmbs`` console script; returns the exit code."""
+    from .pipes import call_quietly
     argv = list(sys.argv[1:] if argv is None else argv)
+    # the reader of our output may go away (`flexmbs results FILE | head`): stop quietly
+    return call_quietly(_main, argv)
+
+
+def _main(argv: list) -> int:
     parser = build_parser()
-    if "bench" in argv:                      # the options after `bench` go to cases/timing.py
-        i = argv.index("bench")
+    i = _command_index(argv)
+    if i is not None and argv[i] == "bench":   # the options after `bench` go to cases/timing.py
         args = parser.parse_args(argv[:i + 1])
-        ours = argparse.ArgumentParser(add_help=False)
+        ours = argparse.ArgumentParser(add_help=False, allow_abbrev=False)   # timing's --case is not --cases
         ours.add_argument("--cases")
         ours.add_argument("-q", "--quiet", dest="verbose", action="store_const", const=-1)
         ours.add_argument("-v", "--verbose", dest="verbose", action="store_const", const=1)

@@ -83,6 +83,7 @@ from scipy.linalg import cholesky_banded, cho_solve_banded
 from scipy.optimize import minimize_scalar
 
 from .motion import PlanarMotion
+from .rotations import rotation_2d
 
 __all__ = ["MarkerRecords", "read_markers", "write_markers", "rigid_pose", "SmoothingSpline",
            "smoothing_spline", "MarkerMotion", "marker_motion"]
@@ -164,7 +165,7 @@ def rigid_pose(xy: np.ndarray, body: np.ndarray) -> tuple[np.ndarray, np.ndarray
     s = np.sum(b[None, :, 0] * x[..., 1] - b[None, :, 1] * x[..., 0], axis=1)
     c = np.sum(b[None, :, 0] * x[..., 0] + b[None, :, 1] * x[..., 1], axis=1)
     theta = np.unwrap(np.arctan2(s, c))
-    R = np.stack([np.stack([np.cos(theta), -np.sin(theta)], -1), np.stack([np.sin(theta), np.cos(theta)], -1)], -2)
+    R = rotation_2d(theta)
     r_O = xy.mean(axis=1) - R @ body.mean(axis=0)
     return r_O, theta
 
@@ -390,7 +391,15 @@ class MarkerMotion(PlanarMotion):
                 return f(t)
             return g
 
-        super().__init__(law("x"), law("y"), law("theta"))
+        def many(t):                        # vectorised: FrameMotion.states of many times at once
+            t = np.asarray(t, dtype=float)
+            if t.size and not (self.t_range[0] - 1e-12 <= t.min() and t.max() <= self.t_range[1] + 1e-12):
+                raise ValueError(f"times [{t.min()}, {t.max()}] are outside the marker records {self.t_range}")
+            p = self.pose(t)
+            return ((p["r_O"][:, 0], p["v_O"][:, 0], p["a_O"][:, 0]), (p["r_O"][:, 1], p["v_O"][:, 1], p["a_O"][:, 1]),
+                    (p["theta"], p["omega"], p["eps"]))
+
+        super().__init__(law("x"), law("y"), law("theta"), many=many)
 
     def pose(self, t) -> dict:
         """Smoothed r_O, v_O, a_O (n, 2) and theta, omega, eps (n,) at times t."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 from scipy import sparse
-from scipy.sparse.linalg import eigsh, spsolve
 
 from .formulations import Lagrange
 from .model import Model
@@ -37,6 +36,7 @@ def static_solution(model: Model, t: float = 0.0) -> np.ndarray:
     softening [k(omega)]); for a translation it is the deformation under the inertia load.
     """
     f0 = Lagrange(model).generalized_force(t, np.zeros(model.n_dofs), np.zeros(model.n_dofs))
+    from scipy.sparse.linalg import spsolve
     return np.atleast_1d(spsolve(sparse.csc_matrix(effective_stiffness(model, t)), f0))
 
 
@@ -61,6 +61,7 @@ def natural_frequencies(model: Model, t: float = 0.0, n_modes: int = 6, gyroscop
         if n < dense_below:
             w2, phi = sla.eigh(K.toarray(), model.M.toarray(), subset_by_index=(0, n_modes - 1))
         else:
+            from scipy.sparse.linalg import eigsh
             w2, phi = eigsh(sparse.csc_matrix(K), k=n_modes, M=sparse.csc_matrix(model.M), sigma=0.0)
             order = np.argsort(w2)
             w2, phi = w2[order], phi[:, order]

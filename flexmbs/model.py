@@ -18,9 +18,12 @@ from scipy import sparse
 from .assembly import Assembler, assemble_invariants
 from .elements.base import Element
 from .mesh import Mesh
+from .mesh.faces import FACES, match_faces
+from .mesh.topology import coincident_nodes, describe_part, parts, unused_cells
 from .motion import FrameMotion, Fixed
+from .rotations import skew
 
-__all__ = ["Model", "NodalLoad", "DistributedLoad", "rayleigh_coefficients"]
+__all__ = ["Model", "NodalLoad", "DistributedLoad", "SurfaceLoad", "rayleigh_coefficients"]
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +58,44 @@ class DistributedLoad:
     f: Callable[[float], float] | None = None
 
 
+@dataclass(frozen=True)
+class SurfaceLoad:
+    """A traction or a pressure [Pa] on a named face set, times ``f(t)`` (default 1).
+
+    ``faces`` is an element set of face cells (a Gmsh physical surface of triangles, quads
+    or 6-node triangles on a solid; a physical curve of lines on a plane body), or a dict
+    {face cell type: connectivity}.  Each face is matched to the body's cell it bounds and
+    loaded through that cell's own face (its mid-edge nodes included), outward normal n:
+    ``traction`` (3-vector, body-frame components, force per unit area) or ``pressure``
+    (positive into the body: the load -p n per unit area).  Its consistent nodal loads are
+    int N_a t dA (`flexmbs.surface`); on plane bodies dA = thickness ds.
+    """
+
+    faces: object
+    traction: tuple | None = None
+    pressure: float | None = None
+    f: Callable[[float], float] | None = None
+
+
+def _finite(value, name: str) -> float:
+    """``value`` as a finite float, else ValueError naming ``name``."""
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"`{name}` must be a number [N or N m], got {value!r}") from None
+    if not np.isfinite(out):
+        raise ValueError(f"`{name}` must be a finite number, got {value!r}")
+    return out
+
+
 def rayleigh_coefficients(zeta: float, omega_1: float, omega_2: float) -> tuple[float, float]:
     """(alpha, beta) of C = alpha M + beta K giving damping ratio ``zeta`` at omega_1 and omega_2.
 
     zeta(omega) = alpha / (2 omega) + beta omega / 2 (Rayleigh damping).
     """
-    if not (zeta >= 0 and omega_2 > omega_1 > 0):
+    if not (np.isfinite(zeta) and zeta >= 0):
+        raise ValueError(f"`zeta` is a damping ratio and must be >= 0, got {zeta!r}")
+    if not (omega_2 > omega_1 > 0):
         raise ValueError(f"need zeta >= 0 and omega_2 > omega_1 > 0, got zeta={zeta}, "
                          f"omega_1={omega_1}, omega_2={omega_2}")
     alpha = 2.0 * zeta * omega_1 * omega_2 / (omega_1 + omega_2)
@@ -112,6 +147,14 @@ class Model:
         if element.cell_type not in mesh.cells:
             raise ValueError(f"`mesh` has no {element.cell_type!r} cells for {type(element).__name__}; "
                              f"it has {sorted(mesh.cells)}")
+        left_out = unused_cells(mesh, element.cell_type)
+        if left_out:
+            others = ", ".join(f"{n} {t}" for t, n in left_out.items())
+            raise ValueError(f"`mesh` has {others} cells besides its {len(mesh.cells[element.cell_type])} "
+                             f"{element.cell_type} cells, and {type(element).__name__} takes {element.cell_type} "
+                             f"cells only: the others would be left out of the body. Mesh it with "
+                             f"{element.cell_type} cells only (Gmsh: one element type per physical volume or "
+                             f"surface), or model each cell type as its own body")
         self.mesh, self.element = mesh, element
         self.motion = Fixed() if motion is None else motion
         if not isinstance(self.motion, FrameMotion):
@@ -131,8 +174,10 @@ class Model:
         asm = Assembler(self.cells, mesh.n_nodes, dpn)           # the DOF map and pattern, once
         K_full = asm.matrix_from(element.k, self.X)
         inv_full = assemble_invariants(element, self.X, self.cells, mesh.n_nodes, assembler=asm)
+        # point masses as mass points (dofs, N, x, m), full DOFs; None without them
+        self.point_mass_data = self._point_mass_data(point_masses, asm) if point_masses else None
         if point_masses:
-            inv_full = inv_full.add_point_masses(*self._point_mass_data(point_masses, asm))
+            inv_full = inv_full.add_point_masses(*self.point_mass_data)
         used = np.zeros(self.n_full, bool)
         used[asm.element_dofs.ravel()] = True
         fixed_mask = ~used                                   # DOFs of nodes without cells
@@ -140,6 +185,7 @@ class Model:
             idx = mesh.nodes(nodes)
             for j in self._dof_indices(dofs):
                 fixed_mask[idx * dpn + j] = True
+        self._check_parts(fixed_mask, dpn)
         self.fixed_dofs = np.flatnonzero(fixed_mask)
         self.free = np.flatnonzero(~fixed_mask)
         self.n_dofs = len(self.free)
@@ -164,12 +210,15 @@ class Model:
             if isinstance(load, DistributedLoad):
                 Q[:, i], self._load_body_force[i] = self._distributed(load, i, asm)
                 continue
+            if isinstance(load, SurfaceLoad):
+                Q[:, i] = self._surface(load, i)
+                continue
             if not isinstance(load, NodalLoad):
-                raise TypeError(f"`loads[{i}]` must be a NodalLoad or DistributedLoad, got "
+                raise TypeError(f"`loads[{i}]` must be a NodalLoad, DistributedLoad or SurfaceLoad, got "
                                 f"{type(load).__name__}")
             idx = mesh.nodes(load.nodes)
             (j,) = self._dof_indices([load.dof])
-            Q[idx * dpn + j, i] += load.value
+            Q[idx * dpn + j, i] += _finite(load.value, f"loads[{i}].value")
             if np.any(fixed_mask[idx * dpn + j]):
                 log.warning("load %d acts on a fixed DOF; that part is carried by the support", i)
         self.Q = Q[free]
@@ -205,9 +254,12 @@ class Model:
 
     def _distributed(self, load: DistributedLoad, i: int, asm):
         """Consistent load vector of a distributed load and its body force per unit mass."""
-        value = np.asarray(load.value, dtype=float)
-        if value.shape != (3,):
-            raise ValueError(f"`loads[{i}].value` must be a 3-vector (body frame), got {load.value!r}")
+        try:
+            value = np.asarray(load.value, dtype=float)
+        except (TypeError, ValueError):
+            value = None
+        if value is None or value.shape != (3,) or not np.all(np.isfinite(value)):
+            raise ValueError(f"`loads[{i}].value` must be a finite 3-vector (body frame), got {load.value!r}")
         per = {"mass": 1.0, "volume": 1.0 / self.element.material.rho}
         if self.element.cell_type == "line":
             rho_A = self.element.material.rho * self.element.area
@@ -230,6 +282,84 @@ class Model:
         local = np.einsum("a,ean->en", b, m_O)
         q = np.bincount(asm.element_dofs[sel].ravel(), weights=local.ravel(), minlength=self.n_full)
         return q, (lambda x, b=b: np.broadcast_to(b, x.shape)) if load.elements is None else None
+
+    def _surface(self, load: SurfaceLoad, i: int) -> np.ndarray:
+        """Consistent load vector (n_full,) of a traction or pressure on a face set."""
+        from .surface import face_loads
+        el, mesh = self.element, self.mesh
+        name = f"loads[{i}]"
+        if el.cell_type not in FACES or not hasattr(el, "stress"):
+            raise ValueError(f"`{name}`: a SurfaceLoad needs solid or plane-stress elements, not "
+                             f"{type(el).__name__}; load beams and bars with NodalLoad or DistributedLoad")
+        if isinstance(load.faces, str):
+            sets = mesh.element_sets
+            if load.faces not in sets:
+                raise ValueError(f"`{name}.faces`: no element set {load.faces!r}; the mesh has "
+                                 f"{sorted(sets) or 'no element sets'}")
+            faces = {t: mesh.cells[t][idx] for t, idx in sets[load.faces].items() if len(idx)}
+            label = f"`{name}.faces` (set {load.faces!r})"
+        elif isinstance(load.faces, dict):
+            faces, label = dict(load.faces), f"`{name}.faces`"
+        else:
+            raise TypeError(f"`{name}.faces` must be an element set name or {{cell type: connectivity}}, "
+                            f"got {type(load.faces).__name__}")
+        if el.cell_type in faces:
+            raise ValueError(f"{label} holds {el.cell_type} cells, the body itself; give the set of its "
+                             f"boundary faces ({FACES[el.cell_type][0]} cells)")
+        if (load.traction is None) == (load.pressure is None):
+            raise ValueError(f"`{name}`: give either `traction` (3-vector) or `pressure`, got traction="
+                             f"{load.traction!r}, pressure={load.pressure!r}")
+        traction = pressure = None
+        if load.pressure is not None:
+            pressure = _finite(load.pressure, f"{name}.pressure")
+        else:
+            try:
+                traction = np.asarray(load.traction, dtype=float)
+            except (TypeError, ValueError):
+                traction = None
+            if traction is None or traction.shape != (3,) or not np.all(np.isfinite(traction)):
+                raise ValueError(f"`{name}.traction` must be a finite 3-vector [Pa] (body frame), "
+                                 f"got {load.traction!r}")
+        dpn = el.dofs_per_node
+        if traction is not None and dpn == 2 and traction[2] != 0.0:
+            raise ValueError(f"`{name}.traction` has a z component on a plane-stress body (x-y plane)")
+        from .mesh import MeshError
+        try:
+            _, nodes = match_faces(mesh, el.cell_type, faces, name=label)
+        except MeshError as err:
+            raise ValueError(str(err)) from None
+        forces = face_loads(mesh.points, FACES[el.cell_type][0], nodes, traction=traction, pressure=pressure,
+                            thickness=getattr(el, "thickness", 1.0))              # (n_f, n_k, 3)
+        dofs = nodes[:, :, None] * dpn + np.arange(dpn)
+        return np.bincount(dofs.ravel(), weights=forces[:, :, :dpn].ravel(), minlength=self.n_full)
+
+    def _check_parts(self, fixed_mask: np.ndarray, dpn: int) -> None:
+        """Refuse a body that falls apart: duplicate nodes no cell joins, or a part without support."""
+        n_parts, labels = parts(self.mesh.n_nodes, self.cells)
+        if n_parts < 2:
+            return
+        pts = self.mesh.points
+        pairs = coincident_nodes(pts, labels)
+        if len(pairs):
+            a, b = pairs[0]
+            where = ", ".join(f"{c:.6g}" for c in pts[a])
+            raise ValueError(
+                f"the body falls apart into {n_parts} parts because of duplicate nodes: nodes {a} and {b} "
+                f"are at the same position ({where}) but no cell joins them ({len(pairs)} such pair(s), "
+                f"e.g. {pairs[:5].tolist()}). Merge coincident nodes in the mesher (Gmsh: "
+                "Geometry.Tolerance and `Coherence;`, or Mesh.SaveAll=0 with one physical group per body) "
+                "before reading the mesh")
+        supported = np.zeros(n_parts, bool)
+        fixed_nodes = np.flatnonzero(fixed_mask.reshape(-1, dpn).any(axis=1) & (labels >= 0))
+        supported[labels[fixed_nodes]] = True
+        if not supported.all():
+            loose = np.flatnonzero(~supported)
+            raise ValueError(
+                f"the body has {n_parts} disconnected parts and {len(loose)} of them have no support: "
+                + "; ".join(f"part {k + 1}: {describe_part(pts, labels, k)}" for k in loose[:3])
+                + ". Every part needs its own supports; if the parts should be one body, the mesh is not "
+                "connected (check the mesher's coherence of shared faces)")
+        log.info("the body has %d disconnected parts, each supported", n_parts)
 
     def _point_mass_data(self, point_masses, asm):
         """DOFs, displacement maps, positions and masses of the point masses."""
@@ -378,7 +508,7 @@ class Model:
         if last is not None and last[0] == t:
             return last[1]
         fs = self.frame(t)
-        W, E = _tilde(fs.omega), _tilde(fs.eps)
+        W, E = skew(fs.omega), skew(fs.eps)
         A = E + W @ W
         alpha = fs.R.T @ (fs.a_O - self.gravity)
         f = self.load_factors(t) if self._load_f else np.zeros(0)
@@ -430,8 +560,8 @@ class Model:
         if not self.dense:
             K = self.K_total(t) + self.inv.k_omega(fs.omega)
             return sparse.csr_array(K + self.inv.k_eps(fs.eps) if eps else K)
-        W = _tilde(fs.omega)
-        A = W @ W + (_tilde(fs.eps) if eps else 0.0)          # sum_ab A_ab S_ab = k(omega) + k(eps)
+        W = skew(fs.omega)
+        A = W @ W + (skew(fs.eps) if eps else 0.0)          # sum_ab A_ab S_ab = k(omega) + k(eps)
         c = self.geometric_coefficients(t)
         coeffs = np.concatenate([A.ravel(), c])
         terms = [(1.0, self.K_op)] + [(A[a, b], S) for (a, b), S in self.S_op.items() if A[a, b] != 0.0]
@@ -593,7 +723,7 @@ class Model:
         fs = self.frame(t)
         w, e = fs.omega, fs.eps
         vO, alpha = fs.v_O_local, fs.R.T @ (fs.a_O - self.gravity)
-        W, E = _tilde(w), _tilde(e)
+        W, E = skew(w), skew(e)
         A = E + W @ W
         mO = self.m_O
         sy = self.inv.s + mO @ delta                               # int rho y dV
@@ -648,10 +778,6 @@ def _sum_ops(terms, n: int, dense: bool):
     for c, A in terms[1:]:
         out = out + c * A
     return out if dense else sparse.csr_array(out)
-
-
-def _tilde(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 def _cross_moment(B: np.ndarray, Y: np.ndarray) -> np.ndarray:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.interpolate import CubicSpline
+
+from .rotations import axis_angle_to_matrix, cardan_zyx_kinematics
 
 __all__ = ["FrameState", "FrameMotion", "Fixed", "ConstantRotation", "AxisRotation", "SpinUp",
            "PlanarMotion", "GeneralMotion", "TabulatedMotion", "euler_parameters", "frame_history",
@@ -48,6 +49,26 @@ class FrameState:
         return self.R.T @ self.a_O
 
 
+@dataclass(frozen=True)
+class FrameStates:
+    """Frame kinematics at N instants: the fields of `FrameState` with a leading axis N."""
+
+    R: np.ndarray        # (N, 3, 3)
+    omega: np.ndarray    # (N, 3) body components
+    eps: np.ndarray      # (N, 3) body components
+    r_O: np.ndarray      # (N, 3) global
+    v_O: np.ndarray      # (N, 3) global
+    a_O: np.ndarray      # (N, 3) global
+
+    @property
+    def a_O_local(self) -> np.ndarray:
+        return np.einsum("nji,nj->ni", self.R, self.a_O)
+
+    @property
+    def v_O_local(self) -> np.ndarray:
+        return np.einsum("nji,nj->ni", self.R, self.v_O)
+
+
 _ZERO = np.zeros(3)
 _EYE = np.eye(3)
 
@@ -67,6 +88,13 @@ class FrameMotion:
     def matrix_key(self, t: float):
         s = self.state(t)
         return (tuple(s.omega), tuple(s.eps))
+
+    def states(self, t) -> FrameStates:
+        """`FrameStates` at the times ``t`` (N,); subclasses may vectorise (default: `state` per t)."""
+        rows = [self.state(float(ti)) for ti in np.atleast_1d(t)]
+        return FrameStates(*(np.array([getattr(r, f) for r in rows], dtype=float).reshape(len(rows), *shape)
+                             for f, shape in (("R", (3, 3)), ("omega", (3,)), ("eps", (3,)), ("r_O", (3,)),
+                                              ("v_O", (3,)), ("a_O", (3,)))))
 
     def __call__(self, t: float) -> FrameState:
         return self.state(t)
@@ -99,13 +127,6 @@ class Fixed(FrameMotion):
         return ()
 
 
-def _rot_axis(axis, angle: float) -> np.ndarray:
-    """Rotation matrix about the unit ``axis`` by ``angle`` (Rodrigues)."""
-    k = np.asarray(axis, dtype=float)
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return _EYE + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
-
-
 def _unit(axis, name="axis") -> np.ndarray:
     a = np.asarray(axis, dtype=float)
     if a.shape != (3,) or not np.linalg.norm(a) > 0:
@@ -126,7 +147,7 @@ class AxisRotation(_Cached, FrameMotion):
 
     def _state(self, t):
         a, da, dda = self.angle(t)
-        return FrameState(_rot_axis(self.axis, a), da * self.axis, dda * self.axis, _ZERO, _ZERO, _ZERO)
+        return FrameState(axis_angle_to_matrix(self.axis, a), da * self.axis, dda * self.axis, _ZERO, _ZERO, _ZERO)
 
     def matrix_key(self, t):
         _, da, dda = self.angle(t)
@@ -170,24 +191,6 @@ class SpinUp(AxisRotation):
                 Ws / Ts * (t - np.sin(c * t) / c), Ws / Ts * (1.0 - np.cos(c * t)))
 
 
-def _cardan(ang, dang, ddang):
-    """R, omega (body), eps (body) of Z-Y-X angles (psi, theta, phi) and their derivatives."""
-    psi, th, ph = ang
-    dpsi, dth, dph = dang
-    ddpsi, ddth, ddph = ddang
-    cps, sps, cth, sth, cph, sph = np.cos(psi), np.sin(psi), np.cos(th), np.sin(th), np.cos(ph), np.sin(ph)
-    Rz = np.array([[cps, -sps, 0], [sps, cps, 0], [0, 0, 1]])
-    Ry = np.array([[cth, 0, sth], [0, 1, 0], [-sth, 0, cth]])
-    Rx = np.array([[1, 0, 0], [0, cph, -sph], [0, sph, cph]])
-    omega = np.array([dph - dpsi * sth, dth * cph + dpsi * cth * sph, -dth * sph + dpsi * cth * cph])
-    eps = np.array([
-        ddph - ddpsi * sth - dpsi * dth * cth,
-        ddth * cph - dth * dph * sph + ddpsi * cth * sph - dpsi * dth * sth * sph + dpsi * dph * cth * cph,
-        -ddth * sph - dth * dph * cph + ddpsi * cth * cph - dpsi * dth * sth * cph - dpsi * dph * cth * sph,
-    ])
-    return Rz @ Ry @ Rx, omega, eps
-
-
 class GeneralMotion(_Cached, FrameMotion):
     """3D motion from functions.
 
@@ -210,18 +213,25 @@ class GeneralMotion(_Cached, FrameMotion):
         if self.angles is None:
             R, omega, eps = _EYE, _ZERO, _ZERO
         else:
-            R, omega, eps = _cardan(*(np.asarray(z, dtype=float) for z in self.angles(t)))
+            R, omega, eps = cardan_zyx_kinematics(*(np.asarray(z, dtype=float) for z in self.angles(t)))
         return FrameState(R, omega, eps, r, v, a)
 
 
 class PlanarMotion(GeneralMotion):
-    """Planar motion: each of ``x``, ``y``, ``theta`` is a callable t -> (value, rate, acceleration)."""
+    """Planar motion: each of ``x``, ``y``, ``theta`` is a callable t -> (value, rate, acceleration).
 
-    def __init__(self, x, y, theta):
+    ``many`` (optional): a callable t (N,) -> (x, y, theta), each a tuple (value, rate,
+    acceleration) of arrays (N,), the same functions for many times at once; `states` then
+    computes the frame states of N times with array operations instead of N calls.
+    """
+
+    def __init__(self, x, y, theta, many=None):
         for name, f in (("x", x), ("y", y), ("theta", theta)):
             if not callable(f):
                 raise TypeError(f"`{name}` must be a callable t -> (value, rate, acceleration), got {f!r}")
-        self.x, self.y, self.theta = x, y, theta
+        if many is not None and not callable(many):
+            raise TypeError(f"`many` must be callable or None, got {many!r}")
+        self.x, self.y, self.theta, self.many = x, y, theta, many
 
         def position(t):
             (x0, x1, x2), (y0, y1, y2) = x(t), y(t)
@@ -232,6 +242,22 @@ class PlanarMotion(GeneralMotion):
             return np.array([a0, 0.0, 0.0]), np.array([a1, 0.0, 0.0]), np.array([a2, 0.0, 0.0])
 
         super().__init__(position, angles)
+
+    def states(self, t) -> FrameStates:
+        """Frame states at the times ``t`` (N,), vectorised when ``many`` was given:
+        R = rot_z(theta), omega = (0, 0, theta'), eps = (0, 0, theta'')."""
+        if self.many is None:
+            return super().states(t)
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        (x0, x1, x2), (y0, y1, y2), (a0, a1, a2) = (
+            tuple(np.broadcast_to(np.asarray(v, dtype=float), t.shape) for v in f) for f in self.many(t))
+        N, zero = len(t), np.zeros(len(t))
+        c, s = np.cos(a0), np.sin(a0)
+        R = np.zeros((N, 3, 3))
+        R[:, 0, 0], R[:, 0, 1], R[:, 1, 0], R[:, 1, 1], R[:, 2, 2] = c, -s, s, c, 1.0
+        vec = lambda u, v: np.stack([u, v, zero], axis=-1)  # noqa: E731
+        return FrameStates(R, np.stack([zero, zero, a1], -1), np.stack([zero, zero, a2], -1),
+                           vec(x0, y0), vec(x1, y1), vec(x2, y2))
 
 
 class TabulatedMotion(GeneralMotion):
@@ -267,6 +293,7 @@ class TabulatedMotion(GeneralMotion):
             raise ValueError(f"`angles` must have shape ({len(t)},) or ({len(t)}, 3), got {A.shape}")
         P = np.pad(P, ((0, 0), (0, 3 - P.shape[1])))
         self.t_range = (t[0], t[-1])
+        from scipy.interpolate import CubicSpline       # deferred: only tabulated motions
         sp, sa = CubicSpline(t, P, bc_type=bc_type), CubicSpline(t, A, bc_type=bc_type)
 
         def check(tt):

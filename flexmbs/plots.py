@@ -24,8 +24,21 @@ __all__ = ["node_histories", "all_nodes", "energy_balance", "mode_shapes", "timi
 _COMPONENT = {"x": 0, "y": 1, "z": 2}
 
 
+MARGINS_IN = dict(left=0.8, right=0.2, bottom=0.55, top=0.4)      # inches around the axes
+
+
+def _fixed_margins(fig, hspace=0.12, **margins_in):
+    """Axes placed with margins fixed in inches (``MARGINS_IN``): no layout engine, so saving
+    draws the figure once (a constrained layout draws it twice to measure the labels)."""
+    m = {**MARGINS_IN, **margins_in}
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(left=m["left"] / w, right=1.0 - m["right"] / w, bottom=m["bottom"] / h,
+                        top=1.0 - m["top"] / h, hspace=hspace)
+
+
 def _new(figsize=(7.0, 4.2)):
-    fig = Figure(figsize=figsize, layout="constrained")
+    fig = Figure(figsize=figsize)
+    _fixed_margins(fig)
     return fig, fig.add_subplot()
 
 
@@ -68,7 +81,8 @@ def energy_balance(results, title=None):
     """Changes of kinetic and strain energy since t[0], the works of loads, damping and frame,
     and the balance error of ``Results.energy_balance_error``."""
     e = results.energies
-    fig = Figure(figsize=(7.0, 6.0), layout="constrained")
+    fig = Figure(figsize=(7.0, 6.0))
+    _fixed_margins(fig, left=0.9)
     ax, ax2 = fig.subplots(2, 1, sharex=True)
     for key, label in (("T", "T - T(0), kinetic"), ("V", "V - V(0), strain")):
         ax.plot(results.t, e[key] - e[key][0], label=label, lw=1.0)
@@ -303,7 +317,7 @@ def save(fig, path, dpi=130) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tic = time.perf_counter()
-    fig.savefig(path, dpi=dpi)
+    fig.savefig(path, dpi=dpi, pil_kwargs={"compress_level": 3})     # zlib level 3: faster than 6, ~same size
     log.info("wrote %s (%.2f s)", path, time.perf_counter() - tic)
     return path
 
@@ -609,4 +623,26 @@ def time_series(t, curves, ylabel, title=None, references=None, xlabel="t [s]"):
     for label, y in (references or {}).items():
         ax.plot(t, y, lw=1.0, ls="--", color=colors.get(label.split(" (")[0], "k"), label=label)
     _finish(ax, xlabel, ylabel, title)
+    return fig
+
+
+# -- multibody: trajectories of points ---------------------------------------------------------------
+__all__ += ["trajectory_3d"]
+
+
+def trajectory_3d(curves, title=None, unit="m"):
+    """3D paths of points: ``curves`` dict label -> (n_t, 3) positions; start (o) and end (x) marked."""
+    fig = Figure(figsize=(6.4, 5.6), layout="constrained")
+    ax = fig.add_subplot(projection="3d")
+    for i, (label, xyz) in enumerate(curves.items()):
+        xyz = np.asarray(xyz)
+        ax.plot(xyz[:, 0], xyz[:, 1], xyz[:, 2], lw=0.8, color=f"C{i}", label=label)
+        ax.scatter(*xyz[0], color=f"C{i}", marker="o", s=18)
+        ax.scatter(*xyz[-1], color=f"C{i}", marker="x", s=24)
+    ax.set_xlabel(f"X [{unit}]")
+    ax.set_ylabel(f"Y [{unit}]")
+    ax.set_zlabel(f"Z [{unit}]")
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
     return fig

@@ -30,7 +30,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import roots_jacobi
 
 __all__ = ["gauss_legendre", "gauss_jacobi_01", "quadrature", "CELL_DIM", "CELL_MEASURE"]
 
@@ -52,6 +51,7 @@ def gauss_legendre(degree: int) -> tuple[np.ndarray, np.ndarray]:
 
 def gauss_jacobi_01(degree: int, alpha: int) -> tuple[np.ndarray, np.ndarray]:
     """Rule on [0, 1] for the weight (1 - u)^alpha, exact for polynomials of ``degree``."""
+    from scipy.special import roots_jacobi        # deferred: only triangles and tetrahedra
     t, w = roots_jacobi(_n_points(degree), alpha, 0)
     return 0.5 * (1.0 + t), w / 2.0 ** (alpha + 1)
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .rotations import pad3
+
 __all__ = ["Results"]
 
 
 def _pad3(a) -> np.ndarray:
-    """Vectors (..., 2) padded with a zero third component; (..., 3) unchanged."""
-    a = np.asarray(a, dtype=float)
-    return a if a.shape[-1] == 3 else np.concatenate([a, np.zeros(a.shape[:-1] + (3 - a.shape[-1],))], axis=-1)
+    return pad3(np.asarray(a, dtype=float))
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,8 @@ def explicit_steps(model, method: str, t_span: tuple[float, float], omega_max: f
 def check_explicit(model, method: str, t_span: tuple[float, float], warn_steps: int = WARN_STEPS):
     """Warn (StiffnessWarning) when the explicit ``method`` needs more than ``warn_steps`` steps
     for stability alone; returns the estimated number of steps (None for implicit methods)."""
-    if method not in EXPLICIT:
-        return None
+    if method not in EXPLICIT or not (hasattr(model, "K_total") and hasattr(model, "M")):
+        return None                           # implicit method, or not a single-body Model
     w, beta, steps = explicit_steps(model, method, t_span)
     if steps > warn_steps:
         msg = (f"this model is stiff: use midpoint or generalized-alpha. Its highest frequency is "

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs.mesh import Mesh, generate, read, write
+from flexmbs.mesh.faces import boundary_faces
 
 logger = logging.getLogger("make_meshes")
 HERE = Path(__file__).resolve().parent
@@ -68,6 +69,23 @@ def bar_hex(nx: int = 10, ny: int = 2, nz: int = 2) -> Mesh:
                               "tip": {"quad": np.arange(n_face, 2 * n_face)}}, source="bar_hex")
 
 
+def bar_tetra10(nx: int = 4, ny: int = 1, nz: int = 1) -> Mesh:
+    """1 x 0.1 x 0.1 m bar of second-order tetrahedra (tetra10) with its end faces as 6-node
+    triangles (triangle6), as Gmsh writes a second-order mesh (Mesh.ElementOrder = 2);
+    groups bar (tetra10), clamped (x = 0), tip (x = 1) and top (z = 0.1) (triangle6)."""
+    m = generate.box(nx, ny, nz, 1.0, 0.1, 0.1, cell="tetra10")
+    faces = boundary_faces(m, "tetra10")                      # outward, corners then mid-edge nodes
+    centre = m.points[faces[:, :3]].mean(axis=1)
+    groups = {"clamped": centre[:, 0] == 0.0, "tip": np.isclose(centre[:, 0], 1.0),
+              "top": np.isclose(centre[:, 2], 0.1)}
+    tri6 = np.vstack([faces[mask] for mask in groups.values()])
+    counts = np.cumsum([0] + [int(mask.sum()) for mask in groups.values()])
+    element_sets = {"bar": {"tetra10": np.arange(len(m.cells["tetra10"]))}}
+    element_sets.update({name: {"triangle6": np.arange(counts[k], counts[k + 1])} for k, name in enumerate(groups)})
+    return Mesh(m.points, {"tetra10": m.cells["tetra10"], "triangle6": tri6}, element_sets=element_sets,
+                source="bar_tetra10")
+
+
 SAMPLES = {  # file name: (builder, write options, sets that reading must find)
     "beam_line.msh": (beam_line, {"msh_version": "4.1", "binary": False},
                       ["clamped", "tip", "beam"]),
@@ -76,6 +94,7 @@ SAMPLES = {  # file name: (builder, write options, sets that reading must find)
     "plate_tri.vtu": (plate_tri, {}, ["left", "right", "bottom", "top", "plate"]),
     "bar_tetra.inp": (bar_tetra, {}, ["clamped", "tip", "bar"]),
     "bar_hex.msh": (bar_hex, {"msh_version": "4.1", "binary": True}, ["clamped", "tip", "bar"]),
+    "bar_tetra10.msh": (bar_tetra10, {"msh_version": "4.1", "binary": False}, ["clamped", "tip", "top", "bar"]),
 }
 
 

@@ -1,6 +1,6 @@
 """Line elements: Bar2, BeamEB2D and BeamEB3D against closed forms, exact FE values and rates.
 
-Closed forms and FE reference values: /work/shared/BENCHMARKS.md sec. 8 (element matrices
+Closed forms and FE reference values: ../shared/BENCHMARKS.md sec. 8 (element matrices
 8.2, cantilever and bar FE frequencies 8.3, static patch 8.4).
 """
 import numpy as np

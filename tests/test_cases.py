@@ -29,6 +29,7 @@ def test_rotating_bar_cli_writes_results_and_plots(tmp_path):
     assert np.all(data["displacement"][:, :, 1] == 0.0)            # axial DOFs only
 
 
+@pytest.mark.slow
 def test_rotating_bar_oscillates_about_the_centrifugal_elongation():
     """Without load and damping the tip oscillates between 0 and about twice the static stretch,
     so its time average over whole periods is the static elongation (closed form, SSLV105)."""

@@ -261,3 +261,26 @@ def test_script_without_protocol_is_skipped(tmp_path):
     '''))
     cases = cli.discover_cases(tmp_path)
     assert list(cases) == ["ok"] and cases["ok"].summary == ""
+
+
+def test_run_reports_a_multibody_case_by_its_summary(tmp_path, capsys):
+    """A multibody case writes its own results.npz and summary.json and returns its summary:
+    `flexmbs run` reports that run (status, steps, end time) instead of "no time integration"."""
+    out = tmp_path / "a01"
+    assert cli.main(["run", "pendulum_a01", "--set", "t_end=0.02", "--set", "dt_out=0.01", "--no-plots",
+                     "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no time integration" not in printed
+    assert "run run: finished, 20 steps to t = 0.02 s" in printed
+    assert "results.npz" in printed and "summary.json" in printed
+    with np.load(out / "results.npz") as data:
+        assert data["t"].tolist() == pytest.approx([0.0, 0.01, 0.02])
+
+
+def test_run_reports_each_run_of_the_triple_pendulum_table(tmp_path, capsys):
+    assert cli.main(["run", "triple_pendulum", "--set", "table=true", "--set", "t_end=0.003",
+                     "--set", "dt_out=0.001", "--no-plots", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    for run in ("natural-augmented", "natural-udwadia-kalaba", "euler-parameters-augmented",
+                "euler-parameters-udwadia-kalaba"):
+        assert f"run {run}: finished, 3 steps to t = 0.003 s" in printed

@@ -108,8 +108,9 @@ def test_translation_with_uniform_acceleration_gives_the_static_body_load_soluti
 
 
 # -- the formulations agree ----------------------------------------------------------------------
-@pytest.mark.parametrize("make", [lambda: rotating_bar(10, force=1.0), lambda: planar_beam()],
-                         ids=["rotating-bar", "planar-beam-general-motion"])
+@pytest.mark.parametrize("make", [pytest.param(lambda: rotating_bar(10, force=1.0), id="rotating-bar"),
+                                  pytest.param(lambda: planar_beam(), id="planar-beam-general-motion",
+                                               marks=pytest.mark.slow)])
 def test_formulations_agree_to_integrator_tolerance(make):
     md = make()
     t_end = 0.02 if md.n_dofs == 10 else 0.3
@@ -158,6 +159,7 @@ def test_hamilton_momentum_is_dL_ddelta_dot():
         np.testing.assert_allclose(p, grad, rtol=1e-7, atol=1e-9 * np.abs(p).max())
 
 
+@pytest.mark.slow
 def test_energy_balance_with_general_motion_loads_gravity_and_damping():
     md = planar_beam(4, damping=(0.5, 1e-3))
     res = fm.run(md, formulation="gibbs-appell", method="DOP853", rtol=1e-10, atol=1e-13, t_end=1.0,
@@ -181,6 +183,7 @@ def test_jacobi_integral_changes_by_load_work_minus_dissipation(formulation):
     assert np.abs(change - expected).max() <= 1e-7 * np.abs(e["W_damping"]).max()
 
 
+@pytest.mark.slow
 def test_midpoint_rule_conserves_the_jacobi_integral_without_drift():
     md = rotating_bar(6)
     delta0 = 2 * static_solution(md)                 # released from twice the steady stretch

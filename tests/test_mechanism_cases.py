@@ -68,6 +68,7 @@ def test_midspan_deflection_converges_with_elements():
     assert d2 < 1e-3 * peak
 
 
+@pytest.mark.slow
 def test_formulations_agree_on_the_flexible_rod():
     model = slider_crank.build(elements=4)
     t_end = 0.003                                                 # 26 degrees of crank from the dead centre
@@ -116,6 +117,7 @@ def test_four_bar_case_writes_its_files(tmp_path):
         assert (tmp_path / name).stat().st_size > 0, name
 
 
+@pytest.mark.slow
 def test_marker_case_recovers_the_exact_kinematics_run(tmp_path):
     res, model, extras = marker_mechanism.run(out=tmp_path, elements=4, duration=0.2, h=1e-4, gif_frames=3)
     assert res.success

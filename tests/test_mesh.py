@@ -143,6 +143,8 @@ def test_degenerate_and_lower_dimensional_cells():
     ("bar_tetra.inp", 3, {"tetra": 240}, "bar", 0.01, {"clamped": (0, 0.0, 9), "tip": (0, 1.0, 9)}),
     ("bar_hex.msh", 3, {"hexahedron": 40, "quad": 8}, "bar", 0.01,
      {"clamped": (0, 0.0, 9), "tip": (0, 1.0, 9)}),
+    ("bar_tetra10.msh", 3, {"tetra10": 24, "triangle6": 12}, "bar", 0.01,      # second order, as Gmsh's
+     {"clamped": (0, 0.0, 9), "tip": (0, 1.0, 9), "top": (2, 0.1, 27)}),
 ])
 def test_sample_meshes(name, dim, cells, domain, measure, sets):
     """Each sample has its cells, a domain set holding all of them and the named node sets.

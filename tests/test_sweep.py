@@ -38,12 +38,12 @@ def test_parameter_grid_products_lists_and_types():
 
 
 def test_local_sweep_with_a_failing_case_then_resume(tmp_path):
-    grid = {"elements": [3, 4, 0]}                       # 0 elements cannot be meshed: that case fails
+    grid = {"elements": [3, 4, 0]}                       # 0 elements is refused by the case: that case fails
     rows = sweep(BAR, grid=grid, fixed=SMALL, out=tmp_path, workers=2)
     status = {r["parameters"]["elements"]: r["status"] for r in rows}
     assert status == {3: "finished", 4: "finished", 0: "error"}
     failed = next(r for r in rows if r["status"] == "error")
-    assert "n_el" in failed["message"]
+    assert "parameter 'elements': must be >= 1" in failed["message"]     # the user's name, not n_el
     table = _summary(tmp_path / "summary.csv")
     assert [r["status"] for r in table] == ["finished", "finished", "error"]
     assert float(table[0]["peak_displacement"]) > 0
@@ -59,17 +59,19 @@ def test_local_sweep_with_a_failing_case_then_resume(tmp_path):
     assert [after[r["id"]] == markers[r["id"]] for r in rows] == [True, True, False]
 
 
+@pytest.mark.slow
 def test_sweep_results_equal_running_the_cases_one_by_one(tmp_path):
     rows = sweep(BAR, grid={"omega": [10.0, 20.0]}, fixed=SMALL, out=tmp_path / "sweep", workers=2)
     for r in rows:
         direct = rotating_bar.run(out=tmp_path / "direct" / r["id"], **r["parameters"])
         swept = np.load(tmp_path / "sweep" / "cases" / r["id"] / "results.npz")
         alone = np.load(tmp_path / "direct" / r["id"] / "results.npz")
-        for key in ("t", "displacement", "nodes"):
-            np.testing.assert_array_equal(swept[key], alone[key])
+        for key in ("t", "displacement", "nodes"):     # equal up to the BLAS threads' summation order
+            np.testing.assert_allclose(swept[key], alone[key], rtol=0, atol=1e-12 * np.abs(alone[key]).max())
         assert direct["undamped"].success
 
 
+@pytest.mark.slow
 def test_sweep_on_a_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip("distributed", reason="dask[distributed] is not installed "
                                       "(pip install 'flexmbs[dask]'); CI installs it")

@@ -27,15 +27,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
+from ..rotations import tilde
 from .assembler import Assembler
 
 __all__ = ["BodyInvariants", "assemble_invariants", "tilde"]
-
-
-def tilde(v) -> np.ndarray:
-    """Skew-symmetric matrix of v: tilde(v) @ y == cross(v, y)."""
-    v = np.asarray(v, dtype=float)
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 _E_TILDE = [tilde(e) for e in np.eye(3)]

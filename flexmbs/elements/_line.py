@@ -13,13 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..quadrature import gauss_legendre
-
-
-def pad3(X: np.ndarray) -> np.ndarray:
-    """Coordinates padded with zeros to 3 components."""
-    if X.shape[-1] == 3:
-        return X
-    return np.concatenate([X, np.zeros(X.shape[:-1] + (3 - X.shape[-1],))], axis=-1)
+from ..rotations import pad3  # noqa: F401  (elements import pad3 from here)
 
 
 def axis(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -5,13 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-def tilde(v):
-    """Skew matrix of v (tilde(v) y = v x y)."""
-    W = np.zeros((3, 3))
-    W[0, 1], W[0, 2], W[1, 2] = -v[2], v[1], -v[0]
-    W[1, 0], W[2, 0], W[2, 1] = v[2], -v[1], v[0]
-    return W
+from ..rotations import tilde  # noqa: F401  (kept importable here: the one skew matrix is rotations.skew)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from typing import ClassVar, Hashable
 import numpy as np
 from scipy import sparse
 
-__all__ = ["Formulation", "SecondOrderForm", "SparseSolver"]
+__all__ = ["Formulation", "VelocityFormulation", "SecondOrderForm", "SparseSolver"]
 
 
 class SparseSolver:
@@ -40,7 +40,6 @@ class SparseSolver:
 
     def __init__(self, A, dense_below: int = 400):
         from scipy.linalg import cho_factor
-        from scipy.sparse.linalg import splu
         self.n = A.shape[0]
         self.dense = self.n < dense_below
         if self.dense:
@@ -48,6 +47,7 @@ class SparseSolver:
             Ad = A.toarray() if sparse.issparse(A) else np.asarray(A)
             self._inv = cho_solve(cho_factor(Ad), np.eye(self.n))
         else:
+            from scipy.sparse.linalg import splu
             self._factor = splu(sparse.csc_matrix(A))
 
     def solve(self, b: np.ndarray) -> np.ndarray:
@@ -58,13 +58,18 @@ class SparseSolver:
 
 @dataclass
 class SecondOrderForm:
-    """``M q'' = f(t, q, v)`` with constant ``M``, ``K(t) = -df/dq`` and ``C(t) = -df/dv``."""
+    """``M q'' = f(t, q, v)`` with constant ``M``, ``K(t) = -df/dq`` and ``C(t) = -df/dv``.
+
+    ``affine``: for small (dense) linear models, the same equations as constant matrices times
+    time coefficients (`flexmbs.formulations.affine.AffineSecondOrder`), else None.
+    """
 
     M: sparse.csr_array
     f: callable
     K: callable
     C: callable
     key: callable
+    affine: object = None
 
 
 class Formulation(ABC):
@@ -80,6 +85,7 @@ class Formulation(ABC):
     second_state: ClassVar[str]          # "delta_dot" or "p"
     mass_matrix_constant: ClassVar[bool] = True
     linear: ClassVar[bool] = True        # F affine in x, jacobian exact: one Newton solve is exact
+    compile_auto: ClassVar[bool] = True  # evaluation="auto" compiles steady dense models
 
     def __init__(self, model, evaluation: str = "auto"):
         if evaluation not in ("auto", "terms", "compiled"):
@@ -91,7 +97,8 @@ class Formulation(ABC):
         self.n_rhs = 0
         self.evaluation = evaluation
         self._compiled = None
-        if evaluation == "compiled" or (evaluation == "auto" and model.steady and model.dense):
+        if evaluation == "compiled" or (evaluation == "auto" and self.compile_auto and model.steady
+                                        and model.dense):
             if not model.steady:
                 raise ValueError("`evaluation='compiled'` needs a steady frame (constant spin, fixed "
                                  "origin, no gravity in a rotating frame); use 'terms'")
@@ -139,6 +146,26 @@ class Formulation(ABC):
         E[self.n:] = self.model.Q
         return A, lu_solve(lu, F0), lu_solve(lu, E)
 
+    def linear_system(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A, c, B) of x' = A x + c + B f(t), f = ``model.load_factors(t)``: the steady model's
+        equations in constant-coefficient form (dense), compiled once.
+
+        Raises
+        ------
+        ValueError
+            If the model is not steady (its matrices or frame loads change in time).
+        """
+        if self._compiled is not None:
+            return self._compiled
+        if getattr(self, "_linear_system", None) is None:
+            if not self.model.steady:
+                raise ValueError(
+                    "the model's equations do not have constant coefficients: its frame is not steady "
+                    "(constant spin or fixed frame, origin at rest, no gravity in a rotating frame, no "
+                    "stiffening by time-varying loads), so there is no x' = A x + c + B f(t) form")
+            self._linear_system = self._compile()     # rhs keeps the evaluation asked for
+        return self._linear_system
+
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """x' = M_full^{-1} F(t, x) with the factorization of M computed once."""
         self.n_rhs += 1
@@ -162,3 +189,54 @@ class Formulation(ABC):
     def second_order(self) -> SecondOrderForm | None:
         """The second-order form for methods like generalized-alpha (None for momentum states)."""
         return None
+
+
+class VelocityFormulation(Formulation):
+    """The first-order form x = (delta, delta') of equations [m] delta'' = f(t, delta, delta').
+
+    Subclasses say how f is computed (`generalized_force`): Lagrange from the derivatives of
+    the kinetic energy, Gibbs-Appell from the accelerations of the mass points.  The Jacobian
+    blocks are the exact derivatives of f, the same matrices for both:
+    df/d delta = -([k] + K_geo + [k(eps)] + [k(omega)]) (``Model.frame_stiffness``) and
+    df/d delta' = -(C + [c]) (``Model.frame_damping``).
+    """
+
+    second_state: ClassVar[str] = "delta_dot"
+
+    @abstractmethod
+    def generalized_force(self, t: float, delta: np.ndarray, delta_dot: np.ndarray) -> np.ndarray:
+        """f(t, delta, delta') with [m] delta'' = f."""
+
+    def state0(self, delta0, delta_dot0, t0=0.0):
+        return np.concatenate([np.asarray(delta0, float), np.asarray(delta_dot0, float)])
+
+    def physical(self, t, x):
+        x = np.asarray(x)
+        return x[..., :self.n], x[..., self.n:]
+
+    def forcing_full(self, t, x):
+        delta, delta_dot = x[:self.n], x[self.n:]
+        return np.concatenate([delta_dot, self.generalized_force(t, delta, delta_dot)])
+
+    def _K_t(self, t):
+        return self.model.frame_stiffness(t)
+
+    def _C_t(self, t):
+        return self.model.frame_damping(t)
+
+    def jacobian(self, t, x=None):
+        """[[0, I], [-K_eff(t), -C_eff(t)]]: dense for small models, CSR otherwise."""
+        K, C = self._K_t(t), self._C_t(t)
+        if not sparse.issparse(K):
+            n = self.n
+            return np.block([[np.zeros((n, n)), np.eye(n)], [-K, -C]])
+        I = sparse.identity(self.n, format="csr")
+        Z = sparse.csr_array((self.n, self.n))
+        return sparse.csr_array(sparse.block_array([[Z, I], [-K, -C]], format="csr"))
+
+    @property
+    def second_order(self):
+        return SecondOrderForm(M=self.model.M_op, f=self.generalized_force,
+                               K=lambda t, q=None, v=None: self._K_t(t),
+                               C=lambda t, q=None, v=None: self._C_t(t),
+                               key=self.jacobian_key)

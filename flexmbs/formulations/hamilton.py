@@ -81,6 +81,11 @@ class Hamilton(Formulation):
         x = np.asarray(x)
         if x.ndim == 1:
             return x[:self.n], self.velocity(t, x[:self.n], x[self.n:])
+        if self.model.steady and len(x):              # b and G(omega) constant: one batched solve
+            md, fs = self.model, self.model.frame(0.0)
+            delta = x[:, :self.n]
+            rhs = x[:, self.n:].T - self._b(fs)[:, None] - md.G_matrix(fs.omega) @ delta.T
+            return delta, np.asarray(self._M_solver.solve(rhs)).T
         v = np.array([self.velocity(ti, xi[:self.n], xi[self.n:]) for ti, xi in zip(np.atleast_1d(t), x)])
         return x[:, :self.n], v
 

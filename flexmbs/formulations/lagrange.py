@@ -23,27 +23,20 @@ References
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
-import numpy as np
-from scipy import sparse
-
-from .base import Formulation, SecondOrderForm
+from .base import VelocityFormulation
 from ._common import tilde
 
 
-class Lagrange(Formulation):
+AFFINE_MAX_DOFS = 200     # the affine form keeps ~25 dense n x (2n + 1) matrices: small models only
+
+
+class Lagrange(VelocityFormulation):
     """Second-order Lagrange equations written as x' = (delta', delta'')."""
 
     name: ClassVar[str] = "lagrange"
-    second_state: ClassVar[str] = "delta_dot"
-
-    def state0(self, delta0, delta_dot0, t0=0.0):
-        return np.concatenate([np.asarray(delta0, float), np.asarray(delta_dot0, float)])
-
-    def physical(self, t, x):
-        x = np.asarray(x)
-        return x[..., :self.n], x[..., self.n:]
 
     def generalized_force(self, t, delta, delta_dot):
         """f(t, delta, delta') with [m] delta'' = f (everything but the d/dt of [m] delta')."""
@@ -64,29 +57,14 @@ class Lagrange(Formulation):
         # term 3: elastic, damping, applied loads
         return f + md.q_ext(t) - md.K_dot(t, delta) - md.damping_force(delta_dot)
 
-    def forcing_full(self, t, x):
-        delta, delta_dot = x[:self.n], x[self.n:]
-        return np.concatenate([delta_dot, self.generalized_force(t, delta, delta_dot)])
-
-    def _K_t(self, t):
-        return self.model.frame_stiffness(t)
-
-    def _C_t(self, t):
-        return self.model.frame_damping(t)
-
-    def jacobian(self, t, x=None):
-        """[[0, I], [-K_eff(t), -C_eff(t)]]: dense for small models, CSR otherwise."""
-        K, C = self._K_t(t), self._C_t(t)
-        if not sparse.issparse(K):
-            n = self.n
-            return np.block([[np.zeros((n, n)), np.eye(n)], [-K, -C]])
-        I = sparse.identity(self.n, format="csr")
-        Z = sparse.csr_array((self.n, self.n))
-        return sparse.csr_array(sparse.block_array([[Z, I], [-K, -C]], format="csr"))
-
     @property
     def second_order(self):
-        return SecondOrderForm(M=self.model.M_op, f=self.generalized_force,
-                               K=lambda t, q=None, v=None: self._K_t(t),
-                               C=lambda t, q=None, v=None: self._C_t(t),
-                               key=self.jacobian_key)
+        """The (delta, delta') second-order form; small dense models also get Lagrange's affine
+        form (the same equations as constant matrices times time coefficients)."""
+        form = super().second_order
+        if self.model.dense and self.n <= AFFINE_MAX_DOFS:
+            if getattr(self, "_affine", None) is None:
+                from .affine import AffineSecondOrder
+                self._affine = AffineSecondOrder(self.model)
+            form = replace(form, affine=self._affine)
+        return form

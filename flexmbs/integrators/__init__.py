@@ -12,12 +12,16 @@
     "generalized-alpha" GeneralizedAlpha    2      fixed     M q'' = f(t, q, v)  (second_order)
     "Radau"             Radau               5      adaptive  M_full x' = F(t, x), jacobian
     "BDF"               BDF                 1..5   adaptive  M_full x' = F(t, x), jacobian
+    "index3-alpha"      Index3GeneralizedAlpha 2   fixed     M q'' + C_q^T lam = Q, C = 0 (ConstrainedProblem)
+    "exact"             ExactLinear         exact  outputs   x' = A x + c + B f(t) (steady, linear)
 
 See ``docs/integrators.md``.
 """
 from .adams_bashforth import AdamsBashforth4
 from .base import Integrator
+from .exact import ExactLinear
 from .generalized_alpha import GeneralizedAlpha
+from .index3_alpha import ConstrainedProblem, Index3GeneralizedAlpha
 from .midpoint import ImplicitMidpoint
 from .rk import BDF, DOP853, RK45, Radau
 from .simulate import INTEGRATORS, Solution, simulate
@@ -29,8 +33,11 @@ __all__ = [
     "AdamsBashforth4",
     "ImplicitMidpoint",
     "GeneralizedAlpha",
+    "Index3GeneralizedAlpha",
+    "ConstrainedProblem",
     "Radau",
     "BDF",
+    "ExactLinear",
     "INTEGRATORS",
     "Solution",
     "simulate",

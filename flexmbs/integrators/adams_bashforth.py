@@ -7,7 +7,10 @@ Explicit, fixed step, on ``x' = f(t, x) = formulation.rhs(t, x)``:
     x_{k+1} = x_k + h/24 (55 f_k - 59 f_{k-1} + 37 f_{k-2} - 9 f_{k-3})      k >= 3
     x_1, x_2, x_3: classical RK4 (k1..k4), which supplies f_0 .. f_3
 
-One evaluation of ``rhs`` per AB4 step (four per RK4 step).  A step shorter than ``h`` (the
+One evaluation of ``rhs`` per AB4 step (four per RK4 step), made after the step is accepted
+and corrected by the formulation (``correct_state``, e.g. a constraint projection), so that the
+history f_k, f_{k-1}, ... holds derivatives at the corrected states: the method stays the same
+multistep formula on the projected sequence x_k, and the history is not restarted.  A step shorter than ``h`` (the
 last one, when ``h`` does not divide the interval) is an RK4 step, which keeps the order.
 Dense output: cubic Hermite from x and f at both ends (no extra evaluation).
 
@@ -29,7 +32,16 @@ __all__ = ["AdamsBashforth4"]
 
 
 class AdamsBashforth4(Integrator):
-    """Adams-Bashforth, 4 steps, order 4, started by 3 classical RK4 steps."""
+    """Adams-Bashforth, 4 steps, order 4, started by 3 classical RK4 steps.
+
+    ``method="AB4"``; needs ``h``.  Explicit: one evaluation of the right-hand side per step,
+    stable only for ``h`` well below the period of the highest mode.
+
+    Other Parameters
+    ----------------
+    divergence_limit : float, default 1e12
+        The run stops with status "diverged" when ``|x|_inf`` exceeds it.
+    """
 
     name = "AB4"
     order = 4
@@ -58,10 +70,20 @@ class AdamsBashforth4(Integrator):
             x_new = self._rk4(t, x, f_hist[0], h)
             if h != self.h:                                # equal spacing lost: start again
                 f_hist = f_hist[:0]
-        f_new = self._rhs(t_next, x_new)
-        self._f_hist = [f_new] + f_hist[:3]
-        self.t, self.x, self._xdot_new = t_next, x_new, f_new
+        self._f_hist = f_hist[:3]                       # f_new is added by _after_step
+        self.t, self.x = t_next, x_new
         return True, None
+
+    def _after_step(self) -> None:
+        """f_{k+1} = f(t_{k+1}, x_{k+1}) at the accepted state, after the formulation's correction.
+
+        Evaluated here rather than in the step so that a constraint projection of x_{k+1}
+        (``formulation.correct_state``) is seen by the history: every stored f_j is the
+        derivative at the corrected x_j, start-up RK4 steps included, at one evaluation per step.
+        """
+        f_new = self._rhs(self.t, self.x)
+        self._f_hist = [f_new] + self._f_hist
+        self._xdot_new = f_new
 
     def _rk4(self, t: float, x: np.ndarray, k1: np.ndarray, h: float) -> np.ndarray:
         """Classical Runge-Kutta step, k1 = f(t, x) given."""

@@ -96,13 +96,15 @@ def validate_h(h, required: bool, method: str) -> float | None:
 
 
 def validate_tolerances(rtol, atol) -> tuple[float, float | np.ndarray]:
-    """rtol > 0 (scalar) and atol > 0 (scalar or per state component)."""
+    """0 < rtol < 1 (scalar) and atol > 0 (scalar or per state component)."""
     try:
         rtol = float(rtol)
     except (TypeError, ValueError):
         raise ValueError(f"`rtol` must be a positive number, got {rtol!r}.") from None
     if not (np.isfinite(rtol) and rtol > 0):
         raise ValueError(f"`rtol` must be positive, got {rtol!r}.")
+    if rtol >= 1.0:
+        raise ValueError(f"`rtol` is a relative tolerance and must be below 1 (e.g. 1e-6), got {rtol!r}.")
     atol_arr = np.asarray(atol, dtype=float)
     if atol_arr.ndim > 1 or not np.all(np.isfinite(atol_arr)) or not np.all(atol_arr > 0):
         raise ValueError(f"`atol` must be positive (a number or one per state component), got {atol!r}.")
@@ -134,8 +136,10 @@ class Integrator(ABC):
         Initial state in the formulation's own variables.
     h : float, optional
         Step size; required by fixed-step methods, the first trial step of adaptive ones.
-    rtol, atol : float
-        Tolerances of the adaptive methods (fixed-step methods do not use them).
+    rtol : float, default 1e-6
+        Relative tolerance of the adaptive methods (fixed-step methods do not use it).
+    atol : float or ndarray, default 1e-9
+        Absolute tolerance of the adaptive methods.
     **options
         Method options (see ``option_defaults()``); every method accepts
         ``divergence_limit`` (default 1e12), the bound on ``|x|_inf`` above which the
@@ -162,13 +166,14 @@ class Integrator(ABC):
     adaptive: ClassVar[bool]
     needs: ClassVar[Literal["first_order", "second_order"]]
     uses_tolerances: ClassVar[bool] = False                 # rtol, atol
+    h_optional: ClassVar[bool] = False                      # a fixed-step method with a default step
     method_options: ClassVar[dict[str, object]] = {}        # method options -> defaults
     base_options: ClassVar[dict[str, object]] = {"divergence_limit": 1e12}
 
     def __init__(self, formulation, t0: float, x0, t_end: float, h: float | None = None,
                  rtol: float = 1e-6, atol: float = 1e-9, **options):
         self.t0, self.t_end = validate_t_span((t0, t_end))
-        self.h = validate_h(h, required=not self.adaptive, method=self.name)
+        self.h = validate_h(h, required=not (self.adaptive or self.h_optional), method=self.name)
         self.rtol, self.atol = validate_tolerances(rtol, atol)
         self._validate_formulation(formulation)
         self.formulation = formulation
@@ -273,14 +278,23 @@ class Integrator(ABC):
             raise RuntimeError(f"Attempt to step an integrator whose status is '{self.status}'.")
         t, x, xdot = self.t, self.x, self._xdot_new
         self._xdot_new = None
-        with np.errstate(all="ignore"):       # non-finite values become a status below
-            success, message = self._step_impl()
+        try:
+            with np.errstate(all="ignore"):       # non-finite values become a status below
+                success, message = self._step_impl()
+        except (ArithmeticError, np.linalg.LinAlgError) as err:   # e.g. a singular system, Newton
+            success, message = False, f"The step from t = {t:.6g} failed: {err}"
         if not success:
             self.t, self.x, self._xdot_new = t, x, xdot
             self.status, self.message = "failed", message
             return message
         self.t_old, self.x_old, self._xdot_old = t, x, xdot
         self.n_steps += 1
+        try:
+            self._correct_state()
+        except (ArithmeticError, np.linalg.LinAlgError) as err:
+            self.status = "failed"
+            self.message = f"The correction of the state after the step to t = {self.t:.6g} failed: {err}"
+            return self.message
         self._after_step()
         if not np.all(np.isfinite(self.x)):
             self.status = "failed"
@@ -304,8 +318,31 @@ class Integrator(ABC):
                 self.message = f"Reached t_end = {self.t_end:.6g}."
         return self.message if self.status != "running" else None
 
+    def _correct_state(self) -> None:
+        """The formulation's correction of the accepted state, if it has one (constraint stabilisation).
+
+        A formulation with a method ``correct_state(t, x) -> x`` (e.g. the index-1 form of a
+        constrained multibody system, which projects ``x`` back onto the constraint manifold)
+        is called after every accepted step of every method, start-up steps included, before
+        ``_after_step``.  When it returns a new array the state is replaced, the cached
+        derivative is dropped and ``_state_corrected`` lets the method update its own copies of
+        the state, so that its next step starts from the corrected state.  A non-finite state
+        is left for the guard of `step`.
+        """
+        correct = getattr(self.formulation, "correct_state", None)
+        if correct is None or not np.all(np.isfinite(self.x)):
+            return
+        x = correct(self.t, self.x)
+        if x is not self.x:
+            self.x = np.asarray(x, dtype=float)
+            self._xdot_new = None
+            self._state_corrected()
+
+    def _state_corrected(self) -> None:
+        """Hook after `_correct_state` replaced ``self.x`` (methods that keep a copy update it)."""
+
     def _after_step(self) -> None:
-        """Hook after an accepted step (e.g. to drop cached dense output)."""
+        """Hook after an accepted (and corrected) step (e.g. to drop cached dense output)."""
 
     def dense(self, t: float) -> np.ndarray:
         """State on the last step [t_old, t] from the method's interpolant.

@@ -49,7 +49,28 @@ __all__ = ["GeneralizedAlpha"]
 
 
 class GeneralizedAlpha(Integrator):
-    """Chung-Hulbert generalized-alpha, fixed step, order 2; option ``rho_inf`` (default 0.9)."""
+    """Chung-Hulbert generalized-alpha, fixed step, order 2, on the second-order form.
+
+    ``method="generalized-alpha"``; needs ``h`` and a formulation with ``second_order``
+    (Lagrange, Gibbs-Appell).  The scheme is in the module docstring above.
+
+    Other Parameters
+    ----------------
+    rho_inf : float, default 0.9
+        Spectral radius at infinite frequency, in [0, 1]: 1 no numerical damping, smaller
+        values damp the high frequencies more.
+    newton_tol : float, default 1e-10
+        The step's residual is small when ``|R|_inf <= newton_tol`` times the size of its
+        terms, or the Newton correction when ``|delta|_inf <= newton_tol |x|_inf``.
+    newton_max_iter : int, default 4
+        Newton corrections allowed before the step fails.
+    linear : bool or None, default None
+        True: the equations are affine in the state with an exact Jacobian, so the first solve
+        is the step and the residual check is skipped; None: the formulation's attribute
+        ``linear`` (False if it has none).
+    divergence_limit : float, default 1e12
+        The run stops with status "diverged" when ``|x|_inf`` exceeds it.
+    """
 
     name = "generalized-alpha"
     order = 2

@@ -37,8 +37,7 @@ import warnings
 from typing import ClassVar
 
 import numpy as np
-from scipy import integrate, sparse
-from scipy.sparse.linalg import splu
+from scipy import sparse
 
 from .base import Integrator
 
@@ -50,15 +49,27 @@ DENSE_JACOBIAN_WARN_ABOVE = 2000
 class ScipyIntegrator(Integrator):
     """Adaptive method that wraps a ``scipy.integrate.OdeSolver`` subclass on ``formulation.rhs``.
 
-    Options: ``max_step`` (default inf).  ``h`` is the first trial step (default: scipy's
+    ``rtol`` and ``atol`` set the accuracy; ``h`` is the first trial step (default: scipy's
     own choice).
+
+    Other Parameters
+    ----------------
+    max_step : float, default inf
+        Largest step [s] the error control may take.
+    divergence_limit : float, default 1e12
+        The run stops with status "diverged" when ``|x|_inf`` exceeds it.
     """
 
     adaptive = True
     needs = "first_order"
     uses_tolerances = True
     method_options = {"max_step": np.inf}
-    solver_class: ClassVar[type[integrate.OdeSolver]]
+    solver_name: ClassVar[str]            # the scipy.integrate class (imported when first used)
+
+    @property
+    def solver_class(self):
+        from scipy import integrate
+        return getattr(integrate, self.solver_name)
     uses_jacobian: ClassVar[bool] = False
 
     def _setup(self) -> None:
@@ -93,6 +104,7 @@ class ScipyIntegrator(Integrator):
             J = self.formulation.jacobian(t, x)
             self.n_jac += 1
             J = J.toarray() if sparse.issparse(J) else np.asarray(J, dtype=float)
+            from scipy.sparse.linalg import splu
             M_lu = splu(sparse.csc_matrix(self._mass_matrix_full(t)))
             self._own_lu += 1
             self._jac_key, self._jac_value = key, M_lu.solve(J)
@@ -122,6 +134,19 @@ class ScipyIntegrator(Integrator):
     def _after_step(self) -> None:
         self._dense_output = None
 
+    def _state_corrected(self) -> None:
+        """Hand the corrected state to the scipy solver: y (and BDF's D[0], the current value of
+        its difference table), and f(t, y) where the method keeps it (RK45/DOP853: first stage of
+        the next step; Radau).  The dense output of the last step still ends at the uncorrected
+        value (the difference is the size of the correction)."""
+        s = self._solver
+        s.y = self.x.copy()
+        if self.solver_name == "BDF":
+            s.D[0] = s.y
+        if hasattr(s, "f"):
+            s.f = s.fun(s.t, s.y)
+        self._sync_counters()
+
     def _dense_impl(self, t: float) -> np.ndarray:
         if self._dense_output is None:
             self._dense_output = self._solver.dense_output()
@@ -138,34 +163,50 @@ class ExplicitRK(ScipyIntegrator):
 
 
 class RK45(ExplicitRK):
-    """Dormand-Prince 5(4), scipy's ``RK45`` [1]_ (local extrapolation: order 5)."""
+    """Dormand-Prince 5(4), scipy's ``RK45`` [1]_ (local extrapolation: order 5).
+
+    ``method="RK45"``.  Options (see `ScipyIntegrator`): ``max_step`` (default inf),
+    ``divergence_limit`` (default 1e12).
+    """
 
     name = "RK45"
     order = 5
-    solver_class = integrate.RK45
+    solver_name = "RK45"
 
 
 class DOP853(ExplicitRK):
-    """Dormand-Prince 8(5,3), scipy's ``DOP853`` [2]_."""
+    """Dormand-Prince 8(5,3), scipy's ``DOP853`` [2]_.
+
+    ``method="DOP853"``.  Options (see `ScipyIntegrator`): ``max_step`` (default inf),
+    ``divergence_limit`` (default 1e12).
+    """
 
     name = "DOP853"
     order = 8
-    solver_class = integrate.DOP853
+    solver_name = "DOP853"
 
 
 class Radau(ScipyIntegrator):
-    """Implicit Radau IIA, 3 stages, order 5, scipy's ``Radau`` [3]_; L-stable."""
+    """Implicit Radau IIA, 3 stages, order 5, scipy's ``Radau`` [3]_; L-stable.
+
+    ``method="Radau"``.  Options (see `ScipyIntegrator`): ``max_step`` (default inf),
+    ``divergence_limit`` (default 1e12).
+    """
 
     name = "Radau"
     order = 5
-    solver_class = integrate.Radau
+    solver_name = "Radau"
     uses_jacobian = True
 
 
 class BDF(ScipyIntegrator):
-    """Variable-order (1 to 5) BDF/NDF, scipy's ``BDF`` [4]_; declared order is the maximum, 5."""
+    """Variable-order (1 to 5) BDF/NDF, scipy's ``BDF`` [4]_; declared order is the maximum, 5.
+
+    ``method="BDF"``.  Options (see `ScipyIntegrator`): ``max_step`` (default inf),
+    ``divergence_limit`` (default 1e12).
+    """
 
     name = "BDF"
     order = 5
-    solver_class = integrate.BDF
+    solver_name = "BDF"
     uses_jacobian = True

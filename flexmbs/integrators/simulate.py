@@ -24,16 +24,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from .adams_bashforth import AdamsBashforth4
+from .exact import ExactLinear
 from .base import (Integrator, check_options, validate_h, validate_t_span, validate_tolerances,
                    validate_x0)
 from .generalized_alpha import GeneralizedAlpha
+from .index3_alpha import Index3GeneralizedAlpha
 from .midpoint import ImplicitMidpoint
 from .rk import BDF, DOP853, RK45, Radau
 
 __all__ = ["INTEGRATORS", "Solution", "simulate"]
 
 INTEGRATORS: dict[str, type[Integrator]] = {
-    cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF)
+    cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF,
+                              Index3GeneralizedAlpha, ExactLinear)
 }
 
 # 3-point Gauss-Legendre on [0, 1]
@@ -117,6 +120,8 @@ def aligned_step(h: float, t0: float, t_eval: np.ndarray | None) -> float:
     if t_eval is None or t_eval.size < 2:
         return h
     dt_out = np.diff(t_eval)
+    if dt_out.size > 1 and dt_out[-1] < dt_out[0] * (1 - 1e-9):
+        dt_out = dt_out[:-1]                         # a shorter last interval ending at t_end (output_times)
     if dt_out[0] <= 0 or np.max(np.abs(dt_out - dt_out[0])) > 1e-9 * dt_out[0]:
         return h                                     # not equally spaced
     h_out = dt_out[0] / np.ceil(dt_out[0] / h * (1 - 1e-12))
@@ -127,12 +132,40 @@ def aligned_step(h: float, t0: float, t_eval: np.ndarray | None) -> float:
 
 
 def _gauss(integrator: Integrator, integrand, a: float, b: float) -> np.ndarray:
-    """int_a^b integrand(t, x(t)) dt on the dense output of the last step, 3-point Gauss."""
+    """int_a^b integrand(t, x(t)) dt on the dense output of the last step, 3-point Gauss
+    (one call with the three points if the integrand is ``vectorized``)."""
+    if getattr(integrand, "vectorized", False):
+        t = a + GAUSS_XI * (b - a)
+        x = np.stack([integrator.dense(ti) for ti in t])
+        return (b - a) * (GAUSS_W @ np.asarray(integrand(t, x), dtype=float).reshape(3, -1))
     total = 0.0
     for xi, w in zip(GAUSS_XI, GAUSS_W):
         t = a + xi * (b - a)
         total = total + w * np.asarray(integrand(t, integrator.dense(t)), dtype=float)
     return (b - a) * total
+
+
+def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progress, start) -> Solution:
+    """All outputs of method "exact" at once (``integrator.outputs``); ``t_eval`` None: the
+    step points t0 + k h."""
+    t0, t_end = integrator.t0, integrator.t_end
+    if t_eval is None:
+        n = max(1, int(np.ceil((t_end - t0) / integrator.h * (1 - 1e-12))))
+        t_eval = np.minimum(t0 + integrator.h * np.arange(n + 1), t_end)
+        t_eval[-1] = t_end
+    x, integrals = integrator.outputs(t_eval, integrand)
+    t_eval = t_eval[:len(x)]                 # outputs before a failure
+    if on_output is not None:
+        for te, xe in zip(t_eval, x):
+            on_output(float(te), xe)
+    if progress is not None:
+        progress(float(t_eval[-1]))
+    cls = type(integrator)
+    return Solution(
+        t=np.array(t_eval, dtype=float), x=x, integrals=integrals, status=integrator.status,
+        message=integrator.message or "", success=integrator.status == "finished", n_rhs=integrator.n_rhs,
+        n_jac=0, n_lu=0, n_steps=integrator.n_steps, n_rejected=0, wall_time=time.perf_counter() - start,
+        method=cls.name, order=cls.order)
 
 
 def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: float | None = None,
@@ -150,7 +183,7 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         ``(t0, t_end)``, increasing.
     x0 : ndarray, shape (n_state,)
         Initial state in the formulation's variables (``formulation.state0(...)``).
-    method : str
+    method : str, default "DOP853"
         One of `INTEGRATORS`: 'RK45', 'DOP853', 'AB4', 'midpoint', 'generalized-alpha',
         'Radau', 'BDF'.
     t_eval : array_like, shape (n_out,), optional
@@ -158,8 +191,10 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     h : float, optional
         Step size, required by the fixed-step methods ('AB4', 'midpoint',
         'generalized-alpha'); the first trial step of the adaptive ones.
-    rtol, atol : float
-        Tolerances of the adaptive methods.
+    rtol : float, default 1e-6
+        Relative tolerance of the adaptive methods.
+    atol : float or ndarray, default 1e-9
+        Absolute tolerance of the adaptive methods, in the state's units.
     integrand : callable, optional
         ``integrand(t, x) -> (k,)``; its integral from t0 to each output time is returned
         in ``Solution.integrals`` (e.g. the work of the drive torque).
@@ -185,7 +220,7 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     cls = validate_method(method)
     t0, t_end = validate_t_span(t_span)
     x0 = validate_x0(x0, formulation.n_state)
-    h = validate_h(h, required=not cls.adaptive, method=method)
+    h = validate_h(h, required=not (cls.adaptive or cls.h_optional), method=method)
     rtol, atol = validate_tolerances(rtol, atol)
     t_eval = validate_t_eval(t_eval, t0, t_end)
     for value, name in ((integrand, "integrand"), (on_output, "on_output"), (progress, "progress")):
@@ -198,9 +233,12 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
             warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{method}'; its "
                           "accuracy is set by `h`.", stacklevel=2)
         tolerances = {}
-        h = aligned_step(h, t0, t_eval)
+        if h is not None:
+            h = aligned_step(h, t0, t_eval)
 
     integrator = cls(formulation, t0, x0, t_end, h=h, **tolerances, **known)
+    if isinstance(integrator, ExactLinear):
+        return _simulate_exact(integrator, t_eval, integrand, on_output, progress, start)
 
     out_t: list[float] = []
     out_x: list[np.ndarray] = []

@@ -29,18 +29,26 @@ DOFs "m or rad"), the root an attribute ``units`` naming the system (SI).
 (see `flexmbs.Results` for their meaning).  The works are integrals over the whole run and
 are written when it ends.
 
-Every output is appended to each time series and flushed before the integrator goes on.
+Outputs are appended to each time series and flushed as the run goes on: `flexmbs.run` writes
+them in blocks, at least every half second of wall time (and at the end, and before an
+exception ends the run), so that writing does not cost more than the integration.
 During a run the file is in HDF5's single-writer/multiple-reader (SWMR) mode, in which the
 library orders its writes so that the file on disk is always consistent: a run that is
 killed, crashes or diverges leaves a readable file with every output written before.
-`load_results` opens files in SWMR read mode, so a file can also be read while it is written.
+`load_results` reads such files, also while they are written, and truncated ones; it uses
+HDF5's SWMR read mode, which waits for hours on a damaged file, only for a file it sees
+growing (see `flexmbs.io.recovery` and `_read`): a damaged file fails at once, and the
+outputs stored wholly before a truncation are recovered.
 """
 from __future__ import annotations
 
 import datetime
 import json
 import logging
+import os
+import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -48,9 +56,10 @@ import h5py
 import numpy as np
 
 from ..results import Results
+from .recovery import RepairedView, Superblock, intact_rows, read_superblock
 
 __all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "recording",
-           "active_recording",
+           "active_recording", "DamagedFileError", "truncation",
            "FORMAT", "FORMAT_VERSION"]
 
 log = logging.getLogger(__name__)
@@ -229,25 +238,41 @@ class RunWriter:
             table row (e.g. ``"energies": {"T": ..., "V": ...}``).  The first call fixes the
             keys, shapes and columns.
         """
+        self.append_many({k: ({c: [x] for c, x in v.items()} if isinstance(v, dict) else np.asarray(v)[None])
+                          for k, v in fields.items()})
+
+    def append_many(self, fields: dict[str, np.ndarray]) -> None:
+        """Append N outputs at once and flush: as `append`, every value with a leading axis
+        of length N (tables: a dict of columns of length N)."""
         if self.closed:
             raise RuntimeError(f"run {self.name!r} of {self.path} is closed")
+        rows = {k: (np.stack([np.asarray(c, dtype=np.float64) for c in v.values()], axis=-1)
+                    if isinstance(v, dict) else np.asarray(v, dtype=np.float64)) for k, v in fields.items()}
+        n_new = {len(v) for v in rows.values()}
+        if len(n_new) != 1:
+            raise ValueError(f"`fields` must all have the same number of outputs, got {sorted(n_new)}")
+        n_new = n_new.pop()
+        if n_new == 0:
+            return
         if self._series is None:
-            self._create(fields)
+            self._create({k: ({c: 0.0 for c in v} if isinstance(v, dict) else rows[k][0])
+                          for k, v in fields.items()})
         elif fields.keys() != self._memspace.keys():
             raise ValueError(f"`fields` must have the keys of the first output {sorted(self._series)}, "
                              f"got {sorted(fields)}")
         # NOTE: h5py's low-level calls: 3 times faster than ds.resize + ds[n] = value
-        for key, (dsid, row_shape, memspace, zeros) in self._memspace.items():
+        for key, (dsid, row_shape, _, zeros) in self._memspace.items():
             value = fields[key]
             if key in self._columns:
-                value = [value[c] for c in self._columns[key]]
-            value = np.ascontiguousarray(value, dtype=np.float64).reshape((1, *row_shape))
-            dsid.set_extent((self.n + 1, *row_shape))
+                value = np.stack([np.asarray(value[c], dtype=np.float64) for c in self._columns[key]], axis=-1)
+            value = np.ascontiguousarray(value, dtype=np.float64).reshape((n_new, *row_shape))
+            dsid.set_extent((self.n + n_new, *row_shape))
             space = dsid.get_space()
-            space.select_hyperslab((self.n, *zeros), (1, *row_shape))
-            dsid.write(memspace, space, value)
-        self.n += 1
-        self.last_t = float(np.asarray(fields.get("t", np.nan)))
+            space.select_hyperslab((self.n, *zeros), (n_new, *row_shape))
+            dsid.write(h5py.h5s.create_simple((n_new, *row_shape)), space, value)
+        self.n += n_new
+        t = fields.get("t")
+        self.last_t = float(np.asarray(t)[-1]) if t is not None else np.nan
         self._f.flush()
 
     def finish(self, status: str = "finished", message: str = "", stats: dict | None = None,
@@ -337,18 +362,196 @@ def recording(path, metadata: dict | None = None):
 
 
 # -------------------------------------------------------------------------------------- reading
-def _open(path: Path) -> h5py.File:
+class DamagedFileError(ValueError):
+    """A results file that cannot be read as it was written (truncated or corrupted); the
+    message says what is wrong and what can still be recovered."""
+
+
+_H5_ERRORS = (OSError, RuntimeError, KeyError)      # what h5py raises on unreadable metadata or data
+_RETRIES = (0.02, 0.1, 0.3)                          # waits [s] before re-reading a file a writer holds
+
+
+class _UnknownRun(KeyError):
+    """`run` names no run of the file (not damage)."""
+
+
+def _attr(obj, key: str, default, lost: list | None = None):
+    """``obj.attrs.get(key, default)``; for a truncated file (``lost`` a list) an attribute in the
+    missing part gives ``default`` and is noted in ``lost``."""
+    if lost is None:
+        return obj.attrs.get(key, default)
+    try:
+        return obj.attrs.get(key, default)
+    except _H5_ERRORS:
+        lost.append(key)
+        return default
+
+
+def _truncation(path: Path, sb: Superblock) -> str:
+    return (f"results file {path} is damaged: it ends at byte {sb.size} but its HDF5 header records "
+            f"{sb.eof} bytes ({sb.size / sb.eof:.1%} of it is there: a copy or download cut short, or a full "
+            f"disk)")
+
+
+def truncation(path) -> str | None:
+    """What is missing from a truncated results file (its size against the size its HDF5 header
+    records), or None if the file is not truncated.  Other damage shows when it is read."""
+    try:
+        sb = read_superblock(Path(path))
+    except (OSError, ValueError):
+        return None
+    return _truncation(Path(path), sb) if sb is not None and sb.truncated else None
+
+
+@contextmanager
+def _open(path: Path, swmr: bool = False):
+    """The results file as an ``h5py.File`` and its superblock if it is truncated (else None).
+
+    A clean file opens in the normal read mode, a file that a writer holds or left (flags set)
+    or a truncated one through `RepairedView` (see `flexmbs.io.recovery`).  ``swmr``: HDF5's
+    SWMR read mode, only for a file seen growing (a live writer, see `_read`).
+    """
     if not path.is_file():
         raise FileNotFoundError(f"results file {path} not found (working directory {Path.cwd()})")
-    try:
+    if swmr:
         f = h5py.File(path, "r", swmr=True)
-    except OSError as err:
+        try:
+            if f.attrs.get("format") != FORMAT:
+                raise ValueError(f"{path} is an HDF5 file but not a flexmbs results file")
+            yield f, None
+        finally:
+            f.close()
+        return
+    try:
+        sb = read_superblock(path)
+    except ValueError as err:
+        if "damaged" in str(err):
+            raise DamagedFileError(f"results file {err}; nothing can be recovered") from None
+        raise ValueError(f"cannot read {path} as an HDF5 results file ({err})") from None
+    view = RepairedView(path, sb) if sb is not None and (sb.truncated or sb.open_for_writing) else None
+    truncated = sb if sb is not None and sb.truncated else None
+    try:
+        f = h5py.File(view, "r") if view is not None else _open_plain(path)
+    except _H5_ERRORS as err:
+        if view is not None:
+            view.close()
+        if truncated is not None:
+            raise DamagedFileError(f"{_truncation(path, truncated)}. Nothing can be recovered: the file's root "
+                                   f"group lies in the missing part ({err})") from None
         raise ValueError(f"cannot read {path} as an HDF5 results file ({err})") from err
-    if f.attrs.get("format") != FORMAT:
+    try:
+        try:
+            fmt = f.attrs.get("format")
+        except _H5_ERRORS as err:
+            if truncated is None:
+                raise DamagedFileError(f"results file {path} is damaged: its header is unreadable ({err})") from None
+            if not _safe_runs(f):
+                raise DamagedFileError(f"{_truncation(path, truncated)}. Nothing can be recovered: its header and "
+                                       f"its runs are in the missing part ({err})") from None
+            fmt = FORMAT                                  # the attribute is in the missing part; the runs are not
+        if fmt != FORMAT:
+            raise ValueError(f"{path} is an HDF5 file but not a flexmbs results file (no format "
+                             f"attribute {FORMAT!r})")
+        yield f, truncated
+    finally:
         f.close()
-        raise ValueError(f"{path} is an HDF5 file but not a flexmbs results file (no format "
-                         f"attribute {FORMAT!r})")
-    return f
+        if view is not None:
+            view.close()
+
+
+def _open_plain(path: Path) -> h5py.File:
+    try:
+        return h5py.File(path, "r")
+    except OSError as err:
+        if "lock" not in str(err).lower():
+            raise
+        log.info("opening %s without file locking (%s)", path, err)
+        return h5py.File(path, "r", locking=False)      # e.g. a file system without locks
+
+
+def _read(path, read):
+    """``read(f, truncated)`` on the open file.
+
+    A file that a writer holds may be caught mid-write: while it creates the file or opens a
+    run (HDF5's write lock held; the file may be shorter than its header says), or, in SWMR
+    mode (flags set, no lock), with objects past the end-of-file address read at the open.
+    Such a file is read again after a short wait before it is called damaged, and a file seen
+    growing meanwhile (so a live writer's, which SWMR keeps consistent) is read in HDF5's SWMR
+    read mode, the one mode that follows a growing file.  A file that does not change is never
+    read in SWMR mode, which would wait for hours on a damaged one.
+    """
+    path = Path(path)
+    swmr, size = False, _size(path)
+    for wait in (*_RETRIES, None):
+        try:
+            with _open(path, swmr) as (f, truncated):
+                if truncated is not None and wait is not None and _write_locked(path):
+                    raise DamagedFileError(_truncation(path, truncated))       # being created: try again
+                try:
+                    return read(f, truncated)
+                except _UnknownRun:
+                    raise
+                except _H5_ERRORS as err:
+                    if truncated is not None:
+                        raise DamagedFileError(f"{_truncation(path, truncated)}. Nothing can be recovered: "
+                                               f"the part that holds its runs is missing ({err})") from None
+                    raise DamagedFileError(f"results file {path} is damaged: {err}") from None
+        except (_UnknownRun, FileNotFoundError):
+            raise
+        except ValueError:                      # DamagedFileError, or no HDF5 file (yet)
+            if wait is None:
+                raise
+            time.sleep(wait)
+            now = _size(path)
+            grew, size = now != size, now
+            if not (grew or _write_locked(path)):
+                raise
+            flagged, cut = _state(path)
+            swmr = grew and flagged and not cut
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _state(path: Path) -> tuple[bool, bool]:
+    """(a writer has the file open or was killed with it open, the file is truncated), from
+    its superblock; (False, False) if it cannot be read."""
+    try:
+        sb = read_superblock(path)
+    except (OSError, ValueError):
+        return False, False
+    return (sb.open_for_writing, sb.truncated) if sb is not None else (False, False)
+
+
+def _write_locked(path: Path) -> bool:
+    """Another open file holds HDF5's exclusive lock on ``path`` (POSIX flock; False elsewhere)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def _safe_runs(f: h5py.File) -> list[str]:
+    try:
+        return _runs(f)
+    except _H5_ERRORS:
+        return []
 
 
 def _runs(f: h5py.File) -> list[str]:
@@ -357,33 +560,113 @@ def _runs(f: h5py.File) -> list[str]:
 
 
 def list_runs(path) -> dict[str, str]:
-    """Run names of a results file, in the order they ran, with their status."""
-    with _open(Path(path)) as f:
-        return {name: _status(f[name])[0] for name in _runs(f)}
+    """Run names of a results file, in the order they ran, with their status ("damaged" for a
+    run of a truncated file that lost outputs or cannot be read)."""
+    def read(f, truncated):
+        runs = {}
+        for name in _runs(f):
+            if truncated is None:
+                runs[name] = _status(f[name], _written(f[name]))[0]
+                continue
+            try:
+                ext = _extent(f[name], truncated)
+                runs[name] = ext.status if ext.n == ext.written and not ext.lost else "damaged"
+            except _H5_ERRORS:
+                runs[name] = "damaged"
+        return runs
+    return _read(path, read)
 
 
-def _status(g: h5py.Group) -> tuple[str, str]:
-    status, message = str(g.attrs.get("status", INCOMPLETE)), str(g.attrs.get("message", ""))
+SERIES = ("t", "delta", "delta_dot", "displacement", "velocity", "energies")
+GROUPS = ("element_data", "frame")          # groups of time series: one dataset per array
+
+
+def _series(g: h5py.Group) -> list[h5py.Dataset]:
+    series = [g[k] for k in SERIES if k in g]
+    for group in GROUPS:
+        if group in g:
+            series += [d for d in g[group].values() if isinstance(d, h5py.Dataset)]
+    return series
+
+
+def _written(g: h5py.Group) -> int:
+    # NOTE: a run killed between two datasets' appends leaves them one output apart
+    return min((len(d) for d in _series(g)), default=0)
+
+
+@dataclass
+class _Extent:
+    """What a truncation left of a run: the datasets that can be opened, the outputs stored
+    wholly before the cut, and what is lost."""
+
+    datasets: dict            # key (e.g. "t", "element_data/stress") -> h5py.Dataset
+    n: int                    # outputs intact in every readable time series
+    written: int              # outputs written (the shortest readable time series)
+    lost: list                # datasets and attributes in the missing part
+    status: str               # the run's recorded status
+
+
+def _extent(g: h5py.Group, truncated: Superblock, lost: list | None = None) -> _Extent:
+    """The `_Extent` of a run of a truncated file (attributes found missing are added to
+    ``lost``); raises if the run's group, nodes, cells or times are unreadable."""
+    lost = [] if lost is None else lost
+    for name in ("nodes", *(f"cells/{k}" for k in g.get("cells", {}))):
+        if intact_rows(g[name], truncated.size) < len(g[name]):
+            raise OSError(f"its {name} lie in the missing part")
+    keys = [k for k in (*SERIES, "works") if k in g]
+    for group in GROUPS:
+        if group in g:
+            keys += [f"{group}/{k}" for k in g[group]]
+    datasets, rows = {}, {}
+    for key in keys:
+        try:
+            datasets[key] = g[key]
+            rows[key] = intact_rows(datasets[key], truncated.size)
+        except _H5_ERRORS:
+            datasets.pop(key, None)
+            lost.append(key)
+    if "t" not in datasets:
+        raise OSError("its output times lie in the missing part")
+    series = [k for k in datasets if k != "works"]
+    written = min(len(datasets[k]) for k in series)
+    n = min(min(rows[k] for k in series), written)
+    if "works" in datasets and rows["works"] < len(datasets["works"]):
+        del datasets["works"]
+        lost.append("works")
+    return _Extent(datasets, n, written, lost, str(_attr(g, "status", "unknown (in the missing part)", lost)))
+
+
+def _frame(datasets, n: int, lost: list | None) -> dict[str, np.ndarray]:
+    """The frame motion's series (`flexmbs.motion.FRAME_KEYS`): all of them or none (a file
+    written before flexmbs stored them, or a truncation that took one of them)."""
+    from ..motion import FRAME_KEYS
+    frame = {k.split("/", 1)[1]: np.asarray(d[:n]) for k, d in datasets.items() if k.startswith("frame/")}
+    if frame and set(frame) != set(FRAME_KEYS):
+        if lost is not None:
+            lost.extend(f"frame/{k}" for k in FRAME_KEYS if k not in frame)
+        return {}
+    return frame
+
+
+def _status(g: h5py.Group, n: int, lost: list | None = None) -> tuple[str, str]:
+    status = str(_attr(g, "status", "unknown (in the missing part)", lost))
+    message = str(_attr(g, "message", "", lost))
     if status == "running":
-        n = len(g["t"]) if "t" in g else 0
         last = f" to t = {g['t'][n - 1]:.6g} s" if n else ""
         return INCOMPLETE, (f"the run is still running, or it was killed before it finished; its {n} "
                             f"outputs{last} are in the file")
     return status, message
 
 
-def _group_arrays(g: h5py.Group | None, n: int) -> dict[str, np.ndarray]:
-    if g is None:
+def _table(datasets, key: str, n: int, lost: list | None = None) -> dict[str, np.ndarray]:
+    if key not in datasets:
         return {}
-    return {k: np.asarray(v[:n]) for k, v in g.items() if isinstance(v, h5py.Dataset)}
-
-
-def _table(g: h5py.Group, key: str, n: int) -> dict[str, np.ndarray]:
-    if key not in g:
+    ds = datasets[key]
+    columns = _attr(ds, "columns", None, lost)
+    if columns is None:
         return {}
-    ds = g[key]
     data = np.asarray(ds[:n])
-    return {c: data[:, j] for j, c in enumerate(json.loads(ds.attrs["columns"]))}
+    return {c: data[:, j] for j, c in enumerate(json.loads(columns))}
 
 
 def load_results(path, run: str | None = None) -> Results:
@@ -404,7 +687,16 @@ def load_results(path, run: str | None = None) -> Results:
         ``t``, ``displacement``, ``velocity``, ``nodes``, ``delta``, ``delta_dot``,
         ``energies``, ``cells``, ``element_data``, ``status``, ``message``, ``stats`` and
         ``metadata``.  A run that never finished has status "incomplete" (killed),
-        "interrupted" (Ctrl-C) or "error", and the outputs written before.
+        "interrupted" (Ctrl-C) or "error", and the outputs written before.  A run of a
+        truncated file has status "damaged" if it lost outputs: it holds those stored wholly
+        before the cut, and its message says how many of how many, and the status it had.
+
+    Raises
+    ------
+    DamagedFileError
+        (a ValueError) The file, or the run asked for, cannot be read at all: the message
+        says why and which runs can still be recovered.  Reading never waits: a damaged
+        file fails at once.
 
     Examples
     --------
@@ -414,41 +706,84 @@ def load_results(path, run: str | None = None) -> Results:
     path = Path(path)
     if path.suffix.lower() == ".npz":
         return _load_npz(path)
-    with _open(path) as f:
+
+    def read(f, truncated):
         runs = _runs(f)
         if not runs:
             raise ValueError(f"{path} holds no run")
-        if run is None:
-            main = str(f.attrs.get("main", ""))
-            run = main if main in runs else runs[-1]
-        elif run not in runs:
-            raise KeyError(f"`run` must be one of {runs} (the runs in {path}), got {run!r}")
-        g = f[run]
-        series = [g[k] for k in ("t", "delta", "delta_dot", "displacement", "velocity", "energies") if k in g]
-        for group in ("element_data", "frame"):
+        name = run
+        if name is None:
+            main = str(_attr(f, "main", "", None if truncated is None else []))
+            name = main if main in runs else runs[-1]
+        elif name not in runs:
+            raise _UnknownRun(f"`run` must be one of {runs} (the runs in {path}), got {name!r}")
+        if truncated is None:
+            return _load_run(f, name, path)
+        try:
+            return _load_run(f, name, path, truncated)
+        except _H5_ERRORS as err:
+            recoverable = []
+            for other in runs:
+                try:
+                    ext = _extent(f[other], truncated)
+                    recoverable.append(f"{other!r} ({ext.n} of {ext.written} outputs)")
+                except _H5_ERRORS:
+                    pass
+            raise DamagedFileError(
+                f"{_truncation(path, truncated)}. Run {name!r} cannot be recovered ({err}); "
+                + (f"runs that can: {', '.join(recoverable)}" if recoverable else "no run can")) from None
+    return _read(path, read)
+
+
+def _load_run(f: h5py.File, run: str, path: Path, truncated: Superblock | None = None) -> Results:
+    g = f[run]
+    lost = None
+    if truncated is None:
+        n = _written(g)
+        datasets = {k: g[k] for k in (*SERIES, "works") if k in g}
+        for group in GROUPS:
             if group in g:
-                series += [d for d in g[group].values() if isinstance(d, h5py.Dataset)]
-        # NOTE: a run killed between two datasets' appends leaves them one output apart
-        n = min((len(d) for d in series), default=0)
-        nodes = np.asarray(g["nodes"][()])
-        n_nodes, dim = nodes.shape
-        n_dofs = g["delta"].shape[1] if "delta" in g else 0
+                datasets.update({f"{group}/{k}": d for k, d in g[group].items() if isinstance(d, h5py.Dataset)})
+    else:
+        lost = []
+        ext = _extent(g, truncated, lost)
+        n, datasets = ext.n, ext.datasets
+    nodes = np.asarray(g["nodes"][()])
+    n_nodes, dim = nodes.shape
+    n_dofs = datasets["delta"].shape[1] if "delta" in datasets else 0
 
-        def series_or_empty(key, shape):
-            return np.asarray(g[key][:n]) if key in g else np.zeros((n, *shape))
+    def series_or_empty(key, shape):
+        if key in datasets:
+            return np.asarray(datasets[key][:n])
+        return np.full((n, *shape), np.nan if lost and key in lost else 0.0)    # NaN: lost to a truncation
 
-        status, message = _status(g)
-        return Results(
-            t=series_or_empty("t", ()), delta=series_or_empty("delta", (n_dofs,)),
-            delta_dot=series_or_empty("delta_dot", (n_dofs,)),
-            displacement=series_or_empty("displacement", (n_nodes, dim)),
-            velocity=series_or_empty("velocity", (n_nodes, dim)), nodes=nodes,
-            energies={**_table(g, "energies", n), **_table(g, "works", n)}, status=status, message=message,
-            stats=json.loads(g.attrs.get("stats", "{}")),
-            metadata={**json.loads(g.attrs.get("metadata", "{}")), "run": run,
-                      "file": str(path), "runs": runs},
-            cells={k: np.asarray(v[()]) for k, v in g["cells"].items()} if "cells" in g else {},
-            element_data=_group_arrays(g.get("element_data"), n), frame=_group_arrays(g.get("frame"), n))
+    t = series_or_empty("t", ())
+    status, message = _status(g, n, lost)
+    energies = {**_table(datasets, "energies", n, lost), **_table(datasets, "works", n, lost)}
+    stats = json.loads(_attr(g, "stats", "{}", lost))
+    metadata = json.loads(_attr(g, "metadata", "{}", lost))
+    if truncated is not None:
+        kept = f"to t = {t[-1]:.6g} s" if n else "none"
+        lost = list(dict.fromkeys(lost))
+        if n < ext.written or lost:
+            message = (f"{_truncation(path, truncated)}: {n} of the run's {ext.written} outputs were recovered "
+                       f"({kept})" + (f"; lost: {', '.join(lost)}" if lost else "")
+                       + f"; the run's recorded status: {status}" + (f" ({message})" if message else ""))
+            status = "damaged"
+            log.info("%s", message)                     # the status says it, as for a killed run
+        else:
+            message = f"{message} (the file is truncated after this run's data, which is whole)"
+    return Results(
+        t=t, delta=series_or_empty("delta", (n_dofs,)),
+        delta_dot=series_or_empty("delta_dot", (n_dofs,)),
+        displacement=series_or_empty("displacement", (n_nodes, dim)),
+        velocity=series_or_empty("velocity", (n_nodes, dim)), nodes=nodes,
+        energies=energies, status=status, message=message, stats=stats,
+        metadata={**metadata, "run": run, "file": str(path), "runs": _runs(f)},
+        cells={k: np.asarray(v[()]) for k, v in g["cells"].items()} if "cells" in g else {},
+        element_data={k.split("/", 1)[1]: np.asarray(d[:n]) for k, d in datasets.items()
+                      if k.startswith("element_data/")},
+        frame=_frame(datasets, n, lost))
 
 
 def _load_npz(path: Path) -> Results:

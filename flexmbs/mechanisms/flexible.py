@@ -89,6 +89,11 @@ def guide_load(motion, mass_per_length: float, length: float, end_mass: float = 
     L, mu, m_s = float(length), float(mass_per_length), float(end_mass)
 
     def factor(t):
+        if np.ndim(t):                                                  # many times at once
+            _, _, a, theta, _, eps = frame.many(t)
+            a_n = -a[:, 0] * np.sin(theta) + a[:, 1] * np.cos(theta)
+            R = mu * (a_n * L / 2.0 + eps * L * L / 3.0) + m_s * (a_n + eps * L)
+            return R * np.tan(theta - guide_angle)
         _, _, a, theta, _, eps = frame(t)
         a_n = -a[0] * math.sin(theta) + a[1] * math.cos(theta)          # a_O . n
         R = mu * (a_n * L / 2.0 + eps * L * L / 3.0) + m_s * (a_n + eps * L)

@@ -60,6 +60,14 @@ class LinkFrame:
             self._t, self._value = t, (r, v, a, theta, omega, eps)
         return self._value
 
+    def many(self, t):
+        """(r (N, 2), v (N, 2), a (N, 2), theta, omega, eps (N,)) at the times ``t`` (N,), from
+        one vectorised solution of the loop equations (`Linkage.solve`); theta continuous."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        laws = _crank_laws(self.crank, t)
+        c = self.linkage.solve_many(*laws).link(self.link)
+        return c.r, c.v, c.a, c.theta, c.omega, c.eps
+
     def check_path(self, t_span, n_per_turn: int = 720):
         """Solve the kinematics along the crank angles of ``t_span`` and raise
         `SingularPositionError` / `AssemblyError` if the path meets a singular position or
@@ -70,6 +78,17 @@ class LinkFrame:
         ts = np.linspace(t0, t1, n + 1)
         laws = np.array([self.crank(t) for t in ts])
         return self.linkage.solve(laws[:, 0], laws[:, 1], laws[:, 2])
+
+
+def _crank_laws(crank, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(phi, phi', phi'') (N,) each of a crank law at the times t: one call if it takes arrays."""
+    try:
+        laws = tuple(np.broadcast_to(np.asarray(v, dtype=float), t.shape) for v in crank(t))
+    except Exception:                     # NOTE: a law written for scalars only
+        laws = None
+    if laws is None or len(laws) != 3:
+        laws = tuple(np.array(v) for v in zip(*(crank(float(ti)) for ti in t)))
+    return laws
 
 
 def link_motion(linkage: Linkage, link: str, crank: Callable, t_span=None) -> PlanarMotion:
@@ -99,6 +118,10 @@ def link_motion(linkage: Linkage, link: str, crank: Callable, t_span=None) -> Pl
     def theta(t):
         return frame(t)[3:]
 
-    motion = PlanarMotion(x, y, theta)
+    def many(t):
+        r, v, a, th, om, ep = frame.many(t)
+        return (r[:, 0], v[:, 0], a[:, 0]), (r[:, 1], v[:, 1], a[:, 1]), (th, om, ep)
+
+    motion = PlanarMotion(x, y, theta, many=many)
     motion.link_frame = frame
     return motion

@@ -39,6 +39,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..newton import NewtonError, newton
+
 __all__ = ["Vec", "Linkage", "LinkageState", "ChordKinematics", "MechanismError", "AssemblyError",
            "SingularPositionError", "constant_speed"]
 
@@ -364,36 +366,24 @@ class Linkage:
     # -- solution ------------------------------------------------------------------------------
     def _newton(self, phi: float, q, with_jacobian: bool = False):
         """Newton on Phi(phi, q) = 0 from q: (q, signed relative det Phi_q[, Phi_z]); no branch check."""
-        q = np.array(q, dtype=float)
-        limit = self.tol * self.scale
-        round_off = 8.0 * np.finfo(float).eps * self.scale
-        R = self.residual(phi, q)
-        for _ in range(self.max_iter):
-            if not np.max(np.abs(R)) > round_off:          # closed to round-off (or NaN: fails below)
-                break
-            Jq = self.jacobian(phi, q)[:, 1:]
+        def solve(q, R):
             try:
-                dq = _solve(Jq, R)
+                return _solve(self.jacobian(phi, q)[:, 1:], R)
             except np.linalg.LinAlgError:
                 raise SingularPositionError(
                     f"singular Jacobian of the loop equations at phi = {phi:.10g} rad: a singular "
                     "position (links aligned); the dependent coordinates are not defined by the input "
                     "there", phi) from None
-            q = q - dq
-            R_new = self.residual(phi, q)
-            if not np.all(np.isfinite(R_new)):
-                R = R_new
-                break
-            # converged: the step is at the round-off of q (quadratic convergence has stalled)
-            stalled = np.max(np.abs(dq)) <= 4.0 * np.finfo(float).eps * (1.0 + np.max(np.abs(q)))
-            R = R_new
-            if stalled:
-                break
-        if not (np.all(np.isfinite(q)) and np.max(np.abs(R)) <= limit):
+
+        # iterate to round-off (8 eps L), accept up to tol * L when the step stalls at round-off
+        try:
+            q, _ = newton(lambda q: self.residual(phi, q), solve, q, tol=8.0 * np.finfo(float).eps * self.scale,
+                          accept=self.tol * self.scale, max_iter=self.max_iter, name="loop closure")
+        except NewtonError as err:
             raise AssemblyError(
                 f"the linkage does not close at phi = {phi:.10g} rad: Newton left a loop residual of "
-                f"{np.max(np.abs(R)):.3g} m after {self.max_iter} iterations; the links cannot be "
-                "assembled at this input (or the start was too far)", phi)
+                f"{err.residual_norm:.3g} m after {err.iterations} iterations; the links cannot be "
+                "assembled at this input (or the start was too far)", phi) from None
         J = self.jacobian(phi, q)
         det = _relative_det(J[:, 1:], signed=True)
         return (q, det, J) if with_jacobian else (q, det)
@@ -505,6 +495,69 @@ class Linkage:
         zd = np.array([s.z_dot for s in states])
         zdd = np.array([s.z_ddot for s in states])
         return LinkageState(self, z, zd, zdd, sing)
+
+    def guess_many(self, phi: np.ndarray) -> np.ndarray | None:
+        """Starting points (N, n_q) for many inputs (default: `guess` at each; None without one)."""
+        rows = [self.guess(float(p)) for p in phi]
+        return None if any(r is None for r in rows) else np.array(rows, dtype=float)
+
+    def _jacobian_many(self, z: np.ndarray) -> np.ndarray:
+        """Phi_z (N, 2 n_loops, n_z) at the coordinates z (N, n_z), as `jacobian`."""
+        N, nz = z.shape
+        J = np.zeros((N, 2 * len(self._loops), nz))
+        for k, lp in enumerate(self._loops):
+            for s, li, lv, ai, av in lp:
+                l = z[:, li] if li >= 0 else lv
+                th = z[:, ai] + av if ai >= 0 else np.full(N, av)
+                c, sn = np.cos(th), np.sin(th)
+                if li >= 0:
+                    J[:, 2 * k, li] += s * c
+                    J[:, 2 * k + 1, li] += s * sn
+                if ai >= 0:
+                    J[:, 2 * k, ai] -= s * l * sn
+                    J[:, 2 * k + 1, ai] += s * l * c
+        return J
+
+    def solve_many(self, phi, phi_dot=0.0, phi_ddot=0.0) -> LinkageState:
+        """`solve` with array operations over all inputs: one batched Newton from the closed-form
+        starts (`guess_many`), then the velocities and accelerations.
+
+        For the time loop along a path already checked (`solve`, `LinkFrame.check_path`): it does
+        not look for singular positions between the inputs.  Where a start is missing, Newton
+        does not converge, an input is near a singular position or on the other branch, it
+        falls back to `solve`, which raises the precise error.
+        """
+        phi = np.atleast_1d(np.asarray(phi, dtype=float))
+        phi_dot = np.broadcast_to(np.asarray(phi_dot, dtype=float), phi.shape)
+        phi_ddot = np.broadcast_to(np.asarray(phi_ddot, dtype=float), phi.shape)
+        q = self.guess_many(phi)
+        if q is None:
+            return self.solve(phi, phi_dot, phi_ddot)
+        round_off = 8.0 * np.finfo(float).eps * self.scale
+        for _ in range(self.max_iter + 1):
+            z = np.concatenate([phi[:, None], q], axis=1)
+            R = np.concatenate([self._chain(lp, z, np.zeros_like(z), np.zeros_like(z))[0] for lp in self._loops],
+                               axis=1)
+            J = self._jacobian_many(z)
+            if not np.max(np.abs(R), initial=0.0) > round_off:
+                break
+            q = q - np.linalg.solve(J[:, :, 1:], R[:, :, None])[:, :, 0]
+        Jq = J[:, :, 1:]
+        norms = np.sqrt((Jq * Jq).sum(axis=1))
+        det = np.linalg.det(Jq) / np.prod(norms, axis=1)
+        if not (np.all(np.isfinite(q)) and np.max(np.abs(R), initial=0.0) <= self.tol * self.scale
+                and np.all(np.abs(det) >= self.singular_tol)
+                and np.all(np.sign(det) == self.branch * self.det_sign)):
+            return self.solve(phi, phi_dot, phi_ddot)
+        q[:, self._is_angle] = np.unwrap(q[:, self._is_angle], axis=0)
+        z = np.concatenate([phi[:, None], q], axis=1)
+        Jphi = J[:, :, 0]
+        zd = np.concatenate([phi_dot[:, None], np.linalg.solve(Jq, (-Jphi * phi_dot[:, None])[:, :, None])[:, :, 0]],
+                            axis=1)
+        gamma = np.concatenate([self._chain(lp, z, zd, np.zeros_like(z))[3] for lp in self._loops], axis=1)
+        rhs = -Jphi * phi_ddot[:, None] - gamma
+        zdd = np.concatenate([phi_ddot[:, None], np.linalg.solve(Jq, rhs[:, :, None])[:, :, 0]], axis=1)
+        return LinkageState(self, z, zd, zdd, np.abs(det))
 
     dip_tol = 1e-6
 

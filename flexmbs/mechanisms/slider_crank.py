@@ -88,3 +88,15 @@ class SliderCrank(Linkage):
         w = math.sqrt(max(l * l - h * h, 0.0))
         Bx = Ax + self.branch * w
         return np.array([math.atan2(h, Bx - Ax), Bx])
+
+    def guess_many(self, phi) -> np.ndarray | None:
+        """`guess` for many crank angles at once (N, 2); None where the crank cannot reach."""
+        r, l, e = self.crank, self.rod, self.offset
+        phi = np.asarray(phi, dtype=float)
+        Ax, Ay = r * np.cos(phi), r * np.sin(phi)
+        h = e - Ay
+        if np.any(np.abs(h) > l * (1.0 + 1e-12)):
+            return None                        # `solve` raises the AssemblyError
+        w = np.sqrt(np.maximum(l * l - h * h, 0.0))
+        Bx = Ax + self.branch * w
+        return np.stack([np.arctan2(h, Bx - Ax), Bx], axis=1)

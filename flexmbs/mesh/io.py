@@ -26,7 +26,6 @@ import warnings
 from pathlib import Path
 from typing import Literal
 
-import meshio
 import numpy as np
 
 from ..quadrature import quadrature
@@ -37,9 +36,10 @@ __all__ = ["read", "write", "check_orientation", "signed_measure", "FORMATS", "C
 logger = logging.getLogger(__name__)
 
 FORMATS = {".msh": "gmsh", ".vtu": "vtu", ".inp": "abaqus"}
-#: cell types `read` accepts, and their topological dimension
-CELL_DIM = {"vertex": 0, "line": 1, "triangle": 2, "quad": 2, "tetra": 3, "tetra10": 3,
-            "hexahedron": 3}
+#: cell types `read` accepts, and their topological dimension (line3 and triangle6: the
+#: boundary edges and faces of second-order meshes, e.g. Gmsh's tetra10 with triangle6 faces)
+CELL_DIM = {"vertex": 0, "line": 1, "line3": 1, "triangle": 2, "triangle6": 2, "quad": 2, "tetra": 3,
+            "tetra10": 3, "hexahedron": 3}
 NSET, ELSET = "nset:", "elset:"   # prefixes of the VTU data arrays that hold sets
 
 # corners at which orientation is checked: [corner, neighbours in right-handed order]
@@ -194,7 +194,25 @@ def _check_cell_types(cell_types) -> set[str]:
     return wanted
 
 
+def _check_not_empty(path: Path, file_format: str) -> None:
+    """A file with no content, or a Gmsh file without nodes or elements, gets its own message."""
+    data = path.read_bytes()
+    if not data.strip():
+        raise MeshError(f"mesh file {path} is empty ({len(data)} bytes{', whitespace only' if data else ''}): "
+                        "nothing was written to it. "
+                        "Mesh the model and save or export the mesh again")
+    complete = data.rstrip().rsplit(b"\n", 1)[-1].strip().startswith(b"$End")      # not cut short
+    if file_format == "gmsh" and data.lstrip().startswith(b"$MeshFormat") and complete:
+        missing = [s for s in ("$Nodes", "$Elements") if s.encode() not in data]
+        if missing:
+            raise MeshError(f"{path} is a Gmsh file without {' and '.join(missing)} section"
+                            f"{'s' if len(missing) > 1 else ''}: it holds no "
+                            f"{'nodes and no ' if '$Nodes' in missing else ''}cells. Generate the mesh "
+                            "(Gmsh: Mesh > 3D, or `gmsh model.geo -3`) before saving it")
+
+
 def _meshio_read(path: Path, file_format: str) -> meshio.Mesh:
+    import meshio                   # deferred: only mesh files need it
     # NOTE: the format modules' readers, not meshio.read, which calls sys.exit on a ReadError
     readers = {"gmsh": meshio.gmsh.read, "vtu": meshio.vtu.read, "abaqus": meshio.abaqus.read}
     try:
@@ -215,6 +233,15 @@ def _meshio_read(path: Path, file_format: str) -> meshio.Mesh:
         raise MeshError(f"could not read {path} as {file_format} ({reason}). {hint}") from err
 
 
+def _sample_hint(path: Path) -> str:
+    """Points to `flexmbs.mesh.sample` when a missing file has the name of a shipped sample mesh."""
+    from ..package_data import package_data_dir
+    directory = package_data_dir("meshes")
+    if directory is not None and path.name and (directory / path.name).is_file():
+        return f" (a sample mesh of that name ships with flexmbs: flexmbs.mesh.sample({path.name!r}))"
+    return ""
+
+
 def read(path, *, cell_types=None, dim: int | None = None, check: bool = True) -> Mesh:
     """Read a mesh file (``.msh``, ``.vtu``, ``.inp``) into a `Mesh`.
 
@@ -222,8 +249,9 @@ def read(path, *, cell_types=None, dim: int | None = None, check: bool = True) -
     ----------
     path : str or Path
     cell_types : list of str, optional
-        Cell types to keep, from ``vertex, line, triangle, quad, tetra, tetra10,
-        hexahedron``.  Default: all of them except ``vertex`` (groups of points
+        Cell types to keep, from ``vertex, line, line3, triangle, triangle6, quad, tetra,
+        tetra10, hexahedron`` (``line3`` and ``triangle6``: the boundary edges and faces of
+        second-order meshes).  Default: all of them except ``vertex`` (groups of points
         become node sets).  Other cell types in the file are an error unless
         ``cell_types`` is given, in which case they are skipped.  Node sets are built
         from all cells of the file, so a boundary group (e.g. lines) still gives its
@@ -241,8 +269,9 @@ def read(path, *, cell_types=None, dim: int | None = None, check: bool = True) -
     Raises
     ------
     MeshError
-        Missing file, unknown extension, unreadable file, no cells, unsupported
-        cell types, sets naming missing nodes, inverted cells.
+        Missing file, unknown extension, empty file (or a Gmsh file without nodes or
+        elements), unreadable file, no cells, unsupported cell types, sets naming missing
+        nodes, inverted cells.
 
     Examples
     --------
@@ -253,7 +282,7 @@ def read(path, *, cell_types=None, dim: int | None = None, check: bool = True) -
     path = Path(path)
     if not path.is_file():
         raise MeshError(f"mesh file {path} not found (working directory {Path.cwd()}); "
-                        "check the path and the file name")
+                        "check the path and the file name" + _sample_hint(path))
     file_format = FORMATS.get(path.suffix.lower())
     if file_format is None:
         raise MeshError(f"cannot read {path}: unknown extension {path.suffix!r}; supported: "
@@ -261,12 +290,15 @@ def read(path, *, cell_types=None, dim: int | None = None, check: bool = True) -
     kept = _check_cell_types(cell_types)
     if dim not in (None, 2, 3):
         raise MeshError(f"`dim` must be None, 2 or 3, got {dim!r}")
+    _check_not_empty(path, file_format)
     m = _meshio_read(path, file_format)
     in_file = [b.type for b in m.cells if len(b.data)]
     if not any(t != "vertex" for t in in_file):
-        raise MeshError(f"{path} contains no cells (only {len(m.points)} nodes"
-                        f"{' and vertices' if in_file else ''}); mesh the model and, for Gmsh, "
-                        "put the domain in a physical group before saving")
+        what = (f"only {len(m.points)} nodes{' and vertices' if in_file else ''}" if len(m.points)
+                else "no nodes either")
+        hint = ("; mesh the model and, if it has physical groups, put the domain in one before saving"
+                if file_format == "gmsh" else "; export the mesh with its elements")
+        raise MeshError(f"{path} contains no cells ({what}){hint}")
     unsupported = sorted(set(in_file) - set(CELL_DIM))
     if unsupported and cell_types is None:
         raise MeshError(f"{path} contains unsupported cell types {unsupported}; supported: "
@@ -326,6 +358,7 @@ def _gmsh_blocks(mesh: Mesh):
     names are unique, so overlapping sets and sets spanning dimensions lose parts
     (with a warning).
     """
+    import meshio                   # deferred: only mesh files need it
     field_data: dict[str, np.ndarray] = {}
     blocks = []
     for cell_type, conn in mesh.cells.items():
@@ -404,6 +437,7 @@ def write(mesh: Mesh, path, *, msh_version: Literal["2.2", "4.1"] = "4.1",
     Gmsh blocks are grouped by physical group, so cells of one type are reordered
     when their element sets interleave.
     """
+    import meshio                   # deferred: only mesh files need it
     path = Path(path)
     file_format = FORMATS.get(path.suffix.lower())
     if file_format is None:

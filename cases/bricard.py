@@ -1,0 +1,149 @@
+"""IFToMM benchmark A04: the Bricard mechanism, an over-constrained closed chain with one degree of freedom.
+
+Five rods of 1 m and 1 kg (cuboids 1 x 0.1 x 0.1 m), joined to each other and to the ground
+by six revolute joints at P0 ... P5 = (0,0,0), (1,0,0), (1,-1,0), (1,-1,1), (0,-1,1), (0,0,1) m
+with axes y, z, x, y, z, x; rod i spans P_i -> P_{i+1} (i = 0 ... 4), the ground closes
+P5 -> P0.  Gravity 9.81 m/s^2 along -y, released from rest.  Gruebler's count gives
+6 x 5 - 6 x 5 = 0 degrees of freedom, yet the mechanism moves with one: one of its 30 joint
+equations is redundant.  `System.mobility` finds it from the rank of C_q (reported:
+degrees of freedom 1, 1 redundant constraint, named).
+
+The rods are rigid bodies in Euler parameters (`RigidBodyEP`, 7 coordinates each, the
+normalisation as internal constraint) with 3D `Revolute` joints: 35 coordinates and 35
+equations of rank 34.  With the redundant row the saddle-point matrix is singular, so the
+augmented formulation refuses it; two methods that handle redundancy run it:
+
+- ``index3-alpha`` (default): the index-3 generalized-alpha method with the regularised
+  multiplier block -eps I (chosen automatically when C_q is rank deficient), the motion
+  unaffected, the redundant multiplier left at zero;
+- ``udwadia-kalaba``: the index-1 Udwadia-Kalaba equations (Moore-Penrose pseudo-inverse),
+  with DOP853 and coordinate partitioning (``--integrator``, ``--rtol``).
+
+Geometry and data: IFToMM MBS benchmark library, problem A04 (lim.ii.udc.es/mbsbenchmark),
+as encoded in Exudyn's ``bricardMechanism.py`` (../shared/BENCHMARKS.md sec. 6e); no
+published reference history was retrievable, so the checks are the mobility, energy
+conservation and the agreement of the two methods.
+
+Writes DIR/results.npz (t, P3 (n_t, 3): the position of the joint point P3 (rod 2's end),
+energy (n_t,), constraint_position (n_t,)), DIR/summary.json (mobility report, energy change,
+time per step) and p3.png.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from flexmbs.bodies import RigidBodyEP
+from flexmbs.analysis import output_times
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
+    resolve, write_results
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, energy_history, integrate_system
+from flexmbs.constraints import Revolute
+from flexmbs.pipes import call_quietly
+from flexmbs.system import System
+
+DEFAULTS = dict(t_end=2.0, h=1e-3, rho_inf=0.9, dt_out=0.01, method="index3-alpha", integrator="DOP853",
+                rtol=1e-9, plots=True)
+HELP = dict(t_end="duration [s] (the OpenSim port runs 10 s)", h="step of index3-alpha [s]",
+            rho_inf="spectral radius at infinite frequency of index3-alpha", dt_out="output interval [s]",
+            method="index3-alpha or udwadia-kalaba (index 1)", integrator="integrator of the udwadia-kalaba route",
+            rtol="tolerance of the udwadia-kalaba route", plots="write the plot")
+CHOICES = dict(method=["index3-alpha", "udwadia-kalaba"], integrator=SYSTEM_INTEGRATORS)
+
+POINTS = np.array([[0, 0, 0], [1, 0, 0], [1, -1, 0], [1, -1, 1], [0, -1, 1], [0, 0, 1]], dtype=float)
+AXES = np.eye(3)[[1, 2, 0, 1, 2, 0]]                  # y, z, x, y, z, x
+MASS, LENGTH, SIDE = 1.0, 1.0, 0.1
+
+
+def _frame(d):
+    """Rotation matrix with x along d (a unit coordinate direction) and y, z completing it."""
+    x = d / np.linalg.norm(d)
+    e = np.eye(3)[int(np.argmin(np.abs(x)))]
+    y = e - (e @ x) * x
+    y /= np.linalg.norm(y)
+    return np.column_stack([x, y, np.cross(x, y)])
+
+
+def build():
+    """(System, rods): five Euler-parameter rods and six revolute joints, at rest."""
+    J_axial = MASS * 2 * SIDE**2 / 12.0
+    J_trans = MASS * (LENGTH**2 + SIDE**2) / 12.0
+    rods = []
+    for i in range(5):
+        a, b = POINTS[i], POINTS[i + 1]
+        rods.append(RigidBodyEP(f"rod{i}", MASS, [J_axial, J_trans, J_trans], position=0.5 * (a + b),
+                                orientation=_frame(b - a)))
+    sides = [None] + rods + [None]                     # joint k joins sides k and k + 1
+    joints = [Revolute(sides[k], sides[k + 1], at=POINTS[k], axis=AXES[k], name=f"P{k}") for k in range(6)]
+    return System(rods, joints, gravity=(0.0, -9.81, 0.0)), rods
+
+
+def check(p: dict) -> None:
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("t_end", "h", "dt_out", "rtol"))
+
+
+def run(out=None, **params):
+    """Run the case; returns a dict with t, P3, energy, constraint_position and the summary."""
+    p = resolve("bricard", DEFAULTS, params, check)
+    system, rods = build()
+    q0, v0 = system.initial_coordinates(), np.zeros(system.n_q)
+    mob = system.mobility(0.0, q0)
+    tic = time.perf_counter()
+    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
+                           integrator="index3-alpha" if p["method"] == "index3-alpha" else p["integrator"],
+                           h=p["h"], rho_inf=p["rho_inf"], rtol=p["rtol"], solver="udwadia-kalaba",
+                           stabilization="coordinate-partitioning")
+    solve_s = time.perf_counter() - tic
+    n = system.n_q
+    q, v = sol.x[:, :n], sol.x[:, n:]
+    sl = system.slice(rods[2])
+    P3 = np.array([rods[2].point(qk[sl], rods[2].rotation(q0[sl]).T @ (POINTS[3] - q0[sl][:3])) for qk in q])
+    energy = energy_history(system, q, v)
+    cpos = constraint_history(system, sol.t, q)
+    summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps,
+                   solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1),
+                   mobility=dict(n_q=mob["n_q"], n_c=mob["n_c"], rank=mob["rank"], dof=mob["dof"],
+                                 redundant=mob["redundant"]),
+                   P3_final=P3[-1].tolist(), energy_change=float(energy[-1] - energy[0]),
+                   max_energy_change=float(np.abs(energy - energy[0]).max()),
+                   max_constraint_position=float(cpos.max()))
+    result = dict(t=sol.t, P3=P3, energy=energy, constraint_position=cpos, summary=summary)
+    if out is not None:
+        write(result, Path(out), p)
+    return result
+
+
+def write(result, out: Path, p: dict) -> None:
+    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
+    if not p.get("plots", True) or len(result["t"]) < 2:
+        return
+    from flexmbs import plots
+    t = result["t"]
+    panels = [("P3 [m]", [dict(t=t, y=result["P3"][:, i], label=c) for i, c in enumerate("xyz")]),
+              ("energy change [J]", [dict(t=t, y=result["energy"] - result["energy"][0], label="E - E(0)")])]
+    plots.save(plots.history_panels(panels, title=f"IFToMM A04: Bricard mechanism, {p['method']}"), out / "p3.png")
+
+
+def main(argv=None):
+    parser = command_line("bricard", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    params, out, _ = parse_case_args(parser, argv)
+    out, before = prepare_output(out)
+    result = run(out=out, **params)
+    record_output(out, before)
+    s = result["summary"]
+    m = s["mobility"]
+    n_red = len(m["redundant"])
+    print(f"Bricard mechanism: {m['n_q']} coordinates, {m['n_c']} constraint equations, rank {m['rank']}: "
+          f"{m['dof']} degree{'s' if m['dof'] != 1 else ''} of freedom, {n_red} redundant "
+          f"constraint{'s' if n_red != 1 else ''}" + (f" ({', '.join(m['redundant'])})" if n_red else ""))
+    print(f"  {params['method']}: {s['status']}; P3(t = {result['t'][-1]:g}) = "
+          f"({', '.join(f'{x:.6f}' for x in s['P3_final'])}), energy change {s['energy_change']:.2e} J")
+    print(f"  {s['n_steps']} steps, {1e6 * s['time_per_step_s']:.0f} us per step; wrote {out}/results.npz")
+    return 0 if s["status"] == "finished" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(call_quietly(main))

@@ -1,0 +1,170 @@
+"""IFToMM benchmark A02: the N-four-bar mechanism (N = 2: the double four-bar) through its singular positions.
+
+2N + 1 rigid links, each 1 m long with 1 kg uniformly distributed (I_G = m L^2 / 12), in the
+vertical plane under gravity 9.81 m/s^2 along -y: N + 1 cranks pinned to the ground at
+x = 0, 1, ..., N m and N couplers joining their tips.  Start "as in the figure": cranks
+vertical, couplers horizontal at y = 1 m, the tip B0 of the first crank moving with
+x'(B0) = 1 m/s (every crank turning clockwise at 1 rad/s, the couplers translating).  Every
+time the cranks pass the horizontal the links line up, the constraint Jacobian loses rank
+and the mobility jumps from 1 to N + 1: index-1 formulations (accelerations from the
+saddle-point system) stall there, the index-3 generalized-alpha method (``index3-alpha``)
+passes through.
+
+Planar rigid bodies (x, y, theta of each centroid) and planar revolute joints, 3 (2N + 1)
+coordinates and 2 (3N + 1) constraints.  Reference: the exact one-degree-of-freedom
+solution on the parallelogram branch (all cranks at the same angle phi, clockwise from the
+upward vertical; ../shared/BENCHMARKS.md sec. 6c):
+
+.. code:: text
+
+    [(N + 1)/3 + N] phi'' = [(N + 1)/2 + N] (g / L) sin phi,   phi(0) = 0, phi'(0) = 1 rad/s
+    B0 = L (sin phi, cos phi)
+
+integrated here with DOP853 at rtol 1e-12.  Data: IFToMM MBS benchmark library, problem A02,
+http://lim.ii.udc.es/mbsbenchmark/dist/A02/A02_specification.xml (N = 40, 20 s in the
+specification; ``--n 2`` is the double four-bar).
+
+Writes DIR/results.npz (t, B0 (n_t, 2), B0_velocity (n_t, 2), B0_exact, B0_velocity_exact,
+energy (n_t,), constraint_position (n_t,): |C|_2, mobility (n_t,): degrees of freedom from
+the rank of C_q), sigma_min (n_t,): smallest singular value of C_q (near 0 at the singular
+positions), DIR/summary.json (errors of B0 at t_end, max errors, time per step) and the
+plots b0.png (position and velocity against the exact solution) and error.png.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from flexmbs.pipes import call_quietly
+from flexmbs.system import System
+from flexmbs.bodies.planar import RigidBody2D
+from flexmbs.analysis import output_times
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
+    resolve, write_results
+from flexmbs.constrained_run import constraint_history, energy_history, integrate_system
+from flexmbs.constraints.planar import PlanarRevolute
+
+DEFAULTS = dict(n=2, length=1.0, mass=1.0, g=9.81, speed=1.0, t_end=10.0, h=1e-3, rho_inf=0.8,
+                dt_out=0.01, plots=True)
+HELP = dict(n="number of four-bars N (2 N + 1 links)", length="link length L [m]", mass="link mass [kg]",
+            g="gravity [m/s^2]", speed="initial x'(B0) [m/s]", t_end="duration [s]",
+            h="step of the index-3 generalized-alpha method [s]",
+            rho_inf="spectral radius at infinite frequency (numerical damping, < 1)",
+            dt_out="output interval [s]", plots="write the plots")
+
+
+def check(p: dict) -> None:
+    check_parameters(p, DEFAULTS, positive=("n", "length", "mass", "t_end", "h", "dt_out"),
+                     nonnegative=("g",))
+
+
+def build(n=2, length=1.0, mass=1.0, g=9.81, speed=1.0):
+    """(System, q0, v0, crank0) of the N-four-bar in its initial position and motion."""
+    L, I_G = float(length), mass * length**2 / 12.0
+    cranks = [RigidBody2D(f"crank{i}", mass, I_G, position=(i * L, L / 2), angle=np.pi / 2) for i in range(n + 1)]
+    couplers = [RigidBody2D(f"coupler{j}", mass, I_G, position=((j + 0.5) * L, L), angle=0.0) for j in range(n)]
+    joints = [PlanarRevolute(None, c, at=(i * L, 0.0), name=f"ground-crank{i}") for i, c in enumerate(cranks)]
+    for j, coupler in enumerate(couplers):
+        joints.append(PlanarRevolute(cranks[j], coupler, at=(j * L, L), name=f"crank{j}-coupler{j}"))
+        joints.append(PlanarRevolute(coupler, cranks[j + 1], at=((j + 1) * L, L), name=f"coupler{j}-crank{j + 1}"))
+    system = System(cranks + couplers, joints, gravity=(0.0, -g))
+    q0 = system.initial_coordinates()
+    v0 = np.zeros(system.n_q)
+    w = speed / L                                     # clockwise crank speed [rad/s]
+    for c in cranks:
+        v0[system.slice(c)] = (speed / 2, 0.0, -w)
+    for c in couplers:
+        v0[system.slice(c)] = (speed, 0.0, 0.0)
+    return system, q0, v0, cranks[0]
+
+
+def exact(t, n=2, length=1.0, g=9.81, speed=1.0):
+    """B0 and its velocity (n_t, 2) of the one-degree-of-freedom reduction (DOP853, rtol 1e-12)."""
+    k = ((n + 1) / 2 + n) / ((n + 1) / 3 + n) * g / length
+    t = np.asarray(t, float)
+    sol = solve_ivp(lambda _, y: (y[1], k * np.sin(y[0])), (0.0, float(t[-1])), (0.0, speed / length),
+                    method="DOP853", rtol=1e-12, atol=1e-12, t_eval=t)
+    phi, w = sol.y
+    return (length * np.column_stack([np.sin(phi), np.cos(phi)]),
+            length * np.column_stack([np.cos(phi) * w, -np.sin(phi) * w]))
+
+
+def run(out=None, **params):
+    """Run the case; returns a dict with t, B0, B0_velocity, the exact values and the summary."""
+    p = resolve("double_four_bar", DEFAULTS, params, check)
+    system, q0, v0, crank0 = build(p["n"], p["length"], p["mass"], p["g"], p["speed"])
+    tip = np.array([p["length"] / 2, 0.0])
+    tic = time.perf_counter()
+    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
+                           integrator="index3-alpha", h=p["h"], rho_inf=p["rho_inf"])
+    solve_s = time.perf_counter() - tic
+    nq = system.n_q
+    q, v = sol.x[:, :nq], sol.x[:, nq:]
+    sl = system.slice(crank0)
+    B0 = np.array([crank0.point(qk[sl], tip) for qk in q])
+    B0v = np.array([crank0.point_jacobian(qk[sl], tip) @ vk[sl] for qk, vk in zip(q, v)])
+    B0e, B0ve = exact(sol.t, p["n"], p["length"], p["g"], p["speed"])
+    energy = energy_history(system, q, v)
+    cpos = constraint_history(system, sol.t, q)
+    mob = [system.mobility(tk, qk) for tk, qk in zip(sol.t, q)]
+    mobility = np.array([m["dof"] for m in mob])
+    sigma_min = np.array([m["singular_values"][-1] for m in mob])
+    err = np.abs(B0 - B0e).max(axis=1)
+    errv = np.abs(B0v - B0ve).max(axis=1)
+    summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps, n_lu=sol.n_lu,
+                   solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1),
+                   t_final=float(sol.t[-1]), B0_final=B0[-1].tolist(), B0_exact_final=B0e[-1].tolist(),
+                   error_B0_final=float(err[-1]), error_B0_velocity_final=float(errv[-1]),
+                   max_error_B0=float(err.max()), max_error_B0_velocity=float(errv.max()),
+                   max_constraint_position=float(cpos.max()),
+                   energy_change=float(energy[-1] - energy[0]), max_mobility=int(mobility.max()),
+                   min_sigma_min=float(sigma_min.min()))
+    result = dict(t=sol.t, B0=B0, B0_velocity=B0v, B0_exact=B0e, B0_velocity_exact=B0ve, energy=energy,
+                  constraint_position=cpos, mobility=mobility, sigma_min=sigma_min, summary=summary)
+    if out is not None:
+        write(result, Path(out), p)
+    return result
+
+
+def write(result, out: Path, p: dict) -> None:
+    """results.npz, summary.json and the plots."""
+    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
+    if not p.get("plots", True) or len(result["t"]) < 2:
+        return
+    from flexmbs import plots
+    t = result["t"]
+    panels = [(f"B0 {c} [m]", [dict(t=t, y=result["B0"][:, i], label="index3-alpha"),
+                                dict(t=t, y=result["B0_exact"][:, i], label="exact (1 DOF)", style="--")])
+              for i, c in enumerate("xy")]
+    panels += [(f"B0 velocity {c} [m/s]", [dict(t=t, y=result["B0_velocity"][:, i], label="index3-alpha"),
+                                           dict(t=t, y=result["B0_velocity_exact"][:, i], label="exact (1 DOF)",
+                                                style="--")]) for i, c in enumerate("xy")]
+    plots.save(plots.history_panels(panels, title=f"IFToMM A02, N = {p['n']}: tip B0 of the first crank"),
+               out / "b0.png")
+    err = np.abs(result["B0"] - result["B0_exact"]).max(axis=1)
+    plots.save(plots.history_panels([("|B0 - exact|_inf [m]", [dict(t=t, y=err, label="position error")]),
+                                     ("log10 sigma_min(C_q)", [dict(t=t, y=np.log10(result["sigma_min"]),
+                                                                    label="smallest singular value")])],
+                                    title=f"IFToMM A02, N = {p['n']}, h = {p['h']} s"), out / "error.png")
+
+
+def main(argv=None):
+    parser = command_line("double_four_bar", __doc__, DEFAULTS, help=HELP, check=check)
+    params, out, _ = parse_case_args(parser, argv)
+    out, before = prepare_output(out)
+    result = run(out=out, **params)
+    record_output(out, before)
+    s = result["summary"]
+    print(f"double four-bar, N = {params['n']}, index3-alpha h = {params['h']}: {s['status']}")
+    print(f"  B0(t = {s['t_final']:g}) = ({s['B0_final'][0]:.8f}, {s['B0_final'][1]:.8f}), exact "
+          f"({s['B0_exact_final'][0]:.8f}, {s['B0_exact_final'][1]:.8f}), error {s['error_B0_final']:.2e} m")
+    print(f"  {s['n_steps']} steps, {1e6 * s['time_per_step_s']:.0f} us per step; wrote {out}/results.npz")
+    return 0 if s["status"] == "finished" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(call_quietly(main))

@@ -1,0 +1,134 @@
+"""IFToMM benchmark A01: the planar simple pendulum, against its closed form.
+
+A lumped mass of 1 kg on a massless link of 1 m, pinned to the ground at the origin, in the
+vertical plane under gravity 9.81 m/s^2 along -y, released at rest from the horizontal with
+x(P1) = +1 m.  Modelled as one `RigidBody2D` with its centroid at the mass and I_G = 0 (the
+link and mass as one body) and a `PlanarRevolute` to the ground at the pivot: 3 coordinates,
+2 constraints, integrated with the index-3 generalized-alpha method (``index3-alpha``) or an
+index-1 route (the augmented formulation with any integrator of flexmbs).
+
+Closed form (../shared/BENCHMARKS.md sec. 6b): with k = sin(pi/4), K = K(k) the complete
+elliptic integral of the first kind and sn Jacobi's elliptic function (parameter m = k^2),
+
+.. code:: text
+
+    theta(t) = 2 asin(k sn(K - sqrt(g/L) t, k)),    P1 = L (sin theta, -cos theta),   period 4 sqrt(L/g) K
+
+Data: IFToMM MBS benchmark library, problem A01,
+http://lim.ii.udc.es/mbsbenchmark/dist/A01/A01_specification.xml (duration 2000 s in the
+specification; 10 s by default here, ``--t-end 2000`` for the full run).
+
+Writes DIR/results.npz (t, P1 (n_t, 2), P1_velocity (n_t, 2), P1_exact (n_t, 2), energy
+(n_t,), constraint_position (n_t,)), DIR/summary.json (error of P1 at t_end and its maximum,
+energy change, time per step) and p1.png.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.special import ellipj, ellipk
+
+from flexmbs.bodies.planar import RigidBody2D
+from flexmbs.analysis import output_times
+from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
+    resolve, write_results
+from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, energy_history, integrate_system
+from flexmbs.constraints.planar import PlanarRevolute
+from flexmbs.pipes import call_quietly
+from flexmbs.system import System
+
+DEFAULTS = dict(length=1.0, mass=1.0, g=9.81, t_end=10.0, h=1e-3, rho_inf=0.8, dt_out=0.01,
+                integrator="index3-alpha", rtol=1e-10, plots=True)
+HELP = dict(length="link length L [m]", mass="lumped mass [kg]", g="gravity [m/s^2]", t_end="duration [s]",
+            h="step of the fixed-step methods [s]", rho_inf="spectral radius at infinite frequency of index3-alpha",
+            dt_out="output interval [s]",
+            integrator="index3-alpha, or any other method of flexmbs.integrators on the index-1 augmented form",
+            rtol="tolerance of adaptive methods", plots="write the plot")
+CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
+
+
+def exact(t, length=1.0, g=9.81):
+    """P1 (n_t, 2) of the closed form for the release from x = +L at rest."""
+    k = np.sin(np.pi / 4)
+    theta = 2.0 * np.arcsin(k * ellipj(ellipk(k * k) - np.sqrt(g / length) * np.asarray(t, float), k * k)[0])
+    return length * np.column_stack([np.sin(theta), -np.cos(theta)])
+
+
+def period(length=1.0, g=9.81):
+    """4 sqrt(L/g) K(k), k = sin(pi/4) [s]."""
+    return 4.0 * np.sqrt(length / g) * ellipk(0.5)
+
+
+def build(length=1.0, mass=1.0, g=9.81):
+    """(System, body): the mass at (L, 0), pinned at the origin."""
+    body = RigidBody2D("pendulum", mass, 0.0, position=(length, 0.0))
+    return System([body], [PlanarRevolute(None, body, at=(0.0, 0.0), name="pivot")], gravity=(0.0, -g)), body
+
+
+def check(p: dict) -> None:
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("length", "mass", "t_end", "h", "dt_out", "rtol"),
+                     nonnegative=("g",))
+
+
+def run(out=None, **params):
+    """Run the case; returns a dict with t, P1, P1_velocity, P1_exact, energy and the summary."""
+    p = resolve("pendulum_a01", DEFAULTS, params, check)
+    system, body = build(p["length"], p["mass"], p["g"])
+    q0, v0 = system.initial_coordinates(), np.zeros(system.n_q)
+    tic = time.perf_counter()
+    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
+                           integrator=p["integrator"], h=p["h"], rho_inf=p["rho_inf"], rtol=p["rtol"])
+    solve_s = time.perf_counter() - tic
+    q, v = sol.x[:, :3], sol.x[:, 3:]
+    P1, P1v = q[:, :2], v[:, :2]                     # the centroid is the mass
+    P1e = exact(sol.t, p["length"], p["g"])
+    energy = energy_history(system, q, v)
+    cpos = constraint_history(system, sol.t, q)
+    err = np.abs(P1 - P1e).max(axis=1)
+    summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps,
+                   solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1), t_final=float(sol.t[-1]),
+                   P1_final=P1[-1].tolist(), P1_exact_final=P1e[-1].tolist(), error_P1_final=float(err[-1]),
+                   max_error_P1=float(err.max()), energy_change=float(energy[-1] - energy[0]),
+                   max_energy_change=float(np.abs(energy - energy[0]).max()),
+                   max_constraint_position=float(cpos.max()), period_s=float(period(p["length"], p["g"])))
+    result = dict(t=sol.t, P1=P1, P1_velocity=P1v, P1_exact=P1e, energy=energy, constraint_position=cpos,
+                  summary=summary)
+    if out is not None:
+        write(result, Path(out), p)
+    return result
+
+
+def write(result, out: Path, p: dict) -> None:
+    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
+    if not p.get("plots", True) or len(result["t"]) < 2:
+        return
+    from flexmbs import plots
+    t = result["t"]
+    panels = [(f"P1 {c} [m]", [dict(t=t, y=result["P1"][:, i], label=p["integrator"]),
+                                dict(t=t, y=result["P1_exact"][:, i], label="closed form", style="--")])
+              for i, c in enumerate("xy")]
+    panels.append(("|P1 - exact|_inf [m]", [dict(t=t, y=np.abs(result["P1"] - result["P1_exact"]).max(axis=1),
+                                                 label="error")]))
+    plots.save(plots.history_panels(panels, title="IFToMM A01: simple pendulum"), out / "p1.png")
+
+
+def main(argv=None):
+    parser = command_line("pendulum_a01", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    params, out, _ = parse_case_args(parser, argv)
+    out, before = prepare_output(out)
+    result = run(out=out, **params)
+    record_output(out, before)
+    s = result["summary"]
+    print(f"pendulum A01, {params['integrator']}: {s['status']}")
+    print(f"  P1(t = {s['t_final']:g}) = ({s['P1_final'][0]:.9f}, {s['P1_final'][1]:.9f}), closed form "
+          f"({s['P1_exact_final'][0]:.9f}, {s['P1_exact_final'][1]:.9f}), error {s['error_P1_final']:.2e} m")
+    print(f"  energy change {s['energy_change']:.2e} J, {s['n_steps']} steps, "
+          f"{1e6 * s['time_per_step_s']:.0f} us per step; wrote {out}/results.npz")
+    return 0 if s["status"] == "finished" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(call_quietly(main))

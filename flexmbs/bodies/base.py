@@ -1,0 +1,246 @@
+"""The body protocol and the data shared by the rigid bodies.
+
+Every body has coordinates q (n_q,) and velocities v = q' (the time derivatives of the
+coordinates).  Its equations of motion, before constraints, are
+
+.. code:: text
+
+    M(q) q'' = Q_e + Q_v,      Q_v = -M'(q) q' + dT/dq    (quadratic-velocity vector)
+
+with T = 1/2 q'^T M(q) q'.  Joints see a body only through its markers: body-fixed points
+s and directions u (local coordinates), whose global position r_P = point(q, s), direction
+A(q) u = vector(q, u), their Jacobians and their "bias" (the part of the second time
+derivative that does not multiply q''), so every joint works on every kind of body.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from ..rotations import as_rotation_matrix
+
+__all__ = ["Body", "RigidBody"]
+
+
+class Body(ABC):
+    """A body: coordinates, mass matrix, forces, internal constraints and markers.
+
+    Attributes
+    ----------
+    name : str
+        Unique within a `System`; errors and results name the body by it.
+    dim : int
+        2 (planar) or 3.
+    n_q : int
+        Number of coordinates (= number of velocities, v = q').
+    constant_mass : bool
+        True when M does not depend on q (the system caches it).
+    """
+
+    name: str
+    dim: int = 3
+    n_q: int
+    constant_mass: bool = False
+    loads: tuple = ()               # callables load(body, t, q, v) -> generalized force (n_q,)
+
+    # -- coordinates ----------------------------------------------------------------------------
+    @abstractmethod
+    def initial_coordinates(self) -> np.ndarray:
+        """q0 from the constructor's position and orientation."""
+
+    def initial_velocities(self) -> np.ndarray:
+        """v0 = q0' from the constructor's velocities (zeros unless the body says otherwise)."""
+        return np.zeros(self.n_q)
+
+    # -- dynamics -------------------------------------------------------------------------------
+    @abstractmethod
+    def mass_matrix(self, q) -> np.ndarray:
+        """M(q), (n_q, n_q), symmetric positive semidefinite."""
+
+    @abstractmethod
+    def forces(self, t, q, v, gravity) -> np.ndarray:
+        """Q_e + Q_v, (n_q,): applied forces (gravity) plus the quadratic-velocity vector."""
+
+    def internal_constraints(self) -> list:
+        """Constraints among the body's own coordinates (Euler-parameter norm, rigidity), often none."""
+        return []
+
+    @abstractmethod
+    def energy(self, q, v, gravity) -> tuple[float, float]:
+        """(kinetic energy 1/2 v^T M v, potential energy of gravity)."""
+
+    # -- markers --------------------------------------------------------------------------------
+    @abstractmethod
+    def point(self, q, s) -> np.ndarray:
+        """Global position r_P of the body-fixed point s."""
+
+    @abstractmethod
+    def point_jacobian(self, q, s) -> np.ndarray:
+        """dr_P/dq, (dim, n_q)."""
+
+    @abstractmethod
+    def point_bias(self, q, v, s) -> np.ndarray:
+        """(dr_P/dq)' q', so that r_P'' = point_jacobian q'' + point_bias."""
+
+    @abstractmethod
+    def vector(self, q, u) -> np.ndarray:
+        """Global components A(q) u of the body-fixed direction u."""
+
+    @abstractmethod
+    def vector_jacobian(self, q, u) -> np.ndarray:
+        """d(A u)/dq, (dim, n_q)."""
+
+    @abstractmethod
+    def vector_bias(self, q, v, u) -> np.ndarray:
+        """(d(A u)/dq)' q'."""
+
+    @abstractmethod
+    def rotation(self, q) -> np.ndarray:
+        """A(q), body -> global, (dim, dim)."""
+
+    @abstractmethod
+    def angular_velocity(self, q, v):
+        """Global angular velocity: (3,) in 3D, a float in 2D."""
+
+    def point_velocity(self, q, v, s) -> np.ndarray:
+        """r_P' = point_jacobian(q, s) q'."""
+        return self.point_jacobian(q, s) @ v
+
+    # -- applied loads --------------------------------------------------------------------------
+    def applied(self, t, q, v) -> np.ndarray:
+        """Sum of the body's loads, each ``load(body, t, q, v)`` a generalized force (n_q,)."""
+        out = np.zeros(self.n_q)
+        for load in self.loads:
+            out += load(self, t, q, v)
+        return out
+
+    def point_force(self, q, s, F) -> np.ndarray:
+        """Generalized force J_P^T F of a global force F applied at the body-fixed point s."""
+        return self.point_jacobian(q, s).T @ np.asarray(F, dtype=float)
+
+    @abstractmethod
+    def torque(self, q, T) -> np.ndarray:
+        """Generalized force of a global torque T (a float in 2D)."""
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def _check_identity(body, name, mass, loads) -> None:
+    """Set body.name, body.loads and body.mass after checking them (ValueError naming the argument)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a body needs a nonempty string `name`, got {name!r}")
+    body.name = name
+    body.loads = _check_loads(loads, name)
+    if not (np.isfinite(mass) and mass > 0):
+        raise ValueError(f"body {name!r}: `mass` must be positive and finite, got {mass!r}")
+    body.mass = float(mass)
+
+
+def _check_loads(loads, name: str) -> tuple:
+    loads = tuple(loads)
+    for load in loads:
+        if not callable(load):
+            raise ValueError(f"body {name!r}: every entry of `loads` must be callable load(body, t, q, v) -> "
+                             f"generalized force, got {load!r}")
+    return loads
+
+
+def _vector3(x, what: str, name: str) -> np.ndarray:
+    a = np.asarray(x, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"body {name!r}: `{what}` must be a finite 3-vector, got {x!r}")
+    return a
+
+
+class RigidBody(Body):
+    """Inertia data and initial state shared by the rigid bodies (3D).
+
+    Parameters
+    ----------
+    name : str
+    mass : float
+        m > 0 [kg].
+    inertia : array (3, 3) or (3,)
+        Inertia tensor in body axes [kg m^2] (a (3,) array is its diagonal), about the centre
+        of mass (``inertia_at="centroid"``, default) or about the reference point
+        (``inertia_at="reference"``).  Off-diagonal entries are the tensor's, i.e. minus the
+        products of inertia: J_xy = -int x y dm.
+    position : array (3,)
+        Global position of the reference point (the body frame's origin) [m].
+    orientation : array (3, 3) or (4,), optional
+        Rotation matrix body -> global, or Euler parameters; default the identity.
+    centroid : array (3,)
+        Centre of mass in body coordinates, relative to the reference point [m]
+        (default the origin: the reference point is the centroid).
+    inertia_at : {"centroid", "reference"}
+    velocity : array (3,)
+        Initial global velocity of the reference point [m/s].
+    angular_velocity : array (3,)
+        Initial global angular velocity [rad/s].
+    loads : sequence of callables
+        Applied loads on this body, each ``load(body, t, q, v)`` returning a generalized force
+        (n_q,), added to gravity and Q_v in `forces` (see `flexmbs.bodies.loads`).
+
+    Raises
+    ------
+    ValueError
+        Naming the body: a non-positive mass, a non-symmetric or not positive definite inertia
+        tensor, or one that no mass distribution has (principal moments at the centroid must
+        satisfy J1 + J2 >= J3).
+    """
+
+    dim = 3
+
+    def __init__(self, name: str, mass: float, inertia, *, position=(0.0, 0.0, 0.0), orientation=None,
+                 centroid=(0.0, 0.0, 0.0), inertia_at: str = "centroid", velocity=(0.0, 0.0, 0.0),
+                 angular_velocity=(0.0, 0.0, 0.0), loads=()):
+        _check_identity(self, name, mass, loads)
+        J = np.asarray(inertia, dtype=float)
+        if J.shape == (3,):
+            J = np.diag(J)
+        if J.shape != (3, 3) or not np.all(np.isfinite(J)):
+            raise ValueError(f"body {name!r}: `inertia` must be a 3 x 3 tensor or its 3 diagonal entries, "
+                             f"got {inertia!r}")
+        scale = np.max(np.abs(J))
+        if np.max(np.abs(J - J.T), initial=0.0) > 1e-12 * scale:
+            raise ValueError(f"body {name!r}: the inertia tensor must be symmetric, got {J.tolist()}")
+        J = 0.5 * (J + J.T)
+        self.centroid = _vector3(centroid, "centroid", name)
+        c = self.centroid
+        shift = self.mass * ((c @ c) * np.eye(3) - np.outer(c, c))     # parallel axes: J_O = J_C + shift
+        if inertia_at == "centroid":
+            J_C = J
+        elif inertia_at == "reference":
+            J_C = J - shift
+        else:
+            raise ValueError(f"body {name!r}: `inertia_at` must be 'centroid' or 'reference', got {inertia_at!r}")
+        lam = np.linalg.eigvalsh(J_C)
+        if not lam[0] > 1e-12 * max(scale, 1e-300):
+            raise ValueError(f"body {name!r}: the inertia tensor about the centre of mass must be positive "
+                             f"definite; its principal moments are {lam.tolist()} kg m^2")
+        if lam[0] + lam[1] < lam[2] * (1.0 - 1e-9):
+            raise ValueError(f"body {name!r}: principal moments {lam.tolist()} kg m^2 violate J1 + J2 >= J3 "
+                             "(the triangle inequality of every mass distribution)")
+        self.inertia_centroid = J_C
+        self.inertia_reference = J_C + shift
+        self.position = _vector3(position, "position", name)
+        try:
+            self.orientation = as_rotation_matrix(orientation)
+        except ValueError as err:
+            raise ValueError(f"body {name!r}: {err}") from None
+        self.velocity = _vector3(velocity, "velocity", name)
+        self.omega0 = _vector3(angular_velocity, "angular_velocity", name)
+
+    def energy(self, q, v, gravity) -> tuple[float, float]:
+        """(1/2 v^T M v, -m g . r_C)."""
+        T = 0.5 * float(v @ (self.mass_matrix(q) @ v))
+        if gravity is None:
+            return T, 0.0
+        return T, -self.mass * float(np.asarray(gravity, dtype=float) @ self.point(q, self.centroid))
+
+    def _gravity_force(self, q, gravity) -> np.ndarray:
+        if gravity is None:
+            return np.zeros(self.n_q)
+        return self.point_force(q, self.centroid, self.mass * np.asarray(gravity, dtype=float))

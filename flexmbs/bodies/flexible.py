@@ -1,0 +1,458 @@
+"""Flexible body in the floating frame of reference (FFRF), built from a `flexmbs.Model`.
+
+Coordinates q = (R, p, delta): the frame's origin R (3, global), its Euler parameters p (4;
+A = A(p) = ``rotations.ep_to_matrix``, body -> global) and the elastic DOFs delta (the Model's
+free DOFs, body-frame components).  v = q'.  A material point x is at
+
+.. code:: text
+
+    r = R + A(p) y,       y = x + N delta             (docs/flexible_bodies.md)
+
+A(p) is the homogeneous quadratic Q(p, p) of ``rotations``; Q is bilinear and symmetric.
+Differentiating the exact polynomial,
+
+.. code:: text
+
+    r'  = R' + V(p, y) p' + A N delta'  = L q',       V(p, y) = d(A y)/dp = ep_vector_jacobian(p, y)
+    r'' = L q'' + b,      b = 2 A(p') y + 2 A' N delta',        A' = 2 Q(p, p')
+
+(A(p') is ep_to_matrix evaluated at p').  L = dr/dq exactly, so with T = 1/2 int rho r'.r' dV
+Lagrange's equations are int rho L^T r'' dV = Q (Appell's identity) and
+
+.. code:: text
+
+    M   = int rho L^T L dV,          Q_v = -int rho L^T b dV
+
+Every block is a combination of the inertia invariants of ``assembly/invariants.py`` with
+y = x + N delta, Y = int rho y y^T dV (``Model.moments``), s_y = s + m_O delta and the 3 x 3
+matrices V_k = d(A y)/dp_k / y (column k of V, linear in y):
+
+.. code:: text
+
+    M_RR = mass I        M_Rp = V(p, s_y)              M_Rd = A m_O
+    M_pp[k, l] = tr(V_k^T V_l Y)                        M_pd[k] = dsum(A^T V_k) + Sdot(A^T V_k, delta)
+    M_dd = |p|^4 [m]     (A^T A = |p|^4 I; [m] on the manifold)
+    Q_v,R = -(2 A(p') s_y + 2 A' m_O delta')
+    Q_v,p[k] = -tr(V_k^T (2 A(p') Y + 2 A' Y_u^T)),   Y_u = int rho y (N delta')^T dV
+    Q_v,d = -(dsum(C) + Sdot(C, delta) + Sdot(D, delta')),   C = 2 A^T A(p'), D = 2 A^T A'
+
+with dsum(B) = sum_ab B_ab d[a, b] = int rho N^T B x dV and Sdot(B, v) = sum_ab B_ab S[a, b] v.
+On the constraint manifold (p.p = 1, p.p' = 0) T is the kinetic energy.  There
+V(p, y) = -2 A tilde(y) G + 2 A y p^T, so M_pp = 4 G^T J_y G + 4 (int rho y.y dV) p p^T: positive
+definite, unlike the 4 G^T J G of `RigidBodyEP`.  Both give the same constrained motion: they
+differ by terms along p, the gradient of the normalisation p.p - 1 = 0, which its multiplier
+takes up.
+
+Applied forces: gravity int rho L^T g dV = (mass g, V(p, s_y)^T g, m_O^T A^T g); the
+Model's nodal loads (body-frame components: forces at node translations, moments at node
+rotations) with their full virtual work on R, p and delta; the elastic force -[k] delta,
+Rayleigh damping -C delta' and the geometric stiffening -K_geo delta.  K_geo is the Model's
+(``Model._build_geometric_stiffness``: linear in A_f = tilde(eps) + tilde(omega)^2, in
+alpha = A^T (a_O - g) and in the load factors); here it is evaluated with the body's own
+angular velocity omega = 2 G(p) p', without eps and without a_O (they are accelerations,
+unknown when the forces are evaluated): A_f = tilde(omega)^2, alpha = -A^T g.
+
+Reference conditions: the Model's supports (``fixed``) are the reference conditions of the
+frame: a clamped node makes it the node's tangent frame, pinned ends a chord frame.  The
+supports must remove every rigid-body mode of the mesh (else ValueError): the elastic
+coordinates must not repeat the frame's motion.  (Mean-axis conditions are not implemented.)
+
+Markers: ``Node(i)`` is mesh node i, r = R + A (X_i + u_i); a plain vector s is a point fixed
+in the frame (not following the deformation).  Directions u are frame directions (A u): the
+nodes' elastic rotations are small and do not turn a joint's axis.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from ..model import DistributedLoad, Model
+from ..rotations import ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
+from .base import Body
+from .rigid import EulerParameterNorm
+
+__all__ = ["FlexibleBody", "Node"]
+
+
+@dataclass(frozen=True)
+class Node:
+    """Marker at mesh node ``index`` of a `FlexibleBody` (it follows the deformation)."""
+
+    index: int
+
+
+def _V_matrices(p) -> np.ndarray:
+    """V_k = dA/dp_k (4, 3, 3), so that V_k y = d(A(p) y)/dp_k; linear in p.
+
+    From A = (e0^2 - e.e) I + 2 e e^T + 2 e0 tilde(e):  V_0 = 2 (e0 I + tilde(e)),
+    V_i = 2 (-e_i I + u_i e^T + e u_i^T + e0 tilde(u_i)) with u_i the unit vectors.
+    """
+    e0, e = p[0], p[1:]
+    V = np.zeros((4, 3, 3))
+    V[0] = 2.0 * (e0 * _EYE + skew(e))
+    V[1:] = 2.0 * (-e[:, None, None] * _EYE + _EYE[:, :, None] * e[None, None, :]
+                   + e[None, :, None] * _EYE[:, None, :] + e0 * _SKEW_UNIT)
+    return V
+
+
+_EYE = np.eye(3)
+_SKEW_UNIT = np.array([skew(u) for u in _EYE])
+
+
+def _A_dot(V, pd) -> np.ndarray:
+    """A' = sum_k p'_k V_k (V = _V_matrices(p))."""
+    return np.tensordot(pd, V, axes=1)
+
+
+class FlexibleBody(Body):
+    """A `Model`'s elastic body on a floating frame: q = (R, p, delta), n_q = 7 + model.n_dofs.
+
+    Parameters
+    ----------
+    model : flexmbs.Model
+        Mesh, element, supports (the reference conditions), loads, damping, point masses and
+        geometric stiffening; its frame motion and gravity are not used (gravity is the
+        System's).
+    name : str
+    position : array (3,)
+        Initial global position of the frame's origin [m].
+    orientation : array (3, 3) or (4,), optional
+        Initial rotation body -> global (matrix or Euler parameters); default identity.
+    velocity, angular_velocity : array (3,)
+        Initial global velocity of the origin and angular velocity of the frame.
+    """
+
+    dim = 3
+    constant_mass = False
+
+    def __init__(self, model: Model, name: str = "flexible", *, position=(0.0, 0.0, 0.0), orientation=None,
+                 velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0)):
+        if not isinstance(model, Model):
+            raise TypeError(f"`model` must be a flexmbs.Model, got {type(model).__name__}")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a body needs a nonempty string `name`, got {name!r}")
+        self.name, self.model = name, model
+        self.n_e = model.n_dofs
+        self.n_q = 7 + self.n_e
+        self._check_reference_conditions()
+        for i, load in enumerate(model.loads):
+            if isinstance(load, DistributedLoad):
+                raise ValueError(f"body {name!r}: `model.loads[{i}]` is a DistributedLoad, which a FlexibleBody "
+                                 "does not take yet; apply nodal loads or the System's gravity")
+        self.position = self._vec3(position, "position")
+        try:
+            self.orientation = as_rotation_matrix(orientation)
+        except ValueError as err:
+            raise ValueError(f"body {name!r}: {err}") from None
+        self.velocity = self._vec3(velocity, "velocity")
+        self.omega0 = self._vec3(angular_velocity, "angular_velocity")
+        self._M_dd = model.M.toarray()
+        self._K = model.K_op
+        self._node_phi = self._node_interpolation()
+        self._node_cache: dict = {}                                    # node -> dense Phi_i
+        self._loads = self._nodal_loads()
+        self._kin = None
+        self._internal = [EulerParameterNorm(self)]
+
+    @classmethod
+    def from_model(cls, model: Model, name: str = "flexible", **kwargs) -> "FlexibleBody":
+        """The body of ``model`` placed at the model's frame state at t = 0 (velocities included)."""
+        fs = model.frame(0.0)
+        kw = dict(position=fs.r_O, orientation=fs.R, velocity=fs.v_O, angular_velocity=fs.R @ fs.omega)
+        kw.update(kwargs)
+        return cls(model, name, **kw)
+
+    # -- set-up -------------------------------------------------------------------------------------
+    def _vec3(self, x, what):
+        a = np.asarray(x, dtype=float)
+        if a.shape != (3,) or not np.all(np.isfinite(a)):
+            raise ValueError(f"body {self.name!r}: `{what}` must be a finite 3-vector, got {x!r}")
+        return a
+
+    def _check_reference_conditions(self):
+        """The supports must hold every rigid-body mode of the mesh (tangent or chord frame)."""
+        md = self.model
+        el = md.element
+        modes = el.rigid_modes(md.X)                                   # (n_el, n_e, n_modes)
+        edofs = (md.cells[:, :, None] * el.dofs_per_node + np.arange(el.dofs_per_node)).reshape(len(md.cells), -1)
+        full = np.zeros((md.n_full, modes.shape[2]))
+        full[edofs.ravel()] = modes.reshape(-1, modes.shape[2])       # consistent between elements
+        held = full[md.fixed_dofs]
+        rank = np.linalg.matrix_rank(held) if held.size else 0
+        if rank < modes.shape[2]:
+            raise ValueError(f"body {self.name!r}: the model's supports (`fixed`) hold {rank} of the "
+                             f"{modes.shape[2]} rigid-body modes of the mesh; a flexible body needs reference "
+                             "conditions that remove all of them (e.g. fixed=[('start', 'all')] for a tangent "
+                             "frame, or pinned ends for a chord frame)")
+
+    def _node_interpolation(self) -> sparse.csr_array:
+        """Phi_nodes (3 n_nodes, n): translation of every mesh node from the free DOFs."""
+        md = self.model
+        el, n_nodes = md.element, md.mesh.n_nodes
+        to_free = np.full(md.n_full, -1, dtype=np.int64)
+        to_free[md.free] = np.arange(md.n_dofs)
+        edofs = (md.cells[:, :, None] * el.dofs_per_node + np.arange(el.dofs_per_node)).reshape(len(md.cells), -1)
+        if el.cell_type == "line":
+            N = el.N(md.X, np.array([-1.0, 1.0]))                       # (n_el, 2, 3, n_e)
+            node = md.cells                                            # (n_el, 2)
+            rows = 3 * node[:, :, None, None] + np.arange(3)[None, None, :, None]
+            cols = to_free[edofs][:, None, None, :]
+            rows, cols = np.broadcast_arrays(rows, cols, N)[:2]
+            keep = (cols >= 0) & (N != 0.0)
+            # each node appears in up to two elements with the same values: keep the first
+            A = sparse.coo_array((N[keep], (rows[keep], cols[keep])), shape=(3 * n_nodes, md.n_dofs)).tocsr()
+            count = sparse.coo_array((np.ones(keep.sum()), (rows[keep], cols[keep])),
+                                     shape=(3 * n_nodes, md.n_dofs)).tocsr()
+            A.data /= count.data
+            return A
+        dpn = el.dofs_per_node                                         # Lagrange solids: translations
+        r, c = [], []
+        for a in range(min(3, dpn)):
+            full = np.arange(n_nodes) * dpn + a
+            ok = to_free[full] >= 0
+            r.append(3 * np.arange(n_nodes)[ok] + a)
+            c.append(to_free[full][ok])
+        r, c = np.concatenate(r), np.concatenate(c)
+        return sparse.csr_array(sparse.coo_array((np.ones(len(r)), (r, c)), shape=(3 * n_nodes, md.n_dofs)))
+
+    def _nodal_loads(self):
+        """Nodal loads as arrays: kind (0 force, 1 moment), X and Phi rows of the forces' nodes,
+        body-frame vectors, time factors (None: 1); None without loads."""
+        md = self.model
+        names = md.element.dof_names
+        kinds, nodes, vecs, fs = [], [], [], []
+        for load in md.loads:
+            (j,) = md._dof_indices([load.dof])
+            name = names[j]
+            if name.startswith("theta"):
+                kind, axis = 1, {"theta": 2, "theta_x": 0, "theta_y": 1, "theta_z": 2}[name]
+            else:
+                kind, axis = 0, "uvw".index(name) if name in ("u", "v", "w") else j
+            if getattr(md.element, "axial_dofs_along_axis", False):    # Bar2: u along the bar's axis
+                e = md.X[0, 1] - md.X[0, 0]
+                vec = np.pad(e / np.linalg.norm(e), (0, 3 - len(e))) * load.value
+            else:
+                vec = np.eye(3)[axis] * load.value
+            for node in md.mesh.nodes(load.nodes):
+                kinds.append(kind)
+                nodes.append(int(node))
+                vecs.append(vec)
+                fs.append(load.f)
+        if not kinds:
+            return None
+        kinds, nodes = np.array(kinds), np.array(nodes)
+        force_nodes = nodes[kinds == 0]
+        X = np.pad(md.mesh.points[force_nodes], ((0, 0), (0, 3 - md.mesh.dim)))
+        Phi = np.array([self.node_interpolation(i) for i in force_nodes]).reshape(len(force_nodes), 3, self.n_e)
+        return kinds, X, Phi, np.array(vecs), fs
+
+    def node_interpolation(self, i: int) -> np.ndarray:
+        """Phi_i (3, n): translation u_i = Phi_i delta of node i."""
+        out = self._node_cache.get(i)
+        if out is None:
+            n_nodes = self.model.mesh.n_nodes
+            if not (isinstance(i, (int, np.integer)) and 0 <= i < n_nodes):
+                raise ValueError(f"body {self.name!r}: no node {i!r}; the mesh has nodes 0..{n_nodes - 1}")
+            out = self._node_cache[int(i)] = self._node_phi[3 * i:3 * i + 3].toarray()
+        return out
+
+    def _marker(self, s):
+        """(y0, Phi) of a marker: node -> (X_i, Phi_i); frame point s -> (s, None)."""
+        if isinstance(s, Node):
+            X = self.model.mesh.points[self.node_index(s)]
+            return np.pad(X, (0, 3 - len(X))), self.node_interpolation(s.index)
+        s = np.asarray(s, dtype=float)
+        if s.shape != (3,):
+            raise ValueError(f"body {self.name!r}: a marker is a Node(i) or a 3-vector in the frame, got {s!r}")
+        return s, None
+
+    def node_index(self, s: Node) -> int:
+        n_nodes = self.model.mesh.n_nodes
+        if not (isinstance(s.index, (int, np.integer)) and 0 <= s.index < n_nodes):
+            raise ValueError(f"body {self.name!r}: no node {s.index!r}; the mesh has nodes 0..{n_nodes - 1}")
+        return int(s.index)
+
+    # -- coordinates --------------------------------------------------------------------------------
+    def split(self, q):
+        return q[:3], q[3:7], q[7:]
+
+    def initial_coordinates(self) -> np.ndarray:
+        return np.concatenate([self.position, matrix_to_ep(self.orientation), np.zeros(self.n_e)])
+
+    def initial_velocities(self) -> np.ndarray:
+        p = matrix_to_ep(self.orientation)
+        return np.concatenate([self.velocity, 0.5 * ep_E(p).T @ self.omega0, np.zeros(self.n_e)])
+
+    def internal_constraints(self) -> list:
+        return self._internal
+
+    # -- inertia ------------------------------------------------------------------------------------
+    def _kinematics(self, q):
+        """(A, V, s_y, Y) at q, kept for the last q (mass matrix and forces ask for the same q)."""
+        key = q.tobytes()
+        if self._kin is not None and self._kin[0] == key:
+            return self._kin[1]
+        md = self.model
+        p, delta = q[3:7], q[7:]
+        out = (ep_to_matrix(p), _V_matrices(p), md.inv.s + md.m_O @ delta, md.moments(delta, delta))
+        self._kin = (key, out)
+        return out
+
+    def mass_matrix(self, q) -> np.ndarray:
+        md = self.model
+        _, p, delta = self.split(q)
+        A, V, s_y, Y = self._kinematics(q)
+        n = self.n_q
+        M = np.zeros((n, n))
+        M[0, 0] = M[1, 1] = M[2, 2] = md.mass
+        M[:3, 3:7] = (V @ s_y).T                                      # V(p, s_y)
+        M[:3, 7:] = A @ md.m_O
+        M[3:7, 3:7] = np.einsum("kab,lac,bc->kl", V, V, Y)             # tr(V_k^T V_l Y)
+        for k in range(4):
+            B = A.T @ V[k]
+            M[3 + k, 7:] = md.d_sum(B) + md.S_dot(B, delta)
+        M[7:, 7:] = (p @ p) ** 2 * self._M_dd                       # A^T A = |p|^4 I
+        M[3:, :3] = M[:3, 3:].T
+        M[7:, 3:7] = M[3:7, 7:].T
+        return M
+
+    def quadratic_velocity(self, q, v) -> np.ndarray:
+        """Q_v = -int rho L^T b dV (module docstring)."""
+        md = self.model
+        _, p, delta = self.split(q)
+        _, pd, delta_d = self.split(v)
+        A, V, s_y, Y = self._kinematics(q)
+        Ap, Ad = ep_to_matrix(pd), _A_dot(V, pd)
+        Yu = md.moments(delta, delta_d, with_x_second=False)           # int rho y (N delta')^T
+        out = np.empty(self.n_q)
+        out[:3] = -(2.0 * Ap @ s_y + 2.0 * Ad @ (md.m_O @ delta_d))
+        inner = 2.0 * Ap @ Y + 2.0 * Ad @ Yu.T
+        out[3:7] = -np.einsum("kab,ab->k", V, inner)                  # tr(V_k^T inner)
+        C, D = 2.0 * A.T @ Ap, 2.0 * A.T @ Ad
+        out[7:] = -(md.d_sum(C) + md.S_dot(C, delta) + md.S_dot(D, delta_d))
+        return out
+
+    # -- forces -------------------------------------------------------------------------------------
+    def body_angular_velocity(self, q, v) -> np.ndarray:
+        """omega in body components, 2 G(p) p'."""
+        return 2.0 * ep_G(q[3:7]) @ v[3:7]
+
+    def geometric_stiffness_force(self, t, q, v, gravity) -> np.ndarray:
+        """K_geo delta with A_f = tilde(omega)^2 (omega = 2 G p'), alpha = -A^T g and the load factors."""
+        md = self.model
+        if not md._Kg:
+            return np.zeros(self.n_e)
+        W = skew(self.body_angular_velocity(q, v))
+        Af = W @ W
+        g = np.zeros(3) if gravity is None else np.asarray(gravity, dtype=float)
+        alpha = -ep_to_matrix(q[3:7]).T @ g
+        f = md.load_factors(t) if md.loads else np.zeros(0)
+        delta = q[7:]
+        out = np.zeros(self.n_e)
+        for key, Kg in zip(md._Kg_keys, md._Kg_op):
+            c = Af[key[1], key[2]] if key[0] == "A" else alpha[key[1]] if key[0] == "alpha" else f[key[1]]
+            if c != 0.0:
+                out += c * (Kg @ delta)
+        return out
+
+    def applied_forces(self, t, q, gravity) -> np.ndarray:
+        """Gravity and the Model's nodal loads (generalized, all coordinates)."""
+        md = self.model
+        delta = q[7:]
+        out = np.zeros(self.n_q)
+        if gravity is None and not self._loads:
+            return out
+        A, V, s_y, _ = self._kinematics(q)
+        if gravity is not None and np.any(gravity):
+            g = np.asarray(gravity, dtype=float)
+            out[:3] = md.mass * g
+            out[3:7] = (V @ s_y) @ g
+            out[7:] = md.m_O.T @ (A.T @ g)
+        if self._loads:
+            kind, nodes_X, nodes_Phi, vecs, fs = self._loads
+            factors = np.array([1.0 if f is None else f(t) for f in fs])
+            values = vecs * factors[:, None]                           # body components
+            out[7:] += md.q_ext(t)                                     # elastic part: Q f(t)
+            F = values[kind == 0] @ A.T                                # nodal forces, global
+            if len(F):                                                 # their rigid part
+                y = nodes_X + nodes_Phi @ delta                        # (k, 3)
+                out[:3] += F.sum(axis=0)
+                out[3:7] += np.einsum("kab,jb,ja->k", V, y, F)
+            T = values[kind == 1]
+            if len(T):                                                 # nodal moments on the frame
+                out[3:7] += 2.0 * ep_G(q[3:7]).T @ T.sum(axis=0)
+        return out
+
+    def forces(self, t, q, v, gravity) -> np.ndarray:
+        md = self.model
+        out = self.quadratic_velocity(q, v) + self.applied_forces(t, q, gravity)
+        delta, delta_d = q[7:], v[7:]
+        out[7:] -= self._K @ delta + md.damping_force(delta_d) + self.geometric_stiffness_force(t, q, v, gravity)
+        return out
+
+    def energy(self, q, v, gravity) -> tuple[float, float]:
+        """(1/2 v^T M v, -g . (mass R + A s_y))."""
+        T = 0.5 * float(v @ (self.mass_matrix(q) @ v))
+        if gravity is None:
+            return T, 0.0
+        md = self.model
+        s_y = md.inv.s + md.m_O @ q[7:]
+        r_C = md.mass * q[:3] + ep_to_matrix(q[3:7]) @ s_y
+        return T, -float(np.asarray(gravity, dtype=float) @ r_C)
+
+    def strain_energy(self, q) -> float:
+        """1/2 delta^T [k] delta."""
+        delta = q[7:]
+        return 0.5 * float(delta @ (self._K @ delta))
+
+    # -- markers ------------------------------------------------------------------------------------
+    def point(self, q, s) -> np.ndarray:
+        y0, Phi = self._marker(s)
+        y = y0 if Phi is None else y0 + Phi @ q[7:]
+        return q[:3] + ep_to_matrix(q[3:7]) @ y
+
+    def point_jacobian(self, q, s) -> np.ndarray:
+        y0, Phi = self._marker(s)
+        y = y0 if Phi is None else y0 + Phi @ q[7:]
+        J = np.zeros((3, self.n_q))
+        J[:, :3] = np.eye(3)
+        J[:, 3:7] = ep_vector_jacobian(q[3:7], y)
+        if Phi is not None:
+            J[:, 7:] = ep_to_matrix(q[3:7]) @ Phi
+        return J
+
+    def point_bias(self, q, v, s) -> np.ndarray:
+        """2 A(p') y + 2 A' Phi delta'."""
+        y0, Phi = self._marker(s)
+        p, pd = q[3:7], v[3:7]
+        y = y0 if Phi is None else y0 + Phi @ q[7:]
+        out = 2.0 * ep_to_matrix(pd) @ y
+        if Phi is not None:
+            out += 2.0 * _A_dot(_V_matrices(p), pd) @ (Phi @ v[7:])
+        return out
+
+    def vector(self, q, u) -> np.ndarray:
+        return ep_to_matrix(q[3:7]) @ np.asarray(u, dtype=float)
+
+    def vector_jacobian(self, q, u) -> np.ndarray:
+        J = np.zeros((3, self.n_q))
+        J[:, 3:7] = ep_vector_jacobian(q[3:7], np.asarray(u, dtype=float))
+        return J
+
+    def vector_bias(self, q, v, u) -> np.ndarray:
+        return 2.0 * ep_to_matrix(v[3:7]) @ np.asarray(u, dtype=float)
+
+    def rotation(self, q) -> np.ndarray:
+        return ep_to_matrix(q[3:7])
+
+    def angular_velocity(self, q, v) -> np.ndarray:
+        """omega = 2 E(p) p' (global)."""
+        return 2.0 * ep_E(q[3:7]) @ v[3:7]
+
+    def torque(self, q, T) -> np.ndarray:
+        """A global torque on the frame: Q = (0, 2 E^T T, 0)."""
+        out = np.zeros(self.n_q)
+        out[3:7] = 2.0 * ep_E(q[3:7]).T @ np.asarray(T, dtype=float)
+        return out

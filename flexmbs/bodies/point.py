@@ -1,0 +1,89 @@
+"""A point mass in 2D or 3D: q = r (its position), M = m I, Q = m g.
+
+The body has no orientation: every marker is the point itself (body-fixed offsets s are
+translations, r_P = r + s, since there is no rotation to apply), rotation() is the identity and
+a torque has no generalized force.  Useful for lumped masses on massless links (IFToMM A01:
+a point mass at the end of a `Distance` constraint).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Body, _check_identity
+
+__all__ = ["PointMass"]
+
+
+class PointMass(Body):
+    """A particle of mass ``mass`` at ``position`` (2 or 3 components) with ``velocity``.
+
+    Parameters
+    ----------
+    name : str
+    mass : float
+        m > 0 [kg].
+    position, velocity : array (dim,)
+        Initial global position [m] and velocity [m/s]; dim = len(position).
+    loads : sequence of callables
+        ``load(body, t, q, v)`` -> generalized force (dim,), added to gravity.
+    """
+
+    constant_mass = True
+
+    def __init__(self, name: str, mass: float, position, velocity=None, loads=()):
+        _check_identity(self, name, mass, loads)
+        r = np.asarray(position, dtype=float)
+        if r.shape not in ((2,), (3,)) or not np.all(np.isfinite(r)):
+            raise ValueError(f"body {name!r}: `position` must be a finite vector of 2 or 3 components, got {position!r}")
+        self.dim = self.n_q = r.size
+        v = np.zeros(self.dim) if velocity is None else np.asarray(velocity, dtype=float)
+        if v.shape != r.shape or not np.all(np.isfinite(v)):
+            raise ValueError(f"body {name!r}: `velocity` must be a finite vector like `position`, got {velocity!r}")
+        self.position, self.velocity = r, v
+        self._M = self.mass * np.eye(self.dim)
+        self._I = np.eye(self.dim)
+        self._I.flags.writeable = False
+
+    def initial_coordinates(self) -> np.ndarray:
+        return self.position.copy()
+
+    def initial_velocities(self) -> np.ndarray:
+        return self.velocity.copy()
+
+    def mass_matrix(self, q) -> np.ndarray:
+        return self._M
+
+    def forces(self, t, q, v, gravity) -> np.ndarray:
+        Q = np.zeros(self.dim) if gravity is None else self.mass * np.asarray(gravity, dtype=float)
+        return Q + self.applied(t, q, v) if self.loads else Q
+
+    def energy(self, q, v, gravity) -> tuple[float, float]:
+        T = 0.5 * self.mass * float(v @ v)
+        return T, (0.0 if gravity is None else -self.mass * float(np.asarray(gravity, dtype=float) @ q))
+
+    def point(self, q, s) -> np.ndarray:
+        return q + s
+
+    def point_jacobian(self, q, s) -> np.ndarray:
+        return self._I
+
+    def point_bias(self, q, v, s) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    def vector(self, q, u) -> np.ndarray:
+        return np.asarray(u, dtype=float)
+
+    def vector_jacobian(self, q, u) -> np.ndarray:
+        return np.zeros((self.dim, self.dim))
+
+    def vector_bias(self, q, v, u) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    def rotation(self, q) -> np.ndarray:
+        return self._I
+
+    def angular_velocity(self, q, v):
+        return np.zeros(3) if self.dim == 3 else 0.0
+
+    def torque(self, q, T) -> np.ndarray:
+        return np.zeros(self.dim)

@@ -1,0 +1,222 @@
+"""Rigid body in reference point coordinates with Euler parameters (RPCF-EP).
+
+q = (R, p): R the global position of the reference point O (the body frame's origin), p the
+Euler parameters of A = A(p) (``rotations.ep_to_matrix``); v = q'.  With the centre of mass at
+u_C (body coordinates, from O), J_O the inertia tensor about O in body axes, G = G(p) and the
+body angular velocity w = 2 G p', the kinetic energy is
+
+.. code:: text
+
+    T = 1/2 m R'.R' - m R'^T A skew(u_C) w + 1/2 w^T J_O w = 1/2 q'^T M(q) q'
+    M = [[m I, -2 m A skew(u_C) G], [sym, 4 G^T J_O G]]                      (7 x 7, singular: M [0; p] = 0)
+
+and Lagrange's equations d/dt dT/dq' - dT/dq = Q_e give M q'' = Q_e + Q_v with
+
+.. code:: text
+
+    Q_v,R = m A' skew(u_C) w,                      A' = E(p') G(p)^T + E(p) G(p')^T
+    Q_v,p = -4 G(p')^T h - 2 m G^T skew(u_C) A'^T R' - m [d(A x)/dp]^T R',  x = skew(u_C) w
+    h = m skew(u_C) A^T R' + J_O w
+
+(derived here from T with G(a) b = -G(b) a and G(p') p' = 0; for u_C = 0 it reduces to
+Q_v,p = -8 G'^T J G p' (Nikravesh 1988, eq. 11.41), and it matches Pappalardo and Guida 2018,
+eqs. 7-8, written with their G_bar = 2 G).  The normalisation p.p - 1 = 0 is the body's
+internal constraint.  tests/test_bodies.py checks M and Q_v against a finite-difference Lagrange
+derivation from T.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..constraints.base import Constraint
+from ..rotations import ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
+from .base import RigidBody
+
+__all__ = ["RigidBodyEP", "EulerParameterNorm"]
+
+
+class RigidBodyEP(RigidBody):
+    """Rigid body in reference point coordinates and Euler parameters: q = (R, p), n_q = 7.
+
+    See `flexmbs.bodies.base.RigidBody` for the parameters (name, mass, inertia, position,
+    orientation, centroid, inertia_at, velocity, angular_velocity).
+    """
+
+    n_q = 7
+    constant_mass = False
+
+    def __init__(self, name, mass, inertia, **kwargs):
+        super().__init__(name, mass, inertia, **kwargs)
+        self._uC = skew(self.centroid)
+        self._offset = bool(np.any(self.centroid != 0.0))
+        self._internal = [EulerParameterNorm(self)]
+        self._one = EPBatch([self])
+
+    def initial_coordinates(self) -> np.ndarray:
+        return np.concatenate([self.position, matrix_to_ep(self.orientation)])
+
+    def initial_velocities(self) -> np.ndarray:
+        """(R', p') with p' = 1/2 E(p)^T omega (so that 2 E p' = omega and p.p' = 0)."""
+        p = matrix_to_ep(self.orientation)
+        return np.concatenate([self.velocity, 0.5 * ep_E(p).T @ self.omega0])
+
+    def internal_constraints(self) -> list:
+        return self._internal
+
+    @classmethod
+    def batch(cls, bodies) -> "EPBatch":
+        """The mass matrices and forces of several RPCF-EP bodies at once."""
+        return EPBatch(bodies)
+
+    def mass_matrix(self, q) -> np.ndarray:
+        return self._one.mass_matrix(q[None])[0]
+
+    def quadratic_velocity(self, q, v) -> np.ndarray:
+        """Q_v = -M' q' + dT/dq (see the module docstring)."""
+        return self._one.quadratic_velocity(q[None], v[None])[0]
+
+    def forces(self, t, q, v, gravity) -> np.ndarray:
+        Q = self._one.forces(t, q[None], v[None], gravity)[0]
+        return Q + self.applied(t, q, v) if self.loads else Q
+
+    # -- markers --------------------------------------------------------------------------------
+    def point(self, q, s) -> np.ndarray:
+        return q[:3] + ep_to_matrix(q[3:7]) @ s
+
+    def point_jacobian(self, q, s) -> np.ndarray:
+        J = np.empty((3, 7))
+        J[:, :3] = np.eye(3)
+        J[:, 3:] = ep_vector_jacobian(q[3:7], s)
+        return J
+
+    def point_bias(self, q, v, s) -> np.ndarray:
+        """d(A s)/dp is linear in p, so its time derivative is d(A s)/dp evaluated at p'."""
+        return ep_vector_jacobian(v[3:7], s) @ v[3:7]
+
+    def vector(self, q, u) -> np.ndarray:
+        return ep_to_matrix(q[3:7]) @ u
+
+    def vector_jacobian(self, q, u) -> np.ndarray:
+        J = np.zeros((3, 7))
+        J[:, 3:] = ep_vector_jacobian(q[3:7], u)
+        return J
+
+    def vector_bias(self, q, v, u) -> np.ndarray:
+        return ep_vector_jacobian(v[3:7], u) @ v[3:7]
+
+    def rotation(self, q) -> np.ndarray:
+        return ep_to_matrix(q[3:7])
+
+    def angular_velocity(self, q, v) -> np.ndarray:
+        """omega = 2 E(p) p' (global)."""
+        return 2.0 * ep_E(q[3:7]) @ v[3:7]
+
+    def torque(self, q, T) -> np.ndarray:
+        """Virtual work T . delta_theta with delta_theta = 2 E delta_p: Q = (0, 2 E^T T)."""
+        out = np.zeros(7)
+        out[3:] = 2.0 * ep_E(q[3:7]).T @ np.asarray(T, dtype=float)
+        return out
+
+
+class EPBatch:
+    """M and Q of n RPCF-EP bodies from stacked coordinates Q (n, 7) and velocities V (n, 7).
+
+    The one implementation of the module docstring's formulas (a single body is a batch of one).
+    """
+
+    def __init__(self, bodies):
+        self.m = np.array([b.mass for b in bodies])
+        self.J = np.stack([b.inertia_reference for b in bodies])
+        self.c = np.stack([b.centroid for b in bodies])
+        self.U = skew(self.c)
+        self.offset = bool(np.any(self.c != 0.0))
+
+    def mass_matrix(self, Q) -> np.ndarray:
+        """(n, 7, 7)."""
+        P = Q[:, 3:7]
+        G = ep_G(P)
+        n = len(Q)
+        M = np.zeros((n, 7, 7))
+        M[:, 0, 0] = M[:, 1, 1] = M[:, 2, 2] = self.m
+        M[:, 3:, 3:] = 4.0 * (np.swapaxes(G, 1, 2) @ self.J @ G)
+        if self.offset:
+            B = -2.0 * self.m[:, None, None] * (ep_to_matrix(P) @ self.U @ G)
+            M[:, :3, 3:] = B
+            M[:, 3:, :3] = np.swapaxes(B, 1, 2)
+        return M
+
+    def quadratic_velocity(self, Q, V) -> np.ndarray:
+        """(n, 7): Q_v = -M' q' + dT/dq."""
+        P, Rd, Pd = Q[:, 3:7], V[:, :3, None], V[:, 3:7, None]
+        G, Gd = ep_G(P), ep_G(Pd[:, :, 0])
+        GdT = np.swapaxes(Gd, 1, 2)
+        w = 2.0 * (G @ Pd)                                            # (n, 3, 1)
+        out = np.zeros((len(Q), 7))
+        if not self.offset:
+            out[:, 3:] = -4.0 * (GdT @ (self.J @ w))[:, :, 0]
+            return out
+        m, U = self.m[:, None, None], self.U
+        A = ep_to_matrix(P)
+        GT = np.swapaxes(G, 1, 2)
+        Ad = ep_E(Pd[:, :, 0]) @ GT + ep_E(P) @ GdT
+        x = U @ w
+        h = m * (U @ (np.swapaxes(A, 1, 2) @ Rd)) + self.J @ w
+        out[:, :3] = (m * (Ad @ x))[:, :, 0]
+        out[:, 3:] = (-4.0 * (GdT @ h) - 2.0 * m * (GT @ (U @ (np.swapaxes(Ad, 1, 2) @ Rd)))
+                      - m * (np.swapaxes(ep_vector_jacobian(P, x[:, :, 0]), 1, 2) @ Rd))[:, :, 0]
+        return out
+
+    def forces(self, t, Q, V, gravity) -> np.ndarray:
+        """(n, 7): Q_v plus the weight m g at the centroid (the bodies' `loads` are added by the caller)."""
+        out = self.quadratic_velocity(Q, V)
+        if gravity is not None:
+            mg = self.m[:, None] * np.asarray(gravity, dtype=float)
+            out[:, :3] += mg
+            out[:, 3:] += (np.swapaxes(ep_vector_jacobian(Q[:, 3:7], self.c), 1, 2) @ mg[:, :, None])[:, :, 0]
+        return out
+
+
+class EulerParameterNorm(Constraint):
+    """Internal constraint of an RPCF-EP body: C = p.p - 1, C_q = (0, 2 p^T), gamma = -2 p'.p'.
+
+    Any body whose coordinates start with (R, p) can use it (the floating frame of a flexible body).
+    """
+
+    n_c = 1
+
+    def __init__(self, body: RigidBodyEP):
+        self.bodies = (body,)
+        self.name = f"{body.name}.euler_parameter_norm"
+
+    def residual(self, t, qs) -> np.ndarray:
+        p = qs[0][3:7]
+        return np.array([p @ p - 1.0])
+
+    def jacobian(self, t, qs) -> list:
+        J = np.zeros((1, len(qs[0])))          # any body whose q starts with (R, p)
+        J[0, 3:7] = 2.0 * qs[0][3:7]
+        return [J]
+
+    def gamma(self, t, qs, vs) -> np.ndarray:
+        pd = vs[0][3:7]
+        return np.array([-2.0 * pd @ pd])
+
+    @classmethod
+    def batch(cls, constraints) -> "_NormBatch":
+        """The same for several bodies: stacked Q (n, 7) -> (n, 1), (n, 1, 7)."""
+        return _NormBatch()
+
+
+class _NormBatch:
+    def residual(self, t, Q):
+        P = Q[:, 3:7]
+        return np.einsum("na,na->n", P, P)[:, None] - 1.0
+
+    def jacobian(self, t, Q):
+        J = np.zeros((len(Q), 1, Q.shape[1]))   # any body whose q starts with (R, p)
+        J[:, 0, 3:7] = 2.0 * Q[:, 3:7]
+        return J
+
+    def gamma(self, t, Q, V):
+        Pd = V[:, 3:7]
+        return -2.0 * np.einsum("na,na->n", Pd, Pd)[:, None]

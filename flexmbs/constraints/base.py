@@ -1,0 +1,189 @@
+"""The constraint protocol, the ground and the error that names a constraint.
+
+A holonomic constraint C(q, t) = 0 gives, differentiated twice in time,
+
+.. code:: text
+
+    C_q q' + C_t = 0,       C_q q'' = gamma,   gamma = -(C_q q')_q q' - 2 C_qt q' - C_tt
+
+and the generalized constraint forces on the bodies are -C_q^T lam (lam: the multipliers),
+so that M q'' + C_q^T lam = Q.  A constraint gets one q (and v) per entry of ``bodies``;
+``None`` stands for the ground, whose q is empty.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+__all__ = ["Constraint", "ConstraintError", "Ground", "EMPTY"]
+
+EMPTY = np.zeros(0)
+
+
+class ConstraintError(ValueError):
+    """A constraint that cannot be satisfied (or is ill-posed); ``names`` lists the constraints."""
+
+    def __init__(self, message: str, names=()):
+        super().__init__(message)
+        self.names = tuple(names)
+
+
+class Ground:
+    """The fixed global frame as a body without coordinates: point(q, s) = s, vector(q, u) = u."""
+
+    name = "ground"
+    n_q = 0
+
+    def __init__(self, dim: int = 3):
+        self.dim = dim
+        self._zero = np.zeros(dim)
+        self._jac = np.zeros((dim, 0))
+
+    def point(self, q, s):
+        return np.asarray(s, dtype=float)
+
+    def vector(self, q, u):
+        return np.asarray(u, dtype=float)
+
+    def point_jacobian(self, q, s):
+        return self._jac
+
+    vector_jacobian = point_jacobian
+
+    def point_bias(self, q, v, s):
+        return self._zero
+
+    vector_bias = point_bias
+
+    def rotation(self, q):
+        return np.eye(self.dim)
+
+
+def body_label(body) -> str:
+    """'ground' for None, else "body 'name'" (for messages)."""
+    return "ground" if body is None else f"body {body.name!r}"
+
+
+def check_body_pair(cls: str, body_i, body_j, name=None) -> str:
+    """Refuse two grounds or one body twice; returns the joint's name (given, or cls(body_i, body_j))."""
+    if body_i is None and body_j is None:
+        raise ValueError(f"{cls}: at most one of `body_i`, `body_j` may be the ground (None)")
+    if body_i is body_j:
+        raise ValueError(f"{cls}: `body_i` and `body_j` are the same body {body_i.name!r}")
+    if name is not None:
+        return name
+    return f"{cls}({'ground' if body_i is None else body_i.name}, {'ground' if body_j is None else body_j.name})"
+
+
+def joint_point(name: str, dim: int, bodies, sides, given, at, tol: float, check: bool = True):
+    """The joint point of a two-body joint in the initial configuration.
+
+    ``sides`` are the two bodies (a `Ground` for None) and ``given`` their body points s_i, s_j
+    (None if not given).  The global point P0 is ``at``, else the point s_i (or s_j) gives,
+    else the reference point of body_i (of body_j if body_i is the ground); each body's point
+    is s_k = A_k0^T (P0 - O_k0) unless given.  With ``check``, the two points must coincide
+    within ``tol`` x (1 + |P0|) (ValueError naming the joint).  Returns (P0, [s_i, s_j],
+    [A_i0, A_j0]).
+    """
+    q0 = [EMPTY if b is None else b.initial_coordinates() for b in bodies]
+    A0 = [side.rotation(q) for side, q in zip(sides, q0)]
+    O0 = [side.point(q, np.zeros(dim)) for side, q in zip(sides, q0)]
+    if at is not None:
+        P0 = at
+    elif given[0] is not None:
+        P0 = sides[0].point(q0[0], given[0])
+    elif given[1] is not None:
+        P0 = sides[1].point(q0[1], given[1])
+    else:
+        P0 = O0[1] if bodies[0] is None else O0[0]
+    s = [given[k] if given[k] is not None else A0[k].T @ (P0 - O0[k]) for k in range(2)]
+    if check:
+        Pi, Pj = (sides[k].point(q0[k], s[k]) for k in range(2))
+        gap = float(np.linalg.norm(Pi - Pj))
+        if gap > tol * (1.0 + np.linalg.norm(P0)):
+            raise ValueError(
+                f"joint {name!r}: its points do not coincide in the initial configuration: "
+                f"{body_label(bodies[0])} point at {Pi.tolist()}, {body_label(bodies[1])} point at {Pj.tolist()} "
+                f"(gap {gap:.3g} m > tol {tol:g} x size); give `at` (one global point) or matching s_i, s_j")
+    return P0, s, A0
+
+
+class Constraint(ABC):
+    """A set of n_c constraint equations among the coordinates of ``bodies``.
+
+    Attributes
+    ----------
+    name : str
+    bodies : tuple of Body or None
+        None is the ground.
+    n_c : int
+    holonomic : bool
+        False for velocity-level constraints a(q) q' + b(q, t) = 0 (then ``residual`` is not
+        defined and ``jacobian`` gives a).
+    """
+
+    name: str
+    bodies: tuple
+    n_c: int
+    holonomic: bool = True
+
+    @abstractmethod
+    def residual(self, t, qs) -> np.ndarray:
+        """C(q, t), (n_c,)."""
+
+    @abstractmethod
+    def jacobian(self, t, qs) -> list:
+        """C_q blocks, one (n_c, n_q_b) array per entry of ``bodies`` ((n_c, 0) for the ground)."""
+
+    def time_derivative(self, t, qs) -> np.ndarray:
+        """C_t, (n_c,): zero for a scleronomic (time-independent) constraint."""
+        return np.zeros(self.n_c)
+
+    @abstractmethod
+    def gamma(self, t, qs, vs) -> np.ndarray:
+        """gamma with C_q q'' = gamma."""
+
+    # -- reactions ------------------------------------------------------------------------------
+    def reaction_points(self) -> list:
+        """Body-fixed point of each body about which `reaction` gives the torque (default: origin)."""
+        return [None if b is None else np.zeros(b.dim) for b in self.bodies]
+
+    def frame(self, t, qs) -> tuple[np.ndarray, np.ndarray]:
+        """(origin, rotation) of the joint's frame, global; default the global frame at the origin."""
+        dim = next(b.dim for b in self.bodies if b is not None)
+        return np.zeros(dim), np.eye(dim)
+
+    def reaction(self, t, qs, lam) -> dict:
+        """Force and torque that the constraint applies on each body, in the joint's frame.
+
+        The generalized constraint force on body b is Q_b = -C_q,b^T lam.  It is written as a
+        force F at the body's reaction point s_b and a torque T,
+        Q_b = J_P(s_b)^T F + J_theta^T T + C_int,q^T mu,
+        where the last term (internal constraints of the body, e.g. the Euler-parameter norm)
+        does no work on rigid motions and is dropped.  Returns
+        ``{"origin": r, "rotation": R, "bodies": {name: {"force": R^T F, "torque": R^T T}}}``
+        (in 2D the torque is a float).
+        """
+        lam = np.asarray(lam, dtype=float)
+        origin, R = self.frame(t, qs)
+        blocks = self.jacobian(t, qs)
+        out = {}
+        for b, q, Jb, s in zip(self.bodies, qs, blocks, self.reaction_points()):
+            if b is None:
+                continue
+            Qb = -Jb.T @ lam
+            d = b.dim
+            cols = [b.point_force(q, s, e) for e in np.eye(d)]
+            cols += [b.torque(q, e) for e in np.eye(3)] if d == 3 else [b.torque(q, 1.0)]
+            internal = [c.jacobian(t, (q,))[0] for c in b.internal_constraints()]
+            B = np.column_stack(cols + [Ji.T for Ji in internal]) if internal else np.column_stack(cols)
+            x = np.linalg.lstsq(B, Qb, rcond=None)[0]
+            F = x[:d]
+            T = x[d:2 * d] if d == 3 else float(x[d])
+            out[b.name] = {"force": R.T @ F, "torque": R.T @ T if d == 3 else T}
+        return {"origin": origin, "rotation": R, "bodies": out}
+
+    def __repr__(self):
+        names = ", ".join("ground" if b is None else repr(b.name) for b in self.bodies)
+        return f"{type(self).__name__}({self.name!r}: {names})"

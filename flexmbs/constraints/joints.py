@@ -1,0 +1,314 @@
+"""Joints between two bodies (or a body and the ground), built from four primitives.
+
+Each joint has a frame: at the initial configuration (the bodies' constructor positions) its
+origin is the global point ``at`` and its z axis the global ``axis``; x and y complete a
+right-handed frame.  The frame is stored in the local coordinates of each body (s_k, and the
+columns x_k, y_k, z_k of R_k), so the joint follows the bodies.  With r_i = point_i(s_i),
+d = r_j - r_i and unit vectors a = A_i a_i, b = A_j b_j, the primitives are
+
+.. code:: text
+
+    point:  C = r_i - r_j (3 rows)     C_q = [J_i, -J_j]           gamma = -(beta_i - beta_j)
+    dot1:   C = a . b                  C_q = [b^T V_a, a^T V_b]     gamma = -(beta_a.b + 2 a'.b' + a.beta_b)
+    dot2:   C = a . d                  C_q = [d^T V_a - a^T J_i, a^T J_j]
+                                       gamma = -(beta_a.d + 2 a'.d' + a.(beta_j - beta_i))
+    dist:   C = (d.d - L^2) / (2 L)    C_q = d^T [-J_i, J_j] / L    gamma = -(d'.d' + d.(beta_j - beta_i)) / L
+
+(J, V: point and vector Jacobians, beta: their biases, so r'' = J q'' + beta; Nikravesh 1988,
+ch. 11, writes the same dot-1 and dot-2 conditions).  The joints:
+
+| joint | rows | frees |
+| --- | --- | --- |
+| Spherical | point | 3 rotations |
+| Revolute | point, dot1(z_i, x_j), dot1(z_i, y_j) | rotation about z |
+| Cylindrical | dot1(z_i, x_j), dot1(z_i, y_j), dot2(x_i), dot2(y_i) | rotation about and sliding along z |
+| Prismatic | Cylindrical + dot1(x_i, y_j) | sliding along z |
+| Fixed | point, dot1(x_i, y_j), dot1(x_i, z_j), dot1(y_i, z_j) | nothing |
+| PointOnLine | dot2(x_i), dot2(y_i) | sliding along z and 3 rotations |
+| Distance | dist | 5 relative motions |
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import EMPTY, Constraint, Ground, body_label, check_body_pair, joint_point
+
+__all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Translational", "Fixed", "PointOnLine",
+           "Distance"]
+
+
+def _perpendicular(z) -> tuple[np.ndarray, np.ndarray]:
+    """Unit x, y with (x, y, z) right-handed, x chosen from the global axis least aligned with z."""
+    e = np.eye(3)[int(np.argmin(np.abs(z)))]
+    x = e - (e @ z) * z
+    x /= np.linalg.norm(x)
+    return x, np.cross(z, x)
+
+
+class Joint(Constraint):
+    """Base of the joints: two sides (body or ground), a joint frame and a list of primitives.
+
+    Parameters
+    ----------
+    body_i, body_j : Body or None
+        The two bodies; None is the ground (not both).
+    at : array (3,), optional
+        Global position of the joint's origin in the initial configuration; default the
+        reference point of body_i (of body_j if body_i is the ground), or the point given by s_i.
+    axis : array (3,), optional
+        Global direction of the joint's z axis in the initial configuration (required by
+        Revolute, Cylindrical, Prismatic, PointOnLine).
+    s_i, s_j : array (3,) or a body's marker, optional
+        The joint's point in body coordinates of body_i / body_j (global for the ground),
+        or a marker object of that body (e.g. a mesh node of a flexible body), instead of ``at``.  Both sides must then give the same global point in the initial
+        configuration (within ``tol`` relative to its size), else ValueError.
+    name : str, optional
+        Default ``"<Class>(<body_i>, <body_j>)"``.
+    tol : float
+        Relative tolerance of that check.
+    """
+
+    _rows: tuple = ()
+    _dims = (3,)                    # body dimensions the joint accepts
+    _needs_axis = False
+    _check_coincidence = True
+
+    def __init__(self, body_i, body_j=None, *, at=None, axis=None, s_i=None, s_j=None, name=None,
+                 tol: float = 1e-8):
+        cls = type(self).__name__
+        name = check_body_pair(cls, body_i, body_j, name)
+        dims = {getattr(b, "dim", None) for b in (body_i, body_j) if b is not None}
+        self.dim = dims.pop() if len(dims) == 1 else None
+        if self.dim not in self._dims:
+            raise ValueError(f"{cls}: both bodies must have the same dimension, one of {self._dims}; got "
+                             f"{[None if b is None else (b.name, b.dim) for b in (body_i, body_j)]} "
+                             "(planar revolute and prismatic joints: flexmbs.constraints.planar)")
+        self.bodies = (body_i, body_j)
+        self.name = name
+        self._side = tuple(Ground(self.dim) if b is None else b for b in self.bodies)
+        given = [None if s is None else self._marker(s, n) for s, n in ((s_i, "s_i"), (s_j, "s_j"))]
+        P0, self.s, A0 = joint_point(self.name, self.dim, self.bodies, self._side, given,
+                                     None if at is None else self._vec(at, "at"), tol, self._check_coincidence)
+
+        if axis is not None:
+            if self.dim != 3:
+                raise ValueError(f"joint {self.name!r}: `axis` is for 3D joints, got {axis!r} in {self.dim}D")
+            z = self._vec(axis, "axis")
+            nz = np.linalg.norm(z)
+            if not nz > 0:
+                raise ValueError(f"joint {self.name!r}: `axis` must be a nonzero 3-vector, got {axis!r}")
+            z = z / nz
+            x, y = _perpendicular(z)
+            F0 = np.column_stack([x, y, z])
+        elif self._needs_axis:
+            raise ValueError(f"joint {self.name!r}: {cls} needs `axis` (a global direction), got None")
+        else:
+            F0 = A0[1] if body_i is None else A0[0]        # body_i's axes
+        self.R = [A0[k].T @ F0 for k in range(2)]           # joint frame in each body's coordinates
+        self.n_c = sum(self.dim if r[0] == "point" else 1 for r in self._rows)
+        self._kinds = {r[0] for r in self._rows}
+
+    def _marker(self, x, what):
+        """A body point: a vector of `dim` numbers, or a body's own marker object (e.g. a mesh node)."""
+        try:
+            np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            return x                                     # the body checks its own markers
+        return self._vec(x, what)
+
+    def _vec(self, x, what):
+        a = np.asarray(x, dtype=float)
+        if a.shape != (self.dim,) or not np.all(np.isfinite(a)):
+            raise ValueError(f"joint {self.name!r}: `{what}` must be a finite vector of {self.dim} components, "
+                             f"got {x!r}")
+        return a
+
+    def _label(self, k):
+        return body_label(self.bodies[k])
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def _evaluate(self, qs, vs, order: int):
+        """order 0: C; 1: [C_qi, C_qj]; 2: gamma.  Only what the rows need is evaluated."""
+        side, s, R, q = self._side, self.s, self.R, qs
+        kinds = self._kinds
+        n = self.n_c
+        pts = "point" in kinds or "dot2" in kinds or "dist" in kinds
+        rel = "dot2" in kinds or "dist" in kinds              # rows that use d = r_j - r_i
+        if order == 0:
+            out = np.empty(n)
+            if pts:
+                P = [side[0].point(q[0], s[0]), side[1].point(q[1], s[1])]
+                d = P[1] - P[0]
+        elif order == 1:
+            out = [np.zeros((n, side[0].n_q)), np.zeros((n, side[1].n_q))]
+            if pts:
+                JP = [side[0].point_jacobian(q[0], s[0]), side[1].point_jacobian(q[1], s[1])]
+            if rel:
+                d = side[1].point(q[1], s[1]) - side[0].point(q[0], s[0])
+        else:
+            v = vs
+            out = np.empty(n)
+            if pts:
+                bP = [side[0].point_bias(q[0], v[0], s[0]), side[1].point_bias(q[1], v[1], s[1])]
+            if rel:
+                d = side[1].point(q[1], s[1]) - side[0].point(q[0], s[0])
+                dd = side[1].point_jacobian(q[1], s[1]) @ v[1] - side[0].point_jacobian(q[0], s[0]) @ v[0]
+        cache = {}
+
+        def vec(k, c):
+            key = (k, c)
+            if key not in cache:
+                u = R[k][:, c]
+                a = side[k].vector(q[k], u)
+                if order == 0:
+                    cache[key] = (a,)
+                else:
+                    V = side[k].vector_jacobian(q[k], u)
+                    if order == 1:
+                        cache[key] = (a, V)
+                    else:
+                        cache[key] = (a, V, V @ v[k], side[k].vector_bias(q[k], v[k], u))
+            return cache[key]
+
+        r = 0
+        for row in self._rows:
+            kind = row[0]
+            if kind == "point":
+                e = r + self.dim
+                if order == 0:
+                    out[r:e] = P[0] - P[1]
+                elif order == 1:
+                    out[0][r:e] = JP[0]
+                    out[1][r:e] = -JP[1]
+                else:
+                    out[r:e] = bP[1] - bP[0]
+                r = e
+                continue
+            if kind == "dot1":
+                A = vec(0, row[1])
+                B = vec(1, row[2])
+                if order == 0:
+                    out[r] = A[0] @ B[0]
+                elif order == 1:
+                    out[0][r] = B[0] @ A[1]
+                    out[1][r] = A[0] @ B[1]
+                else:
+                    out[r] = -(A[3] @ B[0] + 2.0 * A[2] @ B[2] + A[0] @ B[3])
+            elif kind == "dot2":
+                A = vec(0, row[1])
+                if order == 0:
+                    out[r] = A[0] @ d
+                elif order == 1:
+                    out[0][r] = d @ A[1] - A[0] @ JP[0]
+                    out[1][r] = A[0] @ JP[1]
+                else:
+                    out[r] = -(A[3] @ d + 2.0 * A[2] @ dd + A[0] @ (bP[1] - bP[0]))
+            elif kind == "dist":
+                L = self.length
+                if order == 0:
+                    out[r] = (d @ d - L * L) / (2.0 * L)
+                elif order == 1:
+                    out[0][r] = -(d @ JP[0]) / L
+                    out[1][r] = (d @ JP[1]) / L
+                else:
+                    out[r] = -(dd @ dd + d @ (bP[1] - bP[0])) / L
+            r += 1
+        return out
+
+    def residual(self, t, qs) -> np.ndarray:
+        return self._evaluate(qs, None, 0)
+
+    def jacobian(self, t, qs) -> list:
+        return self._evaluate(qs, None, 1)
+
+    def gamma(self, t, qs, vs) -> np.ndarray:
+        return self._evaluate(qs, vs, 2)
+
+    # -- reactions ------------------------------------------------------------------------------
+    def reaction_points(self) -> list:
+        return [None if b is None else self.s[k] for k, b in enumerate(self.bodies)]
+
+    def frame(self, t, qs):
+        """Origin on body_i's side and axes (x, y, z) of the joint, global."""
+        side = self._side[0]
+        return side.point(qs[0], self.s[0]), side.rotation(qs[0]) @ self.R[0]
+
+
+class Spherical(Joint):
+    """Ball joint: the joint's points of the two bodies coincide (3 equations; in 2D, 2: a pin)."""
+
+    _rows = (("point",),)
+    _dims = (2, 3)
+
+
+class Revolute(Joint):
+    """Revolute (pin) joint about ``axis`` through ``at`` (5 equations)."""
+
+    _rows = (("point",), ("dot1", 2, 0), ("dot1", 2, 1))
+    _needs_axis = True
+
+
+class Cylindrical(Joint):
+    """Cylindrical joint: rotation about and translation along ``axis`` through ``at`` (4 equations)."""
+
+    _rows = (("dot1", 2, 0), ("dot1", 2, 1), ("dot2", 0), ("dot2", 1))
+    _needs_axis = True
+
+
+class Prismatic(Joint):
+    """Prismatic (translational) joint: translation along ``axis`` only (5 equations)."""
+
+    _rows = (("dot1", 2, 0), ("dot1", 2, 1), ("dot2", 0), ("dot2", 1), ("dot1", 0, 1))
+    _needs_axis = True
+
+
+Translational = Prismatic
+
+
+class Fixed(Joint):
+    """Fixed (weld) joint: no relative motion (6 equations)."""
+
+    _rows = (("point",), ("dot1", 0, 1), ("dot1", 0, 2), ("dot1", 1, 2))
+
+
+class PointOnLine(Joint):
+    """The point ``at`` of body_j stays on the line of body_i through ``at`` along ``axis`` (2 equations)."""
+
+    _rows = (("dot2", 0), ("dot2", 1))
+    _needs_axis = True
+
+
+class Distance(Joint):
+    """Constant distance between a point of body_i and a point of body_j (1 equation).
+
+    Parameters
+    ----------
+    body_i, body_j : Body or None
+    at_i, at_j : array (3,), optional
+        The two points, global, in the initial configuration (default: the reference points);
+        or give ``s_i``, ``s_j`` in body coordinates.
+    length : float, optional
+        The distance L > 0 [m]; default the initial distance.
+    """
+
+    _rows = (("dist",),)
+    _dims = (2, 3)
+    _check_coincidence = False
+
+    def __init__(self, body_i, body_j=None, *, at_i=None, at_j=None, s_i=None, s_j=None, length=None,
+                 name=None):
+        super().__init__(body_i, body_j, at=at_i, s_i=s_i, name=name)
+        if s_j is None:
+            k = self._side[1]
+            q0 = EMPTY if body_j is None else body_j.initial_coordinates()
+            O = k.point(q0, np.zeros(self.dim))
+            Pj = O if at_j is None else self._vec(at_j, "at_j")
+            self.s[1] = k.rotation(q0).T @ (Pj - O)
+        else:
+            self.s[1] = self._marker(s_j, "s_j")
+        if length is None:
+            q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
+            length = float(np.linalg.norm(self._side[1].point(q0[1], self.s[1]) - self._side[0].point(q0[0], self.s[0])))
+        if not (np.isfinite(length) and length > 0):
+            raise ValueError(f"joint {self.name!r}: `length` must be positive (the points must be apart), got {length!r}")
+        self.length = float(length)

@@ -1,0 +1,215 @@
+"""Run the five formulations of issue 13 on one model and compare them (seed 001, Tables 2, 3, 6).
+
+Used by cases/cart_pendulum.py, cases/three_bodies.py and cases/satellite_boom.py.  A model
+is a `QVModel`: the System (one TreeBody in the paper's coordinates), the quasi-velocities of
+the paper (Y, Y_reduced) and the ignorable coordinates.  `run_formulation` integrates one
+formulation and evaluates, at every output time,
+
+- ``q`` (n_t, m): the coordinates in the paper's order (integrated directly: angles continuous);
+- ``energy_error`` (n_t,): T + V - int_0^t Q_e . q' dt - (T + V)(0), the work of the applied
+  forces integrated along the solution (3-point Gauss on the dense output, `simulate`'s
+  ``integrand``);
+- ``momentum`` (n_t, 3): the total linear momentum sum_i m_i V_i;
+- ``constraint_error`` (n_t,): |a q' + b|_2 of the kinematic constraints, when there are any.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import plots
+from .formulations.multibody_forms import FORMULATION_NAMES, make_formulation
+from .formulations.quasi_velocities import applied_forces, constraint_rows, system_kinematics
+from .integrators import INTEGRATORS, simulate
+
+__all__ = ["QVModel", "run_formulation", "write_run", "compare", "write_table", "plot_runs", "LABELS"]
+
+LABELS = {"lagrange": "Lagrange", "maggi": "Maggi", "kane": "Kane (Gibbs-Appell)", "volterra": "Volterra",
+          "volterra-reduced": "Reduced Volterra"}
+
+
+@dataclass
+class QVModel:
+    """A model of seed 001 for the formulation comparison."""
+
+    system: object
+    coordinates: tuple
+    Y: object = None
+    Y_reduced: object = None
+    ignorable: object = "auto"
+    extra: dict = field(default_factory=dict)      # name -> f(t, q, qdot) -> (n_t,) extra outputs
+
+
+def _applied_power(system, t, q, qd):
+    """Q_e . q' without gravity (gravity is in the potential energy)."""
+    g = system.gravity
+    system.gravity = None
+    try:
+        return float(applied_forces(system, t, q, qd) @ qd)
+    finally:
+        system.gravity = g
+
+
+def run_formulation(model: QVModel, formulation: str, integrator: str = "DOP853", rtol: float = 1e-10,
+                    t_end: float = 50.0, dt_out: float = 0.1, h: float = 1e-3):
+    """One run: (results dict of arrays, summary dict)."""
+    system = model.system
+    form = make_formulation(formulation, system, Y=model.Y, Y_reduced=model.Y_reduced, ignorable=model.ignorable)
+    x0 = form.state0()
+    n_out = int(round(t_end / dt_out))
+    t_eval = np.linspace(0.0, n_out * dt_out, n_out + 1)
+    t_eval = t_eval[t_eval <= t_end * (1 + 1e-12)]
+    adaptive = INTEGRATORS[integrator].adaptive
+    kw = dict(rtol=rtol, atol=rtol * 1e-2) if adaptive else dict(h=h)
+
+    spent = np.zeros(2)              # wall and CPU time in the work integrand (not the formulation's)
+
+    def power(t, x):
+        w, c = time.perf_counter(), time.process_time()
+        q, qd = form.physical(t, x)
+        out = np.array([_applied_power(system, t, q[0], qd[0])])
+        spent[:] += (time.perf_counter() - w, time.process_time() - c)
+        return out
+
+    cpu = time.process_time()
+    sol = simulate(form, (0.0, t_end), x0, method=integrator, t_eval=t_eval, integrand=power, **kw)
+    cpu = time.process_time() - cpu - spent[1]
+    q, qd = form.physical(sol.t, sol.x)
+    energy = np.array([sum(system.energy(a, b)) for a, b in zip(q, qd)])
+    work = sol.integrals[:, 0]
+    energy_error = energy - work - energy[0]
+    mass, B, D, I = system_kinematics(system, q)
+    momentum = np.einsum("p,kpxm,km->kx", mass, B.real, qd)
+    results = dict(t=sol.t, q=q, qdot=qd, energy_error=energy_error, momentum=momentum)
+    if system.n_c:
+        results["constraint_error"] = np.array([np.linalg.norm(a @ v + b) for a, b, v in
+                                                ((*constraint_rows(system, t, qi), vi)
+                                                 for t, qi, vi in zip(sol.t, q, qd))])
+    for name, f in model.extra.items():
+        results[name] = f(sol.t, q, qd)
+    dP = np.abs(momentum - momentum[0])
+    summary = dict(formulation=formulation, integrator=integrator, rtol=rtol if adaptive else None,
+                   h=None if adaptive else h, t_end=t_end, status=sol.status, message=sol.message,
+                   n_state_variables=int(form.n_state), n_equations=int(form.n_equations),
+                   coordinates=list(model.coordinates), solve_s=sol.wall_time - spent[0], solve_cpu_s=cpu,
+                   n_steps=sol.n_steps, n_rhs=sol.n_rhs,
+                   max_energy_error=float(np.abs(energy_error).max()),
+                   max_momentum_error=float(dP.max()), max_momentum_error_x=float(dP[:, 0].max()),
+                   initial_energy=float(energy[0]), initial_momentum=momentum[0].tolist())
+    if "constraint_error" in results:
+        summary["max_constraint_error"] = float(results["constraint_error"].max())
+    for name in model.extra:
+        summary[f"max_{name}"] = float(np.abs(results[name]).max())
+    if formulation == "volterra-reduced":
+        summary["ignorable"] = [model.coordinates[k] for k in form.qv.ignorable]
+    return results, summary
+
+
+def write_run(out, results: dict, summary: dict) -> None:
+    """DIR/results.npz and DIR/summary.json."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out / "results.npz", **results)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+
+
+def compare(model_factory, out=None, *, integrator="DOP853", rtol=1e-10, t_end=50.0, dt_out=0.1, h=1e-3,
+            formulations=FORMULATION_NAMES):
+    """All formulations from the same initial state; returns ({name: results}, {name: summary})."""
+    runs, summaries = {}, {}
+    for name in formulations:
+        res, summ = run_formulation(model_factory(), name, integrator=integrator, rtol=rtol, t_end=t_end,
+                                    dt_out=dt_out, h=h)
+        runs[name], summaries[name] = res, summ
+        if out is not None:
+            write_run(Path(out) / name, res, summ)
+    ref = runs["volterra-reduced"] if "volterra-reduced" in runs else runs[formulations[0]]
+    for name in runs:
+        summaries[name]["max_q_difference_to_reduced"] = float(np.abs(runs[name]["q"] - ref["q"]).max())
+    return runs, summaries
+
+
+def write_table(out, stem: str, summaries: dict, caption: str) -> None:
+    """DIR/<stem>.csv and .md: the analogue of the paper's result tables."""
+    out = Path(out)
+    has_c = any("max_constraint_error" in s for s in summaries.values())
+    cols = ["n_state_variables", "n_equations", "solve_cpu_s", "solve_s", "n_rhs", "max_energy_error"]
+    cols += ["max_constraint_error"] if has_c else []
+    cols += ["max_momentum_error_x", "max_momentum_error", "max_q_difference_to_reduced"]
+    header = ["formulation"] + cols
+    fmt = {"n_state_variables": "{:d}", "n_equations": "{:d}", "n_rhs": "{:d}", "solve_cpu_s": "{:.3f}",
+           "solve_s": "{:.3f}"}
+    rows = [[LABELS[n]] + [fmt.get(c, "{:.2e}").format(s[c]) for c in cols] for n, s in summaries.items()]
+    (out / f"{stem}.csv").write_text(",".join(header) + "\n" + "".join(",".join(r) + "\n" for r in rows))
+    md = [f"{caption}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    md += ["| " + " | ".join(r) + " |" for r in rows]
+    (out / f"{stem}.md").write_text("\n".join(md) + "\n")
+
+
+def plot_runs(out, runs: dict, coordinates, title: str, stems: dict) -> None:
+    """Coordinates (of the reduced Volterra run) and the error histories of every run.
+
+    ``stems``: "coordinates", "energy", "momentum", "constraint" -> file stem (paper's figure).
+    """
+    out = Path(out)
+    ref = runs.get("volterra-reduced", next(iter(runs.values())))
+    panels = [(c, [dict(t=ref["t"], y=ref["q"][:, k], label="reduced Volterra")]) for k, c in enumerate(coordinates)]
+    plots.save(plots.history_panels(panels, title=f"{title}: generalized coordinates"),
+               out / f"{stems['coordinates']}.png")
+    panels = {"energy": ("abs(energy error) [J]", "energy error", lambda r: r["energy_error"]),
+              "momentum": ("abs(P_x - P_x(0)) [N s]", "linear momentum error (X)",
+                           lambda r: r["momentum"][:, 0] - r["momentum"][0, 0]),
+              "constraint": ("abs(a q' + b)", "constraint error", lambda r: r.get("constraint_error"))}
+    for key, (ylabel, what, get) in panels.items():
+        if key not in stems or any(get(r) is None for r in runs.values()):
+            continue
+        curves = [dict(t=r["t"], y=np.maximum(np.abs(get(r)), 1e-18), label=LABELS[n]) for n, r in runs.items()]
+        fig = plots.history_panels([(ylabel, curves)], title=f"{title}: {what} (floored at 1e-18)")
+        fig.axes[0].set_yscale("log")
+        plots.save(fig, out / f"{stems[key]}.png")
+
+
+def check_common(p: dict, defaults: dict, choices: dict) -> None:
+    """The checks every comparison case shares (by parameter name)."""
+    from .case import CaseError, check_parameters
+    check_parameters(p, defaults, choices=choices, positive=("rtol", "t_end", "dt_out", "h"))
+    if p["dt_out"] > p["t_end"]:
+        raise CaseError("dt_out", f"must not exceed t_end = {p['t_end']} s")
+    if p["integrator"] == "generalized-alpha" and (p["table"] or p["formulation"] != "lagrange"):
+        raise CaseError("integrator", "generalized-alpha integrates a second-order form M q'' = f(t, q, q'), which "
+                                      "only the lagrange formulation gives (the others have quasi-velocities or "
+                                      "Maggi's projected equations); use DOP853, RK45, Radau, BDF, midpoint or AB4")
+
+
+def run_case(build, p: dict, out, *, stem: str, caption: str, title: str, stems: dict):
+    """A comparison case: one formulation, or all of them (``p["table"]``); returns the summary(ies)."""
+    opts = dict(integrator=p["integrator"], rtol=p["rtol"], t_end=p["t_end"], dt_out=p["dt_out"], h=p["h"])
+    if p["table"]:
+        runs, summaries = compare(build, out, **opts)
+        if out is not None:
+            write_table(out, stem, summaries, caption)
+            if p["plots"]:
+                plot_runs(out, runs, build().coordinates, title, stems)
+        return summaries
+    model = build()
+    results, summary = run_formulation(model, p["formulation"], **opts)
+    if out is not None:
+        write_run(out, results, summary)
+        if p["plots"]:
+            plot_runs(out, {p["formulation"]: results}, model.coordinates, title, stems)
+    return summary
+
+
+def print_summary(summary: dict) -> None:
+    """One run's summary or a table's, on stdout."""
+    if "formulation" in summary:
+        summary = {summary["formulation"]: summary}
+    for name, s in summary.items():
+        extra = f", max |a q' + b| = {s['max_constraint_error']:.2e}" if "max_constraint_error" in s else ""
+        print(f"{LABELS[name]:>20}: {s['status']}, {s['n_state_variables']} states, {s['n_equations']} equations, "
+              f"solve {s['solve_s']:.2f} s, max |energy error| = {s['max_energy_error']:.2e} J, "
+              f"max |P - P0| = {s['max_momentum_error']:.2e} N s{extra}")

@@ -1,0 +1,122 @@
+"""Augmented formulation (AF): accelerations and multipliers from the saddle-point system.
+
+The index-1 equations of a constrained system (docs/constrained_dynamics.md, eqs. (1)-(3))
+
+.. code:: text
+
+    M(q) q'' + C_q^T lam = Q(t, q, q')            Q = Q_e + Q_v
+    C_q q'' = gamma_s                             gamma_s = gamma - 2 alpha C' - beta^2 C
+
+are one linear system for (q'', lam) [1]_:
+
+.. code:: text
+
+    [ M    C_q^T ] [ q'' ]   [ Q       ]
+    [ C_q  0     ] [ lam ] = [ gamma_s ]
+
+It is nonsingular if and only if C_q has full row rank and M is positive definite on the
+null space of C_q; M itself may be singular.  That is the case of rigid bodies in Euler
+parameters (RPCF-EP): M_pp = 4 G^T J G has the null vector p, and the normalisation row
+2 p^T of C_q takes it out of the null space of C_q.  The matrix is factorised by LAPACK's
+LU with partial pivoting (``getrf``); its reciprocal condition number (``gecon``, 1-norm)
+is checked, so that redundant constraints or a singular configuration (C_q rank-deficient)
+raise a `RedundantConstraintError` instead of returning garbage: redundant constraints need
+the Udwadia-Kalaba solver (`flexmbs.formulations.udwadia_kalaba`) or coordinate partitioning.
+
+``alpha, beta = 0`` (no Baumgarte terms) is the pure index-1 system.
+
+References
+----------
+.. [1] C. M. Pappalardo, D. Guida, On the computational methods for solving the
+       differential-algebraic equations of motion of multibody systems, Machines 6 (2018) 20,
+       eqs. (24)-(27), doi:10.3390/machines6020020.
+.. [2] J. Baumgarte, Stabilization of constraints and integrals of motion in dynamical
+       systems, Comput. Methods Appl. Mech. Eng. 1 (1972) 1-16.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import get_lapack_funcs
+
+from .stabilization import RedundantConstraintError, stabilized_gamma
+
+__all__ = ["accelerations", "solve_saddle_point", "RCOND_MIN"]
+
+RCOND_MIN = 1e-13       # below: the saddle-point matrix is singular to working precision
+
+
+def accelerations(system, t: float, q: np.ndarray, v: np.ndarray, alpha: float = 0.0,
+                  beta: float = 0.0, rcond_min: float = RCOND_MIN) -> tuple[np.ndarray, np.ndarray]:
+    """Accelerations q'' and multipliers lam of ``system`` at (t, q, v) by the augmented formulation.
+
+    Parameters
+    ----------
+    system : flexmbs.System
+        Anything with ``mass_matrix(q)``, ``forces(t, q, v)``, ``jacobian(t, q)``,
+        ``gamma(t, q, v)`` (and ``residual``, ``time_derivative`` when alpha or beta is
+        nonzero).
+    t, q, v : float, ndarray (n_q,), ndarray (n_q,)
+        Time, coordinates, velocities (v = q').
+    alpha, beta : float
+        Baumgarte coefficients [1/s] of gamma_s = gamma - 2 alpha C' - beta^2 C (0: none).
+    rcond_min : float
+        Smallest reciprocal condition number accepted for the saddle-point matrix.
+
+    Returns
+    -------
+    qdd : ndarray (n_q,)
+    lam : ndarray (n_c,)
+        Multipliers; the generalized constraint forces are ``-C_q^T lam``.
+
+    Raises
+    ------
+    RedundantConstraintError
+        If the saddle-point matrix is singular (redundant constraints, or a configuration
+        where C_q loses rank).
+    """
+    M = system.mass_matrix(q)
+    Q = system.forces(t, q, v)
+    Cq = system.jacobian(t, q)
+    gamma = stabilized_gamma(system, t, q, v, Cq, alpha, beta)
+    return solve_saddle_point(M, Q, Cq, gamma, rcond_min=rcond_min, t=t)
+
+
+def solve_saddle_point(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.ndarray,
+                       rcond_min: float = RCOND_MIN, t: float | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """(q'', lam) from ``[[M, C_q^T], [C_q, 0]] [q''; lam] = [Q; gamma]`` by LAPACK LU.
+
+    Raises `RedundantConstraintError` when the reciprocal condition number of the matrix is
+    below ``rcond_min``.
+    """
+    n, m = M.shape[0], Cq.shape[0]
+    A = np.empty((n + m, n + m))
+    A[:n, :n] = M
+    A[:n, n:] = Cq.T
+    A[n:, :n] = Cq
+    A[n:, n:] = 0.0
+    b = np.concatenate([Q, gamma])
+    getrf, getrs, gecon = _lapack(A)
+    anorm = np.abs(A).sum(axis=0).max()
+    lu, piv, info = getrf(A)
+    rcond = 0.0 if info > 0 else gecon(lu, anorm, norm="1")[0]
+    if not rcond >= rcond_min:           # also catches NaN
+        where = "" if t is None else f" at t = {t:.6g}"
+        raise RedundantConstraintError(
+            f"The saddle-point matrix [[M, C_q^T], [C_q, 0]] of the augmented formulation is singular"
+            f"{where} (reciprocal condition number {rcond:.3g} < {rcond_min:.0e}): the constraint "
+            "Jacobian C_q has dependent rows (redundant constraints, or a singular configuration), "
+            "or M is not positive definite on its null space. See System.mobility for the redundant "
+            "constraints; use solver='udwadia-kalaba' (pseudo-inverse) or remove them.")
+    x, info = getrs(lu, piv, b)
+    return x[:n], x[n:]
+
+
+_LAPACK: dict = {}
+
+
+def _lapack(A: np.ndarray):
+    funcs = _LAPACK.get(A.dtype.char)
+    if funcs is None:
+        funcs = _LAPACK[A.dtype.char] = get_lapack_funcs(("getrf", "getrs", "gecon"), (A,))
+    return funcs

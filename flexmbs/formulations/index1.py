@@ -1,0 +1,248 @@
+"""Index-1 first-order form of a constrained multibody system, for every integrator of `simulate`.
+
+State ``x = (q, v)``, ``v = q'`` (n_state = 2 n_q), M_full = I:
+
+.. code:: text
+
+    q' = v
+    v' = q''(t, q, v)        from the augmented formulation or the Udwadia-Kalaba equations
+
+with the constraints differentiated twice (C_q q'' = gamma, or gamma - 2 alpha C' - beta^2 C
+with Baumgarte terms).  Coordinate partitioning acts through ``correct_state(t, x)``, which
+every integrator calls after each accepted step (start-up steps of AB4 included; AB4 then
+evaluates the derivative at the corrected state, so its history holds derivatives at
+corrected states: ``flexmbs/integrators/adams_bashforth.py``).
+
+The implicit integrators ('midpoint', 'Radau', 'BDF') get a Jacobian d(x')/dx by forward
+differences of ``rhs`` (2 n_q evaluations), reused while ``jacobian_key(t)`` is unchanged:
+it changes every ``jacobian_refresh`` seconds (a modified Newton iteration).  The
+generalized-alpha method runs the second-order form ``I q'' = q''(t, q, v)`` (``second_order``;
+K = -dq''/dq and C = -dq''/dv by the same differences); it is then an index-1 method like the
+others, not the index-3 integration of constrained systems (issue 12, item 5).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Hashable
+
+import numpy as np
+from scipy import sparse
+
+from . import augmented, udwadia_kalaba
+from .base import SecondOrderForm
+from .stabilization import (Baumgarte, CoordinatePartitioning, NoStabilization, RedundantConstraintError,
+                            make_stabilization, violations)
+
+__all__ = ["Index1", "SOLVERS"]
+
+log = logging.getLogger("flexmbs.constrained")
+
+SOLVERS = {"augmented": augmented.accelerations, "udwadia-kalaba": udwadia_kalaba.accelerations}
+
+
+class Index1:
+    """A constrained `System` as ``x' = f(t, x)`` with ``x = (q, q')``.
+
+    Parameters
+    ----------
+    system : flexmbs.System
+        Bodies and constraints (mass_matrix, forces, residual, jacobian, time_derivative,
+        gamma, energy, assemble, mobility).
+    solver : {"augmented", "udwadia-kalaba"}
+        How q'' and the multipliers are computed at each evaluation.
+    stabilization : {"none", "baumgarte", "coordinate-partitioning"} or a stabilisation object
+    alpha, beta : float
+        Baumgarte coefficients [1/s] (``stabilization="baumgarte"`` only).
+    tol : float
+        Newton tolerance of the coordinate partitioning (default 1e-9).
+    jacobian_refresh : float
+        Seconds between Jacobian updates for the implicit integrators.
+    **solver_options
+        Passed to the solver (``rcond_min`` for AF; ``weight``, ``rtol`` for UKE).
+
+    Attributes
+    ----------
+    n_rhs : int
+        Evaluations of the accelerations.
+    lam : ndarray or None
+        Multipliers of the last evaluation.
+    """
+
+    name = "index-1"
+    second_state = "delta_dot"
+    mass_matrix_constant = True
+    linear = False
+
+    def __init__(self, system, solver: str = "augmented", stabilization="none", *, alpha: float | None = None,
+                 beta: float | None = None, tol: float | None = None, jacobian_refresh: float = 1e-2,
+                 **solver_options):
+        if solver not in SOLVERS:
+            raise ValueError(f"`solver` must be one of {', '.join(repr(s) for s in SOLVERS)}, got {solver!r}.")
+        options = {}
+        if alpha is not None or beta is not None:
+            if stabilization != "baumgarte":
+                raise ValueError("`alpha`/`beta` are the Baumgarte coefficients: give them with "
+                                 f"stabilization='baumgarte' (got stabilization={stabilization!r}).")
+            options.update({k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None})
+        if tol is not None:
+            if stabilization != "coordinate-partitioning":
+                raise ValueError("`tol` is the Newton tolerance of stabilization='coordinate-partitioning' "
+                                 f"(got stabilization={stabilization!r}).")
+            options["tol"] = tol
+        if not (np.isfinite(jacobian_refresh) and jacobian_refresh > 0):
+            raise ValueError(f"`jacobian_refresh` must be a positive time [s], got {jacobian_refresh!r}.")
+        self.system = system
+        self.solver = solver
+        self._solve = SOLVERS[solver]
+        self._solver_options = solver_options
+        self.stabilization = make_stabilization(stabilization, **options)
+        if isinstance(self.stabilization, CoordinatePartitioning):
+            from ..constraints.nonholonomic import require_holonomic
+            require_holonomic(system, "Coordinate partitioning (a position projection)")
+        self.n = system.n_q
+        self.n_state = 2 * self.n
+        self.n_rhs = 0
+        self.lam: np.ndarray | None = None
+        self.jacobian_refresh = float(jacobian_refresh)
+        self._I = sparse.identity(self.n_state, format="csr")
+
+    # -- states ----------------------------------------------------------------------------------
+    def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = True) -> np.ndarray:
+        """x(t0) = (q0, v0), brought onto the constraints by ``System.assemble`` (unless told not to).
+
+        Checks the mobility: redundant constraints with the augmented formulation raise a
+        `RedundantConstraintError` naming them.
+        """
+        q0 = self.system.initial_coordinates() if q0 is None else np.asarray(q0, dtype=float)
+        v0 = np.zeros(self.n) if v0 is None else np.asarray(v0, dtype=float)
+        for value, label in ((q0, "q0"), (v0, "v0")):
+            if value.shape != (self.n,):
+                raise ValueError(f"`{label}` must have shape (system.n_q,) = ({self.n},), got {value.shape}.")
+        if assemble:
+            q0, v0 = self.system.assemble(t0, q0, v0)
+        self.check_redundancy(t0, q0)
+        return np.concatenate([q0, v0])
+
+    def check_redundancy(self, t: float, q: np.ndarray) -> dict:
+        """System.mobility at (t, q); raises for redundant constraints under the augmented formulation."""
+        mob = self.system.mobility(t, q)
+        self.mobility = mob
+        redundant = _redundant_names(mob)
+        if redundant and self.solver == "augmented":
+            raise RedundantConstraintError(
+                f"The system has {len(redundant)} redundant constraint equation(s) ({', '.join(redundant)}): "
+                "the saddle-point matrix of the augmented formulation is singular. Use "
+                "solver='udwadia-kalaba' (Moore-Penrose pseudo-inverse), or remove the redundant "
+                "constraint(s).")
+        if redundant:
+            log.info("%d redundant constraint equation(s) (%s): the Udwadia-Kalaba pseudo-inverse gives "
+                     "the least-norm multipliers%s", len(redundant), ", ".join(redundant),
+                     "; coordinate partitioning drops them" if isinstance(self.stabilization, CoordinatePartitioning)
+                     else "")
+        return mob
+
+    @staticmethod
+    def physical(t, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q, v) from x, for x (2 n,) or (n_t, 2 n)."""
+        x = np.asarray(x)
+        n = x.shape[-1] // 2
+        return x[..., :n], x[..., n:]
+
+    # -- the first-order system ------------------------------------------------------------------
+    def accelerations(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q'', lam) by the chosen solver, with the Baumgarte terms when chosen."""
+        s = self.stabilization
+        return self._solve(self.system, t, q, v, alpha=s.alpha, beta=s.beta, **self._solver_options)
+
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """x' = (v, q''(t, q, v))."""
+        self.n_rhs += 1
+        n = self.n
+        q, v = x[:n], x[n:]
+        qdd, self.lam = self.accelerations(t, q, v)
+        return np.concatenate([v, qdd])
+
+    def forcing_full(self, t: float, x: np.ndarray) -> np.ndarray:
+        """F(t, x) = x' (M_full = I)."""
+        return self.rhs(t, x)
+
+    def mass_matrix_full(self, t: float | None = None):
+        """The identity (the accelerations are solved for in `rhs`)."""
+        return self._I
+
+    def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
+        """d(x')/dx by forward differences of `rhs`, step sqrt(eps) max(1, |x_i|)."""
+        x = np.asarray(x, dtype=float)
+        f0 = self.rhs(t, x)
+        J = np.empty((self.n_state, self.n_state))
+        for i in range(self.n_state):
+            dx = np.sqrt(np.finfo(float).eps) * max(1.0, abs(x[i]))
+            xp = x.copy()
+            xp[i] += dx
+            J[:, i] = (self.rhs(t, xp) - f0) / dx
+        return J
+
+    @property
+    def second_order(self) -> SecondOrderForm:
+        """``I q'' = f(t, q, v)`` with f the accelerations, for generalized-alpha."""
+        n = self.n
+
+        def f(t, q, v):
+            self.n_rhs += 1
+            return self.accelerations(t, q, v)[0]
+
+        cache = {}
+
+        def dadx(t, q, v):
+            x = np.concatenate([q, v])
+            key = (t, x.tobytes())
+            if cache.get("key") != key:                     # K and C are asked for at one state
+                cache["key"], cache["J"] = key, self.jacobian(t, x)[n:]
+            return cache["J"]
+
+        def K(t, q, v):
+            return -dadx(t, q, v)[:, :n]
+
+        def C(t, q, v):
+            return -dadx(t, q, v)[:, n:]
+
+        return SecondOrderForm(M=sparse.csr_array(sparse.identity(n)), f=f, K=K, C=C, key=self.jacobian_key)
+
+    def jacobian_key(self, t: float) -> Hashable:
+        """Changes every `jacobian_refresh` seconds (the Jacobian depends on the state)."""
+        return int(np.floor(t / self.jacobian_refresh))
+
+    # -- stabilisation and monitoring ------------------------------------------------------------
+    def correct_state(self, t: float, x: np.ndarray) -> np.ndarray:
+        """The stabilisation's correction of an accepted state (x itself when there is none)."""
+        n = self.n
+        out = self.stabilization.correct(self.system, t, x[:n], x[n:])
+        if out is None:
+            return x
+        return np.concatenate(out)
+
+    def violations(self, t: float, x: np.ndarray) -> tuple[float, float]:
+        """(||C||_2, ||C_q q' + C_t||_2) at the state x."""
+        return violations(self.system, t, x[:self.n], x[self.n:])
+
+    def energy(self, x: np.ndarray) -> float:
+        """Kinetic plus gravitational potential energy [J]."""
+        T, V = self.system.energy(x[:self.n], x[self.n:])
+        return float(T + V)
+
+    def multipliers(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Multipliers lam at the state x (the reactions are System.reactions(t, q, lam))."""
+        return self.accelerations(t, x[:self.n], x[self.n:])[1]
+
+
+def _redundant_names(mobility: dict) -> list[str]:
+    """Names of the redundant constraints reported by System.mobility."""
+    for key in ("redundant", "redundant_constraints"):
+        if key in mobility:
+            value = mobility[key]
+            return [str(v) for v in value] if not isinstance(value, (int, np.integer)) else (
+                [f"{value} equation(s)"] if value else [])
+    return []
+
+
+__all__ += ["NoStabilization", "Baumgarte", "CoordinatePartitioning"]

@@ -1,0 +1,441 @@
+"""Generalized-alpha on the index-3 equations of constrained mechanical systems (Arnold-Bruls form).
+
+The equations are the differential-algebraic system of index 3 of `flexmbs.System`
+
+.. code:: text
+
+    M(q) q'' + C_q(q, t)^T lam = Q(t, q, q')          C(q, t) = 0
+
+integrated with the constrained generalized-alpha method of Arnold and Bruls [1]_ (the
+equilibrium and the position constraints are imposed at t_{n+1}; ``a`` is the algorithmic
+acceleration, ``qdd`` the true one):
+
+.. code:: text
+
+    q_{n+1} = q_n + h v_n + h^2 (1/2 - beta) a_n + h^2 beta a_{n+1}
+    v_{n+1} = v_n + h (1 - gamma) a_n + h gamma a_{n+1}
+    (1 - alpha_m) a_{n+1} + alpha_m a_n = (1 - alpha_f) qdd_{n+1} + alpha_f qdd_n
+    M(q_{n+1}) qdd_{n+1} + C_q^T lam_{n+1} = Q(t_{n+1}, q_{n+1}, v_{n+1}),   C(q_{n+1}, t_{n+1}) = 0
+
+with the parameters of Chung and Hulbert [2]_ from the spectral radius at infinite frequency
+``rho_inf`` in [0, 1):
+
+.. code:: text
+
+    alpha_m = (2 rho_inf - 1) / (rho_inf + 1)    alpha_f = rho_inf / (rho_inf + 1)
+    gamma = 1/2 - alpha_m + alpha_f              beta = (gamma + 1/2)^2 / 4
+
+Why generalized-alpha and not HHT: for the same rho_inf both damp the high frequencies and are
+second order in q and v [1]_, but generalized-alpha keeps second order with the whole range
+rho_inf in [0, 1) (HHT only down to rho_inf = 1/2) and has less low-frequency damping at equal
+high-frequency damping [2]_.  rho_inf = 1 (no numerical damping) is refused: the O(h) start-up
+error of the multipliers and accelerations is then not damped (measured on the pendulum of
+cases/pendulum_a01.py, h = 1e-3: the second differences of lam between steps are 20 times
+larger at rho_inf = 0.9999 than at 0.99).
+
+Newton's method.  The unknowns are q_{n+1} and the scaled multipliers mu = lam / beta'; q'',
+v and a follow from q_{n+1} (dq'' / dq = beta', dv / dq = gamma'):
+
+.. code:: text
+
+    beta' = (1 - alpha_m) / (h^2 beta (1 - alpha_f))       gamma' = gamma / (h beta)
+
+    r(q, mu) = [ (M q'' - Q) / beta' + C_q^T mu ]          S = [ M + (gamma'/beta') C_t + K_t / beta'   C_q^T ]
+               [ C(q, t)                        ]              [ C_q                                      -eps I ]
+
+    K_t = d(M q'' - Q + C_q^T lam)/dq at fixed q'', v, lam   C_t = -dQ/dq'
+
+Multiplying the equilibrium rows by 1/beta' ~ h^2 and solving for mu instead of lam is the
+scaling of Bottasso, Bauchau and Cardona [3]_: without it the condition number of S grows
+like h^-4; with it S tends to the well-conditioned [[M, C_q^T], [C_q, 0]] as h -> 0.  K_t and C_t
+come from forward finite differences of the system's functions (option ``tangent``:
+"finite-difference"; "none" keeps only M and C_q, a cheaper, linearly converging iteration).
+S is factorized by LU and reused across the Newton iterations of a step (modified Newton).
+With ``refactor`` = "step" (default) it is rebuilt at the first iteration of every step from
+M and C_q at the predictor (evaluated there anyway for the residual) and the kept K_t, C_t;
+with "rate" it is kept across steps too.  K_t and C_t are kept across steps and recomputed,
+and S rebuilt, when the contraction rate of the corrections exceeds ``refactor_rate`` (0.3)
+or the iteration has not converged after ``newton_max_iter``.  (Measured on the double
+four-bar, h = 1e-3: a matrix kept across steps contracts by only ~0.1 per iteration, 7.6
+iterations a step; rebuilt every step from fresh C_q, 2-3 iterations, for one small dense LU.)
+The iteration stops when the correction of the accelerations is small, beta' |dq|_inf <=
+``newton_tol`` (1e-8) |q''|_inf, or dq is at the round-off of q (|dq|_inf <= 16 eps max(|q|_inf, 1)).
+Near a singular configuration the round-off of the solve grows with the condition number of S
+and the corrections stop contracting: corrections below 1e-12 max(|q|_inf, 1) that no longer
+halve are accepted as converged, and so, once the corrections no longer halve, is an iterate
+whose residual is at round-off (|r_q| <=
+64 eps times the largest of |M q''|/beta', |Q|/beta', |C_q^T mu| and |M| max(|q|_inf, 1), the
+last being the round-off of q carried into M q''/beta'; |C| <= 64 eps max(|q|_inf, 1)) whatever the size of the
+next correction (on the 40-four-bar the corrections there stay at 1e-10 with the residual at
+1e-15).  A stop on |dq| relative to |q| alone would not do: dq is
+h^2 beta times the error of q'', so the accelerations and, through them, the velocities would
+carry an error growing like 1/h^2.
+|C| is then at the round-off of C_q dq.
+
+Redundant constraints (rank-deficient C_q, e.g. the Bricard mechanism) or singular
+configurations make the saddle-point matrix singular.  The option ``regularization`` (eps >= 0,
+relative to the size of C_q M^-1 C_q^T, estimated as mean |C_q row|^2 / mean |diag M|) puts
+-eps I in the multiplier block: S is then
+regular, the converged solution is unchanged (the residual is the exact one), and the
+multipliers' component in the null space of C_q^T, which the equations leave free, is not
+moved.  None (default): 1e-10 if C_q at t0 is rank deficient (System.mobility reports
+redundant constraints), else 0.
+
+Start: M qdd_0 + C_q^T lam_0 = Q, C_q qdd_0 = gamma (least-squares/minimum-norm when
+rank deficient), a_0 = qdd_0.  Arnold and Bruls [1]_ show second order for q and v; with
+a_0 = qdd_0 the multipliers and qdd have an O(h) error in the first steps that rho_inf < 1
+damps out.  The velocity constraint C_q v + C_t = 0 is not imposed (index 3): it holds to O(h^2).
+
+Also works on an unconstrained second-order form (a formulation with ``second_order``:
+M q'' = f(t, q, v), constant M, analytic K and C), as the Arnold-Bruls form of Chung-Hulbert.
+
+The state is x = (q, v); the multipliers of the last step are ``integrator.lam`` and
+``integrator.qdd`` the accelerations.  Dense output: cubic Hermite with x' = (v, qdd).
+
+Not built on flexmbs.newton: that loop takes a residual and a solve and iterates to a
+residual norm; here the factorization is kept across steps, rebuilt on slow contraction
+(which needs the correction norms of consecutive iterations) and the stop is on the
+correction, so the loop is written out below.
+
+References
+----------
+.. [1] M. Arnold, O. Bruls, Convergence of the generalized-alpha scheme for constrained
+       mechanical systems, Multibody Syst. Dyn. 18 (2007) 185-202, doi:10.1007/s11044-007-9084-0.
+.. [2] J. Chung, G. M. Hulbert, A time integration algorithm for structural dynamics with
+       improved numerical dissipation: the generalized-alpha method, J. Appl. Mech. 60 (1993)
+       371-375, doi:10.1115/1.2900803.
+.. [3] C. L. Bottasso, O. A. Bauchau, A. Cardona, Time-step-size-independent conditioning and
+       sensitivity to perturbations in the numerical solution of index three differential
+       algebraic equations, SIAM J. Sci. Comput. 29 (2007) 397-414, doi:10.1137/050638503.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import EPS, Integrator, Factorization, as_operator
+
+__all__ = ["Index3GeneralizedAlpha", "ConstrainedProblem"]
+
+STALL = 1e-12       # corrections that stop contracting below STALL max(|q|, 1): round-off, accepted
+ROUND_OFF = 64 * EPS    # a residual this small relative to the size of its terms is converged
+
+
+class ConstrainedProblem:
+    """A `flexmbs.System` as a problem for `flexmbs.simulate` with the index-3 method.
+
+    Parameters
+    ----------
+    system : flexmbs.System
+        Bodies and constraints.
+
+    Attributes
+    ----------
+    n_state : int
+        2 n_q; the state is x = (q, v).
+    """
+
+    name = "constrained-index3"
+
+    def __init__(self, system):
+        for attr in ("n_q", "mass_matrix", "forces", "residual", "jacobian", "gamma"):
+            if not hasattr(system, attr):
+                raise TypeError(f"`system` must be a flexmbs.System (it lacks `{attr}`), "
+                                f"got {type(system).__name__}.")
+        self.system = system
+        self.n_q = int(system.n_q)
+        self.n_state = 2 * self.n_q
+
+    def state0(self, q0, v0):
+        """x0 = (q0, v0)."""
+        return np.concatenate([np.asarray(q0, float), np.asarray(v0, float)])
+
+    def physical(self, t, x):
+        """(q, v) from states x (..., 2 n_q)."""
+        return x[..., :self.n_q], x[..., self.n_q:]
+
+
+class _SecondOrderSystem:
+    """M q'' = f(t, q, v) of a formulation's ``second_order`` form as a system without constraints."""
+
+    def __init__(self, so):
+        M = as_operator(so.M)
+        self._M = M.toarray() if hasattr(M, "toarray") else M
+        self._so = so
+        self.n_q = self._M.shape[0]
+        self.n_c = 0
+
+    def mass_matrix(self, q):
+        return self._M
+
+    def forces(self, t, q, v):
+        return self._so.f(t, q, v)
+
+    def residual(self, t, q):
+        return np.zeros(0)
+
+    def jacobian(self, t, q):
+        return np.zeros((0, self.n_q))
+
+    def gamma(self, t, q, v):
+        return np.zeros(0)
+
+    def tangent(self, t, q, v):
+        """(-dQ/dq, -dQ/dv) = (K, C), analytic."""
+        K, C = as_operator(self._so.K(t, q, v)), as_operator(self._so.C(t, q, v))
+        return (K.toarray() if hasattr(K, "toarray") else K), (C.toarray() if hasattr(C, "toarray") else C)
+
+
+class Index3GeneralizedAlpha(Integrator):
+    """Arnold-Bruls generalized-alpha for M q'' + C_q^T lam = Q, C = 0; fixed step, order 2.
+
+    Options: ``rho_inf`` (0.8), ``newton_tol`` (1e-8), ``newton_max_iter`` (12),
+    ``refactor_rate`` (0.3), ``refactor`` ("step" or "rate"), ``tangent`` ("finite-difference" or "none"),
+    ``regularization`` (None: automatic, see the module docstring).
+    """
+
+    name = "index3-alpha"
+    order = 2
+    adaptive = False
+    needs = "second_order"
+    method_options = {"rho_inf": 0.8, "newton_tol": 1e-8, "newton_max_iter": 12, "refactor_rate": 0.3,
+                      "tangent": "finite-difference", "regularization": None, "refactor": "step"}
+
+    def _validate_formulation(self, formulation) -> None:
+        if hasattr(formulation, "system"):
+            self._sys = formulation.system
+        elif getattr(formulation, "second_order", None) is not None:
+            self._sys = _SecondOrderSystem(formulation.second_order)
+        else:
+            raise ValueError(
+                "`method` 'index3-alpha' integrates constrained second-order systems: give "
+                "flexmbs.integrators.ConstrainedProblem(system) (or any object with a `system`), or a "
+                "formulation with a second-order form M q'' = f(t, q, v).")
+        if not hasattr(formulation, "n_state"):
+            raise TypeError("`formulation` lacks `n_state`.")
+
+    # -- setup ----------------------------------------------------------------------------------
+    def _setup(self) -> None:
+        rho = float(self.options["rho_inf"])
+        if not 0.0 <= rho < 1.0:
+            raise ValueError(f"`rho_inf` must lie in [0, 1) for the index-3 method (1 leaves the "
+                             f"multipliers undamped), got {self.options['rho_inf']!r}.")
+        self.rho_inf = rho
+        self.alpha_m = (2 * rho - 1) / (rho + 1)
+        self.alpha_f = rho / (rho + 1)
+        self.gamma = 0.5 - self.alpha_m + self.alpha_f
+        self.beta = 0.25 * (self.gamma + 0.5) ** 2
+        self._tol = float(self.options["newton_tol"])
+        self._max_iter = int(self.options["newton_max_iter"])
+        self._rate = float(self.options["refactor_rate"])
+        if not (self._tol > 0 and self._max_iter >= 1 and 0 < self._rate < 1):
+            raise ValueError("`newton_tol` must be > 0, `newton_max_iter` >= 1 and `refactor_rate` in "
+                             f"(0, 1), got {self._tol!r}, {self._max_iter!r}, {self._rate!r}.")
+        self._tangent = self.options["tangent"]
+        if self._tangent not in ("finite-difference", "none"):
+            raise ValueError(f"`tangent` must be 'finite-difference' or 'none', got {self._tangent!r}.")
+
+        sys = self._sys
+        self.n = int(sys.n_q)
+        if 2 * self.n != self.formulation.n_state:
+            raise ValueError(f"the system has n_q = {self.n} coordinates, but the state has "
+                             f"{self.formulation.n_state} components (expected 2 n_q).")
+        q, v = self.x[:self.n], self.x[self.n:]
+        Cq = np.atleast_2d(np.asarray(sys.jacobian(self.t, q), float)).reshape(-1, self.n)
+        self.n_c = Cq.shape[0]
+        reg = self.options["regularization"]
+        if reg is None:
+            deficient = self.n_c > 0 and np.linalg.matrix_rank(Cq) < self.n_c
+            reg = 1e-10 if deficient else 0.0
+        reg = float(reg)
+        if not reg >= 0:
+            raise ValueError(f"`regularization` must be >= 0 or None, got {self.options['regularization']!r}.")
+        self.regularization = reg
+        self.qdd, self.lam = self._consistent_accelerations(self.t, q, v)
+        self._a = self.qdd.copy()
+        self._xdot_new = np.concatenate([v, self.qdd])
+        self._lu = None
+        self._lu_h = None
+        self._KC = None                   # kept K_t, C_t (finite differences)
+        self._per_step = self.options["refactor"] == "step"
+        if self.options["refactor"] not in ("step", "rate"):
+            raise ValueError(f"`refactor` must be 'step' or 'rate', got {self.options['refactor']!r}.")
+        self.n_newton = 0                 # Newton iterations, all steps
+        self.constraint_residual = 0.0    # |C|_inf after the last step
+
+    def _consistent_accelerations(self, t, q, v):
+        """qdd, lam from [[M, C_q^T], [C_q, 0]] [qdd; lam] = [Q; gamma] (least squares if singular)."""
+        sys = self._sys
+        M = np.asarray(sys.mass_matrix(q), float)
+        Q = np.asarray(sys.forces(t, q, v), float)
+        self.n_rhs += 1
+        n, m = self.n, self.n_c
+        if m == 0:
+            return np.linalg.solve(M, Q), np.zeros(0)
+        Cq = np.asarray(sys.jacobian(t, q), float)
+        A = np.block([[M, Cq.T], [Cq, np.zeros((m, m))]])
+        b = np.concatenate([Q, np.asarray(sys.gamma(t, q, v), float)])
+        try:
+            if np.linalg.matrix_rank(A) < n + m:
+                raise np.linalg.LinAlgError
+            z = np.linalg.solve(A, b)
+        except np.linalg.LinAlgError:
+            z = np.linalg.lstsq(A, b, rcond=None)[0]
+        return z[:n], z[n:]
+
+    def _xdot(self, t, x):
+        qdd, _ = self._consistent_accelerations(t, x[:self.n], x[self.n:])
+        return np.concatenate([x[self.n:], qdd])
+
+    # -- Newton ---------------------------------------------------------------------------------
+    def _factor(self, t, q, v, qdd, lam, h, M, Cq, new_tangent: bool):
+        """LU of the scaled iteration matrix S from M, C_q at q and the (kept or new) K_t, C_t."""
+        n, m = self.n, self.n_c
+        bp = (1 - self.alpha_m) / (h * h * self.beta * (1 - self.alpha_f))
+        gp = self.gamma / (h * self.beta)
+        S = np.zeros((n + m, n + m))
+        S[:n, :n] = M
+        if self._tangent == "finite-difference":
+            if new_tangent or self._KC is None:
+                self._KC = self._tangents(t, q, v, qdd, lam)
+            Kt, Ct = self._KC
+            S[:n, :n] += Kt / bp + (gp / bp) * Ct
+        if m:
+            S[:n, n:] = Cq.T
+            S[n:, :n] = Cq
+            if self.regularization > 0:
+                # size of the Schur complement C_q M^-1 C_q^T: |C_q row|^2 / mean mass
+                m_mean = max(float(np.mean(np.abs(np.diag(M)))), 1e-300)
+                eps = self.regularization * max(float(np.mean(np.sum(Cq * Cq, axis=1))) / m_mean, 1e-300)
+                S[n:, n:] = -eps * np.eye(m)
+        self._lu = Factorization(S)
+        self._lu_h = h
+        self.n_lu += 1
+
+    def _tangents(self, t, q, v, qdd, lam):
+        """K_t = d(M qdd - Q + C_q^T lam)/dq, C_t = -dQ/dv, by forward differences (or analytic)."""
+        sys, n = self._sys, self.n
+        self.n_jac += 1
+        if hasattr(sys, "tangent"):
+            return sys.tangent(t, q, v)
+
+        def g(qq):
+            out = np.asarray(sys.mass_matrix(qq), float) @ qdd - np.asarray(sys.forces(t, qq, v), float)
+            if self.n_c:
+                out = out + np.asarray(sys.jacobian(t, qq), float).T @ lam
+            return out
+
+        g0 = g(q)
+        Kt = np.empty((n, n))
+        for j in range(n):
+            dj = 1.5e-8 * max(1.0, abs(q[j]))
+            qq = q.copy()
+            qq[j] += dj
+            Kt[:, j] = (g(qq) - g0) / dj
+        Q0 = np.asarray(sys.forces(t, q, v), float)
+        Ct = np.empty((n, n))
+        for j in range(n):
+            dj = 1.5e-8 * max(1.0, abs(v[j]))
+            vv = v.copy()
+            vv[j] += dj
+            Ct[:, j] = -(np.asarray(sys.forces(t, q, vv), float) - Q0) / dj
+        self.n_rhs += 2 * n + 1
+        return Kt, Ct
+
+    def _step_impl(self) -> tuple[bool, str | None]:
+        step = self._next_step()
+        if step is None:
+            return False, self._underflow_message()
+        t1, h = step
+        sys, n, m = self._sys, self.n, self.n_c
+        am, af, gamma, beta = self.alpha_m, self.alpha_f, self.gamma, self.beta
+        q0, v0, a0, qdd0 = self.x[:n], self.x[n:], self._a, self.qdd
+        bp = (1 - am) / (h * h * beta * (1 - af))
+        q_hat = q0 + h * v0 + h * h * (0.5 - beta) * a0        # q1 = q_hat + h^2 beta a1
+        v_hat = v0 + h * (1 - gamma) * a0                      # v1 = v_hat + h gamma a1
+
+        def kinematics(q1):
+            a1 = (q1 - q_hat) / (h * h * beta)
+            return a1, v_hat + h * gamma * a1, ((1 - am) * a1 + am * a0 - af * qdd0) / (1 - af)
+
+        def start():
+            a1 = (qdd0 - am * a0) / (1 - am)                   # predictor: qdd1 = qdd0
+            return q_hat + h * h * beta * a1, self.lam / bp
+
+        if self._lu is not None and (self._lu_h != h or self._per_step):
+            self._lu = None
+        new_tangent = False
+        for attempt in range(2):
+            q1, mu = start()
+            fresh = False
+            d_prev = d_prev2 = None
+            converged = False
+            for _ in range(self._max_iter):
+                a1, v1, qdd1 = kinematics(q1)
+                M = np.asarray(sys.mass_matrix(q1), float)
+                Q = np.asarray(sys.forces(t1, q1, v1), float)
+                self.n_rhs += 1
+                Mqdd = M @ qdd1
+                r_q = (Mqdd - Q) / bp
+                Cq = None
+                if m:
+                    Cq = np.asarray(sys.jacobian(t1, q1), float)
+                    react = Cq.T @ mu
+                    r = np.concatenate([r_q + react, np.asarray(sys.residual(t1, q1), float)])
+                else:
+                    react = 0.0
+                    r = r_q
+                if not np.all(np.isfinite(r)):
+                    # non-finite forces: take the step so that the base guard reports it
+                    self.t, self.x = t1, np.concatenate([q1, v1 * np.nan])
+                    return True, None
+                if d_prev2 is not None and d_prev > 0.5 * d_prev2:
+                    # the corrections stopped contracting: accept if the residual itself is at
+                    # round-off (near singular configurations the corrections are then round-off
+                    # of an ill-conditioned solve)
+                    # sizes of the terms of r_q; M q_scale: the round-off of q in M q''/beta'
+                    q_scale = max(1.0, float(np.abs(q1).max()))
+                    r_scale = max(float(np.abs(Mqdd).max()) / bp, float(np.abs(Q).max()) / bp,
+                                  float(np.abs(react).max()), float(np.abs(M).max()) * q_scale)
+                    if (np.abs(r[:n]).max() <= ROUND_OFF * r_scale
+                            and (m == 0 or np.abs(r[n:]).max() <= ROUND_OFF * q_scale)):
+                        converged = True
+                        break
+                if self._lu is None:
+                    self._factor(t1, q1, v1, qdd1, mu * bp, h, M, Cq, new_tangent)
+                    fresh, new_tangent = True, False
+                d = -self._lu.solve(r)
+                self.n_newton += 1
+                q1 = q1 + d[:n]
+                mu = mu + d[n:]
+                d_norm = float(np.abs(d[:n]).max()) if n else 0.0
+                if not np.isfinite(d_norm):
+                    break
+                # stop when the correction of the accelerations (beta' dq) is newton_tol of their
+                # size, or when dq is at the round-off of q
+                a_scale = max(float(np.abs(qdd1).max()), float(np.abs(qdd0).max()), 1e-300) if n else 1.0
+                q_scale = max(1.0, float(np.abs(q1).max()))
+                stalled = d_prev is not None and d_norm > 0.5 * d_prev and d_norm <= STALL * q_scale
+                if bp * d_norm <= self._tol * a_scale or d_norm <= 16 * EPS * q_scale or stalled:
+                    converged = True
+                    break
+                if d_prev is not None and d_norm > self._rate * d_prev:
+                    # slow contraction: new matrix (and tangent) at the next iterate
+                    self._lu, new_tangent = None, True
+                d_prev, d_prev2 = d_norm, d_prev
+            if converged:
+                break
+            if attempt == 1:
+                return False, (f"Newton iterations of index3-alpha did not converge at t = {self.t:.6g} "
+                               f"(last correction {d_norm:.3g} after {self._max_iter} iterations with a "
+                               "fresh iteration matrix). Reduce `h`, raise `newton_max_iter`, or, if the "
+                               "constraints are redundant or the configuration singular, set "
+                               "`regularization` (e.g. 1e-10).")
+            self._lu, new_tangent = None, True                 # retry with a fresh matrix and tangent
+        a1, v1, qdd1 = kinematics(q1)
+        self.t = t1
+        self.x = np.concatenate([q1, v1])
+        self._a, self.qdd, self.lam = a1, qdd1, mu * bp
+        self._xdot_new = np.concatenate([v1, qdd1])
+        if m:
+            self.constraint_residual = float(np.abs(sys.residual(t1, q1)).max())
+        return True, None

@@ -1,0 +1,470 @@
+"""A multibody system: bodies, constraints, and their global vectors and matrices.
+
+The System owns the layout: body b gets the slice ``slice(b)`` of q, v = q' and the force
+vector; constraint c gets the rows ``rows(c)`` of C, C_q, C_t, gamma and the multipliers.
+The bodies' internal constraints (Euler-parameter norm, natural-coordinate rigidity) come
+first, in body order, then the given constraints.  Bodies of one class
+that offer a ``batch`` evaluator (the rigid bodies) and their one-body internal constraints are
+evaluated together on stacked coordinates.  The equations of motion are
+
+.. code:: text
+
+    M(q) q'' + C_q^T lam = Q(t, q, q'),    C(q, t) = 0,    C_q q'' = gamma
+
+with M block-diagonal over the bodies and Q = Q_e + Q_v.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from .constraints.base import EMPTY, ConstraintError
+from .newton import NewtonError, max_norm, newton
+
+__all__ = ["System"]
+
+_EPS = np.finfo(float).eps
+
+
+def _batched(obj) -> bool:
+    """True if obj's own class (not a parent) defines `batch`: a subclass that overrides forces or
+    residuals is evaluated one by one unless it brings its own batch evaluator."""
+    return "batch" in type(obj).__dict__
+
+
+class System:
+    """Bodies and constraints with one global coordinate layout.
+
+    Parameters
+    ----------
+    bodies : sequence of Body
+        Distinct names; all of one dimension (2 or 3).
+    constraints : sequence of Constraint
+        Joints and drivers among these bodies (None: the ground); the bodies' internal
+        constraints are added.
+    gravity : array (dim,), optional
+        Gravitational acceleration, e.g. (0, 0, -9.81) [m/s^2]; None: no gravity.
+    """
+
+    def __init__(self, bodies, constraints=(), gravity=None):
+        self.bodies = list(bodies)
+        if not self.bodies:
+            raise ValueError("System: `bodies` is empty; give at least one body")
+        names = [b.name for b in self.bodies]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"System: body names must be unique, got {dup} more than once")
+        dims = {b.dim for b in self.bodies}
+        if len(dims) != 1:
+            raise ValueError(f"System: all bodies must have the same dimension, got {sorted(dims)}")
+        self.dim = dims.pop()
+        if gravity is None:
+            self.gravity = None
+        else:
+            g = np.asarray(gravity, dtype=float)
+            if g.shape != (self.dim,) or not np.all(np.isfinite(g)):
+                raise ValueError(f"System: `gravity` must be a finite vector of {self.dim} components, got {gravity!r}")
+            self.gravity = g
+        given = list(constraints)
+        internal = [c for b in self.bodies for c in b.internal_constraints()]
+        self.constraints = internal + given
+        self.n_internal = len(internal)
+        cnames = [c.name for c in self.constraints]
+        dup = sorted({n for n in cnames if cnames.count(n) > 1})
+        if dup:
+            raise ValueError(f"System: constraint names must be unique, got {dup} more than once; pass `name=`")
+        ids = {id(b) for b in self.bodies}
+        for c in given:
+            for b in c.bodies:
+                if b is not None and id(b) not in ids:
+                    raise ValueError(f"System: constraint {c.name!r} refers to body {b.name!r}, which is not "
+                                     "in `bodies`")
+        # layout
+        self._qslice, start = {}, 0
+        for b in self.bodies:
+            self._qslice[id(b)] = slice(start, start + b.n_q)
+            start += b.n_q
+        self.n_q = start
+        self._rows, start = {}, 0
+        for c in self.constraints:
+            self._rows[id(c)] = slice(start, start + c.n_c)
+            start += c.n_c
+        self.n_c = start
+        self._holonomic_rows = np.concatenate(
+            [np.arange(self._rows[id(c)].start, self._rows[id(c)].stop) for c in self.constraints if c.holonomic]
+            + [np.zeros(0, dtype=int)]).astype(int)
+        self._cslices = [[None if b is None else self._qslice[id(b)] for b in c.bodies] for c in self.constraints]
+        self._M = np.zeros((self.n_q, self.n_q))
+        for b in self.bodies:
+            if b.constant_mass:
+                sl = self._qslice[id(b)]
+                self._M[sl, sl] = b.mass_matrix(b.initial_coordinates())
+        # bodies of one class with a `batch` evaluator are evaluated together (stacked coordinates)
+        groups = {}
+        for b in self.bodies:
+            key = (type(b), b.n_q) if _batched(b) else id(b)
+            groups.setdefault(key, []).append(b)
+        self._body_groups, self._single_bodies = [], []
+        for members in groups.values():
+            if _batched(members[0]):
+                idx = np.array([np.arange(self._qslice[id(b)].start, self._qslice[id(b)].stop) for b in members])
+                self._body_groups.append((type(members[0]).batch(members), idx, members[0].constant_mass))
+            else:
+                self._single_bodies.append(members[0])
+        batched = {id(b) for b in self.bodies} - {id(b) for b in self._single_bodies}
+        self._loaded = [(b, self._qslice[id(b)]) for b in self.bodies if id(b) in batched and b.loads]
+        # one-body constraints of one class with a `batch` evaluator (the internal constraints)
+        groups = {}
+        for k, c in enumerate(self.constraints):
+            b = c.bodies[0] if len(c.bodies) == 1 else None
+            key = (type(c), b.n_q, c.n_c) if b is not None and _batched(c) else k
+            groups.setdefault(key, []).append(k)
+        self._constraint_groups, self._single_constraints = [], []
+        for members in groups.values():
+            c0 = self.constraints[members[0]]
+            if len(c0.bodies) == 1 and _batched(c0):
+                cols = np.array([np.arange(self._cslices[k][0].start, self._cslices[k][0].stop) for k in members])
+                rows = np.array([np.arange(self._rows[id(self.constraints[k])].start,
+                                           self._rows[id(self.constraints[k])].stop) for k in members])
+                self._constraint_groups.append((type(c0).batch([self.constraints[k] for k in members]), rows, cols))
+            else:
+                self._single_constraints.extend(members)
+
+    # -- layout ---------------------------------------------------------------------------------
+    def slice(self, body) -> slice:
+        """Slice of ``body`` in q, v and the force vector."""
+        try:
+            return self._qslice[id(body)]
+        except KeyError:
+            raise ValueError(f"System: {body!r} is not a body of this system") from None
+
+    def rows(self, constraint) -> slice:
+        """Rows of ``constraint`` in C, C_q, gamma and lam."""
+        try:
+            return self._rows[id(constraint)]
+        except KeyError:
+            raise ValueError(f"System: {constraint!r} is not a constraint of this system") from None
+
+    def body(self, name: str):
+        """The body called ``name``."""
+        for b in self.bodies:
+            if b.name == name:
+                return b
+        raise ValueError(f"System: no body {name!r}; bodies: {[b.name for b in self.bodies]}")
+
+    def constraint(self, name: str):
+        """The constraint called ``name``."""
+        for c in self.constraints:
+            if c.name == name:
+                return c
+        raise ValueError(f"System: no constraint {name!r}; constraints: {[c.name for c in self.constraints]}")
+
+    def _split(self, x, k):
+        return [EMPTY if sl is None else x[sl] for sl in self._cslices[k]]
+
+    # -- state ----------------------------------------------------------------------------------
+    def initial_coordinates(self) -> np.ndarray:
+        """q0 of all bodies, from their constructors."""
+        return np.concatenate([b.initial_coordinates() for b in self.bodies])
+
+    def initial_velocities(self) -> np.ndarray:
+        """v0 of all bodies, from their constructors."""
+        return np.concatenate([b.initial_velocities() for b in self.bodies])
+
+    # -- dynamics -------------------------------------------------------------------------------
+    def mass_matrix(self, q) -> np.ndarray:
+        """M(q), dense block-diagonal (n_q, n_q); constant blocks are filled once (a fresh array)."""
+        M = self._M.copy()
+        for batch, idx, constant in self._body_groups:
+            if not constant:
+                M[idx[:, :, None], idx[:, None, :]] = batch.mass_matrix(q[idx])
+        for b in self._single_bodies:
+            if not b.constant_mass:
+                sl = self._qslice[id(b)]
+                M[sl, sl] = b.mass_matrix(q[sl])
+        return M
+
+    def forces(self, t, q, v) -> np.ndarray:
+        """Q = Q_e + Q_v, (n_q,)."""
+        Q = np.empty(self.n_q)
+        g = self.gravity
+        for batch, idx, _ in self._body_groups:
+            Q[idx] = batch.forces(t, q[idx], v[idx], g)
+        for b, sl in self._loaded:                          # loads of the batched bodies
+            Q[sl] += b.applied(t, q[sl], v[sl])
+        for b in self._single_bodies:
+            sl = self._qslice[id(b)]
+            Q[sl] = b.forces(t, q[sl], v[sl], g)
+        return Q
+
+    def energy(self, q, v) -> tuple[float, float]:
+        """(kinetic, potential of gravity), summed over the bodies."""
+        T = V = 0.0
+        for b in self.bodies:
+            sl = self._qslice[id(b)]
+            t_b, v_b = b.energy(q[sl], v[sl], self.gravity)
+            T += t_b
+            V += v_b
+        return T, V
+
+    def tangent_matrices(self, t, q, v, qdd, lam) -> tuple[np.ndarray, np.ndarray]:
+        """(K_t, C_t) = (d(M q'' - Q + C_q^T lam)/dq, -dQ/dv) at fixed q'', v, lam: the tangent
+        matrices of implicit (index-3) integrators.
+
+        Forward differences (step sqrt(eps) max(1, |x|)) body by body and constraint by
+        constraint: a body's terms depend on its own coordinates only, a constraint's on those
+        of its bodies, so the cost grows linearly with the number of bodies instead of
+        quadratically.  Measured (CPU time, 2-core shared x86_64, numpy 2.4) on a chain of N
+        Euler-parameter bodies on spherical joints: 2.2, 8.3, 22 ms for N = 3, 10, 30, against
+        2.6, 17, 136 ms for forward differences of the whole system.
+        """
+        n = self.n_q
+        K, Ct = np.zeros((n, n)), np.zeros((n, n))
+        h0 = np.sqrt(_EPS)
+        g = self.gravity
+        for b in self.bodies:
+            sl = self._qslice[id(b)]
+            qb, vb, ab = q[sl].copy(), v[sl].copy(), qdd[sl]
+            Q0 = b.forces(t, qb, vb, g)
+            g0 = b.mass_matrix(qb) @ ab - Q0
+            for j in range(b.n_q):
+                hq = h0 * max(1.0, abs(qb[j]))
+                qp = qb.copy()
+                qp[j] += hq
+                K[sl, sl.start + j] = ((b.mass_matrix(qp) @ ab - b.forces(t, qp, vb, g)) - g0) / hq
+                hv = h0 * max(1.0, abs(vb[j]))
+                vp = vb.copy()
+                vp[j] += hv
+                Ct[sl, sl.start + j] = -(b.forces(t, qb, vp, g) - Q0) / hv
+        for k, c in enumerate(self.constraints):
+            lc = lam[self._rows[id(c)]]
+            if not np.any(lc):
+                continue
+            qs = self._split(q, k)
+            slices = self._cslices[k]
+            f0 = [blk.T @ lc for blk in c.jacobian(t, qs)]
+            for i, sli in enumerate(slices):
+                if sli is None:
+                    continue
+                for j in range(sli.stop - sli.start):
+                    hq = h0 * max(1.0, abs(qs[i][j]))
+                    qq = [x.copy() for x in qs]
+                    qq[i][j] += hq
+                    for sl, fp, fz in zip(slices, (blk.T @ lc for blk in c.jacobian(t, qq)), f0):
+                        if sl is not None:
+                            K[sl, sli.start + j] += (fp - fz) / hq
+        return K, Ct
+
+    # -- constraints ----------------------------------------------------------------------------
+    def residual(self, t, q) -> np.ndarray:
+        """C(q, t), (n_c,); zero in the rows of velocity-level (non-holonomic) constraints."""
+        C = np.empty(self.n_c)
+        for batch, rows, cols in self._constraint_groups:
+            C[rows] = batch.residual(t, q[cols])
+        for k in self._single_constraints:
+            c = self.constraints[k]
+            C[self._rows[id(c)]] = c.residual(t, self._split(q, k)) if c.holonomic else 0.0
+        return C
+
+    def jacobian(self, t, q) -> np.ndarray:
+        """C_q, dense (n_c, n_q)."""
+        J = np.zeros((self.n_c, self.n_q))
+        for batch, rows, cols in self._constraint_groups:
+            J[rows[:, :, None], cols[:, None, :]] = batch.jacobian(t, q[cols])
+        for k in self._single_constraints:
+            c = self.constraints[k]
+            rows = self._rows[id(c)]
+            for sl, blk in zip(self._cslices[k], c.jacobian(t, self._split(q, k))):
+                if sl is not None:
+                    J[rows, sl] += blk
+        return J
+
+    def time_derivative(self, t, q) -> np.ndarray:
+        """C_t, (n_c,) (zero for the batched internal constraints)."""
+        Ct = np.zeros(self.n_c)
+        for k in self._single_constraints:
+            c = self.constraints[k]
+            Ct[self._rows[id(c)]] = c.time_derivative(t, self._split(q, k))
+        return Ct
+
+    def gamma(self, t, q, v) -> np.ndarray:
+        """gamma with C_q q'' = gamma, (n_c,)."""
+        g = np.empty(self.n_c)
+        for batch, rows, cols in self._constraint_groups:
+            g[rows] = batch.gamma(t, q[cols], v[cols])
+        for k in self._single_constraints:
+            c = self.constraints[k]
+            g[self._rows[id(c)]] = c.gamma(t, self._split(q, k), self._split(v, k))
+        return g
+
+    def _names_of_rows(self, rows) -> list[str]:
+        out = []
+        for r in rows:
+            for c in self.constraints:
+                sl = self._rows[id(c)]
+                if sl.start <= r < sl.stop and c.name not in out:
+                    out.append(c.name)
+        return out
+
+    # -- consistent initial conditions ----------------------------------------------------------
+    def _free(self, fixed):
+        mask = np.ones(self.n_q, dtype=bool)
+        for f in fixed:
+            if isinstance(f, tuple):
+                body, i = f
+                sl = self.slice(body)
+                if not 0 <= i < sl.stop - sl.start:
+                    raise ValueError(f"System.assemble: `fixed` index {i} out of range for body {body.name!r}")
+                mask[sl.start + i] = False
+            else:
+                if not (isinstance(f, (int, np.integer)) and 0 <= f < self.n_q):
+                    raise ValueError(f"System.assemble: `fixed` entries must be coordinate indices in "
+                                     f"[0, {self.n_q}) or (body, index) pairs, got {f!r}")
+                mask[f] = False
+        return np.flatnonzero(mask)
+
+    def assemble(self, t, q_guess, v_guess=None, tol: float = 1e-12, fixed=(), max_iter: int = 50,
+                 rcond: float = 1e-8):
+        """Consistent initial conditions: (q, v) with C(q, t) = 0 and C_q v + C_t = 0.
+
+        Positions: Newton on C = 0 with minimum-norm steps dq = C_q^+ C over the free
+        coordinates (all except ``fixed``: global indices or (body, index) pairs); converged when
+        max |C| <= tol (accepted up to 1e3 tol when the steps stall at round-off).  The
+        pseudo-inverse drops singular values below ``rcond`` times the largest, so redundant
+        constraints (whose Jacobian is nearly rank-deficient near the solution) do not blow the
+        steps up.  Velocities: the
+        minimum-norm correction v = v_guess - C_q^+ (C_q v_guess + C_t) over the free
+        coordinates (v_guess default zero).
+
+        Velocity-level (non-holonomic) constraints a(q) v + b = 0 take part in the velocity
+        correction only.
+
+        Raises
+        ------
+        ConstraintError
+            Naming the constraints whose equations are left unsatisfied (the positions reached
+            are in its ``q`` attribute).
+        """
+        q0 = np.array(q_guess, dtype=float)
+        if q0.shape != (self.n_q,):
+            raise ValueError(f"System.assemble: `q_guess` must have shape ({self.n_q},), got {q0.shape}")
+        free = self._free(fixed)
+
+        def residual(x):
+            q0[free] = x
+            return self.residual(t, q0)
+
+        hol = self._holonomic_rows                         # positions: holonomic rows only
+
+        def solve(x, r):
+            q0[free] = x
+            J = self.jacobian(t, q0)[hol][:, free]
+            return scipy.linalg.lstsq(J, r[hol], cond=rcond, lapack_driver="gelsd")[0]
+
+        try:
+            x, _ = newton(residual, solve, q0[free], tol=tol, accept=1e3 * tol, max_iter=max_iter,
+                          name="System.assemble")
+        except NewtonError as err:
+            r = err.residual if err.residual is not None else np.full(self.n_c, np.nan)
+            q0[free] = err.x
+            bad = np.flatnonzero(~(np.abs(r) <= 1e3 * tol))
+            names = self._names_of_rows(bad)
+            internal = {c.name for c in self.constraints[:self.n_internal]}
+            joints = [n for n in names if n not in internal]       # least squares spreads the misfit
+            names = joints or names                                 # over the bodies' own constraints too
+            worst = {n: float(np.max(np.abs(r[self.rows(self.constraint(n))]))) for n in names}
+            e = ConstraintError(
+                f"System.assemble: cannot satisfy constraint(s) {names} (largest |C| per constraint: "
+                f"{ {n: float(f'{w:.3g}') for n, w in worst.items()} }) after {err.iterations} Newton "
+                "iterations; the joints cannot all close here: check their points and axes, remove "
+                "over-constraining joints, or start closer", names)
+            e.q = q0.copy()
+            raise e from None
+        q = q0.copy()
+        q[free] = x
+        v = np.zeros(self.n_q) if v_guess is None else np.array(v_guess, dtype=float)
+        if v.shape != (self.n_q,):
+            raise ValueError(f"System.assemble: `v_guess` must have shape ({self.n_q},), got {v.shape}")
+        if self.n_c:
+            J = self.jacobian(t, q)
+            r = J @ v + self.time_derivative(t, q)
+            v[free] -= scipy.linalg.lstsq(J[:, free], r, cond=rcond, lapack_driver="gelsd")[0]
+            r = J @ v + self.time_derivative(t, q)
+            scale = 1.0 + max_norm(v)
+            if max_norm(r) > 1e3 * tol * scale:
+                bad = np.flatnonzero(np.abs(r) > 1e3 * tol * scale)
+                names = self._names_of_rows(bad)
+                raise ConstraintError(f"System.assemble: the velocity constraints of {names} cannot be "
+                                      f"satisfied (largest |C_q v + C_t| = {max_norm(r):.3g}); a driver "
+                                      "conflicts with the joints", names)
+        return q, v
+
+    def kinematics(self, t, q_guess, tol: float = 1e-12, rcond: float = 1e-8):
+        """Kinematic analysis of a fully driven system (0 degrees of freedom): (q, v, a) at time t.
+
+        Positions by `assemble` from ``q_guess``; velocities from C_q v = -C_t and accelerations
+        from C_q a = gamma, both by least squares (minimum norm).  Raises `ConstraintError` if
+        the system keeps degrees of freedom at this configuration (then the motion is not
+        determined by the drivers), naming no constraint but giving the count.
+        """
+        q, _ = self.assemble(t, q_guess, tol=tol, rcond=rcond)
+        J = self.jacobian(t, q)
+        mob = self.mobility(t, q)
+        if mob["dof"] > 0:
+            raise ConstraintError(f"System.kinematics: {mob['dof']} degree(s) of freedom remain at t = {t:g}; "
+                                  "add drivers (or run a dynamic analysis)")
+        v = scipy.linalg.lstsq(J, -self.time_derivative(t, q), cond=rcond, lapack_driver="gelsd")[0]
+        a = scipy.linalg.lstsq(J, self.gamma(t, q, v), cond=rcond, lapack_driver="gelsd")[0]
+        return q, v, a
+
+    # -- analysis -------------------------------------------------------------------------------
+    def mobility(self, t, q, rtol: float | None = None) -> dict:
+        """Degrees of freedom and redundant constraints from the rank of C_q.
+
+        The rank is the number of singular values of C_q above ``rtol * s_max`` (default
+        rtol = 1e-10: above the round-off of a configuration assembled to |C| ~ 1e-12, below
+        the near-singularities one wants to see; pass ``rtol`` to change it).  Redundant rows are found in
+        constraint order: a row is redundant when it lies in the span of the rows before it
+        (the same tolerance, by an SVD of the rows so far), so the bodies' internal
+        constraints and earlier joints count as independent.  Returns a dict with n_q, n_c,
+        rank, dof = n_q - rank, redundant (constraint names), redundant_rows (indices),
+        singular_values and tol.
+        """
+        J = self.jacobian(t, q)
+        n_c, n_q = J.shape
+        out = {"n_q": n_q, "n_c": n_c}
+        if n_c == 0:
+            return out | {"rank": 0, "dof": n_q, "redundant": [], "redundant_rows": [],
+                          "singular_values": np.zeros(0), "tol": 0.0}
+        s = np.linalg.svd(J, compute_uv=False)
+        rtol = 1e-10 if rtol is None else float(rtol)
+        tol = rtol * s[0]
+        rank = int(np.sum(s > tol))
+        redundant = []
+        if rank < n_c:
+            basis = np.zeros((0, n_q))
+            for r in range(n_c):
+                resid = J[r].copy()
+                for _ in range(2):                      # Gram-Schmidt, twice for orthogonality
+                    resid -= basis.T @ (basis @ resid)
+                nr = np.linalg.norm(resid)
+                if nr <= tol:
+                    redundant.append(r)
+                else:
+                    basis = np.vstack([basis, resid / nr])
+            if len(redundant) != n_c - rank:            # ill-conditioned: let pivoted QR of C_q^T choose
+                piv = scipy.linalg.qr(J.T, mode="r", pivoting=True)[1]
+                redundant = sorted(int(r) for r in piv[rank:])
+        return out | {"rank": rank, "dof": n_q - rank, "redundant": self._names_of_rows(redundant),
+                      "redundant_rows": redundant, "singular_values": s, "tol": tol}
+
+    def reactions(self, t, q, lam) -> dict:
+        """{constraint name: its reaction()} for the given constraints (internal ones omitted)."""
+        out = {}
+        for k, c in enumerate(self.constraints[self.n_internal:], start=self.n_internal):
+            out[c.name] = c.reaction(t, self._split(q, k), lam[self._rows[id(c)]])
+        return out
+
+    def __repr__(self):
+        return (f"System({len(self.bodies)} bodies, {len(self.constraints)} constraints, n_q = {self.n_q}, "
+                f"n_c = {self.n_c})")

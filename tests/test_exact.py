@@ -1,0 +1,133 @@
+"""Method "exact" (matrix exponentials of steady linear models) and the batched energies.
+
+References: the exact solution by the eigenvectors of A (`modal_response`, an independent
+route); a tight DOP853 run; the one-state energy functions of flexmbs.formulations.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs.analysis import _Physics
+from flexmbs.formulations import FORMULATIONS, Lagrange, energies
+from flexmbs.formulations.steady_energies import SteadyEnergies
+from flexmbs.integrators import simulate
+from flexmbs.integrators.exact import gauss_points, modal_response, reference_error
+from flexmbs.signals import Harmonic
+
+
+def bar(damping=None, load_f=Harmonic(200.0), omega=15.0, elements=6):
+    """The rotating bar of Vlase et al. (2020, sec. 4a): 1 m, 1 kg, A = 0.2 cm^2, E = 210 GPa."""
+    mesh = fm.generate.line(elements, 1.0)
+    element = fm.Bar2(fm.Material(E=210e9, rho=50_000.0), area=0.2e-4)
+    return fm.Model(mesh, element, motion=fm.motion.ConstantRotation(omega), fixed=[("start", "all")],
+                    loads=[fm.NodalLoad("end", "u", 1.0, load_f)], damping=damping)
+
+
+def beam(gravity=None, motion=None):
+    """A planar cantilever beam: bending couples the inertia invariants d, S and G."""
+    mesh = fm.generate.line(4, 0.5)
+    element = fm.BeamEB2D(fm.Material(E=70e9, rho=2700.0), area=1e-4, I=1e-10)
+    return fm.Model(mesh, element, motion=motion or fm.motion.ConstantRotation(4.0), fixed=[("start", "all")],
+                    loads=[fm.NodalLoad("end", "v", 0.5, Harmonic(30.0, phase=0.3)),
+                           fm.NodalLoad("end", "u", 2.0)], damping=(0.5, 1e-5), gravity=gravity)
+
+
+@pytest.mark.parametrize("formulation", ["lagrange", "gibbs-appell", "hamilton"])
+@pytest.mark.parametrize("damping", [None, (3.0, 1e-6)])
+def test_exact_matches_the_modal_solution(formulation, damping):
+    model = bar(damping)
+    res = fm.run(model, formulation=formulation, method="exact", t_end=0.02, dt_out=1e-4, store=False,
+                 compute_energies=False)
+    assert res.success and len(res.t) == 201
+    assert reference_error(model, res) < 1e-10
+
+
+def test_exact_matches_a_tight_dop853_run_and_balances_energy():
+    model = beam()
+    kw = dict(formulation="lagrange", t_end=0.05, dt_out=5e-4, store=False)
+    ex = fm.run(model, method="exact", **kw)
+    ref = fm.run(model, method="DOP853", rtol=1e-11, atol=1e-16, **kw)
+    peak = np.abs(ref.delta).max()
+    assert np.abs(ex.delta - ref.delta).max() < 1e-8 * peak
+    for key in ("W_loads", "W_damping", "W_frame", "W_stiffening"):
+        assert np.abs(ex.energies[key] - ref.energies[key]).max() < 1e-8 * np.abs(ref.energies[key]).max()
+    # energy balance (Results.energy_balance_error); with a constant K_geo (steady frame,
+    # constant loads) the stiffening force has the potential V_geo: W_stiffening = -(V_geo - V_geo(0))
+    e = ex.energies
+    assert np.abs(ex.energy_balance_error()).max() < 1e-9 * np.abs(e["T"] - e["T"][0]).max()
+    assert np.abs(e["W_stiffening"] + e["V_geo"] - e["V_geo"][0]).max() < 1e-9 * np.abs(e["V_geo"]).max()
+
+
+def test_exact_dense_output_and_steps():
+    """Stepping with h and the dense output between step points agree with the modal solution."""
+    model = bar()
+    form = Lagrange(model)
+    x0 = np.zeros(form.n_state)
+    sol = simulate(form, (0.0, 0.01), x0, method="exact", h=1e-3)
+    assert sol.success and sol.n_steps == 10 and np.allclose(sol.t, np.linspace(0, 0.01, 11))
+    ref = modal_response(form, x0, sol.t)
+    assert np.abs(sol.x - ref).max() < 1e-10 * np.abs(ref).max()
+    integrator = fm.INTEGRATORS["exact"](form, 0.0, x0, 0.01, h=2e-3)
+    integrator.step()
+    x_mid = integrator.dense(1.3e-3)
+    assert np.abs(x_mid - modal_response(form, x0, [1.3e-3])[0]).max() < 1e-10 * np.abs(ref).max()
+
+
+def test_exact_refuses_what_it_cannot_integrate():
+    with pytest.raises(ValueError, match="Harmonic"):
+        fm.run(bar(load_f=lambda t: np.sin(200.0 * t)), method="exact", t_end=0.01, store=False)
+    spinup = bar()
+    spinup = fm.Model(spinup.mesh, spinup.element, motion=fm.motion.SpinUp(6.0, 15.0),
+                      fixed=[("start", "all")])
+    with pytest.raises(ValueError, match="constant coefficients"):
+        fm.run(spinup, method="exact", t_end=0.01, store=False)
+    with pytest.raises(ValueError, match="too large"):
+        fm.run(bar(elements=2001), method="exact", t_end=0.01, store=False)
+
+
+def test_exact_reports_divergence_above_the_critical_speed():
+    """A bar spinning far above its first axial frequency (~3.2e3 rad/s) softens to instability."""
+    res = fm.run(bar(omega=2e4, load_f=None), method="exact", t_end=0.05, dt_out=1e-4, store=False,
+                 compute_energies=False)
+    assert res.status == "diverged" and "grows without bound" in res.message
+    assert 0 < len(res.t) < 501
+
+
+@pytest.mark.parametrize("model", [beam(), beam(gravity=[0.0, -9.81, 0.0], motion=fm.motion.Fixed()), bar((2.0, 1e-6))],
+                         ids=["rotating beam", "fixed beam with gravity", "damped bar"])
+def test_batched_energies_equal_the_one_state_functions(model):
+    rng = np.random.default_rng(1)
+    n = model.n_dofs
+    D, V, A = (1e-4 * rng.standard_normal((5, n)) for _ in range(3))
+    t = rng.uniform(0, 0.1, 5)
+    F = _Physics(model).load_factors_many(t)
+    batch = SteadyEnergies(model).evaluate(D, V, A, F)
+    for i in range(5):
+        one = energies(model, t[i], D[i], V[i], A[i])
+        for key, values in batch.items():
+            ref = getattr(one, key)
+            scale = max(abs(getattr(one, k)) for k in batch) or 1.0
+            assert abs(values[i] - ref) <= 1e-11 * scale, key
+
+
+def test_gauss_points_bound():
+    """The point count grows with theta and meets the error bound (2) of the module."""
+    assert gauss_points(1.0) < gauss_points(8.0) < gauss_points(30.0) <= 40
+    xi, w = np.polynomial.legendre.leggauss(gauss_points(20.0))
+    # int_0^1 cos(20 s) ds on [0, 1]: exact value sin(20)/20
+    approx = 0.5 * w @ np.cos(20.0 * 0.5 * (xi + 1.0))
+    assert abs(approx - np.sin(20.0) / 20.0) < 1e-12
+
+
+def test_formulations_agree_on_the_compiled_system():
+    """Every formulation's linear_system gives the same physical motion (through modal_response)."""
+    model = beam()
+    t = np.linspace(0.0, 0.02, 5)
+    out = []
+    for name in ("lagrange", "hamilton"):
+        form = FORMULATIONS[name](model)
+        x = modal_response(form, form.state0(np.zeros(form.n), np.zeros(form.n)), t)
+        out.append(form.physical(t, x)[0])
+    assert np.abs(out[0] - out[1]).max() < 1e-10 * np.abs(out[0]).max()

@@ -12,6 +12,8 @@ from . import motion, rotations
 from .formulations import FORMULATIONS, GibbsAppell, Hamilton, Lagrange
 from .integrators import INTEGRATORS, simulate
 from .modal import natural_frequencies, static_solution
+from . import reduction
+from .reduction import ReducedModel
 from .results import Results
 from .analysis import run
 from .bodies import FlexibleBody, Node, RigidBodyEP, RigidBodyNatural
@@ -24,4 +26,4 @@ __all__ = ["Mesh", "MeshError", "generate", "Element", "Material", "Bar2", "Beam
            "NodalLoad", "DistributedLoad", "SurfaceLoad", "rayleigh_coefficients", "motion", "FORMULATIONS", "Lagrange", "GibbsAppell",
            "Hamilton", "INTEGRATORS", "simulate", "natural_frequencies", "static_solution", "Results",
            "run", "io", "progress", "load_results", "rotations", "System", "RigidBodyEP", "RigidBodyNatural",
-           "FlexibleBody", "Node", "PrescribedFrame", "__version__"]
+           "FlexibleBody", "Node", "PrescribedFrame", "reduction", "ReducedModel", "__version__"]

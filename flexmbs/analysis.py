@@ -15,6 +15,7 @@ from .integrators import INTEGRATORS, simulate
 from .io.store import ResultsFile, active_recording
 from .model import Model
 from .motion import FRAME_KEYS, frame_history
+from .stiffness import check_explicit
 from .results import Results
 
 __all__ = ["run", "output_times", "element_data", "mesh_sha256"]
@@ -150,15 +151,20 @@ def element_data(model: Model, delta: np.ndarray, displacement: np.ndarray | Non
         du = u[..., cells[:, 1], :] - u[..., cells[:, 0], :]      # (..., n_el, dim)
         return {"axial_force": el.material.E * el.area * np.einsum("...ed,ed->...e", du, e / L[:, None]) / L}
     if hasattr(el, "stress"):
-        dpn = el.dofs_per_node
-        edofs = (cells[:, :, None] * dpn + np.arange(dpn)).reshape(len(cells), -1)
-        full = model.expand(delta)
-        lead = full.shape[:-1]
-        flat = full.reshape(-1, full.shape[-1])
-        sigma = np.zeros((len(flat), len(cells), 3, 3))
-        for i, f in enumerate(flat):
-            s = el.stress(X, f[edofs])                            # (n_el, d, d)
-            sigma[i, :, :s.shape[1], :s.shape[2]] = s
+        lead = delta.shape[:-1]
+        if getattr(model, "modal_stress", None) is not None:      # reduced body: sum q_i sigma_i
+            s = model.stress(delta.reshape(-1, delta.shape[-1]))
+            sigma = np.zeros(s.shape[:2] + (3, 3))
+            sigma[..., :s.shape[-2], :s.shape[-1]] = s
+        else:
+            dpn = el.dofs_per_node
+            edofs = (cells[:, :, None] * dpn + np.arange(dpn)).reshape(len(cells), -1)
+            full = model.expand(delta)
+            flat = full.reshape(-1, full.shape[-1])
+            sigma = np.zeros((len(flat), len(cells), 3, 3))
+            for i, f in enumerate(flat):
+                s = el.stress(X, f[edofs])                            # (n_el, d, d)
+                sigma[i, :, :s.shape[1], :s.shape[2]] = s
         voigt = np.stack([sigma[..., a, b] for a, b in VOIGT], axis=-1)
         dev = sigma - np.trace(sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) / 3.0
         von_mises = np.sqrt(1.5 * np.einsum("...ab,...ab->...", dev, dev))
@@ -281,6 +287,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         raise ValueError(f"`method` must be one of {sorted(INTEGRATORS)}, got {method!r}")
     if INTEGRATORS[method].uses_tolerances:
         options.update(rtol=rtol, atol=atol)
+    check_explicit(model, method, (t0, float(t_end)))         # "this model is stiff" before hours
     from . import __version__
     meta = dict(flexmbs_version=__version__, formulation=formulation,
                 evaluation="compiled" if form._compiled else "terms", method=method,

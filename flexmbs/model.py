@@ -171,9 +171,9 @@ class Model:
                                  "elements must lie on one straight line")
 
         # -- constant arrays, assembled once ------------------------------------------------------
-        asm = Assembler(self.cells, mesh.n_nodes, dpn)
-        K_full = asm.matrix(element.k(self.X))
-        inv_full = assemble_invariants(element, self.X, self.cells, mesh.n_nodes)
+        asm = Assembler(self.cells, mesh.n_nodes, dpn)           # the DOF map and pattern, once
+        K_full = asm.matrix_from(element.k, self.X)
+        inv_full = assemble_invariants(element, self.X, self.cells, mesh.n_nodes, assembler=asm)
         # point masses as mass points (dofs, N, x, m), full DOFs; None without them
         self.point_mass_data = self._point_mass_data(point_masses, asm) if point_masses else None
         if point_masses:
@@ -192,7 +192,9 @@ class Model:
         if self.n_dofs == 0:
             raise ValueError("`fixed` removes every DOF: nothing is left to move")
         free = self.free
-        self.K = sparse.csr_array(K_full[free][:, free])
+        self._fixed_mask = fixed_mask
+        self.K = _restrict(K_full, free)
+        del K_full
         self.inv = inv_full.reduce(free)
         self.M = self.inv.M
         self.mass = inv_full.mass
@@ -397,7 +399,7 @@ class Model:
         displacement K u = f gives the pre-stress (``element.prestress``: the axial force of
         beams, the stress at the stiffness points of solids), and its geometric stiffness is kept.
         """
-        from scipy.sparse.linalg import splu
+        from .sparse_solve import SPDFactorizationError, spd_factor
         el = self.element
         if not hasattr(el, "prestress"):
             if explicit:
@@ -407,9 +409,14 @@ class Model:
                 log.warning("%s has no geometric stiffening: the model neglects it", type(el).__name__)
             self.stiffening = False
             return
+        floating = self._free_rigid_modes(asm)
+        if floating:
+            raise ValueError(f"geometric stiffening needs a supported body: {floating} rigid-body "
+                             "motion(s) of the body are not held by `fixed`; fix them or pass "
+                             "stiffening=False")
         try:
-            lu = splu(sparse.csc_matrix(self.K))
-        except RuntimeError as exc:
+            lu = spd_factor(self.K)         # not kept: a factor's fill is not linear in memory
+        except SPDFactorizationError as exc:
             raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
                              f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")
         cases = []
@@ -425,22 +432,73 @@ class Model:
                 cases.append((("alpha", c), -self.inv.m_O[c], lambda x, e=e: -np.broadcast_to(e, x.shape)))
         for i in range(self.Q.shape[1]):
             cases.append((("load", i), self.Q[:, i], self._load_body_force[i]))
-        K_scale = abs(self.K).max()
-        for key, f, body_force in cases:
-            u = lu.solve(np.ascontiguousarray(f))
-            if not np.all(np.isfinite(u)) or np.abs(self.K @ u - f).max() > 1e-6 * (np.abs(f).max() + 1e-300):
-                raise ValueError("geometric stiffening needs a supported body (the static problem for the "
-                                 "axial forces has no unique solution); fix its rigid-body motions with "
-                                 "`fixed` or pass stiffening=False")
-            P = el.prestress(self.X, self.expand(u)[asm.element_dofs], body_force)
-            Kg = sparse.csr_array(asm.matrix(el.k_geo(self.X, P))[self.free][:, self.free])
+        if not cases:
+            self.stiffening = False
+            return
+        F = np.column_stack([f for _, f, _ in cases])
+        U = lu.solve(F)                                   # all unit cases with one factorization
+        # backward error of the solve: small for any conditioning of a supported body (the plain
+        # residual |K u - f| / |f| grows with the condition number, ~n^2 for a bar of n elements)
+        K_norm = abs(self.K).sum(axis=1).max()
+        R = self.K @ U - F
+        scale = K_norm * np.abs(U).max(axis=0) + np.abs(F).max(axis=0) + 1e-300
+        if not np.all(np.isfinite(U)) or np.any(np.abs(R).max(axis=0) > 1e-8 * scale):
+            raise ValueError("geometric stiffening needs a supported body (the static problem for the "
+                             "axial forces has no unique solution); fix its rigid-body motions with "
+                             "`fixed` or pass stiffening=False")
+        kept = []
+        scalar = hasattr(el, "k_geo_scalar")
+        for j, (key, _, body_force) in enumerate(cases):
+            u_full = self.expand(U[:, j])
+            if scalar:                                    # Lagrange solids: k_geo = s (x) I_d
+                data = np.zeros(asm.nnz_blocks)
+                for s0 in range(0, len(self.X), asm.chunk):
+                    sl = slice(s0, s0 + asm.chunk)
+                    P = el.prestress(self.X[sl], u_full[asm.element_dofs[sl]], body_force)
+                    data += asm.scalar(el.k_geo_scalar(self.X[sl], P), s0)
+                Kg_full = asm.diagonal_place(data)
+            else:
+                P = el.prestress(self.X, u_full[asm.element_dofs], body_force)
+                Kg_full = asm.matrix(el.k_geo(self.X, P))
+            Kg = _restrict(Kg_full, self.free)
             Kg.eliminate_zeros()
-            if Kg.nnz and abs(Kg).max() > 1e-13 * K_scale:
+            kept.append((key, Kg, abs(Kg).max() if Kg.nnz else 0.0))
+        # unit cases whose pre-stress is round-off of the others' are dropped (relative to the
+        # largest case: an absolute test against K fails for fine meshes, whose K grows ~ 1/h^3)
+        largest = max(size for _, _, size in kept)
+        for key, Kg, size in kept:
+            if size > 1e-12 * largest:
                 self._Kg_keys.append(key)
                 self._Kg.append(Kg)
         self._Kg_op = [_operator(Kg, self.dense) for Kg in self._Kg]
         if not self._Kg:
             self.stiffening = False
+
+    def _free_rigid_modes(self, asm) -> int:
+        """Number of rigid-body motions of the body that the supports leave free.
+
+        The element's rigid modes (translations, rotations about the frame's axes) are
+        scattered to the global DOFs; the body is supported when the fixed DOFs see every
+        combination of them: rank(R[fixed]) == rank(R).  A structural test, independent of
+        the conditioning of K.
+        """
+        k = None
+        R = None
+        for s0 in range(0, len(self.X), asm.chunk):
+            sl = slice(s0, s0 + asm.chunk)
+            modes = self.element.rigid_modes(self.X[sl])          # (n_chunk, n_e, k)
+            if R is None:
+                k = modes.shape[2]
+                R = np.zeros((self.n_full, k))
+            R[asm.element_dofs[sl]] = modes
+        fixed = np.flatnonzero(self._fixed_mask)
+        def rank(A):
+            if A.shape[0] == 0:
+                return 0
+            A = A / (np.abs(R).max(axis=0, keepdims=True) + 1e-300)
+            sv = np.linalg.svd(A.T @ A, compute_uv=False)
+            return int(np.sum(sv > 1e-10 * max(sv.max(), 1e-300)))
+        return rank(R) - rank(R[fixed])
 
     def geometric_coefficients(self, t: float) -> np.ndarray:
         """Coefficients of the unit geometric stiffnesses at t: A[a, b], alpha[c], f_i(t)."""
@@ -689,6 +747,27 @@ class Model:
         if with_x_second:
             Y += self.inv.J + np.einsum("ban,n->ab", self.d, delta).T
         return Y
+
+
+def _restrict(A, idx: np.ndarray) -> sparse.csr_array:
+    """A[idx][:, idx] of a CSR array, in O(nnz) (one map of the kept columns)."""
+    A = sparse.csr_array(A)
+    n = A.shape[0]
+    if len(idx) == n:
+        return A
+    new = np.full(n, -1, np.int64)
+    new[idx] = np.arange(len(idx))
+    B = A[idx]                                            # row selection: C-level, O(nnz)
+    B = sparse.csr_array(B)
+    cols = new[B.indices]
+    keep = cols >= 0
+    row = np.repeat(np.arange(len(idx)), np.diff(B.indptr))
+    counts = np.bincount(row[keep], minlength=len(idx))
+    indptr = np.zeros(len(idx) + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    out = sparse.csr_array((B.data[keep], cols[keep], indptr), shape=(len(idx), len(idx)))
+    out.has_sorted_indices = bool(A.has_sorted_indices)
+    return out
 
 
 def _sum_ops(terms, n: int, dense: bool):

@@ -150,3 +150,27 @@ def test_output_times_never_pass_t_end():
     t_end = 4 * np.pi / 150
     t = output_times(t_end, t_end / 720)
     assert len(t) == 721 and t[-1] == t_end and np.all(np.diff(t) > 0)
+
+
+def test_supported_body_is_a_rigid_mode_test_not_a_residual_threshold():
+    """A beam fixed at one end is supported at any mesh size; free, it is refused by the
+    rigid-mode test (rank of the rigid modes on the fixed DOFs), with the count of free motions."""
+    from flexmbs.motion import ConstantRotation
+    beam = fm.BeamEB2D(fm.Material(E=210e9, rho=7800.0), 1e-4, 1e-9)
+    mesh = fm.generate.line(2000, 1.0)
+    md = fm.Model(mesh, beam, motion=ConstantRotation(15.0), fixed=[("start", "all")])
+    assert md.stiffening and ("A", 0, 0) in md._Kg_keys
+    with pytest.raises(ValueError, match="1 rigid-body motion"):
+        fm.Model(mesh, beam, motion=ConstantRotation(15.0), fixed=[("start", ["u", "v"])])
+
+
+@pytest.mark.slow
+def test_rotating_beam_of_100000_elements_builds_with_stiffening():
+    """Issue 15: 10^5 elements raised "needs a supported body" (a residual test |K u - f| <= 1e-6 |f|
+    that the condition number ~ n^2 of the bar defeats)."""
+    from flexmbs.motion import ConstantRotation
+    rho, A, L, n = 7800.0, 1e-4, 1.0, 100_000
+    beam = fm.BeamEB2D(fm.Material(E=210e9, rho=rho), A, 1e-9)
+    md = fm.Model(fm.generate.line(n, L), beam, motion=ConstantRotation(15.0), fixed=[("start", "all")])
+    assert md.stiffening and md.n_dofs == 3 * n
+    assert ("A", 0, 0) in md._Kg_keys

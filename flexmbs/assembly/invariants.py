@@ -137,33 +137,56 @@ class BodyInvariants:
         return np.asarray(eps, dtype=float) @ self.g
 
 
-def assemble_invariants(element, X, cells, n_nodes: int, chunk: int = 20000) -> BodyInvariants:
+def assemble_invariants(element, X, cells, n_nodes: int, chunk: int = 50_000,
+                        assembler: Assembler | None = None) -> BodyInvariants:
     """Assemble the inertia invariants of all cells of one element type.
 
     Elements are processed in chunks of ``chunk`` to bound the memory of the batched
-    element arrays; within a chunk everything is vectorised.
+    element arrays; within a chunk everything is vectorised.  Blocks S[a, b] that are one
+    scalar node-level array placed in the DOF components (a, b) (Lagrange solids share one
+    ``m_phi`` between all of them) are summed once on the node pattern of ``assembler``.
     """
-    asm_all = Assembler(cells, n_nodes, element.dofs_per_node)
-    n = asm_all.n_dofs
+    asm = Assembler(cells, n_nodes, element.dofs_per_node) if assembler is None else assembler
+    n, dpn = asm.n_dofs, element.dofs_per_node
+    nn = asm.cells.shape[1]
     S: dict[tuple[int, int], sparse.csr_array] = {}
+    scalar: dict[tuple[int, int], np.ndarray] = {}
     m_O = np.zeros((3, n))
     d = np.zeros((3, 3, n))
     mass, s, J = 0.0, np.zeros(3), np.zeros((3, 3))
+    node_rows = [np.arange(nn) * dpn + a for a in range(dpn)]
     for start in range(0, len(cells), chunk):
         sl = slice(start, start + chunk)
-        asm = Assembler(cells[sl], n_nodes, element.dofs_per_node)
+        edofs = asm.element_dofs[sl]
         ii = element.inertia_integrals(X[sl])
+        done: dict[int, np.ndarray] = {}
         for block in ii.S:
-            A = asm.matrix(block.local, block.rows, block.cols)
             key = (block.a, block.b)
-            S[key] = A if key not in S else S[key] + A
+            placed = (block.local.shape[1:] == (nn, nn) and block.a < dpn and block.b < dpn
+                      and np.array_equal(block.rows, node_rows[block.a])
+                      and np.array_equal(block.cols, node_rows[block.b]))
+            if placed:
+                if id(block.local) not in done:
+                    done[id(block.local)] = asm.scalar(block.local, start)
+                data = done[id(block.local)]
+                scalar[key] = data if key not in scalar else scalar[key] + data
+                continue
+            full = np.zeros((len(edofs), edofs.shape[1], edofs.shape[1]))
+            full[:, block.rows[:, None], block.cols[None, :]] = block.local
+            data = asm._block_data(full, np.arange(edofs.shape[1]), np.arange(edofs.shape[1]), start)
+            A = asm._to_csr(data, True)
+            S[key] = A if key not in S else sparse.csr_array(S[key] + A)
         for a in range(3):
-            m_O[a] += asm.vector(ii.m_O[:, a])
+            m_O[a] += np.bincount(edofs.ravel(), weights=ii.m_O[:, a].ravel(), minlength=n)
             for b in range(3):
-                d[a, b] += asm.vector(ii.d[:, a, b])
+                if np.any(ii.d[:, a, b]):
+                    d[a, b] += np.bincount(edofs.ravel(), weights=ii.d[:, a, b].ravel(), minlength=n)
         mass += ii.mass.sum()
         s += ii.s.sum(axis=0)
         J += ii.J.sum(axis=0)
+    for key, data in scalar.items():
+        A = asm.place(data, *key)
+        S[key] = A if key not in S else sparse.csr_array(S[key] + A)
     diag = [S[(a, a)] for a in range(3) if (a, a) in S]
     M = sparse.csr_array(sum(diag[1:], diag[0]))
     return BodyInvariants(M, {k: sparse.csr_array(v) for k, v in S.items()}, m_O, d, mass, s, J)

@@ -310,6 +310,11 @@ class LagrangeElement(Element):
         ``stress``: Cauchy pre-stress, symmetric, either constant per element (n_el, d, d) or
         at the points of ``stiffness_rule()`` (n_el, n_q, d, d), with d = dofs_per_node.
         """
+        return self._expand(self.k_geo_scalar(X, stress))
+
+    def k_geo_scalar(self, X, stress):
+        """The scalar part int G_n . sigma . G_m dV (n_el, n_nodes, n_nodes) of ``k_geo``
+        (k_geo = this (x) I_d); assembled on the node pattern it needs 1/d^2 of the memory."""
         Xd, _ = self._coords(X)
         xi, w = self.stiffness_rule()
         detJ, G = self._jacobian(Xd, xi)
@@ -326,7 +331,7 @@ class LagrangeElement(Element):
         SG = (wdV[:, :, None, None] * G) @ sigma                         # (n_el, n_q, n, d)
         a = SG.transpose(0, 2, 1, 3).reshape(n_el, n, n_q * d)
         b = G.transpose(0, 2, 1, 3).reshape(n_el, n, n_q * d)
-        return self._expand(a @ np.swapaxes(b, 1, 2))
+        return a @ np.swapaxes(b, 1, 2)
 
     # -- post-processing ------------------------------------------------------------------------
     def positions(self, X, xi) -> np.ndarray:

@@ -38,6 +38,7 @@ import numpy as np
 
 from flexmbs import Material, System, simulate
 from flexmbs.bodies.corotational import CorotationalBeam2D, Node
+from flexmbs.pipes import call_quietly
 from flexmbs.case import CaseError, check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
 from flexmbs.constraints.joints import Spherical
 from flexmbs.formulations.index1 import Index1
@@ -217,4 +218,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -28,13 +28,13 @@ fig14_momentum.png, fig15_coordinates.png.
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
-from flexmbs.case import command_line, parse_case_args, prepare_output, record_output, resolve
-from flexmbs.formulation_comparison import QVModel, check_common, print_summary, run_case
+from flexmbs.case import resolve
+from flexmbs.pipes import call_quietly
+from flexmbs.formulation_comparison import QVModel, case_main, check_common, run_case
 from flexmbs.formulations.multibody_forms import FORMULATION_NAMES
 from flexmbs.integrators import INTEGRATORS
 from flexmbs.system import System
@@ -111,17 +111,8 @@ def run(out=None, **params):
 
 
 def main(argv=None):
-    parser = command_line("satellite_boom", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    tic = time.perf_counter()
-    summary = run(out=out, **params)
-    record_output(out, before)
-    print_summary(summary)
-    print(f"  wrote {out} in {time.perf_counter() - tic:.1f} s")
-    runs = summary.values() if params["table"] else [summary]
-    return 0 if all(s["status"] == "finished" for s in runs) else 1
+    return case_main("satellite_boom", __doc__, DEFAULTS, HELP, CHOICES, check, run, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_quietly(main))

@@ -213,3 +213,19 @@ def print_summary(summary: dict) -> None:
         print(f"{LABELS[name]:>20}: {s['status']}, {s['n_state_variables']} states, {s['n_equations']} equations, "
               f"solve {s['solve_s']:.2f} s, max |energy error| = {s['max_energy_error']:.2e} J, "
               f"max |P - P0| = {s['max_momentum_error']:.2e} N s{extra}")
+
+
+def case_main(name: str, doc: str, defaults: dict, help: dict, choices: dict, check, run, argv=None) -> int:
+    """The command line of a comparison case: parse, run one formulation or the table, print the
+    summary; exit status 0 when every run finished."""
+    from .case import command_line, parse_case_args, prepare_output, record_output
+    parser = command_line(name, doc, defaults, help=help, choices=choices, check=check)
+    params, out, _ = parse_case_args(parser, argv)
+    out, before = prepare_output(out)
+    tic = time.perf_counter()
+    summary = run(out=out, **params)
+    record_output(out, before)
+    print_summary(summary)
+    print(f"  wrote {out} in {time.perf_counter() - tic:.1f} s")
+    runs = summary.values() if params["table"] else [summary]
+    return 0 if all(s["status"] == "finished" for s in runs) else 1

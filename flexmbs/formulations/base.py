@@ -27,7 +27,7 @@ from typing import ClassVar, Hashable
 import numpy as np
 from scipy import sparse
 
-__all__ = ["Formulation", "VelocityFormulation", "SecondOrderForm", "SparseSolver"]
+__all__ = ["Formulation", "VelocityFormulation", "SecondOrderForm", "SparseSolver", "forward_difference_jacobian"]
 
 
 class SparseSolver:
@@ -240,3 +240,18 @@ class VelocityFormulation(Formulation):
                                K=lambda t, q=None, v=None: self._K_t(t),
                                C=lambda t, q=None, v=None: self._C_t(t),
                                key=self.jacobian_key)
+
+
+def forward_difference_jacobian(rhs, t: float, x) -> np.ndarray:
+    """d(x')/dx of ``x' = rhs(t, x)`` by forward differences, step sqrt(eps) max(1, |x_i|):
+    for the formulations whose Jacobian is not derived (the constrained index-1 and
+    quasi-velocity forms); implicit methods need it only for their iteration matrix."""
+    x = np.asarray(x, dtype=float)
+    f0 = rhs(t, x)
+    J = np.empty((len(f0), len(x)))
+    for i in range(len(x)):
+        dx = np.sqrt(np.finfo(float).eps) * max(1.0, abs(x[i]))
+        xp = x.copy()
+        xp[i] += dx
+        J[:, i] = (rhs(t, xp) - f0) / dx
+    return J

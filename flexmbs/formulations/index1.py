@@ -29,7 +29,7 @@ import numpy as np
 from scipy import sparse
 
 from . import augmented, udwadia_kalaba
-from .base import SecondOrderForm
+from .base import SecondOrderForm, forward_difference_jacobian
 from .stabilization import (Baumgarte, CoordinatePartitioning, NoStabilization, RedundantConstraintError,
                             make_stabilization, violations)
 
@@ -172,15 +172,7 @@ class Index1:
 
     def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
         """d(x')/dx by forward differences of `rhs`, step sqrt(eps) max(1, |x_i|)."""
-        x = np.asarray(x, dtype=float)
-        f0 = self.rhs(t, x)
-        J = np.empty((self.n_state, self.n_state))
-        for i in range(self.n_state):
-            dx = np.sqrt(np.finfo(float).eps) * max(1.0, abs(x[i]))
-            xp = x.copy()
-            xp[i] += dx
-            J[:, i] = (self.rhs(t, xp) - f0) / dx
-        return J
+        return forward_difference_jacobian(self.rhs, t, x)
 
     @property
     def second_order(self) -> SecondOrderForm:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from .base import forward_difference_jacobian
 from .quasi_velocities import QuasiVelocities, QuasiVelocityForm, constraint_rows
 
 __all__ = ["Maggi", "MaggiQuasiVelocities"]
@@ -74,15 +75,7 @@ class Maggi:
         return self._I
 
     def jacobian(self, t, x):
-        x = np.asarray(x, dtype=float)
-        f0 = self.rhs(t, x)
-        J = np.empty((self.n_state, self.n_state))
-        for i in range(self.n_state):
-            dx = np.sqrt(np.finfo(float).eps) * max(1.0, abs(x[i]))
-            xp = x.copy()
-            xp[i] += dx
-            J[:, i] = (self.rhs(t, xp) - f0) / dx
-        return J
+        return forward_difference_jacobian(self.rhs, t, x)
 
     def jacobian_key(self, t):
         return int(np.floor(t / self.jacobian_refresh))

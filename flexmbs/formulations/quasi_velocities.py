@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from ..bodies.tree import COMPLEX_STEP
+from .base import forward_difference_jacobian
 
 __all__ = ["QuasiVelocities", "constraint_rows", "system_kinematics", "ignorable_coordinates",
            "check_ignorable", "IGNORABLE_TOL", "QuasiVelocityError"]
@@ -462,15 +463,7 @@ class QuasiVelocityForm:
 
     def jacobian(self, t, x) -> np.ndarray:
         """d(x')/dx by forward differences of `rhs`."""
-        x = np.asarray(x, dtype=float)
-        f0 = self.rhs(t, x)
-        J = np.empty((self.n_state, self.n_state))
-        for i in range(self.n_state):
-            dx = np.sqrt(np.finfo(float).eps) * max(1.0, abs(x[i]))
-            xp = x.copy()
-            xp[i] += dx
-            J[:, i] = (self.rhs(t, xp) - f0) / dx
-        return J
+        return forward_difference_jacobian(self.rhs, t, x)
 
     def jacobian_key(self, t):
         return int(np.floor(t / self.jacobian_refresh))

@@ -43,9 +43,8 @@ from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
 from flexmbs.case import resolve
 from flexmbs.pipes import call_quietly
 from flexmbs.constraints.nonholonomic import VelocityConstraint
-from flexmbs.formulation_comparison import QVModel, case_main, check_common, run_case
-from flexmbs.formulations.multibody_forms import FORMULATION_NAMES
-from flexmbs.integrators import INTEGRATORS
+from flexmbs.formulation_comparison import (COMMON_DEFAULTS, QVModel, case_main, check_common, common_choices,
+                                            common_help, run_case)
 from flexmbs.system import System
 
 M_CART, M_LINK, M_WHEEL, L = 2.0, 1.0, 0.2, 1.0                     # [kg, kg, kg, m] (chosen)
@@ -86,14 +85,9 @@ def build(torque: float = 0.0) -> QVModel:
                    extra={"constraint_integral_error": constraint_integral})
 
 
-DEFAULTS = dict(formulation="volterra-reduced", integrator="DOP853", rtol=1e-10, h=1e-3, t_end=50.0,
-                dt_out=0.01, torque=0.0, table=False, plots=True)
-HELP = dict(formulation="equations of motion", integrator="time integrator",
-            rtol="relative tolerance of adaptive integrators (atol = rtol / 100)",
-            h="step of fixed-step integrators [s]", t_end="duration [s]", dt_out="output interval [s]",
-            torque="motor torque tau between the links [N m]",
-            table="run all five formulations and write the Table 2 analogue", plots="write the plots")
-CHOICES = dict(formulation=list(FORMULATION_NAMES), integrator=sorted(INTEGRATORS))
+DEFAULTS = dict(COMMON_DEFAULTS, h=1e-3, dt_out=0.01, torque=0.0)
+HELP = dict(common_help("Table 2"), torque="motor torque tau between the links [N m]")
+CHOICES = common_choices()
 STEMS = dict(coordinates="fig05_coordinates", energy="fig02_energy", momentum="fig04_momentum",
              constraint="fig03_constraint")
 

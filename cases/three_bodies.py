@@ -30,9 +30,8 @@ import numpy as np
 from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
 from flexmbs.case import resolve
 from flexmbs.pipes import call_quietly
-from flexmbs.formulation_comparison import QVModel, case_main, check_common, run_case
-from flexmbs.formulations.multibody_forms import FORMULATION_NAMES
-from flexmbs.integrators import INTEGRATORS
+from flexmbs.formulation_comparison import (COMMON_DEFAULTS, QVModel, case_main, check_common, common_choices,
+                                            common_help, run_case)
 from flexmbs.system import System
 
 M_MID, M1, M3 = 10.0, 2.0, 3.0                                      # [kg] (chosen)
@@ -80,13 +79,9 @@ def build() -> QVModel:
                    Y_reduced=lambda t, q: body_rates_jacobian(t, q)[:5], ignorable=("X", "Y", "Z"))
 
 
-DEFAULTS = dict(formulation="volterra-reduced", integrator="DOP853", rtol=1e-10, h=1e-2, t_end=50.0, dt_out=0.1,
-                table=False, plots=True)
-HELP = dict(formulation="equations of motion", integrator="time integrator",
-            rtol="relative tolerance of adaptive integrators (atol = rtol / 100)",
-            h="step of fixed-step integrators [s]", t_end="duration [s]", dt_out="output interval [s]",
-            table="run all five formulations and write the Table 3 analogue", plots="write the plots")
-CHOICES = dict(formulation=list(FORMULATION_NAMES), integrator=sorted(INTEGRATORS))
+DEFAULTS = dict(COMMON_DEFAULTS)
+HELP = common_help("Table 3")
+CHOICES = common_choices()
 STEMS = dict(coordinates="fig10_coordinates", energy="fig08_energy", momentum="fig09_momentum")
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from . import plots
+from .analysis import output_times
 from .formulations.multibody_forms import FORMULATION_NAMES, make_formulation
 from .formulations.quasi_velocities import applied_forces, constraint_rows, system_kinematics
 from .integrators import INTEGRATORS, simulate
@@ -60,9 +61,7 @@ def run_formulation(model: QVModel, formulation: str, integrator: str = "DOP853"
     system = model.system
     form = make_formulation(formulation, system, Y=model.Y, Y_reduced=model.Y_reduced, ignorable=model.ignorable)
     x0 = form.state0()
-    n_out = int(round(t_end / dt_out))
-    t_eval = np.linspace(0.0, n_out * dt_out, n_out + 1)
-    t_eval = t_eval[t_eval <= t_end * (1 + 1e-12)]
+    t_eval = output_times(t_end, dt_out)      # ends exactly at t_end, whatever the round-off of dt_out
     adaptive = INTEGRATORS[integrator].adaptive
     kw = dict(rtol=rtol, atol=rtol * 1e-2) if adaptive else dict(h=h)
 
@@ -171,6 +170,23 @@ def plot_runs(out, runs: dict, coordinates, title: str, stems: dict) -> None:
         fig = plots.history_panels([(ylabel, curves)], title=f"{title}: {what} (floored at 1e-18)")
         fig.axes[0].set_yscale("log")
         plots.save(fig, out / f"{stems[key]}.png")
+
+
+#: the parameters every comparison case shares (a case adds its own and its duration)
+COMMON_DEFAULTS = dict(formulation="volterra-reduced", integrator="DOP853", rtol=1e-10, h=1e-2, t_end=50.0,
+                       dt_out=0.1, table=False, plots=True)
+
+
+def common_help(table: str) -> dict:
+    """Help texts of `COMMON_DEFAULTS`; ``table`` names the paper's table the case reproduces."""
+    return dict(formulation="equations of motion", integrator="time integrator",
+                rtol="relative tolerance of adaptive integrators (atol = rtol / 100)",
+                h="step of fixed-step integrators [s]", t_end="duration [s]", dt_out="output interval [s]",
+                table=f"run all five formulations and write the {table} analogue", plots="write the plots")
+
+
+def common_choices() -> dict:
+    return dict(formulation=list(FORMULATION_NAMES), integrator=sorted(INTEGRATORS))
 
 
 def check_common(p: dict, defaults: dict, choices: dict) -> None:

@@ -328,3 +328,11 @@ def test_case_refuses_generalized_alpha_for_the_quasi_velocity_forms(tmp_path, c
     with pytest.raises(SystemExit):
         three_bodies.main(["--formulation", "volterra", "--integrator", "generalized-alpha", "--out", str(tmp_path)])
     assert "--integrator" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_outputs_end_exactly_at_t_end(case, tmp_path):
+    """0.3 / 0.1 is not exact in binary: the last output is t_end itself, never a time past it."""
+    CASES[case].run(out=tmp_path, t_end=0.3, dt_out=0.1, plots=False)
+    t = np.load(tmp_path / "results.npz")["t"]
+    assert t[-1] == 0.3 and len(t) == 4

@@ -186,7 +186,9 @@ def common_help(table: str) -> dict:
 
 
 def common_choices() -> dict:
-    return dict(formulation=list(FORMULATION_NAMES), integrator=sorted(INTEGRATORS))
+    """The formulations, and every integrator that can step a System (not ``exact``)."""
+    from .constrained_run import SYSTEM_INTEGRATORS
+    return dict(formulation=list(FORMULATION_NAMES), integrator=list(SYSTEM_INTEGRATORS))
 
 
 def check_common(p: dict, defaults: dict, choices: dict) -> None:
@@ -199,6 +201,10 @@ def check_common(p: dict, defaults: dict, choices: dict) -> None:
         raise CaseError("integrator", "generalized-alpha integrates a second-order form M q'' = f(t, q, q'), which "
                                       "only the lagrange formulation gives (the others have quasi-velocities or "
                                       "Maggi's projected equations); use DOP853, RK45, Radau, BDF, midpoint or AB4")
+    if p["integrator"] == "index3-alpha" and (p["table"] or p["formulation"] != "lagrange"):
+        raise CaseError("integrator", "index3-alpha integrates the System's own index-3 equations (Lagrange with "
+                                      "multipliers at index 3), not the quasi-velocity or Maggi forms; use it with "
+                                      "formulation=lagrange, or DOP853, RK45, Radau, BDF, midpoint or AB4")
 
 
 def run_case(build, p: dict, out, *, stem: str, caption: str, title: str, stems: dict):

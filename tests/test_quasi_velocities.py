@@ -336,3 +336,15 @@ def test_outputs_end_exactly_at_t_end(case, tmp_path):
     CASES[case].run(out=tmp_path, t_end=0.3, dt_out=0.1, plots=False)
     t = np.load(tmp_path / "results.npz")["t"]
     assert t[-1] == 0.3 and len(t) == 4
+
+
+@pytest.mark.parametrize("integrator, formulation, message", [
+    ("exact", "kane", "invalid choice: 'exact'"),
+    ("index3-alpha", "kane", "index3-alpha integrates the System's own index-3 equations"),
+])
+def test_comparison_cases_refuse_integrators_that_would_not_run_the_formulation(integrator, formulation, message,
+                                                                                tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        satellite_boom.main(["--integrator", integrator, "--formulation", formulation, "--out", str(tmp_path / "o")])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

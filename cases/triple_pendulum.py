@@ -48,7 +48,7 @@ import numpy as np
 from flexmbs import plots
 from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
-from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output,
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
                           record_output, resolve, write_results)
 from flexmbs.constrained_run import SYSTEM_INTEGRATORS
 from flexmbs.constraints import Spherical
@@ -105,6 +105,9 @@ def tip(system: System, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.nd
 def check(p: dict) -> None:
     """Refuse values the case cannot run with, naming the parameter."""
     check_parameters(p, DEFAULTS, choices=CHOICES, positive=("h", "t_end", "dt_out"))
+    if p["integrator"] == "index3-alpha" and not p["table"] and p["stabilization"] != "none":
+        raise CaseError("stabilization", "index3-alpha solves the index-3 equations and keeps C = 0 itself; "
+                                         f"use stabilization=none with it, got {p['stabilization']!r}")
 
 
 def simulate_case(coordinates, solver, stabilization, integrator, h, rtol, t_end, dt_out):
@@ -124,6 +127,8 @@ def simulate_case(coordinates, solver, stabilization, integrator, h, rtol, t_end
     results = dict(t=sol.t, tip=pos, tip_velocity=vel, energy=energy, constraint_position=viol[:, 0],
                    constraint_velocity=viol[:, 1])
     stab = form.stabilization
+    if integrator == "index3-alpha":          # its own Newton on the index-3 equations: no acceleration solver
+        solver = "index-3 (index3-alpha)"
     summary = dict(coordinates=coordinates, solver=solver, stabilization=stabilization, integrator=integrator,
                    h=h if not INTEGRATORS[integrator].adaptive else None,
                    rtol=rtol if INTEGRATORS[integrator].adaptive else None, t_end=t_end,

@@ -497,3 +497,14 @@ def test_output_times_end_at_t_end():
         t = tp.output_times(t_end, dt)
         assert t[0] == 0.0 and t[-1] == t_end and np.all(np.diff(t) > 0)
         assert np.allclose(np.diff(t)[:-1], dt)
+
+
+def test_triple_pendulum_with_index3_alpha_says_what_ran(tmp_path, capsys):
+    """index3-alpha has its own Newton on the index-3 equations: the case refuses a stabilisation
+    it would not honour, and the summary names the index-3 solve, not an acceleration solver."""
+    with pytest.raises(SystemExit) as exit_:
+        tp.main(["--integrator", "index3-alpha", "--t-end", "0.05", "--out", str(tmp_path / "a")])
+    assert exit_.value.code == 2 and "use stabilization=none" in capsys.readouterr().err
+    summary = tp.run(coordinates="natural", integrator="index3-alpha", stabilization="none", t_end=0.05,
+                     dt_out=0.01, plots=False)
+    assert summary["solver"] == "index-3 (index3-alpha)" and summary["max_constraint_position"] < 1e-12

@@ -52,10 +52,14 @@ alpha = A^T (a_O - g) and in the load factors); here it is evaluated with the bo
 angular velocity omega = 2 G(p) p', without eps and without a_O (they are accelerations,
 unknown when the forces are evaluated): A_f = tilde(omega)^2, alpha = -A^T g.
 
-Reference conditions: the Model's supports (``fixed``) are the reference conditions of the
-frame: a clamped node makes it the node's tangent frame, pinned ends a chord frame.  The
-supports must remove every rigid-body mode of the mesh (else ValueError): the elastic
-coordinates must not repeat the frame's motion.  (Mean-axis conditions are not implemented.)
+Reference conditions (``reference``): the elastic coordinates must not repeat the frame's
+motion.  ``"supports"`` (default): the Model's supports (``fixed``) are the reference conditions
+of the frame: a clamped node makes it the node's tangent frame, pinned ends a chord frame; they
+must remove every rigid-body mode of the mesh (else ValueError).  ``"mean-axis"``: the Model is
+free-free (no ``fixed``), delta holds every nodal DOF, and the body adds Buckens' linearised
+mean-axis conditions B delta = 0, B = [m_O; g], as an internal constraint
+(`flexmbs.constraints.mean_axis.MeanAxisConditions`): delta is [m]-orthogonal to the mesh's
+rigid-body modes, and the undeformed centre of mass s / mass is a fixed point of the frame.
 
 Markers: ``Node(i)`` is mesh node i, r = R + A (X_i + u_i); a plain vector s is a point fixed
 in the frame (not following the deformation).  Directions u are frame directions (A u): the
@@ -68,12 +72,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from ..constraints.mean_axis import MeanAxisConditions
 from ..model import DistributedLoad, Model
 from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
 from .base import Body
 from .rigid import EulerParameterNorm
 
-__all__ = ["FlexibleBody", "Node"]
+__all__ = ["FlexibleBody", "Node", "REFERENCES"]
+
+REFERENCES = ("supports", "mean-axis")          # the reference conditions a FlexibleBody offers
 
 
 @dataclass(frozen=True)
@@ -112,9 +119,9 @@ class FlexibleBody(Body):
     Parameters
     ----------
     model : flexmbs.Model
-        Mesh, element, supports (the reference conditions), loads, damping, point masses and
-        geometric stiffening; its frame motion and gravity are not used (gravity is the
-        System's).
+        Mesh, element, supports (the reference conditions with ``reference="supports"``), loads,
+        damping, point masses and geometric stiffening; its frame motion and gravity are not
+        used (gravity is the System's).
     name : str
     position : array (3,)
         Initial global position of the frame's origin [m].
@@ -122,13 +129,19 @@ class FlexibleBody(Body):
         Initial rotation body -> global (matrix or Euler parameters); default identity.
     velocity, angular_velocity : array (3,)
         Initial global velocity of the origin and angular velocity of the frame.
+    reference : {"supports", "mean-axis"}
+        The reference conditions of the frame.  ``"supports"`` (default): the Model's supports
+        (``fixed``), which must hold every rigid-body mode of the mesh: a clamped node gives the
+        tangent frame, pinned ends the chord frame.  ``"mean-axis"``: the Model has no supports
+        (free-free mesh, delta = all nodal DOFs) and the body adds the linearised mean-axis
+        conditions m_O delta = 0, g delta = 0 as an internal constraint (`MeanAxisConditions`).
     """
 
     dim = 3
     constant_mass = False
 
     def __init__(self, model: Model, name: str = "flexible", *, position=(0.0, 0.0, 0.0), orientation=None,
-                 velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0)):
+                 velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), reference: str = "supports"):
         if not isinstance(model, Model):
             raise TypeError(f"`model` must be a flexmbs.Model, got {type(model).__name__}")
         if not isinstance(name, str) or not name:
@@ -136,7 +149,11 @@ class FlexibleBody(Body):
         self.name, self.model = name, model
         self.n_e = model.n_dofs
         self.n_q = 7 + self.n_e
-        self._check_reference_conditions()
+        if not isinstance(reference, str) or reference not in REFERENCES:
+            raise ValueError(f"body {name!r}: `reference` must be one of {', '.join(map(repr, REFERENCES))}, "
+                             f"got {reference!r}")
+        self.reference = reference
+        n_rigid = self._check_reference_conditions()
         for i, load in enumerate(model.loads):
             if isinstance(load, DistributedLoad):
                 raise ValueError(f"body {name!r}: `model.loads[{i}]` is a DistributedLoad, which a FlexibleBody "
@@ -157,6 +174,8 @@ class FlexibleBody(Body):
         self._loads = self._nodal_loads()
         self._kin = None
         self._internal = [EulerParameterNorm(self)]
+        if reference == "mean-axis":
+            self._internal.append(MeanAxisConditions(self, n_rigid))
 
     @classmethod
     def from_model(cls, model: Model, name: str = "flexible", **kwargs) -> "FlexibleBody":
@@ -173,21 +192,47 @@ class FlexibleBody(Body):
             raise ValueError(f"body {self.name!r}: `{what}` must be a finite 3-vector, got {x!r}")
         return a
 
-    def _check_reference_conditions(self):
-        """The supports must hold every rigid-body mode of the mesh (tangent or chord frame)."""
+    def rigid_modes(self) -> np.ndarray:
+        """The mesh's rigid-body modes on the elastic coordinates, (n_e, n_modes): translations along
+        the frame axes, then infinitesimal rotations about axes through the frame's origin
+        (``Element.rigid_modes``, assembled)."""
+        return self._rigid_modes_full()[self.model.free]
+
+    def _rigid_modes_full(self) -> np.ndarray:
+        """Rigid-body modes on all DOFs of the mesh, (n_full, n_modes)."""
         md = self.model
         el = md.element
         modes = el.rigid_modes(md.X)                                   # (n_el, n_e, n_modes)
         edofs = (md.cells[:, :, None] * el.dofs_per_node + np.arange(el.dofs_per_node)).reshape(len(md.cells), -1)
         full = np.zeros((md.n_full, modes.shape[2]))
         full[edofs.ravel()] = modes.reshape(-1, modes.shape[2])       # consistent between elements
+        return full
+
+    def _check_reference_conditions(self) -> int:
+        """``supports``: the supports hold every rigid-body mode (tangent or chord frame);
+        ``mean-axis``: the mesh has no supports.  Returns the number of rigid-body modes."""
+        md = self.model
+        full = self._rigid_modes_full()
+        n_rigid = full.shape[1]
+        if self.reference == "mean-axis":
+            el = md.element
+            used = np.unique((md.cells[:, :, None] * el.dofs_per_node + np.arange(el.dofs_per_node)).ravel())
+            supported = np.intersect1d(used, md.fixed_dofs)
+            if supported.size:
+                nodes = np.unique(supported // el.dofs_per_node)
+                raise ValueError(f"body {self.name!r}: reference='mean-axis' takes a free-free Model (no `fixed`), "
+                                 f"but its supports hold {supported.size} DOFs at node(s) {nodes.tolist()}; build "
+                                 "the Model without `fixed`, or use reference='supports'")
+            return n_rigid
         held = full[md.fixed_dofs]
         rank = np.linalg.matrix_rank(held) if held.size else 0
-        if rank < modes.shape[2]:
+        if rank < n_rigid:
             raise ValueError(f"body {self.name!r}: the model's supports (`fixed`) hold {rank} of the "
-                             f"{modes.shape[2]} rigid-body modes of the mesh; a flexible body needs reference "
+                             f"{n_rigid} rigid-body modes of the mesh; a flexible body needs reference "
                              "conditions that remove all of them (e.g. fixed=[('start', 'all')] for a tangent "
-                             "frame, or pinned ends for a chord frame)")
+                             "frame, or pinned ends for a chord frame), or reference='mean-axis' with a "
+                             "Model without supports")
+        return n_rigid
 
     def _node_interpolation(self) -> sparse.csr_array:
         """Phi_nodes (3 n_nodes, n): translation of every mesh node from the free DOFs."""

@@ -13,13 +13,15 @@ index3-alpha``, the index-3 equations by generalized-alpha, rho_inf = 0.99), the
 midpoint rule (energy-conserving to O(h^2), no numerical damping; generalized-alpha with
 rho_inf = 1 is the same scheme).  The conservative system keeps T + V_gravity + U_strain.
 
-Models side by side (``--models corotational,floating-frame``): the floating-frame model is a
+Models side by side (``--models corotational,floating-frame,mean-axis``): the floating-frame model is a
 `flexmbs.FlexibleBody` (BeamEB2D elements with rotary inertia, tangent frame at node 0, linear
 elastic coordinates) on a revolute joint at Node(0), index-1 augmented formulation with
 coordinate partitioning, DOP853 (``--rtol``).  Its elastic displacements are linear in the
 frame, so it follows the corotational model only while the deflection relative to the root
 section stays small: a stiffer beam (``--youngs 5e9``) for agreement, the default for the
-difference (docs/corotational.md gives both).
+difference (docs/corotational.md gives both).  ``mean-axis`` is the same body on a free-free
+mesh with the mean-axis reference conditions (``FlexibleBody(..., reference="mean-axis")``):
+the two floating frames differ by terms of second order in the deflection.
 
 Writes DIR/results.npz with ``t`` (n_t,), ``tip`` (n_t, 2) tip position [m], ``energy`` (n_t,)
 total energy [J] and its parts ``kinetic``, ``gravity``, ``strain``, ``positions`` (n_t, n_nodes,
@@ -47,7 +49,8 @@ from flexmbs.integrators.index3_alpha import ConstrainedProblem
 
 DEFAULTS = dict(models=["corotational"], elements=8, length=1.0, side=0.02, youngs=5e7, density=1000.0, gravity=9.81,
                 pin="eliminated", integrator="midpoint", rho_inf=0.99, h=1e-3, rtol=1e-7, t_end=1.0, dt_out=0.01, plots=True)
-HELP = dict(models="models side by side (comma-separated): corotational, floating-frame",
+HELP = dict(models="models side by side (comma-separated): corotational, floating-frame (tangent frame at the pin), "
+                   "mean-axis (floating frame on mean axes)",
             elements="number of beam elements", length="beam length L [m]", side="side b of the square section [m]",
             youngs="Young's modulus E [Pa]", density="density rho [kg/m^3]", gravity="g [m/s^2] (downward)",
             pin="the pin: 'eliminated' (node 0's x, y removed) or 'joint' (Spherical joint on Node(0), index-1 form)",
@@ -96,15 +99,18 @@ def _corotational(p) -> Pendulum:
                     mass=beam.mass)
 
 
-def _floating_frame(p) -> Pendulum:
-    """FlexibleBody (floating frame, tangent frame at node 0: BeamEB2D elements with rotary inertia, the
-    linear elastic coordinates of `flexmbs.Model`) on a revolute joint (axis z) at Node(0); index-1
-    augmented formulation with coordinate partitioning, DOP853 with ``rtol``."""
+def _floating_frame(p, reference: str = "supports") -> Pendulum:
+    """FlexibleBody (floating frame: BeamEB2D elements with rotary inertia, the linear elastic
+    coordinates of `flexmbs.Model`) on a revolute joint (axis z) at Node(0); index-1 augmented
+    formulation with coordinate partitioning, DOP853 with ``rtol``.  ``reference``: "supports" (node 0
+    clamped in the Model: the tangent frame at the pin) or "mean-axis" (free-free mesh, mean axes)."""
     import flexmbs as fm
     from flexmbs.constraints import Revolute
     b, n = p["side"], p["elements"]
     element = fm.BeamEB2D(Material(E=p["youngs"], rho=p["density"]), area=b * b, I=b ** 4 / 12.0, rotary_inertia=True)
-    body = fm.FlexibleBody(fm.Model(fm.generate.line(n, p["length"]), element, fixed=[("start", "all")]), "pendulum")
+    fixed = [("start", "all")] if reference == "supports" else []
+    body = fm.FlexibleBody(fm.Model(fm.generate.line(n, p["length"]), element, fixed=fixed), "pendulum",
+                           reference=reference)
     g = np.array([0.0, -p["gravity"], 0.0])
     system = System([body], [Revolute(body, None, s_i=Node(0), axis=(0.0, 0.0, 1.0), name="pin")], gravity=g)
     form = Index1(system, "augmented", "coordinate-partitioning")
@@ -116,7 +122,8 @@ def _floating_frame(p) -> Pendulum:
                     nodes=np.asarray(body.model.mesh.points)[:, :2], mass=p["density"] * b * b * p["length"])
 
 
-MODELS = {"corotational": _corotational, "floating-frame": _floating_frame}
+MODELS = {"corotational": _corotational, "floating-frame": _floating_frame,
+          "mean-axis": lambda p: _floating_frame(p, "mean-axis")}
 
 
 def check(p: dict) -> None:

@@ -21,7 +21,9 @@ frame, so it follows the corotational model only while the deflection relative t
 section stays small: a stiffer beam (``--youngs 5e9``) for agreement, the default for the
 difference (docs/corotational.md gives both).  ``mean-axis`` is the same body on a free-free
 mesh with the mean-axis reference conditions (``FlexibleBody(..., reference="mean-axis")``):
-the two floating frames differ by terms of second order in the deflection.
+the two floating frames differ by terms of second order in the deflection, and on the default
+flexible beam the mean axes, which take up the beam's mean rotation, stay with the corotational
+model where the tangent frame drifts (docs/corotational.md).
 
 Writes DIR/results.npz with ``t`` (n_t,), ``tip`` (n_t, 2) tip position [m], ``energy`` (n_t,)
 total energy [J] and its parts ``kinetic``, ``gravity``, ``strain``, ``positions`` (n_t, n_nodes,

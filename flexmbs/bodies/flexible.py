@@ -59,7 +59,7 @@ must remove every rigid-body mode of the mesh (else ValueError).  ``"mean-axis"`
 free-free (no ``fixed``), delta holds every nodal DOF, and the body adds Buckens' linearised
 mean-axis conditions B delta = 0, B = [m_O; g], as an internal constraint
 (`flexmbs.constraints.mean_axis.MeanAxisConditions`): delta is [m]-orthogonal to the mesh's
-rigid-body modes, and the undeformed centre of mass s / mass is a fixed point of the frame.
+rigid-body modes, and the body's centre of mass stays at the frame point s / mass.
 
 Markers: ``Node(i)`` is mesh node i, r = R + A (X_i + u_i); a plain vector s is a point fixed
 in the frame (not following the deformation).  Directions u are frame directions (A u): the

@@ -33,7 +33,10 @@ AngleDriver, the rod a FlexibleBody with a revolute joint at node 0 and a spheri
 node, the slider a rigid body on the guide; index3-alpha with the fixed step h_coupled (aligned with
 the output interval) and rho_inf.  Its results.npz has the arrays above plus drive_torque (n_t,)
 [N m] and the global joint forces reaction_crank_pivot, reaction_pin_A, reaction_pin_B,
-reaction_slide (n_t, 3) [N]; its geometric stiffening uses only the rod's angular velocity.
+reaction_slide (n_t, 3) [N].  Its geometric stiffening (with --stiffening) is --coupled-stiffening:
+"axial-strain" (default), the axial force of each element from its own axial strain, which carries the
+slider's inertia and the frame's acceleration as the kinematically driven model's stiffening does, or
+"omega", the Model's stiffening evaluated with the rod's angular velocity only (docs/coupled.md).
 
 References: B. Simeon, Modelling a flexible slider crank mechanism by a mixed system of DAEs
 and PDEs, Math. Modelling of Systems 2 (1996) 1-18, doi:10.1080/13873959608837026 (data of
@@ -324,6 +327,19 @@ def run_coupled(out, p: dict, t_end: float):
     return info, model, extras
 
 
+STIFFENING_NOTES = {
+    "axial-strain": "each element of the rod is stiffened by its own axial force EA eps_e from its elastic axial "
+                    "strain: the slider's inertia, the frame's acceleration and the joint loads stiffen it as in the "
+                    "kinematically driven model (docs/coupled.md)",
+    "omega": "the FlexibleBody's geometric stiffening uses only its angular velocity (no axial force from the "
+             "frame's acceleration or the joints; docs/coupled.md)",
+    "none": "no geometric stiffening"}
+
+
+def _stiffening_label(p: dict) -> str:
+    return p["coupled_stiffening"] if p["stiffening"] else "none"
+
+
 def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"):
     """results.npz (t, displacement, nodes, crank_angle, midspan_deflection, drive_torque, reaction_*),
     summary.json and deflection.png of the coupled model."""
@@ -334,8 +350,7 @@ def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"
     summary = {"parameters": p, "model": "coupled", "status": info["status"], "message": info["message"],
                "n_steps": info["n_steps"], "solve_s": info["solve_s"], "peak_midspan_deflection_m": value,
                "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
-               "stiffening_note": "the FlexibleBody's geometric stiffening uses only its angular velocity (no axial "
-                                  "force from the frame's acceleration or the joints; docs/coupled.md)"}
+               "stiffening": _stiffening_label(p), "stiffening_note": STIFFENING_NOTES[_stiffening_label(p)]}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
     if p.get("plots", True) and len(info["t"]) > 1:
         from flexmbs import plots
@@ -355,7 +370,8 @@ def main(argv=None):
     if args.get("coupled"):
         value, angle = peak(extras)
         print(f"slider-crank, coupled: {args['elements']} elements, crank {args['crank_speed']} rad/s, "
-              f"index3-alpha (h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}): {res['status']}")
+              f"index3-alpha (h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}), stiffening "
+              f"{_stiffening_label({**DEFAULTS, **args})}: {res['status']}")
         print(f"  peak mid-span deflection {1e3 * value:+.5f} mm at crank angle {angle:.2f} deg "
               f"({res['n_steps']} steps, solve {res['solve_s']:.2f} s); peak drive torque "
               f"{np.abs(extras['drive_torque']).max():.4g} N m")

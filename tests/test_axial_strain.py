@@ -221,3 +221,18 @@ def test_the_cases_choose_the_stiffening():
     assert slider_crank.build_coupled(2, stiffening=False)[1].stiffening == "none"
     with pytest.raises(CaseError, match="coupled_stiffening"):
         slider_crank.build_coupled(2, coupled_stiffening="axial")
+
+
+def test_elastic_stiffness_of_the_omega_mode_is_the_linear_force_operator():
+    """stiffening="omega": the force [k] delta + K_geo(omega, g) delta is linear in delta, and
+    elastic_stiffness is its matrix."""
+    beam = BeamEB2D(Material(E=2e9, rho=7850.0), 1e-4, 1e-8)
+    model = Model(generate.line(3, 1.0), beam, motion=fm.motion.ConstantRotation(5.0), fixed=[("start", "all")])
+    body = FlexibleBody.from_model(model, "beam", stiffening="omega")
+    q, v = body.initial_coordinates(), body.initial_velocities()
+    q[7:] = 1e-3 * RNG.standard_normal(model.n_dofs)
+    g = np.array([0.0, -9.81, 0.0])
+    force = model.K @ q[7:] + body.geometric_stiffness_force(0.0, q, v, g)
+    K = body.elastic_stiffness(0.0, q, v, g)
+    assert np.abs(K - model.K.toarray()).max() > 1e-6 * np.abs(K).max()      # the stiffening is there
+    np.testing.assert_allclose(K @ q[7:], force, rtol=0, atol=1e-12 * np.abs(force).max())

@@ -33,7 +33,10 @@ AngleDriver, the rod a FlexibleBody with a revolute joint at node 0 and a spheri
 node, the slider a rigid body on the guide; index3-alpha with the fixed step h_coupled (aligned with
 the output interval) and rho_inf.  Its results.npz has the arrays above plus drive_torque (n_t,)
 [N m] and the global joint forces reaction_crank_pivot, reaction_pin_A, reaction_pin_B,
-reaction_slide (n_t, 3) [N]; its geometric stiffening uses only the rod's angular velocity.
+reaction_slide (n_t, 3) [N].  Its geometric stiffening (with --stiffening) is --coupled-stiffening:
+"axial-strain" (default), the axial force of each element from its own axial strain, which carries the
+slider's inertia and the frame's acceleration as the kinematically driven model's stiffening does, or
+"omega", the Model's stiffening evaluated with the rod's angular velocity only (docs/coupled.md).
 
 References: B. Simeon, Modelling a flexible slider crank mechanism by a mixed system of DAEs
 and PDEs, Math. Modelling of Systems 2 (1996) 1-18, doi:10.1080/13873959608837026 (data of
@@ -65,7 +68,8 @@ from flexmbs.pipes import call_quietly
 DEFAULTS = dict(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
                 crank_speed=150.0, slider_mass=0.075552, revolutions=2.0, stiffening=True, guide_correction=True,
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
-                gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9)
+                gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9,
+                coupled_stiffening="axial-strain")
 HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="connecting rod length [m]",
             offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
             density="density [kg/m^3]", crank_speed="crank speed [rad/s]", slider_mass="slider mass [kg]",
@@ -79,8 +83,12 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
                     "node 0 and a spherical one at its last node, the crank driven by an AngleDriver (index3-alpha, "
                     "step h_coupled)",
             h_coupled="fixed step of index3-alpha in the coupled model [s]",
-            rho_inf="spectral radius at infinity of index3-alpha (coupled model)")
-CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
+            rho_inf="spectral radius at infinity of index3-alpha (coupled model)",
+            coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
+                               "each element's own axial strain (slider inertia, frame acceleration, joints), or "
+                               "'omega', the Model's stiffening with the rod's angular velocity only")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
+               coupled_stiffening=["axial-strain", "omega"])
 
 
 def build(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
@@ -245,7 +253,7 @@ class PlanarSlide(Joint):
 
 
 def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
-                  crank_speed=150.0, slider_mass=0.075552, stiffening=True):
+                  crank_speed=150.0, slider_mass=0.075552, stiffening=True, coupled_stiffening="axial-strain"):
     """(System, rod body, rod Model) of the coupled slider-crank at the dead centre (crank angle 0).
 
     crank: RigidBodyEP on a revolute joint about z at the origin, driven by an AngleDriver at
@@ -254,19 +262,26 @@ def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, you
     joint at the last node; slider: RigidBodyEP on `PlanarSlide` along x.  The rod starts
     undeformed with the rigid-body velocities.  A planar mechanism modelled in 3D with revolute
     joints everywhere has 3 redundant equations; the spherical pin at B and the 4-row slide
-    remove them (System.mobility: rank = rows)."""
+    remove them (System.mobility: rank = rows).  With ``stiffening``, the rod is stiffened by
+    ``coupled_stiffening`` (`FlexibleBody`'s ``stiffening``): "axial-strain" (default: the axial
+    force of each element from its own axial strain, so the slider's inertia and the frame's
+    acceleration stiffen it as in the kinematically driven model) or "omega"."""
     if offset != 0.0:
         raise CaseError("offset", "the coupled model is built for the centred slide (offset 0)")
     element = BeamEB2D(Material(E=youngs, rho=density), area=width**2, I=width**4 / 12.0)
+    if coupled_stiffening not in CHOICES["coupled_stiffening"]:
+        raise CaseError("coupled_stiffening", f"must be one of {CHOICES['coupled_stiffening']}, "
+                                              f"got {coupled_stiffening!r}")
+    mode = coupled_stiffening if stiffening else "none"
     model = Model(generate.line(elements, rod), element, fixed=[("start", "u"), ("start", "v"), ("end", "v")],
-                  stiffening=stiffening)
+                  stiffening=mode == "omega")
     z = np.array([0.0, 0.0, 1.0])
     W = float(crank_speed)
     # transverse inertia of the crank: J1; about its own axis (x) a small value: it is held by the pivot
     crank_body = RigidBodyEP("crank", CRANK_MASS, np.diag([1e-3 * CRANK_INERTIA, CRANK_INERTIA, CRANK_INERTIA]),
                              centroid=[crank / 2.0, 0.0, 0.0], angular_velocity=W * z)
     rod_body = FlexibleBody(model, "rod", position=[crank, 0.0, 0.0], velocity=[0.0, W * crank, 0.0],
-                            angular_velocity=-W * crank / rod * z)
+                            angular_velocity=-W * crank / rod * z, stiffening=mode)
     m3 = max(slider_mass, 1e-12)
     slider = RigidBodyEP("slider", m3, np.diag([m3 * 1e-4] * 3), position=[crank + rod, 0.0, 0.0])
     constraints = [Revolute(None, crank_body, at=np.zeros(3), axis=z, name="crank pivot"),
@@ -293,7 +308,7 @@ def run_coupled(out, p: dict, t_end: float):
     """The coupled model: (run info, rod Model, extras) with the arrays of results.npz in extras."""
     from flexmbs.mechanisms.coupled import axial_torque, integrate, multipliers
     phys = {k: p[k] for k in ("elements", "crank", "rod", "offset", "width", "youngs", "density", "crank_speed",
-                              "slider_mass", "stiffening")}
+                              "slider_mass", "stiffening", "coupled_stiffening")}
     system, rod_body, model = build_coupled(**phys)
     t_eval = solver_options(p, t_end)["t_eval"]
     tic = time.perf_counter()
@@ -312,6 +327,19 @@ def run_coupled(out, p: dict, t_end: float):
     return info, model, extras
 
 
+STIFFENING_NOTES = {
+    "axial-strain": "each element of the rod is stiffened by its own axial force EA eps_e from its elastic axial "
+                    "strain: the slider's inertia, the frame's acceleration and the joint loads stiffen it as in the "
+                    "kinematically driven model (docs/coupled.md)",
+    "omega": "the FlexibleBody's geometric stiffening uses only its angular velocity (no axial force from the "
+             "frame's acceleration or the joints; docs/coupled.md)",
+    "none": "no geometric stiffening"}
+
+
+def _stiffening_label(p: dict) -> str:
+    return p["coupled_stiffening"] if p["stiffening"] else "none"
+
+
 def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"):
     """results.npz (t, displacement, nodes, crank_angle, midspan_deflection, drive_torque, reaction_*),
     summary.json and deflection.png of the coupled model."""
@@ -322,8 +350,7 @@ def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"
     summary = {"parameters": p, "model": "coupled", "status": info["status"], "message": info["message"],
                "n_steps": info["n_steps"], "solve_s": info["solve_s"], "peak_midspan_deflection_m": value,
                "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
-               "stiffening_note": "the FlexibleBody's geometric stiffening uses only its angular velocity (no axial "
-                                  "force from the frame's acceleration or the joints; docs/coupled.md)"}
+               "stiffening": _stiffening_label(p), "stiffening_note": STIFFENING_NOTES[_stiffening_label(p)]}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
     if p.get("plots", True) and len(info["t"]) > 1:
         from flexmbs import plots
@@ -343,7 +370,8 @@ def main(argv=None):
     if args.get("coupled"):
         value, angle = peak(extras)
         print(f"slider-crank, coupled: {args['elements']} elements, crank {args['crank_speed']} rad/s, "
-              f"index3-alpha (h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}): {res['status']}")
+              f"index3-alpha (h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}), stiffening "
+              f"{_stiffening_label({**DEFAULTS, **args})}: {res['status']}")
         print(f"  peak mid-span deflection {1e3 * value:+.5f} mm at crank angle {angle:.2f} deg "
               f"({res['n_steps']} steps, solve {res['solve_s']:.2f} s); peak drive torque "
               f"{np.abs(extras['drive_torque']).max():.4g} N m")

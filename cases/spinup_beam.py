@@ -27,7 +27,9 @@ DIR/energy.png.
 with the spin-up law, the beam a FlexibleBody clamped to it (index3-alpha, step h); with --torque the
 hub is driven by the torque (J_hub + rho A L^3 / 3) Omega'(t) instead.  results.npz then adds
 hub_angle, hub_speed, drive_torque, clamp_torque and law_speed; the prescribed model is run too and
-compared (summary.json, tip_deflection.png, hub_speed.png; docs/coupled.md).
+compared (summary.json, tip_deflection.png, hub_speed.png; docs/coupled.md).  --coupled-stiffening
+chooses the beam's geometric stiffening: "omega" (default; exact for a beam spun in its plane) or
+"axial-strain" (the axial force of each element from its own axial strain).
 
 Step size: generalized-alpha (midpoint for Hamilton's equations) with h = 0.01 s; against
 h = 2.5e-4 s the tip history differs by at most 4.4e-5 m (7.6e-5 of its peak), second order
@@ -65,7 +67,7 @@ DIVERGENCE_LIMIT = 1e3      # |state| [m, m/s, kg m/s] beyond which the run is d
 
 DEFAULTS = dict(omega_s=6.0, t_s=15.0, t_end=20.0, elements=10, formulation="lagrange", integrator=None,
                 h=0.01, rtol=1e-6, no_stiffening=False, dt_out=0.01, energies=False, plots=True,
-                coupled=False, torque=False, hub_inertia=40.0, rho_inf=0.9)
+                coupled=False, torque=False, hub_inertia=40.0, rho_inf=0.9, coupled_stiffening="omega")
 HELP = dict(omega_s="final spin rate Omega_s [rad/s]", t_s="spin-up time T_s [s]", t_end="end time [s]",
             elements="number of beam elements", formulation="equations of motion",
             integrator="time integrator (default: generalized-alpha, midpoint for hamilton)",
@@ -78,8 +80,12 @@ HELP = dict(omega_s="final spin rate Omega_s [rad/s]", t_s="spin-up time T_s [s]
             torque="with --coupled: drive the hub by the torque (J_hub + rho A L^3 / 3) Omega'(t) instead of "
                    "the driving constraint (a free hub)",
             hub_inertia="hub moment of inertia about its axis [kg m^2] (coupled model)",
-            rho_inf="spectral radius at infinite frequency of index3-alpha (coupled model)")
-CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
+            rho_inf="spectral radius at infinite frequency of index3-alpha (coupled model)",
+            coupled_stiffening="geometric stiffening of the coupled beam: 'omega', the Model's stiffening with the "
+                               "beam's angular velocity (exact here: the hub's angular acceleration loads the beam "
+                               "transversely), or 'axial-strain', by each element's own axial strain")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
+               coupled_stiffening=["omega", "axial-strain"])
 
 
 def build(elements=10, omega_s=6.0, t_s=15.0, stiffening=True) -> Model:
@@ -227,10 +233,13 @@ def torque_law(omega_s, t_s, hub_inertia):
     return lambda t: np.array([0.0, 0.0, J * law(t)[2]])
 
 
-def build_coupled(elements=10, omega_s=6.0, t_s=15.0, stiffening=True, torque=False, hub_inertia=40.0):
+def build_coupled(elements=10, omega_s=6.0, t_s=15.0, stiffening=True, torque=False, hub_inertia=40.0,
+                  coupled_stiffening="omega"):
     """(System, hub, beam, model): the hub a RigidBodyEP on a revolute joint about z, the beam a
     FlexibleBody clamped to it at its root node (Fixed joint at Node(0): tangent frame), and the
-    hub driven by an AngleDriver with the spin-up law, or by `torque_law` (``torque``)."""
+    hub driven by an AngleDriver with the spin-up law, or by `torque_law` (``torque``).  With
+    ``stiffening`` the beam is stiffened by ``coupled_stiffening`` (`FlexibleBody`'s ``stiffening``:
+    "omega" or "axial-strain"); the Model (the prescribed model) keeps its own stiffening."""
     from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
     from flexmbs.bodies.loads import torque_load
     from flexmbs.constraints import AngleDriver, Fixed, Revolute
@@ -239,7 +248,10 @@ def build_coupled(elements=10, omega_s=6.0, t_s=15.0, stiffening=True, torque=Fa
     z = np.array([0.0, 0.0, 1.0])
     loads = [torque_load(torque_law(omega_s, t_s, hub_inertia))] if torque else ()
     hub = RigidBodyEP("hub", 10.0, np.diag([0.5 * hub_inertia, 0.5 * hub_inertia, hub_inertia]), loads=loads)
-    beam = FlexibleBody(model, "beam")
+    if coupled_stiffening not in CHOICES["coupled_stiffening"]:
+        raise CaseError("coupled_stiffening", f"must be one of {CHOICES['coupled_stiffening']}, "
+                                              f"got {coupled_stiffening!r}")
+    beam = FlexibleBody(model, "beam", stiffening=coupled_stiffening if stiffening else "none")
     constraints = [Revolute(None, hub, at=np.zeros(3), axis=z, name="bearing"),
                    Fixed(hub, beam, s_j=Node(0), name="clamp")]
     if not torque:
@@ -254,7 +266,7 @@ def run_coupled(out, p: dict) -> dict:
     from flexmbs.mechanisms.coupled import axial_torque, integrate, multipliers
     stiff = not p["no_stiffening"]
     system, hub, beam, model = build_coupled(p["elements"], p["omega_s"], p["t_s"], stiff, p["torque"],
-                                             p["hub_inertia"])
+                                             p["hub_inertia"], p["coupled_stiffening"])
     n_out = int(round(p["t_end"] / p["dt_out"]))
     t_eval = np.linspace(0.0, p["t_end"], n_out + 1)
     tic = time.perf_counter()
@@ -294,6 +306,7 @@ def summarize_coupled(runs, p: dict) -> dict:
     tip = c["displacement"][:, -1, 1]
     i = int(np.argmin(tip))
     out = {"parameters": p, "model": "coupled, " + ("torque-driven hub" if p["torque"] else "driven hub"),
+           "stiffening": "none" if p["no_stiffening"] else p["coupled_stiffening"],
            "status": c["status"], "message": c["message"], "solve_s": c["solve_s"], "n_steps": c["n_steps"],
            "tip_min": float(tip[i]), "tip_min_time": float(c["t"][i]),
            "prescribed_tip_min": tip_minimum(f)[0], "prescribed_tip_min_time": tip_minimum(f)[1]}
@@ -328,7 +341,7 @@ def write_coupled(runs, out: Path, p: dict):
 
 def describe_coupled(runs, p: dict) -> tuple[list[str], int]:
     s = summarize_coupled(runs, p)
-    lines = [f"  coupled ({s['model']}): {s['status']}, tip deflection min {s['tip_min']:.4f} m at "
+    lines = [f"  coupled ({s['model']}, stiffening {s['stiffening']}): {s['status']}, tip deflection min {s['tip_min']:.4f} m at "
              f"t = {s['tip_min_time']:.2f} s ({s['n_steps']} steps, solve {s['solve_s']:.1f} s)",
              f"  prescribed fast path: tip min {s['prescribed_tip_min']:.4f} m at t = "
              f"{s['prescribed_tip_min_time']:.2f} s; max |difference| of the tip deflection "

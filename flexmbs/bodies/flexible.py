@@ -46,11 +46,17 @@ takes up.
 Applied forces: gravity int rho L^T g dV = (mass g, V(p, s_y)^T g, m_O^T A^T g); the
 Model's nodal loads (body-frame components: forces at node translations, moments at node
 rotations) with their full virtual work on R, p and delta; the elastic force -[k] delta,
-Rayleigh damping -C delta' and the geometric stiffening -K_geo delta.  K_geo is the Model's
-(``Model._build_geometric_stiffness``: linear in A_f = tilde(eps) + tilde(omega)^2, in
-alpha = A^T (a_O - g) and in the load factors); here it is evaluated with the body's own
-angular velocity omega = 2 G(p) p', without eps and without a_O (they are accelerations,
-unknown when the forces are evaluated): A_f = tilde(omega)^2, alpha = -A^T g.
+Rayleigh damping -C delta' and the geometric stiffening, chosen by ``stiffening``:
+
+- "omega": -K_geo delta with the Model's K_geo (``Model._build_geometric_stiffness``: linear in
+  A_f = tilde(eps) + tilde(omega)^2, in alpha = A^T (a_O - g) and in the load factors)
+  evaluated with the body's own angular velocity omega = 2 G(p) p', without eps and without
+  a_O (they are accelerations, unknown when the forces are evaluated): A_f = tilde(omega)^2,
+  alpha = -A^T g.  It lacks the axial force of the frame's acceleration and of the joints.
+- "axial-strain" (beam meshes): -dU_nl/d delta, the gradient of the strain energy of the
+  element-mean moderate-rotation axial strain beyond 1/2 delta^T [k] delta
+  (``bodies/axial_strain.py``): each element is stiffened by its own axial force
+  EA eps_e, whatever loads it; conservative (U = 1/2 delta^T [k] delta + U_nl).
 
 Reference conditions (``reference``): the elastic coordinates must not repeat the frame's
 motion.  ``"supports"`` (default): the Model's supports (``fixed``) are the reference conditions
@@ -75,6 +81,7 @@ from scipy import sparse
 from ..constraints.mean_axis import MeanAxisConditions
 from ..model import DistributedLoad, Model
 from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
+from .axial_strain import AxialStrain
 from .base import Body
 from .rigid import EulerParameterNorm
 
@@ -135,13 +142,20 @@ class FlexibleBody(Body):
         tangent frame, pinned ends the chord frame.  ``"mean-axis"``: the Model has no supports
         (free-free mesh, delta = all nodal DOFs) and the body adds the linearised mean-axis
         conditions m_O delta = 0, g delta = 0 as an internal constraint (`MeanAxisConditions`).
+    stiffening : {None, "omega", "axial-strain", "none"}
+        Geometric stiffening (module docstring): "omega", the Model's geometric stiffness
+        evaluated with the body's angular velocity and gravity (needs a Model built with
+        stiffening); "axial-strain", the stiffening by each beam element's own axial strain
+        (BeamEB2D/BeamEB3D meshes; the Model's K_geo, if any, is not used); "none".  None
+        (default): "omega" if the Model has a geometric stiffness, else "none".
     """
 
     dim = 3
     constant_mass = False
 
     def __init__(self, model: Model, name: str = "flexible", *, position=(0.0, 0.0, 0.0), orientation=None,
-                 velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), reference: str = "supports"):
+                 velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), reference: str = "supports",
+                 stiffening: str | None = None):
         if not isinstance(model, Model):
             raise TypeError(f"`model` must be a flexmbs.Model, got {type(model).__name__}")
         if not isinstance(name, str) or not name:
@@ -172,6 +186,7 @@ class FlexibleBody(Body):
         self._node_markers: dict = {}                                  # node -> (X_i, Phi_i)
         self._A = LastRotation()                                      # A(p) of the last p (markers)
         self._loads = self._nodal_loads()
+        self.stiffening, self._axial = self._stiffening(stiffening)
         self._kin = None
         self._internal = [EulerParameterNorm(self)]
         if reference == "mean-axis":
@@ -233,6 +248,24 @@ class FlexibleBody(Body):
                              "frame, or pinned ends for a chord frame), or reference='mean-axis' with a "
                              "Model without supports")
         return n_rigid
+
+    def _stiffening(self, stiffening):
+        """(mode, AxialStrain or None) from the ``stiffening`` argument."""
+        has_kg = bool(self.model._Kg)
+        if stiffening is None:
+            return ("omega" if has_kg else "none"), None
+        if stiffening == "axial-strain":
+            return stiffening, AxialStrain(self.model, f"body {self.name!r}: stiffening='axial-strain'")
+        if stiffening == "omega":
+            if not has_kg:
+                raise ValueError(f"body {self.name!r}: stiffening='omega' evaluates the Model's geometric "
+                                 "stiffness, and this Model has none: build it with stiffening=True, or pass "
+                                 "stiffening='axial-strain' (beams) or 'none'")
+            return stiffening, None
+        if stiffening == "none":
+            return stiffening, None
+        raise ValueError(f"body {self.name!r}: `stiffening` must be None, 'omega', 'axial-strain' or 'none', "
+                         f"got {stiffening!r}")
 
     def _node_interpolation(self) -> sparse.csr_array:
         """Phi_nodes (3 n_nodes, n): translation of every mesh node from the free DOFs."""
@@ -391,22 +424,32 @@ class FlexibleBody(Body):
         return 2.0 * ep_G(q[3:7]) @ v[3:7]
 
     def geometric_stiffness_force(self, t, q, v, gravity) -> np.ndarray:
-        """K_geo delta with A_f = tilde(omega)^2 (omega = 2 G p'), alpha = -A^T g and the load factors."""
+        """The stiffening force (enters as -force on delta): "omega": K_geo delta with
+        A_f = tilde(omega)^2 (omega = 2 G p'), alpha = -A^T g and the load factors;
+        "axial-strain": dU_nl/d delta (``AxialStrain.force``); "none": zero."""
         md = self.model
-        if not md._Kg:
-            return np.zeros(self.n_e)
+        if self._axial is not None:
+            return self._axial.force(q[7:])
+        out = np.zeros(self.n_e)
+        if self.stiffening == "none":
+            return out
+        delta = q[7:]
+        for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md._Kg_op):
+            if c != 0.0:
+                out += c * (Kg @ delta)
+        return out
+
+    def _omega_coefficients(self, t, q, v, gravity) -> np.ndarray:
+        """Coefficients of the Model's unit geometric stiffnesses: A_f = tilde(omega)^2, alpha = -A^T g,
+        the load factors."""
+        md = self.model
         W = skew(self.body_angular_velocity(q, v))
         Af = W @ W
         g = np.zeros(3) if gravity is None else np.asarray(gravity, dtype=float)
         alpha = -ep_to_matrix(q[3:7]).T @ g
         f = md.load_factors(t) if md.loads else np.zeros(0)
-        delta = q[7:]
-        out = np.zeros(self.n_e)
-        for key, Kg in zip(md._Kg_keys, md._Kg_op):
-            c = Af[key[1], key[2]] if key[0] == "A" else alpha[key[1]] if key[0] == "alpha" else f[key[1]]
-            if c != 0.0:
-                out += c * (Kg @ delta)
-        return out
+        return np.array([Af[key[1], key[2]] if key[0] == "A" else alpha[key[1]] if key[0] == "alpha" else f[key[1]]
+                         for key in md._Kg_keys])
 
     def applied_forces(self, t, q, gravity) -> np.ndarray:
         """Gravity and the Model's nodal loads (generalized, all coordinates)."""
@@ -454,9 +497,25 @@ class FlexibleBody(Body):
         return T, -float(np.asarray(gravity, dtype=float) @ r_C)
 
     def strain_energy(self, q) -> float:
-        """1/2 delta^T [k] delta."""
+        """1/2 delta^T [k] delta, plus U_nl with stiffening="axial-strain" (the "omega" stiffening
+        has no potential)."""
         delta = q[7:]
-        return 0.5 * float(delta @ (self._K @ delta))
+        out = 0.5 * float(delta @ (self._K @ delta))
+        return out if self._axial is None else out + self._axial.energy(delta)
+
+    def elastic_stiffness(self, t, q, v, gravity) -> np.ndarray:
+        """d([k] delta + stiffening force)/d delta (n, n), dense: [k] + K_geo(omega, g) ("omega"),
+        [k] + dU_nl^2/d delta^2 ("axial-strain"), [k] ("none")."""
+        md = self.model
+        K = md.K.toarray()
+        if self._axial is not None:
+            Kn = self._axial.stiffness(q[7:])
+            return K + (Kn if isinstance(Kn, np.ndarray) else Kn.toarray())
+        if self.stiffening == "omega":
+            for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md._Kg):
+                if c != 0.0:
+                    K += c * Kg.toarray()
+        return K
 
     # -- markers ------------------------------------------------------------------------------------
     def point(self, q, s) -> np.ndarray:

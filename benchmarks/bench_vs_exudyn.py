@@ -102,6 +102,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 # one BLAS thread, as the cases set it: CPU times then measure one core, and the small dense solves
@@ -325,9 +326,12 @@ def exudyn_spinup_ancf(h: float, elements: int = SPIN["elements"], t_end: float 
     SC = exu.SystemContainer()
     mbs = SC.AddSystem()
     nodes = [mbs.AddNode(NodePoint2DSlope1(referenceCoordinates=[i * le, 0.0, 1.0, 0.0])) for i in range(elements + 1)]
-    for i in range(elements):
-        mbs.AddObject(ObjectANCFCable2D(nodeNumbers=[nodes[i], nodes[i + 1]], length=le, massPerLength=DENSITY * AREA,
-                                        bendingStiffness=YOUNGS * INERTIA, axialStiffness=YOUNGS * AREA))
+    with warnings.catch_warnings():                  # the parameter names of Exudyn < 1.12 (deprecated, accepted)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for i in range(elements):
+            mbs.AddObject(ObjectANCFCable2D(nodeNumbers=[nodes[i], nodes[i + 1]], physicsLength=le,
+                                            physicsMassPerLength=DENSITY * AREA, physicsBendingStiffness=YOUNGS * INERTIA,
+                                            physicsAxialStiffness=YOUNGS * AREA))
     n_ground = mbs.AddNode(NodePointGround())
     ground = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n_ground, coordinate=0))
     for c in (0, 1):                                 # root at the hub axis
@@ -542,7 +546,7 @@ def bar_part(a, parts: set[str], have_exudyn: bool) -> None:
                                  f", h = {h:.4g} s, two runs, tip errors {e_u:.1e} undamped and {e_d:.1e} damped "
                                  f"(target {a.target:g}; flexmbs {err:.1e})",
                                  (w_u + w_d, c_u + c_d))):
-        print(f"ratio ({label}): Exudyn / flexmbs whole process (2 runs, timed before / after the FFRF runs) = "
+        print(f"ratio ({label}{note}): Exudyn / flexmbs whole process (2 runs, timed before / after the FFRF runs) = "
               f"{ex_w / median:.1f} / {ex_w / median2:.1f} (wall), {ex_c / proc_cpu:.1f} / {ex_c / proc_cpu2:.1f} "
               f"(CPU); flexmbs / Exudyn = {proc_cpu / ex_c:.3f} / {proc_cpu2 / ex_c:.3f} (CPU)")
 
@@ -615,7 +619,7 @@ def main(argv=None):
                     help="interval the FFRF runs measure [s]; times are scaled to 0.1 s, errors are over it")
     ap.add_argument("--no-slider-crank", dest="slider_crank", action="store_false", help="skip the slider-crank")
     a = ap.parse_args(argv)
-    import warnings                                 # Exudyn 1.13 renamed physics* parameters; the old names work
+    # Exudyn 1.12 renamed the physics* parameters; the old names, used here for older versions, still work
     warnings.filterwarnings("ignore", message=r"Object\w+: the parameter \w+ is deprecated", category=DeprecationWarning)
     parts = set(a.only) - (set() if a.slider_crank else {"slider-crank"})
     if not 0.0 < a.ffrf_t_end <= T_END:

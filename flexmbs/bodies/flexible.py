@@ -414,6 +414,15 @@ class FlexibleBody(Body):
         return 0.5 * float(delta @ (self._K @ delta))
 
     # -- markers ------------------------------------------------------------------------------------
+    def frame_marker(self, s):
+        """(y0, columns, Phi) with point(q, s) = R + A(p) (y0 + Phi q[columns]) (columns: those
+        of delta that move the marker; a frame point has none).  See `RigidBodyEP.frame_marker`."""
+        y0, Phi = self._marker(s)
+        if Phi is None:
+            return y0, np.zeros(0, dtype=int), np.zeros((3, 0))
+        nz = np.flatnonzero(np.any(Phi != 0.0, axis=0))
+        return y0, 7 + nz, Phi[:, nz]
+
     def point(self, q, s) -> np.ndarray:
         y0, Phi = self._marker(s)
         y = y0 if Phi is None else y0 + Phi @ q[7:]

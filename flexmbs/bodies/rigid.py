@@ -81,6 +81,13 @@ class RigidBodyEP(RigidBody):
         return Q + self.applied(t, q, v) if self.loads else Q
 
     # -- markers --------------------------------------------------------------------------------
+    def frame_marker(self, s):
+        """(y0, columns, Phi) with point(q, s) = R + A(p) (y0 + Phi q[columns]): (s, none, none).
+
+        Bodies whose q starts with (R, p) and whose points have this form give it, and
+        `flexmbs.constraints.batch.JointBatch` evaluates their markers together."""
+        return np.asarray(s, dtype=float), np.zeros(0, dtype=int), np.zeros((3, 0))
+
     def point(self, q, s) -> np.ndarray:
         return q[:3] + self._A(q[3:7]) @ s
 

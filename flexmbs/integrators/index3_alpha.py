@@ -260,7 +260,19 @@ class Index3GeneralizedAlpha(Integrator):
         if self.options["refactor"] not in ("step", "rate"):
             raise ValueError(f"`refactor` must be 'step' or 'rate', got {self.options['refactor']!r}.")
         self.n_newton = 0                 # Newton iterations, all steps
-        self.constraint_residual = 0.0    # |C|_inf after the last step
+        self._qdd_prev = None             # q'' of the step before (predictor)
+        self._lam_prev = None
+        self._C_state = None              # (t, q) of `constraint_residual`
+        terms = getattr(sys, "constraint_terms", None)
+        self._constraint_terms = terms if terms is not None else (
+            lambda t, q: (np.asarray(sys.residual(t, q), float), np.asarray(sys.jacobian(t, q), float)))
+
+    @property
+    def constraint_residual(self) -> float:
+        """|C|_inf after the last step (0 before the first)."""
+        if self._C_state is None or not self.n_c:
+            return 0.0
+        return float(np.abs(self._sys.residual(*self._C_state)).max())
 
     def _consistent_accelerations(self, t, q, v):
         """qdd, lam from [[M, C_q^T], [C_q, 0]] [qdd; lam] = [Q; gamma] (least squares if singular)."""
@@ -358,8 +370,15 @@ class Index3GeneralizedAlpha(Integrator):
             return a1, v_hat + h * gamma * a1, ((1 - am) * a1 + am * a0 - af * qdd0) / (1 - af)
 
         def start():
-            a1 = (qdd0 - am * a0) / (1 - am)                   # predictor: qdd1 = qdd0
-            return q_hat + h * h * beta * a1, self.lam / bp
+            import os
+            mode = os.environ.get("PRED", "const")
+            if mode == "lin" and self._qdd_prev is not None and attempt == 0:
+                qdd_p = 2.0 * qdd0 - self._qdd_prev
+                lam_p = 2.0 * self.lam - self._lam_prev
+            else:
+                qdd_p, lam_p = qdd0, self.lam
+            a1 = (qdd_p - am * a0) / (1 - am)                   # predictor: qdd1 = qdd0
+            return q_hat + h * h * beta * a1, lam_p / bp
 
         if self._lu is not None and (self._lu_h != h or self._per_step):
             self._lu = None
@@ -378,9 +397,9 @@ class Index3GeneralizedAlpha(Integrator):
                 r_q = (Mqdd - Q) / bp
                 Cq = None
                 if m:
-                    Cq = np.asarray(sys.jacobian(t1, q1), float)
+                    C, Cq = self._constraint_terms(t1, q1)
                     react = Cq.T @ mu
-                    r = np.concatenate([r_q + react, np.asarray(sys.residual(t1, q1), float)])
+                    r = np.concatenate([r_q + react, C])
                 else:
                     react = 0.0
                     r = r_q
@@ -434,8 +453,8 @@ class Index3GeneralizedAlpha(Integrator):
         a1, v1, qdd1 = kinematics(q1)
         self.t = t1
         self.x = np.concatenate([q1, v1])
+        self._qdd_prev, self._lam_prev = self.qdd, self.lam
         self._a, self.qdd, self.lam = a1, qdd1, mu * bp
         self._xdot_new = np.concatenate([v1, qdd1])
-        if m:
-            self.constraint_residual = float(np.abs(sys.residual(t1, q1)).max())
+        self._C_state = (t1, q1)
         return True, None

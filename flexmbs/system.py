@@ -224,6 +224,19 @@ class System:
             Q[sl] = b.forces(t, q[sl], v[sl], g)
         return Q
 
+    def quadratic_velocity_jacobian(self, q, v) -> np.ndarray:
+        """dQ_v/dv (n_q, n_q), block-diagonal: the velocity Jacobian of the bodies' quadratic-velocity
+        vectors (exact, from their quadratic form); zero blocks for bodies that do not give it."""
+        D = np.zeros((self.n_q, self.n_q))
+        for batch, idx, _ in self._body_groups:
+            if hasattr(batch, "quadratic_velocity_jacobian"):
+                D[idx[:, :, None], idx[:, None, :]] = batch.quadratic_velocity_jacobian(q[idx], v[idx])
+        for b in self._single_bodies:
+            if hasattr(b, "quadratic_velocity_jacobian"):
+                sl = self._qslice[id(b)]
+                D[sl, sl] = b.quadratic_velocity_jacobian(q[sl], v[sl])
+        return D
+
     def energy(self, q, v) -> tuple[float, float]:
         """(kinetic, potential of gravity), summed over the bodies."""
         T = V = 0.0

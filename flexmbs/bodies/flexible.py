@@ -350,20 +350,30 @@ class FlexibleBody(Body):
         return M
 
     def quadratic_velocity(self, q, v) -> np.ndarray:
-        """Q_v = -int rho L^T b dV (module docstring)."""
-        md = self.model
-        pd, delta_d = v[3:7], v[7:]
+        """Q_v = -int rho L^T b dV (module docstring); v (n_q,) or k velocities (k, n_q) at one q."""
+        v = np.asarray(v, dtype=float)
+        V2 = v.reshape(-1, self.n_q)
+        k = len(V2)
+        pd, delta_d = V2[:, 3:7], V2[:, 7:]
         A, V, s_y, Y, dd = self._kinematics(q)
         d, S, _, _, m_O = self._inertia_tensors()
         V9 = V.reshape(4, 9)
-        Ap, Ad = ep_to_matrix(pd), (pd @ V9).reshape(3, 3)           # A(p'), A' = sum_k p'_k V_k
-        Yu_T = (dd @ delta_d).reshape(3, 3)                           # Y_u^T, Y_u = int rho y (N delta')^T
-        out = np.empty(self.n_q)
-        out[:3] = -2.0 * (Ap @ s_y + Ad @ (m_O @ delta_d))
-        out[3:7] = -2.0 * (V9 @ (Ap @ Y + Ad @ Yu_T).ravel())         # tr(V_k^T inner)
+        Ap, Ad = ep_to_matrix(pd), (pd @ V9).reshape(k, 3, 3)        # A(p'), A' = sum_k p'_k V_k
+        Yu_T = (delta_d @ dd.T).reshape(k, 3, 3)                      # Y_u^T, Y_u = int rho y (N delta')^T
+        out = np.empty((k, self.n_q))
+        out[:, :3] = -2.0 * (Ap @ s_y + (Ad @ (delta_d @ m_O.T)[:, :, None])[:, :, 0])
+        out[:, 3:7] = -2.0 * ((Ap @ Y + Ad @ Yu_T).reshape(k, 9) @ V9.T)     # tr(V_k^T inner)
         C, D = 2.0 * A.T @ Ap, 2.0 * A.T @ Ad
-        out[7:] = -(C.reshape(9) @ dd + D.reshape(9) @ (S @ delta_d).reshape(9, -1))
-        return out
+        SV = np.asarray(S @ delta_d.T).reshape(9, -1, k)             # S[a, b] delta'
+        out[:, 7:] = -(C.reshape(k, 9) @ dd + np.einsum("kx,xnk->kn", D.reshape(k, 9), SV))
+        return out.reshape(v.shape)
+
+    def quadratic_velocity_jacobian(self, q, v) -> np.ndarray:
+        """dQ_v/dv (n_q, n_q): Q_v is a quadratic form B(v, v), so column j is
+        2 B(v, e_j) = (Q_v(v + e_j) - Q_v(v - e_j)) / 2, exact (no difference step)."""
+        E = np.eye(self.n_q)
+        Qs = self.quadratic_velocity(q, np.concatenate([v + E, v - E]))
+        return 0.5 * (Qs[:self.n_q] - Qs[self.n_q:]).T
 
     # -- forces -------------------------------------------------------------------------------------
     def body_angular_velocity(self, q, v) -> np.ndarray:

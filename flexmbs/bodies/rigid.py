@@ -76,6 +76,10 @@ class RigidBodyEP(RigidBody):
         """Q_v = -M' q' + dT/dq (see the module docstring)."""
         return self._one.quadratic_velocity(q[None], v[None])[0]
 
+    def quadratic_velocity_jacobian(self, q, v) -> np.ndarray:
+        """dQ_v/dv (7, 7) (`EPBatch.quadratic_velocity_jacobian`)."""
+        return self._one.quadratic_velocity_jacobian(q[None], v[None])[0]
+
     def forces(self, t, q, v, gravity) -> np.ndarray:
         Q = self._one.forces(t, q[None], v[None], gravity)[0]
         return Q + self.applied(t, q, v) if self.loads else Q
@@ -173,6 +177,20 @@ class EPBatch:
         out[:, 3:] = (-4.0 * (GdT @ h) - 2.0 * m * (GT @ (U @ (np.swapaxes(Ad, 1, 2) @ Rd)))
                       - m * (np.swapaxes(ep_vector_jacobian(P, x[:, :, 0]), 1, 2) @ Rd))[:, :, 0]
         return out
+
+    def quadratic_velocity_jacobian(self, Q, V) -> np.ndarray:
+        """(n, 7, 7): dQ_v/dv.  Q_v is a quadratic form B(v, v) in v, so column j is
+        2 B(v, e_j) = (Q_v(v + e_j) - Q_v(v - e_j)) / 2, exact; all bodies and columns in one call."""
+        n = len(Q)
+        E = np.eye(7)
+        Vpm = np.concatenate([V[:, None, :] + E, V[:, None, :] - E], axis=1).reshape(14 * n, 7)
+        rep = self.__dict__.get("_rep")
+        if rep is None:                                           # the same bodies, each 14 times
+            rep = self._rep = EPBatch.__new__(EPBatch)
+            rep.m, rep.J, rep.c, rep.U = (np.repeat(x, 14, axis=0) for x in (self.m, self.J, self.c, self.U))
+            rep.offset = self.offset
+        Qv = rep.quadratic_velocity(np.repeat(Q, 14, axis=0), Vpm).reshape(n, 2, 7, 7)
+        return 0.5 * np.swapaxes(Qv[:, 0] - Qv[:, 1], 1, 2)
 
     def forces(self, t, Q, V, gravity) -> np.ndarray:
         """(n, 7): Q_v plus the weight m g at the centroid (the bodies' `loads` are added by the caller)."""

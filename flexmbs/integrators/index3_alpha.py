@@ -307,9 +307,15 @@ class Index3GeneralizedAlpha(Integrator):
         S = np.zeros((n + m, n + m))
         S[:n, :n] = M
         if self._tangent == "finite-difference":
+            qvj = getattr(self._sys, "quadratic_velocity_jacobian", None)
             if new_tangent or self._KC is None:
                 self._KC = self._tangents(t, q, v, qdd, lam)
-            Kt, Ct = self._KC
+                self._Dv = None if qvj is None else qvj(q, v)
+                Kt, Ct = self._KC
+            else:
+                Kt, Ct = self._KC
+                if qvj is not None:                    # the quadratic-velocity part of C_t, current
+                    Ct = Ct + self._Dv - qvj(q, v)
             S[:n, :n] += Kt / bp + (gp / bp) * Ct
         if m:
             S[:n, n:] = Cq.T
@@ -434,7 +440,13 @@ class Index3GeneralizedAlpha(Integrator):
                 a_scale = max(float(np.abs(qdd1).max()), float(np.abs(qdd0).max()), 1e-300) if n else 1.0
                 q_scale = max(1.0, float(np.abs(q1).max()))
                 stalled = d_prev is not None and d_norm > 0.5 * d_prev and d_norm <= STALL * q_scale
-                if bp * d_norm <= self._tol * a_scale or d_norm <= 16 * EPS * q_scale or stalled:
+                # error of the new iterate: |d| itself, or, once the corrections contract at the
+                # rate theta < 1, theta / (1 - theta) |d| (the rest of the geometric series)
+                err = d_norm
+                if d_prev is not None and d_norm < d_prev:
+                    theta = d_norm / d_prev
+                    err = theta / (1.0 - theta) * d_norm
+                if bp * err <= self._tol * a_scale or d_norm <= 16 * EPS * q_scale or stalled:
                     converged = True
                     break
                 if d_prev is not None and d_norm > self._rate * d_prev:

@@ -136,23 +136,32 @@ class _Markers:
     def evaluate(self, qe, ve, order: int):
         """(r (k, dim), J (k, dim, W) or None, r' (k, dim) or None, beta (k, dim) or None)."""
         k_all, dim, W = len(self.spec), self.dim, self.W
-        r = np.empty((k_all, dim))
-        J = np.empty((k_all, dim, W)) if order >= 1 else None
-        rd = beta = None
         f = self.frame
+        only_frame = not self.generic
+        J = rd = beta = None
+        if only_frame:
+            r = None
+        else:
+            r = np.empty((k_all, dim))
+            J = np.empty((k_all, dim, W)) if order >= 1 else None
         if len(f):
             P = qe[self.p_idx]
             A = ep_to_matrix(P)
             y = self.y0
             if self.elastic:
                 y = y + (self.Phi @ qe[self.e_idx][:, :, None])[:, :, 0]
-            r[f] = qe[self.R_idx] + (A @ y[:, :, None])[:, :, 0]
+            rf = qe[self.R_idx] + (A @ y[:, :, None])[:, :, 0]
             if order >= 1:
                 Jf = self.J_frame.copy()
                 Jf[:, :, 3:7] = ep_vector_jacobian(P, y)
                 if self.elastic:
                     Jf[:, :, 7:7 + self.Phi.shape[2]] = A @ self.Phi
-                J[f] = Jf
+            if only_frame:
+                r, J = rf, (Jf if order >= 1 else None)
+            else:
+                r[f] = rf
+                if order >= 1:
+                    J[f] = Jf
         for k in self.generic:
             side, start, marker, vector = self.spec[k]
             qb = EMPTY if start is None else qe[start:start + side.n_q]
@@ -167,10 +176,11 @@ class _Markers:
             beta = np.empty((k_all, dim))
             if len(f):
                 Pd = ve[self.p_idx]
-                beta[f] = 2.0 * (ep_to_matrix(Pd) @ y[:, :, None])[:, :, 0]
+                bf = 2.0 * (ep_to_matrix(Pd) @ y[:, :, None])[:, :, 0]
                 if self.elastic:
                     u = (self.Phi @ ve[self.e_idx][:, :, None])[:, :, 0]
-                    beta[f] += 2.0 * (ep_vector_jacobian(P, u) @ Pd[:, :, None])[:, :, 0]
+                    bf += 2.0 * (ep_vector_jacobian(P, u) @ Pd[:, :, None])[:, :, 0]
+                beta[f] = bf
             for k in self.generic:
                 side, start, marker, vector = self.spec[k]
                 qb = EMPTY if start is None else qe[start:start + side.n_q]
@@ -178,11 +188,6 @@ class _Markers:
                 beta[k] = (side.vector_bias(qb, vb, np.asarray(marker, float)) if vector
                            else side.point_bias(qb, vb, marker))
         return r, J, rd, beta
-
-
-def _rowdot(a, B):
-    """a_k . B_k over the first axis: (k, d), (k, d, W) -> (k, W)."""
-    return (a[:, None, :] @ B)[:, 0, :]
 
 
 class JointBatch:
@@ -238,49 +243,66 @@ class JointBatch:
         mk.build()
         self.markers = mk
         W = mk.W
-        trash = n_c * n_q                                  # flat index of the dropped entries
-        flat_rows, flat_cols = [], []
-
-        def layout(rows_, ci, cj):
-            """Flat indices (m, 2, W) of the rows' entries on side i (columns ci) and side j (cj)."""
-            rows_ = np.asarray(rows_, np.int64).reshape(-1)
-            c = np.stack([ci, cj], axis=1)                 # (m, 2, W)
-            f = rows_[:, None, None] * n_q + c
-            return np.where(c >= n_q, trash, f)
-
-        self.point = self.dot1 = self.dot2 = self.dist = self.angle = None
-        blocks = []
         cols = mk.cols
+        # every row's C_q is sum over (side s, slot m) of G[row, s, m] . J[marker[row, s, m]], laid out
+        # in the columns of side s; rows in kind order: point, dot1, dot2, dist, angle
+        self.point = self.dot1 = self.dot2 = self.dist = self.angle = None
+        slots, layout_i, layout_j, row_ids = [], [], [], []
+        offset = 0
+
+        def take(kind_rows, mi, mj, li, lj):
+            nonlocal offset
+            rr = np.asarray(kind_rows, np.int64).reshape(-1)
+            slots.append(np.stack([mi, mj], axis=1))                  # (m, 2, 2)
+            layout_i.append(cols[li])
+            layout_j.append(cols[lj])
+            row_ids.append(rr)
+            sl = slice(offset, offset + len(rr))
+            offset += len(rr)
+            return rr, sl
+
         if point:
             rr = np.array([p[0] for p in point])                       # (m, dim)
             pi = np.array([p[1] for p in point])
             pj = np.array([p[2] for p in point])
-            self.point = (rr, pi, pj)
-            ci = np.repeat(cols[pi], dim, axis=0)
-            cj = np.repeat(cols[pj], dim, axis=0)
-            blocks.append(layout(rr, ci, cj))
+            PI, PJ = np.repeat(pi, dim), np.repeat(pj, dim)
+            rows_, sl = take(rr, np.stack([PI, PI], 1), np.stack([PJ, PJ], 1), PI, PJ)
+            self.point = (rr, pi, pj, sl)
         if dot1:
             rr, va, vb = (np.array(x) for x in zip(*dot1))
-            self.dot1 = (rr, va, vb)
-            blocks.append(layout(rr, cols[va], cols[vb]))
+            _, sl = take(rr, np.stack([va, va], 1), np.stack([vb, vb], 1), va, vb)
+            self.dot1 = (rr, va, vb, sl)
         if dot2:
             rr, va, pi, pj = (np.array(x) for x in zip(*dot2))
-            self.dot2 = (rr, va, pi, pj)
-            blocks.append(layout(rr, cols[pi], cols[pj]))
+            _, sl = take(rr, np.stack([va, pi], 1), np.stack([pj, pj], 1), pi, pj)
+            self.dot2 = (rr, va, pi, pj, sl)
         if dist:
             rr, pi, pj, L = (np.array(x) for x in zip(*dist))
-            self.dist = (rr, pi, pj, L.astype(float))
-            blocks.append(layout(rr, cols[pi], cols[pj]))
+            _, sl = take(rr, np.stack([pi, pi], 1), np.stack([pj, pj], 1), pi, pj)
+            self.dist = (rr, pi, pj, L.astype(float), sl)
         if angle:
-            rr = np.array([a[0] for a in angle])
-            vx, vy, vb = (np.array([a[i] for a in angle]) for i in (1, 2, 3))
-            self.angle = (rr, vx, vy, vb, [a[4] for a in angle])
-            blocks.append(layout(rr, cols[vx], cols[vb]))
-        self.flat = np.concatenate([b.reshape(-1) for b in blocks]) if blocks else np.zeros(0, np.int64)
-        self.rows = np.concatenate([np.asarray(x[0]).reshape(-1) for x in (self.point, self.dot1, self.dot2,
-                                                                          self.dist, self.angle) if x is not None]
-                                   ) if blocks else np.zeros(0, np.int64)
+            rr = np.array([x[0] for x in angle])
+            vx, vy, vb = (np.array([x[i] for x in angle]) for i in (1, 2, 3))
+            _, sl = take(rr, np.stack([vy, vx], 1), np.stack([vb, vb], 1), vx, vb)
+            self.angle = (rr, vx, vy, vb, [x[4] for x in angle], sl)
+        n = offset
+        self.n_rows = n
         self.W = W
+        if n:
+            self.slots = np.concatenate(slots)                              # (n, 2, 2) marker indices
+            self.rows = np.concatenate(row_ids)
+            c = np.stack([np.concatenate(layout_i), np.concatenate(layout_j)], axis=1)   # (n, 2, W)
+            trash = n_c * n_q                                               # flat index of dropped entries
+            self.flat = np.where(c >= n_q, trash, self.rows[:, None, None] * n_q + c).reshape(-1)
+        else:
+            self.slots = np.zeros((0, 2, 2), np.int64)
+            self.rows = self.flat = np.zeros(0, np.int64)
+        self.G = np.zeros((n, 2, 2, dim))                                   # coefficients of the slots
+        if self.point is not None:                                          # constant: +-e_c
+            sl = self.point[3]
+            E = np.tile(np.eye(dim), (len(self.point[1]), 1))
+            self.G[sl, 0, 0] = E
+            self.G[sl, 1, 0] = -E
 
     # -- evaluation -----------------------------------------------------------------------------
     @staticmethod
@@ -302,51 +324,51 @@ class JointBatch:
     def evaluate(self, t, qe, C, Jflat=None):
         """Writes C of the joints' rows into C (n_c,) and, with Jflat (n_c n_q + 1,) zero in the
         joints' rows, their C_q into it (flat, the last entry is scratch)."""
-        order = 0 if Jflat is None else 1
-        r, J, _, _ = self.markers.evaluate(qe, None, order)
-        vals = [] if order else None
+        jac = Jflat is not None
+        r, J, _, _ = self.markers.evaluate(qe, None, 1 if jac else 0)
+        G = self.G
         if self.point is not None:
-            rr, pi, pj = self.point
+            rr, pi, pj, _ = self.point
             C[rr] = r[pi] - r[pj]
-            if order:
-                vals.append(np.stack([J[pi], -J[pj]], axis=2))              # (m, dim, 2, W)
         if self.dot1 is not None:
-            rr, va, vb = self.dot1
+            rr, va, vb, sl = self.dot1
             a, b = r[va], r[vb]
             C[rr] = np.einsum("ka,ka->k", a, b)
-            if order:
-                vals.append(np.stack([_rowdot(b, J[va]), _rowdot(a, J[vb])], axis=1))
+            G[sl, 0, 0] = b
+            G[sl, 1, 0] = a
         if self.dot2 is not None:
-            rr, va, pi, pj = self.dot2
+            rr, va, pi, pj, sl = self.dot2
             a, d = r[va], r[pj] - r[pi]
             C[rr] = np.einsum("ka,ka->k", a, d)
-            if order:
-                vals.append(np.stack([_rowdot(d, J[va]) - _rowdot(a, J[pi]), _rowdot(a, J[pj])], axis=1))
+            G[sl, 0, 0] = d
+            G[sl, 0, 1] = -a
+            G[sl, 1, 0] = a
         if self.dist is not None:
-            rr, pi, pj, L = self.dist
+            rr, pi, pj, L, sl = self.dist
             d = r[pj] - r[pi]
             C[rr] = (np.einsum("ka,ka->k", d, d) - L * L) / (2.0 * L)
-            if order:
-                dl = d / L[:, None]
-                vals.append(np.stack([-_rowdot(dl, J[pi]), _rowdot(dl, J[pj])], axis=1))
+            G[sl, 1, 0] = d / L[:, None]
+            G[sl, 0, 0] = -G[sl, 1, 0]
         if self.angle is not None:
-            rr, vx, vy, vb, _ = self.angle
+            rr, vx, vy, vb, _, sl = self.angle
             c, s, _, _ = self._laws(t)
-            u = c[:, None] * r[vy] - s[:, None] * r[vx]
             b = r[vb]
+            u = c[:, None] * r[vy] - s[:, None] * r[vx]                  # A_i u(t)
             C[rr] = np.einsum("ka,ka->k", u, b)
-            if order:
-                Ju = c[:, None, None] * J[vy] - s[:, None, None] * J[vx]
-                vals.append(np.stack([_rowdot(b, Ju), _rowdot(u, J[vb])], axis=1))
-        if order:
-            Jflat[self.flat] = np.concatenate([v.reshape(-1) for v in vals])
+            G[sl, 0, 0] = c[:, None] * b
+            G[sl, 0, 1] = -s[:, None] * b
+            G[sl, 1, 0] = u
+        if jac and self.n_rows:
+            n, dim, W = self.n_rows, self.dim, self.W
+            Js = J[self.slots].reshape(2 * n, 2 * dim, W)                 # (row, side), (slot, component)
+            Jflat[self.flat] = (G.reshape(2 * n, 1, 2 * dim) @ Js).reshape(-1)
 
     def time_derivative(self, t, qe, Ct) -> None:
         """Writes C_t of the joints' rows into Ct (zero but for the angle drivers)."""
         Ct[self.rows] = 0.0
         if self.angle is None:
             return
-        rr, vx, vy, vb, _ = self.angle
+        rr, vx, vy, vb, _, _ = self.angle
         r = self.markers.evaluate(qe, None, 0)[0]
         c, s, fd, _ = self._laws(t)
         Ct[rr] = fd * np.einsum("ka,ka->k", -s[:, None] * r[vy] - c[:, None] * r[vx], r[vb])
@@ -359,21 +381,21 @@ class JointBatch:
             return np.einsum("ka,ka->k", a, b)
 
         if self.point is not None:
-            rr, pi, pj = self.point
+            rr, pi, pj, _ = self.point
             g[rr] = beta[pj] - beta[pi]
         if self.dot1 is not None:
-            rr, va, vb = self.dot1
+            rr, va, vb, _ = self.dot1
             g[rr] = -(dot(beta[va], r[vb]) + 2.0 * dot(rd[va], rd[vb]) + dot(r[va], beta[vb]))
         if self.dot2 is not None:
-            rr, va, pi, pj = self.dot2
+            rr, va, pi, pj, _ = self.dot2
             d, dd = r[pj] - r[pi], rd[pj] - rd[pi]
             g[rr] = -(dot(beta[va], d) + 2.0 * dot(rd[va], dd) + dot(r[va], beta[pj] - beta[pi]))
         if self.dist is not None:
-            rr, pi, pj, L = self.dist
+            rr, pi, pj, L, _ = self.dist
             d, dd = r[pj] - r[pi], rd[pj] - rd[pi]
             g[rr] = -(dot(dd, dd) + dot(d, beta[pj] - beta[pi])) / L
         if self.angle is not None:
-            rr, vx, vy, vb, _ = self.angle
+            rr, vx, vy, vb, _, _ = self.angle
             c, s, fd, fdd = self._laws(t)
             c, s, fd, fdd = c[:, None], s[:, None], fd[:, None], fdd[:, None]
             b, bd, bb = r[vb], rd[vb], beta[vb]

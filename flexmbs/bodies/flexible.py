@@ -369,11 +369,14 @@ class FlexibleBody(Body):
         return out.reshape(v.shape)
 
     def quadratic_velocity_jacobian(self, q, v) -> np.ndarray:
-        """dQ_v/dv (n_q, n_q): Q_v is a quadratic form B(v, v), so column j is
-        2 B(v, e_j) = (Q_v(v + e_j) - Q_v(v - e_j)) / 2, exact (no difference step)."""
-        E = np.eye(self.n_q)
+        """dQ_v/dv (n_q, n_q): Q_v is a quadratic form B(v, v) in (p', delta'), so column j is
+        2 B(v, e_j) = (Q_v(v + e_j) - Q_v(v - e_j)) / 2, exact (no difference step); R' does not enter."""
+        n = self.n_q
+        E = np.eye(n)[3:]                                          # Q_v does not depend on R'
         Qs = self.quadratic_velocity(q, np.concatenate([v + E, v - E]))
-        return 0.5 * (Qs[:self.n_q] - Qs[self.n_q:]).T
+        out = np.zeros((n, n))
+        out[:, 3:] = 0.5 * (Qs[:n - 3] - Qs[n - 3:]).T
+        return out
 
     # -- forces -------------------------------------------------------------------------------------
     def body_angular_velocity(self, q, v) -> np.ndarray:

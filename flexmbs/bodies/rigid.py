@@ -159,18 +159,23 @@ class EPBatch:
 
     def quadratic_velocity(self, Q, V) -> np.ndarray:
         """(n, 7): Q_v = -M' q' + dT/dq."""
-        P, Rd, Pd = Q[:, 3:7], V[:, :3, None], V[:, 3:7, None]
-        G, Gd = ep_G(P), ep_G(Pd[:, :, 0])
+        n = len(Q)
+        P, Rd, Pd = Q[:, 3:7], V[:, :3, None], V[:, 3:7]
+        PP = np.concatenate((P, Pd))                                  # E, G of p and p' in one call each
+        G2 = ep_G(PP)
+        G, Gd = G2[:n], G2[n:]
         GdT = np.swapaxes(Gd, 1, 2)
-        w = 2.0 * (G @ Pd)                                            # (n, 3, 1)
-        out = np.zeros((len(Q), 7))
+        w = 2.0 * (G @ Pd[:, :, None])                                # (n, 3, 1)
+        out = np.zeros((n, 7))
         if not self.offset:
             out[:, 3:] = -4.0 * (GdT @ (self.J @ w))[:, :, 0]
             return out
+        E2 = ep_E(PP)
         m, U = self.m[:, None, None], self.U
-        A = ep_to_matrix(P)
         GT = np.swapaxes(G, 1, 2)
-        Ad = ep_E(Pd[:, :, 0]) @ GT + ep_E(P) @ GdT
+        E = E2[:n]
+        A = E @ GT                                                    # A = E G^T
+        Ad = E2[n:] @ GT + E @ GdT
         x = U @ w
         h = m * (U @ (np.swapaxes(A, 1, 2) @ Rd)) + self.J @ w
         out[:, :3] = (m * (Ad @ x))[:, :, 0]

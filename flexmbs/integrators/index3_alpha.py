@@ -260,8 +260,6 @@ class Index3GeneralizedAlpha(Integrator):
         if self.options["refactor"] not in ("step", "rate"):
             raise ValueError(f"`refactor` must be 'step' or 'rate', got {self.options['refactor']!r}.")
         self.n_newton = 0                 # Newton iterations, all steps
-        self._qdd_prev = None             # q'' of the step before (predictor)
-        self._lam_prev = None
         self._C_state = None              # (t, q) of `constraint_residual`
         terms = getattr(sys, "constraint_terms", None)
         self._constraint_terms = terms if terms is not None else (
@@ -376,15 +374,10 @@ class Index3GeneralizedAlpha(Integrator):
             return a1, v_hat + h * gamma * a1, ((1 - am) * a1 + am * a0 - af * qdd0) / (1 - af)
 
         def start():
-            import os
-            mode = os.environ.get("PRED", "const")
-            if mode == "lin" and self._qdd_prev is not None and attempt == 0:
-                qdd_p = 2.0 * qdd0 - self._qdd_prev
-                lam_p = 2.0 * self.lam - self._lam_prev
-            else:
-                qdd_p, lam_p = qdd0, self.lam
-            a1 = (qdd_p - am * a0) / (1 - am)                   # predictor: qdd1 = qdd0
-            return q_hat + h * h * beta * a1, lam_p / bp
+            # predictor qdd1 = qdd0, lam1 = lam0 (measured on the coupled slider-crank: a linear
+            # extrapolation of qdd and lam does no better, their high-frequency part is not smooth)
+            a1 = (qdd0 - am * a0) / (1 - am)
+            return q_hat + h * h * beta * a1, self.lam / bp
 
         if self._lu is not None and (self._lu_h != h or self._per_step):
             self._lu = None
@@ -465,7 +458,6 @@ class Index3GeneralizedAlpha(Integrator):
         a1, v1, qdd1 = kinematics(q1)
         self.t = t1
         self.x = np.concatenate([q1, v1])
-        self._qdd_prev, self._lam_prev = self.qdd, self.lam
         self._a, self.qdd, self.lam = a1, qdd1, mu * bp
         self._xdot_new = np.concatenate([v1, qdd1])
         self._C_state = (t1, q1)

@@ -1,7 +1,7 @@
 """The coupled slider-crank (cases/slider_crank.py --coupled) against Exudyn's ANCF model, at matched accuracy.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/coupled_slider_crank.py
-        [--elements 8] [--revolutions 2] [--flexmbs-k 1 2 4] [--exudyn-k 1 2 4 6 8 16 32] [--no-exudyn]
+        [--elements 8] [--revolutions 2] [--flexmbs-k 1 2 4 8 16] [--exudyn-k 1 2 4 6 8 16 32] [--no-exudyn]
 
 Both codes run the mechanism of the case (8 beam elements, two revolutions from the dead centre)
 at steps h = dt_out / k, dt_out = 0.5 deg / 150 rad/s = 5.82e-5 s the output interval (k = 2 is
@@ -151,7 +151,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--elements", type=int, default=8)
     ap.add_argument("--revolutions", type=float, default=2.0)
-    ap.add_argument("--flexmbs-k", type=int, nargs="+", default=[1, 2, 4], help="steps per output interval")
+    ap.add_argument("--flexmbs-k", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="steps per output interval")
     ap.add_argument("--flexmbs-ref-k", type=int, default=32, help="the reference run (k above all others)")
     ap.add_argument("--exudyn-k", type=int, nargs="+", default=[1, 2, 4, 6, 8, 16, 32])
     ap.add_argument("--exudyn-ref-k", type=int, default=256)

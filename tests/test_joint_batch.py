@@ -11,6 +11,7 @@ the ground; every joint kind, an angle driver.
 - `System.quadratic_velocity_jacobian` against differences of the bodies' Q_v.
 """
 import numpy as np
+import pytest
 
 import flexmbs as fm
 from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP, RigidBodyNatural
@@ -128,3 +129,26 @@ def test_quadratic_velocity_jacobian_against_finite_differences():
         fd[:, j] = (Qv(vv + e) - Qv(vv - e)) / (2 * h)
     assert np.abs(D).max() > 0
     assert np.allclose(D, fd, atol=1e-7 * (1 + np.abs(D).max()))
+
+
+@pytest.mark.parametrize("dense_below", [400, 0], ids=["dense invariants", "sparse invariants"])
+def test_flexible_quadratic_velocity_jacobian_dense_and_sparse(dense_below):
+    """The FlexibleBody's analytic dQ_v/dv against central differences of its Q_v, with the
+    invariants S[a, b] stacked dense and as CSR (Model.dense_below)."""
+    x = np.linspace(0.0, 1.0, 5)
+    mesh = fm.Mesh(np.column_stack([x, 0 * x, 0 * x]), {"line": np.column_stack([np.arange(4), np.arange(1, 5)])},
+                   node_sets={"start": np.array([0])})
+    beam = fm.BeamEB3D(fm.Material(2e5, 1000.0, 0.3), 1e-3, 1e-7, 2e-7, 3e-7)
+    f = FlexibleBody(fm.Model(mesh, beam, fixed=[("start", "all")], dense_below=dense_below), "f")
+    assert f.model.dense == (dense_below > 0)
+    rng = np.random.default_rng(2)
+    q = f.initial_coordinates() + 0.01 * rng.standard_normal(f.n_q)
+    v = rng.standard_normal(f.n_q)
+    D = f.quadratic_velocity_jacobian(q, v)
+    fd = np.empty_like(D)
+    h = 1e-6
+    for j in range(f.n_q):
+        e = np.zeros(f.n_q)
+        e[j] = h
+        fd[:, j] = (f.quadratic_velocity(q, v + e) - f.quadratic_velocity(q, v - e)) / (2 * h)
+    assert np.allclose(D, fd, atol=1e-8 * (1 + np.abs(D).max()))

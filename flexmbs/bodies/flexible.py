@@ -369,13 +369,34 @@ class FlexibleBody(Body):
         return out.reshape(v.shape)
 
     def quadratic_velocity_jacobian(self, q, v) -> np.ndarray:
-        """dQ_v/dv (n_q, n_q): Q_v is a quadratic form B(v, v) in (p', delta'), so column j is
-        2 B(v, e_j) = (Q_v(v + e_j) - Q_v(v - e_j)) / 2, exact (no difference step); R' does not enter."""
-        n = self.n_q
-        E = np.eye(n)[3:]                                          # Q_v does not depend on R'
-        Qs = self.quadratic_velocity(q, np.concatenate([v + E, v - E]))
+        """dQ_v/dv (n_q, n_q), differentiating the terms of `quadratic_velocity` (R' does not enter):
+
+        .. code:: text
+
+            d/dp'_k:  -2 (Vd_k s_y + V_k m_O delta'),  -2 V : (Vd_k Y + V_k Y_u^T),
+                      -(2 A^T Vd_k : dd + 2 A^T V_k : S delta')          Vd_k = dA(p')/dp'_k
+            d/ddelta': -2 A' m_O,  -2 (A'^T V_k) : dd,  -sum_ab D_ab S[a, b]    D = 2 A^T A'
+        """
+        pd, delta_d = v[3:7], v[7:]
+        A, V, s_y, Y, dd = self._kinematics(q)
+        d, S, _, _, m_O = self._inertia_tensors()
+        n, ne = self.n_q, self.n_e
+        V9 = V.reshape(4, 9)
+        Vd = _V_matrices(pd)
+        Ad = (pd @ V9).reshape(3, 3)
+        Yu_T = (dd @ delta_d).reshape(3, 3)
+        SV = (S @ delta_d).reshape(9, ne)
         out = np.zeros((n, n))
-        out[:, 3:] = 0.5 * (Qs[:n - 3] - Qs[n - 3:]).T
+        out[:3, 3:7] = -2.0 * (Vd @ s_y + V @ (m_O @ delta_d)).T
+        out[:3, 7:] = -2.0 * Ad @ m_O
+        out[3:7, 3:7] = -2.0 * (V9 @ (Vd @ Y + V @ Yu_T).reshape(4, 9).T)
+        out[3:7, 7:] = -2.0 * ((Ad.T @ V).reshape(4, 9) @ dd)
+        out[7:, 3:7] = -2.0 * ((A.T @ Vd).reshape(4, 9) @ dd + (A.T @ V).reshape(4, 9) @ SV).T
+        D = (2.0 * A.T @ Ad).reshape(1, 9)
+        if sparse.issparse(S):                                     # sum_ab D_ab S[a, b], S stacked (9 n, n)
+            out[7:, 7:] = -(sparse.kron(sparse.csr_array(D), sparse.eye_array(ne)) @ S).toarray()
+        else:
+            out[7:, 7:] = -(D @ S.reshape(9, ne * ne)).reshape(ne, ne)
         return out
 
     # -- forces -------------------------------------------------------------------------------------

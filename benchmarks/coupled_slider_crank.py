@@ -1,63 +1,200 @@
-"""Timing of the coupled slider-crank (cases/slider_crank.py --coupled): 8 elements, two revolutions.
+"""The coupled slider-crank (cases/slider_crank.py --coupled) against Exudyn's ANCF model, at matched accuracy.
 
-Prints the wall time of the integration, the steps, the time per step and a profile of where
-the time goes (cumulative time of the main functions of a shorter run, cProfile).  Usage:
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/coupled_slider_crank.py
+        [--elements 8] [--revolutions 2] [--flexmbs-k 1 2 4 8 16] [--exudyn-k 1 2 4 6 8 16 32] [--no-exudyn]
 
-    PYTHONPATH=. python benchmarks/coupled_slider_crank.py [--revolutions R] [--elements N]
+Both codes run the mechanism of the case (8 beam elements, two revolutions from the dead centre)
+at steps h = dt_out / k, dt_out = 0.5 deg / 150 rad/s = 5.82e-5 s the output interval (k = 2 is
+flexmbs's default, h = 2.91e-5 s):
+
+- **flexmbs**: `slider_crank.build_coupled` (crank and slider rigid bodies, the rod a FlexibleBody
+  of Euler-Bernoulli beams on its chord frame, omega-only geometric stiffening) integrated by
+  ``index3-alpha`` (rho_inf = 0.9), `flexmbs.mechanisms.coupled.integrate`;
+- **Exudyn** (if installed): ``exudyn_slider_crank`` of benchmarks/bench_vs_exudyn.py, 8
+  ``ANCFCable2D`` elements (nonlinear, with the axial-force stiffening), generalized-alpha with
+  spectral radius 1 and a modified Newton.  The models differ (their peaks differ by about 5 %,
+  the stiffening), so each code is measured against its own converged answer.
+
+**Accuracy measure** (both codes): the time-step error of the peak mid-span deflection, i.e. the
+largest |w| over the two revolutions of the mid-span deflection relative to the chord, refined
+by a parabola through the largest output and its neighbours (`slider_crank.peak`; outputs every
+0.5 deg for every step), relative to the peak of the same code at a much smaller step:
+
+.. code:: text
+
+    e(h) = |w_peak(h) - w_ref| / |w_ref|,    w_ref = w_peak(h_ref),  h_ref = dt_out / k_ref
+
+(``--flexmbs-ref-k``, ``--exudyn-ref-k``; the table also gives the change from the second finest
+run, a bound on the reference's own error).  Not Richardson: the peak does not converge like h^2.
+It carries the rod's axial vibration (1.8e4 rad/s, excited at the start, 250 periods over two
+revolutions), whose phase at the peak converges only once the step resolves it well (the
+phase error of a second-order method grows like (omega h)^2 t), so e(h) is not monotone in h.
+**Time**: CPU time (``time.process_time``: the machine is shared) of the integration only
+(flexmbs: `integrate`; Exudyn: ``SolveDynamic``), model building excluded.  **Time at matched
+error**: for a target error, the CPU time of each code's cheapest run whose error is at most the
+target (an error is not monotone in h, so no interpolation); the table gives the ratio flexmbs /
+Exudyn at the error of flexmbs's default step and at the error of Exudyn's run nearest 0.4 s
+(issue 14: "Exudyn solves it in about 0.4 s").
+
+Then a profile of a shorter flexmbs run at the default step (cProfile, cumulative times within the
+steps).  Without Exudyn the script says so and measures flexmbs only.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
+import math
+import os
+import platform
 import pstats
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "cases"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import slider_crank  # noqa: E402
 
+from flexmbs.mechanisms import chord_deflection  # noqa: E402
 from flexmbs.mechanisms.coupled import integrate  # noqa: E402
 
-PARTS = {"index3_alpha.py:_step_impl": "step (all)", "system.py:mass_matrix": "mass matrix",
-         "system.py:forces": "forces (Q_v, elastic, loads)", "system.py:jacobian": "constraint Jacobian C_q",
-         "system.py:residual": "constraint residual C", "index3_alpha.py:_tangents": "finite-difference K_t, C_t",
-         "index3_alpha.py:_factor": "build + LU of the iteration matrix"}
+OMEGA = slider_crank.DEFAULTS["crank_speed"]
+DT_OUT = math.radians(slider_crank.DEFAULTS["degrees_out"]) / OMEGA
+PARTS = {"index3_alpha.py:_step_impl": "step (all)", "system.py:mass_matrix": "mass matrix M",
+         "system.py:forces": "forces Q (Q_v, elastic, stiffening)",
+         "system.py:_constraint_terms": "constraints C and C_q (joint batch, Euler-parameter norms)",
+         "system.py:quadratic_velocity_jacobian": "dQ_v/dv for the iteration matrix",
+         "index3_alpha.py:_factor": "iteration matrix: build + LU (incl. dQ_v/dv)",
+         "index3_alpha.py:_tangents": "finite-difference K_t, C_t (first step only)",
+         "base.py:solve": "LU solves"}
+
+
+def flexmbs_run(k: int, elements: int, revolutions: float):
+    """(CPU [s], steps, peak [m], its crank angle [deg]) of the coupled case at h = dt_out / k."""
+    system, rod, model = slider_crank.build_coupled(elements=elements)
+    t_end = 2.0 * math.pi * revolutions / OMEGA
+    p = dict(slider_crank.DEFAULTS)
+    t_eval = slider_crank.solver_options(p, t_end)["t_eval"]
+    h = DT_OUT / k * (1.0 + 1e-9)              # simulate aligns h to dt_out / ceil(dt_out / h) = dt_out / k
+    c0 = time.process_time()
+    sol = integrate(system, t_end, h, t_eval=t_eval, rho_inf=p["rho_inf"])
+    cpu = time.process_time() - c0
+    if not sol.success:
+        raise RuntimeError(f"flexmbs at k = {k}: {sol.message}")
+    w = chord_deflection(model, sol.x[:, system.slice(rod)][:, 7:], [p["rod"] / 2])[:, 0]
+    peak, angle = slider_crank.peak({"midspan_deflection": w, "crank_angle": OMEGA * sol.t})
+    return cpu, sol.n_steps, peak, angle
+
+
+def exudyn_run(k: int, elements: int, revolutions: float):
+    from bench_vs_exudyn import exudyn_slider_crank
+    _, cpu, n, angle, w = exudyn_slider_crank(DT_OUT / k, elements=elements, revolutions=revolutions)
+    peak, ang = slider_crank.peak({"midspan_deflection": w, "crank_angle": np.radians(angle)})
+    return cpu, int(n), peak, ang
+
+
+def time_at(errors: dict, target: float) -> tuple[float, str]:
+    """(CPU [s], "k = ..") of the cheapest run with error <= target (inf if none)."""
+    ok = [(cpu, k) for k, (e, cpu) in errors.items() if e <= target * (1.0 + 1e-12)]
+    if not ok:
+        return math.inf, "none"
+    cpu, k = min(ok)
+    return cpu, f"k = {k}"
+
+
+def table(name, runs, ks, k_ref):
+    ref = runs[k_ref][2]
+    below = max(k for k in runs if k < k_ref)
+    print(f"\n{name}: reference peak {1e3 * ref:+.6f} mm at k = {k_ref} (change from k = {below}: "
+          f"{abs(runs[below][2] - ref) / abs(ref):.1e})")
+    print("| k | h [s] | steps | CPU [s] | CPU per step [ms] | peak [mm] | at [deg] | error e(h) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    out = {}
+    for k in sorted(runs):
+        cpu, n, w, ang = runs[k]
+        e = abs(w - ref) / abs(ref)
+        mark = "" if k in ks else " (ref)"
+        print(f"| {k}{mark} | {DT_OUT / k:.3g} | {n} | {cpu:.3f} | {1e3 * cpu / n:.3f} | {1e3 * w:+.5f} | "
+              f"{ang:.2f} | {e:.2e} |")
+        if k in ks:
+            out[k] = (e, cpu)
+    return out, ref
+
+
+def profile(elements: int, revolutions: float, k: int):
+    system, _, _ = slider_crank.build_coupled(elements=elements)
+    t_end = 2.0 * math.pi * revolutions / OMEGA
+    prof = cProfile.Profile()
+    prof.enable()
+    sol = integrate(system, t_end, DT_OUT / k * (1.0 + 1e-9))
+    prof.disable()
+    stats = pstats.Stats(prof).stats
+    rows, total = [], None
+    for (path, _, func), (_, ncalls, _, ct, _) in stats.items():
+        key = f"{Path(path).name}:{func}"
+        if key in PARTS:
+            rows.append((PARTS[key], ncalls, ct))
+            if key.endswith("_step_impl"):
+                total = ct
+    print(f"\nprofile of {revolutions:g} revolution(s) at k = {k} ({sol.n_steps} steps; cProfile adds overhead):")
+    print("| part | calls | calls per step | share of the step time |")
+    print("|---|---:|---:|---:|")
+    for name, ncalls, ct in sorted(rows, key=lambda r: -r[2]):
+        print(f"| {name} | {ncalls} | {ncalls / sol.n_steps:.2f} | {100 * ct / total:.0f} % |")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--elements", type=int, default=8)
     ap.add_argument("--revolutions", type=float, default=2.0)
-    ap.add_argument("--h", type=float, default=slider_crank.DEFAULTS["h_coupled"])
-    ap.add_argument("--profile-revolutions", type=float, default=0.25, help="length of the profiled run")
+    ap.add_argument("--flexmbs-k", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="steps per output interval")
+    ap.add_argument("--flexmbs-ref-k", type=int, default=32, help="the reference run (k above all others)")
+    ap.add_argument("--exudyn-k", type=int, nargs="+", default=[1, 2, 4, 6, 8, 16, 32])
+    ap.add_argument("--exudyn-ref-k", type=int, default=256)
+    ap.add_argument("--no-exudyn", dest="exudyn", action="store_false")
+    ap.add_argument("--profile-revolutions", type=float, default=0.25, help="length of the profiled run (0: none)")
     a = ap.parse_args(argv)
-    system, _, _ = slider_crank.build_coupled(elements=a.elements)
-    import numpy as np
-    t_end = 2 * np.pi * a.revolutions / 150.0
-    p = {**slider_crank.DEFAULTS}
-    t_eval = slider_crank.solver_options(p, t_end)["t_eval"]
-    tic, cpu = time.perf_counter(), time.process_time()
-    sol = integrate(system, t_end, a.h, t_eval=t_eval)
-    wall, cpu = time.perf_counter() - tic, time.process_time() - cpu
-    print(f"{a.elements} elements, {a.revolutions:g} revolutions: {sol.n_steps} steps, wall {wall:.2f} s, CPU "
-          f"{cpu:.2f} s, {1e3 * cpu / sol.n_steps:.2f} ms CPU per step ({sol.status})")
-    t_prof = 2 * np.pi * a.profile_revolutions / 150.0
-    prof = cProfile.Profile()
-    prof.enable()
-    integrate(system, t_prof, a.h, t_eval=t_eval[t_eval <= t_prof])
-    prof.disable()
-    stats = pstats.Stats(prof).stats
-    total = None
-    for (path, _, func), (_, _, _, ct, _) in stats.items():
-        key = f"{Path(path).name}:{func}"
-        if key in PARTS:
-            if key.endswith("_step_impl"):
-                total = ct
-            print(f"  {PARTS[key]:38s} {ct:8.2f} s")
-    if total:
-        print(f"  (profiled run: cumulative times; the profiler adds overhead; step total {total:.2f} s)")
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = float("nan")
+    print(f"machine: {platform.machine()} {platform.system()}, {os.cpu_count()} cores, python "
+          f"{platform.python_version()}, numpy {np.__version__}; load average {load:.1f}")
+    default_k = math.ceil(DT_OUT / slider_crank.DEFAULTS["h_coupled"])       # simulate's aligned step
+    print(f"{a.elements} elements, {a.revolutions:g} revolutions; dt_out = {DT_OUT:.4g} s; h = dt_out / k; "
+          f"flexmbs's default --h-coupled gives k = {default_k}")
+
+    fx = {k: flexmbs_run(k, a.elements, a.revolutions) for k in sorted(set(a.flexmbs_k) | {a.flexmbs_ref_k})}
+    f_err, f_ref = table("flexmbs (index3-alpha, rho_inf 0.9)", fx, a.flexmbs_k, a.flexmbs_ref_k)
+    ex = None
+    if a.exudyn:
+        try:
+            import exudyn
+        except ImportError:
+            print("\nExudyn is not installed (pip install exudyn): its side is skipped.")
+        else:
+            ex = {k: exudyn_run(k, a.elements, a.revolutions) for k in sorted(set(a.exudyn_k) | {a.exudyn_ref_k})}
+            e_err, e_ref = table(f"Exudyn {exudyn.__version__} (ANCFCable2D, generalized-alpha rho_inf 1, "
+                                 "modified Newton)", ex, a.exudyn_k, a.exudyn_ref_k)
+    if ex is not None:
+        targets = []
+        if default_k in f_err:
+            targets.append((f"flexmbs's default step (k = {default_k})", f_err[default_k][0]))
+        k04 = min(e_err, key=lambda k: abs(e_err[k][1] - 0.4))
+        targets.append((f"Exudyn's ~0.4 s run (k = {k04}, {e_err[k04][1]:.2f} s)", e_err[k04][0]))
+        print("\nCPU time at matched error (each code's cheapest run with an error at most the target):")
+        print("| matched at | error | flexmbs CPU [s] | Exudyn CPU [s] | flexmbs / Exudyn |")
+        print("|---|---:|---:|---:|---:|")
+        for label, e in targets:
+            tf, kf = time_at(f_err, e)
+            te, ke = time_at(e_err, e)
+            print(f"| {label} | {e:.2e} | {tf:.3f} ({kf}) | {te:.3f} ({ke}) | {tf / te:.1f} |")
+    if a.profile_revolutions > 0:
+        profile(a.elements, a.profile_revolutions, default_k)
 
 
 if __name__ == "__main__":

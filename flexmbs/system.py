@@ -19,6 +19,7 @@ import numpy as np
 import scipy.linalg
 
 from .constraints.base import EMPTY, ConstraintError
+from .constraints.batch import JointBatch, evaluated_by_batch
 from .newton import NewtonError, max_norm, newton
 
 __all__ = ["System"]
@@ -146,6 +147,15 @@ class System:
                 self._pair_groups.append((batch, np.array([rows[i] for i in take])))
                 taken.update(members[i] for i in take)
         self._single_constraints = [k for k in self._single_constraints if k not in taken]
+        # joints made of primitives (point, dot1, dot2, dist, angle): all in one JointBatch
+        joints = [k for k in self._single_constraints if evaluated_by_batch(self.constraints[k])]
+        self._joints = None
+        if joints:
+            cols = [[None if sl is None else sl.start for sl in self._cslices[k]] for k in joints]
+            rows = [self._rows[id(self.constraints[k])].start for k in joints]
+            self._joints = JointBatch([self.constraints[k] for k in joints], cols, rows, self.n_q, self.n_c,
+                                      self.dim)
+            self._single_constraints = [k for k in self._single_constraints if k not in set(joints)]
 
     # -- layout ---------------------------------------------------------------------------------
     def slice(self, body) -> slice:
@@ -214,6 +224,19 @@ class System:
             Q[sl] = b.forces(t, q[sl], v[sl], g)
         return Q
 
+    def quadratic_velocity_jacobian(self, q, v) -> np.ndarray:
+        """dQ_v/dv (n_q, n_q), block-diagonal: the velocity Jacobian of the bodies' quadratic-velocity
+        vectors (exact, from their quadratic form); zero blocks for bodies that do not give it."""
+        D = np.zeros((self.n_q, self.n_q))
+        for batch, idx, _ in self._body_groups:
+            if hasattr(batch, "quadratic_velocity_jacobian"):
+                D[idx[:, :, None], idx[:, None, :]] = batch.quadratic_velocity_jacobian(q[idx], v[idx])
+        for b in self._single_bodies:
+            if hasattr(b, "quadratic_velocity_jacobian"):
+                sl = self._qslice[id(b)]
+                D[sl, sl] = b.quadratic_velocity_jacobian(q[sl], v[sl])
+        return D
+
     def energy(self, q, v) -> tuple[float, float]:
         """(kinetic, potential of gravity), summed over the bodies."""
         T = V = 0.0
@@ -275,34 +298,49 @@ class System:
     # -- constraints ----------------------------------------------------------------------------
     def residual(self, t, q) -> np.ndarray:
         """C(q, t), (n_c,); zero in the rows of velocity-level (non-holonomic) constraints."""
-        C = np.empty(self.n_c)
-        for batch, rows, cols in self._constraint_groups:
-            C[rows] = batch.residual(t, q[cols])
-        for batch, rows in self._pair_groups:
-            C[rows] = batch.residual(t, q)
-        for k in self._single_constraints:
-            c = self.constraints[k]
-            C[self._rows[id(c)]] = c.residual(t, self._split(q, k)) if c.holonomic else 0.0
-        return C
+        return self._constraint_terms(t, q, False)[0]
 
     def jacobian(self, t, q) -> np.ndarray:
         """C_q, dense (n_c, n_q)."""
-        J = np.zeros((self.n_c, self.n_q))
+        return self._constraint_terms(t, q, True)[1]
+
+    def constraint_terms(self, t, q) -> tuple[np.ndarray, np.ndarray]:
+        """(C, C_q) in one pass (the joints' markers are evaluated once for both)."""
+        return self._constraint_terms(t, q, True)
+
+    def _constraint_terms(self, t, q, with_jacobian: bool):
+        C = np.empty(self.n_c)
+        J = None
+        if with_jacobian:
+            buf = np.zeros(self.n_c * self.n_q + 1)            # the last entry: scratch of the joint batch
+            J = buf[:-1].reshape(self.n_c, self.n_q)
         for batch, rows, cols in self._constraint_groups:
-            J[rows[:, :, None], cols[:, None, :]] = batch.jacobian(t, q[cols])
-        for batch, _ in self._pair_groups:
-            batch.jacobian_into(J, t, q)
+            Qc = q[cols]
+            C[rows] = batch.residual(t, Qc)
+            if with_jacobian:
+                J[rows[:, :, None], cols[:, None, :]] = batch.jacobian(t, Qc)
+        for batch, rows in self._pair_groups:
+            C[rows] = batch.residual(t, q)
+            if with_jacobian:
+                batch.jacobian_into(J, t, q)
+        if self._joints is not None:
+            self._joints.evaluate(t, JointBatch.extend(q), C, buf if with_jacobian else None)
         for k in self._single_constraints:
             c = self.constraints[k]
             rows = self._rows[id(c)]
-            for sl, blk in zip(self._cslices[k], c.jacobian(t, self._split(q, k))):
-                if sl is not None:
-                    J[rows, sl] += blk
-        return J
+            qs = self._split(q, k)
+            C[rows] = c.residual(t, qs) if c.holonomic else 0.0
+            if with_jacobian:
+                for sl, blk in zip(self._cslices[k], c.jacobian(t, qs)):
+                    if sl is not None:
+                        J[rows, sl] += blk
+        return C, J
 
     def time_derivative(self, t, q) -> np.ndarray:
-        """C_t, (n_c,) (zero for the batched internal constraints and the batched joints: scleronomic)."""
+        """C_t, (n_c,) (zero for the batched internal constraints and planar joints: scleronomic)."""
         Ct = np.zeros(self.n_c)
+        if self._joints is not None:
+            self._joints.time_derivative(t, JointBatch.extend(q), Ct)
         for k in self._single_constraints:
             c = self.constraints[k]
             Ct[self._rows[id(c)]] = c.time_derivative(t, self._split(q, k))
@@ -315,6 +353,8 @@ class System:
             g[rows] = batch.gamma(t, q[cols], v[cols])
         for batch, rows in self._pair_groups:
             g[rows] = batch.gamma(t, q, v)
+        if self._joints is not None:
+            self._joints.gamma(t, JointBatch.extend(q), JointBatch.extend_velocity(v), g)
         for k in self._single_constraints:
             c = self.constraints[k]
             g[self._rows[id(c)]] = c.gamma(t, self._split(q, k), self._split(v, k))

@@ -11,6 +11,12 @@ with T = 1/2 q'^T M(q) q'.  Joints see a body only through its markers: body-fix
 s and directions u (local coordinates), whose global position r_P = point(q, s), direction
 A(q) u = vector(q, u), their Jacobians and their "bias" (the part of the second time
 derivative that does not multiply q''), so every joint works on every kind of body.
+
+Two optional methods make a body cheaper to integrate: ``frame_marker(s) -> (y0, columns, Phi)``
+for bodies whose q starts with (R, p) (Euler parameters) and whose points are
+R + A(p) (y0 + Phi q[columns]) (the System's `JointBatch` then evaluates their markers all at
+once), and ``quadratic_velocity_jacobian(q, v)`` (dQ_v/dv, used by index3-alpha's iteration
+matrix).
 """
 from __future__ import annotations
 

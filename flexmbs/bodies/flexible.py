@@ -373,49 +373,108 @@ class FlexibleBody(Body):
         return self._internal
 
     # -- inertia ------------------------------------------------------------------------------------
+    def _inertia_tensors(self):
+        """Constant tensors of the invariants, built once: d (9, n) and S_stack (9 n, n) with rows
+        (a, b) = S[a, b] (dense or CSR, as the Model), so that S_stack @ delta gives all S[a, b] delta."""
+        out = self.__dict__.get("_tensors")
+        if out is None:
+            md = self.model
+            n = self.n_e
+            blocks = [md.S_op.get((a, b)) for a in range(3) for b in range(3)]
+            if md.dense:
+                S = np.zeros((9, n, n))
+                for i, B in enumerate(blocks):
+                    if B is not None:
+                        S[i] = B.toarray() if sparse.issparse(B) else B
+                S = S.reshape(9 * n, n)
+            else:
+                S = sparse.vstack([sparse.csr_array((n, n)) if B is None else sparse.csr_array(B) for B in blocks],
+                                  format="csr")
+            out = self._tensors = (np.ascontiguousarray(md.d.reshape(9, n)), S, md.inv.J, md.inv.s, md.m_O)
+        return out
+
     def _kinematics(self, q):
-        """(A, V, s_y, Y) at q, kept for the last q (mass matrix and forces ask for the same q)."""
+        """Terms of M, Q_v and gravity at q, kept for the last q (mass matrix and forces ask for
+        the same q): A, V (4, 3, 3), s_y, Y (3, 3) and dd (9, n), row (a, b) = d[a, b] + S[a, b] delta,
+        so that dd[(b, a)] . beta = int rho y_a (N beta)_b dV and M_pd, Q_v,d are contractions with it."""
         key = q.tobytes()
         if self._kin is not None and self._kin[0] == key:
             return self._kin[1]
-        md = self.model
+        d, S, J, s, m_O = self._inertia_tensors()
         p, delta = q[3:7], q[7:]
-        out = (ep_to_matrix(p), _V_matrices(p), md.inv.s + md.m_O @ delta, md.moments(delta, delta))
+        SD = S @ delta                                              # (9 n,): S[a, b] delta
+        dd = d + SD.reshape(9, -1)
+        Dd = (d @ delta).reshape(3, 3)                              # d[a, b] . delta
+        Y = J + Dd + Dd.T + (SD.reshape(9, -1) @ delta).reshape(3, 3)   # int rho y y^T (Model.moments)
+        out = (ep_to_matrix(p), _V_matrices(p), s + m_O @ delta, Y, dd)
         self._kin = (key, out)
         return out
 
     def mass_matrix(self, q) -> np.ndarray:
         md = self.model
-        _, p, delta = self.split(q)
-        A, V, s_y, Y = self._kinematics(q)
+        p = q[3:7]
+        A, V, s_y, Y, dd = self._kinematics(q)
+        V9 = V.reshape(4, 9)
         n = self.n_q
-        M = np.zeros((n, n))
-        M[0, 0] = M[1, 1] = M[2, 2] = md.mass
+        M = np.empty((n, n))
+        M[:3, :3] = md.mass * _EYE
         M[:3, 3:7] = (V @ s_y).T                                      # V(p, s_y)
         M[:3, 7:] = A @ md.m_O
-        M[3:7, 3:7] = np.einsum("kab,lac,bc->kl", V, V, Y)             # tr(V_k^T V_l Y)
-        for k in range(4):
-            B = A.T @ V[k]
-            M[3 + k, 7:] = md.d_sum(B) + md.S_dot(B, delta)
+        M[3:7, 3:7] = V9 @ (V @ Y).reshape(4, 9).T                    # tr(V_k^T V_l Y), Y symmetric
+        M[3:7, 7:] = (A.T @ V).reshape(4, 9) @ dd                     # dsum(A^T V_k) + Sdot(A^T V_k, delta)
         M[7:, 7:] = (p @ p) ** 2 * self._M_dd                       # A^T A = |p|^4 I
         M[3:, :3] = M[:3, 3:].T
         M[7:, 3:7] = M[3:7, 7:].T
         return M
 
     def quadratic_velocity(self, q, v) -> np.ndarray:
-        """Q_v = -int rho L^T b dV (module docstring)."""
-        md = self.model
-        _, p, delta = self.split(q)
-        _, pd, delta_d = self.split(v)
-        A, V, s_y, Y = self._kinematics(q)
-        Ap, Ad = ep_to_matrix(pd), _A_dot(V, pd)
-        Yu = md.moments(delta, delta_d, with_x_second=False)           # int rho y (N delta')^T
-        out = np.empty(self.n_q)
-        out[:3] = -(2.0 * Ap @ s_y + 2.0 * Ad @ (md.m_O @ delta_d))
-        inner = 2.0 * Ap @ Y + 2.0 * Ad @ Yu.T
-        out[3:7] = -np.einsum("kab,ab->k", V, inner)                  # tr(V_k^T inner)
+        """Q_v = -int rho L^T b dV (module docstring); v (n_q,) or k velocities (k, n_q) at one q."""
+        v = np.asarray(v, dtype=float)
+        V2 = v.reshape(-1, self.n_q)
+        k = len(V2)
+        pd, delta_d = V2[:, 3:7], V2[:, 7:]
+        A, V, s_y, Y, dd = self._kinematics(q)
+        d, S, _, _, m_O = self._inertia_tensors()
+        V9 = V.reshape(4, 9)
+        Ap, Ad = ep_to_matrix(pd), (pd @ V9).reshape(k, 3, 3)        # A(p'), A' = sum_k p'_k V_k
+        Yu_T = (delta_d @ dd.T).reshape(k, 3, 3)                      # Y_u^T, Y_u = int rho y (N delta')^T
+        out = np.empty((k, self.n_q))
+        out[:, :3] = -2.0 * (Ap @ s_y + (Ad @ (delta_d @ m_O.T)[:, :, None])[:, :, 0])
+        out[:, 3:7] = -2.0 * ((Ap @ Y + Ad @ Yu_T).reshape(k, 9) @ V9.T)     # tr(V_k^T inner)
         C, D = 2.0 * A.T @ Ap, 2.0 * A.T @ Ad
-        out[7:] = -(md.d_sum(C) + md.S_dot(C, delta) + md.S_dot(D, delta_d))
+        SV = np.asarray(S @ delta_d.T).reshape(9, -1, k)             # S[a, b] delta'
+        out[:, 7:] = -(C.reshape(k, 9) @ dd + np.einsum("kx,xnk->kn", D.reshape(k, 9), SV))
+        return out.reshape(v.shape)
+
+    def quadratic_velocity_jacobian(self, q, v) -> np.ndarray:
+        """dQ_v/dv (n_q, n_q), differentiating the terms of `quadratic_velocity` (R' does not enter):
+
+        .. code:: text
+
+            d/dp'_k:  -2 (Vd_k s_y + V_k m_O delta'),  -2 V : (Vd_k Y + V_k Y_u^T),
+                      -(2 A^T Vd_k : dd + 2 A^T V_k : S delta')          Vd_k = dA(p')/dp'_k
+            d/ddelta': -2 A' m_O,  -2 (A'^T V_k) : dd,  -sum_ab D_ab S[a, b]    D = 2 A^T A'
+        """
+        pd, delta_d = v[3:7], v[7:]
+        A, V, s_y, Y, dd = self._kinematics(q)
+        d, S, _, _, m_O = self._inertia_tensors()
+        n, ne = self.n_q, self.n_e
+        V9 = V.reshape(4, 9)
+        Vd = _V_matrices(pd)
+        Ad = (pd @ V9).reshape(3, 3)
+        Yu_T = (dd @ delta_d).reshape(3, 3)
+        SV = (S @ delta_d).reshape(9, ne)
+        out = np.zeros((n, n))
+        out[:3, 3:7] = -2.0 * (Vd @ s_y + V @ (m_O @ delta_d)).T
+        out[:3, 7:] = -2.0 * Ad @ m_O
+        out[3:7, 3:7] = -2.0 * (V9 @ (Vd @ Y + V @ Yu_T).reshape(4, 9).T)
+        out[3:7, 7:] = -2.0 * ((Ad.T @ V).reshape(4, 9) @ dd)
+        out[7:, 3:7] = -2.0 * ((A.T @ Vd).reshape(4, 9) @ dd + (A.T @ V).reshape(4, 9) @ SV).T
+        D = (2.0 * A.T @ Ad).reshape(1, 9)
+        if sparse.issparse(S):                                     # sum_ab D_ab S[a, b], S stacked (9 n, n)
+            out[7:, 7:] = -(sparse.kron(sparse.csr_array(D), sparse.eye_array(ne)) @ S).toarray()
+        else:
+            out[7:, 7:] = -(D @ S.reshape(9, ne * ne)).reshape(ne, ne)
         return out
 
     # -- forces -------------------------------------------------------------------------------------
@@ -458,7 +517,7 @@ class FlexibleBody(Body):
         out = np.zeros(self.n_q)
         if gravity is None and not self._loads:
             return out
-        A, V, s_y, _ = self._kinematics(q)
+        A, V, s_y = self._kinematics(q)[:3]
         if gravity is not None and np.any(gravity):
             g = np.asarray(gravity, dtype=float)
             out[:3] = md.mass * g
@@ -518,6 +577,15 @@ class FlexibleBody(Body):
         return K
 
     # -- markers ------------------------------------------------------------------------------------
+    def frame_marker(self, s):
+        """(y0, columns, Phi) with point(q, s) = R + A(p) (y0 + Phi q[columns]) (columns: those
+        of delta that move the marker; a frame point has none).  See `RigidBodyEP.frame_marker`."""
+        y0, Phi = self._marker(s)
+        if Phi is None:
+            return y0, np.zeros(0, dtype=int), np.zeros((3, 0))
+        nz = np.flatnonzero(np.any(Phi != 0.0, axis=0))
+        return y0, 7 + nz, Phi[:, nz]
+
     def point(self, q, s) -> np.ndarray:
         y0, Phi = self._marker(s)
         y = y0 if Phi is None else y0 + Phi @ q[7:]

@@ -76,11 +76,22 @@ class RigidBodyEP(RigidBody):
         """Q_v = -M' q' + dT/dq (see the module docstring)."""
         return self._one.quadratic_velocity(q[None], v[None])[0]
 
+    def quadratic_velocity_jacobian(self, q, v) -> np.ndarray:
+        """dQ_v/dv (7, 7) (`EPBatch.quadratic_velocity_jacobian`)."""
+        return self._one.quadratic_velocity_jacobian(q[None], v[None])[0]
+
     def forces(self, t, q, v, gravity) -> np.ndarray:
         Q = self._one.forces(t, q[None], v[None], gravity)[0]
         return Q + self.applied(t, q, v) if self.loads else Q
 
     # -- markers --------------------------------------------------------------------------------
+    def frame_marker(self, s):
+        """(y0, columns, Phi) with point(q, s) = R + A(p) (y0 + Phi q[columns]): (s, none, none).
+
+        Bodies whose q starts with (R, p) and whose points have this form give it, and
+        `flexmbs.constraints.batch.JointBatch` evaluates their markers together."""
+        return np.asarray(s, dtype=float), np.zeros(0, dtype=int), np.zeros((3, 0))
+
     def point(self, q, s) -> np.ndarray:
         return q[:3] + self._A(q[3:7]) @ s
 
@@ -148,24 +159,43 @@ class EPBatch:
 
     def quadratic_velocity(self, Q, V) -> np.ndarray:
         """(n, 7): Q_v = -M' q' + dT/dq."""
-        P, Rd, Pd = Q[:, 3:7], V[:, :3, None], V[:, 3:7, None]
-        G, Gd = ep_G(P), ep_G(Pd[:, :, 0])
+        n = len(Q)
+        P, Rd, Pd = Q[:, 3:7], V[:, :3, None], V[:, 3:7]
+        PP = np.concatenate((P, Pd))                                  # E, G of p and p' in one call each
+        G2 = ep_G(PP)
+        G, Gd = G2[:n], G2[n:]
         GdT = np.swapaxes(Gd, 1, 2)
-        w = 2.0 * (G @ Pd)                                            # (n, 3, 1)
-        out = np.zeros((len(Q), 7))
+        w = 2.0 * (G @ Pd[:, :, None])                                # (n, 3, 1)
+        out = np.zeros((n, 7))
         if not self.offset:
             out[:, 3:] = -4.0 * (GdT @ (self.J @ w))[:, :, 0]
             return out
+        E2 = ep_E(PP)
         m, U = self.m[:, None, None], self.U
-        A = ep_to_matrix(P)
         GT = np.swapaxes(G, 1, 2)
-        Ad = ep_E(Pd[:, :, 0]) @ GT + ep_E(P) @ GdT
+        E = E2[:n]
+        A = E @ GT                                                    # A = E G^T
+        Ad = E2[n:] @ GT + E @ GdT
         x = U @ w
         h = m * (U @ (np.swapaxes(A, 1, 2) @ Rd)) + self.J @ w
         out[:, :3] = (m * (Ad @ x))[:, :, 0]
         out[:, 3:] = (-4.0 * (GdT @ h) - 2.0 * m * (GT @ (U @ (np.swapaxes(Ad, 1, 2) @ Rd)))
                       - m * (np.swapaxes(ep_vector_jacobian(P, x[:, :, 0]), 1, 2) @ Rd))[:, :, 0]
         return out
+
+    def quadratic_velocity_jacobian(self, Q, V) -> np.ndarray:
+        """(n, 7, 7): dQ_v/dv.  Q_v is a quadratic form B(v, v) in v, so column j is
+        2 B(v, e_j) = (Q_v(v + e_j) - Q_v(v - e_j)) / 2, exact; all bodies and columns in one call."""
+        n = len(Q)
+        E = np.eye(7)
+        Vpm = np.concatenate([V[:, None, :] + E, V[:, None, :] - E], axis=1).reshape(14 * n, 7)
+        rep = self.__dict__.get("_rep")
+        if rep is None:                                           # the same bodies, each 14 times
+            rep = self._rep = EPBatch.__new__(EPBatch)
+            rep.m, rep.J, rep.c, rep.U = (np.repeat(x, 14, axis=0) for x in (self.m, self.J, self.c, self.U))
+            rep.offset = self.offset
+        Qv = rep.quadratic_velocity(np.repeat(Q, 14, axis=0), Vpm).reshape(n, 2, 7, 7)
+        return 0.5 * np.swapaxes(Qv[:, 0] - Qv[:, 1], 1, 2)
 
     def forces(self, t, Q, V, gravity) -> np.ndarray:
         """(n, 7): Q_v plus the weight m g at the centroid (the bodies' `loads` are added by the caller)."""

@@ -60,6 +60,16 @@ class Ground:
         return np.eye(self.dim)
 
 
+def law_values(law, t, name) -> tuple[float, float, float]:
+    """(f(t), f'(t), f''(t)) of a driver's law, checked (ValueError naming the driver ``name``)."""
+    out = law(t)
+    try:
+        a, b, c = out
+    except (TypeError, ValueError):
+        raise ValueError(f"driver {name!r}: its law must return (f(t), f'(t), f''(t)), got {out!r}") from None
+    return float(a), float(b), float(c)
+
+
 def body_label(body) -> str:
     """'ground' for None, else "body 'name'" (for messages)."""
     return "ground" if body is None else f"body {body.name!r}"

@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from .base import Constraint
+from .base import Constraint, law_values as _eval
 from .joints import Joint
 
 __all__ = ["CoordinateDriver", "AngleDriver", "as_law"]
@@ -41,15 +41,6 @@ def as_law(f, name: str = "f") -> Callable:
     except (TypeError, ValueError):
         raise TypeError(f"`{name}` must be a callable t -> (f, f', f'') or a number, got {f!r}") from None
     return lambda t: (c, 0.0, 0.0)
-
-
-def _eval(law, t, name):
-    out = law(t)
-    try:
-        a, b, c = out
-    except (TypeError, ValueError):
-        raise ValueError(f"driver {name!r}: its law must return (f(t), f'(t), f''(t)), got {out!r}") from None
-    return float(a), float(b), float(c)
 
 
 class CoordinateDriver(Constraint):
@@ -118,47 +109,5 @@ class AngleDriver(Joint):
         super().__init__(body_i, body_j, axis=axis, name=name)
         self.n_c = 1
         self.law = as_law(f)
-
-    def _g(self, qs, vs, order):
-        side, R = self._side, self.R
-        xi, yi, xj = R[0][:, 0], R[0][:, 1], R[1][:, 0]
-        a = [side[0].vector(qs[0], xi), side[0].vector(qs[0], yi), side[1].vector(qs[1], xj)]
-        if order == 0:
-            return a
-        V = [side[0].vector_jacobian(qs[0], xi), side[0].vector_jacobian(qs[0], yi),
-             side[1].vector_jacobian(qs[1], xj)]
-        if order == 1:
-            return a, V
-        ad = [V[0] @ vs[0], V[1] @ vs[0], V[2] @ vs[1]]
-        b = [side[0].vector_bias(qs[0], vs[0], xi), side[0].vector_bias(qs[0], vs[0], yi),
-             side[1].vector_bias(qs[1], vs[1], xj)]
-        return a, V, ad, b
-
-    def residual(self, t, qs) -> np.ndarray:
-        f = _eval(self.law, t, self.name)[0]
-        x_i, y_i, x_j = self._g(qs, None, 0)
-        return np.array([np.cos(f) * (y_i @ x_j) - np.sin(f) * (x_i @ x_j)])
-
-    def jacobian(self, t, qs) -> list:
-        f = _eval(self.law, t, self.name)[0]
-        c, s = np.cos(f), np.sin(f)
-        (x_i, y_i, x_j), (Vxi, Vyi, Vxj) = self._g(qs, None, 1)
-        Ji = (c * (x_j @ Vyi) - s * (x_j @ Vxi))[None, :]
-        Jj = ((c * y_i - s * x_i) @ Vxj)[None, :]
-        return [Ji, Jj]
-
-    def time_derivative(self, t, qs) -> np.ndarray:
-        f, fd, _ = _eval(self.law, t, self.name)
-        x_i, y_i, x_j = self._g(qs, None, 0)
-        return np.array([-fd * (np.sin(f) * (y_i @ x_j) + np.cos(f) * (x_i @ x_j))])
-
-    def gamma(self, t, qs, vs) -> np.ndarray:
-        f, fd, fdd = _eval(self.law, t, self.name)
-        c, s = np.cos(f), np.sin(f)
-        (x_i, y_i, x_j), _, (dxi, dyi, dxj), (bxi, byi, bxj) = self._g(qs, vs, 2)
-        g1, g2 = y_i @ x_j, x_i @ x_j
-        g1d, g2d = dyi @ x_j + y_i @ dxj, dxi @ x_j + x_i @ dxj
-        b1 = byi @ x_j + 2.0 * dyi @ dxj + y_i @ bxj
-        b2 = bxi @ x_j + 2.0 * dxi @ dxj + x_i @ bxj
-        return np.array([-(c * b1 - s * b2) + 2.0 * fd * (s * g1d + c * g2d) + fdd * (s * g1 + c * g2)
-                         + fd * fd * (c * g1 - s * g2)])
+        # evaluated as the "angle" row of `flexmbs.constraints.batch.JointBatch`: a dot1 row
+        # (A_i u(t)) . x_j with u(t) = cos(f) y_i - sin(f) x_i (the formulas above)

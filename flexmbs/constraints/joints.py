@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import EMPTY, Constraint, Ground, body_label, check_body_pair, joint_point
+from .batch import JointBatch
 
 __all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Translational", "Fixed", "PointOnLine",
            "Distance"]
@@ -106,7 +107,6 @@ class Joint(Constraint):
             F0 = A0[1] if body_i is None else A0[0]        # body_i's axes
         self.R = [A0[k].T @ F0 for k in range(2)]           # joint frame in each body's coordinates
         self.n_c = sum(self.dim if r[0] == "point" else 1 for r in self._rows)
-        self._kinds = {r[0] for r in self._rows}
 
     def _marker(self, x, what):
         """A body point: a vector of `dim` numbers, or a body's own marker object (e.g. a mesh node)."""
@@ -127,129 +127,43 @@ class Joint(Constraint):
         return body_label(self.bodies[k])
 
     # -- evaluation -----------------------------------------------------------------------------
-    def _evaluate(self, qs, vs, order: int):
-        """order 0: C; 1: [C_qi, C_qj]; 2: gamma.  Only what the rows need is evaluated."""
-        side, s, R, q = self._side, self.s, self.R, qs
-        kinds = self._kinds
-        n = self.n_c
-        pts = "point" in kinds or "dot2" in kinds or "dist" in kinds
-        rel = "dot2" in kinds or "dist" in kinds              # rows that use d = r_j - r_i
-        if order == 0:
-            out = np.empty(n)
-            if pts:
-                P = [side[0].point(q[0], s[0]), side[1].point(q[1], s[1])]
-                d = P[1] - P[0]
-        elif order == 1:
-            out = [np.zeros((n, side[0].n_q)), np.zeros((n, side[1].n_q))]
-            # C in the same pass (see `residual`), unless the joint has point rows only: then C
-            # shares nothing with C_q and costs what it would cost alone
-            keep = kinds != {"point"}
-            res = np.empty(n)
-            if pts:
-                JP = [side[0].point_jacobian(q[0], s[0]), side[1].point_jacobian(q[1], s[1])]
-            if rel or (keep and pts):
-                P = [side[0].point(q[0], s[0]), side[1].point(q[1], s[1])]
-                d = P[1] - P[0]
-        else:
-            v = vs
-            out = np.empty(n)
-            if pts:
-                bP = [side[0].point_bias(q[0], v[0], s[0]), side[1].point_bias(q[1], v[1], s[1])]
-            if rel:
-                d = side[1].point(q[1], s[1]) - side[0].point(q[0], s[0])
-                dd = side[1].point_jacobian(q[1], s[1]) @ v[1] - side[0].point_jacobian(q[0], s[0]) @ v[0]
-        cache = {}
-
-        def vec(k, c):
-            key = (k, c)
-            if key not in cache:
-                u = R[k][:, c]
-                a = side[k].vector(q[k], u)
-                if order == 0:
-                    cache[key] = (a,)
-                else:
-                    V = side[k].vector_jacobian(q[k], u)
-                    if order == 1:
-                        cache[key] = (a, V)
-                    else:
-                        cache[key] = (a, V, V @ v[k], side[k].vector_bias(q[k], v[k], u))
-            return cache[key]
-
-        r = 0
-        for row in self._rows:
-            kind = row[0]
-            if kind == "point":
-                e = r + self.dim
-                if order == 0:
-                    out[r:e] = P[0] - P[1]
-                elif order == 1:
-                    out[0][r:e] = JP[0]
-                    out[1][r:e] = -JP[1]
-                    if keep:
-                        res[r:e] = P[0] - P[1]
-                else:
-                    out[r:e] = bP[1] - bP[0]
-                r = e
-                continue
-            if kind == "dot1":
-                A = vec(0, row[1])
-                B = vec(1, row[2])
-                if order == 0:
-                    out[r] = A[0] @ B[0]
-                elif order == 1:
-                    out[0][r] = B[0] @ A[1]
-                    out[1][r] = A[0] @ B[1]
-                    res[r] = A[0] @ B[0]
-                else:
-                    out[r] = -(A[3] @ B[0] + 2.0 * A[2] @ B[2] + A[0] @ B[3])
-            elif kind == "dot2":
-                A = vec(0, row[1])
-                if order == 0:
-                    out[r] = A[0] @ d
-                elif order == 1:
-                    out[0][r] = d @ A[1] - A[0] @ JP[0]
-                    out[1][r] = A[0] @ JP[1]
-                    res[r] = A[0] @ d
-                else:
-                    out[r] = -(A[3] @ d + 2.0 * A[2] @ dd + A[0] @ (bP[1] - bP[0]))
-            elif kind == "dist":
-                L = self.length
-                if order == 0:
-                    out[r] = (d @ d - L * L) / (2.0 * L)
-                elif order == 1:
-                    out[0][r] = -(d @ JP[0]) / L
-                    out[1][r] = (d @ JP[1]) / L
-                    res[r] = (d @ d - L * L) / (2.0 * L)
-                else:
-                    out[r] = -(dd @ dd + d @ (bP[1] - bP[0])) / L
-            r += 1
-        if order == 1 and keep:
-            self._last_residual = (self._state_key(qs), res)
-        return out
+    # A joint alone is a batch of one (`flexmbs.constraints.batch.JointBatch`): the same code
+    # evaluates it here and, with all the other joints of a System, in `System`.
+    def _batch(self):
+        one = self.__dict__.get("_one")
+        if one is None:
+            n0, n1 = self._side[0].n_q, self._side[1].n_q
+            cols = (None if self.bodies[0] is None else 0, None if self.bodies[1] is None else n0)
+            one = self._one = JointBatch([self], [cols], [0], n0 + n1, self.n_c, self.dim)
+        return one
 
     @staticmethod
-    def _state_key(qs):
-        """The coordinates' exact values (dtype, shape, bytes): equal keys give bit-identical results."""
-        return tuple((x.dtype.str, x.shape, x.tobytes()) if isinstance(x, np.ndarray) else None for x in qs)
+    def _stacked(xs, velocity=False):
+        x = np.concatenate([np.asarray(x, dtype=float) for x in xs])
+        return JointBatch.extend_velocity(x) if velocity else JointBatch.extend(x)
 
     def residual(self, t, qs) -> np.ndarray:
-        """C; taken from the last `jacobian` call when that was at the same coordinates.
-
-        The Jacobian pass evaluates the points and unit vectors C is made of, so it computes C as
-        well (the same operations, hence the same numbers) and keeps it with the coordinates'
-        bytes; the Newton iterations of the implicit integrators ask for C_q and C at each iterate.
-        A joint's C does not depend on t.
-        """
-        last = getattr(self, "_last_residual", None)
-        if last is not None and None not in last[0] and last[0] == self._state_key(qs):
-            return last[1].copy()
-        return self._evaluate(qs, None, 0)
+        C = np.empty(self.n_c)
+        self._batch().evaluate(t, self._stacked(qs), C)
+        return C
 
     def jacobian(self, t, qs) -> list:
-        return self._evaluate(qs, None, 1)
+        one = self._batch()
+        buf = np.zeros(self.n_c * one.n_q + 1)
+        one.evaluate(t, self._stacked(qs), np.empty(self.n_c), buf)
+        J = buf[:-1].reshape(self.n_c, one.n_q)
+        n0 = self._side[0].n_q
+        return [J[:, :n0].copy(), J[:, n0:].copy()]
+
+    def time_derivative(self, t, qs) -> np.ndarray:
+        Ct = np.zeros(self.n_c)
+        self._batch().time_derivative(t, self._stacked(qs), Ct)
+        return Ct
 
     def gamma(self, t, qs, vs) -> np.ndarray:
-        return self._evaluate(qs, vs, 2)
+        g = np.empty(self.n_c)
+        self._batch().gamma(t, self._stacked(qs), self._stacked(vs, velocity=True), g)
+        return g
 
     # -- reactions ------------------------------------------------------------------------------
     def reaction_points(self) -> list:

@@ -56,7 +56,7 @@ DEFAULTS = dict(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25,
                 youngs=2e11, density=7870.0, crank_speed=4.0 * np.pi, revolutions=2.0, damping=0.0,
                 static_start=True, stiffening=True, formulation="lagrange", integrator="midpoint", h=5e-5,
                 rtol=1e-8, degrees_out=1.0, gif_frames=60, plots=True, coupled=False, h_coupled=2.5e-4,
-                rho_inf=0.9)
+                rho_inf=0.9, coupled_stiffening="axial-strain")
 HELP = dict(elements="beam elements on the coupler", ground="ground length O2-O4 [m]", crank="crank length [m]",
             coupler="coupler length [m]", rocker="rocker length [m]", depth="section depth in the plane [m]",
             width="section width [m]", youngs="Young's modulus [Pa]", density="density [kg/m^3]",
@@ -70,8 +70,12 @@ HELP = dict(elements="beam elements on the coupler", ground="ground length O2-O4
             coupled="coupled model: crank and rocker rigid bodies (the rocker a strip of the coupler's section), "
                     "the coupler a FlexibleBody on joints at its end nodes (index3-alpha, step h_coupled)",
             h_coupled="fixed step of index3-alpha in the coupled model [s]",
-            rho_inf="spectral radius at infinity of index3-alpha (coupled model)")
-CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
+            rho_inf="spectral radius at infinity of index3-alpha (coupled model)",
+            coupled_stiffening="geometric stiffening of the coupled coupler (with --stiffening): 'axial-strain', "
+                               "by each element's own axial strain (frame acceleration, joint loads), or 'omega', "
+                               "the Model's stiffening with the coupler's angular velocity only")
+CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
+               coupled_stiffening=["axial-strain", "omega"])
 
 
 def beam_element(depth=0.003, width=0.020, youngs=2e11, density=7870.0) -> BeamEB2D:
@@ -134,14 +138,22 @@ def _rz(angle):
 
 
 def build_coupled(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25, depth=0.003, width=0.020,
-                  youngs=2e11, density=7870.0, crank_speed=4.0 * np.pi, stiffening=True):
+                  youngs=2e11, density=7870.0, crank_speed=4.0 * np.pi, stiffening=True,
+                  coupled_stiffening="axial-strain"):
     """(System, coupler body, coupler Model) of the coupled four-bar at crank angle 0.
 
     crank: RigidBodyEP on a revolute joint at O2, driven by an AngleDriver; coupler: FlexibleBody on
     its chord frame (u = v = 0 at node 0, v = 0 at the last node), a revolute joint at Node(0) and a
     spherical joint at the last node; rocker: RigidBodyEP (a strip of the coupler's section, the crank
     too), a cylindrical joint about z at O4 (its z position is held by the spherical joint: no
-    redundant equations).  The coupler starts undeformed with the rigid-body velocities."""
+    redundant equations).  The coupler starts undeformed with the rigid-body velocities.  With
+    ``stiffening``, the coupler is stiffened by ``coupled_stiffening`` (`FlexibleBody`'s
+    ``stiffening``): "axial-strain" (default: each element's axial force from its own axial strain)
+    or "omega" (the Model's stiffening with the coupler's angular velocity only)."""
+    if coupled_stiffening not in CHOICES["coupled_stiffening"]:
+        raise CaseError("coupled_stiffening", f"must be one of {CHOICES['coupled_stiffening']}, "
+                                              f"got {coupled_stiffening!r}")
+    mode = coupled_stiffening if stiffening else "none"
     from flexmbs import Model, generate
     from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
     from flexmbs.constraints import AngleDriver, Cylindrical, Revolute, Spherical
@@ -153,7 +165,7 @@ def build_coupled(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.2
     V = {k: np.pad(st.point(k)[1], (0, 1)) for k in ("A",)}
     element = beam_element(depth, width, youngs, density)
     model = Model(generate.line(elements, coupler), element, fixed=[("start", "u"), ("start", "v"), ("end", "v")],
-                  stiffening=stiffening)
+                  stiffening=mode == "omega")
 
     def bar(name, length, at, link, **kw):
         m = density * depth * width * length
@@ -165,7 +177,7 @@ def build_coupled(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.2
     rocker_body = bar("rocker", rocker, P["O4"], "rocker")
     k = st.link("coupler")
     coupler_body = FlexibleBody(model, "coupler", position=P["A"], orientation=_rz(k.theta), velocity=V["A"],
-                                angular_velocity=k.omega * z)
+                                angular_velocity=k.omega * z, stiffening=mode)
     constraints = [Revolute(None, crank_body, at=P["O2"], axis=z, name="crank pivot"),
                    AngleDriver(None, crank_body, z, constant_speed(crank_speed), name="drive"),
                    Revolute(crank_body, coupler_body, s_j=Node(0), axis=z, name="pin A"),
@@ -178,7 +190,7 @@ def run_coupled(out, p: dict, t_end: float):
     """The coupled four-bar: (run info, coupler Model, extras) as `slider_crank.run_coupled`."""
     from flexmbs.mechanisms.coupled import axial_torque, integrate, multipliers
     phys = {k: p[k] for k in ("elements", "ground", "crank", "coupler", "rocker", "depth", "width", "youngs",
-                              "density", "crank_speed", "stiffening")}
+                              "density", "crank_speed", "stiffening", "coupled_stiffening")}
     system, body, model = build_coupled(**phys)
     t_eval = slider_crank.solver_options(p, t_end)["t_eval"]
     tic = time.perf_counter()

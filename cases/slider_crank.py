@@ -328,9 +328,9 @@ def run_coupled(out, p: dict, t_end: float):
 
 
 STIFFENING_NOTES = {
-    "axial-strain": "each element of the rod is stiffened by its own axial force EA eps_e from its elastic axial "
-                    "strain: the slider's inertia, the frame's acceleration and the joint loads stiffen it as in the "
-                    "kinematically driven model (docs/coupled.md)",
+    "axial-strain": "each element of the flexible link is stiffened by its own axial force EA eps_e from its "
+                    "elastic axial strain: the inertia of the bodies it drives, the frame's acceleration and the "
+                    "joint loads stiffen it as in the kinematically driven model (docs/coupled.md)",
     "omega": "the FlexibleBody's geometric stiffening uses only its angular velocity (no axial force from the "
              "frame's acceleration or the joints; docs/coupled.md)",
     "none": "no geometric stiffening"}

@@ -10,6 +10,7 @@
   converges with elements, and the joint reactions of a very stiff rod are those of a rigid rod;
 - bad input: a joint on a node that does not exist, a flexible body without reference conditions.
 """
+import json
 import sys
 from pathlib import Path
 
@@ -194,6 +195,15 @@ def test_coupled_cases_write_their_arrays(tmp_path):
     for key in ("t", "displacement", "nodes", "hub_angle", "hub_speed", "drive_torque"):
         assert key in d and np.all(np.isfinite(d[key])), key
     assert d["hub_speed"][-1] > 0.0
+    import four_bar
+    for mode in ("axial-strain", "omega"):
+        out = tmp_path / f"fb-{mode}"
+        assert four_bar.main(["--coupled", "--elements", "2", "--revolutions", "0.01", "--coupled-stiffening", mode,
+                              "--out", str(out), "--no-plots"]) == 0
+        d = np.load(out / "results.npz")
+        for key in ("t", "displacement", "nodes", "crank_angle", "midspan_deflection", "drive_torque"):
+            assert key in d and np.all(np.isfinite(d[key])), key
+        assert json.loads((out / "summary.json").read_text())["stiffening"] == mode
 
 
 def test_torque_driven_hub_angular_momentum_is_the_torque_impulse():

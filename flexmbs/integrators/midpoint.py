@@ -124,7 +124,8 @@ class ImplicitMidpoint(Integrator):
     adaptive = False
     needs = "first_order"
     method_options = {"newton_tol": 1e-10, "newton_max_iter": 4, "linear": None, "reduced": True,
-                      "linear_solver": "auto", "iterative_tol": 1e-13, "reuse_max_iter": 8}
+                      "linear_solver": "auto", "iterative_tol": 1e-13, "reuse_max_iter": 8,
+                      "iterative_max_iter": 500}
 
     def _setup(self) -> None:
         self._M = self._J = self._J_key = None
@@ -139,6 +140,12 @@ class ImplicitMidpoint(Integrator):
         self._solver = solver
         self._iterative_tol = float(self.options["iterative_tol"])
         self._reuse_max_iter = int(self.options["reuse_max_iter"])
+        self._iterative_max_iter = int(self.options["iterative_max_iter"])
+        if self._reuse_max_iter < 1 or self._iterative_max_iter < 1:
+            raise ValueError("`reuse_max_iter` and `iterative_max_iter` must be at least 1, got "
+                             f"{self.options['reuse_max_iter']!r} and {self.options['iterative_max_iter']!r}")
+        self.n_lin_iter = 0
+        self.factor_s = 0.0
         self._affine = None
         if self.options["reduced"] and self._linear and getattr(self.formulation, "second_state", None) == "delta_dot":
             so = getattr(self.formulation, "second_order", None)
@@ -152,6 +159,39 @@ class ImplicitMidpoint(Integrator):
             self._lu_gamma = None
             getrf, getrs = _lapack_lu(af.M)
             self._getrf, self._getrs = getrf, getrs
+        self._second = self._second_order_step_matrix()
+        self._dv_prev = None
+
+    def _second_order_step_matrix(self):
+        """The n x n step matrix of a sparse (delta, delta') model (`sparse_step`), or None."""
+        from ..formulations.base import VelocityFormulation
+        form = self.formulation
+        model = getattr(form, "model", None)
+        if self._affine is not None or not self._linear or not self.options["reduced"] \
+                or not isinstance(form, VelocityFormulation) \
+                or getattr(form, "_compiled", None) is not None or model is None or model.dense \
+                or not hasattr(model, "frame_terms"):
+            return None
+        from .sparse_step import SecondOrderStepMatrix
+        solver = self._solver
+        if solver == "auto":                      # a step matrix that changes: no factorization
+            solver = "direct" if model.steady else "iterative"
+        return SecondOrderStepMatrix(model, solver, self._iterative_tol, self._reuse_max_iter,
+                                     self._iterative_max_iter)
+
+    def _step_second_order(self, t_next: float, h: float) -> tuple[bool, str | None]:
+        """One step of the sparse n x n form (`sparse_step`): S(t_mid) dv = f(t_mid, q0 + h v0/2, v0)."""
+        n = self.formulation.n
+        q0, v0 = self.x[:n], self.x[n:]
+        t_mid = self.t + 0.5 * h
+        self.n_rhs += 1
+        b = self.formulation.generalized_force(t_mid, q0 + (0.5 * h) * v0, v0)
+        st = self._second
+        dv = st.solve(h, t_mid, b, self._dv_prev)
+        self.n_lu, self.n_jac, self.n_lin_iter, self.factor_s = st.n_factor, st.n_matrix, st.iterations, st.factor_s
+        self._dv_prev = dv
+        self.t, self.x = t_next, np.concatenate([q0 + h * v0 + (0.5 * h) * dv, v0 + dv])
+        return True, None
 
     def _as_J(self, M):
         """M_full in the storage of J (dense with a dense J), converted once per distinct M_full.
@@ -234,6 +274,8 @@ class ImplicitMidpoint(Integrator):
         t_next, h = step
         if self._affine is not None:
             return self._step_reduced(t_next, h)
+        if self._second is not None:
+            return self._step_second_order(t_next, h)
         t, x = self.t, self.x
         t_mid = t + 0.5 * h
         lu = self._factor(h, t_mid, x)

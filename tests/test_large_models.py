@@ -166,6 +166,28 @@ def test_sparse_step_matrix_equals_the_full_system(solver, n_lu):
         assert np.abs(a - r).max() <= 1e-9 * np.abs(r).max()
 
 
+def test_gibbs_appell_takes_the_same_sparse_step():
+    """Gibbs-Appell has Lagrange's Jacobian blocks, so it takes the same n x n step matrix;
+    its run equals Lagrange's to the Krylov tolerance."""
+    md = _spin_model()
+    kw = dict(method="midpoint", h=1e-5, t_end=1e-4, dt_out=5e-5, compute_energies=False)
+    a = fm.run(md, formulation="gibbs-appell", **kw)
+    b = fm.run(md, formulation="lagrange", **kw)
+    assert a.stats["n_lu"] == 0 and a.stats["n_jac"] == 10       # "auto": iterative, spin-up
+    assert np.abs(a.displacement - b.displacement).max() <= 1e-9 * np.abs(b.displacement).max()
+
+
+def test_steady_frame_factorizes_the_step_matrix_once():
+    """On a constant spin S is constant: "auto" factorizes it once for the whole run."""
+    md = _box_model(3, motion=fm.motion.ConstantRotation(30.0), dense_below=0)
+    res = fm.run(md, formulation="lagrange", method="midpoint", h=1e-5, t_end=1e-4, dt_out=1e-4,
+                 compute_energies=False)
+    ref = fm.run(md, formulation="lagrange", method="midpoint", h=1e-5, t_end=1e-4, dt_out=1e-4,
+                 compute_energies=False, reduced=False, linear_solver="direct")
+    assert (res.stats["n_lu"], res.stats["n_jac"]) == (1, 1)
+    assert np.abs(res.displacement - ref.displacement).max() <= 1e-9 * np.abs(ref.displacement).max()
+
+
 def test_iterative_solver_switches_to_a_factorization_when_it_stalls():
     """With Jacobi allowed one iteration, the step matrix's symmetric part is factorized once
     and the run continues with it (GMRES), to the same results as the direct solve."""

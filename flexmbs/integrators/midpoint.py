@@ -41,16 +41,25 @@ Options: ``newton_tol`` (1e-10): the residual is small when ``|R|_inf <= newton_
 the size of its terms, or the Newton correction when ``|delta|_inf <= newton_tol |x|_inf``
 (the residual of a linear solve can stay at the round-off of F);
 ``newton_max_iter`` (4): corrections allowed before the step fails;
-``linear_solver`` ("auto"): "direct" factorizes the n x n Schur matrix S (LAPACK or SuperLU)
-whenever it changes; "reuse" keeps a factorization of the symmetric part of an earlier S
-(sparse SPD: CHOLMOD or SuperLU, ``flexmbs.sparse_solve``) and solves each new S by BiCGSTAB
-preconditioned with it, to the relative residual ``iterative_tol`` (1e-13), refactorizing only
-when it needs more than ``reuse_max_iter`` (8) iterations; "iterative" uses the diagonal of S
-(Jacobi) as the preconditioner and factorizes nothing.  "auto" is "reuse" for sparse S of at least
-``REUSE_ABOVE`` (5 000) unknowns, else "direct".  When only the frame's omega(t), eps(t) change,
-S(t) = M/h + C/2 + h K/4 + (h/4 ([k(omega)] + [k(eps)] + K_geo(t)) + G(omega)) differs from the
-factorized one by terms of relative size (h omega)^2 and h omega, so a few iterations suffice
-and a spin-up is run on one factorization;
+``linear_solver`` ("auto"): how the n x n matrix S is solved.  For a sparse model with the
+state (delta, delta') (Lagrange, Gibbs-Appell) S = M/h + C_eff(t)/2 + h K_eff(t)/4 is formed at
+every step from constant matrices on one sparsity pattern (`flexmbs.integrators.sparse_step`),
+and the right-hand side is f(t_mid, q0 + h v0/2, v0), so no 2n x 2n matrix exists at all:
+"iterative" solves it by BiCGSTAB preconditioned with its diagonal (no factorization; it
+switches to "reuse" when a solve needs more than ``iterative_max_iter`` (500) iterations),
+"reuse" by GMRES preconditioned with one factorization of the symmetric part of an earlier S
+(sparse SPD: CHOLMOD or SuperLU, ``flexmbs.sparse_solve``), refactorized only when a solve
+needs more than ``reuse_max_iter`` (8) iterations, "direct" by SuperLU whenever S changes; all
+to the relative residual ``iterative_tol`` (1e-13).  "auto" is "iterative" when the frame
+makes S change in time, and for a steady frame "direct" (one factorization for the whole run)
+below ``DIRECT_BELOW`` (50 000) DOFs, "iterative" above.  When only omega(t), eps(t) change,
+S(t) differs from a factorized one by terms of relative size h omega (Coriolis) and
+(h omega)^2, so "reuse" runs a spin-up on one factorization; "iterative" is cheaper while h
+is small against the mesh's highest frequency (measured in docs/benchmarks.md).  Other models
+(Hamilton, dense) use the Schur complement of the 2n x 2n matrix: "direct" factorizes it
+whenever it changes, "reuse" solves it by BiCGSTAB preconditioned with a factorization of the
+symmetric part of an earlier one, "iterative" by Jacobi-BiCGSTAB; there "auto" is "reuse" for
+sparse S of at least ``REUSE_ABOVE`` (5 000) unknowns, else "direct";
 ``linear`` (None): True when F is affine in x and ``jacobian`` exact, so that the first solve
 is the step and the residual check (the second ``forcing_full``) is skipped; None takes the
 formulation's attribute ``linear`` (False if it has none);
@@ -83,6 +92,7 @@ from .base import Integrator, Factorization, _lapack_lu, _linear_option, as_oper
 __all__ = ["ImplicitMidpoint"]
 
 REDUCED_BLOCK = 512              # steps whose coefficients gamma(t_mid) are computed together
+DIRECT_BELOW = 50_000            # steady sparse models below: one SuperLU of the step matrix
 
 
 class ImplicitMidpoint(Integrator):
@@ -107,14 +117,19 @@ class ImplicitMidpoint(Integrator):
         Lagrange models), step the n x n Schur complement of the 2n x 2n system (the same
         rule); False: always the 2n x 2n system.
     linear_solver : {"auto", "direct", "reuse", "iterative"}, default "auto"
-        How the n x n Schur matrix of the general path is solved (module docstring): "direct"
-        factorizes it whenever it changes; "reuse" keeps a factorization of the symmetric part
-        of an earlier one as a BiCGSTAB preconditioner; "iterative" uses Jacobi and factorizes
-        nothing; "auto" is "reuse" for sparse models of at least ``REUSE_ABOVE`` DOFs.
+        How the n x n step matrix is solved (module docstring): "direct" factorizes it
+        whenever it changes; "reuse" keeps a factorization of the symmetric part of an
+        earlier one as a Krylov preconditioner; "iterative" uses its diagonal (Jacobi) and
+        factorizes nothing.  "auto": sparse Lagrange/Gibbs-Appell models take "iterative"
+        on a time-varying frame, "direct" on a steady one (below ``DIRECT_BELOW`` DOFs);
+        other models "reuse" for sparse models of at least ``REUSE_ABOVE`` DOFs, else "direct".
     iterative_tol : float, default 1e-13
-        Relative residual of the BiCGSTAB solves.
+        Relative residual of the Krylov solves.
     reuse_max_iter : int, default 8
         Iterations allowed with a reused preconditioner before it is refactorized.
+    iterative_max_iter : int, default 500
+        Jacobi-BiCGSTAB iterations allowed per solve before the run switches to "reuse"
+        (sparse Lagrange/Gibbs-Appell models).
     divergence_limit : float, default 1e12
         The run stops with status "diverged" when ``|x|_inf`` exceeds it.
     """
@@ -175,7 +190,7 @@ class ImplicitMidpoint(Integrator):
         from .sparse_step import SecondOrderStepMatrix
         solver = self._solver
         if solver == "auto":                      # a step matrix that changes: no factorization
-            solver = "direct" if model.steady else "iterative"
+            solver = "direct" if model.steady and model.n_dofs < DIRECT_BELOW else "iterative"
         return SecondOrderStepMatrix(model, solver, self._iterative_tol, self._reuse_max_iter,
                                      self._iterative_max_iter)
 

@@ -1,16 +1,21 @@
 """Scaling of model building and implicit steps with the number of DOFs: bars and Tet4 solids.
 
     python benchmarks/bench_scaling.py [--kind bar solid] [--max-dofs 1e6] [--steps 5]
+        [--linear-solver auto|iterative|reuse|direct] [--t0 0.5]
 
 Each size runs in its own process (so that its peak resident memory is its own) and builds
-the model on a spin-up frame (``motion.SpinUp``, geometric stiffening on: one SPD
-factorization of K and one geometric stiffness per unit load case), then takes ``--steps``
-implicit midpoint steps (Lagrange; the frame's omega changes at every step, so the n x n
-Schur matrix changes at every step: for sparse models it is solved by Jacobi-preconditioned
-BiCGSTAB, see flexmbs/integrators/midpoint.py).  Printed per size: DOFs, build time [s],
-peak memory [MB] (tracemalloc: the Python/NumPy heap during the build; ru_maxrss: the whole
-process, including SuperLU/CHOLMOD), time per step [s]; then the log-log slopes
-(d log t / d log n) between consecutive sizes and over the whole range.
+the model on a spin-up frame (``motion.SpinUp(10 rad/s, 1 s)``, geometric stiffening on: one
+SPD factorization of K and one geometric stiffness per unit load case), then takes ``--steps``
+implicit midpoint steps (Lagrange) from ``--t0`` (default 0.5 s, mid spin-up, where the frame
+changes the step matrix at every step), with the midpoint option ``linear_solver`` given by
+``--linear-solver`` (flexmbs/integrators/sparse_step.py).  Each step is timed on its own, in
+CPU time of the process.  Printed per size: DOFs, build time [s], peak memory [MB]
+(tracemalloc: the Python/NumPy heap during the build; ru_maxrss: the whole process,
+including SuperLU/CHOLMOD), the steady time per step [s] (median of the steps after the
+first), the CPU time of the factorizations [s] (one-time), the first step [s], the time per
+step with setup and factorizations amortised over the steps [s], and the Krylov iterations
+per step; then the log-log slopes (d log t / d log n) between consecutive sizes and over the
+whole range.
 
 Bars: BeamEB2D cantilevers of n elements (3 DOFs per node), 10 .. 3e5 elements.
 Solids: Tet4 boxes 1 x 0.2 x 0.2 m clamped at x = 0 (the grid refined in all directions).

@@ -188,6 +188,25 @@ def test_steady_frame_factorizes_the_step_matrix_once():
     assert np.abs(res.displacement - ref.displacement).max() <= 1e-9 * np.abs(ref.displacement).max()
 
 
+def test_threaded_products_equal_the_serial_ones(monkeypatch):
+    """Products with S by row blocks in 3 threads: the same run, to the Krylov tolerance."""
+    from flexmbs.integrators import sparse_step
+    md = _spin_model()
+    kw = dict(formulation="lagrange", method="midpoint", h=1e-5, t_end=1e-4, dt_out=5e-5,
+              compute_energies=False)
+    ref = fm.run(md, matvec_threads=1, **kw)
+    monkeypatch.setattr(sparse_step, "THREADED_NNZ", 0)
+    S = sparse_step.SecondOrderStepMatrix(md, "iterative", threads=3)
+    assert S.threads == 3
+    x = np.random.default_rng(2).standard_normal(md.n_dofs)
+    A = S.matrix(1e-5, 0.3e-3)
+    assert np.abs(S._S_op @ x - A @ x).max() <= 1e-12 * np.abs(A @ x).max()
+    res = fm.run(md, matvec_threads=3, **kw)
+    assert np.abs(res.displacement - ref.displacement).max() <= 1e-9 * np.abs(ref.displacement).max()
+    with pytest.raises(ValueError, match="`matvec_threads` must be None or an integer >= 1"):
+        fm.run(md, matvec_threads=0, **kw)
+
+
 def test_iterative_solver_switches_to_a_factorization_when_it_stalls():
     """With Jacobi allowed one iteration, the step matrix's symmetric part is factorized once
     and the run continues with it (GMRES), to the same results as the direct solve."""

@@ -130,6 +130,9 @@ class ImplicitMidpoint(Integrator):
     iterative_max_iter : int, default 500
         Jacobi-BiCGSTAB iterations allowed per solve before the run switches to "reuse"
         (sparse Lagrange/Gibbs-Appell models).
+    matvec_threads : int or None, default None
+        Threads for the products with a sparse step matrix of more than a million stored
+        entries (Lagrange/Gibbs-Appell); None: OMP_NUM_THREADS if set, else the cores (<= 8).
     divergence_limit : float, default 1e12
         The run stops with status "diverged" when ``|x|_inf`` exceeds it.
     """
@@ -140,7 +143,7 @@ class ImplicitMidpoint(Integrator):
     needs = "first_order"
     method_options = {"newton_tol": 1e-10, "newton_max_iter": 4, "linear": None, "reduced": True,
                       "linear_solver": "auto", "iterative_tol": 1e-13, "reuse_max_iter": 8,
-                      "iterative_max_iter": 500}
+                      "iterative_max_iter": 500, "matvec_threads": None}
 
     def _setup(self) -> None:
         self._M = self._J = self._J_key = None
@@ -191,8 +194,11 @@ class ImplicitMidpoint(Integrator):
         solver = self._solver
         if solver == "auto":                      # a step matrix that changes: no factorization
             solver = "direct" if model.steady and model.n_dofs < DIRECT_BELOW else "iterative"
+        threads = self.options["matvec_threads"]
+        if threads is not None and not (isinstance(threads, (int, np.integer)) and threads >= 1):
+            raise ValueError(f"`matvec_threads` must be None or an integer >= 1, got {threads!r}")
         return SecondOrderStepMatrix(model, solver, self._iterative_tol, self._reuse_max_iter,
-                                     self._iterative_max_iter)
+                                     self._iterative_max_iter, threads)
 
     def _step_second_order(self, t_next: float, h: float) -> tuple[bool, str | None]:
         """One step of the sparse n x n form (`sparse_step`): S(t_mid) dv = f(t_mid, q0 + h v0/2, v0)."""

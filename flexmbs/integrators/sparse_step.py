@@ -158,6 +158,46 @@ def bicgstab_right(A, psolve, b: np.ndarray, x0: np.ndarray | None, rtol: float,
     return x, k, False
 
 
+THREADED_NNZ = 1_000_000          # step matrices with more stored entries: products in threads
+_POOL = None
+
+
+def _threads(requested) -> int:
+    """Threads for the products with S: ``requested``, or OMP_NUM_THREADS, or the cores (<= 8)."""
+    import os
+    if requested is None:
+        env = os.environ.get("OMP_NUM_THREADS", "")
+        requested = int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+    return max(1, min(int(requested), 8))
+
+
+class _RowBlocks:
+    """y = S x by row blocks of equal stored entries, computed in threads (SciPy's CSR product
+    runs without the GIL); the blocks are views of S's arrays, set up once per pattern."""
+
+    def __init__(self, indptr, indices, n_cols: int, k: int):
+        cuts = np.searchsorted(indptr, np.linspace(0, indptr[-1], k + 1)[1:-1])
+        rows = np.unique(np.concatenate([[0], cuts, [len(indptr) - 1]]))
+        self.shape = (len(indptr) - 1, n_cols)
+        self._parts = [(r0, r1, indptr[r0], indptr[r1], (indptr[r0:r1 + 1] - indptr[r0]).astype(indptr.dtype),
+                        indices[indptr[r0]:indptr[r1]]) for r0, r1 in zip(rows[:-1], rows[1:])]
+        self._blocks = None
+
+    def set_data(self, data):
+        self._blocks = [sparse.csr_array((data[a0:a1], idx, ptr), shape=(r1 - r0, self.shape[1]), copy=False)
+                        for r0, r1, a0, a1, ptr, idx in self._parts]
+        return self
+
+    def __matmul__(self, x):
+        global _POOL
+        if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+            _POOL = ThreadPoolExecutor(8, thread_name_prefix="flexmbs-matvec")
+        futures = [_POOL.submit(B.__matmul__, x) for B in self._blocks[1:]]
+        first = self._blocks[0] @ x
+        return np.concatenate([first] + [f.result() for f in futures])
+
+
 class _Jacobi:
     def __init__(self, d):
         if np.any(d == 0.0) or not np.all(np.isfinite(d)):
@@ -181,13 +221,17 @@ class SecondOrderStepMatrix:
         Relative residual |b - S x| <= tol |b| of the Krylov solves.
     reuse_max_iter, iterative_max_iter : int
         Iterations allowed per solve with a reused factorization / with Jacobi.
+    threads : int or None
+        Threads for the products with S when it has more than ``THREADED_NNZ`` stored
+        entries (row blocks; SciPy's CSR product releases the GIL); None: OMP_NUM_THREADS if
+        set, else the number of cores (at most 8).
 
     Counters: ``n_matrix`` step matrices formed, ``n_factor`` factorizations, ``iterations``
     Krylov iterations in all, ``factor_s`` seconds spent factorizing.
     """
 
     def __init__(self, model, solver: str, tol: float = 1e-13, reuse_max_iter: int = 8,
-                 iterative_max_iter: int = 500):
+                 iterative_max_iter: int = 500, threads: int | None = None):
         if solver not in ("iterative", "reuse", "direct"):
             raise ValueError(f"`solver` must be 'iterative', 'reuse' or 'direct', got {solver!r}")
         mats, skew = model.frame_terms()
@@ -199,6 +243,10 @@ class SecondOrderStepMatrix:
         self.n_matrix = self.n_factor = self.iterations = 0
         self.factor_s = 0.0
         self._c = self._S = self._direct = self._pre = self._jacobi = None
+        k = _threads(threads) if self._sum.nnz > THREADED_NNZ else 1
+        self.threads = k
+        self._op = None if k == 1 else _RowBlocks(self._sum.indptr, self._sum.indices, self._sum.shape[1], k)
+        self._S_op = None
 
     def coefficients(self, h: float, t: float) -> np.ndarray:
         """s_k(t) of S(t) = sum_k s_k A_k."""
@@ -212,6 +260,7 @@ class SecondOrderStepMatrix:
         c = self.coefficients(h, t)
         if self._c is None or not np.array_equal(c, self._c):
             self._S = self._sum.matrix(c)
+            self._S_op = self._S if self._op is None else self._op.set_data(self._S.data)
             self._c = c
             self._direct = self._jacobi = None
             self.n_matrix += 1
@@ -254,7 +303,7 @@ class SecondOrderStepMatrix:
                 self._jacobi = _Jacobi(S.diagonal())
             except ZeroDivisionError:
                 return None
-        x, k, ok = bicgstab_right(S, self._jacobi.solve, b, x0, self.tol, self.iterative_max_iter)
+        x, k, ok = bicgstab_right(self._S_op, self._jacobi.solve, b, x0, self.tol, self.iterative_max_iter)
         self.iterations += k
         return x if ok else None
 
@@ -271,12 +320,12 @@ class SecondOrderStepMatrix:
     def _solve_reuse(self, S, b, x0):
         if self._pre is None:
             self._factor_symmetric()
-        x, k, ok = gmres_right(S, self._pre.solve, b, x0, self.tol, self.reuse_max_iter)
+        x, k, ok = gmres_right(self._S_op, self._pre.solve, b, x0, self.tol, self.reuse_max_iter)
         self.iterations += k
         if ok:
             return x
         self._factor_symmetric()               # S has moved too far from the factorized one
-        x, k, ok = gmres_right(S, self._pre.solve, b, x, self.tol, max(self.reuse_max_iter, 50))
+        x, k, ok = gmres_right(self._S_op, self._pre.solve, b, x, self.tol, max(self.reuse_max_iter, 50))
         self.iterations += k
         if ok:
             return x

@@ -13,8 +13,8 @@ CPU time of the process.  Printed per size: DOFs, build time [s], peak memory [M
 (tracemalloc: the Python/NumPy heap during the build; ru_maxrss: the whole process,
 including SuperLU/CHOLMOD), the steady time per step [s] (median of the steps after the
 first), the CPU time of the factorizations [s] (one-time), the first step [s], the time per
-step with setup and factorizations amortised over the steps [s], and the Krylov iterations
-per step; then the log-log slopes (d log t / d log n) between consecutive sizes and over the
+step with setup and factorizations amortised over the steps [s], the Krylov iterations
+per step, and the steady wall-clock time per step [s] (what threads shorten); then the log-log slopes (d log t / d log n) between consecutive sizes and over the
 whole range.
 
 Bars: BeamEB2D cantilevers of n elements (3 DOFs per node), 10 .. 3e5 elements.
@@ -44,7 +44,7 @@ def _solid_dofs(g):
     return 3 * (nx + 1) * (ny + 1) * (nz + 1)
 
 
-def one(kind: str, size, steps: int, h: float, solver: str = "auto", t0: float = 0.5) -> dict:
+def one(kind: str, size, steps: int, h: float, solver: str = "auto", t0: float = 0.5, threads=None) -> dict:
     import flexmbs as fm
     steel = fm.Material(2.1e11, 7800.0, 0.3)
     motion = fm.motion.SpinUp(10.0, 1.0)
@@ -62,12 +62,12 @@ def one(kind: str, size, steps: int, h: float, solver: str = "auto", t0: float =
     out = dict(kind=kind, size=size, dofs=md.n_dofs, build_s=build, peak_heap_MB=peak,
                rss_build_MB=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     if steps:
-        out.update(time_steps(md, steps, h, solver, t0))
+        out.update(time_steps(md, steps, h, solver, t0, threads))
         out["rss_MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
 
-def time_steps(md, steps: int, h: float, solver: str = "auto", t0: float = 0.5) -> dict:
+def time_steps(md, steps: int, h: float, solver: str = "auto", t0: float = 0.5, threads=None) -> dict:
     """Implicit midpoint steps (Lagrange) from rest at ``t0``, each timed on its own (CPU time of
     this process, so that other processes' load does not count; wall time too).  The default
     t0 = 0.5 s is half-way through the spin-up, where omega = 5 rad/s and eps = 20 rad/s^2 (at
@@ -85,7 +85,8 @@ def time_steps(md, steps: int, h: float, solver: str = "auto", t0: float = 0.5) 
     form = FORMULATIONS["lagrange"](md)
     zero = np.zeros(md.n_dofs)
     cpu0 = time.process_time()
-    integ = ImplicitMidpoint(form, t0, form.state0(zero, zero), t0 + steps * h, h=h, linear_solver=solver)
+    integ = ImplicitMidpoint(form, t0, form.state0(zero, zero), t0 + steps * h, h=h, linear_solver=solver,
+                             matvec_threads=threads)
     setup = time.process_time() - cpu0
     cpu, wall, iters = [], [], []
     for _ in range(steps):
@@ -103,6 +104,7 @@ def time_steps(md, steps: int, h: float, solver: str = "auto", t0: float = 0.5) 
                 amortised_s=(setup + sum(cpu)) / steps,
                 iterations_per_step=float(np.mean(iters[1:] if len(iters) > 1 else iters)),
                 iterations=iters, n_factor=integ.n_lu, solver=None if st is None else st.solver,
+                matvec_threads=None if st is None else st.threads,
                 threads=os.environ.get("OMP_NUM_THREADS"), fm_version=getattr(fm, "__version__", ""))
 
 
@@ -127,13 +129,15 @@ def main(argv=None):
     p.add_argument("--linear-solver", default="auto", choices=["auto", "iterative", "reuse", "direct"],
                    help="the midpoint rule's `linear_solver` for the sparse step matrix")
     p.add_argument("--t0", type=float, default=0.5, help="time of the first step [s] (0.5: mid spin-up)")
+    p.add_argument("--matvec-threads", type=int, default=None,
+                   help="the midpoint option `matvec_threads` (default: 1)")
     p.add_argument("--timeout", type=float, default=3000, help="seconds allowed per size")
     p.add_argument("--one", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.one:
         kind, size = a.one
         size = int(size) if kind == "bar" else tuple(int(s) for s in size.split("x"))
-        print(json.dumps(one(kind, size, a.steps, a.h, a.linear_solver, a.t0)))
+        print(json.dumps(one(kind, size, a.steps, a.h, a.linear_solver, a.t0, a.matvec_threads)))
         return
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
@@ -141,7 +145,7 @@ def main(argv=None):
         sizes = BAR_ELEMENTS if kind == "bar" else SOLID_GRIDS
         rows = []
         print(f"\n{kind}: {'DOFs':>9s} {'build s':>9s} {'heap MB':>9s} {'RSS MB':>9s} {'step s':>10s} "
-              f"{'factor s':>9s} {'1st step':>9s} {'amort. s':>9s} {'iter':>6s}")
+              f"{'factor s':>9s} {'1st step':>9s} {'amort. s':>9s} {'iter':>6s} {'wall s':>9s}")
         for size in sizes:
             dofs = 3 * (size + 1) if kind == "bar" else _solid_dofs(size)
             if dofs > a.max_dofs or dofs < a.min_dofs:
@@ -149,6 +153,8 @@ def main(argv=None):
             arg = str(size) if kind == "bar" else "x".join(map(str, size))
             cmd = [sys.executable, __file__, "--one", kind, arg, "--steps", str(a.steps), "--h", str(a.h),
                    "--linear-solver", a.linear_solver, "--t0", str(a.t0)]
+            if a.matvec_threads is not None:
+                cmd += ["--matvec-threads", str(a.matvec_threads)]
             try:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
             except subprocess.TimeoutExpired:
@@ -162,7 +168,8 @@ def main(argv=None):
             print(f"{kind}: {r['dofs']:9d} {r['build_s']:9.3f} {r['peak_heap_MB']:9.1f} "
                   f"{r.get('rss_MB', r['rss_build_MB']):9.1f} {r.get('step_s', float('nan')):10.4g} "
                   f"{r.get('factor_s', float('nan')):9.3g} {r.get('first_step_s', float('nan')):9.3g} "
-                  f"{r.get('amortised_s', float('nan')):9.3g} {r.get('iterations_per_step', float('nan')):6.1f}",
+                  f"{r.get('amortised_s', float('nan')):9.3g} {r.get('iterations_per_step', float('nan')):6.1f} "
+                  f"{r.get('step_wall_s', float('nan')):9.3g}",
                   flush=True)
         for key in ("build_s", "peak_heap_MB", "step_s"):
             local, total = _slopes(rows, key)

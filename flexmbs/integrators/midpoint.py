@@ -132,7 +132,7 @@ class ImplicitMidpoint(Integrator):
         (sparse Lagrange/Gibbs-Appell models).
     matvec_threads : int or None, default None
         Threads for the products with a sparse step matrix of more than a million stored
-        entries (Lagrange/Gibbs-Appell); None: OMP_NUM_THREADS if set, else the cores (<= 8).
+        entries (Lagrange/Gibbs-Appell), at most 8; None: 1.
     divergence_limit : float, default 1e12
         The run stops with status "diverged" when ``|x|_inf`` exceeds it.
     """

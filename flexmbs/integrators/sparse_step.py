@@ -163,12 +163,8 @@ _POOL = None
 
 
 def _threads(requested) -> int:
-    """Threads for the products with S: ``requested``, or OMP_NUM_THREADS, or the cores (<= 8)."""
-    import os
-    if requested is None:
-        env = os.environ.get("OMP_NUM_THREADS", "")
-        requested = int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
-    return max(1, min(int(requested), 8))
+    """Threads for the products with S: ``requested`` (None: 1), at most 8."""
+    return 1 if requested is None else max(1, min(int(requested), 8))
 
 
 class _RowBlocks:
@@ -223,8 +219,8 @@ class SecondOrderStepMatrix:
         Iterations allowed per solve with a reused factorization / with Jacobi.
     threads : int or None
         Threads for the products with S when it has more than ``THREADED_NNZ`` stored
-        entries (row blocks; SciPy's CSR product releases the GIL); None: OMP_NUM_THREADS if
-        set, else the number of cores (at most 8).
+        entries (row blocks; SciPy's CSR product releases the GIL); None: 1.  Measured on 2
+        shared cores, 2 threads were slower than 1 (docs/benchmarks.md, section 12).
 
     Counters: ``n_matrix`` step matrices formed, ``n_factor`` factorizations, ``iterations``
     Krylov iterations in all, ``factor_s`` seconds spent factorizing.

@@ -14,8 +14,8 @@ CPU time of the process.  Printed per size: DOFs, build time [s], peak memory [M
 including SuperLU/CHOLMOD), the steady time per step [s] (median of the steps after the
 first), the CPU time of the factorizations [s] (one-time), the first step [s], the time per
 step with setup and factorizations amortised over the steps [s], the Krylov iterations
-per step, and the steady wall-clock time per step [s] (what threads shorten); then the log-log slopes (d log t / d log n) between consecutive sizes and over the
-whole range.
+per step, and the steady wall-clock time per step [s] (what threads shorten); then the
+log-log slopes (d log t / d log n) between consecutive sizes and over the whole range.
 
 Bars: BeamEB2D cantilevers of n elements (3 DOFs per node), 10 .. 3e5 elements.
 Solids: Tet4 boxes 1 x 0.2 x 0.2 m clamped at x = 0 (the grid refined in all directions).

@@ -48,7 +48,7 @@ from scipy.linalg import solve_triangular
 
 from ..sparse_sum import SparseSum
 
-__all__ = ["SecondOrderStepMatrix", "gmres_right", "bicgstab_right"]
+__all__ = ["SecondOrderStepMatrix", "gmres_right", "bicgstab_right", "mass_solve"]
 
 log = logging.getLogger("flexmbs")
 
@@ -204,8 +204,26 @@ class _Jacobi:
         return self.inv * r
 
 
+def mass_solve(M, b: np.ndarray, tol: float = 1e-13) -> np.ndarray:
+    """M^-1 b for a sparse consistent mass matrix by Jacobi-preconditioned CG (M is SPD and,
+    scaled by its diagonal, well conditioned for any mesh size: a few tens of iterations);
+    a factorization if CG does not converge."""
+    from scipy.sparse.linalg import LinearOperator, cg
+    scale = np.abs(b).max()
+    if scale == 0.0:
+        return np.zeros_like(b)
+    inv = 1.0 / M.diagonal()
+    x, info = cg(M, b / scale, rtol=tol, atol=0.0, maxiter=1000,
+                 M=LinearOperator(M.shape, matvec=lambda r: inv * r, dtype=float))
+    if info == 0:
+        return x * scale
+    from ..sparse_solve import spd_factor
+    return spd_factor(M).solve(b)
+
+
 class SecondOrderStepMatrix:
-    """S(t) = M/h + C_eff(t)/2 + h K_eff(t)/4 of a sparse model, formed and solved per step.
+    """S(t) = w_M M + w_C C_eff(t) + w_K K_eff(t) of a sparse model (midpoint: M/h + C_eff/2 +
+    h K_eff/4), formed and solved per step.
 
     Parameters
     ----------
@@ -217,6 +235,10 @@ class SecondOrderStepMatrix:
         Relative residual |b - S x| <= tol |b| of the Krylov solves.
     reuse_max_iter, iterative_max_iter : int
         Iterations allowed per solve with a reused factorization / with Jacobi.
+    weights : callable or None
+        h -> (w_M, w_C, w_K), the weights of M, C_eff and K_eff in S; None: the midpoint
+        rule's (1/h, 1/2, h/4).  Generalized-alpha passes (1 - alpha_m, (1 - alpha_f) gamma h,
+        (1 - alpha_f) beta h^2).
     threads : int or None
         Threads for the products with S when it has more than ``THREADED_NNZ`` stored
         entries (row blocks; SciPy's CSR product releases the GIL); None: 1.  Measured on 2
@@ -227,11 +249,12 @@ class SecondOrderStepMatrix:
     """
 
     def __init__(self, model, solver: str, tol: float = 1e-13, reuse_max_iter: int = 8,
-                 iterative_max_iter: int = 500, threads: int | None = None):
+                 iterative_max_iter: int = 500, threads: int | None = None, weights=None):
         if solver not in ("iterative", "reuse", "direct"):
             raise ValueError(f"`solver` must be 'iterative', 'reuse' or 'direct', got {solver!r}")
         mats, skew = model.frame_terms()
         self.model = model
+        self._weights = weights if weights is not None else (lambda h: (1.0 / h, 0.5, 0.25 * h))
         self._sum = SparseSum(mats)
         self._skew = np.asarray(skew, bool)
         self.solver = solver
@@ -245,10 +268,11 @@ class SecondOrderStepMatrix:
         self._S_op = None
 
     def coefficients(self, h: float, t: float) -> np.ndarray:
-        """s_k(t) of S(t) = sum_k s_k A_k."""
+        """s_k(t) of S(t) = w_M M + w_C C_eff(t) + w_K K_eff(t) = sum_k s_k A_k."""
+        wM, wC, wK = self._weights(h)
         a, b = self.model.frame_coefficients(t)
-        c = (0.25 * h) * a + 0.5 * b
-        c[0] += 1.0 / h
+        c = wK * a + wC * b
+        c[0] += wM
         return c
 
     def matrix(self, h: float, t: float) -> sparse.csr_array:

@@ -160,6 +160,7 @@ def test_sparse_step_matrix_equals_the_full_system(solver, n_lu):
     ref = fm.run(md, linear_solver="direct", reduced=False, **kw)
     res = fm.run(md, linear_solver=solver, **kw)
     assert (res.stats["n_lu"], res.stats["n_jac"], res.stats["n_rhs"]) == (n_lu, 20, 20)
+    assert (res.stats["n_lin_iter"] > 0) == (solver != "direct")
     for name in ("displacement", "velocity"):
         a, r = getattr(res, name), getattr(ref, name)
         assert np.abs(r).max() > 0

@@ -76,8 +76,15 @@ class GeneralizedAlpha(Integrator):
         Sparse Lagrange/Gibbs-Appell models with ``linear``: how S is solved, as for
         `ImplicitMidpoint` ("auto": Jacobi-BiCGSTAB on a time-varying frame, one SuperLU on a
         steady one below 50 000 DOFs).  Other models: a sparse or dense LU.
-    iterative_tol, reuse_max_iter, iterative_max_iter, matvec_threads
-        As for `ImplicitMidpoint` (1e-13, 8, 500, None).
+    iterative_tol : float, default 1e-13
+        Relative residual of the Krylov solves (as for `ImplicitMidpoint`).
+    reuse_max_iter : int, default 8
+        Iterations allowed with a reused preconditioner before it is refactorized.
+    iterative_max_iter : int, default 500
+        Jacobi-BiCGSTAB iterations allowed per solve before the run switches to "reuse".
+    matvec_threads : int or None, default None
+        Threads for the products with a step matrix of more than a million stored entries
+        (None: 1).
     divergence_limit : float, default 1e12
         The run stops with status "diverged" when ``|x|_inf`` exceeds it.
     """

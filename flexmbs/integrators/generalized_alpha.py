@@ -140,6 +140,9 @@ class GeneralizedAlpha(Integrator):
         threads = self.options["matvec_threads"]
         if threads is not None and not (isinstance(threads, (int, np.integer)) and threads >= 1):
             raise ValueError(f"`matvec_threads` must be None or an integer >= 1, got {threads!r}")
+        if int(self.options["reuse_max_iter"]) < 1 or int(self.options["iterative_max_iter"]) < 1:
+            raise ValueError("`reuse_max_iter` and `iterative_max_iter` must be at least 1, got "
+                             f"{self.options['reuse_max_iter']!r} and {self.options['iterative_max_iter']!r}")
         if not self._linear or not isinstance(form, VelocityFormulation) or model is None \
                 or getattr(model, "dense", True) or not hasattr(model, "frame_terms"):
             return None

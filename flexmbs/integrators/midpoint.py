@@ -162,6 +162,9 @@ class ImplicitMidpoint(Integrator):
         if self._reuse_max_iter < 1 or self._iterative_max_iter < 1:
             raise ValueError("`reuse_max_iter` and `iterative_max_iter` must be at least 1, got "
                              f"{self.options['reuse_max_iter']!r} and {self.options['iterative_max_iter']!r}")
+        threads = self.options["matvec_threads"]
+        if threads is not None and not (isinstance(threads, (int, np.integer)) and threads >= 1):
+            raise ValueError(f"`matvec_threads` must be None or an integer >= 1, got {threads!r}")
         self.n_lin_iter = 0
         self.factor_s = 0.0
         self._affine = None
@@ -187,18 +190,15 @@ class ImplicitMidpoint(Integrator):
         model = getattr(form, "model", None)
         if self._affine is not None or not self._linear or not self.options["reduced"] \
                 or not isinstance(form, VelocityFormulation) \
-                or getattr(form, "_compiled", None) is not None or model is None or model.dense \
-                or not hasattr(model, "frame_terms"):
+                or getattr(form, "_compiled", None) is not None or model is None \
+                or getattr(model, "dense", True) or not hasattr(model, "frame_terms"):
             return None
         from .sparse_step import SecondOrderStepMatrix
         solver = self._solver
         if solver == "auto":                      # a step matrix that changes: no factorization
             solver = "direct" if model.steady and model.n_dofs < DIRECT_BELOW else "iterative"
-        threads = self.options["matvec_threads"]
-        if threads is not None and not (isinstance(threads, (int, np.integer)) and threads >= 1):
-            raise ValueError(f"`matvec_threads` must be None or an integer >= 1, got {threads!r}")
         return SecondOrderStepMatrix(model, solver, self._iterative_tol, self._reuse_max_iter,
-                                     self._iterative_max_iter, threads)
+                                     self._iterative_max_iter, self.options["matvec_threads"])
 
     def _step_second_order(self, t_next: float, h: float) -> tuple[bool, str | None]:
         """One step of the sparse n x n form (`sparse_step`): S(t_mid) dv = f(t_mid, q0 + h v0/2, v0)."""

@@ -46,7 +46,8 @@ state (delta, delta') (Lagrange, Gibbs-Appell) S = M/h + C_eff(t)/2 + h K_eff(t)
 every step from constant matrices on one sparsity pattern (`flexmbs.integrators.sparse_step`),
 and the right-hand side is f(t_mid, q0 + h v0/2, v0), so no 2n x 2n matrix exists at all:
 "iterative" solves it by BiCGSTAB preconditioned with its diagonal (no factorization; it
-switches to "reuse" when a solve needs more than ``iterative_max_iter`` (500) iterations),
+switches to "reuse" when a solve needs more than ``iterative_max_iter`` (500) iterations or
+stalls above the tolerance),
 "reuse" by GMRES preconditioned with one factorization of the symmetric part of an earlier S
 (sparse SPD: CHOLMOD or SuperLU, ``flexmbs.sparse_solve``), refactorized only when a solve
 needs more than ``reuse_max_iter`` (8) iterations, "direct" by SuperLU whenever S changes; all

@@ -24,8 +24,8 @@ by M).  The solvers:
   step's dv.  No factorization at all.  S is well conditioned when the step is small against
   the mesh's highest frequency: its eigenvalues relative to M/h lie in [1, 1 + (h w_max)^2/4]
   (omega_max^2 of K, M), so the iteration count grows like h w_max, not with the mesh size at a
-  fixed h w_max.  If a solve needs more than ``iterative_max_iter`` iterations, the run
-  switches to ``"reuse"``.
+  fixed h w_max.  If a solve needs more than ``iterative_max_iter`` iterations, or stalls
+  above the tolerance (round-off of an ill-conditioned S), the run switches to ``"reuse"``.
 - ``"reuse"``: one factorization of H (`flexmbs.sparse_solve.spd_factor`: CHOLMOD or SuperLU
   with a minimum-degree ordering of A^T + A) as the right preconditioner of GMRES, whose
   iteration then converges like (h |omega|)^k; refactorized (at the current step) only when a
@@ -295,9 +295,9 @@ class SecondOrderStepMatrix:
             x = self._solve_jacobi(S, b, x0)
             if x is not None:
                 return x
-            log.info("midpoint: Jacobi-preconditioned BiCGSTAB needed more than %d iterations at t = %.6g; "
-                     "switching to a factorization of the step matrix's symmetric part as preconditioner",
-                     self.iterative_max_iter, t)
+            log.info("implicit step: Jacobi-preconditioned BiCGSTAB did not reach the relative residual %.3g "
+                     "within %d iterations at t = %.6g; switching to a factorization of the step matrix's "
+                     "symmetric part as preconditioner", self.tol, self.iterative_max_iter, t)
             self.solver = "reuse"
         return self._solve_reuse(S, b, x0)
 

@@ -388,7 +388,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
             energy.update(dict(zip(WORK_KEYS, W.T)))
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
-                     n_rejected=sol.n_rejected, **timings, post_s=time.perf_counter() - tic)
+                     n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, **timings,
+                     post_s=time.perf_counter() - tic)
         results = Results(
             t=sol.t, **outputs, nodes=model.mesh.points.copy(), energies=energy, status=sol.status,
             message=sol.message, stats=stats, metadata=dict(meta, order=sol.order),

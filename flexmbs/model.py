@@ -249,6 +249,7 @@ class Model:
         self.d = self.inv.d                      # (3, 3, n)
         self.g = self.inv.g                      # (3, n)
         self._cache: dict = {}
+        self._frame_terms = None
         log.info("model: %d elements, %d free DOFs, mass %.6g kg, %s operators",
                  len(self.cells), self.n_dofs, self.mass, "dense" if dense else "sparse")
 
@@ -575,6 +576,54 @@ class Model:
             return sparse.csr_array(self.C_damp + self.inv.c(w))
         C = 0.0 if self.C_op is None else self.C_op
         return C + 2.0 * self.G_matrix(w)
+
+    def frame_terms(self) -> tuple[list, np.ndarray]:
+        """(mats, skew): the constant matrices A_k whose combinations are K_eff(t) and C_eff(t).
+
+        .. code:: text
+
+            K_eff(t) = [k] + K_geo(t) + [k(omega)] + [k(eps)] = sum_k a_k(t) A_k
+            C_eff(t) = C + 2 G(omega)                           = sum_k b_k(t) A_k
+
+        with A = (M, [k], C, S[a, b] ..., G_i ..., K_geo,j ...) and the coefficients of
+        ``frame_coefficients``: [k(omega)] = sum_ab omega_a omega_b S[a, b] - |omega|^2 M,
+        [k(eps)] = sum_i eps_i G_i, G(omega) = sum_i omega_i G_i, K_geo = sum_j c_j(t) K_geo,j
+        (docs/theory.md).  ``skew[k]`` is True for the skew-symmetric G_i: the other terms
+        combine to a symmetric matrix for any frame motion.  M comes first.
+        """
+        if getattr(self, "_frame_terms", None) is None:
+            mats = [self.M, self.K, self.C_damp]
+            skew = [False, False, False]
+            self._S_keys = list(self.inv.S)
+            mats += [self.inv.S[k] for k in self._S_keys]
+            skew += [False] * len(self._S_keys)
+            self._G_index = [i for i, Gi in enumerate(self.inv.G) if Gi is not None]
+            mats += [self.inv.G[i] for i in self._G_index]
+            skew += [True] * len(self._G_index)
+            mats += list(self._Kg)
+            skew += [False] * len(self._Kg)
+            self._frame_terms = (mats, np.array(skew))
+        return self._frame_terms
+
+    def frame_coefficients(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b): K_eff(t) = sum_k a_k A_k and C_eff(t) = sum_k b_k A_k over ``frame_terms``."""
+        mats, _ = self.frame_terms()
+        fs = self.frame(t)
+        w, e = np.asarray(fs.omega, float), np.asarray(fs.eps, float)
+        a, b = np.zeros(len(mats)), np.zeros(len(mats))
+        a[0] = -float(w @ w)
+        a[1] = 1.0
+        b[2] = 1.0
+        k = 3
+        for (i, j) in self._S_keys:
+            a[k] = w[i] * w[j]
+            k += 1
+        for i in self._G_index:
+            a[k], b[k] = e[i], 2.0 * w[i]
+            k += 1
+        if self._Kg:
+            a[k:] = self.geometric_coefficients(t)
+        return a, b
 
     # -- helpers -------------------------------------------------------------------------------------
     def _dof_indices(self, dofs) -> list[int]:

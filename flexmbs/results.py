@@ -38,7 +38,8 @@ class Results:
         end normally have 'interrupted' (Ctrl-C), 'error' (an exception) or 'incomplete'
         (killed, or still running).
     stats : dict
-        Counters (n_rhs, n_jac, n_lu, n_steps, n_rejected) and wall times [s] per phase:
+        Counters (n_rhs, n_jac, n_lu, n_steps, n_rejected; n_lin_iter: Krylov iterations of
+        the implicit methods' linear solves) and wall times [s] per phase:
         build_s (formulation), solve_s (integration), output_s (writing the outputs to the
         results file while the integration runs), post_s (post-processing).
     metadata : dict

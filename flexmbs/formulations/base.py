@@ -35,24 +35,28 @@ class SparseSolver:
 
     Below ``dense_below`` unknowns the inverse is formed once from a Cholesky factorization
     (a consistent mass matrix is well conditioned, and a small matvec beats a triangular
-    solve's call overhead); above, a sparse LU is kept.
+    solve's call overhead); above, a sparse SPD factorization (`flexmbs.sparse_solve`) is
+    kept.  Either is computed at the first ``solve``: implicit methods on the sparse n x n
+    step matrix never need M^-1, which for a 1e5-DOF solid costs seconds and a factor's fill.
     """
 
     def __init__(self, A, dense_below: int = 400):
-        from scipy.linalg import cho_factor
         self.n = A.shape[0]
         self.dense = self.n < dense_below
-        if self.dense:
-            from scipy.linalg import cho_solve
-            Ad = A.toarray() if sparse.issparse(A) else np.asarray(A)
-            self._inv = cho_solve(cho_factor(Ad), np.eye(self.n))
-        else:
-            from scipy.sparse.linalg import splu
-            self._factor = splu(sparse.csc_matrix(A))
+        self._A = A
+        self._inv = self._factor = None
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self.dense:
+            if self._inv is None:
+                from scipy.linalg import cho_factor, cho_solve
+                A = self._A
+                Ad = A.toarray() if sparse.issparse(A) else np.asarray(A)
+                self._inv = cho_solve(cho_factor(Ad), np.eye(self.n))
             return self._inv @ b
+        if self._factor is None:
+            from ..sparse_solve import spd_factor
+            self._factor = spd_factor(self._A)
         return self._factor.solve(b)
 
 

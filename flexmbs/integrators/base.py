@@ -193,6 +193,7 @@ class Integrator(ABC):
         self.status: Status = "running"
         self.message: str | None = None
         self.n_rhs = self.n_jac = self.n_lu = self.n_steps = self.n_rejected = 0
+        self.n_lin_iter = 0                            # Krylov iterations (iterative linear solves)
         self._xdot_old: np.ndarray | None = None      # x' at (t_old, x_old), for Hermite
         self._xdot_new: np.ndarray | None = None      # x' at (t, x)
         self._M_full_takes_t: bool | None = None

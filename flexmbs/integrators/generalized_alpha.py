@@ -22,7 +22,11 @@ rho_inf < 1 damps the high frequencies while keeping second order.  The balance 
 
     S = (1 - alpha_m) M + (1 - alpha_f) (gamma h C(t_f) + beta h^2 K(t_f)),  K = -df/dq, C = -df/dv
 
-factorized by sparse LU and reused while ``(h, second_order.key(t_f))`` is unchanged; the
+factorized by sparse LU and reused while ``(h, second_order.key(t_f))`` is unchanged (sparse
+Lagrange/Gibbs-Appell models: formed from constant matrices and solved like the midpoint
+rule's step matrix, `flexmbs.integrators.sparse_step`, with the same options
+``linear_solver``, ``iterative_tol``, ``reuse_max_iter``, ``iterative_max_iter``,
+``matvec_threads``; M^-1 by Jacobi-CG, no LU of M); the
 residual is checked and corrected by Newton steps with S if it is not small (options
 ``newton_tol`` = 1e-10, ``newton_max_iter`` = 4, as for the midpoint rule); with the option
 ``linear`` True (None: the formulation's attribute ``linear``, default False) f is taken as
@@ -68,6 +72,19 @@ class GeneralizedAlpha(Integrator):
         True: the equations are affine in the state with an exact Jacobian, so the first solve
         is the step and the residual check is skipped; None: the formulation's attribute
         ``linear`` (False if it has none).
+    linear_solver : {"auto", "direct", "reuse", "iterative"}, default "auto"
+        Sparse Lagrange/Gibbs-Appell models with ``linear``: how S is solved, as for
+        `ImplicitMidpoint` ("auto": Jacobi-BiCGSTAB on a time-varying frame, one SuperLU on a
+        steady one below 50 000 DOFs).  Other models: a sparse or dense LU.
+    iterative_tol : float, default 1e-13
+        Relative residual of the Krylov solves (as for `ImplicitMidpoint`).
+    reuse_max_iter : int, default 8
+        Iterations allowed with a reused preconditioner before it is refactorized.
+    iterative_max_iter : int, default 500
+        Jacobi-BiCGSTAB iterations allowed per solve before the run switches to "reuse".
+    matvec_threads : int or None, default None
+        Threads for the products with a step matrix of more than a million stored entries
+        (None: 1).
     divergence_limit : float, default 1e12
         The run stops with status "diverged" when ``|x|_inf`` exceeds it.
     """
@@ -76,7 +93,9 @@ class GeneralizedAlpha(Integrator):
     order = 2
     adaptive = False
     needs = "second_order"
-    method_options = {"rho_inf": 0.9, "newton_tol": 1e-10, "newton_max_iter": 4, "linear": None}
+    method_options = {"rho_inf": 0.9, "newton_tol": 1e-10, "newton_max_iter": 4, "linear": None,
+                      "linear_solver": "auto", "iterative_tol": 1e-13, "reuse_max_iter": 8,
+                      "iterative_max_iter": 500, "matvec_threads": None}
 
     def _setup(self) -> None:
         rho_inf = float(self.options["rho_inf"])
@@ -97,13 +116,49 @@ class GeneralizedAlpha(Integrator):
         if 2 * self.n != self.formulation.n_state:
             raise ValueError(f"`formulation.second_order.M` is {self.n} x {self.n}, but the state has "
                              f"{self.formulation.n_state} components (expected 2 n).")
-        self._M_lu = Factorization(self._M)
-        self.n_lu += 1
+        self.n_lin_iter = 0
+        self.factor_s = 0.0
+        self._second = self._second_order_step_matrix()
+        if self._second is None:
+            self._M_lu = Factorization(self._M)
+            self.n_lu += 1
         self._S_lu = self._S_key = None
         self._KC = self._KC_key = None
         q, v = self.x[:self.n], self.x[self.n:]
-        self._a = self._M_lu.solve(self._f(self.t, q, v))        # M a0 = f(t0, q0, v0)
+        self._a = self._M_solve(self._f(self.t, q, v))           # M a0 = f(t0, q0, v0)
         self._xdot_new = np.concatenate([v, self._a])
+
+    def _second_order_step_matrix(self):
+        """The sparse step matrix S of `sparse_step` (its weights: this method's), or None."""
+        from ..formulations.base import VelocityFormulation
+        from .midpoint import DIRECT_BELOW
+        form = self.formulation
+        model = getattr(form, "model", None)
+        solver = self.options["linear_solver"]
+        if solver not in ("auto", "direct", "reuse", "iterative"):
+            raise ValueError(f"`linear_solver` must be 'auto', 'direct', 'reuse' or 'iterative', got {solver!r}")
+        threads = self.options["matvec_threads"]
+        if threads is not None and not (isinstance(threads, (int, np.integer)) and threads >= 1):
+            raise ValueError(f"`matvec_threads` must be None or an integer >= 1, got {threads!r}")
+        if int(self.options["reuse_max_iter"]) < 1 or int(self.options["iterative_max_iter"]) < 1:
+            raise ValueError("`reuse_max_iter` and `iterative_max_iter` must be at least 1, got "
+                             f"{self.options['reuse_max_iter']!r} and {self.options['iterative_max_iter']!r}")
+        if not self._linear or not isinstance(form, VelocityFormulation) or model is None \
+                or getattr(model, "dense", True) or not hasattr(model, "frame_terms"):
+            return None
+        from .sparse_step import SecondOrderStepMatrix
+        if solver == "auto":
+            solver = "direct" if model.steady and model.n_dofs < DIRECT_BELOW else "iterative"
+        am, af, gamma, beta = self.alpha_m, self.alpha_f, self.gamma, self.beta
+        return SecondOrderStepMatrix(model, solver, float(self.options["iterative_tol"]),
+                                     int(self.options["reuse_max_iter"]), int(self.options["iterative_max_iter"]),
+                                     threads, weights=lambda h: (1 - am, (1 - af) * gamma * h, (1 - af) * beta * h * h))
+
+    def _M_solve(self, b: np.ndarray) -> np.ndarray:
+        if self._second is None:
+            return self._M_lu.solve(b)
+        from .sparse_step import mass_solve
+        return mass_solve(self._M, b, float(self.options["iterative_tol"]))
 
     def _f(self, t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         self.n_rhs += 1
@@ -112,10 +167,12 @@ class GeneralizedAlpha(Integrator):
     def _xdot(self, t: float, x: np.ndarray) -> np.ndarray:
         """x' = (v, M^{-1} f(t, q, v)) for the Hermite dense output."""
         q, v = x[:self.n], x[self.n:]
-        return np.concatenate([v, self._M_lu.solve(self._f(t, q, v))])
+        return np.concatenate([v, self._M_solve(self._f(t, q, v))])
 
     def _factor(self, h: float, t_f: float, q: np.ndarray, v: np.ndarray):
         """LU of S = (1 - alpha_m) M + (1 - alpha_f)(gamma h C + beta h^2 K), keyed by (h, key(t_f))."""
+        if self._second is not None:
+            return _SparseSolve(self, h, t_f)
         key = self._so.key(t_f)
         if self._S_lu is None or (h, key) != self._S_key:
             if self._KC is None or key != self._KC_key:
@@ -173,3 +230,16 @@ class GeneralizedAlpha(Integrator):
         self.x = np.concatenate([q_pred + beta * h * h * a1, v_pred + gamma * h * a1])
         self._a = a1
         return True, None
+
+
+class _SparseSolve:
+    """S(t_f)^-1 for one step of generalized-alpha through `sparse_step` (guess: a0)."""
+
+    def __init__(self, integ: GeneralizedAlpha, h: float, t_f: float):
+        self.integ, self.h, self.t_f = integ, h, t_f
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        it, st = self.integ, self.integ._second
+        x = st.solve(self.h, self.t_f, b, it._a)
+        it.n_lu, it.n_jac, it.n_lin_iter, it.factor_s = st.n_factor, st.n_matrix, st.iterations, st.factor_s
+        return x

@@ -41,16 +41,26 @@ Options: ``newton_tol`` (1e-10): the residual is small when ``|R|_inf <= newton_
 the size of its terms, or the Newton correction when ``|delta|_inf <= newton_tol |x|_inf``
 (the residual of a linear solve can stay at the round-off of F);
 ``newton_max_iter`` (4): corrections allowed before the step fails;
-``linear_solver`` ("auto"): "direct" factorizes the n x n Schur matrix S (LAPACK or SuperLU)
-whenever it changes; "reuse" keeps a factorization of the symmetric part of an earlier S
-(sparse SPD: CHOLMOD or SuperLU, ``flexmbs.sparse_solve``) and solves each new S by BiCGSTAB
-preconditioned with it, to the relative residual ``iterative_tol`` (1e-13), refactorizing only
-when it needs more than ``reuse_max_iter`` (8) iterations; "iterative" uses the diagonal of S
-(Jacobi) as the preconditioner and factorizes nothing.  "auto" is "reuse" for sparse S of at least
-``REUSE_ABOVE`` (5 000) unknowns, else "direct".  When only the frame's omega(t), eps(t) change,
-S(t) = M/h + C/2 + h K/4 + (h/4 ([k(omega)] + [k(eps)] + K_geo(t)) + G(omega)) differs from the
-factorized one by terms of relative size (h omega)^2 and h omega, so a few iterations suffice
-and a spin-up is run on one factorization;
+``linear_solver`` ("auto"): how the n x n matrix S is solved.  For a sparse model with the
+state (delta, delta') (Lagrange, Gibbs-Appell) S = M/h + C_eff(t)/2 + h K_eff(t)/4 is formed at
+every step from constant matrices on one sparsity pattern (`flexmbs.integrators.sparse_step`),
+and the right-hand side is f(t_mid, q0 + h v0/2, v0), so no 2n x 2n matrix exists at all:
+"iterative" solves it by BiCGSTAB preconditioned with its diagonal (no factorization; it
+switches to "reuse" when a solve needs more than ``iterative_max_iter`` (500) iterations or
+stalls above the tolerance),
+"reuse" by GMRES preconditioned with one factorization of the symmetric part of an earlier S
+(sparse SPD: CHOLMOD or SuperLU, ``flexmbs.sparse_solve``), refactorized only when a solve
+needs more than ``reuse_max_iter`` (8) iterations, "direct" by SuperLU whenever S changes; all
+to the relative residual ``iterative_tol`` (1e-13).  "auto" is "iterative" when the frame
+makes S change in time, and for a steady frame "direct" (one factorization for the whole run)
+below ``DIRECT_BELOW`` (50 000) DOFs, "iterative" above.  When only omega(t), eps(t) change,
+S(t) differs from a factorized one by terms of relative size h omega (Coriolis) and
+(h omega)^2, so "reuse" runs a spin-up on one factorization; "iterative" is cheaper while h
+is small against the mesh's highest frequency (measured in docs/benchmarks.md).  Other models
+(Hamilton, dense) use the Schur complement of the 2n x 2n matrix: "direct" factorizes it
+whenever it changes, "reuse" solves it by BiCGSTAB preconditioned with a factorization of the
+symmetric part of an earlier one, "iterative" by Jacobi-BiCGSTAB; there "auto" is "reuse" for
+sparse S of at least ``REUSE_ABOVE`` (5 000) unknowns, else "direct";
 ``linear`` (None): True when F is affine in x and ``jacobian`` exact, so that the first solve
 is the step and the residual check (the second ``forcing_full``) is skipped; None takes the
 formulation's attribute ``linear`` (False if it has none);
@@ -83,6 +93,7 @@ from .base import Integrator, Factorization, _lapack_lu, _linear_option, as_oper
 __all__ = ["ImplicitMidpoint"]
 
 REDUCED_BLOCK = 512              # steps whose coefficients gamma(t_mid) are computed together
+DIRECT_BELOW = 50_000            # steady sparse models below: one SuperLU of the step matrix
 
 
 class ImplicitMidpoint(Integrator):
@@ -107,14 +118,22 @@ class ImplicitMidpoint(Integrator):
         Lagrange models), step the n x n Schur complement of the 2n x 2n system (the same
         rule); False: always the 2n x 2n system.
     linear_solver : {"auto", "direct", "reuse", "iterative"}, default "auto"
-        How the n x n Schur matrix of the general path is solved (module docstring): "direct"
-        factorizes it whenever it changes; "reuse" keeps a factorization of the symmetric part
-        of an earlier one as a BiCGSTAB preconditioner; "iterative" uses Jacobi and factorizes
-        nothing; "auto" is "reuse" for sparse models of at least ``REUSE_ABOVE`` DOFs.
+        How the n x n step matrix is solved (module docstring): "direct" factorizes it
+        whenever it changes; "reuse" keeps a factorization of the symmetric part of an
+        earlier one as a Krylov preconditioner; "iterative" uses its diagonal (Jacobi) and
+        factorizes nothing.  "auto": sparse Lagrange/Gibbs-Appell models take "iterative"
+        on a time-varying frame, "direct" on a steady one (below ``DIRECT_BELOW`` DOFs);
+        other models "reuse" for sparse models of at least ``REUSE_ABOVE`` DOFs, else "direct".
     iterative_tol : float, default 1e-13
-        Relative residual of the BiCGSTAB solves.
+        Relative residual of the Krylov solves.
     reuse_max_iter : int, default 8
         Iterations allowed with a reused preconditioner before it is refactorized.
+    iterative_max_iter : int, default 500
+        Jacobi-BiCGSTAB iterations allowed per solve before the run switches to "reuse"
+        (sparse Lagrange/Gibbs-Appell models).
+    matvec_threads : int or None, default None
+        Threads for the products with a sparse step matrix of more than a million stored
+        entries (Lagrange/Gibbs-Appell), at most 8; None: 1.
     divergence_limit : float, default 1e12
         The run stops with status "diverged" when ``|x|_inf`` exceeds it.
     """
@@ -124,7 +143,8 @@ class ImplicitMidpoint(Integrator):
     adaptive = False
     needs = "first_order"
     method_options = {"newton_tol": 1e-10, "newton_max_iter": 4, "linear": None, "reduced": True,
-                      "linear_solver": "auto", "iterative_tol": 1e-13, "reuse_max_iter": 8}
+                      "linear_solver": "auto", "iterative_tol": 1e-13, "reuse_max_iter": 8,
+                      "iterative_max_iter": 500, "matvec_threads": None}
 
     def _setup(self) -> None:
         self._M = self._J = self._J_key = None
@@ -139,6 +159,15 @@ class ImplicitMidpoint(Integrator):
         self._solver = solver
         self._iterative_tol = float(self.options["iterative_tol"])
         self._reuse_max_iter = int(self.options["reuse_max_iter"])
+        self._iterative_max_iter = int(self.options["iterative_max_iter"])
+        if self._reuse_max_iter < 1 or self._iterative_max_iter < 1:
+            raise ValueError("`reuse_max_iter` and `iterative_max_iter` must be at least 1, got "
+                             f"{self.options['reuse_max_iter']!r} and {self.options['iterative_max_iter']!r}")
+        threads = self.options["matvec_threads"]
+        if threads is not None and not (isinstance(threads, (int, np.integer)) and threads >= 1):
+            raise ValueError(f"`matvec_threads` must be None or an integer >= 1, got {threads!r}")
+        self.n_lin_iter = 0
+        self.factor_s = 0.0
         self._affine = None
         if self.options["reduced"] and self._linear and getattr(self.formulation, "second_state", None) == "delta_dot":
             so = getattr(self.formulation, "second_order", None)
@@ -152,6 +181,39 @@ class ImplicitMidpoint(Integrator):
             self._lu_gamma = None
             getrf, getrs = _lapack_lu(af.M)
             self._getrf, self._getrs = getrf, getrs
+        self._second = self._second_order_step_matrix()
+        self._dv_prev = None
+
+    def _second_order_step_matrix(self):
+        """The n x n step matrix of a sparse (delta, delta') model (`sparse_step`), or None."""
+        from ..formulations.base import VelocityFormulation
+        form = self.formulation
+        model = getattr(form, "model", None)
+        if self._affine is not None or not self._linear or not self.options["reduced"] \
+                or not isinstance(form, VelocityFormulation) \
+                or getattr(form, "_compiled", None) is not None or model is None \
+                or getattr(model, "dense", True) or not hasattr(model, "frame_terms"):
+            return None
+        from .sparse_step import SecondOrderStepMatrix
+        solver = self._solver
+        if solver == "auto":                      # a step matrix that changes: no factorization
+            solver = "direct" if model.steady and model.n_dofs < DIRECT_BELOW else "iterative"
+        return SecondOrderStepMatrix(model, solver, self._iterative_tol, self._reuse_max_iter,
+                                     self._iterative_max_iter, self.options["matvec_threads"])
+
+    def _step_second_order(self, t_next: float, h: float) -> tuple[bool, str | None]:
+        """One step of the sparse n x n form (`sparse_step`): S(t_mid) dv = f(t_mid, q0 + h v0/2, v0)."""
+        n = self.formulation.n
+        q0, v0 = self.x[:n], self.x[n:]
+        t_mid = self.t + 0.5 * h
+        self.n_rhs += 1
+        b = self.formulation.generalized_force(t_mid, q0 + (0.5 * h) * v0, v0)
+        st = self._second
+        dv = st.solve(h, t_mid, b, self._dv_prev)
+        self.n_lu, self.n_jac, self.n_lin_iter, self.factor_s = st.n_factor, st.n_matrix, st.iterations, st.factor_s
+        self._dv_prev = dv
+        self.t, self.x = t_next, np.concatenate([q0 + h * v0 + (0.5 * h) * dv, v0 + dv])
+        return True, None
 
     def _as_J(self, M):
         """M_full in the storage of J (dense with a dense J), converted once per distinct M_full.
@@ -234,6 +296,8 @@ class ImplicitMidpoint(Integrator):
         t_next, h = step
         if self._affine is not None:
             return self._step_reduced(t_next, h)
+        if self._second is not None:
+            return self._step_second_order(t_next, h)
         t, x = self.t, self.x
         t_mid = t + 0.5 * h
         lu = self._factor(h, t_mid, x)

@@ -61,6 +61,8 @@ class Solution:
         ``status == "finished"``.
     n_rhs, n_jac, n_lu, n_steps, n_rejected : int
         The integrator's counters.
+    n_lin_iter : int
+        Krylov iterations of the linear solves in all (0 where every solve is direct).
     wall_time : float
         Seconds spent in `simulate`.
     method : str
@@ -82,6 +84,7 @@ class Solution:
     wall_time: float
     method: str
     order: int
+    n_lin_iter: int = 0
 
 
 def validate_method(method) -> type[Integrator]:
@@ -298,4 +301,5 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         status=integrator.status, message=integrator.message, success=integrator.status == "finished",
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
-        wall_time=time.perf_counter() - start, method=method, order=cls.order)
+        wall_time=time.perf_counter() - start, method=method, order=cls.order,
+        n_lin_iter=getattr(integrator, "n_lin_iter", 0))

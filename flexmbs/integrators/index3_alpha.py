@@ -313,15 +313,7 @@ class Index3GeneralizedAlpha(Integrator):
         S = np.zeros((n + m, n + m))
         S[:n, :n] = M
         if self._tangent == "finite-difference":
-            qvj = getattr(self._sys, "quadratic_velocity_jacobian", None)
-            if new_tangent or self._KC is None:
-                self._KC = self._tangents(t, q, v, qdd, lam)
-                self._Dv = None if qvj is None else qvj(q, v)
-                Kt, Ct = self._KC
-            else:
-                Kt, Ct = self._KC
-                if qvj is not None:                    # the quadratic-velocity part of C_t, current
-                    Ct = Ct + self._Dv - qvj(q, v)
+            Kt, Ct = self._current_tangents(t, q, v, qdd, lam, new_tangent)
             S[:n, :n] += Kt / bp + (gp / bp) * Ct
         if m:
             S[:n, n:] = Cq.T
@@ -334,6 +326,30 @@ class Index3GeneralizedAlpha(Integrator):
         self._lu = Factorization(S)
         self._lu_h = h
         self.n_lu += 1
+
+    def _current_tangents(self, t, q, v, qdd, lam, new_tangent: bool):
+        """(K_t, C_t) at (t, q, v): new ones by `_tangents` if ``new_tangent`` (or none kept), else the
+        kept ones with their analytic parts refreshed (module docstring):
+
+        .. code:: text
+
+            K_t = K_t,kept - K_el(kept) + K_el(now)        K_el = -dQ_el/dq   (System.elastic_stiffness)
+            C_t = C_t,kept + dQ_v/dv(kept) - dQ_v/dv(now)  (System.quadratic_velocity_jacobian)
+        """
+        sys = self._sys
+        qvj = getattr(sys, "quadratic_velocity_jacobian", None)
+        kel = getattr(sys, "elastic_stiffness", None)
+        if new_tangent or self._KC is None:
+            self._KC = self._tangents(t, q, v, qdd, lam)
+            self._Dv = None if qvj is None else qvj(q, v)
+            self._Kel = None if kel is None else kel(t, q, v)
+            return self._KC
+        Kt, Ct = self._KC
+        if self._Dv is not None:                       # the quadratic-velocity part of C_t, current
+            Ct = Ct + self._Dv - qvj(q, v)
+        if self._Kel is not None:                      # the elastic part of K_t, current
+            Kt = Kt - self._Kel + kel(t, q, v)
+        return Kt, Ct
 
     def _tangents(self, t, q, v, qdd, lam):
         """K_t = d(M qdd - Q + C_q^T lam)/dq, C_t = -dQ/dv, by forward differences (or analytic)."""

@@ -8,12 +8,15 @@ at steps h = dt_out / k, dt_out = 0.5 deg / 150 rad/s = 5.82e-5 s the output int
 flexmbs's default, h = 2.91e-5 s):
 
 - **flexmbs**: `slider_crank.build_coupled` (crank and slider rigid bodies, the rod a FlexibleBody
-  of Euler-Bernoulli beams on its chord frame, omega-only geometric stiffening) integrated by
-  ``index3-alpha`` (rho_inf = 0.9), `flexmbs.mechanisms.coupled.integrate`;
+  of Euler-Bernoulli beams on its chord frame, stiffened by each element's own axial strain,
+  ``stiffening="axial-strain"``, the case's default) integrated by ``index3-alpha``
+  (rho_inf = 0.9), `flexmbs.mechanisms.coupled.integrate`; the table gives the evaluations of
+  M, Q, C and C_q per step (``Solution.n_rhs / n_steps``, the finite-difference tangents included);
 - **Exudyn** (if installed): ``exudyn_slider_crank`` of benchmarks/bench_vs_exudyn.py, 8
   ``ANCFCable2D`` elements (nonlinear, with the axial-force stiffening), generalized-alpha with
-  spectral radius 1 and a modified Newton.  The models differ (their peaks differ by about 5 %,
-  the stiffening), so each code is measured against its own converged answer.
+  spectral radius 1 and a modified Newton.  Both models carry the full axial-force stiffening and
+  their converged peaks agree to about 1e-5 (docs/benchmarks.md sec. 11), but they are different
+  discretizations, so each code is measured against its own converged answer.
 
 **Accuracy measure** (both codes): the time-step error of the peak mid-span deflection, i.e. the
 largest |w| over the two revolutions of the mid-span deflection relative to the chord, refined
@@ -68,13 +71,15 @@ PARTS = {"index3_alpha.py:_step_impl": "step (all)", "system.py:mass_matrix": "m
          "system.py:forces": "forces Q (Q_v, elastic, stiffening)",
          "system.py:_constraint_terms": "constraints C and C_q (joint batch, Euler-parameter norms)",
          "system.py:quadratic_velocity_jacobian": "dQ_v/dv for the iteration matrix",
+         "system.py:elastic_stiffness": "elastic stiffness for the iteration matrix",
          "index3_alpha.py:_factor": "iteration matrix: build + LU (incl. dQ_v/dv)",
          "index3_alpha.py:_tangents": "finite-difference K_t, C_t (first step only)",
          "base.py:solve": "LU solves"}
 
 
 def flexmbs_run(k: int, elements: int, revolutions: float):
-    """(CPU [s], steps, peak [m], its crank angle [deg]) of the coupled case at h = dt_out / k."""
+    """(CPU [s], steps, peak [m], its crank angle [deg], evaluations of M, Q, C, C_q per step) of the
+    coupled case at h = dt_out / k."""
     system, rod, model = slider_crank.build_coupled(elements=elements)
     t_end = 2.0 * math.pi * revolutions / OMEGA
     p = dict(slider_crank.DEFAULTS)
@@ -87,14 +92,14 @@ def flexmbs_run(k: int, elements: int, revolutions: float):
         raise RuntimeError(f"flexmbs at k = {k}: {sol.message}")
     w = chord_deflection(model, sol.x[:, system.slice(rod)][:, 7:], [p["rod"] / 2])[:, 0]
     peak, angle = slider_crank.peak({"midspan_deflection": w, "crank_angle": OMEGA * sol.t})
-    return cpu, sol.n_steps, peak, angle
+    return cpu, sol.n_steps, peak, angle, sol.n_rhs / sol.n_steps
 
 
 def exudyn_run(k: int, elements: int, revolutions: float):
     from bench_vs_exudyn import exudyn_slider_crank
     _, cpu, n, angle, w = exudyn_slider_crank(DT_OUT / k, elements=elements, revolutions=revolutions)
     peak, ang = slider_crank.peak({"midspan_deflection": w, "crank_angle": np.radians(angle)})
-    return cpu, int(n), peak, ang
+    return cpu, int(n), peak, ang, None
 
 
 def time_at(errors: dict, target: float) -> tuple[float, str]:
@@ -111,15 +116,17 @@ def table(name, runs, ks, k_ref):
     below = max(k for k in runs if k < k_ref)
     print(f"\n{name}: reference peak {1e3 * ref:+.6f} mm at k = {k_ref} (change from k = {below}: "
           f"{abs(runs[below][2] - ref) / abs(ref):.1e})")
-    print("| k | h [s] | steps | CPU [s] | CPU per step [ms] | peak [mm] | at [deg] | error e(h) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    evals = runs[k_ref][4] is not None
+    print("| k | h [s] | steps | " + ("evaluations per step | " if evals else "")
+          + "CPU [s] | CPU per step [ms] | peak [mm] | at [deg] | error e(h) |")
+    print("|---:|---:|---:|" + ("---:|" if evals else "") + "---:|---:|---:|---:|---:|")
     out = {}
     for k in sorted(runs):
-        cpu, n, w, ang = runs[k]
+        cpu, n, w, ang, ev = runs[k]
         e = abs(w - ref) / abs(ref)
         mark = "" if k in ks else " (ref)"
-        print(f"| {k}{mark} | {DT_OUT / k:.3g} | {n} | {cpu:.3f} | {1e3 * cpu / n:.3f} | {1e3 * w:+.5f} | "
-              f"{ang:.2f} | {e:.2e} |")
+        print(f"| {k}{mark} | {DT_OUT / k:.3g} | {n} | " + (f"{ev:.2f} | " if evals else "")
+              + f"{cpu:.3f} | {1e3 * cpu / n:.3f} | {1e3 * w:+.5f} | {ang:.2f} | {e:.2e} |")
         if k in ks:
             out[k] = (e, cpu)
     return out, ref

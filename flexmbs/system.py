@@ -113,6 +113,9 @@ class System:
             else:
                 self._single_bodies.append(members[0])
         batched = {id(b) for b in self.bodies} - {id(b) for b in self._single_bodies}
+        # bodies with an analytic elastic stiffness on their last n_e coordinates (FlexibleBody)
+        self._elastic = [(b, slice(self._qslice[id(b)].stop - b.n_e, self._qslice[id(b)].stop))
+                         for b in self.bodies if hasattr(b, "elastic_stiffness")]
         self._loaded = [(b, self._qslice[id(b)]) for b in self.bodies if id(b) in batched and b.loads]
         # one-body constraints of one class with a `batch` evaluator (the internal constraints)
         groups = {}
@@ -236,6 +239,20 @@ class System:
                 sl = self._qslice[id(b)]
                 D[sl, sl] = b.quadratic_velocity_jacobian(q[sl], v[sl])
         return D
+
+    def elastic_stiffness(self, t, q, v) -> np.ndarray | None:
+        """K_el = -dQ_el/dq (n_q, n_q), block-diagonal: the bodies' analytic Jacobians of their elastic
+        and stiffening forces (``Body.elastic_stiffness``, on the body's last n_e coordinates, the
+        elastic ones), which enter Q with a minus sign, so that K_el is their part of the tangent
+        K_t = d(M q'' - Q + C_q^T lam)/dq; zero blocks for the other bodies.  None when no body gives
+        it (nothing to add).  One call per such body, each vectorised over its elements."""
+        if not self._elastic:
+            return None
+        K = np.zeros((self.n_q, self.n_q))
+        for b, sl in self._elastic:
+            bs = self._qslice[id(b)]
+            K[sl, sl] = b.elastic_stiffness(t, q[bs], v[bs], self.gravity)
+        return K
 
     def energy(self, q, v) -> tuple[float, float]:
         """(kinetic, potential of gravity), summed over the bodies."""

@@ -7,6 +7,9 @@ solver and stabilisation, state x = (q, v), fed to any other method of
 `flexmbs.integrators`: fixed-step methods take ``h``, adaptive ones ``rtol`` and
 ``atol = atol_factor * rtol``).
 
+An explicit method on a system with a stiff flexible body warns first (`flexmbs.stiffness.check_explicit`:
+"this system is stiff ...: use index3-alpha").
+
 `SYSTEM_INTEGRATORS` lists the methods that can integrate a System this way (every method of
 flexmbs but ``exact``, which needs the affine equations of a steady model).
 
@@ -35,6 +38,8 @@ def integrate_system(system, q0, v0, t_end: float, t_eval, *, integrator: str = 
         return simulate(problem, (0.0, t_end), problem.state0(q0, v0), method="index3-alpha", h=h,
                         t_eval=t_eval, rho_inf=rho_inf)
     from flexmbs.formulations.index1 import Index1
+    from flexmbs.stiffness import check_explicit
+    check_explicit(system, integrator, (0.0, float(t_end)))      # a stiff flexible body: say so before hours
     problem = Index1(system, solver=solver, stabilization=stabilization)
     kw = dict(rtol=rtol, atol=rtol * atol_factor) if INTEGRATORS[integrator].uses_tolerances else dict(h=h)
     return simulate(problem, (0.0, t_end), np.concatenate([q0, v0]), method=integrator, t_eval=t_eval, **kw)

@@ -29,8 +29,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import sparse
 
-__all__ = ["StiffnessWarning", "largest_frequency", "imaginary_stability_limit", "explicit_steps",
-           "check_explicit"]
+__all__ = ["StiffnessWarning", "largest_frequency", "system_largest_frequency", "imaginary_stability_limit",
+           "explicit_steps", "check_explicit"]
 
 log = logging.getLogger(__name__)
 
@@ -109,14 +109,44 @@ def explicit_steps(model, method: str, t_span: tuple[float, float], omega_max: f
     return w, beta, w * abs(t_span[1] - t_span[0]) / beta
 
 
-def check_explicit(model, method: str, t_span: tuple[float, float], warn_steps: int = WARN_STEPS):
+def system_largest_frequency(system, t: float = 0.0) -> tuple[float, str] | None:
+    """(omega_max, body name) over the flexible bodies of a `System`: the largest of their Models'
+    `largest_frequency` (constraints only remove coordinates, so this bounds the constrained
+    system's highest frequency to the order of magnitude that matters here).  None without a
+    body that has a finite element `Model`."""
+    best = None
+    for body in system.bodies:
+        model = getattr(body, "model", None)
+        if model is None or not (hasattr(model, "K_total") and hasattr(model, "M")):
+            continue
+        w = largest_frequency(model, t)
+        if best is None or w > best[0]:
+            best = (w, body.name)
+    return best
+
+
+def check_explicit(model, method: str, t_span: tuple[float, float], warn_steps: int | None = None):
     """Warn (StiffnessWarning) when the explicit ``method`` needs more than ``warn_steps`` steps
-    for stability alone; returns the estimated number of steps (None for implicit methods)."""
-    if method not in EXPLICIT or not (hasattr(model, "K_total") and hasattr(model, "M")):
-        return None                           # implicit method, or not a single-body Model
-    w, beta, steps = explicit_steps(model, method, t_span)
+    (default `WARN_STEPS`) for stability alone; returns the estimated number of steps (None for
+    implicit methods and for systems without a flexible body).  ``model`` is a `Model` or a
+    `System`, whose flexible bodies' Models give omega_max (`system_largest_frequency`)."""
+    if method not in EXPLICIT:
+        return None
+    warn_steps = WARN_STEPS if warn_steps is None else warn_steps
+    if hasattr(model, "K_total") and hasattr(model, "M"):
+        what, advice = "this model is stiff", "use midpoint or generalized-alpha"
+        w = largest_frequency(model, t_span[0])
+    elif hasattr(model, "bodies"):
+        found = system_largest_frequency(model, t_span[0])
+        if found is None:
+            return None
+        w, name = found
+        what, advice = f"this system is stiff (its flexible body {name!r})", "use index3-alpha"
+    else:
+        return None
+    w, beta, steps = explicit_steps(model, method, t_span, omega_max=w)
     if steps > warn_steps:
-        msg = (f"this model is stiff: use midpoint or generalized-alpha. Its highest frequency is "
+        msg = (f"{what}: {advice}. Its highest frequency is "
                f"about {w:.3g} rad/s, so {method} is stable only for steps h <= {beta:.3g}/omega_max "
                f"= {beta / w:.3g} s: at least {steps:.3g} steps for t = {t_span[0]:g} .. {t_span[1]:g} s")
         log.warning(msg)

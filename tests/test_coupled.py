@@ -218,3 +218,27 @@ def test_torque_driven_hub_angular_momentum_is_the_torque_impulse():
     J = J_hub + spinup_beam.rigid_beam_inertia()
     print(f"H_z {H[-1]:.6f}, J Omega {J * law[-1]:.6f}")
     assert np.abs(H - J * law).max() < 1e-4 * J * law[-1]          # measured 1.2e-5 (h = 0.01 s)
+
+
+def test_explicit_method_on_a_stiff_flexible_system_warns(monkeypatch):
+    """An explicit method on a System with a flexible body: the rod's highest frequency (its Model's
+    largest_frequency) sets the number of stable steps, and past WARN_STEPS the run is refused
+    in words before it starts ("this system is stiff ...: use index3-alpha"); implicit methods
+    and rigid-only systems are not checked."""
+    from flexmbs import stiffness
+    from flexmbs.constrained_run import integrate_system
+    system, _, model = slider_crank.build_coupled(elements=2)
+    w = stiffness.largest_frequency(model)
+    beta = stiffness.imaginary_stability_limit("DOP853")
+    with pytest.warns(stiffness.StiffnessWarning,
+                      match=r"this system is stiff \(its flexible body 'rod'\): use index3-alpha\. .* DOP853"):
+        steps = stiffness.check_explicit(system, "DOP853", (0.0, 100.0), warn_steps=10)
+    assert steps == pytest.approx(w * 100.0 / beta)
+    assert stiffness.check_explicit(system, "index3-alpha", (0.0, 100.0), warn_steps=10) is None
+    crank = RigidBodyEP("crank", 1.0, np.eye(3))
+    assert stiffness.check_explicit(System([crank], [Fixed(None, crank)]), "DOP853", (0.0, 100.0),
+                                    warn_steps=10) is None
+    monkeypatch.setattr(stiffness, "WARN_STEPS", 0.5 * w * 1e-6 / stiffness.imaginary_stability_limit("RK45"))
+    q0, v0 = system.initial_coordinates(), system.initial_velocities()
+    with pytest.warns(stiffness.StiffnessWarning, match="use index3-alpha"):
+        integrate_system(system, q0, v0, 1e-6, [0.0, 1e-6], integrator="RK45", rtol=1e-6)

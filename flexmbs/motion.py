@@ -153,6 +153,14 @@ class AxisRotation(_Cached, FrameMotion):
         _, da, dda = self.angle(t)
         return (float(da), float(dda))
 
+    def states(self, t) -> FrameStates:
+        """`FrameStates` at the times ``t`` (N,): the angle law per t, the rotations at once."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        a, da, dda = np.array([self.angle(float(ti)) for ti in t], dtype=float).reshape(len(t), 3).T
+        zero = np.zeros((len(t), 3))
+        return FrameStates(axis_angle_to_matrix(self.axis, a), da[:, None] * self.axis, dda[:, None] * self.axis,
+                           zero, zero.copy(), zero.copy())
+
 
 class ConstantRotation(AxisRotation):
     """Constant angular velocity ``Omega`` [rad/s] about ``axis`` through the origin."""
@@ -355,13 +363,6 @@ def euler_parameters(R) -> np.ndarray:
 FRAME_KEYS = ("origin", "origin_velocity", "rotation", "euler_parameters", "omega")
 
 
-def frame_state_fields(state: FrameState) -> dict[str, np.ndarray]:
-    """The `FRAME_KEYS` of one frame state."""
-    return {"origin": np.asarray(state.r_O, dtype=float), "origin_velocity": np.asarray(state.v_O, dtype=float),
-            "rotation": np.asarray(state.R, dtype=float), "euler_parameters": euler_parameters(state.R),
-            "omega": np.asarray(state.omega, dtype=float)}
-
-
 def frame_history(motion: FrameMotion, t) -> dict[str, np.ndarray]:
     """The frame's motion at the times ``t``.
 
@@ -372,7 +373,6 @@ def frame_history(motion: FrameMotion, t) -> dict[str, np.ndarray]:
         ``rotation`` (n_t, 3, 3), body -> global; ``euler_parameters`` (n_t, 4) of the
         rotation (`euler_parameters`); ``omega`` (n_t, 3) [rad/s], body components.
     """
-    t = np.atleast_1d(np.asarray(t, dtype=float))
-    rows = [frame_state_fields(motion.state(float(ti))) for ti in t]
-    shapes = {"origin": (3,), "origin_velocity": (3,), "rotation": (3, 3), "euler_parameters": (4,), "omega": (3,)}
-    return {k: np.array([r[k] for r in rows], dtype=float).reshape((len(t), *shapes[k])) for k in FRAME_KEYS}
+    s = motion.states(np.atleast_1d(np.asarray(t, dtype=float)))
+    return {"origin": s.r_O, "origin_velocity": s.v_O, "rotation": s.R, "euler_parameters": euler_parameters(s.R),
+            "omega": s.omega}

@@ -97,10 +97,12 @@ def _unit(axis, name="axis") -> np.ndarray:
     return k / n
 
 
-def axis_angle_to_matrix(axis, angle: float) -> np.ndarray:
-    """Rodrigues: A = I + sin(a) K + (1 - cos(a)) K^2, K = skew(unit axis)."""
+def axis_angle_to_matrix(axis, angle) -> np.ndarray:
+    """Rodrigues: A = I + sin(a) K + (1 - cos(a)) K^2, K = skew(unit axis); ``angle`` a number
+    (A is (3, 3)) or an array of angles (A is (..., 3, 3))."""
     K = skew(_unit(axis))
-    return _EYE + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
+    a = np.asarray(angle, dtype=float)[..., None, None]
+    return _EYE + np.sin(a) * K + (1.0 - np.cos(a)) * (K @ K)
 
 
 def matrix_to_axis_angle(A) -> tuple[np.ndarray, float]:

@@ -103,3 +103,20 @@ def test_bad_axis_and_law():
         AxisRotation(3.0)
     with pytest.raises(TypeError, match="`theta`"):
         PlanarMotion(lambda t: (0, 0, 0), lambda t: (0, 0, 0), 1.0)
+
+
+@pytest.mark.parametrize("name", MOTIONS)
+def test_states_and_frame_history_equal_the_states_one_by_one(name):
+    """`states` (vectorised for axis rotations and planar motions) and `frame_history` against
+    `state` at each time, on both sides of the spin-up's end (15 s)."""
+    from flexmbs.motion import euler_parameters, frame_history
+    m = MOTIONS[name]
+    t = np.array([0.0, 0.4, 1.3, 14.9, 15.0, 17.2])
+    s, h = m.states(t), frame_history(m, t)
+    for k, ti in enumerate(t):
+        one = m.state(float(ti))
+        for field in ("R", "omega", "eps", "r_O", "v_O", "a_O"):
+            np.testing.assert_allclose(getattr(s, field)[k], getattr(one, field), rtol=0, atol=1e-13)
+        for key, field in (("rotation", "R"), ("omega", "omega"), ("origin", "r_O"), ("origin_velocity", "v_O")):
+            np.testing.assert_allclose(h[key][k], getattr(one, field), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(h["euler_parameters"][k], euler_parameters(one.R), rtol=0, atol=1e-15)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 
 from .mesh import Mesh
 
@@ -40,7 +38,8 @@ def parts(n_nodes: int, cells) -> tuple[int, np.ndarray]:
     blocks = [np.asarray(c, dtype=np.int64) for c in (cells if isinstance(cells, (list, tuple)) else [cells])]
     rows = np.concatenate([np.repeat(c[:, 0], c.shape[1] - 1) for c in blocks])
     cols = np.concatenate([c[:, 1:].ravel() for c in blocks])
-    graph = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_nodes, n_nodes))
+    from scipy.sparse.csgraph import connected_components      # deferred: scipy.spatial and csgraph are slow
+    graph = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_nodes, n_nodes))   # to import
     _, labels = connected_components(graph, directed=False)
     used = np.zeros(n_nodes, bool)
     for c in blocks:
@@ -57,6 +56,7 @@ def coincident_nodes(points: np.ndarray, labels: np.ndarray, rtol: float = 1e-9)
     used = np.flatnonzero(labels >= 0)
     X = np.asarray(points, dtype=float)[used]
     size = float(np.linalg.norm(X.max(axis=0) - X.min(axis=0))) if len(X) else 0.0
+    from scipy.spatial import cKDTree
     pairs = cKDTree(X).query_pairs(r=max(rtol * size, 1e-300), output_type="ndarray")
     if len(pairs) == 0:
         return np.zeros((0, 2), dtype=np.int64)

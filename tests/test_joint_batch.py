@@ -106,6 +106,16 @@ def test_system_rows_equal_each_joint_alone_and_one_pass_equals_two():
         assert np.allclose(Ct[rows], c.time_derivative(t, qs), rtol=1e-12, atol=1e-14), c.name
 
 
+def central_jacobian(fun, x, h=1e-6):
+    """Central differences (fun(x + h e_j) - fun(x - h e_j)) / 2h, column by column."""
+    cols = []
+    for j in range(len(x)):
+        e = np.zeros(len(x))
+        e[j] = h
+        cols.append((fun(x + e) - fun(x - e)) / (2 * h))
+    return np.column_stack(cols)
+
+
 def test_quadratic_velocity_jacobian_against_finite_differences():
     system, _ = mixed_system()
     q, v, _ = path(system, seed=7)
@@ -121,12 +131,7 @@ def test_quadratic_velocity_jacobian_against_finite_differences():
         return out
 
     D = system.quadratic_velocity_jacobian(qq, vv)
-    fd = np.empty_like(D)
-    h = 1e-6
-    for j in range(system.n_q):
-        e = np.zeros(system.n_q)
-        e[j] = h
-        fd[:, j] = (Qv(vv + e) - Qv(vv - e)) / (2 * h)
+    fd = central_jacobian(Qv, vv)
     assert np.abs(D).max() > 0
     assert np.allclose(D, fd, atol=1e-7 * (1 + np.abs(D).max()))
 
@@ -145,10 +150,5 @@ def test_flexible_quadratic_velocity_jacobian_dense_and_sparse(dense_below):
     q = f.initial_coordinates() + 0.01 * rng.standard_normal(f.n_q)
     v = rng.standard_normal(f.n_q)
     D = f.quadratic_velocity_jacobian(q, v)
-    fd = np.empty_like(D)
-    h = 1e-6
-    for j in range(f.n_q):
-        e = np.zeros(f.n_q)
-        e[j] = h
-        fd[:, j] = (f.quadratic_velocity(q, v + e) - f.quadratic_velocity(q, v - e)) / (2 * h)
+    fd = central_jacobian(lambda x: f.quadratic_velocity(q, x), v)
     assert np.allclose(D, fd, atol=1e-8 * (1 + np.abs(D).max()))

@@ -1,12 +1,12 @@
 """Scaling of model building and implicit steps with the number of DOFs: bars and Tet4 solids.
 
     python benchmarks/bench_scaling.py [--kind bar solid] [--max-dofs 1e6] [--steps 5]
-        [--linear-solver auto|iterative|reuse|direct] [--t0 0.5]
+        [--linear-solver auto|iterative|reuse|direct] [--t0 0.5] [--formulation lagrange]
 
 Each size runs in its own process (so that its peak resident memory is its own) and builds
 the model on a spin-up frame (``motion.SpinUp(10 rad/s, 1 s)``, geometric stiffening on: one
 SPD factorization of K and one geometric stiffness per unit load case), then takes ``--steps``
-implicit midpoint steps (Lagrange) from ``--t0`` (default 0.5 s, mid spin-up, where the frame
+implicit midpoint steps (``--formulation``: "lagrange", the default, or "hamilton") from ``--t0`` (default 0.5 s, mid spin-up, where the frame
 changes the step matrix at every step), with the midpoint option ``linear_solver`` given by
 ``--linear-solver`` (flexmbs/integrators/sparse_step.py).  Each step is timed on its own, in
 CPU time of the process.  Printed per size: DOFs, build time [s], peak memory [MB]
@@ -44,7 +44,8 @@ def _solid_dofs(g):
     return 3 * (nx + 1) * (ny + 1) * (nz + 1)
 
 
-def one(kind: str, size, steps: int, h: float, solver: str = "auto", t0: float = 0.5, threads=None) -> dict:
+def one(kind: str, size, steps: int, h: float, solver: str = "auto", t0: float = 0.5, threads=None,
+        formulation: str = "lagrange") -> dict:
     import flexmbs as fm
     steel = fm.Material(2.1e11, 7800.0, 0.3)
     motion = fm.motion.SpinUp(10.0, 1.0)
@@ -62,13 +63,14 @@ def one(kind: str, size, steps: int, h: float, solver: str = "auto", t0: float =
     out = dict(kind=kind, size=size, dofs=md.n_dofs, build_s=build, peak_heap_MB=peak,
                rss_build_MB=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     if steps:
-        out.update(time_steps(md, steps, h, solver, t0, threads))
+        out.update(time_steps(md, steps, h, solver, t0, threads, formulation))
         out["rss_MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
 
-def time_steps(md, steps: int, h: float, solver: str = "auto", t0: float = 0.5, threads=None) -> dict:
-    """Implicit midpoint steps (Lagrange) from rest at ``t0``, each timed on its own (CPU time of
+def time_steps(md, steps: int, h: float, solver: str = "auto", t0: float = 0.5, threads=None,
+               formulation: str = "lagrange") -> dict:
+    """Implicit midpoint steps of ``formulation`` (Lagrange or Hamilton) from rest at ``t0``, each timed on its own (CPU time of
     this process, so that other processes' load does not count; wall time too).  The default
     t0 = 0.5 s is half-way through the spin-up, where omega = 5 rad/s and eps = 20 rad/s^2 (at
     t = 0 both vanish, and the step matrix would hardly change).
@@ -82,7 +84,7 @@ def time_steps(md, steps: int, h: float, solver: str = "auto", t0: float = 0.5, 
     import flexmbs as fm
     from flexmbs.formulations import FORMULATIONS
     from flexmbs.integrators.midpoint import ImplicitMidpoint
-    form = FORMULATIONS["lagrange"](md)
+    form = FORMULATIONS[formulation](md)
     zero = np.zeros(md.n_dofs)
     cpu0 = time.process_time()
     integ = ImplicitMidpoint(form, t0, form.state0(zero, zero), t0 + steps * h, h=h, linear_solver=solver,
@@ -105,7 +107,7 @@ def time_steps(md, steps: int, h: float, solver: str = "auto", t0: float = 0.5, 
                 iterations_per_step=float(np.mean(iters[1:] if len(iters) > 1 else iters)),
                 iterations=iters, n_factor=integ.n_lu, solver=None if st is None else st.solver,
                 matvec_threads=None if st is None else st.threads,
-                threads=os.environ.get("OMP_NUM_THREADS"), fm_version=getattr(fm, "__version__", ""))
+                formulation=formulation, threads=os.environ.get("OMP_NUM_THREADS"), fm_version=getattr(fm, "__version__", ""))
 
 
 def _slopes(rows, key):
@@ -131,13 +133,16 @@ def main(argv=None):
     p.add_argument("--t0", type=float, default=0.5, help="time of the first step [s] (0.5: mid spin-up)")
     p.add_argument("--matvec-threads", type=int, default=None,
                    help="the midpoint option `matvec_threads` (default: 1)")
+    p.add_argument("--formulation", default="lagrange", choices=["lagrange", "hamilton"],
+                   help="the formulation stepped: state (delta, delta') or (delta, p)")
     p.add_argument("--timeout", type=float, default=3000, help="seconds allowed per size")
     p.add_argument("--one", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.one:
         kind, size = a.one
         size = int(size) if kind == "bar" else tuple(int(s) for s in size.split("x"))
-        print(json.dumps(one(kind, size, a.steps, a.h, a.linear_solver, a.t0, a.matvec_threads)))
+        print(json.dumps(one(kind, size, a.steps, a.h, a.linear_solver, a.t0, a.matvec_threads,
+                             a.formulation)))
         return
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
@@ -152,7 +157,8 @@ def main(argv=None):
                 continue
             arg = str(size) if kind == "bar" else "x".join(map(str, size))
             cmd = [sys.executable, __file__, "--one", kind, arg, "--steps", str(a.steps), "--h", str(a.h),
-                   "--linear-solver", a.linear_solver, "--t0", str(a.t0)]
+                   "--linear-solver", a.linear_solver, "--t0", str(a.t0),
+                   "--formulation", a.formulation]
             if a.matvec_threads is not None:
                 cmd += ["--matvec-threads", str(a.matvec_threads)]
             try:

@@ -605,8 +605,12 @@ class Model:
             self._frame_terms = (mats, np.array(skew))
         return self._frame_terms
 
-    def frame_coefficients(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """(a, b): K_eff(t) = sum_k a_k A_k and C_eff(t) = sum_k b_k A_k over ``frame_terms``."""
+    def frame_coefficients(self, t: float, eps: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b): K_eff(t) = sum_k a_k A_k and C_eff(t) = sum_k b_k A_k over ``frame_terms``.
+
+        ``eps=False``: a without the terms of [k(eps)] (as ``frame_stiffness(t, eps=False)``:
+        the stiffness of Hamilton's equations, whose momentum holds G(omega) delta).
+        """
         mats, _ = self.frame_terms()
         fs = self.frame(t)
         w, e = np.asarray(fs.omega, float), np.asarray(fs.eps, float)
@@ -619,7 +623,7 @@ class Model:
             a[k] = w[i] * w[j]
             k += 1
         for i in self._G_index:
-            a[k], b[k] = e[i], 2.0 * w[i]
+            a[k], b[k] = (e[i] if eps else 0.0), 2.0 * w[i]
             k += 1
         if self._Kg:
             a[k:] = self.geometric_coefficients(t)

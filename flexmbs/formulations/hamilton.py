@@ -112,6 +112,17 @@ class Hamilton(Formulation):
               - md.S_dot(W @ W, delta) - md.K_dot(t, delta) + md.q_ext(t))
         return np.concatenate([F1, F2])
 
+    def stiffness_dot(self, t, v):
+        """([k] + K_geo(t) + [k(omega)]) v = -dF2/d delta v (no [k(eps)]: p holds G(omega) delta)."""
+        md = self.model
+        W = tilde(md.frame(t).omega)
+        return md.S_dot(W @ W, v) + md.K_dot(t, v)
+
+    def coupling_dot(self, t, v):
+        """(G(omega) + C) v: the lower-left block of ``mass_matrix_full`` times v."""
+        md = self.model
+        return md.G_dot(md.frame(t).omega, v) + md.damping_force(v)
+
     def jacobian(self, t, x=None):
         """[[-G(omega), I], [-([k] + K_geo + [k(omega)]), 0]]: dense for small models, CSR otherwise."""
         md = self.model

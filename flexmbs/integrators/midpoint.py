@@ -44,7 +44,8 @@ the size of its terms, or the Newton correction when ``|delta|_inf <= newton_tol
 ``linear_solver`` ("auto"): how the n x n matrix S is solved.  For a sparse model with the
 state (delta, delta') (Lagrange, Gibbs-Appell) S = M/h + C_eff(t)/2 + h K_eff(t)/4 is formed at
 every step from constant matrices on one sparsity pattern (`flexmbs.integrators.sparse_step`),
-and the right-hand side is f(t_mid, q0 + h v0/2, v0), so no 2n x 2n matrix exists at all:
+and the right-hand side is f(t_mid, q0 + h v0/2, v0), so no 2n x 2n matrix exists at all
+(sparse Hamilton models likewise, with S_H below):
 "iterative" solves it by BiCGSTAB preconditioned with its diagonal (no factorization; it
 switches to "reuse" when a solve needs more than ``iterative_max_iter`` (500) iterations or
 stalls above the tolerance),
@@ -56,8 +57,11 @@ makes S change in time, and for a steady frame "direct" (one factorization for t
 below ``DIRECT_BELOW`` (50 000) DOFs, "iterative" above.  When only omega(t), eps(t) change,
 S(t) differs from a factorized one by terms of relative size h omega (Coriolis) and
 (h omega)^2, so "reuse" runs a spin-up on one factorization; "iterative" is cheaper while h
-is small against the mesh's highest frequency (measured in docs/benchmarks.md).  Other models
-(Hamilton, dense) use the Schur complement of the 2n x 2n matrix: "direct" factorizes it
+is small against the mesh's highest frequency (measured in docs/benchmarks.md).  Sparse
+Hamilton models, state (delta, p), take the same solvers on their own n x n matrix (below).
+Other models (dense storage, or formulations without such a form: Maggi, Kane, index-1,
+augmented, ...; and ``reduced=False``) use the Schur complement of the 2n x 2n matrix:
+"direct" factorizes it
 whenever it changes, "reuse" solves it by BiCGSTAB preconditioned with a factorization of the
 symmetric part of an earlier one, "iterative" by Jacobi-BiCGSTAB; there "auto" is "reuse" for
 sparse S of at least ``REUSE_ABOVE`` (5 000) unknowns, else "direct";
@@ -77,6 +81,41 @@ the identity block of the 2n x 2n system; the same rule, not an approximation):
 with K, C, g combined from constant matrices and the coefficients gamma(t_mid), which are
 computed for blocks of ``REDUCED_BLOCK`` steps at once (vectorised frame kinematics); the LU
 (LAPACK getrf/getrs) is reused while gamma and h repeat.
+
+Sparse Hamilton models.  The descriptor form of `flexmbs.formulations.hamilton`, x = (q, p)
+with q = delta, is
+
+.. code:: text
+
+    [m] q'                 = F1(t, x) = p - b(t) - G(omega) q
+    (G(omega) + C) q' + p' = F2(t, q) = f2(t) - K(t) q,     K = [k] + K_geo(t) + [k(omega)]
+
+(no [k(eps)]: p holds G(omega) q, whose time derivative brings it).  Its 2n x 2n midpoint
+matrix A = M_full/h - J/2 has the diagonal block in the second row, A22 = I/h:
+
+.. code:: text
+
+    A = [[m/h + G/2,        -I/2],
+         [(G + C)/h + K/2,   I/h]]       (G, K at t_mid)
+
+Row 2 of A (dq, dp) = F(t_mid, x0) gives dp = h F2 - (G + C) dq - h K dq / 2; put into row 1,
+(m/h + G/2) dq - h F2/2 + (G + C) dq/2 + h K dq/4 = F1, i.e.
+
+.. code:: text
+
+    S_H dq = F1(t_mid, x0) + h F2(t_mid, q0) / 2,     S_H = M/h + G(omega) + C/2 + h K / 4
+    dp = h (F2(t_mid, q0) - K dq / 2) - (G + C) dq          (= h F2(t_mid, q0 + dq/2) - (G + C) dq)
+
+S_H is Lagrange's S = M/h + C_eff/2 + h K_eff/4 (C_eff = C + 2 G(omega)) without the h/4
+[k(eps)] term: the same constant matrices on the same pattern, combined with
+``Model.frame_coefficients(t, eps=False)``, solved by the same `sparse_step` solvers.  No
+factorization of M and no 2n x 2n matrix is needed: the elimination divides only by the
+identity block.  (Eliminating dq instead would need m^-1.)  Per step: one ``forcing_full``, the
+products K dq and (G + C) dq, and the solve; the right-hand side F1 + h F2/2 and the guess
+(the previous dq) need no matrix.  On a steady frame b and G are constant, p is a constant
+linear map of (delta, delta'), and the run equals Lagrange's to round-off; on a moving frame
+the two differ by O(h^2) (tests/test_hamilton_midpoint.py).  Measured at 9 720 DOFs (Tet4
+box, docs/benchmarks.md sec. 12): see there for the time per step before and after.
 
 References
 ----------
@@ -121,7 +160,7 @@ class ImplicitMidpoint(Integrator):
         How the n x n step matrix is solved (module docstring): "direct" factorizes it
         whenever it changes; "reuse" keeps a factorization of the symmetric part of an
         earlier one as a Krylov preconditioner; "iterative" uses its diagonal (Jacobi) and
-        factorizes nothing.  "auto": sparse Lagrange/Gibbs-Appell models take "iterative"
+        factorizes nothing.  "auto": sparse Lagrange/Gibbs-Appell/Hamilton models take "iterative"
         on a time-varying frame, "direct" on a steady one (below ``DIRECT_BELOW`` DOFs);
         other models "reuse" for sparse models of at least ``REUSE_ABOVE`` DOFs, else "direct".
     iterative_tol : float, default 1e-13
@@ -130,10 +169,10 @@ class ImplicitMidpoint(Integrator):
         Iterations allowed with a reused preconditioner before it is refactorized.
     iterative_max_iter : int, default 500
         Jacobi-BiCGSTAB iterations allowed per solve before the run switches to "reuse"
-        (sparse Lagrange/Gibbs-Appell models).
+        (sparse Lagrange/Gibbs-Appell/Hamilton models).
     matvec_threads : int or None, default None
         Threads for the products with a sparse step matrix of more than a million stored
-        entries (Lagrange/Gibbs-Appell), at most 8; None: 1.
+        entries (sparse Lagrange/Gibbs-Appell/Hamilton), at most 8; None: 1.
     divergence_limit : float, default 1e12
         The run stops with status "diverged" when ``|x|_inf`` exceeds it.
     """
@@ -185,12 +224,15 @@ class ImplicitMidpoint(Integrator):
         self._dv_prev = None
 
     def _second_order_step_matrix(self):
-        """The n x n step matrix of a sparse (delta, delta') model (`sparse_step`), or None."""
+        """The n x n step matrix of a sparse (delta, delta') or (delta, p) model (`sparse_step`),
+        or None."""
         from ..formulations.base import VelocityFormulation
+        from ..formulations.hamilton import Hamilton
         form = self.formulation
         model = getattr(form, "model", None)
+        self._canonical = isinstance(form, Hamilton)
         if self._affine is not None or not self._linear or not self.options["reduced"] \
-                or not isinstance(form, VelocityFormulation) \
+                or not isinstance(form, (VelocityFormulation, Hamilton)) \
                 or getattr(form, "_compiled", None) is not None or model is None \
                 or getattr(model, "dense", True) or not hasattr(model, "frame_terms"):
             return None
@@ -199,7 +241,8 @@ class ImplicitMidpoint(Integrator):
         if solver == "auto":                      # a step matrix that changes: no factorization
             solver = "direct" if model.steady and model.n_dofs < DIRECT_BELOW else "iterative"
         return SecondOrderStepMatrix(model, solver, self._iterative_tol, self._reuse_max_iter,
-                                     self._iterative_max_iter, self.options["matvec_threads"])
+                                     self._iterative_max_iter, self.options["matvec_threads"],
+                                     eps=not self._canonical)
 
     def _step_second_order(self, t_next: float, h: float) -> tuple[bool, str | None]:
         """One step of the sparse n x n form (`sparse_step`): S(t_mid) dv = f(t_mid, q0 + h v0/2, v0)."""
@@ -213,6 +256,24 @@ class ImplicitMidpoint(Integrator):
         self.n_lu, self.n_jac, self.n_lin_iter, self.factor_s = st.n_factor, st.n_matrix, st.iterations, st.factor_s
         self._dv_prev = dv
         self.t, self.x = t_next, np.concatenate([q0 + h * v0 + (0.5 * h) * dv, v0 + dv])
+        return True, None
+
+    def _step_canonical(self, t_next: float, h: float) -> tuple[bool, str | None]:
+        """One step of the sparse n x n form of Hamilton's equations (module docstring):
+        S_H(t_mid) dq = F1 + h F2 / 2 at (t_mid, x0), dp = h (F2 - K dq / 2) - (G + C) dq."""
+        form = self.formulation
+        n = form.n
+        x = self.x
+        t_mid = self.t + 0.5 * h
+        self.n_rhs += 1
+        F = form.forcing_full(t_mid, x)
+        F1, F2 = F[:n], F[n:]
+        st = self._second
+        dq = st.solve(h, t_mid, F1 + (0.5 * h) * F2, self._dv_prev)
+        dp = h * (F2 - 0.5 * form.stiffness_dot(t_mid, dq)) - form.coupling_dot(t_mid, dq)
+        self.n_lu, self.n_jac, self.n_lin_iter, self.factor_s = st.n_factor, st.n_matrix, st.iterations, st.factor_s
+        self._dv_prev = dq
+        self.t, self.x = t_next, np.concatenate([x[:n] + dq, x[n:] + dp])
         return True, None
 
     def _as_J(self, M):
@@ -297,7 +358,7 @@ class ImplicitMidpoint(Integrator):
         if self._affine is not None:
             return self._step_reduced(t_next, h)
         if self._second is not None:
-            return self._step_second_order(t_next, h)
+            return (self._step_canonical if self._canonical else self._step_second_order)(t_next, h)
         t, x = self.t, self.x
         t_mid = t + 0.5 * h
         lu = self._factor(h, t_mid, x)

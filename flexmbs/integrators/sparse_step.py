@@ -11,6 +11,8 @@ from the 2n x 2n system: the Schur complement on its identity block, the same ru
     q1 = q0 + h v0 + h dv / 2,   v1 = v0 + dv
 
 (f(t, q0 + h v0/2, v0) = f(t, q0, v0) - h/2 K_eff v0: the right-hand side needs no matrix.)
+Hamilton's equations in (delta, p) step with the same matrix without h/4 [k(eps)] (``eps=False``;
+the derivation is in `flexmbs.integrators.midpoint`), unknown dq = delta1 - delta0.
 On a moving frame S(t) changes at every step, but only through the coefficients of a few
 constant matrices (``Model.frame_terms``): S(t) = sum_k s_k(t) A_k with
 s_k = [k = M]/h + b_k/2 + h a_k/4, formed on one sparsity pattern (`flexmbs.sparse_sum`).
@@ -243,17 +245,22 @@ class SecondOrderStepMatrix:
         Threads for the products with S when it has more than ``THREADED_NNZ`` stored
         entries (row blocks; SciPy's CSR product releases the GIL); None: 1.  Measured on 2
         shared cores, 2 threads were slower than 1 (docs/benchmarks.md, section 12).
+    eps : bool
+        False: K_eff(t) without [k(eps)] (``Model.frame_coefficients(t, eps=False)``), the
+        step matrix of Hamilton's equations (`flexmbs.integrators.midpoint`).
 
     Counters: ``n_matrix`` step matrices formed, ``n_factor`` factorizations, ``iterations``
     Krylov iterations in all, ``factor_s`` seconds spent factorizing.
     """
 
     def __init__(self, model, solver: str, tol: float = 1e-13, reuse_max_iter: int = 8,
-                 iterative_max_iter: int = 500, threads: int | None = None, weights=None):
+                 iterative_max_iter: int = 500, threads: int | None = None, weights=None,
+                 eps: bool = True):
         if solver not in ("iterative", "reuse", "direct"):
             raise ValueError(f"`solver` must be 'iterative', 'reuse' or 'direct', got {solver!r}")
         mats, skew = model.frame_terms()
         self.model = model
+        self.eps = bool(eps)
         self._weights = weights if weights is not None else (lambda h: (1.0 / h, 0.5, 0.25 * h))
         self._sum = SparseSum(mats)
         self._skew = np.asarray(skew, bool)
@@ -270,7 +277,7 @@ class SecondOrderStepMatrix:
     def coefficients(self, h: float, t: float) -> np.ndarray:
         """s_k(t) of S(t) = w_M M + w_C C_eff(t) + w_K K_eff(t) = sum_k s_k A_k."""
         wM, wC, wK = self._weights(h)
-        a, b = self.model.frame_coefficients(t)
+        a, b = self.model.frame_coefficients(t, eps=self.eps)
         c = wK * a + wC * b
         c[0] += wM
         return c

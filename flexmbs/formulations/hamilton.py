@@ -112,16 +112,15 @@ class Hamilton(Formulation):
               - md.S_dot(W @ W, delta) - md.K_dot(t, delta) + md.q_ext(t))
         return np.concatenate([F1, F2])
 
-    def stiffness_dot(self, t, v):
-        """([k] + K_geo(t) + [k(omega)]) v = -dF2/d delta v (no [k(eps)]: p holds G(omega) delta)."""
+    def gyroscopic_dot(self, t, v):
+        """G(omega(t)) v = sum_i omega_i G_i v, product by product (``Model.G_dot`` would build and
+        cache the combined matrix when omega recurs: wasted work when it is new at every step)."""
         md = self.model
-        W = tilde(md.frame(t).omega)
-        return md.S_dot(W @ W, v) + md.K_dot(t, v)
-
-    def coupling_dot(self, t, v):
-        """(G(omega) + C) v: the lower-left block of ``mass_matrix_full`` times v."""
-        md = self.model
-        return md.G_dot(md.frame(t).omega, v) + md.damping_force(v)
+        out = np.zeros_like(v, dtype=float)
+        for wi, Gi in zip(md.frame(t).omega, md.G_op):
+            if Gi is not None and wi != 0.0:
+                out += wi * (Gi @ v)
+        return out
 
     def jacobian(self, t, x=None):
         """[[-G(omega), I], [-([k] + K_geo + [k(omega)]), 0]]: dense for small models, CSR otherwise."""

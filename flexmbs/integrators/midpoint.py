@@ -104,14 +104,17 @@ Row 2 of A (dq, dp) = F(t_mid, x0) gives dp = h F2 - (G + C) dq - h K dq / 2; pu
 .. code:: text
 
     S_H dq = F1(t_mid, x0) + h F2(t_mid, q0) / 2,     S_H = M/h + G(omega) + C/2 + h K / 4
-    dp = h (F2(t_mid, q0) - K dq / 2) - (G + C) dq          (= h F2(t_mid, q0 + dq/2) - (G + C) dq)
+    dp = h F2(t_mid, q0) - (G + C + h K / 2) dq,   (G + C + h K / 2) dq = 2 (S_H - M/h) dq - G dq
 
 S_H is Lagrange's S = M/h + C_eff/2 + h K_eff/4 (C_eff = C + 2 G(omega)) without the h/4
 [k(eps)] term: the same constant matrices on the same pattern, combined with
 ``Model.frame_coefficients(t, eps=False)``, solved by the same `sparse_step` solvers.  No
 factorization of M and no 2n x 2n matrix is needed: the elimination divides only by the
-identity block.  (Eliminating dq instead would need m^-1.)  Per step: one ``forcing_full``, the
-products K dq and (G + C) dq, and the solve; the right-hand side F1 + h F2/2 and the guess
+identity block.  (Eliminating dq instead would need m^-1.)  dp is the back-substitution in row
+2 (row 2 exact, row 1 to the solver's residual r: the error of dp is (G + C + h K/2) S_H^-1 r,
+of relative size h |omega| + (h w_max)^2 against r; taking dp from row 1 instead would make it
+2 r).  Per step: one ``forcing_full``, the solve, and the products S_H dq, M dq and G dq
+(S_H is formed anyway; K dq and C dq follow from it); the right-hand side F1 + h F2/2 and the guess
 (the previous dq) need no matrix.  On a steady frame b and G are constant, p is a constant
 linear map of (delta, delta'), and the run equals Lagrange's to round-off; on a moving frame
 the two differ by O(h^2) (tests/test_hamilton_midpoint.py).  Measured at 9 720 DOFs (Tet4
@@ -260,7 +263,7 @@ class ImplicitMidpoint(Integrator):
 
     def _step_canonical(self, t_next: float, h: float) -> tuple[bool, str | None]:
         """One step of the sparse n x n form of Hamilton's equations (module docstring):
-        S_H(t_mid) dq = F1 + h F2 / 2 at (t_mid, x0), dp = h (F2 - K dq / 2) - (G + C) dq."""
+        S_H(t_mid) dq = F1 + h F2 / 2 at (t_mid, x0), dp = h F2 - (G + C + h K / 2) dq."""
         form = self.formulation
         n = form.n
         x = self.x
@@ -270,7 +273,8 @@ class ImplicitMidpoint(Integrator):
         F1, F2 = F[:n], F[n:]
         st = self._second
         dq = st.solve(h, t_mid, F1 + (0.5 * h) * F2, self._dv_prev)
-        dp = h * (F2 - 0.5 * form.stiffness_dot(t_mid, dq)) - form.coupling_dot(t_mid, dq)
+        GCK_dq = 2.0 * (st.dot(dq) - form.model.M @ dq / h) - form.gyroscopic_dot(t_mid, dq)
+        dp = h * F2 - GCK_dq
         self.n_lu, self.n_jac, self.n_lin_iter, self.factor_s = st.n_factor, st.n_matrix, st.iterations, st.factor_s
         self._dv_prev = dq
         self.t, self.x = t_next, np.concatenate([x[:n] + dq, x[n:] + dp])

@@ -293,6 +293,10 @@ class SecondOrderStepMatrix:
             self.n_matrix += 1
         return self._S
 
+    def dot(self, x: np.ndarray) -> np.ndarray:
+        """S x with the step matrix formed last (by ``matrix`` or ``solve``)."""
+        return self._S_op @ x
+
     def solve(self, h: float, t: float, b: np.ndarray, x0: np.ndarray | None = None) -> np.ndarray:
         """dv = S(t)^-1 b, from the guess x0."""
         S = self.matrix(h, t)

@@ -127,7 +127,7 @@ def ep_to_matrix(p) -> np.ndarray:
     """
     p = np.asarray(p, dtype=float)
     if p.ndim > 1:
-        return ep_E(p) @ np.swapaxes(ep_G(p), -1, -2)            # A = E G^T
+        return ep_E(p) @ ep_G(p).swapaxes(-1, -2)              # A = E G^T
     e0, e1, e2, e3 = p.tolist()
     d = e0 * e0 - e1 * e1 - e2 * e2 - e3 * e3
     return np.array([[d + 2.0 * e1 * e1, 2.0 * (e1 * e2 - e0 * e3), 2.0 * (e1 * e3 + e0 * e2)],

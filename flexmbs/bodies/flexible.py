@@ -98,11 +98,17 @@ class Node:
 
 
 def _V_matrices(p) -> np.ndarray:
-    """V_k = dA/dp_k (4, 3, 3), so that V_k y = d(A(p) y)/dp_k; linear in p.
+    """V_k = dA/dp_k (4, 3, 3), so that V_k y = d(A(p) y)/dp_k; linear in p: V = p @ _V_BASIS.
 
     From A = (e0^2 - e.e) I + 2 e e^T + 2 e0 tilde(e):  V_0 = 2 (e0 I + tilde(e)),
-    V_i = 2 (-e_i I + u_i e^T + e u_i^T + e0 tilde(u_i)) with u_i the unit vectors.
+    V_i = 2 (-e_i I + u_i e^T + e u_i^T + e0 tilde(u_i)) with u_i the unit vectors.  Every entry
+    is one term +-2 p_j (or zero), so the product with the basis gives the same numbers.
     """
+    return (p @ _V_BASIS).reshape(4, 3, 3)
+
+
+def _V_terms(p) -> np.ndarray:
+    """V of the formula above, term by term (builds `_V_BASIS` once)."""
     e0, e = p[0], p[1:]
     V = np.zeros((4, 3, 3))
     V[0] = 2.0 * (e0 * _EYE + skew(e))
@@ -113,6 +119,7 @@ def _V_matrices(p) -> np.ndarray:
 
 _EYE = np.eye(3)
 _SKEW_UNIT = np.array([skew(u) for u in _EYE])
+_V_BASIS = np.stack([_V_terms(u).reshape(36) for u in np.eye(4)])     # (4, 36): V(p) = p @ _V_BASIS
 
 
 def _A_dot(V, pd) -> np.ndarray:

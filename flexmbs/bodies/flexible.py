@@ -188,6 +188,7 @@ class FlexibleBody(Body):
         self.omega0 = self._vec3(angular_velocity, "angular_velocity")
         self._M_dd = model.M.toarray()
         self._K = model.K_op
+        self._K_dd = model.K.toarray()                                 # [k] dense, for elastic_stiffness
         self._node_phi = self._node_interpolation()
         self._node_cache: dict = {}                                    # node -> dense Phi_i
         self._node_markers: dict = {}                                  # node -> (X_i, Phi_i)
@@ -573,10 +574,11 @@ class FlexibleBody(Body):
         """d([k] delta + stiffening force)/d delta (n, n), dense: [k] + K_geo(omega, g) ("omega"),
         [k] + dU_nl^2/d delta^2 ("axial-strain"), [k] ("none")."""
         md = self.model
-        K = md.K.toarray()
+        K = self._K_dd
         if self._axial is not None:
             Kn = self._axial.stiffness(q[7:])
             return K + (Kn if isinstance(Kn, np.ndarray) else Kn.toarray())
+        K = K.copy()
         if self.stiffening == "omega":
             for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md._Kg):
                 if c != 0.0:

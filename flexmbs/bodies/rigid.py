@@ -214,6 +214,7 @@ class EulerParameterNorm(Constraint):
     """
 
     n_c = 1
+    batch_columns = 7                           # it reads q[:7] only: batched over bodies of any n_q
 
     def __init__(self, body: RigidBodyEP):
         self.bodies = (body,)
@@ -234,7 +235,7 @@ class EulerParameterNorm(Constraint):
 
     @classmethod
     def batch(cls, constraints) -> "_NormBatch":
-        """The same for several bodies: stacked Q (n, 7) -> (n, 1), (n, 1, 7)."""
+        """The same for several bodies: stacked Q (n, 7) (their first 7 coordinates) -> (n, 1), (n, 1, 7)."""
         return _NormBatch()
 
 

@@ -348,15 +348,18 @@ class Index3GeneralizedAlpha(Integrator):
         qvj = getattr(sys, "quadratic_velocity_jacobian", None)
         kel = getattr(sys, "elastic_stiffness", None)
         if new_tangent or self._KC is None:
-            self._KC = self._tangents(t, q, v, qdd, lam)
-            self._Dv = None if qvj is None else qvj(q, v)
-            self._Kel = None if kel is None else kel(t, q, v)
+            Kt, Ct = self._KC = self._tangents(t, q, v, qdd, lam)
+            Dv = None if qvj is None else qvj(q, v)
+            Kel = None if kel is None else kel(t, q, v)
+            # the kept parts without their analytic ones: C_t,kept + dQ_v/dv(kept), K_t,kept - K_el(kept)
+            self._Ct_rest = None if Dv is None else Ct + Dv
+            self._Kt_rest = None if Kel is None else Kt - Kel
             return self._KC
         Kt, Ct = self._KC
-        if self._Dv is not None:                       # the quadratic-velocity part of C_t, current
-            Ct = Ct + self._Dv - qvj(q, v)
-        if self._Kel is not None:                      # the elastic part of K_t, current
-            Kt = Kt - self._Kel + kel(t, q, v)
+        if self._Ct_rest is not None:                  # the quadratic-velocity part of C_t, current
+            Ct = self._Ct_rest - qvj(q, v)
+        if self._Kt_rest is not None:                  # the elastic part of K_t, current
+            Kt = self._Kt_rest + kel(t, q, v)
         return Kt, Ct
 
     def _tangents(self, t, q, v, qdd, lam):

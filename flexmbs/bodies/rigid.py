@@ -152,7 +152,8 @@ class EPBatch:
         M[:, 0, 0] = M[:, 1, 1] = M[:, 2, 2] = self.m
         M[:, 3:, 3:] = 4.0 * (G.swapaxes(1, 2) @ self.J @ G)
         if self.offset:
-            B = -2.0 * self.m[:, None, None] * (ep_to_matrix(P) @ self.U @ G)
+            A = ep_E(P) @ G.swapaxes(1, 2)                             # A = E G^T (ep_to_matrix)
+            B = -2.0 * self.m[:, None, None] * (A @ self.U @ G)
             M[:, :3, 3:] = B
             M[:, 3:, :3] = B.swapaxes(1, 2)
         return M

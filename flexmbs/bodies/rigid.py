@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..constraints.base import Constraint
-from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
+from ..rotations import LastRotation, ep_E, ep_EG, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
 from .base import RigidBody
 
 __all__ = ["RigidBodyEP", "EulerParameterNorm"]
@@ -146,13 +146,13 @@ class EPBatch:
     def mass_matrix(self, Q) -> np.ndarray:
         """(n, 7, 7)."""
         P = Q[:, 3:7]
-        G = ep_G(P)
+        E, G = ep_EG(P)
         n = len(Q)
         M = np.zeros((n, 7, 7))
         M[:, 0, 0] = M[:, 1, 1] = M[:, 2, 2] = self.m
         M[:, 3:, 3:] = 4.0 * (G.swapaxes(1, 2) @ self.J @ G)
         if self.offset:
-            A = ep_E(P) @ G.swapaxes(1, 2)                             # A = E G^T (ep_to_matrix)
+            A = E @ G.swapaxes(1, 2)                                   # A = E G^T (ep_to_matrix)
             B = -2.0 * self.m[:, None, None] * (A @ self.U @ G)
             M[:, :3, 3:] = B
             M[:, 3:, :3] = B.swapaxes(1, 2)
@@ -162,8 +162,8 @@ class EPBatch:
         """(n, 7): Q_v = -M' q' + dT/dq."""
         n = len(Q)
         P, Rd, Pd = Q[:, 3:7], V[:, :3, None], V[:, 3:7]
-        PP = np.concatenate((P, Pd))                                  # E, G of p and p' in one call each
-        G2 = ep_G(PP)
+        PP = np.concatenate((P, Pd))                                  # E, G of p and p' in one call
+        E2, G2 = ep_EG(PP)
         G, Gd = G2[:n], G2[n:]
         GdT = Gd.swapaxes(1, 2)
         w = 2.0 * (G @ Pd[:, :, None])                                # (n, 3, 1)
@@ -171,7 +171,6 @@ class EPBatch:
         if not self.offset:
             out[:, 3:] = -4.0 * (GdT @ (self.J @ w))[:, :, 0]
             return out
-        E2 = ep_E(PP)
         m, U = self.m[:, None, None], self.U
         GT = G.swapaxes(1, 2)
         E = E2[:n]

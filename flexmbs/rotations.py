@@ -26,7 +26,7 @@ import numpy as np
 
 __all__ = ["skew", "tilde", "axial", "pad3", "rotation_2d", "rotation_x", "rotation_y", "rotation_z",
            "axis_angle_to_matrix", "matrix_to_axis_angle", "axis_angle_to_ep",
-           "ep_to_matrix", "matrix_to_ep", "ep_normalize", "ep_E", "ep_G", "ep_vector_jacobian",
+           "ep_to_matrix", "matrix_to_ep", "ep_normalize", "ep_E", "ep_G", "ep_EG", "ep_vector_jacobian",
            "cardan_zyx_to_matrix", "matrix_to_cardan_zyx", "cardan_zyx_kinematics",
            "euler_zxz_to_matrix", "matrix_to_euler_zxz", "as_rotation_matrix"]
 
@@ -127,7 +127,8 @@ def ep_to_matrix(p) -> np.ndarray:
     """
     p = np.asarray(p, dtype=float)
     if p.ndim > 1:
-        return ep_E(p) @ np.swapaxes(ep_G(p), -1, -2)            # A = E G^T
+        E, G = ep_EG(p)
+        return E @ G.swapaxes(-1, -2)                            # A = E G^T
     e0, e1, e2, e3 = p.tolist()
     d = e0 * e0 - e1 * e1 - e2 * e2 - e3 * e3
     return np.array([[d + 2.0 * e1 * e1, 2.0 * (e1 * e2 - e0 * e3), 2.0 * (e1 * e3 + e0 * e2)],
@@ -201,6 +202,13 @@ def ep_G(p) -> np.ndarray:
     return np.array([[-e1, e0, e3, -e2], [-e2, -e3, e0, e1], [-e3, e2, -e1, e0]])
 
 
+def ep_EG(p) -> tuple[np.ndarray, np.ndarray]:
+    """(E(p), G(p)) of stacked p (..., 4), each (..., 3, 4), from one product with their bases (the
+    same numbers as `ep_E` and `ep_G`: every entry is one term +-e_i)."""
+    EG = (p @ _EG_BASIS).reshape(p.shape[:-1] + (2, 3, 4))
+    return EG[..., 0, :, :], EG[..., 1, :, :]
+
+
 def ep_vector_jacobian(p, u) -> np.ndarray:
     """d(A(p) u)/dp = 2 [e0 u + e x u, (e.u) I + e u^T - u e^T - e0 skew(u)] (3 x 4), linear in p.
 
@@ -221,6 +229,7 @@ def ep_vector_jacobian(p, u) -> np.ndarray:
 
 _E_BASIS = np.stack([ep_E(e) for e in np.eye(4)]).reshape(4, 12)
 _G_BASIS = np.stack([ep_G(e) for e in np.eye(4)]).reshape(4, 12)
+_EG_BASIS = np.concatenate([_E_BASIS, _G_BASIS], axis=1)         # (4, 24)
 _VJ_BASIS = np.stack([ep_vector_jacobian(e, f) for e in np.eye(4) for f in np.eye(3)]).reshape(12, 12)
 
 

@@ -117,17 +117,23 @@ class System:
         self._elastic = [(b, slice(self._qslice[id(b)].stop - b.n_e, self._qslice[id(b)].stop))
                          for b in self.bodies if hasattr(b, "elastic_stiffness")]
         self._loaded = [(b, self._qslice[id(b)]) for b in self.bodies if id(b) in batched and b.loads]
-        # one-body constraints of one class with a `batch` evaluator (the internal constraints)
-        groups = {}
+        # one-body constraints of one class with a `batch` evaluator (the internal constraints); a class
+        # whose equations read only the first `batch_columns` coordinates of its body is batched over
+        # bodies of any size (the Euler-parameter norms of rigid and flexible bodies together)
+        groups, width = {}, {}
         for k, c in enumerate(self.constraints):
             b = c.bodies[0] if len(c.bodies) == 1 else None
-            key = (type(c), b.n_q, c.n_c) if b is not None and _batched(c) else k
+            if b is not None and _batched(c):
+                width[k] = min(getattr(type(c), "batch_columns", b.n_q), b.n_q)
+                key = (type(c), width[k], c.n_c)
+            else:
+                key = k
             groups.setdefault(key, []).append(k)
         self._constraint_groups, self._single_constraints = [], []
         for members in groups.values():
             c0 = self.constraints[members[0]]
             if len(c0.bodies) == 1 and _batched(c0):
-                cols = np.array([np.arange(self._cslices[k][0].start, self._cslices[k][0].stop) for k in members])
+                cols = np.array([self._cslices[k][0].start + np.arange(width[k]) for k in members])
                 rows = np.array([np.arange(self._rows[id(self.constraints[k])].start,
                                            self._rows[id(self.constraints[k])].stop) for k in members])
                 self._constraint_groups.append((type(c0).batch([self.constraints[k] for k in members]), rows, cols))

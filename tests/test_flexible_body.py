@@ -53,6 +53,19 @@ def kinetic_energy(points, q, v):
     return 0.5 * points.m @ np.einsum("pa,pa->p", r_dot, r_dot)
 
 
+def test_V_matrices_are_the_derivatives_of_A():
+    """V_k = dA/dp_k from the constant basis: equal to the term-by-term formula and to central
+    differences of A(p) (A is quadratic in p, so they are exact up to round-off)."""
+    from flexmbs.bodies.flexible import _V_terms
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        p = rng.standard_normal(4)
+        V = _V_matrices(p)
+        assert np.array_equal(V, _V_terms(p))
+        fd = np.array([(ep_to_matrix(p + 1e-3 * e) - ep_to_matrix(p - 1e-3 * e)) / 2e-3 for e in np.eye(4)])
+        assert np.allclose(V, fd, rtol=0, atol=1e-12 * max(1.0, np.abs(p).max()))
+
+
 @pytest.mark.parametrize("make", [beam_3d, planar_beam], ids=["3D beam with tip mass", "planar beam"])
 def test_mass_matrix_and_quadratic_velocity_vector_from_the_kinetic_energy(make):
     md = make()

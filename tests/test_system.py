@@ -432,6 +432,31 @@ def test_euler_parameter_norm_serves_longer_coordinate_vectors():
     assert J.shape == (2, 18) and np.allclose(J[1, 12:16], 2 * bodies[1].initial_coordinates()[3:7])
 
 
+def test_euler_parameter_norms_of_bodies_of_different_sizes_form_one_batch():
+    """The norm reads q[:7] only (`batch_columns`): bodies of 7 and 9 coordinates share one batch, and
+    its C, C_q and gamma equal each constraint's own, zero outside the body's (R, p) columns."""
+
+    class Longer(RigidBodyEP):
+        n_q = 9
+
+        def initial_coordinates(self):
+            return np.concatenate([super().initial_coordinates(), [0.1, 0.2]])
+
+    bodies = [RigidBodyEP("a", 1.0, [1, 2, 3]), Longer("b", 2.0, [1, 1, 1], position=(1, 0, 0))]
+    sys = System(bodies)                                           # their internal norms
+    assert len(sys._constraint_groups) == 1 and not sys._single_constraints
+    rng = np.random.default_rng(5)
+    q, v = rng.standard_normal(sys.n_q), rng.standard_normal(sys.n_q)
+    C, J = sys.constraint_terms(0.0, q)
+    g = sys.gamma(0.0, q, v)
+    for c in sys.constraints:
+        rows, cols = sys.rows(c), sys.slice(c.bodies[0])
+        assert np.allclose(C[rows], c.residual(0.0, [q[cols]]), rtol=1e-15, atol=0)
+        assert np.allclose(J[rows][:, cols], c.jacobian(0.0, [q[cols]])[0], rtol=1e-15, atol=0)
+        assert np.allclose(g[rows], c.gamma(0.0, [q[cols]], [v[cols]]), rtol=1e-15, atol=0)
+    assert np.count_nonzero(J) == 8                                 # 4 per row: the Euler parameters
+
+
 def test_batched_planar_revolutes_equal_the_joints_one_by_one():
     """The stacked evaluation of planar revolute joints (System._pair_groups) gives each joint's own
     C, C_q and gamma, with ground joints on either side; and C_q matches central differences of C."""

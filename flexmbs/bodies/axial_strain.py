@@ -135,7 +135,7 @@ class AxialStrain:
         _, _, eps, g = self.strains(delta)
         EA = self.EA
         ag = self.a[:, :, None] * g[:, None, :]
-        K_e = EA * (ag + np.swapaxes(ag, 1, 2) + g[:, :, None] * g[:, None, :] / self.L[:, None, None])
+        K_e = EA * (ag + ag.swapaxes(1, 2) + g[:, :, None] * g[:, None, :] / self.L[:, None, None])
         K_e += (EA * eps)[:, None, None] * self.G
         n, n1 = self.n, self.n + 1
         if self.dense:

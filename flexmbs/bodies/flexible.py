@@ -98,11 +98,17 @@ class Node:
 
 
 def _V_matrices(p) -> np.ndarray:
-    """V_k = dA/dp_k (4, 3, 3), so that V_k y = d(A(p) y)/dp_k; linear in p.
+    """V_k = dA/dp_k (4, 3, 3), so that V_k y = d(A(p) y)/dp_k; linear in p: V = p @ _V_BASIS.
 
     From A = (e0^2 - e.e) I + 2 e e^T + 2 e0 tilde(e):  V_0 = 2 (e0 I + tilde(e)),
-    V_i = 2 (-e_i I + u_i e^T + e u_i^T + e0 tilde(u_i)) with u_i the unit vectors.
+    V_i = 2 (-e_i I + u_i e^T + e u_i^T + e0 tilde(u_i)) with u_i the unit vectors.  Every entry
+    is one term +-2 p_j (or zero), so the product with the basis gives the same numbers.
     """
+    return (p @ _V_BASIS).reshape(4, 3, 3)
+
+
+def _V_terms(p) -> np.ndarray:
+    """V of the formula above, term by term (builds `_V_BASIS` once)."""
     e0, e = p[0], p[1:]
     V = np.zeros((4, 3, 3))
     V[0] = 2.0 * (e0 * _EYE + skew(e))
@@ -113,6 +119,7 @@ def _V_matrices(p) -> np.ndarray:
 
 _EYE = np.eye(3)
 _SKEW_UNIT = np.array([skew(u) for u in _EYE])
+_V_BASIS = np.stack([_V_terms(u).reshape(36) for u in np.eye(4)])     # (4, 36): V(p) = p @ _V_BASIS
 
 
 def _A_dot(V, pd) -> np.ndarray:
@@ -181,6 +188,7 @@ class FlexibleBody(Body):
         self.omega0 = self._vec3(angular_velocity, "angular_velocity")
         self._M_dd = model.M.toarray()
         self._K = model.K_op
+        self._K_dd = model.K.toarray()                                 # [k] dense, for elastic_stiffness
         self._node_phi = self._node_interpolation()
         self._node_cache: dict = {}                                    # node -> dense Phi_i
         self._node_markers: dict = {}                                  # node -> (X_i, Phi_i)
@@ -566,10 +574,11 @@ class FlexibleBody(Body):
         """d([k] delta + stiffening force)/d delta (n, n), dense: [k] + K_geo(omega, g) ("omega"),
         [k] + dU_nl^2/d delta^2 ("axial-strain"), [k] ("none")."""
         md = self.model
-        K = md.K.toarray()
+        K = self._K_dd
         if self._axial is not None:
             Kn = self._axial.stiffness(q[7:])
             return K + (Kn if isinstance(Kn, np.ndarray) else Kn.toarray())
+        K = K.copy()
         if self.stiffening == "omega":
             for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md._Kg):
                 if c != 0.0:

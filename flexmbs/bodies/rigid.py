@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..constraints.base import Constraint
-from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
+from ..rotations import LastRotation, ep_E, ep_EG, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
 from .base import RigidBody
 
 __all__ = ["RigidBodyEP", "EulerParameterNorm"]
@@ -146,41 +146,41 @@ class EPBatch:
     def mass_matrix(self, Q) -> np.ndarray:
         """(n, 7, 7)."""
         P = Q[:, 3:7]
-        G = ep_G(P)
+        E, G = ep_EG(P)
         n = len(Q)
         M = np.zeros((n, 7, 7))
         M[:, 0, 0] = M[:, 1, 1] = M[:, 2, 2] = self.m
-        M[:, 3:, 3:] = 4.0 * (np.swapaxes(G, 1, 2) @ self.J @ G)
+        M[:, 3:, 3:] = 4.0 * (G.swapaxes(1, 2) @ self.J @ G)
         if self.offset:
-            B = -2.0 * self.m[:, None, None] * (ep_to_matrix(P) @ self.U @ G)
+            A = E @ G.swapaxes(1, 2)                                   # A = E G^T (ep_to_matrix)
+            B = -2.0 * self.m[:, None, None] * (A @ self.U @ G)
             M[:, :3, 3:] = B
-            M[:, 3:, :3] = np.swapaxes(B, 1, 2)
+            M[:, 3:, :3] = B.swapaxes(1, 2)
         return M
 
     def quadratic_velocity(self, Q, V) -> np.ndarray:
         """(n, 7): Q_v = -M' q' + dT/dq."""
         n = len(Q)
         P, Rd, Pd = Q[:, 3:7], V[:, :3, None], V[:, 3:7]
-        PP = np.concatenate((P, Pd))                                  # E, G of p and p' in one call each
-        G2 = ep_G(PP)
+        PP = np.concatenate((P, Pd))                                  # E, G of p and p' in one call
+        E2, G2 = ep_EG(PP)
         G, Gd = G2[:n], G2[n:]
-        GdT = np.swapaxes(Gd, 1, 2)
+        GdT = Gd.swapaxes(1, 2)
         w = 2.0 * (G @ Pd[:, :, None])                                # (n, 3, 1)
         out = np.zeros((n, 7))
         if not self.offset:
             out[:, 3:] = -4.0 * (GdT @ (self.J @ w))[:, :, 0]
             return out
-        E2 = ep_E(PP)
         m, U = self.m[:, None, None], self.U
-        GT = np.swapaxes(G, 1, 2)
+        GT = G.swapaxes(1, 2)
         E = E2[:n]
         A = E @ GT                                                    # A = E G^T
         Ad = E2[n:] @ GT + E @ GdT
         x = U @ w
-        h = m * (U @ (np.swapaxes(A, 1, 2) @ Rd)) + self.J @ w
+        h = m * (U @ (A.swapaxes(1, 2) @ Rd)) + self.J @ w
         out[:, :3] = (m * (Ad @ x))[:, :, 0]
-        out[:, 3:] = (-4.0 * (GdT @ h) - 2.0 * m * (GT @ (U @ (np.swapaxes(Ad, 1, 2) @ Rd)))
-                      - m * (np.swapaxes(ep_vector_jacobian(P, x[:, :, 0]), 1, 2) @ Rd))[:, :, 0]
+        out[:, 3:] = (-4.0 * (GdT @ h) - 2.0 * m * (GT @ (U @ (Ad.swapaxes(1, 2) @ Rd)))
+                      - m * (ep_vector_jacobian(P, x[:, :, 0]).swapaxes(1, 2) @ Rd))[:, :, 0]
         return out
 
     def quadratic_velocity_jacobian(self, Q, V) -> np.ndarray:
@@ -195,7 +195,7 @@ class EPBatch:
             rep.m, rep.J, rep.c, rep.U = (np.repeat(x, 14, axis=0) for x in (self.m, self.J, self.c, self.U))
             rep.offset = self.offset
         Qv = rep.quadratic_velocity(np.repeat(Q, 14, axis=0), Vpm).reshape(n, 2, 7, 7)
-        return 0.5 * np.swapaxes(Qv[:, 0] - Qv[:, 1], 1, 2)
+        return 0.5 * (Qv[:, 0] - Qv[:, 1]).swapaxes(1, 2)
 
     def forces(self, t, Q, V, gravity) -> np.ndarray:
         """(n, 7): Q_v plus the weight m g at the centroid (the bodies' `loads` are added by the caller)."""
@@ -203,7 +203,7 @@ class EPBatch:
         if gravity is not None:
             mg = self.m[:, None] * np.asarray(gravity, dtype=float)
             out[:, :3] += mg
-            out[:, 3:] += (np.swapaxes(ep_vector_jacobian(Q[:, 3:7], self.c), 1, 2) @ mg[:, :, None])[:, :, 0]
+            out[:, 3:] += (ep_vector_jacobian(Q[:, 3:7], self.c).swapaxes(1, 2) @ mg[:, :, None])[:, :, 0]
         return out
 
 
@@ -214,6 +214,7 @@ class EulerParameterNorm(Constraint):
     """
 
     n_c = 1
+    batch_columns = 7                           # it reads q[:7] only: batched over bodies of any n_q
 
     def __init__(self, body: RigidBodyEP):
         self.bodies = (body,)
@@ -234,7 +235,7 @@ class EulerParameterNorm(Constraint):
 
     @classmethod
     def batch(cls, constraints) -> "_NormBatch":
-        """The same for several bodies: stacked Q (n, 7) -> (n, 1), (n, 1, 7)."""
+        """The same for several bodies: stacked Q (n, 7) (their first 7 coordinates) -> (n, 1), (n, 1, 7)."""
         return _NormBatch()
 
 

@@ -348,15 +348,18 @@ class Index3GeneralizedAlpha(Integrator):
         qvj = getattr(sys, "quadratic_velocity_jacobian", None)
         kel = getattr(sys, "elastic_stiffness", None)
         if new_tangent or self._KC is None:
-            self._KC = self._tangents(t, q, v, qdd, lam)
-            self._Dv = None if qvj is None else qvj(q, v)
-            self._Kel = None if kel is None else kel(t, q, v)
+            Kt, Ct = self._KC = self._tangents(t, q, v, qdd, lam)
+            Dv = None if qvj is None else qvj(q, v)
+            Kel = None if kel is None else kel(t, q, v)
+            # the kept parts without their analytic ones: C_t,kept + dQ_v/dv(kept), K_t,kept - K_el(kept)
+            self._Ct_rest = None if Dv is None else Ct + Dv
+            self._Kt_rest = None if Kel is None else Kt - Kel
             return self._KC
         Kt, Ct = self._KC
-        if self._Dv is not None:                       # the quadratic-velocity part of C_t, current
-            Ct = Ct + self._Dv - qvj(q, v)
-        if self._Kel is not None:                      # the elastic part of K_t, current
-            Kt = Kt - self._Kel + kel(t, q, v)
+        if self._Ct_rest is not None:                  # the quadratic-velocity part of C_t, current
+            Ct = self._Ct_rest - qvj(q, v)
+        if self._Kt_rest is not None:                  # the elastic part of K_t, current
+            Kt = self._Kt_rest + kel(t, q, v)
         return Kt, Ct
 
     def _tangents(self, t, q, v, qdd, lam):
@@ -411,6 +414,7 @@ class Index3GeneralizedAlpha(Integrator):
             a1 = (qdd0 - am * a0) / (1 - am)
             return q_hat + h * h * beta * a1, self.lam / bp
 
+        qdd0_max = float(np.abs(qdd0).max()) if n else 0.0
         if self._lu is not None and (self._lu_h != h or self._per_step):
             self._lu = None
         new_tangent = False
@@ -434,7 +438,7 @@ class Index3GeneralizedAlpha(Integrator):
                 else:
                     react = 0.0
                     r = r_q
-                if not np.all(np.isfinite(r)):
+                if not np.isfinite(r).all():
                     # non-finite forces: take the step so that the base guard reports it
                     self.t, self.x = t1, np.concatenate([q1, v1 * np.nan])
                     return True, None
@@ -462,7 +466,7 @@ class Index3GeneralizedAlpha(Integrator):
                     break
                 # stop when the correction of the accelerations (beta' dq) is newton_tol of their
                 # size, or when dq is at the round-off of q
-                a_scale = max(float(np.abs(qdd1).max()), float(np.abs(qdd0).max()), 1e-300) if n else 1.0
+                a_scale = max(float(np.abs(qdd1).max()), qdd0_max, 1e-300) if n else 1.0
                 q_scale = max(1.0, float(np.abs(q1).max()))
                 stalled = d_prev is not None and d_norm > 0.5 * d_prev and d_norm <= STALL * q_scale
                 # error of the new iterate: |d| itself, or, once the corrections contract at the

@@ -50,7 +50,7 @@ from flexmbs.bodies.loads import spring_to_ground, torque_load
 from flexmbs.analysis import output_times
 from flexmbs.bodies.planar import RigidBody2D, rotation_2d
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    resolve, write_results
+    resolve, write_run
 from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, integrate_system
 from flexmbs.constraints.planar import PlanarRevolute
 from flexmbs.pipes import call_quietly
@@ -171,8 +171,7 @@ def run(out=None, **params):
 
 
 def write(result, out: Path, p: dict) -> None:
-    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
-    if not p.get("plots", True) or len(result["t"]) < 2:
+    if not write_run(out, result, p):
         return
     from flexmbs import plots
     t = 1e3 * result["t"]

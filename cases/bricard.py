@@ -39,7 +39,7 @@ import numpy as np
 from flexmbs.bodies import RigidBodyEP
 from flexmbs.analysis import output_times
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    resolve, write_results
+    resolve, write_run
 from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, energy_history, integrate_system
 from flexmbs.constraints import Revolute
 from flexmbs.pipes import call_quietly
@@ -117,8 +117,7 @@ def run(out=None, **params):
 
 
 def write(result, out: Path, p: dict) -> None:
-    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
-    if not p.get("plots", True) or len(result["t"]) < 2:
+    if not write_run(out, result, p):
         return
     from flexmbs import plots
     t = result["t"]

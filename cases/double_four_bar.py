@@ -44,7 +44,7 @@ from flexmbs.system import System
 from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.analysis import output_times
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    resolve, write_results
+    resolve, write_run
 from flexmbs.constrained_run import constraint_history, energy_history, integrate_system
 from flexmbs.constraints.planar import PlanarRevolute
 
@@ -132,8 +132,7 @@ def run(out=None, **params):
 
 def write(result, out: Path, p: dict) -> None:
     """results.npz, summary.json and the plots."""
-    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
-    if not p.get("plots", True) or len(result["t"]) < 2:
+    if not write_run(out, result, p):
         return
     from flexmbs import plots
     t = result["t"]

@@ -274,6 +274,13 @@ def write_results(out, arrays: dict, summary: dict) -> None:
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
 
 
+def write_run(out, result: dict, p: dict) -> bool:
+    """`write_results` of one run's ``result`` (its arrays, and its ``summary`` as summary.json);
+    True when plots are wanted: option ``plots`` on and at least two outputs."""
+    write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
+    return bool(p.get("plots", True)) and len(result["t"]) >= 2
+
+
 # ----------------------------------------------------------------------------- output directory
 def check_output_dir(out) -> Path:
     """``out`` as a Path if it is a directory or can be made one (nothing is created); else ValueError."""

@@ -36,8 +36,8 @@ References
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import get_lapack_funcs
 
+from ..lapack import lapack
 from .stabilization import RedundantConstraintError, stabilized_gamma
 
 __all__ = ["accelerations", "solve_saddle_point", "RCOND_MIN"]
@@ -96,7 +96,7 @@ def solve_saddle_point(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.n
     A[n:, :n] = Cq
     A[n:, n:] = 0.0
     b = np.concatenate([Q, gamma])
-    getrf, getrs, gecon = _lapack(A)
+    getrf, getrs, gecon = lapack(("getrf", "getrs", "gecon"), A)
     anorm = np.abs(A).sum(axis=0).max()
     lu, piv, info = getrf(A)
     rcond = 0.0 if info > 0 else gecon(lu, anorm, norm="1")[0]
@@ -112,11 +112,3 @@ def solve_saddle_point(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.n
     return x[:n], x[n:]
 
 
-_LAPACK: dict = {}
-
-
-def _lapack(A: np.ndarray):
-    funcs = _LAPACK.get(A.dtype.char)
-    if funcs is None:
-        funcs = _LAPACK[A.dtype.char] = get_lapack_funcs(("getrf", "getrs", "gecon"), (A,))
-    return funcs

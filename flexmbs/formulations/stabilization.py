@@ -47,9 +47,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import get_lapack_funcs
 
 from ..constraints.base import ConstraintError
+from ..lapack import lapack
 from ..newton import newton
 
 __all__ = ["RedundantConstraintError", "stabilized_gamma", "violations", "full_pivot_lu",
@@ -295,16 +295,11 @@ def _pivot_ratio(lu: np.ndarray, rows: np.ndarray) -> float:
     return float(np.abs(np.diag(lu)).min() / scale) if scale > 0 else 0.0
 
 
-_LAPACK: dict = {}
-
-
 def _getrf(A: np.ndarray):
-    if "getrf" not in _LAPACK:
-        _LAPACK["getrf"], _LAPACK["getrs"] = get_lapack_funcs(("getrf", "getrs"), (A,))
-    return _LAPACK["getrf"](A)
+    return lapack(("getrf",), A)[0](A)
 
 
 def _getrs(lu, b: np.ndarray) -> np.ndarray:
     if b.size == 0:
         return b.copy()
-    return _LAPACK["getrs"](lu[0], lu[1], b)[0]
+    return lapack(("getrs",), lu[0])[0](lu[0], lu[1], b)[0]

@@ -47,8 +47,8 @@ References
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import get_lapack_funcs
 
+from ..lapack import lapack
 from .stabilization import stabilized_gamma
 
 __all__ = ["accelerations", "solve_udwadia_kalaba", "kinetic_rank", "PINV_RTOL"]
@@ -97,7 +97,7 @@ def solve_udwadia_kalaba(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np
     rhs = np.empty((n, 1 + Cq.shape[0]))
     rhs[:, 0] = Q + weight * (Cq.T @ gamma)
     rhs[:, 1:] = Cq.T
-    potrf, potrs = _lapack(Ms)
+    potrf, potrs = lapack(("potrf", "potrs"), Ms)
     c, info = potrf(Ms, lower=False)
     if info != 0:
         where = "" if t is None else f" at t = {t:.6g}"
@@ -131,11 +131,3 @@ def kinetic_rank(M: np.ndarray, Cq: np.ndarray, weight: float = 1.0, rtol: float
     return int(np.sum(w > rtol * max(w[-1], 0.0))) if w.size else 0
 
 
-_LAPACK: dict = {}
-
-
-def _lapack(A: np.ndarray):
-    funcs = _LAPACK.get(A.dtype.char)
-    if funcs is None:
-        funcs = _LAPACK[A.dtype.char] = get_lapack_funcs(("potrf", "potrs"), (A,))
-    return funcs

@@ -39,7 +39,9 @@ from typing import ClassVar, Literal
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import LinAlgWarning, get_lapack_funcs
+from scipy.linalg import LinAlgWarning
+
+from ..lapack import lapack
 
 __all__ = [
     "Integrator",
@@ -408,7 +410,7 @@ class Factorization:
             self._lu, self.dense = splu(sparse.csc_matrix(A)), False
         else:
             A = np.asarray(A, dtype=float)
-            getrf, self._getrs = _lapack_lu(A)
+            getrf, self._getrs = lapack(("getrf", "getrs"), A)
             lu, piv, info = getrf(A)
             if info < 0:
                 raise ValueError(f"illegal value in argument {-info} of LAPACK getrf")
@@ -426,15 +428,6 @@ class Factorization:
         return self._lu.solve(b)
 
 
-_LAPACK_LU: dict = {}
-
-
-def _lapack_lu(A: np.ndarray):
-    """(getrf, getrs) for A's dtype, looked up once."""
-    funcs = _LAPACK_LU.get(A.dtype.char)
-    if funcs is None:
-        funcs = _LAPACK_LU[A.dtype.char] = get_lapack_funcs(("getrf", "getrs"), (A,))
-    return funcs
 
 
 def _linear_option(value, formulation) -> bool:

@@ -131,7 +131,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .base import Integrator, Factorization, _lapack_lu, _linear_option, as_operator
+from ..lapack import lapack
+from .base import Integrator, Factorization, _linear_option, as_operator
 
 __all__ = ["ImplicitMidpoint"]
 
@@ -222,7 +223,7 @@ class ImplicitMidpoint(Integrator):
             self._gammas = np.zeros((0, len(af.basis)))
             self._gamma_first = 0                                    # step index of _gammas[0]
             self._lu_gamma = None
-            getrf, getrs = _lapack_lu(af.M)
+            getrf, getrs = lapack(("getrf", "getrs"), af.M)
             self._getrf, self._getrs = getrf, getrs
         self._second = self._second_order_step_matrix()
         self._dv_prev = None

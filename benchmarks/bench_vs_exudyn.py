@@ -176,17 +176,8 @@ def exudyn_run(model, h: float, period: float) -> tuple[np.ndarray, np.ndarray, 
     sensor = mbs.AddSensor(SensorNode(nodeNumber=node, storeInternal=True,
                                       outputVariableType=exu.OutputVariableType.Coordinates))
     mbs.Assemble()
-    s = exu.SimulationSettings()
-    s.timeIntegration.endTime = T_END
-    s.timeIntegration.numberOfSteps = int(round(T_END / h))
-    s.timeIntegration.generalizedAlpha.spectralRadius = 1.0
-    s.timeIntegration.newton.useModifiedNewton = True
-    s.timeIntegration.verboseMode = 0
-    s.solution.file.write = False
+    s = _exudyn_settings(exu, T_END, h, 1.0, modified_newton=True)
     s.solution.sensors.writePeriod = DT_OUT
-    s.show.statistics = False
-    s.show.computationTime = False
-    s.linearSolver.solverType = exu.LinearSolverType.EXUdense
     tic, c0 = time.perf_counter(), time.process_time()
     mbs.SolveDynamic(s, solverType=exu.DynamicSolverType.GeneralizedAlpha)
     wall = time.perf_counter() - tic
@@ -429,17 +420,8 @@ def exudyn_slider_crank(h: float, elements: int = 8, revolutions: float = 2.0, d
                                         outputVariableType=exu.OutputVariableType.Position))
                for i in (0, elements // 2, elements)]
     mbs.Assemble()
-    s = exu.SimulationSettings()
-    s.timeIntegration.endTime = t_end
-    s.timeIntegration.numberOfSteps = int(round(t_end / h))
-    s.timeIntegration.generalizedAlpha.spectralRadius = 1.0
-    s.timeIntegration.newton.useModifiedNewton = True
-    s.timeIntegration.verboseMode = 0
-    s.solution.file.write = False
+    s = _exudyn_settings(exu, t_end, h, 1.0, modified_newton=True)
     s.solution.sensors.writePeriod = math.radians(degrees_out) / omega
-    s.show.statistics = False
-    s.show.computationTime = False
-    s.linearSolver.solverType = exu.LinearSolverType.EXUdense
     c0, tic = time.process_time(), time.perf_counter()
     mbs.SolveDynamic(s, solverType=exu.DynamicSolverType.GeneralizedAlpha)
     wall, cpu = time.perf_counter() - tic, time.process_time() - c0

@@ -1,6 +1,5 @@
 """Bad input: every one ends with a message naming what the user set, the documented exit status
 (2 for bad input) and no files left behind (issue 11, item 4)."""
-import logging
 import os
 import sys
 from pathlib import Path
@@ -21,18 +20,7 @@ import rotating_bar  # noqa: E402
 TINY = ["--set", "elements=3", "--set", "t_end=0.002", "--set", "dt_out=2e-4", "--set", "plots=false"]
 
 
-@pytest.fixture(autouse=True)
-def _restore_logging():
-    """`flexmbs.cli.main` configures the root logger; undo it after each test."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for h in list(root.handlers):
-        root.removeHandler(h)
-    for h in handlers:
-        root.addHandler(h)
-    root.setLevel(level)
-    logging.captureWarnings(False)
+pytestmark = pytest.mark.usefixtures("restore_logging")    # tests/conftest.py
 
 
 # (the --set given, the message printed, the exit status)

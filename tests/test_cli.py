@@ -5,7 +5,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import logging
 
 import meshio
 import numpy as np
@@ -53,19 +52,7 @@ def cases_dir(tmp_path):
     return d
 
 
-@pytest.fixture(autouse=True)
-def _restore_logging():
-    """`flexmbs.cli.main` configures the root logger for a terminal; undo it after each test
-    (its handler would otherwise write to a captured stream pytest has closed)."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for h in list(root.handlers):
-        root.removeHandler(h)
-    for h in handlers:
-        root.addHandler(h)
-    root.setLevel(level)
-    logging.captureWarnings(False)
+pytestmark = pytest.mark.usefixtures("restore_logging")    # tests/conftest.py
 
 
 def test_cases_lists_every_protocol_script_with_its_first_docstring_line(capsys, cases_dir):

@@ -279,19 +279,26 @@ def _results_list(returned) -> dict[str, object]:
 
 def _summaries(returned) -> dict[str, dict]:
     """The run summaries of a case that integrates without the results store (the multibody
-    cases): a summary dict with a ``status``, a dict holding one under ``summary`` (then
-    ``t_final`` from its ``t`` if missing), or a dict of such summaries (triple_pendulum --table)."""
+    cases): a summary dict with a ``status``, a dict holding one under ``summary``, the run
+    information first in a tuple (the coupled mechanisms' (info, model, extras)), or a dict of
+    such summaries (triple_pendulum --table).  ``t_final`` comes from the run's ``t`` if missing."""
+    if isinstance(returned, tuple) and returned and isinstance(returned[0], dict):
+        returned = returned[0]
     if not isinstance(returned, dict):
         return {}
     if isinstance(returned.get("summary"), dict) and "status" in returned["summary"]:
-        s = dict(returned["summary"])
-        t = returned.get("t")
-        if "t_final" not in s and t is not None and len(t):
-            s["t_final"] = float(t[-1])
-        return {"run": s}
+        return {"run": _with_t_final(returned["summary"], returned.get("t"))}
     if "status" in returned:
-        return {"run": returned}
+        scalars = {k: v for k, v in returned.items() if v is None or isinstance(v, (str, int, float))}
+        return {"run": _with_t_final(scalars, returned.get("t"))}
     return {str(k): v for k, v in returned.items() if isinstance(v, dict) and "status" in v}
+
+
+def _with_t_final(summary: dict, t) -> dict:
+    s = dict(summary)
+    if "t_final" not in s and t is not None and len(t):
+        s["t_final"] = float(t[-1])
+    return s
 
 
 def _sigterm(signum, frame):

@@ -1,5 +1,6 @@
 """The `flexmbs` command: cases found generically, parameters checked and typed, files written."""
 import io as _io
+import re
 import subprocess
 import sys
 import textwrap
@@ -271,3 +272,15 @@ def test_run_reports_each_run_of_the_triple_pendulum_table(tmp_path, capsys):
     for run in ("natural-augmented", "natural-udwadia-kalaba", "euler-parameters-augmented",
                 "euler-parameters-udwadia-kalaba"):
         assert f"run {run}: finished, 3 steps to t = 0.003 s" in printed
+
+
+def test_run_reports_a_coupled_mechanism_by_its_run_information(tmp_path, capsys):
+    """The coupled cases return (run information, model, extras) and write their own files:
+    `flexmbs run` reports the index-3 run (status, steps, end time), not "no time integration"."""
+    out = tmp_path / "sc"
+    assert cli.main(["run", "slider_crank", "--set", "coupled=true", "--set", "elements=2",
+                     "--set", "revolutions=0.02", "--no-plots", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no time integration" not in printed
+    assert re.search(r"run run: finished, \d+ steps to t = 0.000837758 s", printed), printed
+    assert "results.npz" in printed and "summary.json" in printed

@@ -309,3 +309,22 @@ def test_power_iteration_estimate_on_a_sparse_model():
     w = largest_frequency(md, iterations=200)
     w_ref = np.sqrt(eigh(md.K.toarray(), md.M.toarray(), eigvals_only=True)[-1])
     assert 0.9 * w_ref < w <= w_ref * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("jacobi", [True, False], ids=["Jacobi", "symmetric-part factorization"])
+def test_iterative_schur_solve_of_the_two_n_system_meets_its_tolerance(jacobi):
+    """The 2n x 2n midpoint path's iterative solve (`_Iterative`: the project's BiCGSTAB, with
+    the diagonal or a factorization of the symmetric part as preconditioner) against a direct
+    solve of a nonsymmetric sparse matrix (skew part as a gyroscopic block would give)."""
+    from scipy.sparse.linalg import spsolve
+    from flexmbs.integrators.midpoint import _Iterative
+    n = 300
+    A = sparse.random(n, n, density=0.02, random_state=1)
+    S = sparse.csr_array(10.0 * sparse.eye(n) + 1.5 * A - 0.5 * A.T)
+    b = np.random.default_rng(0).standard_normal(n)
+    ref = spsolve(sparse.csc_matrix(S), b)
+    it = _Iterative(S, 1e-13, jacobi=jacobi)
+    x = it.solve(b)
+    assert np.linalg.norm(S @ x - b) <= 1e-12 * np.linalg.norm(b)
+    assert np.abs(x - ref).max() <= 1e-11 * np.abs(ref).max()
+    assert it.iterations > 0

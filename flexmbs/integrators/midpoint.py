@@ -133,6 +133,7 @@ from scipy import sparse
 
 from ..lapack import lapack
 from .base import Integrator, Factorization, _linear_option, as_operator
+from .sparse_step import SecondOrderStepMatrix, _Jacobi, bicgstab_right
 
 __all__ = ["ImplicitMidpoint"]
 
@@ -241,7 +242,6 @@ class ImplicitMidpoint(Integrator):
                 or getattr(form, "_compiled", None) is not None or model is None \
                 or getattr(model, "dense", True) or not hasattr(model, "frame_terms"):
             return None
-        from .sparse_step import SecondOrderStepMatrix
         solver = self._solver
         if solver == "auto":                      # a step matrix that changes: no factorization
             solver = "direct" if model.steady and model.n_dofs < DIRECT_BELOW else "iterative"
@@ -426,11 +426,7 @@ class _Iterative:
         self.tol, self.max_iter, self.iterations, self.n_factor = tol, max_iter, 0, 0
         self.jacobi = jacobi
         if jacobi:
-            d = self.S.diagonal()
-            if np.any(d == 0.0):
-                raise ZeroDivisionError("zero on the diagonal")
-            inv = 1.0 / d
-            self.base = _Diagonal(inv)
+            self.base = _Jacobi(self.S.diagonal())       # ZeroDivisionError on a zero diagonal entry
             self.max_iter = 200
         else:
             self.base = base if base is not None else self._factor()
@@ -444,14 +440,10 @@ class _Iterative:
             return Factorization(self.S)
 
     def solve(self, b: np.ndarray) -> np.ndarray:
-        from scipy.sparse.linalg import LinearOperator, bicgstab
         for attempt in range(2):
-            P = LinearOperator(self.S.shape, matvec=self.base.solve, dtype=float)
-            count = [0]
-            x, info = bicgstab(self.S, b, rtol=self.tol, atol=0.0, maxiter=self.max_iter, M=P,
-                               callback=lambda xk: count.__setitem__(0, count[0] + 1))
-            self.iterations += count[0]
-            if info == 0:
+            x, k, ok = bicgstab_right(self.S, self.base.solve, b, None, self.tol, self.max_iter)
+            self.iterations += k
+            if ok:
                 return x
             if self.jacobi or attempt:
                 break
@@ -461,14 +453,6 @@ class _Iterative:
             self.base = self._factor()
             return self.solve(b)
         return Factorization(self.S).solve(b)
-
-
-class _Diagonal:
-    def __init__(self, inv):
-        self.inv = inv
-
-    def solve(self, b):
-        return self.inv * b
 
 
 class SchurFactorization:

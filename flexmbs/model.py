@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 from scipy import sparse
 
-from .assembly import Assembler, assemble_invariants
+from .assembly import Assembler, assemble_invariants, element_dofs
 from .elements.base import Element
 from .mesh import Mesh
 from .mesh.faces import FACES, match_faces
@@ -678,8 +678,7 @@ class Model:
             out[...] = full.reshape(lead + (self.mesh.n_nodes, el.dofs_per_node))[..., :dim]
             return out
         N_nodes = el.N(self.X, xi_nodes)        # (n_el, 2, 3, n_e)
-        edofs = (self.cells[:, :, None] * el.dofs_per_node + np.arange(el.dofs_per_node)).reshape(
-            len(self.cells), -1)
+        edofs = element_dofs(self.cells, el.dofs_per_node)
         u = np.einsum("epan,...en->...epa", N_nodes, full[..., edofs])[..., :dim]
         out[..., self.cells, :] = u
         return out

@@ -22,7 +22,14 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-__all__ = ["Assembler"]
+__all__ = ["Assembler", "element_dofs"]
+
+
+def element_dofs(cells, dofs_per_node: int) -> np.ndarray:
+    """The DOF map: full DOF indices of every element (n_el, nodes x dofs_per_node), node-major
+    (node k's DOFs at k dofs_per_node + 0 .. dofs_per_node - 1)."""
+    cells = np.asarray(cells, dtype=np.int64)
+    return (cells[:, :, None] * dofs_per_node + np.arange(dofs_per_node)).reshape(len(cells), -1)
 
 
 class Assembler:
@@ -45,8 +52,7 @@ class Assembler:
         self.dofs_per_node = int(dofs_per_node)
         self.n_dofs = self.n_nodes * self.dofs_per_node
         self.chunk = int(chunk)
-        self.element_dofs = (self.cells[:, :, None] * self.dofs_per_node
-                             + np.arange(self.dofs_per_node)).reshape(len(self.cells), -1)
+        self.element_dofs = element_dofs(self.cells, self.dofs_per_node)
         self._pattern = None
 
     # -- the node pattern, once ----------------------------------------------------------------

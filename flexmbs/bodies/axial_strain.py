@@ -53,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ..assembly.assembler import element_dofs
 from ..elements.beam2d import BeamEB2D
 from ..elements.beam3d import BeamEB3D
 
@@ -78,7 +79,6 @@ class AxialStrain:
             raise ValueError(f"`{what}` needs a mesh of beam elements (BeamEB2D or BeamEB3D), whose axial "
                              f"strain and transverse slopes it takes; the model has {type(el).__name__} elements")
         X = model.X
-        n_el = len(X)
         self.EA = el.material.E * el.area
         X3 = np.pad(X, ((0, 0), (0, 0), (0, 3 - X.shape[2])))
         dX = X3[:, 1] - X3[:, 0]
@@ -87,8 +87,7 @@ class AxialStrain:
         N_ends = el.N(X, np.array([-1.0, 1.0]))                           # (n_el, 2, 3, n_e), axis points
         self.a = np.einsum("ed,edi->ei", e1, N_ends[:, 1] - N_ends[:, 0]) / self.L[:, None]
         self.G = np.ascontiguousarray(el.k_geo(X, 1.0))                    # (n_el, n_e, n_e), unit axial force
-        n_e = el.n_nodes * el.dofs_per_node
-        edofs = (model.cells[:, :, None] * el.dofs_per_node + np.arange(el.dofs_per_node)).reshape(n_el, n_e)
+        edofs = element_dofs(model.cells, el.dofs_per_node)
         n = model.n_dofs
         to_free = np.full(model.n_full, n, dtype=np.int64)                # fixed DOFs -> the zero slot n
         to_free[model.free] = np.arange(n)

@@ -78,6 +78,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from ..assembly.assembler import element_dofs
 from ..constraints.mean_axis import MeanAxisConditions
 from ..model import DistributedLoad, Model
 from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
@@ -226,7 +227,7 @@ class FlexibleBody(Body):
         md = self.model
         el = md.element
         modes = el.rigid_modes(md.X)                                   # (n_el, n_e, n_modes)
-        edofs = (md.cells[:, :, None] * el.dofs_per_node + np.arange(el.dofs_per_node)).reshape(len(md.cells), -1)
+        edofs = element_dofs(md.cells, el.dofs_per_node)
         full = np.zeros((md.n_full, modes.shape[2]))
         full[edofs.ravel()] = modes.reshape(-1, modes.shape[2])       # consistent between elements
         return full
@@ -239,7 +240,7 @@ class FlexibleBody(Body):
         n_rigid = full.shape[1]
         if self.reference == "mean-axis":
             el = md.element
-            used = np.unique((md.cells[:, :, None] * el.dofs_per_node + np.arange(el.dofs_per_node)).ravel())
+            used = np.unique(element_dofs(md.cells, el.dofs_per_node))
             supported = np.intersect1d(used, md.fixed_dofs)
             if supported.size:
                 nodes = np.unique(supported // el.dofs_per_node)
@@ -281,7 +282,7 @@ class FlexibleBody(Body):
         el, n_nodes = md.element, md.mesh.n_nodes
         to_free = np.full(md.n_full, -1, dtype=np.int64)
         to_free[md.free] = np.arange(md.n_dofs)
-        edofs = (md.cells[:, :, None] * el.dofs_per_node + np.arange(el.dofs_per_node)).reshape(len(md.cells), -1)
+        edofs = element_dofs(md.cells, el.dofs_per_node)
         if el.cell_type == "line":
             N = el.N(md.X, np.array([-1.0, 1.0]))                       # (n_el, 2, 3, n_e)
             node = md.cells                                            # (n_el, 2)

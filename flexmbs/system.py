@@ -318,6 +318,13 @@ class System:
                             K[sl, sli.start + j] += (fp - fz) / hq
         return K, Ct
 
+    def compiled(self):
+        """This system packed for the compiled kernel (`flexmbs.compiled.CompiledSystem`, used by
+        index3-alpha); raises `flexmbs.compiled.Unsupported` (a ValueError) naming what the kernel
+        does not evaluate, or that it is not installed."""
+        from .compiled import CompiledSystem
+        return CompiledSystem(self)
+
     # -- constraints ----------------------------------------------------------------------------
     def residual(self, t, q) -> np.ndarray:
         """C(q, t), (n_c,); zero in the rows of velocity-level (non-holonomic) constraints."""

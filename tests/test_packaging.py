@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from flexmbs.compiled import c_compiler
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = {"flexmbs": "flexmbs", "cases": "flexmbs/cases", "meshes": "flexmbs/meshes"}   # source -> wheel
-SOURCE = ["pyproject.toml", "README.md", *SHIPPED]
+SOURCE = ["pyproject.toml", "setup.py", "csrc", "README.md", *SHIPPED]
 
 pytestmark = pytest.mark.slow          # a wheel build takes a few seconds (more with an isolated build)
 
@@ -88,8 +90,10 @@ def test_wheel_has_every_module_case_and_sample_mesh(wheel):
     missing = sorted(expected - names)
     assert not missing, f"not in the wheel (a subpackage missing from pyproject's packages?): {missing}"
     assert not [n for n in names if _skip_file(n)]
-    assert {n.split("/")[0] for n in names} == {"flexmbs", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1]
-                                                 + ".dist-info"}      # no top-level cases/ or meshes/
+    kernel = {n for n in names if n.startswith("_flexmbs_kernel.")}          # the compiled kernel, a module
+    assert kernel or not c_compiler(), "a C compiler is here, but the wheel has no _flexmbs_kernel"
+    assert {n.split("/")[0] for n in names} - kernel == {"flexmbs", wheel.name.split("-")[0] + "-"
+                                                          + wheel.name.split("-")[1] + ".dist-info"}  # no cases/, meshes/
 
 
 def _venv_paths(venv: Path) -> tuple[Path, Path, Path]:
@@ -123,11 +127,13 @@ def test_installed_wheel_lists_the_cases_and_reads_the_samples_from_an_empty_fol
     assert f"cases in {installed_cases}" in proc.stdout.replace(str(installed_cases.resolve()), str(installed_cases))
     for case in ("rotating_bar", "spinup_beam", "slider_crank"):
         assert f"\n  {case} " in proc.stdout
-    code = ("import flexmbs, flexmbs.mesh as m; print(flexmbs.__file__); print(m.samples()); "
-            "print(m.sample('beam_line').n_nodes, m.sample('bar_hex.msh', cell_types=['hexahedron']).n_nodes)")
+    code = ("import flexmbs, flexmbs.mesh as m, flexmbs.compiled as c; print(flexmbs.__file__); print(m.samples()); "
+            "print(m.sample('beam_line').n_nodes, m.sample('bar_hex.msh', cell_types=['hexahedron']).n_nodes); "
+            "print(c.kernel_status())")
     proc = subprocess.run([str(python), "-c", code], cwd=empty, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    where, names, counts = proc.stdout.splitlines()
+    where, names, counts, kernel = proc.stdout.splitlines()
+    assert kernel == "None" or not c_compiler(), kernel        # the installed kernel is found
     assert Path(where).resolve().is_relative_to(venv.resolve())
     assert "beam_line.msh" in names and "plate_quad.msh" in names
     assert counts.split()[0] == "21"                # meshes/README.md: 21 nodes on the beam line

@@ -299,6 +299,12 @@ class Integrator(ABC):
             self.message = f"The correction of the state after the step to t = {self.t:.6g} failed: {err}"
             return self.message
         self._after_step()
+        self._check_state()
+        return self.message if self.status != "running" else None
+
+    def _check_state(self) -> None:
+        """Status after accepted steps: "failed" on a non-finite state, "diverged" beyond
+        ``divergence_limit``, "finished" at t_end (the state reached so far is kept)."""
         if not np.all(np.isfinite(self.x)):
             self.status = "failed"
             self.message = (
@@ -319,7 +325,6 @@ class Integrator(ABC):
                 self.t = self.t_end
                 self.status = "finished"
                 self.message = f"Reached t_end = {self.t_end:.6g}."
-        return self.message if self.status != "running" else None
 
     def _correct_state(self) -> None:
         """The formulation's correction of the accepted state, if it has one (constraint stabilisation).
@@ -388,6 +393,21 @@ class Integrator(ABC):
         h_step = t_next - self.t
         if abs(h_step - self.h) <= 8 * EPS * max(abs(self.t), abs(t_next), self.h):
             h_step = self.h                   # the step is nominal up to round-off in t
+        return t_next, h_step
+
+    def _schedule(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(t_next, h_step) of the next (at most) k steps of the schedule of `_next_step`, as arrays
+        (for methods that take many steps in one call); shorter if t_end comes first."""
+        j = np.arange(self.n_steps + 1, self.n_steps + k + 1, dtype=float)
+        t_next = self.t0 + j * self.h
+        last = np.flatnonzero(t_next >= self.t_end - 1e-9 * self.h)
+        if last.size:
+            t_next = t_next[:last[0] + 1]
+            t_next[-1] = self.t_end
+        t_prev = np.concatenate(([self.t], t_next[:-1]))
+        h_step = t_next - t_prev
+        nominal = np.abs(h_step - self.h) <= 8 * EPS * np.maximum(np.maximum(np.abs(t_prev), np.abs(t_next)), self.h)
+        h_step[nominal] = self.h
         return t_next, h_step
 
     def _underflow_message(self) -> str:

@@ -50,14 +50,27 @@ scaling of Bottasso, Bauchau and Cardona [3]_: without it the condition number o
 like h^-4; with it S tends to the well-conditioned [[M, C_q^T], [C_q, 0]] as h -> 0.  K_t and C_t
 come from forward finite differences of the system's functions (option ``tangent``:
 "finite-difference"; "none" keeps only M and C_q, a cheaper, linearly converging iteration).
-S is factorized by LU and reused across the Newton iterations of a step (modified Newton).
-With ``refactor`` = "step" (default) it is rebuilt at the first iteration of every step from
-M and C_q at the predictor (evaluated there anyway for the residual) and the kept K_t, C_t;
-with "rate" it is kept across steps too.  K_t and C_t are kept across steps and recomputed,
-and S rebuilt, when the contraction rate of the corrections exceeds ``refactor_rate`` (0.3)
-or the iteration has not converged after ``newton_max_iter``.  (Measured on the double
-four-bar, h = 1e-3: a matrix kept across steps contracts by only ~0.1 per iteration, 7.6
-iterations a step; rebuilt every step from fresh C_q, 2-3 iterations, for one small dense LU.)
+S is factorized by LU and reused across the Newton iterations (modified Newton).  When it is
+rebuilt is the option ``refactor``: "step", at the first iteration of every step from M and
+C_q at the predictor (evaluated there anyway for the residual) and the kept K_t, C_t;
+"contraction", kept into the next step while the last step's corrections contracted at
+most by ``keep_rate`` (1e-3, the rate θ of the converged step); "rate", kept across steps
+until the corrections contract slowly; "auto" (default), "contraction" when the compiled
+kernel runs the steps and "step" on the numpy path (there an evaluation costs several
+rebuilds of S, in the kernel about a quarter of one: docs/design.md).  In every
+policy S is rebuilt when the contraction rate of the corrections exceeds ``refactor_rate``
+(0.3) or the iteration has not converged after ``newton_max_iter``; K_t and C_t are kept
+across steps and recomputed only when the slowly contracting S had been built in the same
+step (an older S is first rebuilt with the kept tangent).  (Measured on the double four-bar,
+h = 1e-3: a matrix kept across steps contracts by only ~0.1 per iteration, 7.6 iterations a
+step; rebuilt every step from fresh C_q, 2-3 iterations, for one small dense LU.  On the
+coupled slider-crank at h = 2.91e-5 s with "contraction": 38 new tangents in two revolutions
+when every slow contraction brought one, 1 when only a matrix of the same step does.)
+
+The compiled kernel (`flexmbs.compiled`, option ``kernel``: "auto", "compiled", "numpy")
+runs the same iteration in C for systems of `RigidBodyEP`, `FlexibleBody` and joint-batch
+joints, many steps per call (`advance`, used by `flexmbs.simulate`); tests/test_compiled.py
+checks that both give the same steps.
 The quadratic-velocity part of C_t (Coriolis and gyroscopic terms, which change with the
 velocities) is refreshed at every rebuild when the system gives its exact dQ_v/dv
 (``quadratic_velocity_jacobian``): C_t = C_t,kept + dQ_v/dv(kept) - dQ_v/dv(now).  (Measured on
@@ -130,7 +143,9 @@ import numpy as np
 
 from .base import EPS, Integrator, Factorization, as_operator
 
-__all__ = ["Index3GeneralizedAlpha", "ConstrainedProblem"]
+__all__ = ["Index3GeneralizedAlpha", "ConstrainedProblem", "REFACTOR"]
+
+REFACTOR = ("auto", "rate", "step", "contraction")     # `refactor`; the kernel takes index - 1
 
 STALL = 1e-12       # corrections that stop contracting below STALL max(|q|, 1): round-off, accepted
 ROUND_OFF = 64 * EPS    # a residual this small relative to the size of its terms is converged
@@ -205,8 +220,11 @@ class Index3GeneralizedAlpha(Integrator):
     """Arnold-Bruls generalized-alpha for M q'' + C_q^T lam = Q, C = 0; fixed step, order 2.
 
     Options: ``rho_inf`` (0.8), ``newton_tol`` (1e-8), ``newton_max_iter`` (12),
-    ``refactor_rate`` (0.3), ``refactor`` ("step" or "rate"), ``tangent`` ("finite-difference" or "none"),
-    ``regularization`` (None: automatic, see the module docstring).
+    ``refactor_rate`` (0.3), ``refactor`` ("auto", "step", "rate" or "contraction"), ``keep_rate`` (1e-3), ``tangent`` ("finite-difference" or "none"),
+    ``regularization`` (None: automatic, see the module docstring), ``kernel`` ("auto", "compiled"
+    or "numpy": where the steps of a `flexmbs.System` run; "auto" takes the compiled kernel when the
+    system qualifies, see `flexmbs.compiled`; ``integrator.kernel`` says which ran, and
+    ``integrator.kernel_reason`` why not the compiled one).
     """
 
     name = "index3-alpha"
@@ -214,7 +232,8 @@ class Index3GeneralizedAlpha(Integrator):
     adaptive = False
     needs = "second_order"
     method_options = {"rho_inf": 0.8, "newton_tol": 1e-8, "newton_max_iter": 12, "refactor_rate": 0.3,
-                      "tangent": "finite-difference", "regularization": None, "refactor": "step"}
+                      "tangent": "finite-difference", "regularization": None, "refactor": "auto",
+                      "kernel": "auto", "keep_rate": 1e-3}
 
     def _validate_formulation(self, formulation) -> None:
         if hasattr(formulation, "system"):
@@ -272,14 +291,114 @@ class Index3GeneralizedAlpha(Integrator):
         self._lu = None
         self._lu_h = None
         self._KC = None                   # kept K_t, C_t (finite differences)
-        self._per_step = self.options["refactor"] == "step"
-        if self.options["refactor"] not in ("step", "rate"):
-            raise ValueError(f"`refactor` must be 'step' or 'rate', got {self.options['refactor']!r}.")
+        refactor = self.options["refactor"]
+        if refactor not in REFACTOR:
+            raise ValueError(f"`refactor` must be one of {', '.join(map(repr, REFACTOR))}, got {refactor!r}.")
+        self._keep_rate = float(self.options["keep_rate"])
+        if not 0 <= self._keep_rate < 1:
+            raise ValueError(f"`keep_rate` must lie in [0, 1), got {self.options['keep_rate']!r}.")
+        self._theta = 0.0                 # contraction rate of the last step's corrections
         self.n_newton = 0                 # Newton iterations, all steps
         self._C_state = None              # (t, q) of `constraint_residual`
         terms = getattr(sys, "constraint_terms", None)
         self._constraint_terms = terms if terms is not None else (
             lambda t, q: (np.asarray(sys.residual(t, q), float), np.asarray(sys.jacobian(t, q), float)))
+        self._setup_kernel()
+        if refactor == "auto":          # module docstring: what an evaluation costs against an LU
+            refactor = "contraction" if self.kernel == "compiled" else "step"
+        self.refactor = refactor
+        self._kints[2] = REFACTOR.index(refactor) - 1
+
+    # -- the compiled kernel ----------------------------------------------------------------------
+    def _setup_kernel(self) -> None:
+        """``kernel`` option: pack the system for the compiled kernel (`flexmbs.compiled`) when it
+        qualifies; `advance` is then the compiled path (None on the numpy path)."""
+        choice = self.options["kernel"]
+        if choice not in ("auto", "compiled", "numpy"):
+            raise ValueError(f"`kernel` must be 'auto', 'compiled' or 'numpy', got {choice!r}.")
+        self.kernel, self.kernel_reason, self.advance, self._compiled = "numpy", "kernel='numpy'", None, None
+        self._kints = np.zeros(3, dtype=np.int64)
+        if choice == "numpy":
+            return
+        make = getattr(self._sys, "compiled", None)
+        if make is None:
+            self.kernel_reason = "the equations are not a flexmbs.System"
+        else:
+            try:
+                self._compiled = make()
+            except ValueError as err:                  # flexmbs.compiled.Unsupported
+                self.kernel_reason = str(err)
+        if self._compiled is None:
+            if choice == "compiled":
+                raise ValueError(f"`kernel` 'compiled' cannot run this system: {self.kernel_reason}.")
+            return
+        n, m = self.n, self.n_c
+        N = n + m
+        q, v = self.x[:n], self.x[n:]
+        self._kstate = tuple(np.ascontiguousarray(a, dtype=float) for a in (
+            q.copy(), v.copy(), self._a.copy(), self.qdd.copy(), self.lam.copy(), np.zeros((N, N)),
+            np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n)),
+            np.zeros(3 * n * n + m * n + 11 * n + 3 * m + 2 * N + 10 + N * N)))
+        # has LU, has K_t and C_t, has elastic bodies; counters: evaluations, tangents, LUs, Newton iterations
+        self._kflags = np.array([0, 0, int(self._compiled.has_elastic), 0, 0, 0, 0, 0], dtype=np.int64)
+        self._kpiv = np.zeros(3 * max(N, 1), dtype=np.int32)     # pivots, row ends, column ranges
+        self._kints = np.array([self._max_iter, int(self._tangent == "finite-difference"), 0], dtype=np.int64)
+        self.kernel, self.kernel_reason, self.advance = "compiled", None, self._advance
+
+    def _advance(self, t_out, near_rtol: float, max_steps: int = 4096):
+        """Up to ``max_steps`` steps in the compiled kernel (until t_end or a failure); returns the
+        outputs reached, (times, states (k, 2 n_q)), at the times ``t_out`` (sorted, all later than
+        t; None: every step) with simulate's rule: the step point within ``near_rtol`` h, else the
+        cubic Hermite of the step.  Status, message, counters and the state are updated as by `step`."""
+        n = self.n
+        times, hs = self._schedule(max_steps)
+        if not times.size or not times[0] > self.t:
+            self.status, self.message = "failed", self._underflow_message()
+            return np.zeros(0), np.zeros((0, 2 * n))
+        laws = self._compiled.laws(times)
+        if t_out is None:
+            t_out = times
+        else:
+            t_out = t_out[:np.searchsorted(t_out, times[-1] + near_rtol * self.h, side="right")]
+        t_out = np.ascontiguousarray(t_out, dtype=float)
+        x_out = np.empty((len(t_out), 2 * n))
+        x_old = np.empty(4 * n + 1)
+        x_old[4 * n] = self.t
+        info = np.zeros(4, dtype=np.int64)
+        params = np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta, self._tol, self._rate,
+                           self.regularization, self.divergence_limit, near_rtol, self._keep_rate])
+        before = self._kflags[3:7].copy()
+        d_norm = self._compiled.steps(params, self._kints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
+                                      t_out, x_out, x_old, info)
+        done, i_out, status = (int(x) for x in info[:3])
+        rhs, jac, lu, newton = (int(x) for x in self._kflags[3:7] - before)
+        self.n_rhs += rhs
+        self.n_jac += jac
+        self.n_lu += lu
+        self.n_newton += newton
+        q, v, a, qdd, lam = self._kstate[:5]
+        failed_q, failed_v = x_old[:n].copy(), x_old[n:2 * n].copy()      # status 2: the failing iterate
+        if done:
+            if status != 2:
+                self.t_old, self.x_old, self._xdot_old = float(x_old[4 * n]), x_old[:2 * n].copy(), x_old[2 * n:4 * n].copy()
+            self.t = float(times[done - 1])
+            self.x = np.concatenate([q, v])
+            self._a, self.qdd, self.lam = a.copy(), qdd.copy(), lam.copy()
+            self._xdot_new = np.concatenate([v, qdd])
+            self._C_state = (self.t, q.copy())
+            self.n_steps += done
+        if status == 1:
+            self.status, self.message = "failed", self._newton_failure(d_norm)
+        elif status == 2:                # non-finite residual: the step is taken with it, as on the numpy path
+            self.t_old, self.x_old, self._xdot_old = self.t, self.x, self._xdot_new
+            self.t = float(times[done])
+            self.x = np.concatenate([failed_q, failed_v * np.nan])
+            self._xdot_new = None
+            self.n_steps += 1
+            self._check_state()
+        elif done:
+            self._check_state()
+        return t_out[:i_out], x_out[:i_out]
 
     @property
     def constraint_residual(self) -> float:
@@ -392,6 +511,13 @@ class Index3GeneralizedAlpha(Integrator):
         self.n_rhs += 2 * n + 1
         return Kt, Ct
 
+    def _newton_failure(self, d_norm: float) -> str:
+        return (f"Newton iterations of index3-alpha did not converge at t = {self.t:.6g} "
+                f"(last correction {d_norm:.3g} after {self._max_iter} iterations with a "
+                "fresh iteration matrix). Reduce `h`, raise `newton_max_iter`, or, if the "
+                "constraints are redundant or the configuration singular, set "
+                "`regularization` (e.g. 1e-10).")
+
     def _step_impl(self) -> tuple[bool, str | None]:
         step = self._next_step()
         if step is None:
@@ -415,7 +541,8 @@ class Index3GeneralizedAlpha(Integrator):
             return q_hat + h * h * beta * a1, self.lam / bp
 
         qdd0_max = float(np.abs(qdd0).max()) if n else 0.0
-        if self._lu is not None and (self._lu_h != h or self._per_step):
+        if self._lu is not None and (self._lu_h != h or self.refactor == "step"
+                                     or (self.refactor == "contraction" and self._theta > self._keep_rate)):
             self._lu = None
         new_tangent = False
         for attempt in range(2):
@@ -453,6 +580,7 @@ class Index3GeneralizedAlpha(Integrator):
                     if (np.abs(r[:n]).max() <= ROUND_OFF * r_scale
                             and (m == 0 or np.abs(r[n:]).max() <= ROUND_OFF * q_scale)):
                         converged = True
+                        self._theta = d_prev / d_prev2
                         break
                 if self._lu is None:
                     self._factor(t1, q1, v1, qdd1, mu * bp, h, M, Cq, new_tangent)
@@ -477,19 +605,17 @@ class Index3GeneralizedAlpha(Integrator):
                     err = theta / (1.0 - theta) * d_norm
                 if bp * err <= self._tol * a_scale or d_norm <= 16 * EPS * q_scale or stalled:
                     converged = True
+                    self._theta = 0.0 if d_prev is None else d_norm / max(d_prev, 1e-300)
                     break
                 if d_prev is not None and d_norm > self._rate * d_prev:
-                    # slow contraction: new matrix (and tangent) at the next iterate
-                    self._lu, new_tangent = None, True
+                    # slow contraction: a new matrix at the next iterate, with new tangents if the
+                    # matrix was already built in this step (else its age is the likely cause)
+                    self._lu, new_tangent = None, fresh
                 d_prev, d_prev2 = d_norm, d_prev
             if converged:
                 break
             if attempt == 1:
-                return False, (f"Newton iterations of index3-alpha did not converge at t = {self.t:.6g} "
-                               f"(last correction {d_norm:.3g} after {self._max_iter} iterations with a "
-                               "fresh iteration matrix). Reduce `h`, raise `newton_max_iter`, or, if the "
-                               "constraints are redundant or the configuration singular, set "
-                               "`regularization` (e.g. 1e-10).")
+                return False, self._newton_failure(d_norm)
             self._lu, new_tangent = None, True                 # retry with a fresh matrix and tangent
         a1, v1, qdd1 = kinematics(q1)
         self.t = t1

@@ -269,6 +269,17 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
             i_out += 1
     t_acc = t0                                      # the integral is accumulated up to t_acc
 
+    # methods that take many steps in one call (index3-alpha's compiled kernel) emit the outputs
+    # they reach; not with an integrand, whose quadrature needs the dense output of every step
+    advance = getattr(integrator, "advance", None) if integrand is None else None
+    while integrator.status == "running" and advance is not None:
+        t_out, x_out = advance(None if t_eval is None else t_eval[i_out:], STEP_POINT_RTOL)
+        for te, xe in zip(t_out, x_out):
+            emit(float(te), xe)
+        i_out += len(t_out)
+        if progress is not None:
+            progress(integrator.t)
+
     while integrator.status == "running":
         integrator.step()
         if integrator.status not in ("running", "finished"):

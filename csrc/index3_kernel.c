@@ -1,0 +1,1381 @@
+/*
+ * _flexmbs_kernel: the index-3 generalized-alpha step of a flexmbs System in compiled code.
+ *
+ * The same equations and the same algorithm as the numpy path (flexmbs/bodies/rigid.py,
+ * flexmbs/bodies/flexible.py, flexmbs/bodies/axial_strain.py, flexmbs/constraints/batch.py,
+ * flexmbs/integrators/index3_alpha.py; their docstrings hold the derivations), written out as
+ * loops over the few dozen numbers of a small multibody system, so that a step costs what
+ * the arithmetic costs instead of a few hundred Python and numpy calls.  flexmbs/compiled.py
+ * packs a System into the arrays read here and says which systems qualify (docs/design.md,
+ * "The compiled step").
+ *
+ * Layout: every matrix is row-major; q, v have n entries; the constraint rows are m; the
+ * iteration matrix is N x N with N = n + m.  Marker coordinates index the extended vector
+ * qe = (q, 0, 0, 0, 1, 0, 0, 0, 0) (the ground's frame and a zero, as JointBatch.extend).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int64_t i64;
+
+#define EPS 2.220446049250313e-16
+#define STALL 1e-12
+#define ROUND_OFF (64.0 * EPS)
+#define TAIL 8
+
+/* ------------------------------------------------------------------------------------------ */
+/* the packed system                                                                          */
+
+typedef struct {
+    int off, ne, nel, k, damped, axial;
+    double mass, s[3], J[9], EA;
+    const double *mO, *d, *S, *Mdd, *Kdd, *Cdd, *L, *a, *G;
+    const i64 *idx, *Sp, *Sj;          /* S[a, b] stacked (9 ne, ne) in CSR: row pointers Sp, columns Sj, values S */
+} Flex;
+
+typedef struct {
+    int n, m, nr, nf, nnorm, nmark, W, E, npt, nd1, nd2, nds, nang;
+    double g[3];
+    int has_g;
+    const i64 *r_off;
+    const double *r_real;               /* (nr, 13): mass, J (9), c (3) */
+    const i64 *norm;                    /* (nnorm, 2): row, first coordinate of the body */
+    const i64 *mR, *mp, *me, *mcols, *mpoint;
+    const double *my0, *mPhi;
+    const i64 *pt, *d1, *d2, *ds, *ang;
+    const double *dsL;
+    Flex *flex;
+    int nblk, *blk;                     /* the bodies' diagonal blocks of M: first coordinate, size */
+    Py_buffer *bufs;
+    int nbuf;
+    /* scratch */
+    double *qe, *mr, *mJ, *fw;
+    int *lo, *hi;                       /* the nonzero column range of each row of C_q (constraints) */
+    size_t fw_size;
+} Sys;
+
+static const char *CAPSULE = "flexmbs.kernel.system";
+
+static void sys_free(Sys *s)
+{
+    if (!s) return;
+    for (int i = 0; i < s->nbuf; i++) PyBuffer_Release(&s->bufs[i]);
+    free(s->bufs);
+    free(s->flex);
+    free(s->blk);
+    free(s->lo);
+    free(s->hi);
+    free(s->qe);
+    free(s->mr);
+    free(s->mJ);
+    free(s->fw);
+    free(s);
+}
+
+static void capsule_destructor(PyObject *cap)
+{
+    sys_free((Sys *)PyCapsule_GetPointer(cap, CAPSULE));
+}
+
+/* item i of the list as a C-contiguous buffer of at least `count` 8-byte items */
+static const void *take(Sys *s, PyObject *list, Py_ssize_t i, Py_ssize_t count, const char *what)
+{
+    if (i >= PyList_GET_SIZE(list)) {
+        PyErr_Format(PyExc_ValueError, "kernel system: missing array %s", what);
+        return NULL;
+    }
+    Py_buffer *b = &s->bufs[s->nbuf];
+    if (PyObject_GetBuffer(PyList_GET_ITEM(list, i), b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    s->nbuf++;
+    if (b->itemsize != 8 || b->len < count * 8) {
+        PyErr_Format(PyExc_ValueError, "kernel system: array %s must hold %zd 8-byte items, got %zd",
+                     what, count, b->len / (b->itemsize ? b->itemsize : 1));
+        return NULL;
+    }
+    return b->buf;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Euler parameters (flexmbs/rotations.py)                                                     */
+
+static void ep_E(const double *p, double *E)      /* E = [-e, skew(e) + e0 I] (3 x 4) */
+{
+    double e0 = p[0], e1 = p[1], e2 = p[2], e3 = p[3];
+    E[0] = -e1; E[1] = e0;  E[2] = -e3; E[3] = e2;
+    E[4] = -e2; E[5] = e3;  E[6] = e0;  E[7] = -e1;
+    E[8] = -e3; E[9] = -e2; E[10] = e1; E[11] = e0;
+}
+
+static void ep_G(const double *p, double *G)      /* G = [-e, -skew(e) + e0 I] (3 x 4) */
+{
+    double e0 = p[0], e1 = p[1], e2 = p[2], e3 = p[3];
+    G[0] = -e1; G[1] = e0;  G[2] = e3;  G[3] = -e2;
+    G[4] = -e2; G[5] = -e3; G[6] = e0;  G[7] = e1;
+    G[8] = -e3; G[9] = e2;  G[10] = -e1; G[11] = e0;
+}
+
+static void ep_A(const double *p, double *A)      /* A(p), the explicit quadratic form */
+{
+    double e0 = p[0], e1 = p[1], e2 = p[2], e3 = p[3];
+    double d = e0 * e0 - e1 * e1 - e2 * e2 - e3 * e3;
+    A[0] = d + 2.0 * e1 * e1; A[1] = 2.0 * (e1 * e2 - e0 * e3); A[2] = 2.0 * (e1 * e3 + e0 * e2);
+    A[3] = 2.0 * (e1 * e2 + e0 * e3); A[4] = d + 2.0 * e2 * e2; A[5] = 2.0 * (e2 * e3 - e0 * e1);
+    A[6] = 2.0 * (e1 * e3 - e0 * e2); A[7] = 2.0 * (e2 * e3 + e0 * e1); A[8] = d + 2.0 * e3 * e3;
+}
+
+static void ep_A_EG(const double *p, double *A)   /* A = E G^T (as for stacked p) */
+{
+    double E[12], G[12];
+    ep_E(p, E);
+    ep_G(p, G);
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double acc = 0.0;
+            for (int k = 0; k < 4; k++) acc += E[4 * a + k] * G[4 * b + k];
+            A[3 * a + b] = acc;
+        }
+}
+
+/* d(A(p) u)/dp (3 x 4), linear in p */
+static void ep_VJ(const double *p, const double *u, double *J)
+{
+    double e0 = p[0], e1 = p[1], e2 = p[2], e3 = p[3], u1 = u[0], u2 = u[1], u3 = u[2];
+    double d = e1 * u1 + e2 * u2 + e3 * u3;
+    J[0] = 2.0 * (e0 * u1 + e2 * u3 - e3 * u2); J[1] = 2.0 * d;
+    J[2] = 2.0 * (e1 * u2 - u1 * e2 + e0 * u3); J[3] = 2.0 * (e1 * u3 - u1 * e3 - e0 * u2);
+    J[4] = 2.0 * (e0 * u2 + e3 * u1 - e1 * u3); J[5] = 2.0 * (e2 * u1 - u2 * e1 - e0 * u3);
+    J[6] = 2.0 * d; J[7] = 2.0 * (e2 * u3 - u2 * e3 + e0 * u1);
+    J[8] = 2.0 * (e0 * u3 + e1 * u2 - e2 * u1); J[9] = 2.0 * (e3 * u1 - u3 * e1 + e0 * u2);
+    J[10] = 2.0 * (e3 * u2 - u3 * e2 - e0 * u1); J[11] = 2.0 * d;
+}
+
+/* V_k = dA/dp_k (4 x 3 x 3): V_0 = 2 (e0 I + skew(e)), V_i = 2 (-e_i I + u_i e^T + e u_i^T + e0 skew(u_i)) */
+static void ep_V(const double *p, double *V)
+{
+    double e0 = p[0], e[3] = {p[1], p[2], p[3]};
+    memset(V, 0, 36 * sizeof(double));
+    double *V0 = V;
+    V0[0] = V0[4] = V0[8] = 2.0 * e0;
+    V0[1] = -2.0 * e[2]; V0[2] = 2.0 * e[1];
+    V0[3] = 2.0 * e[2];  V0[5] = -2.0 * e[0];
+    V0[6] = -2.0 * e[1]; V0[7] = 2.0 * e[0];
+    for (int i = 0; i < 3; i++) {
+        double *Vi = V + 9 * (i + 1);
+        for (int a = 0; a < 3; a++) {
+            Vi[4 * a] += -2.0 * e[i];
+            Vi[3 * i + a] += 2.0 * e[a];          /* u_i e^T: row i */
+            Vi[3 * a + i] += 2.0 * e[a];          /* e u_i^T: column i */
+        }
+        /* e0 skew(u_i) */
+        int j = (i + 1) % 3, k = (i + 2) % 3;
+        Vi[3 * k + j] += 2.0 * e0;
+        Vi[3 * j + k] -= 2.0 * e0;
+    }
+}
+
+static void skew(const double *c, double *U)
+{
+    U[0] = 0.0;   U[1] = -c[2]; U[2] = c[1];
+    U[3] = c[2];  U[4] = 0.0;   U[5] = -c[0];
+    U[6] = -c[1]; U[7] = c[0];  U[8] = 0.0;
+}
+
+static void mat3(const double *A, const double *B, double *C)   /* C = A B (3 x 3) */
+{
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            C[3 * a + b] = A[3 * a] * B[b] + A[3 * a + 1] * B[3 + b] + A[3 * a + 2] * B[6 + b];
+}
+
+static void mat3T(const double *A, const double *B, double *C)  /* C = A^T B (3 x 3) */
+{
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            C[3 * a + b] = A[a] * B[b] + A[3 + a] * B[3 + b] + A[6 + a] * B[6 + b];
+}
+
+static void mv3(const double *A, const double *x, double *y)   /* y = A x */
+{
+    for (int a = 0; a < 3; a++) y[a] = A[3 * a] * x[0] + A[3 * a + 1] * x[1] + A[3 * a + 2] * x[2];
+}
+
+static void mtv3(const double *A, const double *x, double *y)  /* y = A^T x */
+{
+    for (int a = 0; a < 3; a++) y[a] = A[a] * x[0] + A[3 + a] * x[1] + A[6 + a] * x[2];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* rigid bodies in Euler parameters (EPBatch)                                                  */
+
+/* quadratic-velocity vector Q_v (7) of rigid body b at p and v (R', p') */
+static void rigid_qv(const double *re, const double *p, const double *vb, double *out)
+{
+    double m = re[0];
+    const double *J = re + 1, *c = re + 10;
+    const double *Rd = vb, *pd = vb + 3;
+    double G[12], Gd[12], w[3], Jw[3];
+    ep_G(p, G);
+    ep_G(pd, Gd);
+    for (int a = 0; a < 3; a++) w[a] = 2.0 * (G[4 * a] * pd[0] + G[4 * a + 1] * pd[1] + G[4 * a + 2] * pd[2] + G[4 * a + 3] * pd[3]);
+    mv3(J, w, Jw);
+    int offset = c[0] != 0.0 || c[1] != 0.0 || c[2] != 0.0;
+    out[0] = out[1] = out[2] = 0.0;
+    if (!offset) {
+        for (int k = 0; k < 4; k++)
+            out[3 + k] = -4.0 * (Gd[k] * Jw[0] + Gd[4 + k] * Jw[1] + Gd[8 + k] * Jw[2]);
+        return;
+    }
+    double E[12], Ed[12], A[9], Ad[9], U[9], x[3], h[3], tmp[3], tmp2[3], VJ[12];
+    ep_E(p, E);
+    ep_E(pd, Ed);
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double s1 = 0.0, s2 = 0.0;
+            for (int k = 0; k < 4; k++) {
+                s1 += E[4 * a + k] * G[4 * b + k];
+                s2 += Ed[4 * a + k] * G[4 * b + k] + E[4 * a + k] * Gd[4 * b + k];
+            }
+            A[3 * a + b] = s1;
+            Ad[3 * a + b] = s2;
+        }
+    skew(c, U);
+    mv3(U, w, x);
+    mtv3(A, Rd, tmp);
+    mv3(U, tmp, h);
+    for (int a = 0; a < 3; a++) h[a] = m * h[a] + Jw[a];
+    mv3(Ad, x, tmp);
+    for (int a = 0; a < 3; a++) out[a] = m * tmp[a];
+    mtv3(Ad, Rd, tmp);
+    mv3(U, tmp, tmp2);                           /* U Ad^T R' */
+    ep_VJ(p, x, VJ);
+    for (int k = 0; k < 4; k++) {
+        double t1 = Gd[k] * h[0] + Gd[4 + k] * h[1] + Gd[8 + k] * h[2];
+        double t2 = G[k] * tmp2[0] + G[4 + k] * tmp2[1] + G[8 + k] * tmp2[2];
+        double t3 = VJ[k] * Rd[0] + VJ[4 + k] * Rd[1] + VJ[8 + k] * Rd[2];
+        out[3 + k] = -4.0 * t1 - 2.0 * m * t2 - m * t3;
+    }
+}
+
+static void rigid_eval(const Sys *s, int b, const double *q, const double *v, double *M, double *Q)
+{
+    const double *re = s->r_real + 13 * b;
+    int o = (int)s->r_off[b], n = s->n;
+    const double *p = q + o + 3;
+    double m = re[0];
+    const double *J = re + 1, *c = re + 10;
+    if (M) {
+        double G[12], JG[12];
+        ep_G(p, G);
+        for (int a = 0; a < 3; a++) M[(o + a) * n + o + a] = m;
+        for (int a = 0; a < 3; a++)
+            for (int k = 0; k < 4; k++)
+                JG[4 * a + k] = J[3 * a] * G[k] + J[3 * a + 1] * G[4 + k] + J[3 * a + 2] * G[8 + k];
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < 4; l++)
+                M[(o + 3 + k) * n + o + 3 + l] = 4.0 * (G[k] * JG[l] + G[4 + k] * JG[4 + l] + G[8 + k] * JG[8 + l]);
+        if (c[0] != 0.0 || c[1] != 0.0 || c[2] != 0.0) {
+            double A[9], U[9], AU[9];
+            ep_A_EG(p, A);
+            skew(c, U);
+            mat3(A, U, AU);
+            for (int a = 0; a < 3; a++)
+                for (int k = 0; k < 4; k++) {
+                    double B = -2.0 * m * (AU[3 * a] * G[k] + AU[3 * a + 1] * G[4 + k] + AU[3 * a + 2] * G[8 + k]);
+                    M[(o + a) * n + o + 3 + k] = B;
+                    M[(o + 3 + k) * n + o + a] = B;
+                }
+        }
+    }
+    if (Q) {
+        rigid_qv(re, p, v + o, Q + o);
+        if (s->has_g) {
+            double VJ[12], mg[3] = {m * s->g[0], m * s->g[1], m * s->g[2]};
+            ep_VJ(p, c, VJ);
+            for (int a = 0; a < 3; a++) Q[o + a] += mg[a];
+            for (int k = 0; k < 4; k++) Q[o + 3 + k] += VJ[k] * mg[0] + VJ[4 + k] * mg[1] + VJ[8 + k] * mg[2];
+        }
+    }
+}
+
+/* dQ_v/dv (7 x 7) of rigid body b: column j = (Q_v(v + e_j) - Q_v(v - e_j)) / 2, exact (quadratic form) */
+static void rigid_dqv(const Sys *s, int b, const double *q, const double *v, double *D)
+{
+    const double *re = s->r_real + 13 * b;
+    int o = (int)s->r_off[b], n = s->n;
+    double vp[7], vm[7], qp[7], qm[7];
+    for (int j = 0; j < 7; j++) {
+        memcpy(vp, v + o, 7 * sizeof(double));
+        memcpy(vm, v + o, 7 * sizeof(double));
+        vp[j] += 1.0;
+        vm[j] -= 1.0;
+        rigid_qv(re, q + o + 3, vp, qp);
+        rigid_qv(re, q + o + 3, vm, qm);
+        for (int i = 0; i < 7; i++) D[(o + i) * n + o + j] = 0.5 * (qp[i] - qm[i]);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* flexible bodies on a floating frame (FlexibleBody)                                          */
+
+static void csr_mv(const Flex *f, const double *x, double *y)   /* y = S x, S stacked (9 ne, ne) */
+{
+    for (int r = 0; r < 9 * f->ne; r++) {
+        double acc = 0.0;
+        for (i64 z = f->Sp[r]; z < f->Sp[r + 1]; z++) acc += f->S[z] * x[f->Sj[z]];
+        y[r] = acc;
+    }
+}
+
+typedef struct {              /* terms at q shared by M, Q_v, dQ_v/dv */
+    double A[9], V[36], sy[3], Y[9];
+    double *dd;               /* (9, ne): d + S delta */
+} FlexKin;
+
+static void flex_kin(const Flex *f, const double *q, double *work, FlexKin *k)
+{
+    int ne = f->ne;
+    const double *p = q + f->off + 3, *del = q + f->off + 7;
+    double *SD = work;                               /* 9 ne */
+    k->dd = work + 9 * ne;                           /* 9 ne */
+    ep_A(p, k->A);
+    ep_V(p, k->V);
+    csr_mv(f, del, SD);
+    for (int x = 0; x < 9; x++) {
+        double Dd = 0.0, SDd = 0.0;
+        for (int j = 0; j < ne; j++) {
+            k->dd[x * ne + j] = f->d[x * ne + j] + SD[x * ne + j];
+            Dd += f->d[x * ne + j] * del[j];
+            SDd += SD[x * ne + j] * del[j];
+        }
+        k->Y[x] = f->J[x] + SDd;
+        SD[x] = Dd;                                  /* reuse: row x of SD is no longer needed */
+    }
+    /* Y = J + Dd + Dd^T + SD delta (SD[0..8] now holds Dd) */
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) k->Y[3 * a + b] += SD[3 * a + b] + SD[3 * b + a];
+    for (int a = 0; a < 3; a++) {
+        double acc = f->s[a];
+        for (int j = 0; j < ne; j++) acc += f->mO[a * ne + j] * del[j];
+        k->sy[a] = acc;
+    }
+}
+
+/* axial-strain stiffening: force (n_e) added to out, and/or stiffness (ne x ne, leading dim ld) added */
+static void axial_terms(const Flex *f, const double *del, double *force, double *K, int ld)
+{
+    int kk = f->k, ne = f->ne;
+    double u[64], g[64];
+    for (int e = 0; e < f->nel; e++) {
+        const i64 *ix = f->idx + (size_t)e * kk;
+        const double *a = f->a + (size_t)e * kk, *G = f->G + (size_t)e * kk * kk;
+        for (int i = 0; i < kk; i++) u[i] = ix[i] < ne ? del[ix[i]] : 0.0;
+        double up = 0.0, c = 0.0;
+        for (int i = 0; i < kk; i++) {
+            double acc = 0.0;
+            for (int j = 0; j < kk; j++) acc += G[i * kk + j] * u[j];
+            g[i] = acc;
+            up += a[i] * u[i];
+        }
+        for (int i = 0; i < kk; i++) c += u[i] * g[i];
+        double eps = up + c / (2.0 * f->L[e]), EA = f->EA;
+        if (force)
+            for (int i = 0; i < kk; i++)
+                if (ix[i] < ne) force[ix[i]] += 0.5 * EA * c * a[i] + EA * eps * g[i];
+        if (K)
+            for (int i = 0; i < kk; i++) {
+                if (ix[i] >= ne) continue;
+                for (int j = 0; j < kk; j++) {
+                    if (ix[j] >= ne) continue;
+                    K[ix[i] * ld + ix[j]] += EA * (a[i] * g[j] + g[i] * a[j] + g[i] * g[j] / f->L[e]) + EA * eps * G[i * kk + j];
+                }
+            }
+    }
+}
+
+static void flex_eval(const Sys *s, const Flex *f, const double *q, const double *v, double *M, double *Q, double *work)
+{
+    int n = s->n, o = f->off, ne = f->ne;
+    FlexKin k;
+    flex_kin(f, q, work, &k);
+    double *tmp = work + 18 * ne;                    /* 9 ne + ne scratch */
+    const double *V = k.V, *A = k.A, *p = q + o + 3;
+    double Vsy[12];                                  /* V_k s_y, (4, 3) */
+    for (int kk = 0; kk < 4; kk++) mv3(V + 9 * kk, k.sy, Vsy + 3 * kk);
+    if (M) {
+        double AtV[36], VY[36];
+        for (int kk = 0; kk < 4; kk++) {
+            mat3T(A, V + 9 * kk, AtV + 9 * kk);
+            mat3(V + 9 * kk, k.Y, VY + 9 * kk);
+        }
+        for (int a = 0; a < 3; a++) {
+            M[(o + a) * n + o + a] = f->mass;
+            for (int kk = 0; kk < 4; kk++) {
+                M[(o + a) * n + o + 3 + kk] = Vsy[3 * kk + a];
+                M[(o + 3 + kk) * n + o + a] = Vsy[3 * kk + a];
+            }
+            for (int j = 0; j < ne; j++) {
+                double acc = A[3 * a] * f->mO[j] + A[3 * a + 1] * f->mO[ne + j] + A[3 * a + 2] * f->mO[2 * ne + j];
+                M[(o + a) * n + o + 7 + j] = acc;
+                M[(o + 7 + j) * n + o + a] = acc;
+            }
+        }
+        for (int kk = 0; kk < 4; kk++) {
+            for (int l = 0; l < 4; l++) {
+                double acc = 0.0;
+                for (int x = 0; x < 9; x++) acc += V[9 * kk + x] * VY[9 * l + x];
+                M[(o + 3 + kk) * n + o + 3 + l] = acc;
+            }
+            for (int j = 0; j < ne; j++) {
+                double acc = 0.0;
+                for (int x = 0; x < 9; x++) acc += AtV[9 * kk + x] * k.dd[x * ne + j];
+                M[(o + 3 + kk) * n + o + 7 + j] = acc;
+                M[(o + 7 + j) * n + o + 3 + kk] = acc;
+            }
+        }
+        double pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3], p4 = pp * pp;
+        for (int i = 0; i < ne; i++)
+            for (int j = 0; j < ne; j++) M[(o + 7 + i) * n + o + 7 + j] = p4 * f->Mdd[i * ne + j];
+    }
+    if (Q) {
+        const double *pd = v + o + 3, *ddel = v + o + 7, *del = q + o + 7;
+        double Ap[9], Ad[9], Yu[9], mOd[3], inner[9], t1[9], t2[9], Cm[9], Dm[9], x3[3], y3[3];
+        ep_A_EG(pd, Ap);
+        for (int x = 0; x < 9; x++) Ad[x] = pd[0] * V[x] + pd[1] * V[9 + x] + pd[2] * V[18 + x] + pd[3] * V[27 + x];
+        for (int x = 0; x < 9; x++) {
+            double acc = 0.0;
+            for (int j = 0; j < ne; j++) acc += k.dd[x * ne + j] * ddel[j];
+            Yu[x] = acc;
+        }
+        for (int a = 0; a < 3; a++) {
+            double acc = 0.0;
+            for (int j = 0; j < ne; j++) acc += f->mO[a * ne + j] * ddel[j];
+            mOd[a] = acc;
+        }
+        mv3(Ap, k.sy, x3);
+        mv3(Ad, mOd, y3);
+        for (int a = 0; a < 3; a++) Q[o + a] = -2.0 * (x3[a] + y3[a]);
+        mat3(Ap, k.Y, t1);
+        mat3(Ad, Yu, t2);
+        for (int x = 0; x < 9; x++) inner[x] = t1[x] + t2[x];
+        for (int kk = 0; kk < 4; kk++) {
+            double acc = 0.0;
+            for (int x = 0; x < 9; x++) acc += V[9 * kk + x] * inner[x];
+            Q[o + 3 + kk] = -2.0 * acc;
+        }
+        mat3T(A, Ap, Cm);
+        mat3T(A, Ad, Dm);
+        for (int x = 0; x < 9; x++) { Cm[x] *= 2.0; Dm[x] *= 2.0; }
+        double *SV = tmp;                            /* S delta' (9 ne) */
+        csr_mv(f, ddel, SV);
+        double *fe = tmp + 9 * ne;                   /* elastic force (ne) */
+        for (int j = 0; j < ne; j++) {
+            double acc = 0.0;
+            for (int x = 0; x < 9; x++) acc += Cm[x] * k.dd[x * ne + j] + Dm[x] * SV[x * ne + j];
+            Q[o + 7 + j] = -acc;
+        }
+        for (int i = 0; i < ne; i++) {
+            double acc = 0.0;
+            const double *Ki = f->Kdd + (size_t)i * ne;
+            for (int j = 0; j < ne; j++) acc += Ki[j] * del[j];
+            if (f->damped) {
+                const double *Ci = f->Cdd + (size_t)i * ne;
+                for (int j = 0; j < ne; j++) acc += Ci[j] * ddel[j];
+            }
+            fe[i] = acc;
+        }
+        if (f->axial) axial_terms(f, del, fe, NULL, 0);
+        for (int i = 0; i < ne; i++) Q[o + 7 + i] -= fe[i];
+        if (s->has_g) {
+            const double *g = s->g;
+            double Atg[3];
+            mtv3(A, g, Atg);
+            for (int a = 0; a < 3; a++) Q[o + a] += f->mass * g[a];
+            for (int kk = 0; kk < 4; kk++) Q[o + 3 + kk] += Vsy[3 * kk] * g[0] + Vsy[3 * kk + 1] * g[1] + Vsy[3 * kk + 2] * g[2];
+            for (int j = 0; j < ne; j++) Q[o + 7 + j] += f->mO[j] * Atg[0] + f->mO[ne + j] * Atg[1] + f->mO[2 * ne + j] * Atg[2];
+        }
+    }
+}
+
+/* dQ_v/dv of a flexible body (FlexibleBody.quadratic_velocity_jacobian) */
+static void flex_dqv(const Sys *s, const Flex *f, const double *q, const double *v, double *D, double *work)
+{
+    int n = s->n, o = f->off, ne = f->ne;
+    FlexKin k;
+    flex_kin(f, q, work, &k);
+    double *SV = work + 18 * ne;
+    const double *pd = v + o + 3, *ddel = v + o + 7, *V = k.V, *A = k.A;
+    double Vd[36], Ad[9], Yu[9], mOd[3], AtVd[36], AtV[36], AdtV[36], Dm[9];
+    ep_V(pd, Vd);
+    for (int x = 0; x < 9; x++) Ad[x] = pd[0] * V[x] + pd[1] * V[9 + x] + pd[2] * V[18 + x] + pd[3] * V[27 + x];
+    for (int x = 0; x < 9; x++) {
+        double acc = 0.0;
+        for (int j = 0; j < ne; j++) acc += k.dd[x * ne + j] * ddel[j];
+        Yu[x] = acc;
+    }
+    for (int a = 0; a < 3; a++) {
+        double acc = 0.0;
+        for (int j = 0; j < ne; j++) acc += f->mO[a * ne + j] * ddel[j];
+        mOd[a] = acc;
+    }
+    csr_mv(f, ddel, SV);
+    for (int kk = 0; kk < 4; kk++) {
+        mat3T(A, Vd + 9 * kk, AtVd + 9 * kk);
+        mat3T(A, V + 9 * kk, AtV + 9 * kk);
+        mat3T(Ad, V + 9 * kk, AdtV + 9 * kk);
+        double x3[3], y3[3];
+        mv3(Vd + 9 * kk, k.sy, x3);
+        mv3(V + 9 * kk, mOd, y3);
+        for (int a = 0; a < 3; a++) D[(o + a) * n + o + 3 + kk] = -2.0 * (x3[a] + y3[a]);
+    }
+    for (int a = 0; a < 3; a++)
+        for (int j = 0; j < ne; j++)
+            D[(o + a) * n + o + 7 + j] = -2.0 * (Ad[3 * a] * f->mO[j] + Ad[3 * a + 1] * f->mO[ne + j] + Ad[3 * a + 2] * f->mO[2 * ne + j]);
+    for (int l = 0; l < 4; l++) {
+        double t1[9], t2[9], W[9];
+        mat3(Vd + 9 * l, k.Y, t1);
+        mat3(V + 9 * l, Yu, t2);
+        for (int x = 0; x < 9; x++) W[x] = t1[x] + t2[x];
+        for (int kk = 0; kk < 4; kk++) {
+            double acc = 0.0;
+            for (int x = 0; x < 9; x++) acc += V[9 * kk + x] * W[x];
+            D[(o + 3 + kk) * n + o + 3 + l] = -2.0 * acc;
+        }
+    }
+    for (int kk = 0; kk < 4; kk++)
+        for (int j = 0; j < ne; j++) {
+            double a1 = 0.0, a2 = 0.0, a3 = 0.0;
+            for (int x = 0; x < 9; x++) {
+                a1 += AdtV[9 * kk + x] * k.dd[x * ne + j];
+                a2 += AtVd[9 * kk + x] * k.dd[x * ne + j];
+                a3 += AtV[9 * kk + x] * SV[x * ne + j];
+            }
+            D[(o + 3 + kk) * n + o + 7 + j] = -2.0 * a1;
+            D[(o + 7 + j) * n + o + 3 + kk] = -2.0 * (a2 + a3);
+        }
+    mat3T(A, Ad, Dm);
+    for (int x = 0; x < 9; x++) Dm[x] *= 2.0;
+    for (int x = 0; x < 9; x++)                     /* -sum_ab D_ab S[a, b] (the block is zero here) */
+        for (int i = 0; i < ne; i++) {
+            double *Di = D + (size_t)(o + 7 + i) * n + o + 7;
+            for (i64 z = f->Sp[x * ne + i]; z < f->Sp[x * ne + i + 1]; z++) Di[f->Sj[z]] -= Dm[x] * f->S[z];
+        }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* constraints: Euler-parameter norms and the joint batch                                      */
+
+static void markers(Sys *s, const double *qe, int jac)
+{
+    int W = s->W, E = s->E;
+    for (int k = 0; k < s->nmark; k++) {
+        const i64 *R = s->mR + 3 * k, *P = s->mp + 4 * k, *e = s->me + (size_t)E * k;
+        const double *Phi = s->mPhi + (size_t)3 * E * k;
+        double p[4] = {qe[P[0]], qe[P[1]], qe[P[2]], qe[P[3]]}, A[9], y[3];
+        ep_A_EG(p, A);
+        for (int a = 0; a < 3; a++) {
+            double acc = s->my0[3 * k + a];
+            for (int j = 0; j < E; j++) acc += Phi[a * E + j] * qe[e[j]];
+            y[a] = acc;
+        }
+        double *r = s->mr + 3 * k;
+        mv3(A, y, r);
+        for (int a = 0; a < 3; a++) r[a] += qe[R[a]];
+        if (!jac) continue;
+        double *J = s->mJ + (size_t)3 * W * k, VJ[12];
+        memset(J, 0, 3 * W * sizeof(double));
+        if (s->mpoint[k])
+            for (int a = 0; a < 3; a++) J[a * W + a] = 1.0;
+        ep_VJ(p, y, VJ);
+        for (int a = 0; a < 3; a++)
+            for (int c = 0; c < 4; c++) J[a * W + 3 + c] = VJ[4 * a + c];
+        for (int a = 0; a < 3; a++)
+            for (int j = 0; j < E; j++)
+                J[a * W + 7 + j] = A[3 * a] * Phi[j] + A[3 * a + 1] * Phi[E + j] + A[3 * a + 2] * Phi[2 * E + j];
+    }
+}
+
+/* C_q[row] += coef . J_k (3 x W), at the marker's columns */
+static void add_row(const Sys *s, double *Cq, int row, int k, const double *coef)
+{
+    int W = s->W, n = s->n;
+    const double *J = s->mJ + (size_t)3 * W * k;
+    const i64 *cols = s->mcols + (size_t)W * k;
+    for (int w = 0; w < W; w++) {
+        int c = (int)cols[w];
+        if (c >= n) continue;
+        Cq[(size_t)row * n + c] += coef[0] * J[w] + coef[1] * J[W + w] + coef[2] * J[2 * W + w];
+        if (c < s->lo[row]) s->lo[row] = c;
+        if (c + 1 > s->hi[row]) s->hi[row] = c + 1;
+    }
+}
+
+static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+/* C (m) and C_q (m x n, zeroed here) at q; law: (nang, 3) values f, f', f'' of the angle drivers */
+static void constraints(Sys *s, const double *q, const double *law, double *C, double *Cq)
+{
+    int n = s->n;
+    double *qe = s->qe;
+    memcpy(qe, q, n * sizeof(double));
+    if (Cq) {
+        memset(Cq, 0, (size_t)s->m * n * sizeof(double));
+        for (int r = 0; r < s->m; r++) { s->lo[r] = n; s->hi[r] = 0; }
+    }
+    for (int i = 0; i < s->nnorm; i++) {
+        int row = (int)s->norm[2 * i], o = (int)s->norm[2 * i + 1];
+        const double *p = q + o + 3;
+        C[row] = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3] - 1.0;
+        if (Cq) {
+            for (int c = 0; c < 4; c++) Cq[(size_t)row * n + o + 3 + c] = 2.0 * p[c];
+            s->lo[row] = o + 3;
+            s->hi[row] = o + 7;
+        }
+    }
+    if (!s->nmark) return;
+    markers(s, qe, Cq != NULL);
+    const double *r = s->mr;
+    for (int i = 0; i < s->npt; i++) {
+        const i64 *x = s->pt + 3 * i;
+        int row = (int)x[0], pi = (int)x[1], pj = (int)x[2];
+        for (int c = 0; c < 3; c++) {
+            C[row + c] = r[3 * pi + c] - r[3 * pj + c];
+            if (Cq) {
+                double e[3] = {0.0, 0.0, 0.0}, me[3] = {0.0, 0.0, 0.0};
+                e[c] = 1.0;
+                me[c] = -1.0;
+                add_row(s, Cq, row + c, pi, e);
+                add_row(s, Cq, row + c, pj, me);
+            }
+        }
+    }
+    for (int i = 0; i < s->nd1; i++) {
+        const i64 *x = s->d1 + 3 * i;
+        int row = (int)x[0], va = (int)x[1], vb = (int)x[2];
+        C[row] = dot3(r + 3 * va, r + 3 * vb);
+        if (Cq) {
+            add_row(s, Cq, row, va, r + 3 * vb);
+            add_row(s, Cq, row, vb, r + 3 * va);
+        }
+    }
+    for (int i = 0; i < s->nd2; i++) {
+        const i64 *x = s->d2 + 4 * i;
+        int row = (int)x[0], va = (int)x[1], pi = (int)x[2], pj = (int)x[3];
+        double d[3], ma[3];
+        for (int c = 0; c < 3; c++) { d[c] = r[3 * pj + c] - r[3 * pi + c]; ma[c] = -r[3 * va + c]; }
+        C[row] = dot3(r + 3 * va, d);
+        if (Cq) {
+            add_row(s, Cq, row, va, d);
+            add_row(s, Cq, row, pi, ma);
+            add_row(s, Cq, row, pj, r + 3 * va);
+        }
+    }
+    for (int i = 0; i < s->nds; i++) {
+        const i64 *x = s->ds + 3 * i;
+        int row = (int)x[0], pi = (int)x[1], pj = (int)x[2];
+        double L = s->dsL[i], d[3], gj[3], gi[3];
+        for (int c = 0; c < 3; c++) d[c] = r[3 * pj + c] - r[3 * pi + c];
+        C[row] = (dot3(d, d) - L * L) / (2.0 * L);
+        if (Cq) {
+            for (int c = 0; c < 3; c++) { gj[c] = d[c] / L; gi[c] = -gj[c]; }
+            add_row(s, Cq, row, pi, gi);
+            add_row(s, Cq, row, pj, gj);
+        }
+    }
+    for (int i = 0; i < s->nang; i++) {
+        const i64 *x = s->ang + 4 * i;
+        int row = (int)x[0], vx = (int)x[1], vy = (int)x[2], vb = (int)x[3];
+        double co = cos(law[3 * i]), si = sin(law[3 * i]), u[3], cb[3], sb[3];
+        const double *b = r + 3 * vb;
+        for (int c = 0; c < 3; c++) {
+            u[c] = co * r[3 * vy + c] - si * r[3 * vx + c];
+            cb[c] = co * b[c];
+            sb[c] = -si * b[c];
+        }
+        C[row] = dot3(u, b);
+        if (Cq) {
+            add_row(s, Cq, row, vy, cb);
+            add_row(s, Cq, row, vx, sb);
+            add_row(s, Cq, row, vb, u);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the system                                                                                  */
+
+/* M (n x n, zeroed here), Q (n) at (q, v); either may be NULL */
+static void bodies(Sys *s, const double *q, const double *v, double *M, double *Q)
+{
+    int n = s->n;
+    if (M) memset(M, 0, (size_t)n * n * sizeof(double));
+    for (int b = 0; b < s->nr; b++) rigid_eval(s, b, q, v, M, Q);
+    for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, M, Q, s->fw);
+}
+
+static void dqv_dv(Sys *s, const double *q, const double *v, double *D)
+{
+    memset(D, 0, (size_t)s->n * s->n * sizeof(double));
+    for (int b = 0; b < s->nr; b++) rigid_dqv(s, b, q, v, D);
+    for (int b = 0; b < s->nf; b++) flex_dqv(s, &s->flex[b], q, v, D, s->fw);
+}
+
+/* K_el = d([k] delta + stiffening force)/d delta on the elastic coordinates (n x n, zeroed) */
+static void elastic_stiffness(Sys *s, const double *q, double *K)
+{
+    int n = s->n;
+    memset(K, 0, (size_t)n * n * sizeof(double));
+    for (int b = 0; b < s->nf; b++) {
+        const Flex *f = &s->flex[b];
+        int o = f->off + 7, ne = f->ne;
+        for (int i = 0; i < ne; i++)
+            for (int j = 0; j < ne; j++) K[(size_t)(o + i) * n + o + j] = f->Kdd[i * ne + j];
+        if (f->axial) axial_terms(f, q + o, NULL, K + (size_t)o * n + o, n);
+    }
+}
+
+/* y = M x for the block-diagonal, symmetric M: y_i = sum_j M_ji x_j over the blocks (rows of M, contiguous) */
+static void mass_times(const Sys *s, const double *M, const double *x, double *y)
+{
+    int n = s->n;
+    memset(y, 0, n * sizeof(double));
+    for (int b = 0; b < s->nblk; b++) {
+        int o = s->blk[2 * b], nb = s->blk[2 * b + 1];
+        for (int j = o; j < o + nb; j++) {
+            const double *Mj = M + (size_t)j * n;
+            double xj = x[j];
+            for (int i = o; i < o + nb; i++) y[i] += Mj[i] * xj;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* LU with partial pivoting (row-major, in place); solves A x = b                               */
+
+static void lu_factor(double *A, int N, int *piv, int *last)
+{
+    /* last[i]: one past the last nonzero of row i, kept through the elimination (fill-in included),
+       so that the updates skip the zeros at the end of the rows */
+    for (int i = 0; i < N; i++) {
+        int e = N;
+        while (e > 0 && A[(size_t)i * N + e - 1] == 0.0) e--;
+        last[i] = e;
+    }
+    for (int k = 0; k < N; k++) {
+        int p = k;
+        double big = fabs(A[(size_t)k * N + k]);
+        for (int i = k + 1; i < N; i++) {
+            double x = fabs(A[(size_t)i * N + k]);
+            if (x > big) { big = x; p = i; }
+        }
+        piv[k] = p;
+        if (p != k) {
+            double *rk = A + (size_t)k * N, *rp = A + (size_t)p * N;
+            for (int j = 0; j < N; j++) { double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
+            int t = last[k]; last[k] = last[p]; last[p] = t;
+        }
+        double *rk = A + (size_t)k * N;
+        double inv = 1.0 / rk[k];
+        int e = last[k];
+        for (int i = k + 1; i < N; i++) {
+            double *ri = A + (size_t)i * N;
+            if (ri[k] == 0.0) continue;
+            double l = ri[k] * inv;
+            ri[k] = l;
+            for (int j = k + 1; j < e; j++) ri[j] -= l * rk[j];
+            if (e > last[i]) last[i] = e;
+        }
+    }
+}
+
+/* solve with T = the factors transposed (T[j N + i] = LU[i, j]): column-oriented substitutions, whose
+   inner loops run over contiguous memory without a chain of dependent additions, each over the
+   nonzero range of its column: rows j+1 .. hi[j]-1 of L, lo[j] .. j-1 of U */
+static void lu_solve(const double *T, int N, const int *piv, const int *lo, const int *hi, double *b)
+{
+    for (int k = 0; k < N; k++) {
+        int p = piv[k];
+        if (p != k) { double t = b[k]; b[k] = b[p]; b[p] = t; }
+    }
+    for (int j = 0; j < N; j++) {
+        double bj = b[j];
+        if (bj == 0.0) continue;
+        const double *c = T + (size_t)j * N;
+        for (int i = j + 1; i < hi[j]; i++) b[i] -= c[i] * bj;
+    }
+    for (int j = N - 1; j >= 0; j--) {
+        const double *c = T + (size_t)j * N;
+        double bj = b[j] / c[j];
+        b[j] = bj;
+        if (bj == 0.0) continue;
+        for (int i = lo[j]; i < j; i++) b[i] -= c[i] * bj;
+    }
+}
+
+/* the nonzero ranges of the columns of L and U from T (lu_solve) */
+static void column_ranges(const double *T, int N, int *lo, int *hi)
+{
+    for (int j = 0; j < N; j++) {
+        const double *c = T + (size_t)j * N;
+        int a = 0, b = N;
+        while (a < j && c[a] == 0.0) a++;
+        while (b > j + 1 && c[b - 1] == 0.0) b--;
+        lo[j] = a;
+        hi[j] = b;
+    }
+}
+
+static void transpose(const double *A, int N, double *T)
+{
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) T[(size_t)j * N + i] = A[(size_t)i * N + j];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* building the system from Python                                                             */
+
+static int header(const i64 *h, Sys *s)
+{
+    s->n = (int)h[0]; s->m = (int)h[1]; s->nr = (int)h[2]; s->nf = (int)h[3]; s->nnorm = (int)h[4];
+    s->nmark = (int)h[5]; s->W = (int)h[6]; s->E = (int)h[7]; s->npt = (int)h[8]; s->nd1 = (int)h[9];
+    s->nd2 = (int)h[10]; s->nds = (int)h[11]; s->nang = (int)h[12];
+    return s->n > 0 && s->m >= 0;
+}
+
+#define TAKE(dst, type, count, what)                                   \
+    do {                                                               \
+        dst = (type)take(s, list, i++, (Py_ssize_t)(count), what);    \
+        if (!dst) goto fail;                                           \
+    } while (0)
+
+static PyObject *py_system(PyObject *self, PyObject *args)
+{
+    PyObject *list;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &list)) return NULL;
+    Sys *s = calloc(1, sizeof(Sys));
+    if (!s) return PyErr_NoMemory();
+    Py_ssize_t nlist = PyList_GET_SIZE(list);
+    s->bufs = calloc((size_t)nlist + 1, sizeof(Py_buffer));
+    if (!s->bufs) { free(s); return PyErr_NoMemory(); }
+    Py_ssize_t i = 0;
+    const i64 *h;
+    const double *g;
+    TAKE(h, const i64 *, 13, "header");
+    if (!header(h, s)) { PyErr_SetString(PyExc_ValueError, "kernel system: bad header"); goto fail; }
+    TAKE(g, const double *, 4, "gravity");
+    s->g[0] = g[0]; s->g[1] = g[1]; s->g[2] = g[2]; s->has_g = g[3] != 0.0;
+    TAKE(s->r_off, const i64 *, s->nr, "rigid offsets");
+    TAKE(s->r_real, const double *, 13 * s->nr, "rigid inertia");
+    TAKE(s->norm, const i64 *, 2 * s->nnorm, "norm rows");
+    TAKE(s->mR, const i64 *, 3 * s->nmark, "marker R");
+    TAKE(s->mp, const i64 *, 4 * s->nmark, "marker p");
+    TAKE(s->me, const i64 *, s->E * s->nmark, "marker e");
+    TAKE(s->mcols, const i64 *, s->W * s->nmark, "marker columns");
+    TAKE(s->mpoint, const i64 *, s->nmark, "marker kind");
+    TAKE(s->my0, const double *, 3 * s->nmark, "marker y0");
+    TAKE(s->mPhi, const double *, 3 * s->E * s->nmark, "marker Phi");
+    TAKE(s->pt, const i64 *, 3 * s->npt, "point rows");
+    TAKE(s->d1, const i64 *, 3 * s->nd1, "dot1 rows");
+    TAKE(s->d2, const i64 *, 4 * s->nd2, "dot2 rows");
+    TAKE(s->ds, const i64 *, 3 * s->nds, "dist rows");
+    TAKE(s->dsL, const double *, s->nds, "dist lengths");
+    TAKE(s->ang, const i64 *, 4 * s->nang, "angle rows");
+    s->flex = calloc((size_t)s->nf + 1, sizeof(Flex));
+    if (!s->flex) { PyErr_NoMemory(); goto fail; }
+    size_t fw = 1;
+    for (int b = 0; b < s->nf; b++) {
+        Flex *f = &s->flex[b];
+        const i64 *fi;
+        const double *fr;
+        TAKE(fi, const i64 *, 6, "flexible ints");
+        f->off = (int)fi[0]; f->ne = (int)fi[1]; f->nel = (int)fi[2]; f->k = (int)fi[3];
+        f->damped = (int)fi[4]; f->axial = (int)fi[5];
+        if (f->k > 64) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 64 DOFs per element"); goto fail; }
+        TAKE(fr, const double *, 14, "flexible reals");
+        f->mass = fr[0];
+        memcpy(f->s, fr + 1, 3 * sizeof(double));
+        memcpy(f->J, fr + 4, 9 * sizeof(double));
+        f->EA = fr[13];
+        int ne = f->ne;
+        TAKE(f->mO, const double *, 3 * ne, "m_O");
+        TAKE(f->d, const double *, 9 * ne, "d");
+        TAKE(f->Sp, const i64 *, 9 * ne + 1, "S row pointers");
+        TAKE(f->Sj, const i64 *, f->Sp[9 * ne], "S columns");
+        TAKE(f->S, const double *, f->Sp[9 * ne], "S values");
+        TAKE(f->Mdd, const double *, ne * ne, "[m]");
+        TAKE(f->Kdd, const double *, ne * ne, "[k]");
+        TAKE(f->Cdd, const double *, f->damped ? ne * ne : 1, "damping");
+        TAKE(f->L, const double *, f->nel, "element lengths");
+        TAKE(f->a, const double *, f->nel * f->k, "axial rows");
+        TAKE(f->G, const double *, f->nel * f->k * f->k, "unit geometric stiffness");
+        TAKE(f->idx, const i64 *, f->nel * f->k, "element DOFs");
+        if ((size_t)(28 * ne + 8) > fw) fw = 28 * (size_t)ne + 8;
+    }
+    s->nblk = s->nr + s->nf;
+    s->blk = calloc(2 * (size_t)s->nblk + 2, sizeof(int));
+    if (!s->blk) { PyErr_NoMemory(); goto fail; }
+    for (int b = 0; b < s->nr; b++) { s->blk[2 * b] = (int)s->r_off[b]; s->blk[2 * b + 1] = 7; }
+    for (int b = 0; b < s->nf; b++) { s->blk[2 * (s->nr + b)] = s->flex[b].off; s->blk[2 * (s->nr + b) + 1] = 7 + s->flex[b].ne; }
+    s->lo = calloc((size_t)s->m + 1, sizeof(int));
+    s->hi = calloc((size_t)s->m + 1, sizeof(int));
+    if (!s->lo || !s->hi) { PyErr_NoMemory(); goto fail; }
+    s->qe = calloc((size_t)s->n + TAIL, sizeof(double));
+    s->mr = calloc(3 * (size_t)s->nmark + 1, sizeof(double));
+    s->mJ = calloc(3 * (size_t)s->W * s->nmark + 1, sizeof(double));
+    s->fw = calloc(fw, sizeof(double));
+    if (!s->qe || !s->mr || !s->mJ || !s->fw) { PyErr_NoMemory(); goto fail; }
+    s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
+    return PyCapsule_New(s, CAPSULE, capsule_destructor);
+fail:
+    sys_free(s);
+    return NULL;
+}
+
+static Sys *get_sys(PyObject *cap)
+{
+    return (Sys *)PyCapsule_GetPointer(cap, CAPSULE);
+}
+
+/* writable float64 buffer of at least count items */
+static double *wbuf(PyObject *obj, Py_buffer *b, Py_ssize_t count, const char *what)
+{
+    if (PyObject_GetBuffer(obj, b, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return NULL;
+    if (b->itemsize != 8 || b->len < count * 8) {
+        PyErr_Format(PyExc_ValueError, "kernel: %s must hold %zd float64 items", what, count);
+        PyBuffer_Release(b);
+        return NULL;
+    }
+    return (double *)b->buf;
+}
+
+/* evaluate(system, q, v, law, M, Q, C, Cq, D, K): the system's arrays at (q, v) (tests, checks) */
+static PyObject *py_evaluate(PyObject *self, PyObject *args)
+{
+    PyObject *cap, *o[9];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &cap, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8]))
+        return NULL;
+    Sys *s = get_sys(cap);
+    if (!s) return NULL;
+    int n = s->n, m = s->m;
+    Py_ssize_t cnt[9] = {n, n, 3 * s->nang, (Py_ssize_t)n * n, n, m, (Py_ssize_t)m * n, (Py_ssize_t)n * n, (Py_ssize_t)n * n};
+    const char *names[9] = {"q", "v", "law", "M", "Q", "C", "Cq", "D", "K"};
+    Py_buffer b[9];
+    double *p[9];
+    int got = 0;
+    for (; got < 9; got++) {
+        p[got] = wbuf(o[got], &b[got], cnt[got] ? cnt[got] : 0, names[got]);
+        if (!p[got]) break;
+    }
+    if (got == 9) {
+        bodies(s, p[0], p[1], p[3], p[4]);
+        constraints(s, p[0], p[2], p[5], p[6]);
+        dqv_dv(s, p[0], p[1], p[7]);
+        elastic_stiffness(s, p[0], p[8]);
+    }
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    if (got < 9) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the index-3 generalized-alpha steps (Index3GeneralizedAlpha._step_impl, step for step)      */
+
+enum { OK = 0, NEWTON = 1, NONFINITE_RESIDUAL = 2, DIVERGED = 3, NONFINITE_STATE = 4 };
+
+typedef struct {
+    double am, af, gamma, beta, tol, rate, reg, limit, near, keep;
+    int max_iter, fd, refactor;        /* refactor: 0 on slow contraction, 1 every step, 2 by the last rate */
+} Params;
+
+typedef struct {          /* the integrator's state kept between calls (arrays owned by Python) */
+    double *q, *v, *a, *qdd, *lam;
+    double *S, *Kt, *Ct, *Kt_rest, *Ct_rest, *dwork;   /* dwork: lu_h, then scratch */
+    i64 *flags;           /* has_lu, has_KC, has_elastic; counters: n_rhs, n_jac, n_lu, n_newton */
+    int *piv;
+} State;
+
+static int all_finite(const double *x, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+static double max_abs(const double *x, int n)
+{
+    double m = 0.0;
+    for (int i = 0; i < n; i++) {
+        double a = fabs(x[i]);
+        if (a > m || a != a) m = a;
+    }
+    return m;
+}
+
+/* K_t, C_t by forward differences at (q, v, qdd, lam) (Index3GeneralizedAlpha._tangents) */
+static void tangents(Sys *s, State *st, const double *law, const double *q, const double *v, const double *qdd,
+                     const double *lam, double *M, double *Q, double *C, double *Cq, double *g0, double *g1,
+                     double *qq)
+{
+    int n = s->n, m = s->m;
+#define GFUN(qv, out)                                                       \
+    do {                                                                    \
+        bodies(s, qv, v, M, Q);                                             \
+        mass_times(s, M, qdd, out);                                         \
+        for (int i_ = 0; i_ < n; i_++) out[i_] -= Q[i_];                    \
+        if (m) {                                                            \
+            constraints(s, qv, law, C, Cq);                                 \
+            for (int r_ = 0; r_ < m; r_++) {                                \
+                const double *Cr_ = Cq + (size_t)r_ * n;                    \
+                for (int j_ = s->lo[r_]; j_ < s->hi[r_]; j_++) out[j_] += Cr_[j_] * lam[r_]; \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+    GFUN(q, g0);
+    memcpy(qq, q, n * sizeof(double));
+    for (int j = 0; j < n; j++) {
+        double dj = 1.5e-8 * fmax(1.0, fabs(q[j]));
+        qq[j] = q[j] + dj;
+        GFUN(qq, g1);
+        for (int i = 0; i < n; i++) st->Kt[(size_t)i * n + j] = (g1[i] - g0[i]) / dj;
+        qq[j] = q[j];
+    }
+#undef GFUN
+    bodies(s, q, v, NULL, g0);
+    memcpy(qq, v, n * sizeof(double));
+    for (int j = 0; j < n; j++) {
+        double dj = 1.5e-8 * fmax(1.0, fabs(v[j]));
+        qq[j] = v[j] + dj;
+        bodies(s, q, qq, NULL, g1);
+        for (int i = 0; i < n; i++) st->Ct[(size_t)i * n + j] = -(g1[i] - g0[i]) / dj;
+        qq[j] = v[j];
+    }
+    st->flags[3] += 2 * n + 1;
+}
+
+/* scratch layout (doubles): M n^2, Cq m n, D n^2, K n^2, Q n, C m, r N, d N, q1 n, v1 n, a1 n, qdd1 n,
+   q_hat n, v_hat n, g0 n, g1 n, qq n, mu m */
+static PyObject *py_steps(PyObject *self, PyObject *args)
+{
+    PyObject *cap, *po, *pstate[11], *psched[3], *pout[4];
+    /* system, params (double[9]), int params (i64[3]), state: q, v, a, qdd, lam, S, Kt, Ct, Kt_rest, Ct_rest,
+       dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out, x_old, info */
+    PyObject *pint, *pflags, *ppiv;
+    if (!PyArg_ParseTuple(args, "OOO(OOOOOOOOOOO)OO(OOO)(OOOO)", &cap, &po, &pint,
+                          &pstate[0], &pstate[1], &pstate[2], &pstate[3], &pstate[4], &pstate[5], &pstate[6],
+                          &pstate[7], &pstate[8], &pstate[9], &pstate[10], &pflags, &ppiv,
+                          &psched[0], &psched[1], &psched[2], &pout[0], &pout[1], &pout[2], &pout[3]))
+        return NULL;
+    Sys *s = get_sys(cap);
+    if (!s) return NULL;
+    int n = s->n, m = s->m, N = n + m;
+    Py_buffer bufs[24];
+    int nb = 0;
+    PyObject *result = NULL;
+#define GET(ptr, type, obj, count, name, fmtsize)                                                     \
+    do {                                                                                              \
+        if (PyObject_GetBuffer(obj, &bufs[nb], PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) \
+            goto done;                                                                                \
+        nb++;                                                                                         \
+        if (bufs[nb - 1].itemsize != fmtsize || bufs[nb - 1].len < (Py_ssize_t)(count) * fmtsize) {   \
+            PyErr_Format(PyExc_ValueError, "kernel steps: %s has the wrong size", name);             \
+            goto done;                                                                                \
+        }                                                                                             \
+        ptr = (type)bufs[nb - 1].buf;                                                                 \
+    } while (0)
+    double *pr;
+    i64 *pi;
+    State st;
+    double *times, *hs, *laws, *t_out, *x_out, *x_old;
+    i64 *info;
+    GET(pr, double *, po, 10, "params", 8);
+    GET(pi, i64 *, pint, 3, "int params", 8);
+    GET(st.q, double *, pstate[0], n, "q", 8);
+    GET(st.v, double *, pstate[1], n, "v", 8);
+    GET(st.a, double *, pstate[2], n, "a", 8);
+    GET(st.qdd, double *, pstate[3], n, "qdd", 8);
+    GET(st.lam, double *, pstate[4], m, "lam", 8);
+    GET(st.S, double *, pstate[5], (size_t)N * N, "S", 8);
+    GET(st.Kt, double *, pstate[6], (size_t)n * n, "Kt", 8);
+    GET(st.Ct, double *, pstate[7], (size_t)n * n, "Ct", 8);
+    GET(st.Kt_rest, double *, pstate[8], (size_t)n * n, "Kt_rest", 8);
+    GET(st.Ct_rest, double *, pstate[9], (size_t)n * n, "Ct_rest", 8);
+    size_t scratch = 3 * (size_t)n * n + (size_t)m * n + 11 * (size_t)n + 3 * (size_t)m + 2 * (size_t)N + 8
+                     + (size_t)N * N;
+    GET(st.dwork, double *, pstate[10], scratch + 2, "dwork", 8);
+    GET(st.flags, i64 *, pflags, 8, "flags", 8);
+    GET(st.piv, int *, ppiv, 3 * N, "piv", 4);
+    Py_ssize_t k_steps = PyObject_Length(psched[0]);
+    if (k_steps < 0) goto done;
+    GET(times, double *, psched[0], k_steps, "times", 8);
+    GET(hs, double *, psched[1], k_steps, "hs", 8);
+    GET(laws, double *, psched[2], (size_t)k_steps * 3 * s->nang, "laws", 8);
+    Py_ssize_t n_te = PyObject_Length(pout[0]);
+    if (n_te < 0) goto done;
+    GET(t_out, double *, pout[0], n_te, "t_out", 8);
+    GET(x_out, double *, pout[1], (size_t)n_te * 2 * n, "x_out", 8);
+    GET(x_old, double *, pout[2], 4 * (size_t)n + 1, "x_old", 8);
+    GET(info, i64 *, pout[3], 4, "info", 8);
+#undef GET
+    {
+        Params P = {pr[0], pr[1], pr[2], pr[3], pr[4], pr[5], pr[6], pr[7], pr[8], pr[9],
+                    (int)pi[0], (int)pi[1], (int)pi[2]};
+        double *w = st.dwork + 2, *lu_h = st.dwork, *theta = st.dwork + 1;
+        double *M = w; w += (size_t)n * n;
+        double *Cq = w; w += (size_t)m * n;
+        double *D = w; w += (size_t)n * n;
+        double *K = w; w += (size_t)n * n;
+        double *Q = w; w += n;
+        double *C = w; w += m;
+        double *r = w; w += N;
+        double *d = w; w += N;
+        double *q1 = w; w += n;
+        double *v1 = w; w += n;
+        double *a1 = w; w += n;
+        double *qdd1 = w; w += n;
+        double *q_hat = w; w += n;
+        double *v_hat = w; w += n;
+        double *g0 = w; w += n;
+        double *g1 = w; w += n;
+        double *qq = w; w += n;
+        double *mu = w; w += m;
+        double *lamb = w; w += m;
+        double *LUt = w; w += (size_t)N * N;
+        double am = P.am, af = P.af, gamma = P.gamma, beta = P.beta;
+        int status = OK;
+        Py_ssize_t i_out = info[1], done = 0;
+        double d_norm = 0.0;
+        int has_elastic = (int)st.flags[2];
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t step = 0; step < k_steps; step++) {
+            double t1 = times[step], h = hs[step];
+            const double *law = laws + (size_t)step * 3 * s->nang;
+            double bp = (1 - am) / (h * h * beta * (1 - af)), gp = gamma / (h * beta);
+            double t0 = step ? times[step - 1] : x_old[4 * n];
+            for (int i = 0; i < n; i++) {
+                q_hat[i] = st.q[i] + h * st.v[i] + h * h * (0.5 - beta) * st.a[i];
+                v_hat[i] = st.v[i] + h * (1 - gamma) * st.a[i];
+            }
+            double qdd0_max = max_abs(st.qdd, n);
+            if (st.flags[0] && (*lu_h != h || P.refactor == 1 || (P.refactor == 2 && *theta > P.keep))) st.flags[0] = 0;
+            int new_tangent = 0, converged = 0;
+            for (int attempt = 0; attempt < 2 && !converged; attempt++) {
+                for (int i = 0; i < n; i++) {
+                    double a_s = (st.qdd[i] - am * st.a[i]) / (1 - am);
+                    q1[i] = q_hat[i] + h * h * beta * a_s;
+                }
+                for (int i = 0; i < m; i++) mu[i] = st.lam[i] / bp;
+                double d_prev = -1.0, d_prev2 = -1.0;
+                int fresh = 0;                   /* the matrix was built in this attempt */
+                for (int it = 0; it < P.max_iter; it++) {
+                    for (int i = 0; i < n; i++) {
+                        a1[i] = (q1[i] - q_hat[i]) / (h * h * beta);
+                        v1[i] = v_hat[i] + h * gamma * a1[i];
+                        qdd1[i] = ((1 - am) * a1[i] + am * st.a[i] - af * st.qdd[i]) / (1 - af);
+                    }
+                    bodies(s, q1, v1, M, Q);
+                    st.flags[3]++;
+                    double mq_max = 0.0, q_max = 0.0, react_max = 0.0, M_max = 0.0;
+                    mass_times(s, M, qdd1, r);
+                    for (int i = 0; i < n; i++) {
+                        double acc = r[i];
+                        if (fabs(acc) > mq_max) mq_max = fabs(acc);
+                        if (fabs(Q[i]) > q_max) q_max = fabs(Q[i]);
+                        r[i] = (acc - Q[i]) / bp;
+                    }
+                    if (m) {
+                        constraints(s, q1, law, C, Cq);
+                        for (int j = 0; j < n; j++) d[j] = 0.0;
+                        for (int rr = 0; rr < m; rr++) {
+                            const double *Cr = Cq + (size_t)rr * n;
+                            for (int j = s->lo[rr]; j < s->hi[rr]; j++) d[j] += Cr[j] * mu[rr];
+                        }
+                        for (int j = 0; j < n; j++) {
+                            if (fabs(d[j]) > react_max) react_max = fabs(d[j]);
+                            r[j] += d[j];
+                        }
+                        for (int rr = 0; rr < m; rr++) r[n + rr] = C[rr];
+                    }
+                    if (!all_finite(r, N)) { status = NONFINITE_RESIDUAL; goto stop; }
+                    if (d_prev2 >= 0.0 && d_prev > 0.5 * d_prev2) {
+                        double q_scale = fmax(1.0, max_abs(q1, n));
+                        M_max = max_abs(M, n * n);
+                        double r_scale = fmax(fmax(mq_max / bp, q_max / bp), fmax(react_max, M_max * q_scale));
+                        if (max_abs(r, n) <= ROUND_OFF * r_scale && (m == 0 || max_abs(r + n, m) <= ROUND_OFF * q_scale)) {
+                            converged = 1;
+                            *theta = d_prev / d_prev2;
+                            break;
+                        }
+                    }
+                    if (!st.flags[0]) {
+                        /* _factor: S from M, C_q here and the (kept or new) tangents */
+                        double *S = st.S;
+                        for (int i = 0; i < n; i++)
+                            for (int j = 0; j < n; j++) S[(size_t)i * N + j] = M[(size_t)i * n + j];
+                        if (P.fd) {
+                            if (new_tangent || !st.flags[1]) {
+                                for (int i = 0; i < m; i++) lamb[i] = mu[i] * bp;
+                                tangents(s, &st, law, q1, v1, qdd1, lamb, M, Q, C, Cq, g0, g1, qq);
+                                st.flags[4]++;
+                                dqv_dv(s, q1, v1, D);
+                                for (size_t x = 0; x < (size_t)n * n; x++) st.Ct_rest[x] = st.Ct[x] + D[x];
+                                if (has_elastic) {
+                                    elastic_stiffness(s, q1, K);
+                                    for (size_t x = 0; x < (size_t)n * n; x++) st.Kt_rest[x] = st.Kt[x] - K[x];
+                                }
+                                st.flags[1] = 1;
+                                /* M, C_q were overwritten by the differences: evaluate them again here */
+                                bodies(s, q1, v1, M, NULL);
+                                if (m) constraints(s, q1, law, C, Cq);
+                                for (int i = 0; i < n; i++)
+                                    for (int j = 0; j < n; j++)
+                                        S[(size_t)i * N + j] = M[(size_t)i * n + j] + st.Kt[(size_t)i * n + j] / bp + (gp / bp) * st.Ct[(size_t)i * n + j];
+                            } else {
+                                dqv_dv(s, q1, v1, D);
+                                if (has_elastic) elastic_stiffness(s, q1, K);
+                                for (int i = 0; i < n; i++)
+                                    for (int j = 0; j < n; j++) {
+                                        size_t x = (size_t)i * n + j;
+                                        double ct = st.Ct_rest[x] - D[x];
+                                        double kt = has_elastic ? st.Kt_rest[x] + K[x] : st.Kt[x];
+                                        S[(size_t)i * N + j] += kt / bp + (gp / bp) * ct;
+                                    }
+                            }
+                        }
+                        if (m) {
+                            for (int rr = 0; rr < m; rr++)
+                                for (int j = 0; j < n; j++) {
+                                    S[(size_t)j * N + n + rr] = Cq[(size_t)rr * n + j];
+                                    S[(size_t)(n + rr) * N + j] = Cq[(size_t)rr * n + j];
+                                }
+                            double eps = 0.0;
+                            if (P.reg > 0) {
+                                double mdiag = 0.0, crow = 0.0;
+                                for (int i = 0; i < n; i++) mdiag += fabs(M[(size_t)i * n + i]);
+                                mdiag = fmax(mdiag / n, 1e-300);
+                                for (size_t x = 0; x < (size_t)m * n; x++) crow += Cq[x] * Cq[x];
+                                eps = P.reg * fmax(crow / m / mdiag, 1e-300);
+                            }
+                            for (int rr = 0; rr < m; rr++)
+                                for (int c2 = 0; c2 < m; c2++) S[(size_t)(n + rr) * N + n + c2] = rr == c2 ? -eps : 0.0;
+                        }
+                        lu_factor(st.S, N, st.piv, st.piv + N);
+                        transpose(st.S, N, LUt);
+                        column_ranges(LUt, N, st.piv + N, st.piv + 2 * N);
+                        *lu_h = h;
+                        st.flags[0] = 1;
+                        st.flags[5]++;
+                        new_tangent = 0;
+                        fresh = 1;
+                    }
+                    for (int i = 0; i < N; i++) d[i] = -r[i];
+                    lu_solve(LUt, N, st.piv, st.piv + N, st.piv + 2 * N, d);
+                    st.flags[6]++;
+                    for (int i = 0; i < n; i++) q1[i] += d[i];
+                    for (int i = 0; i < m; i++) mu[i] += d[n + i];
+                    d_norm = max_abs(d, n);
+                    if (!isfinite(d_norm)) break;
+                    double a_scale = fmax(fmax(max_abs(qdd1, n), qdd0_max), 1e-300);
+                    double q_scale = fmax(1.0, max_abs(q1, n));
+                    int stalled = d_prev >= 0.0 && d_norm > 0.5 * d_prev && d_norm <= STALL * q_scale;
+                    double err = d_norm;
+                    if (d_prev >= 0.0 && d_norm < d_prev) {
+                        double theta = d_norm / d_prev;
+                        err = theta / (1.0 - theta) * d_norm;
+                    }
+                    if (bp * err <= P.tol * a_scale || d_norm <= 16 * EPS * q_scale || stalled) {
+                        converged = 1;
+                        *theta = d_prev < 0.0 ? 0.0 : d_norm / fmax(d_prev, 1e-300);
+                        break;
+                    }
+                    if (d_prev >= 0.0 && d_norm > P.rate * d_prev) {
+                        st.flags[0] = 0;
+                        new_tangent = fresh;
+                    }
+                    d_prev2 = d_prev;
+                    d_prev = d_norm;
+                }
+                if (converged) break;
+                if (attempt == 1) { status = NEWTON; goto stop; }
+                st.flags[0] = 0;
+                new_tangent = 1;
+            }
+            /* accept: the state before the step becomes x_old (for the dense output) */
+            for (int i = 0; i < n; i++) {
+                a1[i] = (q1[i] - q_hat[i]) / (h * h * beta);
+                v1[i] = v_hat[i] + h * gamma * a1[i];
+                qdd1[i] = ((1 - am) * a1[i] + am * st.a[i] - af * st.qdd[i]) / (1 - af);
+            }
+            memcpy(x_old, st.q, n * sizeof(double));
+            memcpy(x_old + n, st.v, n * sizeof(double));
+            memcpy(x_old + 2 * n, st.v, n * sizeof(double));
+            memcpy(x_old + 3 * n, st.qdd, n * sizeof(double));
+            x_old[4 * n] = t0;
+            memcpy(st.q, q1, n * sizeof(double));
+            memcpy(st.v, v1, n * sizeof(double));
+            memcpy(st.a, a1, n * sizeof(double));
+            memcpy(st.qdd, qdd1, n * sizeof(double));
+            for (int i = 0; i < m; i++) st.lam[i] = mu[i] * bp;
+            done++;
+            /* a non-finite or diverging state ends the run before its outputs (Integrator._check_state) */
+            if (!all_finite(st.q, n) || !all_finite(st.v, n)) { status = NONFINITE_STATE; break; }
+            if (fmax(max_abs(st.q, n), max_abs(st.v, n)) > P.limit) { status = DIVERGED; break; }
+            /* outputs in [t0, t1] (simulate's emit): the step point itself, or the cubic Hermite */
+            double near = P.near * (t1 - t0);
+            while (i_out < n_te && t_out[i_out] <= t1 + near) {
+                double te = t_out[i_out], *xo = x_out + (size_t)i_out * 2 * n;
+                if (fabs(te - t1) <= near || te == t1) {
+                    memcpy(xo, st.q, n * sizeof(double));
+                    memcpy(xo + n, st.v, n * sizeof(double));
+                } else if (te == t0) {
+                    memcpy(xo, x_old, 2 * (size_t)n * sizeof(double));
+                } else {
+                    double hh = t1 - t0, sx = (te - t0) / hh;
+                    double h00 = (1 + 2 * sx) * (1 - sx) * (1 - sx), h10 = sx * (1 - sx) * (1 - sx);
+                    double h01 = sx * sx * (3 - 2 * sx), h11 = sx * sx * (sx - 1);
+                    for (int i = 0; i < n; i++) {
+                        xo[i] = h00 * x_old[i] + h01 * st.q[i] + hh * (h10 * x_old[2 * n + i] + h11 * st.v[i]);
+                        xo[n + i] = h00 * x_old[n + i] + h01 * st.v[i] + hh * (h10 * x_old[3 * n + i] + h11 * st.qdd[i]);
+                    }
+                }
+                i_out++;
+            }
+        }
+    stop:
+        Py_END_ALLOW_THREADS
+        info[0] = done;
+        info[1] = i_out;
+        info[2] = status;
+        if (status == NONFINITE_RESIDUAL) {
+            /* the state the numpy path takes in this case: q1 with non-finite velocities */
+            memcpy(x_old, q1, n * sizeof(double));
+            memcpy(x_old + n, v1, n * sizeof(double));
+        }
+        result = PyFloat_FromDouble(d_norm);
+    }
+done:
+    for (int i = 0; i < nb; i++) PyBuffer_Release(&bufs[i]);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"system", py_system, METH_VARARGS, "system(arrays) -> capsule: a packed flexmbs System (flexmbs.compiled)."},
+    {"evaluate", py_evaluate, METH_VARARGS,
+     "evaluate(system, q, v, law, M, Q, C, Cq, D, K): M, Q, C, C_q, dQ_v/dv and K_el at (q, v)."},
+    {"steps", py_steps, METH_VARARGS, "steps(...): index-3 generalized-alpha steps (flexmbs.compiled)."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flexmbs_kernel",
+                                    "Compiled index-3 steps of flexmbs systems (flexmbs.compiled).", -1, methods};
+
+PyMODINIT_FUNC PyInit__flexmbs_kernel(void)
+{
+    PyObject *mod = PyModule_Create(&module);
+    if (mod && PyModule_AddIntConstant(mod, "VERSION", 1) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

@@ -1,0 +1,235 @@
+"""The compiled step: a `flexmbs.System` packed into arrays for the C kernel ``_flexmbs_kernel``.
+
+A step of a small multibody system on the numpy path costs a few hundred Python and numpy
+calls on arrays of a few dozen numbers (docs/benchmarks.md, sec. 11). The kernel
+(csrc/index3_kernel.c, built by ``pip install`` when a C compiler is present) evaluates the
+same equations with loops in C and runs the whole Newton iteration of ``index3-alpha`` there,
+one call for many steps. Its formulas are those of the numpy code, which stays the reference
+and the fallback:
+
+- `flexmbs.bodies.RigidBodyEP`: M and Q_v of `flexmbs.bodies.rigid.EPBatch`, gravity, and the
+  exact dQ_v/dv (the quadratic form differenced with unit steps);
+- `flexmbs.bodies.FlexibleBody` (``reference="supports"``, ``stiffening`` "none" or
+  "axial-strain", no nodal loads): the invariant contractions of its M, Q_v and dQ_v/dv,
+  [k], Rayleigh damping, the axial-strain force and stiffness (`flexmbs.bodies.axial_strain`),
+  gravity;
+- constraints: the Euler-parameter norms and the joints of `flexmbs.constraints.batch.JointBatch`
+  (point, dot1, dot2, dist and the angle rows of `AngleDriver`) on the frame markers of these
+  bodies and the ground.  The laws f(t) of the angle drivers are Python callables: they are
+  evaluated here at the step times and passed to the kernel as a table.
+
+`CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
+for anything else; `index3-alpha` then runs on the numpy path (option ``kernel``: "auto",
+"compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
+whole runs against each other.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from .constraints.base import law_values
+
+__all__ = ["CompiledSystem", "Unsupported", "kernel_status", "c_compiler", "MAX_ELASTIC"]
+
+try:                                    # a top-level extension module, installed with flexmbs
+    import _flexmbs_kernel as _kernel
+    _MISSING = None
+except ImportError as err:              # no C compiler at install time: the numpy path
+    _kernel = None
+    _MISSING = (f"the compiled kernel `_flexmbs_kernel` is not installed ({err}); reinstall flexmbs "
+                "with a C compiler present (`pip install .` builds it)")
+
+MAX_ELASTIC = 400       # elastic coordinates of a flexible body beyond which the numpy path is used:
+                        # the kernel keeps the dense (9 n_e, n_e) S[a, b] and [k], [m] of each body
+
+
+class Unsupported(ValueError):
+    """The system has a body, constraint or option that the compiled kernel does not evaluate."""
+
+
+def c_compiler() -> bool:
+    """True if this machine has the C compiler this Python was built with (``pip install`` builds
+    the kernel with it; without one it installs flexmbs without the kernel)."""
+    import shutil
+    import sysconfig
+    cc = (sysconfig.get_config_var("CC") or "").split()
+    return bool(cc) and shutil.which(cc[0]) is not None
+
+
+def kernel_status() -> str | None:
+    """None if the compiled kernel is importable, else why not."""
+    return _MISSING
+
+
+def _i64(x, shape=None):
+    a = np.ascontiguousarray(np.asarray(x, dtype=np.int64))
+    return a if shape is None else a.reshape(shape)
+
+
+def _f64(x, shape=None):
+    a = np.ascontiguousarray(np.asarray(x, dtype=float))
+    return a if shape is None else a.reshape(shape)
+
+
+class CompiledSystem:
+    """A `flexmbs.System` packed for the compiled kernel.
+
+    Parameters
+    ----------
+    system : flexmbs.System
+
+    Raises
+    ------
+    Unsupported
+        If the kernel is not installed, or the system holds something it does not evaluate
+        (the message names it).
+    """
+
+    def __init__(self, system):
+        if _kernel is None:
+            raise Unsupported(_MISSING)
+        from .bodies.flexible import FlexibleBody
+        from .bodies.rigid import EulerParameterNorm, RigidBodyEP
+        self.system = system
+        if system.dim != 3:
+            raise Unsupported("the compiled kernel evaluates spatial systems (Euler-parameter bodies); this "
+                              "system is planar")
+        n, m = system.n_q, system.n_c
+        rigid, flex = [], []
+        for b in system.bodies:
+            off = system.slice(b).start
+            if type(b) is RigidBodyEP:
+                if b.loads:
+                    raise Unsupported(f"body {b.name!r} has loads, which the compiled kernel does not apply")
+                rigid.append((off, np.concatenate([[b.mass], np.asarray(b.inertia_reference, float).ravel(),
+                                                   np.asarray(b.centroid, float)])))
+            elif type(b) is FlexibleBody:
+                flex.append(self._flexible(b, off))
+            else:
+                raise Unsupported(f"body {b.name!r} is a {type(b).__name__}; the compiled kernel takes "
+                                  "RigidBodyEP and FlexibleBody")
+        norms = []
+        for c in system.constraints[:system.n_internal]:
+            if type(c) is not EulerParameterNorm:
+                raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
+                                  "compiled kernel")
+            norms.append((system.rows(c).start, system.slice(c.bodies[0]).start))
+        if system._pair_groups or system._single_constraints:
+            names = [system.constraints[k].name for k in system._single_constraints]
+            raise Unsupported(f"constraint(s) {names or 'of a planar pair batch'} are not joints of the joint "
+                              "batch; the compiled kernel evaluates only those")
+        joints = system._joints
+        arrays = self._joints(joints, n)
+        self.drivers = [] if joints is None or joints.angle is None else list(joints.angle[4])
+        g = np.zeros(4)
+        if system.gravity is not None and np.any(system.gravity):
+            g[:3], g[3] = system.gravity, 1.0
+        header = [n, m, len(rigid), len(flex), len(norms), arrays["n_mark"], arrays["W"], arrays["E"],
+                  len(arrays["pt"]), len(arrays["d1"]), len(arrays["d2"]), len(arrays["ds"]), len(arrays["ang"])]
+        packed = [_i64(header), _f64(g),
+                  _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, 13)) if rigid else np.zeros(0),
+                  _i64(norms, (-1, 2)) if norms else _i64([]),
+                  arrays["R"], arrays["p"], arrays["e"], arrays["cols"], arrays["point"], arrays["y0"], arrays["Phi"],
+                  arrays["pt"], arrays["d1"], arrays["d2"], arrays["ds"], arrays["L"], arrays["ang"]]
+        for f in flex:
+            packed.extend(f)
+        self._packed = packed                               # the kernel reads these arrays in place
+        self.handle = _kernel.system(packed)
+        self.n, self.m = n, m
+        self.has_elastic = bool(flex)
+
+    @staticmethod
+    def _flexible(b, off):
+        if b.reference != "supports":
+            raise Unsupported(f"body {b.name!r} has reference={b.reference!r}; the compiled kernel takes the "
+                              "supports' reference conditions")
+        if b.stiffening not in ("none", "axial-strain"):
+            raise Unsupported(f"body {b.name!r} has stiffening={b.stiffening!r}; the compiled kernel takes "
+                              "'none' and 'axial-strain'")
+        if b._loads is not None:
+            raise Unsupported(f"body {b.name!r}: its Model has nodal loads, which the compiled kernel does not apply")
+        ne = b.n_e
+        if ne > MAX_ELASTIC:
+            raise Unsupported(f"body {b.name!r} has {ne} elastic coordinates; the compiled kernel keeps dense "
+                              f"matrices and takes at most {MAX_ELASTIC} (reduce the body: flexmbs.reduction)")
+        md = b.model
+        d, S, J, s, m_O = b._inertia_tensors()
+        S = sparse.csr_array(S)                             # S[a, b] of a beam or solid: mostly zeros
+        S.eliminate_zeros()
+        S.sort_indices()
+        damped = md.C_op is not None
+        C = md.C_op.toarray() if damped and sparse.issparse(md.C_op) else md.C_op
+        ax = b._axial
+        if ax is None:
+            ints = [off, ne, 0, 0, int(damped), 0]
+            axial = [np.zeros(1), np.zeros(1), np.zeros(1), _i64([0])]
+            EA = 0.0
+        else:
+            nel, k = ax.idx.shape
+            ints = [off, ne, nel, k, int(damped), 1]
+            axial = [_f64(ax.L), _f64(ax.a), _f64(ax.G), _i64(ax.idx)]
+            EA = float(ax.EA)
+        reals = np.concatenate([[md.mass], np.asarray(s, float), np.asarray(J, float).ravel(), [EA]])
+        return [_i64(ints), _f64(reals), _f64(m_O, (3, ne)), _f64(d, (9, ne)), _i64(S.indptr), _i64(S.indices) if S.nnz else _i64([0]), _f64(S.data) if S.nnz else np.zeros(1),
+                _f64(b._M_dd), _f64(b._K_dd), _f64(C) if damped else np.zeros(1), *axial]
+
+    @staticmethod
+    def _joints(joints, n):
+        out = {"n_mark": 0, "W": 1, "E": 0}
+        empty_i, empty_f = _i64([]), np.zeros(0)
+        for key in ("R", "p", "e", "cols", "point", "pt", "d1", "d2", "ds", "ang"):
+            out[key] = empty_i
+        for key in ("y0", "Phi", "L"):
+            out[key] = empty_f
+        if joints is None:
+            return out
+        mk = joints.markers
+        if mk.generic or mk.dim != 3:
+            raise Unsupported("a joint has a marker on a body without frame markers; the compiled kernel takes "
+                              "markers of RigidBodyEP, FlexibleBody and the ground")
+        nm = len(mk.spec)
+        E = mk.e_idx.shape[1]
+        out.update(n_mark=nm, W=mk.W, E=E, R=_i64(mk.R_idx), p=_i64(mk.p_idx), e=_i64(mk.e_idx),
+                   cols=_i64(mk.cols), point=_i64(mk.J_frame[:, 0, 0] == 1.0), y0=_f64(mk.y0), Phi=_f64(mk.Phi))
+        if joints.point is not None:
+            rr, pi, pj, _ = joints.point
+            out["pt"] = _i64(np.stack([rr[:, 0], pi, pj], axis=1))
+        if joints.dot1 is not None:
+            rr, va, vb, _ = joints.dot1
+            out["d1"] = _i64(np.stack([rr, va, vb], axis=1))
+        if joints.dot2 is not None:
+            rr, va, pi, pj, _ = joints.dot2
+            out["d2"] = _i64(np.stack([rr, va, pi, pj], axis=1))
+        if joints.dist is not None:
+            rr, pi, pj, L, _ = joints.dist
+            out["ds"], out["L"] = _i64(np.stack([rr, pi, pj], axis=1)), _f64(L)
+        if joints.angle is not None:
+            rr, vx, vy, vb, _, _ = joints.angle
+            out["ang"] = _i64(np.stack([rr, vx, vy, vb], axis=1))
+        return out
+
+    # -- evaluation ---------------------------------------------------------------------------------
+    def laws(self, times) -> np.ndarray:
+        """(f, f', f'') of the angle drivers at ``times``, (k, n_drivers, 3)."""
+        times = np.atleast_1d(np.asarray(times, dtype=float))
+        out = np.empty((len(times), len(self.drivers), 3))
+        for j, d in enumerate(self.drivers):
+            out[:, j] = [law_values(d.law, float(t), d.name) for t in times]
+        return out
+
+    def evaluate(self, t, q, v) -> dict:
+        """M, Q, C, C_q, dQ_v/dv and K_el (the elastic stiffness, zero outside the elastic
+        coordinates) at (t, q, v), computed by the kernel (for checks against the numpy path)."""
+        n, m = self.n, self.m
+        out = {"M": np.zeros((n, n)), "Q": np.zeros(n), "C": np.zeros(m), "Cq": np.zeros((m, n)),
+               "D": np.zeros((n, n)), "K": np.zeros((n, n))}
+        law = np.ascontiguousarray(self.laws([t])[0])
+        _kernel.evaluate(self.handle, _f64(q).copy(), _f64(v).copy(), law, out["M"], out["Q"], out["C"], out["Cq"],
+                         out["D"], out["K"])
+        return out
+
+    def steps(self, params, int_params, state, flags, piv, times, hs, laws, t_out, x_out, x_old, info) -> float:
+        """Runs the kernel's index-3 generalized-alpha steps (`flexmbs.integrators.index3_alpha`)."""
+        return _kernel.steps(self.handle, params, int_params, state, flags, piv, (times, hs, laws),
+                             (t_out, x_out, x_old, info))

@@ -1,0 +1,170 @@
+"""The compiled kernel (flexmbs/compiled.py, csrc/index3_kernel.c) against the numpy path.
+
+- it is installed wherever a C compiler is (``pip install`` builds it);
+- every array it evaluates (M, Q, C, C_q, dQ_v/dv, K_el) equals the numpy path's to round-off,
+  on the coupled slider-crank and on a system with every joint primitive, gravity, an offset
+  centroid, a rotated frame, Rayleigh damping and axial-strain stiffening;
+- index3-alpha's steps in C follow the numpy steps: the same iteration counts, factorizations and
+  tangents, and the same states to the Newton tolerance, with outputs on and between step points;
+- what the kernel does not evaluate goes to the numpy path (kernel="auto") or is refused by name
+  (kernel="compiled"); a failing run stops as on the numpy path and keeps its outputs.
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexmbs import BeamEB2D, Material, Model, generate
+from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
+from flexmbs.compiled import CompiledSystem, Unsupported, c_compiler, kernel_status
+from flexmbs.constraints import AngleDriver, Cylindrical, Distance, Fixed, Prismatic, Revolute, Spherical
+from flexmbs.integrators import ConstrainedProblem, simulate
+from flexmbs.mechanisms.coupled import integrate
+from flexmbs.system import System
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+sys.path.insert(0, str(CASES))
+
+import slider_crank  # noqa: E402
+
+
+needs_kernel = pytest.mark.skipif(kernel_status() is not None, reason=f"{kernel_status()}")
+
+
+def test_kernel_is_installed_where_a_compiler_is():
+    if not c_compiler():
+        pytest.skip("no C compiler on this machine: the numpy path runs")
+    assert kernel_status() is None, kernel_status()
+
+
+def zoo():
+    """Every joint primitive (point, dot1, dot2, dist, angle), gravity, an offset centroid, a rotated
+    body, a damped flexible body with axial-strain stiffening and one without stiffening."""
+    c, s = np.cos(0.3), np.sin(0.3)
+    turned = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    hub = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.3], centroid=[0.05, 0.01, -0.02], orientation=turned,
+                      angular_velocity=[0.0, 0.0, 3.0])
+    beam_el = BeamEB2D(Material(E=7e10, rho=2700.0), area=1e-4, I=1e-9)
+    model = Model(generate.line(4, 0.5), beam_el, fixed=[("start", "all")], damping=(0.5, 1e-4))
+    beam = FlexibleBody(model, "beam", position=[0.1, 0.0, 0.0], stiffening="axial-strain")
+    model2 = Model(generate.line(3, 0.4), beam_el, fixed=[("start", "u"), ("start", "v"), ("end", "v")])
+    rod = FlexibleBody(model2, "rod", position=[0.6, 0.0, 0.0], stiffening="none")
+    tip = RigidBodyEP("tip", 0.3, [1e-3, 2e-3, 3e-3], position=[1.0, 0.0, 0.0])
+    z = np.array([0.0, 0.0, 1.0])
+    constraints = [Revolute(None, hub, at=np.zeros(3), axis=z, name="pivot"),
+                   AngleDriver(None, hub, z, lambda t: (3.0 * t + 0.1 * t * t, 3.0 + 0.2 * t, 0.2), name="drive"),
+                   Fixed(hub, beam, s_j=Node(0), name="clamp"),
+                   Spherical(beam, rod, s_i=Node(4), s_j=Node(0), name="ball"),
+                   Cylindrical(rod, tip, s_i=Node(3), axis=[1.0, 0.0, 0.0], name="sleeve"),
+                   Distance(None, tip, at_i=[1.0, 0.5, 0.0], at_j=[1.0, 0.0, 0.0], name="tether"),
+                   Prismatic(None, tip, at=[1.0, 0.0, 0.0], axis=[1.0, 0.0, 0.0], name="guide")]
+    return System([hub, beam, rod, tip], constraints, gravity=[0.0, -9.81, -1.0])
+
+
+@needs_kernel
+@pytest.mark.parametrize("build", [lambda: slider_crank.build_coupled(elements=8)[0], zoo],
+                         ids=["slider-crank", "zoo"])
+def test_evaluation_equals_the_numpy_path(build):
+    system = build()
+    compiled = CompiledSystem(system)
+    rng = np.random.default_rng(3)
+    for t in (0.0, 0.0137):
+        q = system.initial_coordinates() + 1e-3 * rng.standard_normal(system.n_q)
+        v = system.initial_velocities() + 0.5 * rng.standard_normal(system.n_q)
+        got = compiled.evaluate(t, q, v)
+        ref = {"M": system.mass_matrix(q), "Q": system.forces(t, q, v), "C": system.residual(t, q),
+               "Cq": system.jacobian(t, q), "D": system.quadratic_velocity_jacobian(q, v),
+               "K": system.elastic_stiffness(t, q, v)}
+        for key, value in ref.items():
+            scale = max(np.abs(value).max(), 1.0)
+            assert np.abs(got[key] - value).max() <= 1e-13 * scale, key
+
+
+def _run(system, kernel, t_end, h, t_eval, **options):
+    return integrate(system, t_end, h, t_eval=t_eval, rho_inf=0.9, kernel=kernel, **options)
+
+
+@needs_kernel
+@pytest.mark.parametrize("refactor", ["step", "contraction", "rate"])
+def test_steps_follow_the_numpy_steps(refactor):
+    """A quarter revolution of the coupled slider-crank (8 elements, 344 steps) on both paths with the
+    same refactorization policy: the same evaluations, LUs and tangents, states to the Newton tolerance."""
+    system = slider_crank.build_coupled(elements=8)[0]
+    W = 150.0
+    t_end, h = 0.5 * np.pi / W, 2.0 * np.pi / W / 1440
+    t_eval = np.linspace(0.0, t_end, 91)
+    a = _run(system, "numpy", t_end, h, t_eval, refactor=refactor)
+    b = _run(system, "compiled", t_end, h, t_eval, refactor=refactor)
+    assert a.status == b.status == "finished"
+    assert (a.n_steps, a.n_lu, a.n_jac) == (b.n_steps, b.n_lu, b.n_jac)
+    assert abs(a.n_rhs - b.n_rhs) <= 0.01 * a.n_rhs
+    np.testing.assert_array_equal(a.t, b.t)
+    n = system.n_q
+    assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
+    # velocities: 1e-8 of their scale (the Newton tolerance on the accelerations, times h)
+    assert np.abs(a.x[:, n:] - b.x[:, n:]).max() <= 1e-8 * np.abs(a.x[:, n:]).max()
+
+
+@needs_kernel
+def test_outputs_between_steps_and_at_every_step():
+    """Outputs that fall inside steps (cubic Hermite) and t_eval=None (every step) as on the numpy path."""
+    system = slider_crank.build_coupled(elements=4)[0]
+    t_end, h = 2e-3, 1e-4
+    t_eval = np.array([0.0, 3.3e-4, 1.0e-3, 1.37e-3, 2e-3])
+    for te in (t_eval, None):
+        problem = ConstrainedProblem(system)
+        x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
+        runs = [simulate(problem, (0.0, t_end), x0, method="index3-alpha", h=h, t_eval=te, rho_inf=0.9,
+                         kernel=k, refactor="step") for k in ("numpy", "compiled")]
+        np.testing.assert_allclose(runs[1].t, runs[0].t, rtol=0, atol=1e-15)
+        assert np.abs(runs[1].x - runs[0].x).max() <= 1e-8 * np.abs(runs[0].x).max()
+    assert len(runs[0].t) == 21                                # t0 and 20 steps
+
+
+@needs_kernel
+def test_auto_takes_the_kernel_and_reports_it():
+    system = slider_crank.build_coupled(elements=2)[0]
+    problem = ConstrainedProblem(system)
+    from flexmbs.integrators.index3_alpha import Index3GeneralizedAlpha
+    x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
+    it = Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9)
+    assert (it.kernel, it.kernel_reason, it.refactor) == ("compiled", None, "contraction")
+    it = Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="numpy")
+    assert (it.kernel, it.refactor) == ("numpy", "step")
+
+
+def test_what_the_kernel_does_not_evaluate_runs_on_numpy_or_is_refused():
+    """A mean-axis flexible body (its internal constraint is not in the kernel): 'auto' takes the
+    numpy path and says why; 'compiled' refuses, naming the body."""
+    el = BeamEB2D(Material(E=7e10, rho=2700.0), area=1e-4, I=1e-9)
+    body = FlexibleBody(Model(generate.line(3, 0.5), el), "free", reference="mean-axis")
+    system = System([body])
+    problem = ConstrainedProblem(system)
+    x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
+    from flexmbs.integrators.index3_alpha import Index3GeneralizedAlpha
+    it = Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9)
+    assert it.kernel == "numpy" and "mean-axis" in it.kernel_reason
+    with pytest.raises(ValueError, match="cannot run this system: .*'free'.*mean-axis"):
+        Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="compiled")
+    with pytest.raises(ValueError, match="`kernel` must be"):
+        Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="fast")
+    with pytest.raises(Unsupported, match="planar"):
+        from flexmbs.bodies import RigidBody2D
+        CompiledSystem(System([RigidBody2D("disc", 1.0, 0.1)]))
+
+
+@needs_kernel
+def test_a_failing_run_stops_as_on_the_numpy_path_and_keeps_its_outputs():
+    """Newton limited to one iteration cannot converge: both paths fail at the same step with the
+    same message; a divergence limit below the state's size stops both at the same step."""
+    system = slider_crank.build_coupled(elements=2)[0]
+    t_eval = np.linspace(0.0, 1e-3, 11)
+    runs = [_run(system, k, 1e-3, 1e-4, t_eval, newton_max_iter=1, refactor="step") for k in ("numpy", "compiled")]
+    assert runs[0].status == runs[1].status == "failed"
+    assert runs[0].message == runs[1].message
+    assert "did not converge" in runs[1].message and len(runs[1].t) == len(runs[0].t) >= 1
+    runs = [_run(system, k, 1e-3, 1e-4, t_eval, divergence_limit=40.0, refactor="step")
+            for k in ("numpy", "compiled")]
+    assert runs[0].status == runs[1].status == "diverged"
+    assert runs[0].message == runs[1].message and len(runs[0].t) == len(runs[1].t)

@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/coupled_slider_crank.py
         [--elements 8] [--revolutions 2] [--flexmbs-k 1 2 4 8 16] [--exudyn-k 1 2 4 6 8 16 32] [--no-exudyn]
+        [--kernel auto|compiled|numpy] [--numpy-k 2] [--profile-revolutions 0.25]
 
 Both codes run the mechanism of the case (8 beam elements, two revolutions from the dead centre)
 at steps h = dt_out / k, dt_out = 0.5 deg / 150 rad/s = 5.82e-5 s the output interval (k = 2 is
@@ -10,8 +11,10 @@ flexmbs's default, h = 2.91e-5 s):
 - **flexmbs**: `slider_crank.build_coupled` (crank and slider rigid bodies, the rod a FlexibleBody
   of Euler-Bernoulli beams on its chord frame, stiffened by each element's own axial strain,
   ``stiffening="axial-strain"``, the case's default) integrated by ``index3-alpha``
-  (rho_inf = 0.9), `flexmbs.mechanisms.coupled.integrate`; the table gives the evaluations of
-  M, Q, C and C_q per step (``Solution.n_rhs / n_steps``, the finite-difference tangents included);
+  (rho_inf = 0.9), `flexmbs.mechanisms.coupled.integrate`, on the path ``--kernel`` chooses
+  (default "auto": the compiled kernel, flexmbs/compiled.py, when it is installed); the table
+  gives the evaluations of M, Q, C and C_q per step (``Solution.n_rhs / n_steps``, the
+  finite-difference tangents included) and the LU factorizations;
 - **Exudyn** (if installed): ``exudyn_slider_crank`` of benchmarks/bench_vs_exudyn.py, 8
   ``ANCFCable2D`` elements (nonlinear, with the axial-force stiffening), generalized-alpha with
   spectral radius 1 and a modified Newton.  Both models carry the full axial-force stiffening and
@@ -39,8 +42,10 @@ target (an error is not monotone in h, so no interpolation); the table gives the
 Exudyn at the error of flexmbs's default step and at the error of Exudyn's run nearest 0.4 s
 (issue 14: "Exudyn solves it in about 0.4 s").
 
-Then a profile of a shorter flexmbs run at the default step (cProfile, cumulative times within the
-steps).  Without Exudyn the script says so and measures flexmbs only.
+Then the numpy path against the compiled one at ``--numpy-k`` (the cost per step before and after
+the kernel, the same run otherwise), and a profile of a shorter run of the numpy path at the
+default step (cProfile, cumulative times within the steps; cProfile cannot see into the
+kernel).  Without Exudyn the script says so and measures flexmbs only.
 """
 from __future__ import annotations
 
@@ -77,17 +82,19 @@ PARTS = {"index3_alpha.py:_step_impl": "step (all)", "system.py:mass_matrix": "m
          "base.py:solve": "LU solves"}
 
 
-def flexmbs_run(k: int, elements: int, revolutions: float):
+def flexmbs_run(k: int, elements: int, revolutions: float, kernel: str = "auto", info: dict | None = None):
     """(CPU [s], steps, peak [m], its crank angle [deg], evaluations of M, Q, C, C_q per step) of the
-    coupled case at h = dt_out / k."""
+    coupled case at h = dt_out / k; ``info`` gets the LUs, tangents and the path that ran."""
     system, rod, model = slider_crank.build_coupled(elements=elements)
     t_end = 2.0 * math.pi * revolutions / OMEGA
     p = dict(slider_crank.DEFAULTS)
     t_eval = slider_crank.solver_options(p, t_end)["t_eval"]
     h = DT_OUT / k * (1.0 + 1e-9)              # simulate aligns h to dt_out / ceil(dt_out / h) = dt_out / k
     c0 = time.process_time()
-    sol = integrate(system, t_end, h, t_eval=t_eval, rho_inf=p["rho_inf"])
+    sol = integrate(system, t_end, h, t_eval=t_eval, rho_inf=p["rho_inf"], kernel=kernel)
     cpu = time.process_time() - c0
+    if info is not None:
+        info.update(lu=sol.n_lu, tangents=sol.n_jac)
     if not sol.success:
         raise RuntimeError(f"flexmbs at k = {k}: {sol.message}")
     w = chord_deflection(model, sol.x[:, system.slice(rod)][:, 7:], [p["rod"] / 2])[:, 0]
@@ -137,7 +144,7 @@ def profile(elements: int, revolutions: float, k: int):
     t_end = 2.0 * math.pi * revolutions / OMEGA
     prof = cProfile.Profile()
     prof.enable()
-    sol = integrate(system, t_end, DT_OUT / k * (1.0 + 1e-9))
+    sol = integrate(system, t_end, DT_OUT / k * (1.0 + 1e-9), kernel="numpy")
     prof.disable()
     stats = pstats.Stats(prof).stats
     rows, total = [], None
@@ -147,7 +154,8 @@ def profile(elements: int, revolutions: float, k: int):
             rows.append((PARTS[key], ncalls, ct))
             if key.endswith("_step_impl"):
                 total = ct
-    print(f"\nprofile of {revolutions:g} revolution(s) at k = {k} ({sol.n_steps} steps; cProfile adds overhead):")
+    print(f"\nprofile of the numpy path, {revolutions:g} revolution(s) at k = {k} ({sol.n_steps} steps; cProfile "
+          "adds overhead):")
     print("| part | calls | calls per step | share of the step time |")
     print("|---|---:|---:|---:|")
     for name, ncalls, ct in sorted(rows, key=lambda r: -r[2]):
@@ -163,7 +171,11 @@ def main(argv=None):
     ap.add_argument("--exudyn-k", type=int, nargs="+", default=[1, 2, 4, 6, 8, 16, 32])
     ap.add_argument("--exudyn-ref-k", type=int, default=256)
     ap.add_argument("--no-exudyn", dest="exudyn", action="store_false")
-    ap.add_argument("--profile-revolutions", type=float, default=0.25, help="length of the profiled run (0: none)")
+    ap.add_argument("--profile-revolutions", type=float, default=0.25,
+                    help="length of the profiled run of the numpy path (0: none)")
+    ap.add_argument("--kernel", choices=("auto", "compiled", "numpy"), default="auto",
+                    help="index3-alpha's path for the tables (default: the compiled kernel when installed)")
+    ap.add_argument("--numpy-k", type=int, default=2, help="k of the numpy-against-compiled comparison (0: none)")
     a = ap.parse_args(argv)
     try:
         load = os.getloadavg()[0]
@@ -175,8 +187,15 @@ def main(argv=None):
     print(f"{a.elements} elements, {a.revolutions:g} revolutions; dt_out = {DT_OUT:.4g} s; h = dt_out / k; "
           f"flexmbs's default --h-coupled gives k = {default_k}")
 
-    fx = {k: flexmbs_run(k, a.elements, a.revolutions) for k in sorted(set(a.flexmbs_k) | {a.flexmbs_ref_k})}
-    f_err, f_ref = table("flexmbs (index3-alpha, rho_inf 0.9)", fx, a.flexmbs_k, a.flexmbs_ref_k)
+    from flexmbs.compiled import kernel_status
+    path = "numpy" if a.kernel == "numpy" or kernel_status() is not None else "compiled"
+    print(f"flexmbs path: {path}" + (f" ({kernel_status()})" if a.kernel != "numpy" and kernel_status() else ""))
+    infos = {}
+    fx = {k: flexmbs_run(k, a.elements, a.revolutions, a.kernel, infos.setdefault(k, {}))
+          for k in sorted(set(a.flexmbs_k) | {a.flexmbs_ref_k})}
+    f_err, f_ref = table(f"flexmbs (index3-alpha, rho_inf 0.9, {path} path)", fx, a.flexmbs_k, a.flexmbs_ref_k)
+    print("LU factorizations / finite-difference tangents: "
+          + ", ".join(f"k = {k}: {infos[k]['lu']} / {infos[k]['tangents']}" for k in sorted(infos)))
     ex = None
     if a.exudyn:
         try:
@@ -200,6 +219,14 @@ def main(argv=None):
             tf, kf = time_at(f_err, e)
             te, ke = time_at(e_err, e)
             print(f"| {label} | {e:.2e} | {tf:.3f} ({kf}) | {te:.3f} ({ke}) | {tf / te:.1f} |")
+    if a.numpy_k > 0 and path == "compiled":
+        print(f"\nthe numpy path against the compiled one at k = {a.numpy_k} (each path's default refactorization):")
+        print("| path | CPU [s] | CPU per step [ms] | evaluations per step | LUs | peak [mm] | at [deg] |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for kernel in ("numpy", "compiled"):
+            info = {}
+            cpu, n, w, ang, ev = flexmbs_run(a.numpy_k, a.elements, a.revolutions, kernel, info)
+            print(f"| {kernel} | {cpu:.3f} | {1e3 * cpu / n:.4f} | {ev:.2f} | {info['lu']} | {1e3 * w:+.6f} | {ang:.2f} |")
     if a.profile_revolutions > 0:
         profile(a.elements, a.profile_revolutions, default_k)
 

@@ -159,6 +159,7 @@ def simulate_model(name: str, p: dict) -> dict:
     return dict(t=sol.t, tip=np.array([model.tip(qk) for qk in q]), positions=np.array([model.positions(qk) for qk in q]),
                 nodes=model.nodes, energy=energy, kinetic=kinetic, gravity=gravity, strain=strain, status=sol.status,
                 message=sol.message, success=sol.success, n_steps=sol.n_steps, n_rhs=sol.n_rhs, n_lu=sol.n_lu,
+                kernel=sol.kernel,
                 seconds=time.perf_counter() - tic,
                 energy_error=float(np.max(np.abs(energy - energy[0])) / max(weight_scale, 1e-300)))
 
@@ -182,7 +183,7 @@ def write(runs, out: Path, p: dict):
         arrays[f"tip_{key}"], arrays[f"energy_{key}"] = r["tip"], r["energy"]
     np.savez(out / "results.npz", **arrays)
     summary = {"parameters": p, "models": {name: {k: r[k] for k in ("status", "message", "n_steps", "n_rhs", "n_lu",
-                                                                      "seconds", "energy_error")}
+                                                                      "kernel", "seconds", "energy_error")}
                                            for name, r in runs.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
     if not p.get("plots", True):

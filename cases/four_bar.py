@@ -203,7 +203,7 @@ def run_coupled(out, p: dict, t_end: float):
               "drive_torque": axial_torque(system, system.constraint("drive"), system.body("crank"), sol.t, sol.x,
                                            lam)}
     info = {"status": sol.status, "message": sol.message, "n_steps": sol.n_steps, "solve_s": solve_s,
-            "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
+            "kernel": sol.kernel, "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
     if out is not None:
         slider_crank.write_coupled(info, extras, Path(out), p, title="Coupled four-bar")
     return info, model, extras

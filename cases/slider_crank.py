@@ -321,7 +321,7 @@ def run_coupled(out, p: dict, t_end: float):
               "midspan_deflection": chord_deflection(model, delta, [p["rod"] / 2])[:, 0],
               "drive_torque": drive, **reactions(system, sol.t, sol.x, lam)}
     info = {"status": sol.status, "message": sol.message, "n_steps": sol.n_steps, "solve_s": solve_s,
-            "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
+            "kernel": sol.kernel, "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
     if out is not None:
         write_coupled(info, extras, Path(out), p)
     return info, model, extras
@@ -348,7 +348,8 @@ def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"
                         **{k: np.asarray(v) for k, v in extras.items()})
     value, angle = peak(extras)
     summary = {"parameters": p, "model": "coupled", "status": info["status"], "message": info["message"],
-               "n_steps": info["n_steps"], "solve_s": info["solve_s"], "peak_midspan_deflection_m": value,
+               "n_steps": info["n_steps"], "solve_s": info["solve_s"], "kernel": info.get("kernel"),
+               "peak_midspan_deflection_m": value,
                "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
                "stiffening": _stiffening_label(p), "stiffening_note": STIFFENING_NOTES[_stiffening_label(p)]}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))

@@ -291,7 +291,7 @@ def run_coupled(out, p: dict) -> dict:
                    hub_angle=angle, hub_speed=speed, drive_torque=drive, clamp_torque=-clamp,
                    law_angle=np.array([law(ti)[0] for ti in sol.t]),
                    law_speed=np.array([law(ti)[1] for ti in sol.t]),
-                   status=sol.status, message=sol.message, solve_s=solve_s, n_steps=sol.n_steps)
+                   status=sol.status, message=sol.message, solve_s=solve_s, n_steps=sol.n_steps, kernel=sol.kernel)
     solver = solver_options({**p, "coupled": False})
     prescribed = run_model(model, compute_energies=False, metadata={"case": "spinup_beam", "parameters": p,
                                                                      "run": "prescribed"}, **solver)
@@ -308,6 +308,7 @@ def summarize_coupled(runs, p: dict) -> dict:
     out = {"parameters": p, "model": "coupled, " + ("torque-driven hub" if p["torque"] else "driven hub"),
            "stiffening": "none" if p["no_stiffening"] else p["coupled_stiffening"],
            "status": c["status"], "message": c["message"], "solve_s": c["solve_s"], "n_steps": c["n_steps"],
+           "kernel": c["kernel"],
            "tip_min": float(tip[i]), "tip_min_time": float(c["t"][i]),
            "prescribed_tip_min": tip_minimum(f)[0], "prescribed_tip_min_time": tip_minimum(f)[1]}
     m = min(len(f.t), len(c["t"]))

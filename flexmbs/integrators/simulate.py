@@ -68,6 +68,8 @@ class Solution:
     method : str
     order : int
         Declared order of the method.
+    kernel : str or None
+        Where index3-alpha ran its steps ("compiled" or "numpy"); None for the other methods.
     """
 
     t: np.ndarray
@@ -85,6 +87,7 @@ class Solution:
     method: str
     order: int
     n_lin_iter: int = 0
+    kernel: str | None = None
 
 
 def validate_method(method) -> type[Integrator]:
@@ -313,4 +316,4 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,
-        n_lin_iter=getattr(integrator, "n_lin_iter", 0))
+        n_lin_iter=getattr(integrator, "n_lin_iter", 0), kernel=getattr(integrator, "kernel", None))

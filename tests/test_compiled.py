@@ -196,6 +196,7 @@ def test_auto_takes_the_kernel_and_reports_it():
     assert (it.kernel, it.refactor) == ("numpy", "step")
 
 
+@needs_kernel
 def test_what_the_kernel_does_not_evaluate_runs_on_numpy_or_is_refused():
     """A flexible body whose Model has a nodal load (a Python callable f(t), not compiled): 'auto' takes
     the numpy path and says why; 'compiled' refuses, naming the body."""
@@ -213,6 +214,8 @@ def test_what_the_kernel_does_not_evaluate_runs_on_numpy_or_is_refused():
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="compiled")
     with pytest.raises(ValueError, match="`kernel` must be"):
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="fast")
+    with pytest.raises(Unsupported, match="'hub' has loads"):                # a RigidBodyEP's torque law
+        CompiledSystem(spinup_beam.build_coupled(2, torque=True)[0])
     with pytest.raises(Unsupported, match="planar"):
         from flexmbs.bodies import RigidBody2D
         CompiledSystem(System([RigidBody2D("disc", 1.0, 0.1)]))

@@ -3,6 +3,7 @@
  *
  * The same equations and the same algorithm as the numpy path (flexmbs/bodies/rigid.py,
  * flexmbs/bodies/flexible.py, flexmbs/bodies/axial_strain.py, flexmbs/constraints/batch.py,
+ * flexmbs/constraints/mean_axis.py,
  * flexmbs/integrators/index3_alpha.py; their docstrings hold the derivations), written out as
  * loops over the few dozen numbers of a small multibody system, so that a step costs what
  * the arithmetic costs instead of a few hundred Python and numpy calls.  flexmbs/compiled.py
@@ -32,9 +33,15 @@ typedef int64_t i64;
 
 typedef struct {
     int off, ne, nel, k, damped, axial;
+    int nkg;                           /* "omega" stiffening: number of unit geometric stiffnesses (0: none) */
+    int nB, Brow;                      /* mean-axis conditions: rows of B and the first row of C (nB = 0: none) */
     double mass, s[3], J[9], EA;
     const double *mO, *d, *S, *Mdd, *Kdd, *Cdd, *L, *a, *G;
     const i64 *idx, *Sp, *Sj;          /* S[a, b] stacked (9 ne, ne) in CSR: row pointers Sp, columns Sj, values S */
+    const i64 *kg_key;                 /* (nkg): 3 a + b for A_f[a, b], 9 + c for alpha[c] */
+    const i64 *Kp, *Kj;                /* the K_g,i stacked (nkg ne, ne) in CSR */
+    const double *Kv;
+    const double *B;                   /* (nB, ne) */
 } Flex;
 
 typedef struct {
@@ -396,6 +403,48 @@ static void axial_terms(const Flex *f, const double *del, double *force, double 
     }
 }
 
+/* coefficients c_i of the unit geometric stiffnesses of the "omega" stiffening
+   (FlexibleBody._omega_coefficients): A_f = tilde(omega)^2 with omega = 2 G(p) p' (body components),
+   alpha = -A(p)^T g (the System's gravity, zero without) */
+static void omega_coefficients(const Sys *s, const Flex *f, const double *q, const double *v, double *c)
+{
+    const double *p = q + f->off + 3, *pd = v + f->off + 3;
+    double G[12], w[3], W[9], Af[9], A[9], Atg[3];
+    ep_G(p, G);
+    for (int a = 0; a < 3; a++) w[a] = 2.0 * (G[4 * a] * pd[0] + G[4 * a + 1] * pd[1] + G[4 * a + 2] * pd[2] + G[4 * a + 3] * pd[3]);
+    skew(w, W);
+    mat3(W, W, Af);
+    ep_A(p, A);
+    mtv3(A, s->g, Atg);
+    for (int i = 0; i < f->nkg; i++) {
+        int key = (int)f->kg_key[i];
+        c[i] = key < 9 ? Af[key] : -Atg[key - 9];
+    }
+}
+
+/* "omega" stiffening: force sum_i c_i K_g,i delta added to out (n_e), and/or sum_i c_i K_g,i added to K
+   (leading dimension ld); terms with c_i = 0 are skipped, as on the numpy path */
+static void omega_terms(const Sys *s, const Flex *f, const double *q, const double *v, double *force, double *K, int ld)
+{
+    double c[12];
+    int ne = f->ne;
+    const double *del = q + f->off + 7;
+    omega_coefficients(s, f, q, v, c);
+    for (int i = 0; i < f->nkg; i++) {
+        if (c[i] == 0.0) continue;
+        const i64 *Kp = f->Kp + (size_t)i * ne;
+        for (int r = 0; r < ne; r++) {
+            if (force) {
+                double acc = 0.0;
+                for (i64 z = Kp[r]; z < Kp[r + 1]; z++) acc += f->Kv[z] * del[f->Kj[z]];
+                force[r] += c[i] * acc;
+            }
+            if (K)
+                for (i64 z = Kp[r]; z < Kp[r + 1]; z++) K[(size_t)r * ld + f->Kj[z]] += c[i] * f->Kv[z];
+        }
+    }
+}
+
 static void flex_eval(const Sys *s, const Flex *f, const double *q, const double *v, double *M, double *Q, double *work)
 {
     int n = s->n, o = f->off, ne = f->ne;
@@ -488,6 +537,7 @@ static void flex_eval(const Sys *s, const Flex *f, const double *q, const double
             fe[i] = acc;
         }
         if (f->axial) axial_terms(f, del, fe, NULL, 0);
+        if (f->nkg) omega_terms(s, f, q, v, fe, NULL, 0);
         for (int i = 0; i < ne; i++) Q[o + 7 + i] -= fe[i];
         if (s->has_g) {
             const double *g = s->g;
@@ -635,6 +685,22 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
             s->hi[row] = o + 7;
         }
     }
+    for (int b = 0; b < s->nf; b++) {                /* mean-axis conditions C = B delta (constant B) */
+        const Flex *f = &s->flex[b];
+        int o = f->off + 7, ne = f->ne;
+        for (int i = 0; i < f->nB; i++) {
+            int row = f->Brow + i;
+            const double *Bi = f->B + (size_t)i * ne;
+            double acc = 0.0;
+            for (int j = 0; j < ne; j++) acc += Bi[j] * q[o + j];
+            C[row] = acc;
+            if (Cq) {
+                memcpy(Cq + (size_t)row * n + o, Bi, ne * sizeof(double));
+                s->lo[row] = o;
+                s->hi[row] = o + ne;
+            }
+        }
+    }
     if (!s->nmark) return;
     markers(s, qe, Cq != NULL);
     const double *r = s->mr;
@@ -723,8 +789,9 @@ static void dqv_dv(Sys *s, const double *q, const double *v, double *D)
     for (int b = 0; b < s->nf; b++) flex_dqv(s, &s->flex[b], q, v, D, s->fw);
 }
 
-/* K_el = d([k] delta + stiffening force)/d delta on the elastic coordinates (n x n, zeroed) */
-static void elastic_stiffness(Sys *s, const double *q, double *K)
+/* K_el = d([k] delta + stiffening force)/d delta on the elastic coordinates (n x n, zeroed) at (q, v):
+   [k] + the axial-strain stiffness, or [k] + sum_i c_i(q, v) K_g,i ("omega", FlexibleBody.elastic_stiffness) */
+static void elastic_stiffness(Sys *s, const double *q, const double *v, double *K)
 {
     int n = s->n;
     memset(K, 0, (size_t)n * n * sizeof(double));
@@ -734,6 +801,7 @@ static void elastic_stiffness(Sys *s, const double *q, double *K)
         for (int i = 0; i < ne; i++)
             for (int j = 0; j < ne; j++) K[(size_t)(o + i) * n + o + j] = f->Kdd[i * ne + j];
         if (f->axial) axial_terms(f, q + o, NULL, K + (size_t)o * n + o, n);
+        if (f->nkg) omega_terms(s, f, q, v, NULL, K + (size_t)o * n + o, n);
     }
 }
 
@@ -890,10 +958,12 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         Flex *f = &s->flex[b];
         const i64 *fi;
         const double *fr;
-        TAKE(fi, const i64 *, 6, "flexible ints");
+        TAKE(fi, const i64 *, 9, "flexible ints");
         f->off = (int)fi[0]; f->ne = (int)fi[1]; f->nel = (int)fi[2]; f->k = (int)fi[3];
-        f->damped = (int)fi[4]; f->axial = (int)fi[5];
+        f->damped = (int)fi[4]; f->axial = (int)fi[5]; f->nkg = (int)fi[6]; f->nB = (int)fi[7]; f->Brow = (int)fi[8];
         if (f->k > 64) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 64 DOFs per element"); goto fail; }
+        if (f->nkg > 12) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 12 unit geometric stiffnesses"); goto fail; }
+        if (f->nB && (f->Brow < 0 || f->Brow + f->nB > s->m)) { PyErr_SetString(PyExc_ValueError, "kernel system: mean-axis rows out of range"); goto fail; }
         TAKE(fr, const double *, 14, "flexible reals");
         f->mass = fr[0];
         memcpy(f->s, fr + 1, 3 * sizeof(double));
@@ -912,6 +982,13 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         TAKE(f->a, const double *, f->nel * f->k, "axial rows");
         TAKE(f->G, const double *, f->nel * f->k * f->k, "unit geometric stiffness");
         TAKE(f->idx, const i64 *, f->nel * f->k, "element DOFs");
+        TAKE(f->kg_key, const i64 *, f->nkg, "geometric stiffness keys");
+        TAKE(f->Kp, const i64 *, f->nkg ? (Py_ssize_t)f->nkg * ne + 1 : 0, "K_g row pointers");
+        TAKE(f->Kj, const i64 *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, "K_g columns");
+        TAKE(f->Kv, const double *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, "K_g values");
+        TAKE(f->B, const double *, (Py_ssize_t)f->nB * ne, "mean-axis rows");
+        for (int z = 0; z < f->nkg; z++)
+            if (f->kg_key[z] < 0 || f->kg_key[z] > 11) { PyErr_SetString(PyExc_ValueError, "kernel system: bad geometric stiffness key"); goto fail; }
         if ((size_t)(28 * ne + 8) > fw) fw = 28 * (size_t)ne + 8;
     }
     s->nblk = s->nr + s->nf;
@@ -973,7 +1050,7 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args)
         bodies(s, p[0], p[1], p[3], p[4]);
         constraints(s, p[0], p[2], p[5], p[6]);
         dqv_dv(s, p[0], p[1], p[7]);
-        elastic_stiffness(s, p[0], p[8]);
+        elastic_stiffness(s, p[0], p[1], p[8]);
     }
     for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
     if (got < 9) return NULL;
@@ -1222,7 +1299,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                                 dqv_dv(s, q1, v1, D);
                                 for (size_t x = 0; x < (size_t)n * n; x++) st.Ct_rest[x] = st.Ct[x] + D[x];
                                 if (has_elastic) {
-                                    elastic_stiffness(s, q1, K);
+                                    elastic_stiffness(s, q1, v1, K);
                                     for (size_t x = 0; x < (size_t)n * n; x++) st.Kt_rest[x] = st.Kt[x] - K[x];
                                 }
                                 st.flags[1] = 1;
@@ -1234,7 +1311,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                                         S[(size_t)i * N + j] = M[(size_t)i * n + j] + st.Kt[(size_t)i * n + j] / bp + (gp / bp) * st.Ct[(size_t)i * n + j];
                             } else {
                                 dqv_dv(s, q1, v1, D);
-                                if (has_elastic) elastic_stiffness(s, q1, K);
+                                if (has_elastic) elastic_stiffness(s, q1, v1, K);
                                 for (int i = 0; i < n; i++)
                                     for (int j = 0; j < n; j++) {
                                         size_t x = (size_t)i * n + j;

@@ -9,17 +9,23 @@ and the fallback:
 
 - `flexmbs.bodies.RigidBodyEP`: M and Q_v of `flexmbs.bodies.rigid.EPBatch`, gravity, and the
   exact dQ_v/dv (the quadratic form differenced with unit steps);
-- `flexmbs.bodies.FlexibleBody` (``reference="supports"``, ``stiffening`` "none" or
-  "axial-strain", no nodal loads): the invariant contractions of its M, Q_v and dQ_v/dv,
-  [k], Rayleigh damping, the axial-strain force and stiffness (`flexmbs.bodies.axial_strain`),
-  gravity;
-- constraints: the Euler-parameter norms and the joints of `flexmbs.constraints.batch.JointBatch`
+- `flexmbs.bodies.FlexibleBody` (``reference`` "supports" or "mean-axis"; ``stiffening`` "none",
+  "axial-strain" or "omega"; no nodal loads): the invariant contractions of its M, Q_v and
+  dQ_v/dv, [k], Rayleigh damping, gravity, the axial-strain force and stiffness
+  (`flexmbs.bodies.axial_strain`), and the "omega" force sum_i c_i K_g,i delta and stiffness
+  [k] + sum_i c_i K_g,i with the Model's unit geometric stiffnesses and the coefficients of
+  ``FlexibleBody._omega_coefficients`` (A_f = tilde(omega)^2, omega = 2 G(p) p'; alpha = -A^T g).
+  As on the numpy path, dQ_v/dv leaves out the p'-dependence of that force (it stays in the
+  finite-difference C_t);
+- constraints: the Euler-parameter norms, the mean-axis conditions B delta = 0
+  (`flexmbs.constraints.mean_axis`, constant B) and the joints of `flexmbs.constraints.batch.JointBatch`
   (point, dot1, dot2, dist and the angle rows of `AngleDriver`) on the frame markers of these
   bodies and the ground.  The laws f(t) of the angle drivers are Python callables: they are
   evaluated here at the step times and passed to the kernel as a table.
 
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
-for anything else; `index3-alpha` then runs on the numpy path (option ``kernel``: "auto",
+for anything else (e.g. loads: the Model's nodal loads and a `RigidBodyEP`'s ``loads`` hold
+Python callables); `index3-alpha` then runs on the numpy path (option ``kernel``: "auto",
 "compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
 whole runs against each other.
 """
@@ -91,11 +97,21 @@ class CompiledSystem:
             raise Unsupported(_MISSING)
         from .bodies.flexible import FlexibleBody
         from .bodies.rigid import EulerParameterNorm, RigidBodyEP
+        from .constraints.mean_axis import MeanAxisConditions
         self.system = system
         if system.dim != 3:
             raise Unsupported("the compiled kernel evaluates spatial systems (Euler-parameter bodies); this "
                               "system is planar")
         n, m = system.n_q, system.n_c
+        norms, mean_axis = [], {}
+        for c in system.constraints[:system.n_internal]:
+            if type(c) is EulerParameterNorm:
+                norms.append((system.rows(c).start, system.slice(c.bodies[0]).start))
+            elif type(c) is MeanAxisConditions and type(c.bodies[0]) is FlexibleBody:
+                mean_axis[id(c.bodies[0])] = (system.rows(c).start, c.B)
+            else:
+                raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
+                                  "compiled kernel")
         rigid, flex = [], []
         for b in system.bodies:
             off = system.slice(b).start
@@ -105,16 +121,13 @@ class CompiledSystem:
                 rigid.append((off, np.concatenate([[b.mass], np.asarray(b.inertia_reference, float).ravel(),
                                                    np.asarray(b.centroid, float)])))
             elif type(b) is FlexibleBody:
-                flex.append(self._flexible(b, off))
+                flex.append(self._flexible(b, off, mean_axis.pop(id(b), None)))
             else:
                 raise Unsupported(f"body {b.name!r} is a {type(b).__name__}; the compiled kernel takes "
                                   "RigidBodyEP and FlexibleBody")
-        norms = []
-        for c in system.constraints[:system.n_internal]:
-            if type(c) is not EulerParameterNorm:
-                raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
-                                  "compiled kernel")
-            norms.append((system.rows(c).start, system.slice(c.bodies[0]).start))
+        if mean_axis:                                       # conditions of a body the kernel does not hold
+            raise Unsupported("mean-axis conditions of a body that is not a FlexibleBody of this system are not "
+                              "evaluated by the compiled kernel")
         if system._pair_groups or system._single_constraints:
             names = [system.constraints[k].name for k in system._single_constraints]
             raise Unsupported(f"constraint(s) {names or 'of a planar pair batch'} are not joints of the joint "
@@ -140,14 +153,19 @@ class CompiledSystem:
         self.has_elastic = bool(flex)
 
     @staticmethod
-    def _flexible(b, off):
-        if b.reference != "supports":
-            raise Unsupported(f"body {b.name!r} has reference={b.reference!r}; the compiled kernel takes the "
-                              "supports' reference conditions")
-        if b.stiffening not in ("none", "axial-strain"):
+    def _flexible(b, off, mean_axis):
+        """The arrays of flexible body ``b`` (first coordinate ``off``; ``mean_axis``: (first row, B) of its
+        mean-axis conditions, or None)."""
+        if b.reference not in ("supports", "mean-axis"):
+            raise Unsupported(f"body {b.name!r} has reference={b.reference!r}; the compiled kernel takes "
+                              "'supports' and 'mean-axis'")
+        if (b.reference == "mean-axis") != (mean_axis is not None):
+            raise Unsupported(f"body {b.name!r}: its mean-axis conditions are not among the system's internal "
+                              "constraints")
+        if b.stiffening not in ("none", "axial-strain", "omega"):
             raise Unsupported(f"body {b.name!r} has stiffening={b.stiffening!r}; the compiled kernel takes "
-                              "'none' and 'axial-strain'")
-        if b._loads is not None:
+                              "'none', 'axial-strain' and 'omega'")
+        if b._loads is not None or b.model.loads:
             raise Unsupported(f"body {b.name!r}: its Model has nodal loads, which the compiled kernel does not apply")
         ne = b.n_e
         if ne > MAX_ELASTIC:
@@ -170,9 +188,36 @@ class CompiledSystem:
             ints = [off, ne, nel, k, int(damped), 1]
             axial = [_f64(ax.L), _f64(ax.a), _f64(ax.G), _i64(ax.idx)]
             EA = float(ax.EA)
+        omega = [_i64([0]), _i64([0]), _i64([0]), np.zeros(1)]
+        n_kg = 0
+        if b.stiffening == "omega":
+            # FlexibleBody._omega_coefficients: key ("A", a, b) -> A_f[a, b], ("alpha", c) -> alpha[c]; the
+            # ("load", i) keys come with the Model's loads, refused above
+            codes = []
+            for key in md._Kg_keys:
+                if key[0] == "A":
+                    codes.append(3 * key[1] + key[2])
+                elif key[0] == "alpha":
+                    codes.append(9 + key[1])
+                else:
+                    raise Unsupported(f"body {b.name!r}: its geometric stiffness has the term {key!r}, which the "
+                                      "compiled kernel does not evaluate")
+            if codes:
+                Kg = sparse.csr_array(sparse.vstack([sparse.csr_array(K) for K in md._Kg], format="csr"))
+                Kg.sort_indices()
+                n_kg = len(codes)
+                omega = [_i64(codes), _i64(Kg.indptr), _i64(Kg.indices) if Kg.nnz else _i64([0]),
+                         _f64(Kg.data) if Kg.nnz else np.zeros(1)]
+        B = [np.zeros(1)]
+        n_B, B_row = 0, 0
+        if mean_axis is not None:
+            B_row, B_rows = mean_axis
+            n_B = len(B_rows)
+            B = [_f64(B_rows, (n_B, ne))]
+        ints += [n_kg, n_B, B_row]
         reals = np.concatenate([[md.mass], np.asarray(s, float), np.asarray(J, float).ravel(), [EA]])
         return [_i64(ints), _f64(reals), _f64(m_O, (3, ne)), _f64(d, (9, ne)), _i64(S.indptr), _i64(S.indices) if S.nnz else _i64([0]), _f64(S.data) if S.nnz else np.zeros(1),
-                _f64(b._M_dd), _f64(b._K_dd), _f64(C) if damped else np.zeros(1), *axial]
+                _f64(b._M_dd), _f64(b._K_dd), _f64(C) if damped else np.zeros(1), *axial, *omega, *B]
 
     @staticmethod
     def _joints(joints, n):

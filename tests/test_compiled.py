@@ -2,8 +2,10 @@
 
 - it is installed wherever a C compiler is (``pip install`` builds it);
 - every array it evaluates (M, Q, C, C_q, dQ_v/dv, K_el) equals the numpy path's to round-off,
-  on the coupled slider-crank and on a system with every joint primitive, gravity, an offset
-  centroid, a rotated frame, Rayleigh damping and axial-strain stiffening;
+  on the coupled slider-crank, on a system with every joint primitive, gravity, an offset
+  centroid, a rotated frame, Rayleigh damping and axial-strain stiffening, on the coupled spin-up
+  beam ("omega" stiffening) and on a system with a 3D beam with "omega" stiffening under gravity
+  (all 12 unit geometric stiffnesses) and a mean-axis body;
 - index3-alpha's steps in C follow the numpy steps: the same iteration counts, factorizations and
   tangents, and the same states to the Newton tolerance, with outputs on and between step points;
 - what the kernel does not evaluate goes to the numpy path (kernel="auto") or is refused by name
@@ -15,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flexmbs import BeamEB2D, Material, Model, generate
+from flexmbs import BeamEB2D, BeamEB3D, Material, Model, NodalLoad, generate
 from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
 from flexmbs.compiled import CompiledSystem, Unsupported, c_compiler, kernel_status
 from flexmbs.constraints import AngleDriver, Cylindrical, Distance, Fixed, Prismatic, Revolute, Spherical
@@ -27,6 +29,7 @@ CASES = Path(__file__).resolve().parents[1] / "cases"
 sys.path.insert(0, str(CASES))
 
 import slider_crank  # noqa: E402
+import spinup_beam  # noqa: E402
 
 
 needs_kernel = pytest.mark.skipif(kernel_status() is not None, reason=f"{kernel_status()}")
@@ -62,9 +65,37 @@ def zoo():
     return System([hub, beam, rod, tip], constraints, gravity=[0.0, -9.81, -1.0])
 
 
+def stiffened():
+    """A driven hub with a clamped 3D beam along (1, 1, 1) stiffened by "omega" (every unit geometric
+    stiffness: the 9 of A_f and the 3 of alpha, gravity makes the latter act) and, hinged at its tip, a
+    free-free beam with mean-axis reference conditions; all turning at 2 rad/s about z, consistent."""
+    z = np.array([0.0, 0.0, 1.0])
+    w = 2.0 * z
+    hub = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.3], angular_velocity=w)
+    alu = Material(E=7e10, rho=2700.0)
+    L, axis = 0.6, np.ones(3) / np.sqrt(3.0)
+    model = Model(generate.line(3, L, dim=3, direction=axis),
+                  BeamEB3D(alu, 1e-4, 1e-9, 2e-9, 3e-9, rotary_inertia=True), fixed=[("start", "all")],
+                  stiffening=True)
+    beam = FlexibleBody(model, "beam", stiffening="omega", angular_velocity=w)
+    free = FlexibleBody(Model(generate.line(3, 0.4), BeamEB2D(alu, area=1e-4, I=1e-9)), "free",
+                        reference="mean-axis", position=L * axis, velocity=np.cross(w, L * axis),
+                        angular_velocity=w)
+    constraints = [Revolute(None, hub, at=np.zeros(3), axis=z, name="pivot"),
+                   AngleDriver(None, hub, z, lambda t: (2.0 * t + 5.0 * t * t, 2.0 + 10.0 * t, 10.0), name="drive"),
+                   Fixed(hub, beam, s_j=Node(0), name="clamp"),
+                   Revolute(beam, free, s_i=Node(3), s_j=Node(0), axis=z, name="hinge")]
+    return System([hub, beam, free], constraints, gravity=[0.0, -9.81, -1.0])
+
+
+def spinup():
+    """The coupled spin-up beam (cases/spinup_beam.py, "omega" stiffening), 3 elements, spun up in 1 s."""
+    return spinup_beam.build_coupled(3, omega_s=6.0, t_s=1.0)[0]
+
+
 @needs_kernel
-@pytest.mark.parametrize("build", [lambda: slider_crank.build_coupled(elements=8)[0], zoo],
-                         ids=["slider-crank", "zoo"])
+@pytest.mark.parametrize("build", [lambda: slider_crank.build_coupled(elements=8)[0], zoo, spinup, stiffened],
+                         ids=["slider-crank", "zoo", "spin-up", "omega-mean-axis"])
 def test_evaluation_equals_the_numpy_path(build):
     system = build()
     compiled = CompiledSystem(system)
@@ -79,6 +110,18 @@ def test_evaluation_equals_the_numpy_path(build):
         for key, value in ref.items():
             scale = max(np.abs(value).max(), 1.0)
             assert np.abs(got[key] - value).max() <= 1e-13 * scale, key
+        # the terms added for "omega" stiffening and the mean-axis conditions are far above that
+        # tolerance, so that leaving one out fails the check
+        for b in system.bodies:
+            if isinstance(b, FlexibleBody) and b.stiffening == "omega":
+                sl = system.slice(b)
+                force = b.geometric_stiffness_force(t, q[sl], v[sl], system.gravity)
+                assert np.abs(force).max() > 1e3 * 1e-13 * max(np.abs(ref["Q"]).max(), 1.0)
+                K_geo = ref["K"][sl, sl][7:, 7:] - b._K_dd
+                assert np.abs(K_geo).max() > 1e3 * 1e-13 * max(np.abs(ref["K"]).max(), 1.0)
+            if isinstance(b, FlexibleBody) and b.reference == "mean-axis":
+                rows = system.rows(system.constraint(f"{b.name}.mean_axis"))
+                assert np.abs(ref["C"][rows]).min() > 1e3 * 1e-13 * max(np.abs(ref["C"]).max(), 1.0)
 
 
 def _run(system, kernel, t_end, h, t_eval, **options):
@@ -103,6 +146,25 @@ def test_steps_follow_the_numpy_steps(refactor):
     n = system.n_q
     assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
     # velocities: 1e-8 of their scale (the Newton tolerance on the accelerations, times h)
+    assert np.abs(a.x[:, n:] - b.x[:, n:]).max() <= 1e-8 * np.abs(a.x[:, n:]).max()
+
+
+@needs_kernel
+@pytest.mark.parametrize("refactor", ["step", "contraction"])
+@pytest.mark.parametrize("build, t_end, h", [(spinup, 0.5, 0.01), (stiffened, 0.02, 1e-3)],
+                         ids=["spin-up", "omega-mean-axis"])
+def test_stiffened_and_mean_axis_steps_follow_the_numpy_steps(build, t_end, h, refactor):
+    """"omega" stiffening (its force depends on p' too: both paths keep that part of C_t from the
+    finite-difference tangent and refresh only dQ_v/dv and K_el) and mean-axis conditions: the same
+    evaluations, LUs and tangents on both paths, states to the Newton tolerance."""
+    system = build()
+    t_eval = np.linspace(0.0, t_end, 11)
+    a = _run(system, "numpy", t_end, h, t_eval, refactor=refactor)
+    b = _run(system, "compiled", t_end, h, t_eval, refactor=refactor)
+    assert a.status == b.status == "finished"
+    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
+    n = system.n_q
+    assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
     assert np.abs(a.x[:, n:] - b.x[:, n:]).max() <= 1e-8 * np.abs(a.x[:, n:]).max()
 
 
@@ -134,21 +196,26 @@ def test_auto_takes_the_kernel_and_reports_it():
     assert (it.kernel, it.refactor) == ("numpy", "step")
 
 
+@needs_kernel
 def test_what_the_kernel_does_not_evaluate_runs_on_numpy_or_is_refused():
-    """A mean-axis flexible body (its internal constraint is not in the kernel): 'auto' takes the
-    numpy path and says why; 'compiled' refuses, naming the body."""
+    """A flexible body whose Model has a nodal load (a Python callable f(t), not compiled): 'auto' takes
+    the numpy path and says why; 'compiled' refuses, naming the body."""
     el = BeamEB2D(Material(E=7e10, rho=2700.0), area=1e-4, I=1e-9)
-    body = FlexibleBody(Model(generate.line(3, 0.5), el), "free", reference="mean-axis")
+    model = Model(generate.line(3, 0.5), el, fixed=[("start", "all")],
+                  loads=[NodalLoad("end", "v", 1.0, lambda t: np.sin(t))])
+    body = FlexibleBody(model, "loaded")
     system = System([body])
     problem = ConstrainedProblem(system)
     x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
     from flexmbs.integrators.index3_alpha import Index3GeneralizedAlpha
     it = Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9)
-    assert it.kernel == "numpy" and "mean-axis" in it.kernel_reason
-    with pytest.raises(ValueError, match="cannot run this system: .*'free'.*mean-axis"):
+    assert it.kernel == "numpy" and "nodal loads" in it.kernel_reason
+    with pytest.raises(ValueError, match="cannot run this system: .*'loaded'.*nodal loads"):
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="compiled")
     with pytest.raises(ValueError, match="`kernel` must be"):
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="fast")
+    with pytest.raises(Unsupported, match="'hub' has loads"):                # a RigidBodyEP's torque law
+        CompiledSystem(spinup_beam.build_coupled(2, torque=True)[0])
     with pytest.raises(Unsupported, match="planar"):
         from flexmbs.bodies import RigidBody2D
         CompiledSystem(System([RigidBody2D("disc", 1.0, 0.1)]))

@@ -371,6 +371,26 @@ static void flex_kin(const Flex *f, const double *q, double *work, FlexKin *k)
     }
 }
 
+/* the velocity terms of Q_v and dQ_v/dv: A' = sum_k p'_k V_k, Y_u^T (row (a, b) of dd times delta'),
+   m_O delta' */
+static void flex_rates(const Flex *f, const FlexKin *k, const double *pd, const double *ddel, double *Ad,
+                       double *Yu, double *mOd)
+{
+    int ne = f->ne;
+    const double *V = k->V;
+    for (int x = 0; x < 9; x++) Ad[x] = pd[0] * V[x] + pd[1] * V[9 + x] + pd[2] * V[18 + x] + pd[3] * V[27 + x];
+    for (int x = 0; x < 9; x++) {
+        double acc = 0.0;
+        for (int j = 0; j < ne; j++) acc += k->dd[x * ne + j] * ddel[j];
+        Yu[x] = acc;
+    }
+    for (int a = 0; a < 3; a++) {
+        double acc = 0.0;
+        for (int j = 0; j < ne; j++) acc += f->mO[a * ne + j] * ddel[j];
+        mOd[a] = acc;
+    }
+}
+
 /* axial-strain stiffening: force (n_e) added to out, and/or stiffness (ne x ne, leading dim ld) added */
 static void axial_terms(const Flex *f, const double *del, double *force, double *K, int ld)
 {
@@ -493,17 +513,7 @@ static void flex_eval(const Sys *s, const Flex *f, const double *q, const double
         const double *pd = v + o + 3, *ddel = v + o + 7, *del = q + o + 7;
         double Ap[9], Ad[9], Yu[9], mOd[3], inner[9], t1[9], t2[9], Cm[9], Dm[9], x3[3], y3[3];
         ep_A_EG(pd, Ap);
-        for (int x = 0; x < 9; x++) Ad[x] = pd[0] * V[x] + pd[1] * V[9 + x] + pd[2] * V[18 + x] + pd[3] * V[27 + x];
-        for (int x = 0; x < 9; x++) {
-            double acc = 0.0;
-            for (int j = 0; j < ne; j++) acc += k.dd[x * ne + j] * ddel[j];
-            Yu[x] = acc;
-        }
-        for (int a = 0; a < 3; a++) {
-            double acc = 0.0;
-            for (int j = 0; j < ne; j++) acc += f->mO[a * ne + j] * ddel[j];
-            mOd[a] = acc;
-        }
+        flex_rates(f, &k, pd, ddel, Ad, Yu, mOd);
         mv3(Ap, k.sy, x3);
         mv3(Ad, mOd, y3);
         for (int a = 0; a < 3; a++) Q[o + a] = -2.0 * (x3[a] + y3[a]);
@@ -560,17 +570,7 @@ static void flex_dqv(const Sys *s, const Flex *f, const double *q, const double 
     const double *pd = v + o + 3, *ddel = v + o + 7, *V = k.V, *A = k.A;
     double Vd[36], Ad[9], Yu[9], mOd[3], AtVd[36], AtV[36], AdtV[36], Dm[9];
     ep_V(pd, Vd);
-    for (int x = 0; x < 9; x++) Ad[x] = pd[0] * V[x] + pd[1] * V[9 + x] + pd[2] * V[18 + x] + pd[3] * V[27 + x];
-    for (int x = 0; x < 9; x++) {
-        double acc = 0.0;
-        for (int j = 0; j < ne; j++) acc += k.dd[x * ne + j] * ddel[j];
-        Yu[x] = acc;
-    }
-    for (int a = 0; a < 3; a++) {
-        double acc = 0.0;
-        for (int j = 0; j < ne; j++) acc += f->mO[a * ne + j] * ddel[j];
-        mOd[a] = acc;
-    }
+    flex_rates(f, &k, pd, ddel, Ad, Yu, mOd);
     csr_mv(f, ddel, SV);
     for (int kk = 0; kk < 4; kk++) {
         mat3T(A, Vd + 9 * kk, AtVd + 9 * kk);

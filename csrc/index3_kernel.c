@@ -46,6 +46,9 @@ typedef struct {
 
 typedef struct {
     int n, m, nr, nf, nnorm, nmark, W, E, npt, nd1, nd2, nds, nang;
+    int nl, nvec, tw;                   /* loads of rigid bodies, their tabulated vectors, width of a time row */
+    const i64 *ld_i;                    /* (nl, 4): kind (0 torque, 1 point, 2 spring), first coordinate, local, vector */
+    const double *ld_r;                 /* (nl, 9): point s, anchor, stiffness, rest length, damping */
     double g[3];
     int has_g;
     const i64 *r_off;
@@ -665,7 +668,8 @@ static void add_row(const Sys *s, double *Cq, int row, int k, const double *coef
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
-/* C (m) and C_q (m x n, zeroed here) at q; law: (nang, 3) values f, f', f'' of the angle drivers */
+/* C (m) and C_q (m x n, zeroed here) at q; law: the time row, starting with (nang, 3) values f, f', f''
+   of the angle drivers */
 static void constraints(Sys *s, const double *q, const double *law, double *C, double *Cq)
 {
     int n = s->n;
@@ -773,12 +777,61 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
 /* ------------------------------------------------------------------------------------------ */
 /* the system                                                                                  */
 
-/* M (n x n, zeroed here), Q (n) at (q, v); either may be NULL */
-static void bodies(Sys *s, const double *q, const double *v, double *M, double *Q)
+/* the loads of the rigid bodies (flexmbs/bodies/loads.py), added to Q: torque_load Q_p = 2 E^T T,
+   point_load and spring_to_ground Q = J_P^T F (J_P = [I, d(A s)/dp]); the vectors T, F of time come
+   from the time row, after the drivers' values */
+static void rigid_loads(const Sys *s, const double *q, const double *v, const double *row, double *Q)
+{
+    for (int i = 0; i < s->nl; i++) {
+        const i64 *li = s->ld_i + 4 * i;
+        const double *lr = s->ld_r + 9 * i;
+        int kind = (int)li[0], o = (int)li[1];
+        const double *p = q + o + 3;
+        double A[9], F[3], VJ[12];
+        if (kind != 2) {
+            const double *f = row + 3 * s->nang + 3 * li[3];
+            if (li[2]) {
+                ep_A(p, A);
+                mv3(A, f, F);
+            } else {
+                F[0] = f[0]; F[1] = f[1]; F[2] = f[2];
+            }
+        }
+        if (kind == 0) {
+            double E[12];
+            ep_E(p, E);
+            for (int k = 0; k < 4; k++) Q[o + 3 + k] += 2.0 * (E[k] * F[0] + E[4 + k] * F[1] + E[8 + k] * F[2]);
+            continue;
+        }
+        ep_VJ(p, lr, VJ);
+        if (kind == 2) {
+            double d[3], rate = 0.0, stiff = lr[6], rest = lr[7], damp = lr[8];
+            ep_A(p, A);
+            mv3(A, lr, d);
+            for (int a = 0; a < 3; a++) d[a] += q[o + a] - lr[3 + a];
+            double len = sqrt(dot3(d, d));
+            for (int a = 0; a < 3; a++) d[a] /= len;
+            if (damp != 0.0) {
+                const double *pd = v + o + 3;
+                for (int a = 0; a < 3; a++)
+                    rate += d[a] * (v[o + a] + VJ[4 * a] * pd[0] + VJ[4 * a + 1] * pd[1] + VJ[4 * a + 2] * pd[2]
+                                    + VJ[4 * a + 3] * pd[3]);
+            }
+            double mag = -(stiff * (len - rest) + damp * rate);
+            for (int a = 0; a < 3; a++) F[a] = mag * d[a];
+        }
+        for (int a = 0; a < 3; a++) Q[o + a] += F[a];
+        for (int k = 0; k < 4; k++) Q[o + 3 + k] += VJ[k] * F[0] + VJ[4 + k] * F[1] + VJ[8 + k] * F[2];
+    }
+}
+
+/* M (n x n, zeroed here), Q (n) at (q, v); either may be NULL; row: the time row (drivers, load vectors) */
+static void bodies(Sys *s, const double *q, const double *v, const double *row, double *M, double *Q)
 {
     int n = s->n;
     if (M) memset(M, 0, (size_t)n * n * sizeof(double));
     for (int b = 0; b < s->nr; b++) rigid_eval(s, b, q, v, M, Q);
+    if (Q && s->nl) rigid_loads(s, q, v, row, Q);
     for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, M, Q, s->fw);
 }
 
@@ -910,6 +963,8 @@ static int header(const i64 *h, Sys *s)
     s->n = (int)h[0]; s->m = (int)h[1]; s->nr = (int)h[2]; s->nf = (int)h[3]; s->nnorm = (int)h[4];
     s->nmark = (int)h[5]; s->W = (int)h[6]; s->E = (int)h[7]; s->npt = (int)h[8]; s->nd1 = (int)h[9];
     s->nd2 = (int)h[10]; s->nds = (int)h[11]; s->nang = (int)h[12];
+    s->nl = (int)h[13]; s->nvec = (int)h[14];
+    s->tw = 3 * (s->nang + s->nvec);
     return s->n > 0 && s->m >= 0;
 }
 
@@ -931,7 +986,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     Py_ssize_t i = 0;
     const i64 *h;
     const double *g;
-    TAKE(h, const i64 *, 13, "header");
+    TAKE(h, const i64 *, 15, "header");
     if (!header(h, s)) { PyErr_SetString(PyExc_ValueError, "kernel system: bad header"); goto fail; }
     TAKE(g, const double *, 4, "gravity");
     s->g[0] = g[0]; s->g[1] = g[1]; s->g[2] = g[2]; s->has_g = g[3] != 0.0;
@@ -991,6 +1046,8 @@ static PyObject *py_system(PyObject *self, PyObject *args)
             if (f->kg_key[z] < 0 || f->kg_key[z] > 11) { PyErr_SetString(PyExc_ValueError, "kernel system: bad geometric stiffness key"); goto fail; }
         if ((size_t)(28 * ne + 8) > fw) fw = 28 * (size_t)ne + 8;
     }
+    TAKE(s->ld_i, const i64 *, 4 * s->nl, "load kinds");
+    TAKE(s->ld_r, const double *, 9 * s->nl, "load data");
     s->nblk = s->nr + s->nf;
     s->blk = calloc(2 * (size_t)s->nblk + 2, sizeof(int));
     if (!s->blk) { PyErr_NoMemory(); goto fail; }
@@ -1037,7 +1094,7 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args)
     Sys *s = get_sys(cap);
     if (!s) return NULL;
     int n = s->n, m = s->m;
-    Py_ssize_t cnt[9] = {n, n, 3 * s->nang, (Py_ssize_t)n * n, n, m, (Py_ssize_t)m * n, (Py_ssize_t)n * n, (Py_ssize_t)n * n};
+    Py_ssize_t cnt[9] = {n, n, s->tw, (Py_ssize_t)n * n, n, m, (Py_ssize_t)m * n, (Py_ssize_t)n * n, (Py_ssize_t)n * n};
     const char *names[9] = {"q", "v", "law", "M", "Q", "C", "Cq", "D", "K"};
     Py_buffer b[9];
     double *p[9];
@@ -1047,7 +1104,7 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args)
         if (!p[got]) break;
     }
     if (got == 9) {
-        bodies(s, p[0], p[1], p[3], p[4]);
+        bodies(s, p[0], p[1], p[2], p[3], p[4]);
         constraints(s, p[0], p[2], p[5], p[6]);
         dqv_dv(s, p[0], p[1], p[7]);
         elastic_stiffness(s, p[0], p[1], p[8]);
@@ -1099,7 +1156,7 @@ static void tangents(Sys *s, State *st, const double *law, const double *q, cons
     int n = s->n, m = s->m;
 #define GFUN(qv, out)                                                       \
     do {                                                                    \
-        bodies(s, qv, v, M, Q);                                             \
+        bodies(s, qv, v, law, M, Q);                                        \
         mass_times(s, M, qdd, out);                                         \
         for (int i_ = 0; i_ < n; i_++) out[i_] -= Q[i_];                    \
         if (m) {                                                            \
@@ -1120,12 +1177,12 @@ static void tangents(Sys *s, State *st, const double *law, const double *q, cons
         qq[j] = q[j];
     }
 #undef GFUN
-    bodies(s, q, v, NULL, g0);
+    bodies(s, q, v, law, NULL, g0);
     memcpy(qq, v, n * sizeof(double));
     for (int j = 0; j < n; j++) {
         double dj = 1.5e-8 * fmax(1.0, fabs(v[j]));
         qq[j] = v[j] + dj;
-        bodies(s, q, qq, NULL, g1);
+        bodies(s, q, qq, law, NULL, g1);
         for (int i = 0; i < n; i++) st->Ct[(size_t)i * n + j] = -(g1[i] - g0[i]) / dj;
         qq[j] = v[j];
     }
@@ -1188,7 +1245,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
     if (k_steps < 0) goto done;
     GET(times, double *, psched[0], k_steps, "times", 8);
     GET(hs, double *, psched[1], k_steps, "hs", 8);
-    GET(laws, double *, psched[2], (size_t)k_steps * 3 * s->nang, "laws", 8);
+    GET(laws, double *, psched[2], (size_t)k_steps * s->tw, "laws", 8);
     Py_ssize_t n_te = PyObject_Length(pout[0]);
     if (n_te < 0) goto done;
     GET(t_out, double *, pout[0], n_te, "t_out", 8);
@@ -1228,7 +1285,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t step = 0; step < k_steps; step++) {
             double t1 = times[step], h = hs[step];
-            const double *law = laws + (size_t)step * 3 * s->nang;
+            const double *law = laws + (size_t)step * s->tw;
             double bp = (1 - am) / (h * h * beta * (1 - af)), gp = gamma / (h * beta);
             double t0 = step ? times[step - 1] : x_old[4 * n];
             for (int i = 0; i < n; i++) {
@@ -1252,7 +1309,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                         v1[i] = v_hat[i] + h * gamma * a1[i];
                         qdd1[i] = ((1 - am) * a1[i] + am * st.a[i] - af * st.qdd[i]) / (1 - af);
                     }
-                    bodies(s, q1, v1, M, Q);
+                    bodies(s, q1, v1, law, M, Q);
                     st.flags[3]++;
                     double mq_max = 0.0, q_max = 0.0, react_max = 0.0, M_max = 0.0;
                     mass_times(s, M, qdd1, r);
@@ -1304,7 +1361,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                                 }
                                 st.flags[1] = 1;
                                 /* M, C_q were overwritten by the differences: evaluate them again here */
-                                bodies(s, q1, v1, M, NULL);
+                                bodies(s, q1, v1, law, M, NULL);
                                 if (m) constraints(s, q1, law, C, Cq);
                                 for (int i = 0; i < n; i++)
                                     for (int j = 0; j < n; j++)

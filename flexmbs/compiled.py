@@ -7,8 +7,11 @@ same equations with loops in C and runs the whole Newton iteration of ``index3-a
 one call for many steps. Its formulas are those of the numpy code, which stays the reference
 and the fallback:
 
-- `flexmbs.bodies.RigidBodyEP`: M and Q_v of `flexmbs.bodies.rigid.EPBatch`, gravity, and the
-  exact dQ_v/dv (the quadratic form differenced with unit steps);
+- `flexmbs.bodies.RigidBodyEP`: M and Q_v of `flexmbs.bodies.rigid.EPBatch`, gravity, the
+  exact dQ_v/dv (the quadratic form differenced with unit steps) and the loads of
+  `flexmbs.bodies.loads` (torques and forces, global or body-fixed, constant or functions of t
+  tabulated at the step times like the drivers' laws; springs and dashpots to the ground); a
+  user's own load callable is not compiled;
 - `flexmbs.bodies.FlexibleBody` (``reference`` "supports" or "mean-axis"; ``stiffening`` "none",
   "axial-strain" or "omega"; no nodal loads): the invariant contractions of its M, Q_v and
   dQ_v/dv, [k], Rayleigh damping, gravity, the axial-strain force and stiffness
@@ -112,12 +115,12 @@ class CompiledSystem:
             else:
                 raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
                                   "compiled kernel")
-        rigid, flex = [], []
+        rigid, flex, loads = [], [], []
+        self._vectors = []                                  # (function of t, body name) of the tabulated loads
         for b in system.bodies:
             off = system.slice(b).start
             if type(b) is RigidBodyEP:
-                if b.loads:
-                    raise Unsupported(f"body {b.name!r} has loads, which the compiled kernel does not apply")
+                loads.extend(self._loads(b, off))
                 rigid.append((off, np.concatenate([[b.mass], np.asarray(b.inertia_reference, float).ravel(),
                                                    np.asarray(b.centroid, float)])))
             elif type(b) is FlexibleBody:
@@ -139,7 +142,8 @@ class CompiledSystem:
         if system.gravity is not None and np.any(system.gravity):
             g[:3], g[3] = system.gravity, 1.0
         header = [n, m, len(rigid), len(flex), len(norms), arrays["n_mark"], arrays["W"], arrays["E"],
-                  len(arrays["pt"]), len(arrays["d1"]), len(arrays["d2"]), len(arrays["ds"]), len(arrays["ang"])]
+                  len(arrays["pt"]), len(arrays["d1"]), len(arrays["d2"]), len(arrays["ds"]), len(arrays["ang"]),
+                  len(loads), len(self._vectors)]
         packed = [_i64(header), _f64(g),
                   _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, 13)) if rigid else np.zeros(0),
                   _i64(norms, (-1, 2)) if norms else _i64([]),
@@ -147,10 +151,37 @@ class CompiledSystem:
                   arrays["pt"], arrays["d1"], arrays["d2"], arrays["ds"], arrays["L"], arrays["ang"]]
         for f in flex:
             packed.extend(f)
+        packed += [_i64([x[0] for x in loads], (-1, 4)) if loads else _i64([]),
+                   _f64([x[1] for x in loads], (-1, 9)) if loads else np.zeros(0)]
         self._packed = packed                               # the kernel reads these arrays in place
         self.handle = _kernel.system(packed)
         self.n, self.m = n, m
         self.has_elastic = bool(flex)
+
+    def _loads(self, b, off):
+        """(ints, reals) of each load of rigid body ``b`` (`flexmbs.bodies.loads`, by its ``spec``); the
+        loads' functions of time are added to ``_vectors`` (tabulated per step by `laws`)."""
+        out = []
+        for i, load in enumerate(b.loads):
+            spec = getattr(load, "spec", None)
+            if spec is None:
+                raise Unsupported(f"body {b.name!r}: its load {i} is a user callable, which the compiled kernel "
+                                  "cannot evaluate (flexmbs.bodies.loads' torque_load, point_load and "
+                                  "spring_to_ground it can)")
+            kind = spec[0]
+            if kind == "spring":
+                _, s, anchor, k, l0, c = spec
+                out.append(([2, off, 0, 0], np.concatenate([s, anchor, [k, l0, c]])))
+                continue
+            f, local, s = (spec[1], spec[2], np.zeros(3)) if kind == "torque" else (spec[2], spec[3], spec[1])
+            value = np.asarray(f(0.0), dtype=float)
+            if value.shape != (3,):
+                raise Unsupported(f"body {b.name!r}: its {kind} load {i} gives a vector of shape {value.shape} at "
+                                  "t = 0, not (3,)")
+            out.append(([0 if kind == "torque" else 1, off, int(local), len(self._vectors)],
+                        np.concatenate([s, np.zeros(3), [0.0, 0.0, 0.0]])))
+            self._vectors.append((f, b.name))
+        return out
 
     @staticmethod
     def _flexible(b, off, mean_axis):
@@ -256,12 +287,15 @@ class CompiledSystem:
 
     # -- evaluation ---------------------------------------------------------------------------------
     def laws(self, times) -> np.ndarray:
-        """(f, f', f'') of the angle drivers at ``times``, (k, n_drivers, 3)."""
+        """The kernel's time rows at ``times``, (k, 3 (n_drivers + n_vectors)): (f, f', f'') of each
+        angle driver, then the vector of each load given as a function of t (torque, force)."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
-        out = np.empty((len(times), len(self.drivers), 3))
+        out = np.empty((len(times), len(self.drivers) + len(self._vectors), 3))
         for j, d in enumerate(self.drivers):
             out[:, j] = [law_values(d.law, float(t), d.name) for t in times]
-        return out
+        for j, (f, name) in enumerate(self._vectors, start=len(self.drivers)):
+            out[:, j] = [np.asarray(f(float(t)), dtype=float) for t in times]
+        return out.reshape(len(times), -1)
 
     def evaluate(self, t, q, v) -> dict:
         """M, Q, C, C_q, dQ_v/dv and K_el (the elastic stiffness, zero outside the elastic

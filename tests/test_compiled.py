@@ -19,6 +19,7 @@ import pytest
 
 from flexmbs import BeamEB2D, BeamEB3D, Material, Model, NodalLoad, generate
 from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
+from flexmbs.bodies.loads import point_load, spring_to_ground, torque_load
 from flexmbs.compiled import CompiledSystem, Unsupported, c_compiler, kernel_status
 from flexmbs.constraints import AngleDriver, Cylindrical, Distance, Fixed, Prismatic, Revolute, Spherical
 from flexmbs.integrators import ConstrainedProblem, simulate
@@ -43,17 +44,23 @@ def test_kernel_is_installed_where_a_compiler_is():
 
 def zoo():
     """Every joint primitive (point, dot1, dot2, dist, angle), gravity, an offset centroid, a rotated
-    body, a damped flexible body with axial-strain stiffening and one without stiffening."""
+    body, a damped flexible body with axial-strain stiffening and one without stiffening, and every
+    compiled load: a body-fixed torque law on the hub, a global force law, a body-fixed constant force
+    and a damped spring to the ground on the tip."""
     c, s = np.cos(0.3), np.sin(0.3)
     turned = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     hub = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.3], centroid=[0.05, 0.01, -0.02], orientation=turned,
-                      angular_velocity=[0.0, 0.0, 3.0])
+                      angular_velocity=[0.0, 0.0, 3.0],
+                      loads=[torque_load(lambda t: np.array([0.1, -0.2, 1.0 + t]), local=True)])
     beam_el = BeamEB2D(Material(E=7e10, rho=2700.0), area=1e-4, I=1e-9)
     model = Model(generate.line(4, 0.5), beam_el, fixed=[("start", "all")], damping=(0.5, 1e-4))
     beam = FlexibleBody(model, "beam", position=[0.1, 0.0, 0.0], stiffening="axial-strain")
     model2 = Model(generate.line(3, 0.4), beam_el, fixed=[("start", "u"), ("start", "v"), ("end", "v")])
     rod = FlexibleBody(model2, "rod", position=[0.6, 0.0, 0.0], stiffening="none")
-    tip = RigidBodyEP("tip", 0.3, [1e-3, 2e-3, 3e-3], position=[1.0, 0.0, 0.0])
+    tip = RigidBodyEP("tip", 0.3, [1e-3, 2e-3, 3e-3], position=[1.0, 0.0, 0.0],
+                      loads=[point_load([0.01, 0.02, 0.0], lambda t: np.array([np.sin(t), 2.0, -1.0])),
+                             point_load([0.0, 0.03, 0.01], [0.5, 0.0, 0.2], local=True),
+                             spring_to_ground([0.02, 0.0, 0.0], [1.3, 0.4, 0.1], 50.0, 0.2, damping=0.7)])
     z = np.array([0.0, 0.0, 1.0])
     constraints = [Revolute(None, hub, at=np.zeros(3), axis=z, name="pivot"),
                    AngleDriver(None, hub, z, lambda t: (3.0 * t + 0.1 * t * t, 3.0 + 0.2 * t, 0.2), name="drive"),
@@ -214,8 +221,9 @@ def test_what_the_kernel_does_not_evaluate_runs_on_numpy_or_is_refused():
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="compiled")
     with pytest.raises(ValueError, match="`kernel` must be"):
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="fast")
-    with pytest.raises(Unsupported, match="'hub' has loads"):                # a RigidBodyEP's torque law
-        CompiledSystem(spinup_beam.build_coupled(2, torque=True)[0])
+    user = RigidBodyEP("pushed", 1.0, [1.0, 1.0, 1.0], loads=[lambda body, t, q, v: np.zeros(7)])
+    with pytest.raises(Unsupported, match="'pushed': its load 0 is a user callable"):
+        CompiledSystem(System([user]))
     with pytest.raises(Unsupported, match="planar"):
         from flexmbs.bodies import RigidBody2D
         CompiledSystem(System([RigidBody2D("disc", 1.0, 0.1)]))
@@ -235,3 +243,27 @@ def test_a_failing_run_stops_as_on_the_numpy_path_and_keeps_its_outputs():
             for k in ("numpy", "compiled")]
     assert runs[0].status == runs[1].status == "diverged"
     assert runs[0].message == runs[1].message and len(runs[0].t) == len(runs[1].t)
+
+
+@needs_kernel
+def test_loaded_rigid_bodies_step_as_on_the_numpy_path():
+    """The torque-driven spin-up (a torque law on the hub, 2 elements, 0.3 s) and a spherical pendulum
+    under gravity with a damped spring to the ground and a force law (0.05 s): both paths, the same
+    counts and the same states to the Newton tolerance."""
+    system = spinup_beam.build_coupled(2, torque=True)[0]
+    t_eval = np.linspace(0.0, 0.3, 7)
+    a, b = (_run(system, k, 0.3, 0.01, t_eval, refactor="step") for k in ("numpy", "compiled"))
+    assert b.kernel == "compiled" and a.status == b.status == "finished"
+    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
+    assert np.abs(a.x - b.x).max() <= 1e-9 * np.abs(a.x).max()
+    bob = RigidBodyEP("bob", 0.5, [1e-3, 1e-3, 1e-3], position=[0.3, 0.0, 0.0],
+                      loads=[spring_to_ground([0.0, 0.0, 0.0], [0.3, 0.0, -0.3], 20.0, 0.25, damping=0.3),
+                             point_load([0.0, 0.01, 0.0], lambda t: np.array([0.0, np.cos(20.0 * t), 0.0]))])
+    system = System([bob], [Spherical(None, bob, at=np.zeros(3), s_j=[-0.3, 0.0, 0.0], name="pivot")],
+                    gravity=[0.0, 0.0, -9.81])
+    t_eval = np.linspace(0.0, 0.05, 6)
+    a, b = (_run(system, k, 0.05, 1e-3, t_eval, refactor="step") for k in ("numpy", "compiled"))
+    assert a.status == b.status == "finished"
+    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
+    assert np.abs(a.x - b.x).max() <= 1e-9 * np.abs(a.x).max()
+    assert np.abs(b.x[-1, :3] - b.x[0, :3]).max() > 1e-3            # it moved

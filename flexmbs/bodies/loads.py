@@ -9,6 +9,11 @@ works on every kind of body, 2D or 3D.
     torque_load:      Q = torque(q, T(t))                 (T global, or body-fixed: A T; a float in 2D)
     spring_to_ground: d = r_P - anchor, l = |d|, e = d / l,
                       F_P = -(k (l - l0) + c l') e,  l' = e . r_P',   Q = J_P^T F_P
+
+Each load carries its kind and data in the attribute ``spec`` (("torque", T, local),
+("point", s, F, local), ("spring", s, anchor, k, l0, c), with T and F functions of t), from
+which `flexmbs.compiled` evaluates it in C; a load without ``spec`` (any other callable) is
+evaluated only on the numpy path.
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ def point_load(s, force, local: bool = False) -> Callable:
     def load(body, t, q, v):
         F = np.asarray(f(t), dtype=float)
         return body.point_force(q, s, body.rotation(q) @ F if local else F)
+    load.spec = ("point", s, f, bool(local))
     return load
 
 
@@ -46,6 +52,7 @@ def torque_load(torque, local: bool = False) -> Callable:
         if local and body.dim == 3:
             T = body.rotation(q) @ np.asarray(T, dtype=float)
         return body.torque(q, T)
+    load.spec = ("torque", f, bool(local))
     return load
 
 
@@ -65,4 +72,5 @@ def spring_to_ground(s, anchor, stiffness: float, rest_length: float, damping: f
         e = d / length
         rate = float(e @ (body.point_jacobian(q, s) @ v)) if c else 0.0
         return body.point_force(q, s, -(k * (length - l0) + c * rate) * e)
+    load.spec = ("spring", s, anchor, k, l0, c)
     return load

@@ -101,7 +101,11 @@ class CompiledSystem:
         from .bodies.flexible import FlexibleBody
         from .bodies.rigid import EulerParameterNorm, RigidBodyEP
         from .constraints.mean_axis import MeanAxisConditions
+        from .system import System
         self.system = system
+        if type(system) is not System:          # a subclass may override what the kernel would evaluate
+            raise Unsupported(f"the system is a {type(system).__name__}, a subclass of System; the compiled kernel "
+                              "evaluates System's own equations only")
         if system.dim != 3:
             raise Unsupported("the compiled kernel evaluates spatial systems (Euler-parameter bodies); this "
                               "system is planar")

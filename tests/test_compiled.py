@@ -221,6 +221,11 @@ def test_what_the_kernel_does_not_evaluate_runs_on_numpy_or_is_refused():
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="compiled")
     with pytest.raises(ValueError, match="`kernel` must be"):
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="fast")
+    class Damped(System):                                     # a subclass that changes the forces
+        def forces(self, t, q, v):
+            return super().forces(t, q, v) - 0.1 * v
+    with pytest.raises(Unsupported, match="Damped, a subclass of System"):
+        CompiledSystem(Damped([RigidBodyEP("disc", 1.0, [1.0, 1.0, 1.0])]))
     user = RigidBodyEP("pushed", 1.0, [1.0, 1.0, 1.0], loads=[lambda body, t, q, v: np.zeros(7)])
     with pytest.raises(Unsupported, match="'pushed': its load 0 is a user callable"):
         CompiledSystem(System([user]))

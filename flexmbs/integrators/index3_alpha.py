@@ -139,6 +139,8 @@ References
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .base import EPS, Integrator, Factorization, as_operator
@@ -146,6 +148,7 @@ from .base import EPS, Integrator, Factorization, as_operator
 __all__ = ["Index3GeneralizedAlpha", "ConstrainedProblem", "REFACTOR"]
 
 REFACTOR = ("auto", "rate", "step", "contraction")     # `refactor`; the kernel takes index - 1
+CHUNK_SECONDS = 0.2         # about how long one call of the compiled kernel runs (progress, interrupts)
 
 STALL = 1e-12       # corrections that stop contracting below STALL max(|q|, 1): round-off, accepted
 ROUND_OFF = 64 * EPS    # a residual this small relative to the size of its terms is converged
@@ -343,15 +346,18 @@ class Index3GeneralizedAlpha(Integrator):
         self._kflags = np.array([0, 0, int(self._compiled.has_elastic), 0, 0, 0, 0, 0], dtype=np.int64)
         self._kpiv = np.zeros(3 * max(N, 1), dtype=np.int32)     # pivots, row ends, column ranges
         self._kints = np.array([self._max_iter, int(self._tangent == "finite-difference"), 0], dtype=np.int64)
+        self._chunk = 64                  # steps of the first call of the kernel; then sized by time
         self.kernel, self.kernel_reason, self.advance = "compiled", None, self._advance
 
-    def _advance(self, t_out, near_rtol: float, max_steps: int = 4096):
-        """Up to ``max_steps`` steps in the compiled kernel (until t_end or a failure); returns the
-        outputs reached, (times, states (k, 2 n_q)), at the times ``t_out`` (sorted, all later than
-        t; None: every step) with simulate's rule: the step point within ``near_rtol`` h, else the
-        cubic Hermite of the step.  Status, message, counters and the state are updated as by `step`."""
+    def _advance(self, t_out, near_rtol: float):
+        """Steps in the compiled kernel for about ``CHUNK_SECONDS`` (until t_end or a failure; the
+        number of steps is sized from the last call's time, so that a progress report or an
+        interrupt waits no longer than that); returns the outputs reached, (times, states
+        (k, 2 n_q)), at the times ``t_out`` (sorted, all later than t; None: every step) with
+        simulate's rule: the step point within ``near_rtol`` h, else the cubic Hermite of the step.
+        Status, message, counters and the state are updated as by `step`."""
         n = self.n
-        times, hs = self._schedule(max_steps)
+        times, hs = self._schedule(self._chunk)
         if not times.size or not times[0] > self.t:
             self.status, self.message = "failed", self._underflow_message()
             return np.zeros(0), np.zeros((0, 2 * n))
@@ -368,9 +374,13 @@ class Index3GeneralizedAlpha(Integrator):
         params = np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta, self._tol, self._rate,
                            self.regularization, self.divergence_limit, near_rtol, self._keep_rate])
         before = self._kflags[3:7].copy()
+        tic = time.perf_counter()
         d_norm = self._compiled.steps(params, self._kints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
                                       t_out, x_out, x_old, info)
         done, i_out, status = (int(x) for x in info[:3])
+        if done == len(times):
+            rate = done / max(time.perf_counter() - tic, 1e-6)
+            self._chunk = int(min(max(rate * CHUNK_SECONDS, 16), 1 << 16))
         rhs, jac, lu, newton = (int(x) for x in self._kflags[3:7] - before)
         self.n_rhs += rhs
         self.n_jac += jac

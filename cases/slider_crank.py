@@ -298,7 +298,7 @@ def reactions(system, t, x, lam) -> dict:
     pairs = (("crank pivot", "crank"), ("pin A", "rod"), ("pin B", "rod"), ("slide", "slider"))
     out = {f"reaction_{c.replace(' ', '_')}": np.empty((len(t), 3)) for c, _ in pairs}
     for i, (ti, xi, li) in enumerate(zip(t, x, lam)):
-        r = system.reactions(float(ti), xi[:n], li)
+        r = system.reactions(float(ti), xi[:n], li, names=[c for c, _ in pairs])
         for c, b in pairs:
             out[f"reaction_{c.replace(' ', '_')}"][i] = r[c]["rotation"] @ r[c]["bodies"][b]["force"]
     return out

@@ -551,11 +551,17 @@ class System:
         return out | {"rank": rank, "dof": n_q - rank, "redundant": self._names_of_rows(redundant),
                       "redundant_rows": redundant, "singular_values": s, "tol": tol}
 
-    def reactions(self, t, q, lam) -> dict:
-        """{constraint name: its reaction()} for the given constraints (internal ones omitted)."""
+    def reactions(self, t, q, lam, names=None) -> dict:
+        """{constraint name: its reaction()} for the given constraints (internal ones omitted), or
+        for those called ``names`` only."""
         out = {}
+        wanted = None if names is None else set(names)
         for k, c in enumerate(self.constraints[self.n_internal:], start=self.n_internal):
-            out[c.name] = c.reaction(t, self._split(q, k), lam[self._rows[id(c)]])
+            if wanted is None or c.name in wanted:
+                out[c.name] = c.reaction(t, self._split(q, k), lam[self._rows[id(c)]])
+        if wanted is not None and wanted - set(out):
+            raise ValueError(f"System.reactions: no given constraint named {sorted(wanted - set(out))}; "
+                             f"constraints: {[c.name for c in self.constraints[self.n_internal:]]}")
         return out
 
     def __repr__(self):

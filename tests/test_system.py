@@ -57,6 +57,10 @@ def test_both_coordinate_systems_give_the_same_initial_accelerations():
         out[kind] = acc
         forces = sys.reactions(0.0, q, sol[sys.n_q:])
         out[kind + "A"] = forces["A"]["bodies"]["body1"]["force"]
+        only = sys.reactions(0.0, q, sol[sys.n_q:], names=["A"])             # one joint's reaction only
+        assert list(only) == ["A"] and np.array_equal(only["A"]["bodies"]["body1"]["force"], out[kind + "A"])
+        with pytest.raises(ValueError, match=r"no given constraint named \['Z'\]"):
+            sys.reactions(0.0, q, sol[sys.n_q:], names=["A", "Z"])
     assert out["ep"][2] < -9.81                 # a horizontal chain falls faster than g at its tip
     assert np.allclose(out["ep"], out["natural"], atol=1e-10)
     assert np.allclose(out["epA"], out["naturalA"], atol=1e-9)

@@ -47,7 +47,7 @@ def axial_torque(system, constraint, body, t, x, lam, axis=(0.0, 0.0, 1.0)) -> n
     a = np.asarray(axis, dtype=float)
     out = np.empty(len(t))
     for i, (ti, xi, li) in enumerate(zip(t, x, lam)):
-        r = system.reactions(float(ti), xi[:n], li)[constraint.name]
+        r = system.reactions(float(ti), xi[:n], li, names=[constraint.name])[constraint.name]
         out[i] = a @ (r["rotation"] @ r["bodies"][body.name]["torque"])
     return out
 

@@ -98,10 +98,8 @@ class CompiledSystem:
         from .bodies.flexible import FlexibleBody
         from .bodies.rigid import EulerParameterNorm, RigidBodyEP
         from .constraints.mean_axis import MeanAxisConditions
+        from .bodies.planar import RigidBody2D
         self.system = system
-        if system.dim != 3:
-            raise Unsupported("the compiled kernel evaluates spatial systems (Euler-parameter bodies); this "
-                              "system is planar")
         n, m = system.n_q, system.n_c
         norms, mean_axis = [], {}
         for c in system.constraints[:system.n_internal]:
@@ -112,10 +110,14 @@ class CompiledSystem:
             else:
                 raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
                                   "compiled kernel")
-        rigid, flex = [], []
+        rigid, flex, planar = [], [], []
         for b in system.bodies:
             off = system.slice(b).start
-            if type(b) is RigidBodyEP:
+            if type(b) is RigidBody2D:
+                if b.loads:
+                    raise Unsupported(f"body {b.name!r} has loads, which the compiled kernel does not apply")
+                planar.append((off, b.mass, b.inertia))
+            elif type(b) is RigidBodyEP:
                 if b.loads:
                     raise Unsupported(f"body {b.name!r} has loads, which the compiled kernel does not apply")
                 rigid.append((off, np.concatenate([[b.mass], np.asarray(b.inertia_reference, float).ravel(),
@@ -124,22 +126,21 @@ class CompiledSystem:
                 flex.append(self._flexible(b, off, mean_axis.pop(id(b), None)))
             else:
                 raise Unsupported(f"body {b.name!r} is a {type(b).__name__}; the compiled kernel takes "
-                                  "RigidBodyEP and FlexibleBody")
+                                  "RigidBodyEP, FlexibleBody and RigidBody2D")
         if mean_axis:                                       # conditions of a body the kernel does not hold
             raise Unsupported("mean-axis conditions of a body that is not a FlexibleBody of this system are not "
                               "evaluated by the compiled kernel")
-        if system._pair_groups or system._single_constraints:
-            names = [system.constraints[k].name for k in system._single_constraints]
-            raise Unsupported(f"constraint(s) {names or 'of a planar pair batch'} are not joints of the joint "
-                              "batch; the compiled kernel evaluates only those")
         joints = system._joints
         arrays = self._joints(joints, n)
         self.drivers = [] if joints is None or joints.angle is None else list(joints.angle[4])
+        two = self._planar(system, planar)
+        self.drivers += two["drivers"]                      # the laws' table: angle drivers, then coordinate drivers
         g = np.zeros(4)
         if system.gravity is not None and np.any(system.gravity):
-            g[:3], g[3] = system.gravity, 1.0
+            g[:system.dim], g[3] = system.gravity, 1.0
         header = [n, m, len(rigid), len(flex), len(norms), arrays["n_mark"], arrays["W"], arrays["E"],
-                  len(arrays["pt"]), len(arrays["d1"]), len(arrays["d2"]), len(arrays["ds"]), len(arrays["ang"])]
+                  len(arrays["pt"]), len(arrays["d1"]), len(arrays["d2"]), len(arrays["ds"]), len(arrays["ang"]),
+                  len(planar), len(two["rev"]), len(two["pri"]), len(two["cd"])]
         packed = [_i64(header), _f64(g),
                   _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, 13)) if rigid else np.zeros(0),
                   _i64(norms, (-1, 2)) if norms else _i64([]),
@@ -147,10 +148,52 @@ class CompiledSystem:
                   arrays["pt"], arrays["d1"], arrays["d2"], arrays["ds"], arrays["L"], arrays["ang"]]
         for f in flex:
             packed.extend(f)
+        packed += [_i64([b[0] for b in planar]), _f64([b[1:] for b in planar], (-1, 2)) if planar else np.zeros(0),
+                   _i64(two["rev"], (-1, 3)) if two["rev"] else _i64([]), _f64(two["rev_s"], (-1, 4)) if two["rev"] else np.zeros(0),
+                   _i64(two["pri"], (-1, 3)) if two["pri"] else _i64([]), _f64(two["pri_v"], (-1, 10)) if two["pri"] else np.zeros(0),
+                   _i64(two["cd"], (-1, 2)) if two["cd"] else _i64([])]
         self._packed = packed                               # the kernel reads these arrays in place
         self.handle = _kernel.system(packed)
         self.n, self.m = n, m
         self.has_elastic = bool(flex)
+
+    @staticmethod
+    def _planar(system, planar) -> dict:
+        """The constraints outside the joint batch: planar revolute and prismatic joints between
+        `RigidBody2D` bodies and the ground (those of `System._pair_groups` and of
+        `System._single_constraints`), and coordinate drivers; `Unsupported` for any other.  Rows,
+        first coordinates (-1: the ground) and the vectors of their formulas
+        (`flexmbs.constraints.planar`), and the drivers whose laws the kernel reads."""
+        from .bodies.planar import RigidBody2D
+        from .constraints.driving import CoordinateDriver
+        from .constraints.planar import PlanarPrismatic, PlanarRevolute, PlanarRevoluteBatch
+        out = {"rev": [], "rev_s": [], "pri": [], "pri_v": [], "cd": [], "drivers": []}
+        if any(type(batch) is not PlanarRevoluteBatch for batch, _ in system._pair_groups):
+            raise Unsupported("a pair batch of joints other than planar revolutes is not evaluated by the compiled "
+                              "kernel")
+        single = set(system._single_constraints)
+        planar_bodies = {id(b) for b in system.bodies if type(b) is RigidBody2D}
+        for k, c in enumerate(system.constraints):
+            kind = type(c)
+            if kind in (PlanarRevolute, PlanarPrismatic):
+                if not all(b is None or id(b) in planar_bodies for b in c.bodies):
+                    raise Unsupported(f"joint {c.name!r} joins a body that is not a RigidBody2D; the compiled "
+                                      "kernel takes planar joints between RigidBody2D bodies and the ground")
+                row = system.rows(c).start
+                cols = [-1 if b is None else system.slice(b).start for b in c.bodies]
+                if kind is PlanarRevolute:
+                    out["rev"].append([row, *cols])
+                    out["rev_s"].append(np.concatenate([c.s[0], c.s[1]]))
+                else:
+                    out["pri"].append([row, *cols])
+                    out["pri_v"].append(np.concatenate([c.s[0], c.s[1], c.a[0], c.a[1], c.n_i]))
+            elif kind is CoordinateDriver and k in single:
+                out["cd"].append([system.rows(c).start, system.slice(c.bodies[0]).start + c.index])
+                out["drivers"].append(c)
+            elif k in single:
+                raise Unsupported(f"constraint {c.name!r} ({kind.__name__}) is not evaluated by the compiled "
+                                  "kernel")
+        return out
 
     @staticmethod
     def _flexible(b, off, mean_axis):
@@ -256,7 +299,7 @@ class CompiledSystem:
 
     # -- evaluation ---------------------------------------------------------------------------------
     def laws(self, times) -> np.ndarray:
-        """(f, f', f'') of the angle drivers at ``times``, (k, n_drivers, 3)."""
+        """(f, f', f'') of the angle drivers, then of the coordinate drivers, at ``times``, (k, n_drivers, 3)."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
         out = np.empty((len(times), len(self.drivers), 3))
         for j, d in enumerate(self.drivers):

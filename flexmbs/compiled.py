@@ -20,13 +20,20 @@ and the fallback:
 - constraints: the Euler-parameter norms, the mean-axis conditions B delta = 0
   (`flexmbs.constraints.mean_axis`, constant B) and the joints of `flexmbs.constraints.batch.JointBatch`
   (point, dot1, dot2, dist and the angle rows of `AngleDriver`) on the frame markers of these
-  bodies and the ground.  The laws f(t) of the angle drivers are Python callables: they are
-  evaluated here at the step times and passed to the kernel as a table.
+  bodies and the ground;
+- planar systems: `flexmbs.bodies.RigidBody2D` (constant M = diag(m, m, I_G), Q the weight, no
+  quadratic-velocity terms: dQ_v/dv = 0) with `flexmbs.constraints.planar.PlanarRevolute` (those of
+  the System's pair batch and single ones) and `PlanarPrismatic` between these bodies and the ground
+  (e.g. IFToMM A01 and A02, cases/pendulum_a01.py and cases/double_four_bar.py);
+- `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind.
+
+The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
+at the step times and passed to the kernel as a table (the angle drivers first).
 
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
-for anything else (e.g. loads: the Model's nodal loads and a `RigidBodyEP`'s ``loads`` hold
-Python callables); `index3-alpha` then runs on the numpy path (option ``kernel``: "auto",
-"compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
+for anything else (e.g. loads: the Model's nodal loads and the ``loads`` of a `RigidBodyEP` or a
+`RigidBody2D`, as in Andrews' squeezer, hold Python callables); `index3-alpha` then runs on the
+numpy path (option ``kernel``: "auto", "compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
 whole runs against each other.
 """
 from __future__ import annotations

@@ -44,6 +44,17 @@ typedef struct {
     const double *B;                   /* (nB, ne) */
 } Flex;
 
+typedef struct {                       /* planar rigid bodies and their joints (section "planar systems") */
+    int nb, nrev, npri, ncd;           /* RigidBody2D bodies, PlanarRevolute, PlanarPrismatic, CoordinateDriver */
+    const i64 *off;                    /* (nb): first coordinate of each body */
+    const double *mI;                  /* (nb, 2): mass, I_G */
+    const i64 *rev;                    /* (nrev, 3): first row, first coordinate of body i, of body j (-1: ground) */
+    const double *rev_s;               /* (nrev, 4): s_i, s_j (body coordinates; global for the ground) */
+    const i64 *pri;                    /* (npri, 3): as rev */
+    const double *pri_v;               /* (npri, 10): s_i, s_j, a_i, a_j, n_i */
+    const i64 *cd;                     /* (ncd, 2): row, coordinate */
+} Planar;
+
 typedef struct {
     int n, m, nr, nf, nnorm, nmark, W, E, npt, nd1, nd2, nds, nang;
     int nl, nvec, tw;                   /* loads of rigid bodies, their tabulated vectors, width of a time row */
@@ -66,6 +77,8 @@ typedef struct {
     double *qe, *mr, *mJ, *fw;
     int *lo, *hi;                       /* the nonzero column range of each row of C_q (constraints) */
     size_t fw_size;
+    Planar pl;
+    int nlaw;                           /* laws in the table: the angle drivers', then the coordinate drivers' */
 } Sys;
 
 static const char *CAPSULE = "flexmbs.kernel.system";
@@ -619,6 +632,191 @@ static void flex_dqv(const Sys *s, const Flex *f, const double *q, const double 
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* planar systems: RigidBody2D bodies, PlanarRevolute, PlanarPrismatic, CoordinateDriver       */
+/*                                                                                            */
+/* flexmbs/bodies/planar.py (RigidBody2D, PlanarBatch), flexmbs/constraints/planar.py          */
+/* (PlanarRevolute and its PlanarRevoluteBatch, PlanarPrismatic) and                           */
+/* flexmbs/constraints/driving.py (CoordinateDriver).  A body's q = (x, y, theta) of its       */
+/* centroid: M = diag(m, m, I_G) constant, Q = (m g_x, m g_y, 0), no quadratic-velocity terms  */
+/* (dQ_v/dv = 0).  A side of a joint is a body (its first coordinate o >= 0) or the ground     */
+/* (o = -1: its point is s itself, its vectors u themselves, no columns).                      */
+
+/* M (diagonal blocks) and Q of the planar bodies; either may be NULL */
+static void planar_bodies(const Sys *s, double *M, double *Q)
+{
+    const Planar *pl = &s->pl;
+    int n = s->n;
+    for (int b = 0; b < pl->nb; b++) {
+        int o = (int)pl->off[b];
+        double m = pl->mI[2 * b];
+        if (M) {
+            M[(size_t)o * n + o] = m;
+            M[(size_t)(o + 1) * n + o + 1] = m;
+            M[(size_t)(o + 2) * n + o + 2] = pl->mI[2 * b + 1];
+        }
+        if (Q) {
+            Q[o] = s->has_g ? m * s->g[0] : 0.0;
+            Q[o + 1] = s->has_g ? m * s->g[1] : 0.0;
+            Q[o + 2] = 0.0;
+        }
+    }
+}
+
+typedef struct {          /* one side of a planar joint at q */
+    int o;                /* first coordinate, -1: the ground */
+    double c, sn, x, y;   /* cos, sin of theta and the position (the ground: 1, 0, 0, 0) */
+} Side2;
+
+static Side2 side2(const double *q, i64 o)
+{
+    Side2 a = {(int)o, 1.0, 0.0, 0.0, 0.0};
+    if (o >= 0) {
+        double th = q[o + 2];
+        a.c = cos(th);
+        a.sn = sin(th);
+        a.x = q[o];
+        a.y = q[o + 1];
+    }
+    return a;
+}
+
+/* A u (RigidBody2D.vector; u itself on the ground) */
+static void side2_vector(const Side2 *a, const double *u, double *out)
+{
+    if (a->o < 0) { out[0] = u[0]; out[1] = u[1]; return; }
+    out[0] = a->c * u[0] - a->sn * u[1];
+    out[1] = a->sn * u[0] + a->c * u[1];
+}
+
+/* r + A s (RigidBody2D.point) */
+static void side2_point(const Side2 *a, const double *p, double *out)
+{
+    side2_vector(a, p, out);
+    if (a->o >= 0) { out[0] += a->x; out[1] += a->y; }
+}
+
+/* A E u = d(A u)/dtheta (the theta column of point_jacobian and vector_jacobian), E = [[0, -1], [1, 0]] */
+static void side2_turned(const Side2 *a, const double *u, double *out)
+{
+    out[0] = a->c * -u[1] - a->sn * u[0];
+    out[1] = a->sn * -u[1] + a->c * u[0];
+}
+
+/* C_q[row, col] += val, with the row's nonzero column range */
+static void planar_put(Sys *s, double *Cq, int row, int col, double val)
+{
+    Cq[(size_t)row * s->n + col] += val;
+    if (col < s->lo[row]) s->lo[row] = col;
+    if (col + 1 > s->hi[row]) s->hi[row] = col + 1;
+}
+
+/* C and C_q (zeroed by the caller; may be NULL) of the planar joints and the coordinate drivers;
+   law: the table of (f, f', f''), the coordinate drivers' after the nang angle drivers' */
+static void planar_constraints(Sys *s, const double *q, const double *law, double *C, double *Cq)
+{
+    const Planar *pl = &s->pl;
+    for (int i = 0; i < pl->nrev; i++) {              /* C = P_i - P_j, C_q = [I, A_i E s_i | -I, -A_j E s_j] */
+        const i64 *x = pl->rev + 3 * i;
+        const double *sv = pl->rev_s + 4 * i;
+        int row = (int)x[0];
+        Side2 a = side2(q, x[1]), b = side2(q, x[2]);
+        double Pi[2], Pj[2];
+        side2_point(&a, sv, Pi);
+        side2_point(&b, sv + 2, Pj);
+        C[row] = Pi[0] - Pj[0];
+        C[row + 1] = Pi[1] - Pj[1];
+        if (!Cq) continue;
+        const Side2 *sd[2] = {&a, &b};
+        for (int k = 0; k < 2; k++) {
+            const Side2 *e = sd[k];
+            if (e->o < 0) continue;
+            double sign = k ? -1.0 : 1.0, w[2];
+            side2_turned(e, sv + 2 * k, w);
+            planar_put(s, Cq, row, e->o, sign);
+            planar_put(s, Cq, row + 1, e->o + 1, sign);
+            planar_put(s, Cq, row, e->o + 2, sign * w[0]);
+            planar_put(s, Cq, row + 1, e->o + 2, sign * w[1]);
+        }
+    }
+    for (int i = 0; i < pl->npri; i++) {
+        /* C_1 = n . d, n = A_i n_i, d = P_j - P_i;  C_2 = (A_i a_i) x (A_j a_j) */
+        const i64 *x = pl->pri + 3 * i;
+        const double *pv = pl->pri_v + 10 * i, *si = pv, *sj = pv + 2, *ai = pv + 4, *aj = pv + 6, *ni = pv + 8;
+        int row = (int)x[0];
+        Side2 a = side2(q, x[1]), b = side2(q, x[2]);
+        double Pi[2], Pj[2], d[2], nv[2], u[2], w[2];
+        side2_point(&a, si, Pi);
+        side2_point(&b, sj, Pj);
+        d[0] = Pj[0] - Pi[0];
+        d[1] = Pj[1] - Pi[1];
+        side2_vector(&a, ni, nv);
+        side2_vector(&a, ai, u);
+        side2_vector(&b, aj, w);
+        C[row] = nv[0] * d[0] + nv[1] * d[1];
+        C[row + 1] = u[0] * w[1] - u[1] * w[0];
+        if (!Cq) continue;
+        if (a.o >= 0) {       /* row 1: d . dn/dq - n . dP_i/dq;  row 2: du/dq x w */
+            double Jn[2], Ji[2], Ju[2];
+            side2_turned(&a, ni, Jn);
+            side2_turned(&a, si, Ji);
+            side2_turned(&a, ai, Ju);
+            planar_put(s, Cq, row, a.o, -nv[0]);
+            planar_put(s, Cq, row, a.o + 1, -nv[1]);
+            planar_put(s, Cq, row, a.o + 2, (d[0] * Jn[0] + d[1] * Jn[1]) - (nv[0] * Ji[0] + nv[1] * Ji[1]));
+            planar_put(s, Cq, row + 1, a.o + 2, Ju[0] * w[1] - Ju[1] * w[0]);
+        }
+        if (b.o >= 0) {       /* row 1: n . dP_j/dq;  row 2: u x dw/dq = -(dw/dq x u) */
+            double Jj[2], Jw[2];
+            side2_turned(&b, sj, Jj);
+            side2_turned(&b, aj, Jw);
+            planar_put(s, Cq, row, b.o, nv[0]);
+            planar_put(s, Cq, row, b.o + 1, nv[1]);
+            planar_put(s, Cq, row, b.o + 2, nv[0] * Jj[0] + nv[1] * Jj[1]);
+            planar_put(s, Cq, row + 1, b.o + 2, -(Jw[0] * u[1] - Jw[1] * u[0]));
+        }
+    }
+    for (int i = 0; i < pl->ncd; i++) {               /* C = q_k - f(t), C_q = e_k */
+        int row = (int)pl->cd[2 * i], col = (int)pl->cd[2 * i + 1];
+        C[row] = q[col] - law[3 * (s->nang + i)];
+        if (Cq) planar_put(s, Cq, row, col, 1.0);
+    }
+}
+
+/* the planar arrays, after the flexible bodies' (header entries 13-16: nb, nrev, npri, ncd); the mass
+   blocks of the planar bodies are appended to s->blk */
+static int planar_parse(Sys *s, PyObject *list, Py_ssize_t i)
+{
+    Planar *pl = &s->pl;
+    if (!(pl->off = take(s, list, i++, pl->nb, "planar offsets"))) return -1;
+    if (!(pl->mI = take(s, list, i++, 2 * (Py_ssize_t)pl->nb, "planar inertia"))) return -1;
+    if (!(pl->rev = take(s, list, i++, 3 * (Py_ssize_t)pl->nrev, "planar revolute rows"))) return -1;
+    if (!(pl->rev_s = take(s, list, i++, 4 * (Py_ssize_t)pl->nrev, "planar revolute points"))) return -1;
+    if (!(pl->pri = take(s, list, i++, 3 * (Py_ssize_t)pl->npri, "planar prismatic rows"))) return -1;
+    if (!(pl->pri_v = take(s, list, i++, 10 * (Py_ssize_t)pl->npri, "planar prismatic vectors"))) return -1;
+    if (!(pl->cd = take(s, list, i++, 2 * (Py_ssize_t)pl->ncd, "coordinate drivers"))) return -1;
+    for (int b = 0; b < pl->nb; b++)
+        if (pl->off[b] < 0 || pl->off[b] + 3 > s->n) { PyErr_SetString(PyExc_ValueError, "kernel system: planar body out of range"); return -1; }
+    for (int k = 0; k < pl->nrev + pl->npri; k++) {
+        const i64 *x = k < pl->nrev ? pl->rev + 3 * k : pl->pri + 3 * (k - pl->nrev);
+        if (x[0] < 0 || x[0] + 2 > s->m || x[1] + 3 > s->n || x[2] + 3 > s->n || x[1] < -1 || x[2] < -1) {
+            PyErr_SetString(PyExc_ValueError, "kernel system: planar joint out of range");
+            return -1;
+        }
+    }
+    for (int k = 0; k < pl->ncd; k++)
+        if (pl->cd[2 * k] < 0 || pl->cd[2 * k] >= s->m || pl->cd[2 * k + 1] < 0 || pl->cd[2 * k + 1] >= s->n) {
+            PyErr_SetString(PyExc_ValueError, "kernel system: coordinate driver out of range");
+            return -1;
+        }
+    int *blk = realloc(s->blk, (2 * (size_t)(s->nblk + pl->nb) + 2) * sizeof(int));
+    if (!blk) { PyErr_NoMemory(); return -1; }
+    s->blk = blk;
+    for (int b = 0; b < pl->nb; b++) { blk[2 * (s->nblk + b)] = (int)pl->off[b]; blk[2 * (s->nblk + b) + 1] = 3; }
+    s->nblk += pl->nb;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* constraints: Euler-parameter norms and the joint batch                                      */
 
 static void markers(Sys *s, const double *qe, int jac)
@@ -668,8 +866,8 @@ static void add_row(const Sys *s, double *Cq, int row, int k, const double *coef
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
-/* C (m) and C_q (m x n, zeroed here) at q; law: the time row, starting with (nang, 3) values f, f', f''
-   of the angle drivers */
+/* C (m) and C_q (m x n, zeroed here) at q; law: the time row, starting with (nlaw, 3) values f, f', f''
+   of the angle drivers, then of the coordinate drivers (the load vectors follow) */
 static void constraints(Sys *s, const double *q, const double *law, double *C, double *Cq)
 {
     int n = s->n;
@@ -705,6 +903,7 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
             }
         }
     }
+    planar_constraints(s, q, law, C, Cq);
     if (!s->nmark) return;
     markers(s, qe, Cq != NULL);
     const double *r = s->mr;
@@ -779,7 +978,7 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
 
 /* the loads of the rigid bodies (flexmbs/bodies/loads.py), added to Q: torque_load Q_p = 2 E^T T,
    point_load and spring_to_ground Q = J_P^T F (J_P = [I, d(A s)/dp]); the vectors T, F of time come
-   from the time row, after the drivers' values */
+   from the time row, after the drivers' values (3 nlaw) */
 static void rigid_loads(const Sys *s, const double *q, const double *v, const double *row, double *Q)
 {
     for (int i = 0; i < s->nl; i++) {
@@ -789,7 +988,7 @@ static void rigid_loads(const Sys *s, const double *q, const double *v, const do
         const double *p = q + o + 3;
         double A[9], F[3], VJ[12];
         if (kind != 2) {
-            const double *f = row + 3 * s->nang + 3 * li[3];
+            const double *f = row + 3 * s->nlaw + 3 * li[3];
             if (li[2]) {
                 ep_A(p, A);
                 mv3(A, f, F);
@@ -833,6 +1032,7 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
     for (int b = 0; b < s->nr; b++) rigid_eval(s, b, q, v, M, Q);
     if (Q && s->nl) rigid_loads(s, q, v, row, Q);
     for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, M, Q, s->fw);
+    planar_bodies(s, M, Q);
 }
 
 static void dqv_dv(Sys *s, const double *q, const double *v, double *D)
@@ -964,7 +1164,9 @@ static int header(const i64 *h, Sys *s)
     s->nmark = (int)h[5]; s->W = (int)h[6]; s->E = (int)h[7]; s->npt = (int)h[8]; s->nd1 = (int)h[9];
     s->nd2 = (int)h[10]; s->nds = (int)h[11]; s->nang = (int)h[12];
     s->nl = (int)h[13]; s->nvec = (int)h[14];
-    s->tw = 3 * (s->nang + s->nvec);
+    s->pl.nb = (int)h[15]; s->pl.nrev = (int)h[16]; s->pl.npri = (int)h[17]; s->pl.ncd = (int)h[18];
+    s->nlaw = s->nang + s->pl.ncd;
+    s->tw = 3 * (s->nlaw + s->nvec);
     return s->n > 0 && s->m >= 0;
 }
 
@@ -986,7 +1188,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     Py_ssize_t i = 0;
     const i64 *h;
     const double *g;
-    TAKE(h, const i64 *, 15, "header");
+    TAKE(h, const i64 *, 19, "header");
     if (!header(h, s)) { PyErr_SetString(PyExc_ValueError, "kernel system: bad header"); goto fail; }
     TAKE(g, const double *, 4, "gravity");
     s->g[0] = g[0]; s->g[1] = g[1]; s->g[2] = g[2]; s->has_g = g[3] != 0.0;
@@ -1062,6 +1264,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     s->fw = calloc(fw, sizeof(double));
     if (!s->qe || !s->mr || !s->mJ || !s->fw) { PyErr_NoMemory(); goto fail; }
     s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
+    if (planar_parse(s, list, i) < 0) goto fail;
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);

@@ -23,13 +23,20 @@ and the fallback:
 - constraints: the Euler-parameter norms, the mean-axis conditions B delta = 0
   (`flexmbs.constraints.mean_axis`, constant B) and the joints of `flexmbs.constraints.batch.JointBatch`
   (point, dot1, dot2, dist and the angle rows of `AngleDriver`) on the frame markers of these
-  bodies and the ground.  The laws f(t) of the angle drivers are Python callables: they are
-  evaluated here at the step times and passed to the kernel as a table.
+  bodies and the ground;
+- planar systems: `flexmbs.bodies.RigidBody2D` (constant M = diag(m, m, I_G), Q the weight, no
+  quadratic-velocity terms: dQ_v/dv = 0) with `flexmbs.constraints.planar.PlanarRevolute` (those of
+  the System's pair batch and single ones) and `PlanarPrismatic` between these bodies and the ground
+  (e.g. IFToMM A01 and A02, cases/pendulum_a01.py and cases/double_four_bar.py);
+- `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind.
+
+The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
+at the step times and passed to the kernel as a table (the angle drivers first).
 
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
-for anything else (e.g. loads: the Model's nodal loads and a `RigidBodyEP`'s ``loads`` hold
-Python callables); `index3-alpha` then runs on the numpy path (option ``kernel``: "auto",
-"compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
+for anything else (e.g. loads: the Model's nodal loads and the ``loads`` of a `RigidBodyEP` or a
+`RigidBody2D`, as in Andrews' squeezer, hold Python callables); `index3-alpha` then runs on the
+numpy path (option ``kernel``: "auto", "compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
 whole runs against each other.
 """
 from __future__ import annotations
@@ -101,14 +108,12 @@ class CompiledSystem:
         from .bodies.flexible import FlexibleBody
         from .bodies.rigid import EulerParameterNorm, RigidBodyEP
         from .constraints.mean_axis import MeanAxisConditions
+        from .bodies.planar import RigidBody2D
         from .system import System
         self.system = system
         if type(system) is not System:          # a subclass may override what the kernel would evaluate
             raise Unsupported(f"the system is a {type(system).__name__}, a subclass of System; the compiled kernel "
                               "evaluates System's own equations only")
-        if system.dim != 3:
-            raise Unsupported("the compiled kernel evaluates spatial systems (Euler-parameter bodies); this "
-                              "system is planar")
         n, m = system.n_q, system.n_c
         norms, mean_axis = [], {}
         for c in system.constraints[:system.n_internal]:
@@ -119,11 +124,16 @@ class CompiledSystem:
             else:
                 raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
                                   "compiled kernel")
-        rigid, flex, loads = [], [], []
+        rigid, flex, planar, loads = [], [], [], []
         self._vectors = []                                  # (function of t, body name) of the tabulated loads
         for b in system.bodies:
             off = system.slice(b).start
-            if type(b) is RigidBodyEP:
+            if type(b) is RigidBody2D:
+                if b.loads:
+                    raise Unsupported(f"body {b.name!r} has loads, which the compiled kernel does not apply to "
+                                      "planar bodies")
+                planar.append((off, b.mass, b.inertia))
+            elif type(b) is RigidBodyEP:
                 loads.extend(self._loads(b, off))
                 rigid.append((off, np.concatenate([[b.mass], np.asarray(b.inertia_reference, float).ravel(),
                                                    np.asarray(b.centroid, float)])))
@@ -131,23 +141,21 @@ class CompiledSystem:
                 flex.append(self._flexible(b, off, mean_axis.pop(id(b), None)))
             else:
                 raise Unsupported(f"body {b.name!r} is a {type(b).__name__}; the compiled kernel takes "
-                                  "RigidBodyEP and FlexibleBody")
+                                  "RigidBodyEP, FlexibleBody and RigidBody2D")
         if mean_axis:                                       # conditions of a body the kernel does not hold
             raise Unsupported("mean-axis conditions of a body that is not a FlexibleBody of this system are not "
                               "evaluated by the compiled kernel")
-        if system._pair_groups or system._single_constraints:
-            names = [system.constraints[k].name for k in system._single_constraints]
-            raise Unsupported(f"constraint(s) {names or 'of a planar pair batch'} are not joints of the joint "
-                              "batch; the compiled kernel evaluates only those")
         joints = system._joints
         arrays = self._joints(joints, n)
         self.drivers = [] if joints is None or joints.angle is None else list(joints.angle[4])
+        two = self._planar(system, planar)
+        self.drivers += two["drivers"]                      # the laws' table: angle drivers, then coordinate drivers
         g = np.zeros(4)
         if system.gravity is not None and np.any(system.gravity):
-            g[:3], g[3] = system.gravity, 1.0
+            g[:system.dim], g[3] = system.gravity, 1.0
         header = [n, m, len(rigid), len(flex), len(norms), arrays["n_mark"], arrays["W"], arrays["E"],
                   len(arrays["pt"]), len(arrays["d1"]), len(arrays["d2"]), len(arrays["ds"]), len(arrays["ang"]),
-                  len(loads), len(self._vectors)]
+                  len(loads), len(self._vectors), len(planar), len(two["rev"]), len(two["pri"]), len(two["cd"])]
         packed = [_i64(header), _f64(g),
                   _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, 13)) if rigid else np.zeros(0),
                   _i64(norms, (-1, 2)) if norms else _i64([]),
@@ -157,6 +165,10 @@ class CompiledSystem:
             packed.extend(f)
         packed += [_i64([x[0] for x in loads], (-1, 4)) if loads else _i64([]),
                    _f64([x[1] for x in loads], (-1, 9)) if loads else np.zeros(0)]
+        packed += [_i64([b[0] for b in planar]), _f64([b[1:] for b in planar], (-1, 2)) if planar else np.zeros(0),
+                   _i64(two["rev"], (-1, 3)) if two["rev"] else _i64([]), _f64(two["rev_s"], (-1, 4)) if two["rev"] else np.zeros(0),
+                   _i64(two["pri"], (-1, 3)) if two["pri"] else _i64([]), _f64(two["pri_v"], (-1, 10)) if two["pri"] else np.zeros(0),
+                   _i64(two["cd"], (-1, 2)) if two["cd"] else _i64([])]
         self._packed = packed                               # the kernel reads these arrays in place
         self.handle = _kernel.system(packed)
         self.n, self.m = n, m
@@ -185,6 +197,44 @@ class CompiledSystem:
             out.append(([0 if kind == "torque" else 1, off, int(local), len(self._vectors)],
                         np.concatenate([s, np.zeros(3), [0.0, 0.0, 0.0]])))
             self._vectors.append((f, b.name))
+        return out
+
+    @staticmethod
+    def _planar(system, planar) -> dict:
+        """The constraints outside the joint batch: planar revolute and prismatic joints between
+        `RigidBody2D` bodies and the ground (those of `System._pair_groups` and of
+        `System._single_constraints`), and coordinate drivers; `Unsupported` for any other.  Rows,
+        first coordinates (-1: the ground) and the vectors of their formulas
+        (`flexmbs.constraints.planar`), and the drivers whose laws the kernel reads."""
+        from .bodies.planar import RigidBody2D
+        from .constraints.driving import CoordinateDriver
+        from .constraints.planar import PlanarPrismatic, PlanarRevolute, PlanarRevoluteBatch
+        out = {"rev": [], "rev_s": [], "pri": [], "pri_v": [], "cd": [], "drivers": []}
+        if any(type(batch) is not PlanarRevoluteBatch for batch, _ in system._pair_groups):
+            raise Unsupported("a pair batch of joints other than planar revolutes is not evaluated by the compiled "
+                              "kernel")
+        single = set(system._single_constraints)
+        planar_bodies = {id(b) for b in system.bodies if type(b) is RigidBody2D}
+        for k, c in enumerate(system.constraints):
+            kind = type(c)
+            if kind in (PlanarRevolute, PlanarPrismatic):
+                if not all(b is None or id(b) in planar_bodies for b in c.bodies):
+                    raise Unsupported(f"joint {c.name!r} joins a body that is not a RigidBody2D; the compiled "
+                                      "kernel takes planar joints between RigidBody2D bodies and the ground")
+                row = system.rows(c).start
+                cols = [-1 if b is None else system.slice(b).start for b in c.bodies]
+                if kind is PlanarRevolute:
+                    out["rev"].append([row, *cols])
+                    out["rev_s"].append(np.concatenate([c.s[0], c.s[1]]))
+                else:
+                    out["pri"].append([row, *cols])
+                    out["pri_v"].append(np.concatenate([c.s[0], c.s[1], c.a[0], c.a[1], c.n_i]))
+            elif kind is CoordinateDriver and k in single:
+                out["cd"].append([system.rows(c).start, system.slice(c.bodies[0]).start + c.index])
+                out["drivers"].append(c)
+            elif k in single:
+                raise Unsupported(f"constraint {c.name!r} ({kind.__name__}) is not evaluated by the compiled "
+                                  "kernel")
         return out
 
     @staticmethod
@@ -292,7 +342,8 @@ class CompiledSystem:
     # -- evaluation ---------------------------------------------------------------------------------
     def laws(self, times) -> np.ndarray:
         """The kernel's time rows at ``times``, (k, 3 (n_drivers + n_vectors)): (f, f', f'') of each
-        angle driver, then the vector of each load given as a function of t (torque, force)."""
+        angle driver, then of each coordinate driver, then the vector of each load given as a
+        function of t (torque, force)."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
         out = np.empty((len(times), len(self.drivers) + len(self._vectors), 3))
         for j, d in enumerate(self.drivers):

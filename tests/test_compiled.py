@@ -5,9 +5,12 @@
   on the coupled slider-crank, on a system with every joint primitive, gravity, an offset
   centroid, a rotated frame, Rayleigh damping and axial-strain stiffening, on the coupled spin-up
   beam ("omega" stiffening) and on a system with a 3D beam with "omega" stiffening under gravity
-  (all 12 unit geometric stiffnesses) and a mean-axis body;
+  (all 12 unit geometric stiffnesses) and a mean-axis body; on planar systems (IFToMM A01, A02 and one
+  with revolute and prismatic joints, gravity and a coordinate driver) and a spatial one with both an
+  angle and a coordinate driver;
 - index3-alpha's steps in C follow the numpy steps: the same iteration counts, factorizations and
-  tangents, and the same states to the Newton tolerance, with outputs on and between step points;
+  tangents, and the same states to the Newton tolerance, with outputs on and between step points
+  (also on A01 and on A02 through a singular position);
 - what the kernel does not evaluate goes to the numpy path (kernel="auto") or is refused by name
   (kernel="compiled"); a failing run stops as on the numpy path and keeps its outputs.
 """
@@ -18,10 +21,12 @@ import numpy as np
 import pytest
 
 from flexmbs import BeamEB2D, BeamEB3D, Material, Model, NodalLoad, generate
-from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
+from flexmbs.bodies import FlexibleBody, Node, RigidBody2D, RigidBodyEP
 from flexmbs.bodies.loads import point_load, spring_to_ground, torque_load
 from flexmbs.compiled import CompiledSystem, Unsupported, c_compiler, kernel_status
-from flexmbs.constraints import AngleDriver, Cylindrical, Distance, Fixed, Prismatic, Revolute, Spherical
+from flexmbs.constraints import (AngleDriver, CoordinateDriver, Cylindrical, Distance, Fixed, Prismatic, Revolute,
+                                 Spherical)
+from flexmbs.constraints.planar import PlanarPrismatic, PlanarRevolute
 from flexmbs.integrators import ConstrainedProblem, simulate
 from flexmbs.mechanisms.coupled import integrate
 from flexmbs.system import System
@@ -29,6 +34,9 @@ from flexmbs.system import System
 CASES = Path(__file__).resolve().parents[1] / "cases"
 sys.path.insert(0, str(CASES))
 
+import andrews_squeezer  # noqa: E402
+import double_four_bar  # noqa: E402
+import pendulum_a01  # noqa: E402
 import slider_crank  # noqa: E402
 import spinup_beam  # noqa: E402
 
@@ -229,9 +237,6 @@ def test_what_the_kernel_does_not_evaluate_runs_on_numpy_or_is_refused():
     user = RigidBodyEP("pushed", 1.0, [1.0, 1.0, 1.0], loads=[lambda body, t, q, v: np.zeros(7)])
     with pytest.raises(Unsupported, match="'pushed': its load 0 is a user callable"):
         CompiledSystem(System([user]))
-    with pytest.raises(Unsupported, match="planar"):
-        from flexmbs.bodies import RigidBody2D
-        CompiledSystem(System([RigidBody2D("disc", 1.0, 0.1)]))
 
 
 @needs_kernel
@@ -272,3 +277,104 @@ def test_loaded_rigid_bodies_step_as_on_the_numpy_path():
     assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
     assert np.abs(a.x - b.x).max() <= 1e-9 * np.abs(a.x).max()
     assert np.abs(b.x[-1, :3] - b.x[0, :3]).max() > 1e-3            # it moved
+# -- planar systems: RigidBody2D, PlanarRevolute, PlanarPrismatic, CoordinateDriver ------------------
+
+
+def planar_zoo():
+    """Planar revolutes to the ground and between bodies (three: a pair batch), prismatic joints to the
+    ground and between bodies along oblique axes, gravity with both components and a coordinate driver."""
+    crank = RigidBody2D("crank", 1.0, 0.1, position=(0.1, 0.2), angle=0.3)
+    rod = RigidBody2D("rod", 2.0, 0.3, position=(0.5, 0.4), angle=-0.2)
+    slider = RigidBody2D("slider", 0.5, 0.01, position=(0.9, 0.3), angle=0.4)
+    block = RigidBody2D("block", 0.7, 0.02, position=(1.2, 0.5), angle=0.1)
+    constraints = [PlanarRevolute(None, crank, at=(0.0, 0.0), name="pivot"),
+                   PlanarRevolute(crank, rod, at=(0.25, 0.3), name="pin"),
+                   PlanarRevolute(rod, slider, at=(0.8, 0.35), name="wrist"),
+                   PlanarPrismatic(None, slider, axis=(1.0, 0.2), at=(0.9, 0.3), name="guide"),
+                   PlanarPrismatic(slider, block, axis=(0.3, 1.0), at=(1.0, 0.4), name="sleeve"),
+                   CoordinateDriver(crank, 2, lambda t: (0.3 + 2.0 * t + t * t, 2.0 + 2.0 * t, 2.0), name="drive")]
+    return System([crank, rod, slider, block], constraints, gravity=(0.3, -9.81))
+
+
+def spatial_driven():
+    """A coordinate driver in a spatial system, with an angle driver: the laws' table holds the angle
+    drivers' values first, then the coordinate drivers'."""
+    z = np.array([0.0, 0.0, 1.0])
+    hub = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.3], angular_velocity=[0.0, 0.0, 3.0])
+    tip = RigidBodyEP("tip", 0.3, [1e-3, 2e-3, 3e-3], position=[1.0, 0.0, 0.0])
+    constraints = [Revolute(None, hub, at=np.zeros(3), axis=z, name="pivot"),
+                   AngleDriver(None, hub, z, lambda t: (3.0 * t, 3.0, 0.0), name="spin"),
+                   Prismatic(None, tip, at=[1.0, 0.0, 0.0], axis=z, name="rail"),
+                   CoordinateDriver(tip, 2, lambda t: (0.5 * t * t - 0.01, t, 1.0), name="lift")]
+    return System([hub, tip], constraints, gravity=[0.0, -9.81, -1.0])
+
+
+@needs_kernel
+@pytest.mark.parametrize("build", [planar_zoo, lambda: pendulum_a01.build()[0], lambda: double_four_bar.build()[0],
+                                   spatial_driven], ids=["planar-zoo", "A01", "A02", "spatial-driven"])
+def test_planar_evaluation_equals_the_numpy_path(build):
+    """M, Q, C, C_q, dQ_v/dv (zero: no quadratic-velocity terms) and K_el (zero: no elastic bodies) of
+    planar systems against the numpy path (single joints, the pair batch of planar revolutes and the
+    driver's law at t), away from the assembled configuration and with random velocities."""
+    system = build()
+    compiled = CompiledSystem(system)
+    rng = np.random.default_rng(5)
+    n = system.n_q
+    for t in (0.0, 0.0137):
+        q = system.initial_coordinates() + 1e-2 * rng.standard_normal(n)
+        v = system.initial_velocities() + 0.5 * rng.standard_normal(n)
+        got = compiled.evaluate(t, q, v)
+        K = system.elastic_stiffness(t, q, v)
+        ref = {"M": system.mass_matrix(q), "Q": system.forces(t, q, v), "C": system.residual(t, q),
+               "Cq": system.jacobian(t, q), "D": system.quadratic_velocity_jacobian(q, v),
+               "K": np.zeros((n, n)) if K is None else K}
+        for key, value in ref.items():
+            scale = max(np.abs(value).max(), 1.0)
+            assert np.abs(got[key] - value).max() <= 1e-13 * scale, key
+        # C is far from zero here (the check is not passed by zeros), C_q's rows by the joint kinds are all set
+        assert np.abs(ref["C"]).min() > 1e-7
+        assert np.all(np.abs(ref["Cq"]).sum(axis=1) > 0.5)
+
+
+@needs_kernel
+@pytest.mark.parametrize("case, t_end, refactor", [("A01", 0.5, "step"), ("A01", 0.5, "contraction"),
+                                                    ("A01", 0.5, "rate"), ("A02", 0.8, "step"),
+                                                    ("A02", 0.8, "contraction")])
+def test_planar_steps_follow_the_numpy_steps(case, t_end, refactor):
+    """IFToMM A01 (the pendulum, I_G = 0: singular M) for 500 steps and A02 (the double four-bar) for 800
+    steps, through its first singular position (cranks horizontal at t = 0.70 s), on both paths with the
+    same refactorization policy: the same steps, LUs, tangents and evaluations, states to the Newton
+    tolerance."""
+    if case == "A01":
+        system = pendulum_a01.build()[0]
+        q0 = system.initial_coordinates()
+        v0 = np.zeros_like(q0)
+    else:
+        system, q0, v0, _ = double_four_bar.build()
+    problem = ConstrainedProblem(system)
+    x0 = problem.state0(q0, v0)
+    t_eval = np.linspace(0.0, t_end, 17)
+    a, b = (simulate(problem, (0.0, t_end), x0, method="index3-alpha", h=1e-3, t_eval=t_eval, rho_inf=0.8,
+                     kernel=k, refactor=refactor) for k in ("numpy", "compiled"))
+    assert a.kernel == "numpy" and b.kernel == "compiled"
+    assert a.status == b.status == "finished"
+    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
+    n = system.n_q
+    assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
+    assert np.abs(a.x[:, n:] - b.x[:, n:]).max() <= 1e-8 * np.abs(a.x[:, n:]).max()
+
+
+@needs_kernel
+def test_planar_loads_run_on_numpy_or_are_refused():
+    """Andrews' squeezer (IFToMM A03): its loads (spring, motor torque) are Python callables; 'auto' takes
+    the numpy path and says why, CompiledSystem names the body."""
+    system = andrews_squeezer.build()[0]
+    with pytest.raises(Unsupported, match="'K1' has loads"):
+        CompiledSystem(system)
+    problem = ConstrainedProblem(system)
+    q0 = system.initial_coordinates()
+    from flexmbs.integrators.index3_alpha import Index3GeneralizedAlpha
+    it = Index3GeneralizedAlpha(problem, 0.0, problem.state0(q0, 0 * q0), 1e-3, h=1e-5, rho_inf=0.9)
+    assert it.kernel == "numpy" and "has loads" in it.kernel_reason
+    with pytest.raises(ValueError, match="cannot run this system: .*'K1' has loads"):
+        Index3GeneralizedAlpha(problem, 0.0, problem.state0(q0, 0 * q0), 1e-3, h=1e-5, rho_inf=0.9, kernel="compiled")

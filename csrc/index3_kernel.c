@@ -1617,8 +1617,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                     double a_scale = fmax(fmax(max_abs(qdd1, n), qdd0_max), 1e-300);
                     double q_scale = fmax(1.0, max_abs(q1, n));
                     int stalled = d_prev >= 0.0 && d_norm > 0.5 * d_prev && d_norm <= STALL * q_scale;
-                    double err = d_norm;
-                    if (d_prev >= 0.0 && d_norm < d_prev) {
+                    double err = d_norm;            /* a kept matrix: |d| itself (index3_alpha.py) */
+                    if (fresh && d_prev >= 0.0 && d_norm < d_prev) {
                         double theta = d_norm / d_prev;
                         err = theta / (1.0 - theta) * d_norm;
                     }

@@ -139,6 +139,15 @@ def test_evaluation_equals_the_numpy_path(build):
                 assert np.abs(ref["C"][rows]).min() > 1e3 * 1e-13 * max(np.abs(ref["C"]).max(), 1.0)
 
 
+def same_steps(a, b, n):
+    """Two runs (numpy, compiled) finished with the same numbers of steps, LUs, tangents and
+    evaluations, q equal to 1e-11 and v to 1e-8 of its size (the Newton tolerance)."""
+    assert a.status == b.status == "finished"
+    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
+    assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
+    assert np.abs(a.x[:, n:] - b.x[:, n:]).max() <= 1e-8 * np.abs(a.x[:, n:]).max()
+
+
 def _run(system, kernel, t_end, h, t_eval, **options):
     return integrate(system, t_end, h, t_eval=t_eval, rho_inf=0.9, kernel=kernel, **options)
 
@@ -176,11 +185,7 @@ def test_stiffened_and_mean_axis_steps_follow_the_numpy_steps(build, t_end, h, r
     t_eval = np.linspace(0.0, t_end, 11)
     a = _run(system, "numpy", t_end, h, t_eval, refactor=refactor)
     b = _run(system, "compiled", t_end, h, t_eval, refactor=refactor)
-    assert a.status == b.status == "finished"
-    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
-    n = system.n_q
-    assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
-    assert np.abs(a.x[:, n:] - b.x[:, n:]).max() <= 1e-8 * np.abs(a.x[:, n:]).max()
+    same_steps(a, b, system.n_q)
 
 
 @needs_kernel
@@ -357,11 +362,7 @@ def test_planar_steps_follow_the_numpy_steps(case, t_end, refactor):
     a, b = (simulate(problem, (0.0, t_end), x0, method="index3-alpha", h=1e-3, t_eval=t_eval, rho_inf=0.8,
                      kernel=k, refactor=refactor) for k in ("numpy", "compiled"))
     assert a.kernel == "numpy" and b.kernel == "compiled"
-    assert a.status == b.status == "finished"
-    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
-    n = system.n_q
-    assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
-    assert np.abs(a.x[:, n:] - b.x[:, n:]).max() <= 1e-8 * np.abs(a.x[:, n:]).max()
+    same_steps(a, b, system.n_q)
 
 
 @needs_kernel

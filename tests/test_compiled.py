@@ -139,11 +139,19 @@ def test_evaluation_equals_the_numpy_path(build):
                 assert np.abs(ref["C"][rows]).min() > 1e3 * 1e-13 * max(np.abs(ref["C"]).max(), 1.0)
 
 
+def same_counts(a, b):
+    """The same steps; the same LUs, tangents and evaluations up to a few: a Newton test that falls
+    within round-off of its threshold (the contraction rate against keep_rate, say) may go the other
+    way on another machine, whose LAPACK rounds differently (measured here: all equal)."""
+    assert a.n_steps == b.n_steps and abs(a.n_jac - b.n_jac) <= 1
+    assert abs(a.n_lu - b.n_lu) <= 2 + 0.02 * a.n_lu and abs(a.n_rhs - b.n_rhs) <= 2 + 0.02 * a.n_rhs
+
+
 def same_steps(a, b, n):
-    """Two runs (numpy, compiled) finished with the same numbers of steps, LUs, tangents and
-    evaluations, q equal to 1e-11 and v to 1e-8 of its size (the Newton tolerance)."""
+    """Two runs (numpy, compiled) finished with the same counts (`same_counts`), q equal to 1e-11 and
+    v to 1e-8 of its size (the Newton tolerance)."""
     assert a.status == b.status == "finished"
-    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
+    same_counts(a, b)
     assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
     assert np.abs(a.x[:, n:] - b.x[:, n:]).max() <= 1e-8 * np.abs(a.x[:, n:]).max()
 
@@ -164,8 +172,7 @@ def test_steps_follow_the_numpy_steps(refactor):
     a = _run(system, "numpy", t_end, h, t_eval, refactor=refactor)
     b = _run(system, "compiled", t_end, h, t_eval, refactor=refactor)
     assert a.status == b.status == "finished"
-    assert (a.n_steps, a.n_lu, a.n_jac) == (b.n_steps, b.n_lu, b.n_jac)
-    assert abs(a.n_rhs - b.n_rhs) <= 0.01 * a.n_rhs
+    same_counts(a, b)
     np.testing.assert_array_equal(a.t, b.t)
     n = system.n_q
     assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
@@ -252,7 +259,8 @@ def test_a_failing_run_stops_as_on_the_numpy_path_and_keeps_its_outputs():
     t_eval = np.linspace(0.0, 1e-3, 11)
     runs = [_run(system, k, 1e-3, 1e-4, t_eval, newton_max_iter=1, refactor="step") for k in ("numpy", "compiled")]
     assert runs[0].status == runs[1].status == "failed"
-    assert runs[0].message == runs[1].message
+    head = [r.message.split(" (last correction")[0] for r in runs]     # its size is round-off apart
+    assert head[0] == head[1] and runs[0].message.endswith(runs[1].message.split(" iterations with")[-1])
     assert "did not converge" in runs[1].message and len(runs[1].t) == len(runs[0].t) >= 1
     runs = [_run(system, k, 1e-3, 1e-4, t_eval, divergence_limit=40.0, refactor="step")
             for k in ("numpy", "compiled")]
@@ -269,7 +277,7 @@ def test_loaded_rigid_bodies_step_as_on_the_numpy_path():
     t_eval = np.linspace(0.0, 0.3, 7)
     a, b = (_run(system, k, 0.3, 0.01, t_eval, refactor="step") for k in ("numpy", "compiled"))
     assert b.kernel == "compiled" and a.status == b.status == "finished"
-    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
+    same_counts(a, b)
     assert np.abs(a.x - b.x).max() <= 1e-9 * np.abs(a.x).max()
     bob = RigidBodyEP("bob", 0.5, [1e-3, 1e-3, 1e-3], position=[0.3, 0.0, 0.0],
                       loads=[spring_to_ground([0.0, 0.0, 0.0], [0.3, 0.0, -0.3], 20.0, 0.25, damping=0.3),
@@ -279,7 +287,7 @@ def test_loaded_rigid_bodies_step_as_on_the_numpy_path():
     t_eval = np.linspace(0.0, 0.05, 6)
     a, b = (_run(system, k, 0.05, 1e-3, t_eval, refactor="step") for k in ("numpy", "compiled"))
     assert a.status == b.status == "finished"
-    assert (a.n_steps, a.n_lu, a.n_jac, a.n_rhs) == (b.n_steps, b.n_lu, b.n_jac, b.n_rhs)
+    same_counts(a, b)
     assert np.abs(a.x - b.x).max() <= 1e-9 * np.abs(a.x).max()
     assert np.abs(b.x[-1, :3] - b.x[0, :3]).max() > 1e-3            # it moved
 # -- planar systems: RigidBody2D, PlanarRevolute, PlanarPrismatic, CoordinateDriver ------------------

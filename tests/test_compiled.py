@@ -209,6 +209,13 @@ def test_outputs_between_steps_and_at_every_step():
         np.testing.assert_allclose(runs[1].t, runs[0].t, rtol=0, atol=1e-15)
         assert np.abs(runs[1].x - runs[0].x).max() <= 1e-8 * np.abs(runs[0].x).max()
     assert len(runs[0].t) == 21                                # t0 and 20 steps
+    # with an integrand simulate steps one by one (its quadrature needs each step's dense output): the
+    # kernel takes them one at a time
+    runs = [simulate(problem, (0.0, t_end), x0, method="index3-alpha", h=h, t_eval=t_eval, rho_inf=0.9, kernel=k,
+                     refactor="step", integrand=lambda t, x: x[:3] ** 2) for k in ("numpy", "compiled")]
+    assert runs[1].kernel == "compiled" and runs[0].n_steps == runs[1].n_steps == 20
+    np.testing.assert_allclose(runs[1].integrals, runs[0].integrals, rtol=1e-9, atol=1e-18)
+    assert np.abs(runs[1].x - runs[0].x).max() <= 1e-8 * np.abs(runs[0].x).max()
 
 
 @needs_kernel

@@ -364,11 +364,38 @@ class Index3GeneralizedAlpha(Integrator):
         if not times.size or not times[0] > self.t:
             self.status, self.message = "failed", self._underflow_message()
             return np.zeros(0), np.zeros((0, 2 * n))
-        laws = self._compiled.laws(times)
         if t_out is None:
             t_out = times
         else:
             t_out = t_out[:np.searchsorted(t_out, times[-1] + near_rtol * self.h, side="right")]
+        tic = time.perf_counter()
+        done, status, d_norm, t_out, x_out, x_old = self._kernel(times, hs, t_out, near_rtol)
+        if done == len(times):
+            rate = done / max(time.perf_counter() - tic, 1e-6)
+            self._chunk = int(min(max(rate * CHUNK_SECONDS, 16), 1 << 16))
+        if done and status != 2:
+            self.t_old, self.x_old, self._xdot_old = float(x_old[4 * n]), x_old[:2 * n].copy(), x_old[2 * n:4 * n].copy()
+        if status == 1:
+            self.status, self.message = "failed", self._newton_failure(d_norm)
+        elif status == 2:                # non-finite residual: the step is taken with it, as on the numpy path
+            self.t_old, self.x_old, self._xdot_old = self.t, self.x, self._xdot_new
+            self.t = float(times[done])
+            self.x = np.concatenate([x_old[:n], x_old[n:2 * n] * np.nan])
+            self._xdot_new = None
+            self.n_steps += 1
+            self._check_state()
+        elif done:
+            self._check_state()
+        return t_out, x_out
+
+    def _kernel(self, times, hs, t_out, near_rtol: float):
+        """The kernel's steps at ``times`` (step sizes ``hs``), with the outputs at ``t_out``: updates the
+        counters and, after ``done`` accepted steps, t, x, the accelerations and multipliers and
+        n_steps; returns (done, status (0 ok, 1 Newton failed, 2 non-finite residual, 3 diverged, 4
+        non-finite state), last correction, output times reached, their states, x_old buffer: the
+        state and x' before the last accepted step and its time, or the failing iterate (status 2))."""
+        n = self.n
+        laws = self._compiled.laws(times)
         t_out = np.ascontiguousarray(t_out, dtype=float)
         x_out = np.empty((len(t_out), 2 * n))
         x_old = np.empty(4 * n + 1)
@@ -377,41 +404,37 @@ class Index3GeneralizedAlpha(Integrator):
         params = np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta, self._tol, self._rate,
                            self.regularization, self.divergence_limit, near_rtol, self._keep_rate])
         before = self._kflags[3:7].copy()
-        tic = time.perf_counter()
         d_norm = self._compiled.steps(params, self._kints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
                                       t_out, x_out, x_old, info)
         done, i_out, status = (int(x) for x in info[:3])
-        if done == len(times):
-            rate = done / max(time.perf_counter() - tic, 1e-6)
-            self._chunk = int(min(max(rate * CHUNK_SECONDS, 16), 1 << 16))
         rhs, jac, lu, newton = (int(x) for x in self._kflags[3:7] - before)
         self.n_rhs += rhs
         self.n_jac += jac
         self.n_lu += lu
         self.n_newton += newton
-        q, v, a, qdd, lam = self._kstate[:5]
-        failed_q, failed_v = x_old[:n].copy(), x_old[n:2 * n].copy()      # status 2: the failing iterate
         if done:
-            if status != 2:
-                self.t_old, self.x_old, self._xdot_old = float(x_old[4 * n]), x_old[:2 * n].copy(), x_old[2 * n:4 * n].copy()
+            q, v, a, qdd, lam = self._kstate[:5]
             self.t = float(times[done - 1])
             self.x = np.concatenate([q, v])
             self._a, self.qdd, self.lam = a.copy(), qdd.copy(), lam.copy()
             self._xdot_new = np.concatenate([v, qdd])
             self._C_state = (self.t, q.copy())
             self.n_steps += done
+        return done, status, d_norm, t_out[:i_out], x_out[:i_out], x_old
+
+    def _kernel_step(self) -> tuple[bool, str | None]:
+        """One step in the kernel, for `step` (simulate calls `advance` instead, but for an integrand,
+        whose quadrature needs every step's dense output); `step` counts it and checks the state."""
+        times, hs = self._schedule(1)
+        if not times.size or not times[0] > self.t:
+            return False, self._underflow_message()
+        done, status, d_norm, _, _, x_old = self._kernel(times, hs, np.zeros(0), 0.0)
+        self.n_steps -= done                           # `step` counts the step
         if status == 1:
-            self.status, self.message = "failed", self._newton_failure(d_norm)
-        elif status == 2:                # non-finite residual: the step is taken with it, as on the numpy path
-            self.t_old, self.x_old, self._xdot_old = self.t, self.x, self._xdot_new
-            self.t = float(times[done])
-            self.x = np.concatenate([failed_q, failed_v * np.nan])
-            self._xdot_new = None
-            self.n_steps += 1
-            self._check_state()
-        elif done:
-            self._check_state()
-        return t_out[:i_out], x_out[:i_out]
+            return False, self._newton_failure(d_norm)
+        if status == 2:                                # the numpy path takes the step with it
+            self.t, self.x = float(times[0]), np.concatenate([x_old[:self.n], x_old[self.n:2 * self.n] * np.nan])
+        return True, None
 
     @property
     def constraint_residual(self) -> float:
@@ -532,6 +555,8 @@ class Index3GeneralizedAlpha(Integrator):
                 "`regularization` (e.g. 1e-10).")
 
     def _step_impl(self) -> tuple[bool, str | None]:
+        if self._compiled is not None:
+            return self._kernel_step()
         step = self._next_step()
         if step is None:
             return False, self._underflow_message()

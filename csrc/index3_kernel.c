@@ -1234,7 +1234,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         TAKE(f->S, const double *, f->Sp[9 * ne], "S values");
         TAKE(f->Mdd, const double *, ne * ne, "[m]");
         TAKE(f->Kdd, const double *, ne * ne, "[k]");
-        TAKE(f->Cdd, const double *, f->damped ? ne * ne : 1, "damping");
+        TAKE(f->Cdd, const double *, f->damped ? ne * ne : 0, "damping");
         TAKE(f->L, const double *, f->nel, "element lengths");
         TAKE(f->a, const double *, f->nel * f->k, "axial rows");
         TAKE(f->G, const double *, f->nel * f->k * f->k, "unit geometric stiffness");

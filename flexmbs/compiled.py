@@ -157,18 +157,15 @@ class CompiledSystem:
                   len(arrays["pt"]), len(arrays["d1"]), len(arrays["d2"]), len(arrays["ds"]), len(arrays["ang"]),
                   len(loads), len(self._vectors), len(planar), len(two["rev"]), len(two["pri"]), len(two["cd"])]
         packed = [_i64(header), _f64(g),
-                  _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, 13)) if rigid else np.zeros(0),
-                  _i64(norms, (-1, 2)) if norms else _i64([]),
+                  _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, 13)), _i64(norms, (-1, 2)),
                   arrays["R"], arrays["p"], arrays["e"], arrays["cols"], arrays["point"], arrays["y0"], arrays["Phi"],
                   arrays["pt"], arrays["d1"], arrays["d2"], arrays["ds"], arrays["L"], arrays["ang"]]
         for f in flex:
             packed.extend(f)
-        packed += [_i64([x[0] for x in loads], (-1, 4)) if loads else _i64([]),
-                   _f64([x[1] for x in loads], (-1, 9)) if loads else np.zeros(0)]
-        packed += [_i64([b[0] for b in planar]), _f64([b[1:] for b in planar], (-1, 2)) if planar else np.zeros(0),
-                   _i64(two["rev"], (-1, 3)) if two["rev"] else _i64([]), _f64(two["rev_s"], (-1, 4)) if two["rev"] else np.zeros(0),
-                   _i64(two["pri"], (-1, 3)) if two["pri"] else _i64([]), _f64(two["pri_v"], (-1, 10)) if two["pri"] else np.zeros(0),
-                   _i64(two["cd"], (-1, 2)) if two["cd"] else _i64([])]
+        packed += [_i64([x[0] for x in loads], (-1, 4)), _f64([x[1] for x in loads], (-1, 9))]
+        packed += [_i64([b[0] for b in planar]), _f64([b[1:] for b in planar], (-1, 2)),
+                   _i64(two["rev"], (-1, 3)), _f64(two["rev_s"], (-1, 4)), _i64(two["pri"], (-1, 3)),
+                   _f64(two["pri_v"], (-1, 10)), _i64(two["cd"], (-1, 2))]
         self._packed = packed                               # the kernel reads these arrays in place
         self.handle = _kernel.system(packed)
         self.n, self.m = n, m
@@ -266,14 +263,14 @@ class CompiledSystem:
         ax = b._axial
         if ax is None:
             ints = [off, ne, 0, 0, int(damped), 0]
-            axial = [np.zeros(1), np.zeros(1), np.zeros(1), _i64([0])]
+            axial = [np.zeros(0), np.zeros(0), np.zeros(0), _i64([])]
             EA = 0.0
         else:
             nel, k = ax.idx.shape
             ints = [off, ne, nel, k, int(damped), 1]
             axial = [_f64(ax.L), _f64(ax.a), _f64(ax.G), _i64(ax.idx)]
             EA = float(ax.EA)
-        omega = [_i64([0]), _i64([0]), _i64([0]), np.zeros(1)]
+        omega = [_i64([]), _i64([]), _i64([]), np.zeros(0)]
         n_kg = 0
         if b.stiffening == "omega":
             # FlexibleBody._omega_coefficients: key ("A", a, b) -> A_f[a, b], ("alpha", c) -> alpha[c]; the
@@ -291,9 +288,8 @@ class CompiledSystem:
                 Kg = sparse.csr_array(sparse.vstack([sparse.csr_array(K) for K in md._Kg], format="csr"))
                 Kg.sort_indices()
                 n_kg = len(codes)
-                omega = [_i64(codes), _i64(Kg.indptr), _i64(Kg.indices) if Kg.nnz else _i64([0]),
-                         _f64(Kg.data) if Kg.nnz else np.zeros(1)]
-        B = [np.zeros(1)]
+                omega = [_i64(codes), _i64(Kg.indptr), _i64(Kg.indices), _f64(Kg.data)]
+        B = [np.zeros(0)]
         n_B, B_row = 0, 0
         if mean_axis is not None:
             B_row, B_rows = mean_axis
@@ -301,8 +297,8 @@ class CompiledSystem:
             B = [_f64(B_rows, (n_B, ne))]
         ints += [n_kg, n_B, B_row]
         reals = np.concatenate([[md.mass], np.asarray(s, float), np.asarray(J, float).ravel(), [EA]])
-        return [_i64(ints), _f64(reals), _f64(m_O, (3, ne)), _f64(d, (9, ne)), _i64(S.indptr), _i64(S.indices) if S.nnz else _i64([0]), _f64(S.data) if S.nnz else np.zeros(1),
-                _f64(b._M_dd), _f64(b._K_dd), _f64(C) if damped else np.zeros(1), *axial, *omega, *B]
+        return [_i64(ints), _f64(reals), _f64(m_O, (3, ne)), _f64(d, (9, ne)), _i64(S.indptr), _i64(S.indices),
+                _f64(S.data), _f64(b._M_dd), _f64(b._K_dd), _f64(C) if damped else np.zeros(0), *axial, *omega, *B]
 
     @staticmethod
     def _joints(joints, n):

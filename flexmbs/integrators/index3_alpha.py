@@ -313,7 +313,6 @@ class Index3GeneralizedAlpha(Integrator):
         if refactor == "auto":          # module docstring: what an evaluation costs against an LU
             refactor = "contraction" if self.kernel == "compiled" else "step"
         self.refactor = refactor
-        self._kints[2] = REFACTOR.index(refactor) - 1
 
     # -- the compiled kernel ----------------------------------------------------------------------
     def _setup_kernel(self) -> None:
@@ -323,7 +322,6 @@ class Index3GeneralizedAlpha(Integrator):
         if choice not in ("auto", "compiled", "numpy"):
             raise ValueError(f"`kernel` must be 'auto', 'compiled' or 'numpy', got {choice!r}.")
         self.kernel, self.kernel_reason, self.advance, self._compiled = "numpy", "kernel='numpy'", None, None
-        self._kints = np.zeros(3, dtype=np.int64)
         if choice == "numpy":
             return
         make = getattr(self._sys, "compiled", None)
@@ -348,7 +346,6 @@ class Index3GeneralizedAlpha(Integrator):
         # has LU, has K_t and C_t, has elastic bodies; counters: evaluations, tangents, LUs, Newton iterations
         self._kflags = np.array([0, 0, int(self._compiled.has_elastic), 0, 0, 0, 0, 0], dtype=np.int64)
         self._kpiv = np.zeros(3 * max(N, 1), dtype=np.int32)     # pivots, row ends, column ranges
-        self._kints = np.array([self._max_iter, int(self._tangent == "finite-difference"), 0], dtype=np.int64)
         self._chunk = 64                  # steps of the first call of the kernel; then sized by time
         self.kernel, self.kernel_reason, self.advance = "compiled", None, self._advance
 
@@ -370,6 +367,7 @@ class Index3GeneralizedAlpha(Integrator):
             t_out = t_out[:np.searchsorted(t_out, times[-1] + near_rtol * self.h, side="right")]
         tic = time.perf_counter()
         done, status, d_norm, t_out, x_out, x_old = self._kernel(times, hs, t_out, near_rtol)
+        self.n_steps += done
         if done == len(times):
             rate = done / max(time.perf_counter() - tic, 1e-6)
             self._chunk = int(min(max(rate * CHUNK_SECONDS, 16), 1 << 16))
@@ -390,8 +388,8 @@ class Index3GeneralizedAlpha(Integrator):
 
     def _kernel(self, times, hs, t_out, near_rtol: float):
         """The kernel's steps at ``times`` (step sizes ``hs``), with the outputs at ``t_out``: updates the
-        counters and, after ``done`` accepted steps, t, x, the accelerations and multipliers and
-        n_steps; returns (done, status (0 ok, 1 Newton failed, 2 non-finite residual, 3 diverged, 4
+        counters but n_steps and, after ``done`` accepted steps, t, x, the accelerations and
+        multipliers; returns (done, status (0 ok, 1 Newton failed, 2 non-finite residual, 3 diverged, 4
         non-finite state), last correction, output times reached, their states, x_old buffer: the
         state and x' before the last accepted step and its time, or the failing iterate (status 2))."""
         n = self.n
@@ -403,8 +401,10 @@ class Index3GeneralizedAlpha(Integrator):
         info = np.zeros(4, dtype=np.int64)
         params = np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta, self._tol, self._rate,
                            self.regularization, self.divergence_limit, near_rtol, self._keep_rate])
+        ints = np.array([self._max_iter, int(self._tangent == "finite-difference"), REFACTOR.index(self.refactor) - 1],
+                        dtype=np.int64)
         before = self._kflags[3:7].copy()
-        d_norm = self._compiled.steps(params, self._kints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
+        d_norm = self._compiled.steps(params, ints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
                                       t_out, x_out, x_old, info)
         done, i_out, status = (int(x) for x in info[:3])
         rhs, jac, lu, newton = (int(x) for x in self._kflags[3:7] - before)
@@ -419,7 +419,6 @@ class Index3GeneralizedAlpha(Integrator):
             self._a, self.qdd, self.lam = a.copy(), qdd.copy(), lam.copy()
             self._xdot_new = np.concatenate([v, qdd])
             self._C_state = (self.t, q.copy())
-            self.n_steps += done
         return done, status, d_norm, t_out[:i_out], x_out[:i_out], x_old
 
     def _kernel_step(self) -> tuple[bool, str | None]:
@@ -428,8 +427,7 @@ class Index3GeneralizedAlpha(Integrator):
         times, hs = self._schedule(1)
         if not times.size or not times[0] > self.t:
             return False, self._underflow_message()
-        done, status, d_norm, _, _, x_old = self._kernel(times, hs, np.zeros(0), 0.0)
-        self.n_steps -= done                           # `step` counts the step
+        _, status, d_norm, _, _, x_old = self._kernel(times, hs, np.zeros(0), 0.0)
         if status == 1:
             return False, self._newton_failure(d_norm)
         if status == 2:                                # the numpy path takes the step with it

@@ -231,6 +231,16 @@ static void mtv3(const double *A, const double *x, double *y)  /* y = A^T x */
     for (int a = 0; a < 3; a++) y[a] = A[a] * x[0] + A[3 + a] * x[1] + A[6 + a] * x[2];
 }
 
+static void mv34(const double *B, const double *x, double *y)  /* y = B x, B 3 x 4 (E, G, d(A u)/dp) */
+{
+    for (int a = 0; a < 3; a++) y[a] = B[4 * a] * x[0] + B[4 * a + 1] * x[1] + B[4 * a + 2] * x[2] + B[4 * a + 3] * x[3];
+}
+
+static void mtv34(const double *B, const double *x, double *y) /* y = B^T x, B 3 x 4 */
+{
+    for (int k = 0; k < 4; k++) y[k] = B[k] * x[0] + B[4 + k] * x[1] + B[8 + k] * x[2];
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* rigid bodies in Euler parameters (EPBatch)                                                  */
 
@@ -240,16 +250,17 @@ static void rigid_qv(const double *re, const double *p, const double *vb, double
     double m = re[0];
     const double *J = re + 1, *c = re + 10;
     const double *Rd = vb, *pd = vb + 3;
-    double G[12], Gd[12], w[3], Jw[3];
+    double G[12], Gd[12], w[3], Jw[3], y[4];
     ep_G(p, G);
     ep_G(pd, Gd);
-    for (int a = 0; a < 3; a++) w[a] = 2.0 * (G[4 * a] * pd[0] + G[4 * a + 1] * pd[1] + G[4 * a + 2] * pd[2] + G[4 * a + 3] * pd[3]);
+    mv34(G, pd, w);
+    for (int a = 0; a < 3; a++) w[a] *= 2.0;                /* body angular velocity 2 G p' */
     mv3(J, w, Jw);
     int offset = c[0] != 0.0 || c[1] != 0.0 || c[2] != 0.0;
     out[0] = out[1] = out[2] = 0.0;
     if (!offset) {
-        for (int k = 0; k < 4; k++)
-            out[3 + k] = -4.0 * (Gd[k] * Jw[0] + Gd[4 + k] * Jw[1] + Gd[8 + k] * Jw[2]);
+        mtv34(Gd, Jw, y);
+        for (int k = 0; k < 4; k++) out[3 + k] = -4.0 * y[k];
         return;
     }
     double E[12], Ed[12], A[9], Ad[9], U[9], x[3], h[3], tmp[3], tmp2[3], VJ[12];
@@ -275,12 +286,11 @@ static void rigid_qv(const double *re, const double *p, const double *vb, double
     mtv3(Ad, Rd, tmp);
     mv3(U, tmp, tmp2);                           /* U Ad^T R' */
     ep_VJ(p, x, VJ);
-    for (int k = 0; k < 4; k++) {
-        double t1 = Gd[k] * h[0] + Gd[4 + k] * h[1] + Gd[8 + k] * h[2];
-        double t2 = G[k] * tmp2[0] + G[4 + k] * tmp2[1] + G[8 + k] * tmp2[2];
-        double t3 = VJ[k] * Rd[0] + VJ[4 + k] * Rd[1] + VJ[8 + k] * Rd[2];
-        out[3 + k] = -4.0 * t1 - 2.0 * m * t2 - m * t3;
-    }
+    double t1[4], t2[4], t3[4];
+    mtv34(Gd, h, t1);
+    mtv34(G, tmp2, t2);
+    mtv34(VJ, Rd, t3);
+    for (int k = 0; k < 4; k++) out[3 + k] = -4.0 * t1[k] - 2.0 * m * t2[k] - m * t3[k];
 }
 
 static void rigid_eval(const Sys *s, int b, const double *q, const double *v, double *M, double *Q)
@@ -316,10 +326,11 @@ static void rigid_eval(const Sys *s, int b, const double *q, const double *v, do
     if (Q) {
         rigid_qv(re, p, v + o, Q + o);
         if (s->has_g) {
-            double VJ[12], mg[3] = {m * s->g[0], m * s->g[1], m * s->g[2]};
+            double VJ[12], y[4], mg[3] = {m * s->g[0], m * s->g[1], m * s->g[2]};
             ep_VJ(p, c, VJ);
+            mtv34(VJ, mg, y);
             for (int a = 0; a < 3; a++) Q[o + a] += mg[a];
-            for (int k = 0; k < 4; k++) Q[o + 3 + k] += VJ[k] * mg[0] + VJ[4 + k] * mg[1] + VJ[8 + k] * mg[2];
+            for (int k = 0; k < 4; k++) Q[o + 3 + k] += y[k];
         }
     }
 }
@@ -447,7 +458,8 @@ static void omega_coefficients(const Sys *s, const Flex *f, const double *q, con
     const double *p = q + f->off + 3, *pd = v + f->off + 3;
     double G[12], w[3], W[9], Af[9], A[9], Atg[3];
     ep_G(p, G);
-    for (int a = 0; a < 3; a++) w[a] = 2.0 * (G[4 * a] * pd[0] + G[4 * a + 1] * pd[1] + G[4 * a + 2] * pd[2] + G[4 * a + 3] * pd[3]);
+    mv34(G, pd, w);
+    for (int a = 0; a < 3; a++) w[a] *= 2.0;                /* omega = 2 G p' */
     skew(w, W);
     mat3(W, W, Af);
     ep_A(p, A);
@@ -996,10 +1008,12 @@ static void rigid_loads(const Sys *s, const double *q, const double *v, const do
                 F[0] = f[0]; F[1] = f[1]; F[2] = f[2];
             }
         }
+        double y[4];
         if (kind == 0) {
             double E[12];
             ep_E(p, E);
-            for (int k = 0; k < 4; k++) Q[o + 3 + k] += 2.0 * (E[k] * F[0] + E[4 + k] * F[1] + E[8 + k] * F[2]);
+            mtv34(E, F, y);
+            for (int k = 0; k < 4; k++) Q[o + 3 + k] += 2.0 * y[k];
             continue;
         }
         ep_VJ(p, lr, VJ);
@@ -1010,17 +1024,17 @@ static void rigid_loads(const Sys *s, const double *q, const double *v, const do
             for (int a = 0; a < 3; a++) d[a] += q[o + a] - lr[3 + a];
             double len = sqrt(dot3(d, d));
             for (int a = 0; a < 3; a++) d[a] /= len;
-            if (damp != 0.0) {
-                const double *pd = v + o + 3;
-                for (int a = 0; a < 3; a++)
-                    rate += d[a] * (v[o + a] + VJ[4 * a] * pd[0] + VJ[4 * a + 1] * pd[1] + VJ[4 * a + 2] * pd[2]
-                                    + VJ[4 * a + 3] * pd[3]);
+            if (damp != 0.0) {                   /* l' = e . (R' + d(A s)/dp p') */
+                double rp[3];
+                mv34(VJ, v + o + 3, rp);
+                for (int a = 0; a < 3; a++) rate += d[a] * (v[o + a] + rp[a]);
             }
             double mag = -(stiff * (len - rest) + damp * rate);
             for (int a = 0; a < 3; a++) F[a] = mag * d[a];
         }
+        mtv34(VJ, F, y);
         for (int a = 0; a < 3; a++) Q[o + a] += F[a];
-        for (int k = 0; k < 4; k++) Q[o + 3 + k] += VJ[k] * F[0] + VJ[4 + k] * F[1] + VJ[8 + k] * F[2];
+        for (int k = 0; k < 4; k++) Q[o + 3 + k] += y[k];
     }
 }
 

@@ -714,8 +714,8 @@ static void side2_turned(const Side2 *a, const double *u, double *out)
     out[1] = a->sn * -u[1] + a->c * u[0];
 }
 
-/* C_q[row, col] += val, with the row's nonzero column range */
-static void planar_put(Sys *s, double *Cq, int row, int col, double val)
+/* C_q[row, col] += val, with the row's nonzero column range (for the products C_q^T mu) */
+static void cq_put(const Sys *s, double *Cq, int row, int col, double val)
 {
     Cq[(size_t)row * s->n + col] += val;
     if (col < s->lo[row]) s->lo[row] = col;
@@ -744,10 +744,10 @@ static void planar_constraints(Sys *s, const double *q, const double *law, doubl
             if (e->o < 0) continue;
             double sign = k ? -1.0 : 1.0, w[2];
             side2_turned(e, sv + 2 * k, w);
-            planar_put(s, Cq, row, e->o, sign);
-            planar_put(s, Cq, row + 1, e->o + 1, sign);
-            planar_put(s, Cq, row, e->o + 2, sign * w[0]);
-            planar_put(s, Cq, row + 1, e->o + 2, sign * w[1]);
+            cq_put(s, Cq, row, e->o, sign);
+            cq_put(s, Cq, row + 1, e->o + 1, sign);
+            cq_put(s, Cq, row, e->o + 2, sign * w[0]);
+            cq_put(s, Cq, row + 1, e->o + 2, sign * w[1]);
         }
     }
     for (int i = 0; i < pl->npri; i++) {
@@ -772,25 +772,25 @@ static void planar_constraints(Sys *s, const double *q, const double *law, doubl
             side2_turned(&a, ni, Jn);
             side2_turned(&a, si, Ji);
             side2_turned(&a, ai, Ju);
-            planar_put(s, Cq, row, a.o, -nv[0]);
-            planar_put(s, Cq, row, a.o + 1, -nv[1]);
-            planar_put(s, Cq, row, a.o + 2, (d[0] * Jn[0] + d[1] * Jn[1]) - (nv[0] * Ji[0] + nv[1] * Ji[1]));
-            planar_put(s, Cq, row + 1, a.o + 2, Ju[0] * w[1] - Ju[1] * w[0]);
+            cq_put(s, Cq, row, a.o, -nv[0]);
+            cq_put(s, Cq, row, a.o + 1, -nv[1]);
+            cq_put(s, Cq, row, a.o + 2, (d[0] * Jn[0] + d[1] * Jn[1]) - (nv[0] * Ji[0] + nv[1] * Ji[1]));
+            cq_put(s, Cq, row + 1, a.o + 2, Ju[0] * w[1] - Ju[1] * w[0]);
         }
         if (b.o >= 0) {       /* row 1: n . dP_j/dq;  row 2: u x dw/dq = -(dw/dq x u) */
             double Jj[2], Jw[2];
             side2_turned(&b, sj, Jj);
             side2_turned(&b, aj, Jw);
-            planar_put(s, Cq, row, b.o, nv[0]);
-            planar_put(s, Cq, row, b.o + 1, nv[1]);
-            planar_put(s, Cq, row, b.o + 2, nv[0] * Jj[0] + nv[1] * Jj[1]);
-            planar_put(s, Cq, row + 1, b.o + 2, -(Jw[0] * u[1] - Jw[1] * u[0]));
+            cq_put(s, Cq, row, b.o, nv[0]);
+            cq_put(s, Cq, row, b.o + 1, nv[1]);
+            cq_put(s, Cq, row, b.o + 2, nv[0] * Jj[0] + nv[1] * Jj[1]);
+            cq_put(s, Cq, row + 1, b.o + 2, -(Jw[0] * u[1] - Jw[1] * u[0]));
         }
     }
     for (int i = 0; i < pl->ncd; i++) {               /* C = q_k - f(t), C_q = e_k */
         int row = (int)pl->cd[2 * i], col = (int)pl->cd[2 * i + 1];
         C[row] = q[col] - law[3 * (s->nang + i)];
-        if (Cq) planar_put(s, Cq, row, col, 1.0);
+        if (Cq) cq_put(s, Cq, row, col, 1.0);
     }
 }
 
@@ -867,13 +867,8 @@ static void add_row(const Sys *s, double *Cq, int row, int k, const double *coef
     int W = s->W, n = s->n;
     const double *J = s->mJ + (size_t)3 * W * k;
     const i64 *cols = s->mcols + (size_t)W * k;
-    for (int w = 0; w < W; w++) {
-        int c = (int)cols[w];
-        if (c >= n) continue;
-        Cq[(size_t)row * n + c] += coef[0] * J[w] + coef[1] * J[W + w] + coef[2] * J[2 * W + w];
-        if (c < s->lo[row]) s->lo[row] = c;
-        if (c + 1 > s->hi[row]) s->hi[row] = c + 1;
-    }
+    for (int w = 0; w < W; w++)
+        if (cols[w] < n) cq_put(s, Cq, row, (int)cols[w], coef[0] * J[w] + coef[1] * J[W + w] + coef[2] * J[2 * W + w]);
 }
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }

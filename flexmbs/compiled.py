@@ -114,6 +114,7 @@ class CompiledSystem:
         if type(system) is not System:          # a subclass may override what the kernel would evaluate
             raise Unsupported(f"the system is a {type(system).__name__}, a subclass of System; the compiled kernel "
                               "evaluates System's own equations only")
+        system.check_unchanged()                # packed now: what the numpy path evaluates, or refused
         n, m = system.n_q, system.n_c
         norms, mean_axis = [], {}
         for c in system.constraints[:system.n_internal]:
@@ -352,12 +353,25 @@ class CompiledSystem:
         """M, Q, C, C_q, dQ_v/dv and K_el (the elastic stiffness, zero outside the elastic
         coordinates) at (t, q, v), computed by the kernel (for checks against the numpy path)."""
         n, m = self.n, self.m
+        q, v = (self._vector(x, name) for x, name in ((q, "q"), (v, "v")))
         out = {"M": np.zeros((n, n)), "Q": np.zeros(n), "C": np.zeros(m), "Cq": np.zeros((m, n)),
                "D": np.zeros((n, n)), "K": np.zeros((n, n))}
         law = np.ascontiguousarray(self.laws([t])[0])
-        _kernel.evaluate(self.handle, _f64(q).copy(), _f64(v).copy(), law, out["M"], out["Q"], out["C"], out["Cq"],
+        _kernel.evaluate(self.handle, q, v, law, out["M"], out["Q"], out["C"], out["Cq"],
                          out["D"], out["K"])
         return out
+
+    def _vector(self, x, name: str) -> np.ndarray:
+        """A float64 copy of the state vector ``x`` (n_q,); ValueError naming it otherwise (the kernel
+        itself refuses arrays of the wrong type or size, csrc/index3_kernel.c's get_array)."""
+        try:
+            a = np.array(x, dtype=float)
+        except (TypeError, ValueError):
+            a = None
+        if a is None or a.shape != (self.n,):
+            raise ValueError(f"CompiledSystem.evaluate: `{name}` must be a vector of {self.n} numbers, got "
+                             f"{'an array of shape ' + str(np.shape(x)) if a is not None else repr(x)}")
+        return a
 
     def steps(self, params, int_params, state, flags, piv, times, hs, laws, t_out, x_out, x_old, info) -> float:
         """Runs the kernel's index-3 generalized-alpha steps (`flexmbs.integrators.index3_alpha`)."""

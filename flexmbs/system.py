@@ -27,6 +27,61 @@ __all__ = ["System"]
 _EPS = np.finfo(float).eps
 
 
+def _snapshot(value):
+    """A copy of ``value`` to compare with later (`_changed`): arrays by value, lists and tuples entry
+    by entry, anything else (numbers, strings, bodies, callables, markers) as it is."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        return tuple(_snapshot(x) for x in value)
+    return value
+
+
+def _changed(old, new) -> bool:
+    """True if ``new`` differs from the snapshot ``old``: arrays and numbers by value (an array changed
+    in place too), lists and tuples entry by entry, other objects by identity."""
+    if isinstance(old, np.ndarray) or isinstance(new, np.ndarray):
+        return not (isinstance(old, np.ndarray) and isinstance(new, np.ndarray) and old.shape == new.shape
+                    and old.dtype == new.dtype and np.array_equal(old, new))
+    if isinstance(old, tuple):
+        return not (isinstance(new, (list, tuple)) and len(new) == len(old)
+                    and not any(_changed(a, b) for a, b in zip(old, new)))
+    if isinstance(old, (bool, int, float, complex, str, np.number)):
+        return type(old) is not type(new) or old != new
+    return old is not new
+
+
+def _public_attributes(obj) -> dict:
+    """The attributes of ``obj`` that its constructor set and others may read (names without a leading
+    underscore): a body's mass, inertia and loads, a joint's body points and axes."""
+    return {k: _snapshot(v) for k, v in vars(obj).items() if not k.startswith("_")}
+
+
+def _shown(value) -> str:
+    """A short text of an attribute's value for a message: small arrays as lists, large ones by shape."""
+    if isinstance(value, np.ndarray):
+        return repr(value.tolist()) if value.size <= 9 else f"an array of shape {value.shape}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_shown(x) for x in value) + "]"
+    return repr(value)
+
+
+def _entries(items, what: str, needs, expected: str) -> list:
+    """``items`` as a list, each entry checked to have the attributes ``needs`` (a body's or a
+    constraint's protocol); ValueError naming the argument ``what``, the entry and its type otherwise
+    (a string or a single object where a sequence is expected, too)."""
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
+        raise ValueError(f"System: `{what}` must be a sequence, each entry {expected}; got {items!r} "
+                         f"({type(items).__name__})")
+    items = list(items)
+    for k, x in enumerate(items):
+        missing = [a for a in needs if not hasattr(x, a)]
+        if missing:
+            raise ValueError(f"System: `{what}` entry {k} must be {expected}, got {x!r} ({type(x).__name__}, "
+                             f"without {', '.join(missing)})")
+    return items
+
+
 def _batched(obj) -> bool:
     """True if obj's own class (not a parent) defines `batch`: a subclass that overrides forces or
     residuals is evaluated one by one unless it brings its own batch evaluator."""
@@ -48,7 +103,8 @@ class System:
     """
 
     def __init__(self, bodies, constraints=(), gravity=None):
-        self.bodies = list(bodies)
+        self.bodies = _entries(bodies, "bodies", ("name", "n_q", "dim", "mass_matrix", "forces"),
+                               "a body (flexmbs.bodies: RigidBodyEP, RigidBody2D, FlexibleBody, ...)")
         if not self.bodies:
             raise ValueError("System: `bodies` is empty; give at least one body")
         names = [b.name for b in self.bodies]
@@ -66,10 +122,13 @@ class System:
             if g.shape != (self.dim,) or not np.all(np.isfinite(g)):
                 raise ValueError(f"System: `gravity` must be a finite vector of {self.dim} components, got {gravity!r}")
             self.gravity = g
-        given = list(constraints)
+        given = _entries(constraints, "constraints", ("name", "bodies", "n_c", "residual", "jacobian"),
+                         "a constraint (flexmbs.constraints: Revolute, Spherical, Distance, ...)")
         internal = [c for b in self.bodies for c in b.internal_constraints()]
         self.constraints = internal + given
         self.n_internal = len(internal)
+        self._built_from = [(b, _public_attributes(b)) for b in self.bodies] + \
+            [(c, _public_attributes(c)) for c in given]
         cnames = [c.name for c in self.constraints]
         dup = sorted({n for n in cnames if cnames.count(n) > 1})
         if dup:
@@ -317,6 +376,44 @@ class System:
                         if sl is not None:
                             K[sl, sli.start + j] += (fp - fz) / hq
         return K, Ct
+
+    def check_unchanged(self) -> None:
+        """Raise ValueError if a body or a given constraint changed after this System was built.
+
+        The System keeps what its evaluators read from the bodies and constraints when it is built
+        (the rigid bodies' masses and inertia in their batches, the joints' points and axes in the
+        `JointBatch`, the constant mass blocks), and the compiled kernel packs the same data
+        (`flexmbs.compiled.CompiledSystem`): an attribute changed afterwards (``body.mass = 2``, or in
+        place: ``joint.s[0][1] = 0.1``) would be seen by some of them and not by others.  So it is
+        refused, naming the body or constraint, the attribute and both values; it is checked where a
+        run starts and where the System is packed for the kernel (once per run, not per step).
+        Build the bodies, constraints and the System again with the new values instead.
+        """
+        for obj, before in self._built_from:
+            now = vars(obj)
+            for key, old in before.items():
+                if key not in now or _changed(old, now[key]):
+                    kind = "body" if id(obj) in self._qslice else "constraint"
+                    raise ValueError(
+                        f"System: {kind} {obj.name!r} changed after the System was built: its `{key}` was "
+                        f"{_shown(old)}, now {_shown(now.get(key, '(deleted)'))}; the System and the compiled "
+                        f"kernel keep the values given when it was built, so build the {kind} and the System "
+                        "again with the new value")
+            added = sorted(k for k in now if not k.startswith("_") and k not in before)
+            if added:
+                kind = "body" if id(obj) in self._qslice else "constraint"
+                raise ValueError(f"System: {kind} {obj.name!r} changed after the System was built: it has the new "
+                                 f"attribute(s) {added}; build the {kind} and the System again instead")
+
+    def check_loads(self, t, q, v) -> None:
+        """Evaluate each body's loads once at (t, q, v) and check their sizes
+        (`flexmbs.bodies.loads.check_loads`: ValueError naming the body, the load and both sizes), so
+        that a wrong load is named at the start of a run rather than failing inside numpy at a step."""
+        from .bodies.loads import check_loads
+        for b in self.bodies:
+            if b.loads:
+                sl = self._qslice[id(b)]
+                check_loads(b, t, q[sl], v[sl])
 
     def compiled(self):
         """This system packed for the compiled kernel (`flexmbs.compiled.CompiledSystem`, used by

@@ -139,12 +139,39 @@ def _check_identity(body, name, mass, loads) -> None:
         raise ValueError(f"a body needs a nonempty string `name`, got {name!r}")
     body.name = name
     body.loads = _check_loads(loads, name)
-    if not (np.isfinite(mass) and mass > 0):
-        raise ValueError(f"body {name!r}: `mass` must be positive and finite, got {mass!r}")
-    body.mass = float(mass)
+    body.mass = positive_number(mass, "mass", f"body {name!r} ({type(body).__name__})")
+
+
+def real_number(value, what: str, owner: str) -> float:
+    """float(value) if ``value`` is a real number (a Python or numpy int or float, or a 0-d array of
+    one); else ValueError "<owner>: `<what>` must be a number, got <value> (<its type>)": a string,
+    a bool, None or an array is refused here rather than converted or failing inside numpy."""
+    a = None if isinstance(value, (str, bytes, bool, np.bool_)) else np.asarray(value)
+    if a is None or a.ndim != 0 or a.dtype.kind not in "iuf":
+        raise ValueError(f"{owner}: `{what}` must be a number, got {value!r} ({type(value).__name__})")
+    return float(a)
+
+
+def positive_number(value, what: str, owner: str) -> float:
+    """`real_number`, finite and > 0 (a mass, a length); ValueError naming ``what`` otherwise."""
+    try:
+        x = real_number(value, what, owner)
+    except ValueError:
+        x = None
+    if x is None or not (np.isfinite(x) and x > 0):
+        raise ValueError(f"{owner}: `{what}` must be a positive number, got {value!r} ({type(value).__name__})")
+    return x
 
 
 def _check_loads(loads, name: str) -> tuple:
+    """The body's ``loads`` as a tuple of callables; ValueError naming the body if ``loads`` is one
+    callable (not a sequence of them), not a sequence, or holds something not callable."""
+    if callable(loads):
+        raise ValueError(f"body {name!r}: `loads` must be a sequence of loads, got the single callable "
+                         f"{getattr(loads, '__name__', loads)!r}; write loads=[load]")
+    if isinstance(loads, (str, bytes)) or not hasattr(loads, "__iter__"):
+        raise ValueError(f"body {name!r}: `loads` must be a sequence of callables load(body, t, q, v) -> "
+                         f"generalized force, got {loads!r} ({type(loads).__name__})")
     loads = tuple(loads)
     for load in loads:
         if not callable(load):

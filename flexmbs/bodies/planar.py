@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, _check_loads
+from .base import Body, _check_loads, positive_number, real_number
 
 __all__ = ["RigidBody2D", "rotation_2d"]
 
@@ -76,13 +76,9 @@ class RigidBody2D(Body):
     def __init__(self, name: str, mass: float, inertia: float, position=(0.0, 0.0), angle: float = 0.0,
                  velocity=(0.0, 0.0), angular_velocity: float = 0.0, loads=()):
         self.name = str(name)
-        try:
-            mass, inertia, angle = float(mass), float(inertia), float(angle)
-        except (TypeError, ValueError):
-            raise ValueError(f"body {name!r}: `mass`, `inertia` and `angle` must be numbers, got "
-                             f"{mass!r}, {inertia!r}, {angle!r}.") from None
-        if not (np.isfinite(mass) and mass > 0):
-            raise ValueError(f"body {name!r}: `mass` must be positive, got {mass!r}.")
+        owner = f"body {name!r} (RigidBody2D)"
+        mass = positive_number(mass, "mass", owner)
+        inertia, angle = real_number(inertia, "inertia", owner), real_number(angle, "angle", owner)
         if not (np.isfinite(inertia) and inertia >= 0):
             raise ValueError(f"body {name!r}: `inertia` (about the centroid) must be >= 0, got {inertia!r}.")
         if not np.isfinite(angle):

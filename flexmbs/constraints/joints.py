@@ -87,7 +87,8 @@ class Joint(Constraint):
         self.bodies = (body_i, body_j)
         self.name = name
         self._side = tuple(Ground(self.dim) if b is None else b for b in self.bodies)
-        given = [None if s is None else self._marker(s, n) for s, n in ((s_i, "s_i"), (s_j, "s_j"))]
+        given = [None if s is None else self._marker(s, n, b)
+                 for s, n, b in ((s_i, "s_i", body_i), (s_j, "s_j", body_j))]
         P0, self.s, A0 = joint_point(self.name, self.dim, self.bodies, self._side, given,
                                      None if at is None else self._vec(at, "at"), tol, self._check_coincidence)
 
@@ -108,12 +109,24 @@ class Joint(Constraint):
         self.R = [A0[k].T @ F0 for k in range(2)]           # joint frame in each body's coordinates
         self.n_c = sum(self.dim if r[0] == "point" else 1 for r in self._rows)
 
-    def _marker(self, x, what):
-        """A body point: a vector of `dim` numbers, or a body's own marker object (e.g. a mesh node)."""
+    def _marker(self, x, what, body):
+        """A point of ``body``: a vector of `dim` numbers, or a marker object that the body takes (a mesh
+        node `Node(i)` of a flexible or corotational body, which checks its own): tried once on the body's
+        initial coordinates, so that a marker the body does not know (a Node on a rigid body) is named
+        here rather than failing inside numpy."""
         try:
             np.asarray(x, dtype=float)
         except (TypeError, ValueError):
-            return x                                     # the body checks its own markers
+            try:
+                if body is None:
+                    raise ValueError("the ground takes global points only")
+                body.point(body.initial_coordinates(), x)
+            except (TypeError, ValueError, IndexError, AttributeError) as err:
+                why = f" ({err})" if body is None or body.name in str(err) else ""     # the body's own words
+                raise ValueError(f"joint {self.name!r}: `{what}` is {x!r}, which {body_label(body)} does not take as a "
+                                 f"marker{why}; give a vector of {self.dim} numbers (a point in the body's "
+                                 "coordinates), or a Node(i) on a flexible or corotational body") from None
+            return x
         return self._vec(x, what)
 
     def _vec(self, x, what):
@@ -246,7 +259,7 @@ class Distance(Joint):
             Pj = O if at_j is None else self._vec(at_j, "at_j")
             self.s[1] = k.rotation(q0).T @ (Pj - O)
         else:
-            self.s[1] = self._marker(s_j, "s_j")
+            self.s[1] = self._marker(s_j, "s_j", body_j)
         if length is None:
             q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
             length = float(np.linalg.norm(self._side[1].point(q0[1], self.s[1]) - self._side[0].point(q0[0], self.s[0])))

@@ -281,6 +281,9 @@ class Index3GeneralizedAlpha(Integrator):
             raise ValueError(f"the system has n_q = {self.n} coordinates, but the state has "
                              f"{self.formulation.n_state} components (expected 2 n_q).")
         q, v = self.x[:self.n], self.x[self.n:]
+        if hasattr(sys, "check_unchanged"):     # a flexmbs.System, once per run (both paths): refuse a body or
+            sys.check_unchanged()               # joint changed since it was built, name a load of the wrong size
+            sys.check_loads(self.t, q, v)
         Cq = np.atleast_2d(np.asarray(sys.jacobian(self.t, q), float)).reshape(-1, self.n)
         self.n_c = Cq.shape[0]
         reg = self.options["regularization"]

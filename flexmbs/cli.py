@@ -429,7 +429,7 @@ def cmd_sweep(args) -> int:
     import csv
 
     from .progress import Display
-    from .sweep import sweep
+    from .sweep import MissingExtra, sweep
     info = _case(args.case, args.cases)
     grid = {}
     for item in args.grid or ():
@@ -462,7 +462,7 @@ def cmd_sweep(args) -> int:
             rows = sweep(info.path, grid=grid, listed=listed, fixed=_parse_sets(args.set), out=out,
                          workers=args.workers, scheduler=args.scheduler, progress=progress,
                          retries=args.retries, retry_failed=not args.no_retry_failed)
-    except ParameterError as err:
+    except (ParameterError, MissingExtra) as err:        # bad input (exit 2), nothing written
         raise CLIError(str(err)) from None
     counts = {}
     for r in rows:

@@ -136,13 +136,24 @@ def run_one(case_path: str, params: dict, case_dir: str) -> dict:
     return record
 
 
+class MissingExtra(ImportError):
+    """An option needs a package of one of flexmbs' extras that is not installed (the message says
+    which and how to install it)."""
+
+
+def _require_dask(scheduler: str, given_as: str) -> None:
+    """Raise `MissingExtra` if a Dask scheduler is given (``given_as``: how) but dask.distributed is not
+    importable: checked before the sweep writes anything."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError as err:
+        raise MissingExtra(f"a Dask scheduler is given ({given_as}: {scheduler}) but dask.distributed is not "
+                           f'installed ({err}); install it with: pip install "flexmbs[dask]"') from None
+
+
 def _dask_executor(scheduler: str, retries: int):
     """(executor, closer) of a Dask cluster; ``retries`` re-runs a task that raises."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise RuntimeError("a Dask scheduler was given but dask.distributed is not installed: "
-                           "pip install 'flexmbs[dask]'") from None
+    from distributed import Client              # importable: `_require_dask` checked it
     client = Client(scheduler)
     return client.get_executor(retries=retries, pure=False), client.close
 
@@ -284,6 +295,13 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
     -------
     list of dict, one record per parameter set (also for the skipped, finished ones).
 
+    Raises
+    ------
+    MissingExtra
+        (an ImportError) if a scheduler is given (or ``$DASK_SCHEDULER_ADDRESS`` set) and
+        dask.distributed is not installed: the message says ``pip install "flexmbs[dask]"``;
+        nothing is written.
+
     Notes
     -----
     Local workers are started with the "spawn" method (as Dask's are), which imports the
@@ -294,6 +312,10 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
         raise ValueError(f"`retries` must be a non-negative integer, got {retries!r}")
     if workers is not None and not (isinstance(workers, (int, np.integer)) and workers >= 1):
         raise ValueError(f"`workers` must be a positive integer, got {workers!r}")
+    if scheduler:
+        _require_dask(scheduler, "`scheduler`, --scheduler")
+    elif os.environ.get("DASK_SCHEDULER_ADDRESS"):
+        _require_dask(os.environ["DASK_SCHEDULER_ADDRESS"], "$DASK_SCHEDULER_ADDRESS")
     path = find_case(case)
     module = _load(path)
     sets = parameter_grid(module.DEFAULTS, grid, listed, fixed, case=path.stem)

@@ -98,6 +98,22 @@ def test_bad_input_is_named(call, message):
         call()
 
 
+def test_sweep_with_a_scheduler_without_dask_says_what_to_install(tmp_path, capsys, monkeypatch):
+    """`flexmbs sweep --scheduler ADDR` without dask.distributed: exit status 2 (bad input), the message
+    names the extra to install, nothing is written."""
+    from flexmbs.cli import main
+    monkeypatch.setitem(sys.modules, "distributed", None)          # import distributed -> ImportError
+    out = tmp_path / "s"
+    code = main(["sweep", "rotating_bar", "--cases", str(CASES), "--grid", "elements=3,4", "--scheduler",
+                 "tcp://127.0.0.1:8786", "--out", str(out)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "flexmbs sweep: error: a Dask scheduler is given (`scheduler`, --scheduler: tcp://127.0.0.1:8786) but " \
+           "dask.distributed is not installed" in err
+    assert 'install it with: pip install "flexmbs[dask]"' in err
+    assert not out.exists()
+
+
 # -- item 7: a system changed after it was built -------------------------------------------------------
 @needs_kernel
 @pytest.mark.parametrize("change, message", [

@@ -104,22 +104,96 @@ static void capsule_destructor(PyObject *cap)
     sys_free((Sys *)PyCapsule_GetPointer(cap, CAPSULE));
 }
 
-/* item i of the list as a C-contiguous buffer of at least `count` 8-byte items */
-static const void *take(Sys *s, PyObject *list, Py_ssize_t i, Py_ssize_t count, const char *what)
+/* the item type a buffer's format names: 'f' float64, 'i' int64, 'j' int32, 0 anything else (a
+   byte-order prefix of native order is allowed) */
+static char item_kind(const Py_buffer *b)
+{
+    const char *f = b->format ? b->format : "B";
+    if (*f == '@' || *f == '=' || *f == '<') f++;     /* little-endian machines: '<' is native order */
+    if (f[0] == 0 || f[1] != 0) return 0;
+    switch (f[0]) {
+    case 'd': return b->itemsize == 8 ? 'f' : 0;
+    case 'q': case 'l': return b->itemsize == 8 ? 'i' : (b->itemsize == 4 ? 'j' : 0);
+    case 'i': return b->itemsize == 4 ? 'j' : 0;
+    default: return 0;
+    }
+}
+
+static const char *kind_name(char kind)
+{
+    return kind == 'f' ? "float64" : kind == 'i' ? "int64" : "int32";
+}
+
+/* the buffer of obj, C-contiguous (writable if asked), of item type `kind` ('f', 'i', 'j') and at
+   least `count` items; TypeError or ValueError naming the array `what` (prefix: the entry point) */
+static int get_array(PyObject *obj, Py_buffer *b, int writable, char kind, Py_ssize_t count, const char *where,
+                     const char *what)
+{
+    if (PyObject_GetBuffer(obj, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a C-contiguous%s %s array, got %s", where, what,
+                     writable ? ", writable" : "", kind_name(kind), Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (item_kind(b) != kind) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a %s array, got items of format '%s' (%zd bytes)", where,
+                     what, kind_name(kind), b->format ? b->format : "B", b->itemsize);
+        PyBuffer_Release(b);
+        return -1;
+    }
+    if (b->len < count * b->itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: %s must hold at least %zd items, got %zd", where, what, count,
+                     b->len / b->itemsize);
+        PyBuffer_Release(b);
+        return -1;
+    }
+    return 0;
+}
+
+/* item i of the list as a C-contiguous buffer of at least `count` items of type `kind` */
+static const void *take(Sys *s, PyObject *list, Py_ssize_t i, Py_ssize_t count, char kind, const char *what)
 {
     if (i >= PyList_GET_SIZE(list)) {
         PyErr_Format(PyExc_ValueError, "kernel system: missing array %s", what);
         return NULL;
     }
-    Py_buffer *b = &s->bufs[s->nbuf];
-    if (PyObject_GetBuffer(PyList_GET_ITEM(list, i), b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    s->nbuf++;
-    if (b->itemsize != 8 || b->len < count * 8) {
-        PyErr_Format(PyExc_ValueError, "kernel system: array %s must hold %zd 8-byte items, got %zd",
-                     what, count, b->len / (b->itemsize ? b->itemsize : 1));
+    if (count < 0) {
+        PyErr_Format(PyExc_ValueError, "kernel system: array %s: a negative count (%zd) in the header or a row "
+                     "pointer", what, count);
         return NULL;
     }
+    Py_buffer *b = &s->bufs[s->nbuf];
+    if (get_array(PyList_GET_ITEM(list, i), b, 0, kind, count, "kernel system", what) < 0) return NULL;
+    s->nbuf++;
     return b->buf;
+}
+
+/* ValueError unless lo <= x[k * stride + c] < hi for k < count, c < width: "kernel system: <what> ..." */
+static int in_range(const i64 *x, Py_ssize_t count, int width, int stride, i64 lo, i64 hi, const char *what)
+{
+    for (Py_ssize_t k = 0; k < count; k++)
+        for (int c = 0; c < width; c++) {
+            i64 v = x[k * stride + c];
+            if (v < lo || v >= hi) {
+                PyErr_Format(PyExc_ValueError, "kernel system: %s: entry (%zd, %d) is %lld, outside [%lld, %lld)",
+                             what, k, c, (long long)v, (long long)lo, (long long)hi);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+/* ValueError unless p (count + 1 row pointers of a CSR matrix with nnz entries) starts at 0, does not
+   decrease and ends at nnz, and its column indices j lie in [0, ncol) */
+static int csr_valid(const i64 *p, const i64 *j, Py_ssize_t count, i64 ncol, const char *what)
+{
+    if (p[0] != 0) { PyErr_Format(PyExc_ValueError, "kernel system: %s row pointers must start at 0", what); return -1; }
+    for (Py_ssize_t k = 0; k < count; k++)
+        if (p[k + 1] < p[k]) {
+            PyErr_Format(PyExc_ValueError, "kernel system: %s row pointers decrease at row %zd", what, k);
+            return -1;
+        }
+    return in_range(j, p[count], 1, 1, 0, ncol, what);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -799,13 +873,13 @@ static void planar_constraints(Sys *s, const double *q, const double *law, doubl
 static int planar_parse(Sys *s, PyObject *list, Py_ssize_t i)
 {
     Planar *pl = &s->pl;
-    if (!(pl->off = take(s, list, i++, pl->nb, "planar offsets"))) return -1;
-    if (!(pl->mI = take(s, list, i++, 2 * (Py_ssize_t)pl->nb, "planar inertia"))) return -1;
-    if (!(pl->rev = take(s, list, i++, 3 * (Py_ssize_t)pl->nrev, "planar revolute rows"))) return -1;
-    if (!(pl->rev_s = take(s, list, i++, 4 * (Py_ssize_t)pl->nrev, "planar revolute points"))) return -1;
-    if (!(pl->pri = take(s, list, i++, 3 * (Py_ssize_t)pl->npri, "planar prismatic rows"))) return -1;
-    if (!(pl->pri_v = take(s, list, i++, 10 * (Py_ssize_t)pl->npri, "planar prismatic vectors"))) return -1;
-    if (!(pl->cd = take(s, list, i++, 2 * (Py_ssize_t)pl->ncd, "coordinate drivers"))) return -1;
+    if (!(pl->off = take(s, list, i++, pl->nb, 'i', "planar offsets"))) return -1;
+    if (!(pl->mI = take(s, list, i++, 2 * (Py_ssize_t)pl->nb, 'f', "planar inertia"))) return -1;
+    if (!(pl->rev = take(s, list, i++, 3 * (Py_ssize_t)pl->nrev, 'i', "planar revolute rows"))) return -1;
+    if (!(pl->rev_s = take(s, list, i++, 4 * (Py_ssize_t)pl->nrev, 'f', "planar revolute points"))) return -1;
+    if (!(pl->pri = take(s, list, i++, 3 * (Py_ssize_t)pl->npri, 'i', "planar prismatic rows"))) return -1;
+    if (!(pl->pri_v = take(s, list, i++, 10 * (Py_ssize_t)pl->npri, 'f', "planar prismatic vectors"))) return -1;
+    if (!(pl->cd = take(s, list, i++, 2 * (Py_ssize_t)pl->ncd, 'i', "coordinate drivers"))) return -1;
     for (int b = 0; b < pl->nb; b++)
         if (pl->off[b] < 0 || pl->off[b] + 3 > s->n) { PyErr_SetString(PyExc_ValueError, "kernel system: planar body out of range"); return -1; }
     for (int k = 0; k < pl->nrev + pl->npri; k++) {
@@ -1176,13 +1250,51 @@ static int header(const i64 *h, Sys *s)
     s->pl.nb = (int)h[15]; s->pl.nrev = (int)h[16]; s->pl.npri = (int)h[17]; s->pl.ncd = (int)h[18];
     s->nlaw = s->nang + s->pl.ncd;
     s->tw = 3 * (s->nlaw + s->nvec);
-    return s->n > 0 && s->m >= 0;
+    for (int k = 1; k < 19; k++)
+        if (h[k] < 0) return 0;
+    return s->n > 0 && (s->nmark == 0 || s->W >= 7 + s->E);   /* a marker's Jacobian: R, p, then E columns */
 }
 
-#define TAKE(dst, type, count, what)                                   \
-    do {                                                               \
-        dst = (type)take(s, list, i++, (Py_ssize_t)(count), what);    \
-        if (!dst) goto fail;                                           \
+/* the index arrays of the rigid bodies, norms, markers, joints and loads point into q (n, and the
+   ground's TAIL after it), C (m rows) and the markers: checked once when the system is built, so that
+   no evaluation reads or writes out of bounds (a ValueError naming the array instead) */
+static int check_indices(const Sys *s)
+{
+    i64 n = s->n, m = s->m, nq = s->n + TAIL, nm = s->nmark;
+    if (in_range(s->r_off, s->nr, 1, 1, 0, n - 6, "rigid offsets")
+        || in_range(s->norm, s->nnorm, 1, 2, 0, m, "norm rows") || in_range(s->norm + 1, s->nnorm, 1, 2, 0, n - 6, "norm columns")
+        || in_range(s->mR, nm, 3, 3, 0, nq, "marker R") || in_range(s->mp, nm, 4, 4, 0, nq, "marker p")
+        || in_range(s->me, nm, s->E, s->E, 0, nq, "marker e") || in_range(s->mcols, nm, s->W, s->W, 0, INT64_MAX, "marker columns")
+        || in_range(s->pt, s->npt, 1, 3, 0, m - 2, "point rows") || in_range(s->pt + 1, s->npt, 2, 3, 0, nm, "point markers")
+        || in_range(s->d1, s->nd1, 1, 3, 0, m, "dot1 rows") || in_range(s->d1 + 1, s->nd1, 2, 3, 0, nm, "dot1 markers")
+        || in_range(s->d2, s->nd2, 1, 4, 0, m, "dot2 rows") || in_range(s->d2 + 1, s->nd2, 3, 4, 0, nm, "dot2 markers")
+        || in_range(s->ds, s->nds, 1, 3, 0, m, "dist rows") || in_range(s->ds + 1, s->nds, 2, 3, 0, nm, "dist markers")
+        || in_range(s->ang, s->nang, 1, 4, 0, m, "angle rows") || in_range(s->ang + 1, s->nang, 3, 4, 0, nm, "angle markers")
+        || in_range(s->ld_i, s->nl, 1, 4, 0, 3, "load kinds") || in_range(s->ld_i + 1, s->nl, 1, 4, 0, n - 6, "load offsets")
+        || in_range(s->ld_i + 2, s->nl, 1, 4, 0, 2, "load frames") || in_range(s->ld_i + 3, s->nl, 1, 4, 0, s->nvec > 0 ? s->nvec : 1, "load vectors"))
+        return -1;
+    return 0;
+}
+
+/* a flexible body's sizes and index arrays (checked as it is read, before its CSR arrays are taken) */
+static int check_flex_sizes(const Sys *s, const Flex *f)
+{
+    if (f->ne < 0 || f->nel < 0 || f->k < 0 || f->nB < 0 || f->nkg < 0 || f->off < 0 || f->off + 7 + f->ne > s->n) {
+        PyErr_Format(PyExc_ValueError, "kernel system: flexible ints: offset %d, n_e %d, elements %d x %d DOFs, "
+                     "%d geometric stiffnesses, %d mean-axis rows do not fit n = %d coordinates", f->off, f->ne, f->nel,
+                     f->k, f->nkg, f->nB, s->n);
+        return -1;
+    }
+    return 0;
+}
+
+/* the item type of a packed array from its pointer: float64 for doubles, int64 for indices */
+#define KIND(dst) _Generic((dst), const double *: 'f', const i64 *: 'i')
+
+#define TAKE(dst, type, count, what)                                             \
+    do {                                                                         \
+        dst = (type)take(s, list, i++, (Py_ssize_t)(count), KIND(dst), what);   \
+        if (!dst) goto fail;                                                     \
     } while (0)
 
 static PyObject *py_system(PyObject *self, PyObject *args)
@@ -1227,6 +1339,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         TAKE(fi, const i64 *, 9, "flexible ints");
         f->off = (int)fi[0]; f->ne = (int)fi[1]; f->nel = (int)fi[2]; f->k = (int)fi[3];
         f->damped = (int)fi[4]; f->axial = (int)fi[5]; f->nkg = (int)fi[6]; f->nB = (int)fi[7]; f->Brow = (int)fi[8];
+        if (check_flex_sizes(s, f) < 0) goto fail;
         if (f->k > 64) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 64 DOFs per element"); goto fail; }
         if (f->nkg > 12) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 12 unit geometric stiffnesses"); goto fail; }
         if (f->nB && (f->Brow < 0 || f->Brow + f->nB > s->m)) { PyErr_SetString(PyExc_ValueError, "kernel system: mean-axis rows out of range"); goto fail; }
@@ -1240,6 +1353,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         TAKE(f->d, const double *, 9 * ne, "d");
         TAKE(f->Sp, const i64 *, 9 * ne + 1, "S row pointers");
         TAKE(f->Sj, const i64 *, f->Sp[9 * ne], "S columns");
+        if (csr_valid(f->Sp, f->Sj, 9 * (Py_ssize_t)ne, ne, "S") < 0) goto fail;
         TAKE(f->S, const double *, f->Sp[9 * ne], "S values");
         TAKE(f->Mdd, const double *, ne * ne, "[m]");
         TAKE(f->Kdd, const double *, ne * ne, "[k]");
@@ -1251,14 +1365,17 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         TAKE(f->kg_key, const i64 *, f->nkg, "geometric stiffness keys");
         TAKE(f->Kp, const i64 *, f->nkg ? (Py_ssize_t)f->nkg * ne + 1 : 0, "K_g row pointers");
         TAKE(f->Kj, const i64 *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, "K_g columns");
+        if (f->nkg && csr_valid(f->Kp, f->Kj, (Py_ssize_t)f->nkg * ne, ne, "K_g") < 0) goto fail;
         TAKE(f->Kv, const double *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, "K_g values");
         TAKE(f->B, const double *, (Py_ssize_t)f->nB * ne, "mean-axis rows");
+        if (in_range(f->idx, (Py_ssize_t)f->nel * f->k, 1, 1, 0, INT64_MAX, "element DOFs") < 0) goto fail;   /* >= ne: a fixed DOF, skipped */
         for (int z = 0; z < f->nkg; z++)
             if (f->kg_key[z] < 0 || f->kg_key[z] > 11) { PyErr_SetString(PyExc_ValueError, "kernel system: bad geometric stiffness key"); goto fail; }
         if ((size_t)(28 * ne + 8) > fw) fw = 28 * (size_t)ne + 8;
     }
     TAKE(s->ld_i, const i64 *, 4 * s->nl, "load kinds");
     TAKE(s->ld_r, const double *, 9 * s->nl, "load data");
+    if (check_indices(s) < 0) goto fail;
     s->nblk = s->nr + s->nf;
     s->blk = calloc(2 * (size_t)s->nblk + 2, sizeof(int));
     if (!s->blk) { PyErr_NoMemory(); goto fail; }
@@ -1288,12 +1405,7 @@ static Sys *get_sys(PyObject *cap)
 /* writable float64 buffer of at least count items */
 static double *wbuf(PyObject *obj, Py_buffer *b, Py_ssize_t count, const char *what)
 {
-    if (PyObject_GetBuffer(obj, b, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return NULL;
-    if (b->itemsize != 8 || b->len < count * 8) {
-        PyErr_Format(PyExc_ValueError, "kernel: %s must hold %zd float64 items", what, count);
-        PyBuffer_Release(b);
-        return NULL;
-    }
+    if (get_array(obj, b, 1, 'f', count, "kernel evaluate", what) < 0) return NULL;
     return (double *)b->buf;
 }
 
@@ -1420,50 +1532,63 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
     Py_buffer bufs[24];
     int nb = 0;
     PyObject *result = NULL;
-#define GET(ptr, type, obj, count, name, fmtsize)                                                     \
-    do {                                                                                              \
-        if (PyObject_GetBuffer(obj, &bufs[nb], PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) \
-            goto done;                                                                                \
-        nb++;                                                                                         \
-        if (bufs[nb - 1].itemsize != fmtsize || bufs[nb - 1].len < (Py_ssize_t)(count) * fmtsize) {   \
-            PyErr_Format(PyExc_ValueError, "kernel steps: %s has the wrong size", name);             \
-            goto done;                                                                                \
-        }                                                                                             \
-        ptr = (type)bufs[nb - 1].buf;                                                                 \
+#define GET(ptr, type, obj, count, name, kind)                                                      \
+    do {                                                                                            \
+        if (get_array(obj, &bufs[nb], 1, kind, (Py_ssize_t)(count), "kernel steps", name) < 0) goto done; \
+        nb++;                                                                                       \
+        ptr = (type)bufs[nb - 1].buf;                                                               \
     } while (0)
     double *pr;
     i64 *pi;
     State st;
     double *times, *hs, *laws, *t_out, *x_out, *x_old;
     i64 *info;
-    GET(pr, double *, po, 10, "params", 8);
-    GET(pi, i64 *, pint, 3, "int params", 8);
-    GET(st.q, double *, pstate[0], n, "q", 8);
-    GET(st.v, double *, pstate[1], n, "v", 8);
-    GET(st.a, double *, pstate[2], n, "a", 8);
-    GET(st.qdd, double *, pstate[3], n, "qdd", 8);
-    GET(st.lam, double *, pstate[4], m, "lam", 8);
-    GET(st.S, double *, pstate[5], (size_t)N * N, "S", 8);
-    GET(st.Kt, double *, pstate[6], (size_t)n * n, "Kt", 8);
-    GET(st.Ct, double *, pstate[7], (size_t)n * n, "Ct", 8);
-    GET(st.Kt_rest, double *, pstate[8], (size_t)n * n, "Kt_rest", 8);
-    GET(st.Ct_rest, double *, pstate[9], (size_t)n * n, "Ct_rest", 8);
+    GET(pr, double *, po, 10, "params", 'f');
+    GET(pi, i64 *, pint, 3, "int params", 'i');
+    GET(st.q, double *, pstate[0], n, "q", 'f');
+    GET(st.v, double *, pstate[1], n, "v", 'f');
+    GET(st.a, double *, pstate[2], n, "a", 'f');
+    GET(st.qdd, double *, pstate[3], n, "qdd", 'f');
+    GET(st.lam, double *, pstate[4], m, "lam", 'f');
+    GET(st.S, double *, pstate[5], (size_t)N * N, "S", 'f');
+    GET(st.Kt, double *, pstate[6], (size_t)n * n, "Kt", 'f');
+    GET(st.Ct, double *, pstate[7], (size_t)n * n, "Ct", 'f');
+    GET(st.Kt_rest, double *, pstate[8], (size_t)n * n, "Kt_rest", 'f');
+    GET(st.Ct_rest, double *, pstate[9], (size_t)n * n, "Ct_rest", 'f');
     size_t scratch = 3 * (size_t)n * n + (size_t)m * n + 11 * (size_t)n + 3 * (size_t)m + 2 * (size_t)N + 8
                      + (size_t)N * N;
-    GET(st.dwork, double *, pstate[10], scratch + 2, "dwork", 8);
-    GET(st.flags, i64 *, pflags, 8, "flags", 8);
-    GET(st.piv, int *, ppiv, 3 * N, "piv", 4);
+    GET(st.dwork, double *, pstate[10], scratch + 2, "dwork", 'f');
+    GET(st.flags, i64 *, pflags, 8, "flags", 'i');
+    GET(st.piv, int *, ppiv, 3 * N, "piv", 'j');
     Py_ssize_t k_steps = PyObject_Length(psched[0]);
     if (k_steps < 0) goto done;
-    GET(times, double *, psched[0], k_steps, "times", 8);
-    GET(hs, double *, psched[1], k_steps, "hs", 8);
-    GET(laws, double *, psched[2], (size_t)k_steps * s->tw, "laws", 8);
+    GET(times, double *, psched[0], k_steps, "times", 'f');
+    GET(hs, double *, psched[1], k_steps, "hs", 'f');
+    GET(laws, double *, psched[2], (size_t)k_steps * s->tw, "laws", 'f');
     Py_ssize_t n_te = PyObject_Length(pout[0]);
     if (n_te < 0) goto done;
-    GET(t_out, double *, pout[0], n_te, "t_out", 8);
-    GET(x_out, double *, pout[1], (size_t)n_te * 2 * n, "x_out", 8);
-    GET(x_old, double *, pout[2], 4 * (size_t)n + 1, "x_old", 8);
-    GET(info, i64 *, pout[3], 4, "info", 8);
+    GET(t_out, double *, pout[0], n_te, "t_out", 'f');
+    GET(x_out, double *, pout[1], (size_t)n_te * 2 * n, "x_out", 'f');
+    GET(x_old, double *, pout[2], 4 * (size_t)n + 1, "x_old", 'f');
+    GET(info, i64 *, pout[3], 4, "info", 'i');
+    if (pi[0] < 1 || pi[1] < 0 || pi[1] > 1 || pi[2] < 0 || pi[2] > 2) {
+        PyErr_Format(PyExc_ValueError, "kernel steps: int params (max_iter >= 1, fd 0 or 1, refactor 0..2) got "
+                     "%lld, %lld, %lld", (long long)pi[0], (long long)pi[1], (long long)pi[2]);
+        goto done;
+    }
+    if (info[1] < 0 || info[1] > n_te) {
+        PyErr_Format(PyExc_ValueError, "kernel steps: info[1] (the first output index) is %lld, outside [0, %zd]",
+                     (long long)info[1], n_te);
+        goto done;
+    }
+    if (st.flags[0]) {                 /* a kept LU: its pivots and column ranges index rows and columns of N */
+        for (int k = 0; k < 3 * N; k++)
+            if (st.piv[k] < 0 || st.piv[k] > N || (k < N && st.piv[k] == N)) {
+                PyErr_Format(PyExc_ValueError, "kernel steps: piv[%d] = %d is outside the %d rows of the kept LU",
+                             k, st.piv[k], N);
+                goto done;
+            }
+    }
 #undef GET
     {
         Params P = {pr[0], pr[1], pr[2], pr[3], pr[4], pr[5], pr[6], pr[7], pr[8], pr[9],

@@ -155,3 +155,80 @@ def test_a_system_built_again_with_the_new_values_runs_the_same_on_both_paths():
         assert a.kernel == "numpy" and b.kernel == "compiled" and a.status == b.status == "finished"
         assert np.abs(a.x - b.x).max() <= 1e-10 * max(1.0, np.abs(a.x).max())
     assert np.abs(runs[2.0][0].x - runs[0.5][0].x).max() > 1e-3
+
+
+# -- the kernel's private entry points ---------------------------------------------------------------
+@needs_kernel
+def test_kernel_entry_points_refuse_wrong_types_sizes_and_indices():
+    """Called directly with an int64 array where float64 is read, a float64 array where indices are read,
+    a short array, or indices out of range: an exception naming the array, not a wrong answer or a crash."""
+    import _flexmbs_kernel as kernel
+    system = pendulum(bob(), length=0.4)
+    packed = CompiledSystem(system)
+    n, m = packed.n, packed.m
+    arrays = list(packed._packed)
+    assert kernel.system([a.copy() for a in arrays]) is not None          # the packing itself passes
+
+    def refused(k, value, error, text):
+        bad = [a.copy() for a in arrays]
+        bad[k] = value
+        with pytest.raises(error, match=text):
+            kernel.system(bad)
+
+    refused(1, np.zeros(4, dtype=np.int64), TypeError, "gravity must be a float64 array, got items of format")
+    refused(2, np.zeros(1), TypeError, "rigid offsets must be a int64 array")
+    refused(3, arrays[3][:, :5].copy(), ValueError, "rigid inertia must hold at least 13 items, got 5")
+    refused(2, np.array([n - 6]), ValueError, rf"rigid offsets: entry \(0, 0\) is {n - 6}, outside \[0, {n - 6}\)")
+    refused(2, np.array([-(1 << 40)]), ValueError, "rigid offsets: entry")
+    rows = arrays[12].copy()                                                  # the point rows: row, marker i, j
+    rows[0, 1] = 99
+    refused(12, rows, ValueError, rf"point markers: entry \(0, 0\) is 99, outside \[0, {arrays[0][5]}\)")
+    rows = arrays[15].copy()                                                  # the distance rows
+    rows[0, 0] = m
+    refused(15, rows, ValueError, rf"dist rows: entry \(0, 0\) is {m}, outside \[0, {m}\)")
+    header = arrays[0].copy()
+    header[2] = -1
+    refused(0, header, ValueError, "bad header")
+
+    out = {k: np.zeros(s) for k, s in (("M", (n, n)), ("Q", n), ("C", m), ("Cq", (m, n)), ("D", (n, n)),
+                                       ("K", (n, n)))}
+    q = system.initial_coordinates()
+    law = np.zeros(0)
+    with pytest.raises(TypeError, match="kernel evaluate: q must be a float64 array"):
+        kernel.evaluate(packed.handle, q.astype(np.int64), q.copy(), law, *out.values())
+    with pytest.raises(ValueError, match=f"kernel evaluate: v must hold at least {n} items, got 3"):
+        kernel.evaluate(packed.handle, q.copy(), q[:3].copy(), law, *out.values())
+    with pytest.raises(TypeError, match="kernel evaluate: M must be a C-contiguous, writable float64 array"):
+        kernel.evaluate(packed.handle, q.copy(), q.copy(), law, np.zeros((n, 2 * n))[:, ::2], *list(out.values())[1:])
+    with pytest.raises(ValueError, match=rf"CompiledSystem.evaluate: `q` must be a vector of {n} numbers"):
+        packed.evaluate(0.0, q[:3], q)
+
+
+@needs_kernel
+def test_kernel_steps_entry_point_refuses_wrong_types_and_indices():
+    """The steps entry point: the pivots as int64 (int32 is read), the first output index and the integer
+    options out of range raise before a step is taken; the same call with the right arrays steps."""
+    from flexmbs.integrators.index3_alpha import Index3GeneralizedAlpha
+    system = pendulum(bob())
+    problem = ConstrainedProblem(system)
+    q0 = system.initial_coordinates()
+    it = Index3GeneralizedAlpha(problem, 0.0, problem.state0(q0, 0 * q0), 0.01, h=1e-3, rho_inf=0.9,
+                                kernel="compiled")
+    n = system.n_q
+    times = hs = np.array([1e-3])
+    params = np.array([it.alpha_m, it.alpha_f, it.gamma, it.beta, 1e-8, 0.3, 0.0, 1e6, 1e-9, 1e-3])
+
+    def call(piv=None, ints=(12, 1, 1), first=0):
+        info = np.array([0, first, 0, 0], dtype=np.int64)
+        it._compiled.steps(params, np.array(ints, dtype=np.int64), it._kstate, it._kflags,
+                           it._kpiv if piv is None else piv, times, hs, it._compiled.laws(times),
+                           np.zeros(0), np.zeros((0, 2 * n)), np.empty(4 * n + 1), info)
+        return info
+
+    with pytest.raises(TypeError, match="kernel steps: piv must be a int32 array, got items of format"):
+        call(piv=it._kpiv.astype(np.int64))
+    with pytest.raises(ValueError, match=r"kernel steps: info\[1\] \(the first output index\) is 5, outside \[0, 0\]"):
+        call(first=5)
+    with pytest.raises(ValueError, match="kernel steps: int params .* got 12, 1, 7"):
+        call(ints=(12, 1, 7))
+    assert call()[0] == 1                                   # one step done with the right arrays

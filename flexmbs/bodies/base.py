@@ -180,8 +180,20 @@ def _check_loads(loads, name: str) -> tuple:
     return loads
 
 
+def _floats(x, what: str, name: str) -> np.ndarray:
+    """np.asarray(x, float), refusing strings and what does not convert with a ValueError naming the
+    body's argument ``what`` (instead of numpy's "could not convert string to float")."""
+    try:
+        a = None if isinstance(x, (str, bytes)) else np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        a = None
+    if a is None:
+        raise ValueError(f"body {name!r}: `{what}` must be numbers, got {x!r} ({type(x).__name__})")
+    return a
+
+
 def _vector3(x, what: str, name: str) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
+    a = _floats(x, what, name)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise ValueError(f"body {name!r}: `{what}` must be a finite 3-vector, got {x!r}")
     return a
@@ -230,7 +242,7 @@ class RigidBody(Body):
                  centroid=(0.0, 0.0, 0.0), inertia_at: str = "centroid", velocity=(0.0, 0.0, 0.0),
                  angular_velocity=(0.0, 0.0, 0.0), loads=()):
         _check_identity(self, name, mass, loads)
-        J = np.asarray(inertia, dtype=float)
+        J = _floats(inertia, "inertia", name)
         if J.shape == (3,):
             J = np.diag(J)
         if J.shape != (3, 3) or not np.all(np.isfinite(J)):

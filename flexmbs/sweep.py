@@ -42,7 +42,7 @@ import numpy as np
 
 from .parameters import parse_parameters
 
-__all__ = ["parameter_grid", "case_id", "sweep", "run_one", "find_case", "FAILED"]
+__all__ = ["parameter_grid", "case_id", "sweep", "run_one", "find_case", "FAILED", "MissingExtra"]
 
 log = logging.getLogger(__name__)
 

@@ -28,15 +28,19 @@ SYSTEM_INTEGRATORS = sorted(name for name in INTEGRATORS if name != "exact")
 
 def integrate_system(system, q0, v0, t_end: float, t_eval, *, integrator: str = "index3-alpha", h: float = 1e-3,
                      rho_inf: float = 0.8, rtol: float = 1e-10, atol_factor: float = 1e-2,
-                     solver: str = "augmented", stabilization="none"):
-    """Solution (`flexmbs.integrators.Solution`, x = (q, v) per output) of one run from t = 0 to ``t_end``."""
+                     solver: str = "augmented", stabilization="none", assemble: bool = False):
+    """Solution (`flexmbs.integrators.Solution`, x = (q, v) per output) of one run from t = 0 to ``t_end``.
+
+    ``q0``, ``v0``: the initial state (None: the bodies' own, `System.initial_state`), checked
+    against the constraints: an inconsistent one is refused (`flexmbs.system.InconsistentStateError`)
+    unless ``assemble=True``, which projects it onto the constraints with a warning.
+    """
     from flexmbs.integrators import ConstrainedProblem, simulate
 
-    q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+    q0, v0 = system.initial_state(0.0, q0, v0, assemble=assemble)
     if integrator == "index3-alpha":
-        problem = ConstrainedProblem(system)
-        return simulate(problem, (0.0, t_end), problem.state0(q0, v0), method="index3-alpha", h=h,
-                        t_eval=t_eval, rho_inf=rho_inf)
+        return simulate(ConstrainedProblem(system), (0.0, t_end), np.concatenate([q0, v0]), method="index3-alpha",
+                        h=h, t_eval=t_eval, rho_inf=rho_inf)
     from flexmbs.formulations.index1 import Index1
     from flexmbs.stiffness import check_explicit
     check_explicit(system, integrator, (0.0, float(t_end)))      # a stiff flexible body: say so before hours

@@ -15,6 +15,9 @@ with M block-diagonal over the bodies and Q = Q_e + Q_v.
 """
 from __future__ import annotations
 
+import logging
+import warnings
+
 import numpy as np
 import scipy.linalg
 
@@ -22,9 +25,33 @@ from .constraints.base import EMPTY, ConstraintError
 from .constraints.batch import JointBatch, evaluated_by_batch
 from .newton import NewtonError, max_norm, newton
 
-__all__ = ["System"]
+__all__ = ["System", "InconsistentStateError", "InitialStateWarning", "CONSISTENCY_RTOL"]
+
+log = logging.getLogger(__name__)
 
 _EPS = np.finfo(float).eps
+
+# An initial state is consistent when every constraint holds to CONSISTENCY_RTOL times its scale
+# (System.consistency): far above the round-off of data typed to double precision and of
+# System.assemble (|C| <= 1e-12), far below a violation that changes the motion (a 1e-8 m gap
+# in a 1 m mechanism).
+CONSISTENCY_RTOL = 1e-8
+
+
+class InconsistentStateError(ConstraintError):
+    """An initial state that violates the constraints beyond the tolerance of `System.consistency`.
+
+    Attributes: ``names`` (the worst constraint first), ``level`` ("position" or "velocity"),
+    ``size`` (its largest |C| or |C_q v + C_t|) and ``tol``.
+    """
+
+    def __init__(self, message: str, name: str, level: str, size: float, tol: float):
+        super().__init__(message, [name])
+        self.level, self.size, self.tol = level, size, tol
+
+
+class InitialStateWarning(UserWarning):
+    """An initial state was assembled (moved onto the constraints) on request: says how far."""
 
 
 def _snapshot(value):
@@ -589,6 +616,94 @@ class System:
                                       f"satisfied (largest |C_q v + C_t| = {max_norm(r):.3g}); a driver "
                                       "conflicts with the joints", names)
         return q, v
+
+    def consistency(self, t, q, v) -> dict:
+        """The worst violation of the constraints at each level, against its tolerance.
+
+        Returns ``{"position": (name, size, tol), "velocity": (name, size, tol)}`` with ``name`` the
+        constraint of the largest entry (None without constraints) and
+
+        .. code:: text
+
+            position:  size = max_i |C_i(q, t)|,         tol = CONSISTENCY_RTOL L,  L = max(1, |q|_inf)
+            velocity:  size = max_i |(C_q v + C_t)_i|,   tol = CONSISTENCY_RTOL V,
+                       V = max(1, max_i (sum_j |C_q,ij v_j| + |C_t,i|))
+
+        L is the size of the system's coordinates (the round-off of C grows with it) and V the size
+        of the terms of the velocity constraints.  Velocity-level (non-holonomic) constraints are
+        zero at the position level.  The state is consistent when size <= tol at both levels.
+        """
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        if not self.n_c:
+            return {level: (None, 0.0, CONSISTENCY_RTOL) for level in ("position", "velocity")}
+        C, J = self.constraint_terms(t, q)
+        Ct = self.time_derivative(t, q)
+        scales = {"position": max(1.0, max_norm(q)),
+                  "velocity": max(1.0, max_norm(np.abs(J) @ np.abs(v) + np.abs(Ct)))}
+        out = {}
+        for level, r in (("position", C), ("velocity", J @ v + Ct)):
+            worst = int(np.argmax(np.abs(r)))
+            out[level] = (self._names_of_rows([worst])[0], float(abs(r[worst])), CONSISTENCY_RTOL * scales[level])
+        return out
+
+    def initial_state(self, t: float = 0.0, q=None, v=None, *, assemble: bool = False):
+        """(q, v) to start an integration at t from: consistent with the constraints, or refused.
+
+        ``q``, ``v`` default to the bodies' own initial coordinates and velocities
+        (`initial_coordinates`, `initial_velocities`: a body's ``velocity=`` and
+        ``angular_velocity=`` included).  The state is checked by `consistency`.  When it violates
+        a constraint beyond the tolerance:
+
+        - ``assemble=False`` (default): raises `InconsistentStateError` naming the worst
+          constraint, the level (position or velocity), the size of the violation and the
+          tolerance; nothing is integrated from an inconsistent state.
+        - ``assemble=True``: `assemble` projects the positions, then the velocities, onto the
+          constraints (minimum-norm corrections) and an `InitialStateWarning` (also logged) says
+          how far each moved.  A consistent state is assembled too (to |C| ~ 1e-12), silently.
+        """
+        q = self.initial_coordinates() if q is None else np.array(q, dtype=float)
+        v = self.initial_velocities() if v is None else np.array(v, dtype=float)
+        for value, label in ((q, "q0"), (v, "v0")):
+            if value.shape != (self.n_q,):
+                raise ValueError(f"`{label}` must have shape (system.n_q,) = ({self.n_q},), got {value.shape}")
+            if not np.all(np.isfinite(value)):
+                raise ValueError(f"`{label}` must be finite (it contains NaN or inf)")
+        report = self.consistency(t, q, v)
+        bad = {level: r for level, r in report.items() if r[1] > r[2]}
+        if not assemble:
+            if bad:
+                raise self._inconsistent(bad, t)
+            return q, v
+        q1, v1 = self.assemble(t, q, v)
+        if bad:
+            msg = (f"initial state at t = {t:g} assembled ({self._describe(bad)}): positions moved by up to "
+                   f"{max_norm(q1 - q):.3g}{self._body_of_largest(q1 - q)}, velocities by up to "
+                   f"{max_norm(v1 - v):.3g}{self._body_of_largest(v1 - v)}")
+            log.warning(msg)
+            warnings.warn(msg, InitialStateWarning, stacklevel=3)
+        return q1, v1
+
+    @staticmethod
+    def _describe(bad: dict) -> str:
+        """'constraint 'pivot' violated at the position level by 1 (tolerance 1e-08)' for each level."""
+        units = {"position": "|C|", "velocity": "|C_q v + C_t|"}
+        return "; ".join(f"constraint {name!r} violated at the {level} level by {units[level]} = {size:.3g} "
+                         f"(tolerance {tol:.2g})" for level, (name, size, tol) in bad.items())
+
+    def _inconsistent(self, bad: dict, t: float) -> InconsistentStateError:
+        level, (name, size, tol) = next(iter(bad.items()))
+        return InconsistentStateError(
+            f"inconsistent initial state at t = {t:g}: {self._describe(bad)}; it is not integrated. Correct "
+            "q0/v0, or pass assemble=True (to the formulation's state0, ConstrainedProblem.state0 or "
+            "integrate_system) to project the positions, then the velocities, onto the constraints",
+            name, level, size, tol)
+
+    def _body_of_largest(self, dx) -> str:
+        """' (body 'name')': the body of the largest |dx_k| ('' when dx is zero)."""
+        k = int(np.argmax(np.abs(dx)))
+        if dx[k] == 0:
+            return ""
+        return next(f" (body {b.name!r})" for b in self.bodies if self.slice(b).start <= k < self.slice(b).stop)
 
     def kinematics(self, t, q_guess, tol: float = 1e-12, rcond: float = 1e-8):
         """Kinematic analysis of a fully driven system (0 degrees of freedom): (q, v, a) at time t.

@@ -101,8 +101,10 @@ class PointChain:
         q = r.ravel()
         return np.append(q, q[0]) if self.massless else q
 
-    def assemble(self, t, q, v=None, tol=1e-12, fixed=()):
-        return np.array(q, float), np.zeros(self.n_q) if v is None else np.array(v, float)
+    def initial_state(self, t, q=None, v=None, assemble=False):
+        """(q, v) as given (default: the chain hanging horizontally, at rest): the tests build consistent states."""
+        q = self.initial_coordinates() if q is None else np.array(q, float)
+        return q, np.zeros(self.n_q) if v is None else np.array(v, float)
 
     def mobility(self, t, q):
         J = self.jacobian(t, q)
@@ -451,8 +453,8 @@ def test_bad_input_names_the_argument():
         Index1(chain, alpha=5.0)
     with pytest.raises(ValueError, match="`alpha`"):
         Baumgarte(alpha=-1.0)
-    with pytest.raises(ValueError, match="`q0`"):
-        Index1(chain).state0(q0=np.zeros(3))
+    with pytest.raises(ValueError, match=r"`q0` must have shape \(system.n_q,\)"):
+        Index1(tp.build("natural")).state0(q0=np.zeros(3))
     with pytest.raises(ValueError, match="`weight`"):
         udwadia_kalaba.solve_udwadia_kalaba(np.eye(2), np.zeros(2), np.ones((1, 2)), np.zeros(1), weight=0.0)
 

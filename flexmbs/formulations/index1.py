@@ -47,7 +47,7 @@ class Index1:
     ----------
     system : flexmbs.System
         Bodies and constraints (mass_matrix, forces, residual, jacobian, time_derivative,
-        gamma, energy, assemble, mobility).
+        gamma, energy, initial_state, mobility).
     solver : {"augmented", "udwadia-kalaba"}
         How q'' and the multipliers are computed at each evaluation.
     stabilization : {"none", "baumgarte", "coordinate-partitioning"} or a stabilisation object
@@ -107,19 +107,16 @@ class Index1:
         self._I = sparse.identity(self.n_state, format="csr")
 
     # -- states ----------------------------------------------------------------------------------
-    def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = True) -> np.ndarray:
-        """x(t0) = (q0, v0), brought onto the constraints by ``System.assemble`` (unless told not to).
+    def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
+        """x(t0) = (q0, v0), by default the bodies' own initial coordinates and velocities, checked
+        against the constraints by ``System.initial_state``: an inconsistent state is refused
+        (`flexmbs.system.InconsistentStateError`), or, with ``assemble=True``, projected onto the
+        constraints (positions, then velocities) with a warning saying how far it moved.
 
         Checks the mobility: redundant constraints with the augmented formulation raise a
         `RedundantConstraintError` naming them.
         """
-        q0 = self.system.initial_coordinates() if q0 is None else np.asarray(q0, dtype=float)
-        v0 = np.zeros(self.n) if v0 is None else np.asarray(v0, dtype=float)
-        for value, label in ((q0, "q0"), (v0, "v0")):
-            if value.shape != (self.n,):
-                raise ValueError(f"`{label}` must have shape (system.n_q,) = ({self.n},), got {value.shape}.")
-        if assemble:
-            q0, v0 = self.system.assemble(t0, q0, v0)
+        q0, v0 = self.system.initial_state(t0, q0, v0, assemble=assemble)
         self.check_redundancy(t0, q0)
         return np.concatenate([q0, v0])
 

@@ -45,9 +45,14 @@ class Maggi:
         self.jacobian_refresh = float(jacobian_refresh)
         self._I = sparse.identity(self.n_state, format="csr")
 
-    def state0(self, q0=None, v0=None, t0: float = 0.0) -> np.ndarray:
-        q0 = self.qv.q0 if q0 is None else np.asarray(q0, dtype=float)
-        v0 = self.qv.v0 if v0 is None else np.asarray(v0, dtype=float)
+    def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
+        """x0 = (q0, q0'), by default the reference state of the quasi-velocities, checked against the
+        constraints (refused if inconsistent, or assembled with ``assemble=True``:
+        ``System.initial_state``); q0' is then projected onto the velocities the quasi-velocities
+        admit (the momenta of ignorable coordinates held)."""
+        q0 = self.qv.q0 if q0 is None else q0
+        v0 = self.qv.v0 if v0 is None else v0
+        q0, v0 = self.system.initial_state(t0, q0, v0, assemble=assemble)
         return np.concatenate([q0, self.qv.admissible(t0, q0, v0)])
 
     @staticmethod

@@ -36,11 +36,6 @@ class Lagrange(Index1):
         super().__init__(system, solver="augmented", stabilization="none")
         self.n_equations = system.n_q + system.n_c
 
-    def state0(self, q0=None, v0=None, t0: float = 0.0):
-        q0 = self.system.initial_coordinates() if q0 is None else q0
-        v0 = self.system.initial_velocities() if v0 is None else v0
-        return super().state0(q0, v0, t0)
-
     @staticmethod
     def physical(t, x):
         x = np.atleast_2d(x)

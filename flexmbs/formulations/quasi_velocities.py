@@ -429,10 +429,14 @@ class QuasiVelocityForm:
         from scipy import sparse
         self._I = sparse.identity(self.n_state, format="csr")
 
-    def state0(self, q0=None, v0=None, t0: float = 0.0) -> np.ndarray:
-        """x0 = (q0, u0), u0 from q0' (default the reference state of the quasi-velocities)."""
-        q0 = self.qv.q0 if q0 is None else np.asarray(q0, dtype=float)
-        v0 = self.qv.v0 if v0 is None else np.asarray(v0, dtype=float)
+    def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
+        """x0 = (q0, u0), u0 from q0' (default the reference state of the quasi-velocities), after
+        (q0, q0') is checked against the constraints (refused if inconsistent, or assembled with
+        ``assemble=True``: ``System.initial_state``): u0 is a least-squares fit, which would
+        otherwise drop an inadmissible part of q0' silently."""
+        q0 = self.qv.q0 if q0 is None else q0
+        v0 = self.qv.v0 if v0 is None else v0
+        q0, v0 = self.system.initial_state(t0, q0, v0, assemble=assemble)
         return np.concatenate([q0, self.qv.quasi_velocities(t0, q0, v0)])
 
     def physical(self, t, x) -> tuple[np.ndarray, np.ndarray]:

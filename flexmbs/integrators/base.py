@@ -50,6 +50,7 @@ __all__ = [
     "validate_h",
     "validate_tolerances",
     "check_options",
+    "check_consistent",
 ]
 
 Status = Literal["running", "finished", "failed", "diverged"]
@@ -111,6 +112,17 @@ def validate_tolerances(rtol, atol) -> tuple[float, float | np.ndarray]:
     if atol_arr.ndim > 1 or not np.all(np.isfinite(atol_arr)) or not np.all(atol_arr > 0):
         raise ValueError(f"`atol` must be positive (a number or one per state component), got {atol!r}.")
     return rtol, (float(atol_arr) if atol_arr.ndim == 0 else atol_arr)
+
+
+def check_consistent(formulation, t0: float, x0: np.ndarray) -> None:
+    """Refuse an x0 that violates the constraints of the formulation's `flexmbs.System` (no run starts
+    from an inconsistent state): ``System.initial_state`` raises `InconsistentStateError` naming the
+    worst constraint, the level and the size.  Formulations without a System pass."""
+    initial_state = getattr(getattr(formulation, "system", None), "initial_state", None)
+    if initial_state is None:
+        return
+    q, v = formulation.physical(t0, x0)
+    initial_state(t0, np.ravel(q), np.ravel(v))
 
 
 def check_options(cls: type[Integrator], options: dict, stacklevel: int) -> dict:
@@ -180,6 +192,7 @@ class Integrator(ABC):
         self._validate_formulation(formulation)
         self.formulation = formulation
         x0 = validate_x0(x0, formulation.n_state)
+        check_consistent(formulation, self.t0, x0)
         if not self.uses_tolerances and (rtol != 1e-6 or np.any(np.asarray(atol) != 1e-9)):
             warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{self.name}'; "
                           "its accuracy is set by `h`.", stacklevel=2)

@@ -182,9 +182,10 @@ class ConstrainedProblem:
         self.n_q = int(system.n_q)
         self.n_state = 2 * self.n_q
 
-    def state0(self, q0, v0):
-        """x0 = (q0, v0)."""
-        return np.concatenate([np.asarray(q0, float), np.asarray(v0, float)])
+    def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False):
+        """x0 = (q0, v0), by default the bodies' own initial state, checked against the constraints
+        (refused if inconsistent, or assembled with ``assemble=True``: ``System.initial_state``)."""
+        return np.concatenate(self.system.initial_state(t0, q0, v0, assemble=assemble))
 
     def physical(self, t, x):
         """(q, v) from states x (..., 2 n_q)."""

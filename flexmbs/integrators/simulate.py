@@ -188,7 +188,10 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     t_span : (float, float)
         ``(t0, t_end)``, increasing.
     x0 : ndarray, shape (n_state,)
-        Initial state in the formulation's variables (``formulation.state0(...)``).
+        Initial state in the formulation's variables (``formulation.state0(...)``).  For a
+        formulation of a `flexmbs.System` it must satisfy the constraints
+        (``System.consistency``): an inconsistent x0 raises `flexmbs.system.InconsistentStateError`
+        naming the worst constraint; ``formulation.state0(q0, v0, assemble=True)`` projects it.
     method : str, default "DOP853"
         One of `INTEGRATORS`: 'RK45', 'DOP853', 'AB4', 'midpoint', 'generalized-alpha',
         'Radau', 'BDF'.

@@ -1,0 +1,178 @@
+"""A full disk is an error, never a crash (issue 20, item 4).
+
+Each writer stops with "no space left on device: N outputs kept in FILE" (an OSError with errno
+ENOSPC, `flexmbs.io.DiskFullError`), the results file keeps the outputs written wholly before
+and says "disk full",.
+
+Without root the full disk is faked where HDF5 (or numpy) writes: `h5py.File.flush` of the
+run's file (SWMR mode) raises after ``room`` outputs, as HDF5 does on a full disk (h5py raises
+its error as a RuntimeError naming "errno = 28", or an OSError with errno 28).  As root, a real
+1 MiB tmpfs is filled (`tmpfs` fixture; skipped where mount is not permitted), in a subprocess:
+before the fix, HDF5 crashed the process at exit (a segmentation fault, status 139).
+"""
+import errno
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs import io
+from flexmbs.io.recovery import read_superblock
+
+from test_results_io import RUN, bar_model
+
+ROOT = Path(__file__).resolve().parents[1]
+HDF5_ENOSPC = ("Unable to synchronously flush file (file write failed: time = Fri Nov 27 07:40:31 2026, "
+               "filename = '{file}', file descriptor = 3, errno = 28, error message = 'No space left on device', "
+               "buf = 0x55b42f735873, total write size = 6101, bytes this sub-write = 6101, offset = 307200)")
+# the text of HDF5 2.0's error from the real tmpfs run (h5py raises it as a RuntimeError)
+
+pytestmark = pytest.mark.usefixtures("restore_logging")    # tests/conftest.py
+
+
+def fill_after(monkeypatch, room: int, error: str = "hdf5") -> None:
+    """The disk is full after ``room`` flushes of a file in SWMR mode (with ``on_output``, one
+    flush per output); the other writes (the run's start and end) still fit."""
+    real, count = h5py.File.flush, [0]
+
+    def flush(self):
+        if self.swmr_mode:
+            count[0] += 1
+            if count[0] > room:
+                if error == "hdf5":
+                    raise RuntimeError(HDF5_ENOSPC.format(file=self.filename))
+                raise OSError(errno.ENOSPC, "No space left on device", self.filename)
+        real(self)
+    monkeypatch.setattr(h5py.File, "flush", flush)
+
+
+def run_into(path, monkeypatch, room, error="hdf5"):
+    fill_after(monkeypatch, room, error)
+    fm.run(bar_model(), store=path, on_output=lambda t, x: None, **RUN)
+
+
+def create_on_a_full_disk(path, monkeypatch):
+    monkeypatch.setattr(h5py.File, "flush", lambda self: (_ for _ in ()).throw(
+        OSError(errno.ENOSPC, "No space left on device")))
+    io.ResultsFile(path)
+
+
+def start_without_room_for_the_reserve(path, monkeypatch):
+    results_file = io.ResultsFile(path)
+    real = Path.write_bytes
+    monkeypatch.setattr(Path, "write_bytes", lambda self, data: (
+        (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")) if self.name.endswith(".reserve")
+        else real(self, data)))
+    fm.run(bar_model(), store=results_file, **RUN)
+
+
+CASES = [  # (description, call(tmp_path, monkeypatch), message it now prints; {tmp} is tmp_path)
+    ("fm.run(store=...): HDF5's error after 10 of 21 outputs",
+     lambda tmp, mp: run_into(tmp / "r.h5", mp, 10),
+     "no space left on device: 10 outputs kept in {tmp}/r.h5"),
+    ("fm.run(store=...): OSError(ENOSPC) at the first output",
+     lambda tmp, mp: run_into(tmp / "r.h5", mp, 0, "oserror"),
+     "no space left on device: 0 outputs kept in {tmp}/r.h5"),
+    ("ResultsFile(path): the new file's header does not fit",
+     lambda tmp, mp: create_on_a_full_disk(tmp / "r.h5", mp),
+     "no space left on device: 0 outputs kept in {tmp}/r.h5"),
+    ("fm.run(store=ResultsFile): no room for the writer's reserve",
+     lambda tmp, mp: start_without_room_for_the_reserve(tmp / "r.h5", mp),
+     "no space left on device: 0 outputs kept in {tmp}/r.h5; run 'run' could not start"),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_full_disk_names_what_was_kept(call, message, tmp_path, monkeypatch):
+    with pytest.raises(io.DiskFullError) as info:
+        call(tmp_path, monkeypatch)
+    assert str(info.value) == message.format(tmp=tmp_path)
+    assert isinstance(info.value, OSError) and info.value.errno == errno.ENOSPC
+    assert not list(tmp_path.rglob(".*.reserve"))
+
+
+def test_the_file_keeps_the_outputs_before_and_says_disk_full(tmp_path, monkeypatch):
+    path = tmp_path / "r.h5"
+    with pytest.raises(io.DiskFullError) as info:
+        run_into(path, monkeypatch, 10)
+    monkeypatch.undo()
+    back = fm.load_results(path)
+    assert back.status == io.DISK_FULL == "disk full" and back.message == str(info.value)
+    assert io.list_runs(path) == {"run": "disk full"}
+    ref = fm.run(bar_model(), **RUN)
+    np.testing.assert_array_equal(back.t, ref.t[:10])
+    np.testing.assert_allclose(back.displacement, ref.displacement[:10], rtol=1e-12, atol=1e-20)
+    assert read_superblock(path).flags == 0                     # closed: read in HDF5's normal mode
+
+
+def test_a_full_disk_when_the_run_records_its_end(tmp_path, monkeypatch):
+    """The run finished, its outputs are on disk, the disk fills while its status and works are
+    written: "disk full", every output, and the status the run had."""
+    from flexmbs.io import store
+    path, real, calls = tmp_path / "r.h5", store._record, []
+
+    def record(*args, **kwargs):
+        calls.append(args[2])
+        if len(calls) == 1:
+            raise RuntimeError(HDF5_ENOSPC.format(file=path))
+        real(*args, **kwargs)
+    monkeypatch.setattr(store, "_record", record)
+    with pytest.raises(io.DiskFullError) as info:
+        fm.run(bar_model(), store=path, **RUN)
+    assert calls == ["finished", "disk full"]
+    assert str(info.value) == (f"no space left on device: 21 outputs kept in {path}; the run had ended "
+                               "(finished: Reached t_end = 0.002.); its works are lost")
+    back = fm.load_results(path)
+    assert back.status == "disk full" and len(back.t) == 21 and "W_loads" not in back.energies
+
+
+# ------------------------------------------------------------------------------ a real full disk
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A 1 MiB tmpfs (root only; skipped where mount is not permitted)."""
+    mnt = tmp_path / "tmpfs"
+    mnt.mkdir()
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"mount not permitted: {done.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+def python(script: str, cwd) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=600)
+
+
+@pytest.mark.slow
+def test_fm_run_on_a_real_full_disk(tmpfs):
+    path = tmpfs / "r.h5"
+    done = python(f"""
+        import flexmbs as fm
+        from test_results_io import bar_model
+        try:
+            fm.run(bar_model(n_el=100), formulation="hamilton", t_end=2e-3, dt_out=1e-5, store={str(path)!r},
+                   on_output=lambda t, x: None)
+        except fm.io.DiskFullError as err:
+            print(err.kept)
+            print(err)
+    """, tmpfs.parent)
+    assert done.returncode == 0, done.stderr[-2000:]           # before: 139, a segmentation fault
+    kept, message = done.stdout.splitlines()
+    assert message == f"no space left on device: {kept} outputs kept in {path}" and int(kept) > 10
+    back = fm.load_results(path)
+    assert back.status == "disk full" and back.message == message and len(back.t) == int(kept)
+    ref = fm.run(bar_model(n_el=100), formulation="hamilton", t_end=2e-3, t_eval=back.t)
+    np.testing.assert_allclose(back.displacement, ref.displacement, rtol=1e-6, atol=1e-9 * np.abs(ref.displacement).max())
+    assert not list(tmpfs.glob(".*.reserve"))

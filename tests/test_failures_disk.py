@@ -2,7 +2,7 @@
 
 Each writer stops with "no space left on device: N outputs kept in FILE" (an OSError with errno
 ENOSPC, `flexmbs.io.DiskFullError`), the results file keeps the outputs written wholly before
-and says "disk full",.
+and says "disk full", and `flexmbs run` exits with status 74 without a traceback.
 
 Without root the full disk is faked where HDF5 (or numpy) writes: `h5py.File.flush` of the
 run's file (SWMR mode) raises after ``room`` outputs, as HDF5 does on a full disk (h5py raises
@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import flexmbs as fm
-from flexmbs import io
+from flexmbs import cli, io
+from flexmbs.case import write_results
 from flexmbs.io.recovery import read_superblock
 
 from test_results_io import RUN, bar_model
@@ -52,6 +53,25 @@ def fill_after(monkeypatch, room: int, error: str = "hdf5") -> None:
     monkeypatch.setattr(h5py.File, "flush", flush)
 
 
+def no_room_for(monkeypatch, name: str) -> None:
+    """Writing a file whose name contains ``name`` fails as on a full disk, after a part of it."""
+    real_savez, real_text = np.savez_compressed, Path.write_text
+
+    def savez(path, **arrays):
+        if name in str(path):
+            Path(path).write_bytes(b"PK\x03\x04 cut short")
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_savez(path, **arrays)
+
+    def write_text(self, text, *args, **kwargs):
+        if name in self.name:
+            real_text(self, text[:10], *args, **kwargs)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_text(self, text, *args, **kwargs)
+    monkeypatch.setattr(np, "savez_compressed", savez)
+    monkeypatch.setattr(Path, "write_text", write_text)
+
+
 def run_into(path, monkeypatch, room, error="hdf5"):
     fill_after(monkeypatch, room, error)
     fm.run(bar_model(), store=path, on_output=lambda t, x: None, **RUN)
@@ -72,6 +92,11 @@ def start_without_room_for_the_reserve(path, monkeypatch):
     fm.run(bar_model(), store=results_file, **RUN)
 
 
+def summary_files(out, monkeypatch, name):
+    no_room_for(monkeypatch, name)
+    write_results(out, {"t": np.arange(3.0), "x": np.zeros((3, 2))}, {"status": "finished"})
+
+
 CASES = [  # (description, call(tmp_path, monkeypatch), message it now prints; {tmp} is tmp_path)
     ("fm.run(store=...): HDF5's error after 10 of 21 outputs",
      lambda tmp, mp: run_into(tmp / "r.h5", mp, 10),
@@ -85,6 +110,13 @@ CASES = [  # (description, call(tmp_path, monkeypatch), message it now prints; {
     ("fm.run(store=ResultsFile): no room for the writer's reserve",
      lambda tmp, mp: start_without_room_for_the_reserve(tmp / "r.h5", mp),
      "no space left on device: 0 outputs kept in {tmp}/r.h5; run 'run' could not start"),
+    ("write_results: results.npz",
+     lambda tmp, mp: summary_files(tmp / "o", mp, "results"),
+     "no space left on device: 0 outputs kept in {tmp}/o/results.npz; the run's 3 outputs and its summary.json "
+     "could not be written"),
+    ("write_results: summary.json",
+     lambda tmp, mp: summary_files(tmp / "o", mp, "summary"),
+     "no space left on device: 3 outputs kept in {tmp}/o/results.npz; summary.json could not be written"),
 ]
 
 
@@ -94,7 +126,7 @@ def test_a_full_disk_names_what_was_kept(call, message, tmp_path, monkeypatch):
         call(tmp_path, monkeypatch)
     assert str(info.value) == message.format(tmp=tmp_path)
     assert isinstance(info.value, OSError) and info.value.errno == errno.ENOSPC
-    assert not list(tmp_path.rglob(".*.reserve"))
+    assert not list(tmp_path.rglob(".*.reserve")) and not list(tmp_path.rglob(".*.part*"))
 
 
 def test_the_file_keeps_the_outputs_before_and_says_disk_full(tmp_path, monkeypatch):
@@ -130,6 +162,52 @@ def test_a_full_disk_when_the_run_records_its_end(tmp_path, monkeypatch):
                                "(finished: Reached t_end = 0.002.); its works are lost")
     back = fm.load_results(path)
     assert back.status == "disk full" and len(back.t) == 21 and "W_loads" not in back.energies
+
+
+FAKE_CASE = '''"""A tiny spinning bar whose results file fills the disk."""
+import flexmbs as fm
+from flexmbs.case import write_results
+
+DEFAULTS = dict(summary=False)
+
+
+def run(out=None, summary=False):
+    model = fm.Model(fm.generate.line(3, 1.0), fm.Bar2(fm.Material(E=1e9, rho=1000.0), 1e-4),
+                     motion=fm.motion.ConstantRotation(10.0), fixed=[("start", "all")])
+    if summary:                       # a multibody case: its own results.npz and summary.json
+        res = fm.run(model, t_end=2e-3, dt_out=2e-4, store=False)
+        write_results(out, {"t": res.t}, {"status": res.status})
+        return {"status": res.status, "t": res.t}
+    return fm.run(model, t_end=2e-3, dt_out=2e-4, on_output=lambda t, x: None)
+'''
+
+
+@pytest.fixture
+def cases_dir(tmp_path):
+    d = tmp_path / "cases"
+    d.mkdir()
+    (d / "filler.py").write_text(FAKE_CASE)
+    return d
+
+
+@pytest.mark.parametrize(("args", "fake", "message"), [
+    ([], lambda mp: fill_after(mp, 4), "no space left on device: 4 outputs kept in {out}/results.h5"),
+    (["--set", "summary=true"], lambda mp: no_room_for(mp, "summary"),
+     "no space left on device: 11 outputs kept in {out}/results.npz; summary.json could not be written"),
+], ids=["results.h5", "summary.json"])
+def test_flexmbs_run_on_a_full_disk_exits_74_with_the_message(args, fake, message, tmp_path, capsys, cases_dir):
+    out = tmp_path / "o"
+    with pytest.MonkeyPatch.context() as mp:
+        fake(mp)
+        code = cli.main(["run", "filler", "--cases", str(cases_dir), "--out", str(out), *args])
+    captured = capsys.readouterr()
+    assert code == cli.EXIT_IO == 74
+    assert captured.err.strip().splitlines()[-1] == "flexmbs run: error: " + message.format(out=out)
+    assert "Traceback" not in captured.err and "stopped, the disk is full" in captured.out
+    assert not list(out.glob("paraview*"))                      # no room: not attempted
+    if not args:
+        assert fm.load_results(out / "results.h5").status == "disk full"
+        assert "run filler: disk full, 4 outputs to t = 0.0006 s" in captured.out
 
 
 # ------------------------------------------------------------------------------ a real full disk
@@ -176,3 +254,18 @@ def test_fm_run_on_a_real_full_disk(tmpfs):
     ref = fm.run(bar_model(n_el=100), formulation="hamilton", t_end=2e-3, t_eval=back.t)
     np.testing.assert_allclose(back.displacement, ref.displacement, rtol=1e-6, atol=1e-9 * np.abs(ref.displacement).max())
     assert not list(tmpfs.glob(".*.reserve"))
+
+
+@pytest.mark.slow
+def test_flexmbs_run_on_a_real_full_disk(tmpfs, cases_dir):
+    (cases_dir / "filler.py").write_text(FAKE_CASE.replace("line(3,", "line(100,").replace("dt_out=2e-4", "dt_out=1e-5"))
+    out = tmpfs / "o"
+    done = subprocess.run([sys.executable, "-m", "flexmbs", "run", "filler", "--cases", str(cases_dir),
+                           "--out", str(out)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 74, (done.returncode, done.stderr[-2000:])          # before: 139
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    kept = len(fm.load_results(out / "results.h5").t)
+    assert last == f"flexmbs run: error: no space left on device: {kept} outputs kept in {out}/results.h5"
+    assert io.list_runs(out / "results.h5") == {"filler": "disk full"} and kept > 10

@@ -385,7 +385,14 @@ def cmd_run(args) -> int:
             code = EXIT_FAILED
         if not args.no_paraview and len(res.t):
             stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
-            files = io.export_paraview(res, out, stem=stem, every=args.every)
+            try:
+                files = io.export_paraview(res, out, stem=stem, every=args.every)
+            except OSError as err:                 # the run's files are whole; the ParaView ones removed
+                if not io.is_disk_full(err):
+                    raise
+                _record_output(out, before)
+                print(f"flexmbs run: error: {_disk_full_message(err, h5, runs)}", file=sys.stderr)
+                return EXIT_IO
             print(f"    ParaView: {', '.join(p.name for p in files.values())}")
     _record_output(out, before)
     if runs:

@@ -72,6 +72,23 @@ def no_room_for(monkeypatch, name: str) -> None:
     monkeypatch.setattr(Path, "write_text", write_text)
 
 
+def no_room_for_paraview(monkeypatch) -> None:
+    """The ParaView data file (written after the run) does not fit."""
+    real = h5py.File.flush
+
+    def flush(self):
+        if self.filename.endswith("paraview.h5"):
+            raise RuntimeError(HDF5_ENOSPC.format(file=self.filename))
+        real(self)
+    monkeypatch.setattr(h5py.File, "flush", flush)
+
+
+def no_room_left(monkeypatch) -> None:
+    """The disk has 100 kB free after the run: too little for its ParaView files."""
+    import shutil
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(2 ** 30, 2 ** 30, 100_000))
+
+
 def run_into(path, monkeypatch, room, error="hdf5"):
     fill_after(monkeypatch, room, error)
     fm.run(bar_model(), store=path, on_output=lambda t, x: None, **RUN)
@@ -194,7 +211,11 @@ def cases_dir(tmp_path):
     ([], lambda mp: fill_after(mp, 4), "no space left on device: 4 outputs kept in {out}/results.h5"),
     (["--set", "summary=true"], lambda mp: no_room_for(mp, "summary"),
      "no space left on device: 11 outputs kept in {out}/results.npz; summary.json could not be written"),
-], ids=["results.h5", "summary.json"])
+    ([], no_room_for_paraview,
+     "no space left on device: 11 outputs kept in {out}/results.h5; {out}/paraview.h5 could not be written"),
+    ([], no_room_left,
+     "no space left on device: 11 outputs kept in {out}/results.h5; {out}/paraview.h5 could not be written"),
+], ids=["results.h5", "summary.json", "paraview.h5", "paraview.h5 predicted"])
 def test_flexmbs_run_on_a_full_disk_exits_74_with_the_message(args, fake, message, tmp_path, capsys, cases_dir):
     out = tmp_path / "o"
     with pytest.MonkeyPatch.context() as mp:
@@ -203,9 +224,11 @@ def test_flexmbs_run_on_a_full_disk_exits_74_with_the_message(args, fake, messag
     captured = capsys.readouterr()
     assert code == cli.EXIT_IO == 74
     assert captured.err.strip().splitlines()[-1] == "flexmbs run: error: " + message.format(out=out)
-    assert "Traceback" not in captured.err and "stopped, the disk is full" in captured.out
-    assert not list(out.glob("paraview*"))                      # no room: not attempted
-    if not args:
+    assert "Traceback" not in captured.err
+    assert not list(out.glob("paraview*"))                      # not attempted, or removed
+    if fake not in (no_room_for_paraview, no_room_left):
+        assert "stopped, the disk is full" in captured.out
+    if not args and fake not in (no_room_for_paraview, no_room_left):
         assert fm.load_results(out / "results.h5").status == "disk full"
         assert "run filler: disk full, 4 outputs to t = 0.0006 s" in captured.out
 

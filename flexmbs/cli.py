@@ -342,26 +342,32 @@ def cmd_run(args) -> int:
     previous = signal.signal(signal.SIGTERM, _sigterm) if main_thread else None
     interrupted, returned, bad, full = False, None, None, None
     try:
-        with io.recording(h5, metadata={"case": info.name, "parameters": resolved}) as results_file, \
-                progress_mod.display(enabled=False if verbose < 0 else None):
-            try:
-                returned = module.run(out=out, **params)
-                # runs a case returns without having called flexmbs.run (no store): add them to the file
-                for name, res in _results_list(returned).items():
-                    if isinstance(res, Results) and res.metadata.get("file") is None:
-                        results_file.add(res, name)
-            except KeyboardInterrupt:
-                interrupted = True
-            except CaseError as err:                 # a value only the run could judge: nothing kept
-                bad = err
-            except OSError as err:                   # the run stopped on a full disk and said what it kept
-                if not io.is_disk_full(err):
-                    raise
-                full = err
+        try:
+            with io.recording(h5, metadata={"case": info.name, "parameters": resolved}) as results_file, \
+                    progress_mod.display(enabled=False if verbose < 0 else None):
+                try:
+                    returned = module.run(out=out, **params)
+                    # runs a case returns without having called flexmbs.run (no store): add them to the file
+                    for name, res in _results_list(returned).items():
+                        if isinstance(res, Results) and res.metadata.get("file") is None:
+                            results_file.add(res, name)
+                except KeyboardInterrupt:
+                    interrupted = True
+                except CaseError as err:                 # a value only the run could judge: nothing kept
+                    bad = err
+        except OSError as err:                           # a full disk: the error says what was kept
+            if not io.is_disk_full(err):
+                raise
+            full = err
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
-        runs = io.list_runs(h5) if h5.is_file() else {}
+        try:
+            runs = io.list_runs(h5) if h5.is_file() else {}
+        except io.DamagedFileError:                      # cut off by a full disk before its first run
+            if full is None:
+                raise
+            runs = {}
         if not runs and h5.is_file():
             h5.unlink()                      # an empty results file would only confuse
         if out.is_dir() and bad is None:

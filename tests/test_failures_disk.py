@@ -94,9 +94,13 @@ def run_into(path, monkeypatch, room, error="hdf5"):
     fm.run(bar_model(), store=path, on_output=lambda t, x: None, **RUN)
 
 
-def create_on_a_full_disk(path, monkeypatch):
+def no_room_at_all(monkeypatch) -> None:
     monkeypatch.setattr(h5py.File, "flush", lambda self: (_ for _ in ()).throw(
         OSError(errno.ENOSPC, "No space left on device")))
+
+
+def create_on_a_full_disk(path, monkeypatch):
+    no_room_at_all(monkeypatch)
     io.ResultsFile(path)
 
 
@@ -209,13 +213,14 @@ def cases_dir(tmp_path):
 
 @pytest.mark.parametrize(("args", "fake", "message"), [
     ([], lambda mp: fill_after(mp, 4), "no space left on device: 4 outputs kept in {out}/results.h5"),
+    ([], no_room_at_all, "no space left on device: 0 outputs kept in {out}/results.h5"),
     (["--set", "summary=true"], lambda mp: no_room_for(mp, "summary"),
      "no space left on device: 11 outputs kept in {out}/results.npz; summary.json could not be written"),
     ([], no_room_for_paraview,
      "no space left on device: 11 outputs kept in {out}/results.h5; {out}/paraview.h5 could not be written"),
     ([], no_room_left,
      "no space left on device: 11 outputs kept in {out}/results.h5; {out}/paraview.h5 could not be written"),
-], ids=["results.h5", "summary.json", "paraview.h5", "paraview.h5 predicted"])
+], ids=["results.h5", "results.h5 not even created", "summary.json", "paraview.h5", "paraview.h5 predicted"])
 def test_flexmbs_run_on_a_full_disk_exits_74_with_the_message(args, fake, message, tmp_path, capsys, cases_dir):
     out = tmp_path / "o"
     with pytest.MonkeyPatch.context() as mp:
@@ -228,7 +233,7 @@ def test_flexmbs_run_on_a_full_disk_exits_74_with_the_message(args, fake, messag
     assert not list(out.glob("paraview*"))                      # not attempted, or removed
     if fake not in (no_room_for_paraview, no_room_left):
         assert "stopped, the disk is full" in captured.out
-    if not args and fake not in (no_room_for_paraview, no_room_left):
+    if not args and fake not in (no_room_for_paraview, no_room_left, no_room_at_all):
         assert fm.load_results(out / "results.h5").status == "disk full"
         assert "run filler: disk full, 4 outputs to t = 0.0006 s" in captured.out
 

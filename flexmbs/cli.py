@@ -450,8 +450,7 @@ def _stopped_on_full_disk(case: str, out: Path, h5: Path, runs: dict, err: OSErr
     print(f"{case}: stopped, the disk is full; output in {out}/")
     for name, status in runs.items():
         res = io.load_results(h5, name)
-        t_last = f"t = {res.t[-1]:.6g} s" if len(res.t) else "no output"
-        print(f"  run {name}: {status}, {len(res.t)} outputs to {t_last}")
+        print(f"  run {name}: {status}, {len(res.t)} outputs" + (f" to t = {res.t[-1]:.6g} s" if len(res.t) else ""))
     print(f"flexmbs run: error: {_disk_full_message(err, h5, runs)}", file=sys.stderr)
     return EXIT_IO
 

@@ -12,6 +12,7 @@ before the fix, HDF5 crashed the process at exit (a segmentation fault, status 1
 """
 import errno
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -147,6 +148,7 @@ def test_a_full_disk_names_what_was_kept(call, message, tmp_path, monkeypatch):
         call(tmp_path, monkeypatch)
     assert str(info.value) == message.format(tmp=tmp_path)
     assert isinstance(info.value, OSError) and info.value.errno == errno.ENOSPC
+    assert str(pickle.loads(pickle.dumps(info.value))) == str(info.value)        # from a sweep's worker
     assert not list(tmp_path.rglob(".*.reserve")) and not list(tmp_path.rglob(".*.part*"))
 
 

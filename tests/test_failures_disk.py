@@ -166,6 +166,11 @@ def test_the_file_keeps_the_outputs_before_and_says_disk_full(tmp_path, monkeypa
     assert read_superblock(path).flags == 0                     # closed: read in HDF5's normal mode
 
 
+def test_a_run_that_fits_leaves_no_reserve(tmp_path):
+    res = fm.run(bar_model(), store=tmp_path / "r.h5", **RUN)
+    assert res.status == "finished" and sorted(p.name for p in tmp_path.iterdir()) == ["r.h5"]
+
+
 def test_a_full_disk_when_the_run_records_its_end(tmp_path, monkeypatch):
     """The run finished, its outputs are on disk, the disk fills while its status and works are
     written: "disk full", every output, and the status the run had."""

@@ -240,7 +240,10 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         (0.5 s) of wall time, before each call of a user's ``on_output``, at the end and
         before an exception ends the run.  The works of the loads, damping and frame are written at the end;
         a run stopped by Ctrl-C or an exception is marked "interrupted" or "error" in the
-        file and the exception propagates.  Read the file with `flexmbs.load_results`.
+        file and the exception propagates.  A full disk raises `flexmbs.io.DiskFullError`
+        (an OSError, errno ENOSPC: "no space left on device: N outputs kept in FILE") and
+        the file keeps those N outputs with status "disk full".  Read the file with
+        `flexmbs.load_results`.
     name : str, optional
         Name of the run in the results file; default ``metadata["run"]``, else
         ``metadata["case"]`` (of the run, else of the results file), else "run".

@@ -265,13 +265,50 @@ def check_parameters(params: dict, defaults: dict | None = None, *, choices: dic
 
 
 def write_results(out, arrays: dict, summary: dict) -> None:
-    """DIR/results.npz (the named ``arrays``) and DIR/summary.json (``summary``) of one run."""
+    """DIR/results.npz (the named ``arrays``) and DIR/summary.json (``summary``) of one run.
+
+    Each file is written whole or not at all (`_write_whole`).
+
+    Raises
+    ------
+    flexmbs.io.DiskFullError
+        The disk is full: "no space left on device: N outputs kept in DIR/results.npz" (N the
+        outputs ``arrays["t"]`` holds, 0 if results.npz could not be written), and which
+        file is missing.
+    """
     import json
+
+    from .io.store import DiskFullError, is_disk_full
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "results.npz", **arrays)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    npz, n = out / "results.npz", len(np.atleast_1d(arrays.get("t", ())))
+    try:
+        _write_whole(npz, lambda path: np.savez_compressed(path, **arrays))
+    except OSError as err:
+        if is_disk_full(err):
+            raise DiskFullError(npz, 0, f"the run's {n} outputs and its summary.json could not be written") from err
+        raise
+    text = json.dumps(summary, indent=2, default=float)
+    try:
+        _write_whole(out / "summary.json", lambda path: path.write_text(text, encoding="utf-8"))
+    except OSError as err:
+        if is_disk_full(err):
+            raise DiskFullError(npz, n, "summary.json could not be written") from err
+        raise
+
+
+def _write_whole(path: Path, write) -> None:
+    """``write(part)`` into ``part`` next to ``path``, then renamed to ``path``: a failed write
+    (a full disk) leaves no cut-off file, and no previous one that would pass for this run's."""
+    part = path.with_name(f".{path.stem}.part{path.suffix}")        # np.savez keeps a .npz suffix
+    path.unlink(missing_ok=True)
+    try:
+        write(part)
+        os.replace(part, path)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
 
 
 def write_run(out, result: dict, p: dict) -> bool:

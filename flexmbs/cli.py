@@ -15,7 +15,8 @@ A case is any ``cases/*.py`` with a module docstring, a ``DEFAULTS`` dict (its p
 with underscores, and default values) and ``run(out=None, **params)``.  ``--set`` values are
 parsed to the type of the ``DEFAULTS`` entry; the case's ``check(params)``, if it has one,
 refuses bad values by their names (`flexmbs.case`).  Bad input of any kind is found before the
-output directory is made, and exits with status 2 (1: a run failed; 130: interrupted).  A
+output directory is made, and exits with status 2 (1: a run failed; 74: the disk is full, with
+"no space left on device: N outputs kept in FILE"; 130: interrupted).  A
 second run into the same directory removes the files the first listed in ``.flexmbs_files``
 (unless the case sets ``RESUMES = True``).  ``run`` writes into ``--out`` (default
 ``out/CASE``): what the case writes itself (``results.npz``, plots), ``results.h5`` (every
@@ -56,6 +57,7 @@ __all__ = ["main", "CLIError", "find_cases_dir", "discover_cases", "load_case", 
 log = logging.getLogger("flexmbs.cli")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_IO = 74                        # a file could not be written (the disk is full): EX_IOERR of sysexits.h
 
 
 class CLIError(Exception):
@@ -308,7 +310,7 @@ def _sigterm(signum, frame):
 def cmd_run(args) -> int:
     from . import io
     from . import progress as progress_mod
-    from .case import MANIFEST, CaseError, prepare_output, record_output
+    from .case import MANIFEST, CaseError, prepare_output
     from .results import Results
 
     target = args.case
@@ -338,32 +340,43 @@ def cmd_run(args) -> int:
     verbose = getattr(args, "verbose", 0)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _sigterm) if main_thread else None
-    interrupted, returned, bad = False, None, None
+    interrupted, returned, bad, full = False, None, None, None
     try:
-        with io.recording(h5, metadata={"case": info.name, "parameters": resolved}) as results_file, \
-                progress_mod.display(enabled=False if verbose < 0 else None):
-            try:
-                returned = module.run(out=out, **params)
-            except KeyboardInterrupt:
-                interrupted = True
-            except CaseError as err:                 # a value only the run could judge: nothing kept
-                bad = err
-            # runs a case returns without having called flexmbs.run (no store): add them to the file
-            if not interrupted and bad is None:
-                for name, res in _results_list(returned).items():
-                    if isinstance(res, Results) and res.metadata.get("file") is None:
-                        results_file.add(res, name)
+        try:
+            with io.recording(h5, metadata={"case": info.name, "parameters": resolved}) as results_file, \
+                    progress_mod.display(enabled=False if verbose < 0 else None):
+                try:
+                    returned = module.run(out=out, **params)
+                    # runs a case returns without having called flexmbs.run (no store): add them to the file
+                    for name, res in _results_list(returned).items():
+                        if isinstance(res, Results) and res.metadata.get("file") is None:
+                            results_file.add(res, name)
+                except KeyboardInterrupt:
+                    interrupted = True
+                except CaseError as err:                 # a value only the run could judge: nothing kept
+                    bad = err
+        except OSError as err:                           # a full disk: the error says what was kept
+            if not io.is_disk_full(err):
+                raise
+            full = err
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
-        runs = io.list_runs(h5) if h5.is_file() else {}
+        try:
+            runs = io.list_runs(h5) if h5.is_file() else {}
+        except io.DamagedFileError:                      # cut off by a full disk before its first run
+            if full is None:
+                raise
+            runs = {}
         if not runs and h5.is_file():
             h5.unlink()                      # an empty results file would only confuse
         if out.is_dir() and bad is None:
-            record_output(out, before)
+            _record_output(out, before)
     if bad is not None:
         _remove_new_files(out, before, existed)
         raise CLIError(f"parameter {bad.key!r} of case {info.name}: {bad.detail}")
+    if full is not None:
+        return _stopped_on_full_disk(info.name, out, h5, runs, full)
     code = EXIT_INTERRUPTED if interrupted else EXIT_OK
     print(f"{info.name}: {'interrupted' if interrupted else 'done'}, output in {out}/")
     for name, status in runs.items():
@@ -378,9 +391,16 @@ def cmd_run(args) -> int:
             code = EXIT_FAILED
         if not args.no_paraview and len(res.t):
             stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
-            files = io.export_paraview(res, out, stem=stem, every=args.every)
+            try:
+                files = io.export_paraview(res, out, stem=stem, every=args.every)
+            except OSError as err:                 # the run's files are whole; the ParaView ones removed
+                if not io.is_disk_full(err):
+                    raise
+                _record_output(out, before)
+                print(f"flexmbs run: error: {_disk_full_message(err, h5, runs)}", file=sys.stderr)
+                return EXIT_IO
             print(f"    ParaView: {', '.join(p.name for p in files.values())}")
-    record_output(out, before)
+    _record_output(out, before)
     if runs:
         print(f"  results: {h5} (flexmbs.load_results({str(h5)!r}"
               + (")" if len(runs) == 1 else ", run=NAME)") + f"), parameters: {out / 'case.toml'}")
@@ -406,6 +426,47 @@ def cmd_run(args) -> int:
                   f"worker processes); the case wrote {', '.join(files) or 'no files'}; "
                   f"parameters: {out / 'case.toml'}")
     return code
+
+
+def _record_output(out: Path, before: dict) -> None:
+    """`flexmbs.case.record_output`; on a full disk the list is not written (the run's own error
+    says the disk is full), so the next run into ``out`` does not remove this one's files."""
+    from . import io
+    from .case import MANIFEST, record_output
+    try:
+        record_output(out, before)
+    except OSError as err:
+        if not io.is_disk_full(err):
+            raise
+        (out / MANIFEST).unlink(missing_ok=True)
+        log.warning("no space left on device for %s: a new run into %s will not remove this run's files",
+                    out / MANIFEST, out)
+
+
+def _stopped_on_full_disk(case: str, out: Path, h5: Path, runs: dict, err: OSError) -> int:
+    """Report a case stopped by a full disk: its runs as the results file has them (no ParaView
+    files: there is no room), and the error; returns `EXIT_IO`."""
+    from . import io
+    print(f"{case}: stopped, the disk is full; output in {out}/")
+    for name, status in runs.items():
+        res = io.load_results(h5, name)
+        print(f"  run {name}: {status}, {len(res.t)} outputs" + (f" to t = {res.t[-1]:.6g} s" if len(res.t) else ""))
+    print(f"flexmbs run: error: {_disk_full_message(err, h5, runs)}", file=sys.stderr)
+    return EXIT_IO
+
+
+def _disk_full_message(err: OSError, h5: Path | None = None, runs: dict | None = None) -> str:
+    """"no space left on device: N outputs kept in FILE": a `flexmbs.io.DiskFullError`'s own
+    message, else (a write of other code, e.g. a plot) the outputs in the results file ``h5``
+    and the file that could not be written."""
+    from . import io
+    if isinstance(err, io.DiskFullError):
+        return str(err)
+    what = f"{err.filename} could not be written" if err.filename else str(err)
+    if h5 is not None and runs:
+        kept = sum(len(io.load_results(h5, name).t) for name in runs)
+        return f"no space left on device: {kept} outputs kept in {h5}; {what}"
+    return f"no space left on device: {what}"
 
 
 def _remove_new_files(out: Path, before: dict, existed: bool) -> None:
@@ -752,3 +813,9 @@ def _main(argv: list) -> int:
             raise
         print(f"flexmbs {args.command}: error: {err}", file=sys.stderr)
         return EXIT_USAGE if not isinstance(err, ValueError) else EXIT_FAILED
+    except OSError as err:                           # e.g. the ParaView files of `export` on a full disk
+        from .io import is_disk_full
+        if not is_disk_full(err):
+            raise
+        print(f"flexmbs {args.command}: error: {_disk_full_message(err)}", file=sys.stderr)
+        return EXIT_IO

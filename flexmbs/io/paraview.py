@@ -25,6 +25,7 @@ attributes, and a VTU file an XML comment after its header.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import time
@@ -120,10 +121,31 @@ def _writer_class():
     NOTE: meshio 5.3 writes line cells as ``TopologyType="Polyline"`` without
     ``NodesPerElement``, which the XDMF model requires for polylines (VTK's XDMF2 reader
     infers it from the array's shape; other readers need it); this adds it.
+
+    On a full disk the data file is released (`flexmbs.io.store._release`: HDF5 would crash
+    the process at its next close), both files are removed and an OSError with errno ENOSPC
+    names the data file.
     """
     from meshio.xdmf.time_series import TimeSeriesWriter
 
+    from .store import _release, is_disk_full
+
     class _Writer(TimeSeriesWriter):
+        def __exit__(self, exc_type, exc, tb):
+            failed = exc
+            if failed is None and self.data_format == "HDF":
+                try:
+                    self.h5_file.flush()             # what the close would write, where a failure is safe
+                except (OSError, RuntimeError) as err:
+                    failed = err
+            if failed is None or not is_disk_full(failed) or self.data_format != "HDF":
+                return super().__exit__(exc_type, exc, tb)
+            h5 = Path(self.h5_filename).resolve()
+            _release(self.h5_file)
+            h5.unlink(missing_ok=True)
+            Path(self.filename).unlink(missing_ok=True)
+            raise OSError(errno.ENOSPC, "No space left on device", str(h5)) from failed
+
         def numpy_to_xml_string(self, data):
             """One HDF5 dataset per array, as meshio's, created with h5py's low-level calls
             (2.3 times faster: thousands of small datasets in a long time series)."""
@@ -161,6 +183,22 @@ def _writer_class():
     return _Writer
 
 
+def _check_room(results: Results, h5: Path, steps: list, frame: str) -> None:
+    """Raise an OSError with errno ENOSPC naming ``h5`` if the disk has less free space than
+    its data need: the nodal and element arrays of each step (and the node positions in the
+    global frame), with 2 kB of HDF5 headers per array.  A prediction, checked before
+    writing because HDF5 may fail on a full disk where no error can be caught (in the
+    deallocation of a dataset), which crashes the process at exit."""
+    import shutil
+    nodal = results.nodes.shape[0] * 3
+    arrays = [nodal, nodal, *(np.asarray(a[0]).size for a in results.element_data.values())]
+    arrays += [nodal] if frame == "global" else []
+    need = len(steps) * (8 * sum(arrays) + 2048 * len(arrays)) + 2 ** 20
+    free = shutil.disk_usage(h5.parent).free
+    if free < need:
+        raise OSError(errno.ENOSPC, f"No space left on device (about {need} bytes needed, {free} free)", str(h5))
+
+
 def write_xdmf(results: Results, path, every: int = 1, frame: str = "body") -> Path:
     """Write the time series of ``results`` as ``path`` (.xdmf) and its data file (.h5) beside it.
 
@@ -188,10 +226,13 @@ def write_xdmf(results: Results, path, every: int = 1, frame: str = "body") -> P
     cells = _cells(results)
     n_t = len(results.t)
     steps = sorted(set(range(0, n_t, every)) | ({n_t - 1} if n_t else set()))
+    _check_room(results, path.with_suffix(".h5").resolve(), steps, frame)
     # NOTE: meshio writes the .h5 file into the working directory, not beside the .xdmf
     with contextlib.chdir(path.parent), _writer_class()(path.name) as writer:
         writer.info("units", _units_json())
         writer.info("frame", frame)
+        writer.h5_file.attrs["units"] = _units_json()
+        writer.h5_file.attrs["frame"] = frame
         if frame == "body" or not steps:
             writer.write_points_cells(_pad3(results.nodes), cells)
         else:
@@ -202,10 +243,6 @@ def write_xdmf(results: Results, path, every: int = 1, frame: str = "body") -> P
                 writer.write_data(float(results.t[i]), point_data=point_data, cell_data=cell_data)
             else:
                 writer.write_moving(float(results.t[i]), points, point_data, cell_data)
-    import h5py
-    with h5py.File(path.with_suffix(".h5"), "a") as f:
-        f.attrs["units"] = _units_json()
-        f.attrs["frame"] = frame
     return path
 
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Superblock", "read_superblock", "lookup3", "RepairedView", "intact_rows"]
+__all__ = ["Superblock", "read_superblock", "closed_header", "lookup3", "RepairedView", "intact_rows"]
 
 SIGNATURE = b"\x89HDF\r\n\x1a\n"
 _MASK = 0xFFFFFFFF
@@ -102,6 +102,19 @@ def read_superblock(path) -> Superblock | None:
     return Superblock(version=head[8], flags=head[11], base=base, eof=base + eof, size=size, header=head)
 
 
+def closed_header(superblock: Superblock, eof: int | None = None) -> bytes:
+    """The superblock of a file that no writer holds: ``superblock.header`` with the
+    consistency flags cleared and the end-of-file address ``eof`` (absolute; default the one
+    recorded), its checksum recomputed (the field offsets are in the module docstring)."""
+    head = bytearray(superblock.header)
+    o = head[9]
+    head[11] = 0
+    eof = superblock.eof if eof is None else eof
+    head[12 + 2 * o:12 + 3 * o] = (eof - superblock.base).to_bytes(o, "little")
+    head[-4:] = lookup3(bytes(head[:-4])).to_bytes(4, "little")
+    return bytes(head)
+
+
 def _rot(x: int, k: int) -> int:
     return ((x << k) | (x >> (32 - k))) & _MASK
 
@@ -154,13 +167,7 @@ class RepairedView(io.RawIOBase):
         super().__init__()
         self._f = open(path, "rb")
         self._size = self._length = superblock.size
-        head = bytearray(superblock.header)
-        o = head[9]
-        head[11] = 0
-        eof = min(superblock.eof, superblock.size) - superblock.base
-        head[12 + 2 * o:12 + 3 * o] = eof.to_bytes(o, "little")
-        head[-4:] = lookup3(bytes(head[:-4])).to_bytes(4, "little")
-        self._head = bytes(head)
+        self._head = closed_header(superblock, min(superblock.eof, superblock.size))
         self._pos = 0
 
     def readable(self) -> bool:

@@ -39,10 +39,19 @@ killed, crashes or diverges leaves a readable file with every output written bef
 HDF5's SWMR read mode, which waits for hours on a damaged file, only for a file it sees
 growing (see `flexmbs.io.recovery` and `_read`): a damaged file fails at once, and the
 outputs stored wholly before a truncation are recovered.
+
+A full disk stops the run with `DiskFullError` ("no space left on device: N outputs kept in
+FILE", an OSError with errno ENOSPC); the file keeps the N outputs written wholly before and
+the run's status is "disk full".  HDF5 cannot close a file whose writes fail (it crashes the
+process at the next attempt), so the writer closes it with its writes sent nowhere
+(`_release`), then cuts the time series to those N outputs and records the status in two
+short sessions, in the ``RESERVE_BYTES`` (64 kB) it set aside next to the file
+(``.FILE.reserve``, removed when the run ends) and frees for them.
 """
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import logging
 import os
@@ -56,11 +65,11 @@ import h5py
 import numpy as np
 
 from ..results import Results
-from .recovery import RepairedView, Superblock, intact_rows, read_superblock
+from .recovery import RepairedView, Superblock, closed_header, intact_rows, read_superblock
 
 __all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "recording",
-           "active_recording", "DamagedFileError", "truncation",
-           "FORMAT", "FORMAT_VERSION"]
+           "active_recording", "DamagedFileError", "DiskFullError", "is_disk_full", "truncation",
+           "FORMAT", "FORMAT_VERSION", "DISK_FULL"]
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +78,8 @@ FORMAT_VERSION = 1
 LIBVER = ("v110", "latest")          # SWMR needs the HDF5 1.10 file format (ParaView's HDF5 reads it)
 CHUNK_BYTES = 32 * 1024              # target chunk size of the time series
 INCOMPLETE = "incomplete"            # status of a run whose writer never closed it
+DISK_FULL = "disk full"              # status of a run stopped because the disk was full
+RESERVE_BYTES = 64 * 1024            # disk set aside while a run writes, to record its end on a full disk
 UNITS_SYSTEM = "SI: m, kg, s, N, Pa, J, rad"
 #: units of the datasets of a run (by name; element data by its own name)
 UNITS = {"nodes": "m", "t": "s", "delta": "m or rad", "delta_dot": "m/s or rad/s", "displacement": "m",
@@ -102,6 +113,139 @@ def to_json(value) -> str:
     return json.dumps(value, default=_jsonable)
 
 
+class DiskFullError(OSError):
+    """The disk filled up while a results file was written (errno ENOSPC).
+
+    The message is "no space left on device: N outputs kept in FILE" (and what else was
+    lost); ``path`` is FILE, ``kept`` is N, the outputs of the run that the file holds.
+    """
+
+    def __init__(self, path, kept: int, detail: str = ""):
+        self.path, self.kept, self.detail = Path(path), int(kept), detail
+        super().__init__(errno.ENOSPC, f"no space left on device: {self.kept} outputs kept in {path}"
+                         + (f"; {detail}" if detail else ""), str(path))
+
+    def __str__(self) -> str:
+        return self.strerror
+
+    def __reduce__(self):                  # e.g. from a sweep's worker process
+        return type(self), (self.path, self.kept, self.detail)
+
+
+def is_disk_full(err: BaseException) -> bool:
+    """Whether ``err`` says the disk is full: an OSError with errno ENOSPC, or HDF5's error,
+    which h5py raises as a RuntimeError (or OSError) whose text names the errno of the write
+    that failed ("errno = 28")."""
+    if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+        return True
+    return isinstance(err, (OSError, RuntimeError)) and f"errno = {errno.ENOSPC}," in str(err)
+
+
+def _release(f: h5py.File | None) -> None:
+    """Close ``f`` after a write to it failed, without HDF5 writing to the file again.
+
+    Closing a file makes HDF5 write what its caches hold; on a full disk that fails, the close
+    stops half-way, and the next close of the file or of any of its objects (at the latest at
+    exit) crashes the process: a segmentation fault in ``H5D__flush_all_cb`` (HDF5 2.0).  So
+    the file's descriptor is pointed at the null device first: the close succeeds, what it
+    writes goes nowhere, and the file on disk keeps what was written before the failure.
+    """
+    if f is None or not f.id.valid:
+        return
+    name = f.filename                   # NOTE: a half-closed file crashes on every call, even this
+    try:
+        fd = f.id.get_vfd_handle()
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)
+    except (OSError, RuntimeError, TypeError) as err:      # not a POSIX descriptor: close as it is
+        log.warning("closing %s after a failed write without redirecting it (%s)", name, err)
+    try:
+        f.close()
+    except (OSError, RuntimeError) as err:                 # the failed write's own error is raised
+        log.info("closing %s after a failed write: %s", name, err)
+
+
+def _reserve_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.reserve")
+
+
+def _set_aside(path: Path) -> Path:
+    """Write ``RESERVE_BYTES`` (random, so that no file system stores them as a hole or
+    compresses them) next to ``path``: the room `RunWriter` frees to record a run's end when
+    the disk is full (HDF5 then needs a few kB at the end of the file)."""
+    reserve = _reserve_path(path)
+    try:
+        reserve.write_bytes(os.urandom(RESERVE_BYTES))
+    except OSError:
+        reserve.unlink(missing_ok=True)
+        raise
+    return reserve
+
+
+def _clear_flags(path: Path) -> None:
+    """Clear the consistency flags that a writer released by `_release` left in the file's
+    superblock (HDF5 refuses to open such a file for writing).  A file shorter than its
+    recorded end (its last writes failed) is extended to it, with a hole that takes no space."""
+    sb = read_superblock(path)
+    if sb is None or not sb.open_for_writing:
+        return
+    if sb.truncated:
+        os.truncate(path, sb.eof)
+    with open(path, "r+b") as f:
+        f.write(closed_header(sb))
+
+
+def _session(path: Path, write) -> None:
+    """``write(f)`` on the file opened for appending, flushed and closed.
+
+    A failed write (a full disk) releases the file (`_release`) and raises."""
+    _clear_flags(path)
+    f = h5py.File(path, "a", libver=LIBVER)
+    try:
+        write(f)
+        f.flush()
+    except BaseException:
+        _release(f)
+        raise
+    f.close()            # after a flush: only the superblock, in place
+
+
+def _cut(path: Path, name: str, keep: int) -> None:
+    """Cut the time series of run ``name`` to their first ``keep`` outputs: those written wholly
+    before a failed write, which may have extended them (with rows it never wrote)."""
+    def cut(f):
+        for ds in _series(f[name]):
+            if len(ds) > keep:
+                ds.resize(keep, axis=0)
+    _session(path, cut)
+
+
+def _record(path: Path, name: str, status: str, message: str, stats: dict | None = None,
+            series: dict | None = None) -> None:
+    """Write the end of run ``name`` into its group: status, message, stats and the whole
+    ``series`` (see `RunWriter.finish`)."""
+    def record(f):
+        g = f[name]
+        for key, value in (series or {}).items():
+            if key in g:
+                del g[key]
+            if isinstance(value, dict):
+                ds = g.create_dataset(key, data=np.stack([np.asarray(v, dtype=float) for v in value.values()],
+                                                         axis=-1).reshape(-1, len(value)))
+                ds.attrs["columns"] = json.dumps(list(value))
+            else:
+                ds = g.create_dataset(key, data=np.asarray(value, dtype=float))
+            if _units(key):
+                ds.attrs["units"] = _units(key)
+        g.attrs["status"] = status
+        g.attrs["message"] = message
+        g.attrs["stats"] = to_json(stats or {})
+    _session(path, record)
+
+
 class ResultsFile:
     """An HDF5 results file to which runs are added while they run.
 
@@ -122,13 +266,27 @@ class ResultsFile:
         self.metadata = dict(metadata or {})
         self.runs: list[str] = []
         self._active: RunWriter | None = None
-        with h5py.File(self.path, "w", libver=LIBVER) as f:
+        try:
+            self._create()
+        except (OSError, RuntimeError) as err:
+            if is_disk_full(err):
+                raise DiskFullError(self.path, 0) from err
+            raise
+
+    def _create(self) -> None:
+        f = h5py.File(self.path, "w", libver=LIBVER)
+        try:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
             f.attrs["flexmbs_version"] = _version()
             f.attrs["created"] = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
             f.attrs["main"] = ""
             f.attrs["units"] = UNITS_SYSTEM
+            f.flush()
+        except BaseException:
+            _release(f)
+            raise
+        f.close()
 
     def open_run(self, name: str | None = None, *, nodes, cells: dict, metadata: dict | None = None
                  ) -> RunWriter:
@@ -185,6 +343,10 @@ class RunWriter:
     Use `append` for each output, then `finish` (or `abort` on an exception).  As a context
     manager it aborts on an exception and otherwise finishes with status "finished" if
     `finish` was not called.
+
+    A full disk stops the run with `DiskFullError`: the file keeps the outputs written
+    wholly before, and the run's status is "disk full" (recorded with the ``RESERVE_BYTES``
+    that the writer sets aside next to the file while it writes).
     """
 
     def __init__(self, path: Path, name: str, nodes, cells: dict, metadata: dict, order: int):
@@ -193,19 +355,63 @@ class RunWriter:
         self.closed = False
         self.last_t: float | None = None
         self._series: dict[str, h5py.Dataset] | None = None
-        self._f = h5py.File(self.path, "a", libver=LIBVER)
-        g = self._f.create_group(name)
-        g.attrs["metadata"] = to_json(metadata)
-        g.attrs["status"] = "running"
-        g.attrs["message"] = "the run has started; no status was recorded yet"
-        g.attrs["stats"] = "{}"
-        g.attrs["order"] = order
-        g.create_dataset("nodes", data=np.asarray(nodes, dtype=float)).attrs["units"] = UNITS["nodes"]
-        for cell_type, conn in cells.items():
-            g.create_dataset(f"cells/{cell_type}", data=np.asarray(conn, dtype=np.int64))
-        self._f.attrs["main"] = name
-        self._g = g
-        self._f.flush()
+        self._f: h5py.File | None = None
+        try:
+            self._reserve: Path | None = _set_aside(self.path)
+        except OSError as err:
+            if is_disk_full(err):
+                raise DiskFullError(self.path, 0, f"run {name!r} could not start") from err
+            raise
+        with self._stopping_on_full_disk():
+            self._f = h5py.File(self.path, "a", libver=LIBVER)
+            g = self._f.create_group(name)
+            g.attrs["metadata"] = to_json(metadata)
+            g.attrs["status"] = "running"
+            g.attrs["message"] = "the run has started; no status was recorded yet"
+            g.attrs["stats"] = "{}"
+            g.attrs["order"] = order
+            g.create_dataset("nodes", data=np.asarray(nodes, dtype=float)).attrs["units"] = UNITS["nodes"]
+            for cell_type, conn in cells.items():
+                g.create_dataset(f"cells/{cell_type}", data=np.asarray(conn, dtype=np.int64))
+            self._f.attrs["main"] = name
+            self._g = g
+            self._f.flush()
+
+    @contextmanager
+    def _stopping_on_full_disk(self, ended: tuple[str, str] | None = None):
+        """Writes to the file; a full disk in them stops the run (`_stop_on_full_disk`)."""
+        try:
+            yield
+        except (OSError, RuntimeError) as err:
+            if is_disk_full(err) and not isinstance(err, DiskFullError):
+                self._stop_on_full_disk(err, ended)
+            raise
+
+    def _stop_on_full_disk(self, err: BaseException, ended: tuple[str, str] | None = None) -> None:
+        """Close the run after a write failed on a full disk, and raise `DiskFullError`.
+
+        The file is released (`_release`), the reserve freed, and the run recorded with status
+        "disk full" and its time series cut to the ``n`` outputs written wholly before.
+        ``ended``: the (status, message) of an integration that had ended when the disk filled.
+        """
+        _release(self._f)
+        self.closed = True
+        self._free_reserve()
+        detail = f"the run had ended ({ended[0]}: {ended[1]}); its works are lost" if ended else ""
+        error = DiskFullError(self.path, self.n, detail)
+        try:
+            _cut(self.path, self.name, self.n)
+            _record(self.path, self.name, DISK_FULL, str(error))
+        except (OSError, RuntimeError, ValueError, KeyError) as failed:
+            log.error("the status of run %r could not be recorded in %s: %s", self.name, self.path, failed)
+            error = DiskFullError(self.path, self.n, "; ".join(
+                filter(None, [detail, f"the file could not record it ({failed})"])))
+        raise error from err
+
+    def _free_reserve(self) -> None:
+        if self._reserve is not None:
+            self._reserve.unlink(missing_ok=True)
+            self._reserve = None
 
     def _create(self, fields: dict) -> None:
         self._series, self._memspace, self._columns = {}, {}, {}
@@ -254,52 +460,41 @@ class RunWriter:
         n_new = n_new.pop()
         if n_new == 0:
             return
-        if self._series is None:
-            self._create({k: ({c: 0.0 for c in v} if isinstance(v, dict) else rows[k][0])
-                          for k, v in fields.items()})
-        elif fields.keys() != self._memspace.keys():
+        if self._series is not None and fields.keys() != self._memspace.keys():
             raise ValueError(f"`fields` must have the keys of the first output {sorted(self._series)}, "
                              f"got {sorted(fields)}")
-        # NOTE: h5py's low-level calls: 3 times faster than ds.resize + ds[n] = value
-        for key, (dsid, row_shape, _, zeros) in self._memspace.items():
-            value = fields[key]
-            if key in self._columns:
-                value = np.stack([np.asarray(value[c], dtype=np.float64) for c in self._columns[key]], axis=-1)
-            value = np.ascontiguousarray(value, dtype=np.float64).reshape((n_new, *row_shape))
-            dsid.set_extent((self.n + n_new, *row_shape))
-            space = dsid.get_space()
-            space.select_hyperslab((self.n, *zeros), (n_new, *row_shape))
-            dsid.write(h5py.h5s.create_simple((n_new, *row_shape)), space, value)
-        self.n += n_new
+        with self._stopping_on_full_disk():
+            if self._series is None:
+                self._create({k: ({c: 0.0 for c in v} if isinstance(v, dict) else rows[k][0])
+                              for k, v in fields.items()})
+            # NOTE: h5py's low-level calls: 3 times faster than ds.resize + ds[n] = value
+            for key, (dsid, row_shape, _, zeros) in self._memspace.items():
+                value = fields[key]
+                if key in self._columns:
+                    value = np.stack([np.asarray(value[c], dtype=np.float64) for c in self._columns[key]], axis=-1)
+                value = np.ascontiguousarray(value, dtype=np.float64).reshape((n_new, *row_shape))
+                dsid.set_extent((self.n + n_new, *row_shape))
+                space = dsid.get_space()
+                space.select_hyperslab((self.n, *zeros), (n_new, *row_shape))
+                dsid.write(h5py.h5s.create_simple((n_new, *row_shape)), space, value)
+            self._f.flush()
+        self.n += n_new                  # counted once on disk: a full disk keeps the n before
         t = fields.get("t")
         self.last_t = float(np.asarray(t)[-1]) if t is not None else np.nan
-        self._f.flush()
 
     def finish(self, status: str = "finished", message: str = "", stats: dict | None = None,
                series: dict[str, np.ndarray] | None = None) -> None:
         """Close the run with its status, message and stats; ``series`` adds whole datasets
         (n_t, ...), or tables given as dicts of columns, such as the works, which are only
-        known at the end."""
+        known at the end.  A full disk raises `DiskFullError` (see the class)."""
         if self.closed:
             return
-        self._f.close()
-        with h5py.File(self.path, "a", libver=LIBVER) as f:
-            g = f[self.name]
-            for key, value in (series or {}).items():
-                if key in g:
-                    del g[key]
-                if isinstance(value, dict):
-                    ds = g.create_dataset(key, data=np.stack([np.asarray(v, dtype=float) for v in value.values()],
-                                                             axis=-1).reshape(-1, len(value)))
-                    ds.attrs["columns"] = json.dumps(list(value))
-                else:
-                    ds = g.create_dataset(key, data=np.asarray(value, dtype=float))
-                if _units(key):
-                    ds.attrs["units"] = _units(key)
-            g.attrs["status"] = status
-            g.attrs["message"] = message
-            g.attrs["stats"] = to_json(stats or {})
+        with self._stopping_on_full_disk(ended=(status, message)):
+            self._f.flush()              # a failure here leaves the file open, to be released
+            self._f.close()
+            _record(self.path, self.name, status, message, stats, series)
         self.closed = True
+        self._free_reserve()
 
     def abort(self, exc: BaseException) -> None:
         """Close the run after an exception: status "interrupted" for Ctrl-C, else "error"."""
@@ -313,9 +508,12 @@ class RunWriter:
             status, message = "error", f"{type(exc).__name__}: {exc}; {where}"
         try:
             self.finish(status, message)
-        except Exception:                    # NOTE: never hide the original exception
+        except DiskFullError as err:         # NOTE: never hide the original exception
+            log.error("%s", err)
+        except Exception:
             log.exception("could not record the status of run %r in %s", self.name, self.path)
             self.closed = True
+            self._free_reserve()
 
     def __enter__(self):
         return self
@@ -687,7 +885,7 @@ def load_results(path, run: str | None = None) -> Results:
         ``t``, ``displacement``, ``velocity``, ``nodes``, ``delta``, ``delta_dot``,
         ``energies``, ``cells``, ``element_data``, ``status``, ``message``, ``stats`` and
         ``metadata``.  A run that never finished has status "incomplete" (killed),
-        "interrupted" (Ctrl-C) or "error", and the outputs written before.  A run of a
+        "interrupted" (Ctrl-C), "error" or "disk full", and the outputs written before.  A run of a
         truncated file has status "damaged" if it lost outputs: it holds those stored wholly
         before the cut, and its message says how many of how many, and the status it had.
 

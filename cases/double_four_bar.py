@@ -6,9 +6,10 @@ x = 0, 1, ..., N m and N couplers joining their tips.  Start "as in the figure":
 vertical, couplers horizontal at y = 1 m, the tip B0 of the first crank moving with
 x'(B0) = 1 m/s (every crank turning clockwise at 1 rad/s, the couplers translating).  Every
 time the cranks pass the horizontal the links line up, the constraint Jacobian loses rank
-and the mobility jumps from 1 to N + 1: index-1 formulations (accelerations from the
-saddle-point system) stall there, the index-3 generalized-alpha method (``index3-alpha``)
-passes through.
+and the mobility jumps from 1 to N + 1 (`singular_times`).  There the saddle-point matrix of
+the index-1 augmented formulation is singular: an adaptive index-1 run stops there or steps
+over it, as round-off decides (docs/iftomm.md).  The index-3 generalized-alpha method
+(``index3-alpha``) passes through.
 
 Planar rigid bodies (x, y, theta of each centroid) and planar revolute joints, 3 (2N + 1)
 coordinates and 2 (3N + 1) constraints.  Reference: the exact one-degree-of-freedom
@@ -73,24 +74,55 @@ def build(n=2, length=1.0, mass=1.0, g=9.81, speed=1.0):
         joints.append(PlanarRevolute(coupler, cranks[j + 1], at=((j + 1) * L, L), name=f"coupler{j}-crank{j + 1}"))
     system = System(cranks + couplers, joints, gravity=(0.0, -g))
     q0 = system.initial_coordinates()
-    v0 = np.zeros(system.n_q)
-    w = speed / L                                     # clockwise crank speed [rad/s]
-    for c in cranks:
-        v0[system.slice(c)] = (speed / 2, 0.0, -w)
-    for c in couplers:
-        v0[system.slice(c)] = (speed, 0.0, 0.0)
+    _, v0 = branch_state(0.0, speed / L, n, L)        # every crank turning clockwise at speed / L
     return system, q0, v0, cranks[0]
+
+
+def branch_state(phi, w, n=2, length=1.0):
+    """(q, v) of `build`'s system on the parallelogram branch: every crank at the angle ``phi``
+    clockwise from the upward vertical, turning at phi' = ``w`` [rad/s].
+
+    Crank i: centroid (i L + L/2 sin phi, L/2 cos phi), angle pi/2 - phi; coupler j: centroid
+    ((j + 1/2) L + L sin phi, L cos phi), angle 0 (the couplers translate).  Bodies in `build`'s
+    order (cranks, then couplers), each (x, y, theta).  ``phi = pi/2`` is the singular position.
+    """
+    L, s, c = float(length), np.sin(phi), np.cos(phi)
+    i, j = np.arange(n + 1.0), np.arange(float(n))
+    cranks = np.column_stack([i * L + L / 2 * s, np.full(n + 1, L / 2 * c), np.full(n + 1, np.pi / 2 - phi)])
+    couplers = np.column_stack([(j + 0.5) * L + L * s, np.full(n, L * c), np.zeros(n)])
+    q = np.concatenate([cranks, couplers])
+    v = np.concatenate([np.tile([L / 2 * c * w, -L / 2 * s * w, -w], (n + 1, 1)),
+                        np.tile([L * c * w, -L * s * w, 0.0], (n, 1))])
+    return q.ravel(), v.ravel()
+
+
+def branch_rate(n=2, length=1.0, g=9.81):
+    """k of the exact branch's equation phi'' = k sin phi, k = [(N + 1)/2 + N] / [(N + 1)/3 + N] g / L."""
+    return ((n + 1) / 2 + n) / ((n + 1) / 3 + n) * g / length
 
 
 def exact(t, n=2, length=1.0, g=9.81, speed=1.0):
     """B0 and its velocity (n_t, 2) of the one-degree-of-freedom reduction (DOP853, rtol 1e-12)."""
-    k = ((n + 1) / 2 + n) / ((n + 1) / 3 + n) * g / length
     t = np.asarray(t, float)
-    sol = solve_ivp(lambda _, y: (y[1], k * np.sin(y[0])), (0.0, float(t[-1])), (0.0, speed / length),
-                    method="DOP853", rtol=1e-12, atol=1e-12, t_eval=t)
+    sol = solve_branch(float(t[-1]), n, length, g, speed, t_eval=t)
     phi, w = sol.y
     return (length * np.column_stack([np.sin(phi), np.cos(phi)]),
             length * np.column_stack([np.cos(phi) * w, -np.sin(phi) * w]))
+
+
+def singular_times(t_end, n=2, length=1.0, g=9.81, speed=1.0):
+    """Times in (0, t_end] at which the exact branch passes the horizontal (cos phi = 0), where
+    C_q loses rank and the mobility jumps from 1 to N + 1 (DOP853 rtol 1e-12 with an event)."""
+    def horizontal(_, y):
+        return np.cos(y[0])
+    return solve_branch(t_end, n, length, g, speed, events=horizontal).t_events[0]
+
+
+def solve_branch(t_end, n=2, length=1.0, g=9.81, speed=1.0, **options):
+    """solve_ivp of phi'' = k sin phi (`branch_rate`), phi(0) = 0, phi'(0) = speed / L; DOP853, rtol 1e-12."""
+    k = branch_rate(n, length, g)
+    return solve_ivp(lambda _, y: (y[1], k * np.sin(y[0])), (0.0, float(t_end)), (0.0, speed / length),
+                     method="DOP853", rtol=1e-12, atol=1e-12, **options)
 
 
 def run(out=None, **params):

@@ -15,6 +15,7 @@ Reference values and their sources (../shared/BENCHMARKS.md sec. 6b-6e):
 - A04, Bricard mechanism: geometry of Exudyn's bricardMechanism.py; 1 degree of freedom with
   1 redundant constraint (Exudyn reports the same).
 """
+import re
 import sys
 from pathlib import Path
 
@@ -81,16 +82,55 @@ def test_a02_double_four_bar_through_singular_positions(tmp_path):
         assert data["B0"].shape == data["B0_velocity"].shape == (len(data["t"]), 2)
 
 
+def test_a02_saddle_point_matrix_singular_at_the_horizontal():
+    """On the exact branch the index-1 saddle-point matrix is singular where the cranks pass the
+    horizontal: its reciprocal condition number is about 2.7 (t - t*)^2 (2.7e-10 at 1e-5 s,
+    2.4e-15 at 3e-8 s; measured), below RCOND_MIN = 1e-13 within about 2e-7 s of t*.  Outside
+    that window the accelerations are those of the exact branch, phi'' = k sin phi."""
+    t_star = double_four_bar.singular_times(1.5)
+    np.testing.assert_allclose(double_four_bar.exact(t_star)[0][:, 1], 0.0, atol=1e-9)   # B0 on the x axis
+    assert len(t_star) == 2 and 0.7 < t_star[0] < 0.72 and 1.22 < t_star[1] < 1.24
+    system, *_ = double_four_bar.build()
+    problem = Index1(system, solver="augmented", stabilization="none")
+    branch = double_four_bar.solve_branch(t_star[1], dense_output=True)
+    k = double_four_bar.branch_rate()
+    for dt in (1e-3, 1e-5):
+        phi, w = branch.sol(t_star[1] - dt)
+        qdd, _ = problem.accelerations(t_star[1] - dt, *double_four_bar.branch_state(phi, w))
+        np.testing.assert_allclose(qdd[[2, 5, 8]], -k * np.sin(phi), rtol=1e-6)  # crank angles: -phi''
+        np.testing.assert_allclose(qdd[[11, 14]], 0.0, atol=1e-6)                  # the couplers translate
+    for phi, w in (branch.sol(t_star[1] - 3e-8), (np.pi / 2, 3.0)):
+        with pytest.raises(RedundantConstraintError, match=r"saddle-point .* singular"):
+            problem.accelerations(t_star[1], *double_four_bar.branch_state(phi, w))
+
+
 @pytest.mark.slow
-def test_a02_index1_augmented_stalls_at_the_singular_position():
-    """The index-1 saddle-point system becomes singular where C_q loses rank (BENCHMARKS.md 6c)."""
-    system, q0, v0, _ = double_four_bar.build()
+def test_a02_index1_augmented_stops_at_the_singular_position_or_passes_on_the_branch():
+    """Whether DOP853 stops at a singular position is decided at round-off, not by the physics.
+
+    It stops only if one of its stage evaluations lands within about 2e-7 s of a singular
+    instant (test above).  Changing the initial velocities by one unit in the last place
+    flips the outcome (7 of 9 runs stopped, 2 passed, on one machine), so the outcome depends
+    on the BLAS build and the CPU and is not asserted.  What holds either way: a stop is a
+    status naming the singular saddle-point matrix at a singular instant, with the outputs so
+    far kept, and a run that passes stays on the parallelogram branch (docs/iftomm.md).
+    """
+    system, q0, v0, crank0 = double_four_bar.build()
     problem = Index1(system, solver="augmented", stabilization="none")
     sol = simulate(problem, (0.0, 1.5), np.concatenate([q0, v0]), method="DOP853", rtol=1e-9, atol=1e-11,
                    t_eval=[0.0, 1.5])
-    # a numerical failure is a status with its message, the outputs so far kept (not an exception)
-    assert sol.status == "failed" and "singular" in sol.message and "saddle-point" in sol.message
-    assert sol.t[-1] < 1.5
+    print(f"A02, index-1 augmented + DOP853: {sol.status} at t = {sol.t[-1]}: {sol.message}")
+    if sol.status == "failed":
+        assert "singular" in sol.message and "saddle-point" in sol.message
+        t_stop = float(re.search(r"singular at t = (\S+) ", sol.message).group(1))
+        assert np.abs(double_four_bar.singular_times(1.5) - t_stop).min() < 1e-5
+        assert sol.t[-1] < 1.5 and sol.t[0] == 0.0
+    else:
+        assert sol.status == "finished", sol.message
+        q, v = sol.x[-1, :system.n_q], sol.x[-1, system.n_q:]
+        B0 = crank0.point(q[system.slice(crank0)], np.array([0.5, 0.0]))
+        assert np.abs(B0 - double_four_bar.exact([0.0, 1.5])[0][-1]).max() < 1e-6     # 6.7e-11 measured
+        assert np.ptp(q[[2, 5, 8]]) < 1e-9                                             # cranks at one angle
 
 
 @pytest.mark.slow

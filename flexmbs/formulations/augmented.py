@@ -35,14 +35,32 @@ References
 """
 from __future__ import annotations
 
+from decimal import ROUND_DOWN, Decimal
+
 import numpy as np
 
 from ..lapack import lapack
 from .stabilization import RedundantConstraintError, stabilized_gamma
 
-__all__ = ["accelerations", "solve_saddle_point", "RCOND_MIN"]
+__all__ = ["accelerations", "solve_saddle_point", "rounded_down", "RCOND_MIN"]
 
 RCOND_MIN = 1e-13       # below: the saddle-point matrix is singular to working precision
+
+
+def rounded_down(x: float, digits: int = 4) -> str:
+    """``x`` >= 0 in e-notation, cut (not rounded) to ``digits`` significant digits of its exact
+    binary value.
+
+    A number just below a limit then never reads as the limit: 9.99996e-14 prints 9.999e-14,
+    where "{:.3e}" gives 1.000e-13 (the first stage inside the window around IFToMM A02's
+    singular position, docs/iftomm.md).
+    """
+    if not np.isfinite(x) or x <= 0.0:
+        return f"{x:.{digits - 1}e}"
+    exact = Decimal(float(x))
+    exponent = exact.adjusted()
+    mantissa = exact.scaleb(-exponent).quantize(Decimal(10) ** (1 - digits), rounding=ROUND_DOWN)
+    return f"{mantissa}e{exponent:+03d}"
 
 
 def accelerations(system, t: float, q: np.ndarray, v: np.ndarray, alpha: float = 0.0,
@@ -104,8 +122,8 @@ def solve_saddle_point(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.n
         where = "" if t is None else f" at t = {t:.6g}"
         raise RedundantConstraintError(
             f"The saddle-point matrix [[M, C_q^T], [C_q, 0]] of the augmented formulation is singular"
-            f"{where} (reciprocal condition number {rcond:.3g} < {rcond_min:.0e}): the constraint "
-            "Jacobian C_q has dependent rows (redundant constraints, or a singular configuration), "
+            f"{where} (reciprocal condition number {rounded_down(rcond)}, below the limit {rcond_min:g}): "
+            "the constraint Jacobian C_q has dependent rows (redundant constraints, or a singular configuration), "
             "or M is not positive definite on its null space. See System.mobility for the redundant "
             "constraints; use solver='udwadia-kalaba' (pseudo-inverse) or remove them.")
     x, info = getrs(lu, piv, b)

@@ -82,6 +82,7 @@ from ..assembly.assembler import element_dofs
 from ..constraints.mean_axis import MeanAxisConditions
 from ..model import DistributedLoad, Model
 from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
+from ..validity import RangeCheck
 from .axial_strain import AxialStrain
 from .base import Body
 from .rigid import EulerParameterNorm
@@ -563,6 +564,13 @@ class FlexibleBody(Body):
         s_y = md.inv.s + md.m_O @ q[7:]
         r_C = md.mass * q[:3] + ep_to_matrix(q[3:7]) @ s_y
         return T, -float(np.asarray(gravity, dtype=float) @ r_C)
+
+    def range_check(self, t, q) -> RangeCheck:
+        """The `flexmbs.validity.RangeCheck` of the outputs t (n_t,), q (n_t, n_q) of this body: its
+        largest node rotation and displacement / size against the linear-strain model's range."""
+        check = RangeCheck(self.model, f"body {self.name!r}")
+        check.update(t, np.asarray(q)[:, 7:])
+        return check
 
     def strain_energy(self, q) -> float:
         """1/2 delta^T [k] delta, plus U_nl with stiffening="axial-strain" (the "omega" stiffening

@@ -174,6 +174,19 @@ def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progr
         method=cls.name, order=cls.order)
 
 
+def _with_range_warning(formulation, integrator, t: np.ndarray, x: np.ndarray) -> str:
+    """The integrator's message, followed by the warning of `flexmbs.validity.system_range_warning`
+    when the formulation is a System's and a flexible body left the range of its linear-strain
+    model (not after a divergence, whose message names its cause)."""
+    message = integrator.message or ""
+    system = getattr(formulation, "system", None)
+    if system is None or not hasattr(system, "bodies") or integrator.status == "diverged" or not len(t):
+        return message
+    from ..validity import system_range_warning
+    text = system_range_warning(system, t, x[:, :system.n_q], stacklevel=4)       # q first in every state
+    return message if text is None else f"{message} Warning: {text}"
+
+
 def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: float | None = None,
              rtol: float = 1e-6, atol: float = 1e-9,
              integrand: Callable[[float, np.ndarray], np.ndarray] | None = None,
@@ -218,7 +231,9 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     -------
     Solution
         Outputs, status ("finished", "failed", "diverged"), message and counters.  A failed
-        or diverged run keeps the outputs before the failing step.
+        or diverged run keeps the outputs before the failing step.  For a System's formulation
+        whose flexible bodies leave the range of the linear-strain model, the message ends with
+        the warning of `flexmbs.validity.system_range_warning`.
 
     Examples
     --------
@@ -311,11 +326,12 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
             progress(t_b)
 
     n_state = formulation.n_state
+    t_out, x_out = np.array(out_t, dtype=float), np.array(out_x, dtype=float).reshape(len(out_t), n_state)
     return Solution(
-        t=np.array(out_t, dtype=float),
-        x=np.array(out_x, dtype=float).reshape(len(out_t), n_state),
+        t=t_out, x=x_out,
         integrals=None if acc is None else np.array(out_int).reshape(len(out_t), acc.size),
-        status=integrator.status, message=integrator.message, success=integrator.status == "finished",
+        status=integrator.status, message=_with_range_warning(formulation, integrator, t_out, x_out),
+        success=integrator.status == "finished",
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,

@@ -140,9 +140,13 @@ def test_evaluation_equals_the_numpy_path(build):
 
 
 def same_counts(a, b):
-    """The same steps; the same LUs, tangents and evaluations up to a few: a Newton test that falls
-    within round-off of its threshold (the contraction rate against keep_rate, say) may go the other
-    way on another machine, whose LAPACK rounds differently (measured here: all equal)."""
+    """The same steps; the same LUs, tangents and evaluations up to a few. The Newton stop (|dq| against
+    the tolerance) can fall within round-off of its threshold and take one iteration more on one path
+    or machine, whose LAPACK rounds differently; the kept LU follows from it. The rate compared with
+    keep_rate is measured on corrections above the tolerance (`converged_rate`), not on the round-off
+    of the last one, which made 131 against 124 LUs on one machine. Measured here: all equal on the
+    cases below; over two revolutions of the slider-crank, 1191 LUs each and 10016 against 10015
+    evaluations."""
     assert a.n_steps == b.n_steps and abs(a.n_jac - b.n_jac) <= 1
     assert abs(a.n_lu - b.n_lu) <= 2 + 0.02 * a.n_lu and abs(a.n_rhs - b.n_rhs) <= 2 + 0.02 * a.n_rhs
 

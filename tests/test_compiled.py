@@ -185,6 +185,38 @@ def test_steps_follow_the_numpy_steps(refactor):
 
 
 @needs_kernel
+def test_kernel_calls_do_not_change_the_steps(monkeypatch):
+    """The kernel keeps its LU, tangent, step size and contraction rate between calls, so that how many
+    steps a call takes (sized from the wall time of the last call, CHUNK_SECONDS, hence from the
+    machine's load) changes nothing: one step per call, at least 16 per call and the whole run in one
+    call give the same counts and bit for bit the same states (the quarter revolution of
+    `test_steps_follow_the_numpy_steps`, refactor="contraction", whose LU is kept across steps)."""
+    from flexmbs.integrators import index3_alpha
+    from flexmbs.integrators.index3_alpha import Index3GeneralizedAlpha
+    system = slider_crank.build_coupled(elements=8)[0]
+    W = 150.0
+    t_end, h = 0.5 * np.pi / W, 2.0 * np.pi / W / 1440
+    runs = {}
+    for seconds in (0.0, 1e3):                      # 64 steps, then 16 a call; all in the second call
+        monkeypatch.setattr(index3_alpha, "CHUNK_SECONDS", seconds)
+        r = _run(system, "compiled", t_end, h, None, refactor="contraction")
+        runs[seconds] = (r.n_lu, r.n_jac, r.n_rhs, r.n_steps), r.x[1:]
+    problem = ConstrainedProblem(system)
+    x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
+    it = Index3GeneralizedAlpha(problem, 0.0, x0, t_end, h=h, rho_inf=0.9, kernel="compiled", refactor="contraction")
+    xs = []
+    while it.status == "running":
+        it.step()                                   # one step per call of the kernel
+        xs.append(it.x)
+    runs["step"] = (it.n_lu, it.n_jac, it.n_rhs, it.n_steps), np.array(xs)
+    counts = {key: c for key, (c, _) in runs.items()}
+    assert len(set(counts.values())) == 1 and counts["step"][0] > 1, counts
+    assert counts["step"][0] < counts["step"][3] / 2          # the LU is kept across steps, calls
+    for key in (0.0, 1e3):
+        np.testing.assert_array_equal(runs[key][1], runs["step"][1])
+
+
+@needs_kernel
 @pytest.mark.parametrize("refactor", ["step", "contraction"])
 @pytest.mark.parametrize("build, t_end, h", [(spinup, 0.5, 0.01), (stiffened, 0.02, 1e-3)],
                          ids=["spin-up", "omega-mean-axis"])

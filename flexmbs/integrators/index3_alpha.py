@@ -54,7 +54,10 @@ S is factorized by LU and reused across the Newton iterations (modified Newton).
 rebuilt is the option ``refactor``: "step", at the first iteration of every step from M and
 C_q at the predictor (evaluated there anyway for the residual) and the kept K_t, C_t;
 "contraction", kept into the next step while the last step's corrections contracted at
-most by ``keep_rate`` (1e-3, the rate θ of the converged step); "rate", kept across steps
+most by ``keep_rate`` (1e-3, the rate θ of the converged step, measured on corrections above
+the Newton tolerance: `converged_rate`; a last correction that meets the tolerance by itself
+is mostly round-off, and its ratio to the one before differed between the numpy path and the
+kernel); "rate", kept across steps
 until the corrections contract slowly; "auto" (default), "contraction" when the compiled
 kernel runs the steps and "step" on the numpy path (there an evaluation costs several
 rebuilds of S, in the kernel about a quarter of one: docs/design.md).  In every
@@ -155,6 +158,27 @@ CHUNK_SECONDS = 0.2         # about how long one call of the compiled kernel run
 
 STALL = 1e-12       # corrections that stop contracting below STALL max(|q|, 1): round-off, accepted
 ROUND_OFF = 64 * EPS    # a residual this small relative to the size of its terms is converged
+
+
+def converged_rate(d_norm: float, d_prev: float | None, d_prev2: float | None, negligible: bool) -> float:
+    """The contraction rate theta of a converged step, which `refactor` "contraction" compares with
+    ``keep_rate``: |dq_k| / |dq_(k-1)| of its last two corrections, or, when the last one is
+    negligible (it meets the tolerance by itself, beta' |dq_k| <= newton_tol |q''|, or is at the
+    round-off of q), that of the two before it (0 without two before it: the first correction
+    above the tolerance took the iterate there).
+
+    A negligible correction is mostly round-off: its digits depend on the order of the sums and on
+    the LU's code (LAPACK on the numpy path, the kernel's own in C), and so did the decision.  (Measured on the coupled slider-crank, 8
+    elements, h = 2.91e-5 s: beta' = 4.7e9, the tolerance on |dq| about 1e-14 against 3.6e-15 for
+    the round-off of q; the last correction of a step with a kept matrix 1e-16 to 6e-14, so that
+    its ratio to the one before, 5e-4 to 5e-3 around keep_rate = 1e-3, differed between the
+    numpy path and the kernel from step 66 on: 131 against 124 LUs in a quarter revolution.)
+    """
+    if d_prev is None:
+        return 0.0
+    if not negligible:
+        return d_norm / max(d_prev, 1e-300)
+    return 0.0 if d_prev2 is None else d_prev / max(d_prev2, 1e-300)
 
 
 class ConstrainedProblem:
@@ -645,9 +669,10 @@ class Index3GeneralizedAlpha(Integrator):
                 if fresh and d_prev is not None and d_norm < d_prev:
                     theta = d_norm / d_prev
                     err = theta / (1.0 - theta) * d_norm
-                if bp * err <= self._tol * a_scale or d_norm <= 16 * EPS * q_scale or stalled:
+                negligible = bp * d_norm <= self._tol * a_scale or d_norm <= 16 * EPS * q_scale
+                if bp * err <= self._tol * a_scale or negligible or stalled:
                     converged = True
-                    self._theta = 0.0 if d_prev is None else d_norm / max(d_prev, 1e-300)
+                    self._theta = converged_rate(d_norm, d_prev, d_prev2, negligible)
                     break
                 if d_prev is not None and d_norm > self._rate * d_prev:
                     # slow contraction: a new matrix at the next iterate, with new tangents if the

@@ -36,16 +36,19 @@ window): for each formulation the step of the implicit midpoint rule is halved (
 MECHANISM_RTOLS that meets the target.  Once each formulation's step is found, the runs of one
 size are timed in turns (``--repeats`` rounds of one run of each formulation) and each keeps
 the least of its rounds: on a shared machine the formulations then see the same load, and their
-ratios are the measurement.  Rows have part "mechanism" and a column ``cpu_s``, the CPU time of
-the whole run; default output directory out/timing_mechanism.
+ratios are the measurement.  Rows have part "mechanism" and the columns ``cpu_s``, the CPU time
+of the whole run, and ``calls_per_step``, the Python and C function calls of a run per step
+(counted in a run of its own); default output directory out/timing_mechanism.
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import logging
+import os
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +63,7 @@ from flexmbs.pipes import call_quietly
 SELECTED = list(FORMULATIONS)      # the formulations timed (--formulations)
 
 COLUMNS = ["formulation", "elements", "build_s", "solve_s", "rhs_evaluations", "error", "part", "method",
-           "evaluation", "rtol_or_h", "cpu_s"]          # cpu_s: the mechanism's rows (CPU time of the whole run)
+           "evaluation", "rtol_or_h", "cpu_s", "calls_per_step"]   # the last two: the mechanism's rows
 RTOLS = [1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8, 3e-9, 1e-9, 3e-10, 1e-10]
 
 
@@ -207,10 +210,31 @@ def mechanism_sizes(elements=(5, 10, 15, 20, 25), target=1e-3, repeats=3, t_span
             res, build_s, solve_s, cpu_s = timed[method, name]
             rows.append(dict(formulation=name, elements=n, build_s=build_s, solve_s=solve_s, cpu_s=cpu_s,
                              rhs_evaluations=res.stats["n_rhs"], error=_midspan_error(model, res, ref_w),
-                             part="mechanism", method=method, evaluation="terms", rtol_or_h=value))
-            logging.info("%-13s %3d el  %-8s %s %.3g  solve %.3f s  CPU %.3f s  error %.2e", name, n, method,
-                         "h" if method == "midpoint" else "rtol", value, solve_s, cpu_s, rows[-1]["error"])
+                             part="mechanism", method=method, evaluation="terms", rtol_or_h=value,
+                             calls_per_step=_calls_per_step(factory, kw)))
+            logging.info("%-13s %3d el  %-8s %s %.3g  solve %.3f s  CPU %.3f s  %.0f calls/step  error %.2e", name,
+                         n, method, "h" if method == "midpoint" else "rtol", value, solve_s, cpu_s,
+                         rows[-1]["calls_per_step"], rows[-1]["error"])
     return rows
+
+
+def _calls_per_step(model_factory, kw) -> float:
+    """Python and C function calls of one run with the options ``kw`` (set-up included), per step
+    (``sys.setprofile``; a numpy function counts once, whatever its size): at these sizes a step
+    costs about its calls, not its arithmetic.  Counted in a run of its own, not a timed one."""
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        count += event in ("call", "c_call")
+
+    model = model_factory()
+    sys.setprofile(profile)
+    try:
+        res = run_model(model, compute_energies=False, **kw)
+    finally:
+        sys.setprofile(None)
+    return count / max(res.stats["n_steps"], 1)
 
 
 def _timed_in_turns(model_factory, options: dict, repeats: int) -> dict:
@@ -283,12 +307,14 @@ def main(argv=None):
     level = flexmbs_log.level
     flexmbs_log.setLevel(logging.WARNING)
     try:
-        return _main(a)
+        return _main(a, sys.argv[1:] if argv is None else argv)
     finally:
         flexmbs_log.setLevel(level)              # main() may run inside another program (tests)
 
 
-def _main(a) -> int:
+def _main(a, argv) -> int:
+    print(f"Measured: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, `python cases/timing.py {' '.join(argv)}`, "
+          f"load average {os.getloadavg()[0]:.1f}")
     if a.case == "mechanism":
         a.out = Path("out/timing_mechanism") if a.out is None else a.out
         rows = run_mechanism(a.out, a.elements, 1e-3 if a.target is None else a.target, a.repeats, a.t_span,
@@ -299,11 +325,11 @@ def _main(a) -> int:
                    tuple(a.evaluation), a.h, a.t_large, a.t_end)
     if a.case == "mechanism":
         print(f"{'formulation':13s} {'elements':>8s} {'method':>9s} {'h_or_rtol':>9s} {'build_s':>8s} "
-              f"{'solve_s':>8s} {'cpu_s':>8s} {'rhs':>8s} {'error':>9s}")
+              f"{'solve_s':>8s} {'cpu_s':>8s} {'rhs':>8s} {'calls/step':>10s} {'error':>9s}")
         for r in rows:
             print(f"{r['formulation']:13s} {r['elements']:8d} {r['method']:>9s} {r['rtol_or_h']:9.3g} "
                   f"{r['build_s']:8.3f} {r['solve_s']:8.3f} {r['cpu_s']:8.3f} {r['rhs_evaluations']:8d} "
-                  f"{r['error']:9.2e}")
+                  f"{r['calls_per_step']:10.0f} {r['error']:9.2e}")
     else:
         print(f"{'formulation':13s} {'elements':>8s} {'evaluation':>10s} {'build_s':>8s} {'solve_s':>8s} "
               f"{'rhs':>8s} {'error':>9s}")

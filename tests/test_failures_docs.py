@@ -1,10 +1,16 @@
 """The documentation states what the code measures now (issue 20, item 14).
 
+- Every table of measured numbers in docs/benchmarks.md is preceded, within its section, by a
+  line ``Measured: YYYY-MM-DD ...`` naming the script that produced it (an existing
+  ``benchmarks/*.py`` or ``cases/*.py``), so that each number can be regenerated when the code it
+  measures changes.  The rule's own failures are a table of bad snippets and the message each
+  now gives.
 - The cart pendulum's period (docs/quasi_velocities.md): the closed form of small oscillations,
   the energy integral at the case's amplitude, and the period the run measures agree.
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -12,6 +18,88 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS_MD = ROOT / "docs" / "benchmarks.md"
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+SCRIPT = re.compile(r"\b(?:benchmarks|cases)/\w+\.py\b")
+FENCE = "```"
+NO_SCRIPT = "no script kept"
+#: tables measured by code that was not kept as a script (each says so on its 'Measured:' line);
+#: this number may only go down: write the script in benchmarks/ and cite it instead
+UNSCRIPTED_TABLES = 3
+
+
+def unsourced_tables(text: str, name: str, root: Path = ROOT) -> list[str]:
+    """One message per Markdown table of ``text`` that has no ``Measured:`` line between the
+    heading above it and the table, or whose line lacks a date or an existing script."""
+    problems, heading, measured, in_fence = [], "the start of the file", [], False
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(FENCE):
+            in_fence = not in_fence
+        if in_fence:
+            continue
+        if line.startswith("#"):
+            heading, measured = line.strip(), []
+        elif line.startswith("Measured:"):
+            measured.append(line)
+        elif re.match(r"\s*\|\s*:?-{3,}", line) and i > 0 and lines[i - 1].lstrip().startswith("|"):
+            where = f"{name}:{i} (the table under {heading!r})"
+            if not measured:
+                problems.append(f"{where}: no line 'Measured: YYYY-MM-DD, `benchmarks/<script>.py ...`' "
+                                "between the heading and the table")
+                continue
+            last = measured[-1]
+            if not DATE.search(last):
+                problems.append(f"{where}: its 'Measured:' line has no date YYYY-MM-DD: {last!r}")
+            scripts = SCRIPT.findall(last)
+            if not scripts and NO_SCRIPT not in last:
+                problems.append(f"{where}: its 'Measured:' line names no script benchmarks/*.py or cases/*.py: "
+                                f"{last!r}")
+            missing = [s for s in scripts if not (root / s).is_file()]
+            if missing:
+                problems.append(f"{where}: its 'Measured:' line names scripts that do not exist: {missing}")
+    return problems
+
+
+def test_every_table_in_benchmarks_md_cites_its_script_and_date():
+    problems = unsourced_tables(BENCHMARKS_MD.read_text(encoding="utf-8"), "docs/benchmarks.md")
+    assert not problems, "\n".join(problems)
+
+
+def test_no_new_table_without_a_script():
+    text = BENCHMARKS_MD.read_text(encoding="utf-8")
+    unscripted = [line for line in text.splitlines() if line.startswith("Measured:") and NO_SCRIPT in line]
+    assert len(unscripted) <= UNSCRIPTED_TABLES, (
+        f"docs/benchmarks.md has {len(unscripted)} 'Measured:' lines with {NO_SCRIPT!r}, at most "
+        f"{UNSCRIPTED_TABLES} allowed: write the measurement as a script in benchmarks/ and cite it")
+
+
+TABLE = "| a | b |\n|---|---:|\n| 1 | 2 |\n"
+BAD_SNIPPETS = [
+    ("no Measured line", "## 1. Speed\n\nSome text.\n\n" + TABLE,
+     "x.md:5 (the table under '## 1. Speed'): no line 'Measured: YYYY-MM-DD"),
+    ("a Measured line of another section", "## 1. A\n\nMeasured: 2026-11-27, `benchmarks/bench_multibody.py`\n\n"
+     "## 2. B\n\n" + TABLE,
+     "x.md:7 (the table under '## 2. B'): no line 'Measured:"),
+    ("no date", "## 1. A\n\nMeasured: `benchmarks/bench_multibody.py`, last week\n\n" + TABLE,
+     "its 'Measured:' line has no date YYYY-MM-DD"),
+    ("no script", "## 1. A\n\nMeasured: 2026-11-27, by hand\n\n" + TABLE,
+     "its 'Measured:' line names no script benchmarks/*.py or cases/*.py"),
+    ("a script that does not exist", "## 1. A\n\nMeasured: 2026-11-27, `benchmarks/bench_nothing.py`\n\n" + TABLE,
+     "names scripts that do not exist: ['benchmarks/bench_nothing.py']"),
+    ("no script, and says so", "## 1. A\n\nMeasured: 2026-11-27, no script kept: timers in the code\n\n" + TABLE, None),
+    ("a table in a code block is not a table", "## 1. A\n\n```text\n" + TABLE + "```\n", None),
+    ("a sourced table", "## 1. A\n\nMeasured: 2026-11-27, `cases/cart_pendulum.py --table`\n\n" + TABLE, None),
+]
+
+
+@pytest.mark.parametrize(("snippet", "message"), [p[1:] for p in BAD_SNIPPETS], ids=[p[0] for p in BAD_SNIPPETS])
+def test_the_source_rule_names_what_is_missing(snippet, message):
+    problems = unsourced_tables(snippet, "x.md")
+    if message is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and message in problems[0], problems
 
 
 # -- the cart pendulum's period ------------------------------------------------------------------------

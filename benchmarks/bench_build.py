@@ -22,6 +22,7 @@ import sys
 import time
 import tracemalloc
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 
@@ -52,6 +53,16 @@ def grid(text: str) -> tuple[int, int, int]:
     return nx, ny, nz
 
 
+def same_flexmbs() -> dict:
+    """The environment of a grid's process: this one's, with the directory of the flexmbs this
+    process imports first on PYTHONPATH (a worktree's copy, not another installed one)."""
+    import flexmbs
+    root = str(Path(flexmbs.__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--grids", type=grid, nargs="+", default=[(40, 8, 8), (90, 18, 18), (200, 40, 40)])
@@ -69,7 +80,7 @@ def main(argv=None) -> int:
     rows = []
     for g in grids:
         out = subprocess.run([sys.executable, __file__, "--one", "x".join(map(str, g))], check=True,
-                             capture_output=True, text=True).stdout
+                             capture_output=True, text=True, env=same_flexmbs()).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
     print("\n| grid | elements | free DOFs | build [s] | heap peak [MB] | RSS [MB] |")
     print("|---|---:|---:|---:|---:|---:|")

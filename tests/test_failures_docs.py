@@ -139,3 +139,32 @@ def test_measured_period_needs_two_swings():
     t = np.linspace(0.0, 3.0, 301)
     q = np.stack([np.sin(2 * np.pi * t / 0.9 + 0.3), 0 * t, 0 * t], axis=1)
     assert cart_pendulum.measured_period(t, q, None) == pytest.approx(0.9, rel=1e-3)
+
+
+# -- the scripts print what the rule asks for -------------------------------------------------------------
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import bench_build  # noqa: E402
+import bench_multibody  # noqa: E402
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", [bench_multibody, bench_build], ids=["bench_multibody", "bench_build"])
+def test_quick_output_pasted_under_a_heading_follows_the_rule(script, capsys):
+    assert script.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Measured: ") and "quick mode" in out
+    assert unsourced_tables("## A section\n\n" + out, "pasted.md") == []
+
+
+BAD_GRIDS = [
+    (["--grids", "40x8"], "a grid is three cell counts like 40x8x8, got '40x8'"),
+    (["--grids", "40x8x0"], "a grid needs at least one cell in each direction, got '40x8x0'"),
+    (["--grids", "ax8x8"], "a grid is three cell counts like 40x8x8, got 'ax8x8'"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD_GRIDS, ids=[" ".join(a) for a, _ in BAD_GRIDS])
+def test_bench_build_names_a_bad_grid(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        bench_build.main(argv)
+    assert message in capsys.readouterr().err

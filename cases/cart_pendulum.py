@@ -108,7 +108,8 @@ def swing_inertia_and_potential(theta1, curve: float, g: float = -GRAVITY[1]):
     u = theta1 + curve                                             # tan(phi / 2)
     theta2 = theta1 - 2 * np.arctan(u)
     r = (u * u - 1) / (u * u + 1)                                   # -cos phi
-    inner, outer = M_LINK / 2 + M_LINK + M_WHEEL, M_LINK / 2 + M_WHEEL  # moments about A of what hangs below
+    inner = M_LINK / 2 + M_LINK + M_WHEEL        # mass moment about A of link 1, link 2 and the wheel, / l
+    outer = M_LINK / 2 + M_WHEEL                 # mass moment about B of link 2 and the wheel, / l
     inertia = M_LINK * L ** 2 / 12
     a = ((M_LINK / 4 + M_LINK + M_WHEEL) * L ** 2 + (M_LINK / 4 + M_WHEEL) * L ** 2 * r * r
          + 2 * outer * L ** 2 * np.cos(theta1 - theta2) * r + inertia * (1 + r * r))
@@ -143,7 +144,8 @@ def energy_integral_period(q0=Q0, v0=V0) -> float:
 
 def measured_period(t, q, qdot) -> float:
     """The mean time [s] between successive upward crossings of theta_1 through its mean over the
-    run (crossing times interpolated linearly between outputs); NaN with fewer than two crossings."""
+    run (crossing times interpolated linearly between outputs); NaN with fewer than two crossings
+    (the summary then holds None)."""
     theta = q[:, 0] - q[:, 0].mean()
     k = np.flatnonzero((theta[:-1] < 0) & (theta[1:] >= 0))
     if len(k) < 2:
@@ -189,7 +191,7 @@ def print_periods(summary: dict) -> None:
         if "period_energy_integral_s" in s:
             closed = (f"; closed form at this amplitude (energy integral) {s['period_energy_integral_s']:.4f} s, "
                       f"small oscillations 2 pi sqrt(J0/K0) = {s['period_small_oscillation_s']:.4f} s")
-        measured = ("not measured (fewer than two swings in the run)" if np.isnan(s["period_measured_s"])
+        measured = ("not measured (fewer than two swings in the run)" if s["period_measured_s"] is None
                     else f"{s['period_measured_s']:.4f} s measured")
         print(f"{LABELS[s['formulation']]:>20}: period of theta_1 {measured}{closed}")
 

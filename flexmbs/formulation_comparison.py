@@ -105,7 +105,8 @@ def run_formulation(model: QVModel, formulation: str, integrator: str = "DOP853"
     for name in model.extra:
         summary[f"max_{name}"] = float(np.abs(results[name]).max())
     for name, f in model.scalars.items():
-        summary[name] = float(f(sol.t, q, qd))
+        value = float(f(sol.t, q, qd))
+        summary[name] = value if np.isfinite(value) else None      # None: not measurable in this run (JSON null)
     if formulation == "volterra-reduced":
         summary["ignorable"] = [model.coordinates[k] for k in form.qv.ignorable]
     return results, summary

@@ -168,3 +168,10 @@ def test_bench_build_names_a_bad_grid(argv, message, capsys):
     with pytest.raises(SystemExit):
         bench_build.main(argv)
     assert message in capsys.readouterr().err
+
+
+def test_a_run_shorter_than_two_swings_says_the_period_was_not_measured(capsys):
+    res, summary = run_formulation(cart_pendulum.build(), "volterra", rtol=1e-6, t_end=0.5, dt_out=0.05)
+    assert summary["period_measured_s"] is None
+    cart_pendulum.print_periods(summary)
+    assert "period of theta_1 not measured (fewer than two swings in the run)" in capsys.readouterr().out

@@ -43,6 +43,7 @@ class QVModel:
     Y_reduced: object = None
     ignorable: object = "auto"
     extra: dict = field(default_factory=dict)      # name -> f(t, q, qdot) -> (n_t,) extra outputs
+    scalars: dict = field(default_factory=dict)    # name -> f(t, q, qdot) -> float, put in the summary
 
 
 def _applied_power(system, t, q, qd):
@@ -103,6 +104,9 @@ def run_formulation(model: QVModel, formulation: str, integrator: str = "DOP853"
         summary["max_constraint_error"] = float(results["constraint_error"].max())
     for name in model.extra:
         summary[f"max_{name}"] = float(np.abs(results[name]).max())
+    for name, f in model.scalars.items():
+        value = float(f(sol.t, q, qd))
+        summary[name] = value if np.isfinite(value) else None      # None: not measurable in this run (JSON null)
     if formulation == "volterra-reduced":
         summary["ignorable"] = [model.coordinates[k] for k in form.qv.ignorable]
     return results, summary
@@ -237,9 +241,11 @@ def print_summary(summary: dict) -> None:
               f"max |P - P0| = {s['max_momentum_error']:.2e} N s{extra}")
 
 
-def case_main(name: str, doc: str, defaults: dict, help: dict, choices: dict, check, run, argv=None) -> int:
+def case_main(name: str, doc: str, defaults: dict, help: dict, choices: dict, check, run, argv=None,
+              report=None) -> int:
     """The command line of a comparison case: parse, run one formulation or the table, print the
-    summary; exit status 0 when every run finished."""
+    summary (and ``report(summary)``, the case's own lines, when given); exit status 0 when every
+    run finished."""
     from .case import command_line, parse_case_args, prepare_output, record_output
     parser = command_line(name, doc, defaults, help=help, choices=choices, check=check)
     params, out, _ = parse_case_args(parser, argv)
@@ -248,6 +254,8 @@ def case_main(name: str, doc: str, defaults: dict, help: dict, choices: dict, ch
     summary = run(out=out, **params)
     record_output(out, before)
     print_summary(summary)
+    if report is not None:
+        report(summary)
     print(f"  wrote {out} in {time.perf_counter() - tic:.1f} s")
     runs = summary.values() if params["table"] else [summary]
     return 0 if all(s["status"] == "finished" for s in runs) else 1

@@ -16,6 +16,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from ..user_functions import evaluate, require_finite
+
 __all__ = ["Constraint", "ConstraintError", "Ground", "EMPTY"]
 
 EMPTY = np.zeros(0)
@@ -61,13 +63,18 @@ class Ground:
 
 
 def law_values(law, t, name) -> tuple[float, float, float]:
-    """(f(t), f'(t), f''(t)) of a driver's law, checked (ValueError naming the driver ``name``)."""
-    out = law(t)
+    """(f(t), f'(t), f''(t)) of a driver's law, checked: ValueError naming the driver ``name`` if it
+    does not return three numbers, `UserFunctionError` (with the time) if it raises or one of them
+    is NaN or inf."""
+    what = f"driver {name!r}: its law"
+    out = evaluate(what, t, law, t)
     try:
         a, b, c = out
     except (TypeError, ValueError):
         raise ValueError(f"driver {name!r}: its law must return (f(t), f'(t), f''(t)), got {out!r}") from None
-    return float(a), float(b), float(c)
+    values = float(a), float(b), float(c)
+    require_finite(values, what, t, "(f, f', f'') = ({:.6g}, {:.6g}, {:.6g})".format(*values))
+    return values
 
 
 def body_label(body) -> str:

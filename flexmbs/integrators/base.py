@@ -285,7 +285,7 @@ class Integrator(ABC):
             with np.errstate(all="ignore"):       # non-finite values become a status below
                 success, message = self._step_impl()
         except (ArithmeticError, np.linalg.LinAlgError) as err:   # e.g. a singular system, Newton
-            success, message = False, f"The step from t = {t:.6g} failed: {err}"
+            success, message = False, self._step_failure(t, err)
         if not success:
             self.t, self.x, self._xdot_new = t, x, xdot
             self.status, self.message = "failed", message
@@ -301,6 +301,12 @@ class Integrator(ABC):
         self._after_step()
         self._check_state()
         return self.message if self.status != "running" else None
+
+    @staticmethod
+    def _step_failure(t: float, err: Exception) -> str:
+        """The message of a step from t stopped by ``err`` (an ArithmeticError or LinAlgError of the
+        formulation, or a `flexmbs.user_functions.UserFunctionError` of a law or load)."""
+        return f"The step from t = {t:.6g} failed: {err}"
 
     def _check_state(self) -> None:
         """Status after accepted steps: "failed" on a non-finite state, "diverged" beyond

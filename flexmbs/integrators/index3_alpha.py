@@ -366,9 +366,9 @@ class Index3GeneralizedAlpha(Integrator):
         else:
             t_out = t_out[:np.searchsorted(t_out, times[-1] + near_rtol * self.h, side="right")]
         tic = time.perf_counter()
-        done, status, d_norm, t_out, x_out, x_old = self._kernel(times, hs, t_out, near_rtol)
+        done, status, d_norm, t_out, x_out, x_old, failure = self._kernel(times, hs, t_out, near_rtol)
         self.n_steps += done
-        if done == len(times):
+        if done == len(times) and failure is None:
             rate = done / max(time.perf_counter() - tic, 1e-6)
             self._chunk = int(min(max(rate * CHUNK_SECONDS, 16), 1 << 16))
         if done and status != 2:
@@ -384,6 +384,8 @@ class Index3GeneralizedAlpha(Integrator):
             self._check_state()
         elif done:
             self._check_state()
+        if failure is not None and self.status == "running":   # a law failed at the next step's time
+            self.status, self.message = "failed", self._step_failure(self.t, failure)
         return t_out, x_out
 
     def _kernel(self, times, hs, t_out, near_rtol: float):
@@ -391,9 +393,14 @@ class Index3GeneralizedAlpha(Integrator):
         counters but n_steps and, after ``done`` accepted steps, t, x, the accelerations and
         multipliers; returns (done, status (0 ok, 1 Newton failed, 2 non-finite residual, 3 diverged, 4
         non-finite state), last correction, output times reached, their states, x_old buffer: the
-        state and x' before the last accepted step and its time, or the failing iterate (status 2))."""
+        state and x' before the last accepted step and its time, or the failing iterate (status 2),
+        failure).  The laws are tabulated first (`CompiledSystem.tabulate`): if one fails at a time,
+        only the steps before it run and ``failure`` is its `UserFunctionError` (else None)."""
         n = self.n
-        laws = self._compiled.laws(times)
+        laws, failure = self._compiled.tabulate(times)
+        times, hs = times[:len(laws)], hs[:len(laws)]
+        if not len(times):
+            return 0, 0, 0.0, t_out[:0], np.empty((0, 2 * n)), None, failure
         t_out = np.ascontiguousarray(t_out, dtype=float)
         x_out = np.empty((len(t_out), 2 * n))
         x_old = np.empty(4 * n + 1)
@@ -419,7 +426,7 @@ class Index3GeneralizedAlpha(Integrator):
             self._a, self.qdd, self.lam = a.copy(), qdd.copy(), lam.copy()
             self._xdot_new = np.concatenate([v, qdd])
             self._C_state = (self.t, q.copy())
-        return done, status, d_norm, t_out[:i_out], x_out[:i_out], x_old
+        return done, status, d_norm, t_out[:i_out], x_out[:i_out], x_old, failure
 
     def _kernel_step(self) -> tuple[bool, str | None]:
         """One step in the kernel, for `step` (simulate calls `advance` instead, but for an integrand,
@@ -427,7 +434,9 @@ class Index3GeneralizedAlpha(Integrator):
         times, hs = self._schedule(1)
         if not times.size or not times[0] > self.t:
             return False, self._underflow_message()
-        _, status, d_norm, _, _, x_old = self._kernel(times, hs, np.zeros(0), 0.0)
+        _, status, d_norm, _, _, x_old, failure = self._kernel(times, hs, np.zeros(0), 0.0)
+        if failure is not None:
+            raise failure                              # `step` reports it as on the numpy path
         if status == 1:
             return False, self._newton_failure(d_norm)
         if status == 2:                                # the numpy path takes the step with it

@@ -332,7 +332,10 @@ class ImplicitMidpoint(Integrator):
             active = np.flatnonzero(np.any(gammas != 0.0, axis=0))      # e.g. planar: omega_z only
             self._gammas, self._basis_active = gammas[:, active], self._basis[active]
             self._gamma_first, i = k, 0
-        return self._gammas[i]
+        gamma = self._gammas[i]
+        if not np.isfinite(gamma).all():       # a load's factor (computed for a block of steps): name it
+            self._affine.model.load_factors(t_mid)
+        return gamma
 
     def _step_reduced(self, t_next: float, h: float) -> tuple[bool, str | None]:
         """One step of the n x n form (module docstring)."""

@@ -1,0 +1,124 @@
+"""Failures named by their cause (issue 20, item 5).
+
+Each row is a failing run or a bad input and the message it now prints: a non-finite or raising
+driver law or load is named with the time where it enters (on the numpy and the compiled path of
+index3-alpha alike, with the same outputs up to the last completed step); the failure diagnosis
+tells over-constrained systems, an explicit method's instability and Euler parameters off the unit
+norm from one another.
+"""
+import numpy as np
+import pytest
+
+from flexmbs.bodies import RigidBodyEP
+from flexmbs.bodies.loads import torque_load
+from flexmbs.compiled import kernel_status
+from flexmbs.constraints import AngleDriver, Revolute
+from flexmbs.integrators import ConstrainedProblem, simulate
+from flexmbs.system import System
+
+Z = np.array([0.0, 0.0, 1.0])
+KERNELS = ["numpy", pytest.param("compiled", marks=pytest.mark.skipif(kernel_status() is not None,
+                                                                      reason=f"{kernel_status()}"))]
+
+
+def driven_hub(law, loads=()):
+    """A hub on a revolute joint to the ground, turned by an angle driver 'drive', under gravity."""
+    hub = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.3], centroid=[0.1, 0.0, 0.0], loads=list(loads))
+    return System([hub], [Revolute(None, hub, at=np.zeros(3), axis=Z, name="pivot"),
+                          AngleDriver(None, hub, Z, law, name="drive")], gravity=[0.0, -9.81, 0.0])
+
+
+def run_index3(system, kernel, t_end=0.1, h=1e-3, q0=None, **options):
+    problem = ConstrainedProblem(system)
+    q0 = system.initial_coordinates() if q0 is None else q0
+    x0 = problem.state0(q0, system.initial_velocities())
+    return simulate(problem, (0.0, t_end), x0, method="index3-alpha", h=h, kernel=kernel, **options)
+
+
+def spin(t):
+    return (3.0 * t, 3.0, 0.0)
+
+
+def nan_after(t):
+    return (np.nan if t > 0.05 else 3.0 * t, 3.0, 0.0)
+
+
+def raise_after(t):
+    if t > 0.05:
+        raise RuntimeError("the table ends at t = 0.05")
+    return spin(t)
+
+
+def torque(t):
+    return np.array([0.0, 0.0, np.nan if t > 0.05 else 1.0])
+
+
+def raising_torque(t):
+    if t > 0.05:
+        raise KeyError("t")
+    return np.array([0.0, 0.0, 1.0])
+
+
+LAWS = [  # (the run, the message it now prints)
+    (lambda k: run_index3(driven_hub(nan_after), k),
+     "The step from t = 0.05 failed: driver 'drive': its law gave NaN or inf at t = 0.051 "
+     "((f, f', f'') = (nan, 3, 0)); a law or load must be finite at every time of the run"),
+    (lambda k: run_index3(driven_hub(raise_after), k),
+     "The step from t = 0.05 failed: driver 'drive': its law raised RuntimeError at t = 0.051: "
+     "the table ends at t = 0.05"),
+    (lambda k: run_index3(driven_hub(spin, [torque_load(torque, local=True)]), k),
+     "The step from t = 0.05 failed: body 'hub': load 0 gave NaN or inf at t = 0.051; a law or load "
+     "must be finite at every time of the run"),
+    (lambda k: run_index3(driven_hub(spin, [torque_load(raising_torque)]), k),
+     "The step from t = 0.05 failed: body 'hub': load 0 raised KeyError at t = 0.051: 't'"),
+]
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("run, message", LAWS)
+def test_a_failing_law_or_load_is_named_with_its_time_and_the_outputs_are_kept(run, message, kernel):
+    """Both paths stop at the step to t = 0.051 with the same message and the outputs up to t = 0.05,
+    those of a run whose law does not fail (the first 51 step points)."""
+    sol = run(kernel)
+    assert sol.kernel == kernel
+    assert (sol.status, sol.message) == ("failed", message)
+    assert len(sol.t) == 51 and sol.t[-1] == pytest.approx(0.05)
+    clean = run_index3(driven_hub(spin), "numpy", t_end=0.05)
+    assert np.abs(sol.x[:, :7] - clean.x[:, :7]).max() <= 1e-9     # the same steps, to Newton's tolerance
+
+
+def test_a_user_load_giving_nan_is_named_on_every_method():
+    """A user's load callable (numpy path only) and an explicit method: the same cause, not "reduce h"."""
+    from flexmbs.formulations.index1 import Index1
+
+    def push(body, t, q, v):
+        return np.full(7, np.nan) if t > 0.05 else np.zeros(7)
+
+    system = driven_hub(spin, [push])
+    formulation = Index1(system)
+    sol = simulate(formulation, (0.0, 0.1), formulation.state0(), method="RK45")
+    assert sol.status == "failed" and sol.t[-1] <= 0.05 + 1e-12
+    assert "body 'hub': load 0 gave NaN or inf at t = " in sol.message and "reduce" not in sol.message.lower()
+
+
+def test_a_law_failing_at_the_start_is_bad_input():
+    """At t0 there is no output to keep: a ValueError naming the driver."""
+    with pytest.raises(ValueError, match=r"driver 'drive': its law gave NaN or inf at t = 0 "):
+        run_index3(driven_hub(lambda t: (np.nan, 0.0, 0.0)), "numpy")
+
+
+@pytest.mark.parametrize("method, message", [
+    ("midpoint", "The step from t = 0.05 failed: `loads[0].f` gave NaN or inf at t = 0.0505 (f = nan); a law or "
+                 "load must be finite at every time of the run"),
+    ("DOP853", "`loads[0].f` gave NaN or inf at t = "),                # just after 0.05: the steps adapt
+])
+def test_a_nodal_load_factor_giving_nan_is_named(method, message):
+    """flexmbs.run(model): the midpoint method's block of load factors and the right-hand side of the
+    other methods name the load, not the step size; the outputs before it are kept."""
+    import flexmbs
+    from flexmbs import BeamEB2D, Material, Model, NodalLoad, generate
+    beam = BeamEB2D(Material(E=7e8, rho=2700.0), area=1e-4, I=1e-9)          # soft: few steps of DOP853
+    model = Model(generate.line(4, 0.5), beam, fixed=[("start", "all")],
+                  loads=[NodalLoad("end", "v", 1.0, f=lambda t: np.nan if t > 0.05 else 1.0)])
+    res = flexmbs.run(model, method=method, h=1e-3, t_end=0.1, compute_energies=False)
+    assert res.status == "failed" and message in res.message and 0.04 <= res.t[-1] <= 0.05

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["UserFunctionError", "evaluate", "non_finite", "require_finite"]
+__all__ = ["UserFunctionError", "evaluate", "raised", "non_finite", "require_finite"]
 
 
 class UserFunctionError(ValueError, ArithmeticError):
@@ -23,13 +23,19 @@ class UserFunctionError(ValueError, ArithmeticError):
 
 def evaluate(what: str, t: float, f, *args):
     """``f(*args)``; any exception it raises becomes a `UserFunctionError` naming ``what`` and t
-    (the original exception is its ``__cause__``)."""
+    (the original exception is its ``__cause__``).  Hot paths that would rather not build ``what``
+    at every call write the same try/except with `raised`."""
     try:
         return f(*args)
     except UserFunctionError:
         raise
     except Exception as err:
-        raise UserFunctionError(f"{what} raised {type(err).__name__} at t = {t:.6g}: {err}") from err
+        raise raised(what, t, err) from err
+
+
+def raised(what: str, t: float, err: Exception) -> UserFunctionError:
+    """The error of ``what`` having raised ``err`` at t (raise it ``from err``)."""
+    return UserFunctionError(f"{what} raised {type(err).__name__} at t = {t:.6g}: {err}")
 
 
 def non_finite(what: str, t: float, shown: str | None = None) -> UserFunctionError:

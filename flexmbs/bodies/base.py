@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..rotations import as_rotation_matrix
-from ..user_functions import evaluate, non_finite
+from ..user_functions import UserFunctionError, non_finite, raised
 
 __all__ = ["Body", "RigidBody"]
 
@@ -124,7 +124,12 @@ class Body(ABC):
         """
         out = np.zeros(self.n_q)
         for i, load in enumerate(self.loads):
-            out += evaluate(f"body {self.name!r}: load {i}", t, load, self, t, q, v)
+            try:
+                out += load(self, t, q, v)
+            except UserFunctionError:
+                raise
+            except Exception as err:          # `evaluate`, without building the name at every call
+                raise raised(f"body {self.name!r}: load {i}", t, err) from err
         if not np.isfinite(out).all() and np.isfinite(q).all() and np.isfinite(v).all():
             bad = next(i for i, load in enumerate(self.loads) if not np.isfinite(load(self, t, q, v)).all())
             raise non_finite(f"body {self.name!r}: load {bad}", t)

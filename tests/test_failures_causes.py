@@ -122,3 +122,113 @@ def test_a_nodal_load_factor_giving_nan_is_named(method, message):
                   loads=[NodalLoad("end", "v", 1.0, f=lambda t: np.nan if t > 0.05 else 1.0)])
     res = flexmbs.run(model, method=method, h=1e-3, t_end=0.1, compute_energies=False)
     assert res.status == "failed" and message in res.message and 0.04 <= res.t[-1] <= 0.05
+
+
+EP_NORM_2 = ("body 'hub': its Euler parameters p = q[3:7] = [2.0, 0.0, 0.0, 0.0] have norm |p| = 2; they must "
+             "have unit norm (within 1e-06): give p / |p| (and p' with p.p' = 0), e.g. from "
+             "System.initial_coordinates()")
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_euler_parameters_of_norm_two_are_refused_at_the_start(kernel):
+    """Before: a Newton failure at t = 0.002 that never mentioned the norm (index3-alpha)."""
+    system = driven_hub(spin)
+    q0 = system.initial_coordinates()
+    q0[3:7] *= 2.0
+    with pytest.raises(ValueError) as err:
+        run_index3(system, kernel, q0=q0)
+    assert str(err.value) == EP_NORM_2
+
+
+def test_euler_parameters_of_norm_two_are_refused_by_the_index1_form():
+    """Before: DOP853 finished with |p| = 2 (a wrong rotation, silently); assembling (the default of
+    state0) brings p onto the norm, as documented."""
+    from flexmbs.formulations.index1 import Index1
+    system = driven_hub(spin)
+    q0 = system.initial_coordinates()
+    q0[3:7] *= 2.0
+    formulation = Index1(system)
+    with pytest.raises(ValueError) as err:
+        simulate(formulation, (0.0, 0.01), formulation.state0(q0, assemble=False), method="DOP853")
+    assert str(err.value) == EP_NORM_2
+    x0 = formulation.state0(q0)
+    assert np.linalg.norm(x0[3:7]) == pytest.approx(1.0, abs=1e-9)
+
+
+def bar_tied_too_far():
+    """A bar pinned at one end (x = -0.5) whose other end (x = 0.5) is tied to the ground point x = 0.8
+    by a distance 0.1: the tie's row depends on the pin's and no motion can close it."""
+    from flexmbs.constraints import Distance, Spherical
+    bar = RigidBodyEP("bar", 1.0, [0.01, 0.1, 0.1])
+    return System([bar], [Spherical(None, bar, at=[-0.5, 0.0, 0.0], name="pin"),
+                          Distance(None, bar, at_i=[0.8, 0.0, 0.0], s_j=[0.5, 0.0, 0.0], length=0.1, name="tie")],
+                  gravity=[0.0, -9.81, 0.0])
+
+
+OVER_CONSTRAINED = ("the constraints cannot all hold (over-constrained): at t = 0 their residual |C|_inf = 0.4 cannot "
+                    "be reduced, as C_q has rank 4 < 5 rows (dependent: tie) and 0.0632 of C is outside its range "
+                    "(in bar.euler_parameter_norm, pin, tie). Check the points, axes and lengths of these joints, or "
+                    "remove the one that over-constrains the system.")
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_an_inconsistent_over_constrained_system_is_not_called_a_dynamic_instability(kernel):
+    """Before: "diverged ... a dynamic instability, e.g. a rotating body above its critical speed"."""
+    sol = run_index3(bar_tied_too_far(), kernel, t_end=0.01)
+    assert sol.status == "diverged" and "instability" not in sol.message
+    assert sol.message.startswith("The response grows without bound: ")
+    assert sol.message.endswith(OVER_CONSTRAINED) and len(sol.t) == 1
+
+
+def test_an_inconsistent_over_constrained_system_is_refused_by_the_index1_form():
+    """Before: "redundant ... use solver='udwadia-kalaba'", which cannot make the constraints hold."""
+    from flexmbs.formulations.index1 import Index1
+    from flexmbs.formulations.stabilization import RedundantConstraintError
+    for solver in ("augmented", "udwadia-kalaba"):
+        with pytest.raises(RedundantConstraintError) as err:
+            Index1(bar_tied_too_far(), solver=solver).state0(assemble=False)
+        assert str(err.value) == "The system cannot start: " + OVER_CONSTRAINED
+
+
+def test_a_consistent_system_is_not_over_constrained():
+    """The evidence is not vacuous: the pendulum of these tests (redundant rows: none) and a bar tied
+    where it can reach (the same dependent rows, C = 0) give None."""
+    from flexmbs.constraints import Distance, Spherical
+    system = driven_hub(spin)
+    assert system.over_constrained(0.3, system.initial_coordinates()) is None
+    bar = RigidBodyEP("bar", 1.0, [0.01, 0.1, 0.1])
+    tied = System([bar], [Spherical(None, bar, at=[-0.5, 0.0, 0.0], name="pin"),
+                          Distance(None, bar, at_i=[0.8, 0.0, 0.0], s_j=[0.5, 0.0, 0.0], name="tie")])
+    assert tied.mobility(0.0, tied.initial_coordinates())["redundant"] == ["tie"]
+    assert tied.over_constrained(0.0, tied.initial_coordinates()) is None
+
+
+def test_an_explicit_method_blowing_up_is_named_an_instability_not_redundant_constraints():
+    """AB4 at h = 0.05 on a pendulum with stiff Baumgarte terms (alpha = beta = 1e4 1/s, h beta = 500):
+    before, "the saddle-point matrix ... redundant constraints"; now the growth of |x| on the
+    explicit method, and the advice to use an implicit method or a smaller step."""
+    from flexmbs.constraints import Spherical
+    from flexmbs.formulations.index1 import Index1
+    bob = RigidBodyEP("bob", 1.0, [0.01, 0.01, 0.01], position=[1.0, 0.0, 0.0])
+    system = System([bob], [Spherical(None, bob, at=np.zeros(3), name="pin")], gravity=[0.0, -9.81, 0.0])
+    formulation = Index1(system, stabilization="baumgarte", alpha=1e4, beta=1e4)
+    sol = simulate(formulation, (0.0, 1.0), formulation.state0(), method="AB4", h=0.05)
+    assert sol.status == "failed" and "redundant" not in sol.message and len(sol.t) == 2
+    assert sol.message.startswith("The evaluation after the step to t = 0.1 failed (RedundantConstraintError at "
+                                  "that state): the state grew from |x|_inf = 1 at t0 = 0 to ")
+    assert sol.message.endswith(
+        "on the explicit method 'AB4': an instability, most likely of the method (the step is beyond its "
+        "stability limit: the model is stiff). Use an implicit method ('midpoint', 'generalized-alpha', 'Radau', "
+        "'BDF') or a smaller step (`h`, or `max_step` of the adaptive methods); if the growth stays, the model "
+        "itself is unstable (a dynamic instability).")
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a_failing_law_stops_the_single_step_path_alike(kernel):
+    """With an integrand simulate steps one at a time (the compiled path's `_kernel_step`): the same
+    message and outputs as without."""
+    problem = ConstrainedProblem(driven_hub(raise_after))
+    x0 = problem.state0(problem.system.initial_coordinates(), problem.system.initial_velocities())
+    sol = simulate(problem, (0.0, 0.1), x0, method="index3-alpha", h=1e-3, kernel=kernel,
+                   integrand=lambda t, x: x[7:8])
+    assert sol.message == LAWS[1][1] and len(sol.t) == 51 and sol.integrals.shape == (51, 1)

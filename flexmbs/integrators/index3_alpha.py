@@ -186,6 +186,12 @@ class ConstrainedProblem:
         """x0 = (q0, v0)."""
         return np.concatenate([np.asarray(q0, float), np.asarray(v0, float)])
 
+    def check_state(self, t, x) -> None:
+        """A start the system refuses (`System.check_start`, e.g. Euler parameters off the unit norm)."""
+        check = getattr(self.system, "check_start", None)
+        if check is not None:
+            check(x[:self.n_q])
+
     def physical(self, t, x):
         """(q, v) from states x (..., 2 n_q)."""
         return x[..., :self.n_q], x[..., self.n_q:]
@@ -555,11 +561,22 @@ class Index3GeneralizedAlpha(Integrator):
         return Kt, Ct
 
     def _newton_failure(self, d_norm: float) -> str:
-        return (f"Newton iterations of index3-alpha did not converge at t = {self.t:.6g} "
+        head = (f"Newton iterations of index3-alpha did not converge at t = {self.t:.6g} "
                 f"(last correction {d_norm:.3g} after {self._max_iter} iterations with a "
-                "fresh iteration matrix). Reduce `h`, raise `newton_max_iter`, or, if the "
-                "constraints are redundant or the configuration singular, set "
-                "`regularization` (e.g. 1e-10).")
+                "fresh iteration matrix)")
+        cause = self._cause(self.t, self.x)
+        if cause:
+            return f"{head}: {cause}"
+        return (f"{head}. Reduce `h`, raise `newton_max_iter`, or, if the constraints are redundant or the "
+                "configuration singular, set `regularization` (e.g. 1e-10).")
+
+    def _cause(self, t: float, x: np.ndarray) -> str | None:
+        """`Integrator._cause`, and first: constraints that cannot all hold at (t, q)
+        (`System.over_constrained`), for which Newton's corrections grow or stall whatever the step."""
+        q = x[:self.n]
+        check = getattr(self._sys, "over_constrained", None)
+        cause = check(t, q) if check is not None and self.n_c and np.isfinite(q).all() else None
+        return cause or super()._cause(t, x)
 
     def _step_impl(self) -> tuple[bool, str | None]:
         if self._compiled is not None:

@@ -232,3 +232,19 @@ def test_a_failing_law_stops_the_single_step_path_alike(kernel):
     sol = simulate(problem, (0.0, 0.1), x0, method="index3-alpha", h=1e-3, kernel=kernel,
                    integrand=lambda t, x: x[7:8])
     assert sol.message == LAWS[1][1] and len(sol.t) == 51 and sol.integrals.shape == (51, 1)
+
+
+@pytest.mark.parametrize("method, message", [
+    ("midpoint", "The step from t = 0.05 failed: the frame motion (AxisRotation) gave NaN or inf at t = 0.0505; a "
+                 "law or load must be finite at every time of the run"),
+    ("generalized-alpha", "the frame motion (AxisRotation) gave NaN or inf at t = 0.0505"),   # at t_{n+1-alpha_f}
+])
+def test_a_frame_motion_law_giving_nan_is_named(method, message):
+    """flexmbs.run(model) on a rotating frame whose angle law gives NaN after t = 0.05."""
+    import flexmbs
+    from flexmbs import BeamEB2D, Material, Model, generate, motion
+    beam = BeamEB2D(Material(E=7e8, rho=2700.0), area=1e-4, I=1e-9)
+    model = Model(generate.line(4, 0.5), beam, fixed=[("start", "all")],
+                  motion=motion.AxisRotation(lambda t: (np.nan if t > 0.05 else t, 1.0, 0.0)))
+    res = flexmbs.run(model, method=method, h=1e-3, t_end=0.1, compute_energies=False)
+    assert res.status == "failed" and message in res.message and res.t[-1] == pytest.approx(0.05)

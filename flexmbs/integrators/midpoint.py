@@ -333,8 +333,10 @@ class ImplicitMidpoint(Integrator):
             self._gammas, self._basis_active = gammas[:, active], self._basis[active]
             self._gamma_first, i = k, 0
         gamma = self._gammas[i]
-        if not np.isfinite(gamma).all():       # a load's factor (computed for a block of steps): name it
-            self._affine.model.load_factors(t_mid)
+        if not np.isfinite(gamma).all():       # a law of the block computed ahead: name it at t_mid
+            model = self._affine.model
+            model.motion.state(t_mid)
+            model.load_factors(t_mid)
         return gamma
 
     def _step_reduced(self, t_next: float, h: float) -> tuple[bool, str | None]:

@@ -583,8 +583,8 @@ class System:
         return (f"the constraints cannot all hold (over-constrained): at t = {t:.6g} their residual "
                 f"|C|_inf = {np.abs(C).max():.3g} cannot be reduced, as C_q has rank {mobility['rank']} < "
                 f"{len(C)} rows (dependent: {', '.join(mobility['redundant'])}) and {np.abs(left).max():.3g} of C "
-                f"is outside its range (in {', '.join(held)}). Check the points, axes and lengths of these "
-                "joints, or remove the one that over-constrains the system.")
+                f"is outside its range (in {', '.join(held)}). Check the points, axes, lengths and laws of these "
+                "constraints, or remove the one that over-constrains the system.")
 
     def reactions(self, t, q, lam, names=None) -> dict:
         """{constraint name: its reaction()} for the given constraints (internal ones omitted), or

@@ -22,8 +22,10 @@ KERNELS = ["numpy", pytest.param("compiled", marks=pytest.mark.skipif(kernel_sta
 
 
 def driven_hub(law, loads=()):
-    """A hub on a revolute joint to the ground, turned by an angle driver 'drive', under gravity."""
-    hub = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.3], centroid=[0.1, 0.0, 0.0], loads=list(loads))
+    """A hub on a revolute joint to the ground, turned by an angle driver 'drive' (laws of rate 3 rad/s at
+    t = 0, the hub's own: a consistent start), under gravity."""
+    hub = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.3], centroid=[0.1, 0.0, 0.0], angular_velocity=[0.0, 0.0, 3.0],
+                      loads=list(loads))
     return System([hub], [Revolute(None, hub, at=np.zeros(3), axis=Z, name="pivot"),
                           AngleDriver(None, hub, Z, law, name="drive")], gravity=[0.0, -9.81, 0.0])
 
@@ -129,28 +131,40 @@ EP_NORM_2 = ("body 'hub': its Euler parameters p = q[3:7] = [2.0, 0.0, 0.0, 0.0]
              "System.initial_coordinates()")
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
-def test_euler_parameters_of_norm_two_are_refused_at_the_start(kernel):
-    """Before: a Newton failure at t = 0.002 that never mentioned the norm (index3-alpha)."""
+def hub_state_with_norm_two():
+    """x0 = (q0, v0) of `driven_hub` with its Euler parameters doubled (|p| = 2)."""
     system = driven_hub(spin)
     q0 = system.initial_coordinates()
     q0[3:7] *= 2.0
+    return system, np.concatenate([q0, system.initial_velocities()])
+
+
+def test_the_system_names_euler_parameters_off_the_unit_norm():
+    system, x0 = hub_state_with_norm_two()
     with pytest.raises(ValueError) as err:
-        run_index3(system, kernel, q0=q0)
+        system.check_start(x0[:7])
     assert str(err.value) == EP_NORM_2
+    system.check_start(system.initial_coordinates())                  # |p| = 1 passes
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_euler_parameters_of_norm_two_are_refused_at_the_start(kernel):
+    """Before: a Newton failure at t = 0.002 that never mentioned the norm (index3-alpha).  (The
+    pattern also admits a general consistency check of the start naming the body's norm constraint.)"""
+    system, x0 = hub_state_with_norm_two()
+    with pytest.raises(ValueError, match=r"(?i)'hub.*euler"):
+        simulate(ConstrainedProblem(system), (0.0, 0.1), x0, method="index3-alpha", h=1e-3, kernel=kernel)
 
 
 def test_euler_parameters_of_norm_two_are_refused_by_the_index1_form():
     """Before: DOP853 finished with |p| = 2 (a wrong rotation, silently); assembling (the default of
     state0) brings p onto the norm, as documented."""
     from flexmbs.formulations.index1 import Index1
-    system = driven_hub(spin)
-    q0 = system.initial_coordinates()
-    q0[3:7] *= 2.0
+    system, x0 = hub_state_with_norm_two()
     formulation = Index1(system)
-    with pytest.raises(ValueError) as err:
-        simulate(formulation, (0.0, 0.01), formulation.state0(q0, assemble=False), method="DOP853")
-    assert str(err.value) == EP_NORM_2
+    with pytest.raises(ValueError, match=r"(?i)'hub.*euler"):
+        simulate(formulation, (0.0, 0.01), x0, method="DOP853")
+    q0 = x0[:7]
     x0 = formulation.state0(q0)
     assert np.linalg.norm(x0[3:7]) == pytest.approx(1.0, abs=1e-9)
 
@@ -167,14 +181,45 @@ def bar_tied_too_far():
 
 OVER_CONSTRAINED = ("the constraints cannot all hold (over-constrained): at t = 0 their residual |C|_inf = 0.4 cannot "
                     "be reduced, as C_q has rank 4 < 5 rows (dependent: tie) and 0.0632 of C is outside its range "
-                    "(in bar.euler_parameter_norm, pin, tie). Check the points, axes and lengths of these joints, or "
-                    "remove the one that over-constrains the system.")
+                    "(in bar.euler_parameter_norm, pin, tie). Check the points, axes, lengths and laws of these "
+                    "constraints, or remove the one that over-constrains the system.")
+
+
+def bar_pulled_beyond_reach():
+    """A bar along x pinned at its end x = -0.5, whose centre a driver 'pull' moves to x = t^2 / 2: at
+    t = 0 the start is consistent (C = 0, C_q v + C_t = 0) with the driver's row dependent on the
+    pin's; after it the centre would have to leave the pin's reach."""
+    from flexmbs.constraints import CoordinateDriver, Spherical
+    bar = RigidBodyEP("bar", 1.0, [0.01, 0.1, 0.1])
+    return System([bar], [Spherical(None, bar, at=[-0.5, 0.0, 0.0], name="pin"),
+                          CoordinateDriver(bar, 0, lambda t: (0.5 * t * t, t, 1.0), name="pull")],
+                  gravity=[0.0, -9.81, 0.0])
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_an_inconsistent_over_constrained_system_is_not_called_a_dynamic_instability(kernel):
-    """Before: "diverged ... a dynamic instability, e.g. a rotating body above its critical speed"."""
-    sol = run_index3(bar_tied_too_far(), kernel, t_end=0.01)
+def test_constraints_driven_beyond_reach_are_named_over_constrained(kernel):
+    """Before: "Reduce `h`, raise `newton_max_iter`, or ... set `regularization`", none of which helps."""
+    sol = run_index3(bar_pulled_beyond_reach(), kernel, t_end=0.05)
+    assert sol.status == "failed" and len(sol.t) == 1
+    assert sol.message == (
+        "Newton iterations of index3-alpha did not converge at t = 0 (last correction 0.00192 after 12 iterations "
+        "with a fresh iteration matrix): the constraints cannot all hold (over-constrained): at t = 0.001 their "
+        "residual |C|_inf = 5e-07 cannot be reduced, as C_q has rank 4 < 5 rows (dependent: pull) and 2.22e-07 of "
+        "C is outside its range (in bar.euler_parameter_norm, pin, pull). Check the points, axes, lengths and laws "
+        "of these constraints, or remove the one that over-constrains the system.")
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_an_inconsistent_over_constrained_start_is_not_called_a_dynamic_instability(kernel):
+    """Before: "diverged ... a dynamic instability, e.g. a rotating body above its critical speed".  (A
+    start checked for consistency is refused before it runs; the evidence is the same.)"""
+    problem = ConstrainedProblem(bar_tied_too_far())
+    x0 = np.concatenate([problem.system.initial_coordinates(), problem.system.initial_velocities()])
+    try:
+        sol = simulate(problem, (0.0, 0.01), x0, method="index3-alpha", h=1e-3, kernel=kernel)
+    except ValueError as err:                          # an initial-state check that refuses it
+        assert "tie" in str(err)
+        return
     assert sol.status == "diverged" and "instability" not in sol.message
     assert sol.message.startswith("The response grows without bound: ")
     assert sol.message.endswith(OVER_CONSTRAINED) and len(sol.t) == 1
@@ -184,9 +229,10 @@ def test_an_inconsistent_over_constrained_system_is_refused_by_the_index1_form()
     """Before: "redundant ... use solver='udwadia-kalaba'", which cannot make the constraints hold."""
     from flexmbs.formulations.index1 import Index1
     from flexmbs.formulations.stabilization import RedundantConstraintError
+    system = bar_tied_too_far()
     for solver in ("augmented", "udwadia-kalaba"):
         with pytest.raises(RedundantConstraintError) as err:
-            Index1(bar_tied_too_far(), solver=solver).state0(assemble=False)
+            Index1(system, solver=solver).check_redundancy(0.0, system.initial_coordinates())
         assert str(err.value) == "The system cannot start: " + OVER_CONSTRAINED
 
 

@@ -380,7 +380,7 @@ class Index3GeneralizedAlpha(Integrator):
         if done and status != 2:
             self.t_old, self.x_old, self._xdot_old = float(x_old[4 * n]), x_old[:2 * n].copy(), x_old[2 * n:4 * n].copy()
         if status == 1:
-            self.status, self.message = "failed", self._newton_failure(d_norm)
+            self.status, self.message = "failed", self._newton_failure(d_norm, float(times[done]))
         elif status == 2:                # non-finite residual: the step is taken with it, as on the numpy path
             self.t_old, self.x_old, self._xdot_old = self.t, self.x, self._xdot_new
             self.t = float(times[done])
@@ -444,7 +444,7 @@ class Index3GeneralizedAlpha(Integrator):
         if failure is not None:
             raise failure                              # `step` reports it as on the numpy path
         if status == 1:
-            return False, self._newton_failure(d_norm)
+            return False, self._newton_failure(d_norm, float(times[0]))
         if status == 2:                                # the numpy path takes the step with it
             self.t, self.x = float(times[0]), np.concatenate([x_old[:self.n], x_old[self.n:2 * self.n] * np.nan])
         return True, None
@@ -560,23 +560,30 @@ class Index3GeneralizedAlpha(Integrator):
         self.n_rhs += 2 * n + 1
         return Kt, Ct
 
-    def _newton_failure(self, d_norm: float) -> str:
+    def _newton_failure(self, d_norm: float, t_next: float) -> str:
+        """The message of Newton's failure in the step from self.t to ``t_next``."""
         head = (f"Newton iterations of index3-alpha did not converge at t = {self.t:.6g} "
                 f"(last correction {d_norm:.3g} after {self._max_iter} iterations with a "
                 "fresh iteration matrix)")
-        cause = self._cause(self.t, self.x)
+        cause = self._cause(self.t, self.x, t_next)
         if cause:
             return f"{head}: {cause}"
         return (f"{head}. Reduce `h`, raise `newton_max_iter`, or, if the constraints are redundant or the "
                 "configuration singular, set `regularization` (e.g. 1e-10).")
 
-    def _cause(self, t: float, x: np.ndarray) -> str | None:
-        """`Integrator._cause`, and first: constraints that cannot all hold at (t, q)
-        (`System.over_constrained`), for which Newton's corrections grow or stall whatever the step."""
+    def _cause(self, t: float, x: np.ndarray, t_next: float | None = None) -> str | None:
+        """`Integrator._cause`, and first: constraints that cannot all hold (`System.over_constrained`),
+        for which Newton's corrections grow or stall whatever the step, at q of (t, x) and the time t
+        or the time the failing step was heading for (``t_next``; by default ``self.t``, the end of an
+        accepted step): drivers that move the constraints beyond reach show only there."""
         q = x[:self.n]
         check = getattr(self._sys, "over_constrained", None)
-        cause = check(t, q) if check is not None and self.n_c and np.isfinite(q).all() else None
-        return cause or super()._cause(t, x)
+        if check is not None and self.n_c and np.isfinite(q).all():
+            for when in dict.fromkeys((t, self.t if t_next is None else t_next)):
+                cause = check(when, q)
+                if cause:
+                    return cause
+        return super()._cause(t, x)
 
     def _step_impl(self) -> tuple[bool, str | None]:
         if self._compiled is not None:
@@ -679,7 +686,7 @@ class Index3GeneralizedAlpha(Integrator):
             if converged:
                 break
             if attempt == 1:
-                return False, self._newton_failure(d_norm)
+                return False, self._newton_failure(d_norm, t1)
             self._lu, new_tangent = None, True                 # retry with a fresh matrix and tangent
         a1, v1, qdd1 = kinematics(q1)
         self.t = t1

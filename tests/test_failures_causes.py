@@ -294,3 +294,17 @@ def test_a_frame_motion_law_giving_nan_is_named(method, message):
                   motion=motion.AxisRotation(lambda t: (np.nan if t > 0.05 else t, 1.0, 0.0)))
     res = flexmbs.run(model, method=method, h=1e-3, t_end=0.1, compute_energies=False)
     assert res.status == "failed" and message in res.message and res.t[-1] == pytest.approx(0.05)
+
+
+def test_a_law_failing_in_the_dense_output_keeps_the_outputs():
+    """midpoint evaluates the law at the step's midpoint 0.0505, the integrand's quadrature at its end
+    0.051, where the law gives NaN: before, the UserFunctionError left simulate and every output was
+    lost; now status failed with the outputs up to 0.05."""
+    from flexmbs.formulations.index1 import Index1
+    formulation = Index1(driven_hub(lambda t: (np.nan if t > 0.0507 else 3.0 * t, 3.0, 0.0)))
+    sol = simulate(formulation, (0.0, 0.1), formulation.state0(), method="midpoint", h=1e-3,
+                   integrand=lambda t, x: x[:1])
+    assert sol.status == "failed" and len(sol.t) == 51 and sol.integrals.shape == (51, 1)
+    assert sol.message == ("The outputs of the step from t = 0.05 to t = 0.051 failed: driver 'drive': its law gave "
+                           "NaN or inf at t = 0.051 ((f, f', f'') = (nan, 3, 0)); a law or load must be finite at "
+                           "every time of the run")

@@ -327,6 +327,12 @@ class Integrator(ABC):
             return f"The step from t = {t:.6g} failed ({type(err).__name__} at that state): {cause}"
         return f"The step from t = {t:.6g} failed: {err}"
 
+    def stop(self, message: str) -> None:
+        """End the run with status "failed" and ``message``, the state that of the last step: for the
+        driver (`simulate`) when what it evaluates on that step (the dense output, whose Hermite
+        derivatives evaluate the formulation and its laws) fails as a step would."""
+        self.status, self.message = "failed", message
+
     def _cause(self, t: float, x: np.ndarray) -> str | None:
         """The cause of a failure that the evidence at the last state not in question (t, x) (the
         start of the failing or diverging step) shows, or None (the generic advice stands).

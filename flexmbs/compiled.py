@@ -45,6 +45,7 @@ import numpy as np
 from scipy import sparse
 
 from .constraints.base import law_values
+from .user_functions import UserFunctionError, evaluate, require_finite
 
 __all__ = ["CompiledSystem", "Unsupported", "kernel_status", "c_compiler", "MAX_ELASTIC"]
 
@@ -126,7 +127,7 @@ class CompiledSystem:
                 raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
                                   "compiled kernel")
         rigid, flex, planar, loads = [], [], [], []
-        self._vectors = []                                  # (function of t, body name) of the tabulated loads
+        self._vectors = []                                  # (function of t, its name) of the tabulated loads
         for b in system.bodies:
             off = system.slice(b).start
             if type(b) is RigidBody2D:
@@ -194,7 +195,7 @@ class CompiledSystem:
                                   "t = 0, not (3,)")
             out.append(([0 if kind == "torque" else 1, off, int(local), len(self._vectors)],
                         np.concatenate([s, np.zeros(3), [0.0, 0.0, 0.0]])))
-            self._vectors.append((f, b.name))
+            self._vectors.append((f, f"body {b.name!r}: load {i}"))
         return out
 
     @staticmethod
@@ -340,14 +341,36 @@ class CompiledSystem:
     def laws(self, times) -> np.ndarray:
         """The kernel's time rows at ``times``, (k, 3 (n_drivers + n_vectors)): (f, f', f'') of each
         angle driver, then of each coordinate driver, then the vector of each load given as a
-        function of t (torque, force)."""
+        function of t (torque, force).  Raises `UserFunctionError` as `tabulate` reports it."""
+        table, failure = self.tabulate(times)
+        if failure is not None:
+            raise failure
+        return table
+
+    def tabulate(self, times) -> tuple[np.ndarray, UserFunctionError | None]:
+        """The rows of `laws` at ``times`` in order, up to the first time at which a law or a load's
+        function raises or gives NaN or inf: (the rows before it, that `UserFunctionError` naming it
+        and the time), or (all rows, None).  The steps before that time can then run, as they do on
+        the numpy path, where the same error stops the step to that time."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
-        out = np.empty((len(times), len(self.drivers) + len(self._vectors), 3))
-        for j, d in enumerate(self.drivers):
-            out[:, j] = [law_values(d.law, float(t), d.name) for t in times]
-        for j, (f, name) in enumerate(self._vectors, start=len(self.drivers)):
-            out[:, j] = [np.asarray(f(float(t)), dtype=float) for t in times]
-        return out.reshape(len(times), -1)
+        rows, failure = [], None
+        try:
+            for t in times:
+                rows.append(self._row(float(t)))
+        except UserFunctionError as err:
+            failure = err
+        width = 3 * (len(self.drivers) + len(self._vectors))
+        return np.array(rows, dtype=float).reshape(len(rows), width), failure
+
+    def _row(self, t: float) -> list[float]:
+        """One row of `laws` at t, each value checked (`law_values`; the load functions' vectors as
+        `flexmbs.bodies.base.Body.applied` checks the loads on the numpy path, by the same name)."""
+        row = [x for d in self.drivers for x in law_values(d.law, t, d.name)]
+        for f, what in self._vectors:
+            value = np.asarray(evaluate(what, t, f, t), dtype=float).ravel()
+            require_finite(value, what, t)
+            row.extend(value)
+        return row
 
     def evaluate(self, t, q, v) -> dict:
         """M, Q, C, C_q, dQ_v/dv and K_el (the elastic stiffness, zero outside the elastic

@@ -294,6 +294,15 @@ class System:
         """v0 of all bodies, from their constructors."""
         return np.concatenate([b.initial_velocities() for b in self.bodies])
 
+    def check_start(self, q) -> None:
+        """Refuse coordinates q that the bodies' internal constraints say cannot start a run (e.g.
+        Euler parameters off the unit norm: `EulerParameterNorm.check_start`); ValueError naming the body."""
+        q = np.asarray(q, dtype=float)
+        for k, c in enumerate(self.constraints[:self.n_internal]):
+            check = getattr(c, "check_start", None)
+            if check is not None:
+                check(self._split(q, k))
+
     # -- dynamics -------------------------------------------------------------------------------
     def mass_matrix(self, q) -> np.ndarray:
         """M(q), dense block-diagonal (n_q, n_q); constant blocks are filled once (a fresh array)."""
@@ -763,6 +772,32 @@ class System:
                 redundant = sorted(int(r) for r in piv[rank:])
         return out | {"rank": rank, "dof": n_q - rank, "redundant": self._names_of_rows(redundant),
                       "redundant_rows": redundant, "singular_values": s, "tol": tol}
+
+    def over_constrained(self, t, q, tol: float = 1e-8) -> str | None:
+        """Why the constraints cannot all hold at (t, q), or None if they can be reduced to zero here.
+
+        The least-squares (Gauss-Newton) correction dq = -C_q^+ C removes from the residual C all
+        but its part outside the range of C_q, ``C + C_q dq``.  Where that part is beyond
+        ``tol`` max(|q|_inf, 1) (not round-off), no motion of q can reduce it: C_q is rank-deficient
+        (dependent rows, `mobility`) and C is inconsistent with it, as for a body pinned at two
+        points farther apart than its length.  Newton's corrections then grow or stall whatever
+        the step size.  Returns the message naming the constraints, for failure reports.
+        """
+        q = np.asarray(q, dtype=float)
+        C, Cq = self.constraint_terms(t, q)
+        if not C.size:
+            return None
+        left = C + Cq @ np.linalg.lstsq(Cq, -C, rcond=1e-10)[0]
+        limit = tol * max(1.0, float(np.abs(q).max()))
+        if not np.abs(left).max() > limit:
+            return None
+        mobility = self.mobility(t, q)
+        held = self._names_of_rows(np.flatnonzero(np.abs(left) > limit))
+        return (f"the constraints cannot all hold (over-constrained): at t = {t:.6g} their residual "
+                f"|C|_inf = {np.abs(C).max():.3g} cannot be reduced, as C_q has rank {mobility['rank']} < "
+                f"{len(C)} rows (dependent: {', '.join(mobility['redundant'])}) and {np.abs(left).max():.3g} of C "
+                f"is outside its range (in {', '.join(held)}). Check the points, axes, lengths and laws of these "
+                "constraints, or remove the one that over-constrains the system.")
 
     def reactions(self, t, q, lam, names=None) -> dict:
         """{constraint name: its reaction()} for the given constraints (internal ones omitted), or

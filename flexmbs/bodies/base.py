@@ -25,6 +25,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..rotations import as_rotation_matrix
+from ..user_functions import UserFunctionError, non_finite, raised
 
 __all__ = ["Body", "RigidBody"]
 
@@ -115,10 +116,23 @@ class Body(ABC):
 
     # -- applied loads --------------------------------------------------------------------------
     def applied(self, t, q, v) -> np.ndarray:
-        """Sum of the body's loads, each ``load(body, t, q, v)`` a generalized force (n_q,)."""
+        """Sum of the body's loads, each ``load(body, t, q, v)`` a generalized force (n_q,).
+
+        A load that raises, or gives NaN or inf at a finite (q, v), raises `UserFunctionError`
+        naming the body, the load's index and t (flexmbs.user_functions); a non-finite state is
+        left to the integrators' guard.
+        """
         out = np.zeros(self.n_q)
-        for load in self.loads:
-            out += load(self, t, q, v)
+        for i, load in enumerate(self.loads):
+            try:
+                out += load(self, t, q, v)
+            except UserFunctionError:
+                raise
+            except Exception as err:          # `evaluate`, without building the name at every call
+                raise raised(f"body {self.name!r}: load {i}", t, err) from err
+        if not np.isfinite(out).all() and np.isfinite(q).all() and np.isfinite(v).all():
+            bad = next(i for i, load in enumerate(self.loads) if not np.isfinite(load(self, t, q, v)).all())
+            raise non_finite(f"body {self.name!r}: load {bad}", t)
         return out
 
     def point_force(self, q, s, F) -> np.ndarray:

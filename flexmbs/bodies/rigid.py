@@ -207,6 +207,9 @@ class EPBatch:
         return out
 
 
+EP_NORM_TOL = 1e-6          # |p| - 1 beyond which a start is refused (Newton would have to move it)
+
+
 class EulerParameterNorm(Constraint):
     """Internal constraint of an RPCF-EP body: C = p.p - 1, C_q = (0, 2 p^T), gamma = -2 p'.p'.
 
@@ -232,6 +235,19 @@ class EulerParameterNorm(Constraint):
     def gamma(self, t, qs, vs) -> np.ndarray:
         pd = vs[0][3:7]
         return np.array([-2.0 * pd @ pd])
+
+    def check_start(self, qs) -> None:
+        """Refuse a start with |p| off 1 by more than EP_NORM_TOL (ValueError naming the body and |p|).
+
+        Refused rather than normalised: p / |p| would have to change p' too (p.p' = 0), and a start
+        far from the constraint otherwise shows only as a Newton failure or a drifted rotation.
+        """
+        p = np.asarray(qs[0][3:7], dtype=float)
+        norm = float(np.linalg.norm(p))
+        if not abs(norm - 1.0) <= EP_NORM_TOL:
+            raise ValueError(f"body {self.bodies[0].name!r}: its Euler parameters p = q[3:7] = {p.tolist()} have "
+                             f"norm |p| = {norm:.6g}; they must have unit norm (within {EP_NORM_TOL:g}): give "
+                             "p / |p| (and p' with p.p' = 0), e.g. from System.initial_coordinates()")
 
     @classmethod
     def batch(cls, constraints) -> "_NormBatch":

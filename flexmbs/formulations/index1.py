@@ -125,6 +125,10 @@ class Index1:
         mob = self.system.mobility(t, q)
         self.mobility = mob
         redundant = _redundant_names(mob)
+        over = getattr(self.system, "over_constrained", None)
+        cause = over(t, q) if redundant and over is not None else None
+        if cause:                                  # redundant and inconsistent: no solver helps
+            raise RedundantConstraintError(f"The system cannot start: {cause}", names=redundant)
         if redundant and self.solver == "augmented":
             raise RedundantConstraintError(
                 f"The system has {len(redundant)} redundant constraint equation(s) ({', '.join(redundant)}): "
@@ -137,6 +141,12 @@ class Index1:
                      "; coordinate partitioning drops them" if isinstance(self.stabilization, CoordinatePartitioning)
                      else "")
         return mob
+
+    def check_state(self, t: float, x: np.ndarray) -> None:
+        """A start the system refuses (`System.check_start`, e.g. Euler parameters off the unit norm)."""
+        check = getattr(self.system, "check_start", None)
+        if check is not None:
+            check(x[:self.n])
 
     @staticmethod
     def physical(t, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -344,7 +344,12 @@ class ImplicitMidpoint(Integrator):
             active = np.flatnonzero(np.any(gammas != 0.0, axis=0))      # e.g. planar: omega_z only
             self._gammas, self._basis_active = gammas[:, active], self._basis[active]
             self._gamma_first, i = k, 0
-        return self._gammas[i]
+        gamma = self._gammas[i]
+        if not np.isfinite(gamma).all():       # a law of the block computed ahead: name it at t_mid
+            model = self._affine.model
+            model.motion.state(t_mid)
+            model.load_factors(t_mid)
+        return gamma
 
     def _step_reduced(self, t_next: float, h: float) -> tuple[bool, str | None]:
         """One step of the n x n form (module docstring)."""

@@ -307,19 +307,23 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
             break
         t_a, t_b = integrator.t_old, integrator.t
         near = STEP_POINT_RTOL * (t_b - t_a)
-        if t_eval is not None:
-            while i_out < t_eval.size and t_eval[i_out] <= t_b + near:
-                te = float(t_eval[i_out])
-                at_end = abs(te - t_b) <= near
-                t_to = t_b if at_end else te
-                if acc is not None and t_to > t_acc:
-                    acc = acc + _gauss(integrator, integrand, t_acc, t_to)
-                    t_acc = t_to
-                emit(te, integrator.x if at_end else integrator.dense(te))
-                i_out += 1
-        if acc is not None and t_b > t_acc:
-            acc = acc + _gauss(integrator, integrand, t_acc, t_b)
-            t_acc = t_b
+        try:            # the dense output evaluates the formulation (and its laws) at the step's ends
+            if t_eval is not None:
+                while i_out < t_eval.size and t_eval[i_out] <= t_b + near:
+                    te = float(t_eval[i_out])
+                    at_end = abs(te - t_b) <= near
+                    t_to = t_b if at_end else te
+                    if acc is not None and t_to > t_acc:
+                        acc = acc + _gauss(integrator, integrand, t_acc, t_to)
+                        t_acc = t_to
+                    emit(te, integrator.x if at_end else integrator.dense(te))
+                    i_out += 1
+            if acc is not None and t_b > t_acc:
+                acc = acc + _gauss(integrator, integrand, t_acc, t_b)
+                t_acc = t_b
+        except (ArithmeticError, np.linalg.LinAlgError) as err:    # as a failing step: the outputs so far
+            integrator.stop(f"The outputs of the step from t = {t_a:.6g} to t = {t_b:.6g} failed: {err}")
+            break
         if t_eval is None:
             emit(t_b, integrator.x)
         if progress is not None:

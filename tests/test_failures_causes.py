@@ -157,15 +157,17 @@ def test_euler_parameters_of_norm_two_are_refused_at_the_start(kernel):
 
 
 def test_euler_parameters_of_norm_two_are_refused_by_the_index1_form():
-    """Before: DOP853 finished with |p| = 2 (a wrong rotation, silently); assembling (the default of
-    state0) brings p onto the norm, as documented."""
+    """Before: DOP853 finished with |p| = 2 (a wrong rotation, silently); state0 refuses it too, and
+    assembling on request (state0(..., assemble=True)) brings p onto the norm, as documented."""
     from flexmbs.formulations.index1 import Index1
     system, x0 = hub_state_with_norm_two()
     formulation = Index1(system)
     with pytest.raises(ValueError, match=r"(?i)'hub.*euler"):
         simulate(formulation, (0.0, 0.01), x0, method="DOP853")
     q0 = x0[:7]
-    x0 = formulation.state0(q0)
+    with pytest.raises(ValueError, match=r"(?i)'hub.euler_parameter_norm' violated at the position level"):
+        formulation.state0(q0)
+    x0 = formulation.state0(q0, assemble=True)
     assert np.linalg.norm(x0[3:7]) == pytest.approx(1.0, abs=1e-9)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -25,7 +26,7 @@ from .constraints.base import EMPTY, ConstraintError
 from .constraints.batch import JointBatch, evaluated_by_batch
 from .newton import NewtonError, max_norm, newton
 
-__all__ = ["System", "InconsistentStateError", "InitialStateWarning", "CONSISTENCY_RTOL"]
+__all__ = ["System", "SystemEnergy", "InconsistentStateError", "InitialStateWarning", "CONSISTENCY_RTOL"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,21 @@ _EPS = np.finfo(float).eps
 # System.assemble (|C| <= 1e-12), far below a violation that changes the motion (a 1e-8 m gap
 # in a 1 m mechanism).
 CONSISTENCY_RTOL = 1e-8
+
+
+class SystemEnergy(NamedTuple):
+    """The mechanical energy of a System at one state, by kind, each in J; ``sum(energy)`` is the total
+    E = T + V_g + U, conserved by a system without damping, drivers and non-conservative loads.
+
+    kinetic : T = 1/2 q'^T M(q) q', summed over the bodies.
+    gravity : V_g = -g . sum_b m_b r_C,b, the potential of gravity (0 without gravity).
+    strain : U, the strain energy of the flexible bodies (`strain_energy` of FlexibleBody, including
+        its axial-strain stiffening, and of the corotational beams); 0 for rigid bodies.
+    """
+
+    kinetic: float
+    gravity: float
+    strain: float
 
 
 class InconsistentStateError(ConstraintError):
@@ -204,6 +220,7 @@ class System:
         self._elastic = [(b, slice(self._qslice[id(b)].stop - b.n_e, self._qslice[id(b)].stop))
                          for b in self.bodies if hasattr(b, "elastic_stiffness")]
         self._loaded = [(b, self._qslice[id(b)]) for b in self.bodies if id(b) in batched and b.loads]
+        self._strained = [b for b in self.bodies if hasattr(b, "strain_energy")]      # flexible bodies: U
         # one-body constraints of one class with a `batch` evaluator (the internal constraints); a class
         # whose equations read only the first `batch_columns` coordinates of its body is batched over
         # bodies of any size (the Euler-parameter norms of rigid and flexible bodies together)
@@ -347,15 +364,18 @@ class System:
             K[sl, sl] = b.elastic_stiffness(t, q[bs], v[bs], self.gravity)
         return K
 
-    def energy(self, q, v) -> tuple[float, float]:
-        """(kinetic, potential of gravity), summed over the bodies."""
-        T = V = 0.0
+    def energy(self, q, v) -> SystemEnergy:
+        """`SystemEnergy` (kinetic T, gravity V_g, strain U) [J] at (q, v), each summed over the bodies
+        (U over those with a ``strain_energy``, the flexible ones); ``sum(...)`` is T + V_g + U."""
+        T = V = U = 0.0
         for b in self.bodies:
             sl = self._qslice[id(b)]
             t_b, v_b = b.energy(q[sl], v[sl], self.gravity)
             T += t_b
             V += v_b
-        return T, V
+        for b in self._strained:
+            U += b.strain_energy(q[self._qslice[id(b)]])
+        return SystemEnergy(float(T), float(V), float(U))
 
     def tangent_matrices(self, t, q, v, qdd, lam) -> tuple[np.ndarray, np.ndarray]:
         """(K_t, C_t) = (d(M q'' - Q + C_q^T lam)/dq, -dQ/dv) at fixed q'', v, lam: the tangent

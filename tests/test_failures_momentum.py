@@ -6,7 +6,9 @@ import re
 import numpy as np
 import pytest
 
+from flexmbs import Material
 from flexmbs.bodies import PointMass, RigidBodyEP
+from flexmbs.bodies.corotational import CorotationalBeam3D
 from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
 from flexmbs.system import System
 
@@ -15,6 +17,10 @@ PLANAR = System([PointMass("p", 1.0, (0.0, 1.0))])                   # n_q = 2
 Q, V = SPATIAL.initial_coordinates(), np.zeros(7)
 TREE = System([TreeBody("pendulum", ("theta",), [TreeJoint("theta", "revolute", (0, 1, 0), "theta")],
                         [TreePart("bob", "theta", 2.0, centroid=(0, 0, -1.0))], q0=(0.3,))])
+
+BEAM = CorotationalBeam3D.line("c3", (0, 0, 0), (1, 0, 0), 1, Material(E=1e7, rho=1e3), 1e-3, 1e-7, 1e-7, 2e-7)
+Q_TURNED = BEAM.initial_coordinates()
+Q_TURNED[9:12] = (0.0, 0.0, 2.0 * np.pi)                              # node 1 turned by a full revolution
 
 ROWS = [
     ("momentum, q of the wrong length", lambda: SPATIAL.momentum(np.zeros(6), V),
@@ -40,6 +46,11 @@ ROWS = [
     ("rigid_motion_generators, q of the wrong length", lambda: SPATIAL.rigid_motion_generators(np.zeros(3)),
      ValueError, "System.rigid_motion_generators: `q` must be a finite array of shape (7,), got [0.0, 0.0, 0.0] "
                  "(shape (3,))"),
+    ("momentum of a corotational 3D beam with a node turned by 2 pi",
+     lambda: System([BEAM]).momentum(Q_TURNED, np.zeros(12)),
+     ValueError, "CorotationalBeam3D 'c3': the rotation vector of node 1 has |psi| = 6.28319 rad, at the 2 pi where "
+                 "its tangent operator T(psi) is singular, so the rate of psi under a global rotation is not defined "
+                 "there"),
     ("momentum of a TreeBody (analyst's coordinates)", lambda: TREE.momentum(np.array([0.3]), np.array([1.0])),
      NotImplementedError, "TreeBody 'pendulum': rigid_motion_generators is not available: its coordinates are the "
                           "analyst's joint angles and lengths from the ground, which a global rigid motion does not "

@@ -208,3 +208,28 @@ def test_spun_free_flexible_body_conserves_the_angular_momentum_vector():
     H = np.array([s.momentum(x[:n], x[n:]).angular for x in sol.x])
     assert np.abs(sol.x[:, 7:n]).max() > 1e-6            # it deforms
     assert np.abs(H - H[0]).max() < 1e-8 * np.linalg.norm(H[0])
+
+
+def test_spun_free_planar_chain_conserves_its_angular_momentum():
+    """2D: a rigid bar and a corotational beam on a planar revolute, spun in one call about z through
+    O plus a drift velocity; the spin (a float) and P stay to the integrator tolerance (DOP853; measured
+    over 0.1 s: H = 3.94 N m s drifts by 3e-15, P by 9e-16, while the bar's spin goes from 3.0 to 3.29 rad/s)."""
+    from flexmbs.constraints.planar import PlanarRevolute
+    bar = RigidBody2D("bar", 2.0, 0.2, position=(0.5, 0.0))
+    beam = CorotationalBeam2D.line("beam", (1.0, 0.0), (1.0, 1.0), 2, fm.Material(E=1e6, rho=1e3), 1e-3, 1e-7)
+    s = System([bar, beam], [PlanarRevolute(bar, beam, at=(1.0, 0.0), name="hinge")])
+    q0 = s.initial_coordinates()
+    v0 = s.rigid_motion_velocities(q0, 3.0, velocity=(0.2, -0.1), point=O[:2])
+    assert np.abs(s.jacobian(0.0, q0) @ v0).max() < 1e-14
+    sol = integrate_system(s, q0, v0, 0.1, np.linspace(0.0, 0.1, 4), integrator="DOP853", rtol=1e-10)
+    assert sol.success, sol.message
+    n = s.n_q
+    mom = [s.momentum(x[:n], x[n:], point=O[:2]) for x in sol.x]
+    H, P = np.array([m.angular for m in mom]), np.array([m.linear for m in mom])
+    assert all(isinstance(m.angular, float) for m in mom)                 # 2D: the z component
+    assert np.abs(H - H[0]).max() < 1e-8 * abs(H[0])
+    assert np.abs(P - P[0]).max() < 1e-10 * np.linalg.norm(P[0])
+    w = np.array([x[n + 2] for x in sol.x])                              # the bar's angular velocity
+    print(f"H {H[0]:.6f} N m s, drift {np.ptp(H):.1e}; P drift {np.abs(P - P[0]).max():.1e}; "
+          f"bar spin {w.min():.3f}..{w.max():.3f} rad/s")
+    assert np.ptp(w) > 0.1                                               # the hinge lets the two trade spin

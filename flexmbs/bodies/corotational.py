@@ -550,8 +550,15 @@ class CorotationalBeam3D(_Statics, Body):
     def rigid_motion_generators(self, q, point) -> np.ndarray:
         """(n_q, 6): nodal positions move like points (e_k; e_k x (x - O)); a global rotation R(eps e)
         turns each section R(psi) into R(eps e) R(psi), whose angular velocity is e = T(psi) psi', so
-        psi' = T(psi)^{-1} e (exact while |psi| < 2 pi, where T is invertible)."""
+        psi' = T(psi)^{-1} e (exact while |psi| < 2 pi; det T = 2 (1 - cos|psi|) / |psi|^2 vanishes at
+        2 pi, so a node within 1e-3 of it is refused with a ValueError naming it)."""
         Q = np.asarray(q, dtype=float).reshape(-1, 6)
+        size = np.linalg.norm(Q[:, 3:], axis=1)
+        if np.any(size > 2.0 * np.pi * (1.0 - 1e-3)):
+            k = int(np.argmax(size))
+            raise ValueError(f"CorotationalBeam3D {self.name!r}: the rotation vector of node {k} has |psi| = "
+                             f"{size[k]:.6g} rad, at the 2 pi where its tangent operator T(psi) is singular, so "
+                             "the rate of psi under a global rotation is not defined there")
         X = np.zeros((self.n_nodes, 6, 6))
         X[:, :3] = rigid_motion_of_points(Q[:, :3], point)
         X[:, 3:, 3:] = np.linalg.inv(_tangent_operator(Q[:, 3:]))

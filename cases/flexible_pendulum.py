@@ -90,8 +90,7 @@ def _corotational(p) -> Pendulum:
             form = ConstrainedProblem(system)
             x0 = form.state0(system.initial_coordinates(), system.initial_velocities())
             return Pendulum(form, x0, "index3-alpha", dict(h=p["h"], rho_inf=p["rho_inf"]), tip=lambda q: q[-3:-1],
-                            positions=beam.positions, energies=lambda q, v: (*beam.energy(q, v, g), beam.strain_energy(q)),
-                            nodes=beam.nodes, mass=beam.mass)
+                            positions=beam.positions, energies=system.energy, nodes=beam.nodes, mass=beam.mass)
         form = Index1(system, "augmented", "coordinate-partitioning")
     else:
         form = SupportedBody(beam, fixed=[0, 1], gravity=g)
@@ -120,8 +119,8 @@ def _floating_frame(p, reference: str = "supports") -> Pendulum:
     return Pendulum(form, form.state0(), "DOP853", dict(rtol=p["rtol"], atol=1e-3 * p["rtol"]),
                     tip=lambda q: body.point(q, nodes[-1])[:2],
                     positions=lambda q: np.array([body.point(q, k)[:2] for k in nodes]),
-                    energies=lambda q, v: (*body.energy(q, v, g), body.strain_energy(q)),
-                    nodes=np.asarray(body.model.mesh.points)[:, :2], mass=p["density"] * b * b * p["length"])
+                    energies=system.energy, nodes=np.asarray(body.model.mesh.points)[:, :2],
+                    mass=p["density"] * b * b * p["length"])
 
 
 MODELS = {"corotational": _corotational, "floating-frame": _floating_frame,

@@ -85,7 +85,7 @@ from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobi
 from ..validity import RangeCheck
 from .axial_strain import AxialStrain
 from .base import Body
-from .rigid import EulerParameterNorm
+from .rigid import EulerParameterNorm, frame_rigid_motion_generators
 
 __all__ = ["FlexibleBody", "Node", "REFERENCES"]
 
@@ -646,6 +646,11 @@ class FlexibleBody(Body):
     def angular_velocity(self, q, v) -> np.ndarray:
         """omega = 2 E(p) p' (global)."""
         return 2.0 * ep_E(q[3:7]) @ v[3:7]
+
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """(n_q, 6): the frame (R, p) like a rigid body's, delta unchanged (it is measured in the frame;
+        the mean-axis conditions too) (`frame_rigid_motion_generators`)."""
+        return frame_rigid_motion_generators(q, point, self.n_q)
 
     def torque(self, q, T) -> np.ndarray:
         """A global torque on the frame: Q = (0, 2 E^T T, 0)."""

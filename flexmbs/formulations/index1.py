@@ -225,9 +225,8 @@ class Index1:
         return violations(self.system, t, x[:self.n], x[self.n:])
 
     def energy(self, x: np.ndarray) -> float:
-        """Kinetic plus gravitational potential energy [J]."""
-        T, V = self.system.energy(x[:self.n], x[self.n:])
-        return float(T + V)
+        """E = T + V_g + U [J]: kinetic, gravitational and strain energy (`System.energy`)."""
+        return float(sum(self.system.energy(x[:self.n], x[self.n:])))
 
     def multipliers(self, t: float, x: np.ndarray) -> np.ndarray:
         """Multipliers lam at the state x (the reactions are System.reactions(t, q, lam))."""

@@ -32,7 +32,6 @@ DIR/summary.json; plots tip.png, energy.png, snapshots.png.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -43,7 +42,8 @@ import numpy as np
 from flexmbs import Material, System, simulate
 from flexmbs.bodies.corotational import CorotationalBeam2D, Node
 from flexmbs.pipes import call_quietly
-from flexmbs.case import CaseError, check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
+                          record_output, resolve, write_summary)
 from flexmbs.constraints.joints import Spherical
 from flexmbs.formulations.index1 import Index1
 from flexmbs.formulations.supported_body import SupportedBody
@@ -185,7 +185,7 @@ def write(runs, out: Path, p: dict):
     summary = {"parameters": p, "models": {name: {k: r[k] for k in ("status", "message", "n_steps", "n_rhs", "n_lu",
                                                                       "kernel", "seconds", "energy_error")}
                                            for name, r in runs.items()}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
     if not p.get("plots", True):
         return
     from flexmbs import plots

@@ -47,7 +47,7 @@ import slider_crank  # noqa: E402
 from flexmbs import run as run_model  # noqa: E402
 from flexmbs.analysis import output_times  # noqa: E402
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
-                          record_output, resolve)
+                          record_output, resolve, write_summary)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.markers import marker_motion, read_markers  # noqa: E402
@@ -175,7 +175,7 @@ def write(res, model, extras, out: Path, p: dict):
     slider_crank.write(res, model, arrays, out, {**p, "revolutions": 1}, title="Marker-driven beam")
     summary = json.loads((out / "summary.json").read_text())
     summary.update(extras["_report"])
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
     if not p["plots"]:
         return
     from flexmbs import plots

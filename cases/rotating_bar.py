@@ -29,7 +29,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import contextlib
-import json
 import sys
 import time
 from pathlib import Path
@@ -37,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs import Bar2, Material, Model, NodalLoad, generate, natural_frequencies, run as run_model
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output,
+                          record_output, resolve, write_summary)
 from flexmbs.formulations import FORMULATIONS
 from flexmbs.integrators import INTEGRATORS
 from flexmbs.integrators.exact import reference_error
@@ -139,7 +139,7 @@ def _summary(main, out: Path, p: dict):
                "static_tip_um": float(1e6 * static_elongation(p["length"], p["length"], p["mass"], p["area"],
                                                                 p["youngs"], p["omega"])),
                "stats": {k: v for k, v in main.stats.items()}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
 
 
 def main(argv=None):

@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 
 from flexmbs import BeamEB3D, Material, Model, NodalLoad, generate, run as run_model  # noqa: E402
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
-                          record_output, resolve)
+                          record_output, resolve, write_summary)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
@@ -142,7 +142,7 @@ def write(res, model: Model, out: Path, p: dict):
     out.mkdir(parents=True, exist_ok=True)
     res.save_npz(out / "results.npz")
     if not p.get("plots", True):
-        (out / "summary.json").write_text(json.dumps(summarize(res, model, p), indent=2, default=float))
+        write_summary(out, summarize(res, model, p))
         return
     tq = np.linspace(res.t[0], res.t[-1], 81)
     quasi = quasi_static_tip(model, tq)
@@ -154,7 +154,7 @@ def write(res, model: Model, out: Path, p: dict):
     plots.save(plots.history_panels(panels, title=(
         f"3D beam, spin-up to {p['omega_s']:g} rad/s in {p['t_s']:g} s, flapwise tip load {p['tip_load']:g} N")),
         out / "tip.png")
-    (out / "summary.json").write_text(json.dumps(summarize(res, model, p, quasi), indent=2, default=float))
+    write_summary(out, summarize(res, model, p, quasi))
 
 
 def main(argv=None):

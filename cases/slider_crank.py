@@ -46,7 +46,6 @@ doi:10.1115/1.3428338 (kineto-elastodynamics).
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -57,7 +56,7 @@ from flexmbs import BeamEB2D, Material, Model, generate, run as run_model
 from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
 from flexmbs.analysis import output_times
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
-                          record_output, resolve)
+                          record_output, resolve, write_summary)
 from flexmbs.constraints import AngleDriver, Joint, Revolute, Spherical
 from flexmbs.formulations import FORMULATIONS
 from flexmbs.integrators import INTEGRATORS
@@ -209,7 +208,7 @@ def write(res, model, extras, out: Path, p: dict, title: str, x_label="crank ang
     if "crank_angle" in extras:
         value, angle = peak(extras)
         summary.update(peak_midspan_deflection_m=value, peak_crank_angle_deg=angle)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
     if not p.get("plots", True) or len(res.t) < 2:
         return
     from flexmbs import plots
@@ -352,7 +351,7 @@ def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"
                "peak_midspan_deflection_m": value,
                "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
                "stiffening": _stiffening_label(p), "stiffening_note": STIFFENING_NOTES[_stiffening_label(p)]}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
     if p.get("plots", True) and len(info["t"]) > 1:
         from flexmbs import plots
         plots.save(plots.deflection_vs_angle({"mid-span": (np.degrees(extras["crank_angle"]),

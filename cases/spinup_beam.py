@@ -46,7 +46,6 @@ import os
 if __name__ == "__main__":       # before numpy loads: the small dense LUs run faster on one BLAS thread
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import json  # noqa: E402
 import logging  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -56,7 +55,7 @@ import numpy as np  # noqa: E402
 
 from flexmbs import BeamEB2D, Material, Model, generate, natural_frequencies, run as run_model  # noqa: E402
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
-                          record_output, resolve)
+                          record_output, resolve, write_summary)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.motion import SpinUp  # noqa: E402
@@ -180,7 +179,7 @@ def write(runs, out: Path, p: dict):
         _plot(runs, main, out, p)
     summary = summarize(runs, p)
     summary["stats"] = {name: r.stats for name, r in runs.items()}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
 
 
 def _plot(runs, main, out: Path, p: dict):
@@ -325,7 +324,7 @@ def write_coupled(runs, out: Path, p: dict):
     c = runs["coupled"]
     np.savez_compressed(out / "results.npz", **{k: np.asarray(c[k]) for k in (
         "t", "displacement", "nodes", "hub_angle", "hub_speed", "drive_torque", "clamp_torque", "law_speed")})
-    (out / "summary.json").write_text(json.dumps(summarize_coupled(runs, p), indent=2, default=float))
+    write_summary(out, summarize_coupled(runs, p))
     if p.get("plots", True):
         from flexmbs import plots
         f = runs["prescribed"]

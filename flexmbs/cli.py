@@ -73,8 +73,12 @@ class CaseInfo:
 
 
 def find_cases_dir(explicit=None) -> Path:
-    """The cases directory: ``explicit``, ``$FLEXMBS_CASES``, ``./cases`` or the shipped cases."""
+    """The cases directory: ``explicit`` (``--cases``: it must exist), ``$FLEXMBS_CASES``,
+    ``./cases`` or the shipped cases."""
     from .package_data import package_data_dir
+    if explicit and not Path(explicit).is_dir():
+        what = "is not a directory" if Path(explicit).exists() else "does not exist"
+        raise CLIError(f"--cases: {explicit} {what}; give the directory of the case scripts (cases/*.py)")
     candidates = [Path(explicit)] if explicit else []
     if os.environ.get("FLEXMBS_CASES"):
         candidates.append(Path(os.environ["FLEXMBS_CASES"]))
@@ -82,8 +86,6 @@ def find_cases_dir(explicit=None) -> Path:
     for c in candidates:
         if c is not None and c.is_dir():
             return c
-    if explicit:
-        raise CLIError(f"cases directory {explicit} not found")
     raise CLIError("no cases directory found (looked in $FLEXMBS_CASES, ./cases and the cases installed with "
                    "flexmbs, which are missing: reinstall flexmbs); pass --cases DIR")
 
@@ -607,6 +609,15 @@ def cmd_info(args) -> int:
     from importlib import metadata
     import h5py
     from . import FORMULATIONS, INTEGRATORS, __version__
+    from .compiled import kernel_status
+    explicit = getattr(args, "cases", None)
+    try:
+        directory = find_cases_dir(explicit)
+        cases_line = f"cases: {directory} ({', '.join(discover_cases(directory)) or 'none'})"
+    except CLIError as err:
+        if explicit:                                # a --cases DIR that is not there: bad input, before any output
+            raise
+        cases_line = f"cases: {err}"
     print(f"flexmbs {__version__} ({Path(__file__).resolve().parent})")
     print(f"python {platform.python_version()} on {platform.platform()}")
     for dist in ("numpy", "scipy", "meshio", "h5py", "matplotlib", "rich"):
@@ -617,11 +628,9 @@ def cmd_info(args) -> int:
             print(f"{dist} not installed")
     print(f"formulations: {', '.join(FORMULATIONS)}")
     print(f"integrators: {', '.join(INTEGRATORS)}")
-    try:
-        directory = find_cases_dir(getattr(args, "cases", None))
-        print(f"cases: {directory} ({', '.join(discover_cases(directory)) or 'none'})")
-    except CLIError as err:
-        print(f"cases: {err}")
+    print(f"kernel: {kernel_status()} (index3-alpha runs its "
+          f"{'compiled' if kernel_status().installed else 'numpy'} path where the system qualifies)")
+    print(cases_line)
     return EXIT_OK
 
 

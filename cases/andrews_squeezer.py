@@ -62,6 +62,8 @@ HELP = dict(t_end="duration [s]", h="step of the fixed-step methods [s]",
             dt_out="output interval [s]", integrator="index3-alpha, or an index-1 route: any method of "
             "flexmbs.integrators with the augmented formulation (e.g. DOP853)",
             rtol="tolerance of adaptive index-1 methods", plots="write the plot")
+SUMMARY = {"max_constraint_position": "max |C| over the run [m]",            # the sweep's columns (flexmbs.sweep)
+           "error_0.03": "max |q(0.03 s) - reference| (written when t_end = 0.03 s)"}
 CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
 NAMES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
 

@@ -51,6 +51,7 @@ HELP = dict(t_end="duration [s] (the OpenSim port runs 10 s)", h="step of index3
             rho_inf="spectral radius at infinite frequency of index3-alpha", dt_out="output interval [s]",
             method="index3-alpha or udwadia-kalaba (index 1)", integrator="integrator of the udwadia-kalaba route",
             rtol="tolerance of the udwadia-kalaba route", plots="write the plot")
+SUMMARY = {"max_energy_change": "max |E(t) - E(0)| [J]", "max_constraint_position": "max |C| [m]"}   # flexmbs.sweep
 CHOICES = dict(method=["index3-alpha", "udwadia-kalaba"], integrator=SYSTEM_INTEGRATORS)
 
 POINTS = np.array([[0, 0, 0], [1, 0, 0], [1, -1, 0], [1, -1, 1], [0, -1, 1], [0, 0, 1]], dtype=float)

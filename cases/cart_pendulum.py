@@ -87,6 +87,9 @@ def build(torque: float = 0.0) -> QVModel:
 
 DEFAULTS = dict(COMMON_DEFAULTS, h=1e-3, dt_out=0.01, torque=0.0)
 HELP = dict(common_help("Table 2"), torque="motor torque tau between the links [N m]")
+SUMMARY = {"max_energy_error": "max |E(t) - E(0)| [J]", "max_constraint_error": "max |a q' + b|",   # flexmbs.sweep
+           "max_constraint_integral_error": "max drift of tan(phi / 2) - theta_1",
+           "max_momentum_error_x": "max |P_x(t) - P_x(0)| [N s]"}
 CHOICES = common_choices()
 STEMS = dict(coordinates="fig05_coordinates", energy="fig02_energy", momentum="fig04_momentum",
              constraint="fig03_constraint")

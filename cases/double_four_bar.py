@@ -57,6 +57,10 @@ HELP = dict(n="number of four-bars N (2 N + 1 links)", length="link length L [m]
             dt_out="output interval [s]", plots="write the plots")
 
 
+SUMMARY = {"max_error_B0": "max |B0 - exact| [m]", "max_error_B0_velocity": "max |B0' - exact| [m/s]",  # flexmbs.sweep
+           "max_constraint_position": "max |C| [m]"}
+
+
 def check(p: dict) -> None:
     check_parameters(p, DEFAULTS, positive=("n", "length", "mass", "t_end", "h", "dt_out"),
                      nonnegative=("g",))

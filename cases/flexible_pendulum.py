@@ -61,6 +61,7 @@ HELP = dict(models="models side by side (comma-separated): corotational, floatin
             rho_inf="spectral radius at infinite frequency of index3-alpha",
             h="time step of the corotational model [s]",
             rtol="relative tolerance of DOP853 for the floating-frame model", t_end="end time [s]", dt_out="output interval [s]", plots="write the PNG plots")
+SUMMARY = {"max_energy_error": "max over the models of max |E - E0| / (m g L / 2)"}   # flexmbs.sweep
 CHOICES = dict(integrator=["midpoint", "generalized-alpha", "index3-alpha"], pin=["eliminated", "joint"])
 
 
@@ -182,9 +183,12 @@ def write(runs, out: Path, p: dict):
         key = name.replace("-", "_")
         arrays[f"tip_{key}"], arrays[f"energy_{key}"] = r["tip"], r["energy"]
     np.savez(out / "results.npz", **arrays)
-    summary = {"parameters": p, "models": {name: {k: r[k] for k in ("status", "message", "n_steps", "n_rhs", "n_lu",
-                                                                      "kernel", "seconds", "energy_error")}
-                                           for name, r in runs.items()}}
+    worst = next((r for r in runs.values() if r["status"] != "finished"), first)    # the first that did not finish
+    summary = {"parameters": p, "status": worst["status"], "message": worst["message"],
+               "max_energy_error": max(r["energy_error"] for r in runs.values()),
+               "models": {name: {k: r[k] for k in ("status", "message", "n_steps", "n_rhs", "n_lu",
+                                                   "kernel", "seconds", "energy_error")}
+                          for name, r in runs.items()}}
     write_summary(out, summary)
     if not p.get("plots", True):
         return

@@ -74,6 +74,8 @@ HELP = dict(elements="beam elements on the coupler", ground="ground length O2-O4
             coupled_stiffening="geometric stiffening of the coupled coupler (with --stiffening): 'axial-strain', "
                                "by each element's own axial strain (frame acceleration, joint loads), or 'omega', "
                                "the Model's stiffening with the coupler's angular velocity only")
+SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the coupler [m]",   # flexmbs.sweep
+           "peak_crank_angle_deg": "crank angle of that peak [deg]"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
                coupled_stiffening=["axial-strain", "omega"])
 

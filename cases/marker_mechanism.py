@@ -70,6 +70,8 @@ HELP = dict(markers="marker CSV (t, x1, y1, x2, y2, ...)", length="beam length =
             rtol="tolerance of adaptive integrators", dt_out="output interval [s]",
             compare="also run on the exact four-bar kinematics (--no-compare: skip it)",
             gif_frames="animation frames (0: none)", plots="write the plots and the animation")
+SUMMARY = {"errors_vs_exact_kinematics/midspan_deflection_rel_peak":                 # flexmbs.sweep
+           "max |w - w_exact| / peak |w_exact| of the mid-span deflection (with compare)"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 TYPES = dict(t_start=float, duration=float)
 

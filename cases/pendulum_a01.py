@@ -47,6 +47,8 @@ HELP = dict(length="link length L [m]", mass="lumped mass [kg]", g="gravity [m/s
             dt_out="output interval [s]",
             integrator="index3-alpha, or any other method of flexmbs.integrators on the index-1 augmented form",
             rtol="tolerance of adaptive methods", plots="write the plot")
+SUMMARY = {"max_error_P1": "max |P1 - exact| [m]", "max_energy_change": "max |E(t) - E(0)| [J]",   # flexmbs.sweep
+           "max_constraint_position": "max |C| [m]"}
 CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
 
 

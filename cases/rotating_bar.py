@@ -58,6 +58,7 @@ HELP = dict(elements="number of bar elements", length="bar length L [m]", mass="
             t_end="end time [s]", dt_out="output interval [s]",
             h="step size of the fixed-step integrators (midpoint, generalized-alpha, AB4, index3-alpha) [s]",
             plots="write the PNG plots")
+SUMMARY = {"tip_max_um": "max |tip displacement| of the main run [um]"}   # flexmbs.sweep (+ peak_displacement)
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 PLOTTED_NODES = (3, 7, 10)        # 1-based, node 1 at the axis (the paper's Figs. 2-3)

@@ -63,6 +63,7 @@ HELP = dict(elements="number of beam elements", omega_s="final spin rate Omega_s
             integrator="time integrator (default: generalized-alpha, midpoint for hamilton)",
             h="step of the fixed-step methods [s]", rtol="relative tolerance of adaptive methods",
             dt_out="output interval [s]", plots="write tip.png")
+SUMMARY = {"tip_v_min": "min tip v (chordwise) [m]", "tip_w_max": "max tip w (flapwise) [m]"}   # flexmbs.sweep
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 

@@ -88,6 +88,7 @@ def build() -> QVModel:
 
 DEFAULTS = dict(COMMON_DEFAULTS)
 HELP = common_help("Table 6")
+SUMMARY = {"max_energy_error": "max |E(t) - E(0)| [J]", "max_momentum_error": "max |P(t) - P(0)| [N s]"}  # flexmbs.sweep
 CHOICES = common_choices()
 STEMS = dict(coordinates="fig15_coordinates", energy="fig13_energy", momentum="fig14_momentum")
 

@@ -86,6 +86,8 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
             coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
                                "each element's own axial strain (slider inertia, frame acceleration, joints), or "
                                "'omega', the Model's stiffening with the rod's angular velocity only")
+SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
+           "peak_crank_angle_deg": "crank angle of that peak [deg]"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
                coupled_stiffening=["axial-strain", "omega"])
 

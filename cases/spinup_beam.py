@@ -83,6 +83,9 @@ HELP = dict(omega_s="final spin rate Omega_s [rad/s]", t_s="spin-up time T_s [s]
             coupled_stiffening="geometric stiffening of the coupled beam: 'omega', the Model's stiffening with the "
                                "beam's angular velocity (exact here: the hub's angular acceleration loads the beam "
                                "transversely), or 'axial-strain', by each element's own axial strain")
+SUMMARY = {"stiffened/tip_min": "min tip deflection of the stiffened run [m]",   # flexmbs.sweep
+           "unstiffened/tip_min": "min tip deflection of the unstiffened run [m]",
+           "tip_min": "min tip deflection of the coupled model (--coupled) [m]"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
                coupled_stiffening=["omega", "axial-strain"])
 

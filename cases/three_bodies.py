@@ -81,6 +81,7 @@ def build() -> QVModel:
 
 DEFAULTS = dict(COMMON_DEFAULTS)
 HELP = common_help("Table 3")
+SUMMARY = {"max_energy_error": "max |E(t) - E(0)| [J]", "max_momentum_error": "max |P(t) - P(0)| [N s]"}  # flexmbs.sweep
 CHOICES = common_choices()
 STEMS = dict(coordinates="fig10_coordinates", energy="fig08_energy", momentum="fig09_momentum")
 

@@ -74,6 +74,8 @@ HELP = dict(coordinates="rigid-body coordinates", solver="acceleration solver",
             dt_out="output interval [s]",
             table="run the paper's four combinations (AB4, h = 1e-3 s, coordinate partitioning) and "
                   "write the Table 2 and Table 3 analogues", plots="write the plots")
+SUMMARY = {"max_constraint_position": "max |C|", "max_constraint_velocity": "max |C_q q' + C_t|",  # flexmbs.sweep
+           "max_energy_error": "max |E(t) - E(0)| [J]"}
 CHOICES = dict(coordinates=list(COORDINATES), solver=list(SOLVERS), stabilization=list(STABILIZATIONS),
                integrator=SYSTEM_INTEGRATORS)
 TABLE_RUN = dict(integrator="AB4", h=1e-3, stabilization="coordinate-partitioning")

@@ -431,7 +431,7 @@ def cmd_sweep(args) -> int:
     import csv
 
     from .progress import Display
-    from .sweep import sweep
+    from .sweep import SweepInterrupted, sweep
     info = _case(args.case, args.cases)
     grid = {}
     for item in args.grid or ():
@@ -451,6 +451,8 @@ def cmd_sweep(args) -> int:
             raise CLIError(f"--list: {path} has no rows (a header of parameter names, then one set a row)")
     out = Path(args.out or Path("out") / f"sweep_{info.name}")
     display = Display(enabled=None if args.verbose >= 0 else False)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _sigterm) if main_thread else None     # stops as Ctrl-C does
     try:
         with contextlib.ExitStack() as stack:
             bar = {}
@@ -466,14 +468,23 @@ def cmd_sweep(args) -> int:
                          retries=args.retries, retry_failed=not args.no_retry_failed)
     except ParameterError as err:
         raise CLIError(str(err)) from None
+    except SweepInterrupted as stop:               # summary.csv written, the unfinished cases recorded
+        rows = stop.rows
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     counts = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     print(f"sweep {info.name}: {len(rows)} cases ({', '.join(f'{n} {s}' for s, n in counts.items())}); "
-          f"summary {out / 'summary.csv'}")
+          f"summary {out.resolve() / 'summary.csv'}")
     for r in rows:
         if r["status"] not in ("finished", "diverged"):
             print(f"  {r['id']}: {r['status']}: {(r.get('message') or '').splitlines()[0] if r.get('message') else ''}")
+    if any(r["status"] == "interrupted" for r in rows):
+        print(f"flexmbs sweep: interrupted; `flexmbs sweep` with the same arguments runs the unfinished cases",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_OK if all(r["status"] in ("finished", "diverged") for r in rows) else EXIT_FAILED
 
 

@@ -1,23 +1,34 @@
-"""Issue 20, items 9 and 11: progress lines off a terminal, and what ran.
+"""Issue 20, items 9-11: progress lines off a terminal, sweeps that lose nothing, and what ran.
 
 Bad inputs of the command line are a table of (arguments, the message they now print).
 """
 import contextvars
+import csv
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from flexmbs import cli, progress
 from flexmbs.compiled import KernelStatus, kernel_status, note_path, summary_keys
+from flexmbs.sweep import run_one, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "cases"
 MISSING = "/nonexistent/flexmbs-cases"
 
 pytestmark = pytest.mark.usefixtures("restore_logging")    # tests/conftest.py
+
+
+def _rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
 
 
 # ------------------------------------------------------------------------------------- bad input
@@ -134,3 +145,94 @@ def test_every_case_summary_says_whether_the_kernel_is_installed_and_which_path_
     installed = kernel_status().installed
     assert summary["kernel_installed"] is installed
     assert summary["kernel"] == (kernel if installed or kernel == "none" else "numpy")
+
+
+# ------------------------------------------------------------------------------- item 10: sweeps
+WHERE = '''"""Test case: writes where it was asked to write; with a flag file present, sleeps first."""
+import json
+import os
+import time
+from pathlib import Path
+
+DEFAULTS = {"k": 0, "flag": ""}
+SUMMARY = {"twice_k": "2 k", "absent": "never written: nan"}
+
+
+def run(out=None, k=0, flag=""):
+    if flag and Path(flag).exists():
+        time.sleep(60)
+    Path(out, "summary.json").write_text(json.dumps({"status": "finished", "twice_k": 2 * k, "out": str(out),
+                                                     "cwd": os.getcwd()}))
+'''
+
+
+def test_a_relative_out_is_made_absolute_and_a_resumed_sweep_skips_what_finished(tmp_path, monkeypatch):
+    case = tmp_path / "where.py"
+    case.write_text(WHERE)
+    monkeypatch.chdir(tmp_path)
+    rows = sweep(case, grid={"k": [1, 2]}, out="rel/sweep", workers=1)
+    for r in rows:
+        written = json.loads((tmp_path / "rel" / "sweep" / "cases" / r["id"] / "summary.json").read_text())
+        assert Path(written["out"]).is_absolute() and Path(written["out"]).parent == tmp_path / "rel" / "sweep" / "cases"
+        assert r["twice_k"] == 2 * r["parameters"]["k"] and r["absent"] != r["absent"]      # declared: nan
+    table = _rows(tmp_path / "rel" / "sweep" / "summary.csv")
+    assert list(table[0]) == ["id", "k", "status", "twice_k", "absent", "wall_s", "message"]
+    assert [(t["twice_k"], t["absent"]) for t in table] == [("2.0", "nan"), ("4.0", "nan")]
+    monkeypatch.chdir(tmp_path / "rel")                  # another directory: the absolute path resumes
+    again = sweep(case, grid={"k": [1, 2]}, out=tmp_path / "rel" / "sweep", workers=1)
+    assert [r["wall_s"] for r in again] == [r["wall_s"] for r in rows]          # skipped: the old records
+
+
+@pytest.mark.parametrize("case, params, keys", [
+    ("pendulum_a01", {"t_end": 0.01, "plots": False}, ("max_error_P1", "max_energy_change", "max_constraint_position")),
+    ("triple_pendulum", {"t_end": 0.01, "dt_out": 0.005, "plots": False},
+     ("max_constraint_position", "max_constraint_velocity", "max_energy_error")),
+])
+def test_a_multibody_case_in_a_sweep_reports_its_declared_quantities(case, params, keys, tmp_path):
+    """peak_displacement was nan for every multibody case; each declares its SUMMARY instead."""
+    record = run_one(str(CASES / f"{case}.py"), params, str(tmp_path / "c"))
+    assert record["status"] == "finished", record
+    assert "peak_displacement" not in record
+    for key in keys:
+        assert isinstance(record[key], float) and record[key] == record[key] and record[key] >= 0.0, (key, record)
+
+
+def test_a_case_that_returns_results_keeps_its_peak_displacement(tmp_path):
+    params = {"elements": 3, "t_end": 0.002, "dt_out": 2e-4, "rtol": 1e-6, "plots": False}
+    record = run_one(str(CASES / "rotating_bar.py"), params, str(tmp_path / "c"))
+    assert record["status"] == "finished" and record["peak_displacement"] > 0.0
+    assert record["tip_max_um"] > 0.0
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_sweep_at_once_records_the_interrupted_cases_and_resume_runs_them(tmp_path):
+    """Ctrl-C used to wait for the running cases (here 60 s each) and the ones handed to the
+    workers, wrote no summary and no record; now the workers are ended at once."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "where.py").write_text(WHERE)
+    flag = tmp_path / "slow"
+    flag.write_text("")
+    out = tmp_path / "s"
+    argv = [sys.executable, "-m", "flexmbs", "sweep", "where", "--cases", str(cases), "--grid", "k=1,2,3,4",
+            "--set", f"flag={flag}", "--workers", "2", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(list(out.glob("cases/*/started.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)                   # Ctrl-C in a terminal: the whole process group
+    stdout, stderr = proc.communicate(timeout=30)        # well before the running cases would end (60 s)
+    assert proc.returncode == 130, stderr
+    assert "4 cases (4 interrupted)" in stdout and "runs the unfinished cases" in stderr
+    table = _rows(out / "summary.csv")
+    assert [t["status"] for t in table] == ["interrupted"] * 4
+    started = sorted(p.parent for p in out.glob("cases/*/started.json"))
+    assert len(started) == 2
+    for d in started:
+        assert json.loads((d / "done.json").read_text())["status"] == "interrupted"
+    flag.unlink()
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert [t["status"] for t in _rows(out / "summary.csv")] == ["finished"] * 4

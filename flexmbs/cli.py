@@ -9,7 +9,7 @@
     flexmbs results FILE                                 the runs in a results file, their status and metadata
     flexmbs export FILE [--run NAME] [--out DIR]         ParaView files (XDMF + HDF5, VTU) from a results file
     flexmbs mesh info FILE                               a mesh file's cells, sets and size
-    flexmbs info                                         versions of flexmbs and its dependencies
+    flexmbs info                                         versions of flexmbs and its dependencies, the kernel
 
 A case is any ``cases/*.py`` with a module docstring, a ``DEFAULTS`` dict (its parameter names,
 with underscores, and default values) and ``run(out=None, **params)``.  ``--set`` values are
@@ -22,9 +22,11 @@ second run into the same directory removes the files the first listed in ``.flex
 run of the case, streamed while it runs: see `flexmbs.load_results`), ParaView files and
 ``case.toml`` (the resolved parameters; ``flexmbs run DIR/case.toml`` repeats the run).
 
-The cases directory is the first that exists of: ``--cases DIR``, ``$FLEXMBS_CASES``,
-``./cases`` and the cases that ship with flexmbs (``flexmbs/cases`` of an installed wheel,
-``cases/`` of the source tree; see `flexmbs.package_data`).
+The cases directory is ``--cases DIR`` (an error, status 2, if it does not exist), else the
+first that exists of ``$FLEXMBS_CASES``, ``./cases`` and the cases that ship with flexmbs
+(``flexmbs/cases`` of an installed wheel, ``cases/`` of the source tree; see
+`flexmbs.package_data`).  ``info`` also says whether the compiled kernel of index3-alpha is
+installed (`flexmbs.compiled.kernel_status`).
 """
 from __future__ import annotations
 
@@ -689,7 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
     msub = p.add_subparsers(dest="mesh_command", metavar="info", required=True)
     m = msub.add_parser("info", parents=[common], help="cells, sets and size of a mesh file")
     m.add_argument("file")
-    sub.add_parser("info", parents=[common], help="versions of flexmbs and its dependencies")
+    sub.add_parser("info", parents=[common], help="versions of flexmbs and its dependencies, the compiled kernel")
     p = sub.add_parser("sweep", parents=[common], help="run a case for every combination of parameters",
                        description="Run a case for the cartesian product of --grid values and the rows of "
                                    "--list, each as an independent case (local worker processes, or a Dask "

@@ -36,6 +36,7 @@ other cases are not affected.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import csv
 import hashlib
 import importlib.util
@@ -352,6 +353,7 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
     scheduler : str, optional
         Dask scheduler address (``tcp://host:port``); default ``$DASK_SCHEDULER_ADDRESS``.
     progress : callable(done, total), optional
+        Default: the count of the innermost `flexmbs.progress` display, if there is one.
     retries : int
         How many times a case whose worker process died is run again before it is recorded as
         "lost" (on Dask: how many times a task that raised is re-run).
@@ -417,13 +419,16 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
     interrupted = False
     if todo:
         scheduler = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+        stack = contextlib.ExitStack()
+        progress = _counted(stack, progress, path.stem, len(todo))
         runner = None if scheduler else _LocalRunner(path, out, workers or os.cpu_count() or 1, retries, progress,
                                                      len(todo))
         try:
-            if scheduler:
-                _run_dask(path, out, todo, scheduler, retries, progress, records)
-            else:
-                records.update(runner.run(todo))
+            with stack:
+                if scheduler:
+                    _run_dask(path, out, todo, scheduler, retries, progress, records)
+                else:
+                    records.update(runner.run(todo))
         except KeyboardInterrupt:
             interrupted = True
             if runner is not None:
@@ -437,6 +442,17 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
                     "again to run them)", sum(r["status"] == INTERRUPTED for r in rows), len(rows), summary)
         raise SweepInterrupted(rows, summary)
     return rows
+
+
+def _counted(stack: contextlib.ExitStack, progress, name: str, total: int):
+    """``progress``, or without one the count of the innermost `flexmbs.progress` display (a bar on
+    a terminal, a line every few seconds in a log: a study run by a case script, such as
+    rotating_bar_study, is not silent), entered on ``stack``; None when there is neither."""
+    if progress is not None:
+        return progress
+    from . import progress as shown
+    display = shown.current()
+    return None if display is None else stack.enter_context(display.counter(f"sweep {name}", total, "cases"))
 
 
 def _interrupted(out: Path, todo: list, records: dict) -> dict[str, dict]:

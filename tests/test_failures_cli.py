@@ -4,6 +4,7 @@ Bad inputs of the command line are a table of (arguments, the message they now p
 """
 import contextvars
 import csv
+import io
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from flexmbs import cli, progress
 from flexmbs.compiled import KernelStatus, kernel_status, note_path, summary_keys
@@ -88,9 +90,6 @@ def test_a_case_main_prints_progress_lines_off_a_terminal(monkeypatch, capsys, t
 
 def test_simulate_reports_to_the_display_around_it(tmp_path):
     """The multibody cases call `simulate` directly; it reports to the innermost display."""
-    import io
-
-    from rich.console import Console
     sys.path.insert(0, str(CASES))
     import pendulum_a01
     out = io.StringIO()
@@ -170,7 +169,11 @@ def test_a_relative_out_is_made_absolute_and_a_resumed_sweep_skips_what_finished
     case = tmp_path / "where.py"
     case.write_text(WHERE)
     monkeypatch.chdir(tmp_path)
-    rows = sweep(case, grid={"k": [1, 2]}, out="rel/sweep", workers=1)
+    shown = io.StringIO()                                # a study run by a case script counts its cases too
+    with progress.display(console=Console(file=shown, force_terminal=False), min_seconds=0.0, line_seconds=0.0):
+        rows = sweep(case, grid={"k": [1, 2]}, out="rel/sweep", workers=1)
+    assert [ln.split(",")[0] for ln in shown.getvalue().splitlines()] == ["sweep where: 1 / 2 cases",
+                                                                        "sweep where: 2 / 2 cases"]
     for r in rows:
         written = json.loads((tmp_path / "rel" / "sweep" / "cases" / r["id"] / "summary.json").read_text())
         assert Path(written["out"]).is_absolute() and Path(written["out"]).parent == tmp_path / "rel" / "sweep" / "cases"

@@ -59,6 +59,7 @@ DEFAULTS = dict(markers=str(make_markers.PATH), length=0.30, elements=10, depth=
                 youngs=2e11, density=7870.0, t_start=None, duration=None, static_start=True, stiffening=True,
                 formulation="lagrange", integrator="midpoint", h=5e-5, rtol=1e-8, dt_out=1e-3, compare=True,
                 gif_frames=50, plots=True)
+RUN_TIME = "about 10 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(markers="marker CSV (t, x1, y1, x2, y2, ...)", length="beam length = marker distance [m]",
             elements="beam elements", depth="section depth in the plane [m]", width="section width [m]",
             youngs="Young's modulus [Pa]", density="density [kg/m^3]",
@@ -223,7 +224,7 @@ def write(res, model, extras, out: Path, p: dict):
 
 def main(argv=None):
     parser = command_line("marker_mechanism", __doc__, DEFAULTS, help=HELP, choices=CHOICES, types=TYPES,
-                          check=check, flags={"--undeformed-start": ("static_start", False)})
+                          check=check, flags={"--undeformed-start": ("static_start", False)}, run_time=RUN_TIME)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     existed = out.is_dir()

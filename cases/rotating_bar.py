@@ -50,6 +50,7 @@ from flexmbs.signals import Harmonic
 DEFAULTS = dict(elements=10, length=1.0, mass=1.0, area=0.2e-4, youngs=210e9, omega=15.0, force=1.0,
                 period=np.pi / 100, damping=0.0, formulation="lagrange", integrator="exact", rtol=1e-6,
                 t_end=0.1, dt_out=1e-4, h=2.5e-6, plots=True)
+RUN_TIME = "about 3 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="number of bar elements", length="bar length L [m]", mass="bar mass [kg]",
             area="section area A [m^2]", youngs="Young's modulus E [Pa]", omega="spin rate Omega [rad/s]",
             force="tip force amplitude [N]", period="force period [s] (pi/100 accepted)",
@@ -144,7 +145,7 @@ def _summary(main, out: Path, p: dict):
 
 
 def main(argv=None):
-    parser = command_line("rotating_bar", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("rotating_bar", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)

@@ -54,6 +54,7 @@ LENGTH, YOUNGS, DENSITY, AREA, INERTIA = 10.0, 7.0e10, 3000.0, 4.0e-4, 2.0e-7
 
 DEFAULTS = dict(elements=10, omega_s=6.0, t_s=15.0, t_end=20.0, tip_load=10.0, load_ramp=2.0, hub_ratio=0.0,
                 damping=0.0, formulation="lagrange", integrator=None, h=0.01, rtol=1e-6, dt_out=0.01, plots=True)
+RUN_TIME = "about 4 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="number of beam elements", omega_s="final spin rate Omega_s [rad/s]",
             t_s="spin-up time T_s [s] (0: steady spin)", t_end="end time [s]", tip_load="flapwise tip force F [N]",
             load_ramp="time over which the tip force rises to F [s] (0: applied at once)",
@@ -159,7 +160,8 @@ def write(res, model: Model, out: Path, p: dict):
 
 
 def main(argv=None):
-    parser = command_line("rotating_beam_3d", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("rotating_beam_3d", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
+                          run_time=RUN_TIME)
     p, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)

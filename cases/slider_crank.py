@@ -69,6 +69,7 @@ DEFAULTS = dict(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, young
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
                 gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9,
                 coupled_stiffening="axial-strain")
+RUN_TIME = "about 8 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="connecting rod length [m]",
             offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
             density="density [kg/m^3]", crank_speed="crank speed [rad/s]", slider_mass="slider mass [kg]",
@@ -363,7 +364,7 @@ def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"
 
 
 def main(argv=None):
-    parser = command_line("slider_crank", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("slider_crank", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)

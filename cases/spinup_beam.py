@@ -67,6 +67,7 @@ DIVERGENCE_LIMIT = 1e3      # |state| [m, m/s, kg m/s] beyond which the run is d
 DEFAULTS = dict(omega_s=6.0, t_s=15.0, t_end=20.0, elements=10, formulation="lagrange", integrator=None,
                 h=0.01, rtol=1e-6, no_stiffening=False, dt_out=0.01, energies=False, plots=True,
                 coupled=False, torque=False, hub_inertia=40.0, rho_inf=0.9, coupled_stiffening="omega")
+RUN_TIME = "about 3 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(omega_s="final spin rate Omega_s [rad/s]", t_s="spin-up time T_s [s]", t_end="end time [s]",
             elements="number of beam elements", formulation="equations of motion",
             integrator="time integrator (default: generalized-alpha, midpoint for hamilton)",
@@ -379,7 +380,7 @@ def describe(runs, p: dict) -> tuple[list[str], int]:
 
 
 def main(argv=None):
-    parser = command_line("spinup_beam", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("spinup_beam", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
     parser.add_argument("--timing", action="store_true",
                         help="instead: time the stiffened run, each formulation, 10 and 40 elements, median of 3")
     args, out, options = parse_case_args(parser, argv)

@@ -67,6 +67,7 @@ ROT_Z90 = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])   # bod
 
 DEFAULTS = dict(coordinates="natural", solver="udwadia-kalaba", stabilization="coordinate-partitioning",
                 integrator="AB4", h=1e-3, rtol=1e-8, t_end=20.0, dt_out=0.01, table=False, plots=True)
+RUN_TIME = "about 5 min"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(coordinates="rigid-body coordinates", solver="acceleration solver",
             stabilization="constraint stabilisation after every step", integrator="time integrator",
             h="step of fixed-step integrators (first trial step of adaptive ones) [s]",
@@ -224,7 +225,8 @@ def run(out=None, **params):
 
 
 def main(argv=None):
-    parser = command_line("triple_pendulum", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("triple_pendulum", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
+                          run_time=RUN_TIME)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)
     tic = time.perf_counter()

@@ -508,6 +508,8 @@ def cmd_params(args) -> int:
     info = _case(args.case, args.cases)
     module = load_case(info)
     print(f"{info.name}: {info.summary}")
+    if getattr(module, "RUN_TIME", None):
+        print(f"  run time at the defaults: {module.RUN_TIME} on a 2-core machine")
     helps = getattr(module, "HELP", {})
     for key, value in module.DEFAULTS.items():
         print(f"  {key} = {_short(value)}    ({_type_name(value)})" + (f"  {helps[key]}" if key in helps else ""))

@@ -100,6 +100,19 @@ def test_simulate_reports_to_the_display_around_it(tmp_path):
     assert lines[-1].startswith("index3-alpha: t = 0.01 / 0.01 s (100 %)"), lines
 
 
+@pytest.mark.parametrize("name", sorted(cli.discover_cases(CASES)))
+def test_every_case_states_its_run_time_in_its_help(name, capsys):
+    module = cli.load_case(cli.discover_cases(CASES)[name])
+    assert isinstance(module.RUN_TIME, str) and module.RUN_TIME.split()[0] == "about", module.RUN_TIME
+    with pytest.raises(SystemExit) as stop:
+        module.main(["--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"Run time at the defaults: {module.RUN_TIME} on a 2-core machine." in text
+    assert cli.main(["params", name, "--cases", str(CASES)]) == 0
+    assert f"\n  run time at the defaults: {module.RUN_TIME} on a 2-core machine\n" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------------- item 11: what ran
 def test_kernel_status_is_a_clear_value_and_info_prints_it(capsys):
     status = kernel_status()

@@ -51,7 +51,8 @@ from flexmbs.integrators.index3_alpha import ConstrainedProblem
 
 DEFAULTS = dict(models=["corotational"], elements=8, length=1.0, side=0.02, youngs=5e7, density=1000.0, gravity=9.81,
                 pin="eliminated", integrator="midpoint", rho_inf=0.99, h=1e-3, rtol=1e-7, t_end=1.0, dt_out=0.01, plots=True)
-RUN_TIME = "about 5 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
+RUN_TIME = ("about 5 s (one model, its default; with --models corotational,floating-frame,mean-axis "
+            "about 5 min, most of it the floating frame's DOP853)")     # 2 cores; measured, issue 20
 HELP = dict(models="models side by side (comma-separated): corotational, floating-frame (tangent frame at the pin), "
                    "mean-axis (floating frame on mean axes)",
             elements="number of beam elements", length="beam length L [m]", side="side b of the square section [m]",

@@ -416,6 +416,9 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
         log.warning("resuming sweep in %s: %d case(s) finished before (skipped), %d failed before (%s)%s",
                     out, len(finished_before), len(failed_before), kept,
                     (": " + ", ".join(failed_before)) if failed_before else "")
+    for cid, _ in todo:                                  # the records of an earlier run: these cases run again
+        for marker in (STARTED, DONE):
+            (out / "cases" / cid / marker).unlink(missing_ok=True)
     interrupted = False
     if todo:
         scheduler = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")

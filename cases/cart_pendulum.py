@@ -197,7 +197,11 @@ def print_periods(summary: dict) -> None:
 
 
 DEFAULTS = dict(COMMON_DEFAULTS, h=1e-3, dt_out=0.01, torque=0.0)
+RUN_TIME = "about 1 min"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(common_help("Table 2"), torque="motor torque tau between the links [N m]")
+SUMMARY = {"max_energy_error": "max |E(t) - E(0)| [J]", "max_constraint_error": "max |a q' + b|",   # flexmbs.sweep
+           "max_constraint_integral_error": "max drift of tan(phi / 2) - theta_1",
+           "max_momentum_error_x": "max |P_x(t) - P_x(0)| [N s]"}
 CHOICES = common_choices()
 STEMS = dict(coordinates="fig05_coordinates", energy="fig02_energy", momentum="fig04_momentum",
              constraint="fig03_constraint")
@@ -219,7 +223,8 @@ def run(out=None, **params):
 
 
 def main(argv=None):
-    return case_main("cart_pendulum", __doc__, DEFAULTS, HELP, CHOICES, check, run, argv, report=print_periods)
+    return case_main("cart_pendulum", __doc__, DEFAULTS, HELP, CHOICES, check, run, argv, report=print_periods,
+                     run_time=RUN_TIME)
 
 
 if __name__ == "__main__":

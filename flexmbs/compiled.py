@@ -33,6 +33,10 @@ and the fallback:
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first).
 
+`kernel_status()` says whether the kernel is installed (and where) or why not; every case's
+summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,
+``kernel``: "compiled", "numpy", "mixed" or "none" when no run used index3-alpha).
+
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
 for anything else (e.g. loads: the Model's nodal loads and the ``loads`` of a `RigidBodyEP` or a
 `RigidBody2D`, as in Andrews' squeezer, hold Python callables); `index3-alpha` then runs on the
@@ -41,13 +45,16 @@ whole runs against each other.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import sparse
 
 from .constraints.base import law_values
 from .user_functions import UserFunctionError, evaluate, require_finite
 
-__all__ = ["CompiledSystem", "Unsupported", "kernel_status", "c_compiler", "MAX_ELASTIC"]
+__all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_compiler", "note_path",
+           "summary_keys", "MAX_ELASTIC"]
 
 try:                                    # a top-level extension module, installed with flexmbs
     import _flexmbs_kernel as _kernel
@@ -74,9 +81,50 @@ def c_compiler() -> bool:
     return bool(cc) and shutil.which(cc[0]) is not None
 
 
-def kernel_status() -> str | None:
-    """None if the compiled kernel is importable, else why not."""
-    return _MISSING
+@dataclass(frozen=True)
+class KernelStatus:
+    """Whether the compiled kernel is installed: ``installed``, the file it was loaded from
+    (``path``) or why it is not there (``reason``); ``str()`` says it in a line."""
+
+    installed: bool
+    path: str | None = None
+    reason: str | None = None
+
+    def __str__(self) -> str:
+        return f"installed ({self.path})" if self.installed else f"not installed: {self.reason}"
+
+
+def kernel_status() -> KernelStatus:
+    """The compiled kernel's `KernelStatus` (``.installed``; ``.reason`` when it is not)."""
+    if _kernel is None:
+        return KernelStatus(False, reason=_MISSING)
+    return KernelStatus(True, path=getattr(_kernel, "__file__", None))
+
+
+_PATHS: list[str] = []          # the paths ("compiled"/"numpy") of the index3-alpha runs since the last summary
+
+
+def note_path(kernel: str | None) -> None:
+    """Note the path a run took (a `Solution`'s ``kernel``; None: not index3-alpha, nothing to note)
+    for the next `summary_keys`."""
+    if kernel is not None:
+        _PATHS.append(str(kernel))
+
+
+def forget_paths() -> None:
+    """Forget the noted paths (a case starts: `flexmbs.case.resolve`)."""
+    _PATHS.clear()
+
+
+def summary_keys() -> dict:
+    """``{"kernel_installed": bool, "kernel": path}`` for a case's summary.json: the path of the
+    index3-alpha runs noted since the last summary ("compiled", "numpy", "mixed" when they differ,
+    "none" when no run used index3-alpha); the noted paths are then forgotten, so that each
+    summary speaks of its own runs."""
+    taken = sorted(set(_PATHS))
+    _PATHS.clear()
+    path = "none" if not taken else taken[0] if len(taken) == 1 else "mixed"
+    return {"kernel_installed": _kernel is not None, "kernel": path}
 
 
 def _i64(x, shape=None):

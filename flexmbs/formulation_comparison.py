@@ -14,7 +14,6 @@ formulation and evaluates, at every output time,
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,11 +112,9 @@ def run_formulation(model: QVModel, formulation: str, integrator: str = "DOP853"
 
 
 def write_run(out, results: dict, summary: dict) -> None:
-    """DIR/results.npz and DIR/summary.json."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "results.npz", **results)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    """DIR/results.npz and DIR/summary.json (`flexmbs.case.write_results`)."""
+    from .case import write_results
+    write_results(out, results, summary)
 
 
 def compare(model_factory, out=None, *, integrator="DOP853", rtol=1e-10, t_end=50.0, dt_out=0.1, h=1e-3,
@@ -242,12 +239,12 @@ def print_summary(summary: dict) -> None:
 
 
 def case_main(name: str, doc: str, defaults: dict, help: dict, choices: dict, check, run, argv=None,
-              report=None) -> int:
+              report=None, run_time: str | None = None) -> int:
     """The command line of a comparison case: parse, run one formulation or the table, print the
     summary (and ``report(summary)``, the case's own lines, when given); exit status 0 when every
-    run finished."""
+    run finished.  ``run_time``: the case's ``RUN_TIME``."""
     from .case import command_line, parse_case_args, prepare_output, record_output
-    parser = command_line(name, doc, defaults, help=help, choices=choices, check=check)
+    parser = command_line(name, doc, defaults, help=help, choices=choices, check=check, run_time=run_time)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)
     tic = time.perf_counter()

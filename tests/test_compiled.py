@@ -41,13 +41,15 @@ import slider_crank  # noqa: E402
 import spinup_beam  # noqa: E402
 
 
-needs_kernel = pytest.mark.skipif(kernel_status() is not None, reason=f"{kernel_status()}")
+needs_kernel = pytest.mark.skipif(not kernel_status().installed, reason=f"the kernel is {kernel_status()}")
 
 
 def test_kernel_is_installed_where_a_compiler_is():
     if not c_compiler():
         pytest.skip("no C compiler on this machine: the numpy path runs")
-    assert kernel_status() is None, kernel_status()
+    status = kernel_status()
+    assert status.installed and status.reason is None, status
+    assert str(status) == f"installed ({status.path})" and Path(status.path).is_file()
 
 
 def zoo():

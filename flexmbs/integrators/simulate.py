@@ -223,7 +223,9 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     on_output : callable, optional
         ``on_output(t, x)``, called at every output time as soon as it is computed.
     progress : callable, optional
-        ``progress(t)``, called after every step.
+        ``progress(t)``, called after every step.  Default: the run's progress is shown by the
+        innermost `flexmbs.progress` display, if there is one (a bar on a terminal, a line every
+        few seconds in a log).
     **options
         Method options (e.g. ``rho_inf``, ``max_step``, ``divergence_limit``); unknown ones warn.
 
@@ -233,13 +235,31 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         Outputs, status ("finished", "failed", "diverged"), message and counters.  A failed
         or diverged run keeps the outputs before the failing step.  For a System's formulation
         whose flexible bodies leave the range of the linear-strain model, the message ends with
-        the warning of `flexmbs.validity.system_range_warning`.
+        the warning of `flexmbs.validity.system_range_warning`.  Its ``kernel`` (the path
+        index3-alpha took) is also noted for the case's summary (`flexmbs.compiled.note_path`).
 
     Examples
     --------
     >>> sol = simulate(formulation, (0.0, 1.0), x0, method="midpoint", h=1e-3,
     ...                t_eval=np.linspace(0.0, 1.0, 11))             # doctest: +SKIP
     """
+    from .. import progress as progress_display
+    from ..compiled import note_path
+    args = (formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output)
+    shown = progress_display.current() if progress is None else None
+    if shown is None:
+        sol = _simulate(*args, progress, **options)
+    else:
+        t0, t_end = validate_t_span(t_span)
+        with shown.task(str(method), t0, t_end) as report:
+            sol = _simulate(*args, report, **options)
+    note_path(sol.kernel)
+    return sol
+
+
+def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, progress,
+              **options) -> Solution:
+    """`simulate` with every argument given (the progress callback resolved)."""
     start = time.perf_counter()
     cls = validate_method(method)
     t0, t_end = validate_t_span(t_span)
@@ -249,13 +269,13 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     t_eval = validate_t_eval(t_eval, t0, t_end)
     for value, name in ((integrand, "integrand"), (on_output, "on_output"), (progress, "progress")):
         validate_callable(value, name)
-    known = check_options(cls, options, stacklevel=3)
+    known = check_options(cls, options, stacklevel=4)   # the caller of `simulate`
     known = {k: v for k, v in known.items() if k in options}
     tolerances = {"rtol": rtol, "atol": atol}
     if not cls.uses_tolerances:
         if rtol != 1e-6 or np.any(np.asarray(atol) != 1e-9):
             warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{method}'; its "
-                          "accuracy is set by `h`.", stacklevel=2)
+                          "accuracy is set by `h`.", stacklevel=3)
         tolerances = {}
         if h is not None:
             h = aligned_step(h, t0, t_eval)

@@ -1,13 +1,16 @@
 """Cost per step of the triple pendulum (cases/triple_pendulum.py) for each coordinate system and solver.
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_multibody.py [--t-end 1.0] [--repeats 3]
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_multibody.py [--t-end 1.0] [--repeats 5]
+    python benchmarks/bench_multibody.py --quick        # a smoke test of the script, not a measurement
 
 For each combination of rigid-body coordinates (NACF: natural absolute coordinates; RPCF-EP:
 reference point and Euler parameters) and acceleration solver (AF: augmented formulation;
 UKE: Udwadia-Kalaba equations):
 
 - ``assembly``: one evaluation of M(q), Q(t, q, q'), C_q(q), gamma(q, q') by flexmbs.System
-  at a state of the motion (the same for both solvers);
+  at a state of the motion (the same for both solvers), and the number of Python and C
+  function calls it makes (``sys.setprofile``: numpy's own calls count as one each), which
+  sets its cost at these sizes far more than the arithmetic does;
 - ``solve``: the solver's linear algebra alone on those arrays (saddle-point LU; Cholesky of
   M + C_q^T C_q and the pseudo-inverse of the kinetic matrix);
 - ``partitioning``: one coordinate-partitioning correction (positions and velocities) at that
@@ -16,18 +19,22 @@ UKE: Udwadia-Kalaba equations):
   partitioning after it, as in the paper's runs, from the CPU time of integrating ``--t-end``
   seconds.
 
-Times are CPU times of this process (``time.process_time``: robust to other work on the
-machine), the smallest of ``--repeats`` runs (the least disturbed by other work); the
-micro-timings are means over at least 0.3 s of calls, the smallest of ``--repeats``.  The
-last table gives the ratio NACF / RPCF-EP of the step time for each solver: the paper's
-Table 3 gives 1 / 2.3 (AF) and 1 / 2.2 (UKE).
+Times are CPU times of this process (``time.process_time``).  The machine this project is
+measured on is shared, so the two coordinate systems are timed in turns: ``--repeats`` rounds,
+each timing every quantity of NACF and then of RPCF-EP, and each quantity keeps the least of
+its rounds (the least disturbed by other work); the micro-timings are means over at least
+0.3 s of calls.  The ratios RPCF-EP / NACF, printed last, are the measurement; the paper's
+Table 3 gives 2.3 (AF) and 2.2 (UKE).  The first line printed is the date, the command and
+the machine, to be quoted with the numbers (docs/benchmarks.md, section 6).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +48,8 @@ from flexmbs.formulations.stabilization import CoordinatePartitioning  # noqa: E
 from flexmbs.formulations.udwadia_kalaba import solve_udwadia_kalaba  # noqa: E402
 from flexmbs.integrators import simulate  # noqa: E402
 
+COORDINATES = ("natural", "euler-parameters")
+SOLVERS = ("augmented", "udwadia-kalaba")
 LABEL = {"natural": "NACF", "euler-parameters": "RPCF-EP", "augmented": "AF", "udwadia-kalaba": "UKE"}
 
 
@@ -56,6 +65,23 @@ def per_call(f, min_time=0.3) -> float:
             return elapsed / n
 
 
+def calls_made(f) -> int:
+    """Python and C function calls made by one call of f, f's own included (``sys.setprofile``: a
+    numpy function implemented in C counts once, whatever the size of its arrays)."""
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        count += event in ("call", "c_call")
+
+    sys.setprofile(profile)
+    try:
+        f()
+    finally:
+        sys.setprofile(None)
+    return count - 1                        # the setprofile(None) call itself
+
+
 def state_of_the_motion(system, t=0.5):
     """(q, v) of the pendulum at time t (DOP853), a state with nonzero velocities."""
     form = Index1(system, solver="augmented")
@@ -63,58 +89,97 @@ def state_of_the_motion(system, t=0.5):
     return form.physical(t, sol.x[-1])
 
 
-def measure(coordinates: str, t_end: float, repeats: int) -> dict:
-    system = tp.build(coordinates)
-    q, v = state_of_the_motion(system)
-    t = 0.5
+class Timed:
+    """The timed quantities of one coordinate system (module docstring), at a state of the motion."""
 
-    def assembly():
-        return system.mass_matrix(q), system.forces(t, q, v), system.jacobian(t, q), system.gamma(t, q, v)
+    def __init__(self, coordinates: str, t: float = 0.5):
+        self.system = system = tp.build(coordinates)
+        self.t = t
+        self.q, self.v = state_of_the_motion(system, t)
+        self.M, self.Q, self.Cq, self.g = self.assembly()
+        self.partitioning = CoordinatePartitioning()
+        self.partitioning.correct(system, t, self.q, self.v)          # chooses the partition
 
-    M, Q, Cq, g = assembly()
-    def best(f):
-        return min(per_call(f) for _ in range(repeats))
+    def parts(self) -> dict:
+        """The four evaluations of the assembly, by name."""
+        s, t, q, v = self.system, self.t, self.q, self.v
+        return {"M": lambda: s.mass_matrix(q), "Q": lambda: s.forces(t, q, v), "C_q": lambda: s.jacobian(t, q),
+                "gamma": lambda: s.gamma(t, q, v)}
 
-    out = {"n_q": system.n_q, "n_c": system.n_c, "assembly": best(assembly),
-           "solve": {"augmented": best(lambda: solve_saddle_point(M, Q, Cq, g)),
-                     "udwadia-kalaba": best(lambda: solve_udwadia_kalaba(M, Q, Cq, g))},
-           "step": {}}
-    stab = CoordinatePartitioning()
-    stab.correct(system, t, q, v)
-    out["partitioning"] = best(lambda: stab.correct(system, t, q, v))
-    for solver in ("augmented", "udwadia-kalaba"):
-        times = []
-        for _ in range(repeats):
-            form = Index1(system, solver=solver, stabilization="coordinate-partitioning")
-            x0 = form.state0()
-            tic = time.process_time()
-            sol = simulate(form, (0.0, t_end), x0, method="AB4", h=1e-3, t_eval=[0.0, t_end])
-            times.append((time.process_time() - tic) / sol.n_steps)
-        out["step"][solver] = float(np.min(times))
-    return out
+    def assembly(self):
+        return tuple(f() for f in self.parts().values())
+
+    def micro(self, min_time: float) -> dict:
+        """CPU seconds per call of the assembly, the two solves and the partitioning."""
+        M, Q, Cq, g = self.M, self.Q, self.Cq, self.g
+        return {"assembly": per_call(self.assembly, min_time),
+                "solve augmented": per_call(lambda: solve_saddle_point(M, Q, Cq, g), min_time),
+                "solve udwadia-kalaba": per_call(lambda: solve_udwadia_kalaba(M, Q, Cq, g), min_time),
+                "partitioning": per_call(lambda: self.partitioning.correct(self.system, self.t, self.q, self.v),
+                                         min_time)}
+
+    def step(self, solver: str, t_end: float) -> float:
+        """CPU seconds per AB4 step with coordinate partitioning over ``t_end`` seconds."""
+        form = Index1(self.system, solver=solver, stabilization="coordinate-partitioning")
+        x0 = form.state0()
+        tic = time.process_time()
+        sol = simulate(form, (0.0, t_end), x0, method="AB4", h=1e-3, t_eval=[0.0, t_end])
+        return (time.process_time() - tic) / sol.n_steps
+
+
+def measure(t_end: float, repeats: int, min_time: float = 0.3) -> dict:
+    """coordinates -> {quantity: least CPU seconds over the rounds}, the rounds timing NACF and
+    RPCF-EP in turns (module docstring), plus n_q, n_c and the calls of one assembly."""
+    timed = {c: Timed(c) for c in COORDINATES}
+    best = {c: {} for c in COORDINATES}
+    for _ in range(repeats):
+        for c, x in timed.items():
+            values = x.micro(min_time)
+            values.update({f"step {solver}": x.step(solver, t_end) for solver in SOLVERS})
+            for key, value in values.items():
+                best[c][key] = min(best[c].get(key, np.inf), value)
+    for c, x in timed.items():
+        best[c].update(n_q=x.system.n_q, n_c=x.system.n_c,
+                       calls={name: calls_made(f) for name, f in x.parts().items()})
+    return best
+
+
+def command(argv) -> str:
+    """The command line of this run (``argv``: its arguments), for the "Measured:" line."""
+    return " ".join(["python", "benchmarks/bench_multibody.py", *argv])
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--t-end", type=float, default=1.0, help="simulated time per run [s] (h = 1e-3 s)")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5, help="rounds, NACF and RPCF-EP timed in turns")
+    ap.add_argument("--quick", action="store_true", help="one round of 0.02 s runs: a smoke test, not a measurement")
     a = ap.parse_args(argv)
-    print(f"machine: {platform.processor() or platform.machine()}, {platform.system()}, python "
-          f"{platform.python_version()}, numpy {np.__version__}; CPU times of this process")
-    res = {c: measure(c, a.t_end, a.repeats) for c in ("natural", "euler-parameters")}
-    print("\n| coordinates | n_q | n_c | assembly [ms] | AF solve [ms] | UKE solve [ms] | partitioning [ms] | "
-          "AF step [ms] | UKE step [ms] |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    t_end, repeats, min_time = (0.02, 1, 0.01) if a.quick else (a.t_end, a.repeats, 0.3)
+    args = sys.argv[1:] if argv is None else argv
+    print(f"Measured: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, `{command(args)}`, "
+          f"{platform.machine()}, python {platform.python_version()}, numpy {np.__version__}, "
+          f"load average {os.getloadavg()[0]:.1f}; CPU time of the process, least of {repeats} round(s)")
+    res = measure(t_end, repeats, min_time)
+    print("\n| coordinates | n_q | n_c | calls: M + Q + C_q + gamma | assembly [ms] | AF solve [ms] | UKE solve [ms] | "
+          "partitioning [ms] | AF step [ms] | UKE step [ms] |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    keys = ("assembly", "solve augmented", "solve udwadia-kalaba", "partitioning", "step augmented",
+            "step udwadia-kalaba")
     for c, r in res.items():
-        print(f"| {LABEL[c]} | {r['n_q']} | {r['n_c']} | {1e3 * r['assembly']:.3f} | "
-              f"{1e3 * r['solve']['augmented']:.3f} | {1e3 * r['solve']['udwadia-kalaba']:.3f} | "
-              f"{1e3 * r['partitioning']:.3f} | {1e3 * r['step']['augmented']:.3f} | {1e3 * r['step']['udwadia-kalaba']:.3f} |")
-    print("\n| solver | step NACF / RPCF-EP | paper (Table 3) |")
+        calls = " + ".join(str(n) for n in r["calls"].values())
+        print(f"| {LABEL[c]} | {r['n_q']} | {r['n_c']} | {calls} = {sum(r['calls'].values())} | "
+              + " | ".join(f"{1e3 * r[k]:.3f}" for k in keys) + " |")
+    nacf, ep = res["natural"], res["euler-parameters"]
+    print("\n| RPCF-EP / NACF | measured | paper (Table 3) |")
     print("|---|---:|---:|")
-    for solver, paper in (("augmented", 1 / 2.3), ("udwadia-kalaba", 1 / 2.2)):
-        ratio = res["natural"]["step"][solver] / res["euler-parameters"]["step"][solver]
-        print(f"| {LABEL[solver]} | {ratio:.2f} | {paper:.2f} |")
+    print(f"| assembly | {ep['assembly'] / nacf['assembly']:.2f} | |")
+    for solver, paper in (("augmented", 2.3), ("udwadia-kalaba", 2.2)):
+        print(f"| {LABEL[solver]} step | {ep['step ' + solver] / nacf['step ' + solver]:.2f} | {paper} |")
+    if a.quick:
+        print("quick mode: a smoke test of the script, not a measurement (run without --quick)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

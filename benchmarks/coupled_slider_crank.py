@@ -208,8 +208,9 @@ def main(argv=None):
           f"flexmbs's default --h-coupled gives k = {default_k}")
 
     from flexmbs.compiled import kernel_status
-    path = "numpy" if a.kernel == "numpy" or kernel_status() is not None else "compiled"
-    print(f"flexmbs path: {path}" + (f" ({kernel_status()})" if a.kernel != "numpy" and kernel_status() else ""))
+    status = kernel_status()
+    path = "numpy" if a.kernel == "numpy" or not status.installed else "compiled"
+    print(f"flexmbs path: {path}" + (f" (the kernel is {status})" if a.kernel != "numpy" and not status.installed else ""))
     infos = {}
     fx = {k: flexmbs_run(k, a.elements, a.revolutions, a.kernel, infos.setdefault(k, {}), a.repeats)
           for k in sorted(set(a.flexmbs_k) | {a.flexmbs_ref_k})}

@@ -57,11 +57,14 @@ from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
 DEFAULTS = dict(t_end=0.03, h=1e-5, rho_inf=0.8, dt_out=1e-4, integrator="index3-alpha", rtol=1e-10, plots=True)
+RUN_TIME = "about 5 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(t_end="duration [s]", h="step of the fixed-step methods [s]",
             rho_inf="spectral radius at infinite frequency of index3-alpha",
             dt_out="output interval [s]", integrator="index3-alpha, or an index-1 route: any method of "
             "flexmbs.integrators with the augmented formulation (e.g. DOP853)",
             rtol="tolerance of adaptive index-1 methods", plots="write the plot")
+SUMMARY = {"max_constraint_position": "max |C| over the run [m]",            # the sweep's columns (flexmbs.sweep)
+           "error_0.03": "max |q(0.03 s) - reference| (written when t_end = 0.03 s)"}
 CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
 NAMES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
 
@@ -183,7 +186,8 @@ def write(result, out: Path, p: dict) -> None:
 
 
 def main(argv=None):
-    parser = command_line("andrews_squeezer", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("andrews_squeezer", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
+                          run_time=RUN_TIME)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)
     result = run(out=out, **params)

@@ -47,10 +47,12 @@ from flexmbs.system import System
 
 DEFAULTS = dict(t_end=2.0, h=1e-3, rho_inf=0.9, dt_out=0.01, method="index3-alpha", integrator="DOP853",
                 rtol=1e-9, plots=True)
+RUN_TIME = "about 3 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(t_end="duration [s] (the OpenSim port runs 10 s)", h="step of index3-alpha [s]",
             rho_inf="spectral radius at infinite frequency of index3-alpha", dt_out="output interval [s]",
             method="index3-alpha or udwadia-kalaba (index 1)", integrator="integrator of the udwadia-kalaba route",
             rtol="tolerance of the udwadia-kalaba route", plots="write the plot")
+SUMMARY = {"max_energy_change": "max |E(t) - E(0)| [J]", "max_constraint_position": "max |C| [m]"}   # flexmbs.sweep
 CHOICES = dict(method=["index3-alpha", "udwadia-kalaba"], integrator=SYSTEM_INTEGRATORS)
 
 POINTS = np.array([[0, 0, 0], [1, 0, 0], [1, -1, 0], [1, -1, 1], [0, -1, 1], [0, 0, 1]], dtype=float)
@@ -127,7 +129,7 @@ def write(result, out: Path, p: dict) -> None:
 
 
 def main(argv=None):
-    parser = command_line("bricard", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("bricard", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)
     result = run(out=out, **params)

@@ -51,11 +51,16 @@ from flexmbs.constraints.planar import PlanarRevolute
 
 DEFAULTS = dict(n=2, length=1.0, mass=1.0, g=9.81, speed=1.0, t_end=10.0, h=1e-3, rho_inf=0.8,
                 dt_out=0.01, plots=True)
+RUN_TIME = "about 5 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(n="number of four-bars N (2 N + 1 links)", length="link length L [m]", mass="link mass [kg]",
             g="gravity [m/s^2]", speed="initial x'(B0) [m/s]", t_end="duration [s]",
             h="step of the index-3 generalized-alpha method [s]",
             rho_inf="spectral radius at infinite frequency (numerical damping, < 1)",
             dt_out="output interval [s]", plots="write the plots")
+
+
+SUMMARY = {"max_error_B0": "max |B0 - exact| [m]", "max_error_B0_velocity": "max |B0' - exact| [m/s]",  # flexmbs.sweep
+           "max_constraint_position": "max |C| [m]"}
 
 
 def check(p: dict) -> None:
@@ -184,7 +189,7 @@ def write(result, out: Path, p: dict) -> None:
 
 
 def main(argv=None):
-    parser = command_line("double_four_bar", __doc__, DEFAULTS, help=HELP, check=check)
+    parser = command_line("double_four_bar", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, check=check)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)
     result = run(out=out, **params)

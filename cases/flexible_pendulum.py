@@ -32,7 +32,6 @@ DIR/summary.json; plots tip.png, energy.png, snapshots.png.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -43,7 +42,8 @@ import numpy as np
 from flexmbs import Material, System, simulate
 from flexmbs.bodies.corotational import CorotationalBeam2D, Node
 from flexmbs.pipes import call_quietly
-from flexmbs.case import CaseError, check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
+                          record_output, resolve, write_summary)
 from flexmbs.constraints.joints import Spherical
 from flexmbs.formulations.index1 import Index1
 from flexmbs.formulations.supported_body import SupportedBody
@@ -51,6 +51,8 @@ from flexmbs.integrators.index3_alpha import ConstrainedProblem
 
 DEFAULTS = dict(models=["corotational"], elements=8, length=1.0, side=0.02, youngs=5e7, density=1000.0, gravity=9.81,
                 pin="eliminated", integrator="midpoint", rho_inf=0.99, h=1e-3, rtol=1e-7, t_end=1.0, dt_out=0.01, plots=True)
+RUN_TIME = ("about 5 s (one model, its default; with --models corotational,floating-frame,mean-axis "
+            "about 5 min, most of it the floating frame's DOP853)")     # 2 cores; measured, issue 20
 HELP = dict(models="models side by side (comma-separated): corotational, floating-frame (tangent frame at the pin), "
                    "mean-axis (floating frame on mean axes)",
             elements="number of beam elements", length="beam length L [m]", side="side b of the square section [m]",
@@ -61,6 +63,7 @@ HELP = dict(models="models side by side (comma-separated): corotational, floatin
             rho_inf="spectral radius at infinite frequency of index3-alpha",
             h="time step of the corotational model [s]",
             rtol="relative tolerance of DOP853 for the floating-frame model", t_end="end time [s]", dt_out="output interval [s]", plots="write the PNG plots")
+SUMMARY = {"max_energy_error": "max over the models of max |E - E0| / (m g L / 2)"}   # flexmbs.sweep
 CHOICES = dict(integrator=["midpoint", "generalized-alpha", "index3-alpha"], pin=["eliminated", "joint"])
 
 
@@ -90,8 +93,7 @@ def _corotational(p) -> Pendulum:
             form = ConstrainedProblem(system)
             x0 = form.state0(system.initial_coordinates(), system.initial_velocities())
             return Pendulum(form, x0, "index3-alpha", dict(h=p["h"], rho_inf=p["rho_inf"]), tip=lambda q: q[-3:-1],
-                            positions=beam.positions, energies=lambda q, v: (*beam.energy(q, v, g), beam.strain_energy(q)),
-                            nodes=beam.nodes, mass=beam.mass)
+                            positions=beam.positions, energies=system.energy, nodes=beam.nodes, mass=beam.mass)
         form = Index1(system, "augmented", "coordinate-partitioning")
     else:
         form = SupportedBody(beam, fixed=[0, 1], gravity=g)
@@ -120,8 +122,8 @@ def _floating_frame(p, reference: str = "supports") -> Pendulum:
     return Pendulum(form, form.state0(), "DOP853", dict(rtol=p["rtol"], atol=1e-3 * p["rtol"]),
                     tip=lambda q: body.point(q, nodes[-1])[:2],
                     positions=lambda q: np.array([body.point(q, k)[:2] for k in nodes]),
-                    energies=lambda q, v: (*body.energy(q, v, g), body.strain_energy(q)),
-                    nodes=np.asarray(body.model.mesh.points)[:, :2], mass=p["density"] * b * b * p["length"])
+                    energies=system.energy, nodes=np.asarray(body.model.mesh.points)[:, :2],
+                    mass=p["density"] * b * b * p["length"])
 
 
 MODELS = {"corotational": _corotational, "floating-frame": _floating_frame,
@@ -182,10 +184,13 @@ def write(runs, out: Path, p: dict):
         key = name.replace("-", "_")
         arrays[f"tip_{key}"], arrays[f"energy_{key}"] = r["tip"], r["energy"]
     np.savez(out / "results.npz", **arrays)
-    summary = {"parameters": p, "models": {name: {k: r[k] for k in ("status", "message", "n_steps", "n_rhs", "n_lu",
-                                                                      "kernel", "seconds", "energy_error")}
-                                           for name, r in runs.items()}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    worst = next((r for r in runs.values() if r["status"] != "finished"), first)    # the first that did not finish
+    summary = {"parameters": p, "status": worst["status"], "message": worst["message"],
+               "max_energy_error": max(r["energy_error"] for r in runs.values()),
+               "models": {name: {k: r[k] for k in ("status", "message", "n_steps", "n_rhs", "n_lu",
+                                                   "kernel", "seconds", "energy_error")}
+                          for name, r in runs.items()}}
+    write_summary(out, summary)
     if not p.get("plots", True):
         return
     from flexmbs import plots
@@ -212,7 +217,8 @@ def write(runs, out: Path, p: dict):
 
 
 def main(argv=None):
-    parser = command_line("flexible_pendulum", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("flexible_pendulum", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
+                          run_time=RUN_TIME)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)

@@ -57,6 +57,7 @@ DEFAULTS = dict(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.25,
                 static_start=True, stiffening=True, formulation="lagrange", integrator="midpoint", h=5e-5,
                 rtol=1e-8, degrees_out=1.0, gif_frames=60, plots=True, coupled=False, h_coupled=2.5e-4,
                 rho_inf=0.9, coupled_stiffening="axial-strain")
+RUN_TIME = "about 10 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="beam elements on the coupler", ground="ground length O2-O4 [m]", crank="crank length [m]",
             coupler="coupler length [m]", rocker="rocker length [m]", depth="section depth in the plane [m]",
             width="section width [m]", youngs="Young's modulus [Pa]", density="density [kg/m^3]",
@@ -74,6 +75,8 @@ HELP = dict(elements="beam elements on the coupler", ground="ground length O2-O4
             coupled_stiffening="geometric stiffening of the coupled coupler (with --stiffening): 'axial-strain', "
                                "by each element's own axial strain (frame acceleration, joint loads), or 'omega', "
                                "the Model's stiffening with the coupler's angular velocity only")
+SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the coupler [m]",   # flexmbs.sweep
+           "peak_crank_angle_deg": "crank angle of that peak [deg]"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
                coupled_stiffening=["axial-strain", "omega"])
 
@@ -210,7 +213,7 @@ def run_coupled(out, p: dict, t_end: float):
 
 
 def main(argv=None):
-    parser = command_line("four_bar", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
+    parser = command_line("four_bar", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check,
                           flags={"--undeformed-start": ("static_start", False)})
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()

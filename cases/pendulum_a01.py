@@ -42,11 +42,14 @@ from flexmbs.system import System
 
 DEFAULTS = dict(length=1.0, mass=1.0, g=9.81, t_end=10.0, h=1e-3, rho_inf=0.8, dt_out=0.01,
                 integrator="index3-alpha", rtol=1e-10, plots=True)
+RUN_TIME = "about 3 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(length="link length L [m]", mass="lumped mass [kg]", g="gravity [m/s^2]", t_end="duration [s]",
             h="step of the fixed-step methods [s]", rho_inf="spectral radius at infinite frequency of index3-alpha",
             dt_out="output interval [s]",
             integrator="index3-alpha, or any other method of flexmbs.integrators on the index-1 augmented form",
             rtol="tolerance of adaptive methods", plots="write the plot")
+SUMMARY = {"max_error_P1": "max |P1 - exact| [m]", "max_energy_change": "max |E(t) - E(0)| [J]",   # flexmbs.sweep
+           "max_constraint_position": "max |C| [m]"}
 CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
 
 
@@ -115,7 +118,7 @@ def write(result, out: Path, p: dict) -> None:
 
 
 def main(argv=None):
-    parser = command_line("pendulum_a01", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("pendulum_a01", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)
     result = run(out=out, **params)

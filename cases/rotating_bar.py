@@ -29,7 +29,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import contextlib
-import json
 import sys
 import time
 from pathlib import Path
@@ -37,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs import Bar2, Material, Model, NodalLoad, generate, natural_frequencies, run as run_model
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output,
+                          record_output, resolve, write_summary)
 from flexmbs.formulations import FORMULATIONS
 from flexmbs.integrators import INTEGRATORS
 from flexmbs.integrators.exact import reference_error
@@ -50,6 +50,7 @@ from flexmbs.signals import Harmonic
 DEFAULTS = dict(elements=10, length=1.0, mass=1.0, area=0.2e-4, youngs=210e9, omega=15.0, force=1.0,
                 period=np.pi / 100, damping=0.0, formulation="lagrange", integrator="exact", rtol=1e-6,
                 t_end=0.1, dt_out=1e-4, h=2.5e-6, plots=True)
+RUN_TIME = "about 3 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="number of bar elements", length="bar length L [m]", mass="bar mass [kg]",
             area="section area A [m^2]", youngs="Young's modulus E [Pa]", omega="spin rate Omega [rad/s]",
             force="tip force amplitude [N]", period="force period [s] (pi/100 accepted)",
@@ -58,6 +59,7 @@ HELP = dict(elements="number of bar elements", length="bar length L [m]", mass="
             t_end="end time [s]", dt_out="output interval [s]",
             h="step size of the fixed-step integrators (midpoint, generalized-alpha, AB4, index3-alpha) [s]",
             plots="write the PNG plots")
+SUMMARY = {"tip_max_um": "max |tip displacement| of the main run [um]"}   # flexmbs.sweep (+ peak_displacement)
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 PLOTTED_NODES = (3, 7, 10)        # 1-based, node 1 at the axis (the paper's Figs. 2-3)
@@ -139,11 +141,11 @@ def _summary(main, out: Path, p: dict):
                "static_tip_um": float(1e6 * static_elongation(p["length"], p["length"], p["mass"], p["area"],
                                                                 p["youngs"], p["omega"])),
                "stats": {k: v for k, v in main.stats.items()}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
 
 
 def main(argv=None):
-    parser = command_line("rotating_bar", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("rotating_bar", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)

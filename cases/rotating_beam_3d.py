@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 
 from flexmbs import BeamEB3D, Material, Model, NodalLoad, generate, run as run_model  # noqa: E402
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
-                          record_output, resolve)
+                          record_output, resolve, write_summary)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
@@ -54,6 +54,7 @@ LENGTH, YOUNGS, DENSITY, AREA, INERTIA = 10.0, 7.0e10, 3000.0, 4.0e-4, 2.0e-7
 
 DEFAULTS = dict(elements=10, omega_s=6.0, t_s=15.0, t_end=20.0, tip_load=10.0, load_ramp=2.0, hub_ratio=0.0,
                 damping=0.0, formulation="lagrange", integrator=None, h=0.01, rtol=1e-6, dt_out=0.01, plots=True)
+RUN_TIME = "about 4 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="number of beam elements", omega_s="final spin rate Omega_s [rad/s]",
             t_s="spin-up time T_s [s] (0: steady spin)", t_end="end time [s]", tip_load="flapwise tip force F [N]",
             load_ramp="time over which the tip force rises to F [s] (0: applied at once)",
@@ -63,6 +64,7 @@ HELP = dict(elements="number of beam elements", omega_s="final spin rate Omega_s
             integrator="time integrator (default: generalized-alpha, midpoint for hamilton)",
             h="step of the fixed-step methods [s]", rtol="relative tolerance of adaptive methods",
             dt_out="output interval [s]", plots="write tip.png")
+SUMMARY = {"tip_v_min": "min tip v (chordwise) [m]", "tip_w_max": "max tip w (flapwise) [m]"}   # flexmbs.sweep
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS))
 
 
@@ -142,7 +144,7 @@ def write(res, model: Model, out: Path, p: dict):
     out.mkdir(parents=True, exist_ok=True)
     res.save_npz(out / "results.npz")
     if not p.get("plots", True):
-        (out / "summary.json").write_text(json.dumps(summarize(res, model, p), indent=2, default=float))
+        write_summary(out, summarize(res, model, p))
         return
     tq = np.linspace(res.t[0], res.t[-1], 81)
     quasi = quasi_static_tip(model, tq)
@@ -154,11 +156,12 @@ def write(res, model: Model, out: Path, p: dict):
     plots.save(plots.history_panels(panels, title=(
         f"3D beam, spin-up to {p['omega_s']:g} rad/s in {p['t_s']:g} s, flapwise tip load {p['tip_load']:g} N")),
         out / "tip.png")
-    (out / "summary.json").write_text(json.dumps(summarize(res, model, p, quasi), indent=2, default=float))
+    write_summary(out, summarize(res, model, p, quasi))
 
 
 def main(argv=None):
-    parser = command_line("rotating_beam_3d", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("rotating_beam_3d", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
+                          run_time=RUN_TIME)
     p, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)

@@ -86,6 +86,7 @@ TABLE = {
 }
 
 DEFAULTS = dict(elements=10, gamma_max=12.0, gamma_step=0.5, hub_ratio=0.0, plots=True)
+RUN_TIME = "about 7 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="number of beam elements", gamma_max="largest gamma", gamma_step="gamma increment",
             hub_ratio="hub radius / beam length", plots="write the Campbell diagram and mode shape plots")
 
@@ -201,7 +202,7 @@ def write(result, diagrams, out: Path, p: dict):
 
 
 def main(argv=None):
-    parser = command_line("rotating_beam_modes", __doc__, DEFAULTS, help=HELP, check=check)
+    parser = command_line("rotating_beam_modes", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)

@@ -46,7 +46,6 @@ doi:10.1115/1.3428338 (kineto-elastodynamics).
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -57,7 +56,7 @@ from flexmbs import BeamEB2D, Material, Model, generate, run as run_model
 from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
 from flexmbs.analysis import output_times
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
-                          record_output, resolve)
+                          record_output, resolve, write_summary)
 from flexmbs.constraints import AngleDriver, Joint, Revolute, Spherical
 from flexmbs.formulations import FORMULATIONS
 from flexmbs.integrators import INTEGRATORS
@@ -70,6 +69,7 @@ DEFAULTS = dict(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, young
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
                 gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9,
                 coupled_stiffening="axial-strain")
+RUN_TIME = "about 8 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="connecting rod length [m]",
             offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
             density="density [kg/m^3]", crank_speed="crank speed [rad/s]", slider_mass="slider mass [kg]",
@@ -87,6 +87,8 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
             coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
                                "each element's own axial strain (slider inertia, frame acceleration, joints), or "
                                "'omega', the Model's stiffening with the rod's angular velocity only")
+SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
+           "peak_crank_angle_deg": "crank angle of that peak [deg]"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
                coupled_stiffening=["axial-strain", "omega"])
 
@@ -209,7 +211,7 @@ def write(res, model, extras, out: Path, p: dict, title: str, x_label="crank ang
     if "crank_angle" in extras:
         value, angle = peak(extras)
         summary.update(peak_midspan_deflection_m=value, peak_crank_angle_deg=angle)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
     if not p.get("plots", True) or len(res.t) < 2:
         return
     from flexmbs import plots
@@ -352,7 +354,7 @@ def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"
                "peak_midspan_deflection_m": value,
                "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
                "stiffening": _stiffening_label(p), "stiffening_note": STIFFENING_NOTES[_stiffening_label(p)]}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
     if p.get("plots", True) and len(info["t"]) > 1:
         from flexmbs import plots
         plots.save(plots.deflection_vs_angle({"mid-span": (np.degrees(extras["crank_angle"]),
@@ -362,7 +364,7 @@ def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"
 
 
 def main(argv=None):
-    parser = command_line("slider_crank", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("slider_crank", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)

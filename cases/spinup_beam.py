@@ -46,7 +46,6 @@ import os
 if __name__ == "__main__":       # before numpy loads: the small dense LUs run faster on one BLAS thread
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import json  # noqa: E402
 import logging  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -56,7 +55,7 @@ import numpy as np  # noqa: E402
 
 from flexmbs import BeamEB2D, Material, Model, generate, natural_frequencies, run as run_model  # noqa: E402
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
-                          record_output, resolve)
+                          record_output, resolve, write_summary)
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.motion import SpinUp  # noqa: E402
@@ -68,6 +67,7 @@ DIVERGENCE_LIMIT = 1e3      # |state| [m, m/s, kg m/s] beyond which the run is d
 DEFAULTS = dict(omega_s=6.0, t_s=15.0, t_end=20.0, elements=10, formulation="lagrange", integrator=None,
                 h=0.01, rtol=1e-6, no_stiffening=False, dt_out=0.01, energies=False, plots=True,
                 coupled=False, torque=False, hub_inertia=40.0, rho_inf=0.9, coupled_stiffening="omega")
+RUN_TIME = "about 3 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(omega_s="final spin rate Omega_s [rad/s]", t_s="spin-up time T_s [s]", t_end="end time [s]",
             elements="number of beam elements", formulation="equations of motion",
             integrator="time integrator (default: generalized-alpha, midpoint for hamilton)",
@@ -84,6 +84,9 @@ HELP = dict(omega_s="final spin rate Omega_s [rad/s]", t_s="spin-up time T_s [s]
             coupled_stiffening="geometric stiffening of the coupled beam: 'omega', the Model's stiffening with the "
                                "beam's angular velocity (exact here: the hub's angular acceleration loads the beam "
                                "transversely), or 'axial-strain', by each element's own axial strain")
+SUMMARY = {"stiffened/tip_min": "min tip deflection of the stiffened run [m]",   # flexmbs.sweep
+           "unstiffened/tip_min": "min tip deflection of the unstiffened run [m]",
+           "tip_min": "min tip deflection of the coupled model (--coupled) [m]"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
                coupled_stiffening=["omega", "axial-strain"])
 
@@ -180,7 +183,7 @@ def write(runs, out: Path, p: dict):
         _plot(runs, main, out, p)
     summary = summarize(runs, p)
     summary["stats"] = {name: r.stats for name, r in runs.items()}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    write_summary(out, summary)
 
 
 def _plot(runs, main, out: Path, p: dict):
@@ -325,7 +328,7 @@ def write_coupled(runs, out: Path, p: dict):
     c = runs["coupled"]
     np.savez_compressed(out / "results.npz", **{k: np.asarray(c[k]) for k in (
         "t", "displacement", "nodes", "hub_angle", "hub_speed", "drive_torque", "clamp_torque", "law_speed")})
-    (out / "summary.json").write_text(json.dumps(summarize_coupled(runs, p), indent=2, default=float))
+    write_summary(out, summarize_coupled(runs, p))
     if p.get("plots", True):
         from flexmbs import plots
         f = runs["prescribed"]
@@ -377,7 +380,7 @@ def describe(runs, p: dict) -> tuple[list[str], int]:
 
 
 def main(argv=None):
-    parser = command_line("spinup_beam", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
+    parser = command_line("spinup_beam", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
     parser.add_argument("--timing", action="store_true",
                         help="instead: time the stiffened run, each formulation, 10 and 40 elements, median of 3")
     args, out, options = parse_case_args(parser, argv)

@@ -33,16 +33,22 @@ window): for each formulation the step of the implicit midpoint rule is halved (
 ``--reference midpoint``), or DOP853 at rtol 1e-10 (``--reference DOP853``: the two agree to
 2e-8 of the peak on 5 elements, but DOP853 is stability-limited and takes about 25 min for
 25 elements).  ``--methods midpoint DOP853`` also times DOP853 at the loosest of
-MECHANISM_RTOLS that meets the target.  Rows have part "mechanism"; default output
-directory out/timing_mechanism.
+MECHANISM_RTOLS that meets the target.  Once each formulation's step is found, the runs of one
+size are timed in turns (``--repeats`` rounds of one run of each formulation) and each keeps
+the least of its rounds: on a shared machine the formulations then see the same load, and their
+ratios are the measurement.  Rows have part "mechanism" and the columns ``cpu_s``, the CPU time
+of the whole run, and ``calls_per_step``, the Python and C function calls of a run per step
+(counted in a run of its own); default output directory out/timing_mechanism.
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import logging
+import os
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +63,7 @@ from flexmbs.pipes import call_quietly
 SELECTED = list(FORMULATIONS)      # the formulations timed (--formulations)
 
 COLUMNS = ["formulation", "elements", "build_s", "solve_s", "rhs_evaluations", "error", "part", "method",
-           "evaluation", "rtol_or_h"]
+           "evaluation", "rtol_or_h", "cpu_s", "calls_per_step"]   # the last two: the mechanism's rows
 RTOLS = [1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8, 3e-9, 1e-9, 3e-10, 1e-10]
 
 
@@ -188,6 +194,7 @@ def mechanism_sizes(elements=(5, 10, 15, 20, 25), target=1e-3, repeats=3, t_span
         model = factory()
         common = dict(t0=t0, t_end=t1, t_eval=t_eval, delta0=static_solution(model, t0))
         ref_w = _mechanism_reference(model, common, reference, p["length"])
+        chosen = {}                                         # (method, formulation) -> (run options, step)
         for method in methods:
             for name in SELECTED:
                 for value in (MECHANISM_STEPS if method == "midpoint" else MECHANISM_RTOLS):
@@ -197,13 +204,59 @@ def mechanism_sizes(elements=(5, 10, 15, 20, 25), target=1e-3, repeats=3, t_span
                     err = _midspan_error(model, res, ref_w)
                     if res.success and err <= target:
                         break
-                res, build_s, solve_s = _timed(factory, repeats, **kw)
-                rows.append(dict(formulation=name, elements=n, build_s=build_s, solve_s=solve_s,
-                                 rhs_evaluations=res.stats["n_rhs"], error=_midspan_error(model, res, ref_w),
-                                 part="mechanism", method=method, evaluation="terms", rtol_or_h=value))
-                logging.info("%-13s %3d el  %-8s %s %.3g  solve %.3f s  error %.2e", name, n, method,
-                             "h" if method == "midpoint" else "rtol", value, solve_s, rows[-1]["error"])
+                chosen[method, name] = kw, value
+        timed = _timed_in_turns(factory, {key: kw for key, (kw, _) in chosen.items()}, repeats)
+        for (method, name), (kw, value) in chosen.items():
+            res, build_s, solve_s, cpu_s = timed[method, name]
+            rows.append(dict(formulation=name, elements=n, build_s=build_s, solve_s=solve_s, cpu_s=cpu_s,
+                             rhs_evaluations=res.stats["n_rhs"], error=_midspan_error(model, res, ref_w),
+                             part="mechanism", method=method, evaluation="terms", rtol_or_h=value,
+                             calls_per_step=_calls_per_step(factory, kw)))
+            logging.info("%-13s %3d el  %-8s %s %.3g  solve %.3f s  CPU %.3f s  %.0f calls/step  error %.2e", name,
+                         n, method, "h" if method == "midpoint" else "rtol", value, solve_s, cpu_s,
+                         rows[-1]["calls_per_step"], rows[-1]["error"])
     return rows
+
+
+def _calls_per_step(model_factory, kw) -> float:
+    """Python and C function calls of one run with the options ``kw`` (set-up included), per step
+    (``sys.setprofile``; a numpy function counts once, whatever its size): at these sizes a step
+    costs about its calls, not its arithmetic.  Counted in a run of its own, not a timed one."""
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        count += event in ("call", "c_call")
+
+    model = model_factory()
+    sys.setprofile(profile)
+    try:
+        res = run_model(model, compute_energies=False, **kw)
+    finally:
+        sys.setprofile(None)
+    return count / max(res.stats["n_steps"], 1)
+
+
+def _timed_in_turns(model_factory, options: dict, repeats: int) -> dict:
+    """The runs of ``options`` (key -> run options) timed in turns, ``repeats`` rounds of one run
+    each: key -> (last results, least build_s, least solve_s, least CPU seconds of the run).
+
+    On a machine shared with other work a run's time is its own plus what the others take from
+    it; taking turns exposes the runs compared to the same load, and the least of the rounds is
+    the least disturbed (the ratios between the keys are the measurement, not the absolute times).
+    """
+    best = {key: [None, np.inf, np.inf, np.inf] for key in options}
+    for _ in range(repeats):
+        for key, kw in options.items():
+            tic = time.perf_counter()
+            model = model_factory()
+            build = time.perf_counter() - tic
+            cpu = time.process_time()
+            res = run_model(model, compute_energies=False, **kw)
+            cpu = time.process_time() - cpu
+            b = best[key]
+            b[:] = res, min(b[1], build + res.stats["build_s"]), min(b[2], res.stats["solve_s"]), min(b[3], cpu)
+    return {key: tuple(float(x) if i else x for i, x in enumerate(b)) for key, b in best.items()}
 
 
 def run_mechanism(out=None, elements=(5, 10, 15, 20, 25), target=1e-3, repeats=3, t_span=0.1,
@@ -254,12 +307,14 @@ def main(argv=None):
     level = flexmbs_log.level
     flexmbs_log.setLevel(logging.WARNING)
     try:
-        return _main(a)
+        return _main(a, sys.argv[1:] if argv is None else argv)
     finally:
         flexmbs_log.setLevel(level)              # main() may run inside another program (tests)
 
 
-def _main(a) -> int:
+def _main(a, argv) -> int:
+    print(f"Measured: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, `python cases/timing.py {' '.join(argv)}`, "
+          f"load average {os.getloadavg()[0]:.1f}")
     if a.case == "mechanism":
         a.out = Path("out/timing_mechanism") if a.out is None else a.out
         rows = run_mechanism(a.out, a.elements, 1e-3 if a.target is None else a.target, a.repeats, a.t_span,
@@ -270,10 +325,11 @@ def _main(a) -> int:
                    tuple(a.evaluation), a.h, a.t_large, a.t_end)
     if a.case == "mechanism":
         print(f"{'formulation':13s} {'elements':>8s} {'method':>9s} {'h_or_rtol':>9s} {'build_s':>8s} "
-              f"{'solve_s':>8s} {'rhs':>8s} {'error':>9s}")
+              f"{'solve_s':>8s} {'cpu_s':>8s} {'rhs':>8s} {'calls/step':>10s} {'error':>9s}")
         for r in rows:
             print(f"{r['formulation']:13s} {r['elements']:8d} {r['method']:>9s} {r['rtol_or_h']:9.3g} "
-                  f"{r['build_s']:8.3f} {r['solve_s']:8.3f} {r['rhs_evaluations']:8d} {r['error']:9.2e}")
+                  f"{r['build_s']:8.3f} {r['solve_s']:8.3f} {r['cpu_s']:8.3f} {r['rhs_evaluations']:8d} "
+                  f"{r['calls_per_step']:10.0f} {r['error']:9.2e}")
     else:
         print(f"{'formulation':13s} {'elements':>8s} {'evaluation':>10s} {'build_s':>8s} {'solve_s':>8s} "
               f"{'rhs':>8s} {'error':>9s}")

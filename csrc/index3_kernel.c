@@ -1472,6 +1472,16 @@ static double max_abs(const double *x, int n)
     return m;
 }
 
+/* the contraction rate of a converged step (index3_alpha.converged_rate): |dq_k| / |dq_(k-1)|, or, when
+   the last correction is negligible (it meets the tolerance by itself: round-off), that of the two
+   before it; 0 without two before it (d_prev, d_prev2 < 0: no such correction) */
+static double converged_rate(double d_norm, double d_prev, double d_prev2, int negligible)
+{
+    if (d_prev < 0.0) return 0.0;
+    if (!negligible) return d_norm / fmax(d_prev, 1e-300);
+    return d_prev2 < 0.0 ? 0.0 : d_prev / fmax(d_prev2, 1e-300);
+}
+
 /* K_t, C_t by forward differences at (q, v, qdd, lam) (Index3GeneralizedAlpha._tangents) */
 static void tangents(Sys *s, State *st, const double *law, const double *q, const double *v, const double *qdd,
                      const double *lam, double *M, double *Q, double *C, double *Cq, double *g0, double *g1,
@@ -1756,9 +1766,10 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                         double theta = d_norm / d_prev;
                         err = theta / (1.0 - theta) * d_norm;
                     }
-                    if (bp * err <= P.tol * a_scale || d_norm <= 16 * EPS * q_scale || stalled) {
+                    int negligible = bp * d_norm <= P.tol * a_scale || d_norm <= 16 * EPS * q_scale;
+                    if (bp * err <= P.tol * a_scale || negligible || stalled) {
                         converged = 1;
-                        *theta = d_prev < 0.0 ? 0.0 : d_norm / fmax(d_prev, 1e-300);
+                        *theta = converged_rate(d_norm, d_prev, d_prev2, negligible);
                         break;
                     }
                     if (d_prev >= 0.0 && d_norm > P.rate * d_prev) {

@@ -46,8 +46,10 @@ def cases_markdown() -> str:
             continue
         doc = (module.__doc__ or "").strip()
         title, _, body = doc.partition("\n")
-        lines += [f"## {name}", "", f"*{title.strip()}*", "", "```text", body.strip() or "(no description)", "```",
-                  "", "| key | default |", "| --- | --- |"]
+        lines += [f"## {name}", "", f"*{title.strip()}*", ""]
+        if getattr(module, "RUN_TIME", None):
+            lines += [f"Run time at the defaults: {module.RUN_TIME} on a 2-core machine.", ""]
+        lines += ["```text", body.strip() or "(no description)", "```", "", "| key | default |", "| --- | --- |"]
         lines += [f"| `{k}` | `{_value(v)}` |" for k, v in module.DEFAULTS.items()]
         lines += ["", "```bash", f"flexmbs params {name}                  # the keys, their defaults and types",
                   f"flexmbs run {name} --set KEY=VALUE --out out/{name}", "```", ""]

@@ -17,6 +17,7 @@ from .model import Model
 from .motion import FRAME_KEYS, frame_history
 from .stiffness import check_explicit
 from .results import Results
+from .validity import RangeCheck
 
 __all__ = ["run", "output_times", "element_data", "mesh_sha256"]
 
@@ -255,7 +256,10 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     Returns
     -------
     Results
-        The outputs in physical quantities; on failure, those computed before it.
+        The outputs in physical quantities; on failure, those computed before it.  When a
+        node rotation passes 0.2 rad or a displacement 10 % of the body size (the range of the
+        linear-strain model, `flexmbs.validity`), a `RangeWarning` is given once and its text
+        is appended to ``message`` and kept in ``metadata["range_warning"]``.
 
     Examples
     --------
@@ -309,6 +313,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         reporter = _progress.Display()
         del options["progress"]
 
+    in_range = RangeCheck(model, f"run {name!r}")      # the linear-strain model's range, over every output
     with ExitStack() as stack:
         if reporter is not None and "progress" not in options:
             options["progress"] = stack.enter_context(reporter.task(name, t0, float(t_end)))
@@ -324,6 +329,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
             if compute_energies and len(sol.t):
                 e = physics.all_many(sol.t, delta, delta_dot)
                 energy = {key: e[key] for key in ENERGY_KEYS}
+            in_range.update(sol.t, delta, outputs["displacement"])
             elements = element_data(model, delta, outputs["displacement"])
             frame = frame_history(model.motion, sol.t)
         else:
@@ -346,6 +352,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 d, v = form.physical(T, X)
                 u, w = model.displacement_field(np.stack([d, v]))        # one call for both
                 fields = {"t": T, "delta": d, "delta_dot": v, "displacement": u, "velocity": w}
+                in_range.update(T, d, u)
                 if compute_energies:
                     e = physics.all_many(T, d, v)
                     fields["energies"] = {k: e[k] for k in ENERGY_KEYS}
@@ -390,15 +397,20 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         if energy:
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
             energy.update(dict(zip(WORK_KEYS, W.T)))
+        message = sol.message
+        range_warning = in_range.warn() if sol.status != "diverged" else None    # diverged: said so
+        if range_warning is not None:
+            meta["range_warning"] = range_warning
+            message = f"{message} Warning: {range_warning}"
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
                      n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, **timings,
                      post_s=time.perf_counter() - tic)
         results = Results(
             t=sol.t, **outputs, nodes=model.mesh.points.copy(), energies=energy, status=sol.status,
-            message=sol.message, stats=stats, metadata=dict(meta, order=sol.order),
+            message=message, stats=stats, metadata=dict(meta, order=sol.order),
             cells={model.element.cell_type: model.cells.copy()}, element_data=elements, frame=frame)
         if results_file is not None:
-            writer.finish(sol.status, sol.message, stats,
+            writer.finish(sol.status, message, stats,
                           series={"works": {k: energy[k] for k in WORK_KEYS}} if energy else None)
             results.metadata.update(run=writer.name, file=str(results_file.path))
     if not results.success:

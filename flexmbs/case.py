@@ -14,7 +14,8 @@ default value) and ``run(out=None, **params)``; it may have ``check(params)``, w
         runs = run(out=out, **params)
 
 `command_line(name, description, defaults, *, help=None, choices=None, types=None, flags=None,
-check=None)` returns an `argparse.ArgumentParser` with
+check=None, run_time=None)` returns an `argparse.ArgumentParser` (whose description says the
+case's run time at its defaults, its ``RUN_TIME``) with
 
 - ``--key-with-dashes VALUE`` for every ``DEFAULTS`` key, typed like its default by the rules
   of ``flexmbs run --set`` (`flexmbs.parameters`): integers, numbers (``pi``, ``pi/100``
@@ -35,7 +36,12 @@ The case may add its own options to the parser; they end up in ``options``.
 (defaults and the values given), ``out`` the output directory (a `pathlib.Path`, checked to be
 creatable but not created), ``options`` an `argparse.Namespace` with ``verbose``, ``plots``
 and the case's own options.  Bad values end the program like every argparse error (usage,
-a message naming the option, exit status 2) before anything is written.
+a message naming the option, exit status 2) before anything is written.  It also shows the
+progress of the runs for the rest of the program (`flexmbs.progress.for_program`: a bar on a
+terminal, a line every 10 s in a log).
+
+`write_summary(out, summary)` writes DIR/summary.json with the keys that say what ran
+(``kernel_installed``, ``kernel``); every case writes its summary with it.
 
 `check_parameters(params, ...)` checks the values of a case's parameters by their own names
 (the rules every case shares, by name: ``elements`` >= 1, ``t_end`` > 0, 0 < ``dt_out`` <=
@@ -59,7 +65,7 @@ import numpy as np
 from .parameters import FALSE, TRUE, ParameterError, _coerce, _short, _type_name
 
 __all__ = ["CaseError", "command_line", "parse_case_args", "check_parameters", "check_output_dir",
-           "prepare_output", "record_output", "resolve", "MANIFEST"]
+           "prepare_output", "record_output", "resolve", "write_summary", "write_results", "MANIFEST"]
 
 log = logging.getLogger("flexmbs.case")
 
@@ -110,7 +116,7 @@ def _boolean(text: str) -> bool:
 
 def command_line(name: str, description: str, defaults: dict, *, help: dict | None = None,
                  choices: dict | None = None, types: dict | None = None, flags: dict | None = None,
-                 check=None) -> CaseParser:
+                 check=None, run_time: str | None = None) -> CaseParser:
     """The argument parser of case ``name``: one option per ``defaults`` key (module docstring).
 
     Parameters
@@ -131,6 +137,9 @@ def command_line(name: str, description: str, defaults: dict, *, help: dict | No
         extra flag option (e.g. ``"--undeformed-start"``) -> (key, value it sets).
     check : callable, optional
         ``check(params)`` raising `CaseError` (or ValueError) for bad values; run by `parse_case_args`.
+    run_time : str, optional
+        How long the case runs at its defaults on a 2-core machine (the case's ``RUN_TIME``, e.g.
+        "about 70 s"); ``--help`` says it after the description.
     """
     help, choices, types, flags = help or {}, choices or {}, types or {}, flags or {}
     for what, keys in (("help", help), ("choices", choices), ("types", types)):
@@ -138,6 +147,8 @@ def command_line(name: str, description: str, defaults: dict, *, help: dict | No
         if unknown:
             raise ValueError(f"command_line({name!r}): {what} for keys {unknown} not in DEFAULTS")
     first = (description or name).strip().splitlines()[0]
+    if run_time:
+        first += f" Run time at the defaults: {run_time} on a 2-core machine."
     parser = CaseParser(prog=f"{name}.py", description=first,
                         epilog=f"`flexmbs run {name} --set KEY=VALUE` takes the same parameters (with underscores).")
     parser.case_name, parser.defaults, parser.check = name, dict(defaults), check
@@ -210,6 +221,8 @@ def parse_case_args(parser: CaseParser, argv=None) -> tuple[dict, Path, argparse
         parser.error(f"argument --out: {err}")
     level = {0: logging.INFO}.get(options.verbose, logging.DEBUG)
     logging.basicConfig(level=level, format="%(message)s")
+    from . import progress
+    progress.for_program()              # a bar on a terminal, a line every few seconds in a log
     return params, out, options
 
 
@@ -264,8 +277,26 @@ def check_parameters(params: dict, defaults: dict | None = None, *, choices: dic
     return params
 
 
+def write_summary(out, summary: dict) -> Path:
+    """DIR/summary.json: ``summary`` and what ran, ``kernel_installed`` (bool) and ``kernel``
+    ("compiled", "numpy", "mixed" or "none": the path of the index3-alpha runs since the last
+    summary, `flexmbs.compiled.summary_keys`); a summary that names its ``kernel`` keeps it.
+    Every case writes its summary.json with this, whole or not at all (`_write_whole`)."""
+    import json
+
+    from .compiled import summary_keys
+    ran = summary_keys()
+    if summary.get("kernel") is not None:
+        del ran["kernel"]
+    path = Path(out) / "summary.json"
+    text = json.dumps({**summary, **ran}, indent=2, default=float)
+    _write_whole(path, lambda part: part.write_text(text, encoding="utf-8"))
+    return path
+
+
 def write_results(out, arrays: dict, summary: dict) -> None:
-    """DIR/results.npz (the named ``arrays``) and DIR/summary.json (``summary``) of one run.
+    """DIR/results.npz (the named ``arrays``) and DIR/summary.json (``summary``, `write_summary`)
+    of one run.
 
     Each file is written whole or not at all (`_write_whole`).
 
@@ -276,8 +307,6 @@ def write_results(out, arrays: dict, summary: dict) -> None:
         outputs ``arrays["t"]`` holds, 0 if results.npz could not be written), and which
         file is missing.
     """
-    import json
-
     from .io.store import DiskFullError, is_disk_full
 
     out = Path(out)
@@ -289,9 +318,8 @@ def write_results(out, arrays: dict, summary: dict) -> None:
         if is_disk_full(err):
             raise DiskFullError(npz, 0, f"the run's {n} outputs and its summary.json could not be written") from err
         raise
-    text = json.dumps(summary, indent=2, default=float)
     try:
-        _write_whole(out / "summary.json", lambda path: path.write_text(text, encoding="utf-8"))
+        write_summary(out, summary)
     except OSError as err:
         if is_disk_full(err):
             raise DiskFullError(npz, n, "summary.json could not be written") from err
@@ -415,4 +443,6 @@ def resolve(name: str, defaults: dict, params: dict, check=None) -> dict:
     p = {**defaults, **params}
     if check is not None:
         check(p)
+    from .compiled import forget_paths
+    forget_paths()                      # the case starts: its summary speaks of its own runs
     return p

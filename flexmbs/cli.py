@@ -9,7 +9,7 @@
     flexmbs results FILE                                 the runs in a results file, their status and metadata
     flexmbs export FILE [--run NAME] [--out DIR]         ParaView files (XDMF + HDF5, VTU) from a results file
     flexmbs mesh info FILE                               a mesh file's cells, sets and size
-    flexmbs info                                         versions of flexmbs and its dependencies
+    flexmbs info                                         versions of flexmbs and its dependencies, the kernel
 
 A case is any ``cases/*.py`` with a module docstring, a ``DEFAULTS`` dict (its parameter names,
 with underscores, and default values) and ``run(out=None, **params)``.  ``--set`` values are
@@ -23,9 +23,11 @@ second run into the same directory removes the files the first listed in ``.flex
 run of the case, streamed while it runs: see `flexmbs.load_results`), ParaView files and
 ``case.toml`` (the resolved parameters; ``flexmbs run DIR/case.toml`` repeats the run).
 
-The cases directory is the first that exists of: ``--cases DIR``, ``$FLEXMBS_CASES``,
-``./cases`` and the cases that ship with flexmbs (``flexmbs/cases`` of an installed wheel,
-``cases/`` of the source tree; see `flexmbs.package_data`).
+The cases directory is ``--cases DIR`` (an error, status 2, if it does not exist), else the
+first that exists of ``$FLEXMBS_CASES``, ``./cases`` and the cases that ship with flexmbs
+(``flexmbs/cases`` of an installed wheel, ``cases/`` of the source tree; see
+`flexmbs.package_data`).  ``info`` also says whether the compiled kernel of index3-alpha is
+installed (`flexmbs.compiled.kernel_status`).
 """
 from __future__ import annotations
 
@@ -75,8 +77,12 @@ class CaseInfo:
 
 
 def find_cases_dir(explicit=None) -> Path:
-    """The cases directory: ``explicit``, ``$FLEXMBS_CASES``, ``./cases`` or the shipped cases."""
+    """The cases directory: ``explicit`` (``--cases``: it must exist), ``$FLEXMBS_CASES``,
+    ``./cases`` or the shipped cases."""
     from .package_data import package_data_dir
+    if explicit and not Path(explicit).is_dir():
+        what = "is not a directory" if Path(explicit).exists() else "does not exist"
+        raise CLIError(f"--cases: {explicit} {what}; give the directory of the case scripts (cases/*.py)")
     candidates = [Path(explicit)] if explicit else []
     if os.environ.get("FLEXMBS_CASES"):
         candidates.append(Path(os.environ["FLEXMBS_CASES"]))
@@ -84,8 +90,6 @@ def find_cases_dir(explicit=None) -> Path:
     for c in candidates:
         if c is not None and c.is_dir():
             return c
-    if explicit:
-        raise CLIError(f"cases directory {explicit} not found")
     raise CLIError("no cases directory found (looked in $FLEXMBS_CASES, ./cases and the cases installed with "
                    "flexmbs, which are missing: reinstall flexmbs); pass --cases DIR")
 
@@ -490,7 +494,7 @@ def cmd_sweep(args) -> int:
     import csv
 
     from .progress import Display
-    from .sweep import MissingExtra, sweep
+    from .sweep import MissingExtra, SweepInterrupted, sweep
     info = _case(args.case, args.cases)
     grid = {}
     for item in args.grid or ():
@@ -510,6 +514,8 @@ def cmd_sweep(args) -> int:
             raise CLIError(f"--list: {path} has no rows (a header of parameter names, then one set a row)")
     out = Path(args.out or Path("out") / f"sweep_{info.name}")
     display = Display(enabled=None if args.verbose >= 0 else False)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _sigterm) if main_thread else None     # stops as Ctrl-C does
     try:
         with contextlib.ExitStack() as stack:
             bar = {}
@@ -525,14 +531,23 @@ def cmd_sweep(args) -> int:
                          retries=args.retries, retry_failed=not args.no_retry_failed)
     except (ParameterError, MissingExtra) as err:        # bad input (exit 2), nothing written
         raise CLIError(str(err)) from None
+    except SweepInterrupted as stop:               # summary.csv written, the unfinished cases recorded
+        rows = stop.rows
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     counts = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     print(f"sweep {info.name}: {len(rows)} cases ({', '.join(f'{n} {s}' for s, n in counts.items())}); "
-          f"summary {out / 'summary.csv'}")
+          f"summary {out.resolve() / 'summary.csv'}")
     for r in rows:
         if r["status"] not in ("finished", "diverged"):
             print(f"  {r['id']}: {r['status']}: {(r.get('message') or '').splitlines()[0] if r.get('message') else ''}")
+    if any(r["status"] == "interrupted" for r in rows):
+        print(f"flexmbs sweep: interrupted; `flexmbs sweep` with the same arguments runs the unfinished cases",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_OK if all(r["status"] in ("finished", "diverged") for r in rows) else EXIT_FAILED
 
 
@@ -554,6 +569,8 @@ def cmd_params(args) -> int:
     info = _case(args.case, args.cases)
     module = load_case(info)
     print(f"{info.name}: {info.summary}")
+    if getattr(module, "RUN_TIME", None):
+        print(f"  run time at the defaults: {module.RUN_TIME} on a 2-core machine")
     helps = getattr(module, "HELP", {})
     for key, value in module.DEFAULTS.items():
         print(f"  {key} = {_short(value)}    ({_type_name(value)})" + (f"  {helps[key]}" if key in helps else ""))
@@ -668,6 +685,15 @@ def cmd_info(args) -> int:
     from importlib import metadata
     import h5py
     from . import FORMULATIONS, INTEGRATORS, __version__
+    from .compiled import kernel_status
+    explicit = getattr(args, "cases", None)
+    try:
+        directory = find_cases_dir(explicit)
+        cases_line = f"cases: {directory} ({', '.join(discover_cases(directory)) or 'none'})"
+    except CLIError as err:
+        if explicit:                                # a --cases DIR that is not there: bad input, before any output
+            raise
+        cases_line = f"cases: {err}"
     print(f"flexmbs {__version__} ({Path(__file__).resolve().parent})")
     print(f"python {platform.python_version()} on {platform.platform()}")
     for dist in ("numpy", "scipy", "meshio", "h5py", "matplotlib", "rich"):
@@ -678,11 +704,9 @@ def cmd_info(args) -> int:
             print(f"{dist} not installed")
     print(f"formulations: {', '.join(FORMULATIONS)}")
     print(f"integrators: {', '.join(INTEGRATORS)}")
-    try:
-        directory = find_cases_dir(getattr(args, "cases", None))
-        print(f"cases: {directory} ({', '.join(discover_cases(directory)) or 'none'})")
-    except CLIError as err:
-        print(f"cases: {err}")
+    print(f"kernel: {kernel_status()} (index3-alpha runs its "
+          f"{'compiled' if kernel_status().installed else 'numpy'} path where the system qualifies)")
+    print(cases_line)
     return EXIT_OK
 
 
@@ -730,7 +754,7 @@ def build_parser() -> argparse.ArgumentParser:
     msub = p.add_subparsers(dest="mesh_command", metavar="info", required=True)
     m = msub.add_parser("info", parents=[common], help="cells, sets and size of a mesh file")
     m.add_argument("file")
-    sub.add_parser("info", parents=[common], help="versions of flexmbs and its dependencies")
+    sub.add_parser("info", parents=[common], help="versions of flexmbs and its dependencies, the compiled kernel")
     p = sub.add_parser("sweep", parents=[common], help="run a case for every combination of parameters",
                        description="Run a case for the cartesian product of --grid values and the rows of "
                                    "--list, each as an independent case (local worker processes, or a Dask "

@@ -33,6 +33,10 @@ and the fallback:
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first).
 
+`kernel_status()` says whether the kernel is installed (and where) or why not; every case's
+summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,
+``kernel``: "compiled", "numpy", "mixed" or "none" when no run used index3-alpha).
+
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
 for anything else (e.g. loads: the Model's nodal loads and the ``loads`` of a `RigidBodyEP` or a
 `RigidBody2D`, as in Andrews' squeezer, hold Python callables); `index3-alpha` then runs on the
@@ -41,12 +45,16 @@ whole runs against each other.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import sparse
 
 from .constraints.base import law_values
+from .user_functions import UserFunctionError, evaluate, require_finite
 
-__all__ = ["CompiledSystem", "Unsupported", "kernel_status", "c_compiler", "MAX_ELASTIC"]
+__all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_compiler", "note_path",
+           "summary_keys", "MAX_ELASTIC"]
 
 try:                                    # a top-level extension module, installed with flexmbs
     import _flexmbs_kernel as _kernel
@@ -73,9 +81,50 @@ def c_compiler() -> bool:
     return bool(cc) and shutil.which(cc[0]) is not None
 
 
-def kernel_status() -> str | None:
-    """None if the compiled kernel is importable, else why not."""
-    return _MISSING
+@dataclass(frozen=True)
+class KernelStatus:
+    """Whether the compiled kernel is installed: ``installed``, the file it was loaded from
+    (``path``) or why it is not there (``reason``); ``str()`` says it in a line."""
+
+    installed: bool
+    path: str | None = None
+    reason: str | None = None
+
+    def __str__(self) -> str:
+        return f"installed ({self.path})" if self.installed else f"not installed: {self.reason}"
+
+
+def kernel_status() -> KernelStatus:
+    """The compiled kernel's `KernelStatus` (``.installed``; ``.reason`` when it is not)."""
+    if _kernel is None:
+        return KernelStatus(False, reason=_MISSING)
+    return KernelStatus(True, path=getattr(_kernel, "__file__", None))
+
+
+_PATHS: list[str] = []          # the paths ("compiled"/"numpy") of the index3-alpha runs since the last summary
+
+
+def note_path(kernel: str | None) -> None:
+    """Note the path a run took (a `Solution`'s ``kernel``; None: not index3-alpha, nothing to note)
+    for the next `summary_keys`."""
+    if kernel is not None:
+        _PATHS.append(str(kernel))
+
+
+def forget_paths() -> None:
+    """Forget the noted paths (a case starts: `flexmbs.case.resolve`)."""
+    _PATHS.clear()
+
+
+def summary_keys() -> dict:
+    """``{"kernel_installed": bool, "kernel": path}`` for a case's summary.json: the path of the
+    index3-alpha runs noted since the last summary ("compiled", "numpy", "mixed" when they differ,
+    "none" when no run used index3-alpha); the noted paths are then forgotten, so that each
+    summary speaks of its own runs."""
+    taken = sorted(set(_PATHS))
+    _PATHS.clear()
+    path = "none" if not taken else taken[0] if len(taken) == 1 else "mixed"
+    return {"kernel_installed": _kernel is not None, "kernel": path}
 
 
 def _i64(x, shape=None):
@@ -126,7 +175,7 @@ class CompiledSystem:
                 raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
                                   "compiled kernel")
         rigid, flex, planar, loads = [], [], [], []
-        self._vectors = []                                  # (function of t, body name) of the tabulated loads
+        self._vectors = []                                  # (function of t, its name) of the tabulated loads
         for b in system.bodies:
             off = system.slice(b).start
             if type(b) is RigidBody2D:
@@ -194,7 +243,7 @@ class CompiledSystem:
                                   "t = 0, not (3,)")
             out.append(([0 if kind == "torque" else 1, off, int(local), len(self._vectors)],
                         np.concatenate([s, np.zeros(3), [0.0, 0.0, 0.0]])))
-            self._vectors.append((f, b.name))
+            self._vectors.append((f, f"body {b.name!r}: load {i}"))
         return out
 
     @staticmethod
@@ -340,14 +389,36 @@ class CompiledSystem:
     def laws(self, times) -> np.ndarray:
         """The kernel's time rows at ``times``, (k, 3 (n_drivers + n_vectors)): (f, f', f'') of each
         angle driver, then of each coordinate driver, then the vector of each load given as a
-        function of t (torque, force)."""
+        function of t (torque, force).  Raises `UserFunctionError` as `tabulate` reports it."""
+        table, failure = self.tabulate(times)
+        if failure is not None:
+            raise failure
+        return table
+
+    def tabulate(self, times) -> tuple[np.ndarray, UserFunctionError | None]:
+        """The rows of `laws` at ``times`` in order, up to the first time at which a law or a load's
+        function raises or gives NaN or inf: (the rows before it, that `UserFunctionError` naming it
+        and the time), or (all rows, None).  The steps before that time can then run, as they do on
+        the numpy path, where the same error stops the step to that time."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
-        out = np.empty((len(times), len(self.drivers) + len(self._vectors), 3))
-        for j, d in enumerate(self.drivers):
-            out[:, j] = [law_values(d.law, float(t), d.name) for t in times]
-        for j, (f, name) in enumerate(self._vectors, start=len(self.drivers)):
-            out[:, j] = [np.asarray(f(float(t)), dtype=float) for t in times]
-        return out.reshape(len(times), -1)
+        rows, failure = [], None
+        try:
+            for t in times:
+                rows.append(self._row(float(t)))
+        except UserFunctionError as err:
+            failure = err
+        width = 3 * (len(self.drivers) + len(self._vectors))
+        return np.array(rows, dtype=float).reshape(len(rows), width), failure
+
+    def _row(self, t: float) -> list[float]:
+        """One row of `laws` at t, each value checked (`law_values`; the load functions' vectors as
+        `flexmbs.bodies.base.Body.applied` checks the loads on the numpy path, by the same name)."""
+        row = [x for d in self.drivers for x in law_values(d.law, t, d.name)]
+        for f, what in self._vectors:
+            value = np.asarray(evaluate(what, t, f, t), dtype=float).ravel()
+            require_finite(value, what, t)
+            row.extend(value)
+        return row
 
     def evaluate(self, t, q, v) -> dict:
         """M, Q, C, C_q, dQ_v/dv and K_el (the elastic stiffness, zero outside the elastic

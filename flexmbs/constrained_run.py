@@ -13,7 +13,7 @@ An explicit method on a system with a stiff flexible body warns first (`flexmbs.
 `SYSTEM_INTEGRATORS` lists the methods that can integrate a System this way (every method of
 flexmbs but ``exact``, which needs the affine equations of a steady model).
 
-`energy_history` and `constraint_history` evaluate E = T + V and ||C(t, q)||_2 at every output.
+`energy_history` and `constraint_history` evaluate E = T + V_g + U (kinetic, gravity, strain) and ||C(t, q)||_2 at every output.
 """
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ def integrate_system(system, q0, v0, t_end: float, t_eval, *, integrator: str = 
 
 
 def energy_history(system, q, v) -> np.ndarray:
-    """E = T + V (n_t,) [J] of the system at every row of q, v (n_t, n_q)."""
+    """E = T + V_g + U (n_t,) [J] of the system at every row of q, v (n_t, n_q): kinetic, gravitational
+    and strain energy (`System.energy`)."""
     return np.array([sum(system.energy(qk, vk)) for qk, vk in zip(q, v)])
 
 

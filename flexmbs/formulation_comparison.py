@@ -14,7 +14,6 @@ formulation and evaluates, at every output time,
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ class QVModel:
     Y_reduced: object = None
     ignorable: object = "auto"
     extra: dict = field(default_factory=dict)      # name -> f(t, q, qdot) -> (n_t,) extra outputs
+    scalars: dict = field(default_factory=dict)    # name -> f(t, q, qdot) -> float, put in the summary
 
 
 def _applied_power(system, t, q, qd):
@@ -103,17 +103,18 @@ def run_formulation(model: QVModel, formulation: str, integrator: str = "DOP853"
         summary["max_constraint_error"] = float(results["constraint_error"].max())
     for name in model.extra:
         summary[f"max_{name}"] = float(np.abs(results[name]).max())
+    for name, f in model.scalars.items():
+        value = float(f(sol.t, q, qd))
+        summary[name] = value if np.isfinite(value) else None      # None: not measurable in this run (JSON null)
     if formulation == "volterra-reduced":
         summary["ignorable"] = [model.coordinates[k] for k in form.qv.ignorable]
     return results, summary
 
 
 def write_run(out, results: dict, summary: dict) -> None:
-    """DIR/results.npz and DIR/summary.json."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "results.npz", **results)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    """DIR/results.npz and DIR/summary.json (`flexmbs.case.write_results`)."""
+    from .case import write_results
+    write_results(out, results, summary)
 
 
 def compare(model_factory, out=None, *, integrator="DOP853", rtol=1e-10, t_end=50.0, dt_out=0.1, h=1e-3,
@@ -237,17 +238,21 @@ def print_summary(summary: dict) -> None:
               f"max |P - P0| = {s['max_momentum_error']:.2e} N s{extra}")
 
 
-def case_main(name: str, doc: str, defaults: dict, help: dict, choices: dict, check, run, argv=None) -> int:
+def case_main(name: str, doc: str, defaults: dict, help: dict, choices: dict, check, run, argv=None,
+              report=None, run_time: str | None = None) -> int:
     """The command line of a comparison case: parse, run one formulation or the table, print the
-    summary; exit status 0 when every run finished."""
+    summary (and ``report(summary)``, the case's own lines, when given); exit status 0 when every
+    run finished.  ``run_time``: the case's ``RUN_TIME``."""
     from .case import command_line, parse_case_args, prepare_output, record_output
-    parser = command_line(name, doc, defaults, help=help, choices=choices, check=check)
+    parser = command_line(name, doc, defaults, help=help, choices=choices, check=check, run_time=run_time)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)
     tic = time.perf_counter()
     summary = run(out=out, **params)
     record_output(out, before)
     print_summary(summary)
+    if report is not None:
+        report(summary)
     print(f"  wrote {out} in {time.perf_counter() - tic:.1f} s")
     runs = summary.values() if params["table"] else [summary]
     return 0 if all(s["status"] == "finished" for s in runs) else 1

@@ -22,6 +22,7 @@ from .mesh.faces import FACES, match_faces
 from .mesh.topology import coincident_nodes, describe_part, parts, unused_cells
 from .motion import FrameMotion, Fixed
 from .rotations import skew
+from .user_functions import evaluate, non_finite
 
 __all__ = ["Model", "NodalLoad", "DistributedLoad", "SurfaceLoad", "rayleigh_coefficients"]
 
@@ -695,8 +696,14 @@ class Model:
         return self.motion.matrix_key(t)
 
     def load_factors(self, t: float) -> np.ndarray:
-        """Time factors f(t) of the loads: q_ext(t) = Q f(t)."""
-        return np.array([1.0 if fi is None else fi(t) for fi in self._load_f])
+        """Time factors f(t) of the loads: q_ext(t) = Q f(t).  A factor that raises or is NaN or inf
+        raises `flexmbs.user_functions.UserFunctionError` naming ``loads[i].f`` and t."""
+        f = np.array([1.0 if fi is None else evaluate(f"`loads[{i}].f`", t, fi, t)
+                      for i, fi in enumerate(self._load_f)], dtype=float)
+        if not np.isfinite(f).all():
+            i = int(np.flatnonzero(~np.isfinite(f))[0])
+            raise non_finite(f"`loads[{i}].f`", t, f"f = {float(f[i])!r}")
+        return f
 
     def q_ext(self, t: float) -> np.ndarray:
         """Nodal loads at t on the free DOFs."""

@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from .rotations import axis_angle_to_matrix, cardan_zyx_kinematics
+from .user_functions import evaluate, non_finite
 
 __all__ = ["FrameState", "FrameMotion", "Fixed", "ConstantRotation", "AxisRotation", "SpinUp",
            "PlanarMotion", "GeneralMotion", "TabulatedMotion", "euler_parameters", "frame_history",
@@ -39,6 +40,10 @@ class FrameState:
     r_O: np.ndarray      # (3,) global
     v_O: np.ndarray      # (3,) global
     a_O: np.ndarray      # (3,) global
+
+    def finite(self) -> bool:
+        """True when every field is finite (no NaN or inf from the motion's laws)."""
+        return all(np.isfinite(x).all() for x in (self.R, self.omega, self.eps, self.r_O, self.v_O, self.a_O))
 
     @property
     def v_O_local(self) -> np.ndarray:
@@ -101,13 +106,19 @@ class FrameMotion:
 
 
 class _Cached:
-    """Mixin: remember the last evaluated state (a rhs and its energies ask for the same t)."""
+    """Mixin: remember the last evaluated state (a rhs and its energies ask for the same t).
+
+    A law that raises or gives NaN or inf raises `flexmbs.user_functions.UserFunctionError` naming
+    the motion and t (in a step: status "failed" with that message, docs/integrators.md)."""
 
     def state(self, t):
         last = self.__dict__.get("_last")
         if last is not None and last[0] == t:
             return last[1]
-        s = self._state(t)
+        what = f"the frame motion ({type(self).__name__})"
+        s = evaluate(what, t, self._state, t)
+        if not s.finite():
+            raise non_finite(what, t)
         self._last = (t, s)
         return s
 

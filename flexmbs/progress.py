@@ -10,10 +10,13 @@ the run ends.  Off a terminal (a pipe, a log file, a CI job) a line such as
 
     rotating_bar: t = 0.05 / 0.1 s (50 %), 31 s elapsed, ~31 s left
 
-is written every ``line_seconds`` (default 30 s) instead, so that a long run shows it is
+is written every ``line_seconds`` (default 10 s) instead, so that a long run shows it is
 alive.  ``enabled=False`` (``--quiet``) shows neither; ``enabled=True`` forces the bar.
 `Display.counter` does the same for a count of tasks (the cases of a sweep, the frames of
-a GIF).
+a GIF).  `flexmbs.integrators.simulate` reports to the innermost display too, so the
+multibody cases, which call it directly, show the same bar and lines.  A script's ``main``
+sets the display for the rest of the program with `for_program` (``flexmbs.case.parse_case_args``
+does so for every case script).
 
 Examples
 --------
@@ -27,9 +30,10 @@ import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["Display", "display", "current"]
+__all__ = ["Display", "display", "current", "for_program", "LINE_SECONDS"]
 
 REFRESH_S = 0.1
+LINE_SECONDS = 10.0     # off a terminal: seconds between two progress lines of a task
 
 
 class Display:
@@ -48,7 +52,7 @@ class Display:
     """
 
     def __init__(self, enabled: bool | None = None, min_seconds: float = 1.0, console=None,
-                 line_seconds: float = 30.0):
+                 line_seconds: float = LINE_SECONDS):
         from rich.console import Console
         self.console = console if console is not None else Console(stderr=True)
         terminal = self.console.is_terminal
@@ -157,10 +161,20 @@ def current() -> Display | None:
 
 
 @contextmanager
-def display(enabled: bool | None = None, min_seconds: float = 1.0, console=None, line_seconds: float = 30.0):
+def display(enabled: bool | None = None, min_seconds: float = 1.0, console=None,
+            line_seconds: float = LINE_SECONDS):
     """Show the progress of every `flexmbs.run` (and counted task) inside the block (see `Display`)."""
     token = _DISPLAY.set(Display(enabled, min_seconds, console, line_seconds))
     try:
         yield _DISPLAY.get()
     finally:
         _DISPLAY.reset(token)
+
+
+def for_program(enabled: bool | None = None, min_seconds: float = 1.0, console=None,
+                line_seconds: float = LINE_SECONDS) -> Display:
+    """Show the progress of every run for the rest of the program (a script's ``main``, which
+    has no block around its work: `display` is the block form); returns the `Display`."""
+    shown = Display(enabled, min_seconds, console, line_seconds)
+    _DISPLAY.set(shown)
+    return shown

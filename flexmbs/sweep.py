@@ -5,11 +5,20 @@ One code path for local worker processes and a Dask cluster: both are a
 ``distributed.Client.get_executor()`` when a scheduler address is given), and each
 case is submitted as one task.
 
-Nothing is lost: a case writes its results under ``DIR/cases/<id>/`` as soon as it
-finishes, then a ``done.json`` marker; a case that raises or diverges is recorded with
-its status and message; running the same sweep again skips the cases finished before
-and runs the failed ones again (``retry_failed=False`` keeps them).  ``DIR/summary.csv``
-lists parameters, status, peak values and wall time of every case.
+Nothing is lost: ``DIR`` is made absolute before anything is handed to a worker (a Dask
+worker runs in its own working directory); a case writes its results under
+``DIR/cases/<id>/`` as soon as it finishes, then a ``done.json`` record; a case that raises
+or diverges is recorded with its status and message; running the same sweep again skips the
+cases whose record says they finished and runs the failed ones again (``retry_failed=False``
+keeps them).  ``DIR/summary.csv`` lists parameters, status, the case's summary quantities and
+wall time of every case.  The quantities are those the case declares in its module-level
+``SUMMARY`` (names of scalar entries of its summary.json, each with what it is), and
+``peak_displacement`` (the largest |u| of the run) for a case that returns its `Results`.
+
+Ctrl-C (or SIGTERM in the ``flexmbs`` command) stops a sweep at once: the worker processes
+are ended, the cases that were running are recorded as "interrupted" (their ``done.json``),
+``summary.csv`` is written with what finished, and `SweepInterrupted` (a KeyboardInterrupt)
+carries the rows.  Running the sweep again runs the interrupted cases and those never started.
 
 A crashed worker loses only its own case.  When a local worker process dies,
 ``concurrent.futures`` marks the whole pool broken and fails every unfinished task,
@@ -27,12 +36,14 @@ other cases are not affected.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import csv
 import hashlib
 import importlib.util
 import itertools
 import json
 import logging
+import multiprocessing
 import os
 import time
 import traceback
@@ -42,12 +53,14 @@ import numpy as np
 
 from .parameters import parse_parameters
 
-__all__ = ["parameter_grid", "case_id", "sweep", "run_one", "find_case", "FAILED", "MissingExtra"]
+__all__ = ["parameter_grid", "case_id", "sweep", "run_one", "find_case", "FAILED", "MissingExtra",
+           "SweepInterrupted"]
 
 log = logging.getLogger(__name__)
 
 #: statuses of a case that a resumed sweep runs again (unless ``retry_failed=False``)
 FAILED = ("error", "lost", "failed")
+INTERRUPTED = "interrupted"             # a resumed sweep always runs such a case again
 STARTED, DONE = "started.json", "done.json"
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
@@ -100,15 +113,65 @@ def case_id(params: dict) -> str:
     return f"{slug}_{hashlib.sha1(text.encode()).hexdigest()[:8]}"
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C (or SIGTERM); ``rows`` are its records, as `sweep` returns them
+    (the unfinished cases with status "interrupted"), already written to summary.csv."""
+
+    def __init__(self, rows: list[dict], summary: Path):
+        self.rows, self.summary = rows, summary
+        super().__init__(f"sweep interrupted; summary {summary}")
+
+
 def _peak(results) -> dict:
+    """``peak_displacement`` (max |u| of the run), status and message of a case that returns its
+    `Results` (or a dict of them: the first one; or a tuple that starts with it, as the mechanism
+    cases' (Results, model, extras)); {} for a case that returns anything else."""
     main = results
     if isinstance(results, dict):
-        main = next(iter(results.values())) if results else None
-    if main is None or not hasattr(main, "displacement") or len(main.t) == 0:
-        return {"peak_displacement": float("nan"), "status": "finished", "message": ""}
+        main = next(iter(results.values()), None)
+    elif isinstance(results, tuple) and results:
+        main = results[0]
+    if not (hasattr(main, "displacement") and hasattr(main, "t")):
+        return {}
     d = np.asarray(main.displacement)
-    return {"peak_displacement": float(np.abs(d).max()), "status": getattr(main, "status", "finished"),
-            "message": getattr(main, "message", "")}
+    return {"peak_displacement": float(np.abs(d).max()) if d.size else float("nan"),
+            "status": getattr(main, "status", "finished"), "message": getattr(main, "message", "")}
+
+
+def _scalar(value):
+    """A summary entry as a table cell: numbers as floats, None (absent) as nan."""
+    if value is None:
+        return float("nan")
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    return float(value) if isinstance(value, (int, float, np.integer, np.floating)) else value
+
+
+def _entry(summary: dict, name: str):
+    """``summary[name]``; "a/b" is ``summary["a"]["b"]`` (a nested summary); None if absent."""
+    value = summary
+    for key in name.split("/"):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _declared(module, case_dir: Path) -> dict:
+    """The summary quantities the case declares (its ``SUMMARY``: names of entries of its
+    summary.json, "a/b" for a nested one; nan for one the run did not write), with the status
+    and message summary.json gives (a multibody case returns no `Results` that would say them)."""
+    path = case_dir / "summary.json"
+    summary = json.loads(path.read_text()) if path.is_file() else {}
+    record = {k: _scalar(_entry(summary, k)) for k in getattr(module, "SUMMARY", {})}
+    if isinstance(summary.get("status"), str):
+        record.update(status=summary["status"], message=str(summary.get("message") or ""))
+    return record
+
+
+def _quantity_columns(module, rows: list[dict]) -> list[str]:
+    """The summary.csv columns of the quantities: the case's ``SUMMARY`` names, then
+    ``peak_displacement`` if a case returned its `Results`."""
+    names = list(getattr(module, "SUMMARY", {}))
+    return names + (["peak_displacement"] if any("peak_displacement" in r for r in rows) else [])
 
 
 def run_one(case_path: str, params: dict, case_dir: str) -> dict:
@@ -127,10 +190,13 @@ def run_one(case_path: str, params: dict, case_dir: str) -> dict:
     try:
         module = _load(Path(case_path))
         results = module.run(out=case_dir, **params)
-        record = _peak(results)
+        record = {"status": "finished", "message": "", **_declared(module, case_dir), **_peak(results)}
+    except KeyboardInterrupt:                    # Ctrl-C reaches the workers too: say so, the sweep stops
+        record = {"status": INTERRUPTED, "message": "interrupted (Ctrl-C) while it ran; a new run of the "
+                                                    "sweep runs it again"}
     except Exception as exc:                     # a failing case is recorded, the sweep goes on
-        record = {"peak_displacement": float("nan"), "status": "error",
-                  "message": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        record = {"status": "error", "message": f"{type(exc).__name__}: {exc}",
+                  "traceback": traceback.format_exc()}
     record.update(id=case_dir.name, parameters=params, wall_s=time.perf_counter() - tic)
     (case_dir / DONE).write_text(json.dumps(record, indent=2, default=str))
     return record
@@ -152,21 +218,31 @@ def _require_dask(scheduler: str, given_as: str) -> None:
 
 
 def _dask_executor(scheduler: str, retries: int):
-    """(executor, closer) of a Dask cluster; ``retries`` re-runs a task that raises."""
+    """(executor, client) of a Dask cluster; ``retries`` re-runs a task that raises."""
     from distributed import Client              # importable: `_require_dask` checked it
     client = Client(scheduler)
-    return client.get_executor(retries=retries, pure=False), client.close
+    return client.get_executor(retries=retries, pure=False), client
 
 
 def _local_executor(workers: int):
-    import multiprocessing
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _end_workers(ex, before: set) -> None:
+    """Interrupted: cancel the queued cases and end the pool's worker processes (the child processes
+    that were not there before it) now, instead of waiting for the running cases and those the pool
+    has already handed to its workers."""
+    ex.shutdown(wait=False, cancel_futures=True)
+    workers = [p for p in multiprocessing.active_children() if p not in before]
+    for p in workers:
+        p.terminate()
+    for p in workers:
+        p.join(timeout=5.0)
 
 
 def _lost(cid: str, params: dict, attempts: int, exc: BaseException | None) -> dict:
     why = f"{type(exc).__name__}: {exc}" if exc is not None else "the worker process died"
-    return {"id": cid, "parameters": params, "status": "lost", "peak_displacement": float("nan"),
-            "wall_s": float("nan"),
+    return {"id": cid, "parameters": params, "status": "lost", "wall_s": float("nan"),
             "message": f"the worker process running this case died on each of its {attempts} attempt(s) "
                        f"(killed, out of memory, or a crash in compiled code) ({why}); run the case alone "
                        f"(`flexmbs run CASE --set ...`) to see what happens"}
@@ -195,6 +271,7 @@ class _LocalRunner:
         for cid, _ in jobs:                      # markers of an earlier attempt or run
             for marker in (STARTED, DONE):
                 (self._dir(cid) / marker).unlink(missing_ok=True)
+        children = set(multiprocessing.active_children())      # ours before the pool: not its workers
         ex = _local_executor(min(workers, len(jobs)))
         broken = None
         try:
@@ -209,7 +286,10 @@ class _LocalRunner:
                 except Exception as exc:         # e.g. the result could not be sent back: this case only
                     self._record(cid, {"id": cid, "parameters": params, "status": "error",
                                        "message": f"worker failed: {type(exc).__name__}: {exc}",
-                                       "peak_displacement": float("nan"), "wall_s": float("nan")})
+                                       "wall_s": float("nan")})
+        except KeyboardInterrupt:
+            _end_workers(ex, children)
+            raise
         finally:
             ex.shutdown(wait=True, cancel_futures=True)
         for cid, _ in jobs:                      # finished just before the pool broke: its marker says so
@@ -278,12 +358,14 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
     fixed : dict
         Parameters set for every case.
     out : path
-        Output directory: ``cases/<id>/`` per case, ``summary.csv``.
+        Output directory: ``cases/<id>/`` per case, ``summary.csv``; a relative path is taken
+        from the current directory (and made absolute for the workers).
     workers : int, optional
         Local worker processes (default: the number of CPUs).
     scheduler : str, optional
         Dask scheduler address (``tcp://host:port``); default ``$DASK_SCHEDULER_ADDRESS``.
     progress : callable(done, total), optional
+        Default: the count of the innermost `flexmbs.progress` display, if there is one.
     retries : int
         How many times a case whose worker process died is run again before it is recorded as
         "lost" (on Dask: how many times a task that raised is re-run).
@@ -301,6 +383,9 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
         (an ImportError) if a scheduler is given (or ``$DASK_SCHEDULER_ADDRESS`` set) and
         dask.distributed is not installed: the message says ``pip install "flexmbs[dask]"``;
         nothing is written.
+    SweepInterrupted
+        Ctrl-C: the workers are ended, the unfinished cases recorded as "interrupted" and
+        summary.csv written (module docstring).
 
     Notes
     -----
@@ -319,7 +404,7 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
     path = find_case(case)
     module = _load(path)
     sets = parameter_grid(module.DEFAULTS, grid, listed, fixed, case=path.stem)
-    out = Path(out)
+    out = Path(out).resolve()                            # the workers' working directory may differ
     (out / "cases").mkdir(parents=True, exist_ok=True)
     records, todo, seen = {}, [], set()
     finished_before, failed_before = [], []
@@ -335,36 +420,95 @@ def sweep(case, grid: dict | None = None, listed: list[dict] | None = None, fixe
                 record = json.loads(marker.read_text())
             except (OSError, ValueError):                # a marker cut short: run the case again
                 record = None
-        if record is not None and (record.get("status") not in FAILED or not retry_failed):
+        rerun = record is not None and (record.get("status") == INTERRUPTED
+                                        or (record.get("status") in FAILED and retry_failed))
+        if record is not None and not rerun:
             records[cid] = record
             (failed_before if record.get("status") in FAILED else finished_before).append(cid)
             log.info("skip %s (%s before)", cid, record.get("status"))
         else:
             if record is not None:
                 failed_before.append(cid)
-                log.info("run again %s (it failed before: %s)", cid, record.get("status"))
+                log.info("run again %s (%s before)", cid, record.get("status"))
             todo.append((cid, params))
     if finished_before or failed_before:
         kept = "kept" if not retry_failed else "run again"
         log.warning("resuming sweep in %s: %d case(s) finished before (skipped), %d failed before (%s)%s",
                     out, len(finished_before), len(failed_before), kept,
                     (": " + ", ".join(failed_before)) if failed_before else "")
+    for cid, _ in todo:                                  # the records of an earlier run: these cases run again
+        for marker in (STARTED, DONE):
+            (out / "cases" / cid / marker).unlink(missing_ok=True)
+    interrupted = False
     if todo:
         scheduler = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
-        if scheduler:
-            records.update(_run_dask(path, out, todo, scheduler, retries, progress))
-        else:
-            runner = _LocalRunner(path, out, workers or os.cpu_count() or 1, retries, progress, len(todo))
-            records.update(runner.run(todo))
+        stack = contextlib.ExitStack()
+        progress = _counted(stack, progress, path.stem, len(todo))
+        runner = None if scheduler else _LocalRunner(path, out, workers or os.cpu_count() or 1, retries, progress,
+                                                     len(todo))
+        try:
+            with stack:
+                if scheduler:
+                    _run_dask(path, out, todo, scheduler, retries, progress, records)
+                else:
+                    records.update(runner.run(todo))
+        except KeyboardInterrupt:
+            interrupted = True
+            if runner is not None:
+                records.update(runner.records)
+            records.update(_interrupted(out, todo, records))
     rows = [records[case_id(p)] for p in sets]
-    _write_summary(out / "summary.csv", rows, sorted({k for p in sets for k in p}))
+    summary = out / "summary.csv"
+    _write_summary(summary, rows, sorted({k for p in sets for k in p}), _quantity_columns(module, rows))
+    if interrupted:
+        log.warning("sweep interrupted: %d of %d case(s) recorded as interrupted; summary %s (run the sweep "
+                    "again to run them)", sum(r["status"] == INTERRUPTED for r in rows), len(rows), summary)
+        raise SweepInterrupted(rows, summary)
     return rows
 
 
-def _run_dask(path: Path, out: Path, todo: list, scheduler: str, retries: int, progress) -> dict[str, dict]:
-    """The cases on a Dask cluster: the scheduler re-runs a task whose worker died."""
-    executor, close = _dask_executor(scheduler, retries)
-    records = {}
+def _counted(stack: contextlib.ExitStack, progress, name: str, total: int):
+    """``progress``, or without one the count of the innermost `flexmbs.progress` display (a bar on
+    a terminal, a line every few seconds in a log: a study run by a case script, such as
+    rotating_bar_study, is not silent), entered on ``stack``; None when there is neither."""
+    if progress is not None:
+        return progress
+    from . import progress as shown
+    display = shown.current()
+    return None if display is None else stack.enter_context(display.counter(f"sweep {name}", total, "cases"))
+
+
+def _interrupted(out: Path, todo: list, records: dict) -> dict[str, dict]:
+    """The records of the cases of ``todo`` that the sweep had not collected when it was
+    interrupted: the done.json of one that finished just before, else status "interrupted" (in
+    the done.json of a case that had started)."""
+    found = {}
+    for cid, params in todo:
+        if cid in records:
+            continue
+        case_dir = out / "cases" / cid
+        try:
+            found[cid] = json.loads((case_dir / DONE).read_text())
+            if found[cid].get("status") != INTERRUPTED:
+                continue
+        except (OSError, ValueError):                    # none, or cut short by the interrupt
+            pass
+        started = (case_dir / STARTED).is_file()
+        record = {"id": cid, "parameters": params, "status": INTERRUPTED, "wall_s": float("nan"),
+                  "message": "the sweep was interrupted while this case ran" if started
+                  else "the sweep was interrupted before this case started"}
+        if started:
+            (case_dir / DONE).write_text(json.dumps(record, indent=2, default=str))
+        found[cid] = record
+    return found
+
+
+def _run_dask(path: Path, out: Path, todo: list, scheduler: str, retries: int, progress, records: dict) -> None:
+    """The cases on a Dask cluster, their records into ``records`` as they finish: the scheduler
+    re-runs a task whose worker died.  Interrupted, the tasks are cancelled and the client closed
+    without waiting for them."""
+    executor, client = _dask_executor(scheduler, retries)
+    futures, stopped = {}, False
     try:
         futures = {executor.submit(run_one, str(path), params, str(out / "cases" / cid)): (cid, params)
                    for cid, params in todo}
@@ -378,16 +522,25 @@ def _run_dask(path: Path, out: Path, todo: list, scheduler: str, retries: int, p
                 (out / "cases" / cid / DONE).write_text(json.dumps(records[cid], indent=2, default=str))
             if progress:
                 progress(n, len(todo))
+    except KeyboardInterrupt:
+        stopped = True
+        for fut in futures:
+            fut.cancel()
+        raise
     finally:
-        close()
-    return records
+        if stopped:
+            client.close(timeout=2)             # not the default wait for the cancelled tasks
+        else:
+            client.close()
 
 
-def _write_summary(path: Path, rows: list[dict], keys: list[str]):
+def _write_summary(path: Path, rows: list[dict], keys: list[str], quantities: list[str]):
+    """summary.csv: id, the parameters ``keys``, status, the summary ``quantities`` (blank for a
+    case that has none: failed, lost, interrupted), wall time and the message's first line."""
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["id", *keys, "status", "peak_displacement", "wall_s", "message"])
+        w.writerow(["id", *keys, "status", *quantities, "wall_s", "message"])
         for r in rows:
             p = r.get("parameters", {})
-            w.writerow([r["id"], *[p.get(k, "") for k in keys], r["status"], r["peak_displacement"],
+            w.writerow([r["id"], *[p.get(k, "") for k in keys], r["status"], *[r.get(q, "") for q in quantities],
                         r["wall_s"], r.get("message", "").splitlines()[0] if r.get("message") else ""])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -25,7 +26,7 @@ from .constraints.base import EMPTY, ConstraintError
 from .constraints.batch import JointBatch, evaluated_by_batch
 from .newton import NewtonError, max_norm, newton
 
-__all__ = ["System", "InconsistentStateError", "InitialStateWarning", "CONSISTENCY_RTOL"]
+__all__ = ["System", "SystemEnergy", "Momentum", "InconsistentStateError", "InitialStateWarning", "CONSISTENCY_RTOL"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,45 @@ _EPS = np.finfo(float).eps
 # System.assemble (|C| <= 1e-12), far below a violation that changes the motion (a 1e-8 m gap
 # in a 1 m mechanism).
 CONSISTENCY_RTOL = 1e-8
+
+
+class SystemEnergy(NamedTuple):
+    """The mechanical energy of a System at one state, by kind, each in J; ``sum(energy)`` is the total
+    E = T + V_g + U, conserved by a system without damping, drivers and non-conservative loads.
+
+    kinetic : T = 1/2 q'^T M(q) q', summed over the bodies.
+    gravity : V_g = -g . sum_b m_b r_C,b, the potential of gravity (0 without gravity).
+    strain : U, the strain energy of the flexible bodies (`strain_energy` of FlexibleBody, including
+        its axial-strain stiffening, and of the corotational beams); 0 for rigid bodies.
+    """
+
+    kinetic: float
+    gravity: float
+    strain: float
+
+
+class Momentum(NamedTuple):
+    """The momentum of a System at one state, in global components (`System.momentum`).
+
+    linear : (3,) [N s] (2D: (2,)), sum of m v over the mass.
+    angular : (3,) [N m s] about the given point O, sum of (r - O) x v dm plus the spin of the
+        sections and rigid bodies (2D: a float, its z component).
+    """
+
+    linear: np.ndarray
+    angular: np.ndarray | float
+
+
+def _finite_vector(x, shape: tuple, what: str, method: str) -> np.ndarray:
+    """``x`` as a float array of ``shape``, finite; ValueError naming ``method``'s argument ``what``."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"System.{method}: `{what}` must be a finite array of shape {shape}, got {x!r}") from None
+    if a.shape != shape or not np.all(np.isfinite(a)):
+        raise ValueError(f"System.{method}: `{what}` must be a finite array of shape {shape}, got "
+                         f"{_shown(a) if a.ndim else repr(x)} (shape {a.shape})")
+    return a
 
 
 class InconsistentStateError(ConstraintError):
@@ -204,6 +244,7 @@ class System:
         self._elastic = [(b, slice(self._qslice[id(b)].stop - b.n_e, self._qslice[id(b)].stop))
                          for b in self.bodies if hasattr(b, "elastic_stiffness")]
         self._loaded = [(b, self._qslice[id(b)]) for b in self.bodies if id(b) in batched and b.loads]
+        self._strained = [b for b in self.bodies if hasattr(b, "strain_energy")]      # flexible bodies: U
         # one-body constraints of one class with a `batch` evaluator (the internal constraints); a class
         # whose equations read only the first `batch_columns` coordinates of its body is batched over
         # bodies of any size (the Euler-parameter norms of rigid and flexible bodies together)
@@ -294,6 +335,15 @@ class System:
         """v0 of all bodies, from their constructors."""
         return np.concatenate([b.initial_velocities() for b in self.bodies])
 
+    def check_start(self, q) -> None:
+        """Refuse coordinates q that the bodies' internal constraints say cannot start a run (e.g.
+        Euler parameters off the unit norm: `EulerParameterNorm.check_start`); ValueError naming the body."""
+        q = np.asarray(q, dtype=float)
+        for k, c in enumerate(self.constraints[:self.n_internal]):
+            check = getattr(c, "check_start", None)
+            if check is not None:
+                check(self._split(q, k))
+
     # -- dynamics -------------------------------------------------------------------------------
     def mass_matrix(self, q) -> np.ndarray:
         """M(q), dense block-diagonal (n_q, n_q); constant blocks are filled once (a fresh array)."""
@@ -347,15 +397,66 @@ class System:
             K[sl, sl] = b.elastic_stiffness(t, q[bs], v[bs], self.gravity)
         return K
 
-    def energy(self, q, v) -> tuple[float, float]:
-        """(kinetic, potential of gravity), summed over the bodies."""
-        T = V = 0.0
+    def energy(self, q, v) -> SystemEnergy:
+        """`SystemEnergy` (kinetic T, gravity V_g, strain U) [J] at (q, v), each summed over the bodies
+        (U over those with a ``strain_energy``, the flexible ones); ``sum(...)`` is T + V_g + U."""
+        T = V = U = 0.0
         for b in self.bodies:
             sl = self._qslice[id(b)]
             t_b, v_b = b.energy(q[sl], v[sl], self.gravity)
             T += t_b
             V += v_b
-        return T, V
+        for b in self._strained:
+            U += b.strain_energy(q[self._qslice[id(b)]])
+        return SystemEnergy(float(T), float(V), float(U))
+
+    # -- momentum and rigid motions (docs/multibody.md, "Momentum and rigid motions") -----------
+    def rigid_motion_generators(self, q, point=None) -> np.ndarray:
+        """X(q) (n_q, 6) [3D] or (n_q, 3) [2D]: dq/d(eps) of a global translation by eps e_k (columns
+        0..2, 2D: 0..1) and of a global rotation by eps about e_k through ``point`` (columns 3..5, 2D:
+        the last, about z), from each body's ``rigid_motion_generators`` (one call per body).
+        ``point`` (dim,) defaults to the origin.  NotImplementedError names a body kind without them."""
+        return self._generators(_finite_vector(q, (self.n_q,), "q", "rigid_motion_generators"), point,
+                                "rigid_motion_generators")
+
+    def _generators(self, q, point, method: str) -> np.ndarray:
+        """`rigid_motion_generators` at a checked q; ``point`` checked for ``method``'s message."""
+        O = np.zeros(self.dim) if point is None else _finite_vector(point, (self.dim,), "point", method)
+        X = np.empty((self.n_q, 6 if self.dim == 3 else 3))
+        for b in self.bodies:
+            sl = self._qslice[id(b)]
+            X[sl] = b.rigid_motion_generators(q[sl], O)
+        return X
+
+    def momentum(self, q, v, point=None) -> Momentum:
+        """`Momentum` (linear [N s], angular about ``point`` [N m s]) in global components at (q, v).
+
+        Noether: with the generalized momentum p = M(q) v and the generators X_e(q) of a global
+        translation along e and of a rotation about the axis e through O (`rigid_motion_generators`),
+        the momentum along e is p . X_e (T = 1/2 v^T M v is invariant under the rigid motion)."""
+        q = _finite_vector(q, (self.n_q,), "q", "momentum")
+        v = _finite_vector(v, (self.n_q,), "v", "momentum")
+        h = self._generators(q, point, "momentum").T @ (self.mass_matrix(q) @ v)
+        if self.dim == 2:
+            return Momentum(h[:2], float(h[2]))
+        return Momentum(h[:3], h[3:])
+
+    def rigid_motion_velocities(self, q, angular_velocity, velocity=None, point=None) -> np.ndarray:
+        """v (n_q,) of the whole system moving as one rigid body at q: every material point at r gets
+        velocity + angular_velocity x (r - point), v = X(q) (velocity, angular_velocity)
+        (`rigid_motion_generators`).  ``angular_velocity`` (3,) [rad/s] (2D: a float), ``velocity``
+        (dim,) [m/s] of the material point at ``point`` (dim,) [m] (defaults: zero, the origin).
+
+        Use it as v0 to spin a floating system in one call; it satisfies every joint between the
+        bodies and their internal constraints (C_q v = 0), so `initial_state` accepts it; a joint to
+        the ground or a driver does not move with it and is refused there."""
+        omega = (np.array([_finite_vector(angular_velocity, (), "angular_velocity", "rigid_motion_velocities")])
+                 if self.dim == 2 else _finite_vector(angular_velocity, (3,), "angular_velocity",
+                                                      "rigid_motion_velocities"))
+        vel = np.zeros(self.dim) if velocity is None else _finite_vector(velocity, (self.dim,), "velocity",
+                                                                          "rigid_motion_velocities")
+        q = _finite_vector(q, (self.n_q,), "q", "rigid_motion_velocities")
+        return self._generators(q, point, "rigid_motion_velocities") @ np.concatenate([vel, omega])
 
     def tangent_matrices(self, t, q, v, qdd, lam) -> tuple[np.ndarray, np.ndarray]:
         """(K_t, C_t) = (d(M q'' - Q + C_q^T lam)/dq, -dQ/dv) at fixed q'', v, lam: the tangent
@@ -763,6 +864,32 @@ class System:
                 redundant = sorted(int(r) for r in piv[rank:])
         return out | {"rank": rank, "dof": n_q - rank, "redundant": self._names_of_rows(redundant),
                       "redundant_rows": redundant, "singular_values": s, "tol": tol}
+
+    def over_constrained(self, t, q, tol: float = 1e-8) -> str | None:
+        """Why the constraints cannot all hold at (t, q), or None if they can be reduced to zero here.
+
+        The least-squares (Gauss-Newton) correction dq = -C_q^+ C removes from the residual C all
+        but its part outside the range of C_q, ``C + C_q dq``.  Where that part is beyond
+        ``tol`` max(|q|_inf, 1) (not round-off), no motion of q can reduce it: C_q is rank-deficient
+        (dependent rows, `mobility`) and C is inconsistent with it, as for a body pinned at two
+        points farther apart than its length.  Newton's corrections then grow or stall whatever
+        the step size.  Returns the message naming the constraints, for failure reports.
+        """
+        q = np.asarray(q, dtype=float)
+        C, Cq = self.constraint_terms(t, q)
+        if not C.size:
+            return None
+        left = C + Cq @ np.linalg.lstsq(Cq, -C, rcond=1e-10)[0]
+        limit = tol * max(1.0, float(np.abs(q).max()))
+        if not np.abs(left).max() > limit:
+            return None
+        mobility = self.mobility(t, q)
+        held = self._names_of_rows(np.flatnonzero(np.abs(left) > limit))
+        return (f"the constraints cannot all hold (over-constrained): at t = {t:.6g} their residual "
+                f"|C|_inf = {np.abs(C).max():.3g} cannot be reduced, as C_q has rank {mobility['rank']} < "
+                f"{len(C)} rows (dependent: {', '.join(mobility['redundant'])}) and {np.abs(left).max():.3g} of C "
+                f"is outside its range (in {', '.join(held)}). Check the points, axes, lengths and laws of these "
+                "constraints, or remove the one that over-constrains the system.")
 
     def reactions(self, t, q, lam, names=None) -> dict:
         """{constraint name: its reaction()} for the given constraints (internal ones omitted), or

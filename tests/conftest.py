@@ -17,3 +17,12 @@ def restore_logging():
         root.addHandler(h)
     root.setLevel(level)
     logging.captureWarnings(False)
+
+
+@pytest.fixture(autouse=True)
+def progress_of_one_test():
+    """A case's ``main`` shows progress for the rest of its program (`flexmbs.progress.for_program`);
+    in the test process that is the rest of its test: the block restores "no display" after it."""
+    from flexmbs import progress
+    with progress.display(enabled=False):
+        yield

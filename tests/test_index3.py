@@ -318,3 +318,21 @@ def test_numerical_damping_keeps_resolved_modes_and_removes_unresolved_ones():
     assert free_vibration_energy_left(1e3, 0.9) < 1e-3
     assert free_vibration_energy_left(1e3, 0.8) < 1e-10
     assert abs(free_vibration_energy_left(1e3, 1.0 - 1e-9) - 1.0) < 1e-6
+
+
+@pytest.mark.parametrize("d_norm, d_prev, d_prev2, negligible, rate", [
+    (2e-10, 2e-6, None, False, 1e-4),        # a fresh matrix, stopped by theta / (1 - theta) |dq|: its own rate
+    (1e-14, None, None, True, 0.0),          # the first correction met the tolerance
+    (1e-14, 2e-6, None, True, 0.0),          # the second one did: no rate above round-off to measure
+    (4.65e-16, 1.56e-13, 2.30e-11, True, 1.56e-13 / 2.30e-11),   # step 66 of the slider-crank (below)
+    (1.00e-16, 1.56e-13, 2.30e-11, True, 1.56e-13 / 2.30e-11),   # ... with other round-off digits: the same
+    (1.0e-13, 2.0e-13, 4.0e-13, False, 0.5),  # stalled, not at the tolerance: its (slow) rate
+])
+def test_converged_rate_ignores_a_negligible_last_correction(d_norm, d_prev, d_prev2, negligible, rate):
+    """refactor="contraction" keeps the LU while the converged step's rate is at most keep_rate (1e-3).
+    The corrections of the numpy path at step 66 of a quarter revolution of the coupled slider-crank
+    (8 elements, h = 2.91e-5 s) were 4.45e-6, 4.43e-8, 2.30e-11, 1.56e-13, 4.65e-16: the last is
+    below the round-off of q (3.6e-15), the kernel's was 9e-17, so that the last ratio (3.0e-3 against
+    6.0e-4) kept the LU on one path and not on the other. The rate of the two before is 6.8e-3 on both."""
+    from flexmbs.integrators.index3_alpha import converged_rate
+    assert converged_rate(d_norm, d_prev, d_prev2, negligible) == pytest.approx(rate, rel=1e-12, abs=0.0)

@@ -37,7 +37,7 @@ def test_layout_and_assembled_terms(kind):
     assert np.allclose(M[n:2 * n, n:2 * n], sys.bodies[1].mass_matrix(q[n:2 * n]))
     J = sys.jacobian(0.0, q)
     assert J.shape == (sys.n_c, sys.n_q)
-    assert sys.energy(q, v) == (0.0, 0.0)                      # at rest in the plane z = 0
+    assert sys.energy(q, v) == (0.0, 0.0, 0.0)                 # at rest in the plane z = 0, rigid
     m = sys.mobility(0.0, q)
     assert m["dof"] == 9 and m["rank"] == sys.n_c and m["redundant"] == []
 

@@ -24,9 +24,10 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..rotations import as_rotation_matrix
+from ..rotations import as_rotation_matrix, skew
+from ..user_functions import UserFunctionError, non_finite, raised
 
-__all__ = ["Body", "RigidBody"]
+__all__ = ["Body", "RigidBody", "rigid_motion_of_points", "rotation_of_vectors"]
 
 
 class Body(ABC):
@@ -76,6 +77,17 @@ class Body(ABC):
     def energy(self, q, v, gravity) -> tuple[float, float]:
         """(kinetic energy 1/2 v^T M v, potential energy of gravity)."""
 
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """X(q) = dq/d(eps) of a global rigid motion of the body (docs/multibody.md, "Momentum"):
+        (n_q, 6) in 3D, columns k = 0, 1, 2 the translation by eps e_k and k = 3, 4, 5 the rotation by
+        eps about the global axis e_{k-3} through ``point`` (dim,); (n_q, 3) in 2D: translations along
+        x and y and the rotation about z through ``point``.  The generalized momentum p = M v gives
+        the linear and angular momentum X^T p (Noether).  A body kind whose coordinates a global
+        rotation does not map simply refuses with NotImplementedError."""
+        raise NotImplementedError(f"{type(self).__name__} {self.name!r}: rigid_motion_generators is not "
+                                  "implemented for this body kind (how a global rotation changes its "
+                                  "coordinates), so its momentum and rigid-motion velocities are not available")
+
     # -- markers --------------------------------------------------------------------------------
     @abstractmethod
     def point(self, q, s) -> np.ndarray:
@@ -115,10 +127,23 @@ class Body(ABC):
 
     # -- applied loads --------------------------------------------------------------------------
     def applied(self, t, q, v) -> np.ndarray:
-        """Sum of the body's loads, each ``load(body, t, q, v)`` a generalized force (n_q,)."""
+        """Sum of the body's loads, each ``load(body, t, q, v)`` a generalized force (n_q,).
+
+        A load that raises, or gives NaN or inf at a finite (q, v), raises `UserFunctionError`
+        naming the body, the load's index and t (flexmbs.user_functions); a non-finite state is
+        left to the integrators' guard.
+        """
         out = np.zeros(self.n_q)
-        for load in self.loads:
-            out += load(self, t, q, v)
+        for i, load in enumerate(self.loads):
+            try:
+                out += load(self, t, q, v)
+            except UserFunctionError:
+                raise
+            except Exception as err:          # `evaluate`, without building the name at every call
+                raise raised(f"body {self.name!r}: load {i}", t, err) from err
+        if not np.isfinite(out).all() and np.isfinite(q).all() and np.isfinite(v).all():
+            bad = next(i for i, load in enumerate(self.loads) if not np.isfinite(load(self, t, q, v)).all())
+            raise non_finite(f"body {self.name!r}: load {bad}", t)
         return out
 
     def point_force(self, q, s, F) -> np.ndarray:
@@ -131,6 +156,32 @@ class Body(ABC):
 
     def __repr__(self):
         return f"{type(self).__name__}({self.name!r})"
+
+
+def rigid_motion_of_points(r, point) -> np.ndarray:
+    """dr/d(eps) of global points r (n, dim) under a global rigid motion (`Body.rigid_motion_generators`):
+    3D (n, 3, 6): e_k (translation) and e_k x (r - O) = -skew(r - O) e_k (rotation about e_k through
+    O = ``point``); 2D (n, 2, 3): e_x, e_y and e_z x (r - O) = (-(y - O_y), x - O_x)."""
+    d = np.asarray(r, dtype=float) - np.asarray(point, dtype=float)
+    n, dim = d.shape
+    if dim == 2:
+        out = np.zeros((n, 2, 3))
+        out[:, 0, 0] = out[:, 1, 1] = 1.0
+        out[:, 0, 2], out[:, 1, 2] = -d[:, 1], d[:, 0]
+        return out
+    out = np.zeros((n, 3, 6))
+    out[:, [0, 1, 2], [0, 1, 2]] = 1.0
+    out[:, :, 3:] = -skew(d)
+    return out
+
+
+def rotation_of_vectors(u) -> np.ndarray:
+    """du/d(eps) of global vectors u (n, 3) (directions: a translation leaves them) under a global rigid
+    motion, (n, 3, 6): zero, then e_k x u = -skew(u) e_k."""
+    u = np.asarray(u, dtype=float)
+    out = np.zeros((len(u), 3, 6))
+    out[:, :, 3:] = -skew(u)
+    return out
 
 
 def _check_identity(body, name, mass, loads) -> None:

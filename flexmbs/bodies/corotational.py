@@ -42,7 +42,8 @@ from ..elements._jet import variables
 from ..elements.corotational3d import (_c_coefficient, _rodrigues_coefficients, _rotate, corotational_3d, reference_frames,
                                         rotary_kinetic_energy, rotation_vector_matrix)
 from ..newton import newton
-from .base import Body, _check_loads
+from ..rotations import skew
+from .base import Body, _check_loads, rigid_motion_of_points
 from .flexible import Node            # the mesh-node marker, shared with FlexibleBody
 
 __all__ = ["CorotationalBeam2D", "CorotationalBeam3D", "Node"]
@@ -324,6 +325,14 @@ class CorotationalBeam2D(_Statics, Body):
     def angular_velocity(self, q, v):
         return float(v[2])
 
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """(n_q, 3): nodal (x, y) move like points (e_x, e_y, e_z x (r - O)), every theta_k' = 1 under
+        the rotation (the sections turn with the body)."""
+        X = np.zeros((self.n_nodes, 3, 3))
+        X[:, :2] = rigid_motion_of_points(self.positions(q), point)
+        X[:, 2, 2] = 1.0
+        return X.reshape(self.n_q, 3)
+
     def torque(self, q, T) -> np.ndarray:
         out = np.zeros(self.n_q)
         out[2] = float(T)
@@ -538,6 +547,23 @@ class CorotationalBeam3D(_Statics, Body):
         """Global angular velocity of node 0's section, omega = T(psi_0) psi_0'."""
         return _tangent_operator(np.asarray(q, dtype=float)[3:6]) @ np.asarray(v, dtype=float)[3:6]
 
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """(n_q, 6): nodal positions move like points (e_k; e_k x (x - O)); a global rotation R(eps e)
+        turns each section R(psi) into R(eps e) R(psi), whose angular velocity is e = T(psi) psi', so
+        psi' = T(psi)^{-1} e (exact while |psi| < 2 pi; det T = 2 (1 - cos|psi|) / |psi|^2 vanishes at
+        2 pi, so a node within 1e-3 of it is refused with a ValueError naming it)."""
+        Q = np.asarray(q, dtype=float).reshape(-1, 6)
+        size = np.linalg.norm(Q[:, 3:], axis=1)
+        if np.any(size > 2.0 * np.pi * (1.0 - 1e-3)):
+            k = int(np.argmax(size))
+            raise ValueError(f"CorotationalBeam3D {self.name!r}: the rotation vector of node {k} has |psi| = "
+                             f"{size[k]:.6g} rad, at the 2 pi where its tangent operator T(psi) is singular, so "
+                             "the rate of psi under a global rotation is not defined there")
+        X = np.zeros((self.n_nodes, 6, 6))
+        X[:, :3] = rigid_motion_of_points(Q[:, :3], point)
+        X[:, 3:, 3:] = np.linalg.inv(_tangent_operator(Q[:, 3:]))
+        return X.reshape(self.n_q, 6)
+
     def torque(self, q, T) -> np.ndarray:
         """A global torque on node 0's section: Q_psi0 = T(psi_0)^T T (its power T . omega)."""
         out = np.zeros(self.n_q)
@@ -546,9 +572,11 @@ class CorotationalBeam3D(_Statics, Body):
 
 
 def _tangent_operator(psi) -> np.ndarray:
-    """T(psi) = I + B(s) psi~ + C(s) psi~^2 with omega = T(psi) psi' (s = psi . psi)."""
-    s = np.array([psi @ psi])
-    B = float(_rodrigues_coefficients(s)[3][0])
-    C = float(_c_coefficient(s)[0][0])
-    W = np.array([[0.0, -psi[2], psi[1]], [psi[2], 0.0, -psi[0]], [-psi[1], psi[0], 0.0]])
+    """T(psi) = I + B(s) psi~ + C(s) psi~^2 with omega = T(psi) psi' (s = psi . psi); psi (3,) -> (3, 3),
+    (n, 3) -> (n, 3, 3)."""
+    psi = np.asarray(psi, dtype=float)
+    s = np.einsum("...i,...i->...", psi, psi)
+    B = _rodrigues_coefficients(s)[3][..., None, None]
+    C = _c_coefficient(s)[0][..., None, None]
+    W = skew(psi)
     return np.eye(3) + B * W + C * (W @ W)

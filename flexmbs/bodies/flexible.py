@@ -82,9 +82,10 @@ from ..assembly.assembler import element_dofs
 from ..constraints.mean_axis import MeanAxisConditions
 from ..model import DistributedLoad, Model
 from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
+from ..validity import RangeCheck
 from .axial_strain import AxialStrain
 from .base import Body
-from .rigid import EulerParameterNorm
+from .rigid import EulerParameterNorm, frame_rigid_motion_generators
 
 __all__ = ["FlexibleBody", "Node", "REFERENCES"]
 
@@ -564,6 +565,13 @@ class FlexibleBody(Body):
         r_C = md.mass * q[:3] + ep_to_matrix(q[3:7]) @ s_y
         return T, -float(np.asarray(gravity, dtype=float) @ r_C)
 
+    def range_check(self, t, q) -> RangeCheck:
+        """The `flexmbs.validity.RangeCheck` of the outputs t (n_t,), q (n_t, n_q) of this body: its
+        largest node rotation and displacement / size against the linear-strain model's range."""
+        check = RangeCheck(self.model, f"body {self.name!r}")
+        check.update(t, np.asarray(q)[:, 7:])
+        return check
+
     def strain_energy(self, q) -> float:
         """1/2 delta^T [k] delta, plus U_nl with stiffening="axial-strain" (the "omega" stiffening
         has no potential)."""
@@ -638,6 +646,11 @@ class FlexibleBody(Body):
     def angular_velocity(self, q, v) -> np.ndarray:
         """omega = 2 E(p) p' (global)."""
         return 2.0 * ep_E(q[3:7]) @ v[3:7]
+
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """(n_q, 6): the frame (R, p) like a rigid body's, delta unchanged (it is measured in the frame;
+        the mean-axis conditions too) (`frame_rigid_motion_generators`)."""
+        return frame_rigid_motion_generators(q, point, self.n_q)
 
     def torque(self, q, T) -> np.ndarray:
         """A global torque on the frame: Q = (0, 2 E^T T, 0)."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..constraints.base import Constraint
-from .base import RigidBody
+from .base import RigidBody, rigid_motion_of_points, rotation_of_vectors
 
 __all__ = ["RigidBodyNatural", "NaturalRigidity"]
 
@@ -132,6 +132,12 @@ class RigidBodyNatural(RigidBody):
     def angular_velocity(self, q, v) -> np.ndarray:
         """omega = 1/2 (a x a' + b x b' + c x c') (exact when A is a rotation)."""
         return 0.5 * np.cross(q[3:12].reshape(3, 3), v[3:12].reshape(3, 3)).sum(axis=0)
+
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """(12, 6): R moves like a point (e_k; e_k x (R - O)), the axes a, b, c rotate (0; e_k x a)."""
+        q = np.asarray(q, dtype=float)
+        return np.concatenate([rigid_motion_of_points(q[None, :3], point),
+                               rotation_of_vectors(q[3:12].reshape(3, 3))]).reshape(12, 6)
 
     def torque(self, q, T) -> np.ndarray:
         """Virtual work T . delta_theta with delta_theta = 1/2 sum a_k x delta_a_k: Q_a = 1/2 T x a."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, _check_loads, positive_number, real_number
+from .base import Body, _check_loads, positive_number, real_number, rigid_motion_of_points
 
 __all__ = ["RigidBody2D", "rotation_2d"]
 
@@ -130,6 +130,13 @@ class RigidBody2D(Body):
 
     def angular_velocity(self, q, v) -> float:
         return float(v[2])
+
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """(3, 3): (x, y) moves like a point (e_x, e_y, e_z x (r - O)), theta' = 1 under the rotation."""
+        X = np.zeros((3, 3))
+        X[:2] = rigid_motion_of_points(np.asarray(q, dtype=float)[None, :2], point)[0]
+        X[2, 2] = 1.0
+        return X
 
     def point(self, q, s) -> np.ndarray:
         return np.asarray(q[:2], float) + rotation_2d(q[2]) @ np.asarray(s, float)

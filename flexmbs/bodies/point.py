@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, _check_identity
+from .base import Body, _check_identity, rigid_motion_of_points
 
 __all__ = ["PointMass"]
 
@@ -84,6 +84,10 @@ class PointMass(Body):
 
     def angular_velocity(self, q, v):
         return np.zeros(3) if self.dim == 3 else 0.0
+
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """(dim, 6) in 3D, (2, 3) in 2D: the particle moves like a point (`rigid_motion_of_points`)."""
+        return rigid_motion_of_points(np.asarray(q, dtype=float)[None], point)[0]
 
     def torque(self, q, T) -> np.ndarray:
         return np.zeros(self.dim)

@@ -30,9 +30,22 @@ import numpy as np
 
 from ..constraints.base import Constraint
 from ..rotations import LastRotation, ep_E, ep_EG, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
-from .base import RigidBody
+from .base import RigidBody, rigid_motion_of_points
 
-__all__ = ["RigidBodyEP", "EulerParameterNorm"]
+__all__ = ["RigidBodyEP", "EulerParameterNorm", "frame_rigid_motion_generators"]
+
+
+def frame_rigid_motion_generators(q, point, n_q: int) -> np.ndarray:
+    """X(q) (n_q, 6) of a body whose q starts with a frame (R, p) and whose other coordinates are
+    body-fixed (the deformation delta of a FlexibleBody): translation R' = e_k; rotation about e_k
+    through O = ``point``: R' = e_k x (R - O) and p' = 1/2 E(p)^T e_k, the rate of the left quaternion
+    product (cos(eps/2), sin(eps/2) e) * p, which rotates A(p) into R(eps e) A(p) (so that
+    omega = 2 E p' = E E^T e = e), exact for any p (linear in p, and E p = 0 keeps p.p'= 0)."""
+    q = np.asarray(q, dtype=float)
+    X = np.zeros((n_q, 6))
+    X[:3] = rigid_motion_of_points(q[None, :3], point)[0]
+    X[3:7, 3:] = 0.5 * ep_E(q[3:7]).T
+    return X
 
 
 class RigidBodyEP(RigidBody):
@@ -123,6 +136,10 @@ class RigidBodyEP(RigidBody):
         """omega = 2 E(p) p' (global)."""
         return 2.0 * ep_E(q[3:7]) @ v[3:7]
 
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """(7, 6): R like a point, p' = 1/2 E(p)^T e (`frame_rigid_motion_generators`)."""
+        return frame_rigid_motion_generators(q, point, 7)
+
     def torque(self, q, T) -> np.ndarray:
         """Virtual work T . delta_theta with delta_theta = 2 E delta_p: Q = (0, 2 E^T T)."""
         out = np.zeros(7)
@@ -207,6 +224,9 @@ class EPBatch:
         return out
 
 
+EP_NORM_TOL = 1e-6          # |p| - 1 beyond which a start is refused (Newton would have to move it)
+
+
 class EulerParameterNorm(Constraint):
     """Internal constraint of an RPCF-EP body: C = p.p - 1, C_q = (0, 2 p^T), gamma = -2 p'.p'.
 
@@ -232,6 +252,19 @@ class EulerParameterNorm(Constraint):
     def gamma(self, t, qs, vs) -> np.ndarray:
         pd = vs[0][3:7]
         return np.array([-2.0 * pd @ pd])
+
+    def check_start(self, qs) -> None:
+        """Refuse a start with |p| off 1 by more than EP_NORM_TOL (ValueError naming the body and |p|).
+
+        Refused rather than normalised: p / |p| would have to change p' too (p.p' = 0), and a start
+        far from the constraint otherwise shows only as a Newton failure or a drifted rotation.
+        """
+        p = np.asarray(qs[0][3:7], dtype=float)
+        norm = float(np.linalg.norm(p))
+        if not abs(norm - 1.0) <= EP_NORM_TOL:
+            raise ValueError(f"body {self.bodies[0].name!r}: its Euler parameters p = q[3:7] = {p.tolist()} have "
+                             f"norm |p| = {norm:.6g}; they must have unit norm (within {EP_NORM_TOL:g}): give "
+                             "p / |p| (and p' with p.p' = 0), e.g. from System.initial_coordinates()")
 
     @classmethod
     def batch(cls, constraints) -> "_NormBatch":

@@ -391,6 +391,14 @@ class TreeBody(Body):
         Dg = g[0] * (self._anc[f] & self._revolute)[:, None]
         return (self._C.T @ Dg).T @ v
 
+    def rigid_motion_generators(self, q, point) -> np.ndarray:
+        """Refused: the coordinates are the analyst's (joint angles from the ground, Euler angles), and
+        a global rotation does not map them by a rule of the body (the ground joints do not move)."""
+        raise NotImplementedError(f"TreeBody {self.name!r}: rigid_motion_generators is not available: its "
+                                  "coordinates are the analyst's joint angles and lengths from the ground, which a "
+                                  "global rigid motion does not map into themselves; compute the momentum from "
+                                  "linear_momentum and the parts' velocities instead")
+
     def torque(self, q, T) -> np.ndarray:
         """Generalized force D^T T of a global torque on the marker frame."""
         A, p, g, o = self.frames(q)

@@ -12,9 +12,12 @@ so that M q'' + C_q^T lam = Q.  A constraint gets one q (and v) per entry of ``b
 """
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 
 import numpy as np
+
+from ..user_functions import UserFunctionError, non_finite, raised
 
 __all__ = ["Constraint", "ConstraintError", "Ground", "EMPTY"]
 
@@ -61,13 +64,23 @@ class Ground:
 
 
 def law_values(law, t, name) -> tuple[float, float, float]:
-    """(f(t), f'(t), f''(t)) of a driver's law, checked (ValueError naming the driver ``name``)."""
-    out = law(t)
+    """(f(t), f'(t), f''(t)) of a driver's law, checked: ValueError naming the driver ``name`` if it
+    does not return three numbers, `UserFunctionError` (with the time) if it raises or one of them
+    is NaN or inf."""
+    try:
+        out = law(t)
+    except UserFunctionError:
+        raise
+    except Exception as err:                  # `evaluate`, without building the name at every call
+        raise raised(f"driver {name!r}: its law", t, err) from err
     try:
         a, b, c = out
     except (TypeError, ValueError):
         raise ValueError(f"driver {name!r}: its law must return (f(t), f'(t), f''(t)), got {out!r}") from None
-    return float(a), float(b), float(c)
+    values = float(a), float(b), float(c)
+    if not (math.isfinite(values[0]) and math.isfinite(values[1]) and math.isfinite(values[2])):
+        raise non_finite(f"driver {name!r}: its law", t, "(f, f', f'') = ({:.6g}, {:.6g}, {:.6g})".format(*values))
+    return values
 
 
 def body_label(body) -> str:

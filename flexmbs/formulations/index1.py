@@ -125,6 +125,10 @@ class Index1:
         mob = self.system.mobility(t, q)
         self.mobility = mob
         redundant = _redundant_names(mob)
+        over = getattr(self.system, "over_constrained", None)
+        cause = over(t, q) if redundant and over is not None else None
+        if cause:                                  # redundant and inconsistent: no solver helps
+            raise RedundantConstraintError(f"The system cannot start: {cause}", names=redundant)
         if redundant and self.solver == "augmented":
             raise RedundantConstraintError(
                 f"The system has {len(redundant)} redundant constraint equation(s) ({', '.join(redundant)}): "
@@ -137,6 +141,12 @@ class Index1:
                      "; coordinate partitioning drops them" if isinstance(self.stabilization, CoordinatePartitioning)
                      else "")
         return mob
+
+    def check_state(self, t: float, x: np.ndarray) -> None:
+        """A start the system refuses (`System.check_start`, e.g. Euler parameters off the unit norm)."""
+        check = getattr(self.system, "check_start", None)
+        if check is not None:
+            check(x[:self.n])
 
     @staticmethod
     def physical(t, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -215,9 +225,8 @@ class Index1:
         return violations(self.system, t, x[:self.n], x[self.n:])
 
     def energy(self, x: np.ndarray) -> float:
-        """Kinetic plus gravitational potential energy [J]."""
-        T, V = self.system.energy(x[:self.n], x[self.n:])
-        return float(T + V)
+        """E = T + V_g + U [J]: kinetic, gravitational and strain energy (`System.energy`)."""
+        return float(sum(self.system.energy(x[:self.n], x[self.n:])))
 
     def multipliers(self, t: float, x: np.ndarray) -> np.ndarray:
         """Multipliers lam at the state x (the reactions are System.reactions(t, q, lam))."""

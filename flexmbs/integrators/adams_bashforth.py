@@ -47,6 +47,7 @@ class AdamsBashforth4(Integrator):
     order = 4
     adaptive = False
     needs = "first_order"
+    explicit = True
     B = np.array([55.0, -59.0, 37.0, -9.0]) / 24.0      # weights of f_k, f_{k-1}, f_{k-2}, f_{k-3}
     n_start = 3                                          # RK4 steps before AB4 has its 4 values
 

@@ -17,6 +17,11 @@ and after every step checks the new state:
     |x|_inf > divergence_limit      -> status "diverged"  (message: the response grows without bound)
     t == t_end                      -> status "finished"
 
+and a failure's message gives the cause that the evidence shows (`_cause`) instead of the
+generic advice: an explicit method's growth of |x|, or (index3-alpha) constraints that cannot
+all hold.  A law or load that fails in a step (`flexmbs.user_functions.UserFunctionError`, an
+ArithmeticError) is a "failed" step named by it.
+
 A subclass gives only the maths: ``_setup()`` (once, after validation) and
 ``_step_impl() -> (success, message)``; a failed step (Newton not converging, step-size
 underflow) is a status and a message that says what to change, never an exception.
@@ -42,6 +47,7 @@ from scipy import sparse
 from scipy.linalg import LinAlgWarning
 
 from ..lapack import lapack
+from ..user_functions import UserFunctionError
 
 __all__ = [
     "Integrator",
@@ -56,6 +62,8 @@ __all__ = [
 Status = Literal["running", "finished", "failed", "diverged"]
 FIRST_ORDER_METHODS_HINT = "'midpoint', 'Radau', 'BDF', 'RK45', 'DOP853', 'AB4'"
 EPS = np.finfo(float).eps
+GROWTH = 1e3            # |x|_inf beyond GROWTH times its start: an explicit method's growth is the evidence
+IMPLICIT_METHODS_HINT = "'midpoint', 'generalized-alpha', 'Radau', 'BDF'"
 
 
 # -- validation at the boundary ------------------------------------------------------------------
@@ -180,6 +188,7 @@ class Integrator(ABC):
     adaptive: ClassVar[bool]
     needs: ClassVar[Literal["first_order", "second_order"]]
     uses_tolerances: ClassVar[bool] = False                 # rtol, atol
+    explicit: ClassVar[bool] = False                        # RK45, DOP853, AB4: bounded stability region
     h_optional: ClassVar[bool] = False                      # a fixed-step method with a default step
     method_options: ClassVar[dict[str, object]] = {}        # method options -> defaults
     base_options: ClassVar[dict[str, object]] = {"divergence_limit": 1e12}
@@ -192,6 +201,9 @@ class Integrator(ABC):
         self._validate_formulation(formulation)
         self.formulation = formulation
         x0 = validate_x0(x0, formulation.n_state)
+        check_state = getattr(formulation, "check_state", None)
+        if check_state is not None:           # e.g. Euler parameters off the unit norm, by body
+            check_state(self.t0, x0)
         check_consistent(formulation, self.t0, x0)
         if not self.uses_tolerances and (rtol != 1e-6 or np.any(np.asarray(atol) != 1e-9)):
             warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{self.name}'; "
@@ -203,6 +215,7 @@ class Integrator(ABC):
                              f"{self.options['divergence_limit']!r}.")
 
         self.t, self.x = self.t0, x0
+        self._size0 = float(np.max(np.abs(x0), initial=0.0))     # |x0|_inf, for the growth in `_cause`
         self.t_old: float | None = None
         self.x_old: np.ndarray | None = None
         self.status: Status = "running"
@@ -298,7 +311,7 @@ class Integrator(ABC):
             with np.errstate(all="ignore"):       # non-finite values become a status below
                 success, message = self._step_impl()
         except (ArithmeticError, np.linalg.LinAlgError) as err:   # e.g. a singular system, Newton
-            success, message = False, f"The step from t = {t:.6g} failed: {err}"
+            success, message = False, self._step_failure(t, err, x)
         if not success:
             self.t, self.x, self._xdot_new = t, x, xdot
             self.status, self.message = "failed", message
@@ -307,33 +320,73 @@ class Integrator(ABC):
         self.n_steps += 1
         try:
             self._correct_state()
+            self._after_step()                  # e.g. AB4's evaluation at the new state
         except (ArithmeticError, np.linalg.LinAlgError) as err:
             self.status = "failed"
-            self.message = f"The correction of the state after the step to t = {self.t:.6g} failed: {err}"
+            cause = self._cause(self.t, self.x)
+            self.message = (f"The evaluation after the step to t = {self.t:.6g} failed"
+                            + (f" ({type(err).__name__} at that state): {cause}" if cause else f": {err}"))
             return self.message
-        self._after_step()
         self._check_state()
         return self.message if self.status != "running" else None
+
+    def _step_failure(self, t: float, err: Exception, x: np.ndarray | None = None) -> str:
+        """The message of a step from (t, x) stopped by ``err`` (an ArithmeticError or LinAlgError of
+        the formulation, or a `flexmbs.user_functions.UserFunctionError` of a law or load): the cause
+        that `_cause` finds at (t, x) (the error, e.g. a singular saddle-point matrix of an exploded
+        state, is then its consequence and only named), else the error's own message."""
+        cause = None if x is None or isinstance(err, UserFunctionError) else self._cause(t, x)
+        if cause:
+            return f"The step from t = {t:.6g} failed ({type(err).__name__} at that state): {cause}"
+        return f"The step from t = {t:.6g} failed: {err}"
+
+    def stop(self, message: str) -> None:
+        """End the run with status "failed" and ``message``, the state that of the last step: for the
+        driver (`simulate`) when what it evaluates on that step (the dense output, whose Hermite
+        derivatives evaluate the formulation and its laws) fails as a step would."""
+        self.status, self.message = "failed", message
+
+    def _cause(self, t: float, x: np.ndarray) -> str | None:
+        """The cause of a failure that the evidence at the last state not in question (t, x) (the
+        start of the failing or diverging step) shows, or None (the generic advice stands).
+
+        Here: on an explicit method, |x|_inf grown beyond GROWTH times |x0|_inf.  Its stability
+        region is bounded, so the prime suspect is a step beyond its limit (a stiff model: stiff
+        springs, Baumgarte terms, high elastic frequencies), which an implicit method or a smaller
+        step cures; a model unstable in itself grows on every method.  (Subclasses add their own
+        evidence: index3-alpha, constraints that cannot all hold.)
+        """
+        finite = np.abs(x[np.isfinite(x)])
+        size = float(finite.max(initial=0.0))
+        if not (self.explicit and size > GROWTH * max(self._size0, EPS)):
+            return None
+        return (f"the state grew from |x|_inf = {self._size0:.3g} at t0 = {self.t0:.6g} to {size:.3g} at t = {t:.6g} "
+                f"on the explicit method '{self.name}': an instability, most likely of the method (the step is "
+                "beyond its stability limit: the model is stiff). Use an implicit method "
+                f"({IMPLICIT_METHODS_HINT}) or a smaller step (`h`, or `max_step` of the adaptive methods); if "
+                "the growth stays, the model itself is unstable (a dynamic instability).")
 
     def _check_state(self) -> None:
         """Status after accepted steps: "failed" on a non-finite state, "diverged" beyond
         ``divergence_limit``, "finished" at t_end (the state reached so far is kept)."""
         if not np.all(np.isfinite(self.x)):
             self.status = "failed"
+            cause = self._cause(self.t_old, self.x_old)
             self.message = (
                 f"The state became non-finite (NaN or inf) in the step from t = {self.t_old:.6g} to "
-                f"t = {self.t:.6g}. Reduce the step size `h` or tighten `rtol`/`atol`; if the model "
-                "is stiff use an implicit method ('midpoint', 'generalized-alpha', 'Radau', 'BDF').")
+                f"t = {self.t:.6g}: " + (cause or "reduce the step size `h` or tighten `rtol`/`atol`; if the "
+                                          f"model is stiff use an implicit method ({IMPLICIT_METHODS_HINT})."))
         else:
             size = float(np.max(np.abs(self.x), initial=0.0))
             if size > self.divergence_limit:
                 self.status = "diverged"
+                cause = self._cause(self.t_old, self.x_old) or self._cause(self.t, self.x)
                 self.message = (
                     f"The response grows without bound: |x|_inf = {size:.3g} exceeds "
-                    f"`divergence_limit` = {self.divergence_limit:.3g} at t = {self.t:.6g}. The model "
-                    "is probably unstable (a dynamic instability, e.g. a rotating body above its "
-                    "critical speed, or a missing stiffening term such as geometric stiffening); if "
-                    "the growth is numerical, reduce `h` or use an implicit method.")
+                    f"`divergence_limit` = {self.divergence_limit:.3g} at t = {self.t:.6g}: " + (cause or (
+                        "the model is probably unstable (a dynamic instability, e.g. a rotating body above its "
+                        "critical speed, or a missing stiffening term such as geometric stiffening); if "
+                        "the growth is numerical, reduce `h` or use an implicit method.")))
             elif self.t >= self.t_end:
                 self.t = self.t_end
                 self.status = "finished"

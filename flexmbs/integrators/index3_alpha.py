@@ -54,7 +54,10 @@ S is factorized by LU and reused across the Newton iterations (modified Newton).
 rebuilt is the option ``refactor``: "step", at the first iteration of every step from M and
 C_q at the predictor (evaluated there anyway for the residual) and the kept K_t, C_t;
 "contraction", kept into the next step while the last step's corrections contracted at
-most by ``keep_rate`` (1e-3, the rate θ of the converged step); "rate", kept across steps
+most by ``keep_rate`` (1e-3, the rate θ of the converged step, measured on corrections above
+the Newton tolerance: `converged_rate`; a last correction that meets the tolerance by itself
+is mostly round-off, and its ratio to the one before differed between the numpy path and the
+kernel); "rate", kept across steps
 until the corrections contract slowly; "auto" (default), "contraction" when the compiled
 kernel runs the steps and "step" on the numpy path (there an evaluation costs several
 rebuilds of S, in the kernel about a quarter of one: docs/design.md).  In every
@@ -157,6 +160,27 @@ STALL = 1e-12       # corrections that stop contracting below STALL max(|q|, 1):
 ROUND_OFF = 64 * EPS    # a residual this small relative to the size of its terms is converged
 
 
+def converged_rate(d_norm: float, d_prev: float | None, d_prev2: float | None, negligible: bool) -> float:
+    """The contraction rate theta of a converged step, which `refactor` "contraction" compares with
+    ``keep_rate``: |dq_k| / |dq_(k-1)| of its last two corrections, or, when the last one is
+    negligible (it meets the tolerance by itself, beta' |dq_k| <= newton_tol |q''|, or is at the
+    round-off of q), that of the two before it (0 without two before it: the first correction
+    above the tolerance took the iterate there).
+
+    A negligible correction is mostly round-off: its digits depend on the order of the sums and on
+    the LU's code (LAPACK on the numpy path, the kernel's own in C), and so did the decision.  (Measured on the coupled slider-crank, 8
+    elements, h = 2.91e-5 s: beta' = 4.7e9, the tolerance on |dq| about 1e-14 against 3.6e-15 for
+    the round-off of q; the last correction of a step with a kept matrix 1e-16 to 6e-14, so that
+    its ratio to the one before, 5e-4 to 5e-3 around keep_rate = 1e-3, differed between the
+    numpy path and the kernel from step 66 on: 131 against 124 LUs in a quarter revolution.)
+    """
+    if d_prev is None:
+        return 0.0
+    if not negligible:
+        return d_norm / max(d_prev, 1e-300)
+    return 0.0 if d_prev2 is None else d_prev / max(d_prev2, 1e-300)
+
+
 class ConstrainedProblem:
     """A `flexmbs.System` as a problem for `flexmbs.simulate` with the index-3 method.
 
@@ -186,6 +210,12 @@ class ConstrainedProblem:
         """x0 = (q0, v0), by default the bodies' own initial state, checked against the constraints
         (refused if inconsistent, or assembled with ``assemble=True``: ``System.initial_state``)."""
         return np.concatenate(self.system.initial_state(t0, q0, v0, assemble=assemble))
+
+    def check_state(self, t, x) -> None:
+        """A start the system refuses (`System.check_start`, e.g. Euler parameters off the unit norm)."""
+        check = getattr(self.system, "check_start", None)
+        if check is not None:
+            check(x[:self.n_q])
 
     def physical(self, t, x):
         """(q, v) from states x (..., 2 n_q)."""
@@ -370,15 +400,15 @@ class Index3GeneralizedAlpha(Integrator):
         else:
             t_out = t_out[:np.searchsorted(t_out, times[-1] + near_rtol * self.h, side="right")]
         tic = time.perf_counter()
-        done, status, d_norm, t_out, x_out, x_old = self._kernel(times, hs, t_out, near_rtol)
+        done, status, d_norm, t_out, x_out, x_old, failure = self._kernel(times, hs, t_out, near_rtol)
         self.n_steps += done
-        if done == len(times):
+        if done == len(times) and failure is None:
             rate = done / max(time.perf_counter() - tic, 1e-6)
             self._chunk = int(min(max(rate * CHUNK_SECONDS, 16), 1 << 16))
         if done and status != 2:
             self.t_old, self.x_old, self._xdot_old = float(x_old[4 * n]), x_old[:2 * n].copy(), x_old[2 * n:4 * n].copy()
         if status == 1:
-            self.status, self.message = "failed", self._newton_failure(d_norm)
+            self.status, self.message = "failed", self._newton_failure(d_norm, float(times[done]))
         elif status == 2:                # non-finite residual: the step is taken with it, as on the numpy path
             self.t_old, self.x_old, self._xdot_old = self.t, self.x, self._xdot_new
             self.t = float(times[done])
@@ -388,6 +418,8 @@ class Index3GeneralizedAlpha(Integrator):
             self._check_state()
         elif done:
             self._check_state()
+        if failure is not None and self.status == "running":   # a law failed at the next step's time
+            self.status, self.message = "failed", self._step_failure(self.t, failure)
         return t_out, x_out
 
     def _kernel(self, times, hs, t_out, near_rtol: float):
@@ -395,9 +427,14 @@ class Index3GeneralizedAlpha(Integrator):
         counters but n_steps and, after ``done`` accepted steps, t, x, the accelerations and
         multipliers; returns (done, status (0 ok, 1 Newton failed, 2 non-finite residual, 3 diverged, 4
         non-finite state), last correction, output times reached, their states, x_old buffer: the
-        state and x' before the last accepted step and its time, or the failing iterate (status 2))."""
+        state and x' before the last accepted step and its time, or the failing iterate (status 2),
+        failure).  The laws are tabulated first (`CompiledSystem.tabulate`): if one fails at a time,
+        only the steps before it run and ``failure`` is its `UserFunctionError` (else None)."""
         n = self.n
-        laws = self._compiled.laws(times)
+        laws, failure = self._compiled.tabulate(times)
+        times, hs = times[:len(laws)], hs[:len(laws)]
+        if not len(times):
+            return 0, 0, 0.0, t_out[:0], np.empty((0, 2 * n)), None, failure
         t_out = np.ascontiguousarray(t_out, dtype=float)
         x_out = np.empty((len(t_out), 2 * n))
         x_old = np.empty(4 * n + 1)
@@ -423,7 +460,7 @@ class Index3GeneralizedAlpha(Integrator):
             self._a, self.qdd, self.lam = a.copy(), qdd.copy(), lam.copy()
             self._xdot_new = np.concatenate([v, qdd])
             self._C_state = (self.t, q.copy())
-        return done, status, d_norm, t_out[:i_out], x_out[:i_out], x_old
+        return done, status, d_norm, t_out[:i_out], x_out[:i_out], x_old, failure
 
     def _kernel_step(self) -> tuple[bool, str | None]:
         """One step in the kernel, for `step` (simulate calls `advance` instead, but for an integrand,
@@ -431,9 +468,11 @@ class Index3GeneralizedAlpha(Integrator):
         times, hs = self._schedule(1)
         if not times.size or not times[0] > self.t:
             return False, self._underflow_message()
-        _, status, d_norm, _, _, x_old = self._kernel(times, hs, np.zeros(0), 0.0)
+        _, status, d_norm, _, _, x_old, failure = self._kernel(times, hs, np.zeros(0), 0.0)
+        if failure is not None:
+            raise failure                              # `step` reports it as on the numpy path
         if status == 1:
-            return False, self._newton_failure(d_norm)
+            return False, self._newton_failure(d_norm, float(times[0]))
         if status == 2:                                # the numpy path takes the step with it
             self.t, self.x = float(times[0]), np.concatenate([x_old[:self.n], x_old[self.n:2 * self.n] * np.nan])
         return True, None
@@ -549,12 +588,30 @@ class Index3GeneralizedAlpha(Integrator):
         self.n_rhs += 2 * n + 1
         return Kt, Ct
 
-    def _newton_failure(self, d_norm: float) -> str:
-        return (f"Newton iterations of index3-alpha did not converge at t = {self.t:.6g} "
+    def _newton_failure(self, d_norm: float, t_next: float) -> str:
+        """The message of Newton's failure in the step from self.t to ``t_next``."""
+        head = (f"Newton iterations of index3-alpha did not converge at t = {self.t:.6g} "
                 f"(last correction {d_norm:.3g} after {self._max_iter} iterations with a "
-                "fresh iteration matrix). Reduce `h`, raise `newton_max_iter`, or, if the "
-                "constraints are redundant or the configuration singular, set "
-                "`regularization` (e.g. 1e-10).")
+                "fresh iteration matrix)")
+        cause = self._cause(self.t, self.x, t_next)
+        if cause:
+            return f"{head}: {cause}"
+        return (f"{head}. Reduce `h`, raise `newton_max_iter`, or, if the constraints are redundant or the "
+                "configuration singular, set `regularization` (e.g. 1e-10).")
+
+    def _cause(self, t: float, x: np.ndarray, t_next: float | None = None) -> str | None:
+        """`Integrator._cause`, and first: constraints that cannot all hold (`System.over_constrained`),
+        for which Newton's corrections grow or stall whatever the step, at q of (t, x) and the time t
+        or the time the failing step was heading for (``t_next``; by default ``self.t``, the end of an
+        accepted step): drivers that move the constraints beyond reach show only there."""
+        q = x[:self.n]
+        check = getattr(self._sys, "over_constrained", None)
+        if check is not None and self.n_c and np.isfinite(q).all():
+            for when in dict.fromkeys((t, self.t if t_next is None else t_next)):
+                cause = check(when, q)
+                if cause:
+                    return cause
+        return super()._cause(t, x)
 
     def _step_impl(self) -> tuple[bool, str | None]:
         if self._compiled is not None:
@@ -645,9 +702,10 @@ class Index3GeneralizedAlpha(Integrator):
                 if fresh and d_prev is not None and d_norm < d_prev:
                     theta = d_norm / d_prev
                     err = theta / (1.0 - theta) * d_norm
-                if bp * err <= self._tol * a_scale or d_norm <= 16 * EPS * q_scale or stalled:
+                negligible = bp * d_norm <= self._tol * a_scale or d_norm <= 16 * EPS * q_scale
+                if bp * err <= self._tol * a_scale or negligible or stalled:
                     converged = True
-                    self._theta = 0.0 if d_prev is None else d_norm / max(d_prev, 1e-300)
+                    self._theta = converged_rate(d_norm, d_prev, d_prev2, negligible)
                     break
                 if d_prev is not None and d_norm > self._rate * d_prev:
                     # slow contraction: a new matrix at the next iterate, with new tangents if the
@@ -657,7 +715,7 @@ class Index3GeneralizedAlpha(Integrator):
             if converged:
                 break
             if attempt == 1:
-                return False, self._newton_failure(d_norm)
+                return False, self._newton_failure(d_norm, t1)
             self._lu, new_tangent = None, True                 # retry with a fresh matrix and tangent
         a1, v1, qdd1 = kinematics(q1)
         self.t = t1

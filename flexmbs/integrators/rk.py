@@ -157,6 +157,8 @@ class ScipyIntegrator(Integrator):
 class ExplicitRK(ScipyIntegrator):
     """Embedded explicit Runge-Kutta pair; every trial step costs ``n_stages`` evaluations."""
 
+    explicit = True
+
     def _count_rejected(self, nfev_step: int) -> None:
         trials = nfev_step // self.solver_class.n_stages
         self.n_rejected += max(trials - 1, 0)

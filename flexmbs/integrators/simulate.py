@@ -174,6 +174,19 @@ def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progr
         method=cls.name, order=cls.order)
 
 
+def _with_range_warning(formulation, integrator, t: np.ndarray, x: np.ndarray) -> str:
+    """The integrator's message, followed by the warning of `flexmbs.validity.system_range_warning`
+    when the formulation is a System's and a flexible body left the range of its linear-strain
+    model (not after a divergence, whose message names its cause)."""
+    message = integrator.message or ""
+    system = getattr(formulation, "system", None)
+    if system is None or not hasattr(system, "bodies") or integrator.status == "diverged" or not len(t):
+        return message
+    from ..validity import system_range_warning
+    text = system_range_warning(system, t, x[:, :system.n_q], stacklevel=4)       # q first in every state
+    return message if text is None else f"{message} Warning: {text}"
+
+
 def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: float | None = None,
              rtol: float = 1e-6, atol: float = 1e-9,
              integrand: Callable[[float, np.ndarray], np.ndarray] | None = None,
@@ -210,7 +223,9 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     on_output : callable, optional
         ``on_output(t, x)``, called at every output time as soon as it is computed.
     progress : callable, optional
-        ``progress(t)``, called after every step.
+        ``progress(t)``, called after every step.  Default: the run's progress is shown by the
+        innermost `flexmbs.progress` display, if there is one (a bar on a terminal, a line every
+        few seconds in a log).
     **options
         Method options (e.g. ``rho_inf``, ``max_step``, ``divergence_limit``); unknown ones warn.
 
@@ -218,13 +233,33 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     -------
     Solution
         Outputs, status ("finished", "failed", "diverged"), message and counters.  A failed
-        or diverged run keeps the outputs before the failing step.
+        or diverged run keeps the outputs before the failing step.  For a System's formulation
+        whose flexible bodies leave the range of the linear-strain model, the message ends with
+        the warning of `flexmbs.validity.system_range_warning`.  Its ``kernel`` (the path
+        index3-alpha took) is also noted for the case's summary (`flexmbs.compiled.note_path`).
 
     Examples
     --------
     >>> sol = simulate(formulation, (0.0, 1.0), x0, method="midpoint", h=1e-3,
     ...                t_eval=np.linspace(0.0, 1.0, 11))             # doctest: +SKIP
     """
+    from .. import progress as progress_display
+    from ..compiled import note_path
+    args = (formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output)
+    shown = progress_display.current() if progress is None else None
+    if shown is None:
+        sol = _simulate(*args, progress, **options)
+    else:
+        t0, t_end = validate_t_span(t_span)
+        with shown.task(str(method), t0, t_end) as report:
+            sol = _simulate(*args, report, **options)
+    note_path(sol.kernel)
+    return sol
+
+
+def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, progress,
+              **options) -> Solution:
+    """`simulate` with every argument given (the progress callback resolved)."""
     start = time.perf_counter()
     cls = validate_method(method)
     t0, t_end = validate_t_span(t_span)
@@ -234,13 +269,13 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     t_eval = validate_t_eval(t_eval, t0, t_end)
     for value, name in ((integrand, "integrand"), (on_output, "on_output"), (progress, "progress")):
         validate_callable(value, name)
-    known = check_options(cls, options, stacklevel=3)
+    known = check_options(cls, options, stacklevel=4)   # the caller of `simulate`
     known = {k: v for k, v in known.items() if k in options}
     tolerances = {"rtol": rtol, "atol": atol}
     if not cls.uses_tolerances:
         if rtol != 1e-6 or np.any(np.asarray(atol) != 1e-9):
             warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{method}'; its "
-                          "accuracy is set by `h`.", stacklevel=2)
+                          "accuracy is set by `h`.", stacklevel=3)
         tolerances = {}
         if h is not None:
             h = aligned_step(h, t0, t_eval)
@@ -292,30 +327,35 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
             break
         t_a, t_b = integrator.t_old, integrator.t
         near = STEP_POINT_RTOL * (t_b - t_a)
-        if t_eval is not None:
-            while i_out < t_eval.size and t_eval[i_out] <= t_b + near:
-                te = float(t_eval[i_out])
-                at_end = abs(te - t_b) <= near
-                t_to = t_b if at_end else te
-                if acc is not None and t_to > t_acc:
-                    acc = acc + _gauss(integrator, integrand, t_acc, t_to)
-                    t_acc = t_to
-                emit(te, integrator.x if at_end else integrator.dense(te))
-                i_out += 1
-        if acc is not None and t_b > t_acc:
-            acc = acc + _gauss(integrator, integrand, t_acc, t_b)
-            t_acc = t_b
+        try:            # the dense output evaluates the formulation (and its laws) at the step's ends
+            if t_eval is not None:
+                while i_out < t_eval.size and t_eval[i_out] <= t_b + near:
+                    te = float(t_eval[i_out])
+                    at_end = abs(te - t_b) <= near
+                    t_to = t_b if at_end else te
+                    if acc is not None and t_to > t_acc:
+                        acc = acc + _gauss(integrator, integrand, t_acc, t_to)
+                        t_acc = t_to
+                    emit(te, integrator.x if at_end else integrator.dense(te))
+                    i_out += 1
+            if acc is not None and t_b > t_acc:
+                acc = acc + _gauss(integrator, integrand, t_acc, t_b)
+                t_acc = t_b
+        except (ArithmeticError, np.linalg.LinAlgError) as err:    # as a failing step: the outputs so far
+            integrator.stop(f"The outputs of the step from t = {t_a:.6g} to t = {t_b:.6g} failed: {err}")
+            break
         if t_eval is None:
             emit(t_b, integrator.x)
         if progress is not None:
             progress(t_b)
 
     n_state = formulation.n_state
+    t_out, x_out = np.array(out_t, dtype=float), np.array(out_x, dtype=float).reshape(len(out_t), n_state)
     return Solution(
-        t=np.array(out_t, dtype=float),
-        x=np.array(out_x, dtype=float).reshape(len(out_t), n_state),
+        t=t_out, x=x_out,
         integrals=None if acc is None else np.array(out_int).reshape(len(out_t), acc.size),
-        status=integrator.status, message=integrator.message, success=integrator.status == "finished",
+        status=integrator.status, message=_with_range_warning(formulation, integrator, t_out, x_out),
+        success=integrator.status == "finished",
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,

@@ -12,9 +12,8 @@ motion (docs/coupled.md).  This module holds what the coupled cases share:
   evaluated after the run);
 - `axial_torque`: the torque a constraint applies on a body about a global axis, from
   `Constraint.reaction`;
-- `angular_momentum`: H_a = (dq/dtheta)^T M q', the momentum conjugate to a rigid rotation
-  of the whole system about the global axis a through the origin (dq/dtheta: R' = a x R,
-  p' = 1/2 E(p)^T a, delta' = 0 for every body with Euler parameters).
+- `angular_momentum`: H_a = a . `System.momentum`(q, q').angular, the momentum conjugate to a rigid
+  rotation of the whole system about the global axis a through the origin, per output.
 """
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ import numpy as np
 
 from ..formulations.index1 import Index1
 from ..integrators import ConstrainedProblem, simulate
-from ..rotations import ep_E
 
 __all__ = ["integrate", "multipliers", "axial_torque", "angular_momentum"]
 
@@ -52,21 +50,8 @@ def axial_torque(system, constraint, body, t, x, lam, axis=(0.0, 0.0, 1.0)) -> n
     return out
 
 
-def rotation_velocity(system, q, axis=(0.0, 0.0, 1.0)) -> np.ndarray:
-    """dq/dtheta: the velocities of a unit-rate rigid rotation of every body about ``axis``."""
-    a = np.asarray(axis, dtype=float)
-    out = np.zeros(system.n_q)
-    for b in system.bodies:
-        sl = system.slice(b)
-        qb = q[sl]
-        out[sl.start:sl.start + 3] = np.cross(a, qb[:3])
-        out[sl.start + 3:sl.start + 7] = 0.5 * ep_E(qb[3:7]).T @ a
-    return out
-
-
 def angular_momentum(system, x, axis=(0.0, 0.0, 1.0)) -> np.ndarray:
-    """H_a = (dq/dtheta)^T M(q) q' about the global ``axis`` through the origin, per state."""
+    """H_a = a . H (`System.momentum`, about the origin) for the global ``axis`` a, per state x (n_t, 2 n_q)."""
     n = system.n_q
-    x = np.atleast_2d(x)
-    return np.array([rotation_velocity(system, xi[:n], axis) @ (system.mass_matrix(xi[:n]) @ xi[n:])
-                     for xi in x])
+    a = np.asarray(axis, dtype=float)
+    return np.array([a @ system.momentum(xi[:n], xi[n:]).angular for xi in np.atleast_2d(x)])

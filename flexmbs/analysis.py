@@ -12,13 +12,14 @@ import numpy as np
 from . import progress as _progress
 from .formulations import FORMULATIONS, Lagrange, energies
 from .integrators import INTEGRATORS, simulate
+from .integrators.simulate import step_used
 from .io.store import ResultsFile, active_recording
 from .model import Model
 from .motion import FRAME_KEYS, frame_history
 from .stiffness import check_explicit
 from .results import Results
 
-__all__ = ["run", "output_times", "element_data", "mesh_sha256"]
+__all__ = ["run", "output_times", "element_data", "mesh_sha256", "bytes_per_output"]
 
 log = logging.getLogger(__name__)
 
@@ -101,22 +102,43 @@ class _Physics:
         """Energies and powers (each (N,)) at N states."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
         if self._steady is not None:
-            A, c, B = self._lagrange.linear_system()
-            n = self.model.n_dofs
-            F = self.load_factors_many(t)
-            acc = (np.concatenate([delta, delta_dot], axis=1) @ A[n:].T + c[n:]
-                   + (F @ B[n:].T if B.shape[1] else 0.0))
-            return self._steady.evaluate(delta, delta_dot, acc, F)
+            return self.all_at_loads(self.load_factors_many(t), delta, delta_dot)
         rows = [self.energies(ti, d, v) for ti, d, v in zip(t, delta, delta_dot)]
         return {k: np.array([getattr(r, k) for r in rows]) for k in
                 (*ENERGY_KEYS, "P_loads", "P_damping", "P_frame", "P_stiffening")}
+
+    def all_at_loads(self, F, delta, delta_dot) -> dict[str, np.ndarray]:
+        """Energies and powers (each (N,)) of a steady model at N states with the load factors
+        F (N, k) (the values of the loads' time functions): delta'' = A[n:] x + c[n:] + B[n:] f."""
+        A, c, B = self._lagrange.linear_system()
+        n = self.model.n_dofs
+        acc = (np.concatenate([delta, delta_dot], axis=1) @ A[n:].T + c[n:]
+               + (F @ B[n:].T if B.shape[1] else 0.0))
+        return self._steady.evaluate(delta, delta_dot, acc, F)
 
     def powers_many(self, t, delta, delta_dot) -> np.ndarray:
         """(N, 4) powers of the loads, damping, frame and stiffening (the integrands of WORK_KEYS)."""
         if self._steady is None:
             return np.array([self.powers(ti, d, v) for ti, d, v in zip(np.atleast_1d(t), delta, delta_dot)])
-        e = self.all_many(t, delta, delta_dot)
+        return self.powers_at_loads(self.load_factors_many(np.atleast_1d(t)), delta, delta_dot)
+
+    def powers_at_loads(self, F, delta, delta_dot) -> np.ndarray:
+        """(N, 4) powers of a steady model at N states with the load factors F (N, k): a
+        quadratic polynomial of (delta, delta', F), as `all_at_loads`."""
+        e = self.all_at_loads(F, delta, delta_dot)
         return np.stack([e["P_loads"], e["P_damping"], e["P_frame"], e["P_stiffening"]], axis=-1)
+
+
+def bytes_per_output(model: Model) -> int:
+    """Bytes of one output of `run` (kept in `Results` and written to the results file): t,
+    delta and delta' (n each), displacement and velocity (n_nodes x dim each), the energies
+    and works, the element data and the frame, in float64."""
+    n, (n_nodes, dim) = model.n_dofs, model.mesh.points.shape
+    elements = element_data(model, np.zeros((1, n)))
+    frame = frame_history(model.motion, np.zeros(1))
+    floats = (1 + 2 * n + 2 * n_nodes * dim + len(ENERGY_KEYS) + len(WORK_KEYS)
+              + sum(a[0].size for a in elements.values()) + sum(np.asarray(a)[0].size for a in frame.values()))
+    return 8 * int(floats)
 
 
 def mesh_sha256(model: Model) -> str:
@@ -281,6 +303,10 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 return physics.powers(t, *form.physical(t, x))
             return physics.powers_many(t, *form.physical(t, x))
         integrand.vectorized = True          # takes t (N,), x (N, n_state) too
+        if model.steady:                     # quadratic in (x, f): method "exact" sums it in closed form
+            def of_loads(x, F):
+                return physics.powers_at_loads(F, *form.physical(np.zeros(len(x)), x))
+            integrand.of_loads = of_loads
     timings["build_s"] = time.perf_counter() - tic
     atol = 1e-9 * rtol / 1e-6 if atol is None else atol
     if method not in INTEGRATORS:
@@ -289,9 +315,11 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         options.update(rtol=rtol, atol=atol)
     check_explicit(model, method, (t0, float(t_end)))         # "this model is stiff" before hours
     from . import __version__
+    h_used = step_used(method, h, t0, t_eval, warn=False)    # the step taken (simulate warns)
     meta = dict(flexmbs_version=__version__, formulation=formulation,
                 evaluation="compiled" if form._compiled else "terms", method=method,
-                order=INTEGRATORS[method].order, rtol=rtol, atol=atol, h=h,
+                order=INTEGRATORS[method].order, rtol=rtol, atol=atol, h=h_used,
+                **({"h_requested": h} if h_used != h else {}),
                 units="SI (m, kg, s, N, rad)", mesh_source=model.mesh.source, mesh_sha256=mesh_sha256(model),
                 element=type(model.element).__name__, n_elements=len(model.cells), n_dofs=n,
                 **(metadata or {}))
@@ -301,6 +329,9 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     name = name or meta.get("run") or meta.get("case") or inherited.get("run") or inherited.get("case") or "run"
     log.info("run %s: %s + %s, %d DOFs, t = %g .. %g s, %d outputs%s", name, formulation, method, n, t0,
              float(t_end), len(t_eval), f", streamed to {results_file.path}" if results_file is not None else "")
+    per_output = bytes_per_output(model)                 # checked against memory and disk by simulate
+    options.update(keep_bytes=per_output,
+                   write_to=None if results_file is None else (results_file.path, per_output))
     reporter = _progress.current()
     if options.get("progress") is True:
         reporter = _progress.Display()

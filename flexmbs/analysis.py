@@ -386,8 +386,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
 
             def on_output(t, x):
                 pending.append((t, x))
-                # written at least every FLUSH_EVERY_S, and before a user's on_output sees the output
-                if user_on_output is not None or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
+                # the first at once, then at least every FLUSH_EVERY_S, and before a user's on_output sees it
+                if user_on_output is not None or not blocks or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
                     flush()
                 if user_on_output is not None:
                     user_on_output(t, x)

@@ -291,10 +291,11 @@ class ExactLinear(Integrator):
         of ``t_eval`` and the integrals of ``integrand`` from t0 to each (N, k), or None.
 
         ``block`` (outputs per block) defaults to what fits in BLOCK_BYTES of quadrature
-        states, at most BLOCK_OUTPUTS.  A block that reaches an unbounded or non-finite state
-        ends with the last bounded output and sets ``status`` "diverged" or "failed"; else
-        the last sets "finished".  The memory is that of one block, whatever the number of
-        outputs.
+        states, at most BLOCK_OUTPUTS.  Outputs at the start time come first, in a block of
+        their own, before the quadratic forms and the quadrature rules are set up.  A block
+        that reaches an unbounded or non-finite state ends with the last bounded output and
+        sets ``status`` "diverged" or "failed"; else the last sets "finished".  The memory is
+        that of one block, whatever the number of outputs.
         """
         aug = self._aug
         t_eval = np.asarray(t_eval, dtype=float)
@@ -304,11 +305,16 @@ class ExactLinear(Integrator):
         if integrand is not None:                               # the integrand's number of values
             width = _evaluate(integrand, np.array([self.t]), self.x[None, :]).shape[1]
             total = np.zeros(width)
-            forms = self._forms(integrand, width)
+        self.n_steps = 0
+        lead = int(np.searchsorted(t_eval, self.t, side="right"))
+        if lead:                            # outputs at the start: handed on before the set-up below
+            yield t_eval[:lead], np.repeat(self.x[None, :], lead, axis=0), None if total is None else \
+                np.zeros((lead, total.size))
+        if integrand is not None:
+            forms = self._forms(integrand, total.size)
         if block is None:
             block = self._block_size(keys, integrand if forms is None else None, rules)
-        self.n_steps = 0
-        for start in range(0, len(t_eval), block):
+        for start in range(lead, len(t_eval), block):
             t_prev = self.t
             grid = np.concatenate([[t_prev], t_eval[start:start + block]])
             steps, bkeys = np.diff(grid), keys[start:start + block]
@@ -319,7 +325,7 @@ class ExactLinear(Integrator):
             self.n_steps += int(np.count_nonzero(steps))
             self.t, self.x, self._z = float(grid[-1]), Z[-1, :aug.n].copy(), Z[-1].copy()
             W = None
-            if forms is not None and start == 0:
+            if forms is not None and start == lead:
                 forms = self._checked(forms, integrand, grid, Z)
             if integrand is not None:
                 W = total + np.cumsum(self._integrals(grid, steps, bkeys, Z, integrand, rules, total.size, forms),

@@ -405,16 +405,18 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
             shapes = {"delta": (n,), "delta_dot": (n,), "displacement": (n_nodes, dim), "velocity": (n_nodes, dim)}
 
             def stacked(key):
-                parts = [b[key] for b in blocks]
+                """One field of all blocks, taken out of them (memory: the field once more, not all)."""
+                parts = [b.pop(key) for b in blocks]
                 return np.concatenate(parts) if parts else np.zeros((0, *shapes.get(key, ())))
 
+            element_keys = [k for k in (blocks[0] if blocks else {}) if k.startswith("element_data/")]
             outputs = {k: stacked(k) for k in shapes}
             energy = ({k: np.concatenate([b["energies"][k] for b in blocks]) for k in ENERGY_KEYS}
                       if compute_energies and blocks else {})
-            elements = {k[len("element_data/"):]: stacked(k) for k in (blocks[0] if blocks else {})
-                        if k.startswith("element_data/")}
+            elements = {k[len("element_data/"):]: stacked(k) for k in element_keys}
             frame = ({k: stacked(f"frame/{k}") for k in FRAME_KEYS} if blocks
                      else frame_history(model.motion, sol.t))
+            blocks.clear()
         if energy:
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
             energy.update(dict(zip(WORK_KEYS, W.T)))

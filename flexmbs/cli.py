@@ -365,6 +365,8 @@ def cmd_run(args) -> int:
         _remove_new_files(out, before, existed)
         raise CLIError(f"parameter {bad.key!r} of case {info.name}: {bad.detail}")
     code = EXIT_INTERRUPTED if interrupted else EXIT_OK
+    if runs:
+        returned = None                  # read back from the file below, one run at a time: not held twice
     print(f"{info.name}: {'interrupted' if interrupted else 'done'}, output in {out}/")
     for name, status in runs.items():
         res = io.load_results(h5, name)

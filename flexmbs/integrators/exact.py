@@ -492,7 +492,7 @@ def _evaluate(integrand, t: np.ndarray, x: np.ndarray, chunk: int = 50_000) -> n
     return np.array([np.atleast_1d(np.asarray(integrand(ti, xi), dtype=float)) for ti, xi in zip(t, x)])
 
 
-def modal_response(formulation, x0, t, t0: float = 0.0) -> np.ndarray:
+def modal_response(formulation, x0, t, t0: float = 0.0, chunk: int = 4096) -> np.ndarray:
     """x(t) (n_t, n_state) of x' = A x + c + B f(t) by the eigenvectors of A (an independent
     route to the solution of method "exact").
 
@@ -503,6 +503,7 @@ def modal_response(formulation, x0, t, t0: float = 0.0) -> np.ndarray:
 
     A must be diagonalisable with well-conditioned eigenvectors (distinct eigenvalues, as the
     modes of a finite element model) and no i Omega_j may be an eigenvalue (resonance).
+    The times are taken ``chunk`` at a time (memory bounded by the chunk).
     """
     A, c, B, loads = exact_system(formulation)
     n = A.shape[0]
@@ -525,8 +526,11 @@ def modal_response(formulation, x0, t, t0: float = 0.0) -> np.ndarray:
 
     lam, V = np.linalg.eig(A)
     coef = np.linalg.solve(V, np.asarray(x0, dtype=float) - part_real(np.array([t0]))[0])
-    hom = (np.exp(np.multiply.outer(t - t0, lam)) * coef) @ V.T
-    return part_real(t) + hom.real
+    out = np.empty((len(t), n))
+    for i in range(0, len(t), chunk):                 # complex temporaries of one chunk of times
+        tc = t[i:i + chunk]
+        out[i:i + chunk] = part_real(tc) + ((np.exp(np.multiply.outer(tc - t0, lam)) * coef) @ V.T).real
+    return out
 
 
 def reference_error(model, results, node: int = -1, component: int = 0) -> float:

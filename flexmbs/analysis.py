@@ -243,7 +243,11 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         default None: ``1e-3 * rtol`` (1e-9 at the default ``rtol``).
     h : float, optional
         Step [s] of the fixed-step methods (required by them); for the adaptive ones the
-        first trial step.  Default None.
+        first trial step.  Default None.  At most ``t_end - t0``; shrunk to divide the output
+        interval (an ``h`` above ``dt_out`` warns), and the step taken is recorded as
+        ``metadata["h"]`` (the requested one as ``h_requested``).  Runs that cannot fit in
+        memory or on disk are refused before they start, beyond 1e7 steps or 1 GB they warn
+        (`flexmbs.integrators.budget`).
     evaluation : str, default "auto"
         "terms": evaluate the formulation's equations term by term at every call; "compiled":
         its constant-coefficient form x' = A x + c + B f(t) (steady frames only); "auto":
@@ -258,8 +262,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         Stream the outputs into a results file as they are computed, each flushed to disk
         before the integration goes on: a path (a new HDF5 file), an open ``ResultsFile``
         (one more run in it), None (the file of the active `flexmbs.io.recording`, if any)
-        or False (none).  Outputs are written in blocks, at least every ``FLUSH_EVERY_S``
-        (0.5 s) of wall time, before each call of a user's ``on_output``, at the end and
+        or False (none).  Outputs are written in blocks, the first at once, then at least every
+        ``FLUSH_EVERY_S`` (0.5 s) of wall time, before each call of a user's ``on_output``, at the end and
         before an exception ends the run.  The works of the loads, damping and frame are written at the end;
         a run stopped by Ctrl-C or an exception is marked "interrupted" or "error" in the
         file and the exception propagates.  Read the file with `flexmbs.load_results`.

@@ -299,7 +299,8 @@ class ExactLinear(Integrator):
         """
         aug = self._aug
         t_eval = np.asarray(t_eval, dtype=float)
-        keys = _step_keys(np.diff(np.concatenate([[self.t0], t_eval])))
+        keys = _step_keys(np.diff(np.concatenate([[self.t0], t_eval])),
+                          max(abs(self.t0), abs(float(t_eval[-1])) if len(t_eval) else 0.0))
         rules: dict[float, _Quadrature] = {}
         total, forms = None, None
         if integrand is not None:                               # the integrand's number of values
@@ -472,13 +473,16 @@ def quadratic_forms(aug: _Augmented, of_loads, width: int, chunk: int = 2048) ->
     return Q
 
 
-def _step_keys(steps: np.ndarray) -> np.ndarray:
-    """Step sizes with round-off differences removed (equal to 12 digits: one expm for all)."""
+def _step_keys(steps: np.ndarray, t_max: float = 0.0) -> np.ndarray:
+    """Step sizes with round-off differences removed (one expm for all): a step equal to the
+    first to 12 digits, or to the round-off of a difference of two times up to ``t_max``
+    (16 eps t_max: at t = 5 s and steps of 1e-4 s that is 1.8e-11 of the step, which would
+    otherwise make each step a new step size, with its own expm and quadrature)."""
     keys = steps.copy()
     pos = steps > 0
     if np.any(pos):
         ref = steps[pos][0]
-        same = pos & (np.abs(steps - ref) <= 1e-12 * ref)
+        same = pos & (np.abs(steps - ref) <= max(1e-12 * ref, 16 * np.finfo(float).eps * abs(t_max)))
         keys[same] = ref
     return keys
 

@@ -551,6 +551,8 @@ def reference_error(model, results, node: int = -1, component: int = 0) -> float
     form = Lagrange(model, evaluation="terms")
     x0 = np.concatenate([results.delta[0], results.delta_dot[0]])
     x = modal_response(form, x0, results.t, t0=float(results.t[0]))
-    u_ref = model.displacement_field(x[:, :form.n])[:, node, component]
+    chunk = 4096                              # the displacement field of a chunk of outputs at a time
+    u_ref = np.concatenate([model.displacement_field(x[i:i + chunk, :form.n])[:, node, component]
+                            for i in range(0, len(x), chunk)])
     u = results.displacement[:, node, component]
     return float(np.max(np.abs(u - u_ref)) / np.max(np.abs(u_ref)))

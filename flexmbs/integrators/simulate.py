@@ -187,19 +187,18 @@ def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progr
         n = max(1, int(np.ceil((t_end - t0) / integrator.h * (1 - 1e-12))))
         t_eval = np.minimum(t0 + integrator.h * np.arange(n + 1), t_end)
         t_eval[-1] = t_end
-    ts, xs, ws = [], [], []
+    x_out = np.empty((len(t_eval), integrator.formulation.n_state))      # filled block by block
+    ws, done = [], 0
     for t, x, w in integrator.output_blocks(t_eval, integrand):
-        ts.append(t)
-        xs.append(x)
+        x_out[done:done + len(t)] = x
+        done += len(t)
         ws.append(w)
         if on_output is not None:
             for te, xe in zip(t, x):
                 on_output(float(te), xe)
         if progress is not None:
             progress(float(t[-1]))
-    n_state = integrator.formulation.n_state
-    t_out = np.concatenate(ts) if ts else np.zeros(0)
-    x_out = np.concatenate(xs) if xs else np.zeros((0, n_state))
+    t_out, x_out = np.array(t_eval[:done], dtype=float), x_out[:done]
     integrals = None if integrand is None else (np.concatenate(ws) if ws else np.zeros((0, 0)))
     cls = type(integrator)
     return Solution(

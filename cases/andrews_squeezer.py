@@ -36,7 +36,7 @@ AndrewsSqueezingMechanismDAE (../shared/BENCHMARKS.md sec. 6d).
 
 Writes DIR/results.npz (t, q (n_t, 7) in the order beta, Theta, gamma, Phi, delta, Omega,
 epsilon, constraint_position (n_t,)), DIR/summary.json (q(t_end), its error against the
-reference when t_end = 0.03, time per step) and angles.png.
+reference when t_end = 0.03, time per step, the step taken h_used) and angles.png.
 """
 from __future__ import annotations
 
@@ -161,7 +161,8 @@ def run(out=None, **params):
     qs = sol.x[:, :system.n_q]
     q7 = angles_of(system, qs)
     cpos = constraint_history(system, sol.t, qs)
-    summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps, n_lu=sol.n_lu,
+    summary = dict(parameters=p, status=sol.status, message=sol.message, h_used=sol.h,
+                   n_steps=sol.n_steps, n_lu=sol.n_lu,
                    solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1), t_final=float(sol.t[-1]),
                    q_final=dict(zip(NAMES, q7[-1].tolist())), max_constraint_position=float(cpos.max()))
     if abs(sol.t[-1] - 0.03) < 1e-12:

@@ -26,7 +26,7 @@ conservation and the agreement of the two methods.
 
 Writes DIR/results.npz (t, P3 (n_t, 3): the position of the joint point P3 (rod 2's end),
 energy (n_t,), constraint_position (n_t,)), DIR/summary.json (mobility report, energy change,
-time per step) and p3.png.
+time per step, the step taken h_used) and p3.png.
 """
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def run(out=None, **params):
     P3 = np.array([rods[2].point(qk[sl], rods[2].rotation(q0[sl]).T @ (POINTS[3] - q0[sl][:3])) for qk in q])
     energy = energy_history(system, q, v)
     cpos = constraint_history(system, sol.t, q)
-    summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps,
+    summary = dict(parameters=p, status=sol.status, message=sol.message, h_used=sol.h, n_steps=sol.n_steps,
                    solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1),
                    mobility=dict(n_q=mob["n_q"], n_c=mob["n_c"], rank=mob["rank"], dof=mob["dof"],
                                  redundant=mob["redundant"]),

@@ -28,8 +28,8 @@ specification; ``--n 2`` is the double four-bar).
 Writes DIR/results.npz (t, B0 (n_t, 2), B0_velocity (n_t, 2), B0_exact, B0_velocity_exact,
 energy (n_t,), constraint_position (n_t,): |C|_2, mobility (n_t,): degrees of freedom from
 the rank of C_q), sigma_min (n_t,): smallest singular value of C_q (near 0 at the singular
-positions), DIR/summary.json (errors of B0 at t_end, max errors, time per step) and the
-plots b0.png (position and velocity against the exact solution) and error.png.
+positions), DIR/summary.json (errors of B0 at t_end, max errors, time per step, the step taken
+h_used) and the plots b0.png (position and velocity against the exact solution) and error.png.
 """
 from __future__ import annotations
 
@@ -152,7 +152,8 @@ def run(out=None, **params):
     sigma_min = np.array([m["singular_values"][-1] for m in mob])
     err = np.abs(B0 - B0e).max(axis=1)
     errv = np.abs(B0v - B0ve).max(axis=1)
-    summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps, n_lu=sol.n_lu,
+    summary = dict(parameters=p, status=sol.status, message=sol.message, h_used=sol.h,
+                   n_steps=sol.n_steps, n_lu=sol.n_lu,
                    solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1),
                    t_final=float(sol.t[-1]), B0_final=B0[-1].tolist(), B0_exact_final=B0e[-1].tolist(),
                    error_B0_final=float(err[-1]), error_B0_velocity_final=float(errv[-1]),

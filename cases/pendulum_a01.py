@@ -20,7 +20,7 @@ specification; 10 s by default here, ``--t-end 2000`` for the full run).
 
 Writes DIR/results.npz (t, P1 (n_t, 2), P1_velocity (n_t, 2), P1_exact (n_t, 2), energy
 (n_t,), constraint_position (n_t,)), DIR/summary.json (error of P1 at t_end and its maximum,
-energy change, time per step) and p1.png.
+energy change, time per step, the step taken h_used) and p1.png.
 """
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def run(out=None, **params):
     energy = energy_history(system, q, v)
     cpos = constraint_history(system, sol.t, q)
     err = np.abs(P1 - P1e).max(axis=1)
-    summary = dict(parameters=p, status=sol.status, message=sol.message, n_steps=sol.n_steps,
+    summary = dict(parameters=p, status=sol.status, message=sol.message, h_used=sol.h, n_steps=sol.n_steps,
                    solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1), t_final=float(sol.t[-1]),
                    P1_final=P1[-1].tolist(), P1_exact_final=P1e[-1].tolist(), error_P1_final=float(err[-1]),
                    max_error_P1=float(err.max()), energy_change=float(energy[-1] - energy[0]),

@@ -12,6 +12,7 @@ import numpy as np
 from . import progress as _progress
 from .formulations import FORMULATIONS, Lagrange, energies
 from .integrators import INTEGRATORS, simulate
+from .integrators.simulate import step_used
 from .io.store import ResultsFile, active_recording
 from .model import Model
 from .motion import FRAME_KEYS, frame_history
@@ -19,7 +20,7 @@ from .stiffness import check_explicit
 from .results import Results
 from .validity import RangeCheck
 
-__all__ = ["run", "output_times", "element_data", "mesh_sha256"]
+__all__ = ["run", "output_times", "element_data", "mesh_sha256", "bytes_per_output"]
 
 log = logging.getLogger(__name__)
 
@@ -102,22 +103,43 @@ class _Physics:
         """Energies and powers (each (N,)) at N states."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
         if self._steady is not None:
-            A, c, B = self._lagrange.linear_system()
-            n = self.model.n_dofs
-            F = self.load_factors_many(t)
-            acc = (np.concatenate([delta, delta_dot], axis=1) @ A[n:].T + c[n:]
-                   + (F @ B[n:].T if B.shape[1] else 0.0))
-            return self._steady.evaluate(delta, delta_dot, acc, F)
+            return self.all_at_loads(self.load_factors_many(t), delta, delta_dot)
         rows = [self.energies(ti, d, v) for ti, d, v in zip(t, delta, delta_dot)]
         return {k: np.array([getattr(r, k) for r in rows]) for k in
                 (*ENERGY_KEYS, "P_loads", "P_damping", "P_frame", "P_stiffening")}
+
+    def all_at_loads(self, F, delta, delta_dot) -> dict[str, np.ndarray]:
+        """Energies and powers (each (N,)) of a steady model at N states with the load factors
+        F (N, k) (the values of the loads' time functions): delta'' = A[n:] x + c[n:] + B[n:] f."""
+        A, c, B = self._lagrange.linear_system()
+        n = self.model.n_dofs
+        acc = (np.concatenate([delta, delta_dot], axis=1) @ A[n:].T + c[n:]
+               + (F @ B[n:].T if B.shape[1] else 0.0))
+        return self._steady.evaluate(delta, delta_dot, acc, F)
 
     def powers_many(self, t, delta, delta_dot) -> np.ndarray:
         """(N, 4) powers of the loads, damping, frame and stiffening (the integrands of WORK_KEYS)."""
         if self._steady is None:
             return np.array([self.powers(ti, d, v) for ti, d, v in zip(np.atleast_1d(t), delta, delta_dot)])
-        e = self.all_many(t, delta, delta_dot)
+        return self.powers_at_loads(self.load_factors_many(np.atleast_1d(t)), delta, delta_dot)
+
+    def powers_at_loads(self, F, delta, delta_dot) -> np.ndarray:
+        """(N, 4) powers of a steady model at N states with the load factors F (N, k): a
+        quadratic polynomial of (delta, delta', F), as `all_at_loads`."""
+        e = self.all_at_loads(F, delta, delta_dot)
         return np.stack([e["P_loads"], e["P_damping"], e["P_frame"], e["P_stiffening"]], axis=-1)
+
+
+def bytes_per_output(model: Model) -> int:
+    """Bytes of one output of `run` (kept in `Results` and written to the results file): t,
+    delta and delta' (n each), displacement and velocity (n_nodes x dim each), the energies
+    and works, the element data and the frame, in float64."""
+    n, (n_nodes, dim) = model.n_dofs, model.mesh.points.shape
+    elements = element_data(model, np.zeros((1, n)))
+    frame = frame_history(model.motion, np.zeros(1))
+    floats = (1 + 2 * n + 2 * n_nodes * dim + len(ENERGY_KEYS) + len(WORK_KEYS)
+              + sum(a[0].size for a in elements.values()) + sum(np.asarray(a)[0].size for a in frame.values()))
+    return 8 * int(floats)
 
 
 def mesh_sha256(model: Model) -> str:
@@ -222,7 +244,11 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         default None: ``1e-3 * rtol`` (1e-9 at the default ``rtol``).
     h : float, optional
         Step [s] of the fixed-step methods (required by them); for the adaptive ones the
-        first trial step.  Default None.
+        first trial step.  Default None.  At most ``t_end - t0``; shrunk to divide the output
+        interval (an ``h`` above ``dt_out`` warns), and the step taken is recorded as
+        ``metadata["h"]`` (the requested one as ``h_requested``).  Runs that cannot fit in
+        memory or on disk are refused before they start, beyond 1e7 steps or 1 GB they warn
+        (`flexmbs.integrators.budget`).
     evaluation : str, default "auto"
         "terms": evaluate the formulation's equations term by term at every call; "compiled":
         its constant-coefficient form x' = A x + c + B f(t) (steady frames only); "auto":
@@ -237,8 +263,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         Stream the outputs into a results file as they are computed, each flushed to disk
         before the integration goes on: a path (a new HDF5 file), an open ``ResultsFile``
         (one more run in it), None (the file of the active `flexmbs.io.recording`, if any)
-        or False (none).  Outputs are written in blocks, at least every ``FLUSH_EVERY_S``
-        (0.5 s) of wall time, before each call of a user's ``on_output``, at the end and
+        or False (none).  Outputs are written in blocks, the first at once, then at least every
+        ``FLUSH_EVERY_S`` (0.5 s) of wall time, before each call of a user's ``on_output``, at the end and
         before an exception ends the run.  The works of the loads, damping and frame are written at the end;
         a run stopped by Ctrl-C or an exception is marked "interrupted" or "error" in the
         file and the exception propagates.  A full disk raises `flexmbs.io.DiskFullError`
@@ -288,6 +314,10 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 return physics.powers(t, *form.physical(t, x))
             return physics.powers_many(t, *form.physical(t, x))
         integrand.vectorized = True          # takes t (N,), x (N, n_state) too
+        if model.steady:                     # quadratic in (x, f): method "exact" sums it in closed form
+            def of_loads(x, F):
+                return physics.powers_at_loads(F, *form.physical(np.zeros(len(x)), x))
+            integrand.of_loads = of_loads
     timings["build_s"] = time.perf_counter() - tic
     atol = 1e-9 * rtol / 1e-6 if atol is None else atol
     if method not in INTEGRATORS:
@@ -296,9 +326,11 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         options.update(rtol=rtol, atol=atol)
     check_explicit(model, method, (t0, float(t_end)))         # "this model is stiff" before hours
     from . import __version__
+    h_used = step_used(method, h, t0, t_eval, warn=False)    # the step taken (simulate warns)
     meta = dict(flexmbs_version=__version__, formulation=formulation,
                 evaluation="compiled" if form._compiled else "terms", method=method,
-                order=INTEGRATORS[method].order, rtol=rtol, atol=atol, h=h,
+                order=INTEGRATORS[method].order, rtol=rtol, atol=atol, h=h_used,
+                **({"h_requested": h} if h_used != h else {}),
                 units="SI (m, kg, s, N, rad)", mesh_source=model.mesh.source, mesh_sha256=mesh_sha256(model),
                 element=type(model.element).__name__, n_elements=len(model.cells), n_dofs=n,
                 **(metadata or {}))
@@ -308,6 +340,9 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     name = name or meta.get("run") or meta.get("case") or inherited.get("run") or inherited.get("case") or "run"
     log.info("run %s: %s + %s, %d DOFs, t = %g .. %g s, %d outputs%s", name, formulation, method, n, t0,
              float(t_end), len(t_eval), f", streamed to {results_file.path}" if results_file is not None else "")
+    per_output = bytes_per_output(model)                 # checked against memory and disk by simulate
+    options.update(keep_bytes=per_output,
+                   write_to=None if results_file is None else (results_file.path, per_output))
     reporter = _progress.current()
     if options.get("progress") is True:
         reporter = _progress.Display()
@@ -365,8 +400,8 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
 
             def on_output(t, x):
                 pending.append((t, x))
-                # written at least every FLUSH_EVERY_S, and before a user's on_output sees the output
-                if user_on_output is not None or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
+                # the first at once, then at least every FLUSH_EVERY_S, and before a user's on_output sees it
+                if user_on_output is not None or not blocks or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
                     flush()
                 if user_on_output is not None:
                     user_on_output(t, x)
@@ -384,16 +419,18 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
             shapes = {"delta": (n,), "delta_dot": (n,), "displacement": (n_nodes, dim), "velocity": (n_nodes, dim)}
 
             def stacked(key):
-                parts = [b[key] for b in blocks]
+                """One field of all blocks, taken out of them (memory: the field once more, not all)."""
+                parts = [b.pop(key) for b in blocks]
                 return np.concatenate(parts) if parts else np.zeros((0, *shapes.get(key, ())))
 
+            element_keys = [k for k in (blocks[0] if blocks else {}) if k.startswith("element_data/")]
             outputs = {k: stacked(k) for k in shapes}
             energy = ({k: np.concatenate([b["energies"][k] for b in blocks]) for k in ENERGY_KEYS}
                       if compute_energies and blocks else {})
-            elements = {k[len("element_data/"):]: stacked(k) for k in (blocks[0] if blocks else {})
-                        if k.startswith("element_data/")}
+            elements = {k[len("element_data/"):]: stacked(k) for k in element_keys}
             frame = ({k: stacked(f"frame/{k}") for k in FRAME_KEYS} if blocks
                      else frame_history(model.motion, sol.t))
+            blocks.clear()
         if energy:
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
             energy.update(dict(zip(WORK_KEYS, W.T)))

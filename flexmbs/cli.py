@@ -382,6 +382,8 @@ def cmd_run(args) -> int:
     if full is not None:
         return _stopped_on_full_disk(info.name, out, h5, runs, full)
     code = EXIT_INTERRUPTED if interrupted else EXIT_OK
+    if runs:
+        returned = None                  # read back from the file below, one run at a time: not held twice
     print(f"{info.name}: {'interrupted' if interrupted else 'done'}, output in {out}/")
     for name, status in runs.items():
         res = io.load_results(h5, name)

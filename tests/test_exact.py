@@ -131,3 +131,66 @@ def test_formulations_agree_on_the_compiled_system():
         x = modal_response(form, form.state0(np.zeros(form.n), np.zeros(form.n)), t)
         out.append(form.physical(t, x)[0])
     assert np.abs(out[0] - out[1]).max() < 1e-10 * np.abs(out[0]).max()
+
+
+@pytest.mark.parametrize("model, dt_out", [(bar(elements=40), 1e-4), (beam(), 5e-4)],
+                         ids=["bar, 2 quadrature parts per output", "damped beam, two loads"])
+def test_blocks_of_outputs_agree_with_one_block(model, dt_out):
+    """Streaming in blocks (7 outputs each) gives the states and the works of one block, to
+    round-off: the blocks continue the same propagation and the same sums."""
+    form = Lagrange(model)
+    physics = _Physics(model)
+
+    def integrand(t, x):
+        return physics.powers_many(t, *form.physical(t, x))
+    integrand.vectorized = True
+    t_eval = np.append(np.arange(0.0, 0.0095, dt_out), 0.0095)          # a shorter last interval
+    runs = []
+    for block in (7, len(t_eval)):
+        integrator = fm.INTEGRATORS["exact"](form, 0.0, np.zeros(form.n_state), 0.0095)
+        parts = list(integrator.output_blocks(t_eval, integrand, block=block))
+        assert len(parts) == 1 + -(-(len(t_eval) - 1) // block) and integrator.status == "finished"  # t0 first
+        runs.append([np.concatenate(p) for p in zip(*parts)])
+    (t1, x1, w1), (t2, x2, w2) = runs
+    assert np.array_equal(t1, t_eval) and np.array_equal(t2, t_eval)
+    assert np.abs(x1 - x2).max() <= 1e-12 * np.abs(x2).max()
+    assert np.all(np.abs(w1 - w2).max(axis=0) <= 1e-12 * np.abs(w2).max(axis=0) + 1e-300)
+    assert np.abs(w2).max() > 0
+
+
+def test_exact_streams_its_outputs_block_by_block(monkeypatch):
+    """The first outputs reach `on_output` before the works of the later ones are computed, and
+    the integrand never sees more quadrature points at once than a block holds."""
+    import flexmbs.integrators.exact as exact
+    monkeypatch.setattr(exact, "BLOCK_BYTES", 200_000)
+    model = bar(elements=20)
+    form = Lagrange(model)
+    physics = _Physics(model)
+    events = []
+
+    def integrand(t, x):
+        events.append(("integrand", float(np.max(t)), len(t)))
+        return physics.powers_many(t, *form.physical(t, x))
+    integrand.vectorized = True
+    sol = simulate(form, (0.0, 0.02), np.zeros(form.n_state), method="exact",
+                   t_eval=np.linspace(0.0, 0.02, 201), integrand=integrand,
+                   on_output=lambda t, x: events.append(("output", t, 1)))
+    assert sol.success and len(sol.t) == 201
+    first_output = next(i for i, e in enumerate(events) if e[0] == "output" and e[1] > 0)
+    assert max(e[1] for e in events[:first_output] if e[0] == "integrand") < 0.01
+    calls = [e[2] for e in events if e[0] == "integrand"]
+    assert len(calls) > 2 and max(calls) * form.n_state * 8 <= 200_000
+
+
+def test_a_diverging_run_in_blocks_keeps_the_outputs_before():
+    """Divergence found in a later block: the outputs of the earlier blocks and of this one up to
+    the bound are returned, as with one block."""
+    form = Lagrange(bar(omega=2e4, load_f=None))
+    t_eval = np.linspace(0.0, 0.05, 501)
+    ends = []
+    for block in (3, 501):
+        integrator = fm.INTEGRATORS["exact"](form, 0.0, np.zeros(form.n_state), 0.05)
+        t = np.concatenate([p[0] for p in integrator.output_blocks(t_eval, block=block)])
+        assert integrator.status == "diverged"
+        ends.append(len(t))
+    assert ends[0] == ends[1] and 3 < ends[0] < 501

@@ -24,7 +24,7 @@ from scipy import sparse
 from scipy.linalg import solve
 
 from flexmbs.formulations.base import SecondOrderForm
-from flexmbs.integrators import INTEGRATORS, ImplicitMidpoint, Solution, simulate
+from flexmbs.integrators import INTEGRATORS, ImplicitMidpoint, RunSizeWarning, Solution, simulate
 
 # -- test formulations ---------------------------------------------------------------------------
 M3 = np.array([[2.0, 0.5, 0.0], [0.5, 2.0, 0.5], [0.0, 0.5, 1.0]])
@@ -430,8 +430,12 @@ def test_nan_fails_and_keeps_outputs(method):
 
 
 def test_fixed_step_underflow_fails():
+    """h below the spacing of the floats at t: 1e9 steps are announced (every one an output
+    would be refused: tests/test_failures_stream.py), then the first step fails."""
     form = Lagrange()
-    sol = simulate(form, (1e10, 1e10 + 1.0), form.state0(Q0, V0), method="midpoint", h=1e-9)
+    with pytest.warns(RunSizeWarning, match="1e[+]09 steps"):
+        sol = simulate(form, (1e10, 1e10 + 1.0), form.state0(Q0, V0), method="midpoint", h=1e-9,
+                       t_eval=[1e10, 1e10 + 1.0])
     assert sol.status == "failed" and "underflow" in sol.message and sol.t.size == 1
 
 

@@ -19,6 +19,7 @@ See ``docs/integrators.md``.
 """
 from .adams_bashforth import AdamsBashforth4
 from .base import Integrator
+from .budget import RunSizeWarning, check_run_size
 from .exact import ExactLinear
 from .generalized_alpha import GeneralizedAlpha
 from .index3_alpha import ConstrainedProblem, Index3GeneralizedAlpha
@@ -41,4 +42,6 @@ __all__ = [
     "INTEGRATORS",
     "Solution",
     "simulate",
+    "RunSizeWarning",
+    "check_run_size",
 ]

@@ -32,9 +32,16 @@ m the smallest with the quadrature error bound [1]_
     theta^(2m) (m!)^4 / ((2m + 1) ((2m)!)^3) <= 1e-13                             (2)
 
 (the error term of the m-point rule for an integrand whose 2m-th derivative is bounded by
-rho^(2m) times its size).  All states at the quadrature points are computed at once from
-the outputs, and a vectorised integrand (attribute ``vectorized = True``, called with t
-(N,) and x (N, n_state)) is called once for all of them.
+rho^(2m) times its size).  The state at Gauss point i of part j of the interval from t_a is
+expm(Ahat tau_i) expm(Ahat j h / k) z(t_a): m + 1 matrix exponentials per step size, not
+k m.  A vectorised integrand (attribute ``vectorized = True``, called with t (N,) and x
+(N, n_state)) is called once for all the points of a block.
+
+The outputs are computed in blocks (`ExactLinear.output_blocks`) of as many outputs as fit
+in ``BLOCK_BYTES`` (64 MB) of states at the quadrature points, at most ``BLOCK_OUTPUTS``: the
+memory of a run is bounded by the block, not by the number of outputs, and each block is
+handed on (written, reported) before the next is computed.  A block's integrals continue
+the previous block's sums, so the blocks change the results by round-off only.
 
 `modal_response` gives the same solution by another route, the eigenvectors of A and the
 closed-form particular solutions of the constant and harmonic loads; it is the reference
@@ -68,6 +75,11 @@ MAX_STATES = 4000                # dense matrix exponentials of (n_state + 2 k +
 QUADRATURE_TOL = 1e-13
 THETA_MAX = 30.0
 MAX_GAUSS = 40
+BLOCK_BYTES = 64 * 2**20         # states at the quadrature points of one block of outputs
+BLOCK_OUTPUTS = 4096             # outputs per block at most (progress and writing between blocks)
+CACHE_BYTES = 64 * 2**20         # matrix exponentials kept per step size
+MAX_FORM_SIZE = 1000             # quadratic forms by polarization up to this many active components
+FORM_CHECK_RTOL = 1e-8           # the polarized forms must reproduce the integrand to this (else Gauss points)
 
 
 def exact_system(formulation) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
@@ -123,6 +135,11 @@ class _Augmented:
             Ah[s, r], Ah[r, s] = f.omega, -f.omega
         self.Ahat = Ah
         self.i_sin = n + 2 * np.arange(k)
+        # load j's factor f_j(t) in z: amplitude_j s_i for the i-th harmonic load, 1 for a constant one
+        self.load_index = np.full(len(loads), self.dim - 1)
+        self.load_scale = np.ones(len(loads))
+        for i, (j, f) in enumerate(harmonics):
+            self.load_index[j], self.load_scale[j] = self.i_sin[i], f.amplitude
         self._cache: dict[float, np.ndarray] = {}
         eig = np.linalg.eigvals(Ah) if self.dim <= 2000 else [np.abs(Ah).sum(axis=0).max()]
         self.rho = float(np.max(np.abs(eig))) if len(eig) else 0.0
@@ -133,6 +150,10 @@ class _Augmented:
         self.set_forcing(z, t)
         return z
 
+    def load_factors(self, Z: np.ndarray) -> np.ndarray:
+        """f (N, n_loads), the loads' time functions, from augmented states Z (N, dim)."""
+        return Z[:, self.load_index] * self.load_scale
+
     def set_forcing(self, z: np.ndarray, t) -> None:
         """The exact sin, cos and 1 components at t (z (dim,) or (N, dim) with t (N,))."""
         arg = np.multiply.outer(np.asarray(t, dtype=float), self.omega) + self.phase
@@ -141,15 +162,68 @@ class _Augmented:
         z[..., -1] = 1.0
 
     def phi(self, tau: float) -> np.ndarray:
-        """expm(Ahat tau), cached per tau (a few distinct values in a run)."""
+        """expm(Ahat tau), cached per tau (a few distinct values in a run; the cache holds at
+        most CACHE_BYTES, and at least two matrices)."""
         from scipy.linalg import expm
         key = float(tau)
         P = self._cache.get(key)
         if P is None:
-            if len(self._cache) > 256:
+            if len(self._cache) >= max(2, CACHE_BYTES // (8 * self.dim ** 2)):
                 self._cache.clear()
             P = self._cache[key] = expm(self.Ahat * key)
         return P
+
+    def quadrature(self, h: float) -> "_Quadrature":
+        """The Gauss rule of eq. (2) on a step h and the matrices that give its points' states."""
+        from scipy.linalg import expm
+        theta = 2.0 * self.rho * h
+        k = max(1, math.ceil(theta / THETA_MAX))
+        m = gauss_points(theta / k)
+        xi, w = np.polynomial.legendre.leggauss(m)
+        offsets = 0.5 * (xi + 1.0) * h / k                                    # (m,) within a part
+        tau = (np.arange(k)[:, None] * (h / k) + offsets[None, :]).ravel()     # (k m,)
+        weights = np.tile(0.5 * w * h / k, k)
+        at_offsets = np.stack([expm(self.Ahat * o) for o in offsets])                  # (m, dim, dim)
+        return _Quadrature(k, m, tau, weights, at_offsets, self.phi(h / k), self.n)
+
+
+class _Quadrature:
+    """Gauss rule on one step h: k parts of m points, ``tau`` (k m,) from the step's start,
+    ``weights`` (k m,), ``at_offsets`` = expm(Ahat tau_i) (m, dim, dim) for the m points of
+    a part and ``part`` = expm(Ahat h / k)."""
+
+    def __init__(self, k, m, tau, weights, at_offsets, part, n):
+        self.k, self.m, self.tau, self.weights, self.n = k, m, tau, weights, n
+        self.at_offsets, self.part = at_offsets, part
+
+    def states(self, Z: np.ndarray) -> np.ndarray:
+        """x at the k m points of the steps that start at the states Z (N, dim): (N, k m, n),
+        x(t_a + j h/k + tau_i) = expm(Ahat tau_i) expm(Ahat j h/k) z(t_a)."""
+        N, n = len(Z), self.n
+        rows = self.at_offsets[:, :n].reshape(self.m * n, -1)
+        X = np.empty((N, self.k, self.m, n))
+        Zj = Z
+        for j in range(self.k):
+            X[:, j] = (Zj @ rows.T).reshape(N, self.m, n)
+            if j + 1 < self.k:
+                Zj = Zj @ self.part.T
+        return X.reshape(N, self.k * self.m, n)
+
+    def integrated_forms(self, Q: np.ndarray) -> np.ndarray:
+        """G_c = sum_p w_p expm(Ahat tau_p)^T Q_c expm(Ahat tau_p) (c, dim, dim): the rule applied
+        to the quadratic forms z^T Q_c z, so that the integral over the step from z(t_a) is
+        z(t_a)^T G_c z(t_a).  With P = expm(Ahat h / k) and H the sum over one part's points,
+        G = sum_j (P^j)^T H P^j, summed as G <- H + P^T G P (k - 1 times)."""
+        w = self.weights[:self.m]
+        H = sum(wi * (Pi.T @ Q @ Pi) for wi, Pi in zip(w, self.at_offsets))
+        G = H
+        for _ in range(self.k - 1):
+            G = H + self.part.T @ G @ self.part
+        return G
+
+    def bytes_per_step(self) -> int:
+        """Memory of the states at the points of one step (and their integrand values)."""
+        return 8 * self.k * self.m * (self.n + 8)
 
 
 def gauss_points(theta: float) -> int:
@@ -198,75 +272,217 @@ class ExactLinear(Integrator):
     def _dense_impl(self, t: float) -> np.ndarray:
         return (self._aug.phi(t - self.t_old) @ self._z_old)[:self._aug.n]
 
-    # -- all outputs at once (used by `simulate`) ---------------------------------------------------
+    # -- outputs in blocks (used by `simulate`) ----------------------------------------------------
     def outputs(self, t_eval: np.ndarray, integrand=None) -> tuple[np.ndarray, np.ndarray | None]:
         """States at every time of ``t_eval`` (sorted, within [t0, t_end]) and the integrals
-        of ``integrand`` from t0 to each, (n_out, n_state) and (n_out, k) or None."""
-        aug = self._aug
-        grid = np.concatenate([[self.t0], np.asarray(t_eval, dtype=float)])
-        steps = np.diff(grid)
-        Z = np.empty((len(grid), aug.dim))
-        Z[0] = self._z
-        keys = _step_keys(steps)
-        with np.errstate(all="ignore"):         # an unstable model: reported below
-            for i, key in enumerate(keys):
-                Z[i + 1] = Z[i] if steps[i] == 0.0 else aug.phi(key) @ Z[i]
-            size = np.max(np.abs(Z[:, :aug.n]), axis=1, initial=0.0)
-        aug.set_forcing(Z, grid)
-        bad = np.flatnonzero(~np.isfinite(size) | (size > self.divergence_limit))
-        end = len(grid) if not len(bad) else int(bad[0])          # grid points kept
-        if len(bad):
-            if np.isfinite(size[end]):
-                self.status = "diverged"
-                self.message = (f"The response grows without bound: |x|_inf = {size[end]:.3g} exceeds "
-                                f"`divergence_limit` = {self.divergence_limit:.3g} at t = {grid[end]:.6g}; "
-                                "the steady model is unstable (an eigenvalue of A with positive real part, "
-                                "e.g. a spin above the critical speed).")
-            else:
-                self.status = "failed"
-                self.message = (f"The state became non-finite at t = {grid[end]:.6g}: the matrix "
-                                "exponential overflowed (the model is unstable).")
-            grid, steps, keys, Z = grid[:end], steps[:end - 1], keys[:end - 1], Z[:end]
-        else:
-            self.status, self.message = "finished", f"Reached t_end = {self.t_end:.6g}."
-        self.n_steps = int(np.count_nonzero(steps))
-        self.t, self.x, self._z = float(grid[-1]), Z[-1, :aug.n].copy(), Z[-1].copy()
-        X = Z[1:, :aug.n]
+        of ``integrand`` from t0 to each, (n_out, n_state) and (n_out, k) or None: the blocks
+        of `output_blocks` joined."""
+        xs, ws = [], []
+        for _, x, w in self.output_blocks(t_eval, integrand):
+            xs.append(x)
+            ws.append(w)
+        X = np.concatenate(xs) if xs else np.zeros((0, self._aug.n))
         if integrand is None:
             return X, None
-        W = self._integrals(grid, steps, keys, Z, integrand)
-        return X, np.cumsum(W, axis=0)
+        return X, (np.concatenate(ws) if ws else np.zeros((0, 0)))
 
-    def _integrals(self, grid, steps, keys, Z, integrand) -> np.ndarray:
-        """Integral over each interval [grid[i], grid[i + 1]] by Gauss-Legendre on the exact
-        solution, (n_intervals, k)."""
+    def output_blocks(self, t_eval: np.ndarray, integrand=None, block: int | None = None):
+        """Yield (t, x, integrals) block by block: the states (N, n_state) at the next N times
+        of ``t_eval`` and the integrals of ``integrand`` from t0 to each (N, k), or None.
+
+        ``block`` (outputs per block) defaults to what fits in BLOCK_BYTES of quadrature
+        states, at most BLOCK_OUTPUTS.  Outputs at the start time come first, in a block of
+        their own, before the quadratic forms and the quadrature rules are set up.  A block
+        that reaches an unbounded or non-finite state ends with the last bounded output and
+        sets ``status`` "diverged" or "failed"; else the last sets "finished".  The memory is
+        that of one block, whatever the number of outputs.
+        """
         aug = self._aug
-        out = None
+        t_eval = np.asarray(t_eval, dtype=float)
+        keys = _step_keys(np.diff(np.concatenate([[self.t0], t_eval])),
+                          max(abs(self.t0), abs(float(t_eval[-1])) if len(t_eval) else 0.0))
+        rules: dict[float, _Quadrature] = {}
+        total, forms = None, None
+        if integrand is not None:                               # the integrand's number of values
+            width = _evaluate(integrand, np.array([self.t]), self.x[None, :]).shape[1]
+            total = np.zeros(width)
+        self.n_steps = 0
+        lead = int(np.searchsorted(t_eval, self.t, side="right"))
+        if lead:                            # outputs at the start: handed on before the set-up below
+            yield t_eval[:lead], np.repeat(self.x[None, :], lead, axis=0), None if total is None else \
+                np.zeros((lead, total.size))
+        if integrand is not None:
+            forms = self._forms(integrand, total.size)
+        if block is None:
+            block = self._block_size(keys, integrand if forms is None else None, rules)
+        for start in range(lead, len(t_eval), block):
+            t_prev = self.t
+            grid = np.concatenate([[t_prev], t_eval[start:start + block]])
+            steps, bkeys = np.diff(grid), keys[start:start + block]
+            Z = self._propagate(bkeys, steps)
+            aug.set_forcing(Z, grid)
+            end = self._bounded(Z, grid)
+            grid, steps, bkeys, Z = grid[:end], steps[:end - 1], bkeys[:end - 1], Z[:end]
+            self.n_steps += int(np.count_nonzero(steps))
+            self.t, self.x, self._z = float(grid[-1]), Z[-1, :aug.n].copy(), Z[-1].copy()
+            W = None
+            if forms is not None and start == lead:
+                forms = self._checked(forms, integrand, grid, Z)
+            if integrand is not None:
+                W = total + np.cumsum(self._integrals(grid, steps, bkeys, Z, integrand, rules, total.size, forms),
+                                      axis=0)
+                total = W[-1] if len(W) else total
+            if len(grid) > 1:
+                yield grid[1:], Z[1:, :aug.n], W
+            if self.status != "running":
+                return
+        self.status, self.message = "finished", f"Reached t_end = {self.t_end:.6g}."
+
+    def _block_size(self, keys, integrand, rules) -> int:
+        """Outputs per block: BLOCK_BYTES over the memory of one output (its state and, with an
+        integrand, the states at its quadrature points), at most BLOCK_OUTPUTS."""
+        per_output = 8 * self._aug.dim
+        positive = keys[keys > 0]
+        if integrand is not None and len(positive):
+            h = float(np.max(positive))
+            rules[h] = self._aug.quadrature(h)
+            per_output += rules[h].bytes_per_step()
+        return int(max(1, min(BLOCK_OUTPUTS, BLOCK_BYTES // per_output)))
+
+    def _propagate(self, keys, steps) -> np.ndarray:
+        """Augmented states z at the block's grid (its first row the current state), eq. (1)."""
+        aug = self._aug
+        Z = np.empty((len(steps) + 1, aug.dim))
+        Z[0] = self._z
+        with np.errstate(all="ignore"):         # an unstable model: reported by _bounded
+            for i, key in enumerate(keys):
+                Z[i + 1] = Z[i] if steps[i] == 0.0 else aug.phi(key) @ Z[i]
+        return Z
+
+    def _bounded(self, Z, grid) -> int:
+        """Rows of Z to keep: all, or those before the first unbounded (> divergence_limit) or
+        non-finite state, which sets ``status`` and ``message``."""
+        size = np.max(np.abs(Z[:, :self._aug.n]), axis=1, initial=0.0)
+        bad = np.flatnonzero(~np.isfinite(size) | (size > self.divergence_limit))
+        if not len(bad):
+            return len(grid)
+        end = int(bad[0])
+        if np.isfinite(size[end]):
+            self.status = "diverged"
+            self.message = (f"The response grows without bound: |x|_inf = {size[end]:.3g} exceeds "
+                            f"`divergence_limit` = {self.divergence_limit:.3g} at t = {grid[end]:.6g}; "
+                            "the steady model is unstable (an eigenvalue of A with positive real part, "
+                            "e.g. a spin above the critical speed).")
+        else:
+            self.status = "failed"
+            self.message = (f"The state became non-finite at t = {grid[end]:.6g}: the matrix "
+                            "exponential overflowed (the model is unstable).")
+        return end
+
+    def _forms(self, integrand, width: int) -> np.ndarray | None:
+        """Q (width, dim, dim) with integrand = z^T Q_c z, if the integrand declares itself a
+        quadratic polynomial of the state and the load factors (an ``of_loads(x, f)``
+        attribute) and has at most MAX_FORM_SIZE active components; else None."""
+        of_loads = getattr(integrand, "of_loads", None)
+        if not callable(of_loads) or self._aug.n + len(self._aug.i_sin) > MAX_FORM_SIZE:
+            return None
+        return quadratic_forms(self._aug, of_loads, width)
+
+    def _checked(self, forms, integrand, grid, Z) -> np.ndarray | None:
+        """``forms`` if z^T Q_c z equals the integrand at the first block's outputs (to
+        FORM_CHECK_RTOL of its size), else None (with a warning: the Gauss points are used)."""
+        direct = _evaluate(integrand, grid, Z[:, :self._aug.n])
+        via = np.einsum("cia,ia->ic", Z @ forms, Z)
+        scale = np.abs(direct).max(axis=0) + np.abs(via).max(axis=0) + 1e-300
+        if np.all(np.abs(direct - via).max(axis=0) <= FORM_CHECK_RTOL * scale):
+            return forms
+        import warnings
+        warnings.warn("method 'exact': the integrand's `of_loads` is not a quadratic polynomial of the state "
+                      "and the load factors (its polarized forms differ from the integrand by "
+                      f"{np.max(np.abs(direct - via) / scale):.3g} of its size); integrating it at Gauss points "
+                      "instead.", stacklevel=4)
+        return None
+
+    def _rule(self, rules, key: float) -> "_Quadrature":
+        """The quadrature of step size ``key`` from ``rules`` (a few kept), built if missing."""
+        rule = rules.get(key)
+        if rule is None:
+            if len(rules) >= 4:
+                rules.clear()
+            rule = rules[key] = self._aug.quadrature(key)
+        return rule
+
+    def _integrals(self, grid, steps, keys, Z, integrand, rules, width: int, forms=None) -> np.ndarray:
+        """Integral over each interval [grid[i], grid[i + 1]] by Gauss-Legendre on the exact
+        solution, (n_intervals, width); ``rules`` caches the quadrature of each step size.
+        With ``forms`` Q, each is z(t_a)^T G_c z(t_a) (`_Quadrature.integrated_forms`)."""
+        out = np.zeros((len(steps), width))
         for key in np.unique(keys[steps > 0]):
             idx = np.flatnonzero((keys == key) & (steps > 0))
-            theta = 2.0 * aug.rho * key
-            k = max(1, math.ceil(theta / THETA_MAX))
-            m = gauss_points(theta / k)
-            xi, w = np.polynomial.legendre.leggauss(m)
-            tau = ((np.arange(k)[:, None] + 0.5 * (xi + 1.0)[None, :]) * key / k).ravel()   # (k m,)
-            weights = np.tile(0.5 * w * key / k, k)
-            P = np.concatenate([aug.phi(tj)[:aug.n] for tj in tau])                      # (k m n, dim)
-            X = (Z[idx] @ P.T).reshape(-1, aug.n)                                         # (i, p, a) rows
-            T = (grid[idx][:, None] + tau[None, :]).ravel()
-            values = _evaluate(integrand, T, X).reshape(len(idx), len(tau), -1)
-            if out is None:
-                out = np.zeros((len(steps), values.shape[-1]))
-            out[idx] = np.einsum("ipk,p->ik", values, weights)
-        return np.zeros((len(steps), 0)) if out is None else out
+            rule = self._rule(rules, float(key))
+            if forms is not None:
+                if getattr(rule, "forms", None) is None:
+                    rule.forms = rule.integrated_forms(forms)
+                out[idx] = np.einsum("cia,ia->ic", Z[idx] @ rule.forms, Z[idx])
+                continue
+            X = rule.states(Z[idx]).reshape(-1, self._aug.n)                             # (i, p, a) rows
+            T = (grid[idx][:, None] + rule.tau[None, :]).ravel()
+            values = _evaluate(integrand, T, X).reshape(len(idx), len(rule.tau), width)
+            out[idx] = np.einsum("ipk,p->ik", values, rule.weights)
+        return out
 
 
-def _step_keys(steps: np.ndarray) -> np.ndarray:
-    """Step sizes with round-off differences removed (equal to 12 digits: one expm for all)."""
+def quadratic_forms(aug: _Augmented, of_loads, width: int, chunk: int = 2048) -> np.ndarray:
+    """Q (width, dim, dim), symmetric, with of_loads(x, f) = z^T Q_c z for augmented states
+    z = (x, s, r, 1) (f from z: `_Augmented.load_factors`), by polarization of the quadratic
+    polynomial g(y) = y^T Q_yy y + 2 q^T y + c of the active components y = (x, s):
+
+    .. code:: text
+
+        c = g(0),   Q_aa = (g(e_a) + g(-e_a)) / 2 - c,   q_a = (g(e_a) - g(-e_a)) / 4,
+        Q_ab = (g(e_a + e_b) - g(e_a) - g(e_b) + c) / 2                     (a != b)
+
+    (exact for a quadratic, up to round-off; 1 + p (p + 3) / 2 evaluations for p active
+    components, in chunks of ``chunk``).
+    """
+    active = np.concatenate([np.arange(aug.n), aug.i_sin])
+    p = len(active)
+
+    def g(Y):
+        Z = np.zeros((len(Y), aug.dim))
+        Z[:, active] = Y
+        Z[:, -1] = 1.0
+        return np.asarray(of_loads(Z[:, :aug.n], aug.load_factors(Z)), dtype=float).reshape(len(Y), width)
+
+    c = g(np.zeros((1, p)))[0]
+    plus, minus = g(np.eye(p)), g(-np.eye(p))                                    # (p, width)
+    Qyy = np.zeros((width, p, p))
+    ia, ib = np.triu_indices(p, 1)
+    for s in range(0, len(ia), chunk):
+        a, b = ia[s:s + chunk], ib[s:s + chunk]
+        Y = np.zeros((len(a), p))
+        Y[np.arange(len(a)), a] = 1.0
+        Y[np.arange(len(a)), b] = 1.0
+        off = 0.5 * (g(Y) - plus[a] - plus[b] + c)
+        Qyy[:, a, b] = Qyy[:, b, a] = off.T
+    Qyy[:, np.arange(p), np.arange(p)] = (0.5 * (plus + minus) - c).T
+    Q = np.zeros((width, aug.dim, aug.dim))
+    Q[:, active[:, None], active[None, :]] = Qyy
+    Q[:, active, -1] = Q[:, -1, active] = (0.25 * (plus - minus)).T
+    Q[:, -1, -1] = c
+    return Q
+
+
+def _step_keys(steps: np.ndarray, t_max: float = 0.0) -> np.ndarray:
+    """Step sizes with round-off differences removed (one expm for all): a step equal to the
+    first to 12 digits, or to the round-off of a difference of two times up to ``t_max``
+    (16 eps t_max: at t = 5 s and steps of 1e-4 s that is 1.8e-11 of the step, which would
+    otherwise make each step a new step size, with its own expm and quadrature)."""
     keys = steps.copy()
     pos = steps > 0
     if np.any(pos):
         ref = steps[pos][0]
-        same = pos & (np.abs(steps - ref) <= 1e-12 * ref)
+        same = pos & (np.abs(steps - ref) <= max(1e-12 * ref, 16 * np.finfo(float).eps * abs(t_max)))
         keys[same] = ref
     return keys
 
@@ -280,7 +496,7 @@ def _evaluate(integrand, t: np.ndarray, x: np.ndarray, chunk: int = 50_000) -> n
     return np.array([np.atleast_1d(np.asarray(integrand(ti, xi), dtype=float)) for ti, xi in zip(t, x)])
 
 
-def modal_response(formulation, x0, t, t0: float = 0.0) -> np.ndarray:
+def modal_response(formulation, x0, t, t0: float = 0.0, chunk: int = 4096) -> np.ndarray:
     """x(t) (n_t, n_state) of x' = A x + c + B f(t) by the eigenvectors of A (an independent
     route to the solution of method "exact").
 
@@ -291,6 +507,7 @@ def modal_response(formulation, x0, t, t0: float = 0.0) -> np.ndarray:
 
     A must be diagonalisable with well-conditioned eigenvectors (distinct eigenvalues, as the
     modes of a finite element model) and no i Omega_j may be an eigenvalue (resonance).
+    The times are taken ``chunk`` at a time (memory bounded by the chunk).
     """
     A, c, B, loads = exact_system(formulation)
     n = A.shape[0]
@@ -313,8 +530,11 @@ def modal_response(formulation, x0, t, t0: float = 0.0) -> np.ndarray:
 
     lam, V = np.linalg.eig(A)
     coef = np.linalg.solve(V, np.asarray(x0, dtype=float) - part_real(np.array([t0]))[0])
-    hom = (np.exp(np.multiply.outer(t - t0, lam)) * coef) @ V.T
-    return part_real(t) + hom.real
+    out = np.empty((len(t), n))
+    for i in range(0, len(t), chunk):                 # complex temporaries of one chunk of times
+        tc = t[i:i + chunk]
+        out[i:i + chunk] = part_real(tc) + ((np.exp(np.multiply.outer(tc - t0, lam)) * coef) @ V.T).real
+    return out
 
 
 def reference_error(model, results, node: int = -1, component: int = 0) -> float:
@@ -331,6 +551,8 @@ def reference_error(model, results, node: int = -1, component: int = 0) -> float
     form = Lagrange(model, evaluation="terms")
     x0 = np.concatenate([results.delta[0], results.delta_dot[0]])
     x = modal_response(form, x0, results.t, t0=float(results.t[0]))
-    u_ref = model.displacement_field(x[:, :form.n])[:, node, component]
+    chunk = 4096                              # the displacement field of a chunk of outputs at a time
+    u_ref = np.concatenate([model.displacement_field(x[i:i + chunk, :form.n])[:, node, component]
+                            for i in range(0, len(x), chunk)])
     u = results.displacement[:, node, component]
     return float(np.max(np.abs(u - u_ref)) / np.max(np.abs(u_ref)))

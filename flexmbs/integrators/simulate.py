@@ -16,6 +16,7 @@ the output times), so the integral is as accurate as the interpolant.
 """
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .adams_bashforth import AdamsBashforth4
+from .budget import check_run_size, check_step_fits
 from .exact import ExactLinear
 from .base import (Integrator, check_options, validate_h, validate_t_span, validate_tolerances,
                    validate_x0)
@@ -32,7 +34,9 @@ from .index3_alpha import Index3GeneralizedAlpha
 from .midpoint import ImplicitMidpoint
 from .rk import BDF, DOP853, RK45, Radau
 
-__all__ = ["INTEGRATORS", "Solution", "simulate"]
+__all__ = ["INTEGRATORS", "Solution", "simulate", "step_used"]
+
+log = logging.getLogger(__name__)
 
 INTEGRATORS: dict[str, type[Integrator]] = {
     cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF,
@@ -70,6 +74,9 @@ class Solution:
         Declared order of the method.
     kernel : str or None
         Where index3-alpha ran its steps ("compiled" or "numpy"); None for the other methods.
+    h : float or None
+        The step a fixed-step method took (`step_used`: ``h`` aligned with the outputs); for
+        the adaptive methods the first trial step given, or None.
     """
 
     t: np.ndarray
@@ -88,6 +95,7 @@ class Solution:
     order: int
     n_lin_iter: int = 0
     kernel: str | None = None
+    h: float | None = None
 
 
 def validate_method(method) -> type[Integrator]:
@@ -137,6 +145,25 @@ def aligned_step(h: float, t0: float, t_eval: np.ndarray | None) -> float:
     return h_out
 
 
+def step_used(method: str, h: float | None, t0: float, t_eval, warn: bool = True) -> float | None:
+    """The step a run of ``method`` takes for a requested ``h``: for a fixed-step method and
+    equally spaced output times, ``aligned_step`` (h shrunk to dt_out / ceil(dt_out / h)); else
+    ``h``.  A step larger than the output interval becomes the output interval, with a warning
+    (``warn``; `flexmbs.run` asks for the step it records without one: `simulate` warns)."""
+    cls = validate_method(method)
+    if h is None or cls.uses_tolerances:
+        return h
+    t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
+    used = aligned_step(h, t0, t_eval)
+    if used < h * (1 - 1e-12) and warn:
+        if used * (1 + 1e-9) >= float(t_eval[1] - t_eval[0]):
+            warnings.warn(f"`h` = {h:g} s is larger than the output interval dt_out = {used:g} s: the step used "
+                          f"is {used:g} s (recorded as h; give h <= dt_out to choose it).", stacklevel=3)
+        else:
+            log.info("h = %g s shrunk to %g s so that the output times are step points", h, used)
+    return used
+
+
 def _gauss(integrator: Integrator, integrand, a: float, b: float) -> np.ndarray:
     """int_a^b integrand(t, x(t)) dt on the dense output of the last step, 3-point Gauss
     (one call with the three points if the integrand is ``vectorized``)."""
@@ -152,26 +179,33 @@ def _gauss(integrator: Integrator, integrand, a: float, b: float) -> np.ndarray:
 
 
 def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progress, start) -> Solution:
-    """All outputs of method "exact" at once (``integrator.outputs``); ``t_eval`` None: the
-    step points t0 + k h."""
+    """The outputs of method "exact", block by block (`ExactLinear.output_blocks`): each
+    block's outputs go to ``on_output`` and its end time to ``progress`` before the next block
+    is computed.  ``t_eval`` None: the step points t0 + k h."""
     t0, t_end = integrator.t0, integrator.t_end
     if t_eval is None:
         n = max(1, int(np.ceil((t_end - t0) / integrator.h * (1 - 1e-12))))
         t_eval = np.minimum(t0 + integrator.h * np.arange(n + 1), t_end)
         t_eval[-1] = t_end
-    x, integrals = integrator.outputs(t_eval, integrand)
-    t_eval = t_eval[:len(x)]                 # outputs before a failure
-    if on_output is not None:
-        for te, xe in zip(t_eval, x):
-            on_output(float(te), xe)
-    if progress is not None:
-        progress(float(t_eval[-1]))
+    x_out = np.empty((len(t_eval), integrator.formulation.n_state))      # filled block by block
+    ws, done = [], 0
+    for t, x, w in integrator.output_blocks(t_eval, integrand):
+        x_out[done:done + len(t)] = x
+        done += len(t)
+        ws.append(w)
+        if on_output is not None:
+            for te, xe in zip(t, x):
+                on_output(float(te), xe)
+        if progress is not None:
+            progress(float(t[-1]))
+    t_out, x_out = np.array(t_eval[:done], dtype=float), x_out[:done]
+    integrals = None if integrand is None else (np.concatenate(ws) if ws else np.zeros((0, 0)))
     cls = type(integrator)
     return Solution(
-        t=np.array(t_eval, dtype=float), x=x, integrals=integrals, status=integrator.status,
+        t=t_out, x=x_out, integrals=integrals, status=integrator.status,
         message=integrator.message or "", success=integrator.status == "finished", n_rhs=integrator.n_rhs,
         n_jac=0, n_lu=0, n_steps=integrator.n_steps, n_rejected=0, wall_time=time.perf_counter() - start,
-        method=cls.name, order=cls.order)
+        method=cls.name, order=cls.order, h=integrator.h)
 
 
 def _with_range_warning(formulation, integrator, t: np.ndarray, x: np.ndarray) -> str:
@@ -191,7 +225,8 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
              rtol: float = 1e-6, atol: float = 1e-9,
              integrand: Callable[[float, np.ndarray], np.ndarray] | None = None,
              on_output: Callable[[float, np.ndarray], None] | None = None,
-             progress: Callable[[float], None] | None = None, **options) -> Solution:
+             progress: Callable[[float], None] | None = None, keep_bytes: int = 0,
+             write_to: tuple | None = None, **options) -> Solution:
     """Integrate a formulation's equations of motion over ``t_span``.
 
     Parameters
@@ -226,6 +261,11 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         ``progress(t)``, called after every step.  Default: the run's progress is shown by the
         innermost `flexmbs.progress` display, if there is one (a bar on a terminal, a line every
         few seconds in a log).
+    keep_bytes : int, default 0
+        Bytes per output the caller keeps besides the state (e.g. `flexmbs.run`'s fields), for
+        the size check before the run (`flexmbs.integrators.budget.check_run_size`).
+    write_to : (path, int), optional
+        A results file and the bytes written to it per output, checked against the free disk.
     **options
         Method options (e.g. ``rho_inf``, ``max_step``, ``divergence_limit``); unknown ones warn.
 
@@ -238,6 +278,13 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         the warning of `flexmbs.validity.system_range_warning`.  Its ``kernel`` (the path
         index3-alpha took) is also noted for the case's summary (`flexmbs.compiled.note_path`).
 
+    Raises
+    ------
+    ValueError
+        Bad arguments, ``h`` > t_end - t0, or outputs that cannot fit in the available memory
+        or on the free disk (`flexmbs.integrators.budget`); beyond 1e7 steps or 1 GB of
+        outputs a `RunSizeWarning` says so before the run starts.
+
     Examples
     --------
     >>> sol = simulate(formulation, (0.0, 1.0), x0, method="midpoint", h=1e-3,
@@ -248,17 +295,17 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     args = (formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output)
     shown = progress_display.current() if progress is None else None
     if shown is None:
-        sol = _simulate(*args, progress, **options)
+        sol = _simulate(*args, progress, keep_bytes, write_to, **options)
     else:
         t0, t_end = validate_t_span(t_span)
         with shown.task(str(method), t0, t_end) as report:
-            sol = _simulate(*args, report, **options)
+            sol = _simulate(*args, report, keep_bytes, write_to, **options)
     note_path(sol.kernel)
     return sol
 
 
 def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, progress,
-              **options) -> Solution:
+              keep_bytes, write_to, **options) -> Solution:
     """`simulate` with every argument given (the progress callback resolved)."""
     start = time.perf_counter()
     cls = validate_method(method)
@@ -277,8 +324,12 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
             warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{method}'; its "
                           "accuracy is set by `h`.", stacklevel=3)
         tolerances = {}
-        if h is not None:
-            h = aligned_step(h, t0, t_eval)
+    check_step_fits(h, (t0, t_end))
+    h = step_used(method, h, t0, t_eval)
+    check_run_size((t0, t_end), h, None if t_eval is None else t_eval.size,
+                   8 * (1 + formulation.n_state) + int(keep_bytes), fixed_step=not cls.adaptive,
+                   disk_path=None if write_to is None else write_to[0],
+                   disk_bytes_per_output=0 if write_to is None else write_to[1])
 
     integrator = cls(formulation, t0, x0, t_end, h=h, **tolerances, **known)
     if isinstance(integrator, ExactLinear):
@@ -359,4 +410,4 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,
-        n_lin_iter=getattr(integrator, "n_lin_iter", 0), kernel=getattr(integrator, "kernel", None))
+        n_lin_iter=getattr(integrator, "n_lin_iter", 0), kernel=getattr(integrator, "kernel", None), h=h)

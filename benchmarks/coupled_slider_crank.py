@@ -60,6 +60,7 @@ import platform
 import pstats
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -201,8 +202,11 @@ def main(argv=None):
         load = os.getloadavg()[0]
     except OSError:
         load = float("nan")
-    print(f"machine: {platform.machine()} {platform.system()}, {os.cpu_count()} cores, python "
-          f"{platform.python_version()}, numpy {np.__version__}; load average {load:.1f}")
+    args = sys.argv[1:] if argv is None else argv
+    print(f"Measured: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
+          f"`python benchmarks/coupled_slider_crank.py {' '.join(args)}`, {platform.machine()} "
+          f"{platform.system()}, {os.cpu_count()} cores, python {platform.python_version()}, numpy "
+          f"{np.__version__}, load average {load:.1f}; CPU time, least of {a.repeats} run(s)")
     default_k = math.ceil(DT_OUT / slider_crank.DEFAULTS["h_coupled"])       # simulate's aligned step
     print(f"{a.elements} elements, {a.revolutions:g} revolutions; dt_out = {DT_OUT:.4g} s; h = dt_out / k; "
           f"flexmbs's default --h-coupled gives k = {default_k}")

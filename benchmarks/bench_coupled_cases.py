@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     repeats, t_end = (1, 0.02) if a.quick else (a.repeats, None)
     args = sys.argv[1:] if argv is None else argv
     print(f"Measured: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-          f"`python benchmarks/bench_coupled_cases.py {' '.join(args)}`, {platform.machine()}, python "
+          f"`{' '.join(['python', 'benchmarks/bench_coupled_cases.py', *args])}`, {platform.machine()}, python "
           f"{platform.python_version()}, numpy {np.__version__}, load average {os.getloadavg()[0]:.1f}; "
           f"CPU time of `integrate`, least of {repeats} run(s)")
     print("\n| case | coordinates / rows | steps | numpy [s] | numpy µs/step | compiled [s] | compiled µs/step | "

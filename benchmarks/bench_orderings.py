@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     grids = [(12, 3, 3)] if a.quick else a.grids
     args = sys.argv[1:] if argv is None else argv
     print(f"Measured: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-          f"`python benchmarks/bench_orderings.py {' '.join(args)}`, {platform.machine()}, python "
+          f"`{' '.join(['python', 'benchmarks/bench_orderings.py', *args])}`, {platform.machine()}, python "
           f"{platform.python_version()}, numpy {np.__version__}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
           f"load average {os.getloadavg()[0]:.1f}; CPU time, one run per row")
     print("\n| free DOFs | choice | fill of L + U (x nnz(H)) | factorization [s] | one solve [s] | iterations |")
@@ -146,8 +146,8 @@ def main(argv=None) -> int:
         dofs = 3 * (cells[0] * (cells[1] + 1) * (cells[2] + 1))          # the x = 0 face clamped
         for r in measure(cells, a.large_choices if dofs > a.large else a.choices):
             fill = f"{r['fill']:.3g} ({r['fill'] / r['nnz']:.1f})" if "fill" in r else "none"
-            print(f"| {r['dofs']} | {LABEL[r['choice']]} | {fill} | {cell(r, 'factor_s', '.2g')} | "
-                  f"{cell(r, 'solve_s', '.2g')} | {cell(r, 'iterations', 'd')} |")
+            print(f"| {r['dofs']} | {LABEL[r['choice']]} | {fill} | {cell(r, 'factor_s', '.3g')} | "
+                  f"{cell(r, 'solve_s', '.3g')} | {cell(r, 'iterations', 'd')} |")
     if a.quick:
         print("quick mode: a smoke test of the script, not a measurement (run without --quick)")
     return 0

@@ -12,7 +12,8 @@ both of its solvers for the step matrix S = M/h + C_eff/2 + h K_eff/4:
 - ``"auto"`` (what the midpoint rule picks on a moving frame, "iterative"): BiCGSTAB with the
   diagonal of S as preconditioner (`bicgstab_right`), from the previous step's dv;
 - ``"reuse"``: GMRES (`gmres_right`) preconditioned by one factorization of the symmetric part
-  H of S at the first step (`flexmbs.sparse_solve.spd_factor`), timed apart ("once").
+  H of S at the first step (`flexmbs.sparse_solve.spd_factor`), timed apart ("once": forming
+  H and factorizing it).
 
 The step is the module's (S(t_mid) dv = f(t_mid, q0 + h v0/2, v0), q1 = q0 + h v0 + h dv/2,
 v1 = v0 + dv), written out here so that each part has its own timer; with the same tolerances
@@ -42,7 +43,6 @@ from bench_scaling import build, spin_up, steel  # noqa: E402
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators.sparse_step import SecondOrderStepMatrix, bicgstab_right, gmres_right  # noqa: E402
 from flexmbs.sparse_solve import spd_factor  # noqa: E402
-from flexmbs.sparse_sum import SparseSum  # noqa: E402
 
 PARTS = ("total", "products with S", "preconditioner", "other Krylov work", "forming S", "right-hand side f")
 SOLVERS = {"auto": "`\"auto\"` (Jacobi-BiCGSTAB)", "reuse": "`\"reuse\"` (GMRES, factor of H)"}
@@ -68,21 +68,20 @@ class Timed:
         return self._timed(self.f.__matmul__, x)
 
 
-def symmetric_part_factor(model, step: SecondOrderStepMatrix, h: float, t: float):
-    """A factorization of H(t) = M/h + C/2 + h K_sym(t)/4, the step matrix without its skew
-    terms (the G_i of the frame rotation): the preconditioner of the "reuse" solver."""
-    mats, skew = model.frame_terms()
-    c = np.where(np.asarray(skew, bool), 0.0, step.coefficients(h, t))
-    return spd_factor(SparseSum(mats).matrix(c))
+def symmetric_part_factor(S):
+    """A factorization of H = (S + S^T)/2, the symmetric part of the step matrix: M/h + C/2 +
+    h/4 ([k] + K_geo + [k(omega)]), what the "reuse" solver factorizes (its skew terms, the
+    G_i and [k(eps)], cancel here; it sums the others: the two agree to round-off)."""
+    return spd_factor((S + S.T) * 0.5)
 
 
-def preconditioner(model, step, S, solver: str, h: float, t: float, factor):
+def preconditioner(step, S, solver: str, factor):
     """(the preconditioner's solve, the Krylov method, its iteration limit, the factor kept):
     the inverse diagonal of S for "auto", the factor of H (made at the first step) for "reuse"."""
     if solver == "auto":
         inv_diag = 1.0 / S.diagonal()
         return (lambda r: inv_diag * r), bicgstab_right, step.iterative_max_iter, None
-    factor = factor if factor is not None else symmetric_part_factor(model, step, h, t)
+    factor = factor if factor is not None else symmetric_part_factor(S)
     return factor.solve, gmres_right, step.reuse_max_iter, factor
 
 
@@ -108,7 +107,7 @@ def midpoint_steps(model, solver: str, steps: int, h: float = 1e-5, t0: float = 
         S = step.matrix(h, t_mid)
         c2 = time.process_time()
         had_factor = factor is not None
-        psolve, krylov, max_iter, factor = preconditioner(model, step, S, solver, h, t_mid, factor)
+        psolve, krylov, max_iter, factor = preconditioner(step, S, solver, factor)
         c3 = time.process_time()
         if solver == "reuse" and not had_factor:
             s["factor_s"] += c3 - c2

@@ -204,7 +204,7 @@ def main(argv=None):
         load = float("nan")
     args = sys.argv[1:] if argv is None else argv
     print(f"Measured: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-          f"`python benchmarks/coupled_slider_crank.py {' '.join(args)}`, {platform.machine()} "
+          f"`{' '.join(['python', 'benchmarks/coupled_slider_crank.py', *args])}`, {platform.machine()} "
           f"{platform.system()}, {os.cpu_count()} cores, python {platform.python_version()}, numpy "
           f"{np.__version__}, load average {load:.1f}; CPU time, least of {a.repeats} run(s)")
     default_k = math.ceil(DT_OUT / slider_crank.DEFAULTS["h_coupled"])       # simulate's aligned step

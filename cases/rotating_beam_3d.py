@@ -138,12 +138,12 @@ def summarize(res, model: Model, p: dict, quasi=None) -> dict:
 
 
 def write(res, model: Model, out: Path, p: dict):
-    from flexmbs import plots
     out.mkdir(parents=True, exist_ok=True)
     res.save_npz(out / "results.npz")
     if not p.get("plots", True):
         (out / "summary.json").write_text(json.dumps(summarize(res, model, p), indent=2, default=float))
         return
+    from flexmbs import plots
     tq = np.linspace(res.t[0], res.t[-1], 81)
     quasi = quasi_static_tip(model, tq)
     panels = []

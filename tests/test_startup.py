@@ -114,3 +114,16 @@ def test_submodules_import_alone_in_a_fresh_interpreter():
         proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
                               cwd=ROOT, env=env, timeout=120)
         assert proc.returncode == 0, f"import {module}: {proc.stderr}"
+
+
+def test_a_run_without_a_results_file_loads_no_hdf5_mesh_reader_or_plotting():
+    """`flexmbs.run` imports `flexmbs.io.store` (h5py) only for a results file; a generated mesh
+    needs no meshio."""
+    loaded = modules_after("""
+        import flexmbs as fm
+        model = fm.Model(fm.generate.line(3, 1.0), fm.Bar2(fm.Material(E=1e9, rho=1000.0), 1e-4),
+                         motion=fm.motion.ConstantRotation(10.0), fixed=[("start", "all")])
+        assert fm.run(model, t_end=1e-3, dt_out=5e-4).status == "finished"
+    """)
+    assert "scipy.sparse" in loaded                     # it did run
+    assert not loaded & {"h5py", "meshio", "matplotlib", "rich", "dask", "distributed"}, sorted(loaded)

@@ -182,7 +182,7 @@ def _store(store) -> ResultsFile | None:
     """The results file a run streams into: ``store`` itself, a new file at a path, or the
     active `flexmbs.io.recording`.
 
-    `flexmbs.io.store` (and h5py, 0.05 s of CPU to import) is imported only for a file: a
+    `flexmbs.io.store` (and with it h5py) is imported only for a file: a
     `recording` block can be open only once that module has been imported, so a run without
     a file never loads it."""
     if store is False:

@@ -5,12 +5,14 @@ results -> plots.
 
 Start-up: ``import flexmbs`` loads no submodule (not even numpy).  Each public name of
 ``__all__`` is imported from its submodule when it is first used (``flexmbs.Model``,
-``from flexmbs import run``; PEP 562 module ``__getattr__``), so a script pays only for what
+``from flexmbs import run``; PEP 562 module ``__getattr__``), and so is a submodule used as an
+attribute (``flexmbs.mesh.sample``, ``flexmbs.mechanisms.FourBar``), so a script pays only for what
 it uses: plotting (matplotlib), HDF5 files (h5py), mesh files (meshio), sparse direct solvers
 and Dask load inside the functions that need them.  ``flexmbs --version`` and ``flexmbs cases``
 import no numpy at all (tests/test_startup.py).
 """
 import importlib
+import importlib.util
 
 __version__ = "0.1.0"
 
@@ -43,10 +45,13 @@ __all__ = [*_PUBLIC, "__version__"]
 
 
 def __getattr__(name: str):
-    """The public ``name`` imported from its submodule on first use (then cached as a global)."""
+    """The public ``name`` imported from its submodule on first use (then cached as a global),
+    or the submodule ``flexmbs.name`` itself."""
     source = _PUBLIC.get(name)
     if source is None:
-        raise AttributeError(f"module 'flexmbs' has no attribute {name!r}")
+        if name.startswith("__") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'flexmbs' has no attribute {name!r}")
+        return importlib.import_module(f"{__name__}.{name}")      # sets the attribute itself
     module = importlib.import_module(source)
     value = module if source.rpartition(".")[2] == name else getattr(module, name)
     globals()[name] = value

@@ -8,6 +8,7 @@ asserted (the measured CPU times are in docs/benchmarks.md, "Start-up").
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 import re
@@ -140,3 +141,37 @@ def test_submodules_are_attributes_of_the_package_as_before():
         print("ok")
     """)
     assert "numpy" in loaded and "matplotlib" not in loaded
+
+
+# module -> the files that may import it at module level (the module that exists to wrap it)
+DEFERRED = {"matplotlib": (), "meshio": (), "dask": (), "distributed": (), "h5py": ("flexmbs/io/store.py",)}
+
+
+def module_level_imports(path: Path) -> set[str]:
+    """Top-level package names imported by ``path`` outside functions and classes."""
+    names, todo = set(), list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    return names
+
+
+def test_plotting_hdf5_mesh_files_and_dask_are_imported_where_used():
+    offenders = []
+    for path in sorted([*ROOT.glob("flexmbs/**/*.py"), *ROOT.glob("cases/*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        offenders += [f"{rel} imports {name} at module level" for name in module_level_imports(path) & set(DEFERRED)
+                      if rel not in DEFERRED[name]]
+    assert offenders == []
+
+
+def test_module_level_imports_sees_imports_under_if_and_try(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import os\ntry:\n    import h5py\nexcept ImportError:\n    pass\nif True:\n"
+                    "    from matplotlib.figure import Figure\ndef f():\n    import meshio\n")
+    assert module_level_imports(path) == {"os", "h5py", "matplotlib"}

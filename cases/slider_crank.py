@@ -33,7 +33,9 @@ AngleDriver, the rod a FlexibleBody with a revolute joint at node 0 and a spheri
 node, the slider a rigid body on the guide; index3-alpha with the fixed step h_coupled (aligned with
 the output interval) and rho_inf.  Its results.npz has the arrays above plus drive_torque (n_t,)
 [N m] and the global joint forces reaction_crank_pivot, reaction_pin_A, reaction_pin_B,
-reaction_slide (n_t, 3) [N].  Its geometric stiffening (with --stiffening) is --coupled-stiffening:
+reaction_slide (n_t, 3) [N]; DIR/paraview.xdmf (+ .h5) shows crank, rod and slider in the global
+frame (flexmbs.io.paraview.write_system_xdmf; not with --no-paraview, --set paraview=false).  Its
+geometric stiffening (with --stiffening) is --coupled-stiffening:
 "axial-strain" (default), the axial force of each element from its own axial strain, which carries the
 slider's inertia and the frame's acceleration as the kinematically driven model's stiffening does, or
 "omega", the Model's stiffening evaluated with the rod's angular velocity only (docs/coupled.md).
@@ -68,7 +70,7 @@ DEFAULTS = dict(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, young
                 crank_speed=150.0, slider_mass=0.075552, revolutions=2.0, stiffening=True, guide_correction=True,
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
                 gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9,
-                coupled_stiffening="axial-strain")
+                coupled_stiffening="axial-strain", paraview=True)
 RUN_TIME = "about 8 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="connecting rod length [m]",
             offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
@@ -86,7 +88,9 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
             rho_inf="spectral radius at infinity of index3-alpha (coupled model)",
             coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
                                "each element's own axial strain (slider inertia, frame acceleration, joints), or "
-                               "'omega', the Model's stiffening with the rod's angular velocity only")
+                               "'omega', the Model's stiffening with the rod's angular velocity only",
+            paraview="coupled model: write DIR/paraview.xdmf (+ .h5), every body in the global frame "
+                     "(`flexmbs run --no-paraview`: false)")
 SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
            "peak_crank_angle_deg": "crank angle of that peak [deg]"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
@@ -326,6 +330,9 @@ def run_coupled(out, p: dict, t_end: float):
             "kernel": sol.kernel, "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
     if out is not None:
         write_coupled(info, extras, Path(out), p)
+    if out is not None and p["paraview"]:
+        from flexmbs.io.paraview import write_system_xdmf
+        write_system_xdmf(system, sol.t, sol.x[:, :system.n_q], Path(out) / "paraview.xdmf")
     return info, model, extras
 
 

@@ -329,6 +329,8 @@ def cmd_run(args) -> int:
         if "plots" not in defaults:
             raise CLIError(f"--no-plots: case {info.name} has no `plots` parameter (it draws no plots to skip)")
         params["plots"] = False
+    if getattr(args, "no_paraview", False) and "paraview" in defaults:
+        params["paraview"] = False           # a multibody case that writes its own ParaView files
     out = Path(args.out or file_out or Path("out") / info.name)
     resolved = {**defaults, **params}
     check_case_values(module, info.name, resolved)            # before anything is written

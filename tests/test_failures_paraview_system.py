@@ -21,8 +21,8 @@ TRIANGLE = (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), [("triangle", np.arr
 
 ROWS = [
     ("system is a list", dict(system=[1]), TypeError, "`system` must be a flexmbs.System, got list"),
-    ("t is 2-D", dict(t=np.zeros((2, 1))), ValueError, "`t` must be a finite 1-D array of output times, got shape (2, 1)"),
-    ("t has a NaN", dict(t=[0.0, np.nan]), ValueError, "`t` must be a finite 1-D array of output times, got shape (2,)"),
+    ("t is 2-D", dict(t=np.zeros((2, 1))), ValueError, "`t` must be a 1-D array of output times, got shape (2, 1)"),
+    ("t has a NaN", dict(t=[0.0, np.nan]), ValueError, "`t` must be finite, got 1 non-finite values"),
     ("q of the state x = (q, v)", dict(q=np.zeros((2, 10))), ValueError,
      "`q` must have shape (len(t), system.n_q) = (2, 5) (the coordinates; of a state x = (q, v) pass "
      "x[:, :system.n_q]), got (2, 10)"),

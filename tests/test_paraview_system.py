@@ -59,7 +59,8 @@ def vtk_steps(path):
         cd = grid.GetCellData()
         fields = {cd.GetArrayName(i): vtk_to_numpy(cd.GetArray(i)) for i in range(cd.GetNumberOfArrays())}
         pd = grid.GetPointData()
-        fields.update({f"point:{pd.GetArrayName(i)}": vtk_to_numpy(pd.GetArray(i)) for i in range(pd.GetNumberOfArrays())})
+        fields.update({f"point:{pd.GetArrayName(i)}": vtk_to_numpy(pd.GetArray(i))
+                       for i in range(pd.GetNumberOfArrays())})
         types = [grid.GetCellType(i) for i in range(grid.GetNumberOfCells())]
         conn = [[grid.GetCell(i).GetPointId(k) for k in range(grid.GetCell(i).GetNumberOfPoints())]
                 for i in range(grid.GetNumberOfCells())]
@@ -231,3 +232,40 @@ def test_rigid_body_ep_box_follows_its_principal_axes(tmp_path):
     lam, V = np.linalg.eigh(J)
     extent = np.abs((corners - corners.mean(axis=0)) @ V).max(axis=0)
     np.testing.assert_allclose(extent, inertia_box(2.0, lam), rtol=1e-12)
+
+
+def test_solid_stress_in_global_components_and_corotational_polyline(tmp_path):
+    """A free Hex8 FlexibleBody (mean-axis frame) turned 90 deg about z: the file's ``stress``, which
+    VTK's reader expands to 3 x 3, is R sigma R^T of the Model's element stress (`element_data`), ``displacement``
+    is A u; a CorotationalBeam2D is its nodes (q's first two coordinates per node) as line cells."""
+    import flexmbs as fm
+    from flexmbs.analysis import element_data
+    from flexmbs.bodies import CorotationalBeam2D, FlexibleBody
+    from flexmbs.rotations import matrix_to_ep, rotation_z
+    mat = fm.Material(E=70e9, rho=2700.0, nu=0.3)
+    solid = FlexibleBody(fm.Model(fm.generate.box(2, 1, 1, 1.0, 0.2, 0.1), fm.Hex8(mat)), "solid",
+                         reference="mean-axis")
+    rng = np.random.default_rng(1)
+    delta = 1e-4 * rng.standard_normal(solid.n_e)
+    A = rotation_z(np.pi / 2)
+    q = np.concatenate([[0.0, 0.0, 0.5], matrix_to_ep(A), delta])[None]
+    path = write_system_xdmf(System([solid]), [0.0], q, tmp_path / "solid.xdmf")
+    _, steps = vtk_steps(path)
+    points, types, conn, fields = steps[0]
+    sigma = element_data(solid.model, delta[None])["stress"][0]
+    full = np.zeros((len(sigma), 3, 3))
+    for k, (i, j) in enumerate([(0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1)]):      # flexmbs' Voigt order
+        full[:, i, j] = full[:, j, i] = sigma[:, k]
+    np.testing.assert_allclose(fields["stress"].reshape(-1, 3, 3), A @ full @ A.T, rtol=1e-12, atol=1e-6)
+    assert np.abs(full[:, 0, 1]).max() > 1e5                               # shear present: the order matters
+    u = solid.model.displacement_field(delta)
+    np.testing.assert_allclose(fields["point:displacement"], u @ A.T, atol=1e-18)
+    np.testing.assert_allclose(points, [0.0, 0.0, 0.5] + (solid.model.mesh.points + u) @ A.T, atol=1e-15)
+
+    beam = CorotationalBeam2D.line("beam", (0.0, 0.0), (1.0, 0.0), 4, mat, 1e-4, 1e-9)
+    q = beam.initial_coordinates()[None] + 0.01 * rng.standard_normal((1, beam.n_q))
+    _, steps = vtk_steps(write_system_xdmf(System([beam]), [0.0], q, tmp_path / "beam.xdmf"))
+    points, types, conn, fields = steps[0]
+    np.testing.assert_allclose(points[:, :2], beam.positions(q[0]), atol=1e-15)
+    assert types == [3] * 4 or types == [4] * 4                          # VTK_LINE / VTK_POLY_LINE
+    assert conn == beam.elements.tolist()

@@ -340,6 +340,9 @@ def export_paraview(results: Results, directory, stem: str = "paraview", every: 
 #: values of the cell field ``part`` of `write_system_xdmf`: what a cell draws
 PARTS = {"body": 0, "axis_x": 1, "axis_y": 2, "axis_z": 3, "joint": 4}
 _SMALLEST_SIDE = 0.02          # a box's half-size is at least this fraction of its largest one (visible)
+# ParaView's XX, YY, ZZ, XY, YZ, XZ -> the XDMF model's Tensor6 order XX, XY, XZ, YY, YZ, ZZ (xdmf.org,
+# "XDMF Model and Format", Attribute), in which VTK's XDMF reader expands a Tensor6 to 9 components
+_PARAVIEW_TO_XDMF_TENSOR6 = [0, 3, 5, 1, 4, 2]
 
 
 def _rotation3(A) -> np.ndarray:
@@ -471,7 +474,7 @@ def _flexible_piece(body, Q) -> dict:
     points = _placed(origin, A, _pad3(model.mesh.points) + u)
     elements = element_data(model, delta, u_body)
     if "stress" in elements:
-        elements["stress"] = paraview_stress(elements["stress"], A[:, None])
+        elements["stress"] = paraview_stress(elements["stress"], A[:, None])[..., _PARAVIEW_TO_XDMF_TENSOR6]
     n_el = len(model.cells)
     return _piece(points, [(model.element.cell_type, np.asarray(model.cells, dtype=np.int64))],
                   np.full(n_el, PARTS["body"]), {"displacement": np.einsum("tij,tpj->tpi", A, u)}, elements)
@@ -565,8 +568,10 @@ def _check_system_input(system, t, q, shapes) -> tuple[np.ndarray, np.ndarray, d
     if not isinstance(system, System):
         raise TypeError(f"`system` must be a flexmbs.System, got {type(system).__name__}")
     t, q = np.asarray(t, dtype=float), np.asarray(q, dtype=float)
-    if t.ndim != 1 or not np.all(np.isfinite(t)):
-        raise ValueError(f"`t` must be a finite 1-D array of output times, got shape {t.shape}")
+    if t.ndim != 1:
+        raise ValueError(f"`t` must be a 1-D array of output times, got shape {t.shape}")
+    if not np.all(np.isfinite(t)):
+        raise ValueError(f"`t` must be finite, got {int(np.sum(~np.isfinite(t)))} non-finite values")
     if q.shape != (len(t), system.n_q):
         raise ValueError(f"`q` must have shape (len(t), system.n_q) = ({len(t)}, {system.n_q}) (the coordinates; "
                          f"of a state x = (q, v) pass x[:, :system.n_q]), got {q.shape}")
@@ -594,8 +599,9 @@ def write_system_xdmf(system, t, q, path, every: int = 1, shapes: dict | None = 
 
     - a `FlexibleBody`: its mesh with the nodes at ``R + A (X + u)``, point data
       ``displacement`` (``A u``, the elastic displacement in global components), cell data
-      ``axial_force`` [N] (bars, beams) or ``stress`` [Pa] (global components, ParaView's order
-      XX, YY, ZZ, XY, YZ, XZ) and ``von_mises`` (solids), NaN on the other bodies' cells;
+      ``axial_force`` [N] (bars, beams) or ``stress`` [Pa] (global components in the XDMF
+      model's Tensor6 order XX, XY, XZ, YY, YZ, ZZ, which VTK's XDMF reader expands to the
+      full tensor) and ``von_mises`` (solids), NaN on the other bodies' cells;
     - a corotational beam: its nodes joined by its elements (a polyline), ``displacement``
       from its reference nodes;
     - a rigid body (`RigidBodyEP`, `RigidBodyNatural`, `RigidBody2D`): a box (one hexahedron)

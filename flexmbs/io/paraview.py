@@ -18,6 +18,11 @@ component order of a symmetric tensor, **XX, YY, ZZ, XY, YZ, XZ** (`paraview_str
 flexmbs' own Voigt order in `Results.element_data` is xx, yy, zz, yz, xz, xy), in body
 components in the body-frame files and ``R sigma R^T`` in the global ones.
 
+A multibody `System` (no `Results`): `write_system_xdmf` writes every body of a run in one
+time series in the global frame (flexible meshes with their displacement and element data,
+rigid bodies as boxes of their inertia with their axes, joints as points; docs/paraview.md,
+"Mechanisms").
+
 Units (SI) are in the files: the XDMF ``Domain`` has ``Information`` elements ``units``
 (JSON: array name -> unit) and ``frame`` (body or global), its HDF5 file the same as root
 attributes, and a VTU file an XML comment after its header.

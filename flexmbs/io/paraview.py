@@ -202,8 +202,9 @@ def _writer_class():
         def info(self, name: str, value: str) -> None:
             ET.SubElement(self.domain, "Information", Name=name, Value=value)
 
-        def write_moving(self, t: float, points: np.ndarray, point_data, cell_data) -> None:
-            """A time step with its own geometry (the topology is the mesh grid's)."""
+        def write_moving(self, t: float, points: np.ndarray, point_data, cell_data, constant=None) -> None:
+            """A time step with its own geometry (the topology is the mesh grid's); the cell
+            fields ``constant`` (name -> array) are stored once and every step refers to them."""
             self.write_data(t, point_data=point_data, cell_data=cell_data)
             grid = self.collection[-1]
             include = grid[0]
@@ -212,6 +213,21 @@ def _writer_class():
             geometry = grid[-1]
             grid.remove(geometry)
             grid.insert(1, geometry)
+            for name, data in (constant or {}).items():
+                self.constant_cell_field(grid, name, np.asarray(data))
+
+        def constant_cell_field(self, grid: ET.Element, name: str, data: np.ndarray) -> None:
+            """A cell ``Attribute`` whose data set is written at its first use only (HDF5 data sets
+            cost about 0.3 ms each to create: a field that does not change need not have one per step)."""
+            from meshio.xdmf.common import attribute_type, numpy_to_xdmf_dtype
+            stored = self.__dict__.setdefault("_constant", {})
+            if name not in stored:
+                stored[name] = self.numpy_to_xml_string(data)
+            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(data), Center="Cell")
+            dtype, precision = numpy_to_xdmf_dtype[data.dtype.name]
+            item = ET.SubElement(attribute, "DataItem", DataType=dtype, Dimensions=" ".join(map(str, data.shape)),
+                                 Format=self.data_format, Precision=precision)
+            item.text = stored[name]
 
     return _Writer
 
@@ -548,10 +564,11 @@ def _system_pieces(system, Q, shapes: dict) -> tuple[list[dict], list[int], list
     return pieces, owners, names
 
 
-def _merged(pieces, owners) -> tuple[np.ndarray, list, dict, dict]:
+def _merged(pieces, owners) -> tuple[np.ndarray, list, dict, dict, dict]:
     """Points (n_t, N, 3), cell blocks, point data and cell data (n_t, n_cells, ...) of all
-    pieces in one grid; a field a piece lacks is 0 on its points (displacement) or NaN on its
-    cells, and the cell fields ``body`` (index in system.bodies, -1 joints) and ``part`` (`PARTS`)."""
+    pieces in one grid (a field a piece lacks is 0 on its points (displacement) or NaN on its
+    cells) and the constant cell fields ``body`` (index in system.bodies, -1 joints) and
+    ``part`` (`PARTS`)."""
     offsets = np.cumsum([0] + [p["points"].shape[1] for p in pieces])
     n_t = pieces[0]["points"].shape[0]
     points = np.concatenate([p["points"] for p in pieces], axis=1)
@@ -559,13 +576,14 @@ def _merged(pieces, owners) -> tuple[np.ndarray, list, dict, dict]:
     displacement = np.concatenate([p["point_data"].get("displacement", np.zeros(p["points"].shape))
                                    for p in pieces], axis=1)
     n_cells = [len(p["parts"]) for p in pieces]
-    cell_data = {"body": np.repeat(np.asarray(owners, dtype=np.int64), n_cells)[None].repeat(n_t, axis=0),
-                 "part": np.concatenate([p["parts"] for p in pieces])[None].repeat(n_t, axis=0)}
+    cell_data = {}
     for name in dict.fromkeys(k for p in pieces for k in p["cell_data"]):
         tail = next(np.shape(p["cell_data"][name])[2:] for p in pieces if name in p["cell_data"])
         cell_data[name] = np.concatenate([p["cell_data"].get(name, np.full((n_t, n) + tail, np.nan))
                                           for p, n in zip(pieces, n_cells)], axis=1)
-    return points, cells, {"displacement": displacement}, cell_data
+    constant = {"body": np.repeat(np.asarray(owners, dtype=np.int64), n_cells),
+                "part": np.concatenate([p["parts"] for p in pieces])}
+    return points, cells, {"displacement": displacement}, cell_data, constant
 
 
 def _check_system_input(system, t, q, shapes) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -644,7 +662,7 @@ def write_system_xdmf(system, t, q, path, every: int = 1, shapes: dict | None = 
     if not steps:
         raise ValueError("`t` is empty: there is no output to write")
     pieces, owners, joints = _system_pieces(system, q[steps], shapes)
-    points, cells, point_data, cell_data = _merged(pieces, owners)
+    points, cells, point_data, cell_data, constant = _merged(pieces, owners)
     path.parent.mkdir(parents=True, exist_ok=True)
     _check_room(path.with_suffix(".h5").resolve(), len(steps),
                 [points[0].size, point_data["displacement"][0].size, *(a[0].size for a in cell_data.values())])
@@ -655,6 +673,6 @@ def write_system_xdmf(system, t, q, path, every: int = 1, shapes: dict | None = 
         writer.write_points_cells(points[0], cells)
         for k, i in enumerate(steps):
             writer.write_moving(float(t[i]), points[k], {n: a[k] for n, a in point_data.items()},
-                                {n: [a[k]] for n, a in cell_data.items()})
+                                {n: [a[k]] for n, a in cell_data.items()}, constant)
     log.info("wrote %s (%d outputs, %.2f s)", path, len(steps), time.perf_counter() - tic)
     return path

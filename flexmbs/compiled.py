@@ -56,6 +56,8 @@ from .user_functions import UserFunctionError, evaluate, require_finite
 __all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_compiler", "note_path",
            "summary_keys", "MAX_ELASTIC"]
 
+KERNEL_VERSION = 2      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out)
+
 try:                                    # a top-level extension module, installed with flexmbs
     import _flexmbs_kernel as _kernel
     _MISSING = None
@@ -63,6 +65,11 @@ except ImportError as err:              # no C compiler at install time: the num
     _kernel = None
     _MISSING = (f"the compiled kernel `_flexmbs_kernel` is not installed ({err}); reinstall flexmbs "
                 "with a C compiler present (`pip install .` builds it)")
+if _kernel is not None and getattr(_kernel, "VERSION", 1) != KERNEL_VERSION:   # built from older sources
+    _MISSING = (f"the compiled kernel {getattr(_kernel, '__file__', '_flexmbs_kernel')} is version "
+                f"{getattr(_kernel, 'VERSION', 1)}, this flexmbs calls version {KERNEL_VERSION}; rebuild it "
+                "(`python setup.py build_ext --inplace`, or reinstall flexmbs)")
+    _kernel = None
 
 MAX_ELASTIC = 400       # elastic coordinates of a flexible body beyond which the numpy path is used:
                         # the kernel keeps the dense (9 n_e, n_e) S[a, b] and [k], [m] of each body
@@ -444,7 +451,10 @@ class CompiledSystem:
                              f"{'an array of shape ' + str(np.shape(x)) if a is not None else repr(x)}")
         return a
 
-    def steps(self, params, int_params, state, flags, piv, times, hs, laws, t_out, x_out, x_old, info) -> float:
-        """Runs the kernel's index-3 generalized-alpha steps (`flexmbs.integrators.index3_alpha`)."""
+    def steps(self, params, int_params, state, flags, piv, times, hs, laws, t_out, x_out, lam_out, x_old,
+              info) -> float:
+        """Runs the kernel's index-3 generalized-alpha steps (`flexmbs.integrators.index3_alpha`); the
+        states at the output times ``t_out`` go to ``x_out`` (n_out, 2 n_q), their multipliers to
+        ``lam_out`` (n_out, n_c)."""
         return _kernel.steps(self.handle, params, int_params, state, flags, piv, (times, hs, laws),
-                             (t_out, x_out, x_old, info))
+                             (t_out, x_out, lam_out, x_old, info))

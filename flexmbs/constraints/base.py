@@ -83,6 +83,18 @@ def law_values(law, t, name) -> tuple[float, float, float]:
     return values
 
 
+def force_and_torque(x, R, dim: int) -> dict:
+    """{"force": R^T F, "torque": R^T T} from the solution x = [F; T; mu] of `Constraint.reaction`
+    (in 2D T is x[2], a float), in the frame of rotation R; x and R may be stacks (n_t, k), (n_t, d, d)
+    (`flexmbs.System.reaction_history`)."""
+    x = np.asarray(x, dtype=float)
+    RT = np.swapaxes(np.asarray(R, dtype=float), -1, -2)
+    force = (RT @ x[..., :dim, None])[..., 0]
+    if dim == 3:
+        return {"force": force, "torque": (RT @ x[..., 3:6, None])[..., 0]}
+    return {"force": force, "torque": x[..., 2] if x.ndim > 1 else float(x[2])}
+
+
 def body_label(body) -> str:
     """'ground' for None, else "body 'name'" (for messages)."""
     return "ground" if body is None else f"body {body.name!r}"
@@ -177,6 +189,23 @@ class Constraint(ABC):
         dim = next(b.dim for b in self.bodies if b is not None)
         return np.zeros(dim), np.eye(dim)
 
+    def reaction_basis(self, t, qs) -> dict:
+        """{body name: B_b} for the bodies of the constraint (not the ground), where the columns
+        of B_b are the generalized forces of a unit force at the body's reaction point s_b, of a
+        unit torque and of the body's internal constraints,
+        B_b = [J_P(s_b)^T, J_theta^T, C_int,q^T], so that Q_b = -C_q,b^T lam = B_b [F; T; mu]
+        (`reaction`; `flexmbs.System.reaction_history` stacks them over the outputs)."""
+        out = {}
+        for b, q, s in zip(self.bodies, qs, self.reaction_points()):
+            if b is None:
+                continue
+            unit = np.eye(3)
+            cols = [b.point_jacobian(q, s).T]                        # J_P^T F = point_force(q, s, F)
+            cols += [b.torque(q, e)[:, None] for e in unit] if b.dim == 3 else [b.torque(q, 1.0)[:, None]]
+            cols += [c.jacobian(t, (q,))[0].T for c in b.internal_constraints()]
+            out[b.name] = np.hstack(cols)
+        return out
+
     def reaction(self, t, qs, lam) -> dict:
         """Force and torque that the constraint applies on each body, in the joint's frame.
 
@@ -184,27 +213,19 @@ class Constraint(ABC):
         force F at the body's reaction point s_b and a torque T,
         Q_b = J_P(s_b)^T F + J_theta^T T + C_int,q^T mu,
         where the last term (internal constraints of the body, e.g. the Euler-parameter norm)
-        does no work on rigid motions and is dropped.  Returns
+        does no work on rigid motions and is dropped: [F; T; mu] = B_b^+ Q_b, the least-squares
+        solution (`reaction_basis`).  Returns
         ``{"origin": r, "rotation": R, "bodies": {name: {"force": R^T F, "torque": R^T T}}}``
         (in 2D the torque is a float).
         """
         lam = np.asarray(lam, dtype=float)
         origin, R = self.frame(t, qs)
-        blocks = self.jacobian(t, qs)
+        basis = self.reaction_basis(t, qs)
         out = {}
-        for b, q, Jb, s in zip(self.bodies, qs, blocks, self.reaction_points()):
-            if b is None:
-                continue
-            Qb = -Jb.T @ lam
-            d = b.dim
-            cols = [b.point_force(q, s, e) for e in np.eye(d)]
-            cols += [b.torque(q, e) for e in np.eye(3)] if d == 3 else [b.torque(q, 1.0)]
-            internal = [c.jacobian(t, (q,))[0] for c in b.internal_constraints()]
-            B = np.column_stack(cols + [Ji.T for Ji in internal]) if internal else np.column_stack(cols)
-            x = np.linalg.lstsq(B, Qb, rcond=None)[0]
-            F = x[:d]
-            T = x[d:2 * d] if d == 3 else float(x[d])
-            out[b.name] = {"force": R.T @ F, "torque": R.T @ T if d == 3 else T}
+        for b, Jb in zip(self.bodies, self.jacobian(t, qs)):
+            if b is not None:
+                x = np.linalg.lstsq(basis[b.name], -np.asarray(Jb, dtype=float).T @ lam, rcond=None)[0]
+                out[b.name] = force_and_torque(x, R, b.dim)
         return {"origin": origin, "rotation": R, "bodies": out}
 
     def __repr__(self):

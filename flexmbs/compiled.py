@@ -58,17 +58,27 @@ __all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_
 
 KERNEL_VERSION = 2      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out)
 
+
+def version_mismatch(module) -> str | None:
+    """Why the loaded kernel ``module`` cannot be used: built from other sources than this flexmbs
+    (its ``VERSION`` is not `KERNEL_VERSION`, e.g. a .so left from before a change of the `steps`
+    call), or None when it matches."""
+    version = getattr(module, "VERSION", 1)
+    if version == KERNEL_VERSION:
+        return None
+    return (f"the compiled kernel {getattr(module, '__file__', '_flexmbs_kernel')} is version {version}, this "
+            f"flexmbs calls version {KERNEL_VERSION}; rebuild it (`python setup.py build_ext --inplace` in the "
+            "source tree, or reinstall flexmbs)")
+
+
 try:                                    # a top-level extension module, installed with flexmbs
     import _flexmbs_kernel as _kernel
-    _MISSING = None
+    _MISSING = version_mismatch(_kernel)
 except ImportError as err:              # no C compiler at install time: the numpy path
     _kernel = None
     _MISSING = (f"the compiled kernel `_flexmbs_kernel` is not installed ({err}); reinstall flexmbs "
                 "with a C compiler present (`pip install .` builds it)")
-if _kernel is not None and getattr(_kernel, "VERSION", 1) != KERNEL_VERSION:   # built from older sources
-    _MISSING = (f"the compiled kernel {getattr(_kernel, '__file__', '_flexmbs_kernel')} is version "
-                f"{getattr(_kernel, 'VERSION', 1)}, this flexmbs calls version {KERNEL_VERSION}; rebuild it "
-                "(`python setup.py build_ext --inplace`, or reinstall flexmbs)")
+if _MISSING is not None:                # not installed, or built from older sources: the numpy path
     _kernel = None
 
 MAX_ELASTIC = 400       # elastic coordinates of a flexible body beyond which the numpy path is used:

@@ -3,9 +3,12 @@
 import sys
 from pathlib import Path
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
+from flexmbs.compiled import version_mismatch
 from flexmbs.integrators import ConstrainedProblem
 from flexmbs.integrators.index3_alpha import Index3GeneralizedAlpha
 
@@ -16,6 +19,11 @@ import slider_crank  # noqa: E402
 SYSTEM = slider_crank.build_coupled(elements=2)[0]
 N_Q, N_C = SYSTEM.n_q, SYSTEM.n_c
 T = np.zeros(3)
+
+
+def _raise(message):
+    """The message `version_mismatch` gives, raised as `kernel_status` reports it."""
+    raise RuntimeError(message)
 
 
 def _integrator():
@@ -36,6 +44,9 @@ ROWS = [
      ValueError, r"System.reaction_history: `t` must be a vector of at least one time, got shape \(0,\)"),
     ("unknown joint", lambda: SYSTEM.reaction_history(T, np.zeros((3, N_Q)), np.zeros((3, N_C)), ["pin C"]),
      ValueError, r"System: no constraint 'pin C'; constraints: \["),
+    ("a kernel built from older sources", lambda: _raise(version_mismatch(SimpleNamespace(VERSION=1, __file__="k.so"))),
+     RuntimeError, r"the compiled kernel k.so is version 1, this flexmbs calls version 2; rebuild it "
+                   r"\(`python setup.py build_ext --inplace` in the source tree, or reinstall flexmbs\)"),
     ("dense multipliers before a step", lambda: _integrator().dense_multipliers(0.0),
      RuntimeError, r"`dense_multipliers` is available only after a step taken by `step`\."),
 ]

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-from .constraints.base import EMPTY, ConstraintError, force_and_torque
+from .constraints.base import EMPTY, ConstraintError, force_and_torque, torque_and_internal_columns
 from .constraints.batch import JointBatch, evaluated_by_batch
 from .newton import NewtonError, max_norm, newton
 
@@ -911,7 +911,8 @@ class System:
         called ``names``.
 
         Per output and body, Q_b = -C_q,b^T lam = B_b x (`Constraint.reaction_basis`); C_q comes
-        from one `jacobian` of the system per output, the blocks B_b of all outputs are stacked and
+        from one `jacobian` of the system per output, the torque and internal-constraint columns of
+        B_b from one evaluation per body and output, the blocks B_b of all outputs are stacked and
         x = B_b^+ Q_b is formed by one batched pseudo-inverse per body (the least-squares solution
         of `Constraint.reaction`, with lstsq's cut-off eps max(rows, columns) s_max), not one lstsq
         per joint per output.
@@ -929,12 +930,15 @@ class System:
             return {}
         chosen = [(c, self.constraints.index(c)) for c in (self.constraint(name) for name in names)]
         rows = np.concatenate([np.arange(self.n_c)[self.rows(c)] for c, _ in chosen])
+        involved = list({id(b): b for c, _ in chosen for b in c.bodies if b is not None}.values())
         frames, bases, Cq = [], [], []
         for ti, qi in zip(t, q):                       # the blocks at each output; the solves below batched
-            Cq.append(self.jacobian(float(ti), qi)[rows])
+            ti = float(ti)
+            Cq.append(self.jacobian(ti, qi)[rows])
             qs = [self._split(qi, k) for _, k in chosen]
-            frames.append([c.frame(float(ti), qs_c) for (c, _), qs_c in zip(chosen, qs)])
-            bases.append([c.reaction_basis(float(ti), qs_c) for (c, _), qs_c in zip(chosen, qs)])
+            shared = {b.name: torque_and_internal_columns(b, ti, qi[self.slice(b)]) for b in involved}
+            frames.append([c.frame(ti, qs_c) for (c, _), qs_c in zip(chosen, qs)])
+            bases.append([c.reaction_basis(ti, qs_c, shared) for (c, _), qs_c in zip(chosen, qs)])
         Cq = np.array(Cq).reshape(len(t), len(rows), self.n_q)
         out, first = {}, 0
         for j, (c, _) in enumerate(chosen):

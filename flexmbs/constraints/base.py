@@ -22,6 +22,7 @@ from ..user_functions import UserFunctionError, non_finite, raised
 __all__ = ["Constraint", "ConstraintError", "Ground", "EMPTY"]
 
 EMPTY = np.zeros(0)
+UNIT = np.eye(3)
 
 
 class ConstraintError(ValueError):
@@ -93,6 +94,14 @@ def force_and_torque(x, R, dim: int) -> dict:
     if dim == 3:
         return {"force": force, "torque": (RT @ x[..., 3:6, None])[..., 0]}
     return {"force": force, "torque": x[..., 2] if x.ndim > 1 else float(x[2])}
+
+
+def torque_and_internal_columns(body, t, q) -> np.ndarray:
+    """[J_theta^T, C_int,q^T] (n_q, 3 + n_int; 1 + n_int in 2D): the generalized forces of a unit
+    global torque about each axis (`Body.torque`) and the body's internal constraint rows, the
+    columns of `Constraint.reaction_basis` that are the same for every joint on the body."""
+    cols = [body.torque(q, e) for e in UNIT] if body.dim == 3 else [body.torque(q, 1.0)]
+    return np.column_stack(cols + [row for c in body.internal_constraints() for row in c.jacobian(t, (q,))[0]])
 
 
 def body_label(body) -> str:
@@ -189,21 +198,20 @@ class Constraint(ABC):
         dim = next(b.dim for b in self.bodies if b is not None)
         return np.zeros(dim), np.eye(dim)
 
-    def reaction_basis(self, t, qs) -> dict:
+    def reaction_basis(self, t, qs, body_columns=None) -> dict:
         """{body name: B_b} for the bodies of the constraint (not the ground), where the columns
         of B_b are the generalized forces of a unit force at the body's reaction point s_b, of a
         unit torque and of the body's internal constraints,
         B_b = [J_P(s_b)^T, J_theta^T, C_int,q^T], so that Q_b = -C_q,b^T lam = B_b [F; T; mu]
-        (`reaction`; `flexmbs.System.reaction_history` stacks them over the outputs)."""
+        (`reaction`; `flexmbs.System.reaction_history` stacks them over the outputs).  The last
+        columns do not depend on the joint: ``body_columns`` {body name: `torque_and_internal_columns`}
+        passes them when already computed for the body at this state."""
         out = {}
         for b, q, s in zip(self.bodies, qs, self.reaction_points()):
             if b is None:
                 continue
-            unit = np.eye(3)
-            cols = [b.point_jacobian(q, s).T]                        # J_P^T F = point_force(q, s, F)
-            cols += [b.torque(q, e)[:, None] for e in unit] if b.dim == 3 else [b.torque(q, 1.0)[:, None]]
-            cols += [c.jacobian(t, (q,))[0].T for c in b.internal_constraints()]
-            out[b.name] = np.hstack(cols)
+            rest = torque_and_internal_columns(b, t, q) if body_columns is None else body_columns[b.name]
+            out[b.name] = np.hstack([b.point_jacobian(q, s).T, rest])     # J_P^T F = point_force(q, s, F)
         return out
 
     def reaction(self, t, qs, lam) -> dict:

@@ -52,14 +52,17 @@ def test_batched_reactions_equal_the_per_output_ones_at_random_states(system):
 
 
 @needs_kernel
-@pytest.mark.parametrize("t_eval", [np.linspace(0.0, QUARTER / 8, 9),                 # step points
-                                    np.linspace(0.3, 1.0, 7) * QUARTER / 8])          # between them
-def test_solution_multipliers_are_the_same_on_both_paths(system, t_eval):
+@pytest.mark.parametrize("t_eval, between", [(np.linspace(0.0, QUARTER / 8, 9), False),     # step points
+                                             (np.linspace(0.3, 1.0, 7) * QUARTER / 8, True)])  # between them
+def test_solution_multipliers_are_the_same_on_both_paths(system, t_eval, between):
     """``Solution.lam`` (n_out, n_c) of the kernel and of the numpy path agree to 1e-9 of their size
-    (the paths' steps agree to round-off amplified by Newton's tolerance, tests/test_compiled.py)."""
+    (the paths' steps agree to round-off amplified by Newton's tolerance, tests/test_compiled.py),
+    at step points and between them (the kernel's interpolation against `dense_multipliers`)."""
     sols = [integrate(system, QUARTER / 8, 2.91e-5, t_eval=t_eval, kernel=k) for k in ("compiled", "numpy")]
     assert [s.kernel for s in sols] == ["compiled", "numpy"]
     assert sols[0].lam.shape == (len(t_eval), system.n_c)
+    steps = sols[1].t / sols[1].h
+    assert np.any(np.abs(steps - np.round(steps)) > 0.1) == between
     scale = np.abs(sols[1].lam).max()
     assert np.abs(sols[0].lam - sols[1].lam).max() <= 1e-9 * scale
 

@@ -329,6 +329,7 @@ class Index3GeneralizedAlpha(Integrator):
             raise ValueError(f"`regularization` must be >= 0 or None, got {self.options['regularization']!r}.")
         self.regularization = reg
         self.qdd, self.lam = self._consistent_accelerations(self.t, q, v)
+        self._lam_old = None              # the multipliers at t_old, after a step (`dense_multipliers`)
         self._a = self.qdd.copy()
         self._xdot_new = np.concatenate([v, self.qdd])
         self._lu = None
@@ -514,7 +515,7 @@ class Index3GeneralizedAlpha(Integrator):
         """The multipliers at t in the last step [t_old, t]: linear in t between the step's ends,
         lam(t) = lam_old + (t - t_old) / (t_new - t_old) (lam_new - lam_old), O(h^2) like the
         steps' own multipliers (the kernel interpolates its outputs the same way)."""
-        if self.t_old is None or getattr(self, "_lam_old", None) is None:
+        if self.t_old is None or self._lam_old is None:
             raise RuntimeError("`dense_multipliers` is available only after a step taken by `step`.")
         if self.t == self.t_old:
             return self.lam.copy()

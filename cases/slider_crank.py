@@ -298,21 +298,25 @@ def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, you
     return System([crank_body, rod_body, slider], constraints), rod_body, model
 
 
+JOINT_BODIES = (("crank pivot", "crank"), ("pin A", "rod"), ("pin B", "rod"), ("slide", "slider"))
+
+
 def reactions(system, t, x, lam) -> dict:
     """Global forces [N] of the joints: on the crank at its pivot, on the rod at A and at B, on the slider."""
-    n = system.n_q
-    pairs = (("crank pivot", "crank"), ("pin A", "rod"), ("pin B", "rod"), ("slide", "slider"))
-    out = {f"reaction_{c.replace(' ', '_')}": np.empty((len(t), 3)) for c, _ in pairs}
-    for i, (ti, xi, li) in enumerate(zip(t, x, lam)):
-        r = system.reactions(float(ti), xi[:n], li, names=[c for c, _ in pairs])
-        for c, b in pairs:
-            out[f"reaction_{c.replace(' ', '_')}"][i] = r[c]["rotation"] @ r[c]["bodies"][b]["force"]
-    return out
+    return joint_forces(system.reaction_history(t, x, lam, [c for c, _ in JOINT_BODIES]))
+
+
+def joint_forces(history) -> dict:
+    """``reaction_<joint>`` (n_t, 3): the global force R F of each joint of `JOINT_BODIES` on its body,
+    from `System.reaction_history`."""
+    return {f"reaction_{c.replace(' ', '_')}": np.einsum("tij,tj->ti", history[c]["rotation"],
+                                                         history[c]["bodies"][b]["force"])
+            for c, b in JOINT_BODIES}
 
 
 def run_coupled(out, p: dict, t_end: float):
     """The coupled model: (run info, rod Model, extras) with the arrays of results.npz in extras."""
-    from flexmbs.mechanisms.coupled import axial_torque, integrate, multipliers
+    from flexmbs.mechanisms.coupled import integrate, torque_about
     phys = {k: p[k] for k in ("elements", "crank", "rod", "offset", "width", "youngs", "density", "crank_speed",
                               "slider_mass", "stiffening", "coupled_stiffening")}
     system, rod_body, model = build_coupled(**phys)
@@ -321,11 +325,11 @@ def run_coupled(out, p: dict, t_end: float):
     sol = integrate(system, t_end, p["h_coupled"], t_eval=t_eval, rho_inf=p["rho_inf"])
     solve_s = time.perf_counter() - tic
     delta = sol.x[:, system.slice(rod_body)][:, 7:]
-    lam = multipliers(system, sol.t, sol.x)
-    drive = axial_torque(system, system.constraint("drive"), system.body("crank"), sol.t, sol.x, lam)
+    # the index-3 steps' own multipliers at the outputs; all joints in one pass over the outputs
+    history = system.reaction_history(sol.t, sol.x, sol.lam, ["drive"] + [c for c, _ in JOINT_BODIES])
     extras = {"crank_angle": p["crank_speed"] * sol.t,
               "midspan_deflection": chord_deflection(model, delta, [p["rod"] / 2])[:, 0],
-              "drive_torque": drive, **reactions(system, sol.t, sol.x, lam)}
+              "drive_torque": torque_about(history["drive"], system.body("crank")), **joint_forces(history)}
     info = {"status": sol.status, "message": sol.message, "n_steps": sol.n_steps, "solve_s": solve_s,
             "kernel": sol.kernel, "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
     if out is not None:

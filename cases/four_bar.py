@@ -191,7 +191,7 @@ def build_coupled(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.2
 
 def run_coupled(out, p: dict, t_end: float):
     """The coupled four-bar: (run info, coupler Model, extras) as `slider_crank.run_coupled`."""
-    from flexmbs.mechanisms.coupled import axial_torque, integrate, multipliers
+    from flexmbs.mechanisms.coupled import axial_torque, integrate
     phys = {k: p[k] for k in ("elements", "ground", "crank", "coupler", "rocker", "depth", "width", "youngs",
                               "density", "crank_speed", "stiffening", "coupled_stiffening")}
     system, body, model = build_coupled(**phys)
@@ -200,7 +200,7 @@ def run_coupled(out, p: dict, t_end: float):
     sol = integrate(system, t_end, p["h_coupled"], t_eval=t_eval, rho_inf=p["rho_inf"])
     solve_s = time.perf_counter() - tic
     delta = sol.x[:, system.slice(body)][:, 7:]
-    lam = multipliers(system, sol.t, sol.x)
+    lam = sol.lam                       # the index-3 steps' own multipliers at the outputs
     extras = {"crank_angle": p["crank_speed"] * sol.t,
               "midspan_deflection": chord_deflection(model, delta, [p["coupler"] / 2])[:, 0],
               "drive_torque": axial_torque(system, system.constraint("drive"), system.body("crank"), sol.t, sol.x,

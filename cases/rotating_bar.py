@@ -116,13 +116,13 @@ def run(out=None, **params):
 
 
 def write(runs, out: Path, p: dict):
-    from flexmbs import plots
     out.mkdir(parents=True, exist_ok=True)
     main = runs["damped" if "damped" in runs else "undamped"]
     main.save_npz(out / "results.npz")
     _summary(main, out, p)
     if not p.get("plots", True):
         return
+    from flexmbs import plots
     idx = [n - 1 for n in PLOTTED_NODES if n - 1 < main.displacement.shape[1]]
     plots.save(plots.node_histories(runs["undamped"], idx, title=(
         f"Axial displacement, nodes {', '.join(str(i + 1) for i in idx)}, without damping")),

@@ -140,12 +140,12 @@ def summarize(res, model: Model, p: dict, quasi=None) -> dict:
 
 
 def write(res, model: Model, out: Path, p: dict):
-    from flexmbs import plots
     out.mkdir(parents=True, exist_ok=True)
     res.save_npz(out / "results.npz")
     if not p.get("plots", True):
         write_summary(out, summarize(res, model, p))
         return
+    from flexmbs import plots
     tq = np.linspace(res.t[0], res.t[-1], 81)
     quasi = quasi_static_tip(model, tq)
     panels = []

@@ -168,7 +168,6 @@ def rows(result, hub_ratio: float):
 
 
 def write(result, diagrams, out: Path, p: dict):
-    from flexmbs import plots
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "campbell.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
@@ -176,6 +175,7 @@ def write(result, diagrams, out: Path, p: dict):
         w.writerows(rows(result, p["hub_ratio"]))
     if not p.get("plots", True):
         return
+    from flexmbs import plots
     g = result["gamma"]
     families = {"flap": (g, result["flap"]), "chord, no Coriolis (csv: lambda)": (g, result["chord"]),
                 "chord, Coriolis (csv: lambda_coriolis)": (g, result["chord_coriolis"], "--")}

@@ -33,7 +33,9 @@ AngleDriver, the rod a FlexibleBody with a revolute joint at node 0 and a spheri
 node, the slider a rigid body on the guide; index3-alpha with the fixed step h_coupled (aligned with
 the output interval) and rho_inf.  Its results.npz has the arrays above plus drive_torque (n_t,)
 [N m] and the global joint forces reaction_crank_pivot, reaction_pin_A, reaction_pin_B,
-reaction_slide (n_t, 3) [N].  Its geometric stiffening (with --stiffening) is --coupled-stiffening:
+reaction_slide (n_t, 3) [N]; DIR/paraview.xdmf (+ .h5) shows crank, rod and slider in the global
+frame (flexmbs.io.paraview.write_system_xdmf; not with --no-paraview, --set paraview=false).  Its
+geometric stiffening (with --stiffening) is --coupled-stiffening:
 "axial-strain" (default), the axial force of each element from its own axial strain, which carries the
 slider's inertia and the frame's acceleration as the kinematically driven model's stiffening does, or
 "omega", the Model's stiffening evaluated with the rod's angular velocity only (docs/coupled.md).
@@ -68,7 +70,7 @@ DEFAULTS = dict(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, young
                 crank_speed=150.0, slider_mass=0.075552, revolutions=2.0, stiffening=True, guide_correction=True,
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
                 gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9,
-                coupled_stiffening="axial-strain")
+                coupled_stiffening="axial-strain", paraview=True)
 RUN_TIME = "about 8 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="connecting rod length [m]",
             offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
@@ -86,7 +88,9 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
             rho_inf="spectral radius at infinity of index3-alpha (coupled model)",
             coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
                                "each element's own axial strain (slider inertia, frame acceleration, joints), or "
-                               "'omega', the Model's stiffening with the rod's angular velocity only")
+                               "'omega', the Model's stiffening with the rod's angular velocity only",
+            paraview="coupled model: write DIR/paraview.xdmf (+ .h5), every body in the global frame "
+                     "(`flexmbs run --no-paraview`: false)")
 SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
            "peak_crank_angle_deg": "crank angle of that peak [deg]"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
@@ -294,21 +298,25 @@ def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, you
     return System([crank_body, rod_body, slider], constraints), rod_body, model
 
 
+JOINT_BODIES = (("crank pivot", "crank"), ("pin A", "rod"), ("pin B", "rod"), ("slide", "slider"))
+
+
 def reactions(system, t, x, lam) -> dict:
     """Global forces [N] of the joints: on the crank at its pivot, on the rod at A and at B, on the slider."""
-    n = system.n_q
-    pairs = (("crank pivot", "crank"), ("pin A", "rod"), ("pin B", "rod"), ("slide", "slider"))
-    out = {f"reaction_{c.replace(' ', '_')}": np.empty((len(t), 3)) for c, _ in pairs}
-    for i, (ti, xi, li) in enumerate(zip(t, x, lam)):
-        r = system.reactions(float(ti), xi[:n], li, names=[c for c, _ in pairs])
-        for c, b in pairs:
-            out[f"reaction_{c.replace(' ', '_')}"][i] = r[c]["rotation"] @ r[c]["bodies"][b]["force"]
-    return out
+    return joint_forces(system.reaction_history(t, x, lam, [c for c, _ in JOINT_BODIES]))
+
+
+def joint_forces(history) -> dict:
+    """``reaction_<joint>`` (n_t, 3): the global force R F of each joint of `JOINT_BODIES` on its body,
+    from `System.reaction_history`."""
+    return {f"reaction_{c.replace(' ', '_')}": np.einsum("tij,tj->ti", history[c]["rotation"],
+                                                         history[c]["bodies"][b]["force"])
+            for c, b in JOINT_BODIES}
 
 
 def run_coupled(out, p: dict, t_end: float):
     """The coupled model: (run info, rod Model, extras) with the arrays of results.npz in extras."""
-    from flexmbs.mechanisms.coupled import axial_torque, integrate, multipliers
+    from flexmbs.mechanisms.coupled import integrate, torque_about
     phys = {k: p[k] for k in ("elements", "crank", "rod", "offset", "width", "youngs", "density", "crank_speed",
                               "slider_mass", "stiffening", "coupled_stiffening")}
     system, rod_body, model = build_coupled(**phys)
@@ -317,15 +325,18 @@ def run_coupled(out, p: dict, t_end: float):
     sol = integrate(system, t_end, p["h_coupled"], t_eval=t_eval, rho_inf=p["rho_inf"])
     solve_s = time.perf_counter() - tic
     delta = sol.x[:, system.slice(rod_body)][:, 7:]
-    lam = multipliers(system, sol.t, sol.x)
-    drive = axial_torque(system, system.constraint("drive"), system.body("crank"), sol.t, sol.x, lam)
+    # the index-3 steps' own multipliers at the outputs; all joints in one pass over the outputs
+    history = system.reaction_history(sol.t, sol.x, sol.lam, ["drive"] + [c for c, _ in JOINT_BODIES])
     extras = {"crank_angle": p["crank_speed"] * sol.t,
               "midspan_deflection": chord_deflection(model, delta, [p["rod"] / 2])[:, 0],
-              "drive_torque": drive, **reactions(system, sol.t, sol.x, lam)}
+              "drive_torque": torque_about(history["drive"], system.body("crank")), **joint_forces(history)}
     info = {"status": sol.status, "message": sol.message, "n_steps": sol.n_steps, "solve_s": solve_s,
             "kernel": sol.kernel, "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
     if out is not None:
         write_coupled(info, extras, Path(out), p)
+    if out is not None and p["paraview"]:
+        from flexmbs.io.paraview import write_system_xdmf
+        write_system_xdmf(system, sol.t, sol.x[:, :system.n_q], Path(out) / "paraview.xdmf")
     return info, model, extras
 
 

@@ -266,7 +266,7 @@ def run_coupled(out, p: dict) -> dict:
     """The coupled model (index3-alpha, step h) and the prescribed fast path at the same outputs.
 
     Returns {"coupled": dict of arrays, "prescribed": Results}."""
-    from flexmbs.mechanisms.coupled import axial_torque, integrate, multipliers
+    from flexmbs.mechanisms.coupled import axial_torque, integrate
     stiff = not p["no_stiffening"]
     system, hub, beam, model = build_coupled(p["elements"], p["omega_s"], p["t_s"], stiff, p["torque"],
                                              p["hub_inertia"], p["coupled_stiffening"])
@@ -282,7 +282,7 @@ def run_coupled(out, p: dict) -> dict:
     R = np.array([hub.rotation(qi[sl_h]) for qi in q])
     angle = np.unwrap(np.arctan2(R[:, 1, 0], R[:, 0, 0]))
     speed = np.array([hub.angular_velocity(qi[sl_h], vi[sl_h])[2] for qi, vi in zip(q, v)])
-    lam = multipliers(system, sol.t, sol.x)
+    lam = sol.lam                       # the index-3 steps' own multipliers at the outputs
     clamp = axial_torque(system, system.constraint("clamp"), hub, sol.t, sol.x, lam)
     if p["torque"]:
         drive = np.array([torque_law(p["omega_s"], p["t_s"], p["hub_inertia"])(ti)[2] for ti in sol.t])

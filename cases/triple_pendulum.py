@@ -45,7 +45,6 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmbs import plots
 from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
@@ -153,6 +152,7 @@ def write(out: Path, results: dict, summary: dict) -> None:
 
 def plot_tip(out: Path, runs: dict[str, dict]) -> None:
     """tip_x/y/z.png (position and velocity of D) and trajectory.png for the labelled runs."""
+    from flexmbs import plots
     for k, axis in enumerate("xyz"):
         panels = [(f"{axis.upper()}_D [m]", [dict(t=r["t"], y=r["tip"][:, k], label=label) for label, r in runs.items()]),
                   (f"{axis.upper()}'_D [m/s]", [dict(t=r["t"], y=r["tip_velocity"][:, k], label=label)

@@ -1527,19 +1527,19 @@ static void tangents(Sys *s, State *st, const double *law, const double *q, cons
    q_hat n, v_hat n, g0 n, g1 n, qq n, mu m */
 static PyObject *py_steps(PyObject *self, PyObject *args)
 {
-    PyObject *cap, *po, *pstate[11], *psched[3], *pout[4];
+    PyObject *cap, *po, *pstate[11], *psched[3], *pout[5];
     /* system, params (double[9]), int params (i64[3]), state: q, v, a, qdd, lam, S, Kt, Ct, Kt_rest, Ct_rest,
-       dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out, x_old, info */
+       dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out, lam_out, x_old, info */
     PyObject *pint, *pflags, *ppiv;
-    if (!PyArg_ParseTuple(args, "OOO(OOOOOOOOOOO)OO(OOO)(OOOO)", &cap, &po, &pint,
+    if (!PyArg_ParseTuple(args, "OOO(OOOOOOOOOOO)OO(OOO)(OOOOO)", &cap, &po, &pint,
                           &pstate[0], &pstate[1], &pstate[2], &pstate[3], &pstate[4], &pstate[5], &pstate[6],
                           &pstate[7], &pstate[8], &pstate[9], &pstate[10], &pflags, &ppiv,
-                          &psched[0], &psched[1], &psched[2], &pout[0], &pout[1], &pout[2], &pout[3]))
+                          &psched[0], &psched[1], &psched[2], &pout[0], &pout[1], &pout[2], &pout[3], &pout[4]))
         return NULL;
     Sys *s = get_sys(cap);
     if (!s) return NULL;
     int n = s->n, m = s->m, N = n + m;
-    Py_buffer bufs[24];
+    Py_buffer bufs[25];
     int nb = 0;
     PyObject *result = NULL;
 #define GET(ptr, type, obj, count, name, kind)                                                      \
@@ -1551,7 +1551,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
     double *pr;
     i64 *pi;
     State st;
-    double *times, *hs, *laws, *t_out, *x_out, *x_old;
+    double *times, *hs, *laws, *t_out, *x_out, *lam_out, *x_old;
     i64 *info;
     GET(pr, double *, po, 10, "params", 'f');
     GET(pi, i64 *, pint, 3, "int params", 'i');
@@ -1579,8 +1579,9 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
     if (n_te < 0) goto done;
     GET(t_out, double *, pout[0], n_te, "t_out", 'f');
     GET(x_out, double *, pout[1], (size_t)n_te * 2 * n, "x_out", 'f');
-    GET(x_old, double *, pout[2], 4 * (size_t)n + 1, "x_old", 'f');
-    GET(info, i64 *, pout[3], 4, "info", 'i');
+    GET(lam_out, double *, pout[2], (size_t)n_te * m, "lam_out", 'f');
+    GET(x_old, double *, pout[3], 4 * (size_t)n + 1, "x_old", 'f');
+    GET(info, i64 *, pout[4], 4, "info", 'i');
     if (pi[0] < 1 || pi[1] < 0 || pi[1] > 1 || pi[2] < 0 || pi[2] > 2) {
         PyErr_Format(PyExc_ValueError, "kernel steps: int params (max_iter >= 1, fd 0 or 1, refactor 0..2) got "
                      "%lld, %lld, %lld", (long long)pi[0], (long long)pi[1], (long long)pi[2]);
@@ -1799,7 +1800,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
             memcpy(st.v, v1, n * sizeof(double));
             memcpy(st.a, a1, n * sizeof(double));
             memcpy(st.qdd, qdd1, n * sizeof(double));
-            for (int i = 0; i < m; i++) st.lam[i] = mu[i] * bp;
+            /* lamb: the multipliers at t0, for the outputs inside the step */
+            for (int i = 0; i < m; i++) { lamb[i] = st.lam[i]; st.lam[i] = mu[i] * bp; }
             done++;
             /* a non-finite or diverging state ends the run before its outputs (Integrator._check_state) */
             if (!all_finite(st.q, n) || !all_finite(st.v, n)) { status = NONFINITE_STATE; break; }
@@ -1807,12 +1809,14 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
             /* outputs in [t0, t1] (simulate's emit): the step point itself, or the cubic Hermite */
             double near = P.near * (t1 - t0);
             while (i_out < n_te && t_out[i_out] <= t1 + near) {
-                double te = t_out[i_out], *xo = x_out + (size_t)i_out * 2 * n;
+                double te = t_out[i_out], *xo = x_out + (size_t)i_out * 2 * n, *lo = lam_out + (size_t)i_out * m;
                 if (fabs(te - t1) <= near || te == t1) {
                     memcpy(xo, st.q, n * sizeof(double));
                     memcpy(xo + n, st.v, n * sizeof(double));
+                    memcpy(lo, st.lam, m * sizeof(double));
                 } else if (te == t0) {
                     memcpy(xo, x_old, 2 * (size_t)n * sizeof(double));
+                    memcpy(lo, lamb, m * sizeof(double));
                 } else {
                     double hh = t1 - t0, sx = (te - t0) / hh;
                     double h00 = (1 + 2 * sx) * (1 - sx) * (1 - sx), h10 = sx * (1 - sx) * (1 - sx);
@@ -1821,6 +1825,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                         xo[i] = h00 * x_old[i] + h01 * st.q[i] + hh * (h10 * x_old[2 * n + i] + h11 * st.v[i]);
                         xo[n + i] = h00 * x_old[n + i] + h01 * st.v[i] + hh * (h10 * x_old[3 * n + i] + h11 * st.qdd[i]);
                     }
+                    /* the multipliers between step points: linear in t (Index3GeneralizedAlpha.dense_multipliers) */
+                    for (int i = 0; i < m; i++) lo[i] = (1 - sx) * lamb[i] + sx * st.lam[i];
                 }
                 i_out++;
             }
@@ -1855,7 +1861,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flexmbs_kernel",
 PyMODINIT_FUNC PyInit__flexmbs_kernel(void)
 {
     PyObject *mod = PyModule_Create(&module);
-    if (mod && PyModule_AddIntConstant(mod, "VERSION", 1) < 0) {
+    if (mod && PyModule_AddIntConstant(mod, "VERSION", 2) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

@@ -2,28 +2,61 @@
 
 The data flow: mesh -> elements -> assembly -> model -> formulation -> integrator ->
 results -> plots.
+
+Start-up: ``import flexmbs`` loads no submodule (not even numpy).  Each public name of
+``__all__`` is imported from its submodule when it is first used (``flexmbs.Model``,
+``from flexmbs import run``; PEP 562 module ``__getattr__``), and so is a submodule used as an
+attribute (``flexmbs.mesh.sample``, ``flexmbs.mechanisms.FourBar``), so a script pays only for what
+it uses: plotting (matplotlib), HDF5 files (h5py), mesh files (meshio), sparse direct solvers
+and Dask load inside the functions that need them.  ``flexmbs --version`` and ``flexmbs cases``
+import no numpy at all (tests/test_startup.py).
 """
+import importlib
+import importlib.util
+
 __version__ = "0.1.0"
 
-from .mesh import Mesh, MeshError, generate
-from .elements import Bar2, BeamEB2D, BeamEB3D, Element, Hex8, Material, Quad4, Tet4, Tet10, Tri3
-from .model import DistributedLoad, Model, NodalLoad, SurfaceLoad, rayleigh_coefficients
-from . import motion, rotations
-from .formulations import FORMULATIONS, GibbsAppell, Hamilton, Lagrange
-from .integrators import INTEGRATORS, simulate
-from .modal import natural_frequencies, static_solution
-from . import reduction
-from .reduction import ReducedModel
-from .results import Results
-from .analysis import run
-from .bodies import FlexibleBody, Node, RigidBodyEP, RigidBodyNatural
-from .constraints import PrescribedFrame
-from .system import System
-from . import io, progress
-from .io import load_results
+# public name -> the module it comes from (a name equal to its module's last part is the module)
+_PUBLIC = {
+    "Mesh": "flexmbs.mesh", "MeshError": "flexmbs.mesh", "generate": "flexmbs.mesh",
+    "Element": "flexmbs.elements", "Material": "flexmbs.elements", "Bar2": "flexmbs.elements",
+    "BeamEB2D": "flexmbs.elements", "BeamEB3D": "flexmbs.elements", "Tri3": "flexmbs.elements",
+    "Quad4": "flexmbs.elements", "Tet4": "flexmbs.elements", "Tet10": "flexmbs.elements",
+    "Hex8": "flexmbs.elements",
+    "Model": "flexmbs.model", "NodalLoad": "flexmbs.model", "DistributedLoad": "flexmbs.model",
+    "SurfaceLoad": "flexmbs.model", "rayleigh_coefficients": "flexmbs.model",
+    "motion": "flexmbs.motion",
+    "FORMULATIONS": "flexmbs.formulations", "Lagrange": "flexmbs.formulations",
+    "GibbsAppell": "flexmbs.formulations", "Hamilton": "flexmbs.formulations",
+    "INTEGRATORS": "flexmbs.integrators", "simulate": "flexmbs.integrators",
+    "natural_frequencies": "flexmbs.modal", "static_solution": "flexmbs.modal",
+    "Results": "flexmbs.results",
+    "run": "flexmbs.analysis",
+    "io": "flexmbs.io", "progress": "flexmbs.progress", "load_results": "flexmbs.io",
+    "rotations": "flexmbs.rotations",
+    "System": "flexmbs.system",
+    "RigidBodyEP": "flexmbs.bodies", "RigidBodyNatural": "flexmbs.bodies", "FlexibleBody": "flexmbs.bodies",
+    "Node": "flexmbs.bodies",
+    "PrescribedFrame": "flexmbs.constraints",
+    "reduction": "flexmbs.reduction", "ReducedModel": "flexmbs.reduction",
+}
 
-__all__ = ["Mesh", "MeshError", "generate", "Element", "Material", "Bar2", "BeamEB2D", "BeamEB3D", "Tri3", "Quad4", "Tet4", "Tet10", "Hex8", "Model",
-           "NodalLoad", "DistributedLoad", "SurfaceLoad", "rayleigh_coefficients", "motion", "FORMULATIONS", "Lagrange", "GibbsAppell",
-           "Hamilton", "INTEGRATORS", "simulate", "natural_frequencies", "static_solution", "Results",
-           "run", "io", "progress", "load_results", "rotations", "System", "RigidBodyEP", "RigidBodyNatural",
-           "FlexibleBody", "Node", "PrescribedFrame", "reduction", "ReducedModel", "__version__"]
+__all__ = [*_PUBLIC, "__version__"]
+
+
+def __getattr__(name: str):
+    """The public ``name`` imported from its submodule on first use (then cached as a global),
+    or the submodule ``flexmbs.name`` itself."""
+    source = _PUBLIC.get(name)
+    if source is None:
+        if name.startswith("__") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'flexmbs' has no attribute {name!r}")
+        return importlib.import_module(f"{__name__}.{name}")      # sets the attribute itself
+    module = importlib.import_module(source)
+    value = module if source.rpartition(".")[2] == name else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,12 +15,14 @@ from . import progress as _progress
 from .formulations import FORMULATIONS, Lagrange, energies
 from .integrators import INTEGRATORS, simulate
 from .integrators.simulate import step_used
-from .io.store import ResultsFile, active_recording
 from .model import Model
 from .motion import FRAME_KEYS, frame_history
 from .stiffness import check_explicit
 from .results import Results
 from .validity import RangeCheck
+
+if TYPE_CHECKING:
+    from .io.store import ResultsFile
 
 __all__ = ["run", "output_times", "element_data", "mesh_sha256", "bytes_per_output"]
 
@@ -198,11 +202,17 @@ def element_data(model: Model, delta: np.ndarray, displacement: np.ndarray | Non
 
 def _store(store) -> ResultsFile | None:
     """The results file a run streams into: ``store`` itself, a new file at a path, or the
-    active `flexmbs.io.recording`."""
+    active `flexmbs.io.recording`.
+
+    `flexmbs.io.store` (and with it h5py) is imported only for a file: a
+    `recording` block can be open only once that module has been imported, so a run without
+    a file never loads it."""
     if store is False:
         return None
     if store is None:
-        return active_recording()
+        io_store = sys.modules.get("flexmbs.io.store")
+        return None if io_store is None else io_store.active_recording()
+    from .io.store import ResultsFile
     if isinstance(store, ResultsFile):
         return store
     if isinstance(store, (str, Path)):

@@ -40,6 +40,7 @@ import importlib.util
 import json
 import logging
 import math
+import numbers
 import os
 import platform
 import signal
@@ -48,8 +49,6 @@ import threading
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
 
 from .parameters import ParameterError, _short, _type_name, parse_parameters as _parse_parameters
 
@@ -231,9 +230,9 @@ def read_case_toml(path) -> tuple[str, dict, str | None]:
 def _toml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, numbers.Integral):
         return str(int(value))
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, numbers.Real):
         value = float(value)
         return ("inf" if value > 0 else "-inf") if math.isinf(value) else "nan" if math.isnan(value) else repr(value)
     if isinstance(value, (tuple, list)):
@@ -330,6 +329,8 @@ def cmd_run(args) -> int:
         if "plots" not in defaults:
             raise CLIError(f"--no-plots: case {info.name} has no `plots` parameter (it draws no plots to skip)")
         params["plots"] = False
+    if getattr(args, "no_paraview", False) and "paraview" in defaults:
+        params["paraview"] = False           # a multibody case that writes its own ParaView files
     out = Path(args.out or file_out or Path("out") / info.name)
     resolved = {**defaults, **params}
     check_case_values(module, info.name, resolved)            # before anything is written

@@ -56,13 +56,30 @@ from .user_functions import UserFunctionError, evaluate, require_finite
 __all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_compiler", "note_path",
            "summary_keys", "MAX_ELASTIC"]
 
+KERNEL_VERSION = 2      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out)
+
+
+def version_mismatch(module) -> str | None:
+    """Why the loaded kernel ``module`` cannot be used: built from other sources than this flexmbs
+    (its ``VERSION`` is not `KERNEL_VERSION`, e.g. a .so left from before a change of the `steps`
+    call), or None when it matches."""
+    version = getattr(module, "VERSION", 1)
+    if version == KERNEL_VERSION:
+        return None
+    return (f"the compiled kernel {getattr(module, '__file__', '_flexmbs_kernel')} is version {version}, this "
+            f"flexmbs calls version {KERNEL_VERSION}; rebuild it (`python setup.py build_ext --inplace` in the "
+            "source tree, or reinstall flexmbs)")
+
+
 try:                                    # a top-level extension module, installed with flexmbs
     import _flexmbs_kernel as _kernel
-    _MISSING = None
+    _MISSING = version_mismatch(_kernel)
 except ImportError as err:              # no C compiler at install time: the numpy path
     _kernel = None
     _MISSING = (f"the compiled kernel `_flexmbs_kernel` is not installed ({err}); reinstall flexmbs "
                 "with a C compiler present (`pip install .` builds it)")
+if _MISSING is not None:                # not installed, or built from older sources: the numpy path
+    _kernel = None
 
 MAX_ELASTIC = 400       # elastic coordinates of a flexible body beyond which the numpy path is used:
                         # the kernel keeps the dense (9 n_e, n_e) S[a, b] and [k], [m] of each body
@@ -444,7 +461,10 @@ class CompiledSystem:
                              f"{'an array of shape ' + str(np.shape(x)) if a is not None else repr(x)}")
         return a
 
-    def steps(self, params, int_params, state, flags, piv, times, hs, laws, t_out, x_out, x_old, info) -> float:
-        """Runs the kernel's index-3 generalized-alpha steps (`flexmbs.integrators.index3_alpha`)."""
+    def steps(self, params, int_params, state, flags, piv, times, hs, laws, t_out, x_out, lam_out, x_old,
+              info) -> float:
+        """Runs the kernel's index-3 generalized-alpha steps (`flexmbs.integrators.index3_alpha`); the
+        states at the output times ``t_out`` go to ``x_out`` (n_out, 2 n_q), their multipliers to
+        ``lam_out`` (n_out, n_c)."""
         return _kernel.steps(self.handle, params, int_params, state, flags, piv, (times, hs, laws),
-                             (t_out, x_out, x_old, info))
+                             (t_out, x_out, lam_out, x_old, info))

@@ -4,11 +4,12 @@ from __future__ import annotations
 import ast
 import difflib
 import math
-
-import numpy as np
+import numbers
 
 __all__ = ["ParameterError", "parse_parameters"]
 
+# numbers.Integral and numbers.Real include numpy's integer and float scalars (numpy registers them)
+# without importing numpy: `flexmbs cases` and `flexmbs --version` start without it.
 TRUE, FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
 
 
@@ -19,9 +20,9 @@ class ParameterError(ValueError):
 def _type_name(default) -> str:
     if isinstance(default, bool):
         return "a boolean (true/false)"
-    if isinstance(default, (int, np.integer)):
+    if isinstance(default, numbers.Integral):
         return "an integer"
-    if isinstance(default, (float, np.floating)):
+    if isinstance(default, numbers.Real):
         return "a number"
     if isinstance(default, str):
         return "a string"
@@ -39,7 +40,7 @@ def _coerce(value, default):
         if text and value.strip().lower() in TRUE | FALSE:
             return value.strip().lower() in TRUE
         raise ValueError
-    if isinstance(default, (int, np.integer)):
+    if isinstance(default, numbers.Integral):
         if isinstance(value, bool):
             raise ValueError
         if isinstance(value, int):
@@ -49,7 +50,7 @@ def _coerce(value, default):
         if text:
             return int(value.strip().replace("_", ""))
         raise ValueError
-    if isinstance(default, (float, np.floating)):
+    if isinstance(default, numbers.Real):
         if isinstance(value, bool):
             raise ValueError
         if isinstance(value, (int, float)):

@@ -1,10 +1,12 @@
 """Plots of results; the only module of flexmbs that imports matplotlib.
 
 Figures are built with ``matplotlib.figure.Figure`` (no pyplot state, no display
-needed) and returned; ``save`` writes them.  Animated GIFs are drawn by blitting: the
-figure, its axes and the static artists are drawn once, and each frame redraws only the
-moving artists over a copy of that background (`_write_gif`), which is 10 to 20 times
-faster than drawing every frame from scratch.  GIF writing reports its frames to the
+needed) and returned; ``save`` writes them.  matplotlib is imported by the first figure
+(`_figure`), not by ``import flexmbs.plots``, so that a run without plots (``--no-plots``)
+never loads it.  Animated GIFs are drawn by blitting: the figure, its axes and the static
+artists are drawn once, and each frame redraws only the moving artists over a copy of that
+background (`_write_gif`), which is 10 to 20 times faster than drawing every frame from
+scratch.  GIF writing reports its frames to the
 innermost `flexmbs.progress.display` (a bar on a terminal, lines in a log).
 """
 from __future__ import annotations
@@ -14,7 +16,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from matplotlib.figure import Figure
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,12 @@ _COMPONENT = {"x": 0, "y": 1, "z": 2}
 MARGINS_IN = dict(left=0.8, right=0.2, bottom=0.55, top=0.4)      # inches around the axes
 
 
+def _figure(**kwargs):
+    """``matplotlib.figure.Figure(**kwargs)``; matplotlib is imported here, by the first figure drawn."""
+    from matplotlib.figure import Figure
+    return Figure(**kwargs)
+
+
 def _fixed_margins(fig, hspace=0.12, **margins_in):
     """Axes placed with margins fixed in inches (``MARGINS_IN``): no layout engine, so saving
     draws the figure once (a constrained layout draws it twice to measure the labels)."""
@@ -37,7 +44,7 @@ def _fixed_margins(fig, hspace=0.12, **margins_in):
 
 
 def _new(figsize=(7.0, 4.2)):
-    fig = Figure(figsize=figsize)
+    fig = _figure(figsize=figsize)
     _fixed_margins(fig)
     return fig, fig.add_subplot()
 
@@ -81,7 +88,7 @@ def energy_balance(results, title=None):
     """Changes of kinetic and strain energy since t[0], the works of loads, damping and frame,
     and the balance error of ``Results.energy_balance_error``."""
     e = results.energies
-    fig = Figure(figsize=(7.0, 6.0))
+    fig = _figure(figsize=(7.0, 6.0))
     _fixed_margins(fig, left=0.9)
     ax, ax2 = fig.subplots(2, 1, sharex=True)
     for key, label in (("T", "T - T(0), kinetic"), ("V", "V - V(0), strain")):
@@ -468,7 +475,7 @@ def history_panels(panels, title=None, xlabel="t [s]"):
     ``panels``: list of (ylabel, curves), curves a list of dicts with ``t``, ``y``, ``label``
     and optionally ``style`` (a matplotlib format string, e.g. "--").
     """
-    fig = Figure(figsize=(7.0, 2.6 * len(panels) + 0.8), layout="constrained")
+    fig = _figure(figsize=(7.0, 2.6 * len(panels) + 0.8), layout="constrained")
     axes = np.atleast_1d(fig.subplots(len(panels), 1, sharex=True))
     for ax, (ylabel, curves) in zip(axes, panels):
         for i, c in enumerate(curves):
@@ -535,7 +542,7 @@ def deformed_shapes(snapshots, title=None, ncols=3):
     nrows = int(np.ceil(n / ncols))
     limits = _limits(snapshots)
     aspect = (limits[3] - limits[2]) / (limits[1] - limits[0])
-    fig = Figure(figsize=(3.2 * ncols, 3.2 * nrows * max(aspect, 0.35) + 0.6), layout="constrained")
+    fig = _figure(figsize=(3.2 * ncols, 3.2 * nrows * max(aspect, 0.35) + 0.6), layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     for ax, snap in zip(axes, snapshots):
         _draw_snapshot(ax, snap, limits)
@@ -558,7 +565,7 @@ def animation_gif(path, snapshots, title=None, fps=15, dpi=80) -> Path:
         raise ValueError("`snapshots` is empty: nothing to animate")
     limits = _limits(snapshots)
     aspect = (limits[3] - limits[2]) / (limits[1] - limits[0])
-    fig = Figure(figsize=(6.0, 6.0 * max(aspect, 0.35) + 0.5), layout="constrained")
+    fig = _figure(figsize=(6.0, 6.0 * max(aspect, 0.35) + 0.5), layout="constrained")
     ax = fig.add_subplot()
     ax.set_xlim(*limits[:2])
     ax.set_ylim(*limits[2:])
@@ -594,7 +601,7 @@ def marker_records(t, xy, smoothed=None, title=None, unit_scale=1e3, unit="mm"):
 
     ``xy``: (n_t, n_markers, 2) [m]; ``smoothed``: same shape, drawn as lines over the records.
     """
-    fig = Figure(figsize=(11.0, 4.4), layout="constrained")
+    fig = _figure(figsize=(11.0, 4.4), layout="constrained")
     ax, ax2 = fig.subplots(1, 2)
     xy = unit_scale * np.asarray(xy)
     for k in range(xy.shape[1]):
@@ -632,7 +639,7 @@ __all__ += ["trajectory_3d"]
 
 def trajectory_3d(curves, title=None, unit="m"):
     """3D paths of points: ``curves`` dict label -> (n_t, 3) positions; start (o) and end (x) marked."""
-    fig = Figure(figsize=(6.4, 5.6), layout="constrained")
+    fig = _figure(figsize=(6.4, 5.6), layout="constrained")
     ax = fig.add_subplot(projection="3d")
     for i, (label, xyz) in enumerate(curves.items()):
         xyz = np.asarray(xyz)

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-from .constraints.base import EMPTY, ConstraintError
+from .constraints.base import EMPTY, ConstraintError, force_and_torque, torque_and_internal_columns
 from .constraints.batch import JointBatch, evaluated_by_batch
 from .newton import NewtonError, max_norm, newton
 
@@ -902,6 +902,59 @@ class System:
         if wanted is not None and wanted - set(out):
             raise ValueError(f"System.reactions: no given constraint named {sorted(wanted - set(out))}; "
                              f"constraints: {[c.name for c in self.constraints[self.n_internal:]]}")
+        return out
+
+    def reaction_history(self, t, q, lam, names) -> dict:
+        """`reactions` at every output at once: t (n_t,), q (n_t, n_q) (or the states (n_t, 2 n_q)) and
+        lam (n_t, n_c) (e.g. ``Solution.lam``) give ``{name: {"origin": (n_t, d), "rotation": (n_t, d, d),
+        "bodies": {body: {"force": (n_t, d), "torque": (n_t, 3) or (n_t,)}}}}`` for the constraints
+        called ``names``.
+
+        Per output and body, Q_b = -C_q,b^T lam = B_b x (`Constraint.reaction_basis`); C_q comes
+        from one `jacobian` of the system per output, the torque and internal-constraint columns of
+        B_b from one evaluation per body and output, the blocks B_b of all outputs are stacked and
+        x = B_b^+ Q_b is formed by one batched pseudo-inverse per body (the least-squares solution
+        of `Constraint.reaction`, with lstsq's cut-off eps max(rows, columns) s_max), not one lstsq
+        per joint per output.
+        """
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        if t.ndim != 1 or not len(t):
+            raise ValueError(f"System.reaction_history: `t` must be a vector of at least one time, got shape {t.shape}")
+        q, lam = np.asarray(q, dtype=float), np.asarray(lam, dtype=float)
+        for value, name, widths in ((q, "q", (self.n_q, 2 * self.n_q)), (lam, "lam", (self.n_c,))):
+            if value.ndim != 2 or value.shape[0] != len(t) or value.shape[1] not in widths:
+                raise ValueError(f"System.reaction_history: `{name}` must be an array ({len(t)}, {widths[0]}) "
+                                 f"(one row per time of `t`), got shape {value.shape}")
+        q = q[:, :self.n_q]
+        if not len(names):
+            return {}
+        chosen = [(c, self.constraints.index(c)) for c in (self.constraint(name) for name in names)]
+        rows = np.concatenate([np.arange(self.n_c)[self.rows(c)] for c, _ in chosen])
+        involved = list({id(b): b for c, _ in chosen for b in c.bodies if b is not None}.values())
+        frames, bases, Cq = [], [], []
+        for ti, qi in zip(t, q):                       # the blocks at each output; the solves below batched
+            ti = float(ti)
+            Cq.append(self.jacobian(ti, qi)[rows])
+            qs = [self._split(qi, k) for _, k in chosen]
+            shared = {b.name: torque_and_internal_columns(b, ti, qi[self.slice(b)]) for b in involved}
+            frames.append([c.frame(ti, qs_c) for (c, _), qs_c in zip(chosen, qs)])
+            bases.append([c.reaction_basis(ti, qs_c, shared) for (c, _), qs_c in zip(chosen, qs)])
+        Cq = np.array(Cq).reshape(len(t), len(rows), self.n_q)
+        out, first = {}, 0
+        for j, (c, _) in enumerate(chosen):
+            own = slice(first, first + c.n_c)
+            first += c.n_c
+            R = np.array([f[j][1] for f in frames])
+            # the generalized constraint force -C_q^T lam of this constraint, all coordinates
+            Q = -np.einsum("tcq,tc->tq", Cq[:, own], lam[:, self.rows(c)])
+            bodies = {}
+            for b in c.bodies:
+                if b is not None:
+                    B = np.array([basis[j][b.name] for basis in bases])
+                    cut = np.finfo(float).eps * max(B.shape[1:])
+                    x = np.einsum("tkq,tq->tk", np.linalg.pinv(B, rcond=cut), Q[:, self.slice(b)])
+                    bodies[b.name] = force_and_torque(x, R, b.dim)
+            out[c.name] = {"origin": np.array([f[j][0] for f in frames]), "rotation": R, "bodies": bodies}
         return out
 
     def __repr__(self):

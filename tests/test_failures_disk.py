@@ -268,19 +268,45 @@ def python(script: str, cwd) -> subprocess.CompletedProcess:
                           cwd=cwd, env=env, timeout=600)
 
 
+FILL = '''
+def fill_when(t_fill, directory):
+    """An on_output that, from t_fill on, fills the disk of ``directory`` with a ballast file: another
+    program taking the space during the run, which the size check before the run cannot foresee."""
+    import errno, os
+    done = []
+
+    def on_output(t, x):
+        if t < t_fill or done:
+            return
+        done.append(t)
+        fd = os.open(os.path.join(directory, "ballast"), os.O_WRONLY | os.O_CREAT)
+        try:
+            while True:
+                os.write(fd, bytes(65536))
+        except OSError as err:
+            if err.errno != errno.ENOSPC:
+                raise
+        finally:
+            os.close(fd)
+    return on_output
+'''
+
+
 @pytest.mark.slow
 def test_fm_run_on_a_real_full_disk(tmpfs):
+    """The run fits the free disk when it starts (the size check passes); another writer then fills
+    the disk at t = 5e-4 s: the run keeps the outputs written before."""
     path = tmpfs / "r.h5"
-    done = python(f"""
-        import flexmbs as fm
-        from test_results_io import bar_model
-        try:
-            fm.run(bar_model(n_el=100), formulation="hamilton", t_end=2e-3, dt_out=1e-5, store={str(path)!r},
-                   on_output=lambda t, x: None)
-        except fm.io.DiskFullError as err:
-            print(err.kept)
-            print(err)
-    """, tmpfs.parent)
+    done = python(FILL + f"""
+import flexmbs as fm
+from test_results_io import bar_model
+try:
+    fm.run(bar_model(n_el=100), formulation="hamilton", t_end=2e-3, dt_out=2e-5, store={str(path)!r},
+           on_output=fill_when(5e-4, {str(tmpfs)!r}))
+except fm.io.DiskFullError as err:
+    print(err.kept)
+    print(err)
+""", tmpfs.parent)
     assert done.returncode == 0, done.stderr[-2000:]           # before: 139, a segmentation fault
     kept, message = done.stdout.splitlines()
     assert message == f"no space left on device: {kept} outputs kept in {path}" and int(kept) > 10
@@ -293,8 +319,12 @@ def test_fm_run_on_a_real_full_disk(tmpfs):
 
 @pytest.mark.slow
 def test_flexmbs_run_on_a_real_full_disk(tmpfs, cases_dir):
-    (cases_dir / "filler.py").write_text(FAKE_CASE.replace("line(3,", "line(100,").replace("dt_out=2e-4", "dt_out=1e-5"))
+    """As above, through `flexmbs run`: the disk is filled by another writer at t = 5e-4 s."""
     out = tmpfs / "o"
+    (cases_dir / "filler.py").write_text(
+        FAKE_CASE.replace("line(3,", "line(100,").replace("dt_out=2e-4, on_output=lambda t, x: None",
+                                                          f"dt_out=2e-5, on_output=fill_when(5e-4, {str(out)!r})")
+        + FILL)
     done = subprocess.run([sys.executable, "-m", "flexmbs", "run", "filler", "--cases", str(cases_dir),
                            "--out", str(out)], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})

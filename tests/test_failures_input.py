@@ -226,7 +226,7 @@ def test_kernel_steps_entry_point_refuses_wrong_types_and_indices():
         info = np.array([0, first, 0, 0], dtype=np.int64)
         it._compiled.steps(params, np.array(ints, dtype=np.int64), it._kstate, it._kflags,
                            it._kpiv if piv is None else piv, times, hs, it._compiled.laws(times),
-                           np.zeros(0), np.zeros((0, 2 * n)), np.empty(4 * n + 1), info)
+                           np.zeros(0), np.zeros((0, 2 * n)), np.zeros((0, it.n_c)), np.empty(4 * n + 1), info)
         return info
 
     with pytest.raises(TypeError, match="kernel steps: piv must be a int32 array, got items of format"):

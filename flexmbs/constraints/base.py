@@ -22,6 +22,7 @@ from ..user_functions import UserFunctionError, non_finite, raised
 __all__ = ["Constraint", "ConstraintError", "Ground", "EMPTY"]
 
 EMPTY = np.zeros(0)
+UNIT = np.eye(3)
 
 
 class ConstraintError(ValueError):
@@ -81,6 +82,26 @@ def law_values(law, t, name) -> tuple[float, float, float]:
     if not (math.isfinite(values[0]) and math.isfinite(values[1]) and math.isfinite(values[2])):
         raise non_finite(f"driver {name!r}: its law", t, "(f, f', f'') = ({:.6g}, {:.6g}, {:.6g})".format(*values))
     return values
+
+
+def force_and_torque(x, R, dim: int) -> dict:
+    """{"force": R^T F, "torque": R^T T} from the solution x = [F; T; mu] of `Constraint.reaction`
+    (in 2D T is x[2], a float), in the frame of rotation R; x and R may be stacks (n_t, k), (n_t, d, d)
+    (`flexmbs.System.reaction_history`)."""
+    x = np.asarray(x, dtype=float)
+    RT = np.swapaxes(np.asarray(R, dtype=float), -1, -2)
+    force = (RT @ x[..., :dim, None])[..., 0]
+    if dim == 3:
+        return {"force": force, "torque": (RT @ x[..., 3:6, None])[..., 0]}
+    return {"force": force, "torque": x[..., 2] if x.ndim > 1 else float(x[2])}
+
+
+def torque_and_internal_columns(body, t, q) -> np.ndarray:
+    """[J_theta^T, C_int,q^T] (n_q, 3 + n_int; 1 + n_int in 2D): the generalized forces of a unit
+    global torque about each axis (`Body.torque`) and the body's internal constraint rows, the
+    columns of `Constraint.reaction_basis` that are the same for every joint on the body."""
+    cols = [body.torque(q, e) for e in UNIT] if body.dim == 3 else [body.torque(q, 1.0)]
+    return np.column_stack(cols + [row for c in body.internal_constraints() for row in c.jacobian(t, (q,))[0]])
 
 
 def body_label(body) -> str:
@@ -177,6 +198,22 @@ class Constraint(ABC):
         dim = next(b.dim for b in self.bodies if b is not None)
         return np.zeros(dim), np.eye(dim)
 
+    def reaction_basis(self, t, qs, body_columns=None) -> dict:
+        """{body name: B_b} for the bodies of the constraint (not the ground), where the columns
+        of B_b are the generalized forces of a unit force at the body's reaction point s_b, of a
+        unit torque and of the body's internal constraints,
+        B_b = [J_P(s_b)^T, J_theta^T, C_int,q^T], so that Q_b = -C_q,b^T lam = B_b [F; T; mu]
+        (`reaction`; `flexmbs.System.reaction_history` stacks them over the outputs).  The last
+        columns do not depend on the joint: ``body_columns`` {body name: `torque_and_internal_columns`}
+        passes them when already computed for the body at this state."""
+        out = {}
+        for b, q, s in zip(self.bodies, qs, self.reaction_points()):
+            if b is None:
+                continue
+            rest = torque_and_internal_columns(b, t, q) if body_columns is None else body_columns[b.name]
+            out[b.name] = np.hstack([b.point_jacobian(q, s).T, rest])     # J_P^T F = point_force(q, s, F)
+        return out
+
     def reaction(self, t, qs, lam) -> dict:
         """Force and torque that the constraint applies on each body, in the joint's frame.
 
@@ -184,27 +221,19 @@ class Constraint(ABC):
         force F at the body's reaction point s_b and a torque T,
         Q_b = J_P(s_b)^T F + J_theta^T T + C_int,q^T mu,
         where the last term (internal constraints of the body, e.g. the Euler-parameter norm)
-        does no work on rigid motions and is dropped.  Returns
+        does no work on rigid motions and is dropped: [F; T; mu] = B_b^+ Q_b, the least-squares
+        solution (`reaction_basis`).  Returns
         ``{"origin": r, "rotation": R, "bodies": {name: {"force": R^T F, "torque": R^T T}}}``
         (in 2D the torque is a float).
         """
         lam = np.asarray(lam, dtype=float)
         origin, R = self.frame(t, qs)
-        blocks = self.jacobian(t, qs)
+        basis = self.reaction_basis(t, qs)
         out = {}
-        for b, q, Jb, s in zip(self.bodies, qs, blocks, self.reaction_points()):
-            if b is None:
-                continue
-            Qb = -Jb.T @ lam
-            d = b.dim
-            cols = [b.point_force(q, s, e) for e in np.eye(d)]
-            cols += [b.torque(q, e) for e in np.eye(3)] if d == 3 else [b.torque(q, 1.0)]
-            internal = [c.jacobian(t, (q,))[0] for c in b.internal_constraints()]
-            B = np.column_stack(cols + [Ji.T for Ji in internal]) if internal else np.column_stack(cols)
-            x = np.linalg.lstsq(B, Qb, rcond=None)[0]
-            F = x[:d]
-            T = x[d:2 * d] if d == 3 else float(x[d])
-            out[b.name] = {"force": R.T @ F, "torque": R.T @ T if d == 3 else T}
+        for b, Jb in zip(self.bodies, self.jacobian(t, qs)):
+            if b is not None:
+                x = np.linalg.lstsq(basis[b.name], -np.asarray(Jb, dtype=float).T @ lam, rcond=None)[0]
+                out[b.name] = force_and_torque(x, R, b.dim)
         return {"origin": origin, "rotation": R, "bodies": out}
 
     def __repr__(self):

@@ -125,7 +125,10 @@ Also works on an unconstrained second-order form (a formulation with ``second_or
 M q'' = f(t, q, v), constant M, analytic K and C), as the Arnold-Bruls form of Chung-Hulbert.
 
 The state is x = (q, v); the multipliers of the last step are ``integrator.lam`` and
-``integrator.qdd`` the accelerations.  Dense output: cubic Hermite with x' = (v, qdd).
+``integrator.qdd`` the accelerations.  Dense output: cubic Hermite with x' = (v, qdd); the
+multipliers between the step points are linear in t (`dense_multipliers`), and `simulate` keeps
+them at every output (``Solution.lam``; the compiled kernel writes them with the states), so
+that reactions and drive torques need no second solve after the run.
 
 Not built on flexmbs.newton: that loop takes a residual and a solve and iterates to a
 residual norm; here the factorization is kept across steps, rebuilt on slow contraction
@@ -326,6 +329,7 @@ class Index3GeneralizedAlpha(Integrator):
             raise ValueError(f"`regularization` must be >= 0 or None, got {self.options['regularization']!r}.")
         self.regularization = reg
         self.qdd, self.lam = self._consistent_accelerations(self.t, q, v)
+        self._lam_old = None              # the multipliers at t_old, after a step (`dense_multipliers`)
         self._a = self.qdd.copy()
         self._xdot_new = np.concatenate([v, self.qdd])
         self._lu = None
@@ -389,18 +393,19 @@ class Index3GeneralizedAlpha(Integrator):
         interrupt waits no longer than that); returns the outputs reached, (times, states
         (k, 2 n_q)), at the times ``t_out`` (sorted, all later than t; None: every step) with
         simulate's rule: the step point within ``near_rtol`` h, else the cubic Hermite of the step.
-        Status, message, counters and the state are updated as by `step`."""
+        Status, message, counters and the state are updated as by `step`.  Also returns their
+        multipliers (k, n_c), as `dense_multipliers` gives them."""
         n = self.n
         times, hs = self._schedule(self._chunk)
         if not times.size or not times[0] > self.t:
             self.status, self.message = "failed", self._underflow_message()
-            return np.zeros(0), np.zeros((0, 2 * n))
+            return np.zeros(0), np.zeros((0, 2 * n)), np.zeros((0, self.n_c))
         if t_out is None:
             t_out = times
         else:
             t_out = t_out[:np.searchsorted(t_out, times[-1] + near_rtol * self.h, side="right")]
         tic = time.perf_counter()
-        done, status, d_norm, t_out, x_out, x_old, failure = self._kernel(times, hs, t_out, near_rtol)
+        done, status, d_norm, t_out, x_out, lam_out, x_old, failure = self._kernel(times, hs, t_out, near_rtol)
         self.n_steps += done
         if done == len(times) and failure is None:
             rate = done / max(time.perf_counter() - tic, 1e-6)
@@ -420,13 +425,13 @@ class Index3GeneralizedAlpha(Integrator):
             self._check_state()
         if failure is not None and self.status == "running":   # a law failed at the next step's time
             self.status, self.message = "failed", self._step_failure(self.t, failure)
-        return t_out, x_out
+        return t_out, x_out, lam_out
 
     def _kernel(self, times, hs, t_out, near_rtol: float):
         """The kernel's steps at ``times`` (step sizes ``hs``), with the outputs at ``t_out``: updates the
         counters but n_steps and, after ``done`` accepted steps, t, x, the accelerations and
         multipliers; returns (done, status (0 ok, 1 Newton failed, 2 non-finite residual, 3 diverged, 4
-        non-finite state), last correction, output times reached, their states, x_old buffer: the
+        non-finite state), last correction, output times reached, their states and multipliers, x_old buffer: the
         state and x' before the last accepted step and its time, or the failing iterate (status 2),
         failure).  The laws are tabulated first (`CompiledSystem.tabulate`): if one fails at a time,
         only the steps before it run and ``failure`` is its `UserFunctionError` (else None)."""
@@ -434,9 +439,10 @@ class Index3GeneralizedAlpha(Integrator):
         laws, failure = self._compiled.tabulate(times)
         times, hs = times[:len(laws)], hs[:len(laws)]
         if not len(times):
-            return 0, 0, 0.0, t_out[:0], np.empty((0, 2 * n)), None, failure
+            return 0, 0, 0.0, t_out[:0], np.empty((0, 2 * n)), np.empty((0, self.n_c)), None, failure
         t_out = np.ascontiguousarray(t_out, dtype=float)
         x_out = np.empty((len(t_out), 2 * n))
+        lam_out = np.empty((len(t_out), self.n_c))
         x_old = np.empty(4 * n + 1)
         x_old[4 * n] = self.t
         info = np.zeros(4, dtype=np.int64)
@@ -446,7 +452,7 @@ class Index3GeneralizedAlpha(Integrator):
                         dtype=np.int64)
         before = self._kflags[3:7].copy()
         d_norm = self._compiled.steps(params, ints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
-                                      t_out, x_out, x_old, info)
+                                      t_out, x_out, lam_out, x_old, info)
         done, i_out, status = (int(x) for x in info[:3])
         rhs, jac, lu, newton = (int(x) for x in self._kflags[3:7] - before)
         self.n_rhs += rhs
@@ -455,12 +461,13 @@ class Index3GeneralizedAlpha(Integrator):
         self.n_newton += newton
         if done:
             q, v, a, qdd, lam = self._kstate[:5]
+            self._lam_old = self.lam if done == 1 else None     # the kernel keeps the others' to itself
             self.t = float(times[done - 1])
             self.x = np.concatenate([q, v])
             self._a, self.qdd, self.lam = a.copy(), qdd.copy(), lam.copy()
             self._xdot_new = np.concatenate([v, qdd])
             self._C_state = (self.t, q.copy())
-        return done, status, d_norm, t_out[:i_out], x_out[:i_out], x_old, failure
+        return done, status, d_norm, t_out[:i_out], x_out[:i_out], lam_out[:i_out], x_old, failure
 
     def _kernel_step(self) -> tuple[bool, str | None]:
         """One step in the kernel, for `step` (simulate calls `advance` instead, but for an integrand,
@@ -468,7 +475,7 @@ class Index3GeneralizedAlpha(Integrator):
         times, hs = self._schedule(1)
         if not times.size or not times[0] > self.t:
             return False, self._underflow_message()
-        _, status, d_norm, _, _, x_old, failure = self._kernel(times, hs, np.zeros(0), 0.0)
+        _, status, d_norm, _, _, _, x_old, failure = self._kernel(times, hs, np.zeros(0), 0.0)
         if failure is not None:
             raise failure                              # `step` reports it as on the numpy path
         if status == 1:
@@ -503,6 +510,17 @@ class Index3GeneralizedAlpha(Integrator):
         except np.linalg.LinAlgError:
             z = np.linalg.lstsq(A, b, rcond=None)[0]
         return z[:n], z[n:]
+
+    def dense_multipliers(self, t: float) -> np.ndarray:
+        """The multipliers at t in the last step [t_old, t]: linear in t between the step's ends,
+        lam(t) = lam_old + (t - t_old) / (t_new - t_old) (lam_new - lam_old), O(h^2) like the
+        steps' own multipliers (the kernel interpolates its outputs the same way)."""
+        if self.t_old is None or self._lam_old is None:
+            raise RuntimeError("`dense_multipliers` is available only after a step taken by `step`.")
+        if self.t == self.t_old:
+            return self.lam.copy()
+        s = (float(t) - self.t_old) / (self.t - self.t_old)
+        return (1.0 - s) * self._lam_old + s * self.lam
 
     def _xdot(self, t, x):
         qdd, _ = self._consistent_accelerations(t, x[:self.n], x[self.n:])
@@ -720,6 +738,7 @@ class Index3GeneralizedAlpha(Integrator):
         a1, v1, qdd1 = kinematics(q1)
         self.t = t1
         self.x = np.concatenate([q1, v1])
+        self._lam_old = self.lam
         self._a, self.qdd, self.lam = a1, qdd1, mu * bp
         self._xdot_new = np.concatenate([v1, qdd1])
         self._C_state = (t1, q1)

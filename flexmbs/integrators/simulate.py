@@ -77,6 +77,10 @@ class Solution:
     h : float or None
         The step a fixed-step method took (`step_used`: ``h`` aligned with the outputs); for
         the adaptive methods the first trial step given, or None.
+    lam : ndarray, shape (n_out, n_c), or None
+        index3-alpha: the multipliers of its own solution at each output (those of the step at a
+        step point, linear in t between step points: `Index3GeneralizedAlpha.dense_multipliers`),
+        on both paths; None for the other methods.
     """
 
     t: np.ndarray
@@ -96,6 +100,7 @@ class Solution:
     n_lin_iter: int = 0
     kernel: str | None = None
     h: float | None = None
+    lam: np.ndarray | None = None
 
 
 def validate_method(method) -> type[Integrator]:
@@ -338,26 +343,31 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
     out_t: list[float] = []
     out_x: list[np.ndarray] = []
     out_int: list[np.ndarray] = []
+    out_lam: list[np.ndarray] = []
+    multipliers = getattr(integrator, "dense_multipliers", None)      # index3-alpha: lam at the outputs
     acc = None
     if integrand is not None:
         acc = np.zeros_like(np.atleast_1d(np.asarray(integrand(t0, x0), dtype=float)))
         if acc.ndim != 1:
             raise ValueError(f"`integrand` must return a 1-D array (k,), got shape {acc.shape}.")
 
-    def emit(t: float, x: np.ndarray) -> None:
+    def emit(t: float, x: np.ndarray, lam=None) -> None:
         out_t.append(t)
         out_x.append(np.array(x))
+        if multipliers is not None:
+            out_lam.append(np.array(lam))
         if acc is not None:
             out_int.append(acc.copy())
         if on_output is not None:
             on_output(t, out_x[-1])
 
     i_out = 0
+    lam0 = getattr(integrator, "lam", None)
     if t_eval is None:
-        emit(t0, x0)
+        emit(t0, x0, lam0)
     else:
         while i_out < t_eval.size and t_eval[i_out] == t0:
-            emit(t0, x0)
+            emit(t0, x0, lam0)
             i_out += 1
     t_acc = t0                                      # the integral is accumulated up to t_acc
 
@@ -365,9 +375,9 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
     # they reach; not with an integrand, whose quadrature needs the dense output of every step
     advance = getattr(integrator, "advance", None) if integrand is None else None
     while integrator.status == "running" and advance is not None:
-        t_out, x_out = advance(None if t_eval is None else t_eval[i_out:], STEP_POINT_RTOL)
-        for te, xe in zip(t_out, x_out):
-            emit(float(te), xe)
+        t_out, x_out, lam_out = advance(None if t_eval is None else t_eval[i_out:], STEP_POINT_RTOL)
+        for te, xe, le in zip(t_out, x_out, lam_out):
+            emit(float(te), xe, le)
         i_out += len(t_out)
         if progress is not None:
             progress(integrator.t)
@@ -387,7 +397,8 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
                     if acc is not None and t_to > t_acc:
                         acc = acc + _gauss(integrator, integrand, t_acc, t_to)
                         t_acc = t_to
-                    emit(te, integrator.x if at_end else integrator.dense(te))
+                    emit(te, integrator.x if at_end else integrator.dense(te),
+                         None if multipliers is None else integrator.lam if at_end else multipliers(te))
                     i_out += 1
             if acc is not None and t_b > t_acc:
                 acc = acc + _gauss(integrator, integrand, t_acc, t_b)
@@ -396,7 +407,7 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
             integrator.stop(f"The outputs of the step from t = {t_a:.6g} to t = {t_b:.6g} failed: {err}")
             break
         if t_eval is None:
-            emit(t_b, integrator.x)
+            emit(t_b, integrator.x, None if multipliers is None else integrator.lam)
         if progress is not None:
             progress(t_b)
 
@@ -410,4 +421,5 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,
-        n_lin_iter=getattr(integrator, "n_lin_iter", 0), kernel=getattr(integrator, "kernel", None), h=h)
+        n_lin_iter=getattr(integrator, "n_lin_iter", 0), kernel=getattr(integrator, "kernel", None), h=h,
+        lam=None if multipliers is None else np.array(out_lam, dtype=float).reshape(len(out_t), integrator.n_c))

@@ -18,6 +18,11 @@ component order of a symmetric tensor, **XX, YY, ZZ, XY, YZ, XZ** (`paraview_str
 flexmbs' own Voigt order in `Results.element_data` is xx, yy, zz, yz, xz, xy), in body
 components in the body-frame files and ``R sigma R^T`` in the global ones.
 
+A multibody `System` (no `Results`): `write_system_xdmf` writes every body of a run in one
+time series in the global frame (flexible meshes with their displacement and element data,
+rigid bodies as boxes of their inertia with their axes, joints as points; docs/paraview.md,
+"Mechanisms").
+
 Units (SI) are in the files: the XDMF ``Domain`` has ``Information`` elements ``units``
 (JSON: array name -> unit) and ``frame`` (body or global), its HDF5 file the same as root
 attributes, and a VTU file an XML comment after its header.
@@ -35,9 +40,10 @@ from pathlib import Path
 import numpy as np
 
 from ..results import Results
-from ..rotations import pad3 as _pad3
+from ..rotations import ep_to_matrix, pad3 as _pad3
 
-__all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "UNITS", "FRAMES"]
+__all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "write_system_xdmf", "body_placements",
+           "marker_paths", "inertia_box", "UNITS", "FRAMES", "PARTS"]
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +58,8 @@ _VOIGT_PAIRS = [(0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1)]
 
 def paraview_stress(voigt, rotation=None) -> np.ndarray:
     """Stresses (..., 6) in flexmbs' Voigt order xx, yy, zz, yz, xz, xy -> ParaView's order
-    XX, YY, ZZ, XY, YZ, XZ; with ``rotation`` R (3, 3) the components of ``R sigma R^T``
-    (body -> global components)."""
+    XX, YY, ZZ, XY, YZ, XZ; with ``rotation`` R (3, 3), or (..., 3, 3) broadcast against the
+    stresses' leading axes, the components of ``R sigma R^T`` (body -> global components)."""
     voigt = np.asarray(voigt, dtype=float)
     if voigt.shape[-1] != 6:
         raise ValueError(f"`voigt` must have 6 components in its last axis, got shape {voigt.shape}")
@@ -63,7 +69,7 @@ def paraview_stress(voigt, rotation=None) -> np.ndarray:
     for k, (a, b) in enumerate(_VOIGT_PAIRS):
         sigma[..., a, b] = sigma[..., b, a] = voigt[..., k]
     R = np.asarray(rotation, dtype=float)
-    sigma = np.einsum("ia,...ab,jb->...ij", R, sigma, R)
+    sigma = np.einsum("...ia,...ab,...jb->...ij", R, sigma, R)
     return np.stack([sigma[..., a, b] for a, b in ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2))], axis=-1)
 
 
@@ -161,16 +167,44 @@ def _writer_class():
             return f"{Path(self.h5_filename).name}:/{name}"
 
         def cells(self, cells, grid: ET.Element) -> None:
+            blocks = list(cells.items()) if isinstance(cells, dict) else list(cells)
+            if len(blocks) > 1:
+                return self.mixed_cells(blocks, grid)
             super().cells(cells, grid)
             for topology in grid.iter("Topology"):
                 if topology.get("TopologyType") == "Polyline":
                     topology.set("NodesPerElement", "2")
 
+        def mixed_cells(self, blocks, grid: ET.Element) -> None:
+            """Several cell types as one ``Mixed`` topology: per cell its XDMF type, for a
+            polyvertex or polyline its node count, then its nodes (XDMF model, "Mixed").
+
+            NOTE: meshio 5.3 fails on mixed blocks with lines (it assigns the counted rows
+            into the uncounted array) and writes vertices without their count, which VTK's
+            reader needs."""
+            from meshio.xdmf.common import meshio_type_to_xdmf_index, numpy_to_xdmf_dtype
+            rows = []
+            for cell_type, conn in blocks:
+                conn = np.asarray(conn, dtype=np.int64)
+                index = meshio_type_to_xdmf_index[cell_type]
+                head = [np.full((len(conn), 1), index)]
+                if cell_type in ("vertex", "line"):
+                    head.append(np.full((len(conn), 1), conn.shape[1]))
+                rows.append(np.hstack([*head, conn]).ravel())
+            flat = np.concatenate(rows)
+            topology = ET.SubElement(grid, "Topology", TopologyType="Mixed",
+                                     NumberOfElements=str(sum(len(c) for _, c in blocks)))
+            dtype, precision = numpy_to_xdmf_dtype[flat.dtype.name]
+            item = ET.SubElement(topology, "DataItem", DataType=dtype, Dimensions=str(len(flat)),
+                                 Format=self.data_format, Precision=precision)
+            item.text = self.numpy_to_xml_string(flat)
+
         def info(self, name: str, value: str) -> None:
             ET.SubElement(self.domain, "Information", Name=name, Value=value)
 
-        def write_moving(self, t: float, points: np.ndarray, point_data, cell_data) -> None:
-            """A time step with its own geometry (the topology is the mesh grid's)."""
+        def write_moving(self, t: float, points: np.ndarray, point_data, cell_data, constant=None) -> None:
+            """A time step with its own geometry (the topology is the mesh grid's); the cell
+            fields ``constant`` (name -> array) are stored once and every step refers to them."""
             self.write_data(t, point_data=point_data, cell_data=cell_data)
             grid = self.collection[-1]
             include = grid[0]
@@ -179,24 +213,64 @@ def _writer_class():
             geometry = grid[-1]
             grid.remove(geometry)
             grid.insert(1, geometry)
+            for name, data in (constant or {}).items():
+                self.constant_cell_field(grid, name, np.asarray(data))
+
+        def constant_cell_field(self, grid: ET.Element, name: str, data: np.ndarray) -> None:
+            """A cell ``Attribute`` whose data set is written at its first use only (HDF5 data sets
+            cost about 0.3 ms each to create: a field that does not change need not have one per step)."""
+            from meshio.xdmf.common import attribute_type, numpy_to_xdmf_dtype
+            stored = self.__dict__.setdefault("_constant", {})
+            if name not in stored:
+                stored[name] = self.numpy_to_xml_string(data)
+            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(data), Center="Cell")
+            dtype, precision = numpy_to_xdmf_dtype[data.dtype.name]
+            item = ET.SubElement(attribute, "DataItem", DataType=dtype, Dimensions=" ".join(map(str, data.shape)),
+                                 Format=self.data_format, Precision=precision)
+            item.text = stored[name]
 
     return _Writer
 
 
-def _check_room(results: Results, h5: Path, steps: list, frame: str) -> None:
+def _check_room(h5: Path, n_steps: int, sizes: list[int]) -> None:
     """Raise an OSError with errno ENOSPC naming ``h5`` if the disk has less free space than
-    its data need: the nodal and element arrays of each step (and the node positions in the
-    global frame), with 2 kB of HDF5 headers per array.  A prediction, checked before
-    writing because HDF5 may fail on a full disk where no error can be caught (in the
-    deallocation of a dataset), which crashes the process at exit."""
+    ``n_steps`` steps of arrays of ``sizes`` numbers need, at 8 bytes a number with 2 kB of
+    HDF5 headers per array.  A prediction, checked before writing because HDF5 may fail on a
+    full disk where no error can be caught (in the deallocation of a dataset), which crashes
+    the process at exit."""
     import shutil
-    nodal = results.nodes.shape[0] * 3
-    arrays = [nodal, nodal, *(np.asarray(a[0]).size for a in results.element_data.values())]
-    arrays += [nodal] if frame == "global" else []
-    need = len(steps) * (8 * sum(arrays) + 2048 * len(arrays)) + 2 ** 20
+    need = n_steps * (8 * sum(sizes) + 2048 * len(sizes)) + 2 ** 20
     free = shutil.disk_usage(h5.parent).free
     if free < need:
         raise OSError(errno.ENOSPC, f"No space left on device (about {need} bytes needed, {free} free)", str(h5))
+
+
+def _result_sizes(results: Results, frame: str) -> list[int]:
+    """Numbers in each array of one step of `write_xdmf`: displacement, velocity, the element
+    data and, in the global frame, the node positions."""
+    nodal = results.nodes.shape[0] * 3
+    sizes = [nodal, nodal, *(np.asarray(a[0]).size for a in results.element_data.values())]
+    return sizes + ([nodal] if frame == "global" else [])
+
+
+def _output_steps(n_t: int, every) -> list[int]:
+    """Indices of the outputs a time series holds: every ``every``-th one and the last."""
+    if not (isinstance(every, (int, np.integer)) and not isinstance(every, bool) and every >= 1):
+        raise ValueError(f"`every` must be a positive integer, got {every!r}")
+    return sorted(set(range(0, n_t, int(every))) | ({n_t - 1} if n_t else set()))
+
+
+@contextlib.contextmanager
+def _time_series(path: Path, info: dict):
+    """The time-series writer of ``path`` (.xdmf, its .h5 beside it) with the ``info``
+    (name -> text) as XDMF ``Information`` elements and HDF5 root attributes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # NOTE: meshio writes the .h5 file into the working directory, not beside the .xdmf
+    with contextlib.chdir(path.parent), _writer_class()(path.name) as writer:
+        for name, value in info.items():
+            writer.info(name, value)
+            writer.h5_file.attrs[name] = value
+        yield writer
 
 
 def write_xdmf(results: Results, path, every: int = 1, frame: str = "body") -> Path:
@@ -219,20 +293,12 @@ def write_xdmf(results: Results, path, every: int = 1, frame: str = "body") -> P
         The XDMF file (open it in ParaView with the *Xdmf3 Reader S* or *Xdmf3 Reader T*).
     """
     path = Path(path).with_suffix(".xdmf")
-    if not (isinstance(every, int) and every >= 1):
-        raise ValueError(f"`every` must be a positive integer, got {every!r}")
+    steps = _output_steps(len(results.t), every)
     _check_frame(results, frame)
-    path.parent.mkdir(parents=True, exist_ok=True)
     cells = _cells(results)
-    n_t = len(results.t)
-    steps = sorted(set(range(0, n_t, every)) | ({n_t - 1} if n_t else set()))
-    _check_room(results, path.with_suffix(".h5").resolve(), steps, frame)
-    # NOTE: meshio writes the .h5 file into the working directory, not beside the .xdmf
-    with contextlib.chdir(path.parent), _writer_class()(path.name) as writer:
-        writer.info("units", _units_json())
-        writer.info("frame", frame)
-        writer.h5_file.attrs["units"] = _units_json()
-        writer.h5_file.attrs["frame"] = frame
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _check_room(path.with_suffix(".h5").resolve(), len(steps), _result_sizes(results, frame))
+    with _time_series(path, {"units": _units_json(), "frame": frame}) as writer:
         if frame == "body" or not steps:
             writer.write_points_cells(_pad3(results.nodes), cells)
         else:
@@ -289,3 +355,324 @@ def export_paraview(results: Results, directory, stem: str = "paraview", every: 
             files["vtu_global"] = write_vtu(results, directory / f"{stem}_global_final.vtu", frame="global")
     log.info("wrote %s (%.2f s)", ", ".join(str(f) for f in files.values()), time.perf_counter() - tic)
     return files
+
+
+# -- mechanisms: every body of a System in one file ------------------------------------------------
+#: values of the cell field ``part`` of `write_system_xdmf`: what a cell draws
+PARTS = {"body": 0, "axis_x": 1, "axis_y": 2, "axis_z": 3, "joint": 4}
+_SMALLEST_SIDE = 0.02          # a box's half-size is at least this fraction of its largest one (visible)
+# ParaView's XX, YY, ZZ, XY, YZ, XZ -> the XDMF model's Tensor6 order XX, XY, XZ, YY, YZ, ZZ (xdmf.org,
+# "XDMF Model and Format", Attribute), in which VTK's XDMF reader expands a Tensor6 to 9 components
+_PARAVIEW_TO_XDMF_TENSOR6 = [0, 3, 5, 1, 4, 2]
+
+
+def _rotation3(A) -> np.ndarray:
+    """A rotation matrix (2, 2) or (3, 3) as a (3, 3) one (a planar rotation about z)."""
+    A = np.asarray(A, dtype=float)
+    if A.shape == (3, 3):
+        return A
+    out = np.eye(3)
+    out[:A.shape[0], :A.shape[1]] = A
+    return out
+
+
+def body_placements(body, Q) -> tuple[np.ndarray, np.ndarray]:
+    """Origin (n_t, 3) and rotation body -> global (n_t, 3, 3) of ``body`` at the coordinates
+    ``Q`` (n_t, body.n_q), for all outputs at once when the body's q starts with (R, p) (the
+    bodies with ``frame_marker``, `flexmbs.bodies.base`); other bodies through their public
+    ``point(q, 0)`` and ``rotation(q)``, one output at a time."""
+    Q = np.asarray(Q, dtype=float)
+    if hasattr(body, "frame_marker"):
+        return Q[:, :3], ep_to_matrix(Q[:, 3:7]).reshape(len(Q), 3, 3)
+    zero = np.zeros(body.dim)
+    origin = np.array([_pad3(body.point(q, zero)) for q in Q]).reshape(len(Q), 3)
+    return origin, np.array([_rotation3(body.rotation(q)) for q in Q]).reshape(len(Q), 3, 3)
+
+
+def marker_paths(body, Q, s) -> np.ndarray:
+    """Global positions (n_t, 3) of the marker ``s`` of ``body`` at the coordinates ``Q``:
+    r = R + A(p) (y0 + Phi q[columns]) from the body's ``frame_marker`` for all outputs at
+    once, else its ``point(q, s)`` one output at a time."""
+    Q = np.asarray(Q, dtype=float)
+    if hasattr(body, "frame_marker"):
+        y0, columns, Phi = body.frame_marker(s)
+        y = y0 + Q[:, columns] @ Phi.T
+        return Q[:, :3] + np.einsum("tij,tj->ti", ep_to_matrix(Q[:, 3:7]).reshape(len(Q), 3, 3), y)
+    return np.array([_pad3(body.point(q, s)) for q in Q]).reshape(len(Q), 3)
+
+
+def inertia_box(mass: float, principal) -> np.ndarray:
+    """Half-sizes (a, b, c) [m] of the uniform box of mass m whose principal moments about its
+    centre are (J1, J2, J3): J1 = m (b^2 + c^2) / 3 and cyclic, so
+
+        a^2 = 3 (J2 + J3 - J1) / (2 m),  b^2 = 3 (J3 + J1 - J2) / (2 m),  c^2 = 3 (J1 + J2 - J3) / (2 m);
+
+    a half-size below 2 % of the largest (a thin rod or plate) is raised to it so the box shows."""
+    J = np.asarray(principal, dtype=float)
+    half = np.sqrt(np.maximum(1.5 * (J.sum() - 2.0 * J) / mass, 0.0))
+    return np.maximum(half, _SMALLEST_SIDE * half.max())
+
+
+def _box(half) -> tuple[np.ndarray, list]:
+    """The 8 corners (meshio's hexahedron order) of the box [-a, a] x [-b, b] x [-c, c], one hexahedron."""
+    signs = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
+                      [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)
+    return signs * half, [("hexahedron", np.arange(8)[None])]
+
+
+def _rigid_shape(body) -> tuple[np.ndarray, list, float]:
+    """(points (n, 3) in body coordinates, cells, axis length) of a rigid body: the box of its
+    mass and principal inertias at its centroid along its principal axes (`inertia_box`); a
+    planar body a square plate of side 2 a, I_G = 2 m a^2 / 3, a quarter as thick; a point
+    mass (or a planar body without inertia) a vertex."""
+    from ..bodies.base import RigidBody
+    from ..bodies.planar import RigidBody2D
+    if isinstance(body, RigidBody):
+        J, V = np.linalg.eigh(body.inertia_centroid)
+        half = inertia_box(body.mass, J)
+        corners, cells = _box(half)
+        return body.centroid + corners @ V.T, cells, 1.5 * half.max()
+    if isinstance(body, RigidBody2D) and body.inertia > 0:
+        a = np.sqrt(1.5 * body.inertia / body.mass)
+        corners, cells = _box(np.array([a, a, 0.25 * a]))
+        return corners, cells, 1.5 * a
+    return np.zeros((1, 3)), [("vertex", np.zeros((1, 1), dtype=np.int64))], 0.0
+
+
+def _user_shape(name: str, shape) -> tuple[np.ndarray, list]:
+    """(points (n, 3), cells) of ``shapes[name]``: a meshio.Mesh or (points, cells), cells a
+    dict or list of (cell type, connectivity)."""
+    if hasattr(shape, "points") and hasattr(shape, "cells"):
+        points, cells = shape.points, [(c.type, c.data) for c in shape.cells]
+    elif isinstance(shape, (tuple, list)) and len(shape) == 2:
+        points, cells = shape
+        cells = list(cells.items()) if isinstance(cells, dict) else list(cells)
+    else:
+        raise TypeError(f"`shapes[{name!r}]` must be a meshio.Mesh or (points, cells), got {type(shape).__name__}")
+    points = np.asarray(points, dtype=float)
+    if points.ndim != 2 or points.shape[1] not in (2, 3) or not len(points) or not np.all(np.isfinite(points)):
+        raise ValueError(f"`shapes[{name!r}]`: the points must be a finite (n, 2) or (n, 3) array, "
+                         f"got shape {points.shape}")
+    out = []
+    for cell_type, conn in cells:
+        conn = np.asarray(conn)
+        if conn.ndim != 2 or not np.issubdtype(conn.dtype, np.integer) or conn.min(initial=0) < 0 \
+                or conn.max(initial=0) >= len(points):
+            raise ValueError(f"`shapes[{name!r}]`: the {cell_type!r} cells must be an integer (n, k) array of "
+                             f"point indices in [0, {len(points) - 1}], got {conn.dtype} {conn.shape}")
+        out.append((str(cell_type), conn.astype(np.int64)))
+    if not out:
+        raise ValueError(f"`shapes[{name!r}]` has no cells")
+    return _pad3(points), out
+
+
+def _axes(length: float) -> tuple[np.ndarray, list, list]:
+    """Frame axes: the origin and the tips of x, y, z at ``length``, three line cells."""
+    points = np.vstack([np.zeros(3), length * np.eye(3)])
+    return points, [("line", np.array([[0, 1], [0, 2], [0, 3]]))], [PARTS["axis_x"], PARTS["axis_y"], PARTS["axis_z"]]
+
+
+def _placed(origin, A, Y) -> np.ndarray:
+    """Global positions (n_t, n, 3) r = R + A y of body points Y (n, 3) or (n_t, n, 3)."""
+    Y = np.broadcast_to(Y, (len(A),) + np.shape(Y)[-2:])
+    return origin[:, None] + np.einsum("tij,tpj->tpi", A, Y)
+
+
+def _piece(points, cells, parts, point_data=None, cell_data=None) -> dict:
+    return dict(points=points, cells=cells, parts=np.asarray(parts, dtype=np.int64), point_data=point_data or {},
+                cell_data=cell_data or {})
+
+
+def _flexible_piece(body, Q) -> dict:
+    """A FlexibleBody: its mesh at R + A (X + u), point data ``displacement`` A u, cell data
+    of `flexmbs.analysis.element_data` (``axial_force``; ``stress`` R sigma R^T, ``von_mises``)."""
+    from ..analysis import element_data
+    model = body.model
+    origin, A = body_placements(body, Q)
+    delta = Q[:, 7:]
+    u_body = model.displacement_field(delta)
+    u = _pad3(u_body)
+    points = _placed(origin, A, _pad3(model.mesh.points) + u)
+    elements = element_data(model, delta, u_body)
+    if "stress" in elements:
+        elements["stress"] = paraview_stress(elements["stress"], A[:, None])[..., _PARAVIEW_TO_XDMF_TENSOR6]
+    n_el = len(model.cells)
+    return _piece(points, [(model.element.cell_type, np.asarray(model.cells, dtype=np.int64))],
+                  np.full(n_el, PARTS["body"]), {"displacement": np.einsum("tij,tpj->tpi", A, u)}, elements)
+
+
+def _corotational_piece(body, Q) -> dict:
+    """A corotational beam: its nodes (the first ``dim`` coordinates of each node's block of q)
+    joined by its elements, point data ``displacement`` from the reference nodes."""
+    n_t, n_nodes, dim = len(Q), body.n_nodes, body.dim
+    x = _pad3(Q.reshape(n_t, n_nodes, -1)[..., :dim])
+    elements = np.asarray(body.elements, dtype=np.int64)
+    return _piece(x, [("line", elements)], np.full(len(elements), PARTS["body"]),
+                  {"displacement": x - _pad3(np.asarray(body.nodes, dtype=float))})
+
+
+def _rigid_piece(body, Q, shape=None) -> dict:
+    """A rigid body (or point mass): its shape (`_rigid_shape`, or the user's) placed at
+    R + A y, and its frame axes as three line cells (none for a point mass)."""
+    origin, A = body_placements(body, Q)
+    Y, cells, length = _rigid_shape(body)
+    if shape is not None:
+        Y, cells = _user_shape(body.name, shape)
+        length = 0.75 * float(np.ptp(Y, axis=0).max()) or length
+    parts = [PARTS["body"]] * sum(len(c) for _, c in cells)
+    if length > 0:
+        axes, axis_cells, axis_parts = _axes(length)
+        cells = cells + [(t, c + len(Y)) for t, c in axis_cells]
+        Y, parts = np.vstack([Y, axes]), parts + axis_parts
+    return _piece(_placed(origin, A, Y), cells, parts)
+
+
+def _joint_piece(system, Q) -> tuple[dict, list[str]]:
+    """The joints (`Joint`, `PlanarJoint`) as vertices at their marker on their first body (not the
+    `AngleDriver`s: a driver is a Joint subclass that sits on a joint drawn already)."""
+    from ..constraints.driving import AngleDriver
+    from ..constraints.joints import Joint
+    from ..constraints.planar import PlanarJoint
+    joints = [c for c in system.constraints if isinstance(c, (Joint, PlanarJoint)) and not isinstance(c, AngleDriver)]
+    paths = []
+    for c in joints:
+        k, body = next((k, b) for k, b in enumerate(c.bodies) if b is not None)
+        paths.append(marker_paths(body, Q[:, system.slice(body)], c.reaction_points()[k]))
+    points = np.stack(paths, axis=1) if paths else np.zeros((len(Q), 0, 3))
+    cells = [("vertex", np.arange(len(joints))[:, None])] if joints else []
+    return _piece(points, cells, [PARTS["joint"]] * len(joints)), [c.name for c in joints]
+
+
+def _system_pieces(system, Q, shapes: dict) -> tuple[list[dict], list[int], list[str]]:
+    """One piece per body (and one of the joints, body index -1) over all outputs."""
+    from ..bodies.corotational import CorotationalBeam2D, CorotationalBeam3D
+    from ..bodies.flexible import FlexibleBody
+    pieces, owners = [], []
+    for i, body in enumerate(system.bodies):
+        Qb = Q[:, system.slice(body)]
+        if isinstance(body, FlexibleBody):
+            pieces.append(_flexible_piece(body, Qb))
+        elif isinstance(body, (CorotationalBeam2D, CorotationalBeam3D)):
+            pieces.append(_corotational_piece(body, Qb))
+        else:
+            pieces.append(_rigid_piece(body, Qb, shapes.get(body.name)))
+        owners.append(i)
+    joints, names = _joint_piece(system, Q)
+    if len(joints["parts"]):
+        pieces.append(joints)
+        owners.append(-1)
+    return pieces, owners, names
+
+
+def _merged(pieces, owners) -> tuple[np.ndarray, list, dict, dict, dict]:
+    """Points (n_t, N, 3), cell blocks, point data and cell data (n_t, n_cells, ...) of all
+    pieces in one grid (a field a piece lacks is 0 on its points (displacement) or NaN on its
+    cells) and the constant cell fields ``body`` (index in system.bodies, -1 joints) and
+    ``part`` (`PARTS`)."""
+    offsets = np.cumsum([0] + [p["points"].shape[1] for p in pieces])
+    n_t = pieces[0]["points"].shape[0]
+    points = np.concatenate([p["points"] for p in pieces], axis=1)
+    cells = [(t, c + offsets[k]) for k, p in enumerate(pieces) for t, c in p["cells"]]
+    displacement = np.concatenate([p["point_data"].get("displacement", np.zeros(p["points"].shape))
+                                   for p in pieces], axis=1)
+    n_cells = [len(p["parts"]) for p in pieces]
+    cell_data = {}
+    for name in dict.fromkeys(k for p in pieces for k in p["cell_data"]):
+        tail = next(np.shape(p["cell_data"][name])[2:] for p in pieces if name in p["cell_data"])
+        cell_data[name] = np.concatenate([p["cell_data"].get(name, np.full((n_t, n) + tail, np.nan))
+                                          for p, n in zip(pieces, n_cells)], axis=1)
+    constant = {"body": np.repeat(np.asarray(owners, dtype=np.int64), n_cells),
+                "part": np.concatenate([p["parts"] for p in pieces])}
+    return points, cells, {"displacement": displacement}, cell_data, constant
+
+
+def _check_system_input(system, t, q, shapes) -> tuple[np.ndarray, np.ndarray, dict]:
+    from ..system import System
+    if not isinstance(system, System):
+        raise TypeError(f"`system` must be a flexmbs.System, got {type(system).__name__}")
+    t, q = np.asarray(t, dtype=float), np.asarray(q, dtype=float)
+    if t.ndim != 1:
+        raise ValueError(f"`t` must be a 1-D array of output times, got shape {t.shape}")
+    if not np.all(np.isfinite(t)):
+        raise ValueError(f"`t` must be finite, got {int(np.sum(~np.isfinite(t)))} non-finite values")
+    if q.shape != (len(t), system.n_q):
+        raise ValueError(f"`q` must have shape (len(t), system.n_q) = ({len(t)}, {system.n_q}) (the coordinates; "
+                         f"of a state x = (q, v) pass x[:, :system.n_q]), got {q.shape}")
+    if not np.all(np.isfinite(q)):
+        raise ValueError(f"`q` has {int(np.sum(~np.isfinite(q)))} non-finite values (a failed run: pass the "
+                         "outputs before the failure)")
+    shapes = {} if shapes is None else shapes
+    if not isinstance(shapes, dict):
+        raise TypeError(f"`shapes` must be a dict {{body name: meshio.Mesh or (points, cells)}}, "
+                        f"got {type(shapes).__name__}")
+    names = [b.name for b in system.bodies]
+    unknown = sorted(set(shapes) - set(names))
+    if unknown:
+        raise ValueError(f"`shapes` names no body of the system: {unknown}; bodies: {names}")
+    return t, q, shapes
+
+
+def write_system_xdmf(system, t, q, path, every: int = 1, shapes: dict | None = None) -> Path:
+    """Write the motion of every body of a multibody ``system`` as ``path`` (.xdmf) and its data
+    file (.h5) beside it: one XDMF temporal collection in the global frame, one grid per output.
+
+    Each output's grid holds all bodies (cell field ``body``: the body's index in
+    ``system.bodies``, -1 for the joints; ``part``: `PARTS`, 0 the body, 1-3 its x, y, z axis,
+    4 a joint):
+
+    - a `FlexibleBody`: its mesh with the nodes at ``R + A (X + u)``, point data
+      ``displacement`` (``A u``, the elastic displacement in global components), cell data
+      ``axial_force`` [N] (bars, beams) or ``stress`` [Pa] (global components in the XDMF
+      model's Tensor6 order XX, XY, XZ, YY, YZ, ZZ, which VTK's XDMF reader expands to the
+      full tensor) and ``von_mises`` (solids), NaN on the other bodies' cells;
+    - a corotational beam: its nodes joined by its elements (a polyline), ``displacement``
+      from its reference nodes;
+    - a rigid body (`RigidBodyEP`, `RigidBodyNatural`, `RigidBody2D`): a box (one hexahedron)
+      of its mass and principal inertias at its centroid along its principal axes
+      (`inertia_box`: a^2 = 3 (J2 + J3 - J1) / (2 m), cyclic), or ``shapes[name]``, plus its
+      frame axes as three line cells from its reference point, 1.5 times the box's largest
+      half-size long; a point mass: a vertex;
+    - the joints (`Joint`, `PlanarJoint`; not the `AngleDriver`s): vertices at their marker on
+      their first body (names in the XDMF ``Information`` "joints", in order).
+
+    Parameters
+    ----------
+    system : flexmbs.System
+    t : array (n_t,)
+        Output times [s].
+    q : array (n_t, system.n_q)
+        The coordinates at those times (of a state x = (q, v): ``x[:, :system.n_q]``).
+    path : str or Path
+        The XDMF file; the heavy data go to the same name with suffix ``.h5``.
+    every : int
+        Write every ``every``-th output (the last one always).
+    shapes : dict, optional
+        ``{body name: meshio.Mesh or (points, cells)}``: a rigid body's shape in its body
+        coordinates (relative to its reference point) instead of the inertia box.
+
+    Returns
+    -------
+    Path
+        The XDMF file (ParaView: *Xdmf3 Reader S/T* or *XDMF Reader*; colour by ``body``,
+        *Threshold* on ``part`` to hide the axes or the joints).
+    """
+    path = Path(path).with_suffix(".xdmf")
+    t, q, shapes = _check_system_input(system, t, q, shapes)
+    steps = _output_steps(len(t), every)
+    if not steps:
+        raise ValueError("`t` is empty: there is no output to write")
+    pieces, owners, joints = _system_pieces(system, q[steps], shapes)
+    points, cells, point_data, cell_data, constant = _merged(pieces, owners)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _check_room(path.with_suffix(".h5").resolve(), len(steps),
+                [points[0].size, point_data["displacement"][0].size, *(a[0].size for a in cell_data.values())])
+    info = {"units": _units_json(), "frame": "global", "bodies": json.dumps([b.name for b in system.bodies]),
+            "joints": json.dumps(joints), "parts": json.dumps(PARTS)}
+    tic = time.perf_counter()
+    with _time_series(path, info) as writer:
+        writer.write_points_cells(points[0], cells)
+        for k, i in enumerate(steps):
+            writer.write_moving(float(t[i]), points[k], {n: a[k] for n, a in point_data.items()},
+                                {n: [a[k]] for n, a in cell_data.items()}, constant)
+    log.info("wrote %s (%d outputs, %.2f s)", path, len(steps), time.perf_counter() - tic)
+    return path

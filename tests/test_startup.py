@@ -1,0 +1,170 @@
+"""Start-up (issue 22, item 2): ``import flexmbs`` loads no submodule, the public names load on
+first use, `flexmbs --version` and `flexmbs cases` answer without numpy, and a run with
+``--no-plots`` never imports matplotlib.
+
+Each check runs a fresh interpreter (a module imported once stays in ``sys.modules``, so only a new
+process shows what an import costs) and reads its ``sys.modules`` at the end; no timings are
+asserted (the measured CPU times are in docs/benchmarks.md, "Start-up").
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import flexmbs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# the imports that cost more than a few ms of CPU each (docs/benchmarks.md, "Start-up")
+HEAVY = ("numpy", "scipy", "scipy.sparse", "scipy.linalg", "scipy.sparse.linalg", "scipy.integrate",
+         "scipy.optimize", "h5py", "meshio", "matplotlib", "rich", "dask", "distributed")
+
+
+def modules_after(code: str, cwd: Path = ROOT) -> set[str]:
+    """The `HEAVY` modules loaded once ``code`` has run (or exited) in a new interpreter that
+    imports this checkout's flexmbs."""
+    wrapper = (f"import sys\ntry:\n{textwrap.indent(textwrap.dedent(code), '    ')}\nfinally:\n"
+               f"    print('\\nLOADED ' + repr(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr     # the code's own checks passed
+    line = proc.stdout.rstrip().splitlines()[-1]
+    assert line.startswith("LOADED "), proc.stdout + proc.stderr
+    return set(eval(line[len("LOADED "):]))
+
+
+def test_import_flexmbs_loads_no_heavy_module():
+    assert modules_after("import flexmbs") == set()
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["cases"]], ids=["version", "cases"])
+def test_version_and_cases_answer_without_numpy(argv):
+    loaded = modules_after(f"from flexmbs.cli import main\nsys.exit(main({argv!r}))")
+    assert loaded == set(), f"flexmbs {' '.join(argv)} imported {sorted(loaded)}"
+
+
+@pytest.mark.parametrize("option", [["--no-plots"], ["--set", "plots=false"]], ids=["no-plots", "set-plots-false"])
+def test_run_without_plots_never_imports_matplotlib(tmp_path, option):
+    argv = ["run", "rotating_bar", "--cases", str(ROOT / "cases"), "--out", str(tmp_path / "out"), "--no-paraview",
+            "--set", "elements=3", "--set", "t_end=0.001", "--set", "dt_out=5e-4", *option]
+    loaded = modules_after(f"from flexmbs.cli import main\nrc = main({argv!r})\nassert rc == 0, rc", cwd=tmp_path)
+    assert "numpy" in loaded                            # it did run
+    assert (tmp_path / "out" / "results.npz").is_file()
+    assert "matplotlib" not in loaded
+    assert not list((tmp_path / "out").glob("*.png"))
+
+
+def test_importing_plots_does_not_import_matplotlib():
+    """The cases import `flexmbs.plots` in their plot branch; the module itself loads
+    matplotlib only with its first figure."""
+    assert "matplotlib" not in modules_after("import flexmbs.plots")
+
+
+def test_every_public_name_resolves_to_its_submodule_object():
+    for name in flexmbs.__all__:
+        value = getattr(flexmbs, name)
+        assert value is not None, name
+        if name != "__version__":
+            source = importlib.import_module(flexmbs._PUBLIC[name])
+            assert value is (source if source.__name__.endswith("." + name) else getattr(source, name)), name
+    assert set(flexmbs.__all__) <= set(dir(flexmbs))
+    assert (flexmbs.generate.__name__, flexmbs.run.__module__) == ("flexmbs.mesh.generate", "flexmbs.analysis")
+    from flexmbs import Model, load_results, run          # `from flexmbs import X` of the cases and tests
+    assert (Model, load_results, run) == (flexmbs.Model, flexmbs.io.load_results, flexmbs.run)
+
+
+def test_every_flexmbs_name_in_the_api_reference_resolves():
+    """docs/api.md names objects as ``flexmbs.a.b``: each must import (module) or be an attribute."""
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    names = sorted(set(re.findall(r"\bflexmbs(?:\.[A-Za-z_]\w*)+", text)))
+    assert len(names) > 50
+    for dotted in names:
+        parts = dotted.split(".")
+        obj = importlib.import_module("flexmbs")
+        for i, part in enumerate(parts[1:], start=1):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                obj = importlib.import_module(".".join(parts[:i + 1]))
+        assert obj is not None, dotted
+
+
+@pytest.mark.slow
+def test_submodules_import_alone_in_a_fresh_interpreter():
+    """No import cycle appears now that ``flexmbs/__init__`` imports nothing first: each module a
+    script may start from imports on its own."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for module in ("flexmbs.analysis", "flexmbs.system", "flexmbs.constrained_run", "flexmbs.io",
+                   "flexmbs.mechanisms", "flexmbs.integrators", "flexmbs.formulations", "flexmbs.bodies"):
+        proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
+                              cwd=ROOT, env=env, timeout=120)
+        assert proc.returncode == 0, f"import {module}: {proc.stderr}"
+
+
+def test_a_run_without_a_results_file_loads_no_hdf5_mesh_reader_or_plotting():
+    """`flexmbs.run` imports `flexmbs.io.store` (h5py) only for a results file; a generated mesh
+    needs no meshio."""
+    loaded = modules_after("""
+        import flexmbs as fm
+        model = fm.Model(fm.generate.line(3, 1.0), fm.Bar2(fm.Material(E=1e9, rho=1000.0), 1e-4),
+                         motion=fm.motion.ConstantRotation(10.0), fixed=[("start", "all")])
+        assert fm.run(model, t_end=1e-3, dt_out=5e-4).status == "finished"
+    """)
+    assert "scipy.sparse" in loaded                     # it did run
+    assert not loaded & {"h5py", "meshio", "matplotlib", "rich", "dask", "distributed"}, sorted(loaded)
+
+
+def test_submodules_are_attributes_of_the_package_as_before():
+    """``import flexmbs as fm; fm.mesh.sample(...)``: a submodule used as an attribute is
+    imported on first use (the eager ``__init__`` had imported these)."""
+    loaded = modules_after("""
+        import flexmbs as fm
+        assert fm.mesh.samples() and fm.mechanisms.FourBar and fm.constraints.Revolute and fm.bodies.PointMass
+        assert fm.analysis.output_times(1.0, 0.5).tolist() == [0.0, 0.5, 1.0]
+        assert fm.plots.save and fm.model.rayleigh_coefficients
+        print("ok")
+    """)
+    assert "numpy" in loaded and "matplotlib" not in loaded
+
+
+# module -> the files that may import it at module level (the module that exists to wrap it)
+DEFERRED = {"matplotlib": (), "meshio": (), "dask": (), "distributed": (), "h5py": ("flexmbs/io/store.py",)}
+
+
+def module_level_imports(path: Path) -> set[str]:
+    """Top-level package names imported by ``path`` outside functions and classes."""
+    names, todo = set(), list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    return names
+
+
+def test_plotting_hdf5_mesh_files_and_dask_are_imported_where_used():
+    offenders = []
+    for path in sorted([*ROOT.glob("flexmbs/**/*.py"), *ROOT.glob("cases/*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        offenders += [f"{rel} imports {name} at module level" for name in module_level_imports(path) & set(DEFERRED)
+                      if rel not in DEFERRED[name]]
+    assert offenders == []
+
+
+def test_module_level_imports_sees_imports_under_if_and_try(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import os\ntry:\n    import h5py\nexcept ImportError:\n    pass\nif True:\n"
+                    "    from matplotlib.figure import Figure\ndef f():\n    import meshio\n")
+    assert module_level_imports(path) == {"os", "h5py", "matplotlib"}

@@ -156,6 +156,16 @@ def test_a_step_above_the_output_interval_warns_and_the_step_used_is_recorded(tm
     assert res.stats["n_steps"] == 20
 
 
+def test_a_step_equal_to_the_output_interval_up_to_round_off_does_not_warn():
+    """benchmarks/coupled_slider_crank.py asks for h = dt_out (1 + 1e-9) at k = 1, off the edge of
+    the ceil in `aligned_step`: that is the output interval, not a larger step."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        res = fm.run(bar(), method="midpoint", h=1e-4 * (1 + 1e-9), t_end=2e-3, dt_out=1e-4, store=False)
+    assert res.stats["n_steps"] == 20
+
+
 def test_iftomm_case_records_the_step_it_took():
     with pytest.warns(UserWarning, match="larger than the output interval"):
         result = pendulum_a01.run(h=0.02, t_end=0.1, dt_out=0.01)

@@ -161,7 +161,9 @@ def step_used(method: str, h: float | None, t0: float, t_eval, warn: bool = True
     t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
     used = aligned_step(h, t0, t_eval)
     if used < h * (1 - 1e-12) and warn:
-        if used * (1 + 1e-9) >= float(t_eval[1] - t_eval[0]):
+        # larger than the output interval beyond round-off (a caller's h = dt_out (1 + 1e-9), kept off
+        # the ceil's edge, is the output interval)
+        if used * (1 + 1e-9) >= float(t_eval[1] - t_eval[0]) and h > used * (1 + 1e-6):
             warnings.warn(f"`h` = {h:g} s is larger than the output interval dt_out = {used:g} s: the step used "
                           f"is {used:g} s (recorded as h; give h <= dt_out to choose it).", stacklevel=3)
         else:

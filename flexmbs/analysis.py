@@ -123,6 +123,21 @@ class _Physics:
             return np.array([self.powers(ti, d, v) for ti, d, v in zip(np.atleast_1d(t), delta, delta_dot)])
         return self.powers_at_loads(self.load_factors_many(np.atleast_1d(t)), delta, delta_dot)
 
+    def power_forms(self, form, X, F, one) -> np.ndarray:
+        """Q (4, m, m) with the powers of a steady model (`powers_at_loads`) = y^T Q_c y, where
+        the formulation's state is x = X y ((n_state, m)), the load factors f = F y ((k, m))
+        and one . y = 1: (delta, delta') = physical(x) is affine in x (its value at 0 and at
+        the unit states), delta'' = A[n:] (delta, delta') + c[n:] + B[n:] f as in
+        `all_at_loads`; the forms come from the model's matrices (`SteadyEnergies.power_forms`)."""
+        A, c, B = self._lagrange.linear_system()
+        n, n_state = self.model.n_dofs, X.shape[0]
+        d0, v0 = (a[0] for a in form.physical(np.zeros(1), np.zeros((1, n_state))))
+        dI, vI = form.physical(np.zeros(n_state), np.eye(n_state))           # rows: images of e_i
+        D = (dI - d0).T @ X + np.outer(d0, one)
+        V = (vI - v0).T @ X + np.outer(v0, one)
+        Acc = A[n:, :n] @ D + A[n:, n:] @ V + np.outer(c[n:], one) + (B[n:] @ F if B.shape[1] else 0.0)
+        return self._steady.power_forms(D, V, Acc, F, one)
+
     def powers_at_loads(self, F, delta, delta_dot) -> np.ndarray:
         """(N, 4) powers of a steady model at N states with the load factors F (N, k): a
         quadratic polynomial of (delta, delta', F), as `all_at_loads`."""
@@ -314,10 +329,12 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 return physics.powers(t, *form.physical(t, x))
             return physics.powers_many(t, *form.physical(t, x))
         integrand.vectorized = True          # takes t (N,), x (N, n_state) too
-        if model.steady:                     # quadratic in (x, f): method "exact" sums it in closed form
+        if model.steady:                     # quadratic in (x, f): method "exact" sums it in closed form,
+            # from the forms declared by `forms` (checked against `of_loads` at the first outputs)
             def of_loads(x, F):
                 return physics.powers_at_loads(F, *form.physical(np.zeros(len(x)), x))
             integrand.of_loads = of_loads
+            integrand.forms = lambda X, F, one: physics.power_forms(form, X, F, one)
     timings["build_s"] = time.perf_counter() - tic
     atol = 1e-9 * rtol / 1e-6 if atol is None else atol
     if method not in INTEGRATORS:

@@ -77,6 +77,7 @@ THETA_MAX = 30.0
 MAX_GAUSS = 40
 BLOCK_BYTES = 64 * 2**20         # states at the quadrature points of one block of outputs
 BLOCK_OUTPUTS = 4096             # outputs per block at most (progress and writing between blocks)
+FIRST_BLOCK = 64                 # outputs of the first block; each next one twice as many, up to the bound
 CACHE_BYTES = 64 * 2**20         # matrix exponentials kept per step size
 MAX_FORM_SIZE = 1000             # quadratic forms by polarization up to this many active components
 FORM_CHECK_RTOL = 1e-8           # the polarized forms must reproduce the integrand to this (else Gauss points)
@@ -215,8 +216,12 @@ class _Quadrature:
         z(t_a)^T G_c z(t_a).  With P = expm(Ahat h / k) and H the sum over one part's points,
         G = sum_j (P^j)^T H P^j, summed as G <- H + P^T G P (k - 1 times)."""
         w = self.weights[:self.m]
-        H = sum(wi * (Pi.T @ Q @ Pi) for wi, Pi in zip(w, self.at_offsets))
-        G = H
+        m, dim = self.at_offsets.shape[:2]
+        left = self.at_offsets.transpose(2, 0, 1).reshape(dim, m * dim)          # [P_1^T ... P_m^T]
+        G = np.empty((len(Q), dim, dim))
+        for c, Qc in enumerate(Q):                      # one GEMM per form: sum_p P_p^T (w_p Q_c P_p)
+            G[c] = left @ (w[:, None, None] * (Qc @ self.at_offsets)).reshape(m * dim, dim)
+        H = G.copy()
         for _ in range(self.k - 1):
             G = H + self.part.T @ G @ self.part
         return G
@@ -290,8 +295,9 @@ class ExactLinear(Integrator):
         """Yield (t, x, integrals) block by block: the states (N, n_state) at the next N times
         of ``t_eval`` and the integrals of ``integrand`` from t0 to each (N, k), or None.
 
-        ``block`` (outputs per block) defaults to what fits in BLOCK_BYTES of quadrature
-        states, at most BLOCK_OUTPUTS.  Outputs at the start time come first, in a block of
+        ``block`` (outputs per block) defaults to FIRST_BLOCK outputs first, each next block
+        twice as many up to what fits in BLOCK_BYTES of quadrature states, at most
+        BLOCK_OUTPUTS (the first outputs reach the file within a second of the start).  Outputs at the start time come first, in a block of
         their own, before the quadratic forms and the quadrature rules are set up.  A block
         that reaches an unbounded or non-finite state ends with the last bounded output and
         sets ``status`` "diverged" or "failed"; else the last sets "finished".  The memory is
@@ -313,12 +319,11 @@ class ExactLinear(Integrator):
                 np.zeros((lead, total.size))
         if integrand is not None:
             forms = self._forms(integrand, total.size)
-        if block is None:
-            block = self._block_size(keys, integrand if forms is None else None, rules)
-        for start in range(lead, len(t_eval), block):
+        bound = self._block_size(keys, integrand if forms is None else None, rules) if block is None else block
+        for start, stop in _block_bounds(lead, len(t_eval), bound, bound if block is not None else FIRST_BLOCK):
             t_prev = self.t
-            grid = np.concatenate([[t_prev], t_eval[start:start + block]])
-            steps, bkeys = np.diff(grid), keys[start:start + block]
+            grid = np.concatenate([[t_prev], t_eval[start:stop]])
+            steps, bkeys = np.diff(grid), keys[start:stop]
             Z = self._propagate(bkeys, steps)
             aug.set_forcing(Z, grid)
             end = self._bounded(Z, grid)
@@ -380,9 +385,13 @@ class ExactLinear(Integrator):
         return end
 
     def _forms(self, integrand, width: int) -> np.ndarray | None:
-        """Q (width, dim, dim) with integrand = z^T Q_c z, if the integrand declares itself a
+        """Q (width, dim, dim) with integrand = z^T Q_c z: the forms it declares (a
+        ``forms(X, F, one)`` attribute, `declared_forms`), else, if it declares itself a
         quadratic polynomial of the state and the load factors (an ``of_loads(x, f)``
-        attribute) and has at most MAX_FORM_SIZE active components; else None."""
+        attribute) with at most MAX_FORM_SIZE active components, by polarization
+        (`quadratic_forms`); else None."""
+        if callable(getattr(integrand, "forms", None)):
+            return declared_forms(self._aug, integrand.forms, width)
         of_loads = getattr(integrand, "of_loads", None)
         if not callable(of_loads) or self._aug.n + len(self._aug.i_sin) > MAX_FORM_SIZE:
             return None
@@ -430,6 +439,33 @@ class ExactLinear(Integrator):
             values = _evaluate(integrand, T, X).reshape(len(idx), len(rule.tau), width)
             out[idx] = np.einsum("ipk,p->ik", values, rule.weights)
         return out
+
+
+def _block_bounds(start: int, end: int, bound: int, first: int):
+    """(start, stop) of the blocks from ``start`` to ``end``: ``first`` outputs, then twice as
+    many each time up to ``bound``."""
+    size = max(1, min(first, bound))
+    while start < end:
+        yield start, min(end, start + size)
+        start += size
+        size = min(bound, 2 * size)
+
+
+def declared_forms(aug: _Augmented, forms, width: int) -> np.ndarray:
+    """Q (width, dim, dim) of an integrand that declares its quadratic forms: ``forms(X, F,
+    one)`` gives Q_c with integrand = y^T Q_c y for the state x = X y, the load factors
+    f = F y and one . y = 1; here y = z, the augmented state (x = z[:n], f_j = a_j s_i or 1,
+    `_Augmented.load_factors`, and 1 = z[-1])."""
+    X = np.eye(aug.n, aug.dim)
+    F = np.zeros((len(aug.load_index), aug.dim))
+    F[np.arange(len(aug.load_index)), aug.load_index] = aug.load_scale
+    one = np.zeros(aug.dim)
+    one[-1] = 1.0
+    Q = np.asarray(forms(X, F, one), dtype=float)
+    if Q.shape != (width, aug.dim, aug.dim):
+        raise ValueError(f"the integrand's `forms` must give {width} matrices of {aug.dim} x {aug.dim} (one per "
+                         f"value of the integrand), got shape {Q.shape}")
+    return Q
 
 
 def quadratic_forms(aug: _Augmented, of_loads, width: int, chunk: int = 2048) -> np.ndarray:

@@ -234,3 +234,15 @@ def test_declared_forms_equal_the_integrand(model, formulation):
     # Hamilton: both sides solve M for delta' (momenta -> velocities), whose round-off is cond(M) eps
     assert np.all(np.abs(via - direct) <= (1e-12 if formulation == "lagrange" else 1e-11) * terms)
     assert np.array_equal(Q, Q.transpose(0, 2, 1))
+
+
+def test_spectral_radius_bound_is_above_and_close_to_the_eigenvalues():
+    """`spectral_radius_bound` (the quadrature's frequency bound, eq. (2)) is never below the
+    largest |eigenvalue| (numpy.linalg.eigvals) and, for the augmented matrices of the test
+    models, within 2 % of it; a nilpotent matrix has 0."""
+    from flexmbs.integrators.exact import _Augmented, exact_system, spectral_radius_bound
+    for model in (bar(), bar((2.0, 1e-6)), beam(), beam_3d()):
+        Ah = _Augmented(*exact_system(Lagrange(model))).Ahat
+        rho = np.max(np.abs(np.linalg.eigvals(Ah)))
+        assert rho <= spectral_radius_bound(Ah) <= 1.02 * rho
+    assert spectral_radius_bound(np.triu(np.ones((4, 4)), 1)) == 0.0

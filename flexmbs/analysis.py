@@ -145,6 +145,38 @@ class _Physics:
         return np.stack([e["P_loads"], e["P_damping"], e["P_frame"], e["P_stiffening"]], axis=-1)
 
 
+class _Kept:
+    """The fields of a streamed run's outputs, filled block by block into one array per field
+    allocated for all ``capacity`` outputs at its first block (``np.empty``: the operating
+    system gives the memory as it is written), so the blocks are never concatenated (which
+    held a field twice).  A nested dict (the energies) is kept under "key/name"."""
+
+    def __init__(self, capacity: int):
+        self.capacity, self.n, self._arrays = capacity, 0, {}
+
+    def append(self, fields: dict) -> None:
+        flat = {}
+        for key, value in fields.items():
+            flat.update({f"{key}/{k}": v for k, v in value.items()} if isinstance(value, dict) else {key: value})
+        count = 0
+        for key, value in flat.items():
+            value = np.asarray(value)
+            count = len(value)
+            if key not in self._arrays:
+                self._arrays[key] = np.empty((self.capacity, *value.shape[1:]), dtype=value.dtype)
+            self._arrays[key][self.n:self.n + count] = value
+        self.n += count
+
+    def keys(self) -> list[str]:
+        return list(self._arrays)
+
+    def take(self, key: str, shape: tuple = ()) -> np.ndarray:
+        """The filled rows of one field, handed over (no copy; the store forgets it)."""
+        if key not in self._arrays:
+            return np.zeros((0, *shape))
+        return self._arrays.pop(key)[:self.n]
+
+
 def bytes_per_output(model: Model) -> int:
     """Bytes of one output of `run` (kept in `Results` and written to the results file): t,
     delta and delta' (n each), displacement and velocity (n_nodes x dim each), the energies
@@ -387,7 +419,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         else:
             writer = stack.enter_context(results_file.open_run(
                 name, nodes=model.mesh.points, cells={model.element.cell_type: model.cells}, metadata=meta))
-            blocks, pending = [], []
+            kept, pending = _Kept(len(t_eval)), []
             output_s = [0.0]
             last_flush = [time.perf_counter()]
             user_on_output = options.pop("on_output", None)
@@ -411,14 +443,15 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 fields.update({f"element_data/{k}": a for k, a in element_data(model, d, u).items()})
                 fields.update({f"frame/{k}": a for k, a in frame_history(model.motion, T).items()})
                 writer.append_many(fields)
-                blocks.append(fields)
+                # kept for the Results but delta, delta' (from sol.x at the end: not held twice)
+                kept.append({k: a for k, a in fields.items() if k not in ("t", "delta", "delta_dot")})
                 last_flush[0] = time.perf_counter()
                 output_s[0] += last_flush[0] - tic_out
 
             def on_output(t, x):
                 pending.append((t, x))
                 # the first at once, then at least every FLUSH_EVERY_S, and before a user's on_output sees it
-                if user_on_output is not None or not blocks or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
+                if user_on_output is not None or not kept.n or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
                     flush()
                 if user_on_output is not None:
                     user_on_output(t, x)
@@ -433,21 +466,13 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
             timings["output_s"] = output_s[0]
             tic = time.perf_counter()
             n_nodes, dim = model.mesh.points.shape
-            shapes = {"delta": (n,), "delta_dot": (n,), "displacement": (n_nodes, dim), "velocity": (n_nodes, dim)}
-
-            def stacked(key):
-                """One field of all blocks, taken out of them (memory: the field once more, not all)."""
-                parts = [b.pop(key) for b in blocks]
-                return np.concatenate(parts) if parts else np.zeros((0, *shapes.get(key, ())))
-
-            element_keys = [k for k in (blocks[0] if blocks else {}) if k.startswith("element_data/")]
-            outputs = {k: stacked(k) for k in shapes}
-            energy = ({k: np.concatenate([b["energies"][k] for b in blocks]) for k in ENERGY_KEYS}
-                      if compute_energies and blocks else {})
-            elements = {k[len("element_data/"):]: stacked(k) for k in element_keys}
-            frame = ({k: stacked(f"frame/{k}") for k in FRAME_KEYS} if blocks
+            delta, delta_dot = form.physical(sol.t, sol.x) if len(sol.t) else (np.zeros((0, n)),) * 2
+            outputs = dict(delta=delta, delta_dot=delta_dot, displacement=kept.take("displacement", (n_nodes, dim)),
+                           velocity=kept.take("velocity", (n_nodes, dim)))
+            energy = ({k: kept.take(f"energies/{k}") for k in ENERGY_KEYS} if compute_energies and kept.n else {})
+            elements = {k[len("element_data/"):]: kept.take(k) for k in kept.keys() if k.startswith("element_data/")}
+            frame = ({k: kept.take(f"frame/{k}") for k in FRAME_KEYS} if kept.n
                      else frame_history(model.motion, sol.t))
-            blocks.clear()
         if energy:
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
             energy.update(dict(zip(WORK_KEYS, W.T)))

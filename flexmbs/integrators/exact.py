@@ -68,7 +68,7 @@ import numpy as np
 from ..signals import Harmonic
 from .base import Integrator
 
-__all__ = ["ExactLinear", "exact_system", "modal_response"]
+__all__ = ["ExactLinear", "exact_system", "modal_response", "modal_chunks"]
 
 OTHER_METHODS = "'DOP853', 'midpoint' or 'generalized-alpha'"
 MAX_STATES = 4000                # dense matrix exponentials of (n_state + 2 k + 1)^2: small models only
@@ -585,8 +585,18 @@ def modal_response(formulation, x0, t, t0: float = 0.0, chunk: int = 4096) -> np
 
     A must be diagonalisable with well-conditioned eigenvectors (distinct eigenvalues, as the
     modes of a finite element model) and no i Omega_j may be an eigenvalue (resonance).
-    The times are taken ``chunk`` at a time (memory bounded by the chunk).
+    The times are taken ``chunk`` at a time (`modal_chunks`; memory bounded by the chunk).
     """
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    out = np.empty((len(t), np.asarray(x0).shape[-1]))
+    for i, x in zip(range(0, len(t), chunk), modal_chunks(formulation, x0, t, t0, chunk)):
+        out[i:i + len(x)] = x
+    return out
+
+
+def modal_chunks(formulation, x0, t, t0: float = 0.0, chunk: int = 4096):
+    """Yield x(t) of `modal_response` for ``chunk`` times at a time (one eigendecomposition
+    for all): what a caller that reduces each chunk keeps in memory is one chunk."""
     A, c, B, loads = exact_system(formulation)
     n = A.shape[0]
     t = np.atleast_1d(np.asarray(t, dtype=float))
@@ -608,11 +618,9 @@ def modal_response(formulation, x0, t, t0: float = 0.0, chunk: int = 4096) -> np
 
     lam, V = np.linalg.eig(A)
     coef = np.linalg.solve(V, np.asarray(x0, dtype=float) - part_real(np.array([t0]))[0])
-    out = np.empty((len(t), n))
     for i in range(0, len(t), chunk):                 # complex temporaries of one chunk of times
         tc = t[i:i + chunk]
-        out[i:i + chunk] = part_real(tc) + ((np.exp(np.multiply.outer(tc - t0, lam)) * coef) @ V.T).real
-    return out
+        yield part_real(tc) + ((np.exp(np.multiply.outer(tc - t0, lam)) * coef) @ V.T).real
 
 
 def reference_error(model, results, node: int = -1, component: int = 0) -> float:
@@ -628,9 +636,8 @@ def reference_error(model, results, node: int = -1, component: int = 0) -> float
     from ..formulations import Lagrange
     form = Lagrange(model, evaluation="terms")
     x0 = np.concatenate([results.delta[0], results.delta_dot[0]])
-    x = modal_response(form, x0, results.t, t0=float(results.t[0]))
-    chunk = 4096                              # the displacement field of a chunk of outputs at a time
-    u_ref = np.concatenate([model.displacement_field(x[i:i + chunk, :form.n])[:, node, component]
-                            for i in range(0, len(x), chunk)])
+    # the solution and its displacement field a chunk of outputs at a time: only the node's kept
+    u_ref = np.concatenate([model.displacement_field(x[:, :form.n])[:, node, component]
+                            for x in modal_chunks(form, x0, results.t, t0=float(results.t[0]))])
     u = results.displacement[:, node, component]
     return float(np.max(np.abs(u - u_ref)) / np.max(np.abs(u_ref)))

@@ -81,7 +81,7 @@ BLOCK_OUTPUTS = 4096             # outputs per block at most (progress and writi
 FIRST_BLOCK = 64                 # outputs of the first block; each next one twice as many, up to the bound
 CACHE_BYTES = 64 * 2**20         # matrix exponentials kept per step size
 MAX_FORM_SIZE = 1000             # quadratic forms by polarization up to this many active components
-FORM_CHECK_RTOL = 1e-8           # the polarized forms must reproduce the integrand to this (else Gauss points)
+FORM_CHECK_RTOL = 1e-8           # the declared or polarized forms must reproduce the integrand to this (else Gauss points)
 
 
 def exact_system(formulation) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
@@ -433,17 +433,19 @@ class ExactLinear(Integrator):
 
     def _checked(self, forms, integrand, grid, Z) -> np.ndarray | None:
         """``forms`` if z^T Q_c z equals the integrand at the first block's outputs (to
-        FORM_CHECK_RTOL of its size), else None (with a warning: the Gauss points are used)."""
+        FORM_CHECK_RTOL of its size), else None (with a warning naming where the forms came
+        from: the Gauss points are used)."""
         direct = _evaluate(integrand, grid, Z[:, :self._aug.n])
         via = np.einsum("cia,ia->ic", Z @ forms, Z)
         scale = np.abs(direct).max(axis=0) + np.abs(via).max(axis=0) + 1e-300
         if np.all(np.abs(direct - via).max(axis=0) <= FORM_CHECK_RTOL * scale):
             return forms
         import warnings
-        warnings.warn("method 'exact': the integrand's `of_loads` is not a quadratic polynomial of the state "
-                      "and the load factors (its polarized forms differ from the integrand by "
-                      f"{np.max(np.abs(direct - via) / scale):.3g} of its size); integrating it at Gauss points "
-                      "instead.", stacklevel=4)
+        source = ("declared by its `forms`" if callable(getattr(integrand, "forms", None))
+                  else "polarized from its `of_loads`")
+        warnings.warn(f"method 'exact': the integrand's quadratic forms ({source}) differ from the integrand by "
+                      f"{np.max(np.abs(direct - via) / scale):.3g} of its size at the first outputs (more than "
+                      f"{FORM_CHECK_RTOL:g}); integrating it at Gauss points instead.", stacklevel=4)
         return None
 
     def _rule(self, rules, key: float) -> "_Quadrature":

@@ -12,6 +12,7 @@ import numpy as np
 from . import progress as _progress
 from .formulations import FORMULATIONS, Lagrange, energies
 from .integrators import INTEGRATORS, simulate
+from .integrators.budget import release_freed_memory
 from .integrators.simulate import step_used
 from .io.store import ResultsFile, active_recording
 from .model import Model
@@ -473,6 +474,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
             elements = {k[len("element_data/"):]: kept.take(k) for k in kept.keys() if k.startswith("element_data/")}
             frame = ({k: kept.take(f"frame/{k}") for k in FRAME_KEYS} if kept.n
                      else frame_history(model.motion, sol.t))
+            release_freed_memory()          # the blocks' working arrays, freed: their heap back to the system
         if energy:
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
             energy.update(dict(zip(WORK_KEYS, W.T)))

@@ -37,8 +37,15 @@ expm(Ahat tau_i) expm(Ahat j h / k) z(t_a): m + 1 matrix exponentials per step s
 k m.  A vectorised integrand (attribute ``vectorized = True``, called with t (N,) and x
 (N, n_state)) is called once for all the points of a block.
 
-The outputs are computed in blocks (`ExactLinear.output_blocks`) of as many outputs as fit
-in ``BLOCK_BYTES`` (64 MB) of states at the quadrature points, at most ``BLOCK_OUTPUTS``: the
+An integrand that is a quadratic form z^T Q_c z and declares its forms (attribute ``forms``:
+`declared_forms`; `flexmbs.run`'s does, from the model's matrices) has the rule (2) applied
+to its forms once per step size, G_c = sum_p w_p expm(Ahat tau_p)^T Q_c expm(Ahat tau_p), and
+each output's integral is z^T G_c z (the forms are checked against the integrand at the
+first outputs; a mismatch warns and the Gauss points are used).
+
+The outputs are computed in blocks (`ExactLinear.output_blocks`): FIRST_BLOCK (64) outputs
+first, then twice as many each block up to as many as fit in ``BLOCK_BYTES`` (64 MB) of
+states at the quadrature points, at most ``BLOCK_OUTPUTS``: the
 memory of a run is bounded by the block, not by the number of outputs, and each block is
 handed on (written, reported) before the next is computed.  A block's integrals continue
 the previous block's sums, so the blocks change the results by round-off only.

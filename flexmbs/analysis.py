@@ -163,10 +163,19 @@ class _Kept:
         for key, value in flat.items():
             value = np.asarray(value)
             count = len(value)
+            if self.n + count > self.capacity:          # more outputs than announced: grow (a copy)
+                self._grow(2 * (self.n + count))
             if key not in self._arrays:
                 self._arrays[key] = np.empty((self.capacity, *value.shape[1:]), dtype=value.dtype)
             self._arrays[key][self.n:self.n + count] = value
         self.n += count
+
+    def _grow(self, capacity: int) -> None:
+        self.capacity = capacity
+        for key, a in self._arrays.items():
+            grown = np.empty((capacity, *a.shape[1:]), dtype=a.dtype)
+            grown[:self.n] = a[:self.n]
+            self._arrays[key] = grown
 
     def keys(self) -> list[str]:
         return list(self._arrays)

@@ -14,6 +14,7 @@ import numpy as np
 from . import progress as _progress
 from .formulations import FORMULATIONS, Lagrange, energies
 from .integrators import INTEGRATORS, simulate
+from .integrators.budget import release_freed_memory
 from .integrators.simulate import step_used
 from .model import Model
 from .motion import FRAME_KEYS, frame_history
@@ -127,11 +128,67 @@ class _Physics:
             return np.array([self.powers(ti, d, v) for ti, d, v in zip(np.atleast_1d(t), delta, delta_dot)])
         return self.powers_at_loads(self.load_factors_many(np.atleast_1d(t)), delta, delta_dot)
 
+    def power_forms(self, form, X, F, one) -> np.ndarray:
+        """Q (4, m, m) with the powers of a steady model (`powers_at_loads`) = y^T Q_c y, where
+        the formulation's state is x = X y ((n_state, m)), the load factors f = F y ((k, m))
+        and one . y = 1: (delta, delta') = physical(x) is affine in x (its value at 0 and at
+        the unit states), delta'' = A[n:] (delta, delta') + c[n:] + B[n:] f as in
+        `all_at_loads`; the forms come from the model's matrices (`SteadyEnergies.power_forms`)."""
+        A, c, B = self._lagrange.linear_system()
+        n, n_state = self.model.n_dofs, X.shape[0]
+        d0, v0 = (a[0] for a in form.physical(np.zeros(1), np.zeros((1, n_state))))
+        dI, vI = form.physical(np.zeros(n_state), np.eye(n_state))           # rows: images of e_i
+        D = (dI - d0).T @ X + np.outer(d0, one)
+        V = (vI - v0).T @ X + np.outer(v0, one)
+        Acc = A[n:, :n] @ D + A[n:, n:] @ V + np.outer(c[n:], one) + (B[n:] @ F if B.shape[1] else 0.0)
+        return self._steady.power_forms(D, V, Acc, F, one)
+
     def powers_at_loads(self, F, delta, delta_dot) -> np.ndarray:
         """(N, 4) powers of a steady model at N states with the load factors F (N, k): a
         quadratic polynomial of (delta, delta', F), as `all_at_loads`."""
         e = self.all_at_loads(F, delta, delta_dot)
         return np.stack([e["P_loads"], e["P_damping"], e["P_frame"], e["P_stiffening"]], axis=-1)
+
+
+class _Kept:
+    """The fields of a streamed run's outputs, filled block by block into one array per field
+    allocated for all ``capacity`` outputs at its first block (``np.empty``: the operating
+    system gives the memory as it is written), so the blocks are never concatenated (which
+    held a field twice).  A nested dict (the energies) is kept under "key/name"."""
+
+    def __init__(self, capacity: int):
+        self.capacity, self.n, self._arrays = capacity, 0, {}
+
+    def append(self, fields: dict) -> None:
+        flat = {}
+        for key, value in fields.items():
+            flat.update({f"{key}/{k}": v for k, v in value.items()} if isinstance(value, dict) else {key: value})
+        count = 0
+        for key, value in flat.items():
+            value = np.asarray(value)
+            count = len(value)
+            if self.n + count > self.capacity:          # more outputs than announced: grow (a copy)
+                self._grow(2 * (self.n + count))
+            if key not in self._arrays:
+                self._arrays[key] = np.empty((self.capacity, *value.shape[1:]), dtype=value.dtype)
+            self._arrays[key][self.n:self.n + count] = value
+        self.n += count
+
+    def _grow(self, capacity: int) -> None:
+        self.capacity = capacity
+        for key, a in self._arrays.items():
+            grown = np.empty((capacity, *a.shape[1:]), dtype=a.dtype)
+            grown[:self.n] = a[:self.n]
+            self._arrays[key] = grown
+
+    def keys(self) -> list[str]:
+        return list(self._arrays)
+
+    def take(self, key: str, shape: tuple = ()) -> np.ndarray:
+        """The filled rows of one field, handed over (no copy; the store forgets it)."""
+        if key not in self._arrays:
+            return np.zeros((0, *shape))
+        return self._arrays.pop(key)[:self.n]
 
 
 def bytes_per_output(model: Model) -> int:
@@ -324,10 +381,12 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 return physics.powers(t, *form.physical(t, x))
             return physics.powers_many(t, *form.physical(t, x))
         integrand.vectorized = True          # takes t (N,), x (N, n_state) too
-        if model.steady:                     # quadratic in (x, f): method "exact" sums it in closed form
+        if model.steady:                     # quadratic in (x, f): method "exact" sums it in closed form,
+            # from the forms declared by `forms` (checked against `of_loads` at the first outputs)
             def of_loads(x, F):
                 return physics.powers_at_loads(F, *form.physical(np.zeros(len(x)), x))
             integrand.of_loads = of_loads
+            integrand.forms = lambda X, F, one: physics.power_forms(form, X, F, one)
     timings["build_s"] = time.perf_counter() - tic
     atol = 1e-9 * rtol / 1e-6 if atol is None else atol
     if method not in INTEGRATORS:
@@ -380,7 +439,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
         else:
             writer = stack.enter_context(results_file.open_run(
                 name, nodes=model.mesh.points, cells={model.element.cell_type: model.cells}, metadata=meta))
-            blocks, pending = [], []
+            kept, pending = _Kept(len(t_eval)), []
             output_s = [0.0]
             last_flush = [time.perf_counter()]
             user_on_output = options.pop("on_output", None)
@@ -404,14 +463,15 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 fields.update({f"element_data/{k}": a for k, a in element_data(model, d, u).items()})
                 fields.update({f"frame/{k}": a for k, a in frame_history(model.motion, T).items()})
                 writer.append_many(fields)
-                blocks.append(fields)
+                # kept for the Results but delta, delta' (from sol.x at the end: not held twice)
+                kept.append({k: a for k, a in fields.items() if k not in ("t", "delta", "delta_dot")})
                 last_flush[0] = time.perf_counter()
                 output_s[0] += last_flush[0] - tic_out
 
             def on_output(t, x):
                 pending.append((t, x))
                 # the first at once, then at least every FLUSH_EVERY_S, and before a user's on_output sees it
-                if user_on_output is not None or not blocks or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
+                if user_on_output is not None or not kept.n or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
                     flush()
                 if user_on_output is not None:
                     user_on_output(t, x)
@@ -426,21 +486,14 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
             timings["output_s"] = output_s[0]
             tic = time.perf_counter()
             n_nodes, dim = model.mesh.points.shape
-            shapes = {"delta": (n,), "delta_dot": (n,), "displacement": (n_nodes, dim), "velocity": (n_nodes, dim)}
-
-            def stacked(key):
-                """One field of all blocks, taken out of them (memory: the field once more, not all)."""
-                parts = [b.pop(key) for b in blocks]
-                return np.concatenate(parts) if parts else np.zeros((0, *shapes.get(key, ())))
-
-            element_keys = [k for k in (blocks[0] if blocks else {}) if k.startswith("element_data/")]
-            outputs = {k: stacked(k) for k in shapes}
-            energy = ({k: np.concatenate([b["energies"][k] for b in blocks]) for k in ENERGY_KEYS}
-                      if compute_energies and blocks else {})
-            elements = {k[len("element_data/"):]: stacked(k) for k in element_keys}
-            frame = ({k: stacked(f"frame/{k}") for k in FRAME_KEYS} if blocks
+            delta, delta_dot = form.physical(sol.t, sol.x) if len(sol.t) else (np.zeros((0, n)),) * 2
+            outputs = dict(delta=delta, delta_dot=delta_dot, displacement=kept.take("displacement", (n_nodes, dim)),
+                           velocity=kept.take("velocity", (n_nodes, dim)))
+            energy = ({k: kept.take(f"energies/{k}") for k in ENERGY_KEYS} if compute_energies and kept.n else {})
+            elements = {k[len("element_data/"):]: kept.take(k) for k in kept.keys() if k.startswith("element_data/")}
+            frame = ({k: kept.take(f"frame/{k}") for k in FRAME_KEYS} if kept.n
                      else frame_history(model.motion, sol.t))
-            blocks.clear()
+            release_freed_memory()          # the blocks' working arrays, freed: their heap back to the system
         if energy:
             W = sol.integrals if sol.integrals is not None else np.zeros((len(sol.t), 4))
             energy.update(dict(zip(WORK_KEYS, W.T)))

@@ -306,15 +306,25 @@ def _with_t_final(summary: dict, t) -> dict:
     return s
 
 
+def _add_unstored(results_file, returned) -> None:
+    """Add to the results file the runs a case returns without having called flexmbs.run (no
+    store).  A function of its own so that no loop variable keeps a case's Results alive
+    while the CLI reads the runs back from the file (each would be held twice)."""
+    from .results import Results
+    for name, res in _results_list(returned).items():
+        if isinstance(res, Results) and res.metadata.get("file") is None:
+            results_file.add(res, name)
+
+
 def _sigterm(signum, frame):
     raise KeyboardInterrupt(f"{signal.Signals(signum).name}")
 
 
 def cmd_run(args) -> int:
     from . import io
+    from .integrators.budget import release_freed_memory
     from . import progress as progress_mod
     from .case import MANIFEST, CaseError, prepare_output
-    from .results import Results
 
     target = args.case
     file_params, file_out = {}, None
@@ -352,10 +362,7 @@ def cmd_run(args) -> int:
                     progress_mod.display(enabled=False if verbose < 0 else None):
                 try:
                     returned = module.run(out=out, **params)
-                    # runs a case returns without having called flexmbs.run (no store): add them to the file
-                    for name, res in _results_list(returned).items():
-                        if isinstance(res, Results) and res.metadata.get("file") is None:
-                            results_file.add(res, name)
+                    _add_unstored(results_file, returned)
                 except KeyboardInterrupt:
                     interrupted = True
                 except CaseError as err:                 # a value only the run could judge: nothing kept
@@ -385,6 +392,7 @@ def cmd_run(args) -> int:
     code = EXIT_INTERRUPTED if interrupted else EXIT_OK
     if runs:
         returned = None                  # read back from the file below, one run at a time: not held twice
+        release_freed_memory()           # the case's arrays' heap, before the first run is read back
     print(f"{info.name}: {'interrupted' if interrupted else 'done'}, output in {out}/")
     for name, status in runs.items():
         res = io.load_results(h5, name)

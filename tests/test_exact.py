@@ -194,3 +194,55 @@ def test_a_diverging_run_in_blocks_keeps_the_outputs_before():
         assert integrator.status == "diverged"
         ends.append(len(t))
     assert ends[0] == ends[1] and 3 < ends[0] < 501
+
+
+def beam_3d():
+    """A 3D cantilever spun about a skew axis: every moment term (d, S, G) of P_frame is active."""
+    mesh = fm.generate.line(3, 0.5, dim=3)
+    element = fm.BeamEB3D(fm.Material(E=70e9, rho=2700.0), area=1e-4, Iy=1e-10, Iz=2e-10, J=3e-10)
+    axis = np.array([0.3, 0.4, 1.0]) / np.linalg.norm([0.3, 0.4, 1.0])
+    return fm.Model(mesh, element, motion=fm.motion.ConstantRotation(5.0, axis=axis), fixed=[("start", "all")],
+                    loads=[fm.NodalLoad("end", "w", 0.5, Harmonic(30.0, phase=0.3)),
+                           fm.NodalLoad("end", "u", 2.0)], damping=(0.5, 1e-5))
+
+
+@pytest.mark.parametrize("formulation", ["lagrange", "hamilton"])
+@pytest.mark.parametrize("model", [beam(), beam(gravity=[0.0, -9.81, 0.0], motion=fm.motion.Fixed()),
+                                   bar((2.0, 1e-6)), beam_3d()],
+                         ids=["rotating beam", "fixed beam with gravity", "damped bar", "3D beam, skew spin"])
+def test_declared_forms_equal_the_integrand(model, formulation):
+    """The quadratic forms `flexmbs.run`'s integrand declares (`forms`, from the model's
+    matrices) give its values (`powers_at_loads`) at random augmented states, to 1e-12 of the
+    sum of the forms' terms' sizes (the round-off of either side)."""
+    from flexmbs.integrators.exact import _Augmented, declared_forms
+    form = FORMULATIONS[formulation](model)
+    physics = _Physics(model)
+
+    def integrand(t, x):
+        return physics.powers_many(t, *form.physical(t, x))
+    integrand.vectorized = True
+    integrand.forms = lambda X, F, one: physics.power_forms(form, X, F, one)
+    aug = _Augmented(*fm.integrators.exact.exact_system(form))
+    Q = declared_forms(aug, integrand.forms, 4)
+    rng = np.random.default_rng(2)
+    Z = rng.standard_normal((6, aug.dim)) * np.r_[np.full(aug.n, 1e-4), np.ones(aug.dim - aug.n)]
+    Z[:, -1] = 1.0
+    direct = physics.powers_at_loads(aug.load_factors(Z), *form.physical(np.zeros(6), Z[:, :aug.n]))
+    via = np.einsum("cia,ia->ic", Z @ Q, Z)
+    terms = np.einsum("cia,ia->ic", np.abs(Z) @ np.abs(Q), np.abs(Z))      # sum of |terms|: the round-off scale
+    assert np.all(np.abs(direct).max(axis=0) >= 1e-6 * terms.max(axis=0))    # no component lost in cancellation
+    # Hamilton: both sides solve M for delta' (momenta -> velocities), whose round-off is cond(M) eps
+    assert np.all(np.abs(via - direct) <= (1e-12 if formulation == "lagrange" else 1e-11) * terms)
+    assert np.array_equal(Q, Q.transpose(0, 2, 1))
+
+
+def test_spectral_radius_bound_is_above_and_close_to_the_eigenvalues():
+    """`spectral_radius_bound` (the quadrature's frequency bound, eq. (2)) is never below the
+    largest |eigenvalue| (numpy.linalg.eigvals) and, for the augmented matrices of the test
+    models, within 2 % of it; a nilpotent matrix has 0."""
+    from flexmbs.integrators.exact import _Augmented, exact_system, spectral_radius_bound
+    for model in (bar(), bar((2.0, 1e-6)), beam(), beam_3d()):
+        Ah = _Augmented(*exact_system(Lagrange(model))).Ahat
+        rho = np.max(np.abs(np.linalg.eigvals(Ah)))
+        assert rho <= spectral_radius_bound(Ah) <= 1.02 * rho
+    assert spectral_radius_bound(np.triu(np.ones((4, 4)), 1)) == 0.0

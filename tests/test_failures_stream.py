@@ -175,8 +175,10 @@ def test_iftomm_case_records_the_step_it_took():
 
 @pytest.mark.slow
 def test_a_killed_exact_run_keeps_its_outputs(tmp_path):
-    """kill -9 of a long method-"exact" run once outputs are on disk: they load, marked incomplete
-    (before streaming, method "exact" wrote nothing before it had computed every output)."""
+    """kill -9 of a long method-"exact" run (60 elements, t_end = 50 s: 500 001 outputs) once
+    outputs beyond t0 are on disk: they load, marked incomplete, and hold outputs after t0
+    (before streaming, method "exact" wrote nothing before it had computed every output; with the
+    first blocks small and the works' forms declared, the first block is written within seconds)."""
     path = tmp_path / "r.h5"
     script = textwrap.dedent(f"""
         import sys
@@ -199,5 +201,30 @@ def test_a_killed_exact_run_keeps_its_outputs(tmp_path):
         proc.wait()
     back = fm.load_results(path)
     assert back.status == "incomplete" and "killed" in back.message
-    assert 1 < len(back.t) < 500_001 and back.t[0] == 0.0
+    assert 1 < len(back.t) < 500_001 and back.t[0] == 0.0 and back.t[-1] > 0.0
     assert np.allclose(np.diff(back.t), 1e-4)
+    assert np.all(np.isfinite(back.displacement)) and np.abs(back.displacement[-1]).max() > 0.0
+
+
+def test_a_streamed_run_keeps_the_same_outputs_as_an_unstreamed_one(tmp_path):
+    """The streamed run's Results (fields filled block by block into one array each, delta and
+    delta' from the solution's states) equal the unstreamed run's and the file's."""
+    streamed = fm.run(bar(), method="exact", t_end=0.01, dt_out=1e-4, store=tmp_path / "r.h5")
+    plain = fm.run(bar(), method="exact", t_end=0.01, dt_out=1e-4, store=False)
+    back = fm.load_results(tmp_path / "r.h5")
+    for key in ("t", "delta", "delta_dot", "displacement", "velocity"):
+        assert np.array_equal(getattr(streamed, key), getattr(plain, key)), key
+        assert np.array_equal(getattr(back, key), getattr(plain, key)), key
+    assert np.array_equal(streamed.element_data["axial_force"], plain.element_data["axial_force"])
+    for key in ("T", "V", "W_loads", "W_frame"):
+        assert np.allclose(streamed.energies[key], plain.energies[key], rtol=1e-12, atol=0.0), key
+
+
+def test_kept_fields_grow_past_the_announced_number_of_outputs():
+    from flexmbs.analysis import _Kept
+    kept = _Kept(3)
+    kept.append({"a": np.arange(2.0), "energies": {"T": np.ones(2)}})
+    kept.append({"a": np.arange(2.0, 5.0), "energies": {"T": np.full(3, 2.0)}})
+    assert kept.n == 5 and np.array_equal(kept.take("a"), np.arange(5.0))
+    assert np.array_equal(kept.take("energies/T"), [1.0, 1.0, 2.0, 2.0, 2.0])
+    assert kept.take("missing", (2,)).shape == (0, 2)

@@ -20,6 +20,14 @@ quantities omega, v_O, alpha = R^T (a_O - g), A = tilde(eps) + tilde(omega)^2 co
 with c(B, Y)_i = eps_ijk B_kl Y_jl and Y_yv, Y_ya the moments of delta with delta' and
 delta'' without the x x term (`Model.moments`).  Checked against the one-state functions
 in tests/test_exact.py.
+
+The four powers are quadratic polynomials of (delta, delta', delta'', f); when these are
+linear maps of one vector y (with a component fixed to 1 for the constant terms),
+`SteadyEnergies.power_forms` gives them as symmetric matrices, P_c = y^T Q_c y, from the
+model's matrices in one pass (method "exact" integrates them in closed form).  With
+omega . c(B, Y) = sum_jl M(B)_jl Y_jl, M(B)_jl = omega_i eps_ijk B_kl, every moment term is
+linear in the entries of Y, and Y[a, b] = J_ab + d[a, b] . delta + d[b, a] . beta
++ delta^T S_ab beta (`Model.moments`).
 """
 from __future__ import annotations
 
@@ -28,6 +36,10 @@ import numpy as np
 from ._common import tilde
 
 __all__ = ["SteadyEnergies"]
+
+EPS = np.zeros((3, 3, 3))                                  # Levi-Civita symbol eps_ijk
+EPS[0, 1, 2] = EPS[1, 2, 0] = EPS[2, 0, 1] = 1.0
+EPS[0, 2, 1] = EPS[2, 1, 0] = EPS[1, 0, 2] = -1.0
 
 
 def _cross_moment(B: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -101,3 +113,48 @@ class SteadyEnergies:
                     jacobi=T2 - T0 + V + V_geo + V_g, P_loads=np.einsum("nN,nN->N", q, Dd),
                     P_damping=P_damping, P_frame=p1 + w @ torque,
                     P_stiffening=-np.einsum("nN,nN->N", Dd, KgD))
+
+    def power_forms(self, D, V, Acc, F, one) -> np.ndarray:
+        """Q (4, m, m), symmetric, with (P_loads, P_damping, P_frame, P_stiffening) = y^T Q_c y
+        for delta = D y, delta' = V y, delta'' = Acc y (each (n, m)), the load factors
+        f = F y ((k, m)) and one . y = 1 ((m,)): the powers of `evaluate` as quadratic forms,
+
+        .. code:: text
+
+            P_loads = (V y)^T Q_f (F y),   P_damping = (V y)^T C (V y),
+            P_stiffening = -(V y)^T K_geo (D y),
+            P_frame = p1 + omega . (sy x alpha) + sum_ab [M(A) Y + 2 M(W) Y_yv + M(I) Y_ya]_ab
+
+        (module docstring); a linear term v . y is the form sym(one v^T), a constant c the
+        form c one one^T."""
+        md = self.model
+        w, vO = self.w, self.vO
+        one = np.asarray(one, dtype=float)
+        P_loads = V.T @ (md.Q @ F) if md.Q.shape[1] else np.zeros((len(one),) * 2)
+        P_damping = V.T @ (md.C_op @ V) if md.C_op is not None else np.zeros_like(P_loads)
+        P_stiffening = -V.T @ self._Kg(D)
+        # P_frame: constant and linear terms, then the moments' bilinear ones
+        const = vO @ (md.mass * self.alpha) + (vO @ self.A + np.cross(self.alpha, w)) @ md.inv.s
+        lin = ((vO @ self.A + np.cross(self.alpha, w)) @ md.m_O) @ D + (2.0 * vO @ self.W @ md.m_O) @ V \
+            + (vO @ md.m_O) @ Acc
+        P_frame = np.zeros_like(P_loads)
+        for B, P, Qm, scale, x_second in ((self.A, D, D, 1.0, True), (self.W, D, V, 2.0, False),
+                                          (np.eye(3), D, Acc, 1.0, False)):
+            c, v, bil = self._moment_form(np.einsum("i,ijk,kl->jl", w, EPS, B), P, Qm, x_second)
+            const, lin, P_frame = const + scale * c, lin + scale * v, P_frame + scale * bil
+        P_frame = P_frame + np.outer(one, lin) + const * np.outer(one, one)
+        Q = np.stack([P_loads, P_damping, P_frame, P_stiffening])
+        return 0.5 * (Q + Q.transpose(0, 2, 1))
+
+    def _moment_form(self, M, P, Qm, with_x_second: bool):
+        """(constant, linear (m,), bilinear (m, m)) of sum_ab M_ab Y_ab with Y the moments
+        `_moments` of delta = P y and beta = Qm y (P, Qm (n, m))."""
+        md = self.model
+        lin = np.einsum("ab,ban->n", M, md.d) @ Qm
+        const = 0.0
+        if with_x_second:
+            const = float(np.sum(M * md.inv.J))
+            lin = lin + np.einsum("ab,abn->n", M, md.d) @ P
+        SQ = sum((M[a, b] * (Sab @ Qm) for (a, b), Sab in md.S_op.items() if M[a, b] != 0.0),
+                 np.zeros_like(Qm))
+        return const, lin, P.T @ SQ

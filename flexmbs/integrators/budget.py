@@ -71,6 +71,22 @@ def available_memory() -> int | None:
         return None
 
 
+def release_freed_memory() -> bool:
+    """Give the heap memory freed by Python back to the operating system (glibc's
+    ``malloc_trim(0)``); True if done.  A long run frees many block-sized arrays whose heap
+    glibc keeps (at 10 001 outputs of the 200-element rotating bar, 110 MB of resident memory
+    that nothing used); called where a run's working arrays are released, so that the next
+    large allocation (the results read back) does not come on top of it.  A no-op elsewhere
+    than glibc."""
+    import ctypes
+    import ctypes.util
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.malloc_trim(0))
+    except (OSError, AttributeError):
+        return False
+
+
 def _free_disk(path: Path) -> int | None:
     """Free bytes on the file system of ``path`` (its nearest existing parent)."""
     p = Path(path).resolve()

@@ -599,6 +599,7 @@ def cmd_bench(args, extra) -> int:
 
 def cmd_results(args) -> int:
     from . import io
+    args.file = str(io.results_path(args.file))          # an output directory: its results.h5
     runs = io.list_runs(args.file)
     print(f"{args.file}: {len(runs)} run(s)")
     damage = io.truncation(args.file)
@@ -629,6 +630,7 @@ def cmd_results(args) -> int:
 def cmd_export(args) -> int:
     from . import io
     from .case import check_output_dir
+    args.file = str(io.results_path(args.file))          # an output directory: its results.h5
     if Path(args.file).suffix.lower() == ".npz":             # a results.npz holds one run
         if args.run is not None:
             raise CLIError(f"--run: {args.file} is a results.npz, which holds one run; leave --run out")
@@ -755,9 +757,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("bench", parents=[common], help="time the formulations (cases/timing.py; its options follow)",
                    add_help=False)
     p = sub.add_parser("results", parents=[common], help="the runs in a results file")
-    p.add_argument("file")
+    p.add_argument("file", help="a results file (.h5 or .npz), or the output directory of `flexmbs run`")
     p = sub.add_parser("export", parents=[common], help="ParaView files from a results file (.h5 or .npz)")
-    p.add_argument("file")
+    p.add_argument("file", help="a results file (.h5 or .npz), or the output directory of `flexmbs run`")
     p.add_argument("--run", help="one run (default: all)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: the results file's)")
     p.add_argument("--every", type=int, default=1, metavar="N", help="every N-th output (default 1)")

@@ -242,3 +242,21 @@ def test_solve_time_of_a_stored_run_is_never_negative(tmp_path, method):
     res = fm.run(model, store=tmp_path / "r.h5", formulation="lagrange", method=method, rtol=1e-6,
                  t_end=2e-3, dt_out=1e-5)
     assert res.stats["solve_s"] >= 0.0 and res.stats["output_s"] >= 0.0
+
+
+def test_an_output_directory_reads_as_its_results_file(tmp_path, capsys):
+    """`flexmbs run --out DIR` writes DIR/results.h5: load_results, list_runs, `flexmbs results` and
+    `flexmbs export` take DIR too; a directory without one is named."""
+    from flexmbs import cli
+    out = tmp_path / "out"
+    assert cli.main(["-q", "run", "rotating_bar", "--set", "elements=3", "--set", "t_end=0.002",
+                     "--set", "dt_out=2e-4", "--set", "plots=false", "--no-paraview", "--out", str(out)]) == 0
+    a, b = fm.load_results(out), fm.load_results(out / "results.h5")
+    np.testing.assert_array_equal(a.displacement, b.displacement)
+    assert fm.io.list_runs(out) == fm.io.list_runs(out / "results.h5") == {"undamped": "finished"}
+    capsys.readouterr()
+    assert cli.main(["results", str(out)]) == 0
+    assert f"{out / 'results.h5'}: 1 run(s)" in capsys.readouterr().out
+    assert cli.main(["export", str(out)]) == 0 and (out / "paraview.xdmf").is_file()
+    with pytest.raises(FileNotFoundError, match=rf"{tmp_path} is a directory without a results.h5"):
+        fm.load_results(tmp_path)

@@ -67,7 +67,7 @@ import numpy as np
 from ..results import Results
 from .recovery import RepairedView, Superblock, closed_header, intact_rows, read_superblock
 
-__all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "recording",
+__all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "results_path", "recording",
            "active_recording", "DamagedFileError", "DiskFullError", "is_disk_full", "truncation",
            "FORMAT", "FORMAT_VERSION", "DISK_FULL"]
 
@@ -758,8 +758,10 @@ def _runs(f: h5py.File) -> list[str]:
 
 
 def list_runs(path) -> dict[str, str]:
-    """Run names of a results file, in the order they ran, with their status ("damaged" for a
-    run of a truncated file that lost outputs or cannot be read)."""
+    """Run names of a results file (or of an output directory's results.h5, `results_path`), in
+    the order they ran, with their status ("damaged" for a run of a truncated file that lost
+    outputs or cannot be read)."""
+    path = results_path(path)
     def read(f, truncated):
         runs = {}
         for name in _runs(f):
@@ -867,6 +869,17 @@ def _table(datasets, key: str, n: int, lost: list | None = None) -> dict[str, np
     return {c: data[:, j] for j, c in enumerate(json.loads(columns))}
 
 
+def results_path(path) -> Path:
+    """``path`` itself, or ``path/results.h5`` for an output directory (`flexmbs run --out DIR`)."""
+    path = Path(path)
+    if path.is_dir():
+        if not (path / "results.h5").is_file():
+            raise FileNotFoundError(f"{path} is a directory without a results.h5 (the results file that "
+                                    "`flexmbs run --out DIR` writes); give the results file's path")
+        return path / "results.h5"
+    return path
+
+
 def load_results(path, run: str | None = None) -> Results:
     """Load a run from a results file into `flexmbs.Results`.
 
@@ -874,7 +887,8 @@ def load_results(path, run: str | None = None) -> Results:
     ----------
     path : str or Path
         ``results.h5`` written by `flexmbs.run` (``store=...`` or inside `recording`), also
-        while it is written or after its run was killed, or a ``results.npz`` export.
+        while it is written or after its run was killed, or a ``results.npz`` export; or the
+        output directory of `flexmbs run` (``--out DIR``), for its ``DIR/results.h5``.
     run : str, optional
         Run name for files with several runs (see `list_runs`); default the file's main run
         (the last one started).
@@ -901,7 +915,7 @@ def load_results(path, run: str | None = None) -> Results:
     >>> res = load_results("out/rotating_bar/results.h5")              # doctest: +SKIP
     >>> res.t.shape, res.displacement.shape, res.metadata["formulation"]  # doctest: +SKIP
     """
-    path = Path(path)
+    path = results_path(path)
     if path.suffix.lower() == ".npz":
         return _load_npz(path)
 

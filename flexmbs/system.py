@@ -769,6 +769,8 @@ class System:
                 raise ValueError(f"`{label}` must have shape (system.n_q,) = ({self.n_q},), got {value.shape}")
             if not np.all(np.isfinite(value)):
                 raise ValueError(f"`{label}` must be finite (it contains NaN or inf)")
+        if not assemble:
+            self.check_start(q)             # named by its own measure first (|p| of Euler parameters)
         report = self.consistency(t, q, v)
         bad = {level: r for level, r in report.items() if r[1] > r[2]}
         if not assemble:

@@ -142,12 +142,6 @@ class Index1:
                      else "")
         return mob
 
-    def check_state(self, t: float, x: np.ndarray) -> None:
-        """A start the system refuses (`System.check_start`, e.g. Euler parameters off the unit norm)."""
-        check = getattr(self.system, "check_start", None)
-        if check is not None:
-            check(x[:self.n])
-
     @staticmethod
     def physical(t, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q, v) from x, for x (2 n,) or (n_t, 2 n)."""

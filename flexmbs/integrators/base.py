@@ -201,10 +201,7 @@ class Integrator(ABC):
         self._validate_formulation(formulation)
         self.formulation = formulation
         x0 = validate_x0(x0, formulation.n_state)
-        check_state = getattr(formulation, "check_state", None)
-        if check_state is not None:           # e.g. Euler parameters off the unit norm, by body
-            check_state(self.t0, x0)
-        check_consistent(formulation, self.t0, x0)
+        check_consistent(formulation, self.t0, x0)     # Euler-parameter norms first, then the constraints
         if not self.uses_tolerances and (rtol != 1e-6 or np.any(np.asarray(atol) != 1e-9)):
             warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{self.name}'; "
                           "its accuracy is set by `h`.", stacklevel=2)

@@ -214,12 +214,6 @@ class ConstrainedProblem:
         (refused if inconsistent, or assembled with ``assemble=True``: ``System.initial_state``)."""
         return np.concatenate(self.system.initial_state(t0, q0, v0, assemble=assemble))
 
-    def check_state(self, t, x) -> None:
-        """A start the system refuses (`System.check_start`, e.g. Euler parameters off the unit norm)."""
-        check = getattr(self.system, "check_start", None)
-        if check is not None:
-            check(x[:self.n_q])
-
     def physical(self, t, x):
         """(q, v) from states x (..., 2 n_q)."""
         return x[..., :self.n_q], x[..., self.n_q:]

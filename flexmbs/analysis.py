@@ -25,7 +25,7 @@ from .validity import RangeCheck
 if TYPE_CHECKING:
     from .io.store import ResultsFile
 
-__all__ = ["run", "output_times", "element_data", "mesh_sha256", "bytes_per_output"]
+__all__ = ["run", "output_times", "element_data", "mesh_sha256", "bytes_per_output", "results_file_of"]
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +257,7 @@ def element_data(model: Model, delta: np.ndarray, displacement: np.ndarray | Non
     return {}
 
 
-def _store(store) -> ResultsFile | None:
+def results_file_of(store) -> ResultsFile | None:
     """The results file a run streams into: ``store`` itself, a new file at a path, or the
     active `flexmbs.io.recording`.
 
@@ -278,16 +278,22 @@ def _store(store) -> ResultsFile | None:
                     f"got {type(store).__name__}")
 
 
-def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", t_end: float,
+def run(model: Model, *, formulation: str | None = None, method: str | None = None, t_end: float,
         dt_out: float | None = None, t_eval=None, t0: float = 0.0, delta0=None, delta_dot0=None,
         rtol: float = 1e-6, atol: float | None = None, h: float | None = None,
         compute_energies: bool = True, evaluation: str = "auto", metadata: dict | None = None,
         store=None, name: str | None = None, **options) -> Results:
-    """Integrate the model's equations of motion and return `Results`.
+    """Integrate the equations of motion of a Model or a System and return `Results`.
+
+    A `flexmbs.System` goes to `flexmbs.system_run.run_system` (its own arguments: ``q0``,
+    ``v0``, ``assemble``, ``formulation_options``; formulation default "auto": "index3" with the
+    default method "index3-alpha", "lagrange" (index-1) with another method; `Results` with
+    ``q``, ``v``, ``multipliers``, ``bodies`` and ``energies["total"]``).  The rest of this text
+    is about a `Model` on its prescribed frame.
 
     Parameters
     ----------
-    model : Model
+    model : Model or System
     formulation : str, default "lagrange"
         One of ``FORMULATIONS``: "lagrange", "gibbs-appell", "hamilton".
     method : str, default "DOP853"
@@ -359,6 +365,22 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
     >>> res = run(model, formulation="hamilton", t_end=0.1, dt_out=1e-3,
     ...           store="out/results.h5")                          # doctest: +SKIP
     """
+    if not isinstance(model, Model):
+        from .system import System
+        if isinstance(model, System):
+            from .system_run import run_system
+            given = [k for k, v in (("delta0", delta0), ("delta_dot0", delta_dot0)) if v is not None]
+            given += [k for k, v, d in (("evaluation", evaluation, "auto"), ("compute_energies", compute_energies, True))
+                      if v != d]
+            if given:
+                raise TypeError(f"{', '.join(f'`{k}`' for k in given)}: arguments of a Model's run; a System's run "
+                                "takes q0, v0 (its coordinates and velocities), assemble and formulation_options")
+            return run_system(model, formulation="auto" if formulation is None else formulation, method=method,
+                              t_end=t_end, dt_out=dt_out, t_eval=t_eval, t0=t0, rtol=rtol, atol=atol, h=h,
+                              metadata=metadata, store=store, name=name, **options)
+        raise TypeError(f"`model` must be a flexmbs.Model or a flexmbs.System, got {type(model).__name__}")
+    formulation = "lagrange" if formulation is None else formulation
+    method = "DOP853" if method is None else method
     if formulation not in FORMULATIONS:
         raise ValueError(f"`formulation` must be one of {sorted(FORMULATIONS)}, got {formulation!r}")
     timings = {}
@@ -403,7 +425,7 @@ def run(model: Model, *, formulation: str = "lagrange", method: str = "DOP853", 
                 units="SI (m, kg, s, N, rad)", mesh_source=model.mesh.source, mesh_sha256=mesh_sha256(model),
                 element=type(model.element).__name__, n_elements=len(model.cells), n_dofs=n,
                 **(metadata or {}))
-    results_file = _store(store)
+    results_file = results_file_of(store)
     inherited = results_file.metadata if results_file is not None else {}
     meta = {**inherited, **meta}                   # as in the file: the run's own keys win
     name = name or meta.get("run") or meta.get("case") or inherited.get("run") or inherited.get("case") or "run"

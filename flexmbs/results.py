@@ -8,7 +8,7 @@ import numpy as np
 
 from .rotations import pad3
 
-__all__ = ["Results"]
+__all__ = ["Results", "BodyResults"]
 
 
 def _pad3(a) -> np.ndarray:
@@ -16,22 +16,119 @@ def _pad3(a) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class BodyResults:
+    """Time histories of one body of a `flexmbs.System` run (`Results.bodies`).
+
+    Every body has its reference frame in the global frame (planar bodies padded with z = 0, a
+    rotation about z):
+
+    Attributes
+    ----------
+    name : str
+    kind : str
+        "rigid" (`RigidBodyEP`, `RigidBodyNatural`, `RigidBody2D`, `TreeBody`), "point"
+        (`PointMass`), "flexible" (`FlexibleBody`: floating frame + FE mesh) or "corotational"
+        (a corotational beam: nodes, no frame).
+    position : ndarray (n_t, 3)
+        Reference point [m]: the origin of the body frame (a rigid body's reference point, a
+        flexible body's frame origin R, a point mass's position).  NaN for "corotational".
+    rotation : ndarray (n_t, 3, 3)
+        Body -> global rotation matrix A.  Identity for a point mass, NaN for "corotational".
+    euler_parameters : ndarray (n_t, 4) or None
+        (e0, e1, e2, e3) of A, for the bodies whose coordinates hold them (`RigidBodyEP`,
+        `FlexibleBody`); None otherwise.
+    velocity : ndarray (n_t, 3)
+        Velocity of the reference point [m/s], global components.
+    angular_velocity : ndarray (n_t, 3)
+        Angular velocity of the body frame [rad/s], global components (omega = 2 E(p) p' for
+        Euler parameters, from A' A^T otherwise).
+    nodes : ndarray (n_nodes, dim) or None
+        "flexible": the undeformed node coordinates in the body frame; "corotational": the
+        reference node positions in the global frame.
+    cells : dict[str, ndarray]
+        The mesh's cells by meshio cell type ("flexible"; "corotational": its line elements).
+    delta, delta_dot : ndarray (n_t, n) or None
+        "flexible": the elastic coordinates and their rates.
+    displacement : ndarray (n_t, n_nodes, dim) or None
+        "flexible": nodal displacements relative to the frame, body-frame components [m];
+        "corotational": node positions minus the reference ones, global components.
+    elastic_velocity : ndarray (n_t, n_nodes, dim) or None
+        "flexible": the nodal velocities relative to the frame, body-frame components [m/s].
+    element_data : dict[str, ndarray (n_t, n_el, ...)]
+        "flexible": as `Results.element_data` (axial force, or stress and von Mises, in the
+        body frame).
+    """
+
+    name: str
+    kind: str
+    position: np.ndarray
+    rotation: np.ndarray
+    velocity: np.ndarray
+    angular_velocity: np.ndarray
+    euler_parameters: np.ndarray | None = None
+    nodes: np.ndarray | None = None
+    cells: dict = field(default_factory=dict)
+    delta: np.ndarray | None = None
+    delta_dot: np.ndarray | None = None
+    displacement: np.ndarray | None = None
+    elastic_velocity: np.ndarray | None = None
+    element_data: dict = field(default_factory=dict)
+
+    def global_displacement(self) -> np.ndarray:
+        """Nodal displacements in global components, A u (n_t, n_nodes, 3) [m] ("flexible"), or
+        the corotational nodes' displacements."""
+        if self.displacement is None:
+            raise ValueError(f"body {self.name!r} ({self.kind}) has no nodal displacements")
+        if self.kind == "corotational":
+            return _pad3(self.displacement)
+        return np.einsum("tij,tnj->tni", self.rotation, _pad3(self.displacement))
+
+    def global_positions(self) -> np.ndarray:
+        """Node positions in the global frame (n_t, n_nodes, 3) [m]: R + A (X + u) for a flexible
+        body, the node positions of a corotational beam."""
+        if self.nodes is None:
+            raise ValueError(f"body {self.name!r} ({self.kind}) has no nodes: use `position`")
+        if self.kind == "corotational":
+            return _pad3(self.nodes)[None] + _pad3(self.displacement)
+        X = _pad3(self.nodes)[None] + _pad3(self.displacement)
+        return self.position[:, None, :] + np.einsum("tij,tnj->tni", self.rotation, X)
+
+
+@dataclass(frozen=True)
 class Results:
-    """Time histories of one run.
+    """Time histories of one run: of a `Model` on its prescribed frame, or of a `flexmbs.System`.
 
     Attributes
     ----------
     t : ndarray (n_t,)
         Output times [s].
     delta, delta_dot : ndarray (n_t, n)
-        Free elastic DOFs [m, rad] and their rates.
+        Free elastic DOFs [m, rad] and their rates: of the Model, or of the one flexible body of a
+        System run that has exactly one (else shape (n_t, 0)).
     displacement, velocity : ndarray (n_t, n_nodes, dim)
-        Nodal displacements [m] and velocities [m/s] in body-frame components, relative to the frame.
+        Nodal displacements [m] and velocities [m/s] in body-frame components, relative to the
+        frame (same rule as ``delta``; else shape (n_t, 0, 3)).
     nodes : ndarray (n_nodes, dim)
-        Undeformed node coordinates in the body frame [m].
+        Undeformed node coordinates in the body frame [m] (same rule; else shape (0, 3)).
     energies : dict[str, ndarray (n_t,)]
-        T, T2, T1, T0, V, V_geo, V_g, jacobi [J] and the works W_loads, W_damping, W_frame,
-        W_stiffening [J] done from t[0] to t (see formulations._common.Energies).
+        A Model's run: T, T2, T1, T0, V, V_geo, V_g, jacobi [J] and the works W_loads, W_damping,
+        W_frame, W_stiffening [J] done from t[0] to t (see formulations._common.Energies).  A
+        System's run: ``kinetic`` T, ``potential`` (gravity) V_g, ``strain`` U of the flexible
+        bodies and ``total`` T + V_g + U [J] (`flexmbs.System.energy`).
+    q, v : ndarray (n_t, n_q) or None
+        A System's run: its coordinates and the velocities of the formulation's state: q' (index-1
+        and index-3 formulations) or the quasi-velocities u (maggi, kane, volterra; ``q_dot`` then
+        holds q').  None for a Model's run.
+    q_dot : ndarray (n_t, n_q) or None
+        q' of a quasi-velocity formulation's run (else None: ``v`` is q').
+    multipliers : ndarray (n_t, n_c) or None
+        A System's run by index3-alpha: the Lagrange multipliers of its constraints (rows named by
+        ``constraint_names``; `flexmbs.System.reactions` turns them into joint forces).  None for
+        the other methods and for a run stopped before its end (they are written at the end).
+    constraint_names : tuple[str, ...]
+        The name of each multiplier's constraint, one per row of ``multipliers``.
+    bodies : dict[str, BodyResults]
+        A System's run: each body's motion and fields, by body name (`BodyResults`).
     status, message : str
         'finished', 'failed' or 'diverged', and what happened; on failure the arrays hold
         the outputs computed before it.  Results loaded from a file of a run that did not
@@ -67,19 +164,34 @@ class Results:
     """
 
     t: np.ndarray
-    delta: np.ndarray
-    delta_dot: np.ndarray
-    displacement: np.ndarray
-    velocity: np.ndarray
-    nodes: np.ndarray
-    energies: dict
-    status: str
-    message: str
+    delta: np.ndarray | None = None
+    delta_dot: np.ndarray | None = None
+    displacement: np.ndarray | None = None
+    velocity: np.ndarray | None = None
+    nodes: np.ndarray | None = None
+    energies: dict = field(default_factory=dict)
+    status: str = "finished"
+    message: str = ""
     stats: dict = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
     cells: dict = field(default_factory=dict)
     element_data: dict = field(default_factory=dict)
     frame: dict = field(default_factory=dict)
+    q: np.ndarray | None = None
+    v: np.ndarray | None = None
+    q_dot: np.ndarray | None = None
+    multipliers: np.ndarray | None = None
+    constraint_names: tuple = ()
+    bodies: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        """The one-body fields a System run without exactly one flexible body has not: empty."""
+        n_t = len(self.t)
+        empty = {"delta": (n_t, 0), "delta_dot": (n_t, 0), "displacement": (n_t, 0, 3), "velocity": (n_t, 0, 3),
+                 "nodes": (0, 3)}
+        for key, shape in empty.items():
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, np.zeros(shape))
 
     @property
     def success(self) -> bool:

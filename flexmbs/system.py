@@ -309,6 +309,15 @@ class System:
         except KeyError:
             raise ValueError(f"System: {constraint!r} is not a constraint of this system") from None
 
+    def row_names(self) -> list[str]:
+        """The name of the constraint of each row of C and lam (n_c names; a constraint with k rows
+        repeats its name k times, the bodies' internal constraints first)."""
+        names = [""] * self.n_c
+        for c in self.constraints:
+            sl = self._rows[id(c)]
+            names[sl] = [c.name] * (sl.stop - sl.start)
+        return names
+
     def body(self, name: str):
         """The body called ``name``."""
         for b in self.bodies:

@@ -288,8 +288,8 @@ class ResultsFile:
             raise
         f.close()
 
-    def open_run(self, name: str | None = None, *, nodes, cells: dict, metadata: dict | None = None
-                 ) -> RunWriter:
+    def open_run(self, name: str | None = None, *, nodes, cells: dict, metadata: dict | None = None,
+                 static: dict | None = None) -> RunWriter:
         """Add a run group (name made unique with a suffix _2, _3, ...) and return its writer.
 
         Parameters
@@ -300,6 +300,9 @@ class ResultsFile:
         cells : dict[str, ndarray]
             Cell type -> connectivity of the cells the results refer to.
         metadata : dict, optional
+        static : dict[str, ndarray], optional
+            Datasets written once with the run's group (path in the group -> array), e.g. a
+            System run's ``bodies/NAME/nodes`` and ``bodies/NAME/cells/TYPE``.
         """
         if self._active is not None and not self._active.closed:
             raise RuntimeError(f"run {self._active.name!r} of {self.path} is still being written; "
@@ -310,7 +313,7 @@ class ResultsFile:
             k += 1
             unique = f"{base}_{k}"
         writer = RunWriter(self.path, unique, nodes, cells, {**self.metadata, **(metadata or {})},
-                           order=len(self.runs))
+                           order=len(self.runs), static=static)
         self.runs.append(unique)
         self._active = writer
         return writer
@@ -349,7 +352,8 @@ class RunWriter:
     that the writer sets aside next to the file while it writes).
     """
 
-    def __init__(self, path: Path, name: str, nodes, cells: dict, metadata: dict, order: int):
+    def __init__(self, path: Path, name: str, nodes, cells: dict, metadata: dict, order: int,
+                 static: dict | None = None):
         self.path, self.name = Path(path), name
         self.n = 0
         self.closed = False
@@ -373,6 +377,11 @@ class RunWriter:
             g.create_dataset("nodes", data=np.asarray(nodes, dtype=float)).attrs["units"] = UNITS["nodes"]
             for cell_type, conn in cells.items():
                 g.create_dataset(f"cells/{cell_type}", data=np.asarray(conn, dtype=np.int64))
+            for key, value in (static or {}).items():
+                value = np.asarray(value)
+                ds = g.create_dataset(key, data=value if value.dtype.kind in "iu" else value.astype(float))
+                if _units(key):
+                    ds.attrs["units"] = _units(key)
             self._f.attrs["main"] = name
             self._g = g
             self._f.flush()
@@ -777,16 +786,38 @@ def list_runs(path) -> dict[str, str]:
     return _read(path, read)
 
 
-SERIES = ("t", "delta", "delta_dot", "displacement", "velocity", "energies")
-GROUPS = ("element_data", "frame")          # groups of time series: one dataset per array
+AT_END = ("works", "multipliers")          # whole datasets a run writes when it ends (`RunWriter.finish`)
+
+
+def _static(key: str) -> bool:
+    """A dataset written once when the run starts: its ``nodes`` and ``cells/*``, and a body's
+    ``bodies/NAME/nodes`` and ``bodies/NAME/cells/*``."""
+    parts = key.split("/")
+    if parts[0] == "bodies" and len(parts) >= 3:
+        parts = parts[2:]
+    return parts[0] in ("nodes", "cells")
+
+
+def _series_keys(g: h5py.Group) -> list[str]:
+    """Paths of the run's time series (one row per output): every dataset of its group but the
+    static ones and those written at the end (`AT_END`)."""
+    keys = []
+
+    def walk(group, prefix):
+        for k in group:
+            obj = group[k]
+            key = f"{prefix}{k}"
+            if isinstance(obj, h5py.Dataset):
+                if not _static(key) and key not in AT_END:
+                    keys.append(key)
+            else:
+                walk(obj, f"{key}/")
+    walk(g, "")
+    return keys
 
 
 def _series(g: h5py.Group) -> list[h5py.Dataset]:
-    series = [g[k] for k in SERIES if k in g]
-    for group in GROUPS:
-        if group in g:
-            series += [d for d in g[group].values() if isinstance(d, h5py.Dataset)]
-    return series
+    return [g[k] for k in _series_keys(g)]
 
 
 def _written(g: h5py.Group) -> int:
@@ -813,10 +844,7 @@ def _extent(g: h5py.Group, truncated: Superblock, lost: list | None = None) -> _
     for name in ("nodes", *(f"cells/{k}" for k in g.get("cells", {}))):
         if intact_rows(g[name], truncated.size) < len(g[name]):
             raise OSError(f"its {name} lie in the missing part")
-    keys = [k for k in (*SERIES, "works") if k in g]
-    for group in GROUPS:
-        if group in g:
-            keys += [f"{group}/{k}" for k in g[group]]
+    keys = _series_keys(g) + [k for k in AT_END if k in g]
     datasets, rows = {}, {}
     for key in keys:
         try:
@@ -827,12 +855,13 @@ def _extent(g: h5py.Group, truncated: Superblock, lost: list | None = None) -> _
             lost.append(key)
     if "t" not in datasets:
         raise OSError("its output times lie in the missing part")
-    series = [k for k in datasets if k != "works"]
+    series = [k for k in datasets if k not in AT_END]
     written = min(len(datasets[k]) for k in series)
     n = min(min(rows[k] for k in series), written)
-    if "works" in datasets and rows["works"] < len(datasets["works"]):
-        del datasets["works"]
-        lost.append("works")
+    for key in AT_END:
+        if key in datasets and rows[key] < len(datasets[key]):
+            del datasets[key]
+            lost.append(key)
     return _Extent(datasets, n, written, lost, str(_attr(g, "status", "unknown (in the missing part)", lost)))
 
 
@@ -952,10 +981,7 @@ def _load_run(f: h5py.File, run: str, path: Path, truncated: Superblock | None =
     lost = None
     if truncated is None:
         n = _written(g)
-        datasets = {k: g[k] for k in (*SERIES, "works") if k in g}
-        for group in GROUPS:
-            if group in g:
-                datasets.update({f"{group}/{k}": d for k, d in g[group].items() if isinstance(d, h5py.Dataset)})
+        datasets = {k: g[k] for k in _series_keys(g) + [k for k in AT_END if k in g]}
     else:
         lost = []
         ext = _extent(g, truncated, lost)
@@ -985,6 +1011,10 @@ def _load_run(f: h5py.File, run: str, path: Path, truncated: Superblock | None =
             log.info("%s", message)                     # the status says it, as for a killed run
         else:
             message = f"{message} (the file is truncated after this run's data, which is whole)"
+    if "system" in metadata:
+        return _system_results(g, datasets, n, t, metadata["system"], series_or_empty,
+                               energies=energies, status=status, message=message, stats=stats,
+                               metadata={**metadata, "run": run, "file": str(path), "runs": _runs(f)})
     return Results(
         t=t, delta=series_or_empty("delta", (n_dofs,)),
         delta_dot=series_or_empty("delta_dot", (n_dofs,)),
@@ -996,6 +1026,28 @@ def _load_run(f: h5py.File, run: str, path: Path, truncated: Superblock | None =
         element_data={k.split("/", 1)[1]: np.asarray(d[:n]) for k, d in datasets.items()
                       if k.startswith("element_data/")},
         frame=_frame(datasets, n, lost))
+
+
+def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **common) -> Results:
+    """The `Results` of a System run (see `flexmbs.system_run`): q, v (q_dot), the multipliers
+    (written at the end: none for a run that did not end) and each body's `BodyResults`."""
+    from ..body_motion import bodies_from_series, one_body_fields
+    n_q = int(system["n_q"])
+    series = {k: np.asarray(d[:n]) for k, d in datasets.items() if k.startswith("bodies/")}
+    static = {}
+    for name in system["bodies"]:
+        if f"bodies/{name}/nodes" in g:
+            static[f"bodies/{name}/nodes"] = np.asarray(g[f"bodies/{name}/nodes"][()])
+        if f"bodies/{name}/cells" in g:
+            static.update({f"bodies/{name}/cells/{k}": np.asarray(v[()])
+                           for k, v in g[f"bodies/{name}/cells"].items()})
+    bodies = bodies_from_series(system["bodies"], series, static, n)
+    lam = datasets.get("multipliers")
+    lam = np.asarray(lam[:n]) if lam is not None and len(lam) >= n else None
+    return Results(t=t, q=series_or_empty("q", (n_q,)), v=series_or_empty("v", (n_q,)),
+                   q_dot=np.asarray(datasets["q_dot"][:n]) if "q_dot" in datasets else None,
+                   multipliers=lam, constraint_names=tuple(system.get("constraint_names", ())), bodies=bodies,
+                   **one_body_fields(bodies), **common)
 
 
 def _load_npz(path: Path) -> Results:

@@ -1,0 +1,125 @@
+"""The one table of formulations: what each takes (a Model on its prescribed frame, a System) and
+with which integrators it runs; `choose` checks a combination in one place.
+
+==================  ==========================================  ===================================
+name                a Model on a prescribed frame               a System (bodies on joints)
+==================  ==========================================  ===================================
+lagrange            Lagrange's equations, frame eliminated      index-1: M q'' + C_q^T lam = Q,
+                    (`Lagrange`)                                C_q q'' = gamma, augmented matrix
+                                                                (`Index1`, solver "augmented")
+gibbs-appell        Gibbs-Appell (`GibbsAppell`)                --
+hamilton            Hamilton's canonical equations (`Hamilton`) --
+udwadia-kalaba      --                                          index-1, Udwadia-Kalaba equations
+index3              --                                          M q'' + C_q^T lam = Q, C = 0 (index 3,
+                                                                `ConstrainedProblem`): index3-alpha
+maggi, kane,        --                                          quasi-velocity forms
+volterra,                                                       (`flexmbs.formulations.quasi_velocities`)
+volterra-reduced
+==================  ==========================================  ===================================
+
+A Model's formulations run with every integrator (method "exact" needs a steady frame, which the
+integrator checks); a System's index-1 and quasi-velocity formulations with every method but
+"exact" (affine equations of a steady frame only) and "index3-alpha" (the index-3 DAE); "index3"
+only with "index3-alpha".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Entry", "REGISTRY", "choose", "system_formulations", "DEFAULT_SYSTEM_METHOD"]
+
+DEFAULT_SYSTEM_METHOD = "index3-alpha"
+NOT_FOR_SYSTEMS = frozenset({"exact", "index3-alpha"})       # methods of a System's index-1 forms: all others
+
+
+def _index1(solver: str) -> Callable:
+    def build(system, **options):
+        from .index1 import Index1
+        return Index1(system, solver=solver, **options)
+    return build
+
+
+def _index3(system, **options):
+    if options:
+        raise TypeError(f"formulation 'index3' takes no options, got {sorted(options)}")
+    from ..integrators.index3_alpha import ConstrainedProblem
+    return ConstrainedProblem(system)
+
+
+def _quasi_velocity(name: str) -> Callable:
+    def build(system, Y=None, Z=None, ignorable="auto"):
+        from .kane import Kane
+        from .maggi import Maggi
+        from .quasi_velocities import QuasiVelocities
+        from .volterra import ReducedVolterra, Volterra
+        if name == "volterra-reduced":
+            return ReducedVolterra(system, QuasiVelocities(system, Y=Y, Z=Z, ignorable=ignorable))
+        return {"maggi": Maggi, "kane": Kane, "volterra": Volterra}[name](system, QuasiVelocities(system, Y=Y, Z=Z))
+    return build
+
+
+def _prescribed(name: str) -> Callable:
+    def cls():
+        from .gibbs_appell import GibbsAppell
+        from .hamilton import Hamilton
+        from .lagrange import Lagrange
+        return {"lagrange": Lagrange, "gibbs-appell": GibbsAppell, "hamilton": Hamilton}[name]
+    return cls
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One formulation: ``prescribed()`` its class for a Model (None: none), ``system(system,
+    **options)`` its builder for a System (None: none), ``system_methods`` the integrators that run
+    it on a System (None: all but `NOT_FOR_SYSTEMS`), ``state_velocity`` what the state's second
+    part is on a System ("q_dot", or "u" for the quasi-velocities)."""
+
+    name: str
+    prescribed: Callable | None = None
+    system: Callable | None = None
+    system_methods: frozenset | None = None
+    state_velocity: str = "q_dot"
+
+
+REGISTRY: dict[str, Entry] = {e.name: e for e in (
+    Entry("lagrange", prescribed=_prescribed("lagrange"), system=_index1("augmented")),
+    Entry("gibbs-appell", prescribed=_prescribed("gibbs-appell")),
+    Entry("hamilton", prescribed=_prescribed("hamilton")),
+    Entry("udwadia-kalaba", system=_index1("udwadia-kalaba")),
+    Entry("index3", system=_index3, system_methods=frozenset({"index3-alpha"})),
+    Entry("maggi", system=_quasi_velocity("maggi")),             # state (q, q'): Maggi's equations in q''
+    *(Entry(n, system=_quasi_velocity(n), state_velocity="u") for n in ("kane", "volterra", "volterra-reduced")),
+)}
+
+
+def system_formulations() -> list[str]:
+    """Names of the formulations a System runs with."""
+    return [n for n, e in REGISTRY.items() if e.system is not None]
+
+
+def _methods(entry: Entry, methods) -> list[str]:
+    return [m for m in methods if (m in entry.system_methods if entry.system_methods is not None
+                                   else m not in NOT_FOR_SYSTEMS)]
+
+
+def choose(formulation: str, method: str | None, methods) -> tuple[Entry, str]:
+    """The registry's entry and the method for a System run, with ``formulation`` "auto" resolved
+    ("index3" for index3-alpha, else "lagrange") and ``method`` None the default index3-alpha;
+    a combination that does not fit raises a ValueError that lists those that do.
+    ``methods``: the integrators' names (`flexmbs.integrators.INTEGRATORS`)."""
+    method = DEFAULT_SYSTEM_METHOD if method is None else method
+    if method not in methods:
+        raise ValueError(f"`method` must be one of {sorted(methods)}, got {method!r}")
+    if formulation == "auto":
+        formulation = "index3" if method == "index3-alpha" else "lagrange"
+    combos = "; ".join(f"{n}: {', '.join(_methods(REGISTRY[n], methods))}" for n in system_formulations())
+    entry = REGISTRY.get(formulation)
+    if entry is None or entry.system is None:
+        why = ("is not a formulation" if entry is None else
+               "runs a Model on a prescribed frame only (flexmbs.run(model, ...))")
+        raise ValueError(f"`formulation` {formulation!r} {why}; a System runs with: {combos}")
+    if method not in _methods(entry, methods):
+        raise ValueError(f"formulation {formulation!r} does not run with method {method!r}; the combinations "
+                         f"for a System are: {combos}")
+    return entry, method

@@ -1,0 +1,229 @@
+"""Run a `flexmbs.System`: formulation -> integrator -> `Results` with every body, streamed to a
+results file as it runs.  `flexmbs.run` calls `run_system` for a System.
+
+At each output the run records (`Results`, and the results file's datasets of the same names):
+
+.. code:: text
+
+    t, q, v                    v = q' (index-1, index-3), the quasi-velocities u (maggi, kane, volterra;
+                               then q_dot = q' too)
+    energies                   kinetic T = 1/2 q'^T M q', potential V_g (gravity), strain U (flexible
+                               bodies), total T + V_g + U  (`System.energy`)
+    bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
+    multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
+                               accelerations at the outputs (lagrange, udwadia-kalaba)
+
+Outputs are written in blocks: the first at once, then at least every ``FLUSH_EVERY_S`` of wall
+time and at the end, also when the run is stopped by an exception or Ctrl-C (the file then
+says "interrupted" or "error"); a killed run leaves the blocks written before (status
+"incomplete" when read).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import ExitStack
+
+import numpy as np
+
+from . import progress as _progress
+from .analysis import FLUSH_EVERY_S, output_times, results_file_of
+from .body_motion import body_histories, body_kind, body_series, body_static, one_body_fields
+from .formulations.registry import choose
+from .integrators import INTEGRATORS, simulate
+from .integrators.simulate import step_used
+from .results import Results
+
+__all__ = ["run_system", "system_energies"]
+
+log = logging.getLogger(__name__)
+ENERGY_KEYS = ("kinetic", "potential", "strain", "total")
+
+
+def system_energies(system, q, q_dot) -> dict[str, np.ndarray]:
+    """``kinetic``, ``potential`` (gravity), ``strain`` and ``total`` [J] at each row of q, q'
+    (n_t, n_q) (`System.energy`, one output at a time)."""
+    e = np.array([tuple(system.energy(qk, vk)) for qk, vk in zip(q, q_dot)], dtype=float).reshape(len(q), 3)
+    return {"kinetic": e[:, 0], "potential": e[:, 1], "strain": e[:, 2], "total": e.sum(axis=1)}
+
+
+def _fields(system, form, T, X) -> dict:
+    """Everything recorded at the outputs T (N,) of the states X (N, n_state), in one batch."""
+    q, q_dot = form.physical(T, X)
+    q, q_dot = np.asarray(q).reshape(len(T), system.n_q), np.asarray(q_dot).reshape(len(T), system.n_q)
+    fields = {"t": T, "q": q, "v": X[:, system.n_q:]}
+    if fields["v"].shape != q_dot.shape or not np.array_equal(fields["v"], q_dot):
+        fields["q_dot"] = q_dot
+    fields["energies"] = system_energies(system, q, q_dot)
+    bodies = body_histories(system, q, q_dot)
+    fields.update(body_series(bodies))
+    return fields, bodies
+
+
+def _check_names(system) -> None:
+    for b in system.bodies:
+        if "/" in b.name or b.name in ("", ".", ".."):
+            raise ValueError(f"body name {b.name!r}: a System run stores each body under its name in the results "
+                             "file; give the body a name without '/'")
+
+
+def run_system(system, *, formulation: str = "auto", method: str | None = None, t_end: float,
+               dt_out: float | None = None, t_eval=None, t0: float = 0.0, q0=None, v0=None, assemble: bool = False,
+               rtol: float = 1e-6, atol: float | None = None, h: float | None = None,
+               formulation_options: dict | None = None, metadata: dict | None = None, store=None,
+               name: str | None = None, **options) -> Results:
+    """Integrate a `flexmbs.System` and return its `Results` (see `flexmbs.run`).
+
+    Parameters
+    ----------
+    system : flexmbs.System
+    formulation : str, default "auto"
+        A System's formulation of `flexmbs.formulations.registry` ("index3", "lagrange",
+        "udwadia-kalaba", "maggi", "kane", "volterra", "volterra-reduced"); "auto": "index3" for
+        method "index3-alpha", else "lagrange".
+    method : str, optional
+        An integrator (`flexmbs.integrators.INTEGRATORS`); default "index3-alpha" (give ``h``).
+    t_end, dt_out, t_eval, t0, rtol, atol, h
+        As `flexmbs.run`: the outputs, the tolerances of the adaptive methods (``atol`` default
+        ``1e-3 * rtol``), the step of the fixed-step ones.
+    q0, v0 : array (n_q,), optional
+        Initial coordinates and velocities; default the bodies' own.  They must satisfy the
+        constraints (else `flexmbs.system.InconsistentStateError`) unless ``assemble=True``, which
+        projects them onto the constraints with a warning (`System.initial_state`).
+    formulation_options : dict, optional
+        Options of the formulation (e.g. ``stabilization="baumgarte"`` of lagrange, ``Y``, ``Z``
+        of the quasi-velocity forms).
+    metadata, store, name
+        As `flexmbs.run`: added metadata, the results file (path, `flexmbs.io.ResultsFile`, None:
+        the active `flexmbs.io.recording`, False: none) and the run's name in it.
+    **options
+        Passed to `flexmbs.simulate` (``rho_inf``, ``progress``, ``on_output``, ...).
+    """
+    from .system import System
+    if not isinstance(system, System):
+        raise TypeError(f"`system` must be a flexmbs.System, got {type(system).__name__}")
+    _check_names(system)
+    entry, method = choose(formulation, method, INTEGRATORS)
+    timings = {}
+    tic = time.perf_counter()
+    form = entry.system(system, **(formulation_options or {}))
+    x0 = form.state0(q0, v0, t0, assemble=assemble)
+    if t_eval is None:
+        t_eval = output_times(t_end, dt_out if dt_out is not None else (t_end - t0) / 100, t0)
+    timings["build_s"] = time.perf_counter() - tic
+    atol = 1e-3 * rtol if atol is None else atol
+    if INTEGRATORS[method].uses_tolerances:
+        options.update(rtol=rtol, atol=atol)
+    if method != "index3-alpha":
+        from .stiffness import check_explicit
+        check_explicit(system, method, (t0, float(t_end)))       # a stiff flexible body: say so before hours
+    from . import __version__
+    h_used = step_used(method, h, t0, t_eval, warn=False)
+    names = system.row_names()
+    meta = dict(flexmbs_version=__version__, formulation=entry.name, method=method, order=INTEGRATORS[method].order,
+                **({"rtol": rtol, "atol": atol} if INTEGRATORS[method].uses_tolerances else {}), h=h_used,
+                **({"h_requested": h} if h_used != h else {}), units="SI (m, kg, s, N, rad)",
+                system={"n_q": system.n_q, "n_c": system.n_c, "bodies": {b.name: body_kind(b) for b in system.bodies},
+                        "constraint_names": names, "velocities": entry.state_velocity},
+                **(metadata or {}))
+    results_file = results_file_of(store)
+    inherited = results_file.metadata if results_file is not None else {}
+    meta = {**inherited, **meta}
+    name = name or meta.get("run") or meta.get("case") or inherited.get("run") or inherited.get("case") or "run"
+    log.info("run %s: %s + %s, %d coordinates, %d constraints, t = %g .. %g s, %d outputs%s", name, entry.name, method,
+             system.n_q, system.n_c, t0, float(t_end), len(t_eval),
+             f", streamed to {results_file.path}" if results_file is not None else "")
+    reporter = _progress.current()
+    if options.get("progress") is True:
+        reporter = _progress.Display()
+        del options["progress"]
+
+    blocks: list[dict] = []
+    pending: list = []
+    last_bodies = [None]
+    output_s = [0.0]
+    last_flush = [time.perf_counter()]
+    user_on_output = options.pop("on_output", None)
+    writer = None
+
+    def flush():
+        """Fields of the pending outputs in one batch: kept, and appended to the results file."""
+        if not pending:
+            return
+        tic_out = time.perf_counter()
+        T = np.array([p[0] for p in pending], dtype=float)
+        X = np.array([p[1] for p in pending], dtype=float)
+        pending.clear()
+        fields, last_bodies[0] = _fields(system, form, T, X)
+        if writer is not None:
+            writer.append_many(fields)
+        blocks.append(fields)
+        last_flush[0] = time.perf_counter()
+        output_s[0] += last_flush[0] - tic_out
+
+    def on_output(t, x):
+        pending.append((t, x))
+        if user_on_output is not None or not blocks or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
+            flush()
+        if user_on_output is not None:
+            user_on_output(t, x)
+
+    with ExitStack() as stack:
+        if reporter is not None and "progress" not in options:
+            options["progress"] = stack.enter_context(reporter.task(name, t0, float(t_end)))
+        if results_file is not None:
+            first = body_histories(system, x0[None, :system.n_q], form.physical(t0, x0[None])[1])
+            writer = stack.enter_context(results_file.open_run(
+                name, nodes=np.zeros((0, 3)), cells={}, metadata=meta, static=body_static(first)))
+        try:
+            sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h, on_output=on_output,
+                           **options)
+        finally:
+            flush()                      # the outputs so far are kept, even on an exception
+        timings["solve_s"] = sol.wall_time - output_s[0]
+        timings["output_s"] = output_s[0]
+        tic = time.perf_counter()
+        lam = sol.lam
+        if lam is None and entry.name in ("lagrange", "udwadia-kalaba") and len(sol.t):
+            lam = np.array([form.multipliers(float(tk), xk) for tk, xk in zip(sol.t, sol.x)]).reshape(
+                len(sol.t), system.n_c)
+        kept = _joined(blocks)
+        bodies = _joined_bodies(system, kept, last_bodies[0])
+        stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
+                     n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, **timings,
+                     post_s=time.perf_counter() - tic)
+        meta.update(order=sol.order, **({"kernel": sol.kernel} if sol.kernel else {}))
+        n_q = system.n_q
+        results = Results(
+            t=sol.t, q=kept.get("q", np.zeros((0, n_q))), v=kept.get("v", np.zeros((0, n_q))),
+            q_dot=kept.get("q_dot"), multipliers=lam, constraint_names=tuple(names), bodies=bodies,
+            energies={k: kept["energies"][k] for k in ENERGY_KEYS} if "energies" in kept else {},
+            status=sol.status, message=sol.message, stats=stats, metadata=meta, **one_body_fields(bodies))
+        if writer is not None:
+            writer.finish(sol.status, sol.message, stats, series=None if lam is None else {"multipliers": lam})
+            results.metadata.update(run=writer.name, file=str(results_file.path))
+    if not results.success:
+        log.warning("run ended early (%s): %s", sol.status, sol.message)
+    return results
+
+
+def _joined(blocks: list[dict]) -> dict:
+    """The blocks' fields joined along the outputs (tables column by column)."""
+    if not blocks:
+        return {}
+    out = {}
+    for key, value in blocks[0].items():
+        if isinstance(value, dict):
+            out[key] = {c: np.concatenate([b[key][c] for b in blocks]) for c in value}
+        else:
+            out[key] = np.concatenate([b[key] for b in blocks])
+    return out
+
+
+def _joined_bodies(system, kept: dict, last) -> dict:
+    """{name: BodyResults} of all outputs from the joined series (`body_motion.bodies_from_series`)."""
+    from .body_motion import bodies_from_series
+    kinds = {b.name: body_kind(b) for b in system.bodies}
+    n_t = len(kept.get("t", ()))
+    static = body_static(last) if last is not None else {}
+    return bodies_from_series(kinds, {k: v for k, v in kept.items() if k.startswith("bodies/")}, static, n_t)

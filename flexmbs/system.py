@@ -309,6 +309,18 @@ class System:
         except KeyError:
             raise ValueError(f"System: {constraint!r} is not a constraint of this system") from None
 
+    @classmethod
+    def prescribed(cls, model, name: str = "body") -> "System":
+        """The System of a Model on its prescribed frame: the `FlexibleBody` of ``model`` (placed at
+        the frame's state at t = 0) whose frame a `PrescribedFrame` drives along ``model.motion``,
+        with the model's gravity.  `flexmbs.run` runs it by elimination of the frame (the Model's
+        formulations and fast paths, `flexmbs.system_run.prescribed_model`) unless the index-3
+        formulation is asked for."""
+        from .bodies.flexible import FlexibleBody
+        from .constraints.prescribed import PrescribedFrame
+        body = FlexibleBody.from_model(model, name)
+        return cls([body], [PrescribedFrame(body, model.motion)], gravity=model.gravity)
+
     def row_names(self) -> list[str]:
         """The name of the constraint of each row of C and lam (n_c names; a constraint with k rows
         repeats its name k times, the bodies' internal constraints first)."""

@@ -33,6 +33,7 @@ from .formulations.registry import choose
 from .integrators import INTEGRATORS, simulate
 from .integrators.simulate import step_used
 from .results import Results
+from .rotations import ep_G
 
 __all__ = ["run_system", "system_energies"]
 
@@ -58,6 +59,55 @@ def _fields(system, form, T, X) -> dict:
     bodies = body_histories(system, q, q_dot)
     fields.update(body_series(bodies))
     return fields, bodies
+
+
+def prescribed_model(system):
+    """The Model of a System that is a Model on its prescribed frame, else None: one `FlexibleBody`
+    (reference conditions "supports") and one `PrescribedFrame` driving it along its own Model's
+    motion (the same object), the System's gravity the Model's, and the body's stiffening the
+    Model's ("omega" when the Model has a geometric stiffness, else "none").  Such a System runs by
+    elimination of the frame (`flexmbs.run` of the Model: its formulations, method "exact" and the
+    affine and sparse steps), which keeps the angular and origin accelerations of the frame in the
+    geometric stiffness that the floating frame's "omega" stiffening leaves out."""
+    from .bodies.flexible import FlexibleBody
+    from .constraints.prescribed import PrescribedFrame
+    if len(system.bodies) != 1 or not isinstance(system.bodies[0], FlexibleBody):
+        return None
+    body = system.bodies[0]
+    given = system.constraints[system.n_internal:]
+    if len(given) != 1 or not isinstance(given[0], PrescribedFrame) or body.reference != "supports":
+        return None
+    model = body.model
+    gravity = np.zeros(3) if system.gravity is None else np.asarray(system.gravity, dtype=float)
+    if given[0].motion is not model.motion or not np.array_equal(gravity, model.gravity):
+        return None
+    if body.stiffening != ("omega" if model.stiffening else "none"):
+        return None
+    return model
+
+
+def _prescribed_results(res: Results, body_name: str) -> Results:
+    """A Model run's `Results` as those of its System: q = (R, p, delta), v = (R', p', delta')
+    (p' = 1/2 G(p)^T omega_body), the body's `BodyResults`, and the energies kinetic T, potential V_g,
+    strain V and total T + V + V_g added to the Model's."""
+    import dataclasses
+    from .results import BodyResults
+    f = res.frame
+    p = f["euler_parameters"]
+    omega = f["omega"]                                       # body components
+    p_dot = 0.5 * np.einsum("tij,ti->tj", ep_G(p), omega)
+    q = np.concatenate([f["origin"], p, res.delta], axis=1)
+    v = np.concatenate([f["origin_velocity"], p_dot, res.delta_dot], axis=1)
+    body = BodyResults(name=body_name, kind="flexible", position=f["origin"], rotation=f["rotation"],
+                       velocity=f["origin_velocity"], angular_velocity=np.einsum("tij,tj->ti", f["rotation"], omega),
+                       euler_parameters=p, nodes=res.nodes, cells=res.cells, delta=res.delta,
+                       delta_dot=res.delta_dot, displacement=res.displacement, elastic_velocity=res.velocity,
+                       element_data=res.element_data)
+    energies = dict(res.energies)
+    if "T" in energies:
+        energies.update(kinetic=energies["T"], potential=energies["V_g"], strain=energies["V"],
+                        total=energies["T"] + energies["V"] + energies["V_g"])
+    return dataclasses.replace(res, q=q, v=v, bodies={body_name: body}, energies=energies)
 
 
 def _check_names(system) -> None:
@@ -103,6 +153,12 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     if not isinstance(system, System):
         raise TypeError(f"`system` must be a flexmbs.System, got {type(system).__name__}")
     _check_names(system)
+    model = prescribed_model(system)
+    if model is not None and formulation != "index3" and not (formulation == "auto" and method == "index3-alpha"):
+        return _run_prescribed(system, model, formulation, method, t_end=t_end, dt_out=dt_out, t_eval=t_eval, t0=t0,
+                               q0=q0, v0=v0, assemble=assemble, rtol=rtol, atol=atol, h=h,
+                               formulation_options=formulation_options, metadata=metadata, store=store, name=name,
+                               **options)
     entry, method = choose(formulation, method, INTEGRATORS)
     timings = {}
     tic = time.perf_counter()
@@ -205,6 +261,27 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     if not results.success:
         log.warning("run ended early (%s): %s", sol.status, sol.message)
     return results
+
+
+def _run_prescribed(system, model, formulation, method, *, q0, v0, assemble, formulation_options, **kwargs) -> Results:
+    """A Model on its prescribed frame, given as a System, run by elimination of the frame."""
+    from .analysis import run
+    from .formulations import FORMULATIONS
+    formulation = "lagrange" if formulation == "auto" else formulation
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"`formulation` {formulation!r}: this System is a Model on its prescribed frame "
+                         f"(one FlexibleBody, one PrescribedFrame along its Model's motion), which runs by "
+                         f"elimination of the frame with {sorted(FORMULATIONS)}, or as an index-3 DAE with "
+                         f"formulation 'index3' (method 'index3-alpha')")
+    body = system.bodies[0]
+    delta0 = delta_dot0 = None
+    if q0 is not None or v0 is not None or assemble:
+        q0, v0 = system.initial_state(kwargs.get("t0", 0.0), q0, v0, assemble=assemble)
+        delta0, delta_dot0 = q0[7:], v0[7:]
+    res = run(model, formulation=formulation, method=method, delta0=delta0, delta_dot0=delta_dot0,
+              **(formulation_options or {}), **kwargs)
+    res.metadata.update(prescribed_frame=body.name)
+    return _prescribed_results(res, body.name)
 
 
 def _joined(blocks: list[dict]) -> dict:

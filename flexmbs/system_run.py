@@ -28,7 +28,7 @@ import numpy as np
 
 from . import progress as _progress
 from .analysis import FLUSH_EVERY_S, output_times, results_file_of
-from .body_motion import body_histories, body_kind, body_series, body_static, one_body_fields
+from .body_motion import body_histories, body_kind, body_series, body_static, joint_histories, one_body_fields
 from .formulations.registry import choose
 from .integrators import INTEGRATORS, simulate
 from .integrators.simulate import step_used
@@ -48,7 +48,9 @@ def system_energies(system, q, q_dot) -> dict[str, np.ndarray]:
 
 
 def _fields(system, form, T, X) -> dict:
-    """Everything recorded at the outputs T (N,) of the states X (N, n_state), in one batch."""
+    """Everything recorded at the outputs T (N,) of the states X (N, n_state), in one batch: t, q, v
+    (q_dot), the energies, each body's series ``bodies/NAME/...`` and each joint's position
+    ``joints/NAME`` (`flexmbs.body_motion.joint_histories`)."""
     q, q_dot = form.physical(T, X)
     q, q_dot = np.asarray(q).reshape(len(T), system.n_q), np.asarray(q_dot).reshape(len(T), system.n_q)
     fields = {"t": T, "q": q, "v": X[:, system.n_q:]}
@@ -57,6 +59,7 @@ def _fields(system, form, T, X) -> dict:
     fields["energies"] = system_energies(system, q, q_dot)
     bodies = body_histories(system, q, q_dot)
     fields.update(body_series(bodies))
+    fields.update({f"joints/{name}": r for name, r in joint_histories(system, q).items()})
     return fields, bodies
 
 
@@ -197,6 +200,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         results = Results(
             t=sol.t, q=kept.get("q", np.zeros((0, n_q))), v=kept.get("v", np.zeros((0, n_q))),
             q_dot=kept.get("q_dot"), multipliers=lam, constraint_names=tuple(names), bodies=bodies,
+            joints={k[len("joints/"):]: v for k, v in kept.items() if k.startswith("joints/")},
             energies={k: kept["energies"][k] for k in ENERGY_KEYS} if "energies" in kept else {},
             status=sol.status, message=sol.message, stats=stats, metadata=meta, **one_body_fields(bodies))
         if writer is not None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import progress as _progress
 from .analysis import FLUSH_EVERY_S, output_times, results_file_of
-from .body_motion import body_histories, body_kind, body_series, body_static, joint_histories, one_body_fields
+from .body_motion import body_histories, body_kind, body_series, body_static, one_body_fields
 from .formulations.registry import choose
 from .integrators import INTEGRATORS, simulate
 from .integrators.simulate import step_used
@@ -51,6 +51,7 @@ def _fields(system, form, T, X) -> dict:
     """Everything recorded at the outputs T (N,) of the states X (N, n_state), in one batch: t, q, v
     (q_dot), the energies, each body's series ``bodies/NAME/...`` and each joint's position
     ``joints/NAME`` (`flexmbs.body_motion.joint_histories`)."""
+    from .body_motion import joint_histories
     q, q_dot = form.physical(T, X)
     q, q_dot = np.asarray(q).reshape(len(T), system.n_q), np.asarray(q_dot).reshape(len(T), system.n_q)
     fields = {"t": T, "q": q, "v": X[:, system.n_q:]}

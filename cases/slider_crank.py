@@ -33,8 +33,8 @@ AngleDriver, the rod a FlexibleBody with a revolute joint at node 0 and a spheri
 node, the slider a rigid body on the guide; index3-alpha with the fixed step h_coupled (aligned with
 the output interval) and rho_inf.  Its results.npz has the arrays above plus drive_torque (n_t,)
 [N m] and the global joint forces reaction_crank_pivot, reaction_pin_A, reaction_pin_B,
-reaction_slide (n_t, 3) [N]; DIR/paraview.xdmf (+ .h5) shows crank, rod and slider in the global
-frame (flexmbs.io.paraview.write_system_xdmf; not with --no-paraview, --set paraview=false).  Its
+reaction_slide (n_t, 3) [N]; `flexmbs run` writes DIR/paraview.xdmf (+ .h5) of its run in results.h5,
+crank, rod and slider in the global frame (not with --no-paraview, --set paraview=false).  Its
 geometric stiffening (with --stiffening) is --coupled-stiffening:
 "axial-strain" (default), the axial force of each element from its own axial strain, which carries the
 slider's inertia and the frame's acceleration as the kinematically driven model's stiffening does, or
@@ -89,7 +89,7 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
             coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
                                "each element's own axial strain (slider inertia, frame acceleration, joints), or "
                                "'omega', the Model's stiffening with the rod's angular velocity only",
-            paraview="coupled model: write DIR/paraview.xdmf (+ .h5), every body in the global frame "
+            paraview="`flexmbs run`: write DIR/paraview.xdmf (+ .h5) of the run, every body in the global frame "
                      "(`flexmbs run --no-paraview`: false)")
 SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
            "peak_crank_angle_deg": "crank angle of that peak [deg]"}
@@ -334,9 +334,6 @@ def run_coupled(out, p: dict, t_end: float):
             "kernel": sol.kernel, "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
     if out is not None:
         write_coupled(info, extras, Path(out), p)
-    if out is not None and p["paraview"]:
-        from flexmbs.io.paraview import write_system_xdmf
-        write_system_xdmf(system, sol.t, sol.x[:, :system.n_q], Path(out) / "paraview.xdmf")
     return info, model, extras
 
 

@@ -16,6 +16,11 @@ From the coordinates q (n_t, n_q) and their rates q' (n_t, n_q) of a `flexmbs.Sy
         and the element data of `flexmbs.analysis.element_data`
     corotational beam: its node positions x (the first dim coordinates of each node's block of q),
         displacement x - X, no frame
+    display shape (`BodyResults.nodes`, ``cells``): a flexible body's mesh; a rigid body's box of its
+        mass and principal inertias (`flexmbs.io.paraview.display_shape`), a point mass a vertex, in
+        body coordinates (global position R + A X)
+    joints (`joint_histories`): each `Joint` / `PlanarJoint` (not the `AngleDriver`s) at its marker
+        on its first body, r = R + A (y0 + Phi q) (`flexmbs.io.paraview.marker_paths`)
 
 (E(p) = [-e, e0 I + tilde(e)] with A = E G^T: Shabana, Dynamics of Multibody Systems, 3rd ed.,
 sec. 2.7; omega = 2 E p' holds on |p| = 1, which the constraints keep.)
@@ -27,7 +32,8 @@ import numpy as np
 from .results import BodyResults
 from .rotations import ep_to_matrix, pad3
 
-__all__ = ["body_histories", "body_kind", "body_series", "body_static", "bodies_from_series", "one_body_fields"]
+__all__ = ["body_histories", "body_kind", "body_frame", "body_outputs", "body_series", "body_static", "bodies_from_series",
+           "drawn_joints", "joint_histories", "one_body_fields"]
 
 #: the per-output arrays of a `BodyResults` (besides its element data), as stored in a results file
 SERIES_FIELDS = ("position", "rotation", "velocity", "angular_velocity", "euler_parameters", "delta", "delta_dot",
@@ -102,6 +108,23 @@ def _frame_motion(body, Q, V) -> dict:
     return _generic_motion(body, Q, V)
 
 
+def body_frame(body, Q) -> tuple[np.ndarray, np.ndarray]:
+    """Reference point (n_t, 3) and rotation body -> global (n_t, 3, 3) of a rigid, point or
+    flexible ``body`` at its coordinates ``Q`` (n_t, body.n_q) (the module's table)."""
+    Q = np.atleast_2d(np.asarray(Q, dtype=float))
+    motion = _point_motion if body_kind(body) == "point" else lambda Q, V: _frame_motion(body, Q, V)
+    m = motion(Q, np.zeros_like(Q))
+    return m["position"], m["rotation"]
+
+
+def _shape(body) -> dict:
+    """``nodes`` (n, 3) and ``cells`` of a rigid body or point mass: its display shape in body
+    coordinates (`flexmbs.io.paraview.display_shape`)."""
+    from .io.paraview import display_shape
+    points, cells = display_shape(body)
+    return dict(nodes=points, cells={t: np.asarray(c, dtype=np.int64) for t, c in cells})
+
+
 def _flexible(body, Q, V) -> BodyResults:
     from .analysis import element_data
     model = body.model
@@ -137,10 +160,39 @@ def body_histories(system, q, q_dot) -> dict[str, BodyResults]:
         elif kind == "corotational":
             out[body.name] = _corotational(body, Q)
         elif kind == "point":
-            out[body.name] = BodyResults(name=body.name, kind=kind, **_point_motion(Q, V))
+            out[body.name] = BodyResults(name=body.name, kind=kind, **_point_motion(Q, V), **_shape(body))
         else:
-            out[body.name] = BodyResults(name=body.name, kind=kind, **_frame_motion(body, Q, V))
+            out[body.name] = BodyResults(name=body.name, kind=kind, **_frame_motion(body, Q, V), **_shape(body))
     return out
+
+
+def drawn_joints(system) -> list:
+    """The constraints drawn as joints: the `Joint`s and `PlanarJoint`s, not the `AngleDriver`s (a
+    driver is a Joint subclass that sits on a joint drawn already)."""
+    from .constraints.driving import AngleDriver
+    from .constraints.joints import Joint
+    from .constraints.planar import PlanarJoint
+    return [c for c in system.constraints if isinstance(c, (Joint, PlanarJoint)) and not isinstance(c, AngleDriver)]
+
+
+def joint_histories(system, q) -> dict[str, np.ndarray]:
+    """Global position (n_t, 3) of each joint of `drawn_joints` at the coordinates ``q`` (n_t, n_q), by
+    constraint name: its marker on its first body (`flexmbs.io.paraview.marker_paths`, all outputs
+    at once for the bodies with ``frame_marker``)."""
+    from .io.paraview import marker_paths
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    out = {}
+    for c in drawn_joints(system):
+        k, body = next((k, b) for k, b in enumerate(c.bodies) if b is not None)
+        out[c.name] = marker_paths(body, q[:, system.slice(body)], c.reaction_points()[k])
+    return out
+
+
+def body_outputs(body: BodyResults, index) -> BodyResults:
+    """``body`` at the outputs ``index`` (an index array or slice of its outputs)."""
+    from dataclasses import replace
+    series = {k: getattr(body, k)[index] for k in SERIES_FIELDS if getattr(body, k) is not None}
+    return replace(body, **series, element_data={k: v[index] for k, v in body.element_data.items()})
 
 
 def body_series(bodies: dict) -> dict[str, np.ndarray]:

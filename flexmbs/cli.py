@@ -7,6 +7,7 @@
     flexmbs cases                                        list the cases with their one-line description
     flexmbs bench [TIMING OPTIONS]                       time the formulations (cases/timing.py)
     flexmbs results FILE                                 the runs in a results file, their status and metadata
+                                                         (a System run: bodies, constraints, energy drift)
     flexmbs export FILE [--run NAME] [--out DIR]         ParaView files (XDMF + HDF5, VTU) from a results file
     flexmbs mesh info FILE                               a mesh file's cells, sets and size
     flexmbs info                                         versions of flexmbs and its dependencies, the kernel
@@ -20,8 +21,12 @@ output directory is made, and exits with status 2 (1: a run failed; 74: the disk
 second run into the same directory removes the files the first listed in ``.flexmbs_files``
 (unless the case sets ``RESUMES = True``).  ``run`` writes into ``--out`` (default
 ``out/CASE``): what the case writes itself (``results.npz``, plots), ``results.h5`` (every
-run of the case, streamed while it runs: see `flexmbs.load_results`), ParaView files and
-``case.toml`` (the resolved parameters; ``flexmbs run DIR/case.toml`` repeats the run).
+run of the case, streamed while it runs: see `flexmbs.load_results`), ParaView files of each
+run in it (`flexmbs.io.export_paraview`: a Model's run in its body and the global frame, a
+System's run every body and joint in the global frame; none with ``--no-paraview`` or the case
+parameter ``paraview=false``) and ``case.toml`` (the resolved parameters; ``flexmbs run
+DIR/case.toml`` repeats the run).  A case that integrates without `flexmbs.run` leaves no
+results.h5, and the command says so ("case X ran without flexmbs.run: no results.h5").
 
 The cases directory is ``--cases DIR`` (an error, status 2, if it does not exist), else the
 first that exists of ``$FLEXMBS_CASES``, ``./cases`` and the cases that ship with flexmbs
@@ -282,30 +287,6 @@ def _results_list(returned) -> dict[str, object]:
     return {}
 
 
-def _summaries(returned) -> dict[str, dict]:
-    """The run summaries of a case that integrates without the results store (the multibody
-    cases): a summary dict with a ``status``, a dict holding one under ``summary``, the run
-    information first in a tuple (the coupled mechanisms' (info, model, extras)), or a dict of
-    such summaries (triple_pendulum --table).  ``t_final`` comes from the run's ``t`` if missing."""
-    if isinstance(returned, tuple) and returned and isinstance(returned[0], dict):
-        returned = returned[0]
-    if not isinstance(returned, dict):
-        return {}
-    if isinstance(returned.get("summary"), dict) and "status" in returned["summary"]:
-        return {"run": _with_t_final(returned["summary"], returned.get("t"))}
-    if "status" in returned:
-        scalars = {k: v for k, v in returned.items() if v is None or isinstance(v, (str, int, float))}
-        return {"run": _with_t_final(scalars, returned.get("t"))}
-    return {str(k): v for k, v in returned.items() if isinstance(v, dict) and "status" in v}
-
-
-def _with_t_final(summary: dict, t) -> dict:
-    s = dict(summary)
-    if "t_final" not in s and t is not None and len(t):
-        s["t_final"] = float(t[-1])
-    return s
-
-
 def _add_unstored(results_file, returned) -> None:
     """Add to the results file the runs a case returns without having called flexmbs.run (no
     store).  A function of its own so that no loop variable keeps a case's Results alive
@@ -340,9 +321,10 @@ def cmd_run(args) -> int:
             raise CLIError(f"--no-plots: case {info.name} has no `plots` parameter (it draws no plots to skip)")
         params["plots"] = False
     if getattr(args, "no_paraview", False) and "paraview" in defaults:
-        params["paraview"] = False           # a multibody case that writes its own ParaView files
+        params["paraview"] = False           # recorded in case.toml
     out = Path(args.out or file_out or Path("out") / info.name)
     resolved = {**defaults, **params}
+    paraview = not getattr(args, "no_paraview", False) and resolved.get("paraview", True) is not False
     check_case_values(module, info.name, resolved)            # before anything is written
     try:
         existed = out.is_dir()
@@ -402,9 +384,11 @@ def cmd_run(args) -> int:
               + (f", solve {solve:.3g} s" if solve is not None else "")
               + (f" ({res.message})" if status != "finished" else ""))
         # NOTE: "diverged" can be the answer (spinup_beam's unstiffened run diverges by design)
+        if res.bodies:
+            print("\n".join(f"    {line}" for line in system_summary(res)))
         if status in ("failed", "error") and code == EXIT_OK:
             code = EXIT_FAILED
-        if not args.no_paraview and len(res.t):
+        if paraview and len(res.t):
             stem = "paraview" if len(runs) == 1 else f"paraview_{name}"
             try:
                 files = io.export_paraview(res, out, stem=stem, every=args.every)
@@ -421,26 +405,38 @@ def cmd_run(args) -> int:
               + (")" if len(runs) == 1 else ", run=NAME)") + f"), parameters: {out / 'case.toml'}")
     else:
         files = sorted(p.name for p in out.iterdir() if p.name not in ("case.toml", MANIFEST)) if out.is_dir() else []
-        summaries = {} if interrupted else _summaries(returned)
-        for name, s in summaries.items():          # a multibody case: its own results.npz and summary.json
-            t_last = s.get("t_final", s.get("t_end"))
-            steps = s.get("n_steps")
-            solve = s.get("solve_s")
-            print(f"  run {name}: {s['status']}"
-                  + (f", {steps} steps" if steps is not None else "")
-                  + (f" to t = {t_last:.6g} s" if t_last is not None else "")
-                  + (f", solve {solve:.3g} s" if solve is not None else "")
-                  + (f" ({s.get('message')})" if s["status"] != "finished" and s.get("message") else ""))
-            if s["status"] in ("failed", "error") and code == EXIT_OK:
-                code = EXIT_FAILED
-        if summaries:
-            print(f"  the case wrote {', '.join(files) or 'no files'} (its own results files, no results.h5); "
-                  f"parameters: {out / 'case.toml'}")
-        else:
-            print(f"  no time integration ran in this process (a modal analysis, or a study whose cases run in "
-                  f"worker processes); the case wrote {', '.join(files) or 'no files'}; "
-                  f"parameters: {out / 'case.toml'}")
+        print(f"  case {info.name} ran without flexmbs.run: no results.h5; the case wrote "
+              f"{', '.join(files) or 'no files'}; parameters: {out / 'case.toml'}")
     return code
+
+
+def _rows(names) -> str:
+    """Constraint names of the multiplier rows, a constraint's k rows as "name (k)"."""
+    counts = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return ", ".join(n if k == 1 else f"{n} ({k})" for n, k in counts.items())
+
+
+def system_summary(res) -> list[str]:
+    """Lines that describe a System run (`Results.bodies`): its bodies and kinds, its constraints,
+    formulation and integrator, and the drift of its total energy T + V_g + U over the outputs,
+    max |E(t) - E(t0)|, absolute and relative to |E(t0)| (``energies["total"]``; NaN outputs of a
+    damaged file left out)."""
+    import numpy as np
+    md = res.metadata
+    lines = ["bodies: " + ", ".join(f"{n} ({b.kind})" for n, b in res.bodies.items()),
+             f"constraints: {len(res.constraint_names)} rows: {_rows(res.constraint_names) or 'none'}"
+             + (f"; joints drawn: {', '.join(res.joints)}" if res.joints else ""),
+             f"{md.get('formulation')} + {md.get('method')} (h {md.get('h')}"
+             + (f", rtol {md['rtol']}" if "rtol" in md else "") + ")"]
+    total = np.asarray(res.energies.get("total", ()), dtype=float)
+    total = total[np.isfinite(total)]
+    if len(total):
+        drift = float(np.abs(total - total[0]).max())
+        rel = f" ({drift / abs(total[0]):.2e} of |E(t0)|)" if total[0] != 0 else ""
+        lines.append(f"energy: total T + V_g + U = {total[0]:.6g} J at t0, drift max |E - E(t0)| = {drift:.3g} J{rel}")
+    return lines
 
 
 def _record_output(out: Path, before: dict) -> None:
@@ -617,8 +613,11 @@ def cmd_results(args) -> int:
         md = res.metadata
         t = f"t = {res.t[0]:.6g} .. {res.t[-1]:.6g} s" if len(res.t) else "no output"
         print(f"  {name}: {res.status}, {len(res.t)} outputs, {t}; {res.message}")
-        print(f"    {md.get('formulation')} + {md.get('method')} (rtol {md.get('rtol')}, h {md.get('h')}), "
-              f"{md.get('element')} x {md.get('n_elements')}, {md.get('n_dofs')} DOFs, mesh {md.get('mesh_source')}")
+        if res.bodies:
+            print("\n".join(f"    {line}" for line in system_summary(res)))
+        else:
+            print(f"    {md.get('formulation')} + {md.get('method')} (rtol {md.get('rtol')}, h {md.get('h')}), "
+                  f"{md.get('element')} x {md.get('n_elements')}, {md.get('n_dofs')} DOFs, mesh {md.get('mesh_source')}")
         times = {k: v for k, v in res.stats.items() if k.endswith("_s")}
         if times:
             print("    wall time: " + ", ".join(f"{k[:-2]} {v:.3g} s" for k, v in times.items()))
@@ -746,7 +745,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="a parameter (a DEFAULTS key of the case, with underscores); repeatable")
     p.add_argument("--out", metavar="DIR", help="output directory (default: `out` of the TOML file, else out/CASE)")
-    p.add_argument("--no-paraview", action="store_true", help="do not write the ParaView files")
+    p.add_argument("--no-paraview", action="store_true",
+                   help="do not write the ParaView files (the same as --set paraview=false for a case with that parameter)")
     p.add_argument("--no-plots", action="store_true",
                    help="skip the case's plots and GIF animations (the same as --set plots=false)")
     p.add_argument("--every", type=int, default=1, metavar="N", help="ParaView: every N-th output (default 1)")

@@ -44,9 +44,12 @@ class BodyResults:
         Euler parameters, from A' A^T otherwise).
     nodes : ndarray (n_nodes, dim) or None
         "flexible": the undeformed node coordinates in the body frame; "corotational": the
-        reference node positions in the global frame.
+        reference node positions in the global frame; "rigid" and "point": the body's display
+        shape (n, 3) in body coordinates, relative to its reference point: the box of its mass
+        and principal inertias (`flexmbs.io.paraview.display_shape`), a vertex for a point mass.
     cells : dict[str, ndarray]
-        The mesh's cells by meshio cell type ("flexible"; "corotational": its line elements).
+        The cells of ``nodes`` by meshio cell type ("flexible": the mesh's; "corotational": its line
+        elements; "rigid": one hexahedron, "point": one vertex).
     delta, delta_dot : ndarray (n_t, n) or None
         "flexible": the elastic coordinates and their rates.
     displacement : ndarray (n_t, n_nodes, dim) or None
@@ -85,13 +88,17 @@ class BodyResults:
 
     def global_positions(self) -> np.ndarray:
         """Node positions in the global frame (n_t, n_nodes, 3) [m]: R + A (X + u) for a flexible
-        body, the node positions of a corotational beam."""
+        body, R + A X of a rigid body's or point mass's shape, the node positions of a
+        corotational beam."""
         if self.nodes is None:
             raise ValueError(f"body {self.name!r} ({self.kind}) has no nodes: use `position`")
         if self.kind == "corotational":
             return _pad3(self.nodes)[None] + _pad3(self.displacement)
-        X = _pad3(self.nodes)[None] + _pad3(self.displacement)
-        return self.position[:, None, :] + np.einsum("tij,tnj->tni", self.rotation, X)
+        X = _pad3(self.nodes)[None]
+        if self.displacement is not None:
+            X = X + _pad3(self.displacement)
+        return self.position[:, None, :] + np.einsum("tij,tnj->tni", self.rotation, np.broadcast_to(
+            X, (len(self.position),) + X.shape[1:]))
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,10 @@ class Results:
         The name of each multiplier's constraint, one per row of ``multipliers``.
     bodies : dict[str, BodyResults]
         A System's run: each body's motion and fields, by body name (`BodyResults`).
+    joints : dict[str, ndarray (n_t, 3)]
+        A System's run: the global position [m] of each joint (`Joint`, `PlanarJoint`; not the
+        `AngleDriver`s), at its marker on its first body, by constraint name, in the System's
+        order (`flexmbs.body_motion.joint_histories`); results-file datasets ``joints/NAME``.
     status, message : str
         'finished', 'failed' or 'diverged', and what happened; on failure the arrays hold
         the outputs computed before it.  Results loaded from a file of a run that did not
@@ -183,6 +194,7 @@ class Results:
     multipliers: np.ndarray | None = None
     constraint_names: tuple = ()
     bodies: dict = field(default_factory=dict)
+    joints: dict = field(default_factory=dict)
 
     def __post_init__(self):
         """The one-body fields a System run without exactly one flexible body has not: empty."""

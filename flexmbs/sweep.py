@@ -13,7 +13,8 @@ cases whose record says they finished and runs the failed ones again (``retry_fa
 keeps them).  ``DIR/summary.csv`` lists parameters, status, the case's summary quantities and
 wall time of every case.  The quantities are those the case declares in its module-level
 ``SUMMARY`` (names of scalar entries of its summary.json, each with what it is), and
-``peak_displacement`` (the largest |u| of the run) for a case that returns its `Results`.
+``peak_displacement`` (the largest |u_i| of the run: of a System run over its flexible bodies;
+no entry for a System of rigid bodies only) for a case that returns its `Results`.
 
 Ctrl-C (or SIGTERM in the ``flexmbs`` command) stops a sweep at once: the worker processes
 are ended, the cases that were running are recorded as "interrupted" (their ``done.json``),
@@ -122,10 +123,22 @@ class SweepInterrupted(KeyboardInterrupt):
         super().__init__(f"sweep interrupted; summary {summary}")
 
 
+def _elastic_displacements(results) -> list[np.ndarray]:
+    """The elastic nodal displacements of a run: a System run's flexible bodies' (`BodyResults`
+    of kind "flexible", relative to their frames; none for a rigid-only System), else the
+    Model's."""
+    bodies = getattr(results, "bodies", None)
+    if bodies:
+        return [np.asarray(b.displacement) for b in bodies.values() if b.kind == "flexible"]
+    return [np.asarray(results.displacement)]
+
+
 def _peak(results) -> dict:
-    """``peak_displacement`` (max |u| of the run), status and message of a case that returns its
-    `Results` (or a dict of them: the first one; or a tuple that starts with it, as the mechanism
-    cases' (Results, model, extras)); {} for a case that returns anything else."""
+    """``peak_displacement`` (max |u_i| over the nodes, components and outputs of the run; of a
+    System run over its flexible bodies, left out for a System without one), status and message
+    of a case that returns its `Results` (or a dict of them: the first one; or a tuple that starts
+    with it, as the mechanism cases' (Results, model, extras)); {} for a case that returns
+    anything else."""
     main = results
     if isinstance(results, dict):
         main = next(iter(results.values()), None)
@@ -133,9 +146,12 @@ def _peak(results) -> dict:
         main = results[0]
     if not (hasattr(main, "displacement") and hasattr(main, "t")):
         return {}
-    d = np.asarray(main.displacement)
-    return {"peak_displacement": float(np.abs(d).max()) if d.size else float("nan"),
-            "status": getattr(main, "status", "finished"), "message": getattr(main, "message", "")}
+    record = {"status": getattr(main, "status", "finished"), "message": getattr(main, "message", "")}
+    d = [a for a in _elastic_displacements(main) if a.size]
+    if getattr(main, "bodies", None) and not d:
+        return record                                 # rigid bodies only: no elastic displacement
+    record["peak_displacement"] = max(float(np.abs(a).max()) for a in d) if d else float("nan")
+    return record
 
 
 def _scalar(value):

@@ -49,7 +49,10 @@ def system_energies(system, q, q_dot) -> dict[str, np.ndarray]:
 
 
 def _fields(system, form, T, X) -> dict:
-    """Everything recorded at the outputs T (N,) of the states X (N, n_state), in one batch."""
+    """Everything recorded at the outputs T (N,) of the states X (N, n_state), in one batch: t, q, v
+    (q_dot), the energies, each body's series ``bodies/NAME/...`` and each joint's position
+    ``joints/NAME`` (`flexmbs.body_motion.joint_histories`)."""
+    from .body_motion import joint_histories
     q, q_dot = form.physical(T, X)
     q, q_dot = np.asarray(q).reshape(len(T), system.n_q), np.asarray(q_dot).reshape(len(T), system.n_q)
     fields = {"t": T, "q": q, "v": X[:, system.n_q:]}
@@ -58,6 +61,7 @@ def _fields(system, form, T, X) -> dict:
     fields["energies"] = system_energies(system, q, q_dot)
     bodies = body_histories(system, q, q_dot)
     fields.update(body_series(bodies))
+    fields.update({f"joints/{name}": r for name, r in joint_histories(system, q).items()})
     return fields, bodies
 
 
@@ -253,6 +257,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         results = Results(
             t=sol.t, q=kept.get("q", np.zeros((0, n_q))), v=kept.get("v", np.zeros((0, n_q))),
             q_dot=kept.get("q_dot"), multipliers=lam, constraint_names=tuple(names), bodies=bodies,
+            joints={k[len("joints/"):]: v for k, v in kept.items() if k.startswith("joints/")},
             energies={k: kept["energies"][k] for k in ENERGY_KEYS} if "energies" in kept else {},
             status=sol.status, message=sol.message, stats=stats, metadata=meta, **one_body_fields(bodies))
         if writer is not None:

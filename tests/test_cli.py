@@ -1,6 +1,5 @@
 """The `flexmbs` command: cases found generically, parameters checked and typed, files written."""
 import io as _io
-import re
 import subprocess
 import sys
 import textwrap
@@ -249,38 +248,3 @@ def test_script_without_protocol_is_skipped(tmp_path):
     '''))
     cases = cli.discover_cases(tmp_path)
     assert list(cases) == ["ok"] and cases["ok"].summary == ""
-
-
-def test_run_reports_a_multibody_case_by_its_summary(tmp_path, capsys):
-    """A multibody case writes its own results.npz and summary.json and returns its summary:
-    `flexmbs run` reports that run (status, steps, end time) instead of "no time integration"."""
-    out = tmp_path / "a01"
-    assert cli.main(["run", "pendulum_a01", "--set", "t_end=0.02", "--set", "dt_out=0.01", "--no-plots",
-                     "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
-    assert "no time integration" not in printed
-    assert "run run: finished, 20 steps to t = 0.02 s" in printed
-    assert "results.npz" in printed and "summary.json" in printed
-    with np.load(out / "results.npz") as data:
-        assert data["t"].tolist() == pytest.approx([0.0, 0.01, 0.02])
-
-
-def test_run_reports_each_run_of_the_triple_pendulum_table(tmp_path, capsys):
-    assert cli.main(["run", "triple_pendulum", "--set", "table=true", "--set", "t_end=0.003",
-                     "--set", "dt_out=0.001", "--no-plots", "--out", str(tmp_path)]) == 0
-    printed = capsys.readouterr().out
-    for run in ("natural-augmented", "natural-udwadia-kalaba", "euler-parameters-augmented",
-                "euler-parameters-udwadia-kalaba"):
-        assert f"run {run}: finished, 3 steps to t = 0.003 s" in printed
-
-
-def test_run_reports_a_coupled_mechanism_by_its_run_information(tmp_path, capsys):
-    """The coupled cases return (run information, model, extras) and write their own files:
-    `flexmbs run` reports the index-3 run (status, steps, end time), not "no time integration"."""
-    out = tmp_path / "sc"
-    assert cli.main(["run", "slider_crank", "--set", "coupled=true", "--set", "elements=2",
-                     "--set", "revolutions=0.02", "--no-plots", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
-    assert "no time integration" not in printed
-    assert re.search(r"run run: finished, \d+ steps to t = 0.000837758 s", printed), printed
-    assert "results.npz" in printed and "summary.json" in printed

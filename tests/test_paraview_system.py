@@ -25,7 +25,9 @@ SETTINGS = dict(revolutions=0.5, degrees_out=3.0)        # 61 outputs
 @pytest.fixture(scope="module")
 def coupled(tmp_path_factory):
     """The coupled slider-crank case over half a revolution (3 deg outputs): its directory, its
-    System and coordinates q (from the same integration as the case's), and the case's extras."""
+    System and coordinates q (from the same integration as the case's), and the case's extras;
+    the directory's paraview.xdmf of that System and q (`write_system_xdmf`, which writes it
+    through `write_results_xdmf`, the writer of `flexmbs run` and `flexmbs export`)."""
     sys.path.insert(0, str(CASES))
     import slider_crank
     from flexmbs.mechanisms.coupled import integrate
@@ -36,6 +38,7 @@ def coupled(tmp_path_factory):
     t_end = 2.0 * np.pi * p["revolutions"] / p["crank_speed"]
     sol = integrate(system, t_end, p["h_coupled"], t_eval=slider_crank.solver_options(p, t_end)["t_eval"],
                     rho_inf=p["rho_inf"])
+    write_system_xdmf(system, sol.t, sol.x[:, :system.n_q], out / "paraview.xdmf")
     return dict(out=out, system=system, t=sol.t, q=sol.x[:, :system.n_q], extras=extras, p=p)
 
 

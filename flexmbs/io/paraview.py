@@ -18,10 +18,11 @@ component order of a symmetric tensor, **XX, YY, ZZ, XY, YZ, XZ** (`paraview_str
 flexmbs' own Voigt order in `Results.element_data` is xx, yy, zz, yz, xz, xy), in body
 components in the body-frame files and ``R sigma R^T`` in the global ones.
 
-A multibody `System` (no `Results`): `write_system_xdmf` writes every body of a run in one
+A multibody `System` run (``Results.bodies``): `write_results_xdmf` writes every body in one
 time series in the global frame (flexible meshes with their displacement and element data,
 rigid bodies as boxes of their inertia with their axes, joints as points; docs/paraview.md,
-"Mechanisms").
+"Mechanisms"), `write_results_vtu` its last state; `export_paraview` writes both for such a
+run.  `write_system_xdmf` writes the same from a System and its coordinates q.
 
 Units (SI) are in the files: the XDMF ``Domain`` has ``Information`` elements ``units``
 (JSON: array name -> unit) and ``frame`` (body or global), its HDF5 file the same as root
@@ -42,8 +43,9 @@ import numpy as np
 from ..results import Results
 from ..rotations import ep_to_matrix, pad3 as _pad3
 
-__all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "write_system_xdmf", "body_placements",
-           "marker_paths", "inertia_box", "UNITS", "FRAMES", "PARTS"]
+__all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "write_results_xdmf", "write_results_vtu",
+           "write_system_xdmf", "body_placements", "marker_paths", "inertia_box", "display_shape", "UNITS", "FRAMES",
+           "PARTS"]
 
 log = logging.getLogger(__name__)
 
@@ -325,14 +327,20 @@ def write_vtu(results: Results, path, index: int = -1, frame: str = "body") -> P
     _check_frame(results, frame)
     path.parent.mkdir(parents=True, exist_ok=True)
     cells = _cells(results)
-    import meshio
     points, point_data, cell_data = _state(results, index, cells, frame)
+    return _vtu_with_time(path, points, cells, point_data, cell_data, float(results.t[index]), frame)
+
+
+def _vtu_with_time(path: Path, points, cells, point_data, cell_data, t: float, frame: str) -> Path:
+    """A VTU file of one state with its time ``t`` as VTK's ``TimeValue`` and the frame and units
+    in an XML comment after its header."""
+    import meshio
     meshio.vtu.write(path, meshio.Mesh(points, cells, point_data=point_data, cell_data=cell_data))
     # NOTE: meshio's VTU writer drops field data; VTK's TimeValue goes before the <Piece>
     text = path.read_bytes()
     at = text.index(b"<Piece")
     time_value = (b'<FieldData><DataArray type="Float64" Name="TimeValue" NumberOfTuples="1" '
-                  b'format="ascii">' + repr(float(results.t[index])).encode() + b"</DataArray></FieldData>\n")
+                  b'format="ascii">' + repr(float(t)).encode() + b"</DataArray></FieldData>\n")
     text = text[:at] + time_value + text[at:]
     head = text.index(b"?>") + 2 if text.startswith(b"<?xml") else 0
     comment = f"\n<!-- flexmbs: frame {frame}; units {_units_json()}; stress components XX YY ZZ XY YZ XZ -->"
@@ -341,11 +349,20 @@ def write_vtu(results: Results, path, index: int = -1, frame: str = "body") -> P
 
 
 def export_paraview(results: Results, directory, stem: str = "paraview", every: int = 1) -> dict[str, Path]:
-    """``DIR/STEM.xdmf`` (+ ``.h5``) with every output and ``DIR/STEM_final.vtu`` with the last,
-    in the body frame, and the same in the global frame (``STEM_global.xdmf``,
-    ``STEM_global_final.vtu``) when the results hold the frame motion."""
+    """A Model's run: ``DIR/STEM.xdmf`` (+ ``.h5``) with every output and ``DIR/STEM_final.vtu``
+    with the last, in the body frame, and the same in the global frame (``STEM_global.xdmf``,
+    ``STEM_global_final.vtu``) when the results hold the frame motion.
+
+    A System's run (``results.bodies``): every body in the global frame, ``DIR/STEM.xdmf``
+    (`write_results_xdmf`) and ``DIR/STEM_final.vtu`` (`write_results_vtu`); a body frame has
+    no meaning for several bodies."""
     directory = Path(directory)
     tic = time.perf_counter()
+    if results.bodies:
+        files = {"xdmf": write_results_xdmf(results, directory / f"{stem}.xdmf", every=every)}
+        files["vtu"] = write_results_vtu(results, directory / f"{stem}_final.vtu")
+        log.info("wrote %s (%.2f s)", ", ".join(str(f) for f in files.values()), time.perf_counter() - tic)
+        return files
     files = {"xdmf": write_xdmf(results, directory / f"{stem}.xdmf", every=every)}
     if len(results.t):
         files["vtu"] = write_vtu(results, directory / f"{stem}_final.vtu")
@@ -366,27 +383,13 @@ _SMALLEST_SIDE = 0.02          # a box's half-size is at least this fraction of 
 _PARAVIEW_TO_XDMF_TENSOR6 = [0, 3, 5, 1, 4, 2]
 
 
-def _rotation3(A) -> np.ndarray:
-    """A rotation matrix (2, 2) or (3, 3) as a (3, 3) one (a planar rotation about z)."""
-    A = np.asarray(A, dtype=float)
-    if A.shape == (3, 3):
-        return A
-    out = np.eye(3)
-    out[:A.shape[0], :A.shape[1]] = A
-    return out
-
-
 def body_placements(body, Q) -> tuple[np.ndarray, np.ndarray]:
     """Origin (n_t, 3) and rotation body -> global (n_t, 3, 3) of ``body`` at the coordinates
-    ``Q`` (n_t, body.n_q), for all outputs at once when the body's q starts with (R, p) (the
-    bodies with ``frame_marker``, `flexmbs.bodies.base`); other bodies through their public
-    ``point(q, 0)`` and ``rotation(q)``, one output at a time."""
-    Q = np.asarray(Q, dtype=float)
-    if hasattr(body, "frame_marker"):
-        return Q[:, :3], ep_to_matrix(Q[:, 3:7]).reshape(len(Q), 3, 3)
-    zero = np.zeros(body.dim)
-    origin = np.array([_pad3(body.point(q, zero)) for q in Q]).reshape(len(Q), 3)
-    return origin, np.array([_rotation3(body.rotation(q)) for q in Q]).reshape(len(Q), 3, 3)
+    ``Q`` (n_t, body.n_q) (`flexmbs.body_motion.body_frame`: all outputs at once when the body's q
+    starts with (R, p) or is a planar (x, y, theta); other bodies through their public
+    ``point(q, 0)`` and ``rotation(q)``, one output at a time)."""
+    from ..body_motion import body_frame
+    return body_frame(body, Q)
 
 
 def marker_paths(body, Q, s) -> np.ndarray:
@@ -420,23 +423,22 @@ def _box(half) -> tuple[np.ndarray, list]:
     return signs * half, [("hexahedron", np.arange(8)[None])]
 
 
-def _rigid_shape(body) -> tuple[np.ndarray, list, float]:
-    """(points (n, 3) in body coordinates, cells, axis length) of a rigid body: the box of its
-    mass and principal inertias at its centroid along its principal axes (`inertia_box`); a
-    planar body a square plate of side 2 a, I_G = 2 m a^2 / 3, a quarter as thick; a point
-    mass (or a planar body without inertia) a vertex."""
+def display_shape(body) -> tuple[np.ndarray, list]:
+    """(points (n, 3) in body coordinates, cells) of a rigid body as drawn: the box of its mass and
+    principal inertias at its centroid along its principal axes (`inertia_box`); a planar body a
+    square plate of side 2 a, I_G = 2 m a^2 / 3, a quarter as thick; a point mass (or a planar
+    body without inertia, or another body) a vertex.  `flexmbs.body_motion` stores it as the
+    body's ``BodyResults.nodes`` and ``cells``."""
     from ..bodies.base import RigidBody
     from ..bodies.planar import RigidBody2D
     if isinstance(body, RigidBody):
         J, V = np.linalg.eigh(body.inertia_centroid)
-        half = inertia_box(body.mass, J)
-        corners, cells = _box(half)
-        return body.centroid + corners @ V.T, cells, 1.5 * half.max()
+        corners, cells = _box(inertia_box(body.mass, J))
+        return body.centroid + corners @ V.T, cells
     if isinstance(body, RigidBody2D) and body.inertia > 0:
         a = np.sqrt(1.5 * body.inertia / body.mass)
-        corners, cells = _box(np.array([a, a, 0.25 * a]))
-        return corners, cells, 1.5 * a
-    return np.zeros((1, 3)), [("vertex", np.zeros((1, 1), dtype=np.int64))], 0.0
+        return _box(np.array([a, a, 0.25 * a]))
+    return np.zeros((1, 3)), [("vertex", np.zeros((1, 1), dtype=np.int64))]
 
 
 def _user_shape(name: str, shape) -> tuple[np.ndarray, list]:
@@ -483,85 +485,59 @@ def _piece(points, cells, parts, point_data=None, cell_data=None) -> dict:
                 cell_data=cell_data or {})
 
 
-def _flexible_piece(body, Q) -> dict:
-    """A FlexibleBody: its mesh at R + A (X + u), point data ``displacement`` A u, cell data
-    of `flexmbs.analysis.element_data` (``axial_force``; ``stress`` R sigma R^T, ``von_mises``)."""
-    from ..analysis import element_data
-    model = body.model
-    origin, A = body_placements(body, Q)
-    delta = Q[:, 7:]
-    u_body = model.displacement_field(delta)
-    u = _pad3(u_body)
-    points = _placed(origin, A, _pad3(model.mesh.points) + u)
-    elements = element_data(model, delta, u_body)
+def _flexible_piece(b) -> dict:
+    """A flexible body (`BodyResults`): its mesh at R + A (X + u), point data ``displacement`` A u,
+    cell data its element data (``axial_force``; ``stress`` R sigma R^T in the XDMF Tensor6 order,
+    ``von_mises``)."""
+    elements = dict(b.element_data)
     if "stress" in elements:
-        elements["stress"] = paraview_stress(elements["stress"], A[:, None])[..., _PARAVIEW_TO_XDMF_TENSOR6]
-    n_el = len(model.cells)
-    return _piece(points, [(model.element.cell_type, np.asarray(model.cells, dtype=np.int64))],
-                  np.full(n_el, PARTS["body"]), {"displacement": np.einsum("tij,tpj->tpi", A, u)}, elements)
+        elements["stress"] = paraview_stress(elements["stress"], b.rotation[:, None])[..., _PARAVIEW_TO_XDMF_TENSOR6]
+    cells = [(k, np.asarray(c, dtype=np.int64)) for k, c in b.cells.items()]
+    return _piece(b.global_positions(), cells, np.full(sum(len(c) for _, c in cells), PARTS["body"]),
+                  {"displacement": b.global_displacement()}, elements)
 
 
-def _corotational_piece(body, Q) -> dict:
-    """A corotational beam: its nodes (the first ``dim`` coordinates of each node's block of q)
-    joined by its elements, point data ``displacement`` from the reference nodes."""
-    n_t, n_nodes, dim = len(Q), body.n_nodes, body.dim
-    x = _pad3(Q.reshape(n_t, n_nodes, -1)[..., :dim])
-    elements = np.asarray(body.elements, dtype=np.int64)
-    return _piece(x, [("line", elements)], np.full(len(elements), PARTS["body"]),
-                  {"displacement": x - _pad3(np.asarray(body.nodes, dtype=float))})
+def _corotational_piece(b) -> dict:
+    """A corotational beam (`BodyResults`): its nodes joined by its elements, point data
+    ``displacement`` from the reference nodes."""
+    cells = [(k, np.asarray(c, dtype=np.int64)) for k, c in b.cells.items()]
+    return _piece(b.global_positions(), cells, np.full(sum(len(c) for _, c in cells), PARTS["body"]),
+                  {"displacement": b.global_displacement()})
 
 
-def _rigid_piece(body, Q, shape=None) -> dict:
-    """A rigid body (or point mass): its shape (`_rigid_shape`, or the user's) placed at
-    R + A y, and its frame axes as three line cells (none for a point mass)."""
-    origin, A = body_placements(body, Q)
-    Y, cells, length = _rigid_shape(body)
-    if shape is not None:
-        Y, cells = _user_shape(body.name, shape)
-        length = 0.75 * float(np.ptp(Y, axis=0).max()) or length
+def _rigid_piece(b) -> dict:
+    """A rigid body or point mass (`BodyResults`): its shape (``nodes``, ``cells``: `display_shape`
+    or the user's) placed at R + A y, and its frame axes as three line cells, 0.75 times the
+    shape's largest extent long (1.5 times a box's largest half-size; none for a vertex)."""
+    Y = _pad3(b.nodes) if b.nodes is not None else np.zeros((1, 3))
+    cells = [(k, np.asarray(c, dtype=np.int64)) for k, c in b.cells.items()] or \
+        [("vertex", np.zeros((1, 1), dtype=np.int64))]
     parts = [PARTS["body"]] * sum(len(c) for _, c in cells)
+    length = 0.75 * float(np.ptp(Y, axis=0).max())
     if length > 0:
         axes, axis_cells, axis_parts = _axes(length)
         cells = cells + [(t, c + len(Y)) for t, c in axis_cells]
         Y, parts = np.vstack([Y, axes]), parts + axis_parts
-    return _piece(_placed(origin, A, Y), cells, parts)
+    return _piece(_placed(b.position, b.rotation, Y), cells, parts)
 
 
-def _joint_piece(system, Q) -> tuple[dict, list[str]]:
-    """The joints (`Joint`, `PlanarJoint`) as vertices at their marker on their first body (not the
-    `AngleDriver`s: a driver is a Joint subclass that sits on a joint drawn already)."""
-    from ..constraints.driving import AngleDriver
-    from ..constraints.joints import Joint
-    from ..constraints.planar import PlanarJoint
-    joints = [c for c in system.constraints if isinstance(c, (Joint, PlanarJoint)) and not isinstance(c, AngleDriver)]
-    paths = []
-    for c in joints:
-        k, body = next((k, b) for k, b in enumerate(c.bodies) if b is not None)
-        paths.append(marker_paths(body, Q[:, system.slice(body)], c.reaction_points()[k]))
-    points = np.stack(paths, axis=1) if paths else np.zeros((len(Q), 0, 3))
+def _joint_piece(joints: dict, n_t: int) -> dict:
+    """The joints ({name: positions (n_t, 3)}, `Results.joints`) as vertices."""
+    points = np.stack(list(joints.values()), axis=1) if joints else np.zeros((n_t, 0, 3))
     cells = [("vertex", np.arange(len(joints))[:, None])] if joints else []
-    return _piece(points, cells, [PARTS["joint"]] * len(joints)), [c.name for c in joints]
+    return _piece(points, cells, [PARTS["joint"]] * len(joints))
 
 
-def _system_pieces(system, Q, shapes: dict) -> tuple[list[dict], list[int], list[str]]:
-    """One piece per body (and one of the joints, body index -1) over all outputs."""
-    from ..bodies.corotational import CorotationalBeam2D, CorotationalBeam3D
-    from ..bodies.flexible import FlexibleBody
-    pieces, owners = [], []
-    for i, body in enumerate(system.bodies):
-        Qb = Q[:, system.slice(body)]
-        if isinstance(body, FlexibleBody):
-            pieces.append(_flexible_piece(body, Qb))
-        elif isinstance(body, (CorotationalBeam2D, CorotationalBeam3D)):
-            pieces.append(_corotational_piece(body, Qb))
-        else:
-            pieces.append(_rigid_piece(body, Qb, shapes.get(body.name)))
-        owners.append(i)
-    joints, names = _joint_piece(system, Q)
+def _results_pieces(results: Results) -> tuple[list[dict], list[int]]:
+    """One piece per body of ``results.bodies`` (and one of the joints, body index -1)."""
+    draw = {"flexible": _flexible_piece, "corotational": _corotational_piece}
+    pieces = [draw.get(b.kind, _rigid_piece)(b) for b in results.bodies.values()]
+    owners = list(range(len(pieces)))
+    joints = _joint_piece(results.joints, len(results.t))
     if len(joints["parts"]):
         pieces.append(joints)
         owners.append(-1)
-    return pieces, owners, names
+    return pieces, owners
 
 
 def _merged(pieces, owners) -> tuple[np.ndarray, list, dict, dict, dict]:
@@ -584,6 +560,103 @@ def _merged(pieces, owners) -> tuple[np.ndarray, list, dict, dict, dict]:
     constant = {"body": np.repeat(np.asarray(owners, dtype=np.int64), n_cells),
                 "part": np.concatenate([p["parts"] for p in pieces])}
     return points, cells, {"displacement": displacement}, cell_data, constant
+
+
+def _check_results(results) -> None:
+    if not isinstance(results, Results):
+        raise TypeError(f"`results` must be a flexmbs.Results, got {type(results).__name__}")
+    if not results.bodies:
+        raise ValueError("`results` holds no bodies (a Model's run: write it with `write_xdmf` or "
+                         "`export_paraview`); the global-frame series of every body needs a System's run")
+
+
+def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
+    """Write every body of a `System` run (``results.bodies`` and ``results.joints``) as ``path``
+    (.xdmf) and its data file (.h5) beside it: one XDMF temporal collection in the global frame,
+    one grid per output.
+
+    Each output's grid holds all bodies (cell field ``body``: the body's index in
+    ``results.bodies``, the System's order, -1 for the joints; ``part``: `PARTS`, 0 the body,
+    1-3 its x, y, z axis, 4 a joint):
+
+    - a flexible body: its mesh with the nodes at ``R + A (X + u)``, point data
+      ``displacement`` (``A u``, the elastic displacement in global components), cell data
+      ``axial_force`` [N] (bars, beams) or ``stress`` [Pa] (global components in the XDMF
+      model's Tensor6 order XX, XY, XZ, YY, YZ, ZZ, which VTK's XDMF reader expands to the
+      full tensor) and ``von_mises`` (solids), NaN on the other bodies' cells;
+    - a corotational beam: its nodes joined by its elements (a polyline), ``displacement``
+      from its reference nodes;
+    - a rigid body: its shape (``BodyResults.nodes``, ``cells``: the box of its mass and
+      principal inertias, `display_shape`) at ``R + A y``, plus its frame axes as three line
+      cells from its reference point, 0.75 times the shape's largest extent long (1.5 times the
+      box's largest half-size); a point mass: a vertex;
+    - the joints: vertices at ``results.joints`` (names in the XDMF ``Information`` "joints",
+      in order).
+
+    Parameters
+    ----------
+    results : Results
+        Of a System run (`flexmbs.run(system)`, or `flexmbs.load_results` of its file).
+    path : str or Path
+        The XDMF file; the heavy data go to the same name with suffix ``.h5``.
+    every : int
+        Write every ``every``-th output (the last one always).
+
+    Returns
+    -------
+    Path
+        The XDMF file (ParaView: *Xdmf3 Reader S/T* or *XDMF Reader*; colour by ``body``,
+        *Threshold* on ``part`` to hide the axes or the joints).
+    """
+    path = Path(path).with_suffix(".xdmf")
+    _check_results(results)
+    steps = _output_steps(len(results.t), every)
+    if not steps:
+        raise ValueError("`results` has no output: there is nothing to write")
+    at = _at_outputs(results, steps)
+    points, cells, point_data, cell_data, constant = _merged(*_results_pieces(at))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _check_room(path.with_suffix(".h5").resolve(), len(steps),
+                [points[0].size, point_data["displacement"][0].size, *(a[0].size for a in cell_data.values())])
+    info = {"units": _units_json(), "frame": "global", "bodies": json.dumps(list(results.bodies)),
+            "joints": json.dumps(list(results.joints)), "parts": json.dumps(PARTS)}
+    tic = time.perf_counter()
+    with _time_series(path, info) as writer:
+        writer.write_points_cells(points[0], cells)
+        for k, ti in enumerate(at.t):
+            writer.write_moving(float(ti), points[k], {n: a[k] for n, a in point_data.items()},
+                                {n: [a[k]] for n, a in cell_data.items()}, constant)
+    log.info("wrote %s (%d outputs, %.2f s)", path, len(steps), time.perf_counter() - tic)
+    return path
+
+
+def write_results_vtu(results: Results, path, index: int = -1) -> Path:
+    """Write output ``index`` (default the last) of a System run as one VTU file: every body and
+    joint in the global frame as in `write_results_xdmf` (the ``stress`` in ParaView's order XX,
+    YY, ZZ, XY, YZ, XZ, as `write_vtu`), with its time as VTK's ``TimeValue``."""
+    path = Path(path).with_suffix(".vtu")
+    _check_results(results)
+    n_t = len(results.t)
+    if not -n_t <= index < n_t:
+        raise IndexError(f"`index` must be in [{-n_t}, {n_t - 1}] (the run has {n_t} outputs), got {index}")
+    at = _at_outputs(results, [index % n_t])
+    points, cells, point_data, cell_data, constant = _merged(*_results_pieces(at))
+    if "stress" in cell_data:                       # back from the XDMF Tensor6 order to ParaView's
+        cell_data["stress"] = cell_data["stress"][..., np.argsort(_PARAVIEW_TO_XDMF_TENSOR6)]
+    rows = np.cumsum([0] + [len(c) for _, c in cells])          # VTU cell data: one array per cell block
+    fields = {**{n: a[0] for n, a in cell_data.items()}, **constant}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return _vtu_with_time(path, points[0], cells, {n: a[0] for n, a in point_data.items()},
+                          {n: [v[a:b] for a, b in zip(rows[:-1], rows[1:])] for n, v in fields.items()},
+                          float(at.t[0]), "global")
+
+
+def _at_outputs(results: Results, steps) -> Results:
+    """The bodies, joints and times of ``results`` at the outputs ``steps``."""
+    from ..body_motion import body_outputs
+    steps = np.asarray(steps)
+    return Results(t=np.asarray(results.t)[steps], bodies={n: body_outputs(b, steps) for n, b in results.bodies.items()},
+                   joints={n: np.asarray(r)[steps] for n, r in results.joints.items()})
 
 
 def _check_system_input(system, t, q, shapes) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -613,27 +686,10 @@ def _check_system_input(system, t, q, shapes) -> tuple[np.ndarray, np.ndarray, d
 
 
 def write_system_xdmf(system, t, q, path, every: int = 1, shapes: dict | None = None) -> Path:
-    """Write the motion of every body of a multibody ``system`` as ``path`` (.xdmf) and its data
-    file (.h5) beside it: one XDMF temporal collection in the global frame, one grid per output.
-
-    Each output's grid holds all bodies (cell field ``body``: the body's index in
-    ``system.bodies``, -1 for the joints; ``part``: `PARTS`, 0 the body, 1-3 its x, y, z axis,
-    4 a joint):
-
-    - a `FlexibleBody`: its mesh with the nodes at ``R + A (X + u)``, point data
-      ``displacement`` (``A u``, the elastic displacement in global components), cell data
-      ``axial_force`` [N] (bars, beams) or ``stress`` [Pa] (global components in the XDMF
-      model's Tensor6 order XX, XY, XZ, YY, YZ, ZZ, which VTK's XDMF reader expands to the
-      full tensor) and ``von_mises`` (solids), NaN on the other bodies' cells;
-    - a corotational beam: its nodes joined by its elements (a polyline), ``displacement``
-      from its reference nodes;
-    - a rigid body (`RigidBodyEP`, `RigidBodyNatural`, `RigidBody2D`): a box (one hexahedron)
-      of its mass and principal inertias at its centroid along its principal axes
-      (`inertia_box`: a^2 = 3 (J2 + J3 - J1) / (2 m), cyclic), or ``shapes[name]``, plus its
-      frame axes as three line cells from its reference point, 1.5 times the box's largest
-      half-size long; a point mass: a vertex;
-    - the joints (`Joint`, `PlanarJoint`; not the `AngleDriver`s): vertices at their marker on
-      their first body (names in the XDMF ``Information`` "joints", in order).
+    """Write the motion of every body of a multibody ``system`` at the coordinates ``q`` as
+    ``path`` (.xdmf, its data file .h5 beside it): one XDMF time series in the global frame,
+    the same as `write_results_xdmf` of a run's `Results` (the bodies of
+    `flexmbs.body_motion.body_histories`, the joints of ``joint_histories``), which writes it.
 
     Parameters
     ----------
@@ -647,32 +703,34 @@ def write_system_xdmf(system, t, q, path, every: int = 1, shapes: dict | None = 
     every : int
         Write every ``every``-th output (the last one always).
     shapes : dict, optional
-        ``{body name: meshio.Mesh or (points, cells)}``: a rigid body's shape in its body
-        coordinates (relative to its reference point) instead of the inertia box.
+        ``{body name: meshio.Mesh or (points, cells)}``: a rigid body's or point mass's shape in
+        its body coordinates (relative to its reference point) instead of `display_shape`.
 
     Returns
     -------
     Path
-        The XDMF file (ParaView: *Xdmf3 Reader S/T* or *XDMF Reader*; colour by ``body``,
-        *Threshold* on ``part`` to hide the axes or the joints).
+        The XDMF file (see `write_results_xdmf`).
     """
-    path = Path(path).with_suffix(".xdmf")
+    from ..body_motion import body_histories, joint_histories
     t, q, shapes = _check_system_input(system, t, q, shapes)
     steps = _output_steps(len(t), every)
     if not steps:
         raise ValueError("`t` is empty: there is no output to write")
-    pieces, owners, joints = _system_pieces(system, q[steps], shapes)
-    points, cells, point_data, cell_data, constant = _merged(pieces, owners)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _check_room(path.with_suffix(".h5").resolve(), len(steps),
-                [points[0].size, point_data["displacement"][0].size, *(a[0].size for a in cell_data.values())])
-    info = {"units": _units_json(), "frame": "global", "bodies": json.dumps([b.name for b in system.bodies]),
-            "joints": json.dumps(joints), "parts": json.dumps(PARTS)}
-    tic = time.perf_counter()
-    with _time_series(path, info) as writer:
-        writer.write_points_cells(points[0], cells)
-        for k, i in enumerate(steps):
-            writer.write_moving(float(t[i]), points[k], {n: a[k] for n, a in point_data.items()},
-                                {n: [a[k]] for n, a in cell_data.items()}, constant)
-    log.info("wrote %s (%d outputs, %.2f s)", path, len(steps), time.perf_counter() - tic)
-    return path
+    bodies = body_histories(system, q[steps], np.zeros_like(q[steps]))
+    for name, shape in shapes.items():
+        bodies[name] = _with_shape(bodies[name], shape)
+    results = Results(t=t[steps], bodies=bodies, joints=joint_histories(system, q[steps]))
+    return write_results_xdmf(results, path)
+
+
+def _with_shape(body, shape):
+    """``body`` (`BodyResults` of a rigid body or point mass) drawn as the user's ``shape``."""
+    from dataclasses import replace
+    if body.kind not in ("rigid", "point"):
+        raise ValueError(f"`shapes[{body.name!r}]`: body {body.name!r} is {body.kind}; it is drawn as its mesh "
+                         "(shapes replace the box of a rigid body or the vertex of a point mass)")
+    points, cells = _user_shape(body.name, shape)
+    joined = {}
+    for cell_type, conn in cells:
+        joined[cell_type] = np.vstack([joined[cell_type], conn]) if cell_type in joined else conn
+    return replace(body, nodes=points, cells=joined)

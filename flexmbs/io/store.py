@@ -1030,7 +1030,8 @@ def _load_run(f: h5py.File, run: str, path: Path, truncated: Superblock | None =
 
 def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **common) -> Results:
     """The `Results` of a System run (see `flexmbs.system_run`): q, v (q_dot), the multipliers
-    (written at the end: none for a run that did not end) and each body's `BodyResults`."""
+    (written at the end: none for a run that did not end), each body's `BodyResults` and the
+    joints' positions ``joints/NAME`` (in the order of the constraints, ``constraint_names``)."""
     from ..body_motion import bodies_from_series, one_body_fields
     n_q = int(system["n_q"])
     series = {k: np.asarray(d[:n]) for k, d in datasets.items() if k.startswith("bodies/")}
@@ -1044,9 +1045,12 @@ def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **com
     bodies = bodies_from_series(system["bodies"], series, static, n)
     lam = datasets.get("multipliers")
     lam = np.asarray(lam[:n]) if lam is not None and len(lam) >= n else None
+    names = list(system.get("constraint_names", ()))
+    joints = {k[len("joints/"):]: np.asarray(d[:n]) for k, d in datasets.items() if k.startswith("joints/")}
+    joints = dict(sorted(joints.items(), key=lambda j: names.index(j[0]) if j[0] in names else len(names)))
     return Results(t=t, q=series_or_empty("q", (n_q,)), v=series_or_empty("v", (n_q,)),
                    q_dot=np.asarray(datasets["q_dot"][:n]) if "q_dot" in datasets else None,
-                   multipliers=lam, constraint_names=tuple(system.get("constraint_names", ())), bodies=bodies,
+                   multipliers=lam, constraint_names=tuple(names), bodies=bodies, joints=joints,
                    **one_body_fields(bodies), **common)
 
 

@@ -294,10 +294,11 @@ def run(model: Model, *, formulation: str | None = None, method: str | None = No
     Parameters
     ----------
     model : Model or System
-    formulation : str, default "lagrange"
-        One of ``FORMULATIONS``: "lagrange", "gibbs-appell", "hamilton".
-    method : str, default "DOP853"
-        An integrator of ``flexmbs.integrators.INTEGRATORS``: "RK45", "DOP853", "Radau",
+    formulation : str, optional
+        One of ``FORMULATIONS``: "lagrange", "gibbs-appell", "hamilton"; default None:
+        "lagrange" for a Model, "auto" for a System.
+    method : str, optional
+        Default None: "DOP853" for a Model, "index3-alpha" for a System.  An integrator of ``flexmbs.integrators.INTEGRATORS``: "RK45", "DOP853", "Radau",
         "BDF" (adaptive), "AB4", "midpoint", "generalized-alpha" (fixed step: give ``h``).
     t_end : float
         End time [s] (required).

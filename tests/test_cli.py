@@ -275,12 +275,14 @@ def test_run_reports_each_run_of_the_triple_pendulum_table(tmp_path, capsys):
 
 
 def test_run_reports_a_coupled_mechanism_by_its_run_information(tmp_path, capsys):
-    """The coupled cases return (run information, model, extras) and write their own files:
-    `flexmbs run` reports the index-3 run (status, steps, end time), not "no time integration"."""
+    """The coupled cases run their System by `flexmbs.run` into the CLI's results file: `flexmbs run`
+    reports the index-3 run "coupled" (status, outputs, end time) and where to load it, not "no time
+    integration"; the case's own results.npz and summary.json are written too."""
     out = tmp_path / "sc"
     assert cli.main(["run", "slider_crank", "--set", "coupled=true", "--set", "elements=2",
                      "--set", "revolutions=0.02", "--no-plots", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "no time integration" not in printed
-    assert re.search(r"run run: finished, \d+ steps to t = 0.000837758 s", printed), printed
-    assert "results.npz" in printed and "summary.json" in printed
+    assert re.search(r"run coupled: finished, \d+ outputs to t = 0.000837758 s", printed), printed
+    assert f"results: {out / 'results.h5'}" in printed
+    assert (out / "results.npz").is_file() and (out / "summary.json").is_file()

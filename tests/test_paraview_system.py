@@ -25,18 +25,14 @@ SETTINGS = dict(revolutions=0.5, degrees_out=3.0)        # 61 outputs
 @pytest.fixture(scope="module")
 def coupled(tmp_path_factory):
     """The coupled slider-crank case over half a revolution (3 deg outputs): its directory, its
-    System and coordinates q (from the same integration as the case's), and the case's extras."""
+    System, the times and coordinates q of its run (`Results`), and the case's extras."""
     sys.path.insert(0, str(CASES))
     import slider_crank
-    from flexmbs.mechanisms.coupled import integrate
     out = tmp_path_factory.mktemp("slider_crank")
-    _, model, extras = slider_crank.run(out=out, coupled=True, plots=False, **SETTINGS)
-    system, rod, _ = slider_crank.build_coupled()
+    res, _, extras = slider_crank.run(out=out, coupled=True, plots=False, **SETTINGS)
+    system = slider_crank.build_coupled()[0]
     p = {**slider_crank.DEFAULTS, **SETTINGS}
-    t_end = 2.0 * np.pi * p["revolutions"] / p["crank_speed"]
-    sol = integrate(system, t_end, p["h_coupled"], t_eval=slider_crank.solver_options(p, t_end)["t_eval"],
-                    rho_inf=p["rho_inf"])
-    return dict(out=out, system=system, t=sol.t, q=sol.x[:, :system.n_q], extras=extras, p=p)
+    return dict(out=out, system=system, t=res.t, q=res.q, extras=extras, p=p)
 
 
 def vtk_steps(path):

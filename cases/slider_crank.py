@@ -34,9 +34,9 @@ node, the slider a rigid body on the guide; `flexmbs.run` with index3-alpha, the
 (aligned with the output interval) and rho_inf.  `flexmbs run` streams the run into DIR/results.h5 as
 run "coupled" (every body's motion, the rod's displacements, the multipliers; flexmbs.load_results).
 Its results.npz has the arrays above plus drive_torque (n_t,) [N m] and the global joint forces
-reaction_crank_pivot, reaction_pin_A, reaction_pin_B, reaction_slide (n_t, 3) [N]; DIR/paraview.xdmf (+ .h5) shows crank, rod and slider in the global
-frame (flexmbs.io.paraview.write_system_xdmf; not with --no-paraview, --set paraview=false).  Its
-geometric stiffening (with --stiffening) is --coupled-stiffening:
+reaction_crank_pivot, reaction_pin_A, reaction_pin_B, reaction_slide (n_t, 3) [N]; DIR/paraview.xdmf
+(+ .h5) shows crank, rod and slider in the global frame (flexmbs.io.paraview.write_system_xdmf; not
+with --no-paraview, --set paraview=false).  Its geometric stiffening (with --stiffening) is --coupled-stiffening:
 "axial-strain" (default), the axial force of each element from its own axial strain, which carries the
 slider's inertia and the frame's acceleration as the kinematically driven model's stiffening does, or
 "omega", the Model's stiffening evaluated with the rod's angular velocity only (docs/coupled.md).

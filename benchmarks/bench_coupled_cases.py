@@ -4,10 +4,11 @@
     python benchmarks/bench_coupled_cases.py --quick     # a smoke test of the script, not a measurement
 
 Each case's coupled system (`build_coupled` of cases/four_bar.py and cases/spinup_beam.py, at the
-case's defaults, so what ``--coupled`` runs) is integrated by `flexmbs.mechanisms.coupled.integrate`
+case's defaults, so what ``--coupled`` runs) is integrated by index3-alpha (`flexmbs.simulate` of its
+`ConstrainedProblem`: the integration `flexmbs.run` does for it, without the outputs' post-processing)
 with ``kernel="numpy"`` and ``kernel="compiled"``, each path with its default refactorization
 ("step" on numpy, "contraction" in the kernel).  Printed per case: coordinates / constraint rows,
-steps, the CPU time of `integrate` (``time.process_time``: the machine is shared) on each path, the
+steps, the CPU time of the integration (``time.process_time``: the machine is shared) on each path, the
 least of ``--repeats`` runs, per step, and max |q_numpy - q_compiled| over the outputs, which is
 set by the Newton tolerance since the paths refactorize differently (with the same policy they
 agree to round-off, tests/test_compiled.py).  docs/benchmarks.md, section 11.1.
@@ -27,12 +28,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "cases"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import four_bar  # noqa: E402
 import slider_crank  # noqa: E402
 import spinup_beam  # noqa: E402
 
-from flexmbs.mechanisms.coupled import integrate  # noqa: E402
+from coupled_slider_crank import index3_alpha  # noqa: E402
 
 CASES = ("four_bar", "spinup_beam", "spinup_beam_torque")
 LABEL = {"four_bar": "`four_bar.py --coupled` (10 elements, axial-strain)",
@@ -41,7 +43,7 @@ LABEL = {"four_bar": "`four_bar.py --coupled` (10 elements, axial-strain)",
 
 
 def four_bar_run(t_end: float | None = None) -> tuple:
-    """(system, t_end, h, options of `integrate`) of `four_bar.py --coupled` at its defaults, as
+    """(system, t_end, h, options of `index3_alpha`) of `four_bar.py --coupled` at its defaults, as
     `four_bar.run_coupled` integrates it (t_end: the case's two revolutions unless given)."""
     p = four_bar.DEFAULTS
     phys = {k: p[k] for k in ("elements", "ground", "crank", "coupler", "rocker", "depth", "width", "youngs",
@@ -54,7 +56,7 @@ def four_bar_run(t_end: float | None = None) -> tuple:
 
 
 def spinup_beam_run(torque: bool, t_end: float | None = None) -> tuple:
-    """(system, t_end, h, options of `integrate`) of `spinup_beam.py --coupled [--torque]` at its
+    """(system, t_end, h, options of `index3_alpha`) of `spinup_beam.py --coupled [--torque]` at its
     defaults, as `spinup_beam.run_coupled` integrates it (t_end: the case's 20 s unless given)."""
     p = spinup_beam.DEFAULTS
     system, _, _, _ = spinup_beam.build_coupled(p["elements"], p["omega_s"], p["t_s"], not p["no_stiffening"],
@@ -73,11 +75,11 @@ def case_run(name: str, t_end: float | None = None) -> tuple:
 
 
 def timed_runs(system, t_end: float, h: float, options: dict, kernel: str, repeats: int):
-    """(least CPU time [s] of ``repeats`` runs of `integrate` on ``kernel``, the last Solution)."""
+    """(least CPU time [s] of ``repeats`` runs of `index3_alpha` on ``kernel``, the last Solution)."""
     cpu, sol = math.inf, None
     for _ in range(repeats):
         c0 = time.process_time()
-        sol = integrate(system, t_end, h, kernel=kernel, **options)
+        sol = index3_alpha(system, t_end, h, kernel=kernel, **options)
         cpu = min(cpu, time.process_time() - c0)
         if not sol.success:
             raise RuntimeError(f"{kernel} path: {sol.message}")
@@ -116,7 +118,7 @@ def main(argv=None) -> int:
     print(f"Measured: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
           f"`{' '.join(['python', 'benchmarks/bench_coupled_cases.py', *args])}`, {platform.machine()}, python "
           f"{platform.python_version()}, numpy {np.__version__}, load average {os.getloadavg()[0]:.1f}; "
-          f"CPU time of `integrate`, least of {repeats} run(s)")
+          f"CPU time of the integration, least of {repeats} run(s)")
     print("\n| case | coordinates / rows | steps | numpy [s] | numpy µs/step | compiled [s] | compiled µs/step | "
           "max \\|Δq\\| between the paths |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")

@@ -11,7 +11,8 @@ flexmbs's default, h = 2.91e-5 s):
 - **flexmbs**: `slider_crank.build_coupled` (crank and slider rigid bodies, the rod a FlexibleBody
   of Euler-Bernoulli beams on its chord frame, stiffened by each element's own axial strain,
   ``stiffening="axial-strain"``, the case's default) integrated by ``index3-alpha``
-  (rho_inf = 0.9), `flexmbs.mechanisms.coupled.integrate`, on the path ``--kernel`` chooses
+  (rho_inf = 0.9), `flexmbs.simulate` of its `ConstrainedProblem` (the integration `flexmbs.run` does
+  for it, without the outputs' post-processing), on the path ``--kernel`` chooses
   (default "auto": the compiled kernel, flexmbs/compiled.py, when it is installed); the table
   gives the evaluations of M, Q, C and C_q per step (``Solution.n_rhs / n_steps``, the
   finite-difference tangents included) and the LU factorizations;
@@ -38,7 +39,7 @@ phase error of a second-order method grows like (omega h)^2 t), so e(h) is not m
 A second measure is the error of the whole history, max_t |w(t; h) - w(t; h_ref)| / max_t |w_ref|
 over the outputs: the worst phase and amplitude error of the deflection, not one value.
 **Time**: CPU time (``time.process_time``: the machine is shared) of the integration only
-(flexmbs: `integrate`; Exudyn: ``SolveDynamic``), model building excluded, the least of
+(flexmbs: `index3_alpha`; Exudyn: ``SolveDynamic``), model building excluded, the least of
 ``--repeats`` runs.  **Time at matched error**: for a target error, the CPU time of each code's
 cheapest run whose error is at most the target (an error is not monotone in h, so no
 interpolation; both codes run the same grid of k, so that neither gets steps the other does
@@ -71,8 +72,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import slider_crank  # noqa: E402
 
+from flexmbs.integrators import ConstrainedProblem, simulate  # noqa: E402
 from flexmbs.mechanisms import chord_deflection  # noqa: E402
-from flexmbs.mechanisms.coupled import integrate  # noqa: E402
 
 OMEGA = slider_crank.DEFAULTS["crank_speed"]
 DT_OUT = math.radians(slider_crank.DEFAULTS["degrees_out"]) / OMEGA
@@ -84,6 +85,14 @@ PARTS = {"index3_alpha.py:_step_impl": "step (all)", "system.py:mass_matrix": "m
          "index3_alpha.py:_factor": "iteration matrix: build + LU (incl. dQ_v/dv)",
          "index3_alpha.py:_tangents": "finite-difference K_t, C_t (first step only)",
          "base.py:solve": "LU solves"}
+
+
+def index3_alpha(system, t_end: float, h: float, **options):
+    """The `flexmbs.integrators.Solution` of ``system`` from its bodies' start over [0, t_end] by index3-alpha
+    (rho_inf = 0.9 unless given): the integration alone, as `flexmbs.run` does it for a System."""
+    problem = ConstrainedProblem(system)
+    x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
+    return simulate(problem, (0.0, t_end), x0, method="index3-alpha", h=h, **{"rho_inf": 0.9, **options})
 
 
 def flexmbs_run(k: int, elements: int, revolutions: float, kernel: str = "auto", info: dict | None = None,
@@ -99,7 +108,7 @@ def flexmbs_run(k: int, elements: int, revolutions: float, kernel: str = "auto",
     cpu = math.inf
     for _ in range(repeats):
         c0 = time.process_time()
-        sol = integrate(system, t_end, h, t_eval=t_eval, rho_inf=p["rho_inf"], kernel=kernel)
+        sol = index3_alpha(system, t_end, h, t_eval=t_eval, rho_inf=p["rho_inf"], kernel=kernel)
         cpu = min(cpu, time.process_time() - c0)
     if info is not None:
         info.update(lu=sol.n_lu, tangents=sol.n_jac)
@@ -163,7 +172,7 @@ def profile(elements: int, revolutions: float, k: int):
     t_end = 2.0 * math.pi * revolutions / OMEGA
     prof = cProfile.Profile()
     prof.enable()
-    sol = integrate(system, t_end, DT_OUT / k * (1.0 + 1e-9), kernel="numpy")
+    sol = index3_alpha(system, t_end, DT_OUT / k * (1.0 + 1e-9), kernel="numpy")
     prof.disable()
     stats = pstats.Stats(prof).stats
     rows, total = [], None

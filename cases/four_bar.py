@@ -24,8 +24,8 @@ DIR/summary.json and the plots deflection.png, deformed_shapes.png, animation.gi
 --coupled: the coupled model (docs/coupled.md): crank and rocker rigid bodies (strips of the
 coupler's section), the coupler a FlexibleBody with a revolute joint at node 0 and a spherical joint
 at its last node, the rocker on a cylindrical joint at O4, the crank driven by an AngleDriver;
-undeformed start; index3-alpha with the fixed step h_coupled and rho_inf; results.npz adds
-drive_torque.
+undeformed start; `flexmbs.run` with index3-alpha, the fixed step h_coupled and rho_inf (`flexmbs run`
+streams it into DIR/results.h5 as run "coupled"); results.npz adds drive_torque.
 
 References: R. L. Norton, Design of Machinery, 5th ed., McGraw-Hill (2012), sec. 2.12
 (Grashof condition); A. G. Erdman, G. N. Sandor, R. G. Oakberg, J. Eng. Ind. 94 (1972)
@@ -190,26 +190,23 @@ def build_coupled(elements=10, ground=0.30, crank=0.08, coupler=0.30, rocker=0.2
 
 
 def run_coupled(out, p: dict, t_end: float):
-    """The coupled four-bar: (run info, coupler Model, extras) as `slider_crank.run_coupled`."""
-    from flexmbs.mechanisms.coupled import axial_torque, integrate
+    """The coupled four-bar by `flexmbs.run` (index3-alpha, step h_coupled): (its `Results`, the coupler
+    Model, extras) as `slider_crank.run_coupled`; the run is named "coupled" in the results file."""
+    from flexmbs.mechanisms.coupled import axial_torque
     phys = {k: p[k] for k in ("elements", "ground", "crank", "coupler", "rocker", "depth", "width", "youngs",
                               "density", "crank_speed", "stiffening", "coupled_stiffening")}
     system, body, model = build_coupled(**phys)
-    t_eval = slider_crank.solver_options(p, t_end)["t_eval"]
-    tic = time.perf_counter()
-    sol = integrate(system, t_end, p["h_coupled"], t_eval=t_eval, rho_inf=p["rho_inf"])
-    solve_s = time.perf_counter() - tic
-    delta = sol.x[:, system.slice(body)][:, 7:]
-    lam = sol.lam                       # the index-3 steps' own multipliers at the outputs
-    extras = {"crank_angle": p["crank_speed"] * sol.t,
-              "midspan_deflection": chord_deflection(model, delta, [p["coupler"] / 2])[:, 0],
-              "drive_torque": axial_torque(system, system.constraint("drive"), system.body("crank"), sol.t, sol.x,
-                                           lam)}
-    info = {"status": sol.status, "message": sol.message, "n_steps": sol.n_steps, "solve_s": solve_s,
-            "kernel": sol.kernel, "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
+    res = run_model(system, method="index3-alpha", h=p["h_coupled"], t_end=t_end,
+                    t_eval=slider_crank.solver_options(p, t_end)["t_eval"], rho_inf=p["rho_inf"],
+                    metadata={"case": "four_bar", "parameters": p}, name="coupled")
+    extras = {"crank_angle": p["crank_speed"] * res.t,
+              "midspan_deflection": chord_deflection(model, res.bodies[body.name].delta, [p["coupler"] / 2])[:, 0],
+              # the index-3 steps' own multipliers at the outputs
+              "drive_torque": axial_torque(system, system.constraint("drive"), system.body("crank"), res.t, res.q,
+                                           res.multipliers)}
     if out is not None:
-        slider_crank.write_coupled(info, extras, Path(out), p, title="Coupled four-bar")
-    return info, model, extras
+        slider_crank.write_coupled(res, body.name, extras, Path(out), p, title="Coupled four-bar")
+    return res, model, extras
 
 
 def main(argv=None):
@@ -223,11 +220,11 @@ def main(argv=None):
     if args.get("coupled"):
         value, angle = slider_crank.peak(extras)
         print(f"four-bar, coupled: {args['elements']} elements, crank {args['crank_speed']:.4g} rad/s, index3-alpha "
-              f"(h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}): {res['status']}")
+              f"(h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}): {res.status}")
         print(f"  peak mid-span deflection {1e6 * value:+.3f} um at crank angle {angle:.2f} deg "
-              f"({res['n_steps']} steps, solve {res['solve_s']:.2f} s)")
+              f"({res.stats['n_steps']} steps, solve {res.stats['solve_s']:.2f} s)")
         print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
-        return 0 if res["status"] == "finished" else 1
+        return 0 if res.success else 1
     value, angle = slider_crank.peak(extras)
     print(f"four-bar ({model.linkage.type.value}): {args['elements']} elements, crank {args['crank_speed']:.4g} "
           f"rad/s, {args['formulation']} + {args['integrator']}: {res.status}")

@@ -30,12 +30,13 @@ deformed_shapes.png (exaggerated shapes at six positions) and animation.gif.
 
 --coupled: the coupled model (docs/coupled.md): the crank a rigid body driven at crank_speed by an
 AngleDriver, the rod a FlexibleBody with a revolute joint at node 0 and a spherical joint at its last
-node, the slider a rigid body on the guide; index3-alpha with the fixed step h_coupled (aligned with
-the output interval) and rho_inf.  Its results.npz has the arrays above plus drive_torque (n_t,)
+node, the slider a rigid body on the guide; `flexmbs.run` with index3-alpha, the fixed step h_coupled
+(aligned with the output interval) and rho_inf.  `flexmbs run` streams the run into DIR/results.h5 as
+run "coupled" (every body's motion, the rod's displacements, the multipliers; flexmbs.load_results)
+and writes DIR/paraview.xdmf (+ .h5) of it, crank, rod and slider in the global frame (not with
+--no-paraview, --set paraview=false).  Its results.npz has the arrays above plus drive_torque (n_t,)
 [N m] and the global joint forces reaction_crank_pivot, reaction_pin_A, reaction_pin_B,
-reaction_slide (n_t, 3) [N]; `flexmbs run` writes DIR/paraview.xdmf (+ .h5) of its run in results.h5,
-crank, rod and slider in the global frame (not with --no-paraview, --set paraview=false).  Its
-geometric stiffening (with --stiffening) is --coupled-stiffening:
+reaction_slide (n_t, 3) [N].  Its geometric stiffening (with --stiffening) is --coupled-stiffening:
 "axial-strain" (default), the axial force of each element from its own axial strain, which carries the
 slider's inertia and the frame's acceleration as the kinematically driven model's stiffening does, or
 "omega", the Model's stiffening evaluated with the rod's angular velocity only (docs/coupled.md).
@@ -315,26 +316,24 @@ def joint_forces(history) -> dict:
 
 
 def run_coupled(out, p: dict, t_end: float):
-    """The coupled model: (run info, rod Model, extras) with the arrays of results.npz in extras."""
-    from flexmbs.mechanisms.coupled import integrate, torque_about
+    """The coupled model by `flexmbs.run` (index3-alpha, the step h_coupled): (its `Results`, the rod's
+    Model, extras) with the arrays of results.npz in extras.  The run is streamed into the active
+    results file (`flexmbs.io.recording`; ``flexmbs run``: DIR/results.h5) under the name "coupled"."""
+    from flexmbs.mechanisms.coupled import torque_about
     phys = {k: p[k] for k in ("elements", "crank", "rod", "offset", "width", "youngs", "density", "crank_speed",
                               "slider_mass", "stiffening", "coupled_stiffening")}
     system, rod_body, model = build_coupled(**phys)
-    t_eval = solver_options(p, t_end)["t_eval"]
-    tic = time.perf_counter()
-    sol = integrate(system, t_end, p["h_coupled"], t_eval=t_eval, rho_inf=p["rho_inf"])
-    solve_s = time.perf_counter() - tic
-    delta = sol.x[:, system.slice(rod_body)][:, 7:]
+    res = run_model(system, method="index3-alpha", h=p["h_coupled"], t_end=t_end,
+                    t_eval=solver_options(p, t_end)["t_eval"], rho_inf=p["rho_inf"],
+                    metadata={"case": "slider_crank", "parameters": p}, name="coupled")
     # the index-3 steps' own multipliers at the outputs; all joints in one pass over the outputs
-    history = system.reaction_history(sol.t, sol.x, sol.lam, ["drive"] + [c for c, _ in JOINT_BODIES])
-    extras = {"crank_angle": p["crank_speed"] * sol.t,
-              "midspan_deflection": chord_deflection(model, delta, [p["rod"] / 2])[:, 0],
+    history = system.reaction_history(res.t, res.q, res.multipliers, ["drive"] + [c for c, _ in JOINT_BODIES])
+    extras = {"crank_angle": p["crank_speed"] * res.t,
+              "midspan_deflection": chord_deflection(model, res.bodies[rod_body.name].delta, [p["rod"] / 2])[:, 0],
               "drive_torque": torque_about(history["drive"], system.body("crank")), **joint_forces(history)}
-    info = {"status": sol.status, "message": sol.message, "n_steps": sol.n_steps, "solve_s": solve_s,
-            "kernel": sol.kernel, "t": sol.t, "displacement": model.displacement_field(delta), "nodes": model.mesh.points}
     if out is not None:
-        write_coupled(info, extras, Path(out), p)
-    return info, model, extras
+        write_coupled(res, rod_body.name, extras, Path(out), p)
+    return res, model, extras
 
 
 STIFFENING_NOTES = {
@@ -350,20 +349,22 @@ def _stiffening_label(p: dict) -> str:
     return p["coupled_stiffening"] if p["stiffening"] else "none"
 
 
-def write_coupled(info, extras, out: Path, p: dict, title="Coupled slider-crank"):
-    """results.npz (t, displacement, nodes, crank_angle, midspan_deflection, drive_torque, reaction_*),
-    summary.json and deflection.png of the coupled model."""
+def write_coupled(res, body: str, extras, out: Path, p: dict, title="Coupled slider-crank"):
+    """results.npz (t, displacement and nodes of the flexible ``body`` of the `Results` ``res``,
+    crank_angle, midspan_deflection, drive_torque, reaction_*), summary.json and deflection.png of
+    a coupled model."""
     out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "results.npz", t=info["t"], displacement=info["displacement"], nodes=info["nodes"],
+    flexible = res.bodies[body]
+    np.savez_compressed(out / "results.npz", t=res.t, displacement=flexible.displacement, nodes=flexible.nodes,
                         **{k: np.asarray(v) for k, v in extras.items()})
     value, angle = peak(extras)
-    summary = {"parameters": p, "model": "coupled", "status": info["status"], "message": info["message"],
-               "n_steps": info["n_steps"], "solve_s": info["solve_s"], "kernel": info.get("kernel"),
+    summary = {"parameters": p, "model": "coupled", "status": res.status, "message": res.message,
+               "n_steps": res.stats["n_steps"], "solve_s": res.stats["solve_s"], "kernel": res.metadata.get("kernel"),
                "peak_midspan_deflection_m": value,
                "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
                "stiffening": _stiffening_label(p), "stiffening_note": STIFFENING_NOTES[_stiffening_label(p)]}
     write_summary(out, summary)
-    if p.get("plots", True) and len(info["t"]) > 1:
+    if p.get("plots", True) and len(res.t) > 1:
         from flexmbs import plots
         plots.save(plots.deflection_vs_angle({"mid-span": (np.degrees(extras["crank_angle"]),
                                                            extras["midspan_deflection"])},
@@ -382,12 +383,12 @@ def main(argv=None):
         value, angle = peak(extras)
         print(f"slider-crank, coupled: {args['elements']} elements, crank {args['crank_speed']} rad/s, "
               f"index3-alpha (h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}), stiffening "
-              f"{_stiffening_label({**DEFAULTS, **args})}: {res['status']}")
+              f"{_stiffening_label({**DEFAULTS, **args})}: {res.status}")
         print(f"  peak mid-span deflection {1e3 * value:+.5f} mm at crank angle {angle:.2f} deg "
-              f"({res['n_steps']} steps, solve {res['solve_s']:.2f} s); peak drive torque "
+              f"({res.stats['n_steps']} steps, solve {res.stats['solve_s']:.2f} s); peak drive torque "
               f"{np.abs(extras['drive_torque']).max():.4g} N m")
         print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
-        return 0 if res["status"] == "finished" else 1
+        return 0 if res.success else 1
     value, angle = peak(extras)
     print(f"slider-crank: {args['elements']} elements, crank {args['crank_speed']} rad/s, "
           f"{args['formulation']} + {args['integrator']}: {res.status}")

@@ -24,8 +24,9 @@ DIR/summary.json (tip minimum value and time, statuses) and, with --energies,
 DIR/energy.png.
 
 --coupled: the hub a rigid body (J_hub = hub_inertia) on a revolute joint, driven by an AngleDriver
-with the spin-up law, the beam a FlexibleBody clamped to it (index3-alpha, step h); with --torque the
-hub is driven by the torque (J_hub + rho A L^3 / 3) Omega'(t) instead.  results.npz then adds
+with the spin-up law, the beam a FlexibleBody clamped to it (`flexmbs.run`, index3-alpha, step h; run
+"coupled" of DIR/results.h5 under `flexmbs run`); with --torque the hub is driven by the torque
+(J_hub + rho A L^3 / 3) Omega'(t) instead.  results.npz then adds
 hub_angle, hub_speed, drive_torque, clamp_torque and law_speed; the prescribed model is run too and
 compared (summary.json, tip_deflection.png, hub_speed.png; docs/coupled.md).  --coupled-stiffening
 chooses the beam's geometric stiffening: "omega" (default; exact for a beam spun in its plane) or
@@ -145,7 +146,7 @@ def check(p: dict) -> None:
 
 
 def run(out=None, **params):
-    """Run the case; returns {"stiffened": Results, "unstiffened": Results}."""
+    """Run the case; returns {"stiffened": Results, "unstiffened": Results} (--coupled: `run_coupled`'s)."""
     p = resolve("spinup_beam", DEFAULTS, params, check)
     if p["coupled"]:
         return run_coupled(out, p)
@@ -263,82 +264,83 @@ def build_coupled(elements=10, omega_s=6.0, t_s=15.0, stiffening=True, torque=Fa
 
 
 def run_coupled(out, p: dict) -> dict:
-    """The coupled model (index3-alpha, step h) and the prescribed fast path at the same outputs.
+    """The coupled model by `flexmbs.run` (index3-alpha, step h; run "coupled" of the results file) and
+    the prescribed fast path at the same outputs (run "prescribed").
 
-    Returns {"coupled": dict of arrays, "prescribed": Results}."""
-    from flexmbs.mechanisms.coupled import axial_torque, integrate
+    Returns {"coupled": Results, "prescribed": Results, "hub": dict of the hub's arrays} (`hub_histories`)."""
     stiff = not p["no_stiffening"]
     system, hub, beam, model = build_coupled(p["elements"], p["omega_s"], p["t_s"], stiff, p["torque"],
                                              p["hub_inertia"], p["coupled_stiffening"])
     n_out = int(round(p["t_end"] / p["dt_out"]))
-    t_eval = np.linspace(0.0, p["t_end"], n_out + 1)
-    tic = time.perf_counter()
-    sol = integrate(system, p["t_end"], p["h"], t_eval=t_eval, rho_inf=p["rho_inf"],
-                    divergence_limit=DIVERGENCE_LIMIT)
-    solve_s = time.perf_counter() - tic
-    n = system.n_q
-    q, v = sol.x[:, :n], sol.x[:, n:]
-    sl_h, sl_b = system.slice(hub), system.slice(beam)
-    R = np.array([hub.rotation(qi[sl_h]) for qi in q])
-    angle = np.unwrap(np.arctan2(R[:, 1, 0], R[:, 0, 0]))
-    speed = np.array([hub.angular_velocity(qi[sl_h], vi[sl_h])[2] for qi, vi in zip(q, v)])
-    lam = sol.lam                       # the index-3 steps' own multipliers at the outputs
-    clamp = axial_torque(system, system.constraint("clamp"), hub, sol.t, sol.x, lam)
-    if p["torque"]:
-        drive = np.array([torque_law(p["omega_s"], p["t_s"], p["hub_inertia"])(ti)[2] for ti in sol.t])
-    else:
-        drive = axial_torque(system, system.constraint("drive"), hub, sol.t, sol.x, lam)
-    delta = q[:, sl_b][:, 7:]
-    law = SpinUp(p["omega_s"], p["t_s"])._law
-    coupled = dict(t=sol.t, displacement=model.displacement_field(delta), nodes=model.mesh.points,
-                   hub_angle=angle, hub_speed=speed, drive_torque=drive, clamp_torque=-clamp,
-                   law_angle=np.array([law(ti)[0] for ti in sol.t]),
-                   law_speed=np.array([law(ti)[1] for ti in sol.t]),
-                   status=sol.status, message=sol.message, solve_s=solve_s, n_steps=sol.n_steps, kernel=sol.kernel)
+    coupled = run_model(system, method="index3-alpha", h=p["h"], t_end=p["t_end"],
+                        t_eval=np.linspace(0.0, p["t_end"], n_out + 1), rho_inf=p["rho_inf"],
+                        divergence_limit=DIVERGENCE_LIMIT, metadata={"case": "spinup_beam", "parameters": p},
+                        name="coupled")
     solver = solver_options({**p, "coupled": False})
     prescribed = run_model(model, compute_energies=False, metadata={"case": "spinup_beam", "parameters": p,
                                                                      "run": "prescribed"}, **solver)
-    runs = {"coupled": coupled, "prescribed": prescribed}
+    runs = {"coupled": coupled, "prescribed": prescribed, "hub": hub_histories(system, hub, coupled, p)}
     if out is not None:
         write_coupled(runs, Path(out), p)
     return runs
 
 
+def hub_histories(system, hub, res, p: dict) -> dict:
+    """The hub's arrays at the outputs of the coupled run ``res``: hub_angle (unwrapped angle of its
+    frame about z) and hub_speed (omega_z) from ``res.bodies``, the torques about z of the drive
+    (the torque law with --torque) and of the clamp on the beam (minus the clamp's on the hub, from
+    the index-3 steps' own multipliers), and the spin-up law's angle and speed."""
+    from flexmbs.mechanisms.coupled import axial_torque
+    R = res.bodies[hub.name].rotation
+    if p["torque"]:
+        drive = np.array([torque_law(p["omega_s"], p["t_s"], p["hub_inertia"])(ti)[2] for ti in res.t])
+    else:
+        drive = axial_torque(system, system.constraint("drive"), hub, res.t, res.q, res.multipliers)
+    law = np.array([SpinUp(p["omega_s"], p["t_s"]).angle(ti)[:2] for ti in res.t]).reshape(len(res.t), 2)
+    return dict(hub_angle=np.unwrap(np.arctan2(R[:, 1, 0], R[:, 0, 0])),
+                hub_speed=res.bodies[hub.name].angular_velocity[:, 2], drive_torque=drive,
+                clamp_torque=-axial_torque(system, system.constraint("clamp"), hub, res.t, res.q, res.multipliers),
+                law_angle=law[:, 0], law_speed=law[:, 1])
+
+
 def summarize_coupled(runs, p: dict) -> dict:
-    c, f = runs["coupled"], runs["prescribed"]
-    tip = c["displacement"][:, -1, 1]
-    i = int(np.argmin(tip))
+    c, f, hub = runs["coupled"], runs["prescribed"], runs["hub"]
+    tip = c.displacement[:, -1, 1]
+    v_min, t_min = tip_minimum(c)
     out = {"parameters": p, "model": "coupled, " + ("torque-driven hub" if p["torque"] else "driven hub"),
            "stiffening": "none" if p["no_stiffening"] else p["coupled_stiffening"],
-           "status": c["status"], "message": c["message"], "solve_s": c["solve_s"], "n_steps": c["n_steps"],
-           "kernel": c["kernel"],
-           "tip_min": float(tip[i]), "tip_min_time": float(c["t"][i]),
+           "status": c.status, "message": c.message, "solve_s": c.stats["solve_s"], "n_steps": c.stats["n_steps"],
+           "kernel": c.metadata.get("kernel"),
+           "tip_min": v_min, "tip_min_time": t_min,
            "prescribed_tip_min": tip_minimum(f)[0], "prescribed_tip_min_time": tip_minimum(f)[1]}
-    m = min(len(f.t), len(c["t"]))
+    m = min(len(f.t), len(c.t))
     out["tip_difference_max"] = float(np.abs(f.displacement[:m, -1, 1] - tip[:m]).max())
-    out["hub_speed_final"] = float(c["hub_speed"][-1])
-    out["hub_speed_minus_law_max"] = float(np.abs(c["hub_speed"] - c["law_speed"]).max())
-    out["hub_angle_minus_law_final"] = float(c["hub_angle"][-1] - c["law_angle"][-1])
-    out["drive_torque_peak"] = float(np.abs(c["drive_torque"]).max())
+    out["hub_speed_final"] = float(hub["hub_speed"][-1])
+    out["hub_speed_minus_law_max"] = float(np.abs(hub["hub_speed"] - hub["law_speed"]).max())
+    out["hub_angle_minus_law_final"] = float(hub["hub_angle"][-1] - hub["law_angle"][-1])
+    out["drive_torque_peak"] = float(np.abs(hub["drive_torque"]).max())
     return out
 
 
 def write_coupled(runs, out: Path, p: dict):
+    """results.npz (t, the beam's displacement and nodes, hub_angle, hub_speed, drive_torque, clamp_torque,
+    law_speed), summary.json and the plots tip_deflection.png, hub_speed.png of the coupled model."""
     out.mkdir(parents=True, exist_ok=True)
-    c = runs["coupled"]
-    np.savez_compressed(out / "results.npz", **{k: np.asarray(c[k]) for k in (
-        "t", "displacement", "nodes", "hub_angle", "hub_speed", "drive_torque", "clamp_torque", "law_speed")})
+    c, hub = runs["coupled"], runs["hub"]
+    np.savez_compressed(out / "results.npz", t=c.t, displacement=c.displacement, nodes=c.nodes,
+                        **{k: np.asarray(hub[k]) for k in ("hub_angle", "hub_speed", "drive_torque", "clamp_torque",
+                                                           "law_speed")})
     write_summary(out, summarize_coupled(runs, p))
     if p.get("plots", True):
         from flexmbs import plots
         f = runs["prescribed"]
-        curves = [dict(t=c["t"], y=c["displacement"][:, -1, 1], label="coupled", status=c["status"]),
+        curves = [dict(t=c.t, y=c.displacement[:, -1, 1], label="coupled", status=c.status),
                   dict(t=f.t, y=f.displacement[:, -1, 1], label="prescribed (fast path)", status=f.status)]
         plots.save(plots.clipped_histories(curves, ylabel="tip transverse deflection v(L, t) [m]", title=(
             f"Spin-up, coupled hub ({'torque' if p['torque'] else 'driven'}), {p['elements']} elements")),
             out / "tip_deflection.png")
-        curves = [dict(t=c["t"], y=c["hub_speed"], label="hub speed", status=c["status"]),
-                  dict(t=c["t"], y=c["law_speed"], label="spin-up law", status="finished")]
+        curves = [dict(t=c.t, y=hub["hub_speed"], label="hub speed", status=c.status),
+                  dict(t=c.t, y=hub["law_speed"], label="spin-up law", status="finished")]
         plots.save(plots.clipped_histories(curves, ylabel="hub speed [rad/s]", title="Hub speed"),
                    out / "hub_speed.png")
 

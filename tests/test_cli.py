@@ -1,5 +1,6 @@
 """The `flexmbs` command: cases found generically, parameters checked and typed, files written."""
 import io as _io
+import re
 import subprocess
 import sys
 import textwrap
@@ -248,3 +249,18 @@ def test_script_without_protocol_is_skipped(tmp_path):
     '''))
     cases = cli.discover_cases(tmp_path)
     assert list(cases) == ["ok"] and cases["ok"].summary == ""
+
+
+def test_run_reports_a_coupled_mechanism_by_its_run_information(tmp_path, capsys):
+    """The coupled cases run their System by `flexmbs.run` into the CLI's results file: `flexmbs run`
+    reports the index-3 run "coupled" (status, outputs, end time) and where to load it, not "no time
+    integration"; the case's own results.npz and summary.json are written too."""
+    out = tmp_path / "sc"
+    assert cli.main(["run", "slider_crank", "--set", "coupled=true", "--set", "elements=2",
+                     "--set", "revolutions=0.02", "--no-plots", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no time integration" not in printed
+    assert re.search(r"run coupled: finished, \d+ outputs to t = 0.000837758 s", printed), printed
+    assert f"results: {out / 'results.h5'}" in printed
+    assert (out / "results.npz").is_file() and (out / "summary.json").is_file()
+    assert (out / "paraview.xdmf").is_file()          # every body in the global frame, written by the CLI

@@ -23,7 +23,7 @@ from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
 from flexmbs.constraints import Fixed, Revolute
 from flexmbs.formulations.index1 import Index1
 from flexmbs.integrators import simulate
-from flexmbs.mechanisms.coupled import angular_momentum, axial_torque, integrate, multipliers
+from flexmbs.mechanisms.coupled import angular_momentum, axial_torque
 from flexmbs.system import System
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
@@ -38,20 +38,18 @@ def test_spinup_coupled_equals_prescribed():
     t_end, ws, ts, J_hub = 1.0, 6.0, 15.0, 40.0
     system, hub, beam, model = spinup_beam.build_coupled(2, ws, ts, hub_inertia=J_hub)
     t = np.linspace(0.0, t_end, 11)
-    sol = integrate(system, t_end, 0.01, t_eval=t, rho_inf=0.9)
-    assert sol.success
+    res = fm.run(system, method="index3-alpha", h=0.01, t_end=t_end, t_eval=t, rho_inf=0.9, store=False)
+    assert res.success
     fast = fm.run(model, method="DOP853", rtol=1e-10, atol=1e-12, t_end=t_end, dt_out=0.1)
-    delta = sol.x[:, system.slice(beam)][:, 7:]
     peak = np.abs(fast.delta).max()
-    err = np.abs(delta - fast.delta).max() / peak
+    err = np.abs(res.bodies[beam.name].delta - fast.delta).max() / peak
     print(f"coupled vs prescribed: {err:.2e} of the peak")
     assert err < 5e-4                      # O(h^2) of index3-alpha; measured 1.3e-4 (1 s), 2.4e-5 (3 s, 4 el.)
-    lam = multipliers(system, sol.t, sol.x)
-    drive = axial_torque(system, system.constraint("drive"), hub, sol.t, sol.x, lam)
+    drive = axial_torque(system, system.constraint("drive"), hub, res.t, res.q, res.multipliers)
     # the drive is the only moment about z on hub + beam: drive = dH_z/dt (H_z with the elastic motion)
-    dH = np.gradient(angular_momentum(system, sol.x), sol.t)
+    dH = np.gradient(angular_momentum(system, np.hstack([res.q, res.v])), res.t)
     rigid = (J_hub + spinup_beam.rigid_beam_inertia()) * np.array([spinup_beam.SpinUp(ws, ts)._law(ti)[2]
-                                                                    for ti in sol.t])
+                                                                    for ti in res.t])
     print(f"drive torque at t_end {drive[-1]:.4f} N m, dH/dt {dH[-1]:.4f}, rigid beam {rigid[-1]:.4f}")
     assert np.abs(drive - dH)[1:-1].max() < 0.01 * np.abs(drive).max()
 
@@ -111,8 +109,8 @@ def test_flexible_body_without_reference_conditions_is_refused():
 
 # -- coupled slider-crank ---------------------------------------------------------------------------
 def _first_peak(elements, **kw):
-    info, _, extras = slider_crank.run(coupled=True, elements=elements, revolutions=0.15, plots=False, **kw)
-    assert info["status"] == "finished"
+    res, _, extras = slider_crank.run(coupled=True, elements=elements, revolutions=0.15, plots=False, **kw)
+    assert res.status == "finished"
     return slider_crank.peak(extras)
 
 
@@ -149,15 +147,15 @@ def _rigid_rod_system(crank=0.15, rod=0.30, width=0.008, density=7870.0, W=150.0
 @pytest.mark.slow
 def test_stiff_rod_reactions_are_the_rigid_ones():
     """E = 2e15 Pa (1e4 x steel): the coupled model's drive torque and joint reactions equal those of the
-    rigid slider-crank (index-1, DOP853) to 1 % of their peaks after the start-up (crank angle > 45 deg)."""
-    info, _, ex = slider_crank.run(coupled=True, elements=2, revolutions=0.25, youngs=2e15, plots=False)
+    rigid slider-crank (index-1 "lagrange", DOP853, the multipliers of its accelerations at the outputs) to
+    1 % of their peaks after the start-up (crank angle > 45 deg)."""
+    res, _, ex = slider_crank.run(coupled=True, elements=2, revolutions=0.25, youngs=2e15, plots=False)
     system = _rigid_rod_system()
-    form = Index1(system, solver="augmented")
-    x0 = form.state0(system.initial_coordinates(), system.initial_velocities())
-    sol = simulate(form, (0.0, info["t"][-1]), x0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=info["t"])
-    lam = multipliers(system, sol.t, sol.x)
-    rigid = {"drive_torque": axial_torque(system, system.constraint("drive"), system.body("crank"), sol.t, sol.x,
-                                          lam), **slider_crank.reactions(system, sol.t, sol.x, lam)}
+    ref = fm.run(system, formulation="lagrange", method="DOP853", rtol=1e-10, atol=1e-12, t_end=res.t[-1],
+                 t_eval=res.t, store=False)
+    lam = ref.multipliers
+    rigid = {"drive_torque": axial_torque(system, system.constraint("drive"), system.body("crank"), ref.t, ref.q,
+                                          lam), **slider_crank.reactions(system, ref.t, ref.q, lam)}
     late = ex["crank_angle"] > np.radians(45.0)        # the start-up transient decays like rho_inf^steps
     for key, ref in rigid.items():
         err = np.abs(ex[key] - ref)[late].max() / np.abs(ref).max()
@@ -179,12 +177,10 @@ def test_coupled_four_bar_stiff_coupler_follows_the_rigid_linkage():
     assert mob["rank"] == mob["n_c"] and not mob["redundant"]
     t_end = 2 * np.pi * p["revolutions"] / p["crank_speed"]
     t = np.linspace(0.0, t_end, 6)
-    sol = integrate(system, t_end, p["h_coupled"], t_eval=t)
-    rocker = system.body("rocker")
+    res = fm.run(system, method="index3-alpha", h=p["h_coupled"], t_end=t_end, t_eval=t, rho_inf=0.9,
+                 store=False)
     linkage = fm.mechanisms.FourBar(p["ground"], p["crank"], p["coupler"], p["rocker"], branch="open")
-    n = system.n_q
-    for ti, x in zip(sol.t, sol.x):
-        R = rocker.rotation(x[:n][system.slice(rocker)])
+    for ti, R in zip(res.t, res.bodies["rocker"].rotation):
         theta = np.arctan2(R[1, 0], R[0, 0])
         ref = linkage.state(p["crank_speed"] * ti).link("rocker").theta
         assert abs(np.angle(np.exp(1j * (theta - ref)))) < 1e-6
@@ -222,9 +218,9 @@ def test_torque_driven_hub_angular_momentum_is_the_torque_impulse():
     ws, ts, J_hub = 6.0, 15.0, 40.0
     system, hub, _, _ = spinup_beam.build_coupled(2, ws, ts, torque=True, hub_inertia=J_hub)
     t = np.linspace(0.0, 2.0, 5)
-    sol = integrate(system, t[-1], 0.01, t_eval=t)
-    H = angular_momentum(system, sol.x)
-    law = np.array([spinup_beam.SpinUp(ws, ts)._law(ti)[1] for ti in sol.t])
+    res = fm.run(system, method="index3-alpha", h=0.01, t_end=t[-1], t_eval=t, rho_inf=0.9, store=False)
+    H = angular_momentum(system, np.hstack([res.q, res.v]))
+    law = np.array([spinup_beam.SpinUp(ws, ts)._law(ti)[1] for ti in res.t])
     J = J_hub + spinup_beam.rigid_beam_inertia()
     print(f"H_z {H[-1]:.6f}, J Omega {J * law[-1]:.6f}")
     assert np.abs(H - J * law).max() < 1e-4 * J * law[-1]          # measured 1.2e-5 (h = 0.01 s)

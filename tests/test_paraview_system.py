@@ -30,16 +30,13 @@ def coupled(tmp_path_factory):
     through `write_results_xdmf`, the writer of `flexmbs run` and `flexmbs export`)."""
     sys.path.insert(0, str(CASES))
     import slider_crank
-    from flexmbs.mechanisms.coupled import integrate
     out = tmp_path_factory.mktemp("slider_crank")
-    _, model, extras = slider_crank.run(out=out, coupled=True, plots=False, **SETTINGS)
-    system, rod, _ = slider_crank.build_coupled()
+    res, _, extras = slider_crank.run(out=out, coupled=True, plots=False, **SETTINGS)
+    system = slider_crank.build_coupled()[0]
     p = {**slider_crank.DEFAULTS, **SETTINGS}
     t_end = 2.0 * np.pi * p["revolutions"] / p["crank_speed"]
-    sol = integrate(system, t_end, p["h_coupled"], t_eval=slider_crank.solver_options(p, t_end)["t_eval"],
-                    rho_inf=p["rho_inf"])
-    write_system_xdmf(system, sol.t, sol.x[:, :system.n_q], out / "paraview.xdmf")
-    return dict(out=out, system=system, t=sol.t, q=sol.x[:, :system.n_q], extras=extras, p=p)
+    write_system_xdmf(system, res.t, res.q, out / "paraview.xdmf")
+    return dict(out=out, system=system, t=res.t, q=res.q, extras=extras, p=p)
 
 
 def vtk_steps(path):

@@ -1,16 +1,12 @@
-"""Coupled rigid-flexible mechanisms: integration on the index-3 route and post-processing.
+"""Coupled rigid-flexible mechanisms: post-processing of their runs.
 
 A coupled mechanism is a `flexmbs.System` of rigid bodies and `FlexibleBody`s joined by joints
 and driven by driving constraints or torques: the elastic deformation acts back on the
-motion (docs/coupled.md).  This module holds what the coupled cases share:
+motion (docs/coupled.md).  The cases run it by `flexmbs.run` (index3-alpha with a fixed step
+``h`` and ``rho_inf``), whose `Results` hold the coordinates ``q``, velocities ``v`` and the
+index-3 steps' own multipliers ``multipliers`` at the outputs.  This module holds the
+post-processing the coupled cases share:
 
-- `integrate`: Arnold-Bruls generalized-alpha (``index3-alpha``) with a fixed step ``h``
-  and numerical damping ``rho_inf``, started from the bodies' initial coordinates and
-  velocities;
-- `multipliers`: the multipliers at the output states solved again from the index-1
-  accelerations (M, C_q^T; C_q, 0) (q'', lam) = (Q, gamma), one solve per output: a reference
-  for the integrator's own ``Solution.lam`` (which the cases use; they differ by the
-  integrator's error, tests/test_coupled.py);
 - `axial_torque`: the torque a constraint applies on a body about a global axis at all outputs,
   from `System.reaction_history` (one batched least-squares solve per body); `torque_about`
   the same from a history already computed (one pass over the outputs for several joints);
@@ -21,31 +17,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..formulations.index1 import Index1
-from ..integrators import ConstrainedProblem, simulate
-
-__all__ = ["integrate", "multipliers", "axial_torque", "torque_about", "angular_momentum"]
+__all__ = ["axial_torque", "torque_about", "angular_momentum"]
 
 
-def integrate(system, t_end: float, h: float, t_eval=None, rho_inf: float = 0.9, **options):
-    """Solution of ``system`` over [0, t_end] by index3-alpha with the fixed step ``h``."""
-    problem = ConstrainedProblem(system)
-    x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
-    return simulate(problem, (0.0, float(t_end)), x0, method="index3-alpha", h=h, t_eval=t_eval,
-                    rho_inf=rho_inf, **options)
-
-
-def multipliers(system, t, x) -> np.ndarray:
-    """lam (n_t, n_c) at the states x (n_t, 2 n_q), solved again from the index-1 (augmented)
-    accelerations at each output: a reference for the integrator's ``Solution.lam``."""
-    form = Index1(system, solver="augmented")
-    return np.array([form.multipliers(float(ti), xi) for ti, xi in zip(t, x)])
-
-
-def axial_torque(system, constraint, body, t, x, lam, axis=(0.0, 0.0, 1.0)) -> np.ndarray:
-    """Torque [N m] that ``constraint`` applies on ``body`` about the global ``axis``, per output
-    (`System.reaction_history`, `torque_about`)."""
-    history = system.reaction_history(t, np.asarray(x)[:, :system.n_q], lam, [constraint.name])
+def axial_torque(system, constraint, body, t, q, lam, axis=(0.0, 0.0, 1.0)) -> np.ndarray:
+    """Torque [N m] that ``constraint`` applies on ``body`` about the global ``axis``, per output, at the
+    coordinates q (n_t, n_q) and multipliers lam (n_t, n_c) (e.g. ``Results.q``, ``Results.multipliers``;
+    `System.reaction_history`, `torque_about`)."""
+    if lam is None:
+        raise ValueError("axial_torque: `lam` is None: this run has no multipliers (`Results.multipliers` is None "
+                         "for the quasi-velocity formulations and for a run read back from a results file that "
+                         "stopped before its end); give lam (n_t, n_c), e.g. the multipliers of an index3-alpha run")
+    history = system.reaction_history(t, q, lam, [constraint.name])
     return torque_about(history[constraint.name], body, axis)
 
 

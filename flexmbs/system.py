@@ -420,16 +420,25 @@ class System:
 
     def energy(self, q, v) -> SystemEnergy:
         """`SystemEnergy` (kinetic T, gravity V_g, strain U) [J] at (q, v), each summed over the bodies
-        (U over those with a ``strain_energy``, the flexible ones); ``sum(...)`` is T + V_g + U."""
-        T = V = U = 0.0
+        (U over those with a ``strain_energy``, the flexible ones); ``sum(...)`` is T + V_g + U.
+        `energy_history` at one state."""
+        T, V, U = self.energy_history(np.asarray(q, dtype=float)[None], np.asarray(v, dtype=float)[None])
+        return SystemEnergy(float(T[0]), float(V[0]), float(U[0]))
+
+    def energy_history(self, q, v) -> SystemEnergy:
+        """`SystemEnergy` of arrays (n_t,) at the rows of q, v (n_t, n_q): each body's batched
+        `energies` and `strain_energies` (all outputs at once for rigid bodies in Euler parameters,
+        planar bodies, point masses and flexible bodies; other kinds one output at a time)."""
+        q, v = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(v, dtype=float))
+        T, V, U = np.zeros(len(q)), np.zeros(len(q)), np.zeros(len(q))
         for b in self.bodies:
             sl = self._qslice[id(b)]
-            t_b, v_b = b.energy(q[sl], v[sl], self.gravity)
+            t_b, v_b = b.energies(q[:, sl], v[:, sl], self.gravity)
             T += t_b
             V += v_b
         for b in self._strained:
-            U += b.strain_energy(q[self._qslice[id(b)]])
-        return SystemEnergy(float(T), float(V), float(U))
+            U += b.strain_energies(q[:, self._qslice[id(b)]])
+        return SystemEnergy(T, V, U)
 
     # -- momentum and rigid motions (docs/multibody.md, "Momentum and rigid motions") -----------
     def rigid_motion_generators(self, q, point=None) -> np.ndarray:

@@ -43,9 +43,9 @@ ENERGY_KEYS = ("kinetic", "potential", "strain", "total")
 
 def system_energies(system, q, q_dot) -> dict[str, np.ndarray]:
     """``kinetic``, ``potential`` (gravity), ``strain`` and ``total`` [J] at each row of q, q'
-    (n_t, n_q) (`System.energy`, one output at a time)."""
-    e = np.array([tuple(system.energy(qk, vk)) for qk, vk in zip(q, q_dot)], dtype=float).reshape(len(q), 3)
-    return {"kinetic": e[:, 0], "potential": e[:, 1], "strain": e[:, 2], "total": e.sum(axis=1)}
+    (n_t, n_q) (`System.energy_history`: the outputs of a block at once)."""
+    T, V, U = system.energy_history(q, q_dot)
+    return {"kinetic": T, "potential": V, "strain": U, "total": T + V + U}
 
 
 def _fields(system, form, T, X) -> dict:

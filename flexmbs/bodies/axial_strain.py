@@ -98,19 +98,21 @@ class AxialStrain:
 
     # -- element quantities -----------------------------------------------------------------------
     def _gather(self, delta) -> np.ndarray:
-        d = np.zeros(self.n + 1)
-        d[:self.n] = delta
-        return d[self.idx]                                                # (n_el, n_e)
+        """Element DOFs (..., n_el, n_e) of delta (..., n)."""
+        d = np.zeros(np.shape(delta)[:-1] + (self.n + 1,))
+        d[..., :self.n] = delta
+        return d[..., self.idx]
 
     def _scatter(self, f_e) -> np.ndarray:
         return np.bincount(self.idx.ravel(), weights=f_e.ravel(), minlength=self.n + 1)[:self.n]
 
     def strains(self, delta):
-        """(u'_e, c_e, eps_e, g_e = G_e u_e) of every element at ``delta``."""
+        """(u'_e, c_e, eps_e, g_e = G_e u_e) of every element at ``delta`` (n,), or at each row of
+        ``delta`` (n_t, n) (then with a leading axis n_t)."""
         u = self._gather(np.asarray(delta, dtype=float))
-        g = np.einsum("eij,ej->ei", self.G, u)
-        up = np.einsum("ei,ei->e", self.a, u)
-        c = np.einsum("ei,ei->e", u, g)
+        g = np.einsum("eij,...ej->...ei", self.G, u)
+        up = np.einsum("ei,...ei->...e", self.a, u)
+        c = np.einsum("...ei,...ei->...e", u, g)
         return up, c, up + c / (2.0 * self.L), g
 
     def axial_force(self, delta) -> np.ndarray:
@@ -118,10 +120,12 @@ class AxialStrain:
         return self.EA * self.strains(delta)[2]
 
     # -- energy, force, tangent -------------------------------------------------------------------
-    def energy(self, delta) -> float:
-        """U_nl = sum_e 1/2 EA L_e (eps_e^2 - u'_e^2): the strain energy beyond 1/2 delta^T [k] delta."""
+    def energy(self, delta):
+        """U_nl = sum_e 1/2 EA L_e (eps_e^2 - u'_e^2): the strain energy beyond 1/2 delta^T [k] delta; a
+        float at delta (n,), an array (n_t,) at the rows of delta (n_t, n)."""
         up, c, eps, _ = self.strains(delta)
-        return float(0.5 * self.EA * np.sum(self.L * (eps - up) * (eps + up)))
+        U = 0.5 * self.EA * np.sum(self.L * (eps - up) * (eps + up), axis=-1)
+        return float(U) if np.ndim(delta) == 1 else U
 
     def force(self, delta) -> np.ndarray:
         """dU_nl/d delta (n,): the elastic force beyond [k] delta (enters the equations as -force)."""

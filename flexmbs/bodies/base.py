@@ -77,6 +77,17 @@ class Body(ABC):
     def energy(self, q, v, gravity) -> tuple[float, float]:
         """(kinetic energy 1/2 v^T M v, potential energy of gravity)."""
 
+    def energies(self, Q, V, gravity) -> tuple[np.ndarray, np.ndarray]:
+        """(T, V_g), each (n_t,), at the rows of Q, V (n_t, n_q): `energy` at every row.  The body kinds
+        with a batched form (all outputs at once) override it."""
+        e = np.array([self.energy(q, v, gravity) for q, v in zip(Q, V)], dtype=float).reshape(len(Q), 2)
+        return e[:, 0], e[:, 1]
+
+    def strain_energies(self, Q) -> np.ndarray:
+        """The strain energy (n_t,) at the rows of Q of a body with a ``strain_energy`` (flexible bodies),
+        one row at a time unless the body overrides it."""
+        return np.array([self.strain_energy(q) for q in Q], dtype=float).reshape(len(Q))
+
     def rigid_motion_generators(self, q, point) -> np.ndarray:
         """X(q) = dq/d(eps) of a global rigid motion of the body (docs/multibody.md, "Momentum"):
         (n_q, 6) in 3D, columns k = 0, 1, 2 the translation by eps e_k and k = 3, 4, 5 the rotation by

@@ -556,14 +556,52 @@ class FlexibleBody(Body):
         return out
 
     def energy(self, q, v, gravity) -> tuple[float, float]:
-        """(1/2 v^T M v, -g . (mass R + A s_y))."""
-        T = 0.5 * float(v @ (self.mass_matrix(q) @ v))
+        """(T, -g . (mass R + A s_y)): `energies` at one state."""
+        T, V = self.energies(np.asarray(q, dtype=float)[None], np.asarray(v, dtype=float)[None], gravity)
+        return float(T[0]), float(V[0])
+
+    def energies(self, Q, V, gravity) -> tuple[np.ndarray, np.ndarray]:
+        """(T, V_g) at all rows of Q, V (n_t, n_q) at once.  On the constraint manifold (|p| = 1,
+        p . p' = 0), with omega = 2 G(p) p' the frame's angular velocity in body components and
+        r' = R' + A (omega x y + N delta'):
+
+        .. code:: text
+
+            T = 1/2 mass |R'|^2 + R' . A (omega x s_y + m_O delta') + 1/2 omega^T (tr(Y) I - Y) omega
+                + omega . int rho y x (N delta') dV + 1/2 delta'^T [m] delta'
+
+        (int rho |omega x y|^2 dV = omega^T (tr(Y) I - Y) omega; int rho y x (N delta') dV = eps_ijk Z_jk
+        with Z_ab = int rho y_a (N delta')_b dV): v^T M v / 2 where |p| = 1 and p . p' = 0, and off the
+        manifold (an index-3 solution's p . p' = O(h^2)) the energy of the motion r' with p' projected on
+        it (v^T M v / 2 would add 2 (int rho y.y dV) (p . p')^2 through the p p^T part of M_pp)."""
+        Q, V = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(V, dtype=float))
+        d, S, J, s, m_O = self._inertia_tensors()
+        n_t, n = len(Q), self.n_e
+        p, delta, R_dot, delta_dot = Q[:, 3:7], Q[:, 7:], V[:, :3], V[:, 7:]
+        A = ep_to_matrix(p).reshape(n_t, 3, 3)
+        omega = 2.0 * np.einsum("tij,tj->ti", ep_G(p), V[:, 3:7])
+        SD = np.asarray(S @ delta.T).T.reshape(n_t, 9, n)                     # S[a, b] delta per output
+        Dd = (delta @ d.T).reshape(n_t, 3, 3)                                 # d[a, b] . delta
+        Y = J + Dd + Dd.swapaxes(1, 2) + np.einsum("tkn,tn->tk", SD, delta).reshape(n_t, 3, 3)
+        Z = (delta_dot @ d.T + np.einsum("tkn,tn->tk", SD, delta_dot)).reshape(n_t, 3, 3).swapaxes(1, 2)
+        w = np.stack([Z[:, 1, 2] - Z[:, 2, 1], Z[:, 2, 0] - Z[:, 0, 2], Z[:, 0, 1] - Z[:, 1, 0]], axis=1)
+        s_y = s + delta @ m_O.T
+        trY = np.trace(Y, axis1=1, axis2=2)
+        T = (0.5 * self.model.mass * np.einsum("ti,ti->t", R_dot, R_dot)
+             + np.einsum("ti,tij,tj->t", R_dot, A, np.cross(omega, s_y) + delta_dot @ m_O.T)
+             + 0.5 * (trY * np.einsum("ti,ti->t", omega, omega) - np.einsum("ti,tij,tj->t", omega, Y, omega))
+             + np.einsum("ti,ti->t", omega, w)
+             + 0.5 * np.einsum("ti,ij,tj->t", delta_dot, self._M_dd, delta_dot))
         if gravity is None:
-            return T, 0.0
-        md = self.model
-        s_y = md.inv.s + md.m_O @ q[7:]
-        r_C = md.mass * q[:3] + ep_to_matrix(q[3:7]) @ s_y
-        return T, -float(np.asarray(gravity, dtype=float) @ r_C)
+            return T, np.zeros(n_t)
+        r_C = self.model.mass * Q[:, :3] + np.einsum("tij,tj->ti", A, s_y)
+        return T, -(r_C @ np.asarray(gravity, dtype=float))
+
+    def strain_energies(self, Q) -> np.ndarray:
+        """`strain_energy` at all rows of Q at once."""
+        delta = np.atleast_2d(np.asarray(Q, dtype=float))[:, 7:]
+        out = 0.5 * np.einsum("tn,tn->t", delta, np.asarray(self._K @ delta.T).T)
+        return out if self._axial is None else out + self._axial.energy(delta)
 
     def range_check(self, t, q) -> RangeCheck:
         """The `flexmbs.validity.RangeCheck` of the outputs t (n_t,), q (n_t, n_q) of this body: its
@@ -574,10 +612,8 @@ class FlexibleBody(Body):
 
     def strain_energy(self, q) -> float:
         """1/2 delta^T [k] delta, plus U_nl with stiffening="axial-strain" (the "omega" stiffening
-        has no potential)."""
-        delta = q[7:]
-        out = 0.5 * float(delta @ (self._K @ delta))
-        return out if self._axial is None else out + self._axial.energy(delta)
+        has no potential): `strain_energies` at one state."""
+        return float(self.strain_energies(np.asarray(q, dtype=float)[None])[0])
 
     def elastic_stiffness(self, t, q, v, gravity) -> np.ndarray:
         """d([k] delta + stiffening force)/d delta (n, n), dense: [k] + K_geo(omega, g) ("omega"),

@@ -124,6 +124,13 @@ class RigidBody2D(Body):
         g = np.zeros(2) if gravity is None else np.asarray(gravity, dtype=float)
         return float(kinetic), float(-self.mass * (g[0] * q[0] + g[1] * q[1]))
 
+    def energies(self, Q, V, gravity) -> tuple[np.ndarray, np.ndarray]:
+        """`energy` at all rows of Q, V (n_t, 3) at once."""
+        Q, V = np.asarray(Q, dtype=float), np.asarray(V, dtype=float)
+        kinetic = 0.5 * self.mass * (V[:, 0] ** 2 + V[:, 1] ** 2) + 0.5 * self.inertia * V[:, 2] ** 2
+        g = np.zeros(2) if gravity is None else np.asarray(gravity, dtype=float)
+        return kinetic, -self.mass * (g[0] * Q[:, 0] + g[1] * Q[:, 1])
+
     # -- markers -----------------------------------------------------------------------------
     def rotation(self, q) -> np.ndarray:
         return rotation_2d(q[2])

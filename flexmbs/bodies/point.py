@@ -61,6 +61,12 @@ class PointMass(Body):
         T = 0.5 * self.mass * float(v @ v)
         return T, (0.0 if gravity is None else -self.mass * float(np.asarray(gravity, dtype=float) @ q))
 
+    def energies(self, Q, V, gravity) -> tuple[np.ndarray, np.ndarray]:
+        """(1/2 m |v|^2, -m g . r) at all rows of Q, V at once."""
+        Q, V = np.asarray(Q, dtype=float), np.asarray(V, dtype=float)
+        T = 0.5 * self.mass * np.einsum("ti,ti->t", V, V)
+        return T, (np.zeros(len(Q)) if gravity is None else -self.mass * (Q @ np.asarray(gravity, dtype=float)))
+
     def point(self, q, s) -> np.ndarray:
         return q + s
 

@@ -85,6 +85,15 @@ class RigidBodyEP(RigidBody):
     def mass_matrix(self, q) -> np.ndarray:
         return self._one.mass_matrix(q[None])[0]
 
+    def energies(self, Q, V, gravity) -> tuple[np.ndarray, np.ndarray]:
+        """(1/2 v^T M v, -m g . (R + A c)) at all rows of Q, V (n_t, 7) at once."""
+        Q, V = np.asarray(Q, dtype=float), np.asarray(V, dtype=float)
+        T = 0.5 * np.einsum("ti,tij,tj->t", V, self._one.mass_matrix(Q), V)
+        if gravity is None:
+            return T, np.zeros(len(Q))
+        r_C = Q[:, :3] + ep_to_matrix(Q[:, 3:7]).reshape(len(Q), 3, 3) @ self.centroid
+        return T, -self.mass * (r_C @ np.asarray(gravity, dtype=float))
+
     def quadratic_velocity(self, q, v) -> np.ndarray:
         """Q_v = -M' q' + dT/dq (see the module docstring)."""
         return self._one.quadratic_velocity(q[None], v[None])[0]

@@ -7,8 +7,10 @@ For each example (cart pendulum, three free bodies, satellite with boom) and for
 ``--t-end`` seconds at ``--rtol`` (atol = rtol / 100) from the same initial state:
 
 - ``cpu_s``: CPU time of the integration (``time.process_time``, robust to other work on the
-  machine; the time spent in the work integral of the energy check is excluded), the smallest
-  of ``--repeats`` runs;
+  machine): `simulate` of the formulation built by the registry with the case's options
+  (`system_formulation`, cases/_comparison.py's `registry_formulation`), without the outputs'
+  post-processing, the results file or the work integral of the energy check, the smallest of
+  ``--repeats`` runs;
 - ``n_rhs``: evaluations of the equations of motion (the step count follows the accuracy, which
   differs a little between formulations because their state variables differ);
 - ``per_rhs_us``: cpu_s / n_rhs, the cost of one evaluation [microseconds];
@@ -32,17 +34,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 import cart_pendulum  # noqa: E402
 import satellite_boom  # noqa: E402
 import three_bodies  # noqa: E402
+from _comparison import FORMULATIONS, equations_per_evaluation, registry_formulation  # noqa: E402
 
-from flexmbs.formulation_comparison import run_formulation  # noqa: E402
-from flexmbs.formulations.multibody_forms import FORMULATION_NAMES, make_formulation  # noqa: E402
+from flexmbs.analysis import output_times  # noqa: E402
+from flexmbs.formulations.registry import system_formulation  # noqa: E402
+from flexmbs.integrators import simulate  # noqa: E402
 
 EXAMPLES = {"cart pendulum": (cart_pendulum, 0.01), "three bodies": (three_bodies, 0.1),
             "satellite": (satellite_boom, 0.1)}
 
 
+def formulation(model, name: str):
+    """The formulation ``name`` of the case's System with the case's quasi-velocities."""
+    entry, options = registry_formulation(model, name, "DOP853")
+    return system_formulation(entry, model.system, **options)
+
+
+def integration(model, name: str, rtol: float, t_end: float, dt_out: float) -> tuple[float, object, object]:
+    """(CPU seconds, Solution, formulation) of one DOP853 integration of the case's outputs."""
+    form = formulation(model, name)
+    x0 = form.state0()
+    cpu = time.process_time()
+    sol = simulate(form, (0.0, t_end), x0, method="DOP853", t_eval=output_times(t_end, dt_out), rtol=rtol,
+                   atol=rtol * 1e-2)
+    return time.process_time() - cpu, sol, form
+
+
 def rhs_time(model, name: str, repeats: int) -> float:
     """Mean seconds of one rhs evaluation at the initial state, smallest of the repeats."""
-    form = make_formulation(name, model.system, Y=model.Y, Y_reduced=model.Y_reduced, ignorable=model.ignorable)
+    form = formulation(model, name)
     x0 = form.state0()
     best = np.inf
     for _ in range(repeats):
@@ -65,15 +85,13 @@ def main(argv=None):
     print("| example | formulation | states | equations | n_rhs | cpu_s | per_rhs_us | rhs_us |")
     print("|---|---|---|---|---|---|---|---|")
     for label, (case, dt_out) in EXAMPLES.items():
-        for name in FORMULATION_NAMES:
-            best, summ = np.inf, None
-            for _ in range(args.repeats):
-                _, s = run_formulation(case.build(), name, rtol=args.rtol, t_end=args.t_end, dt_out=dt_out)
-                if s["solve_cpu_s"] < best:
-                    best, summ = s["solve_cpu_s"], s
+        for name in FORMULATIONS:
+            runs = [integration(case.build(), name, args.rtol, args.t_end, dt_out) for _ in range(args.repeats)]
+            best, sol, form = min(runs, key=lambda r: r[0])
+            n_equations = equations_per_evaluation(name, form, case.build().system)
             one = rhs_time(case.build(), name, args.repeats)
-            print(f"| {label} | {name} | {summ['n_state_variables']} | {summ['n_equations']} | {summ['n_rhs']} | "
-                  f"{best:.2f} | {1e6 * best / summ['n_rhs']:.0f} | {1e6 * one:.0f} |", flush=True)
+            print(f"| {label} | {name} | {form.n_state} | {n_equations} | {sol.n_rhs} | "
+                  f"{best:.2f} | {1e6 * best / sol.n_rhs:.0f} | {1e6 * one:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ constraint_error (n_t,) = |a q' + b|, constraint_integral_error) and DIR/summary
 ``--table`` runs the five formulations and writes table2.csv/.md, each run in
 DIR/<formulation>/ and fig02_energy.png, fig03_constraint.png, fig04_momentum.png,
 fig05_coordinates.png.
+Each run goes through ``flexmbs.run``: under ``flexmbs run`` it is also a run of DIR/results.h5,
+named after its formulation (cases/_comparison.py).
 """
 from __future__ import annotations
 
@@ -55,8 +57,8 @@ from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
 from flexmbs.case import resolve
 from flexmbs.pipes import call_quietly
 from flexmbs.constraints.nonholonomic import VelocityConstraint
-from flexmbs.formulation_comparison import (COMMON_DEFAULTS, LABELS, QVModel, case_main, check_common,
-                                            common_choices, common_help, run_case)
+from _comparison import (COMMON_DEFAULTS, LABELS, QVModel, case_main, check_common,
+                         common_choices, common_help, run_case)
 from flexmbs.system import System
 
 M_CART, M_LINK, M_WHEEL, L = 2.0, 1.0, 0.2, 1.0                     # [kg, kg, kg, m] (chosen)
@@ -219,7 +221,7 @@ def run(out=None, **params):
                     caption="Cart with a two-link pendulum and the wheel constraint (seed 001, Table 2 analogue): "
                             "max over the run of |energy error| [J], |a q' + b| (constraint), |P_x - P_x(0)| "
                             "and |P - P(0)| [N s], largest coordinate difference to the reduced Volterra run; "
-                            "CPU and wall times of the integration [s].")
+                            "CPU time of the run (outputs recorded included) and wall time of the integration [s].")
 
 
 def main(argv=None):

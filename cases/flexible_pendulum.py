@@ -5,11 +5,13 @@ section free to rotate) lies horizontal and at rest at t = 0 and falls under gra
 default beam (L = 1 m, b = 2 cm, E = 50 MPa, rho = 1000 kg/m^3: EI = 0.67 N m^2, weight
 3.9 N) bends strongly while it swings.  Model: planar corotational Euler-Bernoulli elements
 (`flexmbs.bodies.corotational`, consistent linear-interpolation mass with rotary inertia), the
-pin imposed by eliminating node 0's translations (``--pin eliminated``,
-`flexmbs.formulations.supported_body.SupportedBody`) or by a joint (``--pin joint``: a 2D
-`Spherical` joint on Node(0) in a `flexmbs.System`, index-1 augmented formulation with
-coordinate partitioning; the same trajectory to round-off; or, with ``--integrator
-index3-alpha``, the index-3 equations by generalized-alpha, rho_inf = 0.99), the implicit
+pin imposed by a joint (``--pin joint``, the default: a 2D `Spherical` joint on Node(0) in a
+`flexmbs.System` run by ``flexmbs.run``, index-1 augmented formulation with coordinate
+partitioning, or, with ``--integrator index3-alpha``, the index-3 equations by
+generalized-alpha, rho_inf = 0.99) or by eliminating node 0's translations (``--pin
+eliminated``, `flexmbs.formulations.supported_body.SupportedBody`: the same trajectory to 1e-11
+m in a third of the CPU time, but one body without its pinned coordinates is not a System, so
+it runs by ``simulate`` and writes no results.h5), the implicit
 midpoint rule (energy-conserving to O(h^2), no numerical damping; generalized-alpha with
 rho_inf = 1 is the same scheme).  The conservative system keeps T + V_gravity + U_strain.
 
@@ -28,7 +30,9 @@ model where the tangent frame drifts (docs/corotational.md).
 Writes DIR/results.npz with ``t`` (n_t,), ``tip`` (n_t, 2) tip position [m], ``energy`` (n_t,)
 total energy [J] and its parts ``kinetic``, ``gravity``, ``strain``, ``positions`` (n_t, n_nodes,
 2), ``nodes`` (n_nodes, 2) of the first model, and ``tip_<model>``, ``energy_<model>`` of each;
-DIR/summary.json; plots tip.png, energy.png, snapshots.png.
+DIR/summary.json; plots tip.png, energy.png, snapshots.png.  Under ``flexmbs run`` every model
+that is a System (all but ``--pin eliminated``) is also a run of DIR/results.h5, named after the
+model.
 """
 from __future__ import annotations
 
@@ -39,25 +43,26 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+import flexmbs
 from flexmbs import Material, System, simulate
 from flexmbs.bodies.corotational import CorotationalBeam2D, Node
 from flexmbs.pipes import call_quietly
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
                           record_output, resolve, write_summary)
 from flexmbs.constraints.joints import Spherical
-from flexmbs.formulations.index1 import Index1
+from flexmbs.formulations.registry import system_formulation
 from flexmbs.formulations.supported_body import SupportedBody
-from flexmbs.integrators.index3_alpha import ConstrainedProblem
 
 DEFAULTS = dict(models=["corotational"], elements=8, length=1.0, side=0.02, youngs=5e7, density=1000.0, gravity=9.81,
-                pin="eliminated", integrator="midpoint", rho_inf=0.99, h=1e-3, rtol=1e-7, t_end=1.0, dt_out=0.01, plots=True)
-RUN_TIME = ("about 5 s (one model, its default; with --models corotational,floating-frame,mean-axis "
-            "about 5 min, most of it the floating frame's DOP853)")     # 2 cores; measured, issue 20
+                pin="joint", integrator="midpoint", rho_inf=0.99, h=1e-3, rtol=1e-7, t_end=1.0, dt_out=0.01, plots=True)
+RUN_TIME = ("about 10 s (one model, its default; with --models corotational,floating-frame,mean-axis "
+            "about 5 min, most of it the floating frame's DOP853)")     # 2 cores; measured, issues 20, 21 (pin joint)
 HELP = dict(models="models side by side (comma-separated): corotational, floating-frame (tangent frame at the pin), "
                    "mean-axis (floating frame on mean axes)",
             elements="number of beam elements", length="beam length L [m]", side="side b of the square section [m]",
             youngs="Young's modulus E [Pa]", density="density rho [kg/m^3]", gravity="g [m/s^2] (downward)",
-            pin="the pin: 'eliminated' (node 0's x, y removed) or 'joint' (Spherical joint on Node(0), index-1 form)",
+            pin="the pin: 'joint' (Spherical joint on Node(0), a System: index-1 form or index3-alpha, in results.h5) "
+                "or 'eliminated' (node 0's x, y removed: faster, not a System, no results.h5)",
             integrator="implicit integrator of the corotational model: midpoint, generalized-alpha with rho_inf = 1 "
                        "(the same scheme), or index3-alpha (with --pin joint: the index-3 equations of the System)",
             rho_inf="spectral radius at infinite frequency of index3-alpha",
@@ -68,7 +73,12 @@ CHOICES = dict(integrator=["midpoint", "generalized-alpha", "index3-alpha"], pin
 
 
 class Pendulum(NamedTuple):
-    """One model of the pendulum: its formulation, how to integrate it and what to read from q, v."""
+    """One model of the pendulum: its formulation, how to integrate it and what to read from q, v.
+
+    ``system``, ``formulation``, ``formulation_options``: the `flexmbs.System` and the registry's
+    formulation that ``form`` is (`system_formulation`), run by ``flexmbs.run``; None for the
+    eliminated pin (`SupportedBody`: one body without its pinned coordinates, not a System),
+    integrated by ``simulate``."""
 
     form: object
     x0: np.ndarray
@@ -79,6 +89,9 @@ class Pendulum(NamedTuple):
     energies: Callable           # (q, v) -> (kinetic, gravity, strain)
     nodes: np.ndarray            # reference nodal positions (n_nodes, 2)
     mass: float
+    system: object = None
+    formulation: str | None = None
+    formulation_options: dict | None = None
 
 
 def _corotational(p) -> Pendulum:
@@ -90,17 +103,22 @@ def _corotational(p) -> Pendulum:
     if p["pin"] == "joint":
         system = System([beam], [Spherical(None, beam, s_j=Node(0), name="pin")], gravity=g)
         if p["integrator"] == "index3-alpha":
-            form = ConstrainedProblem(system)
+            form = system_formulation("index3", system)
             x0 = form.state0(system.initial_coordinates(), system.initial_velocities())
             return Pendulum(form, x0, "index3-alpha", dict(h=p["h"], rho_inf=p["rho_inf"]), tip=lambda q: q[-3:-1],
-                            positions=beam.positions, energies=system.energy, nodes=beam.nodes, mass=beam.mass)
-        form = Index1(system, "augmented", "coordinate-partitioning")
-    else:
-        form = SupportedBody(beam, fixed=[0, 1], gravity=g)
+                            positions=beam.positions, energies=system.energy, nodes=beam.nodes, mass=beam.mass,
+                            system=system, formulation="index3", formulation_options={})
     options = dict(h=p["h"], newton_max_iter=20) | (dict(rho_inf=1.0) if p["integrator"] == "generalized-alpha" else {})
+    energies = lambda q, v: (*beam.energy(q, v, g), beam.strain_energy(q))      # noqa: E731
+    if p["pin"] == "joint":
+        partitioning = dict(stabilization="coordinate-partitioning")
+        form = system_formulation("lagrange", system, **partitioning)
+        return Pendulum(form, form.state0(), p["integrator"], options, tip=lambda q: q[-3:-1],
+                        positions=beam.positions, energies=energies, nodes=beam.nodes, mass=beam.mass, system=system,
+                        formulation="lagrange", formulation_options=partitioning)
+    form = SupportedBody(beam, fixed=[0, 1], gravity=g)
     return Pendulum(form, form.state0(), p["integrator"], options, tip=lambda q: q[-3:-1], positions=beam.positions,
-                    energies=lambda q, v: (*beam.energy(q, v, g), beam.strain_energy(q)), nodes=beam.nodes,
-                    mass=beam.mass)
+                    energies=energies, nodes=beam.nodes, mass=beam.mass)
 
 
 def _floating_frame(p, reference: str = "supports") -> Pendulum:
@@ -117,13 +135,15 @@ def _floating_frame(p, reference: str = "supports") -> Pendulum:
                            reference=reference)
     g = np.array([0.0, -p["gravity"], 0.0])
     system = System([body], [Revolute(body, None, s_i=Node(0), axis=(0.0, 0.0, 1.0), name="pin")], gravity=g)
-    form = Index1(system, "augmented", "coordinate-partitioning")
+    partitioning = dict(stabilization="coordinate-partitioning")
+    form = system_formulation("lagrange", system, **partitioning)
     nodes = [Node(k) for k in range(n + 1)]
     return Pendulum(form, form.state0(), "DOP853", dict(rtol=p["rtol"], atol=1e-3 * p["rtol"]),
                     tip=lambda q: body.point(q, nodes[-1])[:2],
                     positions=lambda q: np.array([body.point(q, k)[:2] for k in nodes]),
                     energies=system.energy, nodes=np.asarray(body.model.mesh.points)[:, :2],
-                    mass=p["density"] * b * b * p["length"])
+                    mass=p["density"] * b * b * p["length"], system=system, formulation="lagrange",
+                    formulation_options=partitioning)
 
 
 MODELS = {"corotational": _corotational, "floating-frame": _floating_frame,
@@ -146,22 +166,37 @@ def check(p: dict) -> None:
         raise CaseError("h", f"the time step must not exceed dt_out = {p['dt_out']:g} s, got {p['h']:g} s")
 
 
+def integrate(name: str, model: Pendulum, t_eval) -> tuple[dict, np.ndarray, np.ndarray]:
+    """(run: t, status, message, success, n_steps, n_rhs, n_lu, kernel), q and v at t_eval of one model.
+
+    A System's model runs through ``flexmbs.run`` from the bodies' own state (under ``flexmbs run``
+    a run of DIR/results.h5 named after the model, with the beam's nodes); the eliminated pin by
+    ``simulate``."""
+    if model.system is None:
+        sol = simulate(model.form, (0.0, t_eval[-1]), model.x0, method=model.method, t_eval=t_eval,
+                       **model.options)
+        q, v = model.form.physical(sol.t, sol.x)
+        return (dict(t=sol.t, status=sol.status, message=sol.message, success=sol.success, n_steps=sol.n_steps,
+                     n_rhs=sol.n_rhs, n_lu=sol.n_lu, kernel=sol.kernel), q, v)
+    res = flexmbs.run(model.system, formulation=model.formulation, method=model.method, t_end=float(t_eval[-1]),
+                      t_eval=t_eval, formulation_options=model.formulation_options, name=name, **model.options)
+    return (dict(t=res.t, status=res.status, message=res.message, success=res.success, n_steps=res.stats["n_steps"],
+                 n_rhs=res.stats["n_rhs"], n_lu=res.stats["n_lu"], kernel=res.metadata.get("kernel")),
+            res.q, res.v if res.q_dot is None else res.q_dot)
+
+
 def simulate_model(name: str, p: dict) -> dict:
     """Run one model; a dict of the output arrays and the solver statistics."""
     model = MODELS[name](p)
     n_out = int(round(p["t_end"] / p["dt_out"]))
     t_eval = np.linspace(0.0, n_out * p["dt_out"], n_out + 1)
     tic = time.perf_counter()
-    sol = simulate(model.form, (0.0, t_eval[-1]), model.x0, method=model.method, t_eval=t_eval,
-                   **model.options)
-    q, v = model.form.physical(sol.t, sol.x)
+    sol, q, v = integrate(name, model, t_eval)
     kinetic, gravity, strain = np.array([model.energies(qk, vk) for qk, vk in zip(q, v)]).reshape(-1, 3).T
     energy = kinetic + gravity + strain
     weight_scale = model.mass * p["gravity"] * p["length"] / 2.0            # m g L / 2 (J)
-    return dict(t=sol.t, tip=np.array([model.tip(qk) for qk in q]), positions=np.array([model.positions(qk) for qk in q]),
-                nodes=model.nodes, energy=energy, kinetic=kinetic, gravity=gravity, strain=strain, status=sol.status,
-                message=sol.message, success=sol.success, n_steps=sol.n_steps, n_rhs=sol.n_rhs, n_lu=sol.n_lu,
-                kernel=sol.kernel,
+    return dict(tip=np.array([model.tip(qk) for qk in q]), positions=np.array([model.positions(qk) for qk in q]),
+                nodes=model.nodes, energy=energy, kinetic=kinetic, gravity=gravity, strain=strain, **sol,
                 seconds=time.perf_counter() - tic,
                 energy_error=float(np.max(np.abs(energy - energy[0])) / max(weight_scale, 1e-300)))
 

@@ -20,6 +20,8 @@ five.  Energy and linear momentum are conserved.
 Writes DIR/results.npz (t, q (n_t, 8), qdot, energy_error [J], momentum (n_t, 3) [N s]) and
 DIR/summary.json; ``--table`` runs the five formulations and writes table3.csv/.md, each run in
 DIR/<formulation>/ and fig08_energy.png, fig09_momentum.png, fig10_coordinates.png.
+Each run goes through ``flexmbs.run``: under ``flexmbs run`` it is also a run of DIR/results.h5,
+named after its formulation (cases/_comparison.py).
 """
 from __future__ import annotations
 
@@ -30,8 +32,8 @@ import numpy as np
 from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
 from flexmbs.case import resolve
 from flexmbs.pipes import call_quietly
-from flexmbs.formulation_comparison import (COMMON_DEFAULTS, QVModel, case_main, check_common, common_choices,
-                                            common_help, run_case)
+from _comparison import (COMMON_DEFAULTS, QVModel, case_main, check_common, common_choices,
+                         common_help, run_case)
 from flexmbs.system import System
 
 M_MID, M1, M3 = 10.0, 2.0, 3.0                                      # [kg] (chosen)
@@ -97,8 +99,8 @@ def run(out=None, **params):
     return run_case(build, p, out, stem="table3", title="Three free bodies", stems=STEMS,
                     caption="Three rigid bodies with two revolute joints, floating free (seed 001, Table 3 "
                             "analogue): max over the run of |energy error| [J], |P_x - P_x(0)| and |P - P(0)| "
-                            "[N s], largest coordinate difference to the reduced Volterra run; CPU and wall "
-                            "times of the integration [s].")
+                            "[N s], largest coordinate difference to the reduced Volterra run; CPU time of the "
+                            "run (outputs recorded included) and wall time of the integration [s].")
 
 
 def main(argv=None):

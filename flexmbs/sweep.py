@@ -46,6 +46,7 @@ import json
 import logging
 import multiprocessing
 import os
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -79,6 +80,10 @@ def find_case(case) -> Path:
 
 
 def _load(path: Path):
+    """Import a case script; its directory goes on sys.path first, as `flexmbs run` does, so that
+    its sibling imports (``from _comparison import ...``) work in the workers too."""
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location(f"flexmbs_case_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -247,6 +247,31 @@ def test_flexible_pendulum_case_writes_its_outputs(tmp_path):
         flexible_pendulum.main(["--models", "rigid", "--out", str(tmp_path / "x")])
 
 
+def test_flexible_pendulum_case_streams_its_system_models_into_results_h5(tmp_path):
+    """`flexmbs run flexible_pendulum`: each model that is a System (the pinned corotational beam,
+    the mean-axis body) is a run of results.h5 named after it, whose body gives the case's nodal
+    positions; the eliminated pin (not a System) writes none."""
+    from pathlib import Path
+    from flexmbs import cli, load_results
+    from flexmbs.io import list_runs
+    cases = Path(__file__).resolve().parents[1] / "cases"
+    small = ["--set", "elements=3", "--set", "t_end=0.02", "--set", "h=0.002", "--set", "dt_out=0.01"]
+    out = tmp_path / "joint"
+    assert cli.main(["run", "flexible_pendulum", "--cases", str(cases), "--out", str(out), "--no-plots",
+                     "--no-paraview", "--set", "models=corotational,mean-axis", *small]) == 0
+    assert list_runs(out / "results.h5") == {"corotational": "finished", "mean-axis": "finished"}
+    res = load_results(out / "results.h5", "corotational")
+    beam = res.bodies["pendulum"]
+    assert beam.kind == "corotational" and res.metadata["formulation"] == "lagrange"
+    positions = np.load(out / "results.npz")["positions"]
+    np.testing.assert_allclose(beam.nodes + beam.displacement, positions, rtol=0, atol=1e-12)
+    assert load_results(out / "results.h5", "mean-axis").bodies["pendulum"].kind == "flexible"
+    out = tmp_path / "eliminated"
+    assert cli.main(["run", "flexible_pendulum", "--cases", str(cases), "--out", str(out), "--no-plots",
+                     "--no-paraview", "--set", "pin=eliminated", *small]) == 0
+    assert (out / "results.npz").is_file() and not (out / "results.h5").exists()
+
+
 # -- spatial element (statics) --------------------------------------------------------------------
 def _fd_3d(X0, E0, x, psi, k=(40.0, 0.8, 1.2, 0.7), h=1e-6):
     from flexmbs.elements.corotational3d import corotational_3d

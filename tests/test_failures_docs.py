@@ -107,7 +107,7 @@ def test_the_source_rule_names_what_is_missing(snippet, message):
 # -- the cart pendulum's period ------------------------------------------------------------------------
 sys.path.insert(0, str(ROOT / "cases"))
 import cart_pendulum  # noqa: E402
-from flexmbs.formulation_comparison import run_formulation  # noqa: E402
+from _comparison import run_formulation  # noqa: E402
 
 
 def test_small_oscillation_period_closed_form():

@@ -1,10 +1,11 @@
 """Initial states: never integrated when inconsistent, initial velocities never dropped (issue 20, items 3, 12).
 
 Every entry point (the index-1 route with every solver and stabilisation, index3-alpha on the
-numpy and the compiled path, the five formulations of `make_formulation`, `integrate_system`,
-and `simulate` given a raw x0) starts from the bodies' own initial state unless told otherwise,
-checks it against the constraints (`System.consistency`: |C| <= 1e-8 max(1, |q|_inf), |C_q v +
-C_t| <= 1e-8 times the size of its terms) and refuses an inconsistent state naming the worst
+numpy and the compiled path, the five formulations of the quasi-velocity comparison
+(`system_formulation`), `integrate_system`, and `simulate` given a raw x0) starts from the
+bodies' own initial state unless told otherwise, checks it against the constraints
+(`System.consistency`: |C| <= 1e-8 max(1, |q|_inf), |C_q v + C_t| <= 1e-8 times the size of its
+terms) and refuses an inconsistent state naming the worst
 constraint, the level and the size, or, with ``assemble=True``, projects it onto the constraints
 with an `InitialStateWarning` saying how far it moved.
 
@@ -25,7 +26,7 @@ from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.constrained_run import integrate_system
 from flexmbs.constraints.planar import PlanarRevolute
 from flexmbs.formulations.index1 import Index1
-from flexmbs.formulations.multibody_forms import FORMULATION_NAMES, make_formulation
+from flexmbs.formulations.registry import system_formulation
 from flexmbs.integrators import ConstrainedProblem, simulate
 from flexmbs.rotations import ep_E
 from flexmbs.system import InconsistentStateError, InitialStateWarning, System
@@ -33,6 +34,7 @@ from flexmbs.system import InconsistentStateError, InitialStateWarning, System
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 import cart_pendulum  # noqa: E402
 import three_bodies  # noqa: E402
+from _comparison import FORMULATIONS, registry_formulation  # noqa: E402
 
 G = 9.81
 FAR = np.array([2.0, 0.0, 0.0])         # the 1 m pendulum's mass 2 m from its pivot
@@ -69,8 +71,8 @@ BAD_INITIAL_STATES = [
     ("Index1 coordinate-partitioning", lambda s: Index1(s, stabilization="coordinate-partitioning").state0(FAR),
      POSITION),
     ("ConstrainedProblem.state0", lambda s: ConstrainedProblem(s).state0(FAR), POSITION),
-    ("make_formulation lagrange", lambda s: make_formulation("lagrange", s).state0(FAR), POSITION),
-    ("make_formulation maggi", lambda s: make_formulation("maggi", s).state0(FAR), POSITION),
+    ("system_formulation lagrange", lambda s: system_formulation("lagrange", s).state0(FAR), POSITION),
+    ("system_formulation maggi", lambda s: system_formulation("maggi", s).state0(FAR), POSITION),
     ("simulate, a raw x0, index-1 RK45", lambda s: simulate(Index1(s), (0, 0.05), raw(FAR, 0 * FAR), "RK45"),
      POSITION),
     ("simulate, a raw x0, index3-alpha numpy path",
@@ -85,12 +87,12 @@ BAD_INITIAL_STATES = [
      lambda s: integrate_system(s, None, PULL, 0.05, T_OUT, integrator="index3-alpha"), VELOCITY),
     ("Index1 coordinate-partitioning: a pin-breaking initial velocity",
      lambda s: Index1(s, stabilization="coordinate-partitioning").state0(v0=PULL), VELOCITY),
-    ("make_formulation maggi: a pin-breaking initial velocity",
-     lambda s: make_formulation("maggi", s).state0(v0=PULL), VELOCITY),
-    ("make_formulation kane: a wheel slipping sideways (u0 would drop it)",
-     lambda s: make_formulation("kane", cart_pendulum.build().system).state0(v0=WHEEL_V0), WHEEL),
-    ("make_formulation volterra: a wheel slipping sideways",
-     lambda s: make_formulation("volterra", cart_pendulum.build().system).state0(v0=WHEEL_V0), WHEEL),
+    ("system_formulation maggi: a pin-breaking initial velocity",
+     lambda s: system_formulation("maggi", s).state0(v0=PULL), VELOCITY),
+    ("system_formulation kane: a wheel slipping sideways (u0 would drop it)",
+     lambda s: system_formulation("kane", cart_pendulum.build().system).state0(v0=WHEEL_V0), WHEEL),
+    ("system_formulation volterra: a wheel slipping sideways",
+     lambda s: system_formulation("volterra", cart_pendulum.build().system).state0(v0=WHEEL_V0), WHEEL),
     ("q0 of the wrong length", lambda s: Index1(s).state0(np.zeros(2)),
      r"`q0` must have shape \(system.n_q,\) = \(3,\), got \(2,\)"),
     ("v0 not finite", lambda s: integrate_system(s, None, [np.nan, 0.0, 0.0], 0.05, T_OUT),
@@ -169,8 +171,8 @@ ENTRY_POINTS = {
     "Index1(udwadia-kalaba).state0()": lambda s: Index1(s, solver="udwadia-kalaba").state0(),
     "Index1(baumgarte).state0()": lambda s: Index1(s, stabilization="baumgarte").state0(),
     "Index1(coordinate-partitioning).state0()": lambda s: Index1(s, stabilization="coordinate-partitioning").state0(),
-    "make_formulation(lagrange).state0()": lambda s: make_formulation("lagrange", s).state0(),
-    "make_formulation(maggi).state0()": lambda s: make_formulation("maggi", s).state0(),
+    "system_formulation(lagrange).state0()": lambda s: system_formulation("lagrange", s).state0(),
+    "system_formulation(maggi).state0()": lambda s: system_formulation("maggi", s).state0(),
     "ConstrainedProblem().state0()": lambda s: ConstrainedProblem(s).state0(),
     "integrate_system(None, None) DOP853": lambda s: integrate_system(s, None, None, 0.01, [0.0], integrator="DOP853",
                                                                       h=1e-3).x[0],
@@ -188,14 +190,14 @@ def test_a_free_body_keeps_its_spin_through_every_entry_point(entry):
     np.testing.assert_allclose(v[:3], [1.0, 0.0, 0.0])
 
 
-@pytest.mark.parametrize("name", FORMULATION_NAMES)
+@pytest.mark.parametrize("name", FORMULATIONS)
 def test_the_five_formulations_start_from_the_bodies_velocities(name):
     """three_bodies floats free with the spin V0 of its module: every formulation's state0() is
     that motion (the quasi-velocity ones through u0)."""
-    system = three_bodies.build().system
-    form = make_formulation(name, system, Y=three_bodies.body_rates_jacobian,
-                            Y_reduced=lambda t, q: three_bodies.body_rates_jacobian(t, q)[:5],
-                            ignorable=("X", "Y", "Z"))
+    model = three_bodies.build()
+    system = model.system
+    entry, options = registry_formulation(model, name, "DOP853")     # the case's Y, ignorable
+    form = system_formulation(entry, system, **options)
     _, v = form.physical(0.0, form.state0())
     assert np.abs(system.initial_velocities()).max() > 0.1
     np.testing.assert_allclose(np.ravel(v), system.initial_velocities(), rtol=1e-12, atol=1e-12)

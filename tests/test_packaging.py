@@ -106,10 +106,12 @@ def _venv_paths(venv: Path) -> tuple[Path, Path, Path]:
     return scripts / ("python.exe" if os.name == "nt" else "python"), scripts, site
 
 
-def test_installed_wheel_lists_the_cases_and_reads_the_samples_from_an_empty_folder(wheel, tmp_path):
-    """A venv that sees this environment's dependencies (after its own packages, through a .pth
-    file) but not the source tree; `flexmbs cases` and `flexmbs.mesh.sample` from an empty folder."""
-    venv = tmp_path / "venv"
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> tuple[Path, Path, Path, Path, dict]:
+    """(venv, python, scripts, site-packages, environment) of a venv with the wheel installed: it sees
+    this environment's dependencies (after its own packages, through a .pth file) but not the
+    source tree."""
+    venv = tmp_path_factory.mktemp("installed") / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python, scripts, site = _venv_paths(venv)
     import site as outer_site
@@ -118,6 +120,12 @@ def test_installed_wheel_lists_the_cases_and_reads_the_samples_from_an_empty_fol
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "FLEXMBS_CASES", "PYTHONHOME")}
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", "--no-index",
                     str(wheel)], check=True, env=env, timeout=300, capture_output=True)
+    return venv, python, scripts, site, env
+
+
+def test_installed_wheel_lists_the_cases_and_reads_the_samples_from_an_empty_folder(installed, tmp_path):
+    """`flexmbs cases` and `flexmbs.mesh.sample` from an empty folder."""
+    venv, python, scripts, site, env = installed
     empty = tmp_path / "empty"
     empty.mkdir()
     flexmbs = scripts / ("flexmbs.exe" if os.name == "nt" else "flexmbs")
@@ -138,3 +146,23 @@ def test_installed_wheel_lists_the_cases_and_reads_the_samples_from_an_empty_fol
     assert "beam_line.msh" in names and "plate_quad.msh" in names
     assert counts.split()[0] == "21"                # meshes/README.md: 21 nodes on the beam line
     assert not list(empty.iterdir())                # listing and reading wrote nothing
+
+
+def test_installed_wheel_runs_a_case_that_imports_its_sibling_helper(installed, tmp_path):
+    """cart_pendulum imports cases/_comparison.py (shipped as flexmbs/cases/_comparison.py): `flexmbs
+    run` from an empty folder finds it and writes one run into results.h5."""
+    venv, python, scripts, site, env = installed
+    empty, out = tmp_path / "empty", tmp_path / "cart"
+    empty.mkdir()
+    flexmbs = scripts / ("flexmbs.exe" if os.name == "nt" else "flexmbs")
+    proc = subprocess.run([str(flexmbs), "run", "cart_pendulum", "--no-plots", "--no-paraview", "--out", str(out),
+                           "--set", "t_end=0.05", "--set", "dt_out=0.05"], cwd=empty, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "run volterra-reduced: finished, 2 outputs to t = 0.05 s" in proc.stdout
+    assert (out / "results.h5").is_file() and (out / "summary.json").is_file()
+    code = ("import flexmbs.cli as c; c.load_case(c.discover_cases(c.find_cases_dir())['cart_pendulum']); "
+            "import _comparison; print(_comparison.__file__)")
+    proc = subprocess.run([str(python), "-c", code], cwd=empty, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert Path(proc.stdout.strip()).resolve() == (site / "flexmbs" / "cases" / "_comparison.py").resolve()

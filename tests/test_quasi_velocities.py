@@ -18,19 +18,20 @@ import pytest
 
 from flexmbs.bodies.tree import COMPLEX_STEP, TreeBody, TreeJoint, TreePart
 from flexmbs.constraints.nonholonomic import KnifeEdge, nonholonomic_constraints
-from flexmbs.formulation_comparison import run_formulation
 from flexmbs.formulations.index1 import Index1
-from flexmbs.formulations.multibody_forms import FORMULATION_NAMES, make_formulation
 from flexmbs.formulations.quasi_velocities import (QuasiVelocities, QuasiVelocityError, ignorable_coordinates,
                                                    system_kinematics)
+from flexmbs.formulations.registry import system_formulation, system_formulations
 from flexmbs.formulations.volterra import ReducedVolterra
 from flexmbs.integrators import simulate
 from flexmbs.system import InconsistentStateError, System
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+CASES_DIR = Path(__file__).resolve().parents[1] / "cases"
+sys.path.insert(0, str(CASES_DIR))
 import cart_pendulum  # noqa: E402
 import satellite_boom  # noqa: E402
 import three_bodies  # noqa: E402
+from _comparison import FORMULATIONS, run_formulation  # noqa: E402
 
 CASES = {"cart_pendulum": cart_pendulum, "three_bodies": three_bodies, "satellite_boom": satellite_boom}
 
@@ -75,7 +76,7 @@ def test_lagrange_quadratic_velocity_forces_equal_newton_euler_inertia_forces(ca
 def test_all_formulations_give_the_same_motion(case):
     t_end = 1.0 if case == "cart_pendulum" else 3.0              # the cart swings fast: fewer seconds
     runs = {f: run_formulation(CASES[case].build(), f, rtol=1e-10, t_end=t_end, dt_out=0.5)
-            for f in FORMULATION_NAMES}
+            for f in FORMULATIONS}
     ref = runs["volterra-reduced"][0]
     for f, (res, summ) in runs.items():
         assert summ["status"] == "finished"
@@ -120,8 +121,8 @@ def test_maggi_in_quasi_velocities_agrees_with_kane_and_holds_the_constraint():
     out = {}
     for name in ("maggi-quasi", "kane"):
         qv = QuasiVelocities(model.system, Y=model.Y)
-        form = MaggiQuasiVelocities(model.system, qv) if name == "maggi-quasi" else make_formulation("kane", model.system,
-                                                                                                   Y=model.Y)
+        form = (MaggiQuasiVelocities(model.system, qv) if name == "maggi-quasi"
+                else system_formulation("kane", model.system, Y=model.Y))
         sol = simulate(form, (0.0, 0.5), form.state0(), method="DOP853", rtol=1e-10, atol=1e-12, t_eval=[0.0, 0.5])
         q, qd = form.physical(sol.t, sol.x)
         out[name] = q[-1]
@@ -145,11 +146,11 @@ def spherical_pendulum(theta0=0.6, length=1.5, g=9.81):
     return System([body], gravity=(0.0, 0.0, -g)), Omega
 
 
-@pytest.mark.parametrize("name", FORMULATION_NAMES)
+@pytest.mark.parametrize("name", FORMULATIONS)
 def test_spherical_pendulum_in_steady_conical_motion_stays_conical(name):
     system, Omega = spherical_pendulum()
     assert ignorable_coordinates(system) == [0]
-    form = make_formulation(name, system)
+    form = system_formulation(name, system)
     sol = simulate(form, (0.0, 5.0), form.state0(), method="DOP853", rtol=1e-11, atol=1e-13,
                    t_eval=np.linspace(0, 5, 11))
     q, qd = form.physical(sol.t, sol.x)
@@ -183,7 +184,7 @@ def test_holonomic_joint_of_the_core_in_the_quasi_velocity_formulations():
                     gravity=(0.0, 0.0, -9.81))
     out = {}
     for name in ("lagrange", "maggi", "kane", "volterra"):
-        form = make_formulation(name, system)
+        form = system_formulation(name, system)
         sol = simulate(form, (0.0, 1.0), form.state0(), method="DOP853", rtol=1e-10, atol=1e-12, t_eval=[0.0, 1.0])
         out[name] = form.physical(sol.t, sol.x)[0][-1]
         assert abs(np.linalg.norm(out[name]) - 1.0) < 1e-9, name
@@ -212,11 +213,11 @@ def test_knife_edge_gamma_is_the_time_derivative_of_its_velocity_row():
     assert np.allclose(-c.gamma(0, [q], [v]), d, atol=1e-8)
 
 
-@pytest.mark.parametrize("name", FORMULATION_NAMES)
+@pytest.mark.parametrize("name", FORMULATIONS)
 def test_sleigh_on_a_knife_edge_moves_on_a_circle(name):
     v, omega = 1.2, 0.8
     system = sleigh(v, omega)
-    form = make_formulation(name, system)
+    form = system_formulation(name, system)
     sol = simulate(form, (0.0, 3.0), form.state0(), method="DOP853", rtol=1e-9, atol=1e-11,
                    t_eval=np.linspace(0, 3, 4))
     q, qd = form.physical(sol.t, sol.x)
@@ -298,8 +299,8 @@ def test_bodies_without_parts_are_refused_by_kane_and_volterra():
     from flexmbs.bodies import PointMass
     system = System([PointMass("p", 1.0, (0.0, 0.0, 0.0))])
     with pytest.raises(QuasiVelocityError, match="lagrange or maggi"):
-        make_formulation("kane", system)
-    assert make_formulation("maggi", system).n_equations == 3
+        system_formulation("kane", system)
+    assert system_formulation("maggi", system).n_equations == 3
 
 
 def test_system_kinematics_momentum_of_the_satellite():
@@ -326,11 +327,51 @@ def test_satellite_case_writes_the_arrays_and_keys_of_issue_13(tmp_path):
 
 def test_cart_case_table_mode(tmp_path):
     summaries = cart_pendulum.run(out=tmp_path, table=True, t_end=0.5, dt_out=0.25, rtol=1e-8, plots=False)
-    assert set(summaries) == set(FORMULATION_NAMES)
+    assert set(summaries) == set(FORMULATIONS)
     text = (tmp_path / "table2.md").read_text()
     assert "Reduced Volterra" in text and "max_constraint_error" in text
     assert (tmp_path / "volterra-reduced" / "results.npz").is_file()
     assert "constraint_error" in np.load(tmp_path / "lagrange" / "results.npz")
+
+
+def test_the_compared_formulations_are_the_registrys():
+    assert set(FORMULATIONS) <= set(system_formulations())
+
+
+@pytest.mark.parametrize("formulation", ["lagrange", "volterra-reduced"])
+def test_energy_check_takes_the_work_of_the_motor_torque(formulation):
+    """With a motor torque the energy changes by the torque's work (integrated by a second run of
+    the same formulation with simulate's integrand: flexmbs.run does not return the integrals);
+    the energy error E - W - E(0) stays at the integration tolerance, far below E - E(0)."""
+    model = cart_pendulum.build(torque=2.0)
+    res, summ = run_formulation(model, formulation, rtol=1e-9, t_end=0.5, dt_out=0.25)
+    energy = np.array([sum(model.system.energy(q, v)) for q, v in zip(res["q"], res["qdot"])])
+    assert np.abs(energy - energy[0]).max() > 0.1                      # the torque's work [J]
+    assert summ["max_energy_error"] < 1e-7
+
+
+def test_cart_case_streams_each_formulation_into_results_h5(tmp_path):
+    """`flexmbs run cart_pendulum --set table=true`: one run per formulation in DIR/results.h5, named
+    after it, with the System's body, the same t and q as its results.npz and (no motor torque, no
+    work) an energy error that is the drift of the recorded total energy."""
+    from flexmbs import cli, load_results
+    from flexmbs.io import list_runs
+    out = tmp_path / "cart"
+    assert cli.main(["run", "cart_pendulum", "--cases", str(CASES_DIR), "--out", str(out), "--no-plots",
+                     "--no-paraview", "--set", "table=true", "--set", "t_end=0.2", "--set", "dt_out=0.1",
+                     "--set", "rtol=1e-8"]) == 0
+    assert list_runs(out / "results.h5") == {f: "finished" for f in FORMULATIONS}
+    for f in FORMULATIONS:
+        res = load_results(out / "results.h5", f)
+        npz = np.load(out / f / "results.npz")
+        assert np.array_equal(res.t, npz["t"]) and np.array_equal(res.q, npz["q"]), f
+        assert res.metadata["formulation"] == f and res.metadata["coordinates"] == list(cart_pendulum.COORDINATES)
+        assert res.metadata["system"]["velocities"] == ("q_dot" if f in ("lagrange", "maggi") else "u"), f
+        assert res.v.shape[1] == {"lagrange": 3, "maggi": 3, "kane": 2, "volterra": 2, "volterra-reduced": 1}[f]
+        body = res.bodies["cart pendulum"]
+        assert body.kind == "rigid" and body.position.shape == (3, 3) and body.rotation.shape == (3, 3, 3)
+        E = res.energies["total"]
+        assert np.array_equal(E - E[0], npz["energy_error"]), f
 
 
 def test_case_refuses_generalized_alpha_for_the_quasi_velocity_forms(tmp_path, capsys):

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Entry", "REGISTRY", "choose", "system_formulations", "DEFAULT_SYSTEM_METHOD"]
+__all__ = ["Entry", "REGISTRY", "choose", "system_formulations", "system_formulation", "DEFAULT_SYSTEM_METHOD"]
 
 DEFAULT_SYSTEM_METHOD = "index3-alpha"
 NOT_FOR_SYSTEMS = frozenset({"exact", "index3-alpha"})       # methods of a System's index-1 forms: all others
@@ -96,6 +96,18 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in (
 def system_formulations() -> list[str]:
     """Names of the formulations a System runs with."""
     return [n for n, e in REGISTRY.items() if e.system is not None]
+
+
+def system_formulation(name: str, system, **options):
+    """The formulation ``name`` of ``system``, built by its registry entry with ``options``
+    (e.g. ``Y``, ``Z``, ``ignorable`` of the quasi-velocity forms, ``stabilization`` of
+    lagrange): the object `flexmbs.simulate` integrates, with ``state0`` and ``physical``.
+    A name that is not a System's formulation raises a ValueError listing those that are."""
+    entry = REGISTRY.get(name)
+    if entry is None or entry.system is None:
+        why = "is not a formulation" if entry is None else "runs a Model on a prescribed frame only"
+        raise ValueError(f"`name` {name!r} {why}; a System's formulations are {', '.join(system_formulations())}")
+    return entry.system(system, **options)
 
 
 def _methods(entry: Entry, methods) -> list[str]:

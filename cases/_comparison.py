@@ -1,14 +1,21 @@
-"""Run the five formulations of issue 13 on one model and compare them (seed 001, Tables 2, 3, 6).
+"""The formulation comparison of seed 001 (Tables 2, 3, 6): the helpers the cases
+cart_pendulum, three_bodies and satellite_boom share (not a case: its name starts with "_").
 
-Used by cases/cart_pendulum.py, cases/three_bodies.py and cases/satellite_boom.py.  A model
-is a `QVModel`: the System (one TreeBody in the paper's coordinates), the quasi-velocities of
-the paper (Y, Y_reduced) and the ignorable coordinates.  `run_formulation` integrates one
-formulation and evaluates, at every output time,
+A case imports it as a sibling module (``from _comparison import ...``): the directory of a
+case is on ``sys.path`` however the case runs (``flexmbs run CASE`` and ``flexmbs sweep`` put it
+there, ``python cases/CASE.py`` runs from it), in the source tree and in the installed wheel
+(``flexmbs/cases``).
+
+A model is a `QVModel`: the System (one TreeBody in the paper's coordinates), the
+quasi-velocities of the paper (Y, Y_reduced) and the ignorable coordinates.  `run_formulation`
+runs one formulation of `flexmbs.formulations.registry` through ``flexmbs.run`` (so that each
+run is streamed into the results file of the active recording, ``flexmbs run CASE`` writes
+DIR/results.h5, as a run named after the formulation) and evaluates, at every output time,
 
 - ``q`` (n_t, m): the coordinates in the paper's order (integrated directly: angles continuous);
 - ``energy_error`` (n_t,): T + V - int_0^t Q_e . q' dt - (T + V)(0), the work of the applied
   forces integrated along the solution (3-point Gauss on the dense output, `simulate`'s
-  ``integrand``);
+  ``integrand``; see `work_of_applied_loads`);
 - ``momentum`` (n_t, 3): the total linear momentum sum_i m_i V_i;
 - ``constraint_error`` (n_t,): |a q' + b|_2 of the kinematic constraints, when there are any.
 """
@@ -20,16 +27,21 @@ from pathlib import Path
 
 import numpy as np
 
-from . import plots
-from .analysis import output_times
-from .formulations.multibody_forms import FORMULATION_NAMES, make_formulation
-from .formulations.quasi_velocities import applied_forces, constraint_rows, system_kinematics
-from .integrators import INTEGRATORS, simulate
+import flexmbs
+from flexmbs import plots
+from flexmbs.analysis import output_times
+from flexmbs.bodies.tree import TreeBody
+from flexmbs.formulations.quasi_velocities import applied_forces, constraint_rows, system_kinematics
+from flexmbs.formulations.registry import system_formulation
+from flexmbs.integrators import INTEGRATORS, simulate
 
-__all__ = ["QVModel", "run_formulation", "write_run", "compare", "write_table", "plot_runs", "LABELS"]
+__all__ = ["QVModel", "FORMULATIONS", "registry_formulation", "run_formulation", "write_run", "compare",
+           "write_table", "plot_runs", "LABELS"]
 
 LABELS = {"lagrange": "Lagrange", "maggi": "Maggi", "kane": "Kane (Gibbs-Appell)", "volterra": "Volterra",
           "volterra-reduced": "Reduced Volterra"}
+#: the five formulations of the comparison, each a System's formulation of `flexmbs.formulations.registry`
+FORMULATIONS = tuple(LABELS)
 
 
 @dataclass
@@ -45,7 +57,30 @@ class QVModel:
     scalars: dict = field(default_factory=dict)    # name -> f(t, q, qdot) -> float, put in the summary
 
 
-def _applied_power(system, t, q, qd):
+def registry_formulation(model: QVModel, formulation: str, integrator: str) -> tuple[str, dict]:
+    """(name, formulation_options) of the registry entry that runs ``formulation`` of the comparison.
+
+    lagrange is the registry's index-1 augmented formulation without stabilisation, or with
+    index3-alpha the System's own index-3 equations ("index3"); maggi, kane and volterra take the
+    model's quasi-velocities Y, volterra-reduced its Y_reduced and ignorable coordinates.
+    """
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"`formulation` must be one of {', '.join(FORMULATIONS)}, got {formulation!r}")
+    if formulation == "lagrange":
+        return ("index3", {}) if integrator == "index3-alpha" else ("lagrange", dict(stabilization="none"))
+    if formulation == "volterra-reduced":
+        return formulation, dict(Y=model.Y_reduced, ignorable=model.ignorable)
+    return formulation, dict(Y=model.Y)
+
+
+def equations_per_evaluation(name: str, form, system) -> int:
+    """The size of the linear system solved per evaluation of the equations: the quasi-velocity
+    forms and Maggi's give it (``n_equations``: p - s, p or m); Lagrange's augmented matrix
+    [[M, C_q^T], [C_q, 0]] (and index-3's) has m + r rows."""
+    return system.n_q + system.n_c if name in ("lagrange", "index3") else int(form.n_equations)
+
+
+def applied_power(system, t, q, qd):
     """Q_e . q' without gravity (gravity is in the potential energy)."""
     g = system.gravity
     system.gravity = None
@@ -55,57 +90,80 @@ def _applied_power(system, t, q, qd):
         system.gravity = g
 
 
-def run_formulation(model: QVModel, formulation: str, integrator: str = "DOP853", rtol: float = 1e-10,
-                    t_end: float = 50.0, dt_out: float = 0.1, h: float = 1e-3):
-    """One run: (results dict of arrays, summary dict)."""
-    system = model.system
-    form = make_formulation(formulation, system, Y=model.Y, Y_reduced=model.Y_reduced, ignorable=model.ignorable)
-    x0 = form.state0()
-    t_eval = output_times(t_end, dt_out)      # ends exactly at t_end, whatever the round-off of dt_out
-    adaptive = INTEGRATORS[integrator].adaptive
-    kw = dict(rtol=rtol, atol=rtol * 1e-2) if adaptive else dict(h=h)
+def has_applied_loads(system) -> bool:
+    """Whether the bodies may have applied loads besides gravity: False only when every body is a
+    TreeBody without ``applied`` forces, whose work is then zero (any other body: True, and
+    `applied_power` computes its loads' power or says that it cannot)."""
+    return not all(isinstance(body, TreeBody) and body.applied is None for body in system.bodies)
 
-    spent = np.zeros(2)              # wall and CPU time in the work integrand (not the formulation's)
+
+def work_of_applied_loads(system, form, integrator: str, t_eval, solver: dict) -> np.ndarray:
+    """W(t_k) = int_0^t_k Q_e . q' dt [J] at the outputs t_eval, along the solution of ``form``.
+
+    The integral is `simulate`'s ``integrand`` (3-point Gauss on the dense output of every step):
+    a quadrature of the outputs alone is not accurate enough (on satellite_boom at dt_out = 0.1 s
+    the trapezoid rule is off by 2e-6 J and Simpson's by 2e-10 J, against an energy error of
+    7e-10 J).  ``flexmbs.run`` does not return simulate's integrals, so this integrates the same
+    formulation from the same state a second time, with the integrand; without applied loads
+    (gravity is potential energy) the work is zero and nothing is integrated.
+    """
+    if not has_applied_loads(system) or len(t_eval) < 2:         # no loads, or no step taken
+        return np.zeros(len(t_eval))
 
     def power(t, x):
-        w, c = time.perf_counter(), time.process_time()
-        q, qd = form.physical(t, x)
-        out = np.array([_applied_power(system, t, q[0], qd[0])])
-        spent[:] += (time.perf_counter() - w, time.process_time() - c)
-        return out
+        q, qd = form.physical(t, np.atleast_2d(x))          # (1, m) from every formulation
+        return np.array([applied_power(system, t, q[0], qd[0])])
+
+    sol = simulate(form, (0.0, float(t_eval[-1])), form.state0(), method=integrator, t_eval=t_eval,
+                   integrand=power, **solver)
+    return sol.integrals[:, 0]
+
+
+def run_formulation(model: QVModel, formulation: str, integrator: str = "DOP853", rtol: float = 1e-10,
+                    t_end: float = 50.0, dt_out: float = 0.1, h: float = 1e-3):
+    """One run through ``flexmbs.run`` (streamed into the active recording's results file as the
+    run ``formulation``): (results dict of arrays, summary dict)."""
+    system = model.system
+    name, options = registry_formulation(model, formulation, integrator)
+    form = system_formulation(name, system, **options)     # the run's formulation: its sizes, the work
+    t_eval = output_times(t_end, dt_out)      # ends exactly at t_end, whatever the round-off of dt_out
+    adaptive = INTEGRATORS[integrator].adaptive
+    solver = dict(rtol=rtol, atol=rtol * 1e-2) if adaptive else dict(h=h)
 
     cpu = time.process_time()
-    sol = simulate(form, (0.0, t_end), x0, method=integrator, t_eval=t_eval, integrand=power, **kw)
-    cpu = time.process_time() - cpu - spent[1]
-    q, qd = form.physical(sol.t, sol.x)
-    energy = np.array([sum(system.energy(a, b)) for a, b in zip(q, qd)])
-    work = sol.integrals[:, 0]
+    res = flexmbs.run(system, formulation=name, method=integrator, t_end=t_end, t_eval=t_eval,
+                      formulation_options=options, name=formulation,
+                      metadata=dict(coordinates=list(model.coordinates)), **solver)
+    cpu = time.process_time() - cpu
+    q, qd = res.q, (res.v if res.q_dot is None else res.q_dot)
+    energy = res.energies["total"]
+    work = work_of_applied_loads(system, form, integrator, res.t, solver)
     energy_error = energy - work - energy[0]
     mass, B, D, I = system_kinematics(system, q)
     momentum = np.einsum("p,kpxm,km->kx", mass, B.real, qd)
-    results = dict(t=sol.t, q=q, qdot=qd, energy_error=energy_error, momentum=momentum)
+    results = dict(t=res.t, q=q, qdot=qd, energy_error=energy_error, momentum=momentum)
     if system.n_c:
         results["constraint_error"] = np.array([np.linalg.norm(a @ v + b) for a, b, v in
                                                 ((*constraint_rows(system, t, qi), vi)
-                                                 for t, qi, vi in zip(sol.t, q, qd))])
-    for name, f in model.extra.items():
-        results[name] = f(sol.t, q, qd)
+                                                 for t, qi, vi in zip(res.t, q, qd))])
+    for key, f in model.extra.items():
+        results[key] = f(res.t, q, qd)
     dP = np.abs(momentum - momentum[0])
     summary = dict(formulation=formulation, integrator=integrator, rtol=rtol if adaptive else None,
-                   h=None if adaptive else h, t_end=t_end, status=sol.status, message=sol.message,
-                   n_state_variables=int(form.n_state), n_equations=int(form.n_equations),
-                   coordinates=list(model.coordinates), solve_s=sol.wall_time - spent[0], solve_cpu_s=cpu,
-                   n_steps=sol.n_steps, n_rhs=sol.n_rhs,
+                   h=None if adaptive else h, t_end=t_end, status=res.status, message=res.message,
+                   n_state_variables=int(form.n_state), n_equations=equations_per_evaluation(name, form, system),
+                   coordinates=list(model.coordinates), solve_s=res.stats["solve_s"], solve_cpu_s=cpu,
+                   n_steps=res.stats["n_steps"], n_rhs=res.stats["n_rhs"],
                    max_energy_error=float(np.abs(energy_error).max()),
                    max_momentum_error=float(dP.max()), max_momentum_error_x=float(dP[:, 0].max()),
                    initial_energy=float(energy[0]), initial_momentum=momentum[0].tolist())
     if "constraint_error" in results:
         summary["max_constraint_error"] = float(results["constraint_error"].max())
-    for name in model.extra:
-        summary[f"max_{name}"] = float(np.abs(results[name]).max())
-    for name, f in model.scalars.items():
-        value = float(f(sol.t, q, qd))
-        summary[name] = value if np.isfinite(value) else None      # None: not measurable in this run (JSON null)
+    for key in model.extra:
+        summary[f"max_{key}"] = float(np.abs(results[key]).max())
+    for key, f in model.scalars.items():
+        value = float(f(res.t, q, qd))
+        summary[key] = value if np.isfinite(value) else None      # None: not measurable in this run (JSON null)
     if formulation == "volterra-reduced":
         summary["ignorable"] = [model.coordinates[k] for k in form.qv.ignorable]
     return results, summary
@@ -113,12 +171,12 @@ def run_formulation(model: QVModel, formulation: str, integrator: str = "DOP853"
 
 def write_run(out, results: dict, summary: dict) -> None:
     """DIR/results.npz and DIR/summary.json (`flexmbs.case.write_results`)."""
-    from .case import write_results
+    from flexmbs.case import write_results
     write_results(out, results, summary)
 
 
 def compare(model_factory, out=None, *, integrator="DOP853", rtol=1e-10, t_end=50.0, dt_out=0.1, h=1e-3,
-            formulations=FORMULATION_NAMES):
+            formulations=FORMULATIONS):
     """All formulations from the same initial state; returns ({name: results}, {name: summary})."""
     runs, summaries = {}, {}
     for name in formulations:
@@ -188,13 +246,13 @@ def common_help(table: str) -> dict:
 
 def common_choices() -> dict:
     """The formulations, and every integrator that can step a System (not ``exact``)."""
-    from .constrained_run import SYSTEM_INTEGRATORS
-    return dict(formulation=list(FORMULATION_NAMES), integrator=list(SYSTEM_INTEGRATORS))
+    from flexmbs.constrained_run import SYSTEM_INTEGRATORS
+    return dict(formulation=list(FORMULATIONS), integrator=list(SYSTEM_INTEGRATORS))
 
 
 def check_common(p: dict, defaults: dict, choices: dict) -> None:
     """The checks every comparison case shares (by parameter name)."""
-    from .case import CaseError, check_parameters
+    from flexmbs.case import CaseError, check_parameters
     check_parameters(p, defaults, choices=choices, positive=("rtol", "t_end", "dt_out", "h"))
     if p["dt_out"] > p["t_end"]:
         raise CaseError("dt_out", f"must not exceed t_end = {p['t_end']} s")
@@ -243,7 +301,7 @@ def case_main(name: str, doc: str, defaults: dict, help: dict, choices: dict, ch
     """The command line of a comparison case: parse, run one formulation or the table, print the
     summary (and ``report(summary)``, the case's own lines, when given); exit status 0 when every
     run finished.  ``run_time``: the case's ``RUN_TIME``."""
-    from .case import command_line, parse_case_args, prepare_output, record_output
+    from flexmbs.case import command_line, parse_case_args, prepare_output, record_output
     parser = command_line(name, doc, defaults, help=help, choices=choices, check=check, run_time=run_time)
     params, out, _ = parse_case_args(parser, argv)
     out, before = prepare_output(out)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Entry", "REGISTRY", "choose", "system_formulations", "DEFAULT_SYSTEM_METHOD"]
+__all__ = ["Entry", "REGISTRY", "choose", "system_formulations", "system_methods", "DEFAULT_SYSTEM_METHOD"]
 
 DEFAULT_SYSTEM_METHOD = "index3-alpha"
 NOT_FOR_SYSTEMS = frozenset({"exact", "index3-alpha"})       # methods of a System's index-1 forms: all others
@@ -96,6 +96,20 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in (
 def system_formulations() -> list[str]:
     """Names of the formulations a System runs with."""
     return [n for n, e in REGISTRY.items() if e.system is not None]
+
+
+def system_methods(formulation: str | None = None, methods=None) -> list[str]:
+    """The integrators that run a System with ``formulation`` (None: with any of its
+    formulations, i.e. every method but "exact"), sorted by name; ``methods`` the integrators'
+    names (default `flexmbs.integrators.INTEGRATORS`).  The choices of a case's ``integrator``."""
+    if methods is None:
+        from ..integrators import INTEGRATORS as methods
+    if formulation is None:
+        return sorted({m for n in system_formulations() for m in _methods(REGISTRY[n], methods)})
+    entry = REGISTRY.get(formulation)
+    if entry is None or entry.system is None:
+        raise ValueError(f"`formulation` must be one of {system_formulations()} (a System's), got {formulation!r}")
+    return sorted(_methods(entry, methods))
 
 
 def _methods(entry: Entry, methods) -> list[str]:

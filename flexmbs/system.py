@@ -825,7 +825,7 @@ class System:
         return InconsistentStateError(
             f"inconsistent initial state at t = {t:g}: {self._describe(bad)}; it is not integrated. Correct "
             "q0/v0, or pass assemble=True (to the formulation's state0, ConstrainedProblem.state0 or "
-            "integrate_system) to project the positions, then the velocities, onto the constraints",
+            "flexmbs.run) to project the positions, then the velocities, onto the constraints",
             name, level, size, tol)
 
     def _body_of_largest(self, dx) -> str:

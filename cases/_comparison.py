@@ -246,8 +246,8 @@ def common_help(table: str) -> dict:
 
 def common_choices() -> dict:
     """The formulations, and every integrator that can step a System (not ``exact``)."""
-    from flexmbs.constrained_run import SYSTEM_INTEGRATORS
-    return dict(formulation=list(FORMULATIONS), integrator=list(SYSTEM_INTEGRATORS))
+    from flexmbs.formulations.registry import system_methods
+    return dict(formulation=list(FORMULATIONS), integrator=system_methods())
 
 
 def check_common(p: dict, defaults: dict, choices: dict) -> None:

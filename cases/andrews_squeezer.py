@@ -34,25 +34,29 @@ checks the initial accelerations against the published q''(0)).
 Reference q(0.03) [SRC-3rd]: Bari test set (andrews), also encoded in pySDC's
 AndrewsSqueezingMechanismDAE (../shared/BENCHMARKS.md sec. 6d).
 
-Writes DIR/results.npz (t, q (n_t, 7) in the order beta, Theta, gamma, Phi, delta, Omega,
-epsilon, constraint_position (n_t,)), DIR/summary.json (q(t_end), its error against the
-reference when t_end = 0.03, time per step, the step taken h_used) and angles.png.
+Integrated by `flexmbs.run`: index3-alpha on the index-3 equations (formulation "index3"), or
+any other integrator on the index-1 augmented accelerations (formulation "lagrange").
+
+Writes DIR/results.h5 (the run "andrews_squeezer": `flexmbs.load_results`), DIR/results.npz (t,
+q (n_t, 7) in the order beta, Theta, gamma, Phi, delta, Omega, epsilon, constraint_position
+(n_t,)), DIR/summary.json (q(t_end), its error against the reference when t_end = 0.03, time per
+step, the step taken h_used) and angles.png.
 """
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
+import flexmbs as fm
 from flexmbs.bodies.loads import spring_to_ground, torque_load
 from flexmbs.analysis import output_times
 from flexmbs.bodies.planar import RigidBody2D, rotation_2d
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    resolve, write_run
-from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, integrate_system
+    recording_into, resolve, system_run_options, write_run
 from flexmbs.constraints.planar import PlanarRevolute
+from flexmbs.formulations.registry import system_methods
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
@@ -65,7 +69,7 @@ HELP = dict(t_end="duration [s]", h="step of the fixed-step methods [s]",
             rtol="tolerance of adaptive index-1 methods", plots="write the plot")
 SUMMARY = {"max_constraint_position": "max |C| over the run [m]",            # the sweep's columns (flexmbs.sweep)
            "error_0.03": "max |q(0.03 s) - reference| (written when t_end = 0.03 s)"}
-CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
+CHOICES = dict(integrator=system_methods())
 NAMES = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
 
 # Hairer & Wanner's data (SI units), ../shared/BENCHMARKS.md sec. 6d
@@ -148,27 +152,26 @@ def check(p: dict) -> None:
 
 
 def run(out=None, **params):
-    """Run the case; returns a dict with t, q (n_t, 7), constraint_position and the summary."""
+    """Run the case; returns a dict with t, q (n_t, 7), constraint_position and the summary.
+    With ``out``, the run streams into DIR/results.h5 as "andrews_squeezer"."""
     p = resolve("andrews_squeezer", DEFAULTS, params, check)
     system, _ = build()
-    q0 = system.initial_coordinates()
-    v0 = np.zeros(system.n_q)
-    tic = time.perf_counter()
-    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
-                           integrator=p["integrator"], h=p["h"], rho_inf=p["rho_inf"], rtol=p["rtol"],
-                           atol_factor=1e-3)
-    solve_s = time.perf_counter() - tic
-    qs = sol.x[:, :system.n_q]
-    q7 = angles_of(system, qs)
-    cpos = constraint_history(system, sol.t, qs)
-    summary = dict(parameters=p, status=sol.status, message=sol.message, h_used=sol.h,
-                   n_steps=sol.n_steps, n_lu=sol.n_lu,
-                   solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1), t_final=float(sol.t[-1]),
+    with recording_into(out):
+        res = fm.run(system, t_end=p["t_end"], t_eval=output_times(p["t_end"], p["dt_out"]), v0=np.zeros(system.n_q),
+                     name="andrews_squeezer", metadata={"case": "andrews_squeezer", "parameters": p},
+                     **system_run_options(p["integrator"], h=p["h"], rtol=p["rtol"], atol=p["rtol"] * 1e-3,
+                                          rho_inf=p["rho_inf"]))
+    q7 = angles_of(system, res.q)
+    cpos = system.residual_norms(res.t, res.q)
+    solve_s, n_steps = res.stats["solve_s"], res.stats["n_steps"]
+    summary = dict(parameters=p, status=res.status, message=res.message, h_used=res.metadata["h"],
+                   n_steps=n_steps, n_lu=res.stats["n_lu"],
+                   solve_s=solve_s, time_per_step_s=solve_s / max(n_steps, 1), t_final=float(res.t[-1]),
                    q_final=dict(zip(NAMES, q7[-1].tolist())), max_constraint_position=float(cpos.max()))
-    if abs(sol.t[-1] - 0.03) < 1e-12:
+    if abs(res.t[-1] - 0.03) < 1e-12:
         summary["q_reference_0.03"] = dict(zip(NAMES, Q_REF.tolist()))
         summary["error_0.03"] = float(np.abs(q7[-1] - Q_REF).max())
-    result = dict(t=sol.t, q=q7, constraint_position=cpos, summary=summary)
+    result = dict(t=res.t, q=q7, constraint_position=cpos, summary=summary)
     if out is not None:
         write(result, Path(out), p)
     return result

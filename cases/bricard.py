@@ -13,35 +13,37 @@ normalisation as internal constraint) with 3D `Revolute` joints: 35 coordinates 
 equations of rank 34.  With the redundant row the saddle-point matrix is singular, so the
 augmented formulation refuses it; two methods that handle redundancy run it:
 
-- ``index3-alpha`` (default): the index-3 generalized-alpha method with the regularised
-  multiplier block -eps I (chosen automatically when C_q is rank deficient), the motion
-  unaffected, the redundant multiplier left at zero;
-- ``udwadia-kalaba``: the index-1 Udwadia-Kalaba equations (Moore-Penrose pseudo-inverse),
-  with DOP853 and coordinate partitioning (``--integrator``, ``--rtol``).
+- ``index3-alpha`` (default): the index-3 generalized-alpha method (`flexmbs.run` formulation
+  "index3") with the regularised multiplier block -eps I (chosen automatically when C_q is
+  rank deficient), the motion unaffected, the redundant multiplier left at zero;
+- ``udwadia-kalaba``: the index-1 Udwadia-Kalaba equations (formulation "udwadia-kalaba":
+  Moore-Penrose pseudo-inverse), with DOP853 and coordinate partitioning (``--integrator``,
+  ``--rtol``).
 
 Geometry and data: IFToMM MBS benchmark library, problem A04 (lim.ii.udc.es/mbsbenchmark),
 as encoded in Exudyn's ``bricardMechanism.py`` (../shared/BENCHMARKS.md sec. 6e); no
 published reference history was retrievable, so the checks are the mobility, energy
 conservation and the agreement of the two methods.
 
-Writes DIR/results.npz (t, P3 (n_t, 3): the position of the joint point P3 (rod 2's end),
-energy (n_t,), constraint_position (n_t,)), DIR/summary.json (mobility report, energy change,
-time per step, the step taken h_used) and p3.png.
+Writes DIR/results.h5 (the run "bricard": `flexmbs.load_results`), DIR/results.npz (t, P3
+(n_t, 3): the position of the joint point P3 (rod 2's end), energy (n_t,),
+constraint_position (n_t,)), DIR/summary.json (mobility report, energy change, time per step,
+the step taken h_used) and p3.png.
 """
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
+import flexmbs as fm
 from flexmbs.bodies import RigidBodyEP
 from flexmbs.analysis import output_times
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    resolve, write_run
-from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, energy_history, integrate_system
+    recording_into, resolve, system_run_options, write_run
 from flexmbs.constraints import Revolute
+from flexmbs.formulations.registry import system_methods
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
@@ -53,7 +55,7 @@ HELP = dict(t_end="duration [s] (the OpenSim port runs 10 s)", h="step of index3
             method="index3-alpha or udwadia-kalaba (index 1)", integrator="integrator of the udwadia-kalaba route",
             rtol="tolerance of the udwadia-kalaba route", plots="write the plot")
 SUMMARY = {"max_energy_change": "max |E(t) - E(0)| [J]", "max_constraint_position": "max |C| [m]"}   # flexmbs.sweep
-CHOICES = dict(method=["index3-alpha", "udwadia-kalaba"], integrator=SYSTEM_INTEGRATORS)
+CHOICES = dict(method=["index3-alpha", "udwadia-kalaba"], integrator=system_methods("udwadia-kalaba"))
 
 POINTS = np.array([[0, 0, 0], [1, 0, 0], [1, -1, 0], [1, -1, 1], [0, -1, 1], [0, 0, 1]], dtype=float)
 AXES = np.eye(3)[[1, 2, 0, 1, 2, 0]]                  # y, z, x, y, z, x
@@ -88,31 +90,34 @@ def check(p: dict) -> None:
 
 
 def run(out=None, **params):
-    """Run the case; returns a dict with t, P3, energy, constraint_position and the summary."""
+    """Run the case; returns a dict with t, P3, energy, constraint_position and the summary.
+    With ``out``, the run streams into DIR/results.h5 as "bricard"."""
     p = resolve("bricard", DEFAULTS, params, check)
     system, rods = build()
-    q0, v0 = system.initial_coordinates(), np.zeros(system.n_q)
+    q0 = system.initial_coordinates()
     mob = system.mobility(0.0, q0)
-    tic = time.perf_counter()
-    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
-                           integrator="index3-alpha" if p["method"] == "index3-alpha" else p["integrator"],
-                           h=p["h"], rho_inf=p["rho_inf"], rtol=p["rtol"], solver="udwadia-kalaba",
-                           stabilization="coordinate-partitioning")
-    solve_s = time.perf_counter() - tic
-    n = system.n_q
-    q, v = sol.x[:, :n], sol.x[:, n:]
-    sl = system.slice(rods[2])
-    P3 = np.array([rods[2].point(qk[sl], rods[2].rotation(q0[sl]).T @ (POINTS[3] - q0[sl][:3])) for qk in q])
-    energy = energy_history(system, q, v)
-    cpos = constraint_history(system, sol.t, q)
-    summary = dict(parameters=p, status=sol.status, message=sol.message, h_used=sol.h, n_steps=sol.n_steps,
-                   solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1),
+    method = "index3-alpha" if p["method"] == "index3-alpha" else p["integrator"]
+    with recording_into(out):
+        res = fm.run(system, t_end=p["t_end"], t_eval=output_times(p["t_end"], p["dt_out"]), v0=np.zeros(system.n_q),
+                     name="bricard", metadata={"case": "bricard", "parameters": p},
+                     **system_run_options(method, h=p["h"], rtol=p["rtol"], rho_inf=p["rho_inf"],
+                                          index1="udwadia-kalaba",
+                                          formulation_options=dict(stabilization="coordinate-partitioning")))
+    rod2 = res.bodies["rod2"]
+    q2 = q0[system.slice(rods[2])]
+    local = rods[2].rotation(q2).T @ (POINTS[3] - q2[:3])              # P3 in rod 2's frame
+    P3 = rod2.position + rod2.rotation @ local
+    energy = res.energies["total"]
+    cpos = system.residual_norms(res.t, res.q)
+    solve_s, n_steps = res.stats["solve_s"], res.stats["n_steps"]
+    summary = dict(parameters=p, status=res.status, message=res.message, h_used=res.metadata["h"], n_steps=n_steps,
+                   solve_s=solve_s, time_per_step_s=solve_s / max(n_steps, 1),
                    mobility=dict(n_q=mob["n_q"], n_c=mob["n_c"], rank=mob["rank"], dof=mob["dof"],
                                  redundant=mob["redundant"]),
                    P3_final=P3[-1].tolist(), energy_change=float(energy[-1] - energy[0]),
                    max_energy_change=float(np.abs(energy - energy[0]).max()),
                    max_constraint_position=float(cpos.max()))
-    result = dict(t=sol.t, P3=P3, energy=energy, constraint_position=cpos, summary=summary)
+    result = dict(t=res.t, P3=P3, energy=energy, constraint_position=cpos, summary=summary)
     if out is not None:
         write(result, Path(out), p)
     return result

@@ -12,7 +12,8 @@ over it, as round-off decides (docs/iftomm.md).  The index-3 generalized-alpha m
 (``index3-alpha``) passes through.
 
 Planar rigid bodies (x, y, theta of each centroid) and planar revolute joints, 3 (2N + 1)
-coordinates and 2 (3N + 1) constraints.  Reference: the exact one-degree-of-freedom
+coordinates and 2 (3N + 1) constraints, integrated by `flexmbs.run` (formulation "index3",
+method index3-alpha).  Reference: the exact one-degree-of-freedom
 solution on the parallelogram branch (all cranks at the same angle phi, clockwise from the
 upward vertical; ../shared/BENCHMARKS.md sec. 6c):
 
@@ -25,8 +26,8 @@ integrated here with DOP853 at rtol 1e-12.  Data: IFToMM MBS benchmark library, 
 http://lim.ii.udc.es/mbsbenchmark/dist/A02/A02_specification.xml (N = 40, 20 s in the
 specification; ``--n 2`` is the double four-bar).
 
-Writes DIR/results.npz (t, B0 (n_t, 2), B0_velocity (n_t, 2), B0_exact, B0_velocity_exact,
-energy (n_t,), constraint_position (n_t,): |C|_2, mobility (n_t,): degrees of freedom from
+Writes DIR/results.h5 (the run "double_four_bar": `flexmbs.load_results`), DIR/results.npz (t,
+B0 (n_t, 2), B0_velocity (n_t, 2), B0_exact, B0_velocity_exact, energy (n_t,), constraint_position (n_t,): |C|_2, mobility (n_t,): degrees of freedom from
 the rank of C_q), sigma_min (n_t,): smallest singular value of C_q (near 0 at the singular
 positions), DIR/summary.json (errors of B0 at t_end, max errors, time per step, the step taken
 h_used) and the plots b0.png (position and velocity against the exact solution) and error.png.
@@ -34,19 +35,18 @@ h_used) and the plots b0.png (position and velocity against the exact solution) 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
+import flexmbs as fm
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.analysis import output_times
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    resolve, write_run
-from flexmbs.constrained_run import constraint_history, energy_history, integrate_system
+    recording_into, resolve, write_run
 from flexmbs.constraints.planar import PlanarRevolute
 
 DEFAULTS = dict(n=2, length=1.0, mass=1.0, g=9.81, speed=1.0, t_end=10.0, h=1e-3, rho_inf=0.8,
@@ -130,38 +130,42 @@ def solve_branch(t_end, n=2, length=1.0, g=9.81, speed=1.0, **options):
                      method="DOP853", rtol=1e-12, atol=1e-12, **options)
 
 
+def tip_motion(crank, length=1.0):
+    """B0 and its velocity (n_t, 2) from the first crank's `BodyResults`: its centroid r plus
+    A s, s = (L/2, 0) in the crank's frame, and r' + omega x (A s)."""
+    arm = crank.rotation[:, :, 0] * (length / 2)                   # A s = L/2 times the crank's x axis
+    return (crank.position + arm)[:, :2], (crank.velocity + np.cross(crank.angular_velocity, arm))[:, :2]
+
+
 def run(out=None, **params):
-    """Run the case; returns a dict with t, B0, B0_velocity, the exact values and the summary."""
+    """Run the case; returns a dict with t, B0, B0_velocity, the exact values and the summary.
+    With ``out``, the run streams into DIR/results.h5 as "double_four_bar"."""
     p = resolve("double_four_bar", DEFAULTS, params, check)
     system, q0, v0, crank0 = build(p["n"], p["length"], p["mass"], p["g"], p["speed"])
-    tip = np.array([p["length"] / 2, 0.0])
-    tic = time.perf_counter()
-    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
-                           integrator="index3-alpha", h=p["h"], rho_inf=p["rho_inf"])
-    solve_s = time.perf_counter() - tic
-    nq = system.n_q
-    q, v = sol.x[:, :nq], sol.x[:, nq:]
-    sl = system.slice(crank0)
-    B0 = np.array([crank0.point(qk[sl], tip) for qk in q])
-    B0v = np.array([crank0.point_jacobian(qk[sl], tip) @ vk[sl] for qk, vk in zip(q, v)])
-    B0e, B0ve = exact(sol.t, p["n"], p["length"], p["g"], p["speed"])
-    energy = energy_history(system, q, v)
-    cpos = constraint_history(system, sol.t, q)
-    mob = [system.mobility(tk, qk) for tk, qk in zip(sol.t, q)]
+    with recording_into(out):
+        res = fm.run(system, formulation="index3", method="index3-alpha", h=p["h"], rho_inf=p["rho_inf"],
+                     t_end=p["t_end"], t_eval=output_times(p["t_end"], p["dt_out"]), q0=q0, v0=v0,
+                     name="double_four_bar", metadata={"case": "double_four_bar", "parameters": p})
+    B0, B0v = tip_motion(res.bodies[crank0.name], p["length"])
+    B0e, B0ve = exact(res.t, p["n"], p["length"], p["g"], p["speed"])
+    energy = res.energies["total"]
+    cpos = system.residual_norms(res.t, res.q)
+    mob = [system.mobility(tk, qk) for tk, qk in zip(res.t, res.q)]
     mobility = np.array([m["dof"] for m in mob])
     sigma_min = np.array([m["singular_values"][-1] for m in mob])
     err = np.abs(B0 - B0e).max(axis=1)
     errv = np.abs(B0v - B0ve).max(axis=1)
-    summary = dict(parameters=p, status=sol.status, message=sol.message, h_used=sol.h,
-                   n_steps=sol.n_steps, n_lu=sol.n_lu,
-                   solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1),
-                   t_final=float(sol.t[-1]), B0_final=B0[-1].tolist(), B0_exact_final=B0e[-1].tolist(),
+    solve_s, n_steps = res.stats["solve_s"], res.stats["n_steps"]
+    summary = dict(parameters=p, status=res.status, message=res.message, h_used=res.metadata["h"],
+                   n_steps=n_steps, n_lu=res.stats["n_lu"],
+                   solve_s=solve_s, time_per_step_s=solve_s / max(n_steps, 1),
+                   t_final=float(res.t[-1]), B0_final=B0[-1].tolist(), B0_exact_final=B0e[-1].tolist(),
                    error_B0_final=float(err[-1]), error_B0_velocity_final=float(errv[-1]),
                    max_error_B0=float(err.max()), max_error_B0_velocity=float(errv.max()),
                    max_constraint_position=float(cpos.max()),
                    energy_change=float(energy[-1] - energy[0]), max_mobility=int(mobility.max()),
                    min_sigma_min=float(sigma_min.min()))
-    result = dict(t=sol.t, B0=B0, B0_velocity=B0v, B0_exact=B0e, B0_velocity_exact=B0ve, energy=energy,
+    result = dict(t=res.t, B0=B0, B0_velocity=B0v, B0_exact=B0e, B0_velocity_exact=B0ve, energy=energy,
                   constraint_position=cpos, mobility=mobility, sigma_min=sigma_min, summary=summary)
     if out is not None:
         write(result, Path(out), p)

@@ -4,8 +4,9 @@ A lumped mass of 1 kg on a massless link of 1 m, pinned to the ground at the ori
 vertical plane under gravity 9.81 m/s^2 along -y, released at rest from the horizontal with
 x(P1) = +1 m.  Modelled as one `RigidBody2D` with its centroid at the mass and I_G = 0 (the
 link and mass as one body) and a `PlanarRevolute` to the ground at the pivot: 3 coordinates,
-2 constraints, integrated with the index-3 generalized-alpha method (``index3-alpha``) or an
-index-1 route (the augmented formulation with any integrator of flexmbs).
+2 constraints, integrated by `flexmbs.run` with the index-3 generalized-alpha method
+(``index3-alpha``, formulation "index3") or an index-1 route (formulation "lagrange": the
+augmented accelerations, with any other integrator of flexmbs).
 
 Closed form (../shared/BENCHMARKS.md sec. 6b): with k = sin(pi/4), K = K(k) the complete
 elliptic integral of the first kind and sn Jacobi's elliptic function (parameter m = k^2),
@@ -18,25 +19,26 @@ Data: IFToMM MBS benchmark library, problem A01,
 http://lim.ii.udc.es/mbsbenchmark/dist/A01/A01_specification.xml (duration 2000 s in the
 specification; 10 s by default here, ``--t-end 2000`` for the full run).
 
-Writes DIR/results.npz (t, P1 (n_t, 2), P1_velocity (n_t, 2), P1_exact (n_t, 2), energy
-(n_t,), constraint_position (n_t,)), DIR/summary.json (error of P1 at t_end and its maximum,
-energy change, time per step, the step taken h_used) and p1.png.
+Writes DIR/results.h5 (the run "pendulum_a01": `flexmbs.load_results`), DIR/results.npz (t, P1
+(n_t, 2), P1_velocity (n_t, 2), P1_exact (n_t, 2), energy (n_t,), constraint_position (n_t,)),
+DIR/summary.json (error of P1 at t_end and its maximum, energy change, time per step, the step
+taken h_used) and p1.png.
 """
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 from scipy.special import ellipj, ellipk
 
+import flexmbs as fm
 from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.analysis import output_times
 from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    resolve, write_run
-from flexmbs.constrained_run import SYSTEM_INTEGRATORS, constraint_history, energy_history, integrate_system
+    recording_into, resolve, system_run_options, write_run
 from flexmbs.constraints.planar import PlanarRevolute
+from flexmbs.formulations.registry import system_methods
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
@@ -50,7 +52,7 @@ HELP = dict(length="link length L [m]", mass="lumped mass [kg]", g="gravity [m/s
             rtol="tolerance of adaptive methods", plots="write the plot")
 SUMMARY = {"max_error_P1": "max |P1 - exact| [m]", "max_energy_change": "max |E(t) - E(0)| [J]",   # flexmbs.sweep
            "max_constraint_position": "max |C| [m]"}
-CHOICES = dict(integrator=SYSTEM_INTEGRATORS)
+CHOICES = dict(integrator=system_methods())
 
 
 def exact(t, length=1.0, g=9.81):
@@ -77,27 +79,29 @@ def check(p: dict) -> None:
 
 
 def run(out=None, **params):
-    """Run the case; returns a dict with t, P1, P1_velocity, P1_exact, energy and the summary."""
+    """Run the case; returns a dict with t, P1, P1_velocity, P1_exact, energy and the summary.
+    With ``out``, the run streams into DIR/results.h5 as "pendulum_a01"."""
     p = resolve("pendulum_a01", DEFAULTS, params, check)
     system, body = build(p["length"], p["mass"], p["g"])
-    q0, v0 = system.initial_coordinates(), np.zeros(system.n_q)
-    tic = time.perf_counter()
-    sol = integrate_system(system, q0, v0, p["t_end"], output_times(p["t_end"], p["dt_out"]),
-                           integrator=p["integrator"], h=p["h"], rho_inf=p["rho_inf"], rtol=p["rtol"])
-    solve_s = time.perf_counter() - tic
-    q, v = sol.x[:, :3], sol.x[:, 3:]
-    P1, P1v = q[:, :2], v[:, :2]                     # the centroid is the mass
-    P1e = exact(sol.t, p["length"], p["g"])
-    energy = energy_history(system, q, v)
-    cpos = constraint_history(system, sol.t, q)
+    with recording_into(out):
+        res = fm.run(system, t_end=p["t_end"], t_eval=output_times(p["t_end"], p["dt_out"]),
+                     v0=np.zeros(system.n_q), name="pendulum_a01",
+                     metadata={"case": "pendulum_a01", "parameters": p},
+                     **system_run_options(p["integrator"], h=p["h"], rtol=p["rtol"], rho_inf=p["rho_inf"]))
+    pendulum = res.bodies["pendulum"]
+    P1, P1v = pendulum.position[:, :2], pendulum.velocity[:, :2]       # the centroid is the mass
+    P1e = exact(res.t, p["length"], p["g"])
+    energy = res.energies["total"]
+    cpos = system.residual_norms(res.t, res.q)
     err = np.abs(P1 - P1e).max(axis=1)
-    summary = dict(parameters=p, status=sol.status, message=sol.message, h_used=sol.h, n_steps=sol.n_steps,
-                   solve_s=solve_s, time_per_step_s=solve_s / max(sol.n_steps, 1), t_final=float(sol.t[-1]),
+    solve_s, n_steps = res.stats["solve_s"], res.stats["n_steps"]
+    summary = dict(parameters=p, status=res.status, message=res.message, h_used=res.metadata["h"], n_steps=n_steps,
+                   solve_s=solve_s, time_per_step_s=solve_s / max(n_steps, 1), t_final=float(res.t[-1]),
                    P1_final=P1[-1].tolist(), P1_exact_final=P1e[-1].tolist(), error_P1_final=float(err[-1]),
                    max_error_P1=float(err.max()), energy_change=float(energy[-1] - energy[0]),
                    max_energy_change=float(np.abs(energy - energy[0]).max()),
                    max_constraint_position=float(cpos.max()), period_s=float(period(p["length"], p["g"])))
-    result = dict(t=sol.t, P1=P1, P1_velocity=P1v, P1_exact=P1e, energy=energy, constraint_position=cpos,
+    result = dict(t=res.t, P1=P1, P1_velocity=P1v, P1_exact=P1e, energy=energy, constraint_position=cpos,
                   summary=summary)
     if out is not None:
         write(result, Path(out), p)

@@ -15,22 +15,29 @@ Choices: ``--coordinates`` natural (NACF, 12 coordinates and 6 rigidity constrai
 or euler-parameters (RPCF-EP, 7 coordinates and the normalisation); ``--solver`` augmented or
 udwadia-kalaba; ``--stabilization`` none, baumgarte or coordinate-partitioning (the paper's
 RGCP, Newton tolerance 1e-9); ``--integrator`` any of flexmbs (the paper: AB4 with h = 1e-3 s).
-The position and velocity constraint violations are evaluated at every output.  Fixed-step
-integrators step onto every output time; adaptive ones (RK45, DOP853, Radau, BDF) give the
-outputs between their steps from their dense interpolant, which coordinate partitioning does
-not correct (there the violations are those of the interpolant, e.g. 1e-8 with Radau at
-rtol = 1e-6).
+Each run is one `flexmbs.run` (formulation "lagrange" for the augmented solver,
+"udwadia-kalaba" for Udwadia-Kalaba, with the stabilisation as its option; index3-alpha runs the
+formulation "index3", the index-3 equations with their own Newton iteration, where neither
+solver nor stabilisation enters).  The position and velocity constraint violations are
+evaluated at every output.  Fixed-step integrators step onto every output time; adaptive ones
+(RK45, DOP853, Radau, BDF) give the outputs between their steps from their dense interpolant,
+which coordinate partitioning does not correct (there the violations are those of the
+interpolant, e.g. 1e-8 with Radau at rtol = 1e-6).
 
-Writes DIR/results.npz (t, tip (n_t, 3) and tip_velocity (n_t, 3) of D in the global frame,
-energy (n_t,) [J], constraint_position and constraint_velocity (n_t,): 2-norms of C and of
-C_q q' + C_t), DIR/summary.json (max_constraint_position, max_constraint_velocity,
-max_energy_error = max |E(t) - E(0)| [J], solve_s (wall), solve_cpu_s, cpu_per_step_ms, ...) and the plots tip_x.png, tip_y.png,
+Writes DIR/results.h5 (the run "triple_pendulum": `flexmbs.load_results`), DIR/results.npz (t,
+tip (n_t, 3) and tip_velocity (n_t, 3) of D in the global frame, energy (n_t,) [J],
+constraint_position and constraint_velocity (n_t,): 2-norms of C and of C_q q' + C_t),
+DIR/summary.json (max_constraint_position, max_constraint_velocity, max_energy_error =
+max |E(t) - E(0)| [J], solve_s (wall, the integration), solve_cpu_s (CPU of the whole
+`flexmbs.run`: the integration and the recording of the outputs), cpu_per_step_ms, n_rhs (the
+integrator's evaluations of the accelerations), ...) and the plots tip_x.png, tip_y.png,
 tip_z.png (position and velocity of D, the paper's Figs. 3-5) and trajectory.png (Fig. 6).
 
 ``--table`` runs the paper's four combinations (two coordinate systems x two solvers) with AB4,
 h = 1e-3 s, coordinate partitioning and ``--t-end``, and writes the analogues of Table 2
 (constraint violations: table2.csv, table2.md) and Table 3 (CPU times of the process: table3.csv,
-table3.md), each run's results in DIR/<coordinates>-<solver>/, and the plots comparing the two
+table3.md), each run's results in DIR/<coordinates>-<solver>/ (and as the run
+"<coordinates>-<solver>" of DIR/results.h5), and the plots comparing the two
 coordinate systems (Udwadia-Kalaba, as in the paper's figures).
 
 Reference: C. M. Pappalardo, D. Guida, On the computational methods for solving the
@@ -45,15 +52,16 @@ from pathlib import Path
 
 import numpy as np
 
+import flexmbs as fm
 from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
-                          record_output, resolve, write_results)
-from flexmbs.constrained_run import SYSTEM_INTEGRATORS
+                          record_output, recording_into, resolve, system_run_options, write_results)
 from flexmbs.constraints import Spherical
-from flexmbs.formulations.index1 import SOLVERS, Index1
-from flexmbs.formulations.stabilization import STABILIZATIONS
-from flexmbs.integrators import INTEGRATORS, simulate
+from flexmbs.formulations.index1 import SOLVERS
+from flexmbs.formulations.registry import system_methods
+from flexmbs.formulations.stabilization import STABILIZATIONS, CoordinatePartitioning, make_stabilization, violations
+from flexmbs.integrators import INTEGRATORS
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 
@@ -77,9 +85,10 @@ HELP = dict(coordinates="rigid-body coordinates", solver="acceleration solver",
 SUMMARY = {"max_constraint_position": "max |C|", "max_constraint_velocity": "max |C_q q' + C_t|",  # flexmbs.sweep
            "max_energy_error": "max |E(t) - E(0)| [J]"}
 CHOICES = dict(coordinates=list(COORDINATES), solver=list(SOLVERS), stabilization=list(STABILIZATIONS),
-               integrator=SYSTEM_INTEGRATORS)
+               integrator=system_methods())
 TABLE_RUN = dict(integrator="AB4", h=1e-3, stabilization="coordinate-partitioning")
 TIP = np.array([HALF_LENGTH, 0.0, 0.0])                        # D in body 3's coordinates
+FORMULATION = {"augmented": "lagrange", "udwadia-kalaba": "udwadia-kalaba"}   # solver -> flexmbs.run's formulation
 
 
 def build(coordinates: str = "natural") -> System:
@@ -112,36 +121,39 @@ def check(p: dict) -> None:
                                          f"use stabilization=none with it, got {p['stabilization']!r}")
 
 
-def simulate_case(coordinates, solver, stabilization, integrator, h, rtol, t_end, dt_out):
-    """One run: (results dict, summary dict)."""
+def simulate_case(coordinates, solver, stabilization, integrator, h, rtol, t_end, dt_out, name=None):
+    """One run by `flexmbs.run`, streamed into the active recording (`flexmbs.io.recording`) as
+    ``name`` (default "<coordinates>-<solver>"): (results dict, summary dict)."""
     system = build(coordinates)
-    form = Index1(system, solver=solver, stabilization=stabilization)
-    x0 = form.state0()
-    t_eval = output_times(t_end, dt_out)
-    kw = dict(h=h) if not INTEGRATORS[integrator].adaptive else dict(rtol=rtol, atol=rtol / 100)
+    stab = make_stabilization(stabilization)            # kept here: its counters go into the summary
+    options = system_run_options(integrator, h=h, rtol=rtol, index1=FORMULATION[solver],
+                                 formulation_options=dict(stabilization=stab))
     cpu = time.process_time()
-    sol = simulate(form, (0.0, t_end), x0, method=integrator, t_eval=t_eval, **kw)
+    res = fm.run(system, t_end=t_end, t_eval=output_times(t_end, dt_out), name=name or f"{coordinates}-{solver}",
+                 metadata=dict(case="triple_pendulum", coordinates=coordinates, solver=solver,
+                               stabilization=stabilization), **options)
     cpu = time.process_time() - cpu
-    q, v = form.physical(sol.t, sol.x)
-    pos, vel = tip(system, q, v)
-    viol = np.array([form.violations(t, x) for t, x in zip(sol.t, sol.x)]).reshape(-1, 2)
-    energy = np.array([form.energy(x) for x in sol.x])
-    results = dict(t=sol.t, tip=pos, tip_velocity=vel, energy=energy, constraint_position=viol[:, 0],
+    pos, vel = tip(system, res.q, res.v)
+    viol = np.array([violations(system, t, q, v) for t, q, v in zip(res.t, res.q, res.v)]).reshape(-1, 2)
+    energy = res.energies["total"]
+    results = dict(t=res.t, tip=pos, tip_velocity=vel, energy=energy, constraint_position=viol[:, 0],
                    constraint_velocity=viol[:, 1])
-    stab = form.stabilization
+    partitioned = isinstance(stab, CoordinatePartitioning)
     if integrator == "index3-alpha":          # its own Newton on the index-3 equations: no acceleration solver
         solver = "index-3 (index3-alpha)"
+    solve_s, n_steps = res.stats["solve_s"], res.stats["n_steps"]
     summary = dict(coordinates=coordinates, solver=solver, stabilization=stabilization, integrator=integrator,
                    h=h if not INTEGRATORS[integrator].adaptive else None,
                    rtol=rtol if INTEGRATORS[integrator].adaptive else None, t_end=t_end,
-                   status=sol.status, message=sol.message, n_q=system.n_q, n_c=system.n_c,
+                   status=res.status, message=res.message, n_q=system.n_q, n_c=system.n_c,
                    max_constraint_position=float(viol[:, 0].max()),
                    max_constraint_velocity=float(viol[:, 1].max()),
                    max_energy_error=float(np.abs(energy - energy[0]).max()),
-                   solve_s=sol.wall_time, solve_cpu_s=cpu, n_steps=sol.n_steps, n_rhs=form.n_rhs,
-                   time_per_step_ms=1e3 * sol.wall_time / max(sol.n_steps, 1),
-                   cpu_per_step_ms=1e3 * cpu / max(sol.n_steps, 1),
-                   n_partitions=getattr(stab, "n_partitions", None), n_newton=getattr(stab, "n_newton", None))
+                   solve_s=solve_s, solve_cpu_s=cpu, n_steps=n_steps, n_rhs=res.stats["n_rhs"],
+                   time_per_step_ms=1e3 * solve_s / max(n_steps, 1),
+                   cpu_per_step_ms=1e3 * cpu / max(n_steps, 1),
+                   n_partitions=stab.n_partitions if partitioned else None,
+                   n_newton=stab.n_newton if partitioned else None)
     return results, summary
 
 
@@ -169,7 +181,8 @@ def table(out, t_end: float, dt_out: float, plots_on: bool = True) -> dict:
     for coordinates in COORDINATES:
         for solver in SOLVERS:
             key = f"{coordinates}-{solver}"
-            res, summ = simulate_case(coordinates, solver, rtol=1e-8, t_end=t_end, dt_out=dt_out, **TABLE_RUN)
+            res, summ = simulate_case(coordinates, solver, rtol=1e-8, t_end=t_end, dt_out=dt_out, name=key,
+                                      **TABLE_RUN)
             summaries[key], runs[key] = summ, res
             if out is not None:
                 write(Path(out) / key, res, summ)
@@ -213,10 +226,12 @@ def run(out=None, **params):
     """One run (or the four of ``table=True``); returns the summary (dict of summaries for the table)."""
     p = resolve("triple_pendulum", DEFAULTS, params, check)
     if p["table"]:
-        return table(out, p["t_end"], p["dt_out"], p["plots"])
+        with recording_into(out):
+            return table(out, p["t_end"], p["dt_out"], p["plots"])
     args = {k: p[k] for k in ("coordinates", "solver", "stabilization", "integrator", "h", "rtol", "t_end",
                               "dt_out")}
-    results, summary = simulate_case(**args)
+    with recording_into(out):
+        results, summary = simulate_case(**args, name="triple_pendulum")
     if out is not None:
         write(Path(out), results, summary)
         if p["plots"]:

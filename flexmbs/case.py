@@ -48,6 +48,10 @@ terminal, a line every 10 s in a log).
 ``t_end``, 0 < ``rtol`` < 1, ``h`` > 0, ``damping`` >= 0, finite numbers), so that an error
 names the parameter the user set, not the library argument it becomes.
 
+`system_run_options(method, ...)` gives the arguments of `flexmbs.run` for a multibody case's
+choice of integrator (formulation, step or tolerances), and `recording_into(out)` streams the
+runs of a case into DIR/results.h5 (the CLI's recording when it runs the case).
+
 `prepare_output(out, written)` makes the output directory and clears the previous run's files
 (only those a run listed in ``DIR/.flexmbs_files``, never a user's own files) and says so;
 `record_output(out, before)` lists the files the run wrote in that manifest.
@@ -65,7 +69,8 @@ import numpy as np
 from .parameters import FALSE, TRUE, ParameterError, _coerce, _short, _type_name
 
 __all__ = ["CaseError", "command_line", "parse_case_args", "check_parameters", "check_output_dir",
-           "prepare_output", "record_output", "resolve", "write_summary", "write_results", "MANIFEST"]
+           "prepare_output", "record_output", "resolve", "write_summary", "write_results", "MANIFEST",
+           "system_run_options", "recording_into"]
 
 log = logging.getLogger("flexmbs.case")
 
@@ -344,6 +349,40 @@ def write_run(out, result: dict, p: dict) -> bool:
     True when plots are wanted: option ``plots`` on and at least two outputs."""
     write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
     return bool(p.get("plots", True)) and len(result["t"]) >= 2
+
+
+def system_run_options(method: str, *, h: float, rtol: float, atol: float | None = None,
+                       rho_inf: float | None = None, index1: str = "lagrange",
+                       formulation_options: dict | None = None) -> dict:
+    """Arguments of `flexmbs.run(system, ...)` for a multibody case's integrator ``method``.
+
+    index3-alpha runs the formulation "index3" with the step ``h`` and ``rho_inf``; any other
+    method runs the index-1 formulation ``index1`` ("lagrange": the augmented accelerations, or
+    "udwadia-kalaba") with its ``formulation_options`` (e.g. ``stabilization``): a fixed-step
+    method with ``h``, an adaptive one with ``rtol`` and ``atol`` (default ``rtol / 100``) and
+    no ``h`` (it would be the first trial step, and change the run).
+    """
+    from .formulations.registry import system_methods
+    from .integrators import INTEGRATORS
+    if method not in system_methods():
+        raise ValueError(f"`method` must be one of {system_methods()} (the integrators that run a System), "
+                         f"got {method!r}")
+    if method == "index3-alpha":
+        return dict(formulation="index3", method=method, h=h, **({} if rho_inf is None else {"rho_inf": rho_inf}))
+    options = dict(formulation=index1, method=method, formulation_options=formulation_options)
+    if INTEGRATORS[method].uses_tolerances:
+        return dict(options, h=None, rtol=rtol, atol=rtol / 100 if atol is None else atol)
+    return dict(options, h=h)
+
+
+def recording_into(out):
+    """The `flexmbs.io.recording` of DIR/results.h5 for ``out`` (every `flexmbs.run` inside
+    streams into it; the CLI's own recording of the same file is reused), or, for ``out`` None,
+    a context that records nothing."""
+    import contextlib
+
+    from .io import recording
+    return recording(Path(out) / "results.h5") if out is not None else contextlib.nullcontext()
 
 
 # ----------------------------------------------------------------------------- output directory

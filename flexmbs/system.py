@@ -586,6 +586,24 @@ class System:
         """C(q, t), (n_c,); zero in the rows of velocity-level (non-holonomic) constraints."""
         return self._constraint_terms(t, q, False)[0]
 
+    def residual_norms(self, t, q) -> np.ndarray:
+        """||C(q_k, t_k)||_2 (n_t,) at each output: t (n_t,), q (n_t, n_q) (e.g. `Results.t`,
+        `Results.q`), the position violation a run leaves.  One `residual` per output (the joints
+        evaluate one configuration at a time).
+
+        Raises
+        ------
+        ValueError
+            ``q`` not (n_t, n_q), or ``t`` not one time per row of ``q``.
+        """
+        q, t = np.asarray(q, dtype=float), np.asarray(t, dtype=float)
+        if q.ndim != 2 or q.shape[1] != self.n_q:
+            raise ValueError(f"`q` must have shape (n_t, n_q) = (n_t, {self.n_q}): one row of coordinates per "
+                             f"output, got {q.shape}")
+        if t.shape != (len(q),):
+            raise ValueError(f"`t` must have shape (n_t,) = ({len(q)},): one time per row of `q`, got {t.shape}")
+        return np.array([np.linalg.norm(self.residual(tk, qk)) for tk, qk in zip(t, q)], dtype=float)
+
     def jacobian(self, t, q) -> np.ndarray:
         """C_q, dense (n_c, n_q)."""
         return self._constraint_terms(t, q, True)[1]
@@ -828,7 +846,7 @@ class System:
         return InconsistentStateError(
             f"inconsistent initial state at t = {t:g}: {self._describe(bad)}; it is not integrated. Correct "
             "q0/v0, or pass assemble=True (to the formulation's state0, ConstrainedProblem.state0 or "
-            "integrate_system) to project the positions, then the velocities, onto the constraints",
+            "flexmbs.run) to project the positions, then the velocities, onto the constraints",
             name, level, size, tol)
 
     def _body_of_largest(self, dx) -> str:

@@ -251,6 +251,39 @@ def test_script_without_protocol_is_skipped(tmp_path):
     assert list(cases) == ["ok"] and cases["ok"].summary == ""
 
 
+def test_run_streams_a_multibody_case_into_results_h5(tmp_path, capsys):
+    """A multibody case runs its System by `flexmbs.run`: `flexmbs run` streams it into
+    DIR/results.h5 (the run named after the case, with its body) and reports it from there; the
+    case's own results.npz and summary.json are still written."""
+    out = tmp_path / "a01"
+    assert cli.main(["run", "pendulum_a01", "--set", "t_end=0.02", "--set", "dt_out=0.01", "--no-plots",
+                     "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no time integration" not in printed
+    assert "run pendulum_a01: finished, 3 outputs to t = 0.02 s" in printed
+    res = fm.load_results(out)
+    assert res.status == "finished" and list(res.bodies) == ["pendulum"]
+    assert res.metadata["case"] == "pendulum_a01" and res.stats["n_steps"] == 20
+    with np.load(out / "results.npz") as data:
+        assert data["t"].tolist() == pytest.approx([0.0, 0.01, 0.02])
+        np.testing.assert_array_equal(res.bodies["pendulum"].position[:, :2], data["P1"])
+    assert (out / "summary.json").is_file()
+
+
+def test_run_reports_each_run_of_the_triple_pendulum_table(tmp_path, capsys):
+    assert cli.main(["run", "triple_pendulum", "--set", "table=true", "--set", "t_end=0.003",
+                     "--set", "dt_out=0.001", "--no-plots", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    for run in ("natural-augmented", "natural-udwadia-kalaba", "euler-parameters-augmented",
+                "euler-parameters-udwadia-kalaba"):
+        assert f"run {run}: finished, 4 outputs to t = 0.003 s" in printed
+        res = fm.load_results(tmp_path, run)                  # each run of the table in DIR/results.h5
+        assert res.status == "finished" and list(res.bodies) == ["bar1", "bar2", "bar3"]
+        assert res.metadata["formulation"] == ("lagrange" if run.endswith("augmented") else "udwadia-kalaba")
+        with np.load(tmp_path / run / "results.npz") as data:
+            np.testing.assert_array_equal(res.energies["total"], data["energy"])
+
+
 def test_run_reports_a_coupled_mechanism_by_its_run_information(tmp_path, capsys):
     """The coupled cases run their System by `flexmbs.run` into the CLI's results file: `flexmbs run`
     reports the index-3 run "coupled" (status, outputs, end time) and where to load it, not "no time

@@ -400,6 +400,13 @@ def test_triple_pendulum_cli_writes_the_arrays_and_keys_of_issue_12(tmp_path):
     summary = __import__("json").loads((tmp_path / "summary.json").read_text())
     for key in ("max_constraint_position", "max_constraint_velocity", "max_energy_error", "solve_s"):
         assert np.isfinite(summary[key])
+    res = __import__("flexmbs").load_results(tmp_path)          # the run, streamed by flexmbs.run
+    assert res.status == "finished" and list(res.bodies) == ["bar1", "bar2", "bar3"]
+    assert (res.metadata["formulation"], res.metadata["method"], res.metadata["stabilization"]) == (
+        "lagrange", "RK45", "baumgarte")
+    np.testing.assert_array_equal(res.energies["total"], data["energy"])
+    assert res.multipliers.shape == (n_t, 3 * 3 + 3)            # 3 spherical joints, 3 Euler-parameter norms
+    assert summary["n_steps"] == res.stats["n_steps"]
 
 
 def test_triple_pendulum_table_mode(tmp_path):

@@ -232,7 +232,6 @@ def test_explicit_method_on_a_stiff_flexible_system_warns(monkeypatch):
     in words before it starts ("this system is stiff ...: use index3-alpha"); implicit methods
     and rigid-only systems are not checked."""
     from flexmbs import stiffness
-    from flexmbs.constrained_run import integrate_system
     system, _, model = slider_crank.build_coupled(elements=2)
     w = stiffness.largest_frequency(model)
     beta = stiffness.imaginary_stability_limit("DOP853")
@@ -247,4 +246,4 @@ def test_explicit_method_on_a_stiff_flexible_system_warns(monkeypatch):
     monkeypatch.setattr(stiffness, "WARN_STEPS", 0.5 * w * 1e-6 / stiffness.imaginary_stability_limit("RK45"))
     q0, v0 = system.initial_coordinates(), system.initial_velocities()
     with pytest.warns(stiffness.StiffnessWarning, match="use index3-alpha"):
-        integrate_system(system, q0, v0, 1e-6, [0.0, 1e-6], integrator="RK45", rtol=1e-6)
+        fm.run(system, method="RK45", rtol=1e-6, atol=1e-8, q0=q0, v0=v0, t_end=1e-6, t_eval=[0.0, 1e-6], store=False)

@@ -1,11 +1,10 @@
 """Initial states: never integrated when inconsistent, initial velocities never dropped (issue 20, items 3, 12).
 
 Every entry point (the index-1 route with every solver and stabilisation, index3-alpha on the
-numpy and the compiled path, the five formulations of the quasi-velocity comparison
-(`system_formulation`), `integrate_system`, and `simulate` given a raw x0) starts from the
-bodies' own initial state unless told otherwise, checks it against the constraints
-(`System.consistency`: |C| <= 1e-8 max(1, |q|_inf), |C_q v + C_t| <= 1e-8 times the size of its
-terms) and refuses an inconsistent state naming the worst
+numpy and the compiled path, the five formulations of the quasi-velocity comparison (`system_formulation`), `flexmbs.run` of a
+System, and `simulate` given a raw x0) starts from the bodies' own initial state unless told otherwise,
+checks it against the constraints (`System.consistency`: |C| <= 1e-8 max(1, |q|_inf), |C_q v +
+C_t| <= 1e-8 times the size of its terms) and refuses an inconsistent state naming the worst
 constraint, the level and the size, or, with ``assemble=True``, projects it onto the constraints
 with an `InitialStateWarning` saying how far it moved.
 
@@ -21,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import flexmbs as fm
 from flexmbs.bodies import RigidBodyEP
 from flexmbs.bodies.planar import RigidBody2D
-from flexmbs.constrained_run import integrate_system
 from flexmbs.constraints.planar import PlanarRevolute
 from flexmbs.formulations.index1 import Index1
 from flexmbs.formulations.registry import system_formulation
@@ -52,6 +51,12 @@ def raw(q, v):
     return np.concatenate([q, v])
 
 
+def run(system, q0=None, v0=None, t_end=0.05, t_eval=T_OUT, method="index3-alpha", **options):
+    """`flexmbs.run` of a System from (q0, v0) to ``t_end``, index3-alpha at h = 1 ms, no results file."""
+    step = dict(h=1e-3) if method == "index3-alpha" else {}
+    return fm.run(system, method=method, q0=q0, v0=v0, t_end=t_end, t_eval=t_eval, store=False, **step, **options)
+
+
 POSITION = (r"inconsistent initial state at t = 0: constraint 'pivot' violated at the position level by "
             r"\|C\| = 1 \(tolerance 2e-08\); it is not integrated\. Correct q0/v0, or pass assemble=True")
 VELOCITY = (r"inconsistent initial state at t = 0: constraint 'pivot' violated at the velocity level by "
@@ -61,10 +66,9 @@ WHEEL_V0 = cart_pendulum.build().system.initial_velocities() + np.array([0.0, 1e
 
 BAD_INITIAL_STATES = [
     # (what is called, the message it now gives)
-    ("integrate_system DOP853 (index-1): 1 m pendulum 2 m from its pivot",
-     lambda s: integrate_system(s, FAR, None, 0.05, T_OUT, integrator="DOP853"), POSITION),
-    ("integrate_system index3-alpha: 1 m pendulum 2 m from its pivot",
-     lambda s: integrate_system(s, FAR, None, 0.05, T_OUT, integrator="index3-alpha"), POSITION),
+    ("flexmbs.run DOP853 (index-1 lagrange): 1 m pendulum 2 m from its pivot",
+     lambda s: run(s, FAR, method="DOP853"), POSITION),
+    ("flexmbs.run index3-alpha: 1 m pendulum 2 m from its pivot", lambda s: run(s, FAR), POSITION),
     ("Index1 augmented, no stabilisation", lambda s: Index1(s).state0(FAR), POSITION),
     ("Index1 udwadia-kalaba", lambda s: Index1(s, solver="udwadia-kalaba").state0(FAR), POSITION),
     ("Index1 baumgarte", lambda s: Index1(s, stabilization="baumgarte").state0(FAR), POSITION),
@@ -81,10 +85,8 @@ BAD_INITIAL_STATES = [
     ("simulate, a raw x0, index3-alpha compiled path when available",
      lambda s: simulate(ConstrainedProblem(s), (0, 0.05), raw(FAR, 0 * FAR), "index3-alpha", h=1e-3,
                         kernel="auto"), POSITION),
-    ("integrate_system DOP853: a pin-breaking initial velocity",
-     lambda s: integrate_system(s, None, PULL, 0.05, T_OUT, integrator="DOP853"), VELOCITY),
-    ("integrate_system index3-alpha: a pin-breaking initial velocity",
-     lambda s: integrate_system(s, None, PULL, 0.05, T_OUT, integrator="index3-alpha"), VELOCITY),
+    ("flexmbs.run DOP853: a pin-breaking initial velocity", lambda s: run(s, None, PULL, method="DOP853"), VELOCITY),
+    ("flexmbs.run index3-alpha: a pin-breaking initial velocity", lambda s: run(s, None, PULL), VELOCITY),
     ("Index1 coordinate-partitioning: a pin-breaking initial velocity",
      lambda s: Index1(s, stabilization="coordinate-partitioning").state0(v0=PULL), VELOCITY),
     ("system_formulation maggi: a pin-breaking initial velocity",
@@ -95,7 +97,7 @@ BAD_INITIAL_STATES = [
      lambda s: system_formulation("volterra", cart_pendulum.build().system).state0(v0=WHEEL_V0), WHEEL),
     ("q0 of the wrong length", lambda s: Index1(s).state0(np.zeros(2)),
      r"`q0` must have shape \(system.n_q,\) = \(3,\), got \(2,\)"),
-    ("v0 not finite", lambda s: integrate_system(s, None, [np.nan, 0.0, 0.0], 0.05, T_OUT),
+    ("v0 not finite", lambda s: run(s, None, [np.nan, 0.0, 0.0]),
      r"`v0` must be finite \(it contains NaN or inf\)"),
 ]
 
@@ -109,7 +111,7 @@ def test_an_inconsistent_initial_state_is_refused(call, message):
 
 def test_the_refusal_names_the_constraint_level_and_size():
     with pytest.raises(InconsistentStateError) as err:
-        integrate_system(pendulum(), FAR, None, 0.05, T_OUT, integrator="DOP853")
+        run(pendulum(), FAR, method="DOP853")
     assert (err.value.names, err.value.level, err.value.size, err.value.tol) == (("pivot",), "position", 1.0, 2e-8)
 
 
@@ -146,15 +148,14 @@ def test_a_pin_breaking_velocity_is_assembled_on_request_and_the_pivot_holds(int
     the horizontal, so v = 0); the pivot no longer drifts 0.25 m in 0.05 s."""
     system = pendulum()
     with pytest.warns(InitialStateWarning, match=r"velocity level .* = 5 .*velocities by up to 5 \(body 'pendulum'\)"):
-        sol = integrate_system(system, None, PULL, 0.05, T_OUT, integrator=integrator, assemble=True)
-    np.testing.assert_allclose(sol.x[0, 3:], 0.0, atol=1e-15)
-    drift = max(np.abs(system.residual(t, q)).max() for t, q in zip(sol.t, sol.x[:, :3]))
-    assert drift < 1e-8
+        res = run(system, None, PULL, method=integrator, assemble=True)
+    np.testing.assert_allclose(res.v[0], 0.0, atol=1e-15)
+    assert system.residual_norms(res.t, res.q).max() < 1e-8
 
 
 def test_a_consistent_state_runs_without_a_warning(recwarn):
-    sol = integrate_system(pendulum(), None, None, 0.01, [0.0, 0.01], integrator="DOP853")
-    assert sol.status == "finished" and not [w for w in recwarn if w.category is InitialStateWarning]
+    res = run(pendulum(), t_end=0.01, t_eval=[0.0, 0.01], method="DOP853")
+    assert res.status == "finished" and not [w for w in recwarn if w.category is InitialStateWarning]
 
 
 # -- initial velocities are never dropped ---------------------------------------------------------
@@ -166,6 +167,11 @@ def spinning_top() -> System:
     return System([RigidBodyEP("top", 2.0, [0.1, 0.2, 0.3], velocity=(1.0, 0.0, 0.0), angular_velocity=OMEGA)])
 
 
+def first_state(res):
+    """x0 = (q, v) at the first output of a run's `Results`."""
+    return np.concatenate([res.q[0], res.v[0]])
+
+
 ENTRY_POINTS = {
     "Index1().state0()": lambda s: Index1(s).state0(),
     "Index1(udwadia-kalaba).state0()": lambda s: Index1(s, solver="udwadia-kalaba").state0(),
@@ -174,9 +180,8 @@ ENTRY_POINTS = {
     "system_formulation(lagrange).state0()": lambda s: system_formulation("lagrange", s).state0(),
     "system_formulation(maggi).state0()": lambda s: system_formulation("maggi", s).state0(),
     "ConstrainedProblem().state0()": lambda s: ConstrainedProblem(s).state0(),
-    "integrate_system(None, None) DOP853": lambda s: integrate_system(s, None, None, 0.01, [0.0], integrator="DOP853",
-                                                                      h=1e-3).x[0],
-    "integrate_system(None, None) index3-alpha": lambda s: integrate_system(s, None, None, 0.01, [0.0], h=1e-3).x[0],
+    "flexmbs.run(q0=None, v0=None) DOP853": lambda s: first_state(run(s, t_end=0.01, t_eval=[0.0], method="DOP853")),
+    "flexmbs.run(q0=None, v0=None) index3-alpha": lambda s: first_state(run(s, t_end=0.01, t_eval=[0.0])),
 }
 
 
@@ -206,7 +211,7 @@ def test_the_five_formulations_start_from_the_bodies_velocities(name):
 def test_the_spin_is_kept_through_the_run():
     """Torque-free spin about a principal axis: omega stays (0, 0, 10) rad/s, the centroid moves at 1 m/s."""
     system = spinning_top()
-    sol = integrate_system(system, None, None, 0.1, [0.0, 0.1], integrator="DOP853", rtol=1e-10)
-    q, v = sol.x[-1, :7], sol.x[-1, 7:]
+    res = run(system, t_end=0.1, t_eval=[0.0, 0.1], method="DOP853", rtol=1e-10, atol=1e-12)
+    q, v = res.q[-1], res.v[-1]
     np.testing.assert_allclose(2 * ep_E(q[3:]) @ v[3:], OMEGA, atol=1e-7)
     np.testing.assert_allclose(q[:3], [0.1, 0.0, 0.0], atol=1e-10)

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import flexmbs as fm
 from flexmbs.formulations.index1 import Index1
 from flexmbs.formulations.stabilization import RedundantConstraintError
 from flexmbs.integrators import ConstrainedProblem, simulate
@@ -33,6 +34,19 @@ import double_four_bar  # noqa: E402
 import pendulum_a01  # noqa: E402
 
 B0_REF_10 = np.array([0.32845811, 0.94451854])          # N = 2, t = 10 s (BENCHMARKS.md 6c)
+
+
+def check_results_file(out, run, bodies, formulation):
+    """DIR/results.h5 holds the case's run ``run``, finished, with every body and the same outputs
+    (t, and the energy or |C| where results.npz has them) as DIR/results.npz; returns it."""
+    res = fm.load_results(out / "results.h5", run)
+    assert res.status == "finished" and res.metadata["formulation"] == formulation
+    assert set(res.bodies) == set(bodies)
+    with np.load(out / "results.npz") as data:
+        np.testing.assert_array_equal(res.t, data["t"])
+        if "energy" in data:
+            np.testing.assert_array_equal(res.energies["total"], data["energy"])
+    return res
 B0V_REF_10 = np.array([1.42305147, -0.49486885])
 
 
@@ -54,6 +68,9 @@ def test_a01_pendulum_index3_and_index1(tmp_path):
     assert s["max_constraint_position"] < 1e-13
     with np.load(tmp_path / "results.npz") as data:
         assert data["P1"].shape == (len(data["t"]), 2)
+        stored = check_results_file(tmp_path, "pendulum_a01", ["pendulum"], "index3")
+        np.testing.assert_array_equal(stored.bodies["pendulum"].position[:, :2], data["P1"])
+    assert stored.constraint_names == ("pivot", "pivot") and stored.multipliers.shape == (len(stored.t), 2)
     res1 = pendulum_a01.run(integrator="DOP853", rtol=1e-10, t_end=2.0, dt_out=0.5, plots=False)
     assert res1["summary"]["error_P1_final"] < 1e-7
 
@@ -80,6 +97,9 @@ def test_a02_double_four_bar_through_singular_positions(tmp_path):
     assert s["max_constraint_position"] < 1e-12
     with np.load(tmp_path / "results.npz") as data:
         assert data["B0"].shape == data["B0_velocity"].shape == (len(data["t"]), 2)
+    stored = check_results_file(tmp_path, "double_four_bar", ["crank0", "crank1", "crank2", "coupler0", "coupler1"],
+                                "index3")
+    np.testing.assert_array_equal(double_four_bar.tip_motion(stored.bodies["crank0"])[0], res["B0"])
 
 
 def test_a02_saddle_point_matrix_singular_at_the_horizontal():
@@ -172,6 +192,9 @@ def test_a03_andrews_reference_at_30_ms(tmp_path):
     assert res3["summary"]["max_constraint_position"] < 1e-12
     with np.load(tmp_path / "results.npz") as data:
         assert data["q"].shape == (len(data["t"]), 7)
+    stored = check_results_file(tmp_path, "andrews_squeezer", [f"K{k}" for k in range(1, 8)], "lagrange")
+    assert stored.metadata["method"] == "DOP853" and stored.metadata["atol"] == pytest.approx(1e-13)
+    np.testing.assert_array_equal(andrews_squeezer.angles_of(andrews_squeezer.build()[0], stored.q), res["q"])
 
 
 @pytest.mark.slow
@@ -197,11 +220,13 @@ def test_a04_bricard_mobility_and_redundancy():
     assert len(mob["redundant"]) == 1
 
 
-def test_a04_bricard_index3_and_udwadia_kalaba_agree():
+def test_a04_bricard_index3_and_udwadia_kalaba_agree(tmp_path):
     """index3-alpha (regularised multiplier block) and index-1 UKE (pseudo-inverse) give the same motion;
     the augmented formulation refuses the redundant system."""
     r3 = bricard.run(t_end=0.3, h=1e-3, dt_out=0.1, plots=False)
-    r1 = bricard.run(t_end=0.3, method="udwadia-kalaba", rtol=1e-10, dt_out=0.1, plots=False)
+    r1 = bricard.run(out=tmp_path, t_end=0.3, method="udwadia-kalaba", rtol=1e-10, dt_out=0.1, plots=False)
+    stored = check_results_file(tmp_path, "bricard", [f"rod{i}" for i in range(5)], "udwadia-kalaba")
+    assert stored.metadata["method"] == "DOP853" and len(stored.constraint_names) == 35
     assert r3["summary"]["status"] == r1["summary"]["status"] == "finished"
     assert r3["summary"]["mobility"]["dof"] == 1 and len(r3["summary"]["mobility"]["redundant"]) == 1
     assert np.abs(r3["P3"] - r1["P3"]).max() < 1e-5

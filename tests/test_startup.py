@@ -103,7 +103,7 @@ def test_submodules_import_alone_in_a_fresh_interpreter():
     """No import cycle appears now that ``flexmbs/__init__`` imports nothing first: each module a
     script may start from imports on its own."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    for module in ("flexmbs.analysis", "flexmbs.system", "flexmbs.constrained_run", "flexmbs.io",
+    for module in ("flexmbs.analysis", "flexmbs.system", "flexmbs.system_run", "flexmbs.io",
                    "flexmbs.mechanisms", "flexmbs.integrators", "flexmbs.formulations", "flexmbs.bodies"):
         proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
                               cwd=ROOT, env=env, timeout=120)

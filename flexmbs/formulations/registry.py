@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Entry", "REGISTRY", "choose", "system_formulations", "system_formulation", "DEFAULT_SYSTEM_METHOD"]
+__all__ = ["Entry", "REGISTRY", "choose", "system_formulations", "system_formulation", "system_methods",
+           "DEFAULT_SYSTEM_METHOD"]
 
 DEFAULT_SYSTEM_METHOD = "index3-alpha"
 NOT_FOR_SYSTEMS = frozenset({"exact", "index3-alpha"})       # methods of a System's index-1 forms: all others
@@ -108,6 +109,20 @@ def system_formulation(name: str, system, **options):
         why = "is not a formulation" if entry is None else "runs a Model on a prescribed frame only"
         raise ValueError(f"`name` {name!r} {why}; a System's formulations are {', '.join(system_formulations())}")
     return entry.system(system, **options)
+
+
+def system_methods(formulation: str | None = None, methods=None) -> list[str]:
+    """The integrators that run a System with ``formulation`` (None: with any of its
+    formulations, i.e. every method but "exact"), sorted by name; ``methods`` the integrators'
+    names (default `flexmbs.integrators.INTEGRATORS`).  The choices of a case's ``integrator``."""
+    if methods is None:
+        from ..integrators import INTEGRATORS as methods
+    if formulation is None:
+        return sorted({m for n in system_formulations() for m in _methods(REGISTRY[n], methods)})
+    entry = REGISTRY.get(formulation)
+    if entry is None or entry.system is None:
+        raise ValueError(f"`formulation` must be one of {system_formulations()} (a System's), got {formulation!r}")
+    return sorted(_methods(entry, methods))
 
 
 def _methods(entry: Entry, methods) -> list[str]:

@@ -235,9 +235,9 @@ CAPABILITIES: dict[str, tuple[Callable[[ODETerm], bool], str]] = {
     "jacobian": (lambda term: term.jacobian is not None and term.jacobian_key is not None,
                  "a Jacobian dF/dx with its key (`jacobian`, `jacobian_key`)"),
     "second_order": (lambda term: term.second_order is not None,
-                     "the second-order form M q'' = f(t, q, v), which needs a state (q, q') (second_state "
-                     "'delta_dot': Lagrange, Gibbs-Appell, Index1, SupportedBody; a state of momenta or "
-                     "quasi-velocities has none)"),
+                     "the second-order form M q'' = f(t, q, v) of a state (q, q') (second_state 'delta_dot': "
+                     "Lagrange, Gibbs-Appell, Index1, SupportedBody; states of momenta or quasi-velocities "
+                     "have none)"),
     "index3": (lambda term: term.dae is not None or term.second_order is not None,
                "a constrained second-order system: flexmbs.integrators.ConstrainedProblem(system), or a "
                "formulation with a second-order form M q'' = f(t, q, v)"),

@@ -268,8 +268,7 @@ class Integrator(ABC):
         if isinstance(term, ODETerm):
             for capability in cls.requires:
                 if not term.has(capability):
-                    return (f"method {cls.name!r} needs {CAPABILITIES[capability][1]}, which {term.name!r} "
-                            "does not give")
+                    return f"method {cls.name!r} needs {CAPABILITIES[capability][1]}; {term.name!r} does not give it"
         return cls._refusal(term)
 
     @classmethod

@@ -51,9 +51,6 @@ ALLOWED_PROBES = {
     ("simulate.py", "getattr(integrand, 'vectorized', False)"): "the caller's integrand",
     ("midpoint.py", "isinstance(threads, (int, np.integer))"): "the option `matvec_threads`",
     ("generalized_alpha.py", "isinstance(threads, (int, np.integer))"): "the option `matvec_threads`",
-    ("midpoint.py", "isinstance(self._S, _Iterative)"): "the method's own solver of S",
-    ("midpoint.py", "getattr(self._S, 'iterations', 0)"): "the method's own solver of S",
-    ("midpoint.py", "getattr(self._S, 'n_factor', 0)"): "the method's own solver of S",
     ("rk.py", "getattr(integrate, self.solver_name)"): "the scipy.integrate module",
     ("rk.py", "hasattr(s, 'f')"): "the scipy solver wrapped",
 }

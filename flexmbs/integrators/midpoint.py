@@ -543,28 +543,27 @@ class SchurFactorization:
                 S = A22 - A21 * (self._Dinv * D12)[None, :]
             else:
                 S = A22 - A21 @ (self._Dinv[:, None] * A12)
-        self._S = None
+        self._krylov = None                             # the _Iterative solver of S, if S is solved so
         if solver == "auto":
             solver = "reuse" if sparse.issparse(S) and S.shape[0] >= REUSE_ABOVE else "direct"
         if solver in ("reuse", "iterative") and sparse.issparse(S):
             try:
-                self._S = _Iterative(S, tol, precond, reuse_max_iter, jacobi=solver == "iterative")
+                self._krylov = _Iterative(S, tol, precond, reuse_max_iter, jacobi=solver == "iterative")
             except ZeroDivisionError:
-                self._S = None
-        if self._S is None:
-            self._S = Factorization(S)
-        if isinstance(self._S, _Iterative) and not self._S.jacobi:
-            self.preconditioner = self._S.base
+                self._krylov = None
+        self._S = self._krylov if self._krylov is not None else Factorization(S)
+        self._keep_preconditioner()
 
-    def solve_stats(self):
-        return getattr(self._S, "iterations", 0), getattr(self._S, "n_factor", 0)
+    def _keep_preconditioner(self) -> None:
+        """The factorization preconditioning the Krylov solves of S ("reuse"), handed to the next S."""
+        if self._krylov is not None and not self._krylov.jacobi:
+            self.preconditioner = self._krylov.base
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self._full is not None:
             return self._full.solve(b)
         out = self._solve(b)
-        if isinstance(self._S, _Iterative) and not self._S.jacobi:
-            self.preconditioner = self._S.base
+        self._keep_preconditioner()
         return out
 
     def _solve(self, b: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from scipy import sparse
 from scipy.linalg import solve
 
 from flexmbs.formulations.base import SecondOrderForm
+from flexmbs.formulations.terms import ODETerm
 from flexmbs.integrators import INTEGRATORS, ImplicitMidpoint, RunSizeWarning, Solution, simulate
 
 # -- test formulations ---------------------------------------------------------------------------
@@ -40,10 +41,12 @@ class Oscillator:
     """M q'' + C q' + K(t) q = B load(t); K may switch to K_late at t_switch (a new Jacobian key).
 
     Implements the formulation contract of `flexmbs.formulations.base.Formulation` directly
-    (n_state, rhs, mass_matrix_full, forcing_full, jacobian, jacobian_key, second_order).
+    (n_state, rhs, mass_matrix_full, forcing_full, jacobian, jacobian_key, second_order) and
+    hands it to the integrators as an `ODETerm` (``term()``).
     """
 
     second_order = None
+    mass_matrix_takes_t = False          # mass_matrix_full() without t (ScaledDescriptor: with t)
 
     def __init__(self, M=M3, K=K3, C=C3, B=B3, Omega=OMEGA, K_late=None, t_switch=np.inf, t_nan=np.inf):
         self.M0, self.K0, self.C0, self.B, self.Omega = M, K, C, B, Omega
@@ -69,6 +72,12 @@ class Oscillator:
         if not hasattr(self, "_M_full_inv"):
             self._M_full_inv = np.linalg.inv(self.mass_matrix_full().toarray())
         return self._M_full_inv @ self.forcing_full(t, x)
+
+    def term(self):
+        """The ODETerm the integrators see (`flexmbs.formulations.terms`), from the methods above."""
+        return ODETerm(name=self.name, n_state=self.n_state, rhs=self.rhs, forcing=self.forcing_full,
+                       mass_matrix_full=self.mass_matrix_full, mass_matrix_constant=False,
+                       mass_matrix_takes_t=self.mass_matrix_takes_t, jacobian=self.jacobian, jacobian_key=self.jacobian_key, second_order=self.second_order)
 
 
 class Lagrange(Oscillator):
@@ -318,6 +327,8 @@ class ScaledDescriptor(Lagrange):
 
     Same solution; the descriptor matrix M_full(t) changes with the Jacobian key.
     """
+
+    mass_matrix_takes_t = True
 
     def __init__(self):
         super().__init__(t_switch=1.0)

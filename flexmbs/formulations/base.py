@@ -14,9 +14,11 @@ whose descriptor form has M_full(t) = [[m, 0], [G(omega(t)) + C, I]]).  Equal
 linear in the state, ``F(t, x) = Jac(t) x + b(t)``: ``jacobian(t)`` is exact and an
 implicit step needs one linear solve.
 
-Integrators use only: ``n_state``, ``rhs``, ``mass_matrix_full``, ``forcing_full``,
-``jacobian``, ``jacobian_key`` and, for methods on the second-order form
-(generalized-alpha), ``second_order`` (None where the state is not (delta, delta')).
+Integrators see only the formulation's `term()`, an `flexmbs.formulations.terms.ODETerm` of
+these callables (``rhs``, ``forcing_full``, ``mass_matrix_full``, ``jacobian``,
+``jacobian_key``, the second-order form ``second_order`` for generalized-alpha, None where the
+state is not (delta, delta')) and of the fast paths the formulation declares (the sparse n x n
+step of a large model, method "exact"'s constant-coefficient form ``linear_system``).
 """
 from __future__ import annotations
 
@@ -194,6 +196,31 @@ class Formulation(ABC):
         """The second-order form for methods like generalized-alpha (None for momentum states)."""
         return None
 
+    def term(self):
+        """What the integrators see (`flexmbs.formulations.terms.ODETerm`): this formulation's
+        callables, its second-order form, the sparse n x n step of a sparse model
+        (`sparse_step`), and the constant-coefficient form of method "exact" with the loads'
+        time functions."""
+        from .terms import ODETerm
+        return ODETerm(name=self.name, n_state=self.n_state, rhs=self.rhs, forcing=self.forcing_full,
+                       mass_matrix_full=self.mass_matrix_full, mass_matrix_constant=self.mass_matrix_constant,
+                       mass_matrix_takes_t=True, jacobian=self.jacobian, jacobian_key=self.jacobian_key,
+                       linear=self.linear, second_order=self._second_order_form(), affine=self._affine_form(),
+                       sparse_step=None if self.model.dense else self.sparse_step(),
+                       linear_system=self.linear_system, load_functions=tuple(ld.f for ld in self.model.loads))
+
+    def _second_order_form(self) -> SecondOrderForm | None:
+        """The second-order form of the term (without the affine part, which `_affine_form` gives)."""
+        return None
+
+    def _affine_form(self):
+        """``affine()`` of the term: a callable giving the affine second-order form, or None."""
+        return None
+
+    def sparse_step(self):
+        """The n x n step of a sparse model (`flexmbs.formulations.terms.SparseStep`), or None."""
+        return None
+
 
 class VelocityFormulation(Formulation):
     """The first-order form x = (delta, delta') of equations [m] delta'' = f(t, delta, delta').
@@ -240,10 +267,18 @@ class VelocityFormulation(Formulation):
 
     @property
     def second_order(self):
+        return self._second_order_form()
+
+    def _second_order_form(self):
         return SecondOrderForm(M=self.model.M_op, f=self.generalized_force,
                                K=lambda t, q=None, v=None: self._K_t(t),
                                C=lambda t, q=None, v=None: self._C_t(t),
                                key=self.jacobian_key)
+
+    def sparse_step(self):
+        """[m] delta'' = f(t, delta, delta') stepped as S(t) dv = f (`flexmbs.integrators.sparse_step`)."""
+        from .terms import SparseStep
+        return SparseStep(model=self.model, force=self.generalized_force, compiled=self._compiled is not None)
 
 
 def forward_difference_jacobian(rhs, t: float, x) -> np.ndarray:

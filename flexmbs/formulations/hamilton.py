@@ -112,6 +112,12 @@ class Hamilton(Formulation):
               - md.S_dot(W @ W, delta) - md.K_dot(t, delta) + md.q_ext(t))
         return np.concatenate([F1, F2])
 
+    def sparse_step(self):
+        """Hamilton's descriptor form stepped as S_H dq = F1 + h F2 / 2 (`flexmbs.integrators.midpoint`)."""
+        from .terms import SparseStep
+        return SparseStep(model=self.model, canonical=True, forcing=self.forcing_full,
+                          gyroscopic_dot=self.gyroscopic_dot, compiled=self._compiled is not None)
+
     def gyroscopic_dot(self, t, v):
         """G(omega(t)) v = sum_i omega_i G_i v, product by product (``Model.G_dot`` would build and
         cache the combined matrix when omega recurs: wasted work when it is new at every step)."""

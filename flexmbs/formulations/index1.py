@@ -205,6 +205,18 @@ class Index1:
         """Changes every `jacobian_refresh` seconds (the Jacobian depends on the state)."""
         return int(np.floor(t / self.jacobian_refresh))
 
+    def term(self):
+        """What the integrators see (`flexmbs.formulations.terms.ODETerm`): x' = (v, q''), M_full = I,
+        the difference Jacobian, the stabilisation's correction, the second-order form, the
+        index-3 form of the same System (index3-alpha) and its start and range checks."""
+        from dataclasses import replace
+        from .constrained import ConstrainedProblem
+        from .terms import ODETerm, system_checks
+        dae = replace(ConstrainedProblem(self.system).term(), correct_state=self.correct_state)
+        return ODETerm(name=self.name, n_state=self.n_state, rhs=self.rhs, jacobian=self.jacobian,
+                       jacobian_key=self.jacobian_key, correct_state=self.correct_state, linear=self.linear,
+                       second_order=self.second_order, dae=dae, **system_checks(self.system, self.physical))
+
     # -- stabilisation and monitoring ------------------------------------------------------------
     def correct_state(self, t: float, x: np.ndarray) -> np.ndarray:
         """The stabilisation's correction of an accepted state (x itself when there is none)."""

@@ -37,6 +37,7 @@ class Lagrange(VelocityFormulation):
     """Second-order Lagrange equations written as x' = (delta', delta'')."""
 
     name: ClassVar[str] = "lagrange"
+    _affine = None                    # the affine second-order form, built when first asked for
 
     def generalized_force(self, t, delta, delta_dot):
         """f(t, delta, delta') with [m] delta'' = f (everything but the d/dt of [m] delta')."""
@@ -62,9 +63,18 @@ class Lagrange(VelocityFormulation):
         """The (delta, delta') second-order form; small dense models also get Lagrange's affine
         form (the same equations as constant matrices times time coefficients)."""
         form = super().second_order
-        if self.model.dense and self.n <= AFFINE_MAX_DOFS:
-            if getattr(self, "_affine", None) is None:
-                from .affine import AffineSecondOrder
-                self._affine = AffineSecondOrder(self.model)
-            form = replace(form, affine=self._affine)
-        return form
+        affine = self._affine_form()
+        return form if affine is None else replace(form, affine=affine())
+
+    def _affine_form(self):
+        """For small dense models, the callable that builds (once) and returns Lagrange's affine
+        form (`flexmbs.formulations.affine.AffineSecondOrder`); None for larger or sparse ones."""
+        if not (self.model.dense and self.n <= AFFINE_MAX_DOFS):
+            return None
+        return self._affine_second_order
+
+    def _affine_second_order(self):
+        if self._affine is None:
+            from .affine import AffineSecondOrder
+            self._affine = AffineSecondOrder(self.model)
+        return self._affine

@@ -85,6 +85,16 @@ class Maggi:
     def jacobian_key(self, t):
         return int(np.floor(t / self.jacobian_refresh))
 
+    def term(self):
+        """What the integrators see (`flexmbs.formulations.terms.ODETerm`): x' = (v, q''), M_full = I,
+        the difference Jacobian, no second-order form, the index-3 form of the same System
+        (index3-alpha, state (q, q')) and its start and range checks."""
+        from .constrained import ConstrainedProblem
+        from .terms import ODETerm, system_checks
+        return ODETerm(name=self.name, n_state=self.n_state, rhs=self.rhs, jacobian=self.jacobian,
+                       jacobian_key=self.jacobian_key, linear=self.linear,
+                       dae=ConstrainedProblem(self.system).term(), **system_checks(self.system, self.physical))
+
 
 class MaggiQuasiVelocities(QuasiVelocityForm):
     """Maggi's equations with the state (q, u): p equations, the constraints held exactly.

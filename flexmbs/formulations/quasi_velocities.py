@@ -472,6 +472,15 @@ class QuasiVelocityForm:
     def jacobian_key(self, t):
         return int(np.floor(t / self.jacobian_refresh))
 
+    def term(self):
+        """What the integrators see (`flexmbs.formulations.terms.ODETerm`): x' = (q', u'), M_full = I,
+        the difference Jacobian, no second-order form (the state holds quasi-velocities), the
+        System's start and range checks."""
+        from .terms import ODETerm, system_checks
+        return ODETerm(name=self.name, n_state=self.n_state, rhs=self.rhs, jacobian=self.jacobian,
+                       jacobian_key=self.jacobian_key, linear=self.linear,
+                       **system_checks(self.system, self.physical))
+
     # common pieces of Kane and Volterra: one complex step of the parts and of the maps
     def _complex_step(self, t, q, u):
         """Real parts and rates along q': kinematics, W, X and their time derivatives."""

@@ -44,7 +44,7 @@ def _index1(solver: str) -> Callable:
 def _index3(system, **options):
     if options:
         raise TypeError(f"formulation 'index3' takes no options, got {sorted(options)}")
-    from ..integrators.index3_alpha import ConstrainedProblem
+    from .constrained import ConstrainedProblem
     return ConstrainedProblem(system)
 
 

@@ -117,6 +117,14 @@ class SupportedBody:
         zero = np.zeros((self.n, self.n))
         return SecondOrderForm(M=self.M, f=self._Q, K=self._K, C=lambda t, q, v: zero, key=lambda t: float(t))
 
+    def term(self):
+        """What the integrators see (`flexmbs.formulations.terms.ODETerm`): the free coordinates'
+        first-order form, nonlinear, with its second-order form."""
+        from .terms import ODETerm
+        return ODETerm(name=self.name, n_state=self.n_state, rhs=self.rhs, forcing=self.forcing_full,
+                       mass_matrix_full=self.mass_matrix_full, jacobian=self.jacobian,
+                       jacobian_key=self.jacobian_key, linear=self.linear, second_order=self.second_order)
+
     def energy(self, x) -> np.ndarray:
         """Total energy T + V_gravity + U_strain at the states x (n_t, n_state) or (n_state,)."""
         q, v = self.physical(0.0, np.atleast_2d(x))

@@ -1,6 +1,6 @@
 """Fourth-order Adams-Bashforth with a classical Runge-Kutta start (as used in ref. [1]).
 
-Explicit, fixed step, on ``x' = f(t, x) = formulation.rhs(t, x)``:
+Explicit, fixed step, on ``x' = f(t, x) = term.rhs(t, x)``:
 
 .. code:: text
 
@@ -8,7 +8,7 @@ Explicit, fixed step, on ``x' = f(t, x) = formulation.rhs(t, x)``:
     x_1, x_2, x_3: classical RK4 (k1..k4), which supplies f_0 .. f_3
 
 One evaluation of ``rhs`` per AB4 step (four per RK4 step), made after the step is accepted
-and corrected by the formulation (``correct_state``, e.g. a constraint projection), so that the
+and corrected by the term (``correct_state``, e.g. a constraint projection), so that the
 history f_k, f_{k-1}, ... holds derivatives at the corrected states: the method stays the same
 multistep formula on the projected sequence x_k, and the history is not restarted.  A step shorter than ``h`` (the
 last one, when ``h`` does not divide the interval) is an RK4 step, which keeps the order.
@@ -57,7 +57,7 @@ class AdamsBashforth4(Integrator):
 
     def _rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         self.n_rhs += 1
-        return self.formulation.rhs(t, x)
+        return self.term.rhs(t, x)
 
     def _step_impl(self) -> tuple[bool, str | None]:
         step = self._next_step()
@@ -79,7 +79,7 @@ class AdamsBashforth4(Integrator):
         """f_{k+1} = f(t_{k+1}, x_{k+1}) at the accepted state, after the formulation's correction.
 
         Evaluated here rather than in the step so that a constraint projection of x_{k+1}
-        (``formulation.correct_state``) is seen by the history: every stored f_j is the
+        (the term's ``correct_state``) is seen by the history: every stored f_j is the
         derivative at the corrected x_j, start-up RK4 steps included, at one evaluation per step.
         """
         f_new = self._rhs(self.t, self.x)

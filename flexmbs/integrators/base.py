@@ -1,13 +1,19 @@
 """The integrator interface: one stepping loop, status, counters and guards for every method.
 
-Every method advances the first-order system of a formulation
+Every method advances the term of a formulation (`flexmbs.formulations.terms`), its first-order
+system
 
 .. code:: text
 
     M_full x' = F(t, x),        x = (q, y),  y = q' ("delta_dot") or p (momentum)
 
-or, for methods with ``needs = "second_order"``, its second-order form ``M q'' = f(t, q, v)``,
-by one step per call of `Integrator.step`.  The base class does what is common to all of
+or, for methods with ``needs = "second_order"``, its second-order form ``M q'' = f(t, q, v)``
+(index3-alpha: the index-3 equations of a `DAETerm`), by one step per call of `Integrator.step`.
+Each method class declares once what it accepts (``accepts``: the kinds of term; ``requires``:
+the capabilities an `ODETerm` must give, `flexmbs.formulations.terms.CAPABILITIES`; ``_refusal``
+for what more it checks, e.g. method "exact"'s loads), and `check_fits` compares them with the
+term in one place: a term that does not fit is a ValueError that names what is missing and
+lists the methods that fit it.  The base class does what is common to all of
 them [1]_: it refuses to step when not running, records ``t_old, x_old``, counts the steps,
 and after every step checks the new state:
 
@@ -37,7 +43,6 @@ References
 """
 from __future__ import annotations
 
-import inspect
 import warnings
 from abc import ABC, abstractmethod
 from typing import ClassVar, Literal
@@ -46,6 +51,7 @@ import numpy as np
 from scipy import sparse
 from scipy.linalg import LinAlgWarning
 
+from ..formulations.terms import CAPABILITIES, ODETerm, as_term
 from ..lapack import lapack
 from ..user_functions import UserFunctionError
 
@@ -57,10 +63,10 @@ __all__ = [
     "validate_tolerances",
     "check_options",
     "check_consistent",
+    "check_fits",
 ]
 
 Status = Literal["running", "finished", "failed", "diverged"]
-FIRST_ORDER_METHODS_HINT = "'midpoint', 'Radau', 'BDF', 'RK45', 'DOP853', 'AB4'"
 EPS = np.finfo(float).eps
 GROWTH = 1e3            # |x|_inf beyond GROWTH times its start: an explicit method's growth is the evidence
 IMPLICIT_METHODS_HINT = "'midpoint', 'generalized-alpha', 'Radau', 'BDF'"
@@ -122,15 +128,26 @@ def validate_tolerances(rtol, atol) -> tuple[float, float | np.ndarray]:
     return rtol, (float(atol_arr) if atol_arr.ndim == 0 else atol_arr)
 
 
-def check_consistent(formulation, t0: float, x0: np.ndarray) -> None:
-    """Refuse an x0 that violates the constraints of the formulation's `flexmbs.System` (no run starts
-    from an inconsistent state): ``System.initial_state`` raises `InconsistentStateError` naming the
-    worst constraint, the level and the size.  Formulations without a System pass."""
-    initial_state = getattr(getattr(formulation, "system", None), "initial_state", None)
-    if initial_state is None:
+def check_consistent(term, t0: float, x0: np.ndarray) -> None:
+    """Refuse an x0 that violates the constraints of the term's `flexmbs.System` (no run starts
+    from an inconsistent state): its ``check_initial`` (``System.initial_state``) raises
+    `InconsistentStateError` naming the worst constraint, the level and the size.  Terms without
+    a System (``check_initial`` None) pass."""
+    if term.check_initial is not None:
+        term.check_initial(t0, x0)
+
+
+def check_fits(cls: type[Integrator], term) -> None:
+    """The one check of which method runs which term: raise a ValueError if method ``cls`` cannot
+    integrate ``term`` (`Integrator.refusal`), naming why and the methods of
+    `flexmbs.integrators.INTEGRATORS` that fit the term."""
+    reason = cls.refusal(term)
+    if reason is None:
         return
-    q, v = formulation.physical(t0, x0)
-    initial_state(t0, np.ravel(q), np.ravel(v))
+    from .simulate import INTEGRATORS
+    fits = [name for name, other in INTEGRATORS.items() if other.refusal(term) is None]
+    raise ValueError(f"{reason}; methods that fit this term: "
+                     + (", ".join(repr(name) for name in fits) if fits else "none") + ".")
 
 
 def check_options(cls: type[Integrator], options: dict, stacklevel: int) -> dict:
@@ -149,9 +166,10 @@ class Integrator(ABC):
 
     Parameters
     ----------
-    formulation : flexmbs.formulations.Formulation
-        Anything with the formulation contract (``n_state``, ``rhs``, ``forcing_full``,
-        ``mass_matrix_full``, ``jacobian``, ``jacobian_key``, ``second_order``).
+    term : ODETerm, DAETerm or a formulation
+        What the method integrates (`flexmbs.formulations.terms`); a formulation is taken by its
+        ``term()``.  It must fit the method (`check_fits`), else a ValueError lists the methods
+        that fit it.
     t0, t_end : float
         Initial and final time, ``t0 < t_end``.
     x0 : ndarray, shape (n_state,)
@@ -169,6 +187,8 @@ class Integrator(ABC):
 
     Attributes
     ----------
+    term : ODETerm or DAETerm
+        The term integrated (the only view of the formulation the method has).
     t, x : float, ndarray (n_state,)
         Current time and state.
     t_old, x_old : float, ndarray or None
@@ -186,22 +206,30 @@ class Integrator(ABC):
     name: ClassVar[str]
     order: ClassVar[int]                                    # declared, tested
     adaptive: ClassVar[bool]
-    needs: ClassVar[Literal["first_order", "second_order"]]
+    needs: ClassVar[Literal["first_order", "second_order"]]  # the form it steps (x' or q'')
+    accepts: ClassVar[tuple[type, ...]] = (ODETerm,)         # the kinds of term it integrates
+    requires: ClassVar[tuple[str, ...]] = ()                 # capabilities of an ODETerm (CAPABILITIES)
+    has_multipliers: ClassVar[bool] = False                 # `lam`, `dense_multipliers` (index3-alpha)
+    outputs_in_blocks: ClassVar[bool] = False               # `output_blocks` instead of steps (exact)
+    kernel: str | None = None                               # where the steps ran (index3-alpha)
+    advance = None                                          # many steps per call (index3-alpha's kernel)
+    lam = None                                              # multipliers of the last step
     uses_tolerances: ClassVar[bool] = False                 # rtol, atol
     explicit: ClassVar[bool] = False                        # RK45, DOP853, AB4: bounded stability region
     h_optional: ClassVar[bool] = False                      # a fixed-step method with a default step
     method_options: ClassVar[dict[str, object]] = {}        # method options -> defaults
     base_options: ClassVar[dict[str, object]] = {"divergence_limit": 1e12}
 
-    def __init__(self, formulation, t0: float, x0, t_end: float, h: float | None = None,
+    def __init__(self, term, t0: float, x0, t_end: float, h: float | None = None,
                  rtol: float = 1e-6, atol: float = 1e-9, **options):
         self.t0, self.t_end = validate_t_span((t0, t_end))
         self.h = validate_h(h, required=not (self.adaptive or self.h_optional), method=self.name)
         self.rtol, self.atol = validate_tolerances(rtol, atol)
-        self._validate_formulation(formulation)
-        self.formulation = formulation
-        x0 = validate_x0(x0, formulation.n_state)
-        check_consistent(formulation, self.t0, x0)     # Euler-parameter norms first, then the constraints
+        term = as_term(term)
+        check_fits(type(self), term)
+        self.term = term = self._prepared(term)
+        x0 = validate_x0(x0, term.n_state)
+        check_consistent(term, self.t0, x0)     # Euler-parameter norms first, then the constraints
         if not self.uses_tolerances and (rtol != 1e-6 or np.any(np.asarray(atol) != 1e-9)):
             warnings.warn(f"`rtol` and `atol` are not used by the fixed-step method '{self.name}'; "
                           "its accuracy is set by `h`.", stacklevel=2)
@@ -221,7 +249,6 @@ class Integrator(ABC):
         self.n_lin_iter = 0                            # Krylov iterations (iterative linear solves)
         self._xdot_old: np.ndarray | None = None      # x' at (t_old, x_old), for Hermite
         self._xdot_new: np.ndarray | None = None      # x' at (t, x)
-        self._M_full_takes_t: bool | None = None
         self._M_full_const = None
         self._setup()
 
@@ -230,19 +257,28 @@ class Integrator(ABC):
         """Every option the method accepts, with its default."""
         return {**cls.base_options, **cls.method_options}
 
-    def _validate_formulation(self, formulation) -> None:
-        missing = [a for a in ("n_state", "rhs", "forcing_full", "mass_matrix_full", "jacobian",
-                               "jacobian_key") if not hasattr(formulation, a)]
-        if missing:
-            raise TypeError(f"`formulation` lacks {', '.join(missing)} of the formulation contract "
-                            "(see flexmbs.formulations.base.Formulation).")
-        if self.needs == "second_order" and getattr(formulation, "second_order", None) is None:
-            raise ValueError(
-                f"`method` '{self.name}' integrates the second-order form M q'' = f(t, q, v), which "
-                f"formulation {getattr(formulation, 'name', type(formulation).__name__)!r} does not "
-                "provide (its state holds momenta, not velocities). Use a formulation whose state is "
-                "(delta, delta') (second_state == 'delta_dot': Lagrange, Gibbs-Appell), or a "
-                f"first-order method instead: {FIRST_ORDER_METHODS_HINT}.")
+    @classmethod
+    def refusal(cls, term) -> str | None:
+        """Why this method cannot integrate ``term`` (None: it can): a kind of term it does not
+        accept, a capability in ``requires`` the ODETerm lacks, or what `_refusal` finds."""
+        if not isinstance(term, cls.accepts):
+            kinds = " or ".join(kind.__name__ for kind in cls.accepts)
+            return (f"method {cls.name!r} integrates an {kinds}; {term.name!r} gives a "
+                    f"{type(term).__name__}")
+        if isinstance(term, ODETerm):
+            for capability in cls.requires:
+                if not term.has(capability):
+                    return f"method {cls.name!r} needs {CAPABILITIES[capability][1]}; {term.name!r} does not give it"
+        return cls._refusal(term)
+
+    @classmethod
+    def _refusal(cls, term) -> str | None:
+        """What more than ``accepts`` and ``requires`` a method checks (None: nothing)."""
+        return None
+
+    def _prepared(self, term):
+        """The term the method steps, from one that fits it (index3-alpha: the DAETerm of an ODETerm)."""
+        return term
 
     # -- what a subclass gives ------------------------------------------------------------------
     def _setup(self) -> None:
@@ -267,29 +303,28 @@ class Integrator(ABC):
         return h00 * self.x_old + h01 * self.x + h * (h10 * self._xdot_old + h11 * self._xdot_new)
 
     def _mass_matrix_full(self, t: float):
-        """M_full(t): ``mass_matrix_full(t)`` where the formulation takes t, else the constant one.
+        """M_full(t) of the term: the identity when it gives none, the one asked for once when
+        it is constant, else ``mass_matrix_full(t)`` (``mass_matrix_takes_t``) or
+        ``mass_matrix_full()``.
 
         A formulation may write its equations in a descriptor form whose M_full depends on t
         (through the frame motion); equal ``jacobian_key(t)`` must then mean equal M_full too.
-        Formulations that declare ``mass_matrix_constant = True`` are asked once.
         """
-        if getattr(self.formulation, "mass_matrix_constant", False):
+        term = self.term
+        if term.mass_matrix_full is None:
             if self._M_full_const is None:
-                self._M_full_const = self.formulation.mass_matrix_full()
+                self._M_full_const = sparse.identity(term.n_state, format="csr")
             return self._M_full_const
-        takes_t = self._M_full_takes_t
-        if takes_t is None:
-            try:
-                takes_t = len(inspect.signature(self.formulation.mass_matrix_full).parameters) > 0
-            except (TypeError, ValueError):
-                takes_t = False
-            self._M_full_takes_t = takes_t
-        return self.formulation.mass_matrix_full(t) if takes_t else self.formulation.mass_matrix_full()
+        if term.mass_matrix_constant:
+            if self._M_full_const is None:
+                self._M_full_const = term.mass_matrix_full()
+            return self._M_full_const
+        return term.mass_matrix_full(t) if term.mass_matrix_takes_t else term.mass_matrix_full()
 
     def _xdot(self, t: float, x: np.ndarray) -> np.ndarray:
         """x' = M_full^{-1} F(t, x) for the Hermite dense output."""
         self.n_rhs += 1
-        return self.formulation.rhs(t, x)
+        return self.term.rhs(t, x)
 
     # -- the stepping loop ----------------------------------------------------------------------
     def step(self) -> str | None:
@@ -390,9 +425,9 @@ class Integrator(ABC):
                 self.message = f"Reached t_end = {self.t_end:.6g}."
 
     def _correct_state(self) -> None:
-        """The formulation's correction of the accepted state, if it has one (constraint stabilisation).
+        """The term's correction of the accepted state, if it has one (constraint stabilisation).
 
-        A formulation with a method ``correct_state(t, x) -> x`` (e.g. the index-1 form of a
+        A term's ``correct_state(t, x) -> x`` (e.g. the index-1 form of a
         constrained multibody system, which projects ``x`` back onto the constraint manifold)
         is called after every accepted step of every method, start-up steps included, before
         ``_after_step``.  When it returns a new array the state is replaced, the cached
@@ -400,7 +435,7 @@ class Integrator(ABC):
         the state, so that its next step starts from the corrected state.  A non-finite state
         is left for the guard of `step`.
         """
-        correct = getattr(self.formulation, "correct_state", None)
+        correct = self.term.correct_state
         if correct is None or not np.all(np.isfinite(self.x)):
             return
         x = correct(self.t, self.x)
@@ -513,10 +548,10 @@ class Factorization:
 
 
 
-def _linear_option(value, formulation) -> bool:
-    """The ``linear`` option of the implicit methods: None -> ``formulation.linear`` (default False)."""
+def _linear_option(value, term) -> bool:
+    """The ``linear`` option of the implicit methods: None -> the term's ``linear``."""
     if value is None:
-        return bool(getattr(formulation, "linear", False))
+        return bool(term.linear)
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"`linear` must be True, False or None, got {value!r}.")
     return bool(value)

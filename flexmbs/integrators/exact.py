@@ -1,7 +1,7 @@
 """Exact integration of steady linear models by matrix exponentials (method "exact").
 
 A steady model (constant spin or fixed frame) has constant-coefficient equations
-(`Formulation.linear_system`):
+(`Formulation.linear_system`, the ``linear_system`` of its term):
 
 .. code:: text
 
@@ -54,9 +54,10 @@ the previous block's sums, so the blocks change the results by round-off only.
 closed-form particular solutions of the constant and harmonic loads; it is the reference
 of the tests and of the cases' error estimates.
 
-Only formulations with ``linear_system()`` (every `flexmbs.formulations.Formulation`) of
-steady, linear models whose loads are constant or `flexmbs.signals.Harmonic` are accepted;
-anything else raises a ValueError that names another method.
+Only terms with ``linear_system`` (those of every `flexmbs.formulations.Formulation`) of
+steady, linear models whose loads (the term's ``load_functions``) are constant or
+`flexmbs.signals.Harmonic` are accepted (`ExactLinear.requires` and ``_refusal``); anything
+else raises a ValueError that says why and lists the methods that fit the term.
 
 References
 ----------
@@ -72,12 +73,12 @@ import math
 
 import numpy as np
 
+from ..formulations.terms import as_term
 from ..signals import Harmonic
-from .base import Integrator
+from .base import Integrator, check_fits
 
 __all__ = ["ExactLinear", "exact_system", "modal_response", "modal_chunks"]
 
-OTHER_METHODS = "'DOP853', 'midpoint' or 'generalized-alpha'"
 MAX_STATES = 4000                # dense matrix exponentials of (n_state + 2 k + 1)^2: small models only
 QUADRATURE_TOL = 1e-13
 THETA_MAX = 30.0
@@ -92,37 +93,24 @@ FORM_CHECK_RTOL = 1e-8           # the declared or polarized forms must reproduc
 
 
 def exact_system(formulation) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
-    """(A, c, B, load functions) of a formulation that method "exact" can integrate.
+    """(A, c, B, load functions) of a formulation (or term) that method "exact" can integrate.
 
     Raises
     ------
     ValueError
-        If the formulation has no constant-coefficient form, is not linear, or a load's time
-        function is neither constant nor `Harmonic`.
+        If it does not fit method "exact" (`ExactLinear.refusal`: no constant-coefficient form, too
+        many states, not linear, or a load's time function neither constant nor `Harmonic`).
     """
-    name = getattr(formulation, "name", type(formulation).__name__)
-    if not hasattr(formulation, "linear_system") or not hasattr(formulation, "model"):
-        raise ValueError(f"method 'exact' needs a flexmbs formulation of a model (with linear_system()); "
-                         f"{name!r} has none. Use {OTHER_METHODS}.")
-    if formulation.n_state > MAX_STATES:
-        raise ValueError(f"method 'exact' works with dense {formulation.n_state} x {formulation.n_state} matrix "
-                         f"exponentials, which is too large (at most {MAX_STATES} states); use 'midpoint' or "
-                         "'generalized-alpha' (sparse LU) for this model.")
-    if not getattr(formulation, "linear", False):
-        raise ValueError(f"method 'exact' integrates linear equations only; formulation {name!r} is "
-                         f"nonlinear. Use {OTHER_METHODS}.")
-    try:
-        A, c, B = formulation.linear_system()
-    except ValueError as err:
-        raise ValueError(f"method 'exact' needs constant coefficients: {err}. Use {OTHER_METHODS}.") from None
-    loads = list(formulation.model._load_f)
-    for j, f in enumerate(loads):
-        if f is not None and not isinstance(f, Harmonic):
-            raise ValueError(
-                f"method 'exact' integrates constant loads and harmonic ones (flexmbs.signals.Harmonic: "
-                f"amplitude sin(omega t + phase)) exactly; load {j} has the time function {f!r}. Give it "
-                f"as Harmonic(omega, amplitude, phase), or use {OTHER_METHODS}.")
-    return np.asarray(A, dtype=float), np.asarray(c, dtype=float), np.asarray(B, dtype=float), loads
+    term = as_term(formulation)
+    check_fits(ExactLinear, term)
+    return _exact_arrays(term)
+
+
+def _exact_arrays(term) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """(A, c, B, load functions) of a term that fits method "exact"."""
+    A, c, B = term.linear_system()
+    return np.asarray(A, dtype=float), np.asarray(c, dtype=float), np.asarray(B, dtype=float), \
+        list(term.load_functions)
 
 
 class _Augmented:
@@ -294,9 +282,33 @@ class ExactLinear(Integrator):
     adaptive = False
     h_optional = True
     needs = "first_order"
+    requires = ("linear_system",)
+    outputs_in_blocks = True
+
+    @classmethod
+    def _refusal(cls, term) -> str | None:
+        """A term with ``linear_system`` that method "exact" still cannot integrate: too many
+        states for dense matrix exponentials, nonlinear, without constant coefficients (a frame
+        that is not steady), or a load neither constant nor `Harmonic`."""
+        if term.n_state > MAX_STATES:
+            return (f"method 'exact' works with dense {term.n_state} x {term.n_state} matrix exponentials, "
+                    f"which is too large (at most {MAX_STATES} states); use 'midpoint' or 'generalized-alpha' "
+                    "(sparse LU) for this model")
+        if not term.linear:
+            return f"method 'exact' integrates linear equations only; {term.name!r} is nonlinear"
+        try:
+            term.linear_system()
+        except ValueError as err:
+            return f"method 'exact' needs a linear term with constant coefficients (a steady prescribed frame): {err}"
+        for j, f in enumerate(term.load_functions):
+            if f is not None and not isinstance(f, Harmonic):
+                return ("method 'exact' integrates constant loads and harmonic ones (flexmbs.signals.Harmonic: "
+                        f"amplitude sin(omega t + phase)) exactly; load {j} has the time function {f!r}. Give it "
+                        "as Harmonic(omega, amplitude, phase), or use another method")
+        return None
 
     def _setup(self) -> None:
-        A, c, B, loads = exact_system(self.formulation)
+        A, c, B, loads = _exact_arrays(self.term)
         self._aug = _Augmented(A, c, B, loads)
         if self.h is None:
             self.h = self.t_end - self.t0

@@ -1,7 +1,7 @@
 """Generalized-alpha method of Chung and Hulbert [1]_ on the second-order form ``M q'' = f(t, q, v)``.
 
-Needs ``formulation.second_order`` (formulations whose state is (delta, delta'): Lagrange,
-Gibbs-Appell).  With the algorithmic acceleration ``a`` (an auxiliary variable, not exactly
+Needs the term's ``second_order`` (formulations whose state is (delta, delta'): Lagrange,
+Gibbs-Appell, Index1, SupportedBody).  With the algorithmic acceleration ``a`` (an auxiliary variable, not exactly
 q''(t_k) [2]_) and ``rho_inf`` in [0, 1], the spectral radius at infinite frequency:
 
 .. code:: text
@@ -29,7 +29,7 @@ rule's step matrix, `flexmbs.integrators.sparse_step`, with the same options
 ``matvec_threads``; M^-1 by Jacobi-CG, no LU of M); the
 residual is checked and corrected by Newton steps with S if it is not small (options
 ``newton_tol`` = 1e-10, ``newton_max_iter`` = 4, as for the midpoint rule); with the option
-``linear`` True (None: the formulation's attribute ``linear``, default False) f is taken as
+``linear`` True (None: the term's ``linear``) f is taken as
 affine with exact K and C, the first solve is the step and the check (one f) is skipped.  ``n_lu`` also
 counts the one LU of M (initial acceleration, dense output); ``n_rhs`` counts evaluations of f.
 
@@ -55,8 +55,8 @@ __all__ = ["GeneralizedAlpha"]
 class GeneralizedAlpha(Integrator):
     """Chung-Hulbert generalized-alpha, fixed step, order 2, on the second-order form.
 
-    ``method="generalized-alpha"``; needs ``h`` and a formulation with ``second_order``
-    (Lagrange, Gibbs-Appell).  The scheme is in the module docstring above.
+    ``method="generalized-alpha"``; needs ``h`` and a term with ``second_order``
+    (Lagrange, Gibbs-Appell, Index1, SupportedBody).  The scheme is in the module docstring above.
 
     Other Parameters
     ----------------
@@ -70,8 +70,7 @@ class GeneralizedAlpha(Integrator):
         Newton corrections allowed before the step fails.
     linear : bool or None, default None
         True: the equations are affine in the state with an exact Jacobian, so the first solve
-        is the step and the residual check is skipped; None: the formulation's attribute
-        ``linear`` (False if it has none).
+        is the step and the residual check is skipped; None: the term's ``linear``.
     linear_solver : {"auto", "direct", "reuse", "iterative"}, default "auto"
         Sparse Lagrange/Gibbs-Appell models with ``linear``: how S is solved, as for
         `ImplicitMidpoint` ("auto": Jacobi-BiCGSTAB on a time-varying frame, one SuperLU on a
@@ -93,6 +92,7 @@ class GeneralizedAlpha(Integrator):
     order = 2
     adaptive = False
     needs = "second_order"
+    requires = ("second_order",)
     method_options = {"rho_inf": 0.9, "newton_tol": 1e-10, "newton_max_iter": 4, "linear": None,
                       "linear_solver": "auto", "iterative_tol": 1e-13, "reuse_max_iter": 8,
                       "iterative_max_iter": 500, "matvec_threads": None}
@@ -108,14 +108,14 @@ class GeneralizedAlpha(Integrator):
         self.beta = 0.25 * (1 - self.alpha_m + self.alpha_f) ** 2
         self._newton_tol = float(self.options["newton_tol"])
         self._newton_max_iter = int(self.options["newton_max_iter"])
-        self._linear = _linear_option(self.options["linear"], self.formulation)
+        self._linear = _linear_option(self.options["linear"], self.term)
 
-        self._so = self.formulation.second_order
+        self._so = self.term.second_order
         self._M = as_operator(self._so.M)
         self.n = self._M.shape[0]
-        if 2 * self.n != self.formulation.n_state:
-            raise ValueError(f"`formulation.second_order.M` is {self.n} x {self.n}, but the state has "
-                             f"{self.formulation.n_state} components (expected 2 n).")
+        if 2 * self.n != self.term.n_state:
+            raise ValueError(f"the second-order form's M is {self.n} x {self.n}, but the state has "
+                             f"{self.term.n_state} components (expected 2 n).")
         self.n_lin_iter = 0
         self.factor_s = 0.0
         self._second = self._second_order_step_matrix()
@@ -129,11 +129,10 @@ class GeneralizedAlpha(Integrator):
         self._xdot_new = np.concatenate([v, self._a])
 
     def _second_order_step_matrix(self):
-        """The sparse step matrix S of `sparse_step` (its weights: this method's), or None."""
-        from ..formulations.base import VelocityFormulation
+        """The sparse step matrix S of the term's (delta, delta') `SparseStep` (`sparse_step`; its
+        weights: this method's), or None."""
         from .midpoint import DIRECT_BELOW
-        form = self.formulation
-        model = getattr(form, "model", None)
+        step = self.term.sparse_step
         solver = self.options["linear_solver"]
         if solver not in ("auto", "direct", "reuse", "iterative"):
             raise ValueError(f"`linear_solver` must be 'auto', 'direct', 'reuse' or 'iterative', got {solver!r}")
@@ -143,9 +142,9 @@ class GeneralizedAlpha(Integrator):
         if int(self.options["reuse_max_iter"]) < 1 or int(self.options["iterative_max_iter"]) < 1:
             raise ValueError("`reuse_max_iter` and `iterative_max_iter` must be at least 1, got "
                              f"{self.options['reuse_max_iter']!r} and {self.options['iterative_max_iter']!r}")
-        if not self._linear or not isinstance(form, VelocityFormulation) or model is None \
-                or getattr(model, "dense", True) or not hasattr(model, "frame_terms"):
+        if not self._linear or step is None or step.canonical:
             return None
+        model = step.model
         from .sparse_step import SecondOrderStepMatrix
         if solver == "auto":
             solver = "direct" if model.steady and model.n_dofs < DIRECT_BELOW else "iterative"

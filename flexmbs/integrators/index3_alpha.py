@@ -121,8 +121,11 @@ rank deficient), a_0 = qdd_0.  Arnold and Bruls [1]_ show second order for q and
 a_0 = qdd_0 the multipliers and qdd have an O(h) error in the first steps that rho_inf < 1
 damps out.  The velocity constraint C_q v + C_t = 0 is not imposed (index 3): it holds to O(h^2).
 
-Also works on an unconstrained second-order form (a formulation with ``second_order``:
-M q'' = f(t, q, v), constant M, analytic K and C), as the Arnold-Bruls form of Chung-Hulbert.
+The method steps a `flexmbs.formulations.terms.DAETerm` (`ConstrainedProblem.term`: the
+System's callables of the same names); an ODETerm is taken by the index-3 form of its System
+(``dae``: Index1, Maggi) or, without one, by its second-order form (``second_order``:
+M q'' = f(t, q, v), constant M, analytic K and C; `SecondOrderSystem`), as the Arnold-Bruls form
+of Chung-Hulbert.
 
 The state is x = (q, v); the multipliers of the last step are ``integrator.lam`` and
 ``integrator.qdd`` the accelerations.  Dense output: cubic Hermite with x' = (v, qdd); the
@@ -152,7 +155,9 @@ import time
 
 import numpy as np
 
-from .base import EPS, Integrator, Factorization, as_operator
+from ..formulations.constrained import ConstrainedProblem
+from ..formulations.terms import DAETerm, ODETerm, SecondOrderSystem
+from .base import EPS, Integrator, Factorization
 
 __all__ = ["Index3GeneralizedAlpha", "ConstrainedProblem", "REFACTOR"]
 
@@ -184,72 +189,6 @@ def converged_rate(d_norm: float, d_prev: float | None, d_prev2: float | None, n
     return 0.0 if d_prev2 is None else d_prev / max(d_prev2, 1e-300)
 
 
-class ConstrainedProblem:
-    """A `flexmbs.System` as a problem for `flexmbs.simulate` with the index-3 method.
-
-    Parameters
-    ----------
-    system : flexmbs.System
-        Bodies and constraints.
-
-    Attributes
-    ----------
-    n_state : int
-        2 n_q; the state is x = (q, v).
-    """
-
-    name = "constrained-index3"
-
-    def __init__(self, system):
-        for attr in ("n_q", "mass_matrix", "forces", "residual", "jacobian", "gamma"):
-            if not hasattr(system, attr):
-                raise TypeError(f"`system` must be a flexmbs.System (it lacks `{attr}`), "
-                                f"got {type(system).__name__}.")
-        self.system = system
-        self.n_q = int(system.n_q)
-        self.n_state = 2 * self.n_q
-
-    def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False):
-        """x0 = (q0, v0), by default the bodies' own initial state, checked against the constraints
-        (refused if inconsistent, or assembled with ``assemble=True``: ``System.initial_state``)."""
-        return np.concatenate(self.system.initial_state(t0, q0, v0, assemble=assemble))
-
-    def physical(self, t, x):
-        """(q, v) from states x (..., 2 n_q)."""
-        return x[..., :self.n_q], x[..., self.n_q:]
-
-
-class _SecondOrderSystem:
-    """M q'' = f(t, q, v) of a formulation's ``second_order`` form as a system without constraints."""
-
-    def __init__(self, so):
-        M = as_operator(so.M)
-        self._M = M.toarray() if hasattr(M, "toarray") else M
-        self._so = so
-        self.n_q = self._M.shape[0]
-        self.n_c = 0
-
-    def mass_matrix(self, q):
-        return self._M
-
-    def forces(self, t, q, v):
-        return self._so.f(t, q, v)
-
-    def residual(self, t, q):
-        return np.zeros(0)
-
-    def jacobian(self, t, q):
-        return np.zeros((0, self.n_q))
-
-    def gamma(self, t, q, v):
-        return np.zeros(0)
-
-    def tangent(self, t, q, v):
-        """(-dQ/dq, -dQ/dv) = (K, C), analytic."""
-        K, C = as_operator(self._so.K(t, q, v)), as_operator(self._so.C(t, q, v))
-        return (K.toarray() if hasattr(K, "toarray") else K), (C.toarray() if hasattr(C, "toarray") else C)
-
-
 class Index3GeneralizedAlpha(Integrator):
     """Arnold-Bruls generalized-alpha for M q'' + C_q^T lam = Q, C = 0; fixed step, order 2.
 
@@ -265,22 +204,21 @@ class Index3GeneralizedAlpha(Integrator):
     order = 2
     adaptive = False
     needs = "second_order"
+    accepts = (DAETerm, ODETerm)
+    requires = ("index3",)
+    has_multipliers = True
     method_options = {"rho_inf": 0.8, "newton_tol": 1e-8, "newton_max_iter": 12, "refactor_rate": 0.3,
                       "tangent": "finite-difference", "regularization": None, "refactor": "auto",
                       "kernel": "auto", "keep_rate": 1e-3}
 
-    def _validate_formulation(self, formulation) -> None:
-        if hasattr(formulation, "system"):
-            self._sys = formulation.system
-        elif getattr(formulation, "second_order", None) is not None:
-            self._sys = _SecondOrderSystem(formulation.second_order)
-        else:
-            raise ValueError(
-                "`method` 'index3-alpha' integrates constrained second-order systems: give "
-                "flexmbs.integrators.ConstrainedProblem(system) (or any object with a `system`), or a "
-                "formulation with a second-order form M q'' = f(t, q, v).")
-        if not hasattr(formulation, "n_state"):
-            raise TypeError("`formulation` lacks `n_state`.")
+    def _prepared(self, term) -> DAETerm:
+        """The DAETerm stepped: ``term`` itself, or of an ODETerm the index-3 form of its System
+        (``dae``), else its second-order form without constraints (`SecondOrderSystem`)."""
+        if isinstance(term, DAETerm):
+            return term
+        if term.dae is not None:
+            return term.dae
+        return SecondOrderSystem(term.second_order).term(term)
 
     # -- setup ----------------------------------------------------------------------------------
     def _setup(self) -> None:
@@ -303,15 +241,11 @@ class Index3GeneralizedAlpha(Integrator):
         if self._tangent not in ("finite-difference", "none"):
             raise ValueError(f"`tangent` must be 'finite-difference' or 'none', got {self._tangent!r}.")
 
-        sys = self._sys
+        sys = self._sys = self.term
         self.n = int(sys.n_q)
-        if 2 * self.n != self.formulation.n_state:
-            raise ValueError(f"the system has n_q = {self.n} coordinates, but the state has "
-                             f"{self.formulation.n_state} components (expected 2 n_q).")
         q, v = self.x[:self.n], self.x[self.n:]
-        if hasattr(sys, "check_unchanged"):     # a flexmbs.System, once per run (both paths): refuse a body or
-            sys.check_unchanged()               # joint changed since it was built, name a load of the wrong size
-            sys.check_loads(self.t, q, v)
+        if sys.check_model is not None:         # a flexmbs.System, once per run (both paths): refuse a body or
+            sys.check_model(self.t, q, v)       # joint changed since it was built, name a load of the wrong size
         Cq = np.atleast_2d(np.asarray(sys.jacobian(self.t, q), float)).reshape(-1, self.n)
         self.n_c = Cq.shape[0]
         reg = self.options["regularization"]
@@ -338,7 +272,7 @@ class Index3GeneralizedAlpha(Integrator):
         self._theta = 0.0                 # contraction rate of the last step's corrections
         self.n_newton = 0                 # Newton iterations, all steps
         self._C_state = None              # (t, q) of `constraint_residual`
-        terms = getattr(sys, "constraint_terms", None)
+        terms = sys.constraint_terms
         self._constraint_terms = terms if terms is not None else (
             lambda t, q: (np.asarray(sys.residual(t, q), float), np.asarray(sys.jacobian(t, q), float)))
         self._setup_kernel()
@@ -356,7 +290,7 @@ class Index3GeneralizedAlpha(Integrator):
         self.kernel, self.kernel_reason, self.advance, self._compiled = "numpy", "kernel='numpy'", None, None
         if choice == "numpy":
             return
-        make = getattr(self._sys, "compiled", None)
+        make = self._sys.compiled
         if make is None:
             self.kernel_reason = "the equations are not a flexmbs.System"
         else:
@@ -553,8 +487,8 @@ class Index3GeneralizedAlpha(Integrator):
             C_t = C_t,kept + dQ_v/dv(kept) - dQ_v/dv(now)  (System.quadratic_velocity_jacobian)
         """
         sys = self._sys
-        qvj = getattr(sys, "quadratic_velocity_jacobian", None)
-        kel = getattr(sys, "elastic_stiffness", None)
+        qvj = sys.quadratic_velocity_jacobian
+        kel = sys.elastic_stiffness
         if new_tangent or self._KC is None:
             Kt, Ct = self._KC = self._tangents(t, q, v, qdd, lam)
             Dv = None if qvj is None else qvj(q, v)
@@ -574,7 +508,7 @@ class Index3GeneralizedAlpha(Integrator):
         """K_t = d(M qdd - Q + C_q^T lam)/dq, C_t = -dQ/dv, by forward differences (or analytic)."""
         sys, n = self._sys, self.n
         self.n_jac += 1
-        if hasattr(sys, "tangent"):
+        if sys.tangent is not None:
             return sys.tangent(t, q, v)
 
         def g(qq):
@@ -617,7 +551,7 @@ class Index3GeneralizedAlpha(Integrator):
         or the time the failing step was heading for (``t_next``; by default ``self.t``, the end of an
         accepted step): drivers that move the constraints beyond reach show only there."""
         q = x[:self.n]
-        check = getattr(self._sys, "over_constrained", None)
+        check = self._sys.over_constrained
         if check is not None and self.n_c and np.isfinite(q).all():
             for when in dict.fromkeys((t, self.t if t_next is None else t_next)):
                 cause = check(when, q)

@@ -32,7 +32,7 @@ is factorized and solved per step:
 as with the full system, to round-off.)  Without such a block the full LU is used.
 
 The factorization (``scipy.sparse.linalg.splu`` or LAPACK) is cached with the key
-``(h, formulation.jacobian_key(t_mid))`` and reused while the key does not change (equal keys
+``(h, jacobian_key(t_mid))`` of the term and reused while the key does not change (equal keys
 must mean equal J and M_full); ``n_lu``
 counts new factorizations only, ``n_jac`` the Jacobian evaluations.  Per step: two
 evaluations of ``forcing_full`` (the right-hand side and the residual check).
@@ -78,9 +78,9 @@ symmetric part of an earlier one, "iterative" by Jacobi-BiCGSTAB; there "auto" i
 sparse S of at least ``REUSE_ABOVE`` (5 000) unknowns, else "direct";
 ``linear`` (None): True when F is affine in x and ``jacobian`` exact, so that the first solve
 is the step and the residual check (the second ``forcing_full``) is skipped; None takes the
-formulation's attribute ``linear`` (False if it has none);
-``reduced`` (True): for a linear formulation with the state (q, v) whose second-order form has
-an ``affine`` part (small Lagrange models, `flexmbs.formulations.affine`), step
+term's ``linear``;
+``reduced`` (True): for a linear term with an ``affine`` second-order form (small Lagrange
+models, `flexmbs.formulations.affine`), step
 the n x n system that remains after eliminating dq = h v0 + h dv / 2 (a Schur complement on
 the identity block of the 2n x 2n system; the same rule, not an approximation):
 
@@ -168,10 +168,9 @@ class ImplicitMidpoint(Integrator):
         evaluated anew at the step's midpoint; then the step fails (module docstring).
     linear : bool or None, default None
         True: the equations are affine in the state with an exact Jacobian, so the first solve
-        is the step and the residual check is skipped; None: the formulation's attribute
-        ``linear`` (False if it has none).
+        is the step and the residual check is skipped; None: the term's ``linear``.
     reduced : bool, default True
-        For a linear formulation in (q, v) with an ``affine`` second-order form (small
+        For a linear term with an ``affine`` second-order form (small
         Lagrange models), step the n x n Schur complement of the 2n x 2n system (the same
         rule); False: always the 2n x 2n system.
     linear_solver : {"auto", "direct", "reuse", "iterative"}, default "auto"
@@ -199,6 +198,7 @@ class ImplicitMidpoint(Integrator):
     order = 2
     adaptive = False
     needs = "first_order"
+    requires = ("jacobian",)
     method_options = {"newton_tol": 1e-10, "newton_max_iter": 4, "linear": None, "reduced": True,
                       "linear_solver": "auto", "iterative_tol": 1e-13, "reuse_max_iter": 8,
                       "iterative_max_iter": 500, "matvec_threads": None}
@@ -209,7 +209,7 @@ class ImplicitMidpoint(Integrator):
         self._lu = self._lu_key = None
         self._newton_tol = float(self.options["newton_tol"])
         self._newton_max_iter = int(self.options["newton_max_iter"])
-        self._linear = _linear_option(self.options["linear"], self.formulation)
+        self._linear = _linear_option(self.options["linear"], self.term)
         solver = self.options["linear_solver"]
         if solver not in ("auto", "direct", "reuse", "iterative"):
             raise ValueError(f"`linear_solver` must be 'auto', 'direct', 'reuse' or 'iterative', got {solver!r}")
@@ -226,9 +226,8 @@ class ImplicitMidpoint(Integrator):
         self.n_lin_iter = 0
         self.factor_s = 0.0
         self._affine = None
-        if self.options["reduced"] and self._linear and getattr(self.formulation, "second_state", None) == "delta_dot":
-            so = getattr(self.formulation, "second_order", None)
-            self._affine = getattr(so, "affine", None) if so is not None else None
+        if self.options["reduced"] and self._linear and self.term.affine is not None:
+            self._affine = self.term.affine()
         if self._affine is not None:
             af = self._affine
             self._n = af.n
@@ -242,18 +241,14 @@ class ImplicitMidpoint(Integrator):
         self._dv_prev = None
 
     def _second_order_step_matrix(self):
-        """The n x n step matrix of a sparse (delta, delta') or (delta, p) model (`sparse_step`),
-        or None."""
-        from ..formulations.base import VelocityFormulation
-        from ..formulations.hamilton import Hamilton
-        form = self.formulation
-        model = getattr(form, "model", None)
-        self._canonical = isinstance(form, Hamilton)
+        """The n x n step matrix of the term's sparse (delta, delta') or (delta, p) step
+        (`flexmbs.formulations.terms.SparseStep`, `sparse_step`), or None."""
+        step = self.term.sparse_step
+        self._canonical = step is not None and step.canonical
         if self._affine is not None or not self._linear or not self.options["reduced"] \
-                or not isinstance(form, (VelocityFormulation, Hamilton)) \
-                or getattr(form, "_compiled", None) is not None or model is None \
-                or getattr(model, "dense", True) or not hasattr(model, "frame_terms"):
+                or step is None or step.compiled:
             return None
+        model = step.model
         solver = self._solver
         if solver == "auto":                      # a step matrix that changes: no factorization
             solver = "direct" if model.steady and model.n_dofs < DIRECT_BELOW else "iterative"
@@ -263,11 +258,11 @@ class ImplicitMidpoint(Integrator):
 
     def _step_second_order(self, t_next: float, h: float) -> tuple[bool, str | None]:
         """One step of the sparse n x n form (`sparse_step`): S(t_mid) dv = f(t_mid, q0 + h v0/2, v0)."""
-        n = self.formulation.n
+        n = self.term.n_state // 2
         q0, v0 = self.x[:n], self.x[n:]
         t_mid = self.t + 0.5 * h
         self.n_rhs += 1
-        b = self.formulation.generalized_force(t_mid, q0 + (0.5 * h) * v0, v0)
+        b = self.term.sparse_step.force(t_mid, q0 + (0.5 * h) * v0, v0)
         st = self._second
         dv = st.solve(h, t_mid, b, self._dv_prev)
         self.n_lu, self.n_jac, self.n_lin_iter, self.factor_s = st.n_factor, st.n_matrix, st.iterations, st.factor_s
@@ -278,16 +273,16 @@ class ImplicitMidpoint(Integrator):
     def _step_canonical(self, t_next: float, h: float) -> tuple[bool, str | None]:
         """One step of the sparse n x n form of Hamilton's equations (module docstring):
         S_H(t_mid) dq = F1 + h F2 / 2 at (t_mid, x0), dp = h F2 - (G + C + h K / 2) dq."""
-        form = self.formulation
-        n = form.n
+        step = self.term.sparse_step
+        n = self.term.n_state // 2
         x = self.x
         t_mid = self.t + 0.5 * h
         self.n_rhs += 1
-        F = form.forcing_full(t_mid, x)
+        F = step.forcing(t_mid, x)
         F1, F2 = F[:n], F[n:]
         st = self._second
         dq = st.solve(h, t_mid, F1 + (0.5 * h) * F2, self._dv_prev)
-        GCK_dq = 2.0 * (st.dot(dq) - form.model.M @ dq / h) - form.gyroscopic_dot(t_mid, dq)
+        GCK_dq = 2.0 * (st.dot(dq) - step.model.M @ dq / h) - step.gyroscopic_dot(t_mid, dq)
         dp = h * F2 - GCK_dq
         self.n_lu, self.n_jac, self.n_lin_iter, self.factor_s = st.n_factor, st.n_matrix, st.iterations, st.factor_s
         self._dv_prev = dq
@@ -307,23 +302,23 @@ class ImplicitMidpoint(Integrator):
 
     def _F(self, t: float, x: np.ndarray) -> np.ndarray:
         self.n_rhs += 1
-        return self.formulation.forcing_full(t, x)
+        return self.term.forcing(t, x)
 
     def _factor(self, h: float, t_mid: float, x: np.ndarray):
         """LU of M_full/h - J(t_mid)/2, reused while (h, jacobian_key(t_mid)) is unchanged.
 
         M_full(t_mid) and J(t_mid) are re-evaluated when the Jacobian key changes.
         """
-        jkey = self.formulation.jacobian_key(t_mid)
+        jkey = self.term.jacobian_key(t_mid)
         if self._lu is None or (h, jkey) != self._lu_key:
             if self._J is None or jkey != self._J_key:
-                self._J = as_operator(self.formulation.jacobian(t_mid, x))
+                self._J = as_operator(self.term.jacobian(t_mid, x))
                 self._M = self._as_J(self._mass_matrix_full(t_mid))
                 self._J_key = jkey
                 self.n_jac += 1
             prev = self._lu                                   # its preconditioner serves the same h
             precond = prev.preconditioner if prev is not None and self._lu_key[0] == h else None
-            self._lu = SchurFactorization(self._M / h - 0.5 * self._J, self.formulation.n, self._solver,
+            self._lu = SchurFactorization(self._M / h - 0.5 * self._J, self.term.n_state // 2, self._solver,
                                           self._iterative_tol, precond, self._reuse_max_iter)
             self._lu_key = (h, jkey)
             self.n_lu += 1
@@ -439,12 +434,12 @@ class ImplicitMidpoint(Integrator):
     def _refresh(self, h: float, t_mid: float, x_mid: np.ndarray):
         """A new Jacobian J(t_mid, x_mid) and the LU of M_full/h - J/2, cached under the current
         key (later steps with that key take it: it is the latest state's)."""
-        jkey = self.formulation.jacobian_key(t_mid)
-        self._J = as_operator(self.formulation.jacobian(t_mid, x_mid))
+        jkey = self.term.jacobian_key(t_mid)
+        self._J = as_operator(self.term.jacobian(t_mid, x_mid))
         self._M = self._as_J(self._mass_matrix_full(t_mid))
         self._J_key = jkey
         self.n_jac += 1
-        self._lu = SchurFactorization(self._M / h - 0.5 * self._J, self.formulation.n, self._solver,
+        self._lu = SchurFactorization(self._M / h - 0.5 * self._J, self.term.n_state // 2, self._solver,
                                       self._iterative_tol, None, self._reuse_max_iter)
         self._lu_key = (h, jkey)
         self.n_lu += 1
@@ -548,28 +543,27 @@ class SchurFactorization:
                 S = A22 - A21 * (self._Dinv * D12)[None, :]
             else:
                 S = A22 - A21 @ (self._Dinv[:, None] * A12)
-        self._S = None
+        self._krylov = None                             # the _Iterative solver of S, if S is solved so
         if solver == "auto":
             solver = "reuse" if sparse.issparse(S) and S.shape[0] >= REUSE_ABOVE else "direct"
         if solver in ("reuse", "iterative") and sparse.issparse(S):
             try:
-                self._S = _Iterative(S, tol, precond, reuse_max_iter, jacobi=solver == "iterative")
+                self._krylov = _Iterative(S, tol, precond, reuse_max_iter, jacobi=solver == "iterative")
             except ZeroDivisionError:
-                self._S = None
-        if self._S is None:
-            self._S = Factorization(S)
-        if isinstance(self._S, _Iterative) and not self._S.jacobi:
-            self.preconditioner = self._S.base
+                self._krylov = None
+        self._S = self._krylov if self._krylov is not None else Factorization(S)
+        self._keep_preconditioner()
 
-    def solve_stats(self):
-        return getattr(self._S, "iterations", 0), getattr(self._S, "n_factor", 0)
+    def _keep_preconditioner(self) -> None:
+        """The factorization preconditioning the Krylov solves of S ("reuse"), handed to the next S."""
+        if self._krylov is not None and not self._krylov.jacobi:
+            self.preconditioner = self._krylov.base
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self._full is not None:
             return self._full.solve(b)
         out = self._solve(b)
-        if isinstance(self._S, _Iterative) and not self._S.jacobi:
-            self.preconditioner = self._S.base
+        self._keep_preconditioner()
         return out
 
     def _solve(self, b: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Adaptive methods from SciPy: explicit Runge-Kutta (RK45, DOP853) and implicit Radau, BDF.
 
-Each wraps a public ``scipy.integrate.OdeSolver`` on ``x' = formulation.rhs(t, x)`` and uses
+Each wraps a public ``scipy.integrate.OdeSolver`` on ``x' = term.rhs(t, x)`` and uses
 its ``step()``, ``dense_output()`` and counters ``nfev, njev, nlu``:
 
 .. code:: text
@@ -11,8 +11,8 @@ its ``step()``, ``dense_output()`` and counters ``nfev, njev, nlu``:
     Radau    Radau        5               cubic collocation poly.    M_full^{-1} J (dense)
     BDF      BDF          variable 1..5   current BDF polynomial     M_full^{-1} J (dense)
 
-The implicit ones receive ``jac(t, x) = M_full(t)^{-1} J(t)``: J from ``formulation.jacobian``
-and M_full, recomputed only when ``formulation.jacobian_key(t)`` changes (then ``M_full`` is
+The implicit ones receive ``jac(t, x) = M_full(t)^{-1} J(t)``: J from the term's ``jacobian``
+and M_full, recomputed only when its ``jacobian_key(t)`` changes (then ``M_full`` is
 factorized by sparse LU, counted in ``n_lu``) and solved densely (fine for small models; a
 warning above 2000 states).
 
@@ -47,7 +47,7 @@ DENSE_JACOBIAN_WARN_ABOVE = 2000
 
 
 class ScipyIntegrator(Integrator):
-    """Adaptive method that wraps a ``scipy.integrate.OdeSolver`` subclass on ``formulation.rhs``.
+    """Adaptive method that wraps a ``scipy.integrate.OdeSolver`` subclass on the term's ``rhs``.
 
     ``rtol`` and ``atol`` set the accuracy; ``h`` is the first trial step (default: scipy's
     own choice).
@@ -80,7 +80,7 @@ class ScipyIntegrator(Integrator):
         if self.h is not None:
             kwargs["first_step"] = min(self.h, self.t_end - self.t0)
         if self.uses_jacobian:
-            n = self.formulation.n_state
+            n = self.term.n_state
             if n > DENSE_JACOBIAN_WARN_ABOVE:
                 warnings.warn(f"'{self.name}' uses a dense {n} x {n} Jacobian; for models with more "
                               f"than {DENSE_JACOBIAN_WARN_ABOVE} states prefer 'midpoint' or "
@@ -92,16 +92,16 @@ class ScipyIntegrator(Integrator):
         self._sync_counters()
 
     def _fun(self, t: float, x: np.ndarray) -> np.ndarray:
-        xdot = self.formulation.rhs(t, x)
+        xdot = self.term.rhs(t, x)
         if self._nonfinite_at is None and not np.all(np.isfinite(xdot)):
             self._nonfinite_at = t
         return xdot
 
     def _jac(self, t: float, x: np.ndarray) -> np.ndarray:
         """d(x')/dx = M_full(t)^{-1} J(t), dense; recomputed only when the Jacobian key changes."""
-        key = self.formulation.jacobian_key(t)
+        key = self.term.jacobian_key(t)
         if self._jac_value is None or key != self._jac_key:
-            J = self.formulation.jacobian(t, x)
+            J = self.term.jacobian(t, x)
             self.n_jac += 1
             J = J.toarray() if sparse.issparse(J) else np.asarray(J, dtype=float)
             from scipy.sparse.linalg import splu
@@ -199,6 +199,7 @@ class Radau(ScipyIntegrator):
     order = 5
     solver_name = "Radau"
     uses_jacobian = True
+    requires = ("jacobian",)
 
 
 class BDF(ScipyIntegrator):
@@ -212,3 +213,4 @@ class BDF(ScipyIntegrator):
     order = 5
     solver_name = "BDF"
     uses_jacobian = True
+    requires = ("jacobian",)

@@ -4,6 +4,10 @@
 
     simulate(formulation, (t0, t_end), x0, method)  ->  Solution(t, x, integrals, status, ...)
 
+The formulation is asked for its term once (``formulation.term()``, `flexmbs.formulations.terms`;
+a term is taken as it is); the integrator sees only the term, and whether the method fits it
+is checked in one place (`flexmbs.integrators.base.check_fits`).
+
 Outputs are at exactly the requested ``t_eval`` (default: every step point): a step point
 is used as is, any other time is evaluated by the method's dense output on the step that
 contains it.  For a fixed-step method and equally spaced ``t_eval`` aligned with the step
@@ -27,6 +31,7 @@ import numpy as np
 from .adams_bashforth import AdamsBashforth4
 from .budget import check_run_size, check_step_fits
 from .exact import ExactLinear
+from ..formulations.terms import as_term
 from .base import (Integrator, check_options, validate_h, validate_t_span, validate_tolerances,
                    validate_x0)
 from .generalized_alpha import GeneralizedAlpha
@@ -194,7 +199,7 @@ def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progr
         n = max(1, int(np.ceil((t_end - t0) / integrator.h * (1 - 1e-12))))
         t_eval = np.minimum(t0 + integrator.h * np.arange(n + 1), t_end)
         t_eval[-1] = t_end
-    x_out = np.empty((len(t_eval), integrator.formulation.n_state))      # filled block by block
+    x_out = np.empty((len(t_eval), integrator.term.n_state))      # filled block by block
     ws, done = [], 0
     for t, x, w in integrator.output_blocks(t_eval, integrand):
         x_out[done:done + len(t)] = x
@@ -215,16 +220,14 @@ def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progr
         method=cls.name, order=cls.order, h=integrator.h)
 
 
-def _with_range_warning(formulation, integrator, t: np.ndarray, x: np.ndarray) -> str:
-    """The integrator's message, followed by the warning of `flexmbs.validity.system_range_warning`
-    when the formulation is a System's and a flexible body left the range of its linear-strain
-    model (not after a divergence, whose message names its cause)."""
+def _with_range_warning(term, integrator, t: np.ndarray, x: np.ndarray) -> str:
+    """The integrator's message, followed by the term's ``range_check`` text (a System's:
+    `flexmbs.validity.system_range_warning`) when a flexible body left the range of its
+    linear-strain model (not after a divergence, whose message names its cause)."""
     message = integrator.message or ""
-    system = getattr(formulation, "system", None)
-    if system is None or not hasattr(system, "bodies") or integrator.status == "diverged" or not len(t):
+    if term.range_check is None or integrator.status == "diverged" or not len(t):
         return message
-    from ..validity import system_range_warning
-    text = system_range_warning(system, t, x[:, :system.n_q], stacklevel=4)       # q first in every state
+    text = term.range_check(t, x, 4)            # the warning points at the caller of `simulate`
     return message if text is None else f"{message} Warning: {text}"
 
 
@@ -238,8 +241,10 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
 
     Parameters
     ----------
-    formulation : flexmbs.formulations.Formulation
-        ``M_full x' = F(t, x)`` (and its second-order form for 'generalized-alpha').
+    formulation : flexmbs.formulations.Formulation, ConstrainedProblem, ODETerm or DAETerm
+        ``M_full x' = F(t, x)`` (and its second-order form for 'generalized-alpha'), or the
+        index-3 equations of a System (`ConstrainedProblem`, for 'index3-alpha'): its ``term()``
+        is taken once (`flexmbs.formulations.terms`), a term as it is.
     t_span : (float, float)
         ``(t0, t_end)``, increasing.
     x0 : ndarray, shape (n_state,)
@@ -288,7 +293,8 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     Raises
     ------
     ValueError
-        Bad arguments, ``h`` > t_end - t0, or outputs that cannot fit in the available memory
+        Bad arguments, a method that does not fit the formulation's term (the message lists
+        the methods that do), ``h`` > t_end - t0, or outputs that cannot fit in the available memory
         or on the free disk (`flexmbs.integrators.budget`); beyond 1e7 steps or 1 GB of
         outputs a `RunSizeWarning` says so before the run starts.
 
@@ -299,7 +305,7 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     """
     from .. import progress as progress_display
     from ..compiled import note_path
-    args = (formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output)
+    args = (as_term(formulation), t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output)
     shown = progress_display.current() if progress is None else None
     if shown is None:
         sol = _simulate(*args, progress, keep_bytes, write_to, **options)
@@ -311,13 +317,13 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     return sol
 
 
-def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, progress,
+def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, progress,
               keep_bytes, write_to, **options) -> Solution:
-    """`simulate` with every argument given (the progress callback resolved)."""
+    """`simulate` with every argument given (the term taken, the progress callback resolved)."""
     start = time.perf_counter()
     cls = validate_method(method)
     t0, t_end = validate_t_span(t_span)
-    x0 = validate_x0(x0, formulation.n_state)
+    x0 = validate_x0(x0, term.n_state)
     h = validate_h(h, required=not (cls.adaptive or cls.h_optional), method=method)
     rtol, atol = validate_tolerances(rtol, atol)
     t_eval = validate_t_eval(t_eval, t0, t_end)
@@ -334,19 +340,19 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
     check_step_fits(h, (t0, t_end))
     h = step_used(method, h, t0, t_eval)
     check_run_size((t0, t_end), h, None if t_eval is None else t_eval.size,
-                   8 * (1 + formulation.n_state) + int(keep_bytes), fixed_step=not cls.adaptive,
+                   8 * (1 + term.n_state) + int(keep_bytes), fixed_step=not cls.adaptive,
                    disk_path=None if write_to is None else write_to[0],
                    disk_bytes_per_output=0 if write_to is None else write_to[1])
 
-    integrator = cls(formulation, t0, x0, t_end, h=h, **tolerances, **known)
-    if isinstance(integrator, ExactLinear):
+    integrator = cls(term, t0, x0, t_end, h=h, **tolerances, **known)
+    if cls.outputs_in_blocks:
         return _simulate_exact(integrator, t_eval, integrand, on_output, progress, start)
 
     out_t: list[float] = []
     out_x: list[np.ndarray] = []
     out_int: list[np.ndarray] = []
     out_lam: list[np.ndarray] = []
-    multipliers = getattr(integrator, "dense_multipliers", None)      # index3-alpha: lam at the outputs
+    multipliers = integrator.dense_multipliers if cls.has_multipliers else None    # index3-alpha: lam at the outputs
     acc = None
     if integrand is not None:
         acc = np.zeros_like(np.atleast_1d(np.asarray(integrand(t0, x0), dtype=float)))
@@ -364,7 +370,7 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
             on_output(t, out_x[-1])
 
     i_out = 0
-    lam0 = getattr(integrator, "lam", None)
+    lam0 = integrator.lam
     if t_eval is None:
         emit(t0, x0, lam0)
     else:
@@ -375,7 +381,7 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
 
     # methods that take many steps in one call (index3-alpha's compiled kernel) emit the outputs
     # they reach; not with an integrand, whose quadrature needs the dense output of every step
-    advance = getattr(integrator, "advance", None) if integrand is None else None
+    advance = integrator.advance if integrand is None else None
     while integrator.status == "running" and advance is not None:
         t_out, x_out, lam_out = advance(None if t_eval is None else t_eval[i_out:], STEP_POINT_RTOL)
         for te, xe, le in zip(t_out, x_out, lam_out):
@@ -413,15 +419,15 @@ def _simulate(formulation, t_span, x0, method, t_eval, h, rtol, atol, integrand,
         if progress is not None:
             progress(t_b)
 
-    n_state = formulation.n_state
+    n_state = term.n_state
     t_out, x_out = np.array(out_t, dtype=float), np.array(out_x, dtype=float).reshape(len(out_t), n_state)
     return Solution(
         t=t_out, x=x_out,
         integrals=None if acc is None else np.array(out_int).reshape(len(out_t), acc.size),
-        status=integrator.status, message=_with_range_warning(formulation, integrator, t_out, x_out),
+        status=integrator.status, message=_with_range_warning(term, integrator, t_out, x_out),
         success=integrator.status == "finished",
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,
-        n_lin_iter=getattr(integrator, "n_lin_iter", 0), kernel=getattr(integrator, "kernel", None), h=h,
+        n_lin_iter=integrator.n_lin_iter, kernel=integrator.kernel, h=h,
         lam=None if multipliers is None else np.array(out_lam, dtype=float).reshape(len(out_t), integrator.n_c))

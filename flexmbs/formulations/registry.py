@@ -18,9 +18,11 @@ volterra-reduced
 ==================  ==========================================  ===================================
 
 A Model's formulations run with every integrator (method "exact" needs a steady frame, which the
-integrator checks); a System's index-1 and quasi-velocity formulations with every method but
-"exact" (affine equations of a steady frame only) and "index3-alpha" (the index-3 DAE); "index3"
-only with "index3-alpha".
+integrator checks); a System's index-1 formulations with every method but "exact" (affine
+equations of a steady frame only) and "index3-alpha" (the index-3 DAE: formulation "index3"); the
+quasi-velocity formulations with the first-order methods (not "generalized-alpha", which steps a
+second-order form M q'' = f); "index3" only with "index3-alpha".  tests/test_registry.py checks
+this table against the integrators' own declarations (`Integrator.refusal` of each term).
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ __all__ = ["Entry", "REGISTRY", "choose", "system_formulations", "system_formula
 
 DEFAULT_SYSTEM_METHOD = "index3-alpha"
 NOT_FOR_SYSTEMS = frozenset({"exact", "index3-alpha"})       # methods of a System's index-1 forms: all others
+FIRST_ORDER_METHODS = frozenset({"RK45", "DOP853", "AB4", "midpoint", "Radau", "BDF"})   # x' = f(t, x) only
 
 
 def _index1(solver: str) -> Callable:
@@ -89,8 +92,11 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in (
     Entry("hamilton", prescribed=_prescribed("hamilton")),
     Entry("udwadia-kalaba", system=_index1("udwadia-kalaba")),
     Entry("index3", system=_index3, system_methods=frozenset({"index3-alpha"})),
-    Entry("maggi", system=_quasi_velocity("maggi")),             # state (q, q'): Maggi's equations in q''
-    *(Entry(n, system=_quasi_velocity(n), state_velocity="u") for n in ("kane", "volterra", "volterra-reduced")),
+    # state (q, q'), Maggi's equations in q''; none of the quasi-velocity forms is a second-order form
+    # M q'' = f (generalized-alpha's), whatever their state
+    Entry("maggi", system=_quasi_velocity("maggi"), system_methods=FIRST_ORDER_METHODS),
+    *(Entry(n, system=_quasi_velocity(n), system_methods=FIRST_ORDER_METHODS, state_velocity="u")
+      for n in ("kane", "volterra", "volterra-reduced")),
 )}
 
 

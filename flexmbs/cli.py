@@ -420,23 +420,29 @@ def _rows(names) -> str:
 
 def system_summary(res) -> list[str]:
     """Lines that describe a System run (`Results.bodies`): its bodies and kinds, its constraints,
-    formulation and integrator, and the drift of its total energy T + V_g + U over the outputs,
+    formulation and integrator, and how far its total energy T + V_g + U moved over the outputs,
     max |E(t) - E(t0)|, absolute and relative to |E(t0)| (``energies["total"]``; NaN outputs of a
-    damaged file left out)."""
+    damaged file left out): its drift when nothing does work on the System, else mostly the work
+    of its drivers, loads and damping."""
     import numpy as np
     md = res.metadata
     lines = ["bodies: " + ", ".join(f"{n} ({b.kind})" for n, b in res.bodies.items()),
              f"constraints: {len(res.constraint_names)} rows: {_rows(res.constraint_names) or 'none'}"
              + (f"; joints drawn: {', '.join(res.joints)}" if res.joints else ""),
-             f"{md.get('formulation')} + {md.get('method')} (h {md.get('h')}"
+             f"{md.get('formulation')} + {md.get('method')} (h {_number(md.get('h'))}"
              + (f", rtol {md['rtol']}" if "rtol" in md else "") + ")"]
     total = np.asarray(res.energies.get("total", ()), dtype=float)
     total = total[np.isfinite(total)]
     if len(total):
         drift = float(np.abs(total - total[0]).max())
         rel = f" ({drift / abs(total[0]):.2e} of |E(t0)|)" if total[0] != 0 else ""
-        lines.append(f"energy: total T + V_g + U = {total[0]:.6g} J at t0, drift max |E - E(t0)| = {drift:.3g} J{rel}")
+        lines.append(f"energy: total T + V_g + U = {total[0]:.6g} J at t0, max |E - E(t0)| = {drift:.3g} J{rel} "
+                     "(the drift if no driver, load or damping does work)")
     return lines
+
+
+def _number(value) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def _record_output(out: Path, before: dict) -> None:

@@ -156,7 +156,7 @@ def test_results_prints_the_system_run(swing, capsys):
     assert ("    constraints: 12 rows: link.euler_parameter_norm, beam.euler_parameter_norm, pivot (5), pin (5); "
             "joints drawn: pivot, pin\n") in printed
     assert "    index3 + index3-alpha (h 0.001)\n" in printed
-    assert f"drift max |E - E(t0)| = {drift:.3g} J" in printed
+    assert f"max |E - E(t0)| = {drift:.3g} J" in printed
     assert "DOFs" not in printed                         # not the Model's line
 
 

@@ -58,3 +58,10 @@ def test_the_table_allows_everything_the_integrators_accept_but_its_stated_excep
     term = as_term(system_formulation(name, SYSTEMS[name]()))
     accepted = {m for m in INTEGRATORS if INTEGRATORS[m].refusal(term) is None}
     assert accepted - set(system_methods(name)) <= {"index3-alpha"}
+
+
+def test_the_models_formulations_come_from_the_same_table():
+    """`FORMULATIONS` (a Model's classes, by name) is read from the registry: one table of names."""
+    from flexmbs.formulations import FORMULATIONS
+    assert list(FORMULATIONS) == [n for n, e in REGISTRY.items() if e.prescribed is not None]
+    assert all(cls.name == name for name, cls in FORMULATIONS.items())

@@ -231,13 +231,16 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     with ExitStack() as stack:
         if reporter is not None and "progress" not in options:
             options["progress"] = stack.enter_context(reporter.task(name, t0, float(t_end)))
+        one, first = _fields(system, form, np.array([float(t0)]), x0[None])
+        per_output = _bytes(one) + 8 * system.n_c                # kept and written per output (multipliers too)
         if results_file is not None:
-            first = body_histories(system, x0[None, :system.n_q], form.physical(t0, x0[None])[1])
             writer = stack.enter_context(results_file.open_run(
                 name, nodes=np.zeros((0, 3)), cells={}, metadata=meta, static=body_static(first)))
         try:
+            # the outputs' size checked against memory and disk before the run (`integrators.budget`)
             sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h, on_output=on_output,
-                           **options)
+                           keep_bytes=per_output,
+                           write_to=None if results_file is None else (results_file.path, per_output), **options)
             inside = output_s[0]         # output work done within sol.wall_time
         finally:
             flush()                      # the outputs so far are kept, even on an exception
@@ -288,6 +291,11 @@ def _run_prescribed(system, model, formulation, method, *, q0, v0, assemble, for
               **(formulation_options or {}), **kwargs)
     res.metadata.update(prescribed_frame=body.name)
     return _prescribed_results(res, body.name)
+
+
+def _bytes(fields: dict) -> int:
+    """Bytes of one output's fields (tables column by column)."""
+    return sum(_bytes(v) if isinstance(v, dict) else np.asarray(v).nbytes for v in fields.values())
 
 
 def _joined(blocks: list[dict]) -> dict:

@@ -249,7 +249,8 @@ class CompiledSystem:
             if spec is None:
                 raise Unsupported(f"body {b.name!r}: its load {i} is a user callable, which the compiled kernel "
                                   "cannot evaluate (flexmbs.bodies.loads' torque_load, point_load and "
-                                  "spring_to_ground it can)")
+                                  "spring_to_ground it can; a law of the state sampled by a "
+                                  "flexmbs.control.Controller it can too)")
             kind = spec[0]
             if kind == "spring":
                 _, s, anchor, k, l0, c = spec

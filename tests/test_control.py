@@ -136,3 +136,19 @@ def test_controlled_pendulum_reaches_its_static_balance(tmp_path):
         np.testing.assert_array_equal(f["controlled_pendulum/controls/torque"][()], result["torque"])
     back = fm.load_results(tmp_path / "results.h5")
     assert back.status == "finished" and len(back.t) == len(result["t"])
+
+
+@needs_kernel
+def test_a_load_of_the_state_runs_on_the_numpy_path_and_says_why():
+    """The old way, the PD law as a load(body, t, q, v): still possible, on the numpy path, and the
+    run's metadata says why (the same reason the compiled kernel gives)."""
+    def load(body, t, q, v):
+        A = body.rotation(q)
+        return body.torque(q, (400.0 * (0.5 - math.atan2(A[0, 2], A[2, 2])) - 20.0 * body.angular_velocity(q, v)[1]) * AXIS)
+    system, _ = pendulum([load])
+    res = fm.run(system, method="index3-alpha", h=1e-3, t_end=0.01, dt_out=1e-3, store=False)
+    assert res.status == "finished" and res.metadata["kernel"] == "numpy"
+    assert res.metadata["kernel_reason"] == (
+        "body 'rod': its load 0 is a user callable, which the compiled kernel cannot evaluate (flexmbs.bodies.loads' "
+        "torque_load, point_load and spring_to_ground it can; a law of the state sampled by a "
+        "flexmbs.control.Controller it can too)")

@@ -82,6 +82,10 @@ class Solution:
     h : float or None
         The step a fixed-step method took (`step_used`: ``h`` aligned with the outputs); for
         the adaptive methods the first trial step given, or None.
+    kernel_reason : str or None
+        Why index3-alpha ran on the numpy path (e.g. a user's load of the state, which the compiled
+        kernel cannot evaluate; `flexmbs.compiled.CompiledSystem`); None on the compiled path and
+        for the other methods.
     lam : ndarray, shape (n_out, n_c), or None
         index3-alpha: the multipliers of its own solution at each output (those of the step at a
         step point, linear in t between step points: `Index3GeneralizedAlpha.dense_multipliers`),
@@ -106,6 +110,7 @@ class Solution:
     kernel: str | None = None
     h: float | None = None
     lam: np.ndarray | None = None
+    kernel_reason: str | None = None
 
 
 def validate_method(method) -> type[Integrator]:
@@ -462,4 +467,5 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,
         n_lin_iter=integrator.n_lin_iter, kernel=integrator.kernel, h=h,
+        kernel_reason=integrator.kernel_reason if integrator.kernel == "numpy" else None,
         lam=None if multipliers is None else np.array(out_lam, dtype=float).reshape(len(out_t), integrator.n_c))

@@ -152,3 +152,33 @@ def test_a_load_of_the_state_runs_on_the_numpy_path_and_says_why():
         "body 'rod': its load 0 is a user callable, which the compiled kernel cannot evaluate (flexmbs.bodies.loads' "
         "torque_load, point_load and spring_to_ground it can; a law of the state sampled by a "
         "flexmbs.control.Controller it can too)")
+
+
+@pytest.mark.parametrize("kernel", ["compiled", "numpy"])
+def test_two_controllers_at_two_rates_and_the_body_sensors(kernel):
+    """A 1 ms controller driving the torque and a 2 ms one driving a vector force at the tip, both
+    with body sensors: each is sampled at its own times; the sensed position, velocity and angular
+    velocity are the body's own at those outputs (`Results.bodies`)."""
+    if kernel == "compiled" and not kernel_status().installed:
+        pytest.skip("the compiled kernel is not installed")
+    tau, push = control.Output("torque"), control.Output("push", shape=(3,))
+    system, pin = pendulum([tau.torque(AXIS), push.force((0.0, 0.0, -0.5))])
+    rod = system.bodies[0]
+    fast = pd(pin, tau, 1e-3)
+    slow = control.Controller(2e-3, {"r": control.body_position(rod), "v": control.body_velocity(rod, (0.0, 0.0, -0.5)),
+                                     "w": control.body_angular_velocity(rod)}, push,
+                              lambda t, s: {"push": np.array([0.5, 0.0, 0.0]) - 0.1 * s["v"]}, name="slow")
+    res = fm.run(system, method="index3-alpha", h=5e-4, t_end=0.02, dt_out=1e-3, controllers=[fast, slow], store=False,
+                 kernel=kernel)
+    assert res.status == "finished" and res.metadata["kernel"] == kernel
+    np.testing.assert_allclose(fast.record["t"], 1e-3 * np.arange(20), atol=1e-15)
+    np.testing.assert_allclose(slow.record["t"], 2e-3 * np.arange(10), atol=1e-15)
+    body = res.bodies["rod"]
+    sensed = slow.record["sensed"]
+    np.testing.assert_allclose(sensed["r"], body.position[:20:2], atol=1e-14)
+    np.testing.assert_allclose(sensed["w"], body.angular_velocity[:20:2], atol=1e-12)
+    # r_P' = J_P(q) q' (the body's point velocity from its coordinate rates; with omega = 2 E p' it differs by
+    # the O(h^2) error of the velocity-level Euler-parameter constraint, which index 3 does not impose)
+    tip_v = [rod.point_velocity(q, v, np.array([0.0, 0.0, -0.5])) for q, v in zip(res.q[:20:2], res.v[:20:2])]
+    np.testing.assert_allclose(sensed["v"], tip_v, atol=1e-14)
+    assert slow.record["outputs"]["push"].shape == (10, 3)

@@ -421,8 +421,9 @@ class CompiledSystem:
         and the time), or (all rows, None).  The steps before that time can then run, as they do on
         the numpy path, where the same error stops the step to that time."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
-        rows, failure = [], None
         by_row = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if not hasattr(f, "at_times")]
+        held = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if hasattr(f, "at_times")]
+        rows, failure = [], None
         if self.drivers or by_row:
             try:
                 for t in times:
@@ -433,15 +434,14 @@ class CompiledSystem:
         n_d = len(self.drivers)
         table = np.empty((len(times), 3 * (n_d + len(self._vectors))))
         if rows:
-            table[:, :3 * n_d] = np.array(rows)[:, :3 * n_d]
-            cols = np.array(rows)[:, 3 * n_d:]
+            rows = np.array(rows, dtype=float)
+            table[:, :3 * n_d] = rows[:, :3 * n_d]
             for j, (k, _, _) in enumerate(by_row):
-                table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = cols[:, 3 * j:3 * j + 3]
-        for k, (f, what) in enumerate(self._vectors):
-            if hasattr(f, "at_times") and len(times):
-                # a held control output (`flexmbs.control.Output`): its values at all times in one call,
-                # finite by construction (checked where the controller set them)
-                table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = evaluate(what, float(times[0]), f.at_times, times)
+                table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = rows[:, 3 * (n_d + j):3 * (n_d + j + 1)]
+        for k, f, what in held if len(times) else ():
+            # a held control output (`flexmbs.control.Output`): its values at all times in one call,
+            # finite by construction (checked where the controller set them)
+            table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = evaluate(what, float(times[0]), f.at_times, times)
         return table, failure
 
     def _row(self, t: float, vectors) -> list[float]:

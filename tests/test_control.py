@@ -84,13 +84,14 @@ def test_held_outputs_act_as_the_same_staircase_given_as_a_load_of_time():
     between the samples and the steps end at them."""
     period = 2.5e-3
     tau = control.Output("torque")
-    held_system, _ = pendulum([tau.torque(AXIS)])
+    other = torque_load(lambda t: 0.2 * math.cos(30.0 * t) * AXIS)      # a load of time beside it (its column first)
+    held_system, _ = pendulum([other, tau.torque(AXIS)])
     c = control.Controller(period, {}, tau, lambda t, sensed: math.sin(50.0 * t))
 
     def staircase(t):
         k = max(math.ceil(t / period - 1e-9) - 1, 0)
         return math.sin(50.0 * k * period) * AXIS
-    load_system, _ = pendulum([torque_load(staircase)])
+    load_system, _ = pendulum([other, torque_load(staircase)])
     options = dict(method="index3-alpha", h=5e-4, t_end=0.1, dt_out=5e-3, store=False)
     held = fm.run(held_system, controllers=[c], **options)
     given = fm.run(load_system, **options)

@@ -84,10 +84,11 @@ class Output:
     def __call__(self, t):
         """The value held at t: u_k for t_k < t <= t_k + T, u_0 at t <= t0."""
         if not self._running:
-            owner = "no Controller" if self._owner is None else f"its Controller {self._owner.name!r}"
+            owner = ("no Controller has sampled it" if self._owner is None
+                     else f"its Controller {self._owner.name!r} is not running; after a run read `held(t)`")
             raise ControlError(f"control output {self.name!r} is read at t = {float(t):.6g} outside a controlled run "
-                               f"({owner} samples it now); pass its Controller to flexmbs.run(system, "
-                               "method='index3-alpha', controllers=[...])")
+                               f"({owner}); pass its Controller to flexmbs.run(system, method='index3-alpha', "
+                               "controllers=[...])")
         times = self._times
         tol = SAMPLE_RTOL * self._period
         if t > times[-1] + tol:

@@ -47,6 +47,16 @@ def law_then(bad, at=0.004):
     return law
 
 
+def read_after_run():
+    """The held torque read as a function of t once its run has ended."""
+    tau = control.Output("torque")
+    system, pin, _ = pendulum([tau.torque(AXIS)])
+    c = control.Controller(1e-3, {}, tau, lambda t, s: 1.0, name="pd")
+    fm.run(system, method="index3-alpha", h=1e-3, t_end=0.005, dt_out=1e-3, store=False, controllers=[c])
+    assert tau.held([0.001, 0.0015])[1] == 1.0              # what to read instead
+    return tau(0.001)
+
+
 _, PIN, ROD = pendulum()
 OTHER = RigidBodyEP("other", 1.0, np.eye(3))
 
@@ -98,8 +108,12 @@ REFUSED = [
     ("the torque read without its controller",
      lambda: fm.run(pendulum([control.Output("torque").torque(AXIS)])[0], method="index3-alpha", h=1e-3,
                     t_end=0.01, dt_out=1e-3, store=False),
-     "control output 'torque' is read at t = 0 outside a controlled run (no Controller samples it now); pass its "
+     "control output 'torque' is read at t = 0 outside a controlled run (no Controller has sampled it); pass its "
      "Controller to flexmbs.run(system, method='index3-alpha', controllers=[...])"),
+    ("the torque read after its run", read_after_run,
+     "control output 'torque' is read at t = 0.001 outside a controlled run (its Controller 'pd' is not running; "
+     "after a run read `held(t)`); pass its Controller to flexmbs.run(system, method='index3-alpha', "
+     "controllers=[...])"),
     ("law returns other outputs at t0", lambda: controlled(lambda t, s: {"force": 1.0}),
      "the law of controller 'pd' returned the outputs ['force'] at t = 0; it must return exactly ['torque']"),
     ("law returns a string at t0", lambda: controlled(lambda t, s: "1"),

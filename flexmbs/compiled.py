@@ -236,6 +236,10 @@ class CompiledSystem:
                    _i64(two["rev"], (-1, 3)), _f64(two["rev_s"], (-1, 4)), _i64(two["pri"], (-1, 3)),
                    _f64(two["pri_v"], (-1, 10)), _i64(two["cd"], (-1, 2))]
         self._packed = packed                               # the kernel reads these arrays in place
+        # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
+        # the times of a call at once (``at_times``: the held outputs of flexmbs.control)
+        self._by_row = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if not hasattr(f, "at_times")]
+        self._held = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if hasattr(f, "at_times")]
         self.handle = _kernel.system(packed)
         self.n, self.m = n, m
         self.has_elastic = bool(flex)
@@ -421,8 +425,7 @@ class CompiledSystem:
         and the time), or (all rows, None).  The steps before that time can then run, as they do on
         the numpy path, where the same error stops the step to that time."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
-        by_row = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if not hasattr(f, "at_times")]
-        held = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if hasattr(f, "at_times")]
+        by_row, held = self._by_row, self._held
         rows, failure = [], None
         if self.drivers or by_row:
             try:

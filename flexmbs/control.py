@@ -112,9 +112,11 @@ class Output:
     def at_times(self, t) -> np.ndarray:
         """The held values at the step times ``t`` (k,) of one chunk of the compiled kernel, (k, *shape):
         those of `__call__` (checked on the first and last time), at once."""
-        last = self(float(t[-1]))                        # checks the run and the hold interval
-        if self._times[-1] < t[0] - SAMPLE_RTOL * self._period:     # the whole chunk in the current hold
+        times, tol = self._times, SAMPLE_RTOL * self._period
+        if self._running and times[-1] + tol < t[0] and t[-1] <= times[-1] + self._period + tol:
+            last = self._values[-1]                      # the whole chunk in the current hold
             return np.full(len(t), last) if self.shape == () else np.tile(last, (len(t), 1))
+        self(float(t[-1]))                               # the error of a read outside the run or the hold
         return self.held(t)
 
     def torque(self, axis=None, local: bool = False, sign: float = 1.0):

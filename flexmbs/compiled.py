@@ -31,7 +31,9 @@ and the fallback:
 - `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind.
 
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
-at the step times and passed to the kernel as a table (the angle drivers first).
+at the step times and passed to the kernel as a table (the angle drivers first), and so are the
+loads' functions of time; a function with an ``at_times(times) -> (k, 3)`` method (the held
+outputs of `flexmbs.control`) is evaluated at all the step times of a call at once.
 
 `kernel_status()` says whether the kernel is installed (and where) or why not; every case's
 summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,
@@ -234,6 +236,10 @@ class CompiledSystem:
                    _i64(two["rev"], (-1, 3)), _f64(two["rev_s"], (-1, 4)), _i64(two["pri"], (-1, 3)),
                    _f64(two["pri_v"], (-1, 10)), _i64(two["cd"], (-1, 2))]
         self._packed = packed                               # the kernel reads these arrays in place
+        # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
+        # the times of a call at once (``at_times``: the held outputs of flexmbs.control)
+        self._by_row = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if not hasattr(f, "at_times")]
+        self._held = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if hasattr(f, "at_times")]
         self.handle = _kernel.system(packed)
         self.n, self.m = n, m
         self.has_elastic = bool(flex)
@@ -247,7 +253,8 @@ class CompiledSystem:
             if spec is None:
                 raise Unsupported(f"body {b.name!r}: its load {i} is a user callable, which the compiled kernel "
                                   "cannot evaluate (flexmbs.bodies.loads' torque_load, point_load and "
-                                  "spring_to_ground it can)")
+                                  "spring_to_ground it can; a law of the state sampled by a "
+                                  "flexmbs.control.Controller it can too)")
             kind = spec[0]
             if kind == "spring":
                 _, s, anchor, k, l0, c = spec
@@ -418,20 +425,34 @@ class CompiledSystem:
         and the time), or (all rows, None).  The steps before that time can then run, as they do on
         the numpy path, where the same error stops the step to that time."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
+        by_row, held = self._by_row, self._held
         rows, failure = [], None
-        try:
-            for t in times:
-                rows.append(self._row(float(t)))
-        except UserFunctionError as err:
-            failure = err
-        width = 3 * (len(self.drivers) + len(self._vectors))
-        return np.array(rows, dtype=float).reshape(len(rows), width), failure
+        if self.drivers or by_row:
+            try:
+                for t in times:
+                    rows.append(self._row(float(t), by_row))
+            except UserFunctionError as err:
+                failure = err
+            times = times[:len(rows)]
+        n_d = len(self.drivers)
+        table = np.empty((len(times), 3 * (n_d + len(self._vectors))))
+        if rows:
+            rows = np.array(rows, dtype=float)
+            table[:, :3 * n_d] = rows[:, :3 * n_d]
+            for j, (k, _, _) in enumerate(by_row):
+                table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = rows[:, 3 * (n_d + j):3 * (n_d + j + 1)]
+        for k, f, what in held if len(times) else ():
+            # a held control output (`flexmbs.control.Output`): its values at all times in one call,
+            # finite by construction (checked where the controller set them)
+            table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = evaluate(what, float(times[0]), f.at_times, times)
+        return table, failure
 
-    def _row(self, t: float) -> list[float]:
-        """One row of `laws` at t, each value checked (`law_values`; the load functions' vectors as
-        `flexmbs.bodies.base.Body.applied` checks the loads on the numpy path, by the same name)."""
+    def _row(self, t: float, vectors) -> list[float]:
+        """One row of `laws` at t for the drivers and the load functions ``vectors`` ((index, f, name)),
+        each value checked (`law_values`; the load functions' vectors as `flexmbs.bodies.base.Body.applied`
+        checks the loads on the numpy path, by the same name)."""
         row = [x for d in self.drivers for x in law_values(d.law, t, d.name)]
-        for f, what in self._vectors:
+        for _, f, what in vectors:
             value = np.asarray(evaluate(what, t, f, t), dtype=float).ravel()
             require_finite(value, what, t)
             row.extend(value)

@@ -48,10 +48,11 @@ def system_energies(system, q, q_dot) -> dict[str, np.ndarray]:
     return {"kinetic": T, "potential": V, "strain": U, "total": T + V + U}
 
 
-def _fields(system, form, T, X) -> dict:
+def _fields(system, form, T, X, controls=None) -> dict:
     """Everything recorded at the outputs T (N,) of the states X (N, n_state), in one batch: t, q, v
-    (q_dot), the energies, each body's series ``bodies/NAME/...`` and each joint's position
-    ``joints/NAME`` (`flexmbs.body_motion.joint_histories`)."""
+    (q_dot), the energies, each body's series ``bodies/NAME/...``, each joint's position
+    ``joints/NAME`` (`flexmbs.body_motion.joint_histories`) and, with controllers, the value each
+    output holds ``controls/NAME`` (`flexmbs.control.ControlLoop.held`)."""
     from .body_motion import joint_histories
     q, q_dot = form.physical(T, X)
     q, q_dot = np.asarray(q).reshape(len(T), system.n_q), np.asarray(q_dot).reshape(len(T), system.n_q)
@@ -62,7 +63,17 @@ def _fields(system, form, T, X) -> dict:
     bodies = body_histories(system, q, q_dot)
     fields.update(body_series(bodies))
     fields.update({f"joints/{name}": r for name, r in joint_histories(system, q).items()})
+    if controls is not None:
+        fields.update(controls.held(T))
     return fields, bodies
+
+
+def _physical_state(form):
+    """(t, x) -> (q, q') of one state x of the formulation ``form`` (what the controllers sense)."""
+    def state(t, x):
+        q, q_dot = form.physical(t, np.asarray(x, dtype=float)[None])
+        return np.asarray(q, dtype=float).reshape(-1), np.asarray(q_dot, dtype=float).reshape(-1)
+    return state
 
 
 def prescribed_model(system):
@@ -125,7 +136,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
                dt_out: float | None = None, t_eval=None, t0: float = 0.0, q0=None, v0=None, assemble: bool = False,
                rtol: float = 1e-6, atol: float | None = None, h: float | None = None,
                formulation_options: dict | None = None, metadata: dict | None = None, store=None,
-               name: str | None = None, **options) -> Results:
+               name: str | None = None, controllers=None, **options) -> Results:
     """Integrate a `flexmbs.System` and return its `Results` (see `flexmbs.run`).
 
     Parameters
@@ -150,6 +161,12 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     metadata, store, name
         As `flexmbs.run`: added metadata, the results file (path, `flexmbs.io.ResultsFile`, None:
         the active `flexmbs.io.recording`, False: none) and the run's name in it.
+    controllers : list of flexmbs.control.Controller, optional
+        Digital controllers sampled at their periods, their outputs held in between (method
+        "index3-alpha", formulation "index3"; `flexmbs.control`).  ``h`` is shrunk to divide the
+        periods.  Each controller keeps its samples (``Controller.record``); the results file gets
+        the held value of each output at every output time (``controls/NAME``), the metadata
+        ``controllers`` (name, period, sensors, outputs).
     **options
         Passed to `flexmbs.simulate` (``rho_inf``, ``progress``, ``on_output``, ...).
     """
@@ -158,7 +175,8 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         raise TypeError(f"`system` must be a flexmbs.System, got {type(system).__name__}")
     _check_names(system)
     model = prescribed_model(system)
-    if model is not None and formulation != "index3" and not (formulation == "auto" and method == "index3-alpha"):
+    if (model is not None and controllers is None and formulation != "index3"
+            and not (formulation == "auto" and method == "index3-alpha")):
         return _run_prescribed(system, model, formulation, method, t_end=t_end, dt_out=dt_out, t_eval=t_eval, t0=t0,
                                q0=q0, v0=v0, assemble=assemble, rtol=rtol, atol=atol, h=h,
                                formulation_options=formulation_options, metadata=metadata, store=store, name=name,
@@ -167,6 +185,13 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     timings = {}
     tic = time.perf_counter()
     form = entry.system(system, **(formulation_options or {}))
+    controls = None
+    if controllers is not None:
+        from .control import ControlLoop
+        if method != "index3-alpha":
+            raise ValueError(f"`controllers`: digital controllers run with method 'index3-alpha', got method "
+                             f"{method!r}")
+        controls = ControlLoop(system, controllers, _physical_state(form))
     x0 = form.state0(q0, v0, t0, assemble=assemble)
     if t_eval is None:
         t_eval = output_times(t_end, dt_out if dt_out is not None else (t_end - t0) / 100, t0)
@@ -178,13 +203,14 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         from .stiffness import check_explicit
         check_explicit(system, method, (t0, float(t_end)))       # a stiff flexible body: say so before hours
     from . import __version__
-    h_used = step_used(method, h, t0, t_eval, warn=False)
+    h_used = step_used(method, h, t0, t_eval, warn=False, periods=None if controls is None else controls.periods)
     names = system.row_names()
     meta = dict(flexmbs_version=__version__, formulation=entry.name, method=method, order=INTEGRATORS[method].order,
                 **({"rtol": rtol, "atol": atol} if INTEGRATORS[method].uses_tolerances else {}), h=h_used,
                 **({"h_requested": h} if h_used != h else {}), units="SI (m, kg, s, N, rad)",
                 system={"n_q": system.n_q, "n_c": system.n_c, "bodies": {b.name: body_kind(b) for b in system.bodies},
                         "constraint_names": names, "velocities": entry.state_velocity},
+                **({"controllers": [c.describe() for c in controls.controllers]} if controls is not None else {}),
                 **(metadata or {}))
     results_file = results_file_of(store)
     inherited = results_file.metadata if results_file is not None else {}
@@ -214,7 +240,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         T = np.array([p[0] for p in pending], dtype=float)
         X = np.array([p[1] for p in pending], dtype=float)
         pending.clear()
-        fields, last_bodies[0] = _fields(system, form, T, X)
+        fields, last_bodies[0] = _fields(system, form, T, X, controls)
         if writer is not None:
             writer.append_many(fields)
         blocks.append(fields)
@@ -239,11 +265,13 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         try:
             # the outputs' size checked against memory and disk before the run (`integrators.budget`)
             sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h, on_output=on_output,
-                           keep_bytes=per_output,
+                           keep_bytes=per_output, controls=controls,
                            write_to=None if results_file is None else (results_file.path, per_output), **options)
             inside = output_s[0]         # output work done within sol.wall_time
         finally:
             flush()                      # the outputs so far are kept, even on an exception
+            if controls is not None:
+                controls.stop()
         timings["solve_s"] = sol.wall_time - inside
         timings["output_s"] = output_s[0]
         tic = time.perf_counter()
@@ -257,6 +285,9 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
                      n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, **timings,
                      post_s=time.perf_counter() - tic)
         meta.update(order=sol.order, **({"kernel": sol.kernel} if sol.kernel else {}))
+        if sol.kernel_reason:            # e.g. a load of the state: say why the run took the numpy path
+            meta["kernel_reason"] = sol.kernel_reason
+            log.info("run %s: index3-alpha ran on the numpy path: %s", name, sol.kernel_reason)
         n_q = system.n_q
         results = Results(
             t=sol.t, q=kept.get("q", np.zeros((0, n_q))), v=kept.get("v", np.zeros((0, n_q))),

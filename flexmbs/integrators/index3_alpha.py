@@ -313,10 +313,13 @@ class Index3GeneralizedAlpha(Integrator):
         self._kflags = np.array([0, 0, int(self._compiled.has_elastic), 0, 0, 0, 0, 0], dtype=np.int64)
         self._kpiv = np.zeros(3 * max(N, 1), dtype=np.int32)     # pivots, row ends, column ranges
         self._chunk = 64                  # steps of the first call of the kernel; then sized by time
+        self._steps_ahead = (0, np.zeros(0), np.zeros(0))      # (n_steps at its start, times, hs): `_next_steps`
+        self._kparams = None              # (near_rtol, params, ints) of the last kernel call
         self.kernel, self.kernel_reason, self.advance = "compiled", None, self._advance
 
-    def _advance(self, t_out, near_rtol: float):
-        """Steps in the compiled kernel for about ``CHUNK_SECONDS`` (until t_end or a failure; the
+    def _advance(self, t_out, near_rtol: float, max_steps: int | None = None):
+        """Steps in the compiled kernel for about ``CHUNK_SECONDS`` (until t_end, a failure or
+        ``max_steps`` steps, e.g. to a controller's sample time; the
         number of steps is sized from the last call's time, so that a progress report or an
         interrupt waits no longer than that); returns the outputs reached, (times, states
         (k, 2 n_q)), at the times ``t_out`` (sorted, all later than t; None: every step) with
@@ -324,7 +327,7 @@ class Index3GeneralizedAlpha(Integrator):
         Status, message, counters and the state are updated as by `step`.  Also returns their
         multipliers (k, n_c), as `dense_multipliers` gives them."""
         n = self.n
-        times, hs = self._schedule(self._chunk)
+        times, hs = self._schedule(self._chunk) if max_steps is None else self._next_steps(min(self._chunk, max_steps))
         if not times.size or not times[0] > self.t:
             self.status, self.message = "failed", self._underflow_message()
             return np.zeros(0), np.zeros((0, 2 * n)), np.zeros((0, self.n_c))
@@ -355,6 +358,18 @@ class Index3GeneralizedAlpha(Integrator):
             self.status, self.message = "failed", self._step_failure(self.t, failure)
         return t_out, x_out, lam_out
 
+    def _next_steps(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next k steps of `_schedule`, sliced from one block of it (``_chunk`` steps) kept until
+        used up: a run whose chunks end at every controller sample asks for a few steps per call, and
+        the schedule's own arrays cost more than such a chunk's kernel call.  The same numbers as
+        `_schedule` (t0 + j h, the last step cut at t_end)."""
+        start, times, hs = self._steps_ahead
+        i = self.n_steps - start
+        if not (0 <= i < len(times) and (i + k <= len(times) or times[-1] == self.t_end)):
+            times, hs = self._schedule(max(k, self._chunk))
+            self._steps_ahead, i = (self.n_steps, times, hs), 0
+        return times[i:i + k], hs[i:i + k]
+
     def _kernel(self, times, hs, t_out, near_rtol: float):
         """The kernel's steps at ``times`` (step sizes ``hs``), with the outputs at ``t_out``: updates the
         counters but n_steps and, after ``done`` accepted steps, t, x, the accelerations and
@@ -374,10 +389,13 @@ class Index3GeneralizedAlpha(Integrator):
         x_old = np.empty(4 * n + 1)
         x_old[4 * n] = self.t
         info = np.zeros(4, dtype=np.int64)
-        params = np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta, self._tol, self._rate,
-                           self.regularization, self.divergence_limit, near_rtol, self._keep_rate])
-        ints = np.array([self._max_iter, int(self._tangent == "finite-difference"), REFACTOR.index(self.refactor) - 1],
-                        dtype=np.int64)
+        if self._kparams is None or self._kparams[0] != near_rtol:          # the same for every call of a run
+            self._kparams = (near_rtol, np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta, self._tol,
+                                                  self._rate, self.regularization, self.divergence_limit, near_rtol,
+                                                  self._keep_rate]),
+                             np.array([self._max_iter, int(self._tangent == "finite-difference"),
+                                       REFACTOR.index(self.refactor) - 1], dtype=np.int64))
+        _, params, ints = self._kparams
         before = self._kflags[3:7].copy()
         d_norm = self._compiled.steps(params, ints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
                                       t_out, x_out, lam_out, x_old, info)

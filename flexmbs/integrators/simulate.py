@@ -82,6 +82,10 @@ class Solution:
     h : float or None
         The step a fixed-step method took (`step_used`: ``h`` aligned with the outputs); for
         the adaptive methods the first trial step given, or None.
+    kernel_reason : str or None
+        Why index3-alpha ran on the numpy path (e.g. a user's load of the state, which the compiled
+        kernel cannot evaluate; `flexmbs.compiled.CompiledSystem`); None on the compiled path and
+        for the other methods.
     lam : ndarray, shape (n_out, n_c), or None
         index3-alpha: the multipliers of its own solution at each output (those of the step at a
         step point, linear in t between step points: `Index3GeneralizedAlpha.dense_multipliers`),
@@ -106,6 +110,7 @@ class Solution:
     kernel: str | None = None
     h: float | None = None
     lam: np.ndarray | None = None
+    kernel_reason: str | None = None
 
 
 def validate_method(method) -> type[Integrator]:
@@ -155,20 +160,27 @@ def aligned_step(h: float, t0: float, t_eval: np.ndarray | None) -> float:
     return h_out
 
 
-def step_used(method: str, h: float | None, t0: float, t_eval, warn: bool = True) -> float | None:
+def step_used(method: str, h: float | None, t0: float, t_eval, warn: bool = True, periods=None) -> float | None:
     """The step a run of ``method`` takes for a requested ``h``: for a fixed-step method and
     equally spaced output times, ``aligned_step`` (h shrunk to dt_out / ceil(dt_out / h)); else
     ``h``.  A step larger than the output interval becomes the output interval, with a warning
-    (``warn``; `flexmbs.run` asks for the step it records without one: `simulate` warns)."""
+    (``warn``; `flexmbs.run` asks for the step it records without one: `simulate` warns).
+    With controllers (``periods``: their sample periods) the step must also divide every period
+    (`flexmbs.control.control_step`: the aligned step if it does, else the shortest period in whole
+    steps of at most h, the outputs then from the dense output)."""
     cls = validate_method(method)
     if h is None or cls.uses_tolerances:
         return h
     t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
     used = aligned_step(h, t0, t_eval)
+    if periods:
+        from ..control import control_step
+        used = control_step(h, periods, used)
     if used < h * (1 - 1e-12) and warn:
         # larger than the output interval beyond round-off (a caller's h = dt_out (1 + 1e-9), kept off
         # the ceil's edge, is the output interval)
-        if used * (1 + 1e-9) >= float(t_eval[1] - t_eval[0]) and h > used * (1 + 1e-6):
+        if (t_eval is not None and len(t_eval) > 1 and used * (1 + 1e-9) >= float(t_eval[1] - t_eval[0])
+                and h > used * (1 + 1e-6)):
             warnings.warn(f"`h` = {h:g} s is larger than the output interval dt_out = {used:g} s: the step used "
                           f"is {used:g} s (recorded as h; give h <= dt_out to choose it).", stacklevel=3)
         else:
@@ -220,6 +232,18 @@ def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progr
         method=cls.name, order=cls.order, h=integrator.h)
 
 
+def _sample(integrator: Integrator, controls) -> None:
+    """Sample the controllers due after the integrator's last step (`flexmbs.control.ControlLoop`),
+    while it runs; a law that fails stops the run with its message (the outputs so far are kept)."""
+    from ..user_functions import UserFunctionError
+    if controls is None or integrator.status != "running" or not controls.due(integrator.n_steps):
+        return
+    try:
+        controls.sample(integrator.t, integrator.x, integrator.n_steps)
+    except (UserFunctionError, ArithmeticError) as err:
+        integrator.stop(f"The controller's sample at t = {integrator.t:.6g} failed: {err}")
+
+
 def _with_range_warning(term, integrator, t: np.ndarray, x: np.ndarray) -> str:
     """The integrator's message, followed by the term's ``range_check`` text (a System's:
     `flexmbs.validity.system_range_warning`) when a flexible body left the range of its
@@ -236,7 +260,7 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
              integrand: Callable[[float, np.ndarray], np.ndarray] | None = None,
              on_output: Callable[[float, np.ndarray], None] | None = None,
              progress: Callable[[float], None] | None = None, keep_bytes: int = 0,
-             write_to: tuple | None = None, **options) -> Solution:
+             write_to: tuple | None = None, controls=None, **options) -> Solution:
     """Integrate a formulation's equations of motion over ``t_span``.
 
     Parameters
@@ -278,6 +302,11 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         the size check before the run (`flexmbs.integrators.budget.check_run_size`).
     write_to : (path, int), optional
         A results file and the bytes written to it per output, checked against the free disk.
+    controls : flexmbs.control.ControlLoop, optional
+        Digital controllers (method 'index3-alpha' only): ``h`` is shrunk to divide their periods
+        (`step_used`), they are sampled at t0 before the integrator starts and after every step that
+        ends at one of their sample times, before the next step (the compiled kernel's chunks end
+        there).  A law that fails there stops the run ("failed", the outputs so far kept).
     **options
         Method options (e.g. ``rho_inf``, ``max_step``, ``divergence_limit``); unknown ones warn.
 
@@ -305,7 +334,7 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     """
     from .. import progress as progress_display
     from ..compiled import note_path
-    args = (as_term(formulation), t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output)
+    args = (as_term(formulation), t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, controls)
     shown = progress_display.current() if progress is None else None
     if shown is None:
         sol = _simulate(*args, progress, keep_bytes, write_to, **options)
@@ -317,7 +346,7 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     return sol
 
 
-def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, progress,
+def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, controls, progress,
               keep_bytes, write_to, **options) -> Solution:
     """`simulate` with every argument given (the term taken, the progress callback resolved)."""
     start = time.perf_counter()
@@ -338,12 +367,17 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
                           "accuracy is set by `h`.", stacklevel=3)
         tolerances = {}
     check_step_fits(h, (t0, t_end))
-    h = step_used(method, h, t0, t_eval)
+    if controls is not None and method != "index3-alpha":
+        raise ValueError(f"`controls`: digital controllers run with method 'index3-alpha' (its chunks of steps end "
+                         f"at the sample times, on the compiled and the numpy path), got method {method!r}")
+    h = step_used(method, h, t0, t_eval, periods=None if controls is None else controls.periods)
     check_run_size((t0, t_end), h, None if t_eval is None else t_eval.size,
                    8 * (1 + term.n_state) + int(keep_bytes), fixed_step=not cls.adaptive,
                    disk_path=None if write_to is None else write_to[0],
                    disk_bytes_per_output=0 if write_to is None else write_to[1])
 
+    if controls is not None:
+        controls.start(t0, h, x0)                   # the first sample: the loads at t0 need its outputs
     integrator = cls(term, t0, x0, t_end, h=h, **tolerances, **known)
     if cls.outputs_in_blocks:
         return _simulate_exact(integrator, t_eval, integrand, on_output, progress, start)
@@ -383,10 +417,12 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
     # they reach; not with an integrand, whose quadrature needs the dense output of every step
     advance = integrator.advance if integrand is None else None
     while integrator.status == "running" and advance is not None:
-        t_out, x_out, lam_out = advance(None if t_eval is None else t_eval[i_out:], STEP_POINT_RTOL)
+        t_out, x_out, lam_out = advance(None if t_eval is None else t_eval[i_out:], STEP_POINT_RTOL,
+                                        None if controls is None else controls.steps_to_next(integrator.n_steps))
         for te, xe, le in zip(t_out, x_out, lam_out):
             emit(float(te), xe, le)
         i_out += len(t_out)
+        _sample(integrator, controls)
         if progress is not None:
             progress(integrator.t)
 
@@ -416,6 +452,7 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
             break
         if t_eval is None:
             emit(t_b, integrator.x, None if multipliers is None else integrator.lam)
+        _sample(integrator, controls)
         if progress is not None:
             progress(t_b)
 
@@ -430,4 +467,5 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,
         n_lin_iter=integrator.n_lin_iter, kernel=integrator.kernel, h=h,
+        kernel_reason=integrator.kernel_reason if integrator.kernel == "numpy" else None,
         lam=None if multipliers is None else np.array(out_lam, dtype=float).reshape(len(out_t), integrator.n_c))

@@ -140,6 +140,9 @@ class Results:
         A System's run: the global position [m] of each joint (`Joint`, `PlanarJoint`; not the
         `AngleDriver`s), at its marker on its first body, by constraint name, in the System's
         order (`flexmbs.body_motion.joint_histories`); results-file datasets ``joints/NAME``.
+    controls : dict[str, ndarray (n_t, ...)]
+        A System's run with controllers (`flexmbs.control`): the value each held output acts with
+        at every output time, by output name; results-file datasets ``controls/NAME``.
     status, message : str
         'finished', 'failed' or 'diverged', and what happened; on failure the arrays hold
         the outputs computed before it.  Results loaded from a file of a run that did not
@@ -195,6 +198,7 @@ class Results:
     constraint_names: tuple = ()
     bodies: dict = field(default_factory=dict)
     joints: dict = field(default_factory=dict)
+    controls: dict = field(default_factory=dict)
 
     def __post_init__(self):
         """The one-body fields a System run without exactly one flexible body has not: empty."""

@@ -293,6 +293,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
             t=sol.t, q=kept.get("q", np.zeros((0, n_q))), v=kept.get("v", np.zeros((0, n_q))),
             q_dot=kept.get("q_dot"), multipliers=lam, constraint_names=tuple(names), bodies=bodies,
             joints={k[len("joints/"):]: v for k, v in kept.items() if k.startswith("joints/")},
+            controls={k[len("controls/"):]: v for k, v in kept.items() if k.startswith("controls/")},
             energies={k: kept["energies"][k] for k in ENERGY_KEYS} if "energies" in kept else {},
             status=sol.status, message=sol.message, stats=stats, metadata=meta, **one_body_fields(bodies))
         if writer is not None:

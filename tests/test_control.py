@@ -183,3 +183,18 @@ def test_two_controllers_at_two_rates_and_the_body_sensors(kernel):
     tip_v = [rod.point_velocity(q, v, np.array([0.0, 0.0, -0.5])) for q, v in zip(res.q[:20:2], res.v[:20:2])]
     np.testing.assert_allclose(sensed["v"], tip_v, atol=1e-14)
     assert slow.record["outputs"]["push"].shape == (10, 3)
+
+
+def test_held_values_are_in_the_results_and_read_back_from_the_file(tmp_path):
+    """`Results.controls` holds each output's held value at the output times (u_k on (t_k, t_k + T]),
+    in memory and read back by `flexmbs.load_results` (datasets controls/NAME)."""
+    period = 2.5e-3
+    tau = control.Output("torque")
+    system, _ = pendulum([tau.torque(AXIS)])
+    c = control.Controller(period, {}, tau, lambda t, sensed: math.sin(50.0 * t))
+    res = fm.run(system, controllers=[c], method="index3-alpha", h=5e-4, t_end=0.05, dt_out=5e-3,
+                 store=tmp_path / "results.h5")
+    k = np.maximum(np.ceil(res.t / period - 1e-9) - 1, 0)
+    np.testing.assert_allclose(np.ravel(res.controls["torque"]), np.sin(50.0 * k * period), atol=1e-15)
+    back = fm.load_results(tmp_path)
+    np.testing.assert_array_equal(back.controls["torque"], res.controls["torque"])

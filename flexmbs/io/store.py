@@ -1051,6 +1051,8 @@ def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **com
     return Results(t=t, q=series_or_empty("q", (n_q,)), v=series_or_empty("v", (n_q,)),
                    q_dot=np.asarray(datasets["q_dot"][:n]) if "q_dot" in datasets else None,
                    multipliers=lam, constraint_names=tuple(names), bodies=bodies, joints=joints,
+                   controls={k[len("controls/"):]: np.asarray(d[:n]) for k, d in datasets.items()
+                             if k.startswith("controls/")},
                    **one_body_fields(bodies), **common)
 
 

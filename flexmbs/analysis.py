@@ -25,7 +25,8 @@ from .validity import RangeCheck
 if TYPE_CHECKING:
     from .io.store import ResultsFile
 
-__all__ = ["run", "output_times", "element_data", "mesh_sha256", "bytes_per_output", "results_file_of"]
+__all__ = ["run", "output_times", "element_data", "mesh_sha256", "bytes_per_output", "results_file_of",
+           "OutputBlocks"]
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +190,40 @@ class _Kept:
         if key not in self._arrays:
             return np.zeros((0, *shape))
         return self._arrays.pop(key)[:self.n]
+
+
+class OutputBlocks:
+    """A run's outputs handed on in blocks: ``on_output(t, x)`` (simulate's hook) collects them and
+    ``flush()`` passes the pending ones to ``record(T (N,), X (N, n_state))`` in one call.  A block
+    is recorded at the first output, then at least every ``FLUSH_EVERY_S`` of wall time, and before
+    a user's ``on_output`` sees an output; the caller flushes at the end (also on an exception).
+    ``seconds``: wall time spent in ``record``; ``n``: outputs recorded."""
+
+    def __init__(self, record, user_on_output=None):
+        self._record, self._user = record, user_on_output
+        self._pending: list = []
+        self._last = time.perf_counter()
+        self.seconds = 0.0
+        self.n = 0
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        tic = time.perf_counter()
+        T = np.array([p[0] for p in self._pending], dtype=float)
+        X = np.array([p[1] for p in self._pending], dtype=float)
+        self._pending.clear()
+        self._record(T, X)
+        self.n += len(T)
+        self._last = time.perf_counter()
+        self.seconds += self._last - tic
+
+    def on_output(self, t, x) -> None:
+        self._pending.append((t, x))
+        if self._user is not None or not self.n or time.perf_counter() - self._last > FLUSH_EVERY_S:
+            self.flush()
+        if self._user is not None:
+            self._user(t, x)
 
 
 def bytes_per_output(model: Model) -> int:
@@ -462,20 +497,11 @@ def run(model: Model, *, formulation: str | None = None, method: str | None = No
         else:
             writer = stack.enter_context(results_file.open_run(
                 name, nodes=model.mesh.points, cells={model.element.cell_type: model.cells}, metadata=meta))
-            kept, pending = _Kept(len(t_eval)), []
-            output_s = [0.0]
-            last_flush = [time.perf_counter()]
-            user_on_output = options.pop("on_output", None)
+            kept = _Kept(len(t_eval))
 
-            def flush():
-                """Physical fields, energies and element data of the pending outputs, in one
-                batch, appended to the results file."""
-                if not pending:
-                    return
-                tic_out = time.perf_counter()
-                T = np.array([p[0] for p in pending], dtype=float)
-                X = np.array([p[1] for p in pending], dtype=float)
-                pending.clear()
+            def record(T, X):
+                """Physical fields, energies and element data of a block of outputs, appended to the
+                results file."""
                 d, v = form.physical(T, X)
                 u, w = model.displacement_field(np.stack([d, v]))        # one call for both
                 fields = {"t": T, "delta": d, "delta_dot": v, "displacement": u, "velocity": w}
@@ -488,25 +514,16 @@ def run(model: Model, *, formulation: str | None = None, method: str | None = No
                 writer.append_many(fields)
                 # kept for the Results but delta, delta' (from sol.x at the end: not held twice)
                 kept.append({k: a for k, a in fields.items() if k not in ("t", "delta", "delta_dot")})
-                last_flush[0] = time.perf_counter()
-                output_s[0] += last_flush[0] - tic_out
 
-            def on_output(t, x):
-                pending.append((t, x))
-                # the first at once, then at least every FLUSH_EVERY_S, and before a user's on_output sees it
-                if user_on_output is not None or not kept.n or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
-                    flush()
-                if user_on_output is not None:
-                    user_on_output(t, x)
-
+            blocks = OutputBlocks(record, options.pop("on_output", None))
             try:
                 sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h,
-                               integrand=integrand, on_output=on_output, **options)
-                inside = output_s[0]        # output work done within sol.wall_time
+                               integrand=integrand, on_output=blocks.on_output, **options)
+                inside = blocks.seconds     # output work done within sol.wall_time
             finally:
-                flush()                     # the outputs so far are kept, even on an exception
+                blocks.flush()              # the outputs so far are kept, even on an exception
             timings["solve_s"] = sol.wall_time - inside
-            timings["output_s"] = output_s[0]
+            timings["output_s"] = blocks.seconds
             tic = time.perf_counter()
             n_nodes, dim = model.mesh.points.shape
             delta, delta_dot = form.physical(sol.t, sol.x) if len(sol.t) else (np.zeros((0, n)),) * 2

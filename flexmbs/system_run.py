@@ -13,8 +13,8 @@ At each output the run records (`Results`, and the results file's datasets of th
     multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
                                accelerations at the outputs (lagrange, udwadia-kalaba)
 
-Outputs are written in blocks: the first at once, then at least every ``FLUSH_EVERY_S`` of wall
-time and at the end, also when the run is stopped by an exception or Ctrl-C (the file then
+Outputs are written in blocks (`flexmbs.analysis.OutputBlocks`): the first at once, then at least
+every ``FLUSH_EVERY_S`` of wall time and at the end, also when the run is stopped by an exception or Ctrl-C (the file then
 says "interrupted" or "error"); a killed run leaves the blocks written before (status
 "incomplete" when read).
 """
@@ -27,7 +27,7 @@ from contextlib import ExitStack
 import numpy as np
 
 from . import progress as _progress
-from .analysis import FLUSH_EVERY_S, output_times, results_file_of
+from .analysis import OutputBlocks, output_times, results_file_of
 from .body_motion import body_histories, body_kind, body_series, body_static, one_body_fields
 from .formulations.registry import choose
 from .integrators import INTEGRATORS, simulate
@@ -224,35 +224,18 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         reporter = _progress.Display()
         del options["progress"]
 
-    blocks: list[dict] = []
-    pending: list = []
+    kept: list[dict] = []
     last_bodies = [None]
-    output_s = [0.0]
-    last_flush = [time.perf_counter()]
-    user_on_output = options.pop("on_output", None)
     writer = None
 
-    def flush():
-        """Fields of the pending outputs in one batch: kept, and appended to the results file."""
-        if not pending:
-            return
-        tic_out = time.perf_counter()
-        T = np.array([p[0] for p in pending], dtype=float)
-        X = np.array([p[1] for p in pending], dtype=float)
-        pending.clear()
+    def record(T, X):
+        """Fields of a block of outputs: kept, and appended to the results file."""
         fields, last_bodies[0] = _fields(system, form, T, X, controls)
         if writer is not None:
             writer.append_many(fields)
-        blocks.append(fields)
-        last_flush[0] = time.perf_counter()
-        output_s[0] += last_flush[0] - tic_out
+        kept.append(fields)
 
-    def on_output(t, x):
-        pending.append((t, x))
-        if user_on_output is not None or not blocks or time.perf_counter() - last_flush[0] > FLUSH_EVERY_S:
-            flush()
-        if user_on_output is not None:
-            user_on_output(t, x)
+    blocks = OutputBlocks(record, options.pop("on_output", None))
 
     with ExitStack() as stack:
         if reporter is not None and "progress" not in options:
@@ -264,22 +247,23 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
                 name, nodes=np.zeros((0, 3)), cells={}, metadata=meta, static=body_static(first)))
         try:
             # the outputs' size checked against memory and disk before the run (`integrators.budget`)
-            sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h, on_output=on_output,
+            sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h,
+                           on_output=blocks.on_output,
                            keep_bytes=per_output, controls=controls,
                            write_to=None if results_file is None else (results_file.path, per_output), **options)
-            inside = output_s[0]         # output work done within sol.wall_time
+            inside = blocks.seconds      # output work done within sol.wall_time
         finally:
-            flush()                      # the outputs so far are kept, even on an exception
+            blocks.flush()               # the outputs so far are kept, even on an exception
             if controls is not None:
                 controls.stop()
         timings["solve_s"] = sol.wall_time - inside
-        timings["output_s"] = output_s[0]
+        timings["output_s"] = blocks.seconds
         tic = time.perf_counter()
         lam = sol.lam
         if lam is None and entry.name in ("lagrange", "udwadia-kalaba") and len(sol.t):
             lam = np.array([form.multipliers(float(tk), xk) for tk, xk in zip(sol.t, sol.x)]).reshape(
                 len(sol.t), system.n_c)
-        kept = _joined(blocks)
+        kept = _joined(kept)
         bodies = _joined_bodies(system, kept, last_bodies[0])
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
                      n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, **timings,

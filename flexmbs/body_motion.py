@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .results import BodyResults
-from .rotations import ep_to_matrix, pad3
+from .rotations import ep_E, ep_to_matrix, pad3
 
 __all__ = ["body_histories", "body_kind", "body_frame", "body_outputs", "body_series", "body_static", "bodies_from_series",
            "drawn_joints", "joint_histories", "one_body_fields"]
@@ -57,7 +57,7 @@ def body_kind(body) -> str:
 def _ep_motion(Q, V) -> dict:
     """Frame of bodies whose q starts with (R, p): all outputs at once."""
     p, pd = Q[:, 3:7], V[:, 3:7]
-    omega = 2.0 * (p[:, :1] * pd[:, 1:] - pd[:, :1] * p[:, 1:] + np.cross(p[:, 1:], pd[:, 1:]))
+    omega = 2.0 * np.einsum("tij,tj->ti", ep_E(p), pd)                     # rotations.ep_E: omega = 2 E p'
     return dict(position=Q[:, :3].copy(), rotation=ep_to_matrix(p).reshape(len(Q), 3, 3), velocity=V[:, :3].copy(),
                 angular_velocity=omega, euler_parameters=p.copy())
 

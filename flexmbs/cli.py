@@ -431,13 +431,19 @@ def system_summary(res) -> list[str]:
              + (f"; joints drawn: {', '.join(res.joints)}" if res.joints else ""),
              f"{md.get('formulation')} + {md.get('method')} (h {_number(md.get('h'))}"
              + (f", rtol {md['rtol']}" if "rtol" in md else "") + ")"]
-    total = np.asarray(res.energies.get("total", ()), dtype=float)
-    total = total[np.isfinite(total)]
-    if len(total):
-        drift = float(np.abs(total - total[0]).max())
-        rel = f" ({drift / abs(total[0]):.2e} of |E(t0)|)" if total[0] != 0 else ""
-        lines.append(f"energy: total T + V_g + U = {total[0]:.6g} J at t0, max |E - E(t0)| = {drift:.3g} J{rel} "
-                     "(the drift if no driver, load or damping does work)")
+    e = res.energies
+    total = np.asarray(e.get("total", ()), dtype=float)
+    if len(total) and np.isfinite(total).all():
+        worked = {k[2:]: float(np.abs(w).max()) for k, w in e.items() if k.startswith("W_") and np.any(w)}
+        line = f"energy: total T + V_g + U = {total[0]:.6g} J at t0"
+        if any(k.startswith("W_") for k in e):
+            err = res.energy_balance_error()
+            line += (", works " + (", ".join(f"{k} {w:.4g} J" for k, w in worked.items()) if worked else "none")
+                     + (f"; balance error max |E - E(t0) - W| = {np.abs(err).max():.3g} J"
+                        if np.isfinite(err).all() else "; balance unknown (a work is NaN: see the metadata 'works')"))
+        else:                        # a stopped run: the works are written at its end
+            line += f", max |E - E(t0)| = {float(np.abs(total - total[0]).max()):.3g} J (no works: the run did not end)"
+        lines.append(line)
     return lines
 
 

@@ -121,7 +121,10 @@ class Results:
         A Model's run: T, T2, T1, T0, V, V_geo, V_g, jacobi [J] and the works W_loads, W_damping,
         W_frame, W_stiffening [J] done from t[0] to t (see formulations._common.Energies).  A
         System's run: ``kinetic`` T, ``potential`` (gravity) V_g, ``strain`` U of the flexible
-        bodies and ``total`` T + V_g + U [J] (`flexmbs.System.energy`).
+        bodies and ``total`` T + V_g + U [J] (`flexmbs.System.energy`), and (written when the run ends)
+        the works W_loads, W_drivers, W_damping (dissipated) and W_stiffening [J] done from t[0] to t
+        (`flexmbs.system_run.system_works`): total - total[0] = W_loads + W_drivers + W_stiffening -
+        W_damping (`energy_balance_error`).
     q, v : ndarray (n_t, n_q) or None
         A System's run: its coordinates and the velocities of the formulation's state: q' (index-1
         and index-3 formulations) or the quasi-velocities u (maggi, kane, volterra; ``q_dot`` then
@@ -214,10 +217,18 @@ class Results:
         return self.status == "finished"
 
     def energy_balance_error(self) -> np.ndarray:
-        """(T + V + V_g)(t) - (T + V + V_g)(0) - (W_loads - W_damping + W_frame + W_stiffening) [J]."""
+        """E(t) - E(t0) - (sum of the works W_* but W_damping, minus W_damping) [J], with E the total
+        energy: a System run's ``total`` = T + V_g + U and its works W_loads, W_drivers, W_stiffening,
+        W_damping (`flexmbs.system_run.system_works`); a Model run's T + V + V_g and its works
+        W_loads, W_frame, W_stiffening, W_damping.  Zero up to the integrator's error (and, for a
+        System run, the trapezoidal rule of the works over the outputs)."""
         e = self.energies
-        E = e["T"] + e["V"] + e["V_g"]
-        return E - E[0] - (e["W_loads"] - e["W_damping"] + e["W_frame"] + e["W_stiffening"])
+        if not any(k.startswith("W_") for k in e):
+            raise ValueError("these results hold no works (W_*): a run stopped before its end (the works are "
+                             "written when it ends) or a results file written before flexmbs recorded them")
+        E = e["total"] if "total" in e else e["T"] + e["V"] + e["V_g"]
+        W = sum(w for k, w in e.items() if k.startswith("W_") and k != "W_damping") - e.get("W_damping", 0.0)
+        return E - E[0] - W
 
     def global_positions(self) -> np.ndarray:
         """Node positions in the global frame, ``r = r_O + R (X + u)`` [m], shape (n_t, n_nodes, 3)

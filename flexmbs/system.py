@@ -440,6 +440,40 @@ class System:
             U += b.strain_energies(q[:, self._qslice[id(b)]])
         return SystemEnergy(T, V, U)
 
+    def power_history(self, t, q, v, lam=None) -> dict[str, np.ndarray]:
+        """Powers [W], each (n_t,), of the forces that do work outside T + V_g + U, at the times t
+        (n_t,) and rows of q, v (n_t, n_q), with the multipliers lam (n_t, n_c):
+
+        .. code:: text
+
+            loads        q' . Q_loads              the bodies' loads and a flexible body's nodal loads
+            damping      delta'^T C delta' >= 0    dissipated by Rayleigh damping
+            stiffening   -delta' . K_geo delta     the "omega" geometric stiffening (no potential)
+            drivers      lam . C_t                 the constraint forces -C_q^T lam of the rheonomic
+                                                   constraints (drivers, prescribed frames):
+                                                   -lam . C_q q' = lam . C_t on C_q q' + C_t = 0
+
+        so that d(T + V_g + U)/dt = P_loads + P_drivers + P_stiffening - P_damping.  The loads and
+        the rheonomic constraints are functions of one state, evaluated at each row (only for the
+        bodies with loads and when some constraint is rheonomic); the damping at all rows at once.
+        ``drivers`` is NaN when a rheonomic constraint is present but lam is None (a formulation
+        without multipliers)."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        q, v = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(v, dtype=float))
+        out = {"loads": np.zeros(len(t)), "damping": np.zeros(len(t)), "stiffening": np.zeros(len(t)),
+               "drivers": np.zeros(len(t))}
+        for b in self.bodies:
+            sl = self._qslice[id(b)]
+            for key, P in b.powers(t, q[:, sl], v[:, sl], self.gravity).items():
+                out[key] += P
+        if any(c.rheonomic for c in self.constraints):
+            if lam is None:
+                out["drivers"][:] = np.nan
+            else:
+                lam = np.asarray(lam, dtype=float).reshape(len(t), self.n_c)
+                out["drivers"] = np.array([lk @ self.time_derivative(tk, qk) for tk, qk, lk in zip(t, q, lam)])
+        return out
+
     # -- momentum and rigid motions (docs/multibody.md, "Momentum and rigid motions") -----------
     def rigid_motion_generators(self, q, point=None) -> np.ndarray:
         """X(q) (n_q, 6) [3D] or (n_q, 3) [2D]: dq/d(eps) of a global translation by eps e_k (columns

@@ -35,7 +35,7 @@ from .integrators.simulate import step_used
 from .results import Results
 from .rotations import ep_G
 
-__all__ = ["run_system", "system_energies"]
+__all__ = ["run_system", "system_energies", "system_works", "WORK_KEYS"]
 
 log = logging.getLogger(__name__)
 ENERGY_KEYS = ("kinetic", "potential", "strain", "total")
@@ -46,6 +46,30 @@ def system_energies(system, q, q_dot) -> dict[str, np.ndarray]:
     (n_t, n_q) (`System.energy_history`: the outputs of a block at once)."""
     T, V, U = system.energy_history(q, q_dot)
     return {"kinetic": T, "potential": V, "strain": U, "total": T + V + U}
+
+
+WORK_KEYS = ("W_loads", "W_drivers", "W_damping", "W_stiffening")
+
+
+def system_works(system, t, q, q_dot, lam) -> dict[str, np.ndarray]:
+    """The works [J] from t[0] to each output of the forces outside T + V_g + U
+    (`System.power_history`): ``W_loads`` (applied loads), ``W_drivers`` (rheonomic constraints),
+    ``W_damping`` (dissipated, >= 0), ``W_stiffening`` ("omega" stiffening), each (n_t,):
+
+    .. code:: text
+
+        W(t_k) = sum_{j < k} (t_{j+1} - t_j) (P(t_j) + P(t_{j+1})) / 2        (trapezoidal rule)
+
+    over the outputs, so that total(t) - total(t0) = W_loads + W_drivers + W_stiffening - W_damping
+    up to the integrator's error and this quadrature's, O(dt_out^2) (`Results.energy_balance_error`).
+    Computed once at the end of a run, from the whole of t, q, q' and the multipliers."""
+    P = system.power_history(t, q, q_dot, lam)
+    dt = np.diff(np.asarray(t, dtype=float))
+    out = {}
+    for key in WORK_KEYS:
+        p = P[key[2:]]
+        out[key] = np.concatenate([[0.0], np.cumsum(0.5 * dt * (p[1:] + p[:-1]))]) if len(p) else np.zeros(0)
+    return out
 
 
 def _fields(system, form, T, X, controls=None) -> dict:
@@ -280,8 +304,18 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
             controls={k[len("controls/"):]: v for k, v in kept.items() if k.startswith("controls/")},
             energies={k: kept["energies"][k] for k in ENERGY_KEYS} if "energies" in kept else {},
             status=sol.status, message=sol.message, stats=stats, metadata=meta, **one_body_fields(bodies))
+        works = {}
+        if len(results.t):
+            q_dot = results.v if results.q_dot is None else results.q_dot
+            works = system_works(system, results.t, results.q, q_dot, lam)
+            results.energies.update(works)
+            if np.isnan(works["W_drivers"][-1]):
+                meta["works"] = (f"W_drivers is NaN: formulation {entry.name!r} gives no multipliers, so the "
+                                 "work of the drivers (lam . C_t) is not known")
+        stats["post_s"] = time.perf_counter() - tic
         if writer is not None:
-            writer.finish(sol.status, sol.message, stats, series=None if lam is None else {"multipliers": lam})
+            series = ({} if lam is None else {"multipliers": lam}) | ({"works": works} if works else {})
+            writer.finish(sol.status, sol.message, stats, series=series or None)
             results.metadata.update(run=writer.name, file=str(results_file.path))
     if not results.success:
         log.warning("run ended early (%s): %s", sol.status, sol.message)

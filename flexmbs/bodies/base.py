@@ -83,6 +83,18 @@ class Body(ABC):
         e = np.array([self.energy(q, v, gravity) for q, v in zip(Q, V)], dtype=float).reshape(len(Q), 2)
         return e[:, 0], e[:, 1]
 
+    def powers(self, t, Q, V, gravity) -> dict[str, np.ndarray]:
+        """Powers [W] of the body's non-conservative forces, each (n_t,), at the times t and rows of
+        Q, V (n_t, n_q): ``loads``, P = q' . sum of the body's loads (`applied`).  A load is a
+        function of one state, ``load(body, t, q, v)``, so a body with loads evaluates them at each
+        row; a body without loads costs nothing.  Bodies with other such forces (the flexible
+        body's damping and stiffening) add their keys."""
+        P = np.zeros(len(Q))
+        if self.loads:
+            for k, (tk, q, v) in enumerate(zip(t, Q, V)):
+                P[k] = self.applied(float(tk), q, v) @ v
+        return {"loads": P}
+
     def strain_energies(self, Q) -> np.ndarray:
         """The strain energy (n_t,) at the rows of Q of a body with a ``strain_energy`` (flexible bodies),
         one row at a time unless the body overrides it."""

@@ -597,6 +597,25 @@ class FlexibleBody(Body):
         r_C = self.model.mass * Q[:, :3] + np.einsum("tij,tj->ti", A, s_y)
         return T, -(r_C @ np.asarray(gravity, dtype=float))
 
+    def powers(self, t, Q, V, gravity) -> dict[str, np.ndarray]:
+        """`Body.powers` (the loads of ``loads``) plus the Model's nodal loads in ``loads``
+        (Q_nodal . q', all coordinates), ``damping``: the power dissipated by the Rayleigh damping,
+        delta'^T C delta' >= 0 (all rows at once), and ``stiffening``: the power of the "omega"
+        geometric stiffening force, -delta' . K_geo(omega, g, f) delta, which has no potential
+        (the "axial-strain" stiffening is conservative: its energy is in the strain energy)."""
+        out = super().powers(t, Q, V, gravity)
+        md = self.model
+        if self._loads:                      # the nodal loads: applied_forces without gravity
+            out["loads"] = out["loads"] + np.array([self.applied_forces(float(tk), q, None) @ v
+                                                    for tk, q, v in zip(t, Q, V)]).reshape(len(Q))
+        D = np.asarray(V, dtype=float)[:, 7:]
+        out["damping"] = (np.einsum("tn,tn->t", D, np.asarray(md.C_damp @ D.T).T) if md.C_op is not None
+                          else np.zeros(len(Q)))
+        if self.stiffening == "omega":
+            out["stiffening"] = -np.array([self.geometric_stiffness_force(float(tk), q, v, gravity) @ v[7:]
+                                           for tk, q, v in zip(t, Q, V)]).reshape(len(Q))
+        return out
+
     def strain_energies(self, Q) -> np.ndarray:
         """`strain_energy` at all rows of Q at once."""
         delta = np.atleast_2d(np.asarray(Q, dtype=float))[:, 7:]

@@ -165,12 +165,17 @@ class Constraint(ABC):
     holonomic : bool
         False for velocity-level constraints a(q) q' + b(q, t) = 0 (then ``residual`` is not
         defined and ``jacobian`` gives a).
+    rheonomic : bool
+        True for a constraint whose C_t (b of a velocity-level one) may be nonzero: a driver, a
+        prescribed frame.  Only these can do work on the system: the power of the constraint
+        forces -C_q^T lam is -lam . C_q q' = lam . C_t (`flexmbs.System.power_history`).
     """
 
     name: str
     bodies: tuple
     n_c: int
     holonomic: bool = True
+    rheonomic: bool = False
 
     @abstractmethod
     def residual(self, t, qs) -> np.ndarray:

@@ -57,6 +57,7 @@ class CoordinateDriver(Constraint):
     """
 
     n_c = 1
+    rheonomic = True
 
     def __init__(self, body, index: int, f, name=None):
         if body is None:
@@ -102,6 +103,7 @@ class AngleDriver(Joint):
     """
 
     _rows = (("angle",),)
+    rheonomic = True
     _needs_axis = True
     _check_coincidence = False
 

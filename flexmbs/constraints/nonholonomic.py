@@ -74,6 +74,7 @@ class VelocityConstraint(Constraint):
         self.name = name
         self.bodies = (body,)
         self._a, self._b = a, b
+        self.rheonomic = b is not None          # b(t, q) may do work (lam . b)
         A0 = np.asarray(a(0.0, body.initial_coordinates()))
         if A0.ndim != 2 or A0.shape[1] != body.n_q:
             raise ValueError(f"constraint {name!r}: `a(t, q)` must return an (n_c, {body.n_q}) array for body "

@@ -45,6 +45,7 @@ class PrescribedFrame(Constraint):
     """
 
     n_c = 6
+    rheonomic = True
 
     def __init__(self, body, motion: FrameMotion, name: str | None = None):
         if not isinstance(motion, FrameMotion):

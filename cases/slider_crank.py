@@ -260,7 +260,8 @@ class PlanarSlide(Joint):
 
 
 def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
-                  crank_speed=150.0, slider_mass=0.075552, stiffening=True, coupled_stiffening="axial-strain"):
+                  crank_speed=150.0, slider_mass=0.075552, stiffening=True, coupled_stiffening="axial-strain",
+                  rod_modes=None):
     """(System, rod body, rod Model) of the coupled slider-crank at the dead centre (crank angle 0).
 
     crank: RigidBodyEP on a revolute joint about z at the origin, driven by an AngleDriver at
@@ -272,7 +273,9 @@ def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, you
     remove them (System.mobility: rank = rows).  With ``stiffening``, the rod is stiffened by
     ``coupled_stiffening`` (`FlexibleBody`'s ``stiffening``): "axial-strain" (default: the axial
     force of each element from its own axial strain, so the slider's inertia and the frame's
-    acceleration stiffen it as in the kinematically driven model) or "omega"."""
+    acceleration stiffen it as in the kinematically driven model) or "omega".  ``rod_modes`` N:
+    the rod reduced by Craig-Bampton to N fixed-interface modes plus the constraint modes of its
+    two bearing nodes (`flexmbs.reduction.reduce`; its stiffening then "omega" or "none")."""
     if offset != 0.0:
         raise CaseError("offset", "the coupled model is built for the centred slide (offset 0)")
     element = BeamEB2D(Material(E=youngs, rho=density), area=width**2, I=width**4 / 12.0)
@@ -287,6 +290,9 @@ def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, you
     # transverse inertia of the crank: J1; about its own axis (x) a small value: it is held by the pivot
     crank_body = RigidBodyEP("crank", CRANK_MASS, np.diag([1e-3 * CRANK_INERTIA, CRANK_INERTIA, CRANK_INERTIA]),
                              centroid=[crank / 2.0, 0.0, 0.0], angular_velocity=W * z)
+    if rod_modes is not None:
+        from flexmbs.reduction import reduce
+        model = reduce(model, int(rod_modes), method="craig-bampton", interface=[0, elements], static_modes=False)
     rod_body = FlexibleBody(model, "rod", position=[crank, 0.0, 0.0], velocity=[0.0, W * crank, 0.0],
                             angular_velocity=-W * crank / rod * z, stiffening=mode)
     m3 = max(slider_mass, 1e-12)

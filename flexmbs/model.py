@@ -137,6 +137,8 @@ class Model:
         Models with fewer free DOFs keep their matrices dense (faster for small bodies).
     """
 
+    basis = None        # a ReducedModel's Phi (its coordinates are modal: delta_full_free = Phi q)
+
     def __init__(self, mesh: Mesh, element: Element, *, motion: FrameMotion | None = None,
                  fixed=(), loads=(), gravity=None, damping=None, point_masses=(),
                  stiffening: bool | None = None,
@@ -411,7 +413,7 @@ class Model:
                 log.warning("%s has no geometric stiffening: the model neglects it", type(el).__name__)
             self.stiffening = False
             return
-        floating = self._free_rigid_modes(asm)
+        floating = self.free_rigid_modes().shape[1]
         if floating:
             raise ValueError(f"geometric stiffening needs a supported body: {floating} rigid-body "
                              "motion(s) of the body are not held by `fixed`; fix them or pass "
@@ -476,31 +478,42 @@ class Model:
         if not self._Kg:
             self.stiffening = False
 
-    def _free_rigid_modes(self, asm) -> int:
-        """Number of rigid-body motions of the body that the supports leave free.
+    RIGID_CHUNK = 50_000            # elements whose rigid modes are evaluated at a time
 
-        The element's rigid modes (translations, rotations about the frame's axes) are
-        scattered to the global DOFs; the body is supported when the fixed DOFs see every
-        combination of them: rank(R[fixed]) == rank(R).  A structural test, independent of
-        the conditioning of K.
-        """
-        k = None
+    def rigid_body_modes(self) -> np.ndarray:
+        """R (n_full, k): the mesh's rigid-body modes on all its DOFs, the element's ``rigid_modes``
+        (translations along the frame axes, then infinitesimal rotations about axes through the
+        frame's origin) scattered to the nodes (consistent between elements), in chunks of
+        elements."""
+        el = self.element
         R = None
-        for s0 in range(0, len(self.X), asm.chunk):
-            sl = slice(s0, s0 + asm.chunk)
-            modes = self.element.rigid_modes(self.X[sl])          # (n_chunk, n_e, k)
+        for s0 in range(0, len(self.X), self.RIGID_CHUNK):
+            sl = slice(s0, s0 + self.RIGID_CHUNK)
+            modes = el.rigid_modes(self.X[sl])                      # (n_chunk, n_e, k)
             if R is None:
-                k = modes.shape[2]
-                R = np.zeros((self.n_full, k))
-            R[asm.element_dofs[sl]] = modes
-        fixed = np.flatnonzero(self._fixed_mask)
-        def rank(A):
-            if A.shape[0] == 0:
-                return 0
-            A = A / (np.abs(R).max(axis=0, keepdims=True) + 1e-300)
-            sv = np.linalg.svd(A.T @ A, compute_uv=False)
-            return int(np.sum(sv > 1e-10 * max(sv.max(), 1e-300)))
-        return rank(R) - rank(R[fixed])
+                R = np.zeros((self.n_full, modes.shape[2]))
+            R[element_dofs(self.cells[sl], el.dofs_per_node).ravel()] = modes.reshape(-1, modes.shape[2])
+        return R
+
+    def free_rigid_modes(self) -> np.ndarray:
+        """(n_dofs, m): the rigid-body motions of the body that its supports leave free, on the free
+        DOFs (m = 0 for a supported body, the mesh's number of rigid-body modes for a free-free
+        one): R[free] N with N the null space of R[fixed] (the supports' view of the rigid modes).
+        A structural test, independent of the conditioning of K."""
+        R = self.rigid_body_modes()
+        R = R / (np.abs(R).max(axis=0, keepdims=True) + 1e-300)
+        fixed = R[np.flatnonzero(self._fixed_mask)]
+        if fixed.shape[0] == 0:
+            N = np.eye(R.shape[1])
+        else:
+            _, sv, Vt = np.linalg.svd(fixed, full_matrices=True)
+            rank = int(np.sum(sv > 1e-10 * max(sv.max(), 1e-300)))
+            N = Vt[rank:].T
+        out = R[self.free] @ N
+        if out.shape[1]:                                            # independent columns only
+            _, sv, Vt = np.linalg.svd(out, full_matrices=False)
+            out = out @ Vt[sv > 1e-10 * max(sv.max(), 1e-300)].T
+        return out
 
     def geometric_coefficients(self, t: float) -> np.ndarray:
         """Coefficients of the unit geometric stiffnesses at t: A[a, b], alpha[c], f_i(t)."""
@@ -683,6 +696,39 @@ class Model:
         u = np.einsum("epan,...en->...epa", N_nodes, full[..., edofs])[..., :dim]
         out[..., self.cells, :] = u
         return out
+
+    def node_translations(self) -> sparse.csr_array:
+        """Phi_nodes (3 n_nodes, n_dofs): the translation u_i = Phi_nodes[3 i:3 i + 3] delta of every mesh
+        node from the free DOFs (beams: the shape functions at the element ends; solids: the
+        translation DOFs), in body-frame components padded to 3."""
+        md = self
+        el, n_nodes = md.element, md.mesh.n_nodes
+        n = len(md.free)
+        to_free = np.full(md.n_full, -1, dtype=np.int64)
+        to_free[md.free] = np.arange(n)
+        edofs = element_dofs(md.cells, el.dofs_per_node)
+        if el.cell_type == "line":
+            N = el.N(md.X, np.array([-1.0, 1.0]))                       # (n_el, 2, 3, n_e)
+            node = md.cells                                            # (n_el, 2)
+            rows = 3 * node[:, :, None, None] + np.arange(3)[None, None, :, None]
+            cols = to_free[edofs][:, None, None, :]
+            rows, cols = np.broadcast_arrays(rows, cols, N)[:2]
+            keep = (cols >= 0) & (N != 0.0)
+            # each node appears in up to two elements with the same values: keep the first
+            A = sparse.coo_array((N[keep], (rows[keep], cols[keep])), shape=(3 * n_nodes, n)).tocsr()
+            count = sparse.coo_array((np.ones(keep.sum()), (rows[keep], cols[keep])),
+                                     shape=(3 * n_nodes, n)).tocsr()
+            A.data /= count.data
+            return A
+        dpn = el.dofs_per_node                                         # Lagrange solids: translations
+        r, c = [], []
+        for a in range(min(3, dpn)):
+            full = np.arange(n_nodes) * dpn + a
+            ok = to_free[full] >= 0
+            r.append(3 * np.arange(n_nodes)[ok] + a)
+            c.append(to_free[full][ok])
+        r, c = np.concatenate(r), np.concatenate(c)
+        return sparse.csr_array(sparse.coo_array((np.ones(len(r)), (r, c)), shape=(3 * n_nodes, n)))
 
     # -- time-dependent data for the formulations -------------------------------------------------
     def frame(self, t: float):

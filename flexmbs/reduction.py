@@ -130,6 +130,9 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
         raise TypeError(f"`model` must be a full flexmbs.Model, got {type(model).__name__}")
     if method not in ("free", "craig-bampton"):
         raise ValueError(f"`method` must be 'free' or 'craig-bampton', got {method!r}")
+    rigid = model.free_rigid_modes()
+    if rigid.shape[1]:
+        return _reduce_floating(model, n_modes, method, rigid, static_modes)
     factor = spd_factor(model.K)                 # one factorization: modes and static modes
     if method == "free":
         _, basis = free_interface_modes(model, n_modes, factor)
@@ -139,6 +142,30 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
         basis = craig_bampton(model, interface, n_modes)
     if static_modes:
         basis = np.hstack([basis, _static_modes(model, factor)])
+    return ReducedModel(model, basis, method=method)
+
+
+def _reduce_floating(model: Model, n_modes: int, method: str, rigid: np.ndarray, static_modes: bool):
+    """Free-interface elastic modes of a body whose supports leave m rigid-body motions free (a
+    free-free body, for a `FlexibleBody` on mean axes): the n_modes lowest modes of
+    (K + s M) phi = (omega^2 + s) M phi (shifted by s > 0, so SPD; s = the mean of diag(K) / diag(M)
+    times 1e-6) after its m lowest (the rigid-body modes, omega = 0), with the round-off of their
+    rigid-body part removed, phi <- phi - R (R^T M R)^-1 R^T M phi: the basis is M-orthogonal to the
+    rigid-body modes R, so [m_O; g] Phi = 0 (the mean-axis conditions hold in it)."""
+    m = rigid.shape[1]
+    if method != "free":
+        raise ValueError(f"`method` {method!r}: the model has {m} rigid-body motion(s) that its supports leave "
+                         "free (a free-free body); reduce it with method='free' (its elastic modes), or support "
+                         "it with `fixed`")
+    if static_modes:
+        raise ValueError(f"`static_modes=True` solves K x = f, but the model has {m} rigid-body motion(s) that its "
+                         "supports leave free (K is singular); pass static_modes=False for a free-free body")
+    M, K = model.M, model.K
+    s = 1e-6 * float(np.mean(K.diagonal()) / np.mean(M.diagonal()))
+    _, basis = _lowest_modes(sparse.csr_array(K + s * M), M, n_modes + m)
+    basis = basis[:, m:]                         # the m lowest are the rigid-body modes (omega = 0)
+    MR = M @ rigid
+    basis = basis - rigid @ np.linalg.solve(rigid.T @ MR, MR.T @ basis)     # their round-off removed
     return ReducedModel(model, basis, method=method)
 
 
@@ -176,7 +203,7 @@ class ReducedModel(Model):
         self.full = model
         self.method = method
         lam, Phi = _ritz(model.K, model.M, basis)
-        self.Phi = Phi
+        self.Phi = self.basis = Phi
         self.omega2 = lam
         r = Phi.shape[1]
         self.n_dofs = r
@@ -214,6 +241,11 @@ class ReducedModel(Model):
     def expand(self, q: np.ndarray) -> np.ndarray:
         """Full DOF vectors (..., n_full) from modal coordinates (..., r)."""
         return self.full.expand(np.asarray(q) @ self.Phi.T)
+
+    def node_translations(self) -> sparse.csr_array:
+        """Phi_nodes Phi (3 n_nodes, r): the translation of every mesh node from the modal
+        coordinates (`Model.node_translations` of the full model times the basis)."""
+        return sparse.csr_array(self.full.node_translations() @ self.Phi)
 
     def dof(self, node: int, name: str) -> int:
         raise ValueError("a ReducedModel has modal coordinates, not nodal DOFs: use "

@@ -191,7 +191,7 @@ class FlexibleBody(Body):
         self._M_dd = model.M.toarray()
         self._K = model.K_op
         self._K_dd = model.K.toarray()                                 # [k] dense, for elastic_stiffness
-        self._node_phi = self._node_interpolation()
+        self._node_phi = model.node_translations()
         self._node_cache: dict = {}                                    # node -> dense Phi_i
         self._node_markers: dict = {}                                  # node -> (X_i, Phi_i)
         self._A = LastRotation()                                      # A(p) of the last p (markers)
@@ -200,7 +200,28 @@ class FlexibleBody(Body):
         self._kin = None
         self._internal = [EulerParameterNorm(self)]
         if reference == "mean-axis":
-            self._internal.append(MeanAxisConditions(self, n_rigid))
+            if model.basis is None:
+                self._internal.append(MeanAxisConditions(self, n_rigid))
+            else:
+                self._check_modal_mean_axes()
+
+    def _check_modal_mean_axes(self) -> None:
+        """A reduced free-free body on mean axes: its basis must be M-orthogonal to the rigid-body
+        modes (free-free elastic modes are: `flexmbs.reduction.reduce` removes the rigid ones), so
+        that B Phi = [m_O; g] Phi = 0 and the mean-axis conditions hold for every modal q: the body
+        needs no constraint for them.  ValueError if a column of Phi moves the centre of mass or
+        turns the body (|B Phi| above 1e-8 of |B| |Phi|)."""
+        md = self.model
+        B = np.vstack([md.full.m_O, md.full.g])
+        BPhi = np.vstack([md.m_O, md.g])
+        scale = np.linalg.norm(B, axis=1)[:, None] * np.linalg.norm(md.basis, axis=0)[None, :]
+        bad = np.abs(BPhi) > 1e-8 * np.maximum(scale, 1e-300)
+        if np.any(bad):
+            cols = np.flatnonzero(bad.any(axis=0)).tolist()
+            raise ValueError(f"body {self.name!r}: reference='mean-axis' with a ReducedModel needs a basis free of "
+                             f"rigid-body motion (B Phi = 0), but basis column(s) {cols} move the centre of mass or "
+                             "turn the body; reduce the free-free Model with flexmbs.reduction.reduce (which "
+                             "removes the rigid-body modes), or give reference='supports' with a supported Model")
 
     @classmethod
     def from_model(cls, model: Model, name: str = "flexible", **kwargs) -> "FlexibleBody":
@@ -220,24 +241,18 @@ class FlexibleBody(Body):
     def rigid_modes(self) -> np.ndarray:
         """The mesh's rigid-body modes on the elastic coordinates, (n_e, n_modes): translations along
         the frame axes, then infinitesimal rotations about axes through the frame's origin
-        (``Element.rigid_modes``, assembled)."""
-        return self._rigid_modes_full()[self.model.free]
-
-    def _rigid_modes_full(self) -> np.ndarray:
-        """Rigid-body modes on all DOFs of the mesh, (n_full, n_modes)."""
-        md = self.model
-        el = md.element
-        modes = el.rigid_modes(md.X)                                   # (n_el, n_e, n_modes)
-        edofs = element_dofs(md.cells, el.dofs_per_node)
-        full = np.zeros((md.n_full, modes.shape[2]))
-        full[edofs.ravel()] = modes.reshape(-1, modes.shape[2])       # consistent between elements
-        return full
+        (`Model.rigid_body_modes` on the free DOFs).  Not defined for a reduced body (modal
+        coordinates): ValueError."""
+        if self.model.basis is not None:
+            raise ValueError(f"body {self.name!r}: its coordinates are modal (a ReducedModel); the rigid-body "
+                             "modes are those of the full model: `body.model.full.rigid_body_modes()`")
+        return self.model.rigid_body_modes()[self.model.free]
 
     def _check_reference_conditions(self) -> int:
         """``supports``: the supports hold every rigid-body mode (tangent or chord frame);
         ``mean-axis``: the mesh has no supports.  Returns the number of rigid-body modes."""
         md = self.model
-        full = self._rigid_modes_full()
+        full = md.rigid_body_modes()
         n_rigid = full.shape[1]
         if self.reference == "mean-axis":
             el = md.element
@@ -249,10 +264,9 @@ class FlexibleBody(Body):
                                  f"but its supports hold {supported.size} DOFs at node(s) {nodes.tolist()}; build "
                                  "the Model without `fixed`, or use reference='supports'")
             return n_rigid
-        held = full[md.fixed_dofs]
-        rank = np.linalg.matrix_rank(held) if held.size else 0
-        if rank < n_rigid:
-            raise ValueError(f"body {self.name!r}: the model's supports (`fixed`) hold {rank} of the "
+        floating = md.free_rigid_modes().shape[1]
+        if floating:
+            raise ValueError(f"body {self.name!r}: the model's supports (`fixed`) hold {n_rigid - floating} of the "
                              f"{n_rigid} rigid-body modes of the mesh; a flexible body needs reference "
                              "conditions that remove all of them (e.g. fixed=[('start', 'all')] for a tangent "
                              "frame, or pinned ends for a chord frame), or reference='mean-axis' with a "
@@ -265,6 +279,11 @@ class FlexibleBody(Body):
         if stiffening is None:
             return ("omega" if has_kg else "none"), None
         if stiffening == "axial-strain":
+            if self.model.basis is not None:
+                raise ValueError(f"body {self.name!r}: stiffening='axial-strain' evaluates each element's axial "
+                                 "strain from its nodal DOFs, which a ReducedModel (modal coordinates) does not "
+                                 "have; use stiffening='omega' (the projected geometric stiffness of a Model "
+                                 "built with stiffening=True) or 'none'")
             return stiffening, AxialStrain(self.model, f"body {self.name!r}: stiffening='axial-strain'")
         if stiffening == "omega":
             if not has_kg:
@@ -276,36 +295,6 @@ class FlexibleBody(Body):
             return stiffening, None
         raise ValueError(f"body {self.name!r}: `stiffening` must be None, 'omega', 'axial-strain' or 'none', "
                          f"got {stiffening!r}")
-
-    def _node_interpolation(self) -> sparse.csr_array:
-        """Phi_nodes (3 n_nodes, n): translation of every mesh node from the free DOFs."""
-        md = self.model
-        el, n_nodes = md.element, md.mesh.n_nodes
-        to_free = np.full(md.n_full, -1, dtype=np.int64)
-        to_free[md.free] = np.arange(md.n_dofs)
-        edofs = element_dofs(md.cells, el.dofs_per_node)
-        if el.cell_type == "line":
-            N = el.N(md.X, np.array([-1.0, 1.0]))                       # (n_el, 2, 3, n_e)
-            node = md.cells                                            # (n_el, 2)
-            rows = 3 * node[:, :, None, None] + np.arange(3)[None, None, :, None]
-            cols = to_free[edofs][:, None, None, :]
-            rows, cols = np.broadcast_arrays(rows, cols, N)[:2]
-            keep = (cols >= 0) & (N != 0.0)
-            # each node appears in up to two elements with the same values: keep the first
-            A = sparse.coo_array((N[keep], (rows[keep], cols[keep])), shape=(3 * n_nodes, md.n_dofs)).tocsr()
-            count = sparse.coo_array((np.ones(keep.sum()), (rows[keep], cols[keep])),
-                                     shape=(3 * n_nodes, md.n_dofs)).tocsr()
-            A.data /= count.data
-            return A
-        dpn = el.dofs_per_node                                         # Lagrange solids: translations
-        r, c = [], []
-        for a in range(min(3, dpn)):
-            full = np.arange(n_nodes) * dpn + a
-            ok = to_free[full] >= 0
-            r.append(3 * np.arange(n_nodes)[ok] + a)
-            c.append(to_free[full][ok])
-        r, c = np.concatenate(r), np.concatenate(c)
-        return sparse.csr_array(sparse.coo_array((np.ones(len(r)), (r, c)), shape=(3 * n_nodes, md.n_dofs)))
 
     def _nodal_loads(self):
         """Nodal loads as arrays: kind (0 force, 1 moment), X and Phi rows of the forces' nodes,

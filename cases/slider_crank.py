@@ -261,7 +261,7 @@ class PlanarSlide(Joint):
 
 def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
                   crank_speed=150.0, slider_mass=0.075552, stiffening=True, coupled_stiffening="axial-strain",
-                  rod_modes=None):
+                  rod_modes=None, rod_model=None, rod_ends=None):
     """(System, rod body, rod Model) of the coupled slider-crank at the dead centre (crank angle 0).
 
     crank: RigidBodyEP on a revolute joint about z at the origin, driven by an AngleDriver at
@@ -275,16 +275,24 @@ def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, you
     force of each element from its own axial strain, so the slider's inertia and the frame's
     acceleration stiffen it as in the kinematically driven model) or "omega".  ``rod_modes`` N:
     the rod reduced by Craig-Bampton to N fixed-interface modes plus the constraint modes of its
-    two bearing nodes (`flexmbs.reduction.reduce`; its stiffening then "omega" or "none")."""
+    two bearing nodes (`flexmbs.reduction.reduce`; its stiffening then "omega" or "none").
+    ``rod_model``: another Model of the rod (e.g. a reduced solid), along x from its bearing A at the
+    origin to B at x = ``rod``, with its bearings the markers ``rod_ends`` (A, B) (default the nodes
+    0 and ``elements``); ``coupled_stiffening`` "modal-stress" stiffens a reduced rod by its own
+    stress."""
     if offset != 0.0:
         raise CaseError("offset", "the coupled model is built for the centred slide (offset 0)")
     element = BeamEB2D(Material(E=youngs, rho=density), area=width**2, I=width**4 / 12.0)
-    if coupled_stiffening not in CHOICES["coupled_stiffening"]:
+    if coupled_stiffening not in CHOICES["coupled_stiffening"] + ["modal-stress"]:
         raise CaseError("coupled_stiffening", f"must be one of {CHOICES['coupled_stiffening']}, "
                                               f"got {coupled_stiffening!r}")
     mode = coupled_stiffening if stiffening else "none"
-    model = Model(generate.line(elements, rod), element, fixed=[("start", "u"), ("start", "v"), ("end", "v")],
-                  stiffening=mode == "omega")
+    if rod_model is None:
+        model = Model(generate.line(elements, rod), element, fixed=[("start", "u"), ("start", "v"), ("end", "v")],
+                      stiffening=mode == "omega")
+    else:
+        model = rod_model
+    end_A, end_B = (Node(0), Node(elements)) if rod_ends is None else rod_ends
     z = np.array([0.0, 0.0, 1.0])
     W = float(crank_speed)
     # transverse inertia of the crank: J1; about its own axis (x) a small value: it is held by the pivot
@@ -299,8 +307,8 @@ def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, you
     slider = RigidBodyEP("slider", m3, np.diag([m3 * 1e-4] * 3), position=[crank + rod, 0.0, 0.0])
     constraints = [Revolute(None, crank_body, at=np.zeros(3), axis=z, name="crank pivot"),
                    AngleDriver(None, crank_body, z, constant_speed(W), name="drive"),
-                   Revolute(crank_body, rod_body, s_j=Node(0), axis=z, name="pin A"),
-                   Spherical(rod_body, slider, s_i=Node(elements), name="pin B"),
+                   Revolute(crank_body, rod_body, s_j=end_A, axis=z, name="pin A"),
+                   Spherical(rod_body, slider, s_i=end_B, name="pin B"),
                    PlanarSlide(None, slider, at=[crank + rod, 0.0, 0.0], axis=[1.0, 0.0, 0.0], name="slide")]
     return System([crank_body, rod_body, slider], constraints), rod_body, model
 

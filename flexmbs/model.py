@@ -451,21 +451,8 @@ class Model:
                              "axial forces has no unique solution); fix its rigid-body motions with "
                              "`fixed` or pass stiffening=False")
         kept = []
-        scalar = hasattr(el, "k_geo_scalar")
         for j, (key, _, body_force) in enumerate(cases):
-            u_full = self.expand(U[:, j])
-            if scalar:                                    # Lagrange solids: k_geo = s (x) I_d
-                data = np.zeros(asm.nnz_blocks)
-                for s0 in range(0, len(self.X), asm.chunk):
-                    sl = slice(s0, s0 + asm.chunk)
-                    P = el.prestress(self.X[sl], u_full[asm.element_dofs[sl]], body_force)
-                    data += asm.scalar(el.k_geo_scalar(self.X[sl], P), s0)
-                Kg_full = asm.diagonal_place(data)
-            else:
-                P = el.prestress(self.X, u_full[asm.element_dofs], body_force)
-                Kg_full = asm.matrix(el.k_geo(self.X, P))
-            Kg = _restrict(Kg_full, self.free)
-            Kg.eliminate_zeros()
+            Kg = self.stress_stiffness(U[:, j], body_force, asm)
             kept.append((key, Kg, abs(Kg).max() if Kg.nnz else 0.0))
         # unit cases whose pre-stress is round-off of the others' are dropped (relative to the
         # largest case: an absolute test against K fails for fine meshes, whose K grows ~ 1/h^3)
@@ -479,6 +466,32 @@ class Model:
             self.stiffening = False
 
     RIGID_CHUNK = 50_000            # elements whose rigid modes are evaluated at a time
+
+    def stress_stiffness(self, delta, body_force=None, asm=None) -> sparse.csr_array:
+        """K_geo(sigma(delta)) (n_dofs, n_dofs) on the free DOFs: the geometric (stress) stiffness of the
+        pre-stress of the displacement delta (``element.prestress``: the axial force of beams, the
+        linear stress at the stiffness points of solids), assembled (``element.k_geo``; Lagrange
+        solids: k_geo_scalar (x) I_d).  ``body_force`` is the beams' distributed axial load of that
+        case (`_build_geometric_stiffness`); ``asm`` an `Assembler` of the mesh (default: a new one)."""
+        el = self.element
+        if not hasattr(el, "prestress"):
+            raise ValueError(f"{type(el).__name__} has no geometric stiffness (no prestress)")
+        if asm is None:
+            asm = Assembler(self.cells, self.mesh.n_nodes, el.dofs_per_node)
+        u_full = self.expand(np.asarray(delta, dtype=float))
+        if hasattr(el, "k_geo_scalar"):                   # Lagrange solids: k_geo = s (x) I_d
+            data = np.zeros(asm.nnz_blocks)
+            for s0 in range(0, len(self.X), asm.chunk):
+                sl = slice(s0, s0 + asm.chunk)
+                P = el.prestress(self.X[sl], u_full[asm.element_dofs[sl]], body_force)
+                data += asm.scalar(el.k_geo_scalar(self.X[sl], P), s0)
+            Kg_full = asm.diagonal_place(data)
+        else:
+            P = el.prestress(self.X, u_full[asm.element_dofs], body_force)
+            Kg_full = asm.matrix(el.k_geo(self.X, P))
+        Kg = _restrict(Kg_full, self.free)
+        Kg.eliminate_zeros()
+        return Kg
 
     def rigid_body_modes(self) -> np.ndarray:
         """R (n_full, k): the mesh's rigid-body modes on all its DOFs, the element's ``rigid_modes``
@@ -729,6 +742,24 @@ class Model:
             c.append(to_free[full][ok])
         r, c = np.concatenate(r), np.concatenate(c)
         return sparse.csr_array(sparse.coo_array((np.ones(len(r)), (r, c)), shape=(3 * n_nodes, n)))
+
+    def interface_translation(self, nodes, weights=None) -> tuple[np.ndarray, np.ndarray]:
+        """(X_c (3,), Phi_c (3, n_dofs)): the weighted mean position of the mesh nodes ``nodes`` (a node
+        set name or indices) and the weighted mean of their rows of `node_translations`, u_c =
+        Phi_c delta: the point of an averaging (RBE3-like) interface (`flexmbs.bodies.Interface`).
+        ``weights`` (one per node, >= 0, normalised to sum 1; default equal)."""
+        idx = self.mesh.nodes(nodes if isinstance(nodes, str) else np.asarray(nodes, dtype=np.int64))
+        if idx.size == 0:
+            raise ValueError("the interface has no node")
+        w = np.full(idx.size, 1.0 / idx.size) if weights is None else np.asarray(weights, dtype=float)
+        if w.shape != idx.shape or not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+            raise ValueError(f"`weights` must be {idx.size} finite numbers >= 0 with a positive sum (one per node), "
+                             f"got {weights!r}")
+        w = w / w.sum()
+        X = np.pad(self.mesh.points[idx], ((0, 0), (0, 3 - self.mesh.dim)))
+        rows = (3 * idx[:, None] + np.arange(3)).ravel()
+        Phi = self.node_translations()[rows].toarray().reshape(idx.size, 3, -1)
+        return w @ X, np.einsum("k,kan->an", w, Phi)
 
     # -- time-dependent data for the formulations -------------------------------------------------
     def frame(self, t: float):

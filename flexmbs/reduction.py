@@ -119,12 +119,16 @@ def craig_bampton(model: Model, interface, n_modes: int):
 
 
 def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
-           static_modes: bool = True) -> "ReducedModel":
+           static_modes: bool = True, attachments=()) -> "ReducedModel":
     """A `ReducedModel` of ``model`` with ``n_modes`` vibration modes.
 
     ``method``: "free" (free-interface modes of the supported body) or "craig-bampton"
     (with ``interface`` nodes); ``static_modes`` adds the static responses to the frame's unit
-    inertia loads and to the loads (see the module docstring).
+    inertia loads and to the loads (see the module docstring); ``attachments`` (node sets or
+    index arrays) adds, for each, the static responses to unit forces along x, y (and z) at the
+    point of an averaging interface of those nodes (`Model.interface_translation`, the load of
+    a joint at a `flexmbs.bodies.Interface` marker): the attachment modes of a joint on a
+    surface, which make the basis exact for its static load.
     """
     if not isinstance(model, Model) or isinstance(model, ReducedModel):
         raise TypeError(f"`model` must be a full flexmbs.Model, got {type(model).__name__}")
@@ -132,7 +136,7 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
         raise ValueError(f"`method` must be 'free' or 'craig-bampton', got {method!r}")
     rigid = model.free_rigid_modes()
     if rigid.shape[1]:
-        return _reduce_floating(model, n_modes, method, rigid, static_modes)
+        return _reduce_floating(model, n_modes, method, rigid, static_modes, attachments)
     factor = spd_factor(model.K)                 # one factorization: modes and static modes
     if method == "free":
         _, basis = free_interface_modes(model, n_modes, factor)
@@ -142,10 +146,22 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
         basis = craig_bampton(model, interface, n_modes)
     if static_modes:
         basis = np.hstack([basis, _static_modes(model, factor)])
+    if len(attachments):
+        basis = np.hstack([basis, _attachment_modes(model, attachments, factor)])
     return ReducedModel(model, basis, method=method)
 
 
-def _reduce_floating(model: Model, n_modes: int, method: str, rigid: np.ndarray, static_modes: bool):
+def _attachment_modes(model: Model, attachments, factor) -> np.ndarray:
+    """K^-1 Phi_c^T e_a (n, k): the static response to a unit force along each axis a of the mesh at
+    the point of an averaging interface of each node group (`Model.interface_translation`)."""
+    cols = []
+    for nodes in attachments:
+        Phi_c = model.interface_translation(nodes)[1]
+        cols += [Phi_c[a] for a in range(model.mesh.dim) if np.any(Phi_c[a])]
+    return factor.solve(np.column_stack(cols))
+
+
+def _reduce_floating(model: Model, n_modes: int, method: str, rigid: np.ndarray, static_modes: bool, attachments):
     """Free-interface elastic modes of a body whose supports leave m rigid-body motions free (a
     free-free body, for a `FlexibleBody` on mean axes): the n_modes lowest modes of
     (K + s M) phi = (omega^2 + s) M phi (shifted by s > 0, so SPD; s = the mean of diag(K) / diag(M)
@@ -157,8 +173,8 @@ def _reduce_floating(model: Model, n_modes: int, method: str, rigid: np.ndarray,
         raise ValueError(f"`method` {method!r}: the model has {m} rigid-body motion(s) that its supports leave "
                          "free (a free-free body); reduce it with method='free' (its elastic modes), or support "
                          "it with `fixed`")
-    if static_modes:
-        raise ValueError(f"`static_modes=True` solves K x = f, but the model has {m} rigid-body motion(s) that its "
+    if static_modes or len(attachments):
+        raise ValueError(f"`static_modes=True` (and `attachments`) solves K x = f, but the model has {m} rigid-body motion(s) that its "
                          "supports leave free (K is singular); pass static_modes=False for a free-free body")
     M, K = model.M, model.K
     s = 1e-6 * float(np.mean(K.diagonal()) / np.mean(M.diagonal()))
@@ -234,6 +250,7 @@ class ReducedModel(Model):
         self.m_O, self.d, self.g = self.inv.m_O, self.inv.d, self.inv.g
         self._cache = {}
         self._modal_stress = None
+        self._modal_kgeo = None
         log.info("reduced model: %d -> %d DOFs (%s), lowest frequency %.6g Hz", model.n_dofs, r,
                  method, np.sqrt(max(lam[0], 0.0)) / (2 * np.pi))
 
@@ -241,6 +258,21 @@ class ReducedModel(Model):
     def expand(self, q: np.ndarray) -> np.ndarray:
         """Full DOF vectors (..., n_full) from modal coordinates (..., r)."""
         return self.full.expand(np.asarray(q) @ self.Phi.T)
+
+    def modal_geometric_stiffness(self) -> np.ndarray:
+        """G (r, r, r): G[i] = Phi^T K_geo(sigma(phi_i)) Phi, the geometric stiffness of the stress of
+        basis vector i projected on the basis (`Model.stress_stiffness` of the full model, one
+        assembly per vector, computed once), so that K_geo(sigma(Phi q)) = sum_i q_i G[i] on the
+        modal coordinates: the stiffening of a reduced body by its own stress
+        (`flexmbs.bodies.FlexibleBody`, stiffening "modal-stress")."""
+        if self._modal_kgeo is None:
+            from .assembly import Assembler
+            full = self.full
+            asm = Assembler(full.cells, full.mesh.n_nodes, full.element.dofs_per_node)
+            Phi = self.Phi
+            self._modal_kgeo = np.stack([_sym(Phi.T @ (full.stress_stiffness(Phi[:, i], asm=asm) @ Phi))
+                                         for i in range(Phi.shape[1])])
+        return self._modal_kgeo
 
     def node_translations(self) -> sparse.csr_array:
         """Phi_nodes Phi (3 n_nodes, r): the translation of every mesh node from the modal

@@ -262,6 +262,8 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     blocks = OutputBlocks(record, options.pop("on_output", None))
 
     with ExitStack() as stack:
+        if controls is not None:         # stopped when the run's outputs, works included, are done
+            stack.callback(controls.stop)
         if reporter is not None and "progress" not in options:
             options["progress"] = stack.enter_context(reporter.task(name, t0, float(t_end)))
         one, first = _fields(system, form, np.array([float(t0)]), x0[None])
@@ -278,8 +280,6 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
             inside = blocks.seconds      # output work done within sol.wall_time
         finally:
             blocks.flush()               # the outputs so far are kept, even on an exception
-            if controls is not None:
-                controls.stop()
         timings["solve_s"] = sol.wall_time - inside
         timings["output_s"] = blocks.seconds
         tic = time.perf_counter()

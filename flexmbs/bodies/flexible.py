@@ -87,7 +87,7 @@ from .axial_strain import AxialStrain
 from .base import Body
 from .rigid import EulerParameterNorm, frame_rigid_motion_generators
 
-__all__ = ["FlexibleBody", "Node", "REFERENCES"]
+__all__ = ["FlexibleBody", "Node", "Interface", "REFERENCES"]
 
 REFERENCES = ("supports", "mean-axis")          # the reference conditions a FlexibleBody offers
 
@@ -97,6 +97,37 @@ class Node:
     """Marker at mesh node ``index`` of a `FlexibleBody` (it follows the deformation)."""
 
     index: int
+
+
+@dataclass(frozen=True)
+class Interface:
+    """Marker at the weighted mean of several mesh nodes of a `FlexibleBody`, tied to them by an
+    averaging (RBE3-like) interface: the bearing surface of a solid, say, as one joint point.
+
+    .. code:: text
+
+        y = sum_i w_i (X_i + u_i) = X_c + Phi_c delta,   Phi_c = sum_i w_i Phi_i,   sum_i w_i = 1
+
+    A force F at the marker does the virtual work F . A Phi_c d(delta) = sum_i w_i F . A Phi_i
+    d(delta): it is spread over the nodes by the weights, as an RBE3 element spreads it (its
+    moment is not spread: a joint's directions are frame directions, see `FlexibleBody`).
+
+    Parameters
+    ----------
+    nodes : str or sequence of int
+        A node set of the mesh (e.g. a Gmsh physical surface) or node indices.
+    weights : sequence of float, optional
+        One per node, >= 0, normalised to sum 1; default equal weights.
+    """
+
+    nodes: object
+    weights: tuple | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.nodes, str):
+            object.__setattr__(self, "nodes", tuple(int(i) for i in np.atleast_1d(np.asarray(self.nodes))))
+        if self.weights is not None:
+            object.__setattr__(self, "weights", tuple(float(w) for w in np.atleast_1d(self.weights)))
 
 
 def _V_matrices(p) -> np.ndarray:
@@ -151,12 +182,14 @@ class FlexibleBody(Body):
         tangent frame, pinned ends the chord frame.  ``"mean-axis"``: the Model has no supports
         (free-free mesh, delta = all nodal DOFs) and the body adds the linearised mean-axis
         conditions m_O delta = 0, g delta = 0 as an internal constraint (`MeanAxisConditions`).
-    stiffening : {None, "omega", "axial-strain", "none"}
+    stiffening : {None, "omega", "axial-strain", "modal-stress", "none"}
         Geometric stiffening (module docstring): "omega", the Model's geometric stiffness
         evaluated with the body's angular velocity and gravity (needs a Model built with
         stiffening); "axial-strain", the stiffening by each beam element's own axial strain
-        (BeamEB2D/BeamEB3D meshes; the Model's K_geo, if any, is not used); "none".  None
-        (default): "omega" if the Model has a geometric stiffness, else "none".
+        (BeamEB2D/BeamEB3D meshes; the Model's K_geo, if any, is not used); "modal-stress", a
+        reduced body's stiffening by its own linear stress, K_geo(sigma(delta)) delta (a
+        ReducedModel of elements with a pre-stress); "none".  None (default): "omega" if the
+        Model has a geometric stiffness, else "none".
     """
 
     dim = 3
@@ -197,6 +230,7 @@ class FlexibleBody(Body):
         self._A = LastRotation()                                      # A(p) of the last p (markers)
         self._loads = self._nodal_loads()
         self.stiffening, self._axial = self._stiffening(stiffening)
+        self._modal_G = model.modal_geometric_stiffness() if self.stiffening == "modal-stress" else None
         self._kin = None
         self._internal = [EulerParameterNorm(self)]
         if reference == "mean-axis":
@@ -291,10 +325,16 @@ class FlexibleBody(Body):
                                  "stiffness, and this Model has none: build it with stiffening=True, or pass "
                                  "stiffening='axial-strain' (beams) or 'none'")
             return stiffening, None
+        if stiffening == "modal-stress":
+            if self.model.basis is None or not hasattr(self.model.element, "prestress"):
+                raise ValueError(f"body {self.name!r}: stiffening='modal-stress' takes a ReducedModel "
+                                 "(flexmbs.reduction.reduce) of elements with a pre-stress; a full beam Model takes "
+                                 "'axial-strain', a full Model built with stiffening=True takes 'omega'")
+            return stiffening, None
         if stiffening == "none":
             return stiffening, None
-        raise ValueError(f"body {self.name!r}: `stiffening` must be None, 'omega', 'axial-strain' or 'none', "
-                         f"got {stiffening!r}")
+        raise ValueError(f"body {self.name!r}: `stiffening` must be None, 'omega', 'axial-strain', 'modal-stress' or "
+                         f"'none', got {stiffening!r}")
 
     def _nodal_loads(self):
         """Nodal loads as arrays: kind (0 force, 1 moment), X and Phi rows of the forces' nodes,
@@ -346,10 +386,23 @@ class FlexibleBody(Body):
                 X = self.model.mesh.points[self.node_index(s)]
                 out = cache[int(s.index)] = (np.pad(X, (0, 3 - len(X))), self.node_interpolation(s.index))
             return out
+        if isinstance(s, Interface):
+            out = self._node_markers.get(s)
+            if out is None:
+                out = self._node_markers[s] = self._interface_marker(s)
+            return out
         s = np.asarray(s, dtype=float)
         if s.shape != (3,):
-            raise ValueError(f"body {self.name!r}: a marker is a Node(i) or a 3-vector in the frame, got {s!r}")
+            raise ValueError(f"body {self.name!r}: a marker is a Node(i), an Interface(nodes) or a 3-vector in the "
+                             f"frame, got {s!r}")
         return s, None
+
+    def _interface_marker(self, s: Interface):
+        """(X_c, Phi_c) of an `Interface` (`Model.interface_translation`), errors naming the body."""
+        try:
+            return self.model.interface_translation(s.nodes, s.weights)
+        except ValueError as err:
+            raise ValueError(f"body {self.name!r}: Interface {s.nodes!r}: {err}") from None
 
     def node_index(self, s: Node) -> int:
         n_nodes = self.model.mesh.n_nodes
@@ -488,6 +541,9 @@ class FlexibleBody(Body):
         md = self.model
         if self._axial is not None:
             return self._axial.force(q[7:])
+        if self._modal_G is not None:                 # K_geo(sigma(delta)) delta = (sum_i q_i G_i) q
+            delta = q[7:]
+            return np.tensordot(delta, self._modal_G, axes=1) @ delta
         out = np.zeros(self.n_e)
         if self.stiffening == "none":
             return out
@@ -600,7 +656,7 @@ class FlexibleBody(Body):
         D = np.asarray(V, dtype=float)[:, 7:]
         out["damping"] = (np.einsum("tn,tn->t", D, np.asarray(md.C_damp @ D.T).T) if md.C_op is not None
                           else np.zeros(len(Q)))
-        if self.stiffening == "omega":
+        if self.stiffening in ("omega", "modal-stress"):
             out["stiffening"] = -np.array([self.geometric_stiffness_force(float(tk), q, v, gravity) @ v[7:]
                                            for tk, q, v in zip(t, Q, V)]).reshape(len(Q))
         return out
@@ -631,6 +687,9 @@ class FlexibleBody(Body):
         if self._axial is not None:
             Kn = self._axial.stiffness(q[7:])
             return K + (Kn if isinstance(Kn, np.ndarray) else Kn.toarray())
+        if self._modal_G is not None:                 # d/dq of (sum_i q_i G_i) q: sum_i q_i G_i + [G_n q]_m
+            delta = q[7:]
+            return K + np.tensordot(delta, self._modal_G, axes=1) + np.einsum("nmk,k->mn", self._modal_G, delta)
         K = K.copy()
         if self.stiffening == "omega":
             for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md._Kg):

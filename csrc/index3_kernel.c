@@ -79,6 +79,8 @@ typedef struct {
     size_t fw_size;
     Planar pl;
     int nlaw;                           /* laws in the table: the angle drivers', then the coordinate drivers' */
+    const double *held;                 /* during a controlled `steps` call: (nvec, 3) held load vectors, read */
+    const i64 *held_mask;               /* instead of the time row's where held_mask[k] (else NULL) */
 } Sys;
 
 static const char *CAPSULE = "flexmbs.kernel.system";
@@ -1069,7 +1071,8 @@ static void rigid_loads(const Sys *s, const double *q, const double *v, const do
         const double *p = q + o + 3;
         double A[9], F[3], VJ[12];
         if (kind != 2) {
-            const double *f = row + 3 * s->nlaw + 3 * li[3];
+            /* the vector of time: a held controller output (read as given) or the time row's */
+            const double *f = s->held && s->held_mask[li[3]] ? s->held + 3 * li[3] : row + 3 * s->nlaw + 3 * li[3];
             if (li[2]) {
                 ep_A(p, A);
                 mv3(A, f, F);
@@ -1439,9 +1442,95 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* the sensors of digital controllers (flexmbs/control.py), read at a sample from (q, v)        */
+
+enum { S_ANGLE = 0, S_RATE = 1, S_POSITION = 2, S_VELOCITY = 3, S_OMEGA = 4, N_SENSOR_KINDS = 5 };
+#define SENSOR_INTS 4                   /* kind, first coordinate of body i, of body j (-1: the ground), output index */
+#define SENSOR_REALS 9                  /* body-fixed vectors (flexmbs.control's sensors say which) */
+
+/* A and omega = 2 E(p) p' (global) of the RigidBodyEP at coordinate o; the ground (o < 0): I and 0 */
+static void frame_at(const double *q, const double *v, i64 o, double *A, double *w)
+{
+    if (o < 0) {
+        static const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+        memcpy(A, I, sizeof I);
+        w[0] = w[1] = w[2] = 0.0;
+        return;
+    }
+    double E[12];
+    ep_A(q + o + 3, A);
+    ep_E(q + o + 3, E);
+    mv34(E, v + o + 3, w);
+    for (int a = 0; a < 3; a++) w[a] *= 2.0;
+}
+
+/* the sensed values of the ns sensors at (q, v) into out (control.py: joint_angle, joint_rate, body_position,
+   body_velocity, body_angular_velocity of RigidBodyEP bodies and the ground):
+     angle     atan2(x_j . y_i, x_j . x_i),  x_j = A_j r[6:9], (x, y)_i = A_i r[0:3], A_i r[3:6]  (not unwrapped)
+     rate      (omega_j - omega_i) . A_i r[0:3]
+     position  R + A s,  velocity  R' + d(A s)/dp p',  omega  2 E(p) p'            (s = r[0:3]) */
+static void sense(const i64 *si, const double *sr, int ns, const double *q, const double *v, double *out)
+{
+    for (int k = 0; k < ns; k++) {
+        const i64 *x = si + SENSOR_INTS * k;
+        const double *r = sr + SENSOR_REALS * k;
+        double *y = out + x[3];
+        double Ai[9], wi[3], Aj[9], wj[3], a[3], b[3], c[3];
+        frame_at(q, v, x[1], Ai, wi);
+        switch ((int)x[0]) {
+        case S_ANGLE:
+            frame_at(q, v, x[2], Aj, wj);
+            mv3(Aj, r + 6, c);
+            mv3(Ai, r, a);
+            mv3(Ai, r + 3, b);
+            y[0] = atan2(dot3(c, b), dot3(c, a));
+            break;
+        case S_RATE:
+            frame_at(q, v, x[2], Aj, wj);
+            mv3(Ai, r, a);
+            for (int d = 0; d < 3; d++) c[d] = wj[d] - wi[d];
+            y[0] = dot3(c, a);
+            break;
+        case S_POSITION:
+            mv3(Ai, r, a);
+            for (int d = 0; d < 3; d++) y[d] = q[x[1] + d] + a[d];
+            break;
+        case S_VELOCITY: {
+            double VJ[12];
+            ep_VJ(q + x[1] + 3, r, VJ);
+            mv34(VJ, v + x[1] + 3, a);
+            for (int d = 0; d < 3; d++) y[d] = v[x[1] + d] + a[d];
+            break;
+        }
+        default:
+            for (int d = 0; d < 3; d++) y[d] = wi[d];
+        }
+    }
+}
+
+/* ValueError unless every sensor's kind is known, its bodies' coordinates lie in q (a RigidBodyEP: 7 of
+   them; the ground: -1; positions, velocities and angular velocities need a body) and its output in out */
+static int check_sensors(const i64 *si, int ns, int n, Py_ssize_t n_out)
+{
+    static const int width[N_SENSOR_KINDS] = {1, 1, 3, 3, 3};
+    for (int k = 0; k < ns; k++) {
+        const i64 *x = si + SENSOR_INTS * k;
+        int two = x[0] == S_ANGLE || x[0] == S_RATE;
+        if (x[0] < 0 || x[0] >= N_SENSOR_KINDS || x[1] < (two ? -1 : 0) || x[1] > n - 7
+            || (two && (x[2] < -1 || x[2] > n - 7)) || x[3] < 0 || x[3] + width[x[0]] > n_out) {
+            PyErr_Format(PyExc_ValueError, "kernel steps: sensor %d (kind %lld, coordinates %lld, %lld, output %lld) "
+                         "does not fit %d coordinates and %zd sensed values", k, (long long)x[0], (long long)x[1],
+                         (long long)x[2], (long long)x[3], n, n_out);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* the index-3 generalized-alpha steps (Index3GeneralizedAlpha._step_impl, step for step)      */
 
-enum { OK = 0, NEWTON = 1, NONFINITE_RESIDUAL = 2, DIVERGED = 3, NONFINITE_STATE = 4 };
+enum { OK = 0, NEWTON = 1, NONFINITE_RESIDUAL = 2, DIVERGED = 3, NONFINITE_STATE = 4, STOPPED = 5 };
 
 typedef struct {
     double am, af, gamma, beta, tol, rate, reg, limit, near, keep;
@@ -1527,19 +1616,23 @@ static void tangents(Sys *s, State *st, const double *law, const double *q, cons
    q_hat n, v_hat n, g0 n, g1 n, qq n, mu m */
 static PyObject *py_steps(PyObject *self, PyObject *args)
 {
-    PyObject *cap, *po, *pstate[11], *psched[3], *pout[5];
+    PyObject *cap, *po, *pstate[11], *psched[3], *pout[5], *pctl[7];
     /* system, params (double[9]), int params (i64[3]), state: q, v, a, qdd, lam, S, Kt, Ct, Kt_rest, Ct_rest,
-       dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out, lam_out, x_old, info */
+       dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out, lam_out, x_old, info; control:
+       sample_at (i64[k]: 1 after the steps that end at a sample time), sample (a callable sample(step) -> bool,
+       or None), held (f64[3 nvec]), held_mask (i64[nvec]), sensor ints (i64[4 ns]), sensor reals (f64[9 ns]),
+       sensed (f64, written) */
     PyObject *pint, *pflags, *ppiv;
-    if (!PyArg_ParseTuple(args, "OOO(OOOOOOOOOOO)OO(OOO)(OOOOO)", &cap, &po, &pint,
+    if (!PyArg_ParseTuple(args, "OOO(OOOOOOOOOOO)OO(OOO)(OOOOO)(OOOOOOO)", &cap, &po, &pint,
                           &pstate[0], &pstate[1], &pstate[2], &pstate[3], &pstate[4], &pstate[5], &pstate[6],
                           &pstate[7], &pstate[8], &pstate[9], &pstate[10], &pflags, &ppiv,
-                          &psched[0], &psched[1], &psched[2], &pout[0], &pout[1], &pout[2], &pout[3], &pout[4]))
+                          &psched[0], &psched[1], &psched[2], &pout[0], &pout[1], &pout[2], &pout[3], &pout[4],
+                          &pctl[0], &pctl[1], &pctl[2], &pctl[3], &pctl[4], &pctl[5], &pctl[6]))
         return NULL;
     Sys *s = get_sys(cap);
     if (!s) return NULL;
     int n = s->n, m = s->m, N = n + m;
-    Py_buffer bufs[25];
+    Py_buffer bufs[32];
     int nb = 0;
     PyObject *result = NULL;
 #define GET(ptr, type, obj, count, name, kind)                                                      \
@@ -1582,6 +1675,26 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
     GET(lam_out, double *, pout[2], (size_t)n_te * m, "lam_out", 'f');
     GET(x_old, double *, pout[3], 4 * (size_t)n + 1, "x_old", 'f');
     GET(info, i64 *, pout[4], 4, "info", 'i');
+    i64 *sample_at = NULL, *held_mask = NULL, *sens_i = NULL;
+    double *held = NULL, *sens_r = NULL, *sensed = NULL;
+    PyObject *sample = pctl[1] == Py_None ? NULL : pctl[1];
+    int ns = 0;
+    if (sample) {
+        if (!PyCallable_Check(sample)) {
+            PyErr_SetString(PyExc_TypeError, "kernel steps: the control's sample must be callable or None");
+            goto done;
+        }
+        GET(sample_at, i64 *, pctl[0], k_steps, "sample_at", 'i');
+        GET(held, double *, pctl[2], 3 * (size_t)s->nvec, "held", 'f');
+        GET(held_mask, i64 *, pctl[3], s->nvec, "held_mask", 'i');
+        Py_ssize_t n_si = PyObject_Length(pctl[4]), n_sensed = PyObject_Length(pctl[6]);
+        if (n_si < 0 || n_sensed < 0) goto done;
+        ns = (int)(n_si / SENSOR_INTS);
+        GET(sens_i, i64 *, pctl[4], SENSOR_INTS * (size_t)ns, "sensor ints", 'i');
+        GET(sens_r, double *, pctl[5], SENSOR_REALS * (size_t)ns, "sensor reals", 'f');
+        GET(sensed, double *, pctl[6], n_sensed, "sensed", 'f');
+        if (check_sensors(sens_i, ns, n, n_sensed) < 0) goto done;
+    }
     if (pi[0] < 1 || pi[1] < 0 || pi[1] > 1 || pi[2] < 0 || pi[2] > 2) {
         PyErr_Format(PyExc_ValueError, "kernel steps: int params (max_iter >= 1, fd 0 or 1, refactor 0..2) got "
                      "%lld, %lld, %lld", (long long)pi[0], (long long)pi[1], (long long)pi[2]);
@@ -1630,6 +1743,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
         Py_ssize_t i_out = info[1], done = 0;
         double d_norm = 0.0;
         int has_elastic = (int)st.flags[2];
+        s->held = held;                    /* the held load vectors of this call (NULL: the time rows') */
+        s->held_mask = held_mask;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t step = 0; step < k_steps; step++) {
             double t1 = times[step], h = hs[step];
@@ -1830,9 +1945,21 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                 }
                 i_out++;
             }
+            /* a controller's sample at t1: its sensors here, then its law in Python (it writes held) */
+            if (sample && sample_at[step]) {
+                if (ns) sense(sens_i, sens_r, ns, st.q, st.v, sensed);
+                Py_BLOCK_THREADS
+                PyObject *go = PyObject_CallFunction(sample, "n", step);
+                int more = go ? PyObject_IsTrue(go) : -1;
+                Py_XDECREF(go);
+                Py_UNBLOCK_THREADS
+                if (more != 1) { status = STOPPED; break; }
+            }
         }
     stop:
         Py_END_ALLOW_THREADS
+        s->held = NULL;
+        s->held_mask = NULL;
         info[0] = done;
         info[1] = i_out;
         info[2] = status;
@@ -1841,7 +1968,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
             memcpy(x_old, q1, n * sizeof(double));
             memcpy(x_old + n, v1, n * sizeof(double));
         }
-        result = PyFloat_FromDouble(d_norm);
+        /* a sample that raised (the Python side catches the law's errors): its exception, after the steps */
+        result = PyErr_Occurred() ? NULL : PyFloat_FromDouble(d_norm);
     }
 done:
     for (int i = 0; i < nb; i++) PyBuffer_Release(&bufs[i]);
@@ -1861,7 +1989,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flexmbs_kernel",
 PyMODINIT_FUNC PyInit__flexmbs_kernel(void)
 {
     PyObject *mod = PyModule_Create(&module);
-    if (mod && PyModule_AddIntConstant(mod, "VERSION", 2) < 0) {
+    if (mod && PyModule_AddIntConstant(mod, "VERSION", 3) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

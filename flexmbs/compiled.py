@@ -33,7 +33,10 @@ and the fallback:
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first), and so are the
 loads' functions of time; a function with an ``at_times(times) -> (k, 3)`` method (the held
-outputs of `flexmbs.control`) is evaluated at all the step times of a call at once.
+outputs of `flexmbs.control`) is evaluated at all the step times of a call at once, and in a
+controlled run not tabulated at all: the kernel reads its vector from the ``held`` array that the
+controllers' samples write within the call (`steps`' control tuple, `flexmbs.control.KernelSampling`,
+which also gives the kernel the sensors it evaluates in C: `sensor_row`).
 
 `kernel_status()` says whether the kernel is installed (and where) or why not; every case's
 summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,
@@ -56,9 +59,10 @@ from .constraints.base import law_values
 from .user_functions import UserFunctionError, evaluate, require_finite
 
 __all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_compiler", "note_path",
-           "summary_keys", "MAX_ELASTIC"]
+           "summary_keys", "MAX_ELASTIC", "SENSOR_KINDS", "NO_CONTROL"]
 
-KERNEL_VERSION = 2      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out)
+KERNEL_VERSION = 3      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out; 3: with
+                        # the control tuple: samples called from the steps, held load vectors, sensors)
 
 
 def version_mismatch(module) -> str | None:
@@ -83,8 +87,15 @@ except ImportError as err:              # no C compiler at install time: the num
 if _MISSING is not None:                # not installed, or built from older sources: the numpy path
     _kernel = None
 
+SENSOR_KINDS = ("angle", "rate", "position", "velocity", "omega")   # csrc sense(): S_ANGLE, ... in this order
+SENSOR_WIDTH = {"angle": 1, "rate": 1, "position": 3, "velocity": 3, "omega": 3}
+
 MAX_ELASTIC = 400       # elastic coordinates of a flexible body beyond which the numpy path is used:
                         # the kernel keeps the dense (9 n_e, n_e) S[a, b] and [k], [m] of each body
+
+
+NO_CONTROL = (np.zeros(0, dtype=np.int64), None, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+              np.zeros(0), np.zeros(0))    # the control tuple of `CompiledSystem.steps` without controllers
 
 
 class Unsupported(ValueError):
@@ -419,11 +430,41 @@ class CompiledSystem:
             raise failure
         return table
 
-    def tabulate(self, times) -> tuple[np.ndarray, UserFunctionError | None]:
+    @property
+    def held_loads(self) -> list:
+        """The loads' functions of time that are held controller outputs (they have ``at_times``:
+        `flexmbs.control.Output`'s loads), as (vector index, function, name): in a controlled run the
+        kernel reads their vectors from the ``held`` array that the samples write (`steps`)."""
+        return list(self._held)
+
+    @property
+    def n_vectors(self) -> int:
+        """The loads' vectors of time the kernel reads (a time row's last 3 n_vectors columns)."""
+        return len(self._vectors)
+
+    def sensor_row(self, kind: str, bodies, vectors, out: int):
+        """The kernel's row of a controller's sensor (csrc/index3_kernel.c ``sense``): (ints (4,):
+        kind, first coordinate of each body (-1: the ground; body j only for "angle" and "rate"),
+        output index ``out``; reals (9,): its body-fixed ``vectors``), or None when a body is not a
+        `RigidBodyEP` of this system or the ground (the sensor is then read in Python)."""
+        from .bodies.rigid import RigidBodyEP
+        system = self.system
+        members = {id(b) for b in system.bodies}
+        if any(b is not None and (type(b) is not RigidBodyEP or id(b) not in members) for b in bodies):
+            return None
+        offsets = [-1 if b is None else system.slice(b).start for b in bodies]
+        offsets += [-1] * (2 - len(offsets))
+        reals = np.zeros(9)
+        flat = np.concatenate([np.asarray(x, dtype=float).ravel() for x in vectors]) if vectors else np.zeros(0)
+        reals[:flat.size] = flat
+        return [SENSOR_KINDS.index(kind), *offsets, out], reals
+
+    def tabulate(self, times, held_by_kernel: bool = False) -> tuple[np.ndarray, UserFunctionError | None]:
         """The rows of `laws` at ``times`` in order, up to the first time at which a law or a load's
         function raises or gives NaN or inf: (the rows before it, that `UserFunctionError` naming it
         and the time), or (all rows, None).  The steps before that time can then run, as they do on
-        the numpy path, where the same error stops the step to that time."""
+        the numpy path, where the same error stops the step to that time.  ``held_by_kernel``: the
+        columns of `held_loads` are left zero (a controlled run: the kernel reads them from ``held``)."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
         by_row, held = self._by_row, self._held
         rows, failure = [], None
@@ -435,13 +476,13 @@ class CompiledSystem:
                 failure = err
             times = times[:len(rows)]
         n_d = len(self.drivers)
-        table = np.empty((len(times), 3 * (n_d + len(self._vectors))))
+        table = (np.zeros if held_by_kernel else np.empty)((len(times), 3 * (n_d + len(self._vectors))))
         if rows:
             rows = np.array(rows, dtype=float)
             table[:, :3 * n_d] = rows[:, :3 * n_d]
             for j, (k, _, _) in enumerate(by_row):
                 table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = rows[:, 3 * (n_d + j):3 * (n_d + j + 1)]
-        for k, f, what in held if len(times) else ():
+        for k, f, what in held if len(times) and not held_by_kernel else ():
             # a held control output (`flexmbs.control.Output`): its values at all times in one call,
             # finite by construction (checked where the controller set them)
             table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = evaluate(what, float(times[0]), f.at_times, times)
@@ -483,9 +524,13 @@ class CompiledSystem:
         return a
 
     def steps(self, params, int_params, state, flags, piv, times, hs, laws, t_out, x_out, lam_out, x_old,
-              info) -> float:
+              info, control=None) -> float:
         """Runs the kernel's index-3 generalized-alpha steps (`flexmbs.integrators.index3_alpha`); the
         states at the output times ``t_out`` go to ``x_out`` (n_out, 2 n_q), their multipliers to
-        ``lam_out`` (n_out, n_c)."""
+        ``lam_out`` (n_out, n_c).  ``control`` (None: `NO_CONTROL`): (sample_at (k,) int64, 1 after
+        the steps that end at a sample time; sample(step) -> bool, called there after the kernel has
+        written the sensors' values to ``sensed`` (False: stop after that step); held (3 n_vectors,),
+        the held load vectors it reads where held_mask (n_vectors,) int64 is 1; the sensor rows'
+        ints (4 n_s,) and reals (9 n_s,) of `sensor_row`; sensed), `flexmbs.control.KernelSampling`."""
         return _kernel.steps(self.handle, params, int_params, state, flags, piv, (times, hs, laws),
-                             (t_out, x_out, lam_out, x_old, info))
+                             (t_out, x_out, lam_out, x_old, info), NO_CONTROL if control is None else control)

@@ -58,7 +58,7 @@ typedef struct {                       /* planar rigid bodies and their joints (
 typedef struct {
     int n, m, nr, nf, nnorm, nmark, W, E, npt, nd1, nd2, nds, nang;
     int nl, nvec, tw;                   /* loads of rigid bodies, their tabulated vectors, width of a time row */
-    const i64 *ld_i;                    /* (nl, 4): kind (0 torque, 1 point, 2 spring), first coordinate, local, vector */
+    const i64 *ld_i;                    /* (nl, 4): kind (LOAD_TORQUE ... LOAD_SPRING_2D), first coordinate, local, vector */
     const double *ld_r;                 /* (nl, 9): point s, anchor, stiffness, rest length, damping */
     double g[3];
     int has_g;
@@ -1059,18 +1059,59 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
 /* ------------------------------------------------------------------------------------------ */
 /* the system                                                                                  */
 
+/* the kinds of loads (flexmbs/bodies/loads.py) on a RigidBodyEP (7 coordinates) or a RigidBody2D (3) */
+enum { LOAD_TORQUE = 0, LOAD_POINT = 1, LOAD_SPRING = 2, LOAD_TORQUE_2D = 3, LOAD_POINT_2D = 4, LOAD_SPRING_2D = 5,
+       N_LOAD_KINDS = 6 };
+
+/* a load on the RigidBody2D at coordinate o, added to Q (f: its vector of time, torque in f[0], force in f[0:2];
+   lr: point s (2, 0), anchor (2, 0), stiffness, rest length, damping), with u = A s, dA/dtheta s = (-u_y, u_x):
+     torque_load       Q_theta = T
+     point_load        Q = J_P^T F,  J_P = [I, (-u_y, u_x)],  F global or A F (local)
+     spring_to_ground  d = R + u - anchor, l = |d|, e = d / l, l' = e . (R' + theta' (-u_y, u_x)),
+                       F = -(k (l - l0) + c l') e                                                        */
+static void planar_load(int kind, int local, int o, const double *f, const double *lr, const double *q,
+                        const double *v, double *Q)
+{
+    if (kind == LOAD_TORQUE_2D) { Q[o + 2] += f[0]; return; }
+    double c = cos(q[o + 2]), sn = sin(q[o + 2]);
+    double u[2] = {c * lr[0] - sn * lr[1], sn * lr[0] + c * lr[1]}, F[2];
+    if (kind == LOAD_POINT_2D) {
+        F[0] = local ? c * f[0] - sn * f[1] : f[0];
+        F[1] = local ? sn * f[0] + c * f[1] : f[1];
+    } else {
+        double d[2] = {q[o] + u[0] - lr[3], q[o + 1] + u[1] - lr[4]};
+        double len = sqrt(d[0] * d[0] + d[1] * d[1]), rate = 0.0, damp = lr[8];
+        d[0] /= len;
+        d[1] /= len;
+        if (damp != 0.0) rate = d[0] * (v[o] - v[o + 2] * u[1]) + d[1] * (v[o + 1] + v[o + 2] * u[0]);
+        double mag = -(lr[6] * (len - lr[7]) + damp * rate);
+        F[0] = mag * d[0];
+        F[1] = mag * d[1];
+    }
+    Q[o] += F[0];
+    Q[o + 1] += F[1];
+    Q[o + 2] += -u[1] * F[0] + u[0] * F[1];
+}
+
 /* the loads of the rigid bodies (flexmbs/bodies/loads.py), added to Q: torque_load Q_p = 2 E^T T,
-   point_load and spring_to_ground Q = J_P^T F (J_P = [I, d(A s)/dp]); the vectors T, F of time come
-   from the time row, after the drivers' values (3 nlaw) */
+   point_load and spring_to_ground Q = J_P^T F (J_P = [I, d(A s)/dp]), and those of planar bodies
+   (planar_load); the vectors T, F of time come from the time row, after the drivers' values (3 nlaw),
+   or from the held controller outputs */
 static void rigid_loads(const Sys *s, const double *q, const double *v, const double *row, double *Q)
 {
     for (int i = 0; i < s->nl; i++) {
         const i64 *li = s->ld_i + 4 * i;
         const double *lr = s->ld_r + 9 * i;
         int kind = (int)li[0], o = (int)li[1];
+        if (kind >= LOAD_TORQUE_2D) {
+            const double *f = kind == LOAD_SPRING_2D ? NULL
+                              : s->held && s->held_mask[li[3]] ? s->held + 3 * li[3] : row + 3 * s->nlaw + 3 * li[3];
+            planar_load(kind, (int)li[2], o, f, lr, q, v, Q);
+            continue;
+        }
         const double *p = q + o + 3;
         double A[9], F[3], VJ[12];
-        if (kind != 2) {
+        if (kind != LOAD_SPRING) {
             /* the vector of time: a held controller output (read as given) or the time row's */
             const double *f = s->held && s->held_mask[li[3]] ? s->held + 3 * li[3] : row + 3 * s->nlaw + 3 * li[3];
             if (li[2]) {
@@ -1081,7 +1122,7 @@ static void rigid_loads(const Sys *s, const double *q, const double *v, const do
             }
         }
         double y[4];
-        if (kind == 0) {
+        if (kind == LOAD_TORQUE) {
             double E[12];
             ep_E(p, E);
             mtv34(E, F, y);
@@ -1089,7 +1130,7 @@ static void rigid_loads(const Sys *s, const double *q, const double *v, const do
             continue;
         }
         ep_VJ(p, lr, VJ);
-        if (kind == 2) {
+        if (kind == LOAD_SPRING) {
             double d[3], rate = 0.0, stiff = lr[6], rest = lr[7], damp = lr[8];
             ep_A(p, A);
             mv3(A, lr, d);
@@ -1116,9 +1157,9 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
     int n = s->n;
     if (M) memset(M, 0, (size_t)n * n * sizeof(double));
     for (int b = 0; b < s->nr; b++) rigid_eval(s, b, q, v, M, Q);
-    if (Q && s->nl) rigid_loads(s, q, v, row, Q);
     for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, M, Q, s->fw);
-    planar_bodies(s, M, Q);
+    planar_bodies(s, M, Q);                   /* sets its bodies' Q (the weight): before their loads */
+    if (Q && s->nl) rigid_loads(s, q, v, row, Q);
 }
 
 static void dqv_dv(Sys *s, const double *q, const double *v, double *D)
@@ -1273,7 +1314,7 @@ static int check_indices(const Sys *s)
         || in_range(s->d2, s->nd2, 1, 4, 0, m, "dot2 rows") || in_range(s->d2 + 1, s->nd2, 3, 4, 0, nm, "dot2 markers")
         || in_range(s->ds, s->nds, 1, 3, 0, m, "dist rows") || in_range(s->ds + 1, s->nds, 2, 3, 0, nm, "dist markers")
         || in_range(s->ang, s->nang, 1, 4, 0, m, "angle rows") || in_range(s->ang + 1, s->nang, 3, 4, 0, nm, "angle markers")
-        || in_range(s->ld_i, s->nl, 1, 4, 0, 3, "load kinds") || in_range(s->ld_i + 1, s->nl, 1, 4, 0, n - 6, "load offsets")
+        || in_range(s->ld_i, s->nl, 1, 4, 0, N_LOAD_KINDS, "load kinds") || in_range(s->ld_i + 1, s->nl, 1, 4, 0, n - 2, "load offsets")
         || in_range(s->ld_i + 2, s->nl, 1, 4, 0, 2, "load frames") || in_range(s->ld_i + 3, s->nl, 1, 4, 0, s->nvec > 0 ? s->nvec : 1, "load vectors"))
         return -1;
     return 0;
@@ -1379,6 +1420,12 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     TAKE(s->ld_i, const i64 *, 4 * s->nl, "load kinds");
     TAKE(s->ld_r, const double *, 9 * s->nl, "load data");
     if (check_indices(s) < 0) goto fail;
+    for (int k = 0; k < s->nl; k++)        /* a load on a RigidBodyEP needs 7 coordinates from its offset */
+        if (s->ld_i[4 * k] < LOAD_TORQUE_2D && s->ld_i[4 * k + 1] > s->n - 7) {
+            PyErr_Format(PyExc_ValueError, "kernel system: load %d on a RigidBodyEP at coordinate %lld of %d", k,
+                         (long long)s->ld_i[4 * k + 1], s->n);
+            goto fail;
+        }
     s->nblk = s->nr + s->nf;
     s->blk = calloc(2 * (size_t)s->nblk + 2, sizeof(int));
     if (!s->blk) { PyErr_NoMemory(); goto fail; }

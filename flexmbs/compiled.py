@@ -24,8 +24,9 @@ and the fallback:
   (`flexmbs.constraints.mean_axis`, constant B) and the joints of `flexmbs.constraints.batch.JointBatch`
   (point, dot1, dot2, dist and the angle rows of `AngleDriver`) on the frame markers of these
   bodies and the ground;
-- planar systems: `flexmbs.bodies.RigidBody2D` (constant M = diag(m, m, I_G), Q the weight, no
-  quadratic-velocity terms: dQ_v/dv = 0) with `flexmbs.constraints.planar.PlanarRevolute` (those of
+- planar systems: `flexmbs.bodies.RigidBody2D` (constant M = diag(m, m, I_G), Q the weight and
+  the loads of `flexmbs.bodies.loads` (torques, point forces, springs and dashpots to the ground,
+  csrc ``planar_load``), no quadratic-velocity terms: dQ_v/dv = 0) with `flexmbs.constraints.planar.PlanarRevolute` (those of
   the System's pair batch and single ones) and `PlanarPrismatic` between these bodies and the ground
   (e.g. IFToMM A01 and A02, cases/pendulum_a01.py and cases/double_four_bar.py);
 - `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind.
@@ -43,8 +44,8 @@ summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_
 ``kernel``: "compiled", "numpy", "mixed" or "none" when no run used index3-alpha).
 
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
-for anything else (e.g. loads: the Model's nodal loads and the ``loads`` of a `RigidBodyEP` or a
-`RigidBody2D`, as in Andrews' squeezer, hold Python callables); `index3-alpha` then runs on the
+for anything else (e.g. the Model's nodal loads, and loads of a `RigidBodyEP` or a `RigidBody2D`
+that are a user's own callables, not made by `flexmbs.bodies.loads`); `index3-alpha` then runs on the
 numpy path (option ``kernel``: "auto", "compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
 whole runs against each other.
 """
@@ -87,6 +88,8 @@ except ImportError as err:              # no C compiler at install time: the num
 if _MISSING is not None:                # not installed, or built from older sources: the numpy path
     _kernel = None
 
+LOAD_KINDS = (("torque", 3), ("point", 3), ("spring", 3), ("torque", 2), ("point", 2), ("spring", 2))
+                            # (spec kind, body dim) -> csrc LOAD_TORQUE, ..., LOAD_SPRING_2D in this order
 SENSOR_KINDS = ("angle", "rate", "position", "velocity", "omega")   # csrc sense(): S_ANGLE, ... in this order
 SENSOR_WIDTH = {"angle": 1, "rate": 1, "position": 3, "velocity": 3, "omega": 3}
 
@@ -209,9 +212,7 @@ class CompiledSystem:
         for b in system.bodies:
             off = system.slice(b).start
             if type(b) is RigidBody2D:
-                if b.loads:
-                    raise Unsupported(f"body {b.name!r} has loads, which the compiled kernel does not apply to "
-                                      "planar bodies")
+                loads.extend(self._loads(b, off))
                 planar.append((off, b.mass, b.inertia))
             elif type(b) is RigidBodyEP:
                 loads.extend(self._loads(b, off))
@@ -256,9 +257,13 @@ class CompiledSystem:
         self.has_elastic = bool(flex)
 
     def _loads(self, b, off):
-        """(ints, reals) of each load of rigid body ``b`` (`flexmbs.bodies.loads`, by its ``spec``); the
-        loads' functions of time are added to ``_vectors`` (tabulated per step by `laws`)."""
-        out = []
+        """(ints, reals) of each load of rigid body ``b`` (a `RigidBodyEP` or a `RigidBody2D`;
+        `flexmbs.bodies.loads`, by its ``spec``): ints (kind, first coordinate, local, vector index),
+        kind `LOAD_KINDS`' index of (spec kind, dim); reals (9,): point s, anchor, stiffness, rest length,
+        damping (2D: s and anchor padded with a zero).  The loads' functions of time are added to
+        ``_vectors`` (tabulated per step by `laws`, padded to 3 columns)."""
+        out, dim = [], b.dim
+        pad = np.zeros(3 - dim)
         for i, load in enumerate(b.loads):
             spec = getattr(load, "spec", None)
             if spec is None:
@@ -267,17 +272,18 @@ class CompiledSystem:
                                   "spring_to_ground it can; a law of the state sampled by a "
                                   "flexmbs.control.Controller it can too)")
             kind = spec[0]
+            code = LOAD_KINDS.index((kind, dim))
             if kind == "spring":
                 _, s, anchor, k, l0, c = spec
-                out.append(([2, off, 0, 0], np.concatenate([s, anchor, [k, l0, c]])))
+                out.append(([code, off, 0, 0], np.concatenate([s, pad, anchor, pad, [k, l0, c]])))
                 continue
-            f, local, s = (spec[1], spec[2], np.zeros(3)) if kind == "torque" else (spec[2], spec[3], spec[1])
+            f, local, s = (spec[1], spec[2], np.zeros(dim)) if kind == "torque" else (spec[2], spec[3], spec[1])
             value = np.asarray(f(0.0), dtype=float)
-            if value.shape != (3,):
+            want = () if kind == "torque" and dim == 2 else (dim,)
+            if value.shape != want:
                 raise Unsupported(f"body {b.name!r}: its {kind} load {i} gives a vector of shape {value.shape} at "
-                                  "t = 0, not (3,)")
-            out.append(([0 if kind == "torque" else 1, off, int(local), len(self._vectors)],
-                        np.concatenate([s, np.zeros(3), [0.0, 0.0, 0.0]])))
+                                  f"t = 0, not {want}")
+            out.append(([code, off, int(local), len(self._vectors)], np.concatenate([s, pad, np.zeros(3), [0.0] * 3])))
             self._vectors.append((f, f"body {b.name!r}: load {i}"))
         return out
 
@@ -497,6 +503,7 @@ class CompiledSystem:
             value = np.asarray(evaluate(what, t, f, t), dtype=float).ravel()
             require_finite(value, what, t)
             row.extend(value)
+            row.extend((0.0,) * (3 - value.size))           # a planar torque (1) or force (2): 3 columns
         return row
 
     def evaluate(self, t, q, v) -> dict:

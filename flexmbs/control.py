@@ -618,7 +618,8 @@ class KernelSampling:
         """The held load vectors at t (u(t) E, as the loads' functions of t give them) into ``held``."""
         try:
             for k, f, what in self._loads:
-                self.held[3 * k:3 * k + 3] = evaluate(what, t, f, t)
+                value = np.ravel(evaluate(what, t, f, t))
+                self.held[3 * k:3 * k + value.size] = value     # a planar torque or force: its first 1 or 2
         except Exception as err:
             self.error = ("held", err)
             return False

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from . import kernel_schema as schema
 from .constraints.base import law_values
 from .user_functions import UserFunctionError, evaluate, require_finite
 
@@ -69,13 +70,20 @@ KERNEL_VERSION = 3      # the `steps` call of csrc/index3_kernel.c this module m
 def version_mismatch(module) -> str | None:
     """Why the loaded kernel ``module`` cannot be used: built from other sources than this flexmbs
     (its ``VERSION`` is not `KERNEL_VERSION`, e.g. a .so left from before a change of the `steps`
-    call), or None when it matches."""
+    call, or its ``SCHEMA``, the layout of the rows it reads, is not `flexmbs.kernel_schema.signature`),
+    or None when it matches."""
     version = getattr(module, "VERSION", 1)
-    if version == KERNEL_VERSION:
-        return None
-    return (f"the compiled kernel {getattr(module, '__file__', '_flexmbs_kernel')} is version {version}, this "
-            f"flexmbs calls version {KERNEL_VERSION}; rebuild it (`python setup.py build_ext --inplace` in the "
-            "source tree, or reinstall flexmbs)")
+    where = getattr(module, "__file__", "_flexmbs_kernel")
+    rebuild = "rebuild it (`python setup.py build_ext --inplace` in the source tree, or reinstall flexmbs)"
+    if version != KERNEL_VERSION:
+        return f"the compiled kernel {where} is version {version}, this flexmbs calls version {KERNEL_VERSION}; {rebuild}"
+    built = getattr(module, "SCHEMA", None)
+    if built != schema.signature():
+        first = next((a for a, b in zip((built or "").split(";"), schema.signature().split(";")) if a != b), None)
+        return (f"the compiled kernel {where} was built from another declaration of its rows than "
+                f"flexmbs/kernel_schema.py ({'no SCHEMA' if built is None else 'first difference: ' + repr(first)}); "
+                f"{rebuild}")
+    return None
 
 
 try:                                    # a top-level extension module, installed with flexmbs
@@ -88,9 +96,7 @@ except ImportError as err:              # no C compiler at install time: the num
 if _MISSING is not None:                # not installed, or built from older sources: the numpy path
     _kernel = None
 
-LOAD_KINDS = (("torque", 3), ("point", 3), ("spring", 3), ("torque", 2), ("point", 2), ("spring", 2))
-                            # (spec kind, body dim) -> csrc LOAD_TORQUE, ..., LOAD_SPRING_2D in this order
-SENSOR_KINDS = ("angle", "rate", "position", "velocity", "omega")   # csrc sense(): S_ANGLE, ... in this order
+SENSOR_KINDS = schema.CODES["SENSOR"]        # the kinds of `flexmbs.control.Sensor.kernel`, csrc ``sense``
 SENSOR_WIDTH = {"angle": 1, "rate": 1, "position": 3, "velocity": 3, "omega": 3}
 
 MAX_ELASTIC = 400       # elastic coordinates of a flexible body beyond which the numpy path is used:
@@ -103,6 +109,14 @@ NO_CONTROL = (np.zeros(0, dtype=np.int64), None, np.zeros(0), np.zeros(0, dtype=
 
 class Unsupported(ValueError):
     """The system has a body, constraint or option that the compiled kernel does not evaluate."""
+
+
+def refusal(kind: str) -> str:
+    """Why the compiled kernel does not evaluate ``kind`` (a class name), as `flexmbs.kernel_schema.KINDS`
+    states it."""
+    entry = schema.KINDS.get(kind, "")
+    return entry[len("refused: "):] if entry.startswith("refused: ") else \
+        f"{kind} is not declared in flexmbs.kernel_schema.KINDS"
 
 
 def c_compiler() -> bool:
@@ -213,16 +227,16 @@ class CompiledSystem:
             off = system.slice(b).start
             if type(b) is RigidBody2D:
                 loads.extend(self._loads(b, off))
-                planar.append((off, b.mass, b.inertia))
+                planar.append((off, schema.PLANAR_BODY.row(mass=b.mass, inertia=b.inertia)))
             elif type(b) is RigidBodyEP:
                 loads.extend(self._loads(b, off))
-                rigid.append((off, np.concatenate([[b.mass], np.asarray(b.inertia_reference, float).ravel(),
-                                                   np.asarray(b.centroid, float)])))
+                rigid.append((off, schema.RIGID.row(mass=b.mass, inertia=np.asarray(b.inertia_reference, float).ravel(),
+                                                    centroid=b.centroid)))
             elif type(b) is FlexibleBody:
                 flex.append(self._flexible(b, off, mean_axis.pop(id(b), None)))
             else:
-                raise Unsupported(f"body {b.name!r} is a {type(b).__name__}; the compiled kernel takes "
-                                  "RigidBodyEP, FlexibleBody and RigidBody2D")
+                raise Unsupported(f"body {b.name!r} is a {type(b).__name__}: {refusal(type(b).__name__)}; the "
+                                  "compiled kernel takes RigidBodyEP, FlexibleBody and RigidBody2D")
         if mean_axis:                                       # conditions of a body the kernel does not hold
             raise Unsupported("mean-axis conditions of a body that is not a FlexibleBody of this system are not "
                               "evaluated by the compiled kernel")
@@ -234,19 +248,26 @@ class CompiledSystem:
         g = np.zeros(4)
         if system.gravity is not None and np.any(system.gravity):
             g[:system.dim], g[3] = system.gravity, 1.0
-        header = [n, m, len(rigid), len(flex), len(norms), arrays["n_mark"], arrays["W"], arrays["E"],
-                  len(arrays["pt"]), len(arrays["d1"]), len(arrays["d2"]), len(arrays["ds"]), len(arrays["ang"]),
-                  len(loads), len(self._vectors), len(planar), len(two["rev"]), len(two["pri"]), len(two["cd"])]
+        header = schema.HEADER.row(
+            n=n, m=m, n_rigid=len(rigid), n_flex=len(flex), n_norm=len(norms), n_mark=arrays["n_mark"],
+            marker_width=arrays["W"], marker_elastic=arrays["E"], n_point=len(arrays["pt"]), n_dot1=len(arrays["d1"]),
+            n_dot2=len(arrays["d2"]), n_dist=len(arrays["ds"]), n_angle=len(arrays["ang"]), n_load=len(loads),
+            n_vector=len(self._vectors), n_planar=len(planar), n_planar_revolute=len(two["rev"]),
+            n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]))
         packed = [_i64(header), _f64(g),
-                  _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, 13)), _i64(norms, (-1, 2)),
+                  _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, schema.RIGID.width)),
+                  _i64(norms, (-1, 2)),
                   arrays["R"], arrays["p"], arrays["e"], arrays["cols"], arrays["point"], arrays["y0"], arrays["Phi"],
                   arrays["pt"], arrays["d1"], arrays["d2"], arrays["ds"], arrays["L"], arrays["ang"]]
         for f in flex:
             packed.extend(f)
-        packed += [_i64([x[0] for x in loads], (-1, 4)), _f64([x[1] for x in loads], (-1, 9))]
-        packed += [_i64([b[0] for b in planar]), _f64([b[1:] for b in planar], (-1, 2)),
-                   _i64(two["rev"], (-1, 3)), _f64(two["rev_s"], (-1, 4)), _i64(two["pri"], (-1, 3)),
-                   _f64(two["pri_v"], (-1, 10)), _i64(two["cd"], (-1, 2))]
+        packed += [_i64([x[0] for x in loads], (-1, schema.LOAD_I.width)),
+                   _f64([x[1] for x in loads], (-1, schema.LOAD_R.width))]
+        joint_width = schema.PLANAR_JOINT.width
+        packed += [_i64([b[0] for b in planar]), _f64([b[1] for b in planar], (-1, schema.PLANAR_BODY.width)),
+                   _i64(two["rev"], (-1, joint_width)), _f64(two["rev_s"], (-1, schema.PLANAR_REVOLUTE.width)),
+                   _i64(two["pri"], (-1, joint_width)), _f64(two["pri_v"], (-1, schema.PLANAR_PRISMATIC.width)),
+                   _i64(two["cd"], (-1, schema.COORDINATE_DRIVER.width))]
         self._packed = packed                               # the kernel reads these arrays in place
         # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
         # the times of a call at once (``at_times``: the held outputs of flexmbs.control)
@@ -257,13 +278,12 @@ class CompiledSystem:
         self.has_elastic = bool(flex)
 
     def _loads(self, b, off):
-        """(ints, reals) of each load of rigid body ``b`` (a `RigidBodyEP` or a `RigidBody2D`;
-        `flexmbs.bodies.loads`, by its ``spec``): ints (kind, first coordinate, local, vector index),
-        kind `LOAD_KINDS`' index of (spec kind, dim); reals (9,): point s, anchor, stiffness, rest length,
-        damping (2D: s and anchor padded with a zero).  The loads' functions of time are added to
-        ``_vectors`` (tabulated per step by `laws`, padded to 3 columns)."""
+        """(LOAD_I row, LOAD_R row) of each load of rigid body ``b`` (a `RigidBodyEP` or a `RigidBody2D`;
+        `flexmbs.bodies.loads`, by its ``spec``; `flexmbs.kernel_schema`), its kind the LOAD code of the
+        spec's kind ("torque", "point", "spring"; with "_2d" on a planar body).  The loads' functions of
+        time are added to ``_vectors`` (tabulated per step by `laws`, padded to 3 columns)."""
         out, dim = [], b.dim
-        pad = np.zeros(3 - dim)
+        codes = schema.CODES["LOAD"]
         for i, load in enumerate(b.loads):
             spec = getattr(load, "spec", None)
             if spec is None:
@@ -272,10 +292,11 @@ class CompiledSystem:
                                   "spring_to_ground it can; a law of the state sampled by a "
                                   "flexmbs.control.Controller it can too)")
             kind = spec[0]
-            code = LOAD_KINDS.index((kind, dim))
+            code = codes.index(kind if dim == 3 else f"{kind}_2d")
             if kind == "spring":
                 _, s, anchor, k, l0, c = spec
-                out.append(([code, off, 0, 0], np.concatenate([s, pad, anchor, pad, [k, l0, c]])))
+                out.append((schema.LOAD_I.row(kind=code, offset=off, local=0, vector=0),
+                            schema.LOAD_R.row(point=s, anchor=anchor, stiffness=k, rest_length=l0, damping=c)))
                 continue
             f, local, s = (spec[1], spec[2], np.zeros(dim)) if kind == "torque" else (spec[2], spec[3], spec[1])
             value = np.asarray(f(0.0), dtype=float)
@@ -283,7 +304,8 @@ class CompiledSystem:
             if value.shape != want:
                 raise Unsupported(f"body {b.name!r}: its {kind} load {i} gives a vector of shape {value.shape} at "
                                   f"t = 0, not {want}")
-            out.append(([code, off, int(local), len(self._vectors)], np.concatenate([s, pad, np.zeros(3), [0.0] * 3])))
+            out.append((schema.LOAD_I.row(kind=code, offset=off, local=int(local), vector=len(self._vectors)),
+                        schema.LOAD_R.row(point=s, anchor=(), stiffness=0.0, rest_length=0.0, damping=0.0)))
             self._vectors.append((f, f"body {b.name!r}: load {i}"))
         return out
 
@@ -311,14 +333,17 @@ class CompiledSystem:
                                       "kernel takes planar joints between RigidBody2D bodies and the ground")
                 row = system.rows(c).start
                 cols = [-1 if b is None else system.slice(b).start for b in c.bodies]
+                joint = schema.PLANAR_JOINT.row(row=row, offset_i=cols[0], offset_j=cols[1])
                 if kind is PlanarRevolute:
-                    out["rev"].append([row, *cols])
-                    out["rev_s"].append(np.concatenate([c.s[0], c.s[1]]))
+                    out["rev"].append(joint)
+                    out["rev_s"].append(schema.PLANAR_REVOLUTE.row(s_i=c.s[0], s_j=c.s[1]))
                 else:
-                    out["pri"].append([row, *cols])
-                    out["pri_v"].append(np.concatenate([c.s[0], c.s[1], c.a[0], c.a[1], c.n_i]))
+                    out["pri"].append(joint)
+                    out["pri_v"].append(schema.PLANAR_PRISMATIC.row(s_i=c.s[0], s_j=c.s[1], a_i=c.a[0], a_j=c.a[1],
+                                                                    n_i=c.n_i))
             elif kind is CoordinateDriver and k in single:
-                out["cd"].append([system.rows(c).start, system.slice(c.bodies[0]).start + c.index])
+                out["cd"].append(schema.COORDINATE_DRIVER.row(row=system.rows(c).start,
+                                                              coordinate=system.slice(c.bodies[0]).start + c.index))
                 out["drivers"].append(c)
             elif k in single:
                 raise Unsupported(f"constraint {c.name!r} ({kind.__name__}) is not evaluated by the compiled "
@@ -353,12 +378,12 @@ class CompiledSystem:
         C = md.C_op.toarray() if damped and sparse.issparse(md.C_op) else md.C_op
         ax = b._axial
         if ax is None:
-            ints = [off, ne, 0, 0, int(damped), 0]
+            sizes = dict(n_elements=0, element_dofs=0, axial=0)
             axial = [np.zeros(0), np.zeros(0), np.zeros(0), _i64([])]
             EA = 0.0
         else:
             nel, k = ax.idx.shape
-            ints = [off, ne, nel, k, int(damped), 1]
+            sizes = dict(n_elements=nel, element_dofs=k, axial=1)
             axial = [_f64(ax.L), _f64(ax.a), _f64(ax.G), _i64(ax.idx)]
             EA = float(ax.EA)
         omega = [_i64([]), _i64([]), _i64([]), np.zeros(0)]
@@ -386,8 +411,9 @@ class CompiledSystem:
             B_row, B_rows = mean_axis
             n_B = len(B_rows)
             B = [_f64(B_rows, (n_B, ne))]
-        ints += [n_kg, n_B, B_row]
-        reals = np.concatenate([[md.mass], np.asarray(s, float), np.asarray(J, float).ravel(), [EA]])
+        ints = schema.FLEX_I.row(offset=off, n_elastic=ne, damped=int(damped), n_kg=n_kg, n_mean_axis=n_B,
+                                 mean_axis_row=B_row, **sizes)
+        reals = schema.FLEX_R.row(mass=md.mass, s=np.asarray(s, float), J=np.asarray(J, float).ravel(), EA=EA)
         return [_i64(ints), _f64(reals), _f64(m_O, (3, ne)), _f64(d, (9, ne)), _i64(S.indptr), _i64(S.indices),
                 _f64(S.data), _f64(b._M_dd), _f64(b._K_dd), _f64(C) if damped else np.zeros(0), *axial, *omega, *B]
 
@@ -448,11 +474,12 @@ class CompiledSystem:
         """The loads' vectors of time the kernel reads (a time row's last 3 n_vectors columns)."""
         return len(self._vectors)
 
-    def sensor_row(self, kind: str, bodies, vectors, out: int):
-        """The kernel's row of a controller's sensor (csrc/index3_kernel.c ``sense``): (ints (4,):
+    def sensor_row(self, kind: str, bodies, vectors: dict, out: int):
+        """The kernel's rows of a controller's sensor (csrc/index3_kernel.c ``sense``): (SENSOR_I row:
         kind, first coordinate of each body (-1: the ground; body j only for "angle" and "rate"),
-        output index ``out``; reals (9,): its body-fixed ``vectors``), or None when a body is not a
-        `RigidBodyEP` of this system or the ground (the sensor is then read in Python)."""
+        output index ``out``; SENSOR_R row: its body-fixed ``vectors`` by field name, "u", "w", "x",
+        the others zero), or None when a body is not a `RigidBodyEP` of this system or the ground (the
+        sensor is then read in Python)."""
         from .bodies.rigid import RigidBodyEP
         system = self.system
         members = {id(b) for b in system.bodies}
@@ -460,10 +487,8 @@ class CompiledSystem:
             return None
         offsets = [-1 if b is None else system.slice(b).start for b in bodies]
         offsets += [-1] * (2 - len(offsets))
-        reals = np.zeros(9)
-        flat = np.concatenate([np.asarray(x, dtype=float).ravel() for x in vectors]) if vectors else np.zeros(0)
-        reals[:flat.size] = flat
-        return [SENSOR_KINDS.index(kind), *offsets, out], reals
+        return (schema.SENSOR_I.row(kind=SENSOR_KINDS.index(kind), offset_i=offsets[0], offset_j=offsets[1], out=out),
+                schema.SENSOR_R.row(**{"u": (), "w": (), "x": (), **vectors}))
 
     def tabulate(self, times, held_by_kernel: bool = False) -> tuple[np.ndarray, UserFunctionError | None]:
         """The rows of `laws` at ``times`` in order, up to the first time at which a law or a load's

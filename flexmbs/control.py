@@ -220,8 +220,9 @@ class Sensor:
 
     ``kernel`` declares the same quantity for the compiled kernel, which evaluates it in C at the
     sample when its bodies are `RigidBodyEP` bodies or the ground (csrc/index3_kernel.c ``sense``;
-    `KernelSampling`): (kind, body-fixed vectors), kind one of `flexmbs.compiled.SENSOR_KINDS`; None:
-    read in Python from a `State`.  `from_kernel` turns the kernel's numbers into the value."""
+    `KernelSampling`): (kind, {name: body-fixed vector}), kind one of `flexmbs.compiled.SENSOR_KINDS`; None:
+    read in Python from a `State`.  `from_kernel` turns the kernel's numbers into the value.  The
+    vectors are named by the fields of `flexmbs.kernel_schema.SENSOR_R` ("u", "w", "x")."""
 
     def __init__(self, what: str, bodies: tuple, read: Callable, shape=(), kernel: tuple | None = None):
         self.what, self.bodies, self.read, self.shape = what, bodies, read, tuple(shape)
@@ -261,7 +262,7 @@ class _JointAngle(Sensor):
         self._xi, self._yi, self._xj = Ri[:, 0].copy(), Ri[:, 1].copy(), Rj[:, 0].copy()
         self._last = None
         super().__init__(f"joint_angle({joint.name!r})", joint.bodies, self._angle,
-                         kernel=("angle", (self._xi, self._yi, self._xj)))
+                         kernel=("angle", {"u": self._xi, "w": self._yi, "x": self._xj}))
 
     def _angle(self, state: State) -> float:
         xj = state.direction(self._bj, self._xj)
@@ -301,7 +302,7 @@ def joint_rate(joint) -> Sensor:
 
     def read(state):
         return float((state.angular_velocity(bj) - state.angular_velocity(bi)) @ state.direction(bi, zi))
-    return Sensor(f"joint_rate({joint.name!r})", (bi, bj), read, kernel=("rate", (zi,)))
+    return Sensor(f"joint_rate({joint.name!r})", (bi, bj), read, kernel=("rate", {"u": zi}))
 
 
 def _body(body, maker: str):
@@ -328,7 +329,7 @@ def body_position(body, point=None) -> Sensor:
     body = _body(body, "body_position")
     s = _point(body, np.zeros(body.dim) if point is None else point, "body_position")
     return Sensor(f"body_position({body.name!r})", (body,),
-                  lambda state: body.point(state.coordinates(body)[0], s), (body.dim,), kernel=("position", (s,)))
+                  lambda state: body.point(state.coordinates(body)[0], s), (body.dim,), kernel=("position", {"u": s}))
 
 
 def body_velocity(body, point=None) -> Sensor:
@@ -337,7 +338,7 @@ def body_velocity(body, point=None) -> Sensor:
     s = _point(body, np.zeros(body.dim) if point is None else point, "body_velocity")
     return Sensor(f"body_velocity({body.name!r})", (body,),
                   lambda state: body.point_velocity(*state.coordinates(body), s), (body.dim,),
-                  kernel=("velocity", (s,)))
+                  kernel=("velocity", {"u": s}))
 
 
 def body_angular_velocity(body) -> Sensor:
@@ -345,7 +346,7 @@ def body_angular_velocity(body) -> Sensor:
     body = _body(body, "body_angular_velocity")
     return Sensor(f"body_angular_velocity({body.name!r})", (body,),
                   lambda state: body.angular_velocity(*state.coordinates(body)), (3,) if body.dim == 3 else (),
-                  kernel=("omega", ()))
+                  kernel=("omega", {}))
 
 
 # -- the controller -----------------------------------------------------------------------------

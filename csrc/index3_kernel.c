@@ -154,10 +154,12 @@ static int get_array(PyObject *obj, Py_buffer *b, int writable, char kind, Py_ss
     return 0;
 }
 
-/* item i of the list as a C-contiguous buffer of at least `count` items of type `kind` */
-static const void *take(Sys *s, PyObject *list, Py_ssize_t i, Py_ssize_t count, char kind, const char *what)
+/* the array `what` of the dict `from` (its key: ARRAY_... or FLEX_ARRAY_... of kernel_schema.h) as a
+   C-contiguous buffer of at least `count` items of type `kind` */
+static const void *take(Sys *s, PyObject *from, Py_ssize_t count, char kind, const char *what)
 {
-    if (i >= PyList_GET_SIZE(list)) {
+    PyObject *obj = PyDict_GetItemString(from, what);              /* borrowed */
+    if (!obj) {
         PyErr_Format(PyExc_ValueError, "kernel system: missing array %s", what);
         return NULL;
     }
@@ -167,7 +169,7 @@ static const void *take(Sys *s, PyObject *list, Py_ssize_t i, Py_ssize_t count, 
         return NULL;
     }
     Py_buffer *b = &s->bufs[s->nbuf];
-    if (get_array(PyList_GET_ITEM(list, i), b, 0, kind, count, "kernel system", what) < 0) return NULL;
+    if (get_array(obj, b, 0, kind, count, "kernel system", what) < 0) return NULL;
     s->nbuf++;
     return b->buf;
 }
@@ -874,18 +876,18 @@ static void planar_constraints(Sys *s, const double *q, const double *law, doubl
     }
 }
 
-/* the planar arrays, after the flexible bodies' (HEADER_N_PLANAR ... HEADER_N_COORDINATE_DRIVER); the mass
+/* the planar arrays (their sizes: HEADER_N_PLANAR ... HEADER_N_COORDINATE_DRIVER); the mass
    blocks of the planar bodies are appended to s->blk */
-static int planar_parse(Sys *s, PyObject *list, Py_ssize_t i)
+static int planar_parse(Sys *s, PyObject *from)
 {
     Planar *pl = &s->pl;
-    if (!(pl->off = take(s, list, i++, pl->nb, 'i', "planar offsets"))) return -1;
-    if (!(pl->mI = take(s, list, i++, PLANAR_BODY_WIDTH * (Py_ssize_t)pl->nb, 'f', "planar inertia"))) return -1;
-    if (!(pl->rev = take(s, list, i++, PLANAR_JOINT_WIDTH * (Py_ssize_t)pl->nrev, 'i', "planar revolute rows"))) return -1;
-    if (!(pl->rev_s = take(s, list, i++, PLANAR_REVOLUTE_WIDTH * (Py_ssize_t)pl->nrev, 'f', "planar revolute points"))) return -1;
-    if (!(pl->pri = take(s, list, i++, PLANAR_JOINT_WIDTH * (Py_ssize_t)pl->npri, 'i', "planar prismatic rows"))) return -1;
-    if (!(pl->pri_v = take(s, list, i++, PLANAR_PRISMATIC_WIDTH * (Py_ssize_t)pl->npri, 'f', "planar prismatic vectors"))) return -1;
-    if (!(pl->cd = take(s, list, i++, COORDINATE_DRIVER_WIDTH * (Py_ssize_t)pl->ncd, 'i', "coordinate drivers"))) return -1;
+    if (!(pl->off = take(s, from, pl->nb, 'i', ARRAY_PLANAR_OFFSETS))) return -1;
+    if (!(pl->mI = take(s, from, PLANAR_BODY_WIDTH * (Py_ssize_t)pl->nb, 'f', ARRAY_PLANAR_BODIES))) return -1;
+    if (!(pl->rev = take(s, from, PLANAR_JOINT_WIDTH * (Py_ssize_t)pl->nrev, 'i', ARRAY_PLANAR_REVOLUTE_ROWS))) return -1;
+    if (!(pl->rev_s = take(s, from, PLANAR_REVOLUTE_WIDTH * (Py_ssize_t)pl->nrev, 'f', ARRAY_PLANAR_REVOLUTE))) return -1;
+    if (!(pl->pri = take(s, from, PLANAR_JOINT_WIDTH * (Py_ssize_t)pl->npri, 'i', ARRAY_PLANAR_PRISMATIC_ROWS))) return -1;
+    if (!(pl->pri_v = take(s, from, PLANAR_PRISMATIC_WIDTH * (Py_ssize_t)pl->npri, 'f', ARRAY_PLANAR_PRISMATIC))) return -1;
+    if (!(pl->cd = take(s, from, COORDINATE_DRIVER_WIDTH * (Py_ssize_t)pl->ncd, 'i', ARRAY_COORDINATE_DRIVERS))) return -1;
     for (int b = 0; b < pl->nb; b++)
         if (pl->off[b] < 0 || pl->off[b] + 3 > s->n) { PyErr_SetString(PyExc_ValueError, "kernel system: planar body out of range"); return -1; }
     for (int k = 0; k < pl->nrev + pl->npri; k++) {
@@ -1349,50 +1351,69 @@ static int check_flex_sizes(const Sys *s, const Flex *f)
 
 #define TAKE(dst, type, count, what)                                             \
     do {                                                                         \
-        dst = (type)take(s, list, i++, (Py_ssize_t)(count), KIND(dst), what);   \
+        dst = (type)take(s, from, (Py_ssize_t)(count), KIND(dst), what);        \
         if (!dst) goto fail;                                                     \
     } while (0)
 
 static PyObject *py_system(PyObject *self, PyObject *args)
 {
-    PyObject *list;
-    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &list)) return NULL;
+    PyObject *arrays, *flexible;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &arrays)) return NULL;
+    flexible = PyDict_GetItemString(arrays, ARRAY_FLEXIBLE);        /* borrowed: a list of dicts */
+    if (!flexible || !PyList_Check(flexible)) {
+        PyErr_SetString(PyExc_TypeError, "kernel system: arrays['" ARRAY_FLEXIBLE "'] must be a list of dicts");
+        return NULL;
+    }
+    Py_ssize_t n_arrays = PyDict_Size(arrays);
+    for (Py_ssize_t b = 0; b < PyList_GET_SIZE(flexible); b++) {
+        PyObject *fd = PyList_GET_ITEM(flexible, b);
+        if (!PyDict_Check(fd)) {
+            PyErr_Format(PyExc_TypeError, "kernel system: arrays['" ARRAY_FLEXIBLE "'][%zd] must be a dict", b);
+            return NULL;
+        }
+        n_arrays += PyDict_Size(fd);
+    }
     Sys *s = calloc(1, sizeof(Sys));
     if (!s) return PyErr_NoMemory();
-    Py_ssize_t nlist = PyList_GET_SIZE(list);
-    s->bufs = calloc((size_t)nlist + 1, sizeof(Py_buffer));
+    s->bufs = calloc((size_t)n_arrays + 1, sizeof(Py_buffer));
     if (!s->bufs) { free(s); return PyErr_NoMemory(); }
-    Py_ssize_t i = 0;
+    PyObject *from = arrays;                  /* the dict TAKE reads: the system's, then each flexible body's */
     const i64 *h;
     const double *g;
-    TAKE(h, const i64 *, HEADER_WIDTH, "header");
+    TAKE(h, const i64 *, HEADER_WIDTH, ARRAY_HEADER);
     if (!header(h, s)) { PyErr_SetString(PyExc_ValueError, "kernel system: bad header"); goto fail; }
-    TAKE(g, const double *, 4, "gravity");
+    TAKE(g, const double *, 4, ARRAY_GRAVITY);
     s->g[0] = g[0]; s->g[1] = g[1]; s->g[2] = g[2]; s->has_g = g[3] != 0.0;
-    TAKE(s->r_off, const i64 *, s->nr, "rigid offsets");
-    TAKE(s->r_real, const double *, RIGID_WIDTH * s->nr, "rigid inertia");
-    TAKE(s->norm, const i64 *, 2 * s->nnorm, "norm rows");
-    TAKE(s->mR, const i64 *, 3 * s->nmark, "marker R");
-    TAKE(s->mp, const i64 *, 4 * s->nmark, "marker p");
-    TAKE(s->me, const i64 *, s->E * s->nmark, "marker e");
-    TAKE(s->mcols, const i64 *, s->W * s->nmark, "marker columns");
-    TAKE(s->mpoint, const i64 *, s->nmark, "marker kind");
-    TAKE(s->my0, const double *, 3 * s->nmark, "marker y0");
-    TAKE(s->mPhi, const double *, 3 * s->E * s->nmark, "marker Phi");
-    TAKE(s->pt, const i64 *, 3 * s->npt, "point rows");
-    TAKE(s->d1, const i64 *, 3 * s->nd1, "dot1 rows");
-    TAKE(s->d2, const i64 *, 4 * s->nd2, "dot2 rows");
-    TAKE(s->ds, const i64 *, 3 * s->nds, "dist rows");
-    TAKE(s->dsL, const double *, s->nds, "dist lengths");
-    TAKE(s->ang, const i64 *, 4 * s->nang, "angle rows");
+    TAKE(s->r_off, const i64 *, s->nr, ARRAY_RIGID_OFFSETS);
+    TAKE(s->r_real, const double *, RIGID_WIDTH * s->nr, ARRAY_RIGID);
+    TAKE(s->norm, const i64 *, 2 * s->nnorm, ARRAY_NORMS);
+    TAKE(s->mR, const i64 *, 3 * s->nmark, ARRAY_MARKER_R);
+    TAKE(s->mp, const i64 *, 4 * s->nmark, ARRAY_MARKER_P);
+    TAKE(s->me, const i64 *, s->E * s->nmark, ARRAY_MARKER_E);
+    TAKE(s->mcols, const i64 *, s->W * s->nmark, ARRAY_MARKER_COLS);
+    TAKE(s->mpoint, const i64 *, s->nmark, ARRAY_MARKER_POINT);
+    TAKE(s->my0, const double *, 3 * s->nmark, ARRAY_MARKER_Y0);
+    TAKE(s->mPhi, const double *, 3 * s->E * s->nmark, ARRAY_MARKER_PHI);
+    TAKE(s->pt, const i64 *, 3 * s->npt, ARRAY_POINT_ROWS);
+    TAKE(s->d1, const i64 *, 3 * s->nd1, ARRAY_DOT1_ROWS);
+    TAKE(s->d2, const i64 *, 4 * s->nd2, ARRAY_DOT2_ROWS);
+    TAKE(s->ds, const i64 *, 3 * s->nds, ARRAY_DIST_ROWS);
+    TAKE(s->dsL, const double *, s->nds, ARRAY_DIST_LENGTHS);
+    TAKE(s->ang, const i64 *, 4 * s->nang, ARRAY_ANGLE_ROWS);
     s->flex = calloc((size_t)s->nf + 1, sizeof(Flex));
     if (!s->flex) { PyErr_NoMemory(); goto fail; }
     size_t fw = 1;
+    if (PyList_GET_SIZE(flexible) != s->nf) {
+        PyErr_Format(PyExc_ValueError, "kernel system: %zd flexible bodies' arrays, the header says %d",
+                     PyList_GET_SIZE(flexible), s->nf);
+        goto fail;
+    }
     for (int b = 0; b < s->nf; b++) {
         Flex *f = &s->flex[b];
         const i64 *fi;
         const double *fr;
-        TAKE(fi, const i64 *, FLEX_I_WIDTH, "flexible ints");
+        from = PyList_GET_ITEM(flexible, b);
+        TAKE(fi, const i64 *, FLEX_I_WIDTH, FLEX_ARRAY_INTS);
         f->off = (int)fi[FLEX_I_OFFSET]; f->ne = (int)fi[FLEX_I_N_ELASTIC]; f->nel = (int)fi[FLEX_I_N_ELEMENTS];
         f->k = (int)fi[FLEX_I_ELEMENT_DOFS]; f->damped = (int)fi[FLEX_I_DAMPED]; f->axial = (int)fi[FLEX_I_AXIAL];
         f->nkg = (int)fi[FLEX_I_N_KG]; f->nB = (int)fi[FLEX_I_N_MEAN_AXIS]; f->Brow = (int)fi[FLEX_I_MEAN_AXIS_ROW];
@@ -1400,38 +1421,39 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         if (f->k > 64) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 64 DOFs per element"); goto fail; }
         if (f->nkg > 12) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 12 unit geometric stiffnesses"); goto fail; }
         if (f->nB && (f->Brow < 0 || f->Brow + f->nB > s->m)) { PyErr_SetString(PyExc_ValueError, "kernel system: mean-axis rows out of range"); goto fail; }
-        TAKE(fr, const double *, FLEX_R_WIDTH, "flexible reals");
+        TAKE(fr, const double *, FLEX_R_WIDTH, FLEX_ARRAY_REALS);
         f->mass = fr[FLEX_R_MASS];
         memcpy(f->s, fr + FLEX_R_S, 3 * sizeof(double));
         memcpy(f->J, fr + FLEX_R_J, 9 * sizeof(double));
         f->EA = fr[FLEX_R_EA];
         int ne = f->ne;
-        TAKE(f->mO, const double *, 3 * ne, "m_O");
-        TAKE(f->d, const double *, 9 * ne, "d");
-        TAKE(f->Sp, const i64 *, 9 * ne + 1, "S row pointers");
-        TAKE(f->Sj, const i64 *, f->Sp[9 * ne], "S columns");
+        TAKE(f->mO, const double *, 3 * ne, FLEX_ARRAY_M_O);
+        TAKE(f->d, const double *, 9 * ne, FLEX_ARRAY_D);
+        TAKE(f->Sp, const i64 *, 9 * ne + 1, FLEX_ARRAY_S_INDPTR);
+        TAKE(f->Sj, const i64 *, f->Sp[9 * ne], FLEX_ARRAY_S_INDICES);
         if (csr_valid(f->Sp, f->Sj, 9 * (Py_ssize_t)ne, ne, "S") < 0) goto fail;
-        TAKE(f->S, const double *, f->Sp[9 * ne], "S values");
-        TAKE(f->Mdd, const double *, ne * ne, "[m]");
-        TAKE(f->Kdd, const double *, ne * ne, "[k]");
-        TAKE(f->Cdd, const double *, f->damped ? ne * ne : 0, "damping");
-        TAKE(f->L, const double *, f->nel, "element lengths");
-        TAKE(f->a, const double *, f->nel * f->k, "axial rows");
-        TAKE(f->G, const double *, f->nel * f->k * f->k, "unit geometric stiffness");
-        TAKE(f->idx, const i64 *, f->nel * f->k, "element DOFs");
-        TAKE(f->kg_key, const i64 *, f->nkg, "geometric stiffness keys");
-        TAKE(f->Kp, const i64 *, f->nkg ? (Py_ssize_t)f->nkg * ne + 1 : 0, "K_g row pointers");
-        TAKE(f->Kj, const i64 *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, "K_g columns");
+        TAKE(f->S, const double *, f->Sp[9 * ne], FLEX_ARRAY_S_DATA);
+        TAKE(f->Mdd, const double *, ne * ne, FLEX_ARRAY_M_DD);
+        TAKE(f->Kdd, const double *, ne * ne, FLEX_ARRAY_K_DD);
+        TAKE(f->Cdd, const double *, f->damped ? ne * ne : 0, FLEX_ARRAY_C_DD);
+        TAKE(f->L, const double *, f->nel, FLEX_ARRAY_AXIAL_L);
+        TAKE(f->a, const double *, f->nel * f->k, FLEX_ARRAY_AXIAL_A);
+        TAKE(f->G, const double *, f->nel * f->k * f->k, FLEX_ARRAY_AXIAL_G);
+        TAKE(f->idx, const i64 *, f->nel * f->k, FLEX_ARRAY_AXIAL_IDX);
+        TAKE(f->kg_key, const i64 *, f->nkg, FLEX_ARRAY_KG_KEYS);
+        TAKE(f->Kp, const i64 *, f->nkg ? (Py_ssize_t)f->nkg * ne + 1 : 0, FLEX_ARRAY_KG_INDPTR);
+        TAKE(f->Kj, const i64 *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, FLEX_ARRAY_KG_INDICES);
         if (f->nkg && csr_valid(f->Kp, f->Kj, (Py_ssize_t)f->nkg * ne, ne, "K_g") < 0) goto fail;
-        TAKE(f->Kv, const double *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, "K_g values");
-        TAKE(f->B, const double *, (Py_ssize_t)f->nB * ne, "mean-axis rows");
+        TAKE(f->Kv, const double *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, FLEX_ARRAY_KG_DATA);
+        TAKE(f->B, const double *, (Py_ssize_t)f->nB * ne, FLEX_ARRAY_B);
         if (in_range(f->idx, (Py_ssize_t)f->nel * f->k, 1, 1, 0, INT64_MAX, "element DOFs") < 0) goto fail;   /* >= ne: a fixed DOF, skipped */
         for (int z = 0; z < f->nkg; z++)
             if (f->kg_key[z] < 0 || f->kg_key[z] > 11) { PyErr_SetString(PyExc_ValueError, "kernel system: bad geometric stiffness key"); goto fail; }
         if ((size_t)(28 * ne + 8) > fw) fw = 28 * (size_t)ne + 8;
     }
-    TAKE(s->ld_i, const i64 *, LOAD_I_WIDTH * s->nl, "load kinds");
-    TAKE(s->ld_r, const double *, LOAD_R_WIDTH * s->nl, "load data");
+    from = arrays;
+    TAKE(s->ld_i, const i64 *, LOAD_I_WIDTH * s->nl, ARRAY_LOAD_I);
+    TAKE(s->ld_r, const double *, LOAD_R_WIDTH * s->nl, ARRAY_LOAD_R);
     if (check_indices(s) < 0) goto fail;
     for (int k = 0; k < s->nl; k++)        /* a load on a RigidBodyEP needs 7 coordinates from its offset */
         if (s->ld_i[LOAD_I_WIDTH * k + LOAD_I_KIND] < LOAD_TORQUE_2D && s->ld_i[LOAD_I_WIDTH * k + LOAD_I_OFFSET] > s->n - 7) {
@@ -1453,7 +1475,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     s->fw = calloc(fw, sizeof(double));
     if (!s->qe || !s->mr || !s->mJ || !s->fw) { PyErr_NoMemory(); goto fail; }
     s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
-    if (planar_parse(s, list, i) < 0) goto fail;
+    if (planar_parse(s, arrays) < 0) goto fail;
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);
@@ -2037,7 +2059,7 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"system", py_system, METH_VARARGS, "system(arrays) -> capsule: a packed flexmbs System (flexmbs.compiled)."},
+    {"system", py_system, METH_VARARGS, "system(arrays) -> capsule: a packed flexmbs System, its arrays by the names of flexmbs/kernel_schema.py."},
     {"evaluate", py_evaluate, METH_VARARGS,
      "evaluate(system, q, v, law, M, Q, C, Cq, D, K): M, Q, C, C_q, dQ_v/dv and K_el at (q, v)."},
     {"steps", py_steps, METH_VARARGS, "steps(...): index-3 generalized-alpha steps (flexmbs.compiled)."},

@@ -43,6 +43,12 @@ which also gives the kernel the sensors it evaluates in C: `sensor_row`).
 summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,
 ``kernel``: "compiled", "numpy", "mixed" or "none" when no run used index3-alpha).
 
+The contract with the kernel is declared in `flexmbs.kernel_schema`: the packed system is a dict
+of arrays by declared names, each fixed-width row (header, rigid body, load, planar joint, sensor,
+...) is filled by field name (`Record.row`), the C side reads them through the header setup.py
+generates from the same declaration, and a kernel built from another declaration (its ``SCHEMA``)
+is not used (`version_mismatch`).
+
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
 for anything else (e.g. the Model's nodal loads, and loads of a `RigidBodyEP` or a `RigidBody2D`
 that are a user's own callables, not made by `flexmbs.bodies.loads`); `index3-alpha` then runs on the
@@ -254,20 +260,24 @@ class CompiledSystem:
             n_dot2=len(arrays["d2"]), n_dist=len(arrays["ds"]), n_angle=len(arrays["ang"]), n_load=len(loads),
             n_vector=len(self._vectors), n_planar=len(planar), n_planar_revolute=len(two["rev"]),
             n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]))
-        packed = [_i64(header), _f64(g),
-                  _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, schema.RIGID.width)),
-                  _i64(norms, (-1, 2)),
-                  arrays["R"], arrays["p"], arrays["e"], arrays["cols"], arrays["point"], arrays["y0"], arrays["Phi"],
-                  arrays["pt"], arrays["d1"], arrays["d2"], arrays["ds"], arrays["L"], arrays["ang"]]
-        for f in flex:
-            packed.extend(f)
-        packed += [_i64([x[0] for x in loads], (-1, schema.LOAD_I.width)),
-                   _f64([x[1] for x in loads], (-1, schema.LOAD_R.width))]
         joint_width = schema.PLANAR_JOINT.width
-        packed += [_i64([b[0] for b in planar]), _f64([b[1] for b in planar], (-1, schema.PLANAR_BODY.width)),
-                   _i64(two["rev"], (-1, joint_width)), _f64(two["rev_s"], (-1, schema.PLANAR_REVOLUTE.width)),
-                   _i64(two["pri"], (-1, joint_width)), _f64(two["pri_v"], (-1, schema.PLANAR_PRISMATIC.width)),
-                   _i64(two["cd"], (-1, schema.COORDINATE_DRIVER.width))]
+        packed = schema.arrays(
+            schema.SYSTEM_ARRAYS, "the system",
+            header=_i64(header), gravity=_f64(g), rigid_offsets=_i64([r[0] for r in rigid]),
+            rigid=_f64([r[1] for r in rigid], (-1, schema.RIGID.width)), norms=_i64(norms, (-1, 2)),
+            marker_R=arrays["R"], marker_p=arrays["p"], marker_e=arrays["e"], marker_cols=arrays["cols"],
+            marker_point=arrays["point"], marker_y0=arrays["y0"], marker_Phi=arrays["Phi"], point_rows=arrays["pt"],
+            dot1_rows=arrays["d1"], dot2_rows=arrays["d2"], dist_rows=arrays["ds"], dist_lengths=arrays["L"],
+            angle_rows=arrays["ang"], flexible=flex,
+            load_i=_i64([x[0] for x in loads], (-1, schema.LOAD_I.width)),
+            load_r=_f64([x[1] for x in loads], (-1, schema.LOAD_R.width)),
+            planar_offsets=_i64([b[0] for b in planar]),
+            planar_bodies=_f64([b[1] for b in planar], (-1, schema.PLANAR_BODY.width)),
+            planar_revolute_rows=_i64(two["rev"], (-1, joint_width)),
+            planar_revolute=_f64(two["rev_s"], (-1, schema.PLANAR_REVOLUTE.width)),
+            planar_prismatic_rows=_i64(two["pri"], (-1, joint_width)),
+            planar_prismatic=_f64(two["pri_v"], (-1, schema.PLANAR_PRISMATIC.width)),
+            coordinate_drivers=_i64(two["cd"], (-1, schema.COORDINATE_DRIVER.width)))
         self._packed = packed                               # the kernel reads these arrays in place
         # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
         # the times of a call at once (``at_times``: the held outputs of flexmbs.control)
@@ -352,8 +362,8 @@ class CompiledSystem:
 
     @staticmethod
     def _flexible(b, off, mean_axis):
-        """The arrays of flexible body ``b`` (first coordinate ``off``; ``mean_axis``: (first row, B) of its
-        mean-axis conditions, or None)."""
+        """The arrays of flexible body ``b`` by the names of `flexmbs.kernel_schema.FLEX_ARRAYS` (first
+        coordinate ``off``; ``mean_axis``: (first row, B) of its mean-axis conditions, or None)."""
         if b.reference not in ("supports", "mean-axis"):
             raise Unsupported(f"body {b.name!r} has reference={b.reference!r}; the compiled kernel takes "
                               "'supports' and 'mean-axis'")
@@ -414,8 +424,12 @@ class CompiledSystem:
         ints = schema.FLEX_I.row(offset=off, n_elastic=ne, damped=int(damped), n_kg=n_kg, n_mean_axis=n_B,
                                  mean_axis_row=B_row, **sizes)
         reals = schema.FLEX_R.row(mass=md.mass, s=np.asarray(s, float), J=np.asarray(J, float).ravel(), EA=EA)
-        return [_i64(ints), _f64(reals), _f64(m_O, (3, ne)), _f64(d, (9, ne)), _i64(S.indptr), _i64(S.indices),
-                _f64(S.data), _f64(b._M_dd), _f64(b._K_dd), _f64(C) if damped else np.zeros(0), *axial, *omega, *B]
+        return schema.arrays(
+            schema.FLEX_ARRAYS, f"flexible body {b.name!r}", ints=_i64(ints), reals=_f64(reals), m_O=_f64(m_O, (3, ne)),
+            d=_f64(d, (9, ne)), S_indptr=_i64(S.indptr), S_indices=_i64(S.indices), S_data=_f64(S.data),
+            M_dd=_f64(b._M_dd), K_dd=_f64(b._K_dd), C_dd=_f64(C) if damped else np.zeros(0),
+            **dict(zip(("axial_L", "axial_a", "axial_G", "axial_idx"), axial)),
+            **dict(zip(("kg_keys", "kg_indptr", "kg_indices", "kg_data"), omega)), B=B[0])
 
     @staticmethod
     def _joints(joints, n):

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Field", "Record", "RECORDS", "CODES", "KINDS", "signature", "c_header"]
+__all__ = ["Field", "Record", "RECORDS", "CODES", "KINDS", "SYSTEM_ARRAYS", "FLEX_ARRAYS", "arrays", "signature",
+           "c_header"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,29 @@ SENSOR_R = Record("SENSOR_R", "f64", _fields(("u", 3), ("w", 3), ("x", 3)),
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
            COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R)
 
+#: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
+#: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
+#: with one dict of `FLEX_ARRAYS` per flexible body (``FLEX_ARRAY_<NAME>``)
+SYSTEM_ARRAYS = (
+    "header", "gravity", "rigid_offsets", "rigid", "norms",
+    "marker_R", "marker_p", "marker_e", "marker_cols", "marker_point", "marker_y0", "marker_Phi",
+    "point_rows", "dot1_rows", "dot2_rows", "dist_rows", "dist_lengths", "angle_rows",
+    "load_i", "load_r", "planar_offsets", "planar_bodies", "planar_revolute_rows", "planar_revolute",
+    "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "flexible")
+FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
+               "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B")
+
+
+def arrays(names: tuple, what: str, **values) -> dict:
+    """The dict of arrays ``values`` by the declared ``names`` (all of them, no others); ValueError
+    naming ``what`` and the missing or unknown names otherwise."""
+    missing = [n for n in names if n not in values]
+    extra = [n for n in values if n not in names]
+    if missing or extra:
+        raise ValueError(f"kernel arrays of {what}: missing {missing}, unknown {extra}")
+    return values
+
+
 #: the kind codes (C enums PREFIX_NAME = index, N_PREFIX_KINDS); LOAD: (spec kind, body dim) of
 #: `flexmbs.bodies.loads`; SENSOR: `flexmbs.control.Sensor.kernel` kinds
 CODES = {
@@ -170,6 +194,7 @@ def signature() -> str:
     kind codes; the kernel exports the one it was built with (``SCHEMA``)."""
     parts = [f"{r.prefix}/{r.dtype}:" + ",".join(f"{f.name}:{f.width}" for f in r.fields) for r in RECORDS]
     parts += [f"{k}=" + ",".join(v) for k, v in CODES.items()]
+    parts += ["ARRAY=" + ",".join(SYSTEM_ARRAYS), "FLEX_ARRAY=" + ",".join(FLEX_ARRAYS)]
     return ";".join(parts)
 
 
@@ -186,5 +211,8 @@ def c_header() -> str:
     for k, names in CODES.items():
         body = ", ".join(f"{k}_{n.upper()} = {i}" for i, n in enumerate(names))
         lines.append(f"enum {{ {body}, N_{k}_KINDS = {len(names)} }};")
+    lines.append("")
+    for prefix, names in (("ARRAY", SYSTEM_ARRAYS), ("FLEX_ARRAY", FLEX_ARRAYS)):
+        lines += [f'#define {prefix}_{name.upper()} "{name}"' for name in names]
     lines += ["", f'#define KERNEL_SCHEMA "{signature()}"', "", "#endif", ""]
     return "\n".join(lines)

@@ -30,6 +30,11 @@ ROWS = [
      ValueError, r"kernel record PLANAR_BODY: fields \['mass', 'inertia'\]; missing \[\], unknown \['J'\]"),
     ("a vector too long for its field", lambda: schema.PLANAR_REVOLUTE.row(s_i=(1.0, 2.0, 3.0), s_j=(0.0, 0.0)),
      ValueError, r"kernel record PLANAR_REVOLUTE: field 's_i' holds 2 numbers, got 3"),
+    ("a packed system without an array", lambda: schema.arrays(("header", "gravity"), "the system", header=1),
+     ValueError, r"kernel arrays of the system: missing \['gravity'\], unknown \[\]"),
+    ("a packed system with an undeclared array",
+     lambda: schema.arrays(("header",), "flexible body 'rod'", header=1, springs=2),
+     ValueError, r"kernel arrays of flexible body 'rod': missing \[\], unknown \['springs'\]"),
     ("a kernel built from another declaration",
      lambda: _raise(version_mismatch(SimpleNamespace(VERSION=3, SCHEMA="HEADER/i64:n:1", __file__="k.so"))),
      RuntimeError, r"the compiled kernel k.so was built from another declaration of its rows than "
@@ -98,6 +103,17 @@ def test_kernel_control_tuple_is_checked_before_a_step(what, kwargs, error, mess
     with pytest.raises(error, match=message):
         _step(it, _control(**kwargs))
     np.testing.assert_array_equal(it._kstate[0], q)            # no step was taken
+
+
+@needs_kernel
+def test_the_kernel_names_a_missing_array():
+    import _flexmbs_kernel
+    packed = dict(_integrator()._compiled._packed)
+    del packed["load_r"]
+    with pytest.raises(ValueError, match="kernel system: missing array load_r"):
+        _flexmbs_kernel.system(packed)
+    with pytest.raises(TypeError, match=r"kernel system: arrays\['flexible'\] must be a list of dicts"):
+        _flexmbs_kernel.system({})
 
 
 @needs_kernel

@@ -65,6 +65,10 @@ def test_the_generated_header_gives_every_field_its_offset():
     text = schema.c_header()
     assert "#define LOAD_R_ANCHOR 3" in text and "#define LOAD_R_WIDTH 9" in text
     assert "#define HEADER_WIDTH 19" in text and "LOAD_SPRING_2D = 5, N_LOAD_KINDS = 6" in text
+    for name in schema.SYSTEM_ARRAYS:
+        assert f'#define ARRAY_{name.upper()} "{name}"\n' in text
+    for name in schema.FLEX_ARRAYS:
+        assert f'#define FLEX_ARRAY_{name.upper()} "{name}"\n' in text
     for record in schema.RECORDS:
         for name, at in record.offsets().items():
             assert f"#define {record.prefix}_{name.upper()} {at}\n" in text

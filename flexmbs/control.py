@@ -545,8 +545,9 @@ class KernelSampling:
     u(t_{k+1}) E of each held load (`flexmbs.compiled.CompiledSystem.held_loads`), to ``held``, which
     the kernel reads instead of a tabulated function of t.  Between samples no Python runs.
 
-    ``error``: (stage, exception) of the sample that stopped the steps ("sample": the law or a sensor;
-    "held": a held output read at the next step's time), else None.
+    ``error``: (stage, exception) of the sample that stopped the steps ("sample": the law or a sensor,
+    a `UserFunctionError` or ArithmeticError; "held": a held output read at the next step's time; "raise":
+    any other exception, which the integrator raises), else None.
     """
 
     def __init__(self, system, due: list, compiled, q: np.ndarray, v: np.ndarray):
@@ -610,8 +611,11 @@ class KernelSampling:
                         state = State(self.system, self._q.copy(), self._v.copy())
                     sensed[name] = sensor.read(state)
                 c.apply(t, sensed)
-        except Exception as err:               # the integrator reports it (`flexmbs.integrators.simulate`)
+        except (UserFunctionError, ArithmeticError) as err:     # the run stops with its message
             self.error = ("sample", err)
+            return False
+        except Exception as err:               # not the user's function's: raised after the kernel's call
+            self.error = ("raise", err)
             return False
         return step + 1 >= len(self._times) or self._fill(float(self._times[step + 1]))
 

@@ -91,3 +91,24 @@ def test_one_kernel_call_runs_many_samples(monkeypatch):
                  kernel="compiled")
     assert res.status == "finished" and len(c.record["t"]) == 400
     assert sum(calls) == 1600 and len(calls) <= 10, calls
+
+
+@pytest.mark.parametrize("kernel", ["compiled", "numpy"])
+def test_a_sensor_that_fails_outside_a_users_law_raises_on_both_paths(kernel):
+    """Not a law's error (those stop the run with a message, tests/test_failures_control.py): a sensor's
+    own exception leaves the kernel's call and the run, as on the numpy path."""
+    calls = []
+
+    def broken(state):                  # fails at the fourth sample, within the kernel's call
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyError("no such coordinate")
+        return 0.0
+    tau = control.Output("torque")
+    system, top, _ = double_pendulum([tau.torque(AXIS)])
+    c = control.Controller(1e-3, {"bad": control.Sensor("broken", (system.bodies[0],), broken)}, tau,
+                           lambda t, s: 0.0)
+    with pytest.raises(KeyError, match="no such coordinate"):
+        fm.run(system, method="index3-alpha", h=5e-4, t_end=0.01, dt_out=1e-3, controllers=[c], store=False,
+               kernel=kernel)
+    assert len(calls) == 4

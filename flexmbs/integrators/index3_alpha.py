@@ -377,10 +377,9 @@ class Index3GeneralizedAlpha(Integrator):
         """Stop the run on the error of a controller's sample within the kernel's steps, as
         `flexmbs.integrators.simulate` stops it on the numpy path (`stop`: the outputs so far are kept):
         a law's or an output's `UserFunctionError` (or an ArithmeticError) becomes the message, any other
-        exception is raised."""
-        from ..user_functions import UserFunctionError
+        exception (stage "raise") is raised."""
         stage, err = error
-        if not isinstance(err, (UserFunctionError, ArithmeticError)):
+        if stage == "raise":
             raise err
         if stage == "held":
             self.status, self.message = "failed", self._step_failure(self.t, err)

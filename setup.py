@@ -4,8 +4,32 @@ Everything else is in pyproject.toml.  The extension is optional: without a comp
 install goes on and flexmbs runs its numpy path (flexmbs.compiled says why).  It is a
 top-level module, ``_flexmbs_kernel``, so that a source checkout that imports ``flexmbs`` from
 the working tree (the test command of the README) still finds the installed kernel.
+
+Before the build, csrc/kernel_schema.h is generated from the declaration of the kernel's rows
+in flexmbs/kernel_schema.py (loaded by its path: it needs only the standard library), so that
+the C side reads every row by the names the Python side packs it with (docs/design.md, "The
+kernel's schema").
 """
+import importlib.util
+import sys
+from pathlib import Path
+
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("_flexmbs_kernel", sources=["csrc/index3_kernel.c"], optional=True,
-                             extra_compile_args=["-O3", "-std=c99"])])
+ROOT = Path(__file__).resolve().parent
+
+
+def write_schema_header() -> None:
+    """csrc/kernel_schema.h from flexmbs/kernel_schema.py's `c_header` (rewritten only when it changes)."""
+    spec = importlib.util.spec_from_file_location("kernel_schema", ROOT / "flexmbs" / "kernel_schema.py")
+    schema = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = schema            # its dataclasses look their module up there
+    spec.loader.exec_module(schema)
+    header, text = ROOT / "csrc" / "kernel_schema.h", schema.c_header()
+    if not header.is_file() or header.read_text() != text:
+        header.write_text(text)
+
+
+write_schema_header()
+setup(ext_modules=[Extension("_flexmbs_kernel", sources=["csrc/index3_kernel.c"], depends=["csrc/kernel_schema.h"],
+                             optional=True, extra_compile_args=["-O3", "-std=c99"])])

@@ -3,6 +3,7 @@ PD law as a load of the state (the old way), and a torque of time only of the sa
 
     python benchmarks/bench_controlled_pendulum.py [--repeats 3] [--h 2.5e-4 1e-3]
     python benchmarks/bench_controlled_pendulum.py --quick     # a smoke test of the script, not a measurement
+    python benchmarks/bench_controlled_pendulum.py --ways sampled feedforward   # without the slow numpy path
 
 Each run is the case's `run` at its defaults (3 s, 1 kHz sampling) but for ``h`` and ``control``
 ("sampled", "continuous", "feedforward"), without output files; printed per step size and way: the
@@ -44,6 +45,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--h", type=float, nargs="+", default=[2.5e-4, 1e-3])
     parser.add_argument("--quick", action="store_true", help="0.05 s runs, one repeat: a smoke test")
+    parser.add_argument("--ways", nargs="+", choices=WAYS, default=list(WAYS),
+                        help="which torques to run (feedforward is always run: the ratios' base)")
     args = parser.parse_args(argv)
     t_end = 0.05 if args.quick else controlled_pendulum.DEFAULTS["t_end"]
     repeats = 1 if args.quick else args.repeats
@@ -55,7 +58,7 @@ def main(argv=None) -> int:
     print("| h [s] | torque | path | steps | samples | solve [s] | per step [us] | / time-only |")
     print("|---:|---|---|---:|---:|---:|---:|---:|")
     for h in args.h:
-        rows = {way: measure(h, way, repeats, t_end) for way in WAYS}
+        rows = {way: measure(h, way, repeats, t_end) for way in WAYS if way in args.ways or way == "feedforward"}
         base = rows["feedforward"]["solve_s"]
         for way, s in rows.items():
             print(f"| {s['h_used']:g} | {way} | {s['kernel']} | {s['n_steps']} | {s['samples']} | {s['solve_s']:.3f} | "

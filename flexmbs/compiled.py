@@ -24,8 +24,9 @@ and the fallback:
   (`flexmbs.constraints.mean_axis`, constant B) and the joints of `flexmbs.constraints.batch.JointBatch`
   (point, dot1, dot2, dist and the angle rows of `AngleDriver`) on the frame markers of these
   bodies and the ground;
-- planar systems: `flexmbs.bodies.RigidBody2D` (constant M = diag(m, m, I_G), Q the weight, no
-  quadratic-velocity terms: dQ_v/dv = 0) with `flexmbs.constraints.planar.PlanarRevolute` (those of
+- planar systems: `flexmbs.bodies.RigidBody2D` (constant M = diag(m, m, I_G), Q the weight and
+  the loads of `flexmbs.bodies.loads` (torques, point forces, springs and dashpots to the ground,
+  csrc ``planar_load``), no quadratic-velocity terms: dQ_v/dv = 0) with `flexmbs.constraints.planar.PlanarRevolute` (those of
   the System's pair batch and single ones) and `PlanarPrismatic` between these bodies and the ground
   (e.g. IFToMM A01 and A02, cases/pendulum_a01.py and cases/double_four_bar.py);
 - `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind.
@@ -33,15 +34,24 @@ and the fallback:
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first), and so are the
 loads' functions of time; a function with an ``at_times(times) -> (k, 3)`` method (the held
-outputs of `flexmbs.control`) is evaluated at all the step times of a call at once.
+outputs of `flexmbs.control`) is evaluated at all the step times of a call at once, and in a
+controlled run not tabulated at all: the kernel reads its vector from the ``held`` array that the
+controllers' samples write within the call (`steps`' control tuple, `flexmbs.control.KernelSampling`,
+which also gives the kernel the sensors it evaluates in C: `sensor_row`).
 
 `kernel_status()` says whether the kernel is installed (and where) or why not; every case's
 summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,
 ``kernel``: "compiled", "numpy", "mixed" or "none" when no run used index3-alpha).
 
+The contract with the kernel is declared in `flexmbs.kernel_schema`: the packed system is a dict
+of arrays by declared names, each fixed-width row (header, rigid body, load, planar joint, sensor,
+...) is filled by field name (`Record.row`), the C side reads them through the header setup.py
+generates from the same declaration, and a kernel built from another declaration (its ``SCHEMA``)
+is not used (`version_mismatch`).
+
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
-for anything else (e.g. loads: the Model's nodal loads and the ``loads`` of a `RigidBodyEP` or a
-`RigidBody2D`, as in Andrews' squeezer, hold Python callables); `index3-alpha` then runs on the
+for anything else (e.g. the Model's nodal loads, and loads of a `RigidBodyEP` or a `RigidBody2D`
+that are a user's own callables, not made by `flexmbs.bodies.loads`); `index3-alpha` then runs on the
 numpy path (option ``kernel``: "auto", "compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
 whole runs against each other.
 """
@@ -52,25 +62,34 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from . import kernel_schema as schema
 from .constraints.base import law_values
 from .user_functions import UserFunctionError, evaluate, require_finite
 
 __all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_compiler", "note_path",
-           "summary_keys", "MAX_ELASTIC"]
+           "summary_keys", "MAX_ELASTIC", "SENSOR_KINDS", "NO_CONTROL"]
 
-KERNEL_VERSION = 2      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out)
+KERNEL_VERSION = 3      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out; 3: with
+                        # the control tuple: samples called from the steps, held load vectors, sensors)
 
 
 def version_mismatch(module) -> str | None:
     """Why the loaded kernel ``module`` cannot be used: built from other sources than this flexmbs
     (its ``VERSION`` is not `KERNEL_VERSION`, e.g. a .so left from before a change of the `steps`
-    call), or None when it matches."""
+    call, or its ``SCHEMA``, the layout of the rows it reads, is not `flexmbs.kernel_schema.signature`),
+    or None when it matches."""
     version = getattr(module, "VERSION", 1)
-    if version == KERNEL_VERSION:
-        return None
-    return (f"the compiled kernel {getattr(module, '__file__', '_flexmbs_kernel')} is version {version}, this "
-            f"flexmbs calls version {KERNEL_VERSION}; rebuild it (`python setup.py build_ext --inplace` in the "
-            "source tree, or reinstall flexmbs)")
+    where = getattr(module, "__file__", "_flexmbs_kernel")
+    rebuild = "rebuild it (`python setup.py build_ext --inplace` in the source tree, or reinstall flexmbs)"
+    if version != KERNEL_VERSION:
+        return f"the compiled kernel {where} is version {version}, this flexmbs calls version {KERNEL_VERSION}; {rebuild}"
+    built = getattr(module, "SCHEMA", None)
+    if built != schema.signature():
+        first = next((a for a, b in zip((built or "").split(";"), schema.signature().split(";")) if a != b), None)
+        return (f"the compiled kernel {where} was built from another declaration of its rows than "
+                f"flexmbs/kernel_schema.py ({'no SCHEMA' if built is None else 'first difference: ' + repr(first)}); "
+                f"{rebuild}")
+    return None
 
 
 try:                                    # a top-level extension module, installed with flexmbs
@@ -83,12 +102,27 @@ except ImportError as err:              # no C compiler at install time: the num
 if _MISSING is not None:                # not installed, or built from older sources: the numpy path
     _kernel = None
 
+SENSOR_KINDS = schema.CODES["SENSOR"]        # the kinds of `flexmbs.control.Sensor.kernel`, csrc ``sense``
+SENSOR_WIDTH = {"angle": 1, "rate": 1, "position": 3, "velocity": 3, "omega": 3}
+
 MAX_ELASTIC = 400       # elastic coordinates of a flexible body beyond which the numpy path is used:
                         # the kernel keeps the dense (9 n_e, n_e) S[a, b] and [k], [m] of each body
 
 
+NO_CONTROL = (np.zeros(0, dtype=np.int64), None, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+              np.zeros(0), np.zeros(0))    # the control tuple of `CompiledSystem.steps` without controllers
+
+
 class Unsupported(ValueError):
     """The system has a body, constraint or option that the compiled kernel does not evaluate."""
+
+
+def refusal(kind: str) -> str:
+    """Why the compiled kernel does not evaluate ``kind`` (a class name), as `flexmbs.kernel_schema.KINDS`
+    states it."""
+    entry = schema.KINDS.get(kind, "")
+    return entry[len("refused: "):] if entry.startswith("refused: ") else \
+        f"{kind} is not declared in flexmbs.kernel_schema.KINDS"
 
 
 def c_compiler() -> bool:
@@ -198,19 +232,17 @@ class CompiledSystem:
         for b in system.bodies:
             off = system.slice(b).start
             if type(b) is RigidBody2D:
-                if b.loads:
-                    raise Unsupported(f"body {b.name!r} has loads, which the compiled kernel does not apply to "
-                                      "planar bodies")
-                planar.append((off, b.mass, b.inertia))
+                loads.extend(self._loads(b, off))
+                planar.append((off, schema.PLANAR_BODY.row(mass=b.mass, inertia=b.inertia)))
             elif type(b) is RigidBodyEP:
                 loads.extend(self._loads(b, off))
-                rigid.append((off, np.concatenate([[b.mass], np.asarray(b.inertia_reference, float).ravel(),
-                                                   np.asarray(b.centroid, float)])))
+                rigid.append((off, schema.RIGID.row(mass=b.mass, inertia=np.asarray(b.inertia_reference, float).ravel(),
+                                                    centroid=b.centroid)))
             elif type(b) is FlexibleBody:
                 flex.append(self._flexible(b, off, mean_axis.pop(id(b), None)))
             else:
-                raise Unsupported(f"body {b.name!r} is a {type(b).__name__}; the compiled kernel takes "
-                                  "RigidBodyEP, FlexibleBody and RigidBody2D")
+                raise Unsupported(f"body {b.name!r} is a {type(b).__name__}: {refusal(type(b).__name__)}; the "
+                                  "compiled kernel takes RigidBodyEP, FlexibleBody and RigidBody2D")
         if mean_axis:                                       # conditions of a body the kernel does not hold
             raise Unsupported("mean-axis conditions of a body that is not a FlexibleBody of this system are not "
                               "evaluated by the compiled kernel")
@@ -222,19 +254,30 @@ class CompiledSystem:
         g = np.zeros(4)
         if system.gravity is not None and np.any(system.gravity):
             g[:system.dim], g[3] = system.gravity, 1.0
-        header = [n, m, len(rigid), len(flex), len(norms), arrays["n_mark"], arrays["W"], arrays["E"],
-                  len(arrays["pt"]), len(arrays["d1"]), len(arrays["d2"]), len(arrays["ds"]), len(arrays["ang"]),
-                  len(loads), len(self._vectors), len(planar), len(two["rev"]), len(two["pri"]), len(two["cd"])]
-        packed = [_i64(header), _f64(g),
-                  _i64([r[0] for r in rigid]), _f64([r[1] for r in rigid], (-1, 13)), _i64(norms, (-1, 2)),
-                  arrays["R"], arrays["p"], arrays["e"], arrays["cols"], arrays["point"], arrays["y0"], arrays["Phi"],
-                  arrays["pt"], arrays["d1"], arrays["d2"], arrays["ds"], arrays["L"], arrays["ang"]]
-        for f in flex:
-            packed.extend(f)
-        packed += [_i64([x[0] for x in loads], (-1, 4)), _f64([x[1] for x in loads], (-1, 9))]
-        packed += [_i64([b[0] for b in planar]), _f64([b[1:] for b in planar], (-1, 2)),
-                   _i64(two["rev"], (-1, 3)), _f64(two["rev_s"], (-1, 4)), _i64(two["pri"], (-1, 3)),
-                   _f64(two["pri_v"], (-1, 10)), _i64(two["cd"], (-1, 2))]
+        header = schema.HEADER.row(
+            n=n, m=m, n_rigid=len(rigid), n_flex=len(flex), n_norm=len(norms), n_mark=arrays["n_mark"],
+            marker_width=arrays["W"], marker_elastic=arrays["E"], n_point=len(arrays["pt"]), n_dot1=len(arrays["d1"]),
+            n_dot2=len(arrays["d2"]), n_dist=len(arrays["ds"]), n_angle=len(arrays["ang"]), n_load=len(loads),
+            n_vector=len(self._vectors), n_planar=len(planar), n_planar_revolute=len(two["rev"]),
+            n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]))
+        joint_width = schema.PLANAR_JOINT.width
+        packed = schema.arrays(
+            schema.SYSTEM_ARRAYS, "the system",
+            header=_i64(header), gravity=_f64(g), rigid_offsets=_i64([r[0] for r in rigid]),
+            rigid=_f64([r[1] for r in rigid], (-1, schema.RIGID.width)), norms=_i64(norms, (-1, 2)),
+            marker_R=arrays["R"], marker_p=arrays["p"], marker_e=arrays["e"], marker_cols=arrays["cols"],
+            marker_point=arrays["point"], marker_y0=arrays["y0"], marker_Phi=arrays["Phi"], point_rows=arrays["pt"],
+            dot1_rows=arrays["d1"], dot2_rows=arrays["d2"], dist_rows=arrays["ds"], dist_lengths=arrays["L"],
+            angle_rows=arrays["ang"], flexible=flex,
+            load_i=_i64([x[0] for x in loads], (-1, schema.LOAD_I.width)),
+            load_r=_f64([x[1] for x in loads], (-1, schema.LOAD_R.width)),
+            planar_offsets=_i64([b[0] for b in planar]),
+            planar_bodies=_f64([b[1] for b in planar], (-1, schema.PLANAR_BODY.width)),
+            planar_revolute_rows=_i64(two["rev"], (-1, joint_width)),
+            planar_revolute=_f64(two["rev_s"], (-1, schema.PLANAR_REVOLUTE.width)),
+            planar_prismatic_rows=_i64(two["pri"], (-1, joint_width)),
+            planar_prismatic=_f64(two["pri_v"], (-1, schema.PLANAR_PRISMATIC.width)),
+            coordinate_drivers=_i64(two["cd"], (-1, schema.COORDINATE_DRIVER.width)))
         self._packed = packed                               # the kernel reads these arrays in place
         # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
         # the times of a call at once (``at_times``: the held outputs of flexmbs.control)
@@ -245,9 +288,12 @@ class CompiledSystem:
         self.has_elastic = bool(flex)
 
     def _loads(self, b, off):
-        """(ints, reals) of each load of rigid body ``b`` (`flexmbs.bodies.loads`, by its ``spec``); the
-        loads' functions of time are added to ``_vectors`` (tabulated per step by `laws`)."""
-        out = []
+        """(LOAD_I row, LOAD_R row) of each load of rigid body ``b`` (a `RigidBodyEP` or a `RigidBody2D`;
+        `flexmbs.bodies.loads`, by its ``spec``; `flexmbs.kernel_schema`), its kind the LOAD code of the
+        spec's kind ("torque", "point", "spring"; with "_2d" on a planar body).  The loads' functions of
+        time are added to ``_vectors`` (tabulated per step by `laws`, padded to 3 columns)."""
+        out, dim = [], b.dim
+        codes = schema.CODES["LOAD"]
         for i, load in enumerate(b.loads):
             spec = getattr(load, "spec", None)
             if spec is None:
@@ -256,17 +302,20 @@ class CompiledSystem:
                                   "spring_to_ground it can; a law of the state sampled by a "
                                   "flexmbs.control.Controller it can too)")
             kind = spec[0]
+            code = codes.index(kind if dim == 3 else f"{kind}_2d")
             if kind == "spring":
                 _, s, anchor, k, l0, c = spec
-                out.append(([2, off, 0, 0], np.concatenate([s, anchor, [k, l0, c]])))
+                out.append((schema.LOAD_I.row(kind=code, offset=off, local=0, vector=0),
+                            schema.LOAD_R.row(point=s, anchor=anchor, stiffness=k, rest_length=l0, damping=c)))
                 continue
-            f, local, s = (spec[1], spec[2], np.zeros(3)) if kind == "torque" else (spec[2], spec[3], spec[1])
+            f, local, s = (spec[1], spec[2], np.zeros(dim)) if kind == "torque" else (spec[2], spec[3], spec[1])
             value = np.asarray(f(0.0), dtype=float)
-            if value.shape != (3,):
+            want = () if kind == "torque" and dim == 2 else (dim,)
+            if value.shape != want:
                 raise Unsupported(f"body {b.name!r}: its {kind} load {i} gives a vector of shape {value.shape} at "
-                                  "t = 0, not (3,)")
-            out.append(([0 if kind == "torque" else 1, off, int(local), len(self._vectors)],
-                        np.concatenate([s, np.zeros(3), [0.0, 0.0, 0.0]])))
+                                  f"t = 0, not {want}")
+            out.append((schema.LOAD_I.row(kind=code, offset=off, local=int(local), vector=len(self._vectors)),
+                        schema.LOAD_R.row(point=s, anchor=(), stiffness=0.0, rest_length=0.0, damping=0.0)))
             self._vectors.append((f, f"body {b.name!r}: load {i}"))
         return out
 
@@ -294,14 +343,17 @@ class CompiledSystem:
                                       "kernel takes planar joints between RigidBody2D bodies and the ground")
                 row = system.rows(c).start
                 cols = [-1 if b is None else system.slice(b).start for b in c.bodies]
+                joint = schema.PLANAR_JOINT.row(row=row, offset_i=cols[0], offset_j=cols[1])
                 if kind is PlanarRevolute:
-                    out["rev"].append([row, *cols])
-                    out["rev_s"].append(np.concatenate([c.s[0], c.s[1]]))
+                    out["rev"].append(joint)
+                    out["rev_s"].append(schema.PLANAR_REVOLUTE.row(s_i=c.s[0], s_j=c.s[1]))
                 else:
-                    out["pri"].append([row, *cols])
-                    out["pri_v"].append(np.concatenate([c.s[0], c.s[1], c.a[0], c.a[1], c.n_i]))
+                    out["pri"].append(joint)
+                    out["pri_v"].append(schema.PLANAR_PRISMATIC.row(s_i=c.s[0], s_j=c.s[1], a_i=c.a[0], a_j=c.a[1],
+                                                                    n_i=c.n_i))
             elif kind is CoordinateDriver and k in single:
-                out["cd"].append([system.rows(c).start, system.slice(c.bodies[0]).start + c.index])
+                out["cd"].append(schema.COORDINATE_DRIVER.row(row=system.rows(c).start,
+                                                              coordinate=system.slice(c.bodies[0]).start + c.index))
                 out["drivers"].append(c)
             elif k in single:
                 raise Unsupported(f"constraint {c.name!r} ({kind.__name__}) is not evaluated by the compiled "
@@ -310,8 +362,8 @@ class CompiledSystem:
 
     @staticmethod
     def _flexible(b, off, mean_axis):
-        """The arrays of flexible body ``b`` (first coordinate ``off``; ``mean_axis``: (first row, B) of its
-        mean-axis conditions, or None)."""
+        """The arrays of flexible body ``b`` by the names of `flexmbs.kernel_schema.FLEX_ARRAYS` (first
+        coordinate ``off``; ``mean_axis``: (first row, B) of its mean-axis conditions, or None)."""
         if b.reference not in ("supports", "mean-axis"):
             raise Unsupported(f"body {b.name!r} has reference={b.reference!r}; the compiled kernel takes "
                               "'supports' and 'mean-axis'")
@@ -336,12 +388,12 @@ class CompiledSystem:
         C = md.C_op.toarray() if damped and sparse.issparse(md.C_op) else md.C_op
         ax = b._axial
         if ax is None:
-            ints = [off, ne, 0, 0, int(damped), 0]
+            sizes = dict(n_elements=0, element_dofs=0, axial=0)
             axial = [np.zeros(0), np.zeros(0), np.zeros(0), _i64([])]
             EA = 0.0
         else:
             nel, k = ax.idx.shape
-            ints = [off, ne, nel, k, int(damped), 1]
+            sizes = dict(n_elements=nel, element_dofs=k, axial=1)
             axial = [_f64(ax.L), _f64(ax.a), _f64(ax.G), _i64(ax.idx)]
             EA = float(ax.EA)
         omega = [_i64([]), _i64([]), _i64([]), np.zeros(0)]
@@ -369,10 +421,15 @@ class CompiledSystem:
             B_row, B_rows = mean_axis
             n_B = len(B_rows)
             B = [_f64(B_rows, (n_B, ne))]
-        ints += [n_kg, n_B, B_row]
-        reals = np.concatenate([[md.mass], np.asarray(s, float), np.asarray(J, float).ravel(), [EA]])
-        return [_i64(ints), _f64(reals), _f64(m_O, (3, ne)), _f64(d, (9, ne)), _i64(S.indptr), _i64(S.indices),
-                _f64(S.data), _f64(b._M_dd), _f64(b._K_dd), _f64(C) if damped else np.zeros(0), *axial, *omega, *B]
+        ints = schema.FLEX_I.row(offset=off, n_elastic=ne, damped=int(damped), n_kg=n_kg, n_mean_axis=n_B,
+                                 mean_axis_row=B_row, **sizes)
+        reals = schema.FLEX_R.row(mass=md.mass, s=np.asarray(s, float), J=np.asarray(J, float).ravel(), EA=EA)
+        return schema.arrays(
+            schema.FLEX_ARRAYS, f"flexible body {b.name!r}", ints=_i64(ints), reals=_f64(reals), m_O=_f64(m_O, (3, ne)),
+            d=_f64(d, (9, ne)), S_indptr=_i64(S.indptr), S_indices=_i64(S.indices), S_data=_f64(S.data),
+            M_dd=_f64(b._M_dd), K_dd=_f64(b._K_dd), C_dd=_f64(C) if damped else np.zeros(0),
+            **dict(zip(("axial_L", "axial_a", "axial_G", "axial_idx"), axial)),
+            **dict(zip(("kg_keys", "kg_indptr", "kg_indices", "kg_data"), omega)), B=B[0])
 
     @staticmethod
     def _joints(joints, n):
@@ -419,11 +476,40 @@ class CompiledSystem:
             raise failure
         return table
 
-    def tabulate(self, times) -> tuple[np.ndarray, UserFunctionError | None]:
+    @property
+    def held_loads(self) -> list:
+        """The loads' functions of time that are held controller outputs (they have ``at_times``:
+        `flexmbs.control.Output`'s loads), as (vector index, function, name): in a controlled run the
+        kernel reads their vectors from the ``held`` array that the samples write (`steps`)."""
+        return list(self._held)
+
+    @property
+    def n_vectors(self) -> int:
+        """The loads' vectors of time the kernel reads (a time row's last 3 n_vectors columns)."""
+        return len(self._vectors)
+
+    def sensor_row(self, kind: str, bodies, vectors: dict, out: int):
+        """The kernel's rows of a controller's sensor (csrc/index3_kernel.c ``sense``): (SENSOR_I row:
+        kind, first coordinate of each body (-1: the ground; body j only for "angle" and "rate"),
+        output index ``out``; SENSOR_R row: its body-fixed ``vectors`` by field name, "u", "w", "x",
+        the others zero), or None when a body is not a `RigidBodyEP` of this system or the ground (the
+        sensor is then read in Python)."""
+        from .bodies.rigid import RigidBodyEP
+        system = self.system
+        members = {id(b) for b in system.bodies}
+        if any(b is not None and (type(b) is not RigidBodyEP or id(b) not in members) for b in bodies):
+            return None
+        offsets = [-1 if b is None else system.slice(b).start for b in bodies]
+        offsets += [-1] * (2 - len(offsets))
+        return (schema.SENSOR_I.row(kind=SENSOR_KINDS.index(kind), offset_i=offsets[0], offset_j=offsets[1], out=out),
+                schema.SENSOR_R.row(**{"u": (), "w": (), "x": (), **vectors}))
+
+    def tabulate(self, times, held_by_kernel: bool = False) -> tuple[np.ndarray, UserFunctionError | None]:
         """The rows of `laws` at ``times`` in order, up to the first time at which a law or a load's
         function raises or gives NaN or inf: (the rows before it, that `UserFunctionError` naming it
         and the time), or (all rows, None).  The steps before that time can then run, as they do on
-        the numpy path, where the same error stops the step to that time."""
+        the numpy path, where the same error stops the step to that time.  ``held_by_kernel``: the
+        columns of `held_loads` are left zero (a controlled run: the kernel reads them from ``held``)."""
         times = np.atleast_1d(np.asarray(times, dtype=float))
         by_row, held = self._by_row, self._held
         rows, failure = [], None
@@ -435,13 +521,13 @@ class CompiledSystem:
                 failure = err
             times = times[:len(rows)]
         n_d = len(self.drivers)
-        table = np.empty((len(times), 3 * (n_d + len(self._vectors))))
+        table = (np.zeros if held_by_kernel else np.empty)((len(times), 3 * (n_d + len(self._vectors))))
         if rows:
             rows = np.array(rows, dtype=float)
             table[:, :3 * n_d] = rows[:, :3 * n_d]
             for j, (k, _, _) in enumerate(by_row):
                 table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = rows[:, 3 * (n_d + j):3 * (n_d + j + 1)]
-        for k, f, what in held if len(times) else ():
+        for k, f, what in held if len(times) and not held_by_kernel else ():
             # a held control output (`flexmbs.control.Output`): its values at all times in one call,
             # finite by construction (checked where the controller set them)
             table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = evaluate(what, float(times[0]), f.at_times, times)
@@ -456,6 +542,7 @@ class CompiledSystem:
             value = np.asarray(evaluate(what, t, f, t), dtype=float).ravel()
             require_finite(value, what, t)
             row.extend(value)
+            row.extend((0.0,) * (3 - value.size))           # a planar torque (1) or force (2): 3 columns
         return row
 
     def evaluate(self, t, q, v) -> dict:
@@ -483,9 +570,13 @@ class CompiledSystem:
         return a
 
     def steps(self, params, int_params, state, flags, piv, times, hs, laws, t_out, x_out, lam_out, x_old,
-              info) -> float:
+              info, control=None) -> float:
         """Runs the kernel's index-3 generalized-alpha steps (`flexmbs.integrators.index3_alpha`); the
         states at the output times ``t_out`` go to ``x_out`` (n_out, 2 n_q), their multipliers to
-        ``lam_out`` (n_out, n_c)."""
+        ``lam_out`` (n_out, n_c).  ``control`` (None: `NO_CONTROL`): (sample_at (k,) int64, 1 after
+        the steps that end at a sample time; sample(step) -> bool, called there after the kernel has
+        written the sensors' values to ``sensed`` (False: stop after that step); held (3 n_vectors,),
+        the held load vectors it reads where held_mask (n_vectors,) int64 is 1; the sensor rows'
+        ints (4 n_s,) and reals (9 n_s,) of `sensor_row`; sensed), `flexmbs.control.KernelSampling`."""
         return _kernel.steps(self.handle, params, int_params, state, flags, piv, (times, hs, laws),
-                             (t_out, x_out, lam_out, x_old, info))
+                             (t_out, x_out, lam_out, x_old, info), NO_CONTROL if control is None else control)

@@ -12,15 +12,17 @@ A `Controller` declares what it reads (``sense``: `joint_angle`, `joint_rate`, `
 `body_velocity`, `body_angular_velocity`) and what it drives (``act``: `Output` signals).  An
 `Output` is a function of time, the held value, so it drives a body through the time-function
 loads of `flexmbs.bodies.loads` (``output.torque(axis)``, ``output.force(point, direction)``),
-which the compiled kernel tabulates at its step times as any load of time: the whole run stays on
-the compiled path (`flexmbs.compiled`).  A load written as a function of the state,
+which the compiled kernel reads as the held values the samples set: the whole run stays on the
+compiled path (`flexmbs.compiled`).  A load written as a function of the state,
 ``load(body, t, q, v)``, stays possible; it runs on the numpy path.
 
 ``flexmbs.run(system, method="index3-alpha", h=..., controllers=[c])`` runs the controllers: the
 step is shrunk so that it divides every period (as it is aligned with the outputs:
-`flexmbs.integrators.simulate.step_used`), the integrator ends a chunk of steps at each sample
-time, the law is called there with the state of the step that ends there, and the step after it
-applies the new values.  The held value is left-continuous (u on (t_k, t_k + T]): the implicit
+`flexmbs.integrators.simulate.step_used`), the law is called at each sample time with the state of
+the step that ends there, and the step after it applies the new values.  The compiled kernel does
+this within its call (`KernelSampling`): it evaluates the sensors of `RigidBodyEP` bodies in C,
+calls back into Python for the law only, and reads the held loads' vectors from an array that the
+sample writes, so no chunk of steps ends at a sample.  The held value is left-continuous (u on (t_k, t_k + T]): the implicit
 step that ends at t_k imposes equilibrium at t_k with the forces of its own interval, before the
 law has seen the state at t_k.
 
@@ -214,10 +216,21 @@ class State:
 class Sensor:
     """What a controller reads from the state at a sample: ``read(state)`` of a `State`; its bodies
     must be the System's.  Made by `joint_angle`, `joint_rate`, `body_position`, `body_velocity` and
-    `body_angular_velocity`."""
+    `body_angular_velocity`.
 
-    def __init__(self, what: str, bodies: tuple, read: Callable, shape=()):
+    ``kernel`` declares the same quantity for the compiled kernel, which evaluates it in C at the
+    sample when its bodies are `RigidBodyEP` bodies or the ground (csrc/index3_kernel.c ``sense``;
+    `KernelSampling`): (kind, {name: body-fixed vector}), kind one of `flexmbs.compiled.SENSOR_KINDS`; None:
+    read in Python from a `State`.  `from_kernel` turns the kernel's numbers into the value.  The
+    vectors are named by the fields of `flexmbs.kernel_schema.SENSOR_R` ("u", "w", "x")."""
+
+    def __init__(self, what: str, bodies: tuple, read: Callable, shape=(), kernel: tuple | None = None):
         self.what, self.bodies, self.read, self.shape = what, bodies, read, tuple(shape)
+        self.kernel = kernel
+
+    def from_kernel(self, raw: np.ndarray):
+        """The sensed value from the kernel's numbers ``raw`` (its width): a float, or a copy."""
+        return float(raw[0]) if self.shape == () else raw.copy()
 
     def __repr__(self) -> str:
         return self.what
@@ -248,11 +261,19 @@ class _JointAngle(Sensor):
         (self._bi, self._bj), (Ri, Rj) = joint.bodies, joint.R     # R_k: the joint frame in body k (ground: global)
         self._xi, self._yi, self._xj = Ri[:, 0].copy(), Ri[:, 1].copy(), Rj[:, 0].copy()
         self._last = None
-        super().__init__(f"joint_angle({joint.name!r})", joint.bodies, self._angle)
+        super().__init__(f"joint_angle({joint.name!r})", joint.bodies, self._angle,
+                         kernel=("angle", {"u": self._xi, "w": self._yi, "x": self._xj}))
 
     def _angle(self, state: State) -> float:
         xj = state.direction(self._bj, self._xj)
-        theta = math.atan2(float(xj @ state.direction(self._bi, self._yi)), float(xj @ state.direction(self._bi, self._xi)))
+        return self._unwrapped(math.atan2(float(xj @ state.direction(self._bi, self._yi)),
+                                          float(xj @ state.direction(self._bi, self._xi))))
+
+    def from_kernel(self, raw: np.ndarray) -> float:
+        return self._unwrapped(float(raw[0]))
+
+    def _unwrapped(self, theta: float) -> float:
+        """theta + 2 pi k nearest the last sample's angle (continuous across +-pi); kept as the last."""
         if self._last is not None:
             theta += 2 * math.pi * round((self._last - theta) / (2 * math.pi))
         self._last = theta
@@ -281,7 +302,7 @@ def joint_rate(joint) -> Sensor:
 
     def read(state):
         return float((state.angular_velocity(bj) - state.angular_velocity(bi)) @ state.direction(bi, zi))
-    return Sensor(f"joint_rate({joint.name!r})", (bi, bj), read)
+    return Sensor(f"joint_rate({joint.name!r})", (bi, bj), read, kernel=("rate", {"u": zi}))
 
 
 def _body(body, maker: str):
@@ -308,7 +329,7 @@ def body_position(body, point=None) -> Sensor:
     body = _body(body, "body_position")
     s = _point(body, np.zeros(body.dim) if point is None else point, "body_position")
     return Sensor(f"body_position({body.name!r})", (body,),
-                  lambda state: body.point(state.coordinates(body)[0], s), (body.dim,))
+                  lambda state: body.point(state.coordinates(body)[0], s), (body.dim,), kernel=("position", {"u": s}))
 
 
 def body_velocity(body, point=None) -> Sensor:
@@ -316,14 +337,16 @@ def body_velocity(body, point=None) -> Sensor:
     body = _body(body, "body_velocity")
     s = _point(body, np.zeros(body.dim) if point is None else point, "body_velocity")
     return Sensor(f"body_velocity({body.name!r})", (body,),
-                  lambda state: body.point_velocity(*state.coordinates(body), s), (body.dim,))
+                  lambda state: body.point_velocity(*state.coordinates(body), s), (body.dim,),
+                  kernel=("velocity", {"u": s}))
 
 
 def body_angular_velocity(body) -> Sensor:
     """The body's global angular velocity [rad/s] ((3,) in 3D, a number in 2D)."""
     body = _body(body, "body_angular_velocity")
     return Sensor(f"body_angular_velocity({body.name!r})", (body,),
-                  lambda state: body.angular_velocity(*state.coordinates(body)), (3,) if body.dim == 3 else ())
+                  lambda state: body.angular_velocity(*state.coordinates(body)), (3,) if body.dim == 3 else (),
+                  kernel=("omega", {}))
 
 
 # -- the controller -----------------------------------------------------------------------------
@@ -429,7 +452,11 @@ class Controller:
         """Read the sensors in ``state`` (a `State` at t), call the law, check and hold its outputs from t on.
         `flexmbs.user_functions.UserFunctionError` naming the controller if the law raises, gives
         other outputs than ``act`` or values of the wrong shape, NaN or inf."""
-        sensed = {k: s.read(state) for k, s in self.sense.items()}
+        self.apply(t, {k: s.read(state) for k, s in self.sense.items()})
+
+    def apply(self, t: float, sensed: dict) -> None:
+        """Call the law with the ``sensed`` values at t, check and hold its outputs from t on (`sample`,
+        whose errors it raises; `KernelSampling` reads the sensors itself)."""
         try:
             out = self.law(t, sensed)
         except Exception as err:            # `evaluate`, without building the name at every sample
@@ -452,8 +479,8 @@ class Controller:
 
 class ControlLoop:
     """The controllers of one run, for `flexmbs.simulate`: samples each at t0 + k T_c, the steps
-    counted on the step grid t0 + n h (T_c = N_c h): `start` at t0, `steps_to_next` (how many steps
-    a chunk may take before the next sample), `due` and `sample` after a step."""
+    counted on the step grid t0 + n h (T_c = N_c h): `start` at t0, `due` and `sample` after a step
+    (the numpy path), or `kernel_sampling` for the compiled kernel, which samples within its steps."""
 
     def __init__(self, system, controllers, state: Callable):
         if isinstance(controllers, Controller):
@@ -483,10 +510,6 @@ class ControlLoop:
             c._start(self.system)
         self.sample(t0, x0, 0)
 
-    def steps_to_next(self, n_steps: int) -> int:
-        """The steps from step ``n_steps`` to the next sample of any controller."""
-        return min(N - n_steps % N for N in self._every)
-
     def due(self, n_steps: int) -> bool:
         return any(n_steps % N == 0 for N in self._every)
 
@@ -504,6 +527,108 @@ class ControlLoop:
     def held(self, T) -> dict[str, np.ndarray]:
         """The value of each output at the times T (n,): ``controls/NAME`` of the results file."""
         return {f"controls/{o.name}": o.held(T) for o in self.outputs}
+
+    def kernel_sampling(self, compiled, q: np.ndarray, v: np.ndarray) -> KernelSampling:
+        """The `KernelSampling` of these controllers for the compiled system ``compiled``, whose kernel
+        keeps the state in ``q``, ``v`` (read in place at the samples)."""
+        return KernelSampling(self.system, list(zip(self.controllers, self._every)), compiled, q, v)
+
+
+class KernelSampling:
+    """The controllers sampled from inside the compiled kernel's steps: one kernel call runs many
+    samples (csrc/index3_kernel.c ``steps``, its control tuple; `flexmbs.compiled.CompiledSystem.steps`).
+
+    After each step that ends at a sample time t_k the kernel evaluates the sensors of `RigidBodyEP`
+    bodies and the ground in C (``Sensor.kernel``) into ``sensed`` and calls this object with the
+    step's index; it reads the other sensors in Python from the kernel's (q, v), calls the laws of
+    the controllers due (`Controller.apply`) and writes the held load vectors of the next step,
+    u(t_{k+1}) E of each held load (`flexmbs.compiled.CompiledSystem.held_loads`), to ``held``, which
+    the kernel reads instead of a tabulated function of t.  Between samples no Python runs.
+
+    ``error``: (stage, exception) of the sample that stopped the steps ("sample": the law or a sensor,
+    a `UserFunctionError` or ArithmeticError; "held": a held output read at the next step's time; "raise":
+    any other exception, which the integrator raises), else None.
+    """
+
+    def __init__(self, system, due: list, compiled, q: np.ndarray, v: np.ndarray):
+        from .compiled import SENSOR_WIDTH
+        self.system, self._q, self._v = system, q, v
+        self._loads = compiled.held_loads
+        self.held = np.zeros(3 * compiled.n_vectors)
+        self.held_mask = np.zeros(compiled.n_vectors, dtype=np.int64)
+        self.held_mask[[k for k, _, _ in self._loads]] = 1
+        ints, reals, width = [], [], 0
+        self._plan = []                    # (controller, steps per period, [(name, sensor, slice or None)])
+        for c, N in due:
+            reads = []
+            for name, sensor in c.sense.items():
+                row = None if sensor.kernel is None else compiled.sensor_row(*sensor.kernel[:1], sensor.bodies,
+                                                                             sensor.kernel[1], width)
+                if row is None:
+                    reads.append((name, sensor, None))
+                    continue
+                ints.append(row[0])
+                reals.append(row[1])
+                w = SENSOR_WIDTH[sensor.kernel[0]]
+                reads.append((name, sensor, slice(width, width + w)))
+                width += w
+            self._plan.append((c, N, reads))
+        self.sensor_ints = np.array(ints, dtype=np.int64).reshape(-1)
+        self.sensor_reals = np.array(reals, dtype=float).reshape(-1)
+        self.sensed = np.zeros(width)
+        self._every = np.array([N for _, N, _ in self._plan], dtype=np.int64)
+        self._base, self._times = 0, np.zeros(0)
+        self.error = None
+
+    def control(self, n_steps: int, times: np.ndarray, t_end: float) -> tuple | None:
+        """The control tuple of the kernel's call for the steps ``n_steps + 1, ...`` ending at ``times``:
+        the held vectors are first set for the first of them; None (``error`` set) if a held output
+        fails there.  No sample at t_end, where the run ends (as on the numpy path)."""
+        self._base, self._times, self.error = n_steps, times, None
+        if not self._fill(float(times[0])):
+            return None
+        j = n_steps + 1 + np.arange(len(times), dtype=np.int64)
+        sample_at = ((j[:, None] % self._every[None, :] == 0).any(axis=1) & (times < t_end)).astype(np.int64)
+        return (sample_at, self, self.held, self.held_mask, self.sensor_ints, self.sensor_reals, self.sensed)
+
+    def __call__(self, step: int) -> bool:
+        """The kernel's call after step ``step`` of the chunk (ending at a sample time): sample the
+        controllers due there and set the held vectors of the next step; False (``error`` set) stops the
+        kernel after this step."""
+        t = float(self._times[step])
+        n_steps = self._base + step + 1
+        try:
+            state = None
+            for c, N, reads in self._plan:
+                if n_steps % N:
+                    continue
+                sensed = {}
+                for name, sensor, at in reads:
+                    if at is not None:
+                        sensed[name] = sensor.from_kernel(self.sensed[at])
+                        continue
+                    if state is None:          # a sensor the kernel does not evaluate: the numpy one
+                        state = State(self.system, self._q.copy(), self._v.copy())
+                    sensed[name] = sensor.read(state)
+                c.apply(t, sensed)
+        except (UserFunctionError, ArithmeticError) as err:     # the run stops with its message
+            self.error = ("sample", err)
+            return False
+        except Exception as err:               # not the user's function's: raised after the kernel's call
+            self.error = ("raise", err)
+            return False
+        return step + 1 >= len(self._times) or self._fill(float(self._times[step + 1]))
+
+    def _fill(self, t: float) -> bool:
+        """The held load vectors at t (u(t) E, as the loads' functions of t give them) into ``held``."""
+        try:
+            for k, f, what in self._loads:
+                value = np.ravel(evaluate(what, t, f, t))
+                self.held[3 * k:3 * k + value.size] = value     # a planar torque or force: its first 1 or 2
+        except Exception as err:
+            self.error = ("held", err)
+            return False
+        return True
 
 
 def control_step(h: float, periods, aligned: float) -> float:

@@ -344,10 +344,16 @@ def test_loaded_rigid_bodies_step_as_on_the_numpy_path():
 
 def planar_zoo():
     """Planar revolutes to the ground and between bodies (three: a pair batch), prismatic joints to the
-    ground and between bodies along oblique axes, gravity with both components and a coordinate driver."""
-    crank = RigidBody2D("crank", 1.0, 0.1, position=(0.1, 0.2), angle=0.3)
-    rod = RigidBody2D("rod", 2.0, 0.3, position=(0.5, 0.4), angle=-0.2)
-    slider = RigidBody2D("slider", 0.5, 0.01, position=(0.9, 0.3), angle=0.4)
+    ground and between bodies along oblique axes, gravity with both components, a coordinate driver
+    and every planar load: a torque law, a global force law, a body-fixed constant force and a damped
+    spring to the ground."""
+    crank = RigidBody2D("crank", 1.0, 0.1, position=(0.1, 0.2), angle=0.3,
+                        loads=[torque_load(lambda t: 0.2 + np.sin(3.0 * t))])
+    rod = RigidBody2D("rod", 2.0, 0.3, position=(0.5, 0.4), angle=-0.2,
+                      loads=[point_load((0.05, -0.02), lambda t: np.array([1.0 + t, -2.0])),
+                             point_load((-0.1, 0.03), (0.4, 0.7), local=True)])
+    slider = RigidBody2D("slider", 0.5, 0.01, position=(0.9, 0.3), angle=0.4,
+                         loads=[spring_to_ground((0.02, 0.01), (1.3, -0.2), 80.0, 0.3, damping=1.5)])
     block = RigidBody2D("block", 0.7, 0.02, position=(1.2, 0.5), angle=0.1)
     constraints = [PlanarRevolute(None, crank, at=(0.0, 0.0), name="pivot"),
                    PlanarRevolute(crank, rod, at=(0.25, 0.3), name="pin"),
@@ -423,16 +429,24 @@ def test_planar_steps_follow_the_numpy_steps(case, t_end, refactor):
 
 
 @needs_kernel
-def test_planar_loads_run_on_numpy_or_are_refused():
-    """Andrews' squeezer (IFToMM A03): its loads (spring, motor torque) are Python callables; 'auto' takes
-    the numpy path and says why, CompiledSystem names the body."""
+@pytest.mark.parametrize("refactor", ["step", "contraction"])
+def test_andrews_squeezer_steps_follow_the_numpy_steps(refactor):
+    """Andrews' squeezer (IFToMM A03: the motor torque and the spring to the ground on planar bodies)
+    takes the compiled step; 300 steps of h = 1e-5 s on both paths: the same steps and states."""
     system = andrews_squeezer.build()[0]
-    with pytest.raises(Unsupported, match="'K1' has loads"):
-        CompiledSystem(system)
     problem = ConstrainedProblem(system)
     q0 = system.initial_coordinates()
-    from flexmbs.integrators.index3_alpha import Index3GeneralizedAlpha
-    it = Index3GeneralizedAlpha(problem, 0.0, problem.state0(q0, 0 * q0), 1e-3, h=1e-5, rho_inf=0.9)
-    assert it.kernel == "numpy" and "has loads" in it.kernel_reason
-    with pytest.raises(ValueError, match="cannot run this system: .*'K1' has loads"):
-        Index3GeneralizedAlpha(problem, 0.0, problem.state0(q0, 0 * q0), 1e-3, h=1e-5, rho_inf=0.9, kernel="compiled")
+    x0 = problem.state0(q0, 0 * q0)
+    a, b = (simulate(problem, (0.0, 3e-3), x0, method="index3-alpha", h=1e-5, t_eval=np.linspace(0.0, 3e-3, 7),
+                     rho_inf=0.8, kernel=k, refactor=refactor) for k in ("numpy", "compiled"))
+    assert a.kernel == "numpy" and b.kernel == "compiled"
+    same_steps(a, b, system.n_q)
+    assert np.abs(b.x[-1, :system.n_q] - q0).max() > 1e-2            # it moved
+
+
+@needs_kernel
+def test_a_users_own_load_on_a_planar_body_runs_on_numpy_and_is_named():
+    crank = RigidBody2D("crank", 1.0, 0.1, position=(0.1, 0.0), loads=[lambda body, t, q, v: np.array([0.0, 0.0, 1.0])])
+    system = System([crank], [PlanarRevolute(None, crank, at=(0.0, 0.0), name="pivot")])
+    with pytest.raises(Unsupported, match="body 'crank': its load 0 is a user callable"):
+        CompiledSystem(system)

@@ -170,29 +170,30 @@ def test_kernel_entry_points_refuse_wrong_types_sizes_and_indices():
     system = pendulum(bob(), length=0.4)
     packed = CompiledSystem(system)
     n, m = packed.n, packed.m
-    arrays = list(packed._packed)
-    assert kernel.system([a.copy() for a in arrays]) is not None          # the packing itself passes
+    arrays = dict(packed._packed)                                           # by the names of kernel_schema
+    assert kernel.system({k: a.copy() if k != "flexible" else a for k, a in arrays.items()}) is not None
 
-    def refused(k, value, error, text):
-        bad = [a.copy() for a in arrays]
-        bad[k] = value
+    def refused(key, value, error, text):
+        bad = {k: a.copy() if k != "flexible" else a for k, a in arrays.items()}
+        bad[key] = value
         with pytest.raises(error, match=text):
             kernel.system(bad)
 
-    refused(1, np.zeros(4, dtype=np.int64), TypeError, "gravity must be a float64 array, got items of format")
-    refused(2, np.zeros(1), TypeError, "rigid offsets must be a int64 array")
-    refused(3, arrays[3][:, :5].copy(), ValueError, "rigid inertia must hold at least 13 items, got 5")
-    refused(2, np.array([n - 6]), ValueError, rf"rigid offsets: entry \(0, 0\) is {n - 6}, outside \[0, {n - 6}\)")
-    refused(2, np.array([-(1 << 40)]), ValueError, "rigid offsets: entry")
-    rows = arrays[12].copy()                                                  # the point rows: row, marker i, j
+    refused("gravity", np.zeros(4, dtype=np.int64), TypeError, "gravity must be a float64 array, got items of format")
+    refused("rigid_offsets", np.zeros(1), TypeError, "rigid_offsets must be a int64 array")
+    refused("rigid", arrays["rigid"][:, :5].copy(), ValueError, "rigid must hold at least 13 items, got 5")
+    refused("rigid_offsets", np.array([n - 6]), ValueError, rf"rigid offsets: entry \(0, 0\) is {n - 6}, outside \[0, {n - 6}\)")
+    refused("rigid_offsets", np.array([-(1 << 40)]), ValueError, "rigid offsets: entry")
+    rows = arrays["point_rows"].copy()                                        # the point rows: row, marker i, j
     rows[0, 1] = 99
-    refused(12, rows, ValueError, rf"point markers: entry \(0, 0\) is 99, outside \[0, {arrays[0][5]}\)")
-    rows = arrays[15].copy()                                                  # the distance rows
+    refused("point_rows", rows, ValueError, rf"point markers: entry \(0, 0\) is 99, outside \[0, {arrays['header'][5]}\)")
+    rows = arrays["dist_rows"].copy()                                         # the distance rows
     rows[0, 0] = m
-    refused(15, rows, ValueError, rf"dist rows: entry \(0, 0\) is {m}, outside \[0, {m}\)")
-    header = arrays[0].copy()
+    refused("dist_rows", rows, ValueError, rf"dist rows: entry \(0, 0\) is {m}, outside \[0, {m}\)")
+    header = arrays["header"].copy()
     header[2] = -1
-    refused(0, header, ValueError, "bad header")
+    refused("header", header, ValueError, "bad header")
+    refused("flexible", [1], TypeError, r"kernel system: arrays\['flexible'\]\[0\] must be a dict")
 
     out = {k: np.zeros(s) for k, s in (("M", (n, n)), ("Q", n), ("C", m), ("Cq", (m, n)), ("D", (n, n)),
                                        ("K", (n, n)))}

@@ -313,21 +313,22 @@ class Index3GeneralizedAlpha(Integrator):
         self._kflags = np.array([0, 0, int(self._compiled.has_elastic), 0, 0, 0, 0, 0], dtype=np.int64)
         self._kpiv = np.zeros(3 * max(N, 1), dtype=np.int32)     # pivots, row ends, column ranges
         self._chunk = 64                  # steps of the first call of the kernel; then sized by time
-        self._steps_ahead = (0, np.zeros(0), np.zeros(0))      # (n_steps at its start, times, hs): `_next_steps`
         self._kparams = None              # (near_rtol, params, ints) of the last kernel call
+        self._sampling = None             # (ControlLoop, its flexmbs.control.KernelSampling) of a controlled run
         self.kernel, self.kernel_reason, self.advance = "compiled", None, self._advance
 
-    def _advance(self, t_out, near_rtol: float, max_steps: int | None = None):
-        """Steps in the compiled kernel for about ``CHUNK_SECONDS`` (until t_end, a failure or
-        ``max_steps`` steps, e.g. to a controller's sample time; the
+    def _advance(self, t_out, near_rtol: float, controls=None):
+        """Steps in the compiled kernel for about ``CHUNK_SECONDS`` (until t_end or a failure; the
         number of steps is sized from the last call's time, so that a progress report or an
         interrupt waits no longer than that); returns the outputs reached, (times, states
         (k, 2 n_q)), at the times ``t_out`` (sorted, all later than t; None: every step) with
         simulate's rule: the step point within ``near_rtol`` h, else the cubic Hermite of the step.
         Status, message, counters and the state are updated as by `step`.  Also returns their
-        multipliers (k, n_c), as `dense_multipliers` gives them."""
+        multipliers (k, n_c), as `dense_multipliers` gives them.  ``controls`` (a
+        `flexmbs.control.ControlLoop`, started): its controllers are sampled within the kernel's call,
+        after every step that ends at a sample time (`flexmbs.control.KernelSampling`)."""
         n = self.n
-        times, hs = self._schedule(self._chunk) if max_steps is None else self._next_steps(min(self._chunk, max_steps))
+        times, hs = self._schedule(self._chunk)
         if not times.size or not times[0] > self.t:
             self.status, self.message = "failed", self._underflow_message()
             return np.zeros(0), np.zeros((0, 2 * n)), np.zeros((0, self.n_c))
@@ -336,14 +337,19 @@ class Index3GeneralizedAlpha(Integrator):
         else:
             t_out = t_out[:np.searchsorted(t_out, times[-1] + near_rtol * self.h, side="right")]
         tic = time.perf_counter()
-        done, status, d_norm, t_out, x_out, lam_out, x_old, failure = self._kernel(times, hs, t_out, near_rtol)
+        sampling = self._kernel_sampling(controls)
+        done, status, d_norm, t_out, x_out, lam_out, x_old, failure = self._kernel(times, hs, t_out, near_rtol,
+                                                                                    sampling)
         self.n_steps += done
         if done == len(times) and failure is None:
             rate = done / max(time.perf_counter() - tic, 1e-6)
             self._chunk = int(min(max(rate * CHUNK_SECONDS, 16), 1 << 16))
         if done and status != 2:
             self.t_old, self.x_old, self._xdot_old = float(x_old[4 * n]), x_old[:2 * n].copy(), x_old[2 * n:4 * n].copy()
-        if status == 1:
+        if status == 5:                  # a controller's sample failed after the last step taken
+            self._check_state()
+            self._sample_failure(sampling.error)
+        elif status == 1:
             self.status, self.message = "failed", self._newton_failure(d_norm, float(times[done]))
         elif status == 2:                # non-finite residual: the step is taken with it, as on the numpy path
             self.t_old, self.x_old, self._xdot_old = self.t, self.x, self._xdot_new
@@ -358,29 +364,46 @@ class Index3GeneralizedAlpha(Integrator):
             self.status, self.message = "failed", self._step_failure(self.t, failure)
         return t_out, x_out, lam_out
 
-    def _next_steps(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The next k steps of `_schedule`, sliced from one block of it (``_chunk`` steps) kept until
-        used up: a run whose chunks end at every controller sample asks for a few steps per call, and
-        the schedule's own arrays cost more than such a chunk's kernel call.  The same numbers as
-        `_schedule` (t0 + j h, the last step cut at t_end)."""
-        start, times, hs = self._steps_ahead
-        i = self.n_steps - start
-        if not (0 <= i < len(times) and (i + k <= len(times) or times[-1] == self.t_end)):
-            times, hs = self._schedule(max(k, self._chunk))
-            self._steps_ahead, i = (self.n_steps, times, hs), 0
-        return times[i:i + k], hs[i:i + k]
+    def _kernel_sampling(self, controls):
+        """The `flexmbs.control.KernelSampling` of the ControlLoop ``controls`` (made at its first chunk,
+        then kept), or None without controllers."""
+        if controls is None:
+            return None
+        if self._sampling is None or self._sampling[0] is not controls:
+            self._sampling = (controls, controls.kernel_sampling(self._compiled, *self._kstate[:2]))
+        return self._sampling[1]
 
-    def _kernel(self, times, hs, t_out, near_rtol: float):
+    def _sample_failure(self, error) -> None:
+        """Stop the run on the error of a controller's sample within the kernel's steps, as
+        `flexmbs.integrators.simulate` stops it on the numpy path (`stop`: the outputs so far are kept):
+        a law's or an output's `UserFunctionError` (or an ArithmeticError) becomes the message, any other
+        exception (stage "raise") is raised."""
+        stage, err = error
+        if stage == "raise":
+            raise err
+        if stage == "held":
+            self.status, self.message = "failed", self._step_failure(self.t, err)
+        elif self.status == "running":
+            self.stop(f"The controller's sample at t = {self.t:.6g} failed: {err}")
+
+    def _kernel(self, times, hs, t_out, near_rtol: float, sampling=None):
         """The kernel's steps at ``times`` (step sizes ``hs``), with the outputs at ``t_out``: updates the
         counters but n_steps and, after ``done`` accepted steps, t, x, the accelerations and
         multipliers; returns (done, status (0 ok, 1 Newton failed, 2 non-finite residual, 3 diverged, 4
         non-finite state), last correction, output times reached, their states and multipliers, x_old buffer: the
         state and x' before the last accepted step and its time, or the failing iterate (status 2),
         failure).  The laws are tabulated first (`CompiledSystem.tabulate`): if one fails at a time,
-        only the steps before it run and ``failure`` is its `UserFunctionError` (else None)."""
+        only the steps before it run and ``failure`` is its `UserFunctionError` (else None).  With
+        ``sampling`` (a `flexmbs.control.KernelSampling`) the kernel samples the controllers within the
+        steps and reads the held outputs it sets (status 5: a sample failed, ``sampling.error``)."""
         n = self.n
-        laws, failure = self._compiled.tabulate(times)
+        laws, failure = self._compiled.tabulate(times, held_by_kernel=sampling is not None)
         times, hs = times[:len(laws)], hs[:len(laws)]
+        control = None
+        if sampling is not None and len(times):
+            control = sampling.control(self.n_steps, times, self.t_end)
+            if control is None:                        # a held output failed at the first step's time
+                failure, times, hs = sampling.error[1], times[:0], hs[:0]
         if not len(times):
             return 0, 0, 0.0, t_out[:0], np.empty((0, 2 * n)), np.empty((0, self.n_c)), None, failure
         t_out = np.ascontiguousarray(t_out, dtype=float)
@@ -398,7 +421,7 @@ class Index3GeneralizedAlpha(Integrator):
         _, params, ints = self._kparams
         before = self._kflags[3:7].copy()
         d_norm = self._compiled.steps(params, ints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
-                                      t_out, x_out, lam_out, x_old, info)
+                                      t_out, x_out, lam_out, x_old, info, control)
         done, i_out, status = (int(x) for x in info[:3])
         rhs, jac, lu, newton = (int(x) for x in self._kflags[3:7] - before)
         self.n_rhs += rhs

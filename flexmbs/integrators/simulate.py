@@ -305,8 +305,9 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     controls : flexmbs.control.ControlLoop, optional
         Digital controllers (method 'index3-alpha' only): ``h`` is shrunk to divide their periods
         (`step_used`), they are sampled at t0 before the integrator starts and after every step that
-        ends at one of their sample times, before the next step (the compiled kernel's chunks end
-        there).  A law that fails there stops the run ("failed", the outputs so far kept).
+        ends at one of their sample times but the last, before the next step (the compiled kernel
+        samples them within its call: `flexmbs.control.KernelSampling`).  A law that fails there
+        stops the run ("failed", the outputs so far kept).
     **options
         Method options (e.g. ``rho_inf``, ``max_step``, ``divergence_limit``); unknown ones warn.
 
@@ -417,12 +418,11 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
     # they reach; not with an integrand, whose quadrature needs the dense output of every step
     advance = integrator.advance if integrand is None else None
     while integrator.status == "running" and advance is not None:
-        t_out, x_out, lam_out = advance(None if t_eval is None else t_eval[i_out:], STEP_POINT_RTOL,
-                                        None if controls is None else controls.steps_to_next(integrator.n_steps))
+        # the controllers are sampled within the call, after each step that ends at a sample time
+        t_out, x_out, lam_out = advance(None if t_eval is None else t_eval[i_out:], STEP_POINT_RTOL, controls)
         for te, xe, le in zip(t_out, x_out, lam_out):
             emit(float(te), xe, le)
         i_out += len(t_out)
-        _sample(integrator, controls)
         if progress is not None:
             progress(integrator.t)
 

@@ -1,0 +1,218 @@
+"""The kernel's schema: the rows `flexmbs.compiled` packs for csrc/index3_kernel.c, declared once.
+
+Each fixed-width row the kernel reads (the system's header, a rigid body's inertia, a load, a
+planar joint, a sensor, ...) is a `Record`: its fields by name, type and width.  The packer fills
+a row through the field names (`Record.row`), and the C side reads it through the offsets that
+setup.py generates from this module into csrc/kernel_schema.h (`c_header`: ``LOAD_R_ANCHOR``,
+``LOAD_R_WIDTH``, the kind codes ``LOAD_SPRING_2D``, ...).  The kernel exports the signature it was
+built with (``_flexmbs_kernel.SCHEMA``), which `flexmbs.compiled` compares with `signature` at
+import: a kernel built from another declaration is not used (the numpy path runs and
+`flexmbs.compiled.kernel_status` says to rebuild it).
+
+`KINDS` is the registry of what users build (the body, constraint and load kinds): each has a
+compiled evaluator (the records it is packed into) or a stated refusal, the reason
+`flexmbs.compiled.Unsupported` gives (tests/test_kernel_schema.py checks that every exported kind
+is in it).
+
+This module imports nothing but the standard library: setup.py loads it by its path to generate
+the header before the extension is built, without importing flexmbs (or numpy).
+docs/design.md, "The kernel's schema".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Field", "Record", "RECORDS", "CODES", "KINDS", "SYSTEM_ARRAYS", "FLEX_ARRAYS", "arrays", "signature",
+           "c_header"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One named field of a `Record`: ``width`` numbers (a vector field), or one."""
+
+    name: str
+    width: int = 1
+
+
+@dataclass(frozen=True)
+class Record:
+    """A fixed-width row of one of the kernel's arrays: ``prefix`` names it in C (``PREFIX_FIELD``
+    offsets, ``PREFIX_WIDTH``), ``dtype`` is "i64" or "f64"."""
+
+    prefix: str
+    dtype: str
+    fields: tuple
+    doc: str = ""
+
+    @property
+    def width(self) -> int:
+        return sum(f.width for f in self.fields)
+
+    def offsets(self) -> dict:
+        """{field name: its first position in the row}."""
+        out, at = {}, 0
+        for f in self.fields:
+            out[f.name] = at
+            at += f.width
+        return out
+
+    def row(self, **values) -> list:
+        """The row with each field's value given by name (all fields, no others); a vector field
+        takes up to its width of numbers, the rest zero (a planar 2-vector in a 3-wide field).
+        ValueError naming the record and the field otherwise."""
+        names = [f.name for f in self.fields]
+        missing = [n for n in names if n not in values]
+        extra = [n for n in values if n not in names]
+        if missing or extra:
+            raise ValueError(f"kernel record {self.prefix}: fields {names}; missing {missing}, unknown {extra}")
+        out = []
+        for f in self.fields:
+            v = values[f.name]
+            items = [v] if f.width == 1 and not hasattr(v, "__len__") else list(_flat(v))
+            if len(items) > f.width:
+                raise ValueError(f"kernel record {self.prefix}: field {f.name!r} holds {f.width} numbers, got "
+                                 f"{len(items)}")
+            cast = int if self.dtype == "i64" else float
+            out.extend(cast(x) for x in items)
+            out.extend([cast(0)] * (f.width - len(items)))
+        return out
+
+
+def _flat(v):
+    for x in v:
+        if hasattr(x, "__len__"):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _fields(*spec) -> tuple:
+    return tuple(Field(*s) if isinstance(s, tuple) else Field(s) for s in spec)
+
+
+HEADER = Record("HEADER", "i64", _fields(
+    "n", "m", "n_rigid", "n_flex", "n_norm", "n_mark", "marker_width", "marker_elastic", "n_point", "n_dot1",
+    "n_dot2", "n_dist", "n_angle", "n_load", "n_vector", "n_planar", "n_planar_revolute", "n_planar_prismatic",
+    "n_coordinate_driver"), "the sizes of the packed system")
+RIGID = Record("RIGID", "f64", _fields("mass", ("inertia", 9), ("centroid", 3)),
+               "a RigidBodyEP: mass, inertia about the reference point, centroid (body coordinates)")
+LOAD_I = Record("LOAD_I", "i64", _fields("kind", "offset", "local", "vector"),
+                "a load: kind (LOAD codes), first coordinate of its body, body-fixed, index of its vector of t")
+LOAD_R = Record("LOAD_R", "f64", _fields(("point", 3), ("anchor", 3), "stiffness", "rest_length", "damping"),
+                "a load: body point s, the spring's anchor, stiffness, rest length, damping")
+PLANAR_BODY = Record("PLANAR_BODY", "f64", _fields("mass", "inertia"), "a RigidBody2D: m, I_G")
+PLANAR_JOINT = Record("PLANAR_JOINT", "i64", _fields("row", "offset_i", "offset_j"),
+                      "a planar revolute or prismatic joint: first row, first coordinates (-1: the ground)")
+PLANAR_REVOLUTE = Record("PLANAR_REVOLUTE", "f64", _fields(("s_i", 2), ("s_j", 2)), "its points in body coordinates")
+PLANAR_PRISMATIC = Record("PLANAR_PRISMATIC", "f64", _fields(("s_i", 2), ("s_j", 2), ("a_i", 2), ("a_j", 2),
+                                                             ("n_i", 2)), "its points, axes and normal")
+COORDINATE_DRIVER = Record("COORDINATE_DRIVER", "i64", _fields("row", "coordinate"), "C = q_k - f(t)")
+FLEX_I = Record("FLEX_I", "i64", _fields("offset", "n_elastic", "n_elements", "element_dofs", "damped", "axial",
+                                         "n_kg", "n_mean_axis", "mean_axis_row"), "a FlexibleBody's sizes and options")
+FLEX_R = Record("FLEX_R", "f64", _fields("mass", ("s", 3), ("J", 9), "EA"), "a FlexibleBody's invariants m, s, J; EA")
+SENSOR_I = Record("SENSOR_I", "i64", _fields("kind", "offset_i", "offset_j", "out"),
+                  "a controller's sensor: kind (SENSOR codes), first coordinates (-1: the ground), output index")
+SENSOR_R = Record("SENSOR_R", "f64", _fields(("u", 3), ("w", 3), ("x", 3)),
+                  "its body-fixed vectors: angle x_i, y_i (body i), x_j (body j); rate z_i; point s")
+
+RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
+           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R)
+
+#: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
+#: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
+#: with one dict of `FLEX_ARRAYS` per flexible body (``FLEX_ARRAY_<NAME>``)
+SYSTEM_ARRAYS = (
+    "header", "gravity", "rigid_offsets", "rigid", "norms",
+    "marker_R", "marker_p", "marker_e", "marker_cols", "marker_point", "marker_y0", "marker_Phi",
+    "point_rows", "dot1_rows", "dot2_rows", "dist_rows", "dist_lengths", "angle_rows",
+    "load_i", "load_r", "planar_offsets", "planar_bodies", "planar_revolute_rows", "planar_revolute",
+    "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "flexible")
+FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
+               "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B")
+
+
+def arrays(names: tuple, what: str, **values) -> dict:
+    """The dict of arrays ``values`` by the declared ``names`` (all of them, no others); ValueError
+    naming ``what`` and the missing or unknown names otherwise."""
+    missing = [n for n in names if n not in values]
+    extra = [n for n in values if n not in names]
+    if missing or extra:
+        raise ValueError(f"kernel arrays of {what}: missing {missing}, unknown {extra}")
+    return values
+
+
+#: the kind codes (C enums PREFIX_NAME = index, N_PREFIX_KINDS); LOAD: (spec kind, body dim) of
+#: `flexmbs.bodies.loads`; SENSOR: `flexmbs.control.Sensor.kernel` kinds
+CODES = {
+    "LOAD": ("torque", "point", "spring", "torque_2d", "point_2d", "spring_2d"),
+    "SENSOR": ("angle", "rate", "position", "velocity", "omega"),
+}
+
+#: the registry of kinds users build: "compiled: <how>" or "refused: <why>" (the reason
+#: `flexmbs.compiled.Unsupported` gives)
+KINDS = {
+    # bodies (flexmbs.bodies)
+    "RigidBodyEP": "compiled: RIGID row, its Euler-parameter norm, its loads (LOAD rows)",
+    "RigidBody2D": "compiled: PLANAR_BODY row, its loads (LOAD rows)",
+    "FlexibleBody": "compiled: FLEX_I, FLEX_R rows and its invariants' arrays (reference 'supports' or 'mean-axis')",
+    "RigidBodyNatural": "refused: natural-coordinate bodies are not evaluated by the compiled kernel",
+    "PointMass": "refused: point masses are not evaluated by the compiled kernel",
+    "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",
+    "CorotationalBeam3D": "refused: corotational beams are not evaluated by the compiled kernel",
+    "TreeBody": "refused: tree (relative-coordinate) bodies are not evaluated by the compiled kernel",
+    # constraints (flexmbs.constraints)
+    "EulerParameterNorm": "compiled: the norm rows of RigidBodyEP",
+    "MeanAxisConditions": "compiled: the B rows of a FlexibleBody",
+    "Joint": "compiled: the joint batch (a joint of the primitives point, dot1, dot2, dist)",
+    "Spherical": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Revolute": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Cylindrical": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Prismatic": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Translational": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Fixed": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "PointOnLine": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Distance": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "AngleDriver": "compiled: the joint batch (its angle rows) and its law in the time rows",
+    "CoordinateDriver": "compiled: COORDINATE_DRIVER row and its law in the time rows",
+    "PlanarRevolute": "compiled: PLANAR_JOINT, PLANAR_REVOLUTE rows",
+    "PlanarPrismatic": "compiled: PLANAR_JOINT, PLANAR_PRISMATIC rows",
+    "NaturalRigidity": "refused: the rigidity conditions of natural-coordinate bodies are not evaluated by the "
+                       "compiled kernel",
+    "PrescribedFrame": "refused: prescribed frames are not evaluated by the compiled kernel",
+    "VelocityConstraint": "refused: non-holonomic (velocity) constraints are not evaluated by the compiled kernel",
+    "KnifeEdge": "refused: non-holonomic (velocity) constraints are not evaluated by the compiled kernel",
+    # loads (flexmbs.bodies.loads, by their spec)
+    "torque_load": "compiled: LOAD row (torque, torque_2d) and its vector in the time rows",
+    "point_load": "compiled: LOAD row (point, point_2d) and its vector in the time rows",
+    "spring_to_ground": "compiled: LOAD row (spring, spring_2d)",
+    "user load callable": "refused: a user's own load callable cannot be evaluated by the compiled kernel",
+}
+
+
+def signature() -> str:
+    """The declaration as one line: each record's prefix, type and fields (name:width), and the
+    kind codes; the kernel exports the one it was built with (``SCHEMA``)."""
+    parts = [f"{r.prefix}/{r.dtype}:" + ",".join(f"{f.name}:{f.width}" for f in r.fields) for r in RECORDS]
+    parts += [f"{k}=" + ",".join(v) for k, v in CODES.items()]
+    parts += ["ARRAY=" + ",".join(SYSTEM_ARRAYS), "FLEX_ARRAY=" + ",".join(FLEX_ARRAYS)]
+    return ";".join(parts)
+
+
+def c_header() -> str:
+    """csrc/kernel_schema.h: the offsets and widths of every record, the kind codes and the signature."""
+    lines = ["/* Generated by setup.py from flexmbs/kernel_schema.py: do not edit (docs/design.md, \"The kernel's",
+             "   schema\"). */", "#ifndef FLEXMBS_KERNEL_SCHEMA_H", "#define FLEXMBS_KERNEL_SCHEMA_H", ""]
+    for r in RECORDS:
+        lines.append(f"/* {r.prefix} ({r.dtype}): {r.doc} */")
+        for name, at in r.offsets().items():
+            lines.append(f"#define {r.prefix}_{name.upper()} {at}")
+        lines.append(f"#define {r.prefix}_WIDTH {r.width}")
+        lines.append("")
+    for k, names in CODES.items():
+        body = ", ".join(f"{k}_{n.upper()} = {i}" for i, n in enumerate(names))
+        lines.append(f"enum {{ {body}, N_{k}_KINDS = {len(names)} }};")
+    lines.append("")
+    for prefix, names in (("ARRAY", SYSTEM_ARRAYS), ("FLEX_ARRAY", FLEX_ARRAYS)):
+        lines += [f'#define {prefix}_{name.upper()} "{name}"' for name in names]
+    lines += ["", f'#define KERNEL_SCHEMA "{signature()}"', "", "#endif", ""]
+    return "\n".join(lines)

@@ -177,6 +177,25 @@ def test_h5_geometry_is_one_dataset_sliced_per_step_without_vtk(coupled):
     assert np.abs(geometry[0] - geometry[-1]).max() > 0.1
 
 
+def test_series_written_in_blocks_equals_one_block(coupled, tmp_path, monkeypatch):
+    """`write_results_xdmf` places the bodies SERIES_BLOCK outputs at a time (memory bounded however
+    long the run): in blocks of 7 (61 outputs: 8 blocks, the last of 5) every dataset and the XDMF
+    text equal those of one block."""
+    import h5py
+    from flexmbs.io import paraview
+    system, t, q = coupled["system"], coupled["t"], coupled["q"]
+    write_system_xdmf(system, t, q, tmp_path / "one" / "paraview.xdmf")
+    monkeypatch.setattr(paraview, "SERIES_BLOCK", 7)
+    write_system_xdmf(system, t, q, tmp_path / "blocks" / "paraview.xdmf")
+    assert (tmp_path / "one" / "paraview.xdmf").read_text() == (tmp_path / "blocks" / "paraview.xdmf").read_text()
+    with h5py.File(tmp_path / "one" / "paraview.h5", "r") as one, h5py.File(tmp_path / "blocks" / "paraview.h5") as blocks:
+        names = []
+        one.visititems(lambda name, item: names.append(name) if isinstance(item, h5py.Dataset) else None)
+        assert "series/geometry" in names and one["series/geometry"].shape[0] == len(t) == 61
+        for name in names:
+            np.testing.assert_array_equal(blocks[name][()], one[name][()])
+
+
 def test_no_paraview_writes_no_files(tmp_path, restore_logging):
     """`flexmbs run --no-paraview` reaches the case (its `paraview` parameter): no XDMF file."""
     from flexmbs import cli

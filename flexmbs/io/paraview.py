@@ -615,8 +615,7 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     steps = _output_steps(len(results.t), every)
     if not steps:
         raise ValueError("`results` has no output: there is nothing to write")
-    at = _at_outputs(results, steps)
-    points, cells, point_data, cell_data, constant = _merged(*_results_pieces(at))
+    points, cells, point_data, cell_data, constant = _merged(*_results_pieces(_at_outputs(results, steps[:1])))
     path.parent.mkdir(parents=True, exist_ok=True)
     _check_room(path.with_suffix(".h5").resolve(), len(steps),
                 [points[0].size, point_data["displacement"][0].size, *(a[0].size for a in cell_data.values())])
@@ -625,55 +624,65 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     tic = time.perf_counter()
     with _time_series(path, info) as writer:
         writer.write_points_cells(points[0], cells)
-        step = _series_step(writer, points, point_data, cell_data, constant)
-    _write_steps(path, step, at.t)
+        step, series = _series_step(writer, len(steps), {"geometry": points[0]},
+                                    {n: a[0] for n, a in point_data.items()}, {n: a[0] for n, a in cell_data.items()},
+                                    constant)
+        for first in range(0, len(steps), SERIES_BLOCK):         # the fields of a block of outputs at a time
+            block = steps[first:first + SERIES_BLOCK]
+            points, _, point_data, cell_data, _ = _merged(*_results_pieces(_at_outputs(results, block)))
+            for name, data in {"geometry": points, **point_data, **cell_data}.items():
+                series[name][first:first + len(block)] = data
+    _write_steps(path, step, np.asarray(results.t)[steps])
     log.info("wrote %s (%d outputs, %.2f s)", path, len(steps), time.perf_counter() - tic)
     return path
 
 
 _STEP = "@STEP@"        # the template step's Grid name, its output index and its time, replaced per output
 _K, _T = "@K@", "@T@"
+# write_results_xdmf places the bodies of this many outputs at a time: its memory does not grow with the run
+SERIES_BLOCK = 1024
 
 
-def _series_step(writer, points, point_data, cell_data, constant) -> ET.Element:
-    """Stores each field of all outputs as one HDF5 dataset ``/series/NAME`` (n_t, ...) (the geometry
-    ``/series/geometry`` (n_t, N, 3)) and the constant cell fields once, and adds to the temporal
-    collection one template step Grid whose geometry and attributes are XDMF ``HyperSlab``s of
-    output ``@K@`` of those datasets (start k 0 ..., stride 1, count 1 n ...), at time ``@T@``
-    (`_write_steps` writes one copy per output).  One dataset per field, not per output: HDF5
-    datasets cost about 0.3 ms each to create (sec. 11.4 of docs/benchmarks.md)."""
+def _series_step(writer, n_t: int, geometry, point_data, cell_data, constant) -> tuple[ET.Element, dict]:
+    """Creates one HDF5 dataset ``/series/NAME`` (n_t, ...) per field, of the shape and type of its
+    value at one output in ``geometry`` ({"geometry": (N, 3)}), ``point_data`` and ``cell_data``,
+    stores the ``constant`` cell fields once, and adds to the temporal collection one template step
+    Grid whose geometry and attributes are XDMF ``HyperSlab``s of output ``@K@`` of those datasets
+    (start k 0 ..., stride 1, count 1 n ...), at time ``@T@`` (`_write_steps` writes one copy per
+    output).  Returns (the template, {name: its dataset}) for the caller to fill.  One dataset per
+    field, not per output: HDF5 datasets cost about 0.3 ms each to create (docs/benchmarks.md,
+    sec. 11.4)."""
     from meshio.xdmf.common import attribute_type, numpy_to_xdmf_dtype
     h5 = Path(writer.h5_filename).name
+    series = {}
 
-    def stored(name, data) -> str:
-        writer.h5_file.create_dataset(f"series/{name}", data=data)
-        return f"{h5}:/series/{name}"
-
-    def slab(parent, name, data) -> None:
-        """A HyperSlab DataItem of output @K@ of ``data`` (n_t, ...), stored as /series/NAME."""
-        dtype, precision = numpy_to_xdmf_dtype[data.dtype.name]
-        one = data.shape[1:]
+    def slab(parent, name, one) -> None:
+        """A HyperSlab DataItem of output @K@ of the dataset /series/NAME (n_t,) + one.shape."""
+        one = np.asarray(one)
+        shape = (n_t,) + one.shape
+        series[name] = writer.h5_file.create_dataset(f"series/{name}", shape=shape, dtype=one.dtype)
+        dtype, precision = numpy_to_xdmf_dtype[one.dtype.name]
         item = ET.SubElement(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
-                             Dimensions=" ".join(map(str, one)))
-        select = ET.SubElement(item, "DataItem", Dimensions=f"3 {data.ndim}", Format="XML")
-        select.text = " ".join([_K] + ["0"] * len(one) + ["1"] * data.ndim + ["1"] + [str(n) for n in one])
+                             Dimensions=" ".join(map(str, one.shape)))
+        select = ET.SubElement(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
+        select.text = " ".join([_K] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"] + [str(n) for n in one.shape])
         source = ET.SubElement(item, "DataItem", DataType=dtype, Precision=precision, Format="HDF",
-                               Dimensions=" ".join(map(str, data.shape)))
-        source.text = stored(name, data)
+                               Dimensions=" ".join(map(str, shape)))
+        source.text = f"{h5}:/series/{name}"
 
     grid = ET.SubElement(writer.collection, "Grid", Name=_STEP)
     ET.SubElement(grid, "{http://www.w3.org/2003/XInclude}include",
                   xpointer=f'xpointer(//Grid[@Name="{writer.mesh_name}"]/*[self::Topology])')
     ET.SubElement(grid, "Time", Value=_T)
-    slab(ET.SubElement(grid, "Geometry", GeometryType="XYZ"), "geometry", np.ascontiguousarray(points, dtype=float))
+    slab(ET.SubElement(grid, "Geometry", GeometryType="XYZ"), "geometry", geometry["geometry"])
     for center, fields in (("Node", point_data), ("Cell", cell_data)):
-        for name, data in fields.items():
-            data = np.ascontiguousarray(data)
-            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(data[0]), Center=center)
-            slab(attribute, name, data)
+        for name, one in fields.items():
+            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(np.asarray(one)),
+                                      Center=center)
+            slab(attribute, name, one)
     for name, data in constant.items():
         writer.constant_cell_field(grid, name, np.asarray(data))
-    return grid
+    return grid, series
 
 
 def _write_steps(path: Path, step: ET.Element, t) -> None:
@@ -715,9 +724,12 @@ def write_results_vtu(results: Results, path, index: int = -1) -> Path:
 
 
 def _at_outputs(results: Results, steps) -> Results:
-    """The bodies, joints and times of ``results`` at the outputs ``steps``."""
+    """The bodies, joints and times of ``results`` at the outputs ``steps`` (``results`` itself if
+    those are all its outputs: no copy)."""
     from ..body_motion import body_outputs
     steps = np.asarray(steps)
+    if len(steps) == len(results.t) and np.array_equal(steps, np.arange(len(results.t))):
+        return results
     return Results(t=np.asarray(results.t)[steps], bodies={n: body_outputs(b, steps) for n, b in results.bodies.items()},
                    joints={n: np.asarray(r)[steps] for n, r in results.joints.items()})
 

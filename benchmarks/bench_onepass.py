@@ -62,7 +62,8 @@ def whole(label: str, checkout: Path, revolutions, paraview: bool, out: Path, qu
         args.append("--no-paraview")
     timed = subprocess.run(["/usr/bin/time", "-f", "%U %S %e %M", *args], cwd=checkout, capture_output=True,
                            text=True, check=True)
-    return f"{label:>8} {revolutions:>6} {'ParaView' if paraview else 'none':>8}  {timed.stderr.strip().splitlines()[-1]}"
+    series = "ParaView" if paraview else "none"
+    return f"{label:>8} {revolutions:>6} {series:>8}  {timed.stderr.strip().splitlines()[-1]}"
 
 
 def main(argv=None) -> int:
@@ -73,7 +74,19 @@ def main(argv=None) -> int:
     parser.add_argument("--parts", type=Path, metavar="RESULTS_H5")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    checkouts = {"this": ROOT} | {c.split("=", 1)[0]: Path(c.split("=", 1)[1]).resolve() for c in args.checkout}
+    checkouts = {"this": ROOT}
+    for given in args.checkout:
+        label, _, where = given.partition("=")
+        if not (label and where and (Path(where) / "flexmbs" / "__init__.py").is_file()):
+            parser.error(f"`--checkout` must be LABEL=DIR with DIR a flexmbs source tree (DIR/flexmbs/__init__.py), "
+                         f"got {given!r}")
+        checkouts[label] = Path(where).resolve()
+    if args.parts is not None and not args.parts.is_file():
+        parser.error("`--parts` must be a results file of the coupled slider-crank (DIR/results.h5), "
+                     f"got {str(args.parts)!r}, which does not exist")
+    if args.rounds < 1 or any(not r > 0 for r in args.revolutions):
+        parser.error(f"`--rounds` must be at least 1 and `--revolutions` positive, got {args.rounds} and "
+                     f"{args.revolutions}")
     with tempfile.TemporaryDirectory() as tmp:
         if args.parts is not None:
             for label, checkout in checkouts.items():

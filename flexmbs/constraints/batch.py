@@ -404,16 +404,12 @@ class JointBatch:
             G[..., sl, 0, 1, :] = -s * b
             G[..., sl, 1, 0, :] = c * r[..., vy, :] - s * r[..., vx, :]        # A_i u(t)
 
-    def stackable(self) -> bool:
-        """True if `jacobian_history` takes these joints: all their markers are frame markers (bodies
-        with ``frame_marker``, or the ground) in 3D."""
-        return self.dim == 3 and self.markers.stackable()
-
     def jacobian_history(self, t, QE) -> np.ndarray:
         """C_q of the joints' rows at n_t outputs at once, (n_t, n_c, n_q): t (n_t,), QE (n_t, n_q +
         len(TAIL)) (q row by row with the ground's tail, `extend`).  The formulas of `evaluate` with a
         leading axis of outputs (`_coefficients`); the angle drivers' laws (a user's scalar callables)
-        are called once per output.  Only for `stackable` joints (RuntimeError otherwise)."""
+        are called once per output.  Only for joints whose markers are all frame markers
+        (`_Markers.stackable`; RuntimeError otherwise)."""
         n_t, n, dim, W = len(QE), self.n_rows, self.dim, self.W
         out = np.zeros((n_t, self.n_c * self.n_q + 1))
         if not n:

@@ -41,11 +41,16 @@ def coupled(tmp_path_factory):
 
 def vtk_steps(path):
     """(times, [(points (n, 3), cell types, {cell field: array}) per step]) read by VTK's XDMF reader
-    (the time series' block of its output: the other block is the static mesh grid)."""
+    (the time series' block of its output: the other block is the static mesh grid); the reader
+    must report nothing (no error or warning in VTK's output window) while it reads."""
     xdmf = pytest.importorskip("vtkmodules.vtkIOXdmf2", reason="VTK (pip install vtk) reads the XDMF file")
     from vtkmodules.util.numpy_support import vtk_to_numpy
     from vtkmodules.vtkCommonDataModel import vtkCompositeDataSet
     from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline
+    from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
+    said = vtkStringOutputWindow()
+    shown = vtkOutputWindow.GetInstance()
+    vtkOutputWindow.SetInstance(said)
     reader = xdmf.vtkXdmfReader()
     reader.SetFileName(str(path))
     reader.UpdateInformation()
@@ -65,6 +70,8 @@ def vtk_steps(path):
         conn = [[grid.GetCell(i).GetPointId(k) for k in range(grid.GetCell(i).GetNumberOfPoints())]
                 for i in range(grid.GetNumberOfCells())]
         steps.append((vtk_to_numpy(grid.GetPoints().GetData()).copy(), types, conn, fields))
+    vtkOutputWindow.SetInstance(shown)
+    assert said.GetOutput() == "", f"VTK's reader reported: {said.GetOutput()[:500]}"    # no error at any step
     return np.array(times), steps
 
 

@@ -664,6 +664,10 @@ def _series_step(writer, n_t: int, geometry, point_data, cell_data, constant) ->
         dtype, precision = numpy_to_xdmf_dtype[one.dtype.name]
         item = ET.SubElement(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
                              Dimensions=" ".join(map(str, one.shape)))
+        # NOTE: VTK's XDMF reader keys its geometry cache on the text of the Geometry's first
+        # DataItem's first child (vtkXdmfHeavyData::ReadUniformData) and logs an error for each
+        # step when that child is an element; this comment is that child, one per output
+        item.append(ET.Comment(f"series/{name} at output {_K}"))
         select = ET.SubElement(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
         select.text = " ".join([_K] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"] + [str(n) for n in one.shape])
         source = ET.SubElement(item, "DataItem", DataType=dtype, Precision=precision, Format="HDF",

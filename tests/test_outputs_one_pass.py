@@ -81,6 +81,32 @@ def test_batched_reactions_equal_the_per_output_ones_at_random_states(system):
     assert_equal_to_per_output(system, batched, t, q, lam, JOINTS)
 
 
+def test_stacked_reactions_never_assemble_per_output(system, monkeypatch):
+    """The coupled slider-crank's reactions at 300 outputs call none of the per-output assemblies
+    (`System.jacobian`, `Constraint.reaction_basis`, `Constraint.frame`, a body's `point_jacobian`
+    or `torque`): they would raise here."""
+    from flexmbs.constraints.base import Constraint
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a per-output assembly was called")
+
+    t, q, lam = random_states(system, 300, seed=5)
+    expected = system.reaction_history(t[:4], q[:4], lam[:4], JOINTS)
+    monkeypatch.setattr(type(system), "jacobian", refused)
+    for cls in {Constraint, *(type(system.constraint(name)) for name in JOINTS)}:
+        for method in ("reaction_basis", "frame"):
+            if method in cls.__dict__:
+                monkeypatch.setattr(cls, method, refused)
+    for body in system.bodies:
+        monkeypatch.setattr(type(body), "point_jacobian", refused)
+        monkeypatch.setattr(type(body), "torque", refused)
+    history = system.reaction_history(t, q, lam, JOINTS)
+    assert history["pin B"]["bodies"]["rod"]["force"].shape == (300, 3)
+    ref = expected["drive"]["bodies"]["crank"]["torque"]
+    np.testing.assert_allclose(history["drive"]["bodies"]["crank"]["torque"][:4], ref, rtol=0,
+                               atol=1e-12 * np.abs(ref).max())
+
+
 def test_blocks_of_outputs_join_into_the_one_pass_result(system, monkeypatch):
     """7 outputs in blocks of 3 (3 + 3 + 1) give the arrays of one block of 7 to 1e-12 of their size."""
     t, q, lam = random_states(system, 7, seed=3)

@@ -81,6 +81,20 @@ def test_batched_reactions_equal_the_per_output_ones_at_random_states(system):
     assert_equal_to_per_output(system, batched, t, q, lam, JOINTS)
 
 
+def test_stacked_reactions_of_a_mean_axis_body_equal_the_per_output_ones():
+    """A flexible pendulum on its mean axes (test_mean_axis.py; internal constraints: the Euler-parameter
+    norm and the constant mean-axis conditions, both batched) is stacked, and its pin's reaction at 5
+    random states equals `System.reactions` to 1e-12."""
+    from test_mean_axis import pendulum
+    pinned = pendulum("mean-axis", 1e9)[0]
+    assert unstacked_reason(pinned.constraint("pin")) is None
+    t, q, lam = random_states(pinned, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", flexmbs.system.ReactionsPerOutputWarning)
+        history = pinned.reaction_history(t, q, lam, ["pin"])
+    assert_equal_to_per_output(pinned, history, t, q, lam, ["pin"])
+
+
 def test_stacked_reactions_never_assemble_per_output(system, monkeypatch):
     """The coupled slider-crank's reactions at 300 outputs call none of the per-output assemblies
     (`System.jacobian`, `Constraint.reaction_basis`, `Constraint.frame`, a body's `point_jacobian`

@@ -124,8 +124,11 @@ class ReactionBlocks:
             cols[:, 3:7, :3] = 2.0 * np.swapaxes(ep_E(qb[:, 3:7]), 1, 2)
             first = 3
             for c in internal:
+                # the batch evaluator of stacked bodies, here one body stacked over the outputs; a constant
+                # C_q (mean-axis conditions) comes back once, (1, n_c, width), and is broadcast
                 width = min(getattr(type(c), "batch_columns", b.n_q), b.n_q)
-                cols[:, :width, first:first + c.n_c] = np.swapaxes(type(c).batch([c]).jacobian(t0, qb[:, :width]), 1, 2)
+                Cq = np.broadcast_to(type(c).batch([c]).jacobian(t0, qb[:, :width]), (len(q), c.n_c, width))
+                cols[:, :width, first:first + c.n_c] = np.swapaxes(Cq, 1, 2)
                 first += c.n_c
             out[b.name] = cols
         return out

@@ -68,15 +68,15 @@ def unstacked_reason(constraint) -> str | None:
 def least_squares(B, Q) -> np.ndarray:
     """x (n_t, k) minimising |B x - Q| per output: B (n_t, m, k), Q (n_t, m).
 
-    One batched QR, x = R^-1 Q^T b, where B is well conditioned (`QR_RTOL`); elsewhere the
+    One batched QR, B = U R and x = R^-1 U^T Q, where B is well conditioned (`QR_RTOL`); elsewhere the
     pseudo-inverse with lstsq's cut-off eps max(m, k) s_max (`Constraint.reaction`), the minimum-norm
     solution of a rank-deficient B."""
-    Qr, R = np.linalg.qr(B)
+    U, R = np.linalg.qr(B)
     d = np.abs(np.diagonal(R, axis1=1, axis2=2))
     good = d.min(axis=1) > QR_RTOL * d.max(axis=1)
     x = np.empty(B.shape[::2])
     if good.any():
-        x[good] = np.linalg.solve(R[good], np.einsum("tmk,tm->tk", Qr[good], Q[good])[..., None])[..., 0]
+        x[good] = np.linalg.solve(R[good], np.einsum("tmk,tm->tk", U[good], Q[good])[..., None])[..., 0]
     if not good.all():
         cut = np.finfo(float).eps * max(B.shape[1:])
         x[~good] = np.einsum("tkm,tm->tk", np.linalg.pinv(B[~good], rcond=cut), Q[~good])

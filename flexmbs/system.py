@@ -24,9 +24,11 @@ import scipy.linalg
 
 from .constraints.base import EMPTY, ConstraintError, force_and_torque, torque_and_internal_columns
 from .constraints.batch import JointBatch, evaluated_by_batch
+from .constraints.reaction_blocks import ReactionBlocks, least_squares, unstacked_reason
 from .newton import NewtonError, max_norm, newton
 
-__all__ = ["System", "SystemEnergy", "Momentum", "InconsistentStateError", "InitialStateWarning", "CONSISTENCY_RTOL"]
+__all__ = ["System", "SystemEnergy", "Momentum", "InconsistentStateError", "InitialStateWarning", "CONSISTENCY_RTOL",
+           "ReactionsPerOutputWarning", "REACTION_BLOCK"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,10 @@ _EPS = np.finfo(float).eps
 # System.assemble (|C| <= 1e-12), far below a violation that changes the motion (a 1e-8 m gap
 # in a 1 m mechanism).
 CONSISTENCY_RTOL = 1e-8
+
+# System.reaction_history evaluates this many outputs at a time: arrays of a block are a few MB
+# (C_q of the chosen joints, n_rows x n_q per output), whatever the length of the run
+REACTION_BLOCK = 256
 
 
 class SystemEnergy(NamedTuple):
@@ -88,6 +94,11 @@ class InconsistentStateError(ConstraintError):
     def __init__(self, message: str, name: str, level: str, size: float, tol: float):
         super().__init__(message, [name])
         self.level, self.size, self.tol = level, size, tol
+
+
+class ReactionsPerOutputWarning(UserWarning):
+    """`System.reaction_history` computes some constraints' reactions one output at a time (the
+    message names them and why: `flexmbs.constraints.reaction_blocks.unstacked_reason`)."""
 
 
 class InitialStateWarning(UserWarning):
@@ -148,6 +159,16 @@ def _entries(items, what: str, needs, expected: str) -> list:
             raise ValueError(f"System: `{what}` entry {k} must be {expected}, got {x!r} ({type(x).__name__}, "
                              f"without {', '.join(missing)})")
     return items
+
+
+def _joined(parts) -> dict:
+    """One `System.reaction_history` entry from the entries of consecutive blocks of outputs."""
+    if len(parts) == 1:
+        return parts[0]
+    return {"origin": np.concatenate([p["origin"] for p in parts]),
+            "rotation": np.concatenate([p["rotation"] for p in parts]),
+            "bodies": {b: {key: np.concatenate([p["bodies"][b][key] for p in parts]) for key in parts[0]["bodies"][b]}
+                       for b in parts[0]["bodies"]}}
 
 
 def _batched(obj) -> bool:
@@ -994,12 +1015,13 @@ class System:
         "bodies": {body: {"force": (n_t, d), "torque": (n_t, 3) or (n_t,)}}}}`` for the constraints
         called ``names``.
 
-        Per output and body, Q_b = -C_q,b^T lam = B_b x (`Constraint.reaction_basis`); C_q comes
-        from one `jacobian` of the system per output, the torque and internal-constraint columns of
-        B_b from one evaluation per body and output, the blocks B_b of all outputs are stacked and
-        x = B_b^+ Q_b is formed by one batched pseudo-inverse per body (the least-squares solution
-        of `Constraint.reaction`, with lstsq's cut-off eps max(rows, columns) s_max), not one lstsq
-        per joint per output.
+        Per output and body, Q_b = -C_q,b^T lam = B_b x (`Constraint.reaction_basis`) and x = B_b^+ Q_b
+        (the least-squares solution of `Constraint.reaction`).  The joints that
+        `flexmbs.constraints.reaction_blocks.unstacked_reason` accepts (joints of primitives on
+        rigid and flexible frame bodies in 3D) are evaluated in blocks of `REACTION_BLOCK` outputs,
+        every array with a leading axis of outputs (`ReactionBlocks`): no Python loop over outputs.
+        The others are evaluated one output at a time (one C_q and one reaction basis per output,
+        then one batched least-squares solve per body), with a warning naming them and why.
         """
         t = np.atleast_1d(np.asarray(t, dtype=float))
         if t.ndim != 1 or not len(t):
@@ -1012,32 +1034,50 @@ class System:
         q = q[:, :self.n_q]
         if not len(names):
             return {}
-        chosen = [(c, self.constraints.index(c)) for c in (self.constraint(name) for name in names)]
-        rows = np.concatenate([np.arange(self.n_c)[self.rows(c)] for c, _ in chosen])
-        involved = list({id(b): b for c, _ in chosen for b in c.bodies if b is not None}.values())
+        chosen = [self.constraint(name) for name in names]
+        why = {c.name: unstacked_reason(c) for c in chosen}
+        stacked = [c for c in chosen if why[c.name] is None]
+        alone = [c for c in chosen if why[c.name] is not None]
+        if alone:
+            warnings.warn("System.reaction_history: the reactions of " + "; ".join(
+                f"{c.name!r} ({why[c.name]})" for c in alone) + " are computed one output at a time",
+                ReactionsPerOutputWarning, stacklevel=2)
+        blocks = ReactionBlocks(self, stacked) if stacked else None
+        parts = []
+        for first in range(0, len(t), REACTION_BLOCK):
+            block = slice(first, first + REACTION_BLOCK)
+            part = blocks.evaluate(t[block], q[block], lam[block]) if blocks is not None else {}
+            if alone:
+                part |= self._reactions_per_output(t[block], q[block], lam[block], alone)
+            parts.append(part)
+        return {c.name: _joined([p[c.name] for p in parts]) for c in chosen}
+
+    def _reactions_per_output(self, t, q, lam, chosen) -> dict:
+        """`reaction_history`'s entries of the constraints ``chosen`` from one C_q, one frame and one
+        `Constraint.reaction_basis` per output, then one batched least-squares solve per body."""
+        index = [self.constraints.index(c) for c in chosen]
+        rows = np.concatenate([np.arange(self.n_c)[self.rows(c)] for c in chosen])
+        involved = list({id(b): b for c in chosen for b in c.bodies if b is not None}.values())
         frames, bases, Cq = [], [], []
-        for ti, qi in zip(t, q):                       # the blocks at each output; the solves below batched
+        for ti, qi in zip(t, q):
             ti = float(ti)
             Cq.append(self.jacobian(ti, qi)[rows])
-            qs = [self._split(qi, k) for _, k in chosen]
+            qs = [self._split(qi, k) for k in index]
             shared = {b.name: torque_and_internal_columns(b, ti, qi[self.slice(b)]) for b in involved}
-            frames.append([c.frame(ti, qs_c) for (c, _), qs_c in zip(chosen, qs)])
-            bases.append([c.reaction_basis(ti, qs_c, shared) for (c, _), qs_c in zip(chosen, qs)])
+            frames.append([c.frame(ti, qs_c) for c, qs_c in zip(chosen, qs)])
+            bases.append([c.reaction_basis(ti, qs_c, shared) for c, qs_c in zip(chosen, qs)])
         Cq = np.array(Cq).reshape(len(t), len(rows), self.n_q)
         out, first = {}, 0
-        for j, (c, _) in enumerate(chosen):
+        for j, c in enumerate(chosen):
             own = slice(first, first + c.n_c)
             first += c.n_c
             R = np.array([f[j][1] for f in frames])
-            # the generalized constraint force -C_q^T lam of this constraint, all coordinates
             Q = -np.einsum("tcq,tc->tq", Cq[:, own], lam[:, self.rows(c)])
             bodies = {}
             for b in c.bodies:
                 if b is not None:
                     B = np.array([basis[j][b.name] for basis in bases])
-                    cut = np.finfo(float).eps * max(B.shape[1:])
-                    x = np.einsum("tkq,tq->tk", np.linalg.pinv(B, rcond=cut), Q[:, self.slice(b)])
-                    bodies[b.name] = force_and_torque(x, R, b.dim)
+                    bodies[b.name] = force_and_torque(least_squares(B, Q[:, self.slice(b)]), R, b.dim)
             out[c.name] = {"origin": np.array([f[j][0] for f in frames]), "rotation": R, "bodies": bodies}
         return out
 

@@ -41,11 +41,16 @@ def coupled(tmp_path_factory):
 
 def vtk_steps(path):
     """(times, [(points (n, 3), cell types, {cell field: array}) per step]) read by VTK's XDMF reader
-    (the time series' block of its output: the other block is the static mesh grid)."""
+    (the time series' block of its output: the other block is the static mesh grid); the reader
+    must report nothing (no error or warning in VTK's output window) while it reads."""
     xdmf = pytest.importorskip("vtkmodules.vtkIOXdmf2", reason="VTK (pip install vtk) reads the XDMF file")
     from vtkmodules.util.numpy_support import vtk_to_numpy
     from vtkmodules.vtkCommonDataModel import vtkCompositeDataSet
     from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline
+    from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
+    said = vtkStringOutputWindow()
+    shown = vtkOutputWindow.GetInstance()
+    vtkOutputWindow.SetInstance(said)
     reader = xdmf.vtkXdmfReader()
     reader.SetFileName(str(path))
     reader.UpdateInformation()
@@ -65,6 +70,8 @@ def vtk_steps(path):
         conn = [[grid.GetCell(i).GetPointId(k) for k in range(grid.GetCell(i).GetNumberOfPoints())]
                 for i in range(grid.GetNumberOfCells())]
         steps.append((vtk_to_numpy(grid.GetPoints().GetData()).copy(), types, conn, fields))
+    vtkOutputWindow.SetInstance(shown)
+    assert said.GetOutput() == "", f"VTK's reader reported: {said.GetOutput()[:500]}"    # no error at any step
     return np.array(times), steps
 
 
@@ -148,8 +155,11 @@ def test_nodes_and_joints_are_the_bodies_markers(coupled, read_back):
     np.testing.assert_allclose(steps[0][0][points_of(steps[0], -1, PARTS["joint"])][2], [0.45, 0, 0], atol=1e-12)
 
 
-def test_h5_geometry_differs_per_step_without_vtk(coupled):
-    """Without VTK: each step's Geometry names its own HDF5 dataset, and those differ."""
+def test_h5_geometry_is_one_dataset_sliced_per_step_without_vtk(coupled):
+    """Without VTK: each step's Geometry is an XDMF HyperSlab selecting output k (start k 0 0, stride
+    1 1 1, count 1 N 3) of one dataset /series/geometry (n_t, N, 3); the file holds one dataset per
+    field, however many outputs (issue 22: not one per output); the geometry of the first and last
+    steps differ."""
     import h5py
     path = coupled["out"] / "paraview.xdmf"
     root = ET.parse(path).getroot()
@@ -157,12 +167,40 @@ def test_h5_geometry_differs_per_step_without_vtk(coupled):
     assert json.loads(info["bodies"]) == ["crank", "rod", "slider"]
     assert json.loads(info["joints"]) == ["crank pivot", "pin A", "pin B", "slide"] and info["frame"] == "global"
     collection = next(g for g in root.iter("Grid") if g.get("CollectionType") == "Temporal")
-    names = [g.find("Geometry/DataItem").text.split(":/")[1] for g in collection.findall("Grid")]
-    assert len(names) == len(coupled["t"])
+    slabs = [g.find("Geometry/DataItem") for g in collection.findall("Grid")]
+    assert len(slabs) == len(coupled["t"]) and {s.get("ItemType") for s in slabs} == {"HyperSlab"}
+    select = np.array([[int(x) for x in s[0].text.split()] for s in slabs]).reshape(len(slabs), 3, 3)
+    assert {s[1].text.split(":/")[1] for s in slabs} == {"series/geometry"}
     with h5py.File(path.with_suffix(".h5"), "r") as f:
-        first, last = f[names[0]][()], f[names[-1]][()]
+        geometry = f["series/geometry"][()]
+        datasets = []
+        f.visititems(lambda name, item: datasets.append(name) if isinstance(item, h5py.Dataset) else None)
         assert f.attrs["frame"] == "global"
-    assert first.shape == last.shape and np.abs(first - last).max() > 0.1
+    n = geometry.shape[1]
+    assert geometry.shape == (len(coupled["t"]), n, 3)
+    np.testing.assert_array_equal(select[:, 0, 0], np.arange(len(slabs)))                 # start: output k
+    assert np.all(select[:, 0, 1:] == 0) and np.all(select[:, 1] == 1) and np.all(select[:, 2] == [1, n, 3])
+    assert len(datasets) < 10 < len(coupled["t"])
+    assert np.abs(geometry[0] - geometry[-1]).max() > 0.1
+
+
+def test_series_written_in_blocks_equals_one_block(coupled, tmp_path, monkeypatch):
+    """`write_results_xdmf` places the bodies SERIES_BLOCK outputs at a time (memory bounded however
+    long the run): in blocks of 7 (61 outputs: 8 blocks, the last of 5) every dataset and the XDMF
+    text equal those of one block."""
+    import h5py
+    from flexmbs.io import paraview
+    system, t, q = coupled["system"], coupled["t"], coupled["q"]
+    write_system_xdmf(system, t, q, tmp_path / "one" / "paraview.xdmf")
+    monkeypatch.setattr(paraview, "SERIES_BLOCK", 7)
+    write_system_xdmf(system, t, q, tmp_path / "blocks" / "paraview.xdmf")
+    assert (tmp_path / "one" / "paraview.xdmf").read_text() == (tmp_path / "blocks" / "paraview.xdmf").read_text()
+    with h5py.File(tmp_path / "one" / "paraview.h5", "r") as one, h5py.File(tmp_path / "blocks" / "paraview.h5") as blocks:
+        names = []
+        one.visititems(lambda name, item: names.append(name) if isinstance(item, h5py.Dataset) else None)
+        assert "series/geometry" in names and one["series/geometry"].shape[0] == len(t) == 61
+        for name in names:
+            np.testing.assert_array_equal(blocks[name][()], one[name][()])
 
 
 def test_no_paraview_writes_no_files(tmp_path, restore_logging):

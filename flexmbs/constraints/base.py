@@ -208,7 +208,8 @@ class Constraint(ABC):
         of B_b are the generalized forces of a unit force at the body's reaction point s_b, of a
         unit torque and of the body's internal constraints,
         B_b = [J_P(s_b)^T, J_theta^T, C_int,q^T], so that Q_b = -C_q,b^T lam = B_b [F; T; mu]
-        (`reaction`; `flexmbs.System.reaction_history` stacks them over the outputs).  The last
+        (`reaction`; `flexmbs.System.reaction_history` stacks them over the outputs for the
+        constraints that `reaction_blocks.unstacked_reason` names).  The last
         columns do not depend on the joint: ``body_columns`` {body name: `torque_and_internal_columns`}
         passes them when already computed for the body at this state."""
         out = {}

@@ -133,6 +133,31 @@ class _Markers:
             if start is not None:
                 self.cols[k, :side.n_q] = start + np.arange(side.n_q)
 
+    def stackable(self) -> bool:
+        """True if every marker is a frame marker (or the ground's): `evaluate_stacked` takes them."""
+        return not self.generic
+
+    def evaluate_stacked(self, QE):
+        """(r (n_t, k, dim), J (n_t, k, dim, W)) at n_t stacked coordinates QE (n_t, n_q + len(TAIL))
+        (`JointBatch.extend` row by row): the frame markers' formulas of the module docstring with a
+        leading axis of outputs.  Markers on other bodies are evaluated one configuration at a time
+        (their bodies' methods), so they are not stacked: RuntimeError (`stackable`)."""
+        if not self.stackable():
+            raise RuntimeError("_Markers.evaluate_stacked: markers on bodies without frame markers are evaluated "
+                               "one configuration at a time; check `stackable()` first")
+        n_t = len(QE)
+        P = QE[:, self.p_idx]                                           # (n_t, k, 4)
+        A = ep_to_matrix(P)
+        y = np.broadcast_to(self.y0, P.shape[:2] + (3,))
+        if self.elastic:
+            y = y + (self.Phi @ QE[:, self.e_idx][..., None])[..., 0]
+        r = QE[:, self.R_idx] + (A @ y[..., None])[..., 0]
+        J = np.repeat(self.J_frame[None], n_t, axis=0)
+        J[..., 3:7] = ep_vector_jacobian(P, y)
+        if self.elastic:
+            J[..., 7:7 + self.Phi.shape[2]] = A @ self.Phi
+        return r, J
+
     def evaluate(self, qe, ve, order: int):
         """(r (k, dim), J (k, dim, W) or None, r' (k, dim) or None, beta (k, dim) or None)."""
         k_all, dim, W = len(self.spec), self.dim, self.W
@@ -326,42 +351,78 @@ class JointBatch:
         joints' rows, their C_q into it (flat, the last entry is scratch)."""
         jac = Jflat is not None
         r, J, _, _ = self.markers.evaluate(qe, None, 1 if jac else 0)
-        G = self.G
+        laws = self._laws(t) if self.angle is not None else None
         if self.point is not None:
             rr, pi, pj, _ = self.point
             C[rr] = r[pi] - r[pj]
         if self.dot1 is not None:
-            rr, va, vb, sl = self.dot1
-            a, b = r[va], r[vb]
-            C[rr] = np.einsum("ka,ka->k", a, b)
-            G[sl, 0, 0] = b
-            G[sl, 1, 0] = a
+            rr, va, vb, _ = self.dot1
+            C[rr] = np.einsum("ka,ka->k", r[va], r[vb])
         if self.dot2 is not None:
-            rr, va, pi, pj, sl = self.dot2
-            a, d = r[va], r[pj] - r[pi]
-            C[rr] = np.einsum("ka,ka->k", a, d)
-            G[sl, 0, 0] = d
-            G[sl, 0, 1] = -a
-            G[sl, 1, 0] = a
+            rr, va, pi, pj, _ = self.dot2
+            C[rr] = np.einsum("ka,ka->k", r[va], r[pj] - r[pi])
         if self.dist is not None:
-            rr, pi, pj, L, sl = self.dist
+            rr, pi, pj, L, _ = self.dist
             d = r[pj] - r[pi]
             C[rr] = (np.einsum("ka,ka->k", d, d) - L * L) / (2.0 * L)
-            G[sl, 1, 0] = d / L[:, None]
-            G[sl, 0, 0] = -G[sl, 1, 0]
         if self.angle is not None:
-            rr, vx, vy, vb, _, sl = self.angle
-            c, s, _, _ = self._laws(t)
-            b = r[vb]
-            u = c[:, None] * r[vy] - s[:, None] * r[vx]                  # A_i u(t)
-            C[rr] = np.einsum("ka,ka->k", u, b)
-            G[sl, 0, 0] = c[:, None] * b
-            G[sl, 0, 1] = -s[:, None] * b
-            G[sl, 1, 0] = u
+            rr, vx, vy, vb, _, _ = self.angle
+            c, s = laws[0][:, None], laws[1][:, None]
+            C[rr] = np.einsum("ka,ka->k", c * r[vy] - s * r[vx], r[vb])              # (A_i u(t)) . b
         if jac and self.n_rows:
+            self._coefficients(self.G, r, laws)
             n, dim, W = self.n_rows, self.dim, self.W
             Js = J[self.slots].reshape(2 * n, 2 * dim, W)                 # (row, side), (slot, component)
-            Jflat[self.flat] = (G.reshape(2 * n, 1, 2 * dim) @ Js).reshape(-1)
+            Jflat[self.flat] = (self.G.reshape(2 * n, 1, 2 * dim) @ Js).reshape(-1)
+
+    def _coefficients(self, G, r, laws) -> None:
+        """Writes into G (..., n, 2, 2, dim) the coefficients of the marker Jacobians in each row's C_q
+        (C_q,row = sum over side s and slot m of G[row, s, m] . J[slots[row, s, m]]; the point rows'
+        constant +-e_c are set at construction), from the markers r (..., k, dim) and the angle
+        drivers' ``laws`` (cos f, sin f, ...) (`_laws`), each (m,) or (..., m): one set of formulas
+        for one configuration (`evaluate`) and for stacked outputs (`jacobian_history`)."""
+        if self.dot1 is not None:
+            _, va, vb, sl = self.dot1
+            G[..., sl, 0, 0, :] = r[..., vb, :]
+            G[..., sl, 1, 0, :] = r[..., va, :]
+        if self.dot2 is not None:
+            _, va, pi, pj, sl = self.dot2
+            a = r[..., va, :]
+            G[..., sl, 0, 0, :] = r[..., pj, :] - r[..., pi, :]
+            G[..., sl, 0, 1, :] = -a
+            G[..., sl, 1, 0, :] = a
+        if self.dist is not None:
+            _, pi, pj, L, sl = self.dist
+            dL = (r[..., pj, :] - r[..., pi, :]) / L[:, None]
+            G[..., sl, 1, 0, :] = dL
+            G[..., sl, 0, 0, :] = -dL
+        if self.angle is not None:
+            _, vx, vy, vb, _, sl = self.angle
+            c, s = laws[0][..., None], laws[1][..., None]
+            b = r[..., vb, :]
+            G[..., sl, 0, 0, :] = c * b
+            G[..., sl, 0, 1, :] = -s * b
+            G[..., sl, 1, 0, :] = c * r[..., vy, :] - s * r[..., vx, :]        # A_i u(t)
+
+    def jacobian_history(self, t, QE) -> np.ndarray:
+        """C_q of the joints' rows at n_t outputs at once, (n_t, n_c, n_q): t (n_t,), QE (n_t, n_q +
+        len(TAIL)) (q row by row with the ground's tail, `extend`).  The formulas of `evaluate` with a
+        leading axis of outputs (`_coefficients`); the angle drivers' laws (a user's scalar callables)
+        are called once per output.  Only for joints whose markers are all frame markers
+        (`_Markers.stackable`; RuntimeError otherwise)."""
+        n_t, n, dim, W = len(QE), self.n_rows, self.dim, self.W
+        out = np.zeros((n_t, self.n_c * self.n_q + 1))
+        if not n:
+            return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
+        r, J = self.markers.evaluate_stacked(QE)
+        laws = None
+        if self.angle is not None:
+            laws = np.moveaxis(np.array([self._laws(float(tk)) for tk in t]), 1, 0)   # (4, n_t, m)
+        G = np.repeat(self.G[None], n_t, axis=0)
+        self._coefficients(G, r, laws)
+        Js = J[:, self.slots].reshape(n_t, 2 * n, 2 * dim, W)
+        out[:, self.flat] = (G.reshape(n_t, 2 * n, 1, 2 * dim) @ Js).reshape(n_t, -1)
+        return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
 
     def time_derivative(self, t, qe, Ct) -> None:
         """Writes C_t of the joints' rows into Ct (zero but for the angle drivers)."""

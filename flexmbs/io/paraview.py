@@ -573,7 +573,9 @@ def _check_results(results) -> None:
 def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     """Write every body of a `System` run (``results.bodies`` and ``results.joints``) as ``path``
     (.xdmf) and its data file (.h5) beside it: one XDMF temporal collection in the global frame,
-    one grid per output.
+    one grid per output.  The data file holds one dataset per field over all outputs
+    (``series/geometry`` (n_t, N, 3), ``series/displacement``, ``series/NAME`` of the cell fields),
+    from which each grid selects its output by an XDMF ``HyperSlab`` (`_series_step`).
 
     Each output's grid holds all bodies (cell field ``body``: the body's index in
     ``results.bodies``, the System's order, -1 for the joints; ``part``: `PARTS`, 0 the body,
@@ -613,8 +615,7 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     steps = _output_steps(len(results.t), every)
     if not steps:
         raise ValueError("`results` has no output: there is nothing to write")
-    at = _at_outputs(results, steps)
-    points, cells, point_data, cell_data, constant = _merged(*_results_pieces(at))
+    points, cells, point_data, cell_data, constant = _merged(*_results_pieces(_at_outputs(results, steps[:1])))
     path.parent.mkdir(parents=True, exist_ok=True)
     _check_room(path.with_suffix(".h5").resolve(), len(steps),
                 [points[0].size, point_data["displacement"][0].size, *(a[0].size for a in cell_data.values())])
@@ -623,11 +624,86 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     tic = time.perf_counter()
     with _time_series(path, info) as writer:
         writer.write_points_cells(points[0], cells)
-        for k, ti in enumerate(at.t):
-            writer.write_moving(float(ti), points[k], {n: a[k] for n, a in point_data.items()},
-                                {n: [a[k]] for n, a in cell_data.items()}, constant)
+        step, series = _series_step(writer, len(steps), {"geometry": points[0]},
+                                    {n: a[0] for n, a in point_data.items()}, {n: a[0] for n, a in cell_data.items()},
+                                    constant)
+        for first in range(0, len(steps), SERIES_BLOCK):         # the fields of a block of outputs at a time
+            block = steps[first:first + SERIES_BLOCK]
+            points, _, point_data, cell_data, _ = _merged(*_results_pieces(_at_outputs(results, block)))
+            for name, data in {"geometry": points, **point_data, **cell_data}.items():
+                series[name][first:first + len(block)] = data
+    _write_steps(path, step, np.asarray(results.t)[steps])
     log.info("wrote %s (%d outputs, %.2f s)", path, len(steps), time.perf_counter() - tic)
     return path
+
+
+_STEP = "@STEP@"        # the template step's Grid name, its output index and its time, replaced per output
+_K, _T = "@K@", "@T@"
+# write_results_xdmf places the bodies of this many outputs at a time: its memory does not grow with the run
+SERIES_BLOCK = 1024
+
+
+def _series_step(writer, n_t: int, geometry, point_data, cell_data, constant) -> tuple[ET.Element, dict]:
+    """Creates one HDF5 dataset ``/series/NAME`` (n_t, ...) per field, of the shape and type of its
+    value at one output in ``geometry`` ({"geometry": (N, 3)}), ``point_data`` and ``cell_data``,
+    stores the ``constant`` cell fields once, and adds to the temporal collection one template step
+    Grid whose geometry and attributes are XDMF ``HyperSlab``s of output ``@K@`` of those datasets
+    (start k 0 ..., stride 1, count 1 n ...), at time ``@T@`` (`_write_steps` writes one copy per
+    output).  Returns (the template, {name: its dataset}) for the caller to fill.  One dataset per
+    field, not per output: HDF5 datasets cost about 0.3 ms each to create (docs/benchmarks.md,
+    sec. 11.4)."""
+    from meshio.xdmf.common import attribute_type, numpy_to_xdmf_dtype
+    h5 = Path(writer.h5_filename).name
+    series = {}
+
+    def slab(parent, name, one) -> None:
+        """A HyperSlab DataItem of output @K@ of the dataset /series/NAME (n_t,) + one.shape."""
+        one = np.asarray(one)
+        shape = (n_t,) + one.shape
+        series[name] = writer.h5_file.create_dataset(f"series/{name}", shape=shape, dtype=one.dtype)
+        dtype, precision = numpy_to_xdmf_dtype[one.dtype.name]
+        item = ET.SubElement(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
+                             Dimensions=" ".join(map(str, one.shape)))
+        # NOTE: VTK's XDMF reader keys its geometry cache on the text of the Geometry's first
+        # DataItem's first child (vtkXdmfHeavyData::ReadUniformData) and logs an error for each
+        # step when that child is an element; this comment is that child, one per output
+        item.append(ET.Comment(f"series/{name} at output {_K}"))
+        select = ET.SubElement(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
+        select.text = " ".join([_K] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"] + [str(n) for n in one.shape])
+        source = ET.SubElement(item, "DataItem", DataType=dtype, Precision=precision, Format="HDF",
+                               Dimensions=" ".join(map(str, shape)))
+        source.text = f"{h5}:/series/{name}"
+
+    grid = ET.SubElement(writer.collection, "Grid", Name=_STEP)
+    ET.SubElement(grid, "{http://www.w3.org/2003/XInclude}include",
+                  xpointer=f'xpointer(//Grid[@Name="{writer.mesh_name}"]/*[self::Topology])')
+    ET.SubElement(grid, "Time", Value=_T)
+    slab(ET.SubElement(grid, "Geometry", GeometryType="XYZ"), "geometry", geometry["geometry"])
+    for center, fields in (("Node", point_data), ("Cell", cell_data)):
+        for name, one in fields.items():
+            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(np.asarray(one)),
+                                      Center=center)
+            slab(attribute, name, one)
+    for name, data in constant.items():
+        writer.constant_cell_field(grid, name, np.asarray(data))
+    return grid, series
+
+
+def _write_steps(path: Path, step: ET.Element, t) -> None:
+    """Rewrites the XDMF file ``path`` with one copy of the template ``step`` (`_series_step`) per
+    output time of ``t``: its name ``step k``, its HyperSlabs at output k, its time t_k.  The copies
+    are written as text, a block at a time (no XML tree of every output in memory)."""
+    text = path.read_text()
+    start = text.index(f'<Grid Name="{_STEP}"')
+    end = text.index("</Grid>", start) + len("</Grid>")
+    head, template, tail = text[:start], text[start:end], text[end:]
+    template = template.replace(_STEP, "step {k}").replace(_K, "{k}").replace(_T, "{t}")
+    times = [repr(float(x)) for x in t]
+    with open(path, "w") as f:
+        f.write(head)
+        for first in range(0, len(times), 4096):
+            f.write("".join(template.format(k=k, t=times[k]) for k in range(first, min(first + 4096, len(times)))))
+        f.write(tail)
 
 
 def write_results_vtu(results: Results, path, index: int = -1) -> Path:
@@ -652,9 +728,12 @@ def write_results_vtu(results: Results, path, index: int = -1) -> Path:
 
 
 def _at_outputs(results: Results, steps) -> Results:
-    """The bodies, joints and times of ``results`` at the outputs ``steps``."""
+    """The bodies, joints and times of ``results`` at the outputs ``steps`` (``results`` itself if
+    those are all its outputs: no copy)."""
     from ..body_motion import body_outputs
     steps = np.asarray(steps)
+    if len(steps) == len(results.t) and np.array_equal(steps, np.arange(len(results.t))):
+        return results
     return Results(t=np.asarray(results.t)[steps], bodies={n: body_outputs(b, steps) for n, b in results.bodies.items()},
                    joints={n: np.asarray(r)[steps] for n, r in results.joints.items()})
 

@@ -44,6 +44,8 @@ typedef struct {
     const i64 *Kp, *Kj;                /* the K_g,i stacked (nkg ne, ne) in CSR */
     const double *Kv;
     const double *B;                   /* (nB, ne) */
+    int modal;                         /* "modal-stress" stiffening: G (ne, ne, ne) below (0: none) */
+    const double *mG;                  /* G[i][m][k] = (Phi^T K_geo(sigma(phi_i)) Phi)[m][k] */
 } Flex;
 
 typedef struct {                       /* planar rigid bodies and their joints (section "planar systems") */
@@ -530,6 +532,35 @@ static void axial_terms(const Flex *f, const double *del, double *force, double 
     }
 }
 
+/* "modal-stress" stiffening of a reduced body by its own stress (FlexibleBody, ReducedModel.modal_geometric_stiffness):
+   with T = sum_i q_i G_i, the force T q added to force (n_e), and/or its tangent T + [G_n q]_m (row m, column n)
+   added to K (leading dimension ld) */
+static void modal_terms(const Flex *f, const double *del, double *force, double *K, int ld)
+{
+    int ne = f->ne;
+    size_t nn = (size_t)ne * ne;
+    for (int m = 0; m < ne; m++) {
+        if (force) {
+            double acc = 0.0;
+            for (int i = 0; i < ne; i++) {
+                if (del[i] == 0.0) continue;
+                const double *Gim = f->mG + i * nn + (size_t)m * ne;
+                double row = 0.0;
+                for (int k = 0; k < ne; k++) row += Gim[k] * del[k];
+                acc += del[i] * row;
+            }
+            force[m] += acc;
+        }
+        if (K)
+            for (int n = 0; n < ne; n++) {
+                const double *Gnm = f->mG + n * nn + (size_t)m * ne;
+                double acc = 0.0;
+                for (int k = 0; k < ne; k++) acc += Gnm[k] * del[k] + del[k] * f->mG[k * nn + (size_t)m * ne + n];
+                K[(size_t)m * ld + n] += acc;
+            }
+    }
+}
+
 /* coefficients c_i of the unit geometric stiffnesses of the "omega" stiffening
    (FlexibleBody._omega_coefficients): A_f = tilde(omega)^2 with omega = 2 G(p) p' (body components),
    alpha = -A(p)^T g (the System's gravity, zero without) */
@@ -656,6 +687,7 @@ static void flex_eval(const Sys *s, const Flex *f, const double *q, const double
         }
         if (f->axial) axial_terms(f, del, fe, NULL, 0);
         if (f->nkg) omega_terms(s, f, q, v, fe, NULL, 0);
+        if (f->modal) modal_terms(f, del, fe, NULL, 0);
         for (int i = 0; i < ne; i++) Q[o + 7 + i] -= fe[i];
         if (s->has_g) {
             const double *g = s->g;
@@ -1192,6 +1224,7 @@ static void elastic_stiffness(Sys *s, const double *q, const double *v, double *
             for (int j = 0; j < ne; j++) K[(size_t)(o + i) * n + o + j] = f->Kdd[i * ne + j];
         if (f->axial) axial_terms(f, q + o, NULL, K + (size_t)o * n + o, n);
         if (f->nkg) omega_terms(s, f, q, v, NULL, K + (size_t)o * n + o, n);
+        if (f->modal) modal_terms(f, q + o, NULL, K + (size_t)o * n + o, n);
     }
 }
 
@@ -1417,6 +1450,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         f->off = (int)fi[FLEX_I_OFFSET]; f->ne = (int)fi[FLEX_I_N_ELASTIC]; f->nel = (int)fi[FLEX_I_N_ELEMENTS];
         f->k = (int)fi[FLEX_I_ELEMENT_DOFS]; f->damped = (int)fi[FLEX_I_DAMPED]; f->axial = (int)fi[FLEX_I_AXIAL];
         f->nkg = (int)fi[FLEX_I_N_KG]; f->nB = (int)fi[FLEX_I_N_MEAN_AXIS]; f->Brow = (int)fi[FLEX_I_MEAN_AXIS_ROW];
+        f->modal = (int)fi[FLEX_I_MODAL_STRESS];
         if (check_flex_sizes(s, f) < 0) goto fail;
         if (f->k > 64) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 64 DOFs per element"); goto fail; }
         if (f->nkg > 12) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 12 unit geometric stiffnesses"); goto fail; }
@@ -1446,6 +1480,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         if (f->nkg && csr_valid(f->Kp, f->Kj, (Py_ssize_t)f->nkg * ne, ne, "K_g") < 0) goto fail;
         TAKE(f->Kv, const double *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, FLEX_ARRAY_KG_DATA);
         TAKE(f->B, const double *, (Py_ssize_t)f->nB * ne, FLEX_ARRAY_B);
+        TAKE(f->mG, const double *, f->modal ? (Py_ssize_t)ne * ne * ne : 0, FLEX_ARRAY_MODAL_G);
         if (in_range(f->idx, (Py_ssize_t)f->nel * f->k, 1, 1, 0, INT64_MAX, "element DOFs") < 0) goto fail;   /* >= ne: a fixed DOF, skipped */
         for (int z = 0; z < f->nkg; z++)
             if (f->kg_key[z] < 0 || f->kg_key[z] > 11) { PyErr_SetString(PyExc_ValueError, "kernel system: bad geometric stiffness key"); goto fail; }

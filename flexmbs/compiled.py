@@ -13,9 +13,10 @@ and the fallback:
   tabulated at the step times like the drivers' laws; springs and dashpots to the ground); a
   user's own load callable is not compiled;
 - `flexmbs.bodies.FlexibleBody` (``reference`` "supports" or "mean-axis"; ``stiffening`` "none",
-  "axial-strain" or "omega"; no nodal loads): the invariant contractions of its M, Q_v and
+  "axial-strain", "omega" or "modal-stress"; no nodal loads): the invariant contractions of its M, Q_v and
   dQ_v/dv, [k], Rayleigh damping, gravity, the axial-strain force and stiffness
-  (`flexmbs.bodies.axial_strain`), and the "omega" force sum_i c_i K_g,i delta and stiffness
+  (`flexmbs.bodies.axial_strain`), the "modal-stress" force (sum_i q_i G_i) q of a reduced body and its
+  tangent, and the "omega" force sum_i c_i K_g,i delta and stiffness
   [k] + sum_i c_i K_g,i with the Model's unit geometric stiffnesses and the coefficients of
   ``FlexibleBody._omega_coefficients`` (A_f = tilde(omega)^2, omega = 2 G(p) p'; alpha = -A^T g).
   As on the numpy path, dQ_v/dv leaves out the p'-dependence of that force (it stays in the
@@ -370,9 +371,9 @@ class CompiledSystem:
         if (b.reference == "mean-axis") != (mean_axis is not None):
             raise Unsupported(f"body {b.name!r}: its mean-axis conditions are not among the system's internal "
                               "constraints")
-        if b.stiffening not in ("none", "axial-strain", "omega"):
+        if b.stiffening not in ("none", "axial-strain", "omega", "modal-stress"):
             raise Unsupported(f"body {b.name!r} has stiffening={b.stiffening!r}; the compiled kernel takes "
-                              "'none', 'axial-strain' and 'omega'")
+                              "'none', 'axial-strain', 'omega' and 'modal-stress'")
         if b._loads is not None or b.model.loads:
             raise Unsupported(f"body {b.name!r}: its Model has nodal loads, which the compiled kernel does not apply")
         ne = b.n_e
@@ -421,15 +422,17 @@ class CompiledSystem:
             B_row, B_rows = mean_axis
             n_B = len(B_rows)
             B = [_f64(B_rows, (n_B, ne))]
+        modal = b.stiffening == "modal-stress"          # G (ne, ne, ne): ReducedModel.modal_geometric_stiffness
         ints = schema.FLEX_I.row(offset=off, n_elastic=ne, damped=int(damped), n_kg=n_kg, n_mean_axis=n_B,
-                                 mean_axis_row=B_row, **sizes)
+                                 mean_axis_row=B_row, modal_stress=int(modal), **sizes)
         reals = schema.FLEX_R.row(mass=md.mass, s=np.asarray(s, float), J=np.asarray(J, float).ravel(), EA=EA)
         return schema.arrays(
             schema.FLEX_ARRAYS, f"flexible body {b.name!r}", ints=_i64(ints), reals=_f64(reals), m_O=_f64(m_O, (3, ne)),
             d=_f64(d, (9, ne)), S_indptr=_i64(S.indptr), S_indices=_i64(S.indices), S_data=_f64(S.data),
             M_dd=_f64(b._M_dd), K_dd=_f64(b._K_dd), C_dd=_f64(C) if damped else np.zeros(0),
             **dict(zip(("axial_L", "axial_a", "axial_G", "axial_idx"), axial)),
-            **dict(zip(("kg_keys", "kg_indptr", "kg_indices", "kg_data"), omega)), B=B[0])
+            **dict(zip(("kg_keys", "kg_indptr", "kg_indices", "kg_data"), omega)), B=B[0],
+            modal_G=_f64(md.modal_geometric_stiffness(), (ne, ne, ne)) if modal else np.zeros(0))
 
     @staticmethod
     def _joints(joints, n):

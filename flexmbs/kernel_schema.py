@@ -108,7 +108,8 @@ PLANAR_PRISMATIC = Record("PLANAR_PRISMATIC", "f64", _fields(("s_i", 2), ("s_j",
                                                              ("n_i", 2)), "its points, axes and normal")
 COORDINATE_DRIVER = Record("COORDINATE_DRIVER", "i64", _fields("row", "coordinate"), "C = q_k - f(t)")
 FLEX_I = Record("FLEX_I", "i64", _fields("offset", "n_elastic", "n_elements", "element_dofs", "damped", "axial",
-                                         "n_kg", "n_mean_axis", "mean_axis_row"), "a FlexibleBody's sizes and options")
+                                         "n_kg", "n_mean_axis", "mean_axis_row", "modal_stress"),
+                "a FlexibleBody's sizes and options")
 FLEX_R = Record("FLEX_R", "f64", _fields("mass", ("s", 3), ("J", 9), "EA"), "a FlexibleBody's invariants m, s, J; EA")
 SENSOR_I = Record("SENSOR_I", "i64", _fields("kind", "offset_i", "offset_j", "out"),
                   "a controller's sensor: kind (SENSOR codes), first coordinates (-1: the ground), output index")
@@ -128,7 +129,7 @@ SYSTEM_ARRAYS = (
     "load_i", "load_r", "planar_offsets", "planar_bodies", "planar_revolute_rows", "planar_revolute",
     "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "flexible")
 FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
-               "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B")
+               "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G")
 
 
 def arrays(names: tuple, what: str, **values) -> dict:
@@ -154,7 +155,8 @@ KINDS = {
     # bodies (flexmbs.bodies)
     "RigidBodyEP": "compiled: RIGID row, its Euler-parameter norm, its loads (LOAD rows)",
     "RigidBody2D": "compiled: PLANAR_BODY row, its loads (LOAD rows)",
-    "FlexibleBody": "compiled: FLEX_I, FLEX_R rows and its invariants' arrays (reference 'supports' or 'mean-axis')",
+    "FlexibleBody": "compiled: FLEX_I, FLEX_R rows and its invariants' arrays (reference 'supports' or 'mean-axis'; "
+                    "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress')",
     "RigidBodyNatural": "refused: natural-coordinate bodies are not evaluated by the compiled kernel",
     "PointMass": "refused: point masses are not evaluated by the compiled kernel",
     "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",

@@ -145,16 +145,19 @@ def test_summary_keys_say_which_path_the_runs_since_the_last_summary_took():
     assert summary_keys()["kernel"] == "none"             # each summary speaks of its own runs
 
 
-@pytest.mark.parametrize("case, t_end, kernel", [
-    ("pendulum_a01", 0.01, "compiled"),         # a planar System the kernel takes
-    ("andrews_squeezer", 0.001, "numpy"),       # its spring load holds a Python callable: Unsupported
-    ("triple_pendulum", 0.01, "none"),          # AB4 on the index-1 equations: no index3-alpha
+@pytest.mark.parametrize("case, t_end, integrator, kernel", [
+    ("pendulum_a01", 0.01, "index3-alpha", "compiled"),      # a planar System the kernel takes
+    ("andrews_squeezer", 0.001, "index3-alpha", "numpy"),    # its spring load holds a Python callable: Unsupported
+    ("andrews_squeezer", 0.001, None, "none"),               # its default, DOP853 on the index-1 equations
+    ("triple_pendulum", 0.01, None, "none"),                 # AB4 on the index-1 equations: no index3-alpha
 ])
-def test_every_case_summary_says_whether_the_kernel_is_installed_and_which_path_ran(case, t_end, kernel, tmp_path,
-                                                                                      capsys):
+def test_every_case_summary_says_whether_the_kernel_is_installed_and_which_path_ran(case, t_end, integrator, kernel,
+                                                                                      tmp_path, capsys):
     out = tmp_path / case
     argv = ["run", case, "--cases", str(CASES), "--set", f"t_end={t_end}", "--set", f"dt_out={t_end / 2}",
             "--set", "plots=false", "--out", str(out), "--no-paraview"]
+    if integrator is not None:
+        argv += ["--set", f"integrator={integrator}"]
     assert cli.main(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
     installed = kernel_status().installed

@@ -60,6 +60,10 @@ REFUSED = [
      "`newton_max_iter` must be an integer >= 1, got 2.5."),
     ("no h", lambda: run(rod(), h=None),
      "`h` (the step size) is required by the fixed-step method 'rattle'; give e.g. h=1e-3."),
+    ("the triple pendulum case with integrator=rattle and its default stabilization",
+     lambda: triple_pendulum.run(integrator="rattle", t_end=0.1),
+     "parameter 'stabilization': rattle solves the index-3 equations and keeps C = 0 itself; use "
+     "stabilization=none with it, got 'coordinate-partitioning'"),
     ("formulation 'lagrange' with method 'rattle'", lambda: run(rod(), formulation="lagrange"),
      "formulation 'lagrange' does not run with method 'rattle'; the combinations for a System are: "),
 ]

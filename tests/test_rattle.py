@@ -93,6 +93,14 @@ def test_constraints_hold_to_the_newton_tolerance_at_every_step():
     assert Cv.max() < 1e-12
 
 
+def test_the_triple_pendulum_case_runs_rattle():
+    """`python cases/triple_pendulum.py --integrator rattle --stabilization none`: the index-3 equations,
+    no acceleration solver, the constraints held at every output."""
+    s = triple_pendulum.run(integrator="rattle", stabilization="none", h=1e-2, t_end=0.2, dt_out=0.1)
+    assert s["status"] == "finished" and s["solver"] == "index-3 (rattle)"
+    assert s["max_constraint_position"] < 1e-9 and s["max_constraint_velocity"] < 1e-12
+
+
 def energy_error_windows(method: str, h: float, t_end: float, window: float) -> np.ndarray:
     """max |E(t) - E(0)| [J] of the triple pendulum (natural coordinates) in consecutive windows."""
     res = fm.run(triple_pendulum.build("natural"), method=method, h=h, t_end=t_end, dt_out=0.1, store=False)

@@ -13,6 +13,8 @@ import pytest
 
 import flexmbs as fm
 from flexmbs.bodies.planar import RigidBody2D
+from flexmbs.bodies.point import PointMass
+from flexmbs.constraints.nonholonomic import VelocityConstraint
 from flexmbs.constraints.planar import PlanarRevolute
 from flexmbs.integrators import simulate
 from flexmbs.system import System
@@ -35,6 +37,12 @@ def rod(redundant: bool = False) -> System:
     return System([body], joints, gravity=(0.0, -9.81))
 
 
+def skate() -> System:
+    """A point mass whose velocity must stay along x: y' = 0, a velocity constraint (nonholonomic)."""
+    mass = PointMass("skate", 1.0, position=(0.0, 0.0, 0.0), velocity=(1.0, 0.0, 0.0))
+    return System([mass], [VelocityConstraint(mass, lambda t, q: np.array([[0.0, 1.0, 0.0]]), name="blade")])
+
+
 def run(system, **options):
     return fm.run(system, method="rattle", t_end=0.1, dt_out=0.1, store=False, **{"h": 1e-2, **options})
 
@@ -55,6 +63,11 @@ REFUSED = [
      "method 'rattle' needs independent constraints (C_q of full row rank), but C_q of 'constrained-index3' at "
      "t0 = 0 has rank 2 < 4 rows (redundant constraints or a singular start: System.mobility names them); remove "
      "the redundant constraints or use method 'index3-alpha' (option `regularization`)."),
+    ("a point mass held by a velocity constraint (nonholonomic)",
+     lambda: run(skate()),
+     "method 'rattle' integrates holonomic constraints C(q, t) = 0; 'constrained-index3' has velocity constraints "
+     "without a position equation (nonholonomic: KnifeEdge, VelocityConstraint); methods that fit this term: "
+     "'index3-alpha'."),
     ("newton_tol=0", lambda: run(rod(), newton_tol=0.0), "`newton_tol` must be a positive number, got 0.0."),
     ("newton_max_iter=2.5", lambda: run(rod(), newton_max_iter=2.5),
      "`newton_max_iter` must be an integer >= 1, got 2.5."),

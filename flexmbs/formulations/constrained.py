@@ -44,8 +44,10 @@ class ConstrainedProblem:
         """What index3-alpha sees (`flexmbs.formulations.terms.DAETerm`): the System's mass matrix,
         forces, constraints and their Jacobian, the analytic parts of the tangent it gives, its
         checks (start, changed bodies and loads, constraints that cannot all hold), C_t, whether
-        M is constant (every body's ``constant_mass``) and the compiled kernel's packing (the optional ones None for a hand-made system without them:
+        M is constant (every body's ``constant_mass``), whether every constraint is holonomic and
+        the compiled kernel's packing (the optional ones None for a hand-made system without them:
         `flexmbs.formulations.terms.system_method`)."""
+        from ..constraints.nonholonomic import nonholonomic_constraints
         from .terms import DAETerm, system_checks, system_method
         s = self.system
         optional = {name: system_method(s, name) for name in (
@@ -56,6 +58,7 @@ class ConstrainedProblem:
                        residual=s.residual, jacobian=s.jacobian, gamma=s.gamma, **optional,
                        time_derivative=system_method(s, "time_derivative"),
                        mass_matrix_constant=bodies is not None and all(b.constant_mass for b in bodies),
+                       holonomic=not nonholonomic_constraints(s),
                        check_model=self._check_model if checks_model else None,
                        **system_checks(s, self.physical))
 

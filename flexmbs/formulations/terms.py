@@ -211,6 +211,10 @@ class DAETerm:
     time_derivative : callable or None
         ``time_derivative(t, q) -> C_t`` (n_c,), of the velocity constraint C_q q' + C_t = 0
         (`flexmbs.System.time_derivative`); None: not given (method "rattle" needs it).
+    holonomic : bool
+        True (default): every constraint is holonomic, C(q, t) = 0; False: some rows are velocity
+        constraints a q' + b = 0 with no position equation (`flexmbs.constraints.KnifeEdge`,
+        `VelocityConstraint`), which method "rattle" does not integrate.
     """
 
     name: str
@@ -232,6 +236,7 @@ class DAETerm:
     range_check: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None
     mass_matrix_constant: bool = False
     time_derivative: Callable | None = None
+    holonomic: bool = True
 
     @property
     def n_state(self) -> int:

@@ -43,6 +43,10 @@ energy error then stays bounded, O(h^2), over exponentially long times instead o
 tests/test_rattle.py checks the order, the reversibility, the bounded energy error and the
 constraints at every step.
 
+Constraints.  Only holonomic ones: a System with velocity constraints (`KnifeEdge`,
+`VelocityConstraint`: ``DAETerm.holonomic`` False) is refused, as they have no position equation
+for the Newton step.
+
 Mass matrix.  Method "rattle" runs terms whose M is constant (``DAETerm.mass_matrix_constant``:
 every body declares ``constant_mass``, i.e. bodies in natural coordinates, planar bodies,
 point masses, corotational beams, and second-order forms M q'' = f of a Model); M is factorized
@@ -129,10 +133,14 @@ class Rattle(Integrator):
 
     @classmethod
     def _refusal(cls, term) -> str | None:
-        """A term whose M depends on q, or whose constraints' C_t is not given (module docstring)."""
+        """A term with nonholonomic constraints, whose M depends on q or is not positive definite, or
+        whose constraints' C_t is not given (module docstring)."""
         dae = term if isinstance(term, DAETerm) else term.dae
         if dae is None:                     # a second-order form M q'' = f: constant M, no constraints
             return None
+        if not dae.holonomic:
+            return (f"method 'rattle' integrates holonomic constraints C(q, t) = 0; {term.name!r} has velocity "
+                    "constraints without a position equation (nonholonomic: KnifeEdge, VelocityConstraint)")
         if not dae.mass_matrix_constant:
             return (f"method 'rattle' needs a constant mass matrix (bodies in natural coordinates, planar bodies, "
                     f"point masses); {term.name!r} has a mass matrix M(q) that depends on the coordinates "

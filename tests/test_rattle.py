@@ -162,3 +162,27 @@ def test_energy_error_bounded_over_a_long_run_of_the_triple_pendulum():
           f"{np.round(means, 3)} J")
     assert largest.max() <= 2.0 * largest[0]
     assert abs(means[-1] - means[0]) <= 0.1 * largest[0]
+
+
+def test_a_driven_rod_follows_its_law_through_the_rheonomic_constraint():
+    """The rod pinned at one end with its angle driven, theta(t) = 0.5 sin(3 t) (`CoordinateDriver`,
+    C = theta - f(t), C_t = -f'(t)): the motion is prescribed, so after every step the angle equals
+    the law to the Newton tolerance and the angular velocity equals f' to round-off (the velocity
+    projection C_q v + C_t = 0), and the centroid moves on its circle."""
+    from flexmbs.constraints.driving import CoordinateDriver
+
+    def law(t):
+        return 0.5 * np.sin(3 * t), 1.5 * np.cos(3 * t), -4.5 * np.sin(3 * t)
+
+    system = rod_pendulum()
+    rod = system.bodies[0]
+    system = System([rod], [*system.constraints[system.n_internal:], CoordinateDriver(rod, 2, law, name="drive")],
+                    gravity=(0.0, -G))
+    v0 = np.array([0.0, LENGTH / 2 * 1.5, 1.5])            # theta'(0) = f'(0) = 1.5 rad/s
+    res = fm.run(system, method="rattle", h=1e-2, t_end=1.0, dt_out=1e-2, v0=v0, newton_tol=1e-12, store=False)
+    assert res.status == "finished", res.message
+    f, f_dot, _ = law(res.t)
+    assert np.abs(res.q[:, 2] - f).max() <= 1e-12
+    assert np.abs(res.v[:, 2] - f_dot).max() < 1e-12
+    centroid = LENGTH / 2 * np.column_stack([np.cos(f), np.sin(f)])
+    assert np.abs(res.q[:, :2] - centroid).max() < 1e-11

@@ -16,9 +16,11 @@ or euler-parameters (RPCF-EP, 7 coordinates and the normalisation); ``--solver``
 udwadia-kalaba; ``--stabilization`` none, baumgarte or coordinate-partitioning (the paper's
 RGCP, Newton tolerance 1e-9); ``--integrator`` any of flexmbs (the paper: AB4 with h = 1e-3 s).
 Each run is one `flexmbs.run` (formulation "lagrange" for the augmented solver,
-"udwadia-kalaba" for Udwadia-Kalaba, with the stabilisation as its option; index3-alpha runs the
-formulation "index3", the index-3 equations with their own Newton iteration, where neither
-solver nor stabilisation enters).  The position and velocity constraint violations are
+"udwadia-kalaba" for Udwadia-Kalaba, with the stabilisation as its option; index3-alpha and
+rattle run the formulation "index3", the index-3 equations with their own Newton iteration, where
+neither solver nor stabilisation enters: give ``--stabilization none``).  rattle (symplectic: the
+energy error stays bounded over long runs, docs/benchmarks.md sec. 16) needs a constant mass
+matrix: natural coordinates.  The position and velocity constraint violations are
 evaluated at every output.  Fixed-step integrators step onto every output time; adaptive ones
 (RK45, DOP853, Radau, BDF) give the outputs between their steps from their dense interpolant,
 which coordinate partitioning does not correct (there the violations are those of the
@@ -59,7 +61,7 @@ from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_
                           record_output, recording_into, resolve, system_run_options, write_results)
 from flexmbs.constraints import Spherical
 from flexmbs.formulations.index1 import SOLVERS
-from flexmbs.formulations.registry import system_methods
+from flexmbs.formulations.registry import INDEX3_METHODS, system_methods
 from flexmbs.formulations.stabilization import STABILIZATIONS, CoordinatePartitioning, make_stabilization, violations
 from flexmbs.integrators import INTEGRATORS
 from flexmbs.pipes import call_quietly
@@ -116,8 +118,8 @@ def tip(system: System, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.nd
 def check(p: dict) -> None:
     """Refuse values the case cannot run with, naming the parameter."""
     check_parameters(p, DEFAULTS, choices=CHOICES, positive=("h", "t_end", "dt_out"))
-    if p["integrator"] == "index3-alpha" and not p["table"] and p["stabilization"] != "none":
-        raise CaseError("stabilization", "index3-alpha solves the index-3 equations and keeps C = 0 itself; "
+    if p["integrator"] in INDEX3_METHODS and not p["table"] and p["stabilization"] != "none":
+        raise CaseError("stabilization", f"{p['integrator']} solves the index-3 equations and keeps C = 0 itself; "
                                          f"use stabilization=none with it, got {p['stabilization']!r}")
 
 
@@ -139,8 +141,8 @@ def simulate_case(coordinates, solver, stabilization, integrator, h, rtol, t_end
     results = dict(t=res.t, tip=pos, tip_velocity=vel, energy=energy, constraint_position=viol[:, 0],
                    constraint_velocity=viol[:, 1])
     partitioned = isinstance(stab, CoordinatePartitioning)
-    if integrator == "index3-alpha":          # its own Newton on the index-3 equations: no acceleration solver
-        solver = "index-3 (index3-alpha)"
+    if integrator in INDEX3_METHODS:          # its own Newton on the index-3 equations: no acceleration solver
+        solver = f"index-3 ({integrator})"
     solve_s, n_steps = res.stats["solve_s"], res.stats["n_steps"]
     summary = dict(coordinates=coordinates, solver=solver, stabilization=stabilization, integrator=integrator,
                    h=h if not INTEGRATORS[integrator].adaptive else None,

@@ -356,7 +356,8 @@ def system_run_options(method: str, *, h: float, rtol: float, atol: float | None
                        formulation_options: dict | None = None) -> dict:
     """Arguments of `flexmbs.run(system, ...)` for a multibody case's integrator ``method``.
 
-    index3-alpha runs the formulation "index3" with the step ``h`` and ``rho_inf``; any other
+    index3-alpha runs the formulation "index3" with the step ``h`` and ``rho_inf``, rattle the same
+    formulation with the step ``h``; any other
     method runs the index-1 formulation ``index1`` ("lagrange": the augmented accelerations, or
     "udwadia-kalaba") with its ``formulation_options`` (e.g. ``stabilization``): a fixed-step
     method with ``h``, an adaptive one with ``rtol`` and ``atol`` (default ``rtol / 100``) and
@@ -367,6 +368,8 @@ def system_run_options(method: str, *, h: float, rtol: float, atol: float | None
     if method not in system_methods():
         raise ValueError(f"`method` must be one of {system_methods()} (the integrators that run a System), "
                          f"got {method!r}")
+    if method == "rattle":
+        return dict(formulation="index3", method=method, h=h)
     if method == "index3-alpha":
         return dict(formulation="index3", method=method, h=h, **({} if rho_inf is None else {"rho_inf": rho_inf}))
     options = dict(formulation=index1, method=method, formulation_options=formulation_options)

@@ -257,7 +257,7 @@ def test_run_streams_a_multibody_case_into_results_h5(tmp_path, capsys):
     case's own results.npz and summary.json are still written."""
     out = tmp_path / "a01"
     assert cli.main(["run", "pendulum_a01", "--set", "t_end=0.02", "--set", "dt_out=0.01", "--no-plots",
-                     "--out", str(out)]) == 0
+                     "--set", "integrator=index3-alpha", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "no time integration" not in printed
     assert "run pendulum_a01: finished, 3 outputs to t = 0.02 s" in printed

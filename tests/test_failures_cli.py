@@ -145,17 +145,20 @@ def test_summary_keys_say_which_path_the_runs_since_the_last_summary_took():
     assert summary_keys()["kernel"] == "none"             # each summary speaks of its own runs
 
 
-@pytest.mark.parametrize("case, t_end, kernel, sets", [
-    ("pendulum_a01", 0.01, "compiled", ()),         # a planar System the kernel takes
-    ("andrews_squeezer", 0.001, "compiled", ()),    # its spring and motor: loads of planar bodies (issue 22)
-    ("controlled_pendulum", 0.01, "numpy", ("control=continuous",)),   # a load of the state: Unsupported
-    ("triple_pendulum", 0.01, "none", ()),          # AB4 on the index-1 equations: no index3-alpha
+@pytest.mark.parametrize("case, t_end, integrator, kernel, sets", [
+    ("pendulum_a01", 0.01, "index3-alpha", "compiled", ()),      # a planar System the kernel takes
+    ("andrews_squeezer", 0.001, "index3-alpha", "compiled", ()),  # its spring and motor: loads of planar bodies
+    ("andrews_squeezer", 0.001, None, "none", ()),               # its default, DOP853 on the index-1 equations
+    ("controlled_pendulum", 0.01, None, "numpy", ("control=continuous",)),   # a load of the state: Unsupported
+    ("triple_pendulum", 0.01, None, "none", ()),                 # AB4 on the index-1 equations: no index3-alpha
 ])
-def test_every_case_summary_says_whether_the_kernel_is_installed_and_which_path_ran(case, t_end, kernel, sets,
-                                                                                      tmp_path, capsys):
+def test_every_case_summary_says_whether_the_kernel_is_installed_and_which_path_ran(case, t_end, integrator, kernel,
+                                                                                      sets, tmp_path, capsys):
     out = tmp_path / case
     argv = ["run", case, "--cases", str(CASES), "--set", f"t_end={t_end}", "--set", f"dt_out={t_end / 2}",
             "--set", "plots=false", "--out", str(out), "--no-paraview", *[x for s in sets for x in ("--set", s)]]
+    if integrator is not None:
+        argv += ["--set", f"integrator={integrator}"]
     assert cli.main(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
     installed = kernel_status().installed

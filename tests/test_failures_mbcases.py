@@ -28,7 +28,7 @@ BAD = [
      r"`t` must have shape \(n_t,\) = \(2,\): one time per row of `q`, got \(\)"),
     ("system_run_options of 'exact' (a Model's method)", lambda s: system_run_options("exact", h=1e-3, rtol=1e-6),
      r"`method` must be one of \['AB4', 'BDF', 'DOP853', 'RK45', 'Radau', 'generalized-alpha', 'index3-alpha', "
-     r"'midpoint'\] \(the integrators that run a System\), got 'exact'"),
+     r"'midpoint', 'rattle'\] \(the integrators that run a System\), got 'exact'"),
     ("system_methods of a Model's formulation", lambda s: system_methods("hamilton"),
      r"`formulation` must be one of \['lagrange', 'udwadia-kalaba', 'index3', 'maggi', 'kane', 'volterra', "
      r"'volterra-reduced'\] \(a System's\), got 'hamilton'"),
@@ -50,8 +50,9 @@ def test_residual_norms_is_the_norm_of_C_at_each_output():
 
 
 def test_system_run_options_map_a_case_integrator_to_its_formulation():
-    """index3-alpha: formulation "index3" with h and rho_inf; a fixed-step index-1 method: h, no
-    tolerances; an adaptive one: rtol, atol = rtol / 100 and no h (its own first step)."""
+    """index3-alpha: formulation "index3" with h and rho_inf; rattle: "index3" with h; a fixed-step
+    index-1 method: h, no tolerances; an adaptive one: rtol, atol = rtol / 100 and no h (its own first
+    step)."""
     assert system_run_options("index3-alpha", h=1e-3, rtol=1e-8, rho_inf=0.9) == dict(
         formulation="index3", method="index3-alpha", h=1e-3, rho_inf=0.9)
     assert system_run_options("AB4", h=1e-3, rtol=1e-8, index1="udwadia-kalaba",
@@ -59,5 +60,8 @@ def test_system_run_options_map_a_case_integrator_to_its_formulation():
         formulation="udwadia-kalaba", method="AB4", formulation_options={"stabilization": "baumgarte"}, h=1e-3)
     assert system_run_options("DOP853", h=1e-3, rtol=1e-8) == dict(
         formulation="lagrange", method="DOP853", formulation_options=None, h=None, rtol=1e-8, atol=1e-10)
-    assert system_methods("index3") == ["index3-alpha"]
+    assert system_run_options("rattle", h=1e-3, rtol=1e-8, rho_inf=0.9) == dict(
+        formulation="index3", method="rattle", h=1e-3)                  # RATTLE has no rho_inf
+    assert system_methods("index3") == ["index3-alpha", "rattle"]
     assert "exact" not in system_methods() and "index3-alpha" not in system_methods("lagrange")
+    assert "rattle" not in system_methods("lagrange")

@@ -72,14 +72,14 @@ ROWS = [
      lambda: simulate(Lagrange(spinup_beam.build(elements=2)), (0, 0.01), np.zeros(12), method="exact"),
      ValueError,
      f"method 'exact' needs a linear term with constant coefficients (a steady prescribed frame): {NOT_STEADY}; "
-     f"methods that fit this term: {ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', 'index3-alpha'."),
+     f"methods that fit this term: {ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', 'index3-alpha', 'rattle'."),
     ("exact with a load f(t) = sin(t) given as np.sin, not Harmonic",
      lambda: simulate(sine_loaded_bar(), (0, 0.01), np.zeros(8), method="exact"),
      ValueError,
      "method 'exact' integrates constant loads and harmonic ones (flexmbs.signals.Harmonic: amplitude sin(omega t + "
      "phase)) exactly; load 0 has the time function <ufunc 'sin'>. Give it as Harmonic(omega, amplitude, phase), or "
      f"use another method; methods that fit this term: {ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', "
-     "'index3-alpha'."),
+     "'index3-alpha', 'rattle'."),
     ("exact on the index-1 form of a System",
      lambda: simulate(Index1(pendulum()), (0, 0.01), Index1(pendulum()).state0(), method="exact"),
      ValueError,

@@ -60,7 +60,7 @@ def test_a01_pendulum_closed_form_values():
 
 
 def test_a01_pendulum_index3_and_index1(tmp_path):
-    res = pendulum_a01.run(out=tmp_path, h=1e-3, plots=False)
+    res = pendulum_a01.run(out=tmp_path, integrator="index3-alpha", h=1e-3, plots=False)
     s = res["summary"]
     assert s["status"] == "finished"
     assert s["error_P1_final"] < 2e-4                                # h = 1e-3, order 2 (test_index3)
@@ -73,6 +73,16 @@ def test_a01_pendulum_index3_and_index1(tmp_path):
     assert stored.constraint_names == ("pivot", "pivot") and stored.multipliers.shape == (len(stored.t), 2)
     res1 = pendulum_a01.run(integrator="DOP853", rtol=1e-10, t_end=2.0, dt_out=0.5, plots=False)
     assert res1["summary"]["error_P1_final"] < 1e-7
+
+
+def test_a01_defaults_meet_their_accuracy():
+    """Issue 25, item 4: at the case's defaults (DOP853 on the index-1 form, rtol 1e-10, 10 s) P1 stays
+    within pendulum_a01.ACCURACY = 1e-6 m of the closed form at every output (measured 2.8e-10 m),
+    and the summary says so."""
+    s = pendulum_a01.run(plots=False)["summary"]
+    assert s["status"] == "finished" and s["parameters"]["integrator"] == "DOP853"
+    assert s["accuracy_target"] == pendulum_a01.ACCURACY == 1e-6
+    assert s["max_error_P1"] < 1e-8 and s["meets_target"] is True
 
 
 # -- A02 -------------------------------------------------------------------------------------------
@@ -153,6 +163,26 @@ def test_a02_index1_augmented_stops_at_the_singular_position_or_passes_on_the_br
         assert np.ptp(q[[2, 5, 8]]) < 1e-9                                             # cranks at one angle
 
 
+def test_a02_default_step_meets_the_accuracy_at_one_second():
+    """Issue 25, item 4, fast part: at the default h = 2e-4 s B0's position and velocity at t = 1 s are
+    within double_four_bar.ACCURACY = 1e-4 of the exact solution (measured 9.7e-7 m, 7.0e-6 m/s)."""
+    s = double_four_bar.run(t_end=1.0, dt_out=0.1, plots=False)["summary"]
+    assert s["parameters"]["h"] == 2e-4 and s["accuracy_target"] == double_four_bar.ACCURACY == 1e-4
+    assert list(s["errors_at_target_times"]) == ["1"]
+    e = s["errors_at_target_times"]["1"]
+    assert e["position"] < 1e-5 and e["velocity"] < 3e-5 and s["meets_target"] is True
+
+
+@pytest.mark.slow
+def test_a02_defaults_meet_their_accuracy_over_ten_seconds():
+    """Issue 25, item 4: `python cases/double_four_bar.py --n 2 --t-end 10` at its defaults: B0 within
+    1e-4 (m, m/s) at t = 1, 5 and 10 s (measured: largest 3.6e-6 m, 2.4e-5 m/s, at 5 s)."""
+    s = double_four_bar.run(n=2, t_end=10.0, plots=False)["summary"]
+    assert list(s["errors_at_target_times"]) == ["1", "5", "10"]
+    worst = max(max(e.values()) for e in s["errors_at_target_times"].values())
+    assert worst < 5e-5 and s["meets_target"] is True
+
+
 @pytest.mark.slow
 def test_a02_order_two_at_ten_seconds():
     errors = []
@@ -184,7 +214,7 @@ def test_a03_andrews_reference_at_30_ms(tmp_path):
     index3-alpha with h = 2e-5: within 1e-3 (BENCHMARKS.md 6d: 1e-3 for fixed-step schemes)."""
     res = andrews_squeezer.run(out=tmp_path, integrator="DOP853", rtol=1e-10, dt_out=1e-3, plots=False)
     err1 = res["summary"]["error_0.03"]
-    res3 = andrews_squeezer.run(h=2e-5, dt_out=1e-3, plots=False)
+    res3 = andrews_squeezer.run(integrator="index3-alpha", h=2e-5, dt_out=1e-3, plots=False)
     err3 = res3["summary"]["error_0.03"]
     print(f"Andrews q(0.03): index-1 DOP853 error {err1:.2e}; index3-alpha h = 2e-5 error {err3:.2e}")
     assert err1 < 1e-6
@@ -203,13 +233,23 @@ def test_a03_andrews_index3_to_1e6_by_its_order():
     (4 q(h/2) - q(h)) / 3 within 1e-6 of the published q(0.03)."""
     q = {}
     for h in (1e-5, 5e-6):
-        q[h] = andrews_squeezer.run(h=h, dt_out=1e-3, plots=False)["q"][-1]
+        q[h] = andrews_squeezer.run(integrator="index3-alpha", h=h, dt_out=1e-3, plots=False)["q"][-1]
     e1, e2 = (np.abs(q[h] - andrews_squeezer.Q_REF).max() for h in (1e-5, 5e-6))
     extrapolated = (4 * q[5e-6] - q[1e-5]) / 3
     print(f"Andrews index3-alpha: errors {e1:.2e}, {e2:.2e}; extrapolated "
           f"{np.abs(extrapolated - andrews_squeezer.Q_REF).max():.2e}")
     assert 3.5 < e1 / e2 < 4.5
     assert np.abs(extrapolated - andrews_squeezer.Q_REF).max() < 1e-6
+
+
+def test_a03_defaults_meet_their_accuracy():
+    """Issue 25, item 4: at the case's defaults (DOP853 on the index-1 form, rtol 1e-8) q(0.03) is within
+    andrews_squeezer.ACCURACY = 1e-6 rad of the published reference (measured 3.2e-9), and the
+    summary says so."""
+    s = andrews_squeezer.run(plots=False)["summary"]
+    assert s["status"] == "finished" and s["parameters"]["integrator"] == "DOP853"
+    assert s["accuracy_target"] == andrews_squeezer.ACCURACY == 1e-6
+    assert s["error_0.03"] < 1e-7 and s["meets_target"] is True
 
 
 # -- A04 -------------------------------------------------------------------------------------------

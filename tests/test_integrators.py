@@ -180,7 +180,8 @@ CASES = [(m, f) for m in STEPPING for f in FORMS
 # -- 1. declared orders --------------------------------------------------------------------------
 T_FIXED = 4.0
 N_FIXED = {"AB4": [80, 160, 320, 640], "midpoint": [40, 80, 160, 320],
-           "generalized-alpha": [40, 80, 160, 320], "index3-alpha": [40, 80, 160, 320]}
+           "generalized-alpha": [40, 80, 160, 320], "index3-alpha": [40, 80, 160, 320],
+           "rattle": [40, 80, 160, 320]}
 T_ADAPTIVE = 16.0
 TOLS = {"RK45": 10.0 ** -np.arange(5, 10), "DOP853": 10.0 ** -np.arange(6, 13),
         "Radau": 10.0 ** -np.arange(5, 10), "BDF": 10.0 ** -np.arange(6, 11)}

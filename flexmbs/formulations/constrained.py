@@ -43,16 +43,22 @@ class ConstrainedProblem:
     def term(self):
         """What index3-alpha sees (`flexmbs.formulations.terms.DAETerm`): the System's mass matrix,
         forces, constraints and their Jacobian, the analytic parts of the tangent it gives, its
-        checks (start, changed bodies and loads, constraints that cannot all hold) and the
-        compiled kernel's packing (the optional ones None for a hand-made system without them:
+        checks (start, changed bodies and loads, constraints that cannot all hold), C_t, whether
+        M is constant (every body's ``constant_mass``), whether every constraint is holonomic and
+        the compiled kernel's packing (the optional ones None for a hand-made system without them:
         `flexmbs.formulations.terms.system_method`)."""
+        from ..constraints.nonholonomic import nonholonomic_constraints
         from .terms import DAETerm, system_checks, system_method
         s = self.system
         optional = {name: system_method(s, name) for name in (
             "constraint_terms", "quadratic_velocity_jacobian", "elastic_stiffness", "over_constrained", "compiled")}
         checks_model = system_method(s, "check_unchanged") is not None
+        bodies = system_method(s, "bodies")
         return DAETerm(name=self.name, n_q=self.n_q, mass_matrix=s.mass_matrix, forces=s.forces,
                        residual=s.residual, jacobian=s.jacobian, gamma=s.gamma, **optional,
+                       time_derivative=system_method(s, "time_derivative"),
+                       mass_matrix_constant=bodies is not None and all(b.constant_mass for b in bodies),
+                       holonomic=not nonholonomic_constraints(s),
                        check_model=self._check_model if checks_model else None,
                        **system_checks(s, self.physical))
 

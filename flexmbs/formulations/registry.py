@@ -19,9 +19,10 @@ volterra-reduced
 
 A Model's formulations run with every integrator (method "exact" needs a steady frame, which the
 integrator checks); a System's index-1 formulations with every method but "exact" (affine
-equations of a steady frame only) and "index3-alpha" (the index-3 DAE: formulation "index3"); the
+equations of a steady frame only), "index3-alpha" and "rattle" (the index-3 DAE: formulation "index3"); the
 quasi-velocity formulations with the first-order methods (not "generalized-alpha", which steps a
-second-order form M q'' = f); "index3" only with "index3-alpha".  tests/test_registry.py checks
+second-order form M q'' = f); "index3" only with "index3-alpha" and "rattle" (`INDEX3_METHODS`).
+tests/test_registry.py checks
 this table against the integrators' own declarations (`Integrator.refusal` of each term).
 """
 from __future__ import annotations
@@ -29,11 +30,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Entry", "REGISTRY", "choose", "system_formulations", "system_formulation", "system_methods",
+__all__ = ["Entry", "REGISTRY", "INDEX3_METHODS", "choose", "system_formulations", "system_formulation", "system_methods",
            "DEFAULT_SYSTEM_METHOD"]
 
 DEFAULT_SYSTEM_METHOD = "index3-alpha"
-NOT_FOR_SYSTEMS = frozenset({"exact", "index3-alpha"})       # methods of a System's index-1 forms: all others
+INDEX3_METHODS = frozenset({"index3-alpha", "rattle"})       # the methods of the index-3 DAE (formulation "index3")
+NOT_FOR_SYSTEMS = frozenset({"exact"}) | INDEX3_METHODS      # methods of a System's index-1 forms: all others
 FIRST_ORDER_METHODS = frozenset({"RK45", "DOP853", "AB4", "midpoint", "Radau", "BDF"})   # x' = f(t, x) only
 
 
@@ -91,7 +93,7 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in (
     Entry("gibbs-appell", prescribed=_prescribed("gibbs-appell")),
     Entry("hamilton", prescribed=_prescribed("hamilton")),
     Entry("udwadia-kalaba", system=_index1("udwadia-kalaba")),
-    Entry("index3", system=_index3, system_methods=frozenset({"index3-alpha"})),
+    Entry("index3", system=_index3, system_methods=INDEX3_METHODS),
     # state (q, q'), Maggi's equations in q''; none of the quasi-velocity forms is a second-order form
     # M q'' = f (generalized-alpha's), whatever their state
     Entry("maggi", system=_quasi_velocity("maggi"), system_methods=FIRST_ORDER_METHODS),
@@ -138,14 +140,14 @@ def _methods(entry: Entry, methods) -> list[str]:
 
 def choose(formulation: str, method: str | None, methods) -> tuple[Entry, str]:
     """The registry's entry and the method for a System run, with ``formulation`` "auto" resolved
-    ("index3" for index3-alpha, else "lagrange") and ``method`` None the default index3-alpha;
+    ("index3" for index3-alpha and rattle, else "lagrange") and ``method`` None the default index3-alpha;
     a combination that does not fit raises a ValueError that lists those that do.
     ``methods``: the integrators' names (`flexmbs.integrators.INTEGRATORS`)."""
     method = DEFAULT_SYSTEM_METHOD if method is None else method
     if method not in methods:
         raise ValueError(f"`method` must be one of {sorted(methods)}, got {method!r}")
     if formulation == "auto":
-        formulation = "index3" if method == "index3-alpha" else "lagrange"
+        formulation = "index3" if method in INDEX3_METHODS else "lagrange"
     combos = "; ".join(f"{n}: {', '.join(_methods(REGISTRY[n], methods))}" for n in system_formulations())
     entry = REGISTRY.get(formulation)
     if entry is None or entry.system is None:

@@ -35,7 +35,7 @@ from scipy import sparse
 from .base import SecondOrderForm
 
 __all__ = ["ODETerm", "DAETerm", "SparseStep", "SecondOrderSystem", "NotATermError", "as_term",
-           "system_checks", "system_method", "CAPABILITIES"]
+           "index3_term", "system_checks", "system_method", "CAPABILITIES"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,6 +204,17 @@ class DAETerm:
     correct_state, check_initial, range_check : callable or None
         As in `ODETerm` (``correct_state``: the stabilisation of an index-1 form whose index-3
         form this is, applied after the steps taken one at a time, as before terms existed).
+    mass_matrix_constant : bool
+        True: M does not depend on q (every body declares ``constant_mass``: natural coordinates,
+        planar bodies, point masses, corotational beams; a second-order form's M); what method
+        "rattle" needs (q' = M^-1 p with one factorization of M).  Default False.
+    time_derivative : callable or None
+        ``time_derivative(t, q) -> C_t`` (n_c,), of the velocity constraint C_q q' + C_t = 0
+        (`flexmbs.System.time_derivative`); None: not given (method "rattle" needs it).
+    holonomic : bool
+        True (default): every constraint is holonomic, C(q, t) = 0; False: some rows are velocity
+        constraints a q' + b = 0 with no position equation (`flexmbs.constraints.KnifeEdge`,
+        `VelocityConstraint`), which method "rattle" does not integrate.
     """
 
     name: str
@@ -223,6 +234,9 @@ class DAETerm:
     correct_state: Callable[[float, np.ndarray], np.ndarray] | None = None
     check_initial: Callable[[float, np.ndarray], None] | None = None
     range_check: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None
+    mass_matrix_constant: bool = False
+    time_derivative: Callable | None = None
+    holonomic: bool = True
 
     @property
     def n_state(self) -> int:
@@ -277,6 +291,18 @@ def as_term(obj) -> ODETerm | DAETerm:
     return term
 
 
+def index3_term(term: ODETerm | DAETerm) -> DAETerm:
+    """The `DAETerm` a method of the index-3 equations steps for ``term`` (one that fits
+    ``requires = ("index3",)``): a DAETerm itself; of an ODETerm, the index-3 form of its System
+    (``dae``: Index1, Maggi), else its second-order form as a system without constraints
+    (`SecondOrderSystem`)."""
+    if isinstance(term, DAETerm):
+        return term
+    if term.dae is not None:
+        return term.dae
+    return SecondOrderSystem(term.second_order).term(term)
+
+
 def system_method(system, name: str):
     """The bound method ``name`` of a System-like object, or None if it has none.
 
@@ -329,6 +355,9 @@ class SecondOrderSystem:
     def gamma(self, t, q, v):
         return np.zeros(0)
 
+    def time_derivative(self, t, q):
+        return np.zeros(0)
+
     def tangent(self, t, q, v):
         """(-dQ/dq, -dQ/dv) = (K, C), analytic, dense."""
         return _dense(self._so.K(t, q, v)), _dense(self._so.C(t, q, v))
@@ -338,7 +367,8 @@ class SecondOrderSystem:
         name and the start and range checks."""
         return DAETerm(name=of.name, n_q=self.n_q, mass_matrix=self.mass_matrix, forces=self._so.f,
                        residual=self.residual, jacobian=self.jacobian, gamma=self.gamma, tangent=self.tangent,
-                       correct_state=of.correct_state, check_initial=of.check_initial, range_check=of.range_check)
+                       correct_state=of.correct_state, check_initial=of.check_initial, range_check=of.range_check,
+                       mass_matrix_constant=True, time_derivative=self.time_derivative)
 
 
 def _dense(A) -> np.ndarray:

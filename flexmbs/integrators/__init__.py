@@ -13,6 +13,7 @@
     "Radau"             Radau               5      adaptive  M_full x' = F(t, x), jacobian
     "BDF"               BDF                 1..5   adaptive  M_full x' = F(t, x), jacobian
     "index3-alpha"      Index3GeneralizedAlpha 2   fixed     M q'' + C_q^T lam = Q, C = 0 (ConstrainedProblem)
+    "rattle"            Rattle              2      fixed     the same with constant M (symplectic, reversible)
     "exact"             ExactLinear         exact  outputs   x' = A x + c + B f(t) (steady, linear)
 
 See ``docs/integrators.md``.
@@ -24,6 +25,7 @@ from .exact import ExactLinear
 from .generalized_alpha import GeneralizedAlpha
 from .index3_alpha import ConstrainedProblem, Index3GeneralizedAlpha
 from .midpoint import ImplicitMidpoint
+from .rattle import Rattle
 from .rk import BDF, DOP853, RK45, Radau
 from .simulate import INTEGRATORS, Solution, simulate
 
@@ -36,6 +38,7 @@ __all__ = [
     "GeneralizedAlpha",
     "Index3GeneralizedAlpha",
     "ConstrainedProblem",
+    "Rattle",
     "Radau",
     "BDF",
     "ExactLinear",

@@ -37,6 +37,7 @@ from .base import (Integrator, check_options, validate_h, validate_t_span, valid
 from .generalized_alpha import GeneralizedAlpha
 from .index3_alpha import Index3GeneralizedAlpha
 from .midpoint import ImplicitMidpoint
+from .rattle import Rattle
 from .rk import BDF, DOP853, RK45, Radau
 
 __all__ = ["INTEGRATORS", "Solution", "simulate", "step_used"]
@@ -45,7 +46,7 @@ log = logging.getLogger(__name__)
 
 INTEGRATORS: dict[str, type[Integrator]] = {
     cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF,
-                              Index3GeneralizedAlpha, ExactLinear)
+                              Index3GeneralizedAlpha, Rattle, ExactLinear)
 }
 
 # 3-point Gauss-Legendre on [0, 1]

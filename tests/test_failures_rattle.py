@@ -1,0 +1,111 @@
+"""Bad input and numerical failures of method "rattle" (flexmbs/integrators/rattle.py): each row is
+(what is done, the message it now gives).  Misuse raises a ValueError naming the argument; a step
+that fails ends the run with status "failed", the message naming the cause and what to change,
+and the outputs before it kept."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs.bodies.planar import RigidBody2D
+from flexmbs.bodies.point import PointMass
+from flexmbs.constraints.nonholonomic import VelocityConstraint
+from flexmbs.constraints.planar import PlanarRevolute
+from flexmbs.integrators import simulate
+from flexmbs.system import System
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "cases"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import pendulum_a01  # noqa: E402
+import triple_pendulum  # noqa: E402
+from test_rattle import damper  # noqa: E402
+
+
+def rod(redundant: bool = False) -> System:
+    """A uniform rod pinned at one end (a second, identical pin with ``redundant``)."""
+    body = RigidBody2D("rod", 1.0, 1.0 / 12, position=(0.5, 0.0))
+    joints = [PlanarRevolute(None, body, at=(0.0, 0.0), name="pivot")]
+    if redundant:
+        joints.append(PlanarRevolute(None, body, at=(0.0, 0.0), name="pivot2"))
+    return System([body], joints, gravity=(0.0, -9.81))
+
+
+def skate() -> System:
+    """A point mass whose velocity must stay along x: y' = 0, a velocity constraint (nonholonomic)."""
+    mass = PointMass("skate", 1.0, position=(0.0, 0.0, 0.0), velocity=(1.0, 0.0, 0.0))
+    return System([mass], [VelocityConstraint(mass, lambda t, q: np.array([[0.0, 1.0, 0.0]]), name="blade")])
+
+
+def run(system, **options):
+    return fm.run(system, method="rattle", t_end=0.1, dt_out=0.1, store=False, **{"h": 1e-2, **options})
+
+
+REFUSED = [
+    ("a System of rigid bodies in Euler parameters (M depends on q)",
+     lambda: run(triple_pendulum.build("euler-parameters")),
+     "method 'rattle' needs a constant mass matrix (bodies in natural coordinates, planar bodies, point masses); "
+     "'constrained-index3' has a mass matrix M(q) that depends on the coordinates (rigid bodies in Euler "
+     "parameters, flexible bodies); methods that fit this term: 'index3-alpha'."),
+    ("A01's point pendulum: a RigidBody2D with I_G = 0 (M singular)",
+     lambda: run(pendulum_a01.build()[0]),
+     "method 'rattle' needs a positive definite mass matrix (it steps q' = M^-1 p); 'constrained-index3' has a "
+     "singular or indefinite one (a body without mass or inertia, e.g. a RigidBody2D with I_G = 0): give every "
+     "body mass and inertia; methods that fit this term: 'index3-alpha'."),
+    ("two identical pins (redundant constraints)",
+     lambda: run(rod(redundant=True)),
+     "method 'rattle' needs independent constraints (C_q of full row rank), but C_q of 'constrained-index3' at "
+     "t0 = 0 has rank 2 < 4 rows (redundant constraints or a singular start: System.mobility names them); remove "
+     "the redundant constraints or use method 'index3-alpha' (option `regularization`)."),
+    ("a point mass held by a velocity constraint (nonholonomic)",
+     lambda: run(skate()),
+     "method 'rattle' integrates holonomic constraints C(q, t) = 0; 'constrained-index3' has velocity constraints "
+     "without a position equation (nonholonomic: KnifeEdge, VelocityConstraint); methods that fit this term: "
+     "'index3-alpha'."),
+    ("newton_tol=0", lambda: run(rod(), newton_tol=0.0), "`newton_tol` must be a positive number, got 0.0."),
+    ("newton_max_iter=2.5", lambda: run(rod(), newton_max_iter=2.5),
+     "`newton_max_iter` must be an integer >= 1, got 2.5."),
+    ("no h", lambda: run(rod(), h=None),
+     "`h` (the step size) is required by the fixed-step method 'rattle'; give e.g. h=1e-3."),
+    ("the triple pendulum case with integrator=rattle and its default stabilization",
+     lambda: triple_pendulum.run(integrator="rattle", t_end=0.1),
+     "parameter 'stabilization': rattle solves the index-3 equations and keeps C = 0 itself; use "
+     "stabilization=none with it, got 'coordinate-partitioning'"),
+    ("formulation 'lagrange' with method 'rattle'", lambda: run(rod(), formulation="lagrange"),
+     "formulation 'lagrange' does not run with method 'rattle'; the combinations for a System are: "),
+]
+
+
+@pytest.mark.parametrize("call, message", [row[1:] for row in REFUSED], ids=[row[0] for row in REFUSED])
+def test_refused_with_a_message(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()
+
+
+FAILED = [
+    ("h = 0.5 s on the triple pendulum with newton_max_iter=2",
+     lambda: fm.run(triple_pendulum.build("natural"), method="rattle", h=0.5, t_end=1.0, dt_out=0.5,
+                    newton_max_iter=2, store=False),
+     "RATTLE's step from t = 0 to 0.5 failed: Newton's iteration for the multipliers did not converge in "
+     "`newton_max_iter` = 2 iterations (|C|_inf = "),
+    ("a damper with c h / 2m = 2.5 (the velocity iteration diverges)",
+     lambda: simulate(damper(500.0), (0.0, 1.0), np.array([0.0, 1.0]), method="rattle", h=0.01),
+     "RATTLE's step from t = 0 to 0.01 failed: the fixed-point iteration of the velocity-dependent forces "
+     "Q(t, q, v) did not converge in `newton_max_iter` = 20 iterations (damping too strong for this step: it "
+     "converges when h/2 |M^-1 dQ/dv| < 1): reduce `h` or use method 'index3-alpha'."),
+]
+
+
+@pytest.mark.parametrize("call, message", [row[1:] for row in FAILED], ids=[row[0] for row in FAILED])
+def test_failed_step_stops_with_a_message_and_keeps_the_start(call, message):
+    res = call()
+    assert res.status == "failed"
+    assert res.message.startswith(message)
+    assert len(res.t) == 1 and res.t[0] == 0.0
+

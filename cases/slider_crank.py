@@ -67,13 +67,13 @@ from flexmbs.system import System
 from flexmbs.mechanisms import SliderCrank, chord_deflection, constant_speed, flexible_link, global_shape
 from flexmbs.pipes import call_quietly
 
-DEFAULTS = dict(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
+DEFAULTS = dict(elements=8, crank=0.15, rod_length=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
                 crank_speed=150.0, slider_mass=0.075552, revolutions=2.0, stiffening=True, guide_correction=True,
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
                 gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9,
-                coupled_stiffening="axial-strain", paraview=True)
+                coupled_stiffening="axial-strain", paraview=True, rod="beam", modes=4, poisson=0.3)
 RUN_TIME = "about 8 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
-HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="connecting rod length [m]",
+HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_length="connecting rod length [m]",
             offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
             density="density [kg/m^3]", crank_speed="crank speed [rad/s]", slider_mass="slider mass [kg]",
             revolutions="crank revolutions", stiffening="geometric stiffening by the axial force",
@@ -91,11 +91,19 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
                                "each element's own axial strain (slider inertia, frame acceleration, joints), or "
                                "'omega', the Model's stiffening with the rod's angular velocity only",
             paraview="`flexmbs run`: write DIR/paraview.xdmf (+ .h5) of the run, every body in the global frame "
-                     "(`flexmbs run --no-paraview`: false)")
+                     "(`flexmbs run --no-paraview`: false)",
+            rod="the rod's model in the coupled model: 'beam' (elements BeamEB2D) or 'solid' (the Tet10 mesh "
+                "meshes/slider_crank_rod.msh, 0.3 m x 8 mm x 8 mm, reduced to `modes` modes; needs --coupled)",
+            modes="free-interface modes of the solid rod, besides its static and attachment modes (rod=solid; "
+                  "outputs then every degree unless degrees_out is given)",
+            poisson="Poisson's ratio of the solid rod (rod=solid)")
 SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
            "peak_crank_angle_deg": "crank angle of that peak [deg]"}
 CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
-               coupled_stiffening=["axial-strain", "omega"])
+               coupled_stiffening=["axial-strain", "omega"], rod=["beam", "solid"])
+SOLID_MESH = "slider_crank_rod"       # meshes/slider_crank_rod.msh (Gmsh, from slider_crank_rod.geo)
+SOLID_DEGREES_OUT = 1.0               # rod=solid: outputs every degree unless degrees_out is given (each output
+                                      # holds the 3025 nodes' displacements and velocities: 150 kB in results.h5)
 
 
 def build(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, youngs=2e11, density=7870.0,
@@ -123,39 +131,54 @@ def solver_options(p: dict, t_end: float) -> dict:
 
 def check(p: dict) -> None:
     """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
-    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("crank", "rod", "width", "youngs", "density",
-                                                               "revolutions", "degrees_out"),
+    if not isinstance(p["rod"], str):
+        raise CaseError("rod", f"is the rod's model, 'beam' or 'solid', got {p['rod']!r}; its length is `rod_length`")
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("crank", "rod_length", "width", "youngs", "density",
+                                                               "revolutions", "degrees_out", "modes"),
                      nonnegative=("slider_mass",))
+    if p["rod"] == "solid":
+        if not p["coupled"]:
+            raise CaseError("rod", "'solid' is a rod of the coupled model: add --set coupled=true")
+        if (p["rod_length"], p["width"], p["offset"]) != (0.30, 0.008, 0.0):
+            raise CaseError("rod", f"'solid' is the mesh {SOLID_MESH}.msh of the 0.3 m x 8 mm x 8 mm rod on the "
+                                   f"centred slide; got rod_length {p['rod_length']}, width {p['width']}, offset "
+                                   f"{p['offset']}")
+        if not (isinstance(p["modes"], int) and 1 <= p["modes"] <= 200):
+            raise CaseError("modes", f"must be an integer in 1..200, got {p['modes']!r}")
+        if not 0.0 <= p["poisson"] < 0.5:
+            raise CaseError("poisson", f"must lie in [0, 0.5), got {p['poisson']!r}")
     if p["coupled"] and not p["h_coupled"] > 0:
         raise CaseError("h_coupled", f"must be positive, got {p['h_coupled']!r}")
     if not 0.0 <= p["rho_inf"] < 1.0:
         raise CaseError("rho_inf", f"must lie in [0, 1), got {p['rho_inf']!r}")
     if p["crank_speed"] == 0:
         raise CaseError("crank_speed", "must not be zero (the run lasts `revolutions` turns of the crank)")
-    if p["crank"] + abs(p["offset"]) >= p["rod"]:
+    if p["crank"] + abs(p["offset"]) >= p["rod_length"]:
         raise CaseError("crank", f"crank + |offset| = {p['crank'] + abs(p['offset']):g} m must be shorter than "
-                                 f"the rod ({p['rod']:g} m) for the crank to turn fully")
+                                 f"the rod ({p['rod_length']:g} m) for the crank to turn fully")
 
 
 def run(out=None, **params):
     """Run the case; returns (Results, model, extras) with extras crank_angle, midspan_deflection."""
+    if params.get("rod") == "solid" and "degrees_out" not in params:
+        params = {**params, "degrees_out": SOLID_DEGREES_OUT}
     p = resolve("slider_crank", DEFAULTS, params, check)
     t_end = 2.0 * np.pi * p["revolutions"] / abs(p["crank_speed"])
     if p["coupled"]:
         return run_coupled(out, p, t_end)
-    phys = {k: p[k] for k in ("elements", "crank", "rod", "offset", "width", "youngs", "density", "crank_speed",
+    phys = {k: p[k] for k in ("elements", "crank", "offset", "width", "youngs", "density", "crank_speed",
                               "slider_mass", "stiffening", "guide_correction")}
-    model = build(**phys, t_end=t_end)
+    model = build(**phys, rod=p["rod_length"], t_end=t_end)
     res = run_model(model, compute_energies=False, metadata={"case": "slider_crank", "parameters": p},
                     **solver_options(p, t_end))
     extras = {"crank_angle": np.array([model.crank(t)[0] for t in res.t]),
-              "midspan_deflection": chord_deflection(model, res.delta, [p["rod"] / 2])[:, 0]}
+              "midspan_deflection": chord_deflection(model, res.delta, [p["rod_length"] / 2])[:, 0]}
     if not INTEGRATORS[p["integrator"]].adaptive and res.success:
         # error estimate: the same run at twice the step, Richardson for order 2:
         # e(h) ~ max |w_h - w_H| / ((H/h)^2 - 1), relative to the peak |w_h|
         coarse = run_model(model, compute_energies=False, store=False,
                            **{**solver_options(p, t_end), "h": 2.0 * p["h"]})
-        w_H = chord_deflection(model, coarse.delta, [p["rod"] / 2])[:, 0]
+        w_H = chord_deflection(model, coarse.delta, [p["rod_length"] / 2])[:, 0]
         w = extras["midspan_deflection"]
         ratio = res.stats["n_steps"] / coarse.stats["n_steps"]
         extras["error_estimate"] = float(np.max(np.abs(w - w_H)) / (ratio**2 - 1.0) / np.max(np.abs(w)))
@@ -334,20 +357,64 @@ def run_coupled(out, p: dict, t_end: float):
     Model, extras) with the arrays of results.npz in extras.  The run is streamed into the active
     results file (`flexmbs.io.recording`; ``flexmbs run``: DIR/results.h5) under the name "coupled"."""
     from flexmbs.mechanisms.coupled import torque_about
-    phys = {k: p[k] for k in ("elements", "crank", "rod", "offset", "width", "youngs", "density", "crank_speed",
+    phys = {k: p[k] for k in ("elements", "crank", "offset", "width", "youngs", "density", "crank_speed",
                               "slider_mass", "stiffening", "coupled_stiffening")}
-    system, rod_body, model = build_coupled(**phys)
+    solid = None
+    if p["rod"] == "solid":
+        from flexmbs.bodies import Interface
+        solid = solid_rod(p["modes"], p["youngs"], p["density"], p["poisson"])
+        phys.update(rod_model=solid["model"], rod_ends=(Interface("bearing_A"), Interface("bearing_B")),
+                    coupled_stiffening="modal-stress")
+    system, rod_body, model = build_coupled(**phys, rod=p["rod_length"])
     res = run_model(system, method="index3-alpha", h=p["h_coupled"], t_end=t_end,
                     t_eval=solver_options(p, t_end)["t_eval"], rho_inf=p["rho_inf"],
                     metadata={"case": "slider_crank", "parameters": p}, name="coupled")
     # the index-3 steps' own multipliers at the outputs; all joints in one pass over the outputs
     history = system.reaction_history(res.t, res.q, res.multipliers, ["drive"] + [c for c, _ in JOINT_BODIES])
+    delta = res.bodies[rod_body.name].delta
     extras = {"crank_angle": p["crank_speed"] * res.t,
-              "midspan_deflection": chord_deflection(model, res.bodies[rod_body.name].delta, [p["rod"] / 2])[:, 0],
+              "midspan_deflection": (chord_deflection(model, delta, [p["rod_length"] / 2])[:, 0] if solid is None
+                                     else solid_midspan(model, delta)),
               "drive_torque": torque_about(history["drive"], system.body("crank")), **joint_forces(history)}
+    if solid is not None:
+        extras["solid"] = solid["summary"]
     if out is not None:
         write_coupled(res, rod_body.name, extras, Path(out), p)
     return res, model, extras
+
+
+def solid_rod(modes: int, youngs: float, density: float, poisson: float) -> dict:
+    """The rod as the Tet10 solid of meshes/slider_crank_rod.msh (Gmsh; 1440 cells, 3025 nodes, 9000 free
+    DOFs), clamped at bearing A (its frame: the tangent frame of the bearing face), reduced to ``modes``
+    free-interface modes plus the static modes of the frame's unit inertia loads and the attachment modes
+    of bearing B (`flexmbs.reduction.reduce`): {"model": the ReducedModel, "summary": its sizes and
+    build times}.  Bearing B is an averaging `flexmbs.bodies.Interface` of its face's 25 nodes."""
+    from flexmbs import mesh as meshes
+    from flexmbs.elements import Tet10
+    from flexmbs.reduction import reduce
+    tic = time.process_time()
+    mesh = meshes.sample(SOLID_MESH)
+    full = Model(mesh, Tet10(Material(E=youngs, rho=density, nu=poisson)), fixed=[("bearing_A", "all")])
+    built = time.process_time()
+    reduced = reduce(full, modes, attachments=["bearing_B"])
+    reduced.modal_geometric_stiffness()                  # the "modal-stress" stiffening's G, once
+    done = time.process_time()
+    return {"model": reduced, "summary": {
+        "mesh": f"{SOLID_MESH}.msh", "cells": int(len(full.cells)), "full_dofs": int(full.n_dofs),
+        "modes": int(modes), "reduced_dofs": int(reduced.n_dofs),
+        "lowest_frequencies_hz": [float(f) for f in np.sqrt(np.maximum(reduced.omega2[:4], 0.0)) / (2 * np.pi)],
+        "build_s": built - tic, "reduce_s": done - built, "stiffening": "modal-stress"}}
+
+
+def solid_midspan(model, delta) -> np.ndarray:
+    """Mid-span deflection of the solid rod relative to the line through its bearing centres (n_t,) [m]:
+    w = u_y(C) - 1/2 u_y(B), with C the centroid of the 25 nodes of the mid-span section (x = 0.15 m) and
+    B that of bearing B (`Model.interface_translation`); bearing A is clamped to the frame (u = 0)."""
+    x = model.mesh.points[:, 0]
+    mid = np.flatnonzero(np.isclose(x, 0.5 * (x.min() + x.max())))
+    w_mid = model.interface_translation(mid)[1][1]
+    w_B = model.interface_translation("bearing_B")[1][1]
+    return np.asarray(delta) @ (w_mid - 0.5 * w_B)
 
 
 STIFFENING_NOTES = {
@@ -356,11 +423,15 @@ STIFFENING_NOTES = {
                     "joint loads stiffen it as in the kinematically driven model (docs/coupled.md)",
     "omega": "the FlexibleBody's geometric stiffening uses only its angular velocity (no axial force from the "
              "frame's acceleration or the joints; docs/coupled.md)",
-    "none": "no geometric stiffening"}
+    "none": "no geometric stiffening",
+    "modal-stress": "the reduced solid rod is stiffened by its own linear stress, K_geo(sigma(delta)) delta "
+                    "(docs/flexible_bodies.md): the slider's inertia and the frame's acceleration stiffen it"}
 
 
 def _stiffening_label(p: dict) -> str:
-    return p["coupled_stiffening"] if p["stiffening"] else "none"
+    if not p["stiffening"]:
+        return "none"
+    return "modal-stress" if p.get("rod") == "solid" else p["coupled_stiffening"]
 
 
 def write_coupled(res, body: str, extras, out: Path, p: dict, title="Coupled slider-crank"):
@@ -369,14 +440,18 @@ def write_coupled(res, body: str, extras, out: Path, p: dict, title="Coupled sli
     a coupled model."""
     out.mkdir(parents=True, exist_ok=True)
     flexible = res.bodies[body]
-    np.savez_compressed(out / "results.npz", t=res.t, displacement=flexible.displacement, nodes=flexible.nodes,
-                        **{k: np.asarray(v) for k, v in extras.items()})
+    solid = extras.get("solid")
+    arrays = {k: np.asarray(v) for k, v in extras.items() if k != "solid"}
+    if solid is None:                  # the beam's nodal displacements; a solid's are in results.h5
+        arrays.update(displacement=flexible.displacement, nodes=flexible.nodes)
+    np.savez_compressed(out / "results.npz", t=res.t, **arrays)
     value, angle = peak(extras)
     summary = {"parameters": p, "model": "coupled", "status": res.status, "message": res.message,
                "n_steps": res.stats["n_steps"], "solve_s": res.stats["solve_s"], "kernel": res.metadata.get("kernel"),
                "peak_midspan_deflection_m": value,
                "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
-               "stiffening": _stiffening_label(p), "stiffening_note": STIFFENING_NOTES[_stiffening_label(p)]}
+               "stiffening": _stiffening_label(p), "stiffening_note": STIFFENING_NOTES[_stiffening_label(p)],
+               "rod": p.get("rod", "beam"), **({"solid_rod": solid} if solid is not None else {})}
     write_summary(out, summary)
     if p.get("plots", True) and len(res.t) > 1:
         from flexmbs import plots
@@ -391,11 +466,19 @@ def main(argv=None):
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)
+    given = " ".join(sys.argv[1:] if argv is None else argv).replace("-", "_")
+    if args.get("rod") == "solid" and "degrees_out" not in given:       # the solid's outputs: SOLID_DEGREES_OUT
+        args = {k: v for k, v in args.items() if k != "degrees_out"}
     res, model, extras = run(out=out, **args)
     record_output(out, before)
     if args.get("coupled"):
         value, angle = peak(extras)
-        print(f"slider-crank, coupled: {args['elements']} elements, crank {args['crank_speed']} rad/s, "
+        solid = extras.get("solid")
+        rod = (f"{args['elements']} elements" if solid is None else
+               f"solid rod ({solid['cells']} Tet10, {solid['full_dofs']} DOFs reduced to {solid['reduced_dofs']}: "
+               f"{solid['modes']} modes + static and attachment modes; build {solid['build_s']:.1f} s, reduction "
+               f"{solid['reduce_s']:.1f} s)")
+        print(f"slider-crank, coupled: {rod}, crank {args['crank_speed']} rad/s, "
               f"index3-alpha (h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}), stiffening "
               f"{_stiffening_label({**DEFAULTS, **args})}: {res.status}")
         print(f"  peak mid-span deflection {1e3 * value:+.5f} mm at crank angle {angle:.2f} deg "

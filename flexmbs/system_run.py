@@ -5,8 +5,8 @@ At each output the run records (`Results`, and the results file's datasets of th
 
 .. code:: text
 
-    t, q, v                    v = q' (index-1, index-3), the quasi-velocities u (maggi, kane, volterra;
-                               then q_dot = q' too)
+    t, q, v                    v = q' (index-1, index-3, gibbs-appell), the quasi-velocities u (kane,
+                               volterra) or the momenta p (hamilton); then q_dot = q' too
     energies                   kinetic T = 1/2 q'^T M q', potential V_g (gravity), strain U (flexible
                                bodies), total T + V_g + U  (`System.energy`)
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
@@ -57,7 +57,9 @@ def _fields(system, form, T, X, controls=None) -> dict:
     q, q_dot = form.physical(T, X)
     q, q_dot = np.asarray(q).reshape(len(T), system.n_q), np.asarray(q_dot).reshape(len(T), system.n_q)
     fields = {"t": T, "q": q, "v": X[:, system.n_q:]}
-    if fields["v"].shape != q_dot.shape or not np.array_equal(fields["v"], q_dot):
+    # every block of a state that is not (q, q') has q_dot, also one where v = q' by chance (a start at rest)
+    if (getattr(form, "second_state", "delta_dot") != "delta_dot" or fields["v"].shape != q_dot.shape
+            or not np.array_equal(fields["v"], q_dot)):
         fields["q_dot"] = q_dot
     fields["energies"] = system_energies(system, q, q_dot)
     bodies = body_histories(system, q, q_dot)

@@ -28,6 +28,7 @@ def sleigh():
 
 
 SYSTEMS = {"lagrange": pendulum, "udwadia-kalaba": pendulum, "index3": pendulum, "maggi": pendulum,
+           "gibbs-appell": pendulum, "hamilton": pendulum,
            "kane": sleigh, "volterra": sleigh, "volterra-reduced": sleigh}
 
 

@@ -1,0 +1,126 @@
+"""Gibbs-Appell and Hamilton on a System (issue 23): the bodies' acceleration-energy and kinetic-energy
+terms against Lagrange's, and the whole System's motion by the three formulations.
+
+Reference values are Lagrange's own terms (M, Q_v of each body, `flexmbs.formulations.index1`): the
+formulations are derived independently (docs/formulations_system.md) and must agree with them.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs.bodies import (CorotationalBeam2D, FlexibleBody, PointMass, RigidBody2D, RigidBodyEP,
+                            RigidBodyNatural)
+from flexmbs.formulations.registry import system_formulation
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+import slider_crank  # noqa: E402
+import triple_pendulum  # noqa: E402
+
+
+def flexible_rod():
+    """A free 3D frame with a 4-element planar beam on it (tangent frame), undeformed."""
+    element = fm.BeamEB2D(fm.Material(E=2e11, rho=7870.0), area=6.4e-5, I=3.4e-10)
+    model = fm.Model(fm.generate.line(4, 0.3), element, fixed=[("start", "all")])
+    return FlexibleBody(model, "rod", position=(0.1, 0.2, 0.0))
+
+
+BODIES = {
+    "PointMass": lambda: PointMass("m", 1.5, (0.1, 0.2, 0.3)),
+    "RigidBody2D": lambda: RigidBody2D("b", 2.0, 0.3, position=(0.1, 0.2), angle=0.4),
+    "RigidBodyEP": lambda: RigidBodyEP("b", 2.0, np.diag([0.3, 0.4, 0.5]), centroid=(0.1, -0.2, 0.3)),
+    "RigidBodyNatural": lambda: RigidBodyNatural("b", 2.0, np.diag([0.3, 0.4, 0.5]), centroid=(0.1, -0.2, 0.3)),
+    "CorotationalBeam2D": lambda: CorotationalBeam2D.line("beam", (0.0, 0.0), (1.0, 0.0), 3,
+                                                          fm.Material(E=2e11, rho=7870.0), 1e-4, 1e-9),
+    "FlexibleBody": flexible_rod,
+}
+
+
+def random_state(body, rng):
+    """(q, q', q'') near the body's start, on its internal constraints' manifold to first order in q'
+    and q'' (unit Euler parameters, p.p' = 0, p.p'' = -p'.p') for the Euler-parameter bodies."""
+    q = body.initial_coordinates() + 0.2 * rng.standard_normal(body.n_q)
+    v, a = rng.standard_normal(body.n_q), rng.standard_normal(body.n_q)
+    if isinstance(body, (RigidBodyEP, FlexibleBody)):
+        p = q[3:7] / np.linalg.norm(q[3:7])
+        q[3:7] = p
+        v[3:7] -= p * (p @ v[3:7])
+        a[3:7] -= p * (p @ a[3:7] + v[3:7] @ v[3:7])
+    return q, v, a
+
+
+def internal_gradients(body, q) -> np.ndarray:
+    """The rows of the body's internal constraints' Jacobian (n_c, n_q), the directions their multipliers
+    take up (the Euler-parameter norm's (0, 2 p)); (0, n_q) without internal constraints."""
+    rows = [np.atleast_2d(c.jacobian(0.0, [q])[0]) for c in body.internal_constraints()]
+    return np.vstack(rows) if rows else np.zeros((0, body.n_q))
+
+
+def lagrange_inertia(body, q, v, a) -> np.ndarray:
+    """M q'' - Q_v of Lagrange's equations (Q_v = 0 for the bodies without `quadratic_velocity`)."""
+    Q_v = body.quadratic_velocity(q, v) if hasattr(body, "quadratic_velocity") else 0.0
+    return body.mass_matrix(q) @ a - Q_v
+
+
+@pytest.mark.parametrize("kind", sorted(BODIES))
+def test_gibbs_appell_inertia_terms_are_lagranges(kind):
+    """dS/dq'' = M_GA q'' + g equals Lagrange's M q'' - Q_v to round-off at random states, up to the
+    internal constraints' gradients (their multipliers differ: rigid bodies in Euler parameters)."""
+    rng = np.random.default_rng(23)
+    body = BODIES[kind]()
+    for _ in range(3):
+        q, v, a = random_state(body, rng)
+        M, g = body.gibbs_appell(q[None], v[None])
+        diff = M[0] @ a + g[0] - lagrange_inertia(body, q, v, a)
+        C = internal_gradients(body, q)
+        if len(C):
+            diff -= C.T @ np.linalg.lstsq(C.T, diff, rcond=None)[0]
+        scale = np.abs(lagrange_inertia(body, q, v, a)).max()
+        assert np.abs(diff).max() <= 1e-12 * scale, (kind, np.abs(diff).max() / scale)
+
+
+@pytest.mark.parametrize("kind", sorted(BODIES))
+def test_kinetic_energy_gradient_is_dT_dq(kind):
+    """Hamilton's dT/dq (at fixed q') of every body against central differences of T = 1/2 q'^T M(q) q'
+    (step 1e-6: truncation ~1e-12 of the gradient's size, round-off ~1e-10)."""
+    rng = np.random.default_rng(5)
+    body = BODIES[kind]()
+    q, v, _ = random_state(body, rng)
+    T = lambda qq: 0.5 * v @ body.mass_matrix(qq) @ v  # noqa: E731
+    h = 1e-6
+    fd = np.array([(T(q + h * e) - T(q - h * e)) / (2 * h) for e in np.eye(body.n_q)])
+    got = body.kinetic_energy_gradient(q[None], v[None])[0]
+    assert np.abs(got - fd).max() <= 1e-7 * max(np.abs(fd).max(), 0.5 * body.mass_matrix(q).max() * (v @ v))
+
+
+def test_coupled_slider_crank_accelerations_agree():
+    """At the start of the coupled slider-crank (8 elements): Gibbs-Appell's q'' is Lagrange's to round-off,
+    Hamilton's q' from p = M q' is q' itself."""
+    system = slider_crank.build_coupled(elements=8)[0]
+    lagrange, gibbs, hamilton = (system_formulation(n, system) for n in ("lagrange", "gibbs-appell", "hamilton"))
+    x0 = lagrange.state0()
+    n = system.n_q
+    a_L = lagrange.rhs(0.0, x0)[n:]
+    a_G = gibbs.rhs(0.0, x0)[n:]
+    assert np.abs(a_G - a_L).max() <= 1e-12 * np.abs(a_L).max()
+    q, q_dot = hamilton.physical(0.0, hamilton.state0())
+    assert np.abs(q_dot - x0[n:]).max() <= 1e-12 * np.abs(x0[n:]).max()
+
+
+@pytest.mark.parametrize("coordinates", ["euler-parameters", "natural"])
+def test_triple_pendulum_three_formulations_agree(coordinates):
+    """Pappalardo and Guida's triple pendulum (cases/triple_pendulum.py), 0.2 s by DOP853 at rtol 1e-10:
+    Gibbs-Appell's and Hamilton's motions are Lagrange's to 1e-7 of the bars' size."""
+    system = triple_pendulum.build(coordinates)
+    t = np.linspace(0.0, 0.2, 3)
+    runs = {name: fm.run(system, formulation=name, method="DOP853", rtol=1e-10, atol=1e-12, t_end=0.2, t_eval=t,
+                         store=False) for name in ("lagrange", "gibbs-appell", "hamilton")}
+    for name in ("gibbs-appell", "hamilton"):
+        assert runs[name].success, runs[name].message
+        assert np.abs(runs[name].q - runs["lagrange"].q).max() < 1e-7 * 4.0, name
+        dq = runs[name].q_dot if runs[name].q_dot is not None else runs[name].v
+        assert np.abs(dq - runs["lagrange"].v).max() < 1e-6, name

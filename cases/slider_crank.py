@@ -40,6 +40,13 @@ reaction_slide (n_t, 3) [N].  Its geometric stiffening (with --stiffening) is --
 "axial-strain" (default), the axial force of each element from its own axial strain, which carries the
 slider's inertia and the frame's acceleration as the kinematically driven model's stiffening does, or
 "omega", the Model's stiffening evaluated with the rod's angular velocity only (docs/coupled.md).
+--formulation with --coupled (docs/formulations_system.md): "lagrange" (default) is the path above,
+Lagrange's equations with multipliers as an index-3 DAE (the System formulation "index3"); "gibbs-appell"
+runs the Gibbs-Appell equations (the bodies' acceleration energy) by index3-alpha with the same step
+and rho_inf; "hamilton" (canonical momenta, constraints at the velocity level) runs the case's
+--integrator (a first-order method, default the implicit midpoint rule) with the step h_coupled (or
+--rtol for an adaptive method), its joint reactions from lam = sigma' at the outputs.  Each writes
+the same files.
 
 References: B. Simeon, Modelling a flexible slider crank mechanism by a mixed system of DAEs
 and PDEs, Math. Modelling of Systems 2 (1996) 1-18, doi:10.1080/13873959608837026 (data of
@@ -79,13 +86,16 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
             revolutions="crank revolutions", stiffening="geometric stiffening by the axial force",
             guide_correction="add the axial part of the slide's reaction (--no-guide-correction: support "
                              "normal to the rod)",
-            formulation="equations of motion", integrator="time integrator", h="step of fixed-step integrators [s]",
+            formulation="equations of motion (with --coupled too: lagrange, gibbs-appell or hamilton; "
+                        "docs/formulations_system.md)",
+            integrator="time integrator", h="step of fixed-step integrators [s]",
             rtol="tolerance of adaptive integrators", degrees_out="output every this many degrees of crank rotation",
             gif_frames="animation frames (0: none)", plots="write the plots and the animation",
             coupled="coupled model: crank and slider rigid bodies, the rod a FlexibleBody with a revolute joint at "
                     "node 0 and a spherical one at its last node, the crank driven by an AngleDriver (index3-alpha, "
                     "step h_coupled)",
-            h_coupled="fixed step of index3-alpha in the coupled model [s]",
+            h_coupled="fixed step of the coupled model [s] (index3-alpha; with formulation hamilton the "
+                      "step of a fixed-step --integrator)",
             rho_inf="spectral radius at infinity of index3-alpha (coupled model)",
             coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
                                "each element's own axial strain (slider inertia, frame acceleration, joints), or "
@@ -315,6 +325,20 @@ def joint_forces(history) -> dict:
             for c, b in JOINT_BODIES}
 
 
+def coupled_solver(p: dict) -> dict:
+    """formulation, method and step (or tolerances) of the coupled run for the case's ``formulation``:
+    lagrange (the index-3 DAE "index3") and gibbs-appell by index3-alpha with h_coupled and rho_inf,
+    hamilton by the case's ``integrator`` with h_coupled (fixed step) or rtol (adaptive)."""
+    name = p["formulation"]
+    if name in ("lagrange", "gibbs-appell"):
+        return dict(formulation="index3" if name == "lagrange" else name, method="index3-alpha", h=p["h_coupled"],
+                    rho_inf=p["rho_inf"])
+    method = p["integrator"]
+    step = (dict(rtol=p["rtol"], atol=p["rtol"] * 1e-6) if INTEGRATORS[method].uses_tolerances
+            else dict(h=p["h_coupled"]))
+    return dict(formulation=name, method=method, **step)
+
+
 def run_coupled(out, p: dict, t_end: float):
     """The coupled model by `flexmbs.run` (index3-alpha, the step h_coupled): (its `Results`, the rod's
     Model, extras) with the arrays of results.npz in extras.  The run is streamed into the active
@@ -323,9 +347,8 @@ def run_coupled(out, p: dict, t_end: float):
     phys = {k: p[k] for k in ("elements", "crank", "rod", "offset", "width", "youngs", "density", "crank_speed",
                               "slider_mass", "stiffening", "coupled_stiffening")}
     system, rod_body, model = build_coupled(**phys)
-    res = run_model(system, method="index3-alpha", h=p["h_coupled"], t_end=t_end,
-                    t_eval=solver_options(p, t_end)["t_eval"], rho_inf=p["rho_inf"],
-                    metadata={"case": "slider_crank", "parameters": p}, name="coupled")
+    res = run_model(system, t_end=t_end, t_eval=solver_options(p, t_end)["t_eval"],
+                    metadata={"case": "slider_crank", "parameters": p}, name="coupled", **coupled_solver(p))
     # the index-3 steps' own multipliers at the outputs; all joints in one pass over the outputs
     history = system.reaction_history(res.t, res.q, res.multipliers, ["drive"] + [c for c, _ in JOINT_BODIES])
     extras = {"crank_angle": p["crank_speed"] * res.t,
@@ -358,7 +381,8 @@ def write_coupled(res, body: str, extras, out: Path, p: dict, title="Coupled sli
     np.savez_compressed(out / "results.npz", t=res.t, displacement=flexible.displacement, nodes=flexible.nodes,
                         **{k: np.asarray(v) for k, v in extras.items()})
     value, angle = peak(extras)
-    summary = {"parameters": p, "model": "coupled", "status": res.status, "message": res.message,
+    summary = {"parameters": p, "model": "coupled", "formulation": res.metadata.get("formulation"),
+               "method": res.metadata.get("method"), "status": res.status, "message": res.message,
                "n_steps": res.stats["n_steps"], "solve_s": res.stats["solve_s"], "kernel": res.metadata.get("kernel"),
                "peak_midspan_deflection_m": value,
                "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
@@ -381,8 +405,11 @@ def main(argv=None):
     record_output(out, before)
     if args.get("coupled"):
         value, angle = peak(extras)
+        solver = coupled_solver({**DEFAULTS, **args})
+        step = f"h = {args['h_coupled']:g} s" if "h" in solver else f"rtol = {args['rtol']:g}"
+        damping = f", rho_inf = {args['rho_inf']:g}" if "rho_inf" in solver else ""
         print(f"slider-crank, coupled: {args['elements']} elements, crank {args['crank_speed']} rad/s, "
-              f"index3-alpha (h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}), stiffening "
+              f"{args['formulation']} ({solver['formulation']}) + {solver['method']} ({step}{damping}), stiffening "
               f"{_stiffening_label({**DEFAULTS, **args})}: {res.status}")
         print(f"  peak mid-span deflection {1e3 * value:+.5f} mm at crank angle {angle:.2f} deg "
               f"({res.stats['n_steps']} steps, solve {res.stats['solve_s']:.2f} s); peak drive torque "

@@ -111,16 +111,74 @@ def test_coupled_slider_crank_accelerations_agree():
     assert np.abs(q_dot - x0[n:]).max() <= 1e-12 * np.abs(x0[n:]).max()
 
 
+def test_hamilton_multipliers_are_lagranges():
+    """lam = sigma' of Hamilton's form at the coupled slider-crank's start equals the multipliers of Lagrange's
+    index-1 accelerations (every row, joints and Euler-parameter norms) to 1e-7 of the largest (central
+    differences of M, a and b along the motion)."""
+    system = slider_crank.build_coupled(elements=2)[0]
+    lagrange, hamilton = (system_formulation(n, system) for n in ("lagrange", "hamilton"))
+    lam_L = lagrange.multipliers(0.0, lagrange.state0())
+    lam_H = hamilton.multipliers(0.0, hamilton.state0())
+    assert np.abs(lam_H - lam_L).max() <= 1e-7 * np.abs(lam_L).max()
+
+
 @pytest.mark.parametrize("coordinates", ["euler-parameters", "natural"])
 def test_triple_pendulum_three_formulations_agree(coordinates):
-    """Pappalardo and Guida's triple pendulum (cases/triple_pendulum.py), 0.2 s by DOP853 at rtol 1e-10:
+    """Pappalardo and Guida's triple pendulum (cases/triple_pendulum.py), 0.1 s by DOP853 at rtol 1e-10:
     Gibbs-Appell's and Hamilton's motions are Lagrange's to 1e-7 of the bars' size."""
     system = triple_pendulum.build(coordinates)
-    t = np.linspace(0.0, 0.2, 3)
-    runs = {name: fm.run(system, formulation=name, method="DOP853", rtol=1e-10, atol=1e-12, t_end=0.2, t_eval=t,
+    t = np.linspace(0.0, 0.1, 3)
+    runs = {name: fm.run(system, formulation=name, method="DOP853", rtol=1e-10, atol=1e-12, t_end=0.1, t_eval=t,
                          store=False) for name in ("lagrange", "gibbs-appell", "hamilton")}
     for name in ("gibbs-appell", "hamilton"):
         assert runs[name].success, runs[name].message
         assert np.abs(runs[name].q - runs["lagrange"].q).max() < 1e-7 * 4.0, name
         dq = runs[name].q_dot if runs[name].q_dot is not None else runs[name].v
         assert np.abs(dq - runs["lagrange"].v).max() < 1e-6, name
+
+
+def _coupled_run(name, method, t_end, **options):
+    """(Results, mid-span deflection) of the coupled slider-crank (2 elements) by ``name`` + ``method``."""
+    from flexmbs.mechanisms import chord_deflection
+    system, _, model = slider_crank.build_coupled(elements=2)
+    t = np.linspace(0.0, t_end, 5)
+    res = fm.run(system, formulation=name, method=method, t_end=t_end, t_eval=t, store=False, **options)
+    assert res.success, res.message
+    return res, chord_deflection(model, res.bodies["rod"].delta, [0.15])[:, 0]
+
+
+def test_coupled_slider_crank_hamilton_follows_lagrange():
+    """The first 0.4 ms of the coupled slider-crank by the implicit midpoint rule (h = 1e-5 s): Hamilton's
+    mid-span deflection is Lagrange's to 1e-3 of its size (measured 3.5e-4 at 0.5 ms: the step's error,
+    the two forms being second-order approximations of one motion in different states; the slow test
+    below compares them at a tight tolerance)."""
+    _, w_L = _coupled_run("lagrange", "midpoint", 4e-4, h=1e-5)
+    _, w = _coupled_run("hamilton", "midpoint", 4e-4, h=1e-5)
+    assert np.abs(w - w_L).max() <= 1e-3 * np.abs(w_L).max()
+
+
+@pytest.mark.slow
+def test_coupled_slider_crank_hamilton_equals_lagrange_at_tight_tolerance():
+    """2 ms of the coupled slider-crank by Radau at rtol 1e-8 (about a minute): Hamilton's deflection is
+    Lagrange's to 1e-8 of its size (measured 1.2e-10), the positions to 1e-10 m."""
+    r_L, w_L = _coupled_run("lagrange", "Radau", 2e-3, rtol=1e-8, atol=1e-11)
+    r_H, w_H = _coupled_run("hamilton", "Radau", 2e-3, rtol=1e-8, atol=1e-11)
+    assert np.abs(w_H - w_L).max() <= 1e-8 * np.abs(w_L).max()
+    assert np.abs(r_H.q - r_L.q).max() <= 1e-10
+
+
+@pytest.mark.parametrize("formulation", ["gibbs-appell", "hamilton"])
+def test_slider_crank_case_takes_the_formulation(formulation, tmp_path):
+    """`--set coupled=true --set formulation=NAME` runs the coupled model with NAME's equations (a tiny run:
+    2 elements, 0.02 revolutions) and writes the case's files; the mid-span deflection is the default
+    (Lagrange, index3-alpha) one's to 2 % of its size (different integrators at h = 2.9e-5 s: index3-alpha
+    damps the axial vibration of the start, the midpoint rule does not)."""
+    params = dict(coupled=True, elements=2, revolutions=0.02, plots=False)
+    ref = slider_crank.run(**params)[2]["midspan_deflection"]
+    res, _, extras = slider_crank.run(out=tmp_path, formulation=formulation, **params)
+    expected = "index3-alpha" if formulation == "gibbs-appell" else "midpoint"
+    assert (res.metadata["formulation"], res.metadata["method"]) == (formulation, expected)
+    w = extras["midspan_deflection"]
+    assert np.abs(w - ref).max() <= 0.02 * np.abs(ref).max(), np.abs(w - ref).max() / np.abs(ref).max()
+    assert (tmp_path / "results.npz").exists() and (tmp_path / "summary.json").exists()
+

@@ -106,6 +106,27 @@ class HamiltonSystem:
             pd += self.constraint_rate(t, q, qd).T @ sigma
         return np.concatenate([qd, pd])
 
+    def multipliers(self, t: float, x: np.ndarray) -> np.ndarray:
+        """lam = sigma' at the state x (the reactions are System.reactions(t, q, lam)): the time derivative
+        of the velocity equations [[M, a^T], [a, 0]] [q'; sigma] = [p; -b] along the motion,
+
+        .. code:: text
+
+            [ M  a^T ] [ q''    ]   [ dT/dq + Q_a - M' q' ]
+            [ a  0   ] [ sigma' ] = [ -a' q' - b'         ]
+
+        (p' - a'^T sigma = dT/dq + Q_a), M' q', a' and b' by central differences along (1, q')."""
+        s, n = self.system, self.n
+        q, p = x[:n], x[n:]
+        qd, _ = self.velocities(t, q, p)
+        eps = 1e-6 * max(1.0, np.abs(q).max()) / max(1.0, np.abs(qd).max())
+        ahead, behind = (t + eps, q + eps * qd), (t - eps, q - eps * qd)
+        M_dot_qd = (s.mass_matrix(ahead[1]) - s.mass_matrix(behind[1])) @ qd / (2.0 * eps)
+        a_dot = (s.jacobian(*ahead) - s.jacobian(*behind)) / (2.0 * eps)
+        b_dot = (s.time_derivative(*ahead) - s.time_derivative(*behind)) / (2.0 * eps)
+        top = kinetic_energy_gradient(s, q, qd) + active_forces(s, t, q, qd) - M_dot_qd
+        return solve_saddle_point(s.mass_matrix(q), top, s.jacobian(t, q), -a_dot @ qd - b_dot, t=t)[1]
+
     def forcing_full(self, t: float, x: np.ndarray) -> np.ndarray:
         """F(t, x) = x' (M_full = I)."""
         return self.rhs(t, x)

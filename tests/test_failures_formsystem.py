@@ -8,16 +8,9 @@ import pytest
 
 import flexmbs as fm
 from flexmbs.bodies import CorotationalBeam3D, RigidBodyEP
-from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
 from flexmbs.constraints import Spherical
 from flexmbs.formulations.registry import system_formulation
 from flexmbs.system import System
-
-
-def tree_system():
-    joints = [TreeJoint("theta", "revolute", (0, 0, 1), "theta")]
-    body = TreeBody("arm", ("theta",), joints, [TreePart("arm", "theta", 1.0, (0.1, 0.1, 0.1))], q0=(0.0,), v0=(1.0,))
-    return System([body])
 
 
 def beam3d_system():
@@ -32,10 +25,10 @@ def pendulum():
 
 
 ROWS = [
-    ("gibbs-appell on a TreeBody", lambda: system_formulation("gibbs-appell", tree_system()),
-     "formulation 'gibbs-appell' needs bodies that provide gibbs_appell(), active_forces(); body 'arm' (TreeBody) "
-     "does not. The body kinds that do: PointMass, RigidBody2D, RigidBodyEP, RigidBodyNatural, FlexibleBody, "
-     "CorotationalBeam2D. Use formulation 'lagrange' or 'index3' for this system"),
+    ("gibbs-appell on a 3D corotational beam", lambda: system_formulation("gibbs-appell", beam3d_system()),
+     "formulation 'gibbs-appell' needs bodies that provide gibbs_appell(), active_forces(); body 'beam3d' "
+     "(CorotationalBeam3D) does not. The body kinds that do: PointMass, RigidBody2D, RigidBodyEP, RigidBodyNatural, "
+     "FlexibleBody, CorotationalBeam2D, TreeBody. Use formulation 'lagrange' or 'index3' for this system"),
     ("hamilton on a 3D corotational beam", lambda: system_formulation("hamilton", beam3d_system()),
      "formulation 'hamilton' needs bodies that provide kinetic_energy_gradient(), active_forces(); body 'beam3d' "
      "(CorotationalBeam3D) does not."),

@@ -9,8 +9,8 @@ Each body kind declares the terms it provides as methods (docs/formulations_syst
     kinetic_energy_gradient(Q, V) -> dT/dq at fixed q' (k states at once)
     active_forces(t, q, v, gravity)       the generalized forces that are not inertia
 
-Provided by PointMass, RigidBody2D, RigidBodyEP, RigidBodyNatural, FlexibleBody and
-CorotationalBeam2D; a System with any other body kind is refused by `check_bodies` with a message
+Provided by PointMass, RigidBody2D, RigidBodyEP, RigidBodyNatural, FlexibleBody, CorotationalBeam2D
+and TreeBody; a System with any other body kind (CorotationalBeam3D) is refused by `check_bodies` with a message
 naming the body and its kind.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ __all__ = ["BodyKindError", "GIBBS_APPELL", "HAMILTON", "check_bodies", "inertia
 
 GIBBS_APPELL = ("gibbs_appell", "active_forces")
 HAMILTON = ("kinetic_energy_gradient", "active_forces")
-PROVIDED_BY = "PointMass, RigidBody2D, RigidBodyEP, RigidBodyNatural, FlexibleBody, CorotationalBeam2D"
+PROVIDED_BY = "PointMass, RigidBody2D, RigidBodyEP, RigidBodyNatural, FlexibleBody, CorotationalBeam2D, TreeBody"
 
 
 class BodyKindError(ValueError):

@@ -43,9 +43,10 @@ slider's inertia and the frame's acceleration as the kinematically driven model'
 --formulation with --coupled (docs/formulations_system.md): "lagrange" (default) is the path above,
 Lagrange's equations with multipliers as an index-3 DAE (the System formulation "index3"); "gibbs-appell"
 runs the Gibbs-Appell equations (the bodies' acceleration energy) by index3-alpha with the same step
-and rho_inf; "hamilton" (canonical momenta, constraints at the velocity level) runs the case's
---integrator (a first-order method, default the implicit midpoint rule) with the step h_coupled (or
---rtol for an adaptive method), its joint reactions from lam = sigma' at the outputs.  Each writes
+and rho_inf; "hamilton" (canonical momenta, constraints at the velocity level) and "maggi" (state
+(q, q'), the equations projected on the admissible velocities) run the case's --integrator (a
+first-order method, default the implicit midpoint rule) with the step h_coupled (or --rtol for an
+adaptive method), their joint reactions from the multipliers recovered at the outputs.  Each writes
 the same files.
 
 References: B. Simeon, Modelling a flexible slider crank mechanism by a mixed system of DAEs
@@ -86,7 +87,7 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
             revolutions="crank revolutions", stiffening="geometric stiffening by the axial force",
             guide_correction="add the axial part of the slide's reaction (--no-guide-correction: support "
                              "normal to the rod)",
-            formulation="equations of motion (with --coupled too: lagrange, gibbs-appell or hamilton; "
+            formulation="equations of motion (with --coupled: lagrange, gibbs-appell, hamilton or maggi; "
                         "docs/formulations_system.md)",
             integrator="time integrator", h="step of fixed-step integrators [s]",
             rtol="tolerance of adaptive integrators", degrees_out="output every this many degrees of crank rotation",
@@ -94,7 +95,7 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
             coupled="coupled model: crank and slider rigid bodies, the rod a FlexibleBody with a revolute joint at "
                     "node 0 and a spherical one at its last node, the crank driven by an AngleDriver (index3-alpha, "
                     "step h_coupled)",
-            h_coupled="fixed step of the coupled model [s] (index3-alpha; with formulation hamilton the "
+            h_coupled="fixed step of the coupled model [s] (index3-alpha; with formulation hamilton or maggi the "
                       "step of a fixed-step --integrator)",
             rho_inf="spectral radius at infinity of index3-alpha (coupled model)",
             coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
@@ -104,7 +105,8 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod="
                      "(`flexmbs run --no-paraview`: false)")
 SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
            "peak_crank_angle_deg": "crank angle of that peak [deg]"}
-CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
+COUPLED_ONLY = ("maggi",)          # formulations of the coupled System only (not a Model's)
+CHOICES = dict(formulation=sorted([*FORMULATIONS, *COUPLED_ONLY]), integrator=sorted(INTEGRATORS),
                coupled_stiffening=["axial-strain", "omega"])
 
 
@@ -136,6 +138,9 @@ def check(p: dict) -> None:
     check_parameters(p, DEFAULTS, choices=CHOICES, positive=("crank", "rod", "width", "youngs", "density",
                                                                "revolutions", "degrees_out"),
                      nonnegative=("slider_mass",))
+    if p["formulation"] in COUPLED_ONLY and not p["coupled"]:
+        raise CaseError("formulation", f"{p['formulation']!r} runs the coupled model only (--coupled); the "
+                                       f"kinematically driven rod runs with {sorted(FORMULATIONS)}")
     if p["coupled"] and not p["h_coupled"] > 0:
         raise CaseError("h_coupled", f"must be positive, got {p['h_coupled']!r}")
     if not 0.0 <= p["rho_inf"] < 1.0:
@@ -328,7 +333,7 @@ def joint_forces(history) -> dict:
 def coupled_solver(p: dict) -> dict:
     """formulation, method and step (or tolerances) of the coupled run for the case's ``formulation``:
     lagrange (the index-3 DAE "index3") and gibbs-appell by index3-alpha with h_coupled and rho_inf,
-    hamilton by the case's ``integrator`` with h_coupled (fixed step) or rtol (adaptive)."""
+    hamilton and maggi by the case's ``integrator`` with h_coupled (fixed step) or rtol (adaptive)."""
     name = p["formulation"]
     if name in ("lagrange", "gibbs-appell"):
         return dict(formulation="index3" if name == "lagrange" else name, method="index3-alpha", h=p["h_coupled"],

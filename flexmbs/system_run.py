@@ -11,8 +11,8 @@ At each output the run records (`Results`, and the results file's datasets of th
                                bodies), total T + V_g + U  (`System.energy`)
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
     multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
-                               accelerations at the outputs (lagrange, udwadia-kalaba, gibbs-appell),
-                               or sigma' of Hamilton's momenta (hamilton)
+                               accelerations at the outputs (lagrange, udwadia-kalaba, gibbs-appell,
+                               maggi), or sigma' of Hamilton's momenta (hamilton)
 
 Outputs are written in blocks (`flexmbs.analysis.OutputBlocks`): the first at once, then at least
 every ``FLUSH_EVERY_S`` of wall time and at the end, also when the run is stopped by an exception or Ctrl-C (the file then
@@ -263,7 +263,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         timings["output_s"] = blocks.seconds
         tic = time.perf_counter()
         lam = sol.lam
-        if lam is None and entry.name in ("lagrange", "udwadia-kalaba", "gibbs-appell", "hamilton") and len(sol.t):
+        if lam is None and entry.name in ("lagrange", "udwadia-kalaba", "gibbs-appell", "hamilton", "maggi") and len(sol.t):
             lam = np.array([form.multipliers(float(tk), xk) for tk, xk in zip(sol.t, sol.x)]).reshape(
                 len(sol.t), system.n_c)
         kept = _joined(kept)

@@ -3,6 +3,9 @@
 Rows are (description, call, message it now gives)."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -11,6 +14,8 @@ from flexmbs.bodies import CorotationalBeam3D, RigidBodyEP
 from flexmbs.constraints import Spherical
 from flexmbs.formulations.registry import system_formulation
 from flexmbs.system import System
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 
 
 def beam3d_system():
@@ -38,6 +43,9 @@ ROWS = [
     ("hamilton with generalized-alpha", lambda: fm.run(pendulum(), formulation="hamilton", method="generalized-alpha",
                                                        h=1e-3, t_end=0.01, store=False),
      "formulation 'hamilton' does not run with method 'generalized-alpha'"),
+    ("slider_crank's maggi without --coupled", lambda: __import__("slider_crank").run(
+        formulation="maggi", revolutions=0.01, plots=False),
+     "'maggi' runs the coupled model only (--coupled)"),
     ("gibbs-appell with Baumgarte coefficients but no Baumgarte", lambda: system_formulation(
         "gibbs-appell", pendulum(), alpha=5.0),
      "`alpha`/`beta` are the Baumgarte coefficients: give them with stabilization='baumgarte'"),

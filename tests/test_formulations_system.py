@@ -222,3 +222,28 @@ def test_maggi_multipliers_are_lagranges():
     x0 = lagrange.state0()
     lam_L = lagrange.multipliers(0.0, x0)
     assert np.abs(maggi.multipliers(0.0, x0) - lam_L).max() <= 1e-9 * np.abs(lam_L).max()
+
+
+def test_batched_bodies_give_their_own_terms():
+    """`BodyTerms` evaluates the Euler-parameter bodies of a System in one batch (and planar bodies in
+    theirs): the assembled terms equal each body's own methods, a body's load included."""
+    from flexmbs.bodies.loads import torque_load
+    from flexmbs.formulations.body_terms import GIBBS_APPELL, HAMILTON, BodyTerms
+    from flexmbs.system import System
+    rng = np.random.default_rng(7)
+    a = RigidBodyEP("a", 2.0, np.diag([0.3, 0.4, 0.5]), centroid=(0.1, -0.2, 0.3),
+                    loads=[torque_load(lambda t: (0.0, 0.0, 1.5))])
+    b = RigidBodyEP("b", 5.0, np.diag([0.6, 0.2, 0.7]), centroid=(-0.3, 0.0, 0.2))
+    system = System([a, b, flexible_rod()], gravity=(0.0, 0.0, -9.81))
+    q, v = system.initial_coordinates(), rng.standard_normal(system.n_q)
+    terms = BodyTerms(system, GIBBS_APPELL + HAMILTON[:1], "test")
+    M, g = terms.inertia_terms(q, v)
+    dT = terms.kinetic_energy_gradient(q, v)
+    Q_a = terms.active_forces(0.3, q, v)
+    for body in system.bodies:
+        sl = system.slice(body)
+        Mb, gb = body.gibbs_appell(q[None, sl], v[None, sl])
+        np.testing.assert_allclose(M[sl, sl], Mb[0], rtol=0, atol=1e-13 * np.abs(Mb).max())
+        np.testing.assert_allclose(g[sl], gb[0], rtol=0, atol=1e-13 * max(np.abs(gb).max(), 1.0))
+        np.testing.assert_allclose(dT[sl], body.kinetic_energy_gradient(q[None, sl], v[None, sl])[0], atol=1e-12)
+        np.testing.assert_allclose(Q_a[sl], body.active_forces(0.3, q[sl], v[sl], system.gravity), atol=1e-12)

@@ -27,7 +27,7 @@ import numpy as np
 from ..rotations import as_rotation_matrix, skew
 from ..user_functions import UserFunctionError, non_finite, raised
 
-__all__ = ["Body", "RigidBody", "LinearInertia", "rigid_motion_of_points", "rotation_of_vectors"]
+__all__ = ["Body", "RigidBody", "LinearInertia", "LinearInertiaBatch", "rigid_motion_of_points", "rotation_of_vectors"]
 
 
 class Body(ABC):
@@ -197,6 +197,22 @@ class LinearInertia:
     def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
         """dT/dq at fixed q' (k, n_q): zero, M is constant."""
         return np.zeros(np.shape(Q))
+
+
+class LinearInertiaBatch:
+    """`LinearInertia`'s terms for n bodies of one class at once (their ``batch`` evaluators), stacked
+    coordinates Q, V (n, n_q): M constant (``mass_matrix``), g = 0, dT/dq = 0, every force of ``forces``
+    active (the bodies' `loads` are added by the caller, as for ``forces``)."""
+
+    def gibbs_appell(self, Q, V) -> tuple[np.ndarray, np.ndarray]:
+        M = np.asarray(self.mass_matrix(Q), dtype=float)
+        return np.broadcast_to(M, (len(Q),) + M.shape[-2:]).copy(), np.zeros(np.shape(Q))
+
+    def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
+        return np.zeros(np.shape(Q))
+
+    def active_forces(self, t, Q, V, gravity) -> np.ndarray:
+        return self.forces(t, Q, V, gravity)
 
 
 def rigid_motion_of_points(r, point) -> np.ndarray:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..constraints.base import Constraint
-from .base import LinearInertia, RigidBody, rigid_motion_of_points, rotation_of_vectors
+from .base import LinearInertia, LinearInertiaBatch, RigidBody, rigid_motion_of_points, rotation_of_vectors
 
 __all__ = ["RigidBodyNatural", "NaturalRigidity"]
 
@@ -146,7 +146,7 @@ class RigidBodyNatural(LinearInertia, RigidBody):
         return out
 
 
-class NaturalBatch:
+class NaturalBatch(LinearInertiaBatch):
     """M (constant) and Q (the weight, constant) of n NACF bodies: Q = (m g, m x_C g, m y_C g, m z_C g).
 
     The bodies' `loads` are added by the caller."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, _check_loads, positive_number, real_number, rigid_motion_of_points
+from .base import Body, LinearInertiaBatch, _check_loads, positive_number, real_number, rigid_motion_of_points
 
 __all__ = ["RigidBody2D", "rotation_2d"]
 
@@ -202,7 +202,7 @@ class RigidBody2D(Body):
         return rotation_2d(q[2]).T @ (np.asarray(r, float) - np.asarray(q[:2], float))
 
 
-class PlanarBatch:
+class PlanarBatch(LinearInertiaBatch):
     """M (constant, (n, 3, 3)) and the weight Q = (m g_x, m g_y, 0) of n planar bodies; the
     System adds the bodies' `loads`."""
 

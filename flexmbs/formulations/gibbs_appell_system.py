@@ -37,7 +37,7 @@ from dataclasses import replace
 import numpy as np
 
 from .augmented import solve_saddle_point
-from .body_terms import GIBBS_APPELL, active_forces, check_bodies, inertia_terms
+from .body_terms import GIBBS_APPELL, BodyTerms
 from .index1 import Index1
 from .stabilization import stabilized_gamma
 
@@ -51,15 +51,15 @@ class GibbsAppellSystem(Index1):
     name = "gibbs-appell"
 
     def __init__(self, system, stabilization="none", **options):
-        check_bodies(system, GIBBS_APPELL, self.name)
+        self.body_terms = BodyTerms(system, GIBBS_APPELL, self.name)
         super().__init__(system, solver="augmented", stabilization=stabilization, **options)
 
     def inertia(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(M_GA, g) at (q, q') (`body_terms.inertia_terms`), kept for the last (q, q'): index3-alpha asks
+        """(M_GA, g) at (q, q') (`BodyTerms.inertia_terms`), kept for the last (q, q'): index3-alpha asks
         for M_GA(q) and Q_a - g at the same state."""
         key = (q.tobytes(), v.tobytes())
         if self.__dict__.get("_inertia_key") != key:
-            self._inertia_key, self._inertia_terms = key, inertia_terms(self.system, q, v)
+            self._inertia_key, self._inertia_terms = key, self.body_terms.inertia_terms(q, v)
         return self._inertia_terms
 
     def accelerations(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -69,18 +69,18 @@ class GibbsAppellSystem(Index1):
         Cq = self.system.jacobian(t, q)
         s = self.stabilization
         gamma = stabilized_gamma(self.system, t, q, v, Cq, s.alpha, s.beta)
-        return solve_saddle_point(M, active_forces(self.system, t, q, v) - g, Cq, gamma, t=t)
+        return solve_saddle_point(M, self.body_terms.active_forces(t, q, v) - g, Cq, gamma, t=t)
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         """M_GA(q) (it does not depend on q': that of the last (q, q') if q is its q)."""
         key = self.__dict__.get("_inertia_key")
         if key is not None and key[0] == q.tobytes():
             return self._inertia_terms[0]
-        return inertia_terms(self.system, q, np.zeros_like(q))[0]
+        return self.body_terms.inertia_terms(q, np.zeros_like(q))[0]
 
     def forces(self, t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Q_a - g: the right-hand side of M_GA q'' + C_q^T lam = Q_a - g."""
-        return active_forces(self.system, t, q, v) - self.inertia(q, v)[1]
+        return self.body_terms.active_forces(t, q, v) - self.inertia(q, v)[1]
 
     def term(self):
         """`Index1.term` with this formulation's accelerations, and its index-3 form for index3-alpha:

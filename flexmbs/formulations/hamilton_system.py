@@ -35,7 +35,7 @@ from scipy import sparse
 
 from .augmented import solve_saddle_point
 from .base import forward_difference_jacobian
-from .body_terms import HAMILTON, active_forces, check_bodies, kinetic_energy_gradient
+from .body_terms import HAMILTON, BodyTerms
 
 __all__ = ["HamiltonSystem"]
 
@@ -57,7 +57,7 @@ class HamiltonSystem:
     second_order = None
 
     def __init__(self, system, jacobian_refresh: float = 1e-2):
-        check_bodies(system, HAMILTON, self.name)
+        self.body_terms = BodyTerms(system, HAMILTON, self.name)
         if not (np.isfinite(jacobian_refresh) and jacobian_refresh > 0):
             raise ValueError(f"`jacobian_refresh` must be a positive time [s], got {jacobian_refresh!r}.")
         self.system = system
@@ -101,7 +101,7 @@ class HamiltonSystem:
         self.n_rhs += 1
         q, p = x[:self.n], x[self.n:]
         qd, sigma = self.velocities(t, q, p)
-        pd = kinetic_energy_gradient(self.system, q, qd) + active_forces(self.system, t, q, qd)
+        pd = self.body_terms.kinetic_energy_gradient(q, qd) + self.body_terms.active_forces(t, q, qd)
         if sigma.size:
             pd += self.constraint_rate(t, q, qd).T @ sigma
         return np.concatenate([qd, pd])
@@ -124,7 +124,7 @@ class HamiltonSystem:
         M_dot_qd = (s.mass_matrix(ahead[1]) - s.mass_matrix(behind[1])) @ qd / (2.0 * eps)
         a_dot = (s.jacobian(*ahead) - s.jacobian(*behind)) / (2.0 * eps)
         b_dot = (s.time_derivative(*ahead) - s.time_derivative(*behind)) / (2.0 * eps)
-        top = kinetic_energy_gradient(s, q, qd) + active_forces(s, t, q, qd) - M_dot_qd
+        top = self.body_terms.kinetic_energy_gradient(q, qd) + self.body_terms.active_forces(t, q, qd) - M_dot_qd
         return solve_saddle_point(s.mass_matrix(q), top, s.jacobian(t, q), -a_dot @ qd - b_dot, t=t)[1]
 
     def forcing_full(self, t: float, x: np.ndarray) -> np.ndarray:

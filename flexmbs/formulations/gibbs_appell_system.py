@@ -63,8 +63,8 @@ class GibbsAppellSystem(Index1):
         return self._inertia_terms
 
     def accelerations(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(q'', lam) of [[M_GA, C_q^T], [C_q, 0]] [q''; lam] = [Q_a - g; gamma] (with the Baumgarte terms
-        when chosen)."""
+        """(q'', lam) of ``[[M_GA, C_q^T], [C_q, 0]] [q''; lam] = [Q_a - g; gamma]`` (with the Baumgarte
+        terms when chosen)."""
         M, g = self.inertia(q, v)
         Cq = self.system.jacobian(t, q)
         s = self.stabilization

@@ -76,7 +76,7 @@ class HamiltonSystem:
         return x0
 
     def velocities(self, t: float, q: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(q', sigma) of [[M, a^T], [a, 0]] [q'; sigma] = [p; -b]."""
+        """(q', sigma) of ``[[M, a^T], [a, 0]] [q'; sigma] = [p; -b]``."""
         s = self.system
         return solve_saddle_point(s.mass_matrix(q), p, s.jacobian(t, q), -s.time_derivative(t, q), t=t)
 
@@ -108,7 +108,7 @@ class HamiltonSystem:
 
     def multipliers(self, t: float, x: np.ndarray) -> np.ndarray:
         """lam = sigma' at the state x (the reactions are System.reactions(t, q, lam)): the time derivative
-        of the velocity equations [[M, a^T], [a, 0]] [q'; sigma] = [p; -b] along the motion,
+        of the velocity equations ``[[M, a^T], [a, 0]] [q'; sigma] = [p; -b]`` along the motion,
 
         .. code:: text
 

@@ -143,11 +143,6 @@ class HamiltonSystem:
         """Changes every `jacobian_refresh` seconds."""
         return int(np.floor(t / self.jacobian_refresh))
 
-    def energy(self, x: np.ndarray) -> float:
-        """E = T + V_g + U [J] at the state x (`System.energy` at (q, q'))."""
-        q, qd = self.physical(0.0, x)
-        return float(sum(self.system.energy(q, qd)))
-
     def term(self):
         """What the integrators see (`flexmbs.formulations.terms.ODETerm`): x' = (q', p'), M_full = I, the
         difference Jacobian, no second-order form (the state holds momenta), the System's start and

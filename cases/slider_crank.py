@@ -345,8 +345,9 @@ def coupled_solver(p: dict) -> dict:
 
 
 def run_coupled(out, p: dict, t_end: float):
-    """The coupled model by `flexmbs.run` (index3-alpha, the step h_coupled): (its `Results`, the rod's
-    Model, extras) with the arrays of results.npz in extras.  The run is streamed into the active
+    """The coupled model by `flexmbs.run` (the formulation and integrator of `coupled_solver`: by default
+    index3-alpha with the step h_coupled): (its `Results`, the rod's Model, extras) with the arrays of
+    results.npz in extras.  The run is streamed into the active
     results file (`flexmbs.io.recording`; ``flexmbs run``: DIR/results.h5) under the name "coupled"."""
     from flexmbs.mechanisms.coupled import torque_about
     phys = {k: p[k] for k in ("elements", "crank", "rod", "offset", "width", "youngs", "density", "crank_speed",
@@ -354,7 +355,7 @@ def run_coupled(out, p: dict, t_end: float):
     system, rod_body, model = build_coupled(**phys)
     res = run_model(system, t_end=t_end, t_eval=solver_options(p, t_end)["t_eval"],
                     metadata={"case": "slider_crank", "parameters": p}, name="coupled", **coupled_solver(p))
-    # the index-3 steps' own multipliers at the outputs; all joints in one pass over the outputs
+    # the multipliers at the outputs (index3-alpha's own, or recovered by the formulation); all joints in one pass
     history = system.reaction_history(res.t, res.q, res.multipliers, ["drive"] + [c for c, _ in JOINT_BODIES])
     extras = {"crank_angle": p["crank_speed"] * res.t,
               "midspan_deflection": chord_deflection(model, res.bodies[rod_body.name].delta, [p["rod"] / 2])[:, 0],

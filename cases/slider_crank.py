@@ -40,6 +40,14 @@ reaction_slide (n_t, 3) [N].  Its geometric stiffening (with --stiffening) is --
 "axial-strain" (default), the axial force of each element from its own axial strain, which carries the
 slider's inertia and the frame's acceleration as the kinematically driven model's stiffening does, or
 "omega", the Model's stiffening evaluated with the rod's angular velocity only (docs/coupled.md).
+--formulation with --coupled (docs/formulations_system.md): "lagrange" (default) is the path above,
+Lagrange's equations with multipliers as an index-3 DAE (the System formulation "index3"); "gibbs-appell"
+runs the Gibbs-Appell equations (the bodies' acceleration energy) by index3-alpha with the same step
+and rho_inf; "hamilton" (canonical momenta, constraints at the velocity level) and "maggi" (state
+(q, q'), the equations projected on the admissible velocities) run the case's --integrator (a
+first-order method, default the implicit midpoint rule) with the step h_coupled (or --rtol for an
+adaptive method), their joint reactions from the multipliers recovered at the outputs.  Each writes
+the same files.
 
 References: B. Simeon, Modelling a flexible slider crank mechanism by a mixed system of DAEs
 and PDEs, Math. Modelling of Systems 2 (1996) 1-18, doi:10.1080/13873959608837026 (data of
@@ -79,13 +87,16 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_l
             revolutions="crank revolutions", stiffening="geometric stiffening by the axial force",
             guide_correction="add the axial part of the slide's reaction (--no-guide-correction: support "
                              "normal to the rod)",
-            formulation="equations of motion", integrator="time integrator", h="step of fixed-step integrators [s]",
+            formulation="equations of motion (with --coupled: lagrange, gibbs-appell, hamilton or maggi; "
+                        "docs/formulations_system.md)",
+            integrator="time integrator", h="step of fixed-step integrators [s]",
             rtol="tolerance of adaptive integrators", degrees_out="output every this many degrees of crank rotation",
             gif_frames="animation frames (0: none)", plots="write the plots and the animation",
             coupled="coupled model: crank and slider rigid bodies, the rod a FlexibleBody with a revolute joint at "
                     "node 0 and a spherical one at its last node, the crank driven by an AngleDriver (index3-alpha, "
                     "step h_coupled)",
-            h_coupled="fixed step of index3-alpha in the coupled model [s]",
+            h_coupled="fixed step of the coupled model [s] (index3-alpha; with formulation hamilton or maggi the "
+                      "step of a fixed-step --integrator)",
             rho_inf="spectral radius at infinity of index3-alpha (coupled model)",
             coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
                                "each element's own axial strain (slider inertia, frame acceleration, joints), or "
@@ -99,7 +110,8 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_l
             poisson="Poisson's ratio of the solid rod (rod=solid)")
 SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
            "peak_crank_angle_deg": "crank angle of that peak [deg]"}
-CHOICES = dict(formulation=sorted(FORMULATIONS), integrator=sorted(INTEGRATORS),
+COUPLED_ONLY = ("maggi",)          # formulations of the coupled System only (not a Model's)
+CHOICES = dict(formulation=sorted([*FORMULATIONS, *COUPLED_ONLY]), integrator=sorted(INTEGRATORS),
                coupled_stiffening=["axial-strain", "omega"], rod=["beam", "solid"])
 SOLID_MESH = "slider_crank_rod"       # meshes/slider_crank_rod.msh (Gmsh, from slider_crank_rod.geo)
 SOLID_DEGREES_OUT = 1.0               # rod=solid: outputs every degree unless degrees_out is given (each output
@@ -147,6 +159,9 @@ def check(p: dict) -> None:
             raise CaseError("modes", f"must be an integer in 1..200, got {p['modes']!r}")
         if not 0.0 <= p["poisson"] < 0.5:
             raise CaseError("poisson", f"must lie in [0, 0.5), got {p['poisson']!r}")
+    if p["formulation"] in COUPLED_ONLY and not p["coupled"]:
+        raise CaseError("formulation", f"{p['formulation']!r} runs the coupled model only (--coupled); the "
+                                       f"kinematically driven rod runs with {sorted(FORMULATIONS)}")
     if p["coupled"] and not p["h_coupled"] > 0:
         raise CaseError("h_coupled", f"must be positive, got {p['h_coupled']!r}")
     if not 0.0 <= p["rho_inf"] < 1.0:
@@ -352,9 +367,24 @@ def joint_forces(history) -> dict:
             for c, b in JOINT_BODIES}
 
 
+def coupled_solver(p: dict) -> dict:
+    """formulation, method and step (or tolerances) of the coupled run for the case's ``formulation``:
+    lagrange (the index-3 DAE "index3") and gibbs-appell by index3-alpha with h_coupled and rho_inf,
+    hamilton and maggi by the case's ``integrator`` with h_coupled (fixed step) or rtol (adaptive)."""
+    name = p["formulation"]
+    if name in ("lagrange", "gibbs-appell"):
+        return dict(formulation="index3" if name == "lagrange" else name, method="index3-alpha", h=p["h_coupled"],
+                    rho_inf=p["rho_inf"])
+    method = p["integrator"]
+    step = (dict(rtol=p["rtol"], atol=p["rtol"] * 1e-6) if INTEGRATORS[method].uses_tolerances
+            else dict(h=p["h_coupled"]))
+    return dict(formulation=name, method=method, **step)
+
+
 def run_coupled(out, p: dict, t_end: float):
-    """The coupled model by `flexmbs.run` (index3-alpha, the step h_coupled): (its `Results`, the rod's
-    Model, extras) with the arrays of results.npz in extras.  The run is streamed into the active
+    """The coupled model by `flexmbs.run` (the formulation and integrator of `coupled_solver`: by default
+    index3-alpha with the step h_coupled): (its `Results`, the rod's Model, extras) with the arrays of
+    results.npz in extras.  The run is streamed into the active
     results file (`flexmbs.io.recording`; ``flexmbs run``: DIR/results.h5) under the name "coupled"."""
     from flexmbs.mechanisms.coupled import torque_about
     phys = {k: p[k] for k in ("elements", "crank", "offset", "width", "youngs", "density", "crank_speed",
@@ -366,10 +396,9 @@ def run_coupled(out, p: dict, t_end: float):
         phys.update(rod_model=solid["model"], rod_ends=(Interface("bearing_A"), Interface("bearing_B")),
                     coupled_stiffening="modal-stress")
     system, rod_body, model = build_coupled(**phys, rod=p["rod_length"])
-    res = run_model(system, method="index3-alpha", h=p["h_coupled"], t_end=t_end,
-                    t_eval=solver_options(p, t_end)["t_eval"], rho_inf=p["rho_inf"],
-                    metadata={"case": "slider_crank", "parameters": p}, name="coupled")
-    # the index-3 steps' own multipliers at the outputs; all joints in one pass over the outputs
+    res = run_model(system, t_end=t_end, t_eval=solver_options(p, t_end)["t_eval"],
+                    metadata={"case": "slider_crank", "parameters": p}, name="coupled", **coupled_solver(p))
+    # the multipliers at the outputs (index3-alpha's own, or recovered by the formulation); all joints in one pass
     history = system.reaction_history(res.t, res.q, res.multipliers, ["drive"] + [c for c, _ in JOINT_BODIES])
     delta = res.bodies[rod_body.name].delta
     extras = {"crank_angle": p["crank_speed"] * res.t,
@@ -446,7 +475,8 @@ def write_coupled(res, body: str, extras, out: Path, p: dict, title="Coupled sli
         arrays.update(displacement=flexible.displacement, nodes=flexible.nodes)
     np.savez_compressed(out / "results.npz", t=res.t, **arrays)
     value, angle = peak(extras)
-    summary = {"parameters": p, "model": "coupled", "status": res.status, "message": res.message,
+    summary = {"parameters": p, "model": "coupled", "formulation": res.metadata.get("formulation"),
+               "method": res.metadata.get("method"), "status": res.status, "message": res.message,
                "n_steps": res.stats["n_steps"], "solve_s": res.stats["solve_s"], "kernel": res.metadata.get("kernel"),
                "peak_midspan_deflection_m": value,
                "peak_crank_angle_deg": angle, "drive_torque_peak_Nm": float(np.abs(extras["drive_torque"]).max()),
@@ -478,8 +508,11 @@ def main(argv=None):
                f"solid rod ({solid['cells']} Tet10, {solid['full_dofs']} DOFs reduced to {solid['reduced_dofs']}: "
                f"{solid['modes']} modes + static and attachment modes; build {solid['build_s']:.1f} s, reduction "
                f"{solid['reduce_s']:.1f} s)")
+        solver = coupled_solver({**DEFAULTS, **args})
+        step = f"h = {args['h_coupled']:g} s" if "h" in solver else f"rtol = {args['rtol']:g}"
+        damping = f", rho_inf = {args['rho_inf']:g}" if "rho_inf" in solver else ""
         print(f"slider-crank, coupled: {rod}, crank {args['crank_speed']} rad/s, "
-              f"index3-alpha (h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}), stiffening "
+              f"{args['formulation']} ({solver['formulation']}) + {solver['method']} ({step}{damping}), stiffening "
               f"{_stiffening_label({**DEFAULTS, **args})}: {res.status}")
         print(f"  peak mid-span deflection {1e3 * value:+.5f} mm at crank angle {angle:.2f} deg "
               f"({res.stats['n_steps']} steps, solve {res.stats['solve_s']:.2f} s); peak drive torque "

@@ -127,8 +127,8 @@ class Results:
         W_damping (`energy_balance_error`).
     q, v : ndarray (n_t, n_q) or None
         A System's run: its coordinates and the velocities of the formulation's state: q' (index-1
-        and index-3 formulations) or the quasi-velocities u (maggi, kane, volterra; ``q_dot`` then
-        holds q').  None for a Model's run.
+        and index-3 formulations, gibbs-appell), the quasi-velocities u (kane, volterra) or the momenta
+        p = M q' + C_q^T sigma (hamilton); ``q_dot`` then holds q'.  None for a Model's run.
     q_dot : ndarray (n_t, n_q) or None
         q' of a quasi-velocity formulation's run (else None: ``v`` is q').
     multipliers : ndarray (n_t, n_c) or None

@@ -5,13 +5,14 @@ At each output the run records (`Results`, and the results file's datasets of th
 
 .. code:: text
 
-    t, q, v                    v = q' (index-1, index-3), the quasi-velocities u (maggi, kane, volterra;
-                               then q_dot = q' too)
+    t, q, v                    v = q' (index-1, index-3, gibbs-appell), the quasi-velocities u (kane,
+                               volterra) or the momenta p (hamilton); then q_dot = q' too
     energies                   kinetic T = 1/2 q'^T M q', potential V_g (gravity), strain U (flexible
                                bodies), total T + V_g + U  (`System.energy`)
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
     multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
-                               accelerations at the outputs (lagrange, udwadia-kalaba)
+                               accelerations at the outputs (lagrange, udwadia-kalaba, gibbs-appell,
+                               maggi), or sigma' of Hamilton's momenta (hamilton)
 
 Outputs are written in blocks (`flexmbs.analysis.OutputBlocks`): the first at once, then at least
 every ``FLUSH_EVERY_S`` of wall time and at the end, also when the run is stopped by an exception or Ctrl-C (the file then
@@ -81,7 +82,9 @@ def _fields(system, form, T, X, controls=None) -> dict:
     q, q_dot = form.physical(T, X)
     q, q_dot = np.asarray(q).reshape(len(T), system.n_q), np.asarray(q_dot).reshape(len(T), system.n_q)
     fields = {"t": T, "q": q, "v": X[:, system.n_q:]}
-    if fields["v"].shape != q_dot.shape or not np.array_equal(fields["v"], q_dot):
+    # every block of a state that is not (q, q') has q_dot, also one where v = q' by chance (a start at rest)
+    if (getattr(form, "second_state", "delta_dot") != "delta_dot" or fields["v"].shape != q_dot.shape
+            or not np.array_equal(fields["v"], q_dot)):
         fields["q_dot"] = q_dot
     fields["energies"] = system_energies(system, q, q_dot)
     bodies = body_histories(system, q, q_dot)
@@ -284,7 +287,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         timings["output_s"] = blocks.seconds
         tic = time.perf_counter()
         lam = sol.lam
-        if lam is None and entry.name in ("lagrange", "udwadia-kalaba") and len(sol.t):
+        if lam is None and entry.name in ("lagrange", "udwadia-kalaba", "gibbs-appell", "hamilton", "maggi") and len(sol.t):
             lam = np.array([form.multipliers(float(tk), xk) for tk, xk in zip(sol.t, sol.x)]).reshape(
                 len(sol.t), system.n_c)
         kept = _joined(kept)

@@ -35,6 +35,7 @@ def sleigh():
 
 
 SYSTEMS = {"lagrange": pendulum, "udwadia-kalaba": pendulum, "index3": natural_pendulum, "maggi": pendulum,
+           "gibbs-appell": pendulum, "hamilton": pendulum,
            "kane": sleigh, "volterra": sleigh, "volterra-reduced": sleigh}
 
 

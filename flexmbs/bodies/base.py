@@ -27,7 +27,7 @@ import numpy as np
 from ..rotations import as_rotation_matrix, skew
 from ..user_functions import UserFunctionError, non_finite, raised
 
-__all__ = ["Body", "RigidBody", "rigid_motion_of_points", "rotation_of_vectors"]
+__all__ = ["Body", "RigidBody", "LinearInertia", "LinearInertiaBatch", "rigid_motion_of_points", "rotation_of_vectors"]
 
 
 class Body(ABC):
@@ -179,6 +179,52 @@ class Body(ABC):
 
     def __repr__(self):
         return f"{type(self).__name__}({self.name!r})"
+
+
+class LinearInertia:
+    """Gibbs-Appell and Hamilton terms of a body whose mass points move linearly with q: r = S(s) q + r_0
+    with a constant S(s) (point masses, natural coordinates, the 2D corotational beam's interpolated
+    translations and nodal rotations).
+
+    Every point's acceleration is a = S q'' (no velocity-product part), so the acceleration energy is
+
+    .. code:: text
+
+        S_a = 1/2 sum m |S q''|^2 = 1/2 q''^T M q'',      dS_a/dq'' = M q'' + 0
+
+    with the constant M = sum m S^T S the body already holds (its kinetic energy is 1/2 q'^T M q' with
+    the same M); T does not depend on q (dT/dq = 0) and every force in `forces` is active (Q_v = 0).
+    """
+
+    def gibbs_appell(self, Q, V) -> tuple[np.ndarray, np.ndarray]:
+        """(M, g) of dS/dq'' = M q'' + g at the k states Q, V (k, n_q): (k, n_q, n_q), (k, n_q); g = 0."""
+        k = len(Q)
+        M = np.broadcast_to(np.asarray(self.mass_matrix(Q[0]), dtype=float), (k, self.n_q, self.n_q))
+        return M.copy(), np.zeros((k, self.n_q))
+
+    def active_forces(self, t, q, v, gravity) -> np.ndarray:
+        """The generalized forces that are not inertia: all of `forces` (Q_v = 0)."""
+        return self.forces(t, q, v, gravity)
+
+    def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
+        """dT/dq at fixed q' (k, n_q): zero, M is constant."""
+        return np.zeros(np.shape(Q))
+
+
+class LinearInertiaBatch:
+    """`LinearInertia`'s terms for n bodies of one class at once (their ``batch`` evaluators), stacked
+    coordinates Q, V (n, n_q): M constant (``mass_matrix``), g = 0, dT/dq = 0, every force of ``forces``
+    active (the bodies' `loads` are added by the caller, as for ``forces``)."""
+
+    def gibbs_appell(self, Q, V) -> tuple[np.ndarray, np.ndarray]:
+        M = np.asarray(self.mass_matrix(Q), dtype=float)
+        return np.broadcast_to(M, (len(Q),) + M.shape[-2:]).copy(), np.zeros(np.shape(Q))
+
+    def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
+        return np.zeros(np.shape(Q))
+
+    def active_forces(self, t, Q, V, gravity) -> np.ndarray:
+        return self.forces(t, Q, V, gravity)
 
 
 def rigid_motion_of_points(r, point) -> np.ndarray:

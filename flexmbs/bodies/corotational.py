@@ -43,7 +43,7 @@ from ..elements.corotational3d import (_c_coefficient, _rodrigues_coefficients, 
                                         rotary_kinetic_energy, rotation_vector_matrix)
 from ..newton import newton
 from ..rotations import skew
-from .base import Body, _check_loads, rigid_motion_of_points
+from .base import Body, LinearInertia, _check_loads, rigid_motion_of_points
 from .flexible import Node            # the mesh-node marker, shared with FlexibleBody
 
 __all__ = ["CorotationalBeam2D", "CorotationalBeam3D", "Node"]
@@ -98,7 +98,7 @@ class _Statics:
         return q, iterations
 
 
-class CorotationalBeam2D(_Statics, Body):
+class CorotationalBeam2D(LinearInertia, _Statics, Body):
     """Planar beam of corotational Euler-Bernoulli elements (large rotations, small strains).
 
     Parameters

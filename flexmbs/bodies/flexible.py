@@ -600,6 +600,104 @@ class FlexibleBody(Body):
         out[7:] -= self._K @ delta + md.damping_force(delta_d) + self.geometric_stiffness_force(t, q, v, gravity)
         return out
 
+    # -- Gibbs-Appell and Hamilton terms (flexmbs.formulations.body_terms) ----------------------
+    def _mass_points(self):
+        """The body's mass points (`flexmbs.assembly.mass_points`), their sum of m_p Phi_p (3, n_e) and
+        m_pts = sum_p m_p Phi_p^T Phi_p (n_e, n_e, dense), built at the first call."""
+        pts = self.__dict__.get("_points")
+        if pts is None:
+            from ..assembly.mass_points import body_mass_points
+            pts = body_mass_points(self.model, dense=False)
+            m3 = np.repeat(pts.m, 3)
+            Phi = sparse.csr_array(pts.Phi)
+            picks = sparse.csr_array((m3, (np.arange(m3.size), np.tile([0, 1, 2], pts.n_points))), shape=(m3.size, 3))
+            sum_m_Phi = np.asarray((Phi.T @ picks).toarray()).T                       # (3, n_e)
+            m_pts = np.asarray((Phi.T @ (sparse.diags(m3) @ Phi)).toarray())
+            pts = self._points = (pts, Phi, sum_m_Phi, m_pts)
+        return pts
+
+    def _point_motion(self, Q, V):
+        """At the k states Q, V (k, n_q): the mass points' y_p = x_p + Phi_p delta and u_p' = Phi_p delta'
+        (k, n_p, 3), A(p) and A' = sum_j p'_j V_j (k, 3, 3) and L_p's rotation block V(p, y_p) (k, n_p, 3, 4)."""
+        pts, Phi, _, _ = self._mass_points()
+        k, n_p = len(Q), pts.n_points
+        P, Pd = Q[:, 3:7], V[:, 3:7]
+        Y = pts.x + (Phi @ Q[:, 7:].T).T.reshape(k, n_p, 3)
+        Ud = (Phi @ V[:, 7:].T).T.reshape(k, n_p, 3)
+        A = ep_to_matrix(P).reshape(k, 3, 3)
+        A_dot = np.einsum("kj,kjab->kab", Pd, (P @ _V_BASIS).reshape(k, 4, 3, 3))
+        Vy = ep_vector_jacobian(P[:, None, :], Y)
+        return Y, Ud, A, A_dot, Vy
+
+    def _generalized(self, F):
+        """sum_p Phi_p^T F_p of point vectors F (k, n_p, 3) -> (k, n_e)."""
+        Phi = self._mass_points()[1]
+        return np.asarray(Phi.T @ F.reshape(len(F), -1).T).T
+
+    def gibbs_appell(self, Q, V) -> tuple[np.ndarray, np.ndarray]:
+        """(M, g) of dS/dq'' = M q'' + g at the k states Q, V (k, n_q), from the mass points.
+
+        Mass point p (mass m_p) is at r_p = R + A(p) y_p, y_p = x_p + Phi_p delta (module docstring);
+        differentiating twice (A quadratic in p, V(p, y) = d(A y)/dp bilinear):
+
+        .. code:: text
+
+            r_p'' = L_p q'' + b_p,   L_p = [I, V(p, y_p), A Phi_p],   b_p = 2 A(p') y_p + 2 A' Phi_p delta'
+
+        S = 1/2 sum_p m_p |r_p''|^2, so dS/dq'' = sum_p m_p L_p^T (L_p q'' + b_p):
+
+        .. code:: text
+
+            M = sum_p m_p L_p^T L_p     (M_dd = |p|^4 sum_p m_p Phi_p^T Phi_p, A^T A = |p|^4 I)
+            g = sum_p m_p L_p^T b_p
+
+        one sum over the points per block, the delta blocks by sparse products with Phi^T.
+        """
+        Q, V = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(V, dtype=float))
+        pts, Phi, sum_m_Phi, m_pts = self._mass_points()
+        m = pts.m
+        k, n = len(Q), self.n_q
+        Y, Ud, A, A_dot, Vy = self._point_motion(Q, V)
+        b = 2.0 * (np.einsum("kab,kpb->kpa", ep_to_matrix(V[:, 3:7]).reshape(k, 3, 3), Y)
+                   + np.einsum("kab,kpb->kpa", A_dot, Ud))
+        AtVy = np.einsum("kba,kpbj->kpaj", A, Vy) * m[None, :, None, None]          # m_p A^T V(p, y_p)
+        M = np.empty((k, n, n))
+        M[:, :3, :3] = m.sum() * _EYE
+        M[:, :3, 3:7] = np.einsum("p,kpaj->kaj", m, Vy)
+        M[:, :3, 7:] = A @ sum_m_Phi
+        M[:, 3:7, 3:7] = np.einsum("p,kpaj,kpal->kjl", m, Vy, Vy)
+        M[:, 3:7, 7:] = self._generalized(AtVy.transpose(0, 3, 1, 2).reshape(4 * k, -1, 3)).reshape(k, 4, -1)
+        M[:, 7:, 7:] = np.einsum("k,ij->kij", np.einsum("kj,kj->k", Q[:, 3:7], Q[:, 3:7]) ** 2, m_pts)
+        M[:, 3:, :3] = M[:, :3, 3:].swapaxes(1, 2)
+        M[:, 7:, 3:7] = M[:, 3:7, 7:].swapaxes(1, 2)
+        g = np.empty((k, n))
+        g[:, :3] = np.einsum("p,kpa->ka", m, b)
+        g[:, 3:7] = np.einsum("p,kpaj,kpa->kj", m, Vy, b)
+        g[:, 7:] = self._generalized(np.einsum("kba,kpb->kpa", A, b) * m[None, :, None])
+        return M, g
+
+    def active_forces(self, t, q, v, gravity) -> np.ndarray:
+        """The generalized forces that are not inertia: `forces` without Q_v (gravity, nodal loads,
+        -[k] delta, damping, stiffening)."""
+        out = self.applied_forces(t, q, gravity)
+        out[7:] -= self._K @ q[7:] + self.model.damping_force(v[7:]) + self.geometric_stiffness_force(t, q, v, gravity)
+        return out
+
+    def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
+        """dT/dq at fixed q' (k, n_q) of T = 1/2 sum_p m_p |r_p'|^2, r_p' = L_p q', from the mass points:
+        d(r_p')/dq = L_p' (r_p depends on q only), so dT/dq = sum_p m_p L_p'^T r_p' with
+        L_p' = [0, V(p', y_p) + V(p, u_p'), A' Phi_p]."""
+        Q, V = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(V, dtype=float))
+        m = self._mass_points()[0].m
+        Y, Ud, A, A_dot, Vy = self._point_motion(Q, V)
+        P, Pd = Q[:, 3:7], V[:, 3:7]
+        r_dot = V[:, None, :3] + np.einsum("kpaj,kj->kpa", Vy, Pd) + np.einsum("kab,kpb->kpa", A, Ud)
+        Vy_dot = ep_vector_jacobian(Pd[:, None, :], Y) + ep_vector_jacobian(P[:, None, :], Ud)
+        out = np.zeros((len(Q), self.n_q))
+        out[:, 3:7] = np.einsum("p,kpaj,kpa->kj", m, Vy_dot, r_dot)
+        out[:, 7:] = self._generalized(np.einsum("kba,kpb->kpa", A_dot, r_dot) * m[None, :, None])
+        return out
+
     def energy(self, q, v, gravity) -> tuple[float, float]:
         """(T, -g . (mass R + A s_y)): `energies` at one state."""
         T, V = self.energies(np.asarray(q, dtype=float)[None], np.asarray(v, dtype=float)[None], gravity)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..constraints.base import Constraint
-from .base import RigidBody, rigid_motion_of_points, rotation_of_vectors
+from .base import LinearInertia, LinearInertiaBatch, RigidBody, rigid_motion_of_points, rotation_of_vectors
 
 __all__ = ["RigidBodyNatural", "NaturalRigidity"]
 
@@ -40,7 +40,7 @@ def _S(s) -> np.ndarray:
     return S
 
 
-class RigidBodyNatural(RigidBody):
+class RigidBodyNatural(LinearInertia, RigidBody):
     """Rigid body in natural absolute coordinates q = (R, a, b, c), n_q = 12, constant M.
 
     See `flexmbs.bodies.base.RigidBody` for the parameters (name, mass, inertia, position,
@@ -146,7 +146,7 @@ class RigidBodyNatural(RigidBody):
         return out
 
 
-class NaturalBatch:
+class NaturalBatch(LinearInertiaBatch):
     """M (constant) and Q (the weight, constant) of n NACF bodies: Q = (m g, m x_C g, m y_C g, m z_C g).
 
     The bodies' `loads` are added by the caller."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, _check_loads, positive_number, real_number, rigid_motion_of_points
+from .base import Body, LinearInertiaBatch, _check_loads, positive_number, real_number, rigid_motion_of_points
 
 __all__ = ["RigidBody2D", "rotation_2d"]
 
@@ -117,6 +117,26 @@ class RigidBody2D(Body):
     def internal_constraints(self) -> list:
         return []
 
+    # -- Gibbs-Appell and Hamilton terms (flexmbs.formulations.body_terms) ----------------------
+    def gibbs_appell(self, Q, V) -> tuple[np.ndarray, np.ndarray]:
+        """(M, g) of dS/dq'' = M q'' + g at the k states Q, V (k, 3).
+
+        A point at s from the centroid G has a = r_G'' + theta'' A E s - theta'^2 A s, so with
+        sum m s = 0 the acceleration energy is S = 1/2 m |r_G''|^2 + 1/2 I_G theta''^2 + (terms free of
+        the accelerations): the centripetal part -theta'^2 A s is orthogonal to the rotational partial
+        velocity A E s (E s . s = 0), and a planar body has no gyroscopic term.  M = diag(m, m, I_G), g = 0.
+        """
+        k = len(Q)
+        return np.broadcast_to(np.diag([self.mass, self.mass, self.inertia]), (k, 3, 3)).copy(), np.zeros((k, 3))
+
+    def active_forces(self, t, q, v, gravity) -> np.ndarray:
+        """The generalized forces that are not inertia: all of `forces` (Q_v = 0)."""
+        return self.forces(t, q, v, gravity)
+
+    def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
+        """dT/dq at fixed q' (k, 3): zero (T = 1/2 m |r_G'|^2 + 1/2 I_G theta'^2 does not depend on q)."""
+        return np.zeros(np.shape(Q))
+
     def energy(self, q, v, gravity) -> tuple[float, float]:
         """(1/2 m |v_G|^2 + 1/2 I_G theta'^2, -m g . r_G)."""
         q, v = np.asarray(q, float), np.asarray(v, float)
@@ -182,7 +202,7 @@ class RigidBody2D(Body):
         return rotation_2d(q[2]).T @ (np.asarray(r, float) - np.asarray(q[:2], float))
 
 
-class PlanarBatch:
+class PlanarBatch(LinearInertiaBatch):
     """M (constant, (n, 3, 3)) and the weight Q = (m g_x, m g_y, 0) of n planar bodies; the
     System adds the bodies' `loads`."""
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, _check_identity, rigid_motion_of_points
+from .base import Body, LinearInertia, _check_identity, rigid_motion_of_points
 
 __all__ = ["PointMass"]
 
 
-class PointMass(Body):
+class PointMass(LinearInertia, Body):
     """A particle of mass ``mass`` at ``position`` (2 or 3 components) with ``velocity``.
 
     Parameters

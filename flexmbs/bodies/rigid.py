@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..constraints.base import Constraint
-from ..rotations import LastRotation, ep_E, ep_EG, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
+from ..rotations import LastRotation, ep_E, ep_EG, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
 from .base import RigidBody, rigid_motion_of_points
 
 __all__ = ["RigidBodyEP", "EulerParameterNorm", "frame_rigid_motion_generators"]
@@ -105,6 +105,21 @@ class RigidBodyEP(RigidBody):
     def forces(self, t, q, v, gravity) -> np.ndarray:
         Q = self._one.forces(t, q[None], v[None], gravity)[0]
         return Q + self.applied(t, q, v) if self.loads else Q
+
+    # -- Gibbs-Appell and Hamilton terms (flexmbs.formulations.body_terms) ----------------------
+    def gibbs_appell(self, Q, V) -> tuple[np.ndarray, np.ndarray]:
+        """(M, g) of dS/dq'' = M q'' + g at the k states Q, V (k, 7), from the body's inertia
+        (`EPBatch.gibbs_appell`)."""
+        return self._one.gibbs_appell(np.atleast_2d(Q), np.atleast_2d(V))
+
+    def active_forces(self, t, q, v, gravity) -> np.ndarray:
+        """The generalized forces that are not inertia: the weight m g at the centroid and the body's loads."""
+        Q = self._gravity_force(q, gravity)
+        return Q + self.applied(t, q, v) if self.loads else Q
+
+    def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
+        """dT/dq at fixed q' (k, 7) (`EPBatch.kinetic_energy_gradient`)."""
+        return self._one.kinetic_energy_gradient(np.atleast_2d(Q), np.atleast_2d(V))
 
     # -- markers --------------------------------------------------------------------------------
     def frame_marker(self, s):
@@ -222,6 +237,85 @@ class EPBatch:
             rep.offset = self.offset
         Qv = rep.quadratic_velocity(np.repeat(Q, 14, axis=0), Vpm).reshape(n, 2, 7, 7)
         return 0.5 * (Qv[:, 0] - Qv[:, 1]).swapaxes(1, 2)
+
+    # -- Gibbs-Appell and Hamilton terms (flexmbs.formulations.body_terms) ----------------------
+    def gibbs_appell(self, Q, V) -> tuple[np.ndarray, np.ndarray]:
+        """(M, g) of dS/dq'' = M q'' + g, (n, 7, 7) and (n, 7), from the bodies' inertia (rows: the bodies, or
+        n states of a batch of one body).
+
+        The acceleration energy of a rigid body about its centre of mass C (Appell; Greenwood,
+        Advanced Dynamics, 2003, sec. 4.4), with the body angular velocity w = 2 G(p) p' and its rate
+        w' = 2 G(p) p'' (G(p') p' = 0):
+
+        .. code:: text
+
+            S = 1/2 m |a_C|^2 + 1/2 w'^T J_C w' + w'^T (w x J_C w) + (terms free of q'')
+            r_C = R + A(p) c,   a_C = R'' + V_c p'' + b_C,   V_c = d(A c)/dp,   b_C = 2 A(p') c
+
+        (A(p) is quadratic in p, so (d/dt)(V_c p') = V_c p'' + 2 A(p') c exactly.)  Differentiated once:
+
+        .. code:: text
+
+            M = [[m I, m V_c], [m V_c^T, m V_c^T V_c + 4 G^T J_C G]]
+            g = [m b_C, m V_c^T b_C + 2 G^T (w x J_C w)]
+
+        On |p| = 1, p.p' = 0 and p.p'' = -p'.p' this equals Lagrange's M q'' - Q_v up to a multiple
+        of the normalisation's gradient (0, 2 p) (tests/test_formulations_system.py).
+        """
+        k = len(Q)
+        P, Pd = Q[:, 3:7], V[:, 3:7]
+        m = np.broadcast_to(self.m, (k,))[:, None, None]
+        c = np.broadcast_to(self.c, (k, 3))
+        cc = np.einsum("ka,ka->k", c, c)[:, None, None]
+        J_C = self.J - m * (cc * np.eye(3) - c[:, :, None] * c[:, None, :])       # parallel axes, back to C
+        G = ep_G(P)
+        Vc = ep_vector_jacobian(P, c)
+        b = np.einsum("kab,kb->ka", ep_to_matrix(Pd).reshape(k, 3, 3), c)
+        b *= 2.0
+        w = 2.0 * np.einsum("kaj,kj->ka", G, Pd)
+        GT = G.swapaxes(1, 2)
+        M = np.zeros((k, 7, 7))
+        M[:, [0, 1, 2], [0, 1, 2]] = m[:, :, 0]
+        M[:, :3, 3:] = m * Vc
+        M[:, 3:, :3] = m * Vc.swapaxes(1, 2)
+        M[:, 3:, 3:] = m * Vc.swapaxes(1, 2) @ Vc + 4.0 * GT @ J_C @ G
+        g = np.empty((k, 7))
+        g[:, :3] = m[:, :, 0] * b
+        g[:, 3:] = (m[:, :, 0] * np.einsum("kaj,ka->kj", Vc, b)
+                    + 2.0 * np.einsum("kja,ka->kj", GT, np.cross(w, np.einsum("kab,kb->ka", J_C, w))))
+        return M, g
+
+    def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
+        """dT/dq at fixed q' (n, 7) of T = 1/2 m R'.R' - m R'^T A(p) c~ w + 1/2 w^T J_O w, w = 2 G(p) p'.
+
+        With dw/dp = -2 G(p') (G(a) b = -G(b) a) and x = c~ w:
+
+        .. code:: text
+
+            dT/dR = 0,    dT/dp = -2 G(p')^T h - m (d(A x)/dp)^T R',    h = m c~ A^T R' + J_O w
+        """
+        k = len(Q)
+        P, Rd, Pd = Q[:, 3:7], V[:, :3], V[:, 3:7]
+        m = np.broadcast_to(self.m, (k,))[:, None]
+        U = np.broadcast_to(self.U, (k, 3, 3))
+        w = 2.0 * np.einsum("kaj,kj->ka", ep_G(P), Pd)
+        A = ep_to_matrix(P).reshape(k, 3, 3)
+        x = np.einsum("kab,kb->ka", U, w)
+        h = m * np.einsum("kab,kcb,kc->ka", U, A, Rd) + np.einsum("kab,kb->ka", np.broadcast_to(self.J, (k, 3, 3)), w)
+        out = np.zeros((k, 7))
+        out[:, 3:] = (-2.0 * np.einsum("kaj,ka->kj", ep_G(Pd), h)
+                      - m * np.einsum("kaj,ka->kj", ep_vector_jacobian(P, x), Rd))
+        return out
+
+    def active_forces(self, t, Q, V, gravity) -> np.ndarray:
+        """(n, 7): the weight m g at the centroid, the forces that are not inertia (the bodies' `loads` are
+        added by the caller)."""
+        out = np.zeros((len(self.m), 7))
+        if gravity is not None:
+            mg = self.m[:, None] * np.asarray(gravity, dtype=float)
+            out[:, :3] = mg
+            out[:, 3:] = (ep_vector_jacobian(Q[:, 3:7], self.c).swapaxes(1, 2) @ mg[:, :, None])[:, :, 0]
+        return out
 
     def forces(self, t, Q, V, gravity) -> np.ndarray:
         """(n, 7): Q_v plus the weight m g at the centroid (the bodies' `loads` are added by the caller)."""

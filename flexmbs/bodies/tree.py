@@ -330,6 +330,44 @@ class TreeBody(Body):
         """Q_e + Q_v (Lagrange's equations M q'' = Q_e + Q_v)."""
         return self.applied_forces(t, q, v, gravity) + self.quadratic_velocity_forces(q, v)
 
+    # -- Gibbs-Appell and Hamilton terms (flexmbs.formulations.body_terms) ----------------------
+    def gibbs_appell(self, Q, V) -> tuple[np.ndarray, np.ndarray]:
+        """(M, g) of dS/dq'' = M q'' + g at the k states Q, V (k, m), from the parts' accelerations.
+
+        Part i: a_i = B_i q'' + B_i' q', alpha_i = D_i q'' + D_i' q' (B_i', D_i' along q' by one complex
+        step), S = sum_i 1/2 m_i |a_i|^2 + 1/2 alpha_i . I_i alpha_i + alpha_i . (omega_i x I_i omega_i):
+
+        .. code:: text
+
+            M = sum_i m_i B_i^T B_i + D_i^T I_i D_i
+            g = sum_i m_i B_i^T (B_i' q') + D_i^T (I_i D_i' q' + omega_i x I_i omega_i)
+        """
+        Q, V = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(V, dtype=float))
+        h = COMPLEX_STEP
+        kin = self.kinematics(Q + 1j * h * V)
+        B, D, I = kin.B.real, kin.D.real, kin.I.real
+        a0 = np.einsum("kpxm,km->kpx", kin.B.imag / h, V)                    # B_i' q'
+        alpha0 = np.einsum("kpxm,km->kpx", kin.D.imag / h, V)                # D_i' q'
+        omega = np.einsum("kpxm,km->kpx", D, V)
+        spin = np.cross(omega, np.einsum("kpxy,kpy->kpx", I, omega))
+        M = (np.einsum("p,kpxa,kpxb->kab", self._mass, B, B) + np.einsum("kpxa,kpxy,kpyb->kab", D, I, D))
+        g = (np.einsum("p,kpxa,kpx->ka", self._mass, B, a0)
+             + np.einsum("kpxa,kpx->ka", D, np.einsum("kpxy,kpy->kpx", I, alpha0) + spin))
+        return M, g
+
+    def active_forces(self, t, q, v, gravity) -> np.ndarray:
+        """The generalized forces that are not inertia: `applied_forces` (the user's and gravity)."""
+        return self.applied_forces(t, q, v, gravity)
+
+    def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
+        """dT/dq at fixed q' (k, m): T = 1/2 q'^T M(q) q' differentiated by one complex step per coordinate
+        (all k m configurations in one call of `kinematics`)."""
+        Q, V = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(V, dtype=float))
+        k, m, h = len(Q), self.n_q, COMPLEX_STEP
+        qs = (Q[:, None, :] + 1j * h * np.eye(m)[None]).reshape(k * m, m)
+        dM = (self.kinematics(qs).mass_matrix().imag / h).reshape(k, m, m, m)
+        return 0.5 * np.einsum("ka,kjab,kb->kj", V, dM, V)
+
     def energy(self, q, v, gravity) -> tuple[float, float]:
         """(1/2 q'^T M q', -sum_i m_i g . r_i)."""
         kin = self.kinematics(np.asarray(q, dtype=float))

@@ -73,6 +73,14 @@ class Maggi:
         q, v = x[:self.m], x[self.m:]
         return np.concatenate([v, self.accelerations(t, q, v)])
 
+    def multipliers(self, t, x) -> np.ndarray:
+        """lam at the state x (the reactions are System.reactions(t, q, lam)): Maggi's equations eliminate
+        the multipliers, so they are recovered from the rows of Lagrange's equations that W^T drops,
+        a^T lam = Q - M q'' with q'' Maggi's (least squares over the m rows; exact where a has full rank)."""
+        q, v = x[:self.m], x[self.m:]
+        residual = self.system.forces(t, q, v) - self.system.mass_matrix(q) @ self.accelerations(t, q, v)
+        return np.linalg.lstsq(constraint_rows(self.system, t, q)[0].T, residual, rcond=None)[0]
+
     def forcing_full(self, t, x):
         return self.rhs(t, x)
 

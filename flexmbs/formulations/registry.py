@@ -7,8 +7,13 @@ name                a Model on a prescribed frame               a System (bodies
 lagrange            Lagrange's equations, frame eliminated      index-1: M q'' + C_q^T lam = Q,
                     (`Lagrange`)                                C_q q'' = gamma, augmented matrix
                                                                 (`Index1`, solver "augmented")
-gibbs-appell        Gibbs-Appell (`GibbsAppell`)                --
-hamilton            Hamilton's canonical equations (`Hamilton`) --
+gibbs-appell        Gibbs-Appell (`GibbsAppell`)                the bodies' acceleration energy, M_GA q''
+                                                                + C_q^T lam = Q_a - g, index 1 (and its
+                                                                index-3 form: index3-alpha)
+                                                                (`GibbsAppellSystem`)
+hamilton            Hamilton's canonical equations (`Hamilton`) (q, p), p = M q' + C_q^T sigma, the
+                                                                constraints at the velocity level
+                                                                (`HamiltonSystem`): first-order methods
 udwadia-kalaba      --                                          index-1, Udwadia-Kalaba equations
 index3              --                                          M q'' + C_q^T lam = Q, C = 0 (index 3,
                                                                 `ConstrainedProblem`): index3-alpha
@@ -19,10 +24,10 @@ volterra-reduced
 
 A Model's formulations run with every integrator (method "exact" needs a steady frame, which the
 integrator checks); a System's index-1 formulations with every method but "exact" (affine
-equations of a steady frame only), "index3-alpha" and "rattle" (the index-3 DAE: formulation "index3"); the
-quasi-velocity formulations with the first-order methods (not "generalized-alpha", which steps a
-second-order form M q'' = f); "index3" only with "index3-alpha" and "rattle" (`INDEX3_METHODS`).
-tests/test_registry.py checks
+equations of a steady frame only), "index3-alpha" and "rattle" (the index-3 DAE: formulation "index3"), but
+gibbs-appell also with "index3-alpha" (its own index-3 form); hamilton and the quasi-velocity
+formulations with the first-order methods (not "generalized-alpha", which steps a second-order form
+M q'' = f); "index3" only with "index3-alpha" and "rattle" (`INDEX3_METHODS`).  tests/test_registry.py checks
 this table against the integrators' own declarations (`Integrator.refusal` of each term).
 """
 from __future__ import annotations
@@ -44,6 +49,16 @@ def _index1(solver: str) -> Callable:
         from .index1 import Index1
         return Index1(system, solver=solver, **options)
     return build
+
+
+def _gibbs_appell(system, **options):
+    from .gibbs_appell_system import GibbsAppellSystem
+    return GibbsAppellSystem(system, **options)
+
+
+def _hamilton(system, **options):
+    from .hamilton_system import HamiltonSystem
+    return HamiltonSystem(system, **options)
 
 
 def _index3(system, **options):
@@ -79,7 +94,7 @@ class Entry:
     """One formulation: ``prescribed()`` its class for a Model (None: none), ``system(system,
     **options)`` its builder for a System (None: none), ``system_methods`` the integrators that run
     it on a System (None: all but `NOT_FOR_SYSTEMS`), ``state_velocity`` what the state's second
-    part is on a System ("q_dot", or "u" for the quasi-velocities)."""
+    part is on a System ("q_dot", "u" for the quasi-velocities, "p" for Hamilton's momenta)."""
 
     name: str
     prescribed: Callable | None = None
@@ -90,8 +105,10 @@ class Entry:
 
 REGISTRY: dict[str, Entry] = {e.name: e for e in (
     Entry("lagrange", prescribed=_prescribed("lagrange"), system=_index1("augmented")),
-    Entry("gibbs-appell", prescribed=_prescribed("gibbs-appell")),
-    Entry("hamilton", prescribed=_prescribed("hamilton")),
+    Entry("gibbs-appell", prescribed=_prescribed("gibbs-appell"), system=_gibbs_appell,
+          system_methods=FIRST_ORDER_METHODS | {"generalized-alpha", "index3-alpha"}),
+    Entry("hamilton", prescribed=_prescribed("hamilton"), system=_hamilton, system_methods=FIRST_ORDER_METHODS,
+          state_velocity="p"),
     Entry("udwadia-kalaba", system=_index1("udwadia-kalaba")),
     Entry("index3", system=_index3, system_methods=INDEX3_METHODS),
     # state (q, q'), Maggi's equations in q''; none of the quasi-velocity forms is a second-order form

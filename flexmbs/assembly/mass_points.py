@@ -59,7 +59,8 @@ class BodyMassPoints:
 
 
 def body_mass_points(model, dense: bool | None = None) -> BodyMassPoints:
-    """Mass points of ``model`` (a `flexmbs.Model`): its elements' and its point masses.
+    """Mass points of ``model`` (a `flexmbs.Model`, or a ReducedModel: Phi times its basis): its
+    elements' and its point masses.
 
     ``dense``: keep dense copies of Phi for the products (default: as the model, ``model.dense``).
     """
@@ -67,8 +68,9 @@ def body_mass_points(model, dense: bool | None = None) -> BodyMassPoints:
     pts = el.mass_points(model.X)
     n_el, n_q = pts.w.shape
     asm = Assembler(model.cells, model.mesh.n_nodes, el.dofs_per_node)
+    n_free = len(model.free)                         # the mesh's free DOFs (a ReducedModel's: its full model's)
     to_free = np.full(model.n_full, -1, dtype=np.int64)
-    to_free[model.free] = np.arange(model.n_dofs)
+    to_free[model.free] = np.arange(n_free)
     # element e, point q, component a, element DOF j  ->  row 3 (e n_q + q) + a, column free(edof[e, j])
     rows = (3 * np.arange(n_el * n_q).reshape(n_el, n_q, 1, 1) + np.arange(3).reshape(1, 1, 3, 1))
     cols = to_free[asm.element_dofs][:, None, None, :]
@@ -92,5 +94,7 @@ def body_mass_points(model, dense: bool | None = None) -> BodyMassPoints:
         m.append(np.asarray(mp, dtype=float))
     x, m = np.concatenate(x), np.concatenate(m)
     Phi = sparse.csr_array(sparse.coo_array((np.concatenate(V), (np.concatenate(R), np.concatenate(C))),
-                                            shape=(3 * len(m), model.n_dofs)))
+                                            shape=(3 * len(m), n_free)))
+    if model.basis is not None:                      # a ReducedModel: the points move with delta = basis q
+        Phi = sparse.csr_array(Phi @ model.basis)
     return BodyMassPoints(Phi, x, m, model.dense if dense is None else bool(dense))

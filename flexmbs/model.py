@@ -135,12 +135,17 @@ class Model:
         (see ``geometric_stiffness``).  Default: on for moving frames, off for a fixed frame.
     dense_below : int
         Models with fewer free DOFs keep their matrices dense (faster for small bodies).
+    prestress_solver : str
+        How the stiffening's static problems K u = f are solved: "auto" (a factorization below
+        `flexmbs.sparse_solve.DIRECT_BELOW` free DOFs or with CHOLMOD; above, conjugate gradients
+        preconditioned by algebraic multigrid with pyamg, else by Jacobi), "direct", "amg-cg" or
+        "jacobi-cg" (`flexmbs.sparse_solve.spd_solve`).  ``prestress_info`` says what ran.
     """
 
     def __init__(self, mesh: Mesh, element: Element, *, motion: FrameMotion | None = None,
                  fixed=(), loads=(), gravity=None, damping=None, point_masses=(),
                  stiffening: bool | None = None,
-                 dense_below: int = 400):
+                 dense_below: int = 400, prestress_solver: str = "auto"):
         if not isinstance(mesh, Mesh):
             raise TypeError(f"`mesh` must be a flexmbs.Mesh, got {type(mesh).__name__}")
         if not isinstance(element, Element):
@@ -233,8 +238,9 @@ class Model:
         self.dense = dense
         self.stiffening = (not isinstance(self.motion, Fixed)) if stiffening is None else bool(stiffening)
         self._Kg_keys, self._Kg, self._Kg_op = [], [], []
+        self.prestress_info = None
         if self.stiffening:
-            self._build_geometric_stiffness(asm, explicit=stiffening is not None)
+            self._build_geometric_stiffness(asm, explicit=stiffening is not None, solver=prestress_solver)
         self.M_op = _operator(self.M, dense)
         self.K_op = _operator(self.K, dense)
         self.C_op = None
@@ -391,7 +397,7 @@ class Model:
         return np.array(dofs), np.array(Ns), np.array(xs), np.array(ms)
 
     # -- geometric stiffening ------------------------------------------------------------------------
-    def _build_geometric_stiffness(self, asm, explicit: bool):
+    def _build_geometric_stiffness(self, asm, explicit: bool, solver: str = "auto"):
         """Unit load cases -> static axial forces -> geometric stiffness matrices, once.
 
         The quasi-static pre-stress is linear in the frame's acceleration operator
@@ -400,8 +406,12 @@ class Model:
         -m_O[c]) or the load column Q[:, i] is applied to the supported body, the static
         displacement K u = f gives the pre-stress (``element.prestress``: the axial force of
         beams, the stress at the stiffness points of solids), and its geometric stiffness is kept.
+        K u = f is solved by `flexmbs.sparse_solve.spd_solve` (``solver``): large bodies without
+        CHOLMOD by conjugate gradients, so that no factor of K is ever held.
         """
-        from .sparse_solve import SPDFactorizationError, spd_factor
+        from .sparse_solve import (SOLVE_BACKENDS, IterativeSolveError, SPDFactorizationError, spd_solve)
+        if solver not in SOLVE_BACKENDS:
+            raise ValueError(f"`prestress_solver` must be one of {list(SOLVE_BACKENDS)}, got {solver!r}")
         el = self.element
         if not hasattr(el, "prestress"):
             if explicit:
@@ -411,16 +421,12 @@ class Model:
                 log.warning("%s has no geometric stiffening: the model neglects it", type(el).__name__)
             self.stiffening = False
             return
-        floating = self._free_rigid_modes(asm)
+        R = self.rigid_modes(full=True, chunk=asm.chunk)
+        floating = self._free_rigid_modes(R)
         if floating:
             raise ValueError(f"geometric stiffening needs a supported body: {floating} rigid-body "
                              "motion(s) of the body are not held by `fixed`; fix them or pass "
                              "stiffening=False")
-        try:
-            lu = spd_factor(self.K)         # not kept: a factor's fill is not linear in memory
-        except SPDFactorizationError as exc:
-            raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
-                             f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")
         cases = []
         for a in range(3):
             for b in range(3):
@@ -438,13 +444,21 @@ class Model:
             self.stiffening = False
             return
         F = np.column_stack([f for _, f, _ in cases])
-        U = lu.solve(F)                                   # all unit cases with one factorization
+        try:                                              # all unit cases with one solver set-up
+            U, self.prestress_info = spd_solve(self.K, F, backend=solver, near_null=R[self.free])
+        except SPDFactorizationError as exc:
+            raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
+                             f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")
+        except IterativeSolveError as exc:
+            raise ValueError(f"geometric stiffening: the static problem K u = f for the pre-stress was not "
+                             f"solved: {exc}") from None
+        log.info("pre-stress: %d unit cases solved by %s", len(cases), self.prestress_info)
         # backward error of the solve: small for any conditioning of a supported body (the plain
         # residual |K u - f| / |f| grows with the condition number, ~n^2 for a bar of n elements)
         K_norm = abs(self.K).sum(axis=1).max()
-        R = self.K @ U - F
+        residual = self.K @ U - F
         scale = K_norm * np.abs(U).max(axis=0) + np.abs(F).max(axis=0) + 1e-300
-        if not np.all(np.isfinite(U)) or np.any(np.abs(R).max(axis=0) > 1e-8 * scale):
+        if not np.all(np.isfinite(U)) or np.any(np.abs(residual).max(axis=0) > 1e-8 * scale):
             raise ValueError("geometric stiffening needs a supported body (the static problem for the "
                              "axial forces has no unique solution); fix its rigid-body motions with "
                              "`fixed` or pass stiffening=False")
@@ -476,23 +490,27 @@ class Model:
         if not self._Kg:
             self.stiffening = False
 
-    def _free_rigid_modes(self, asm) -> int:
-        """Number of rigid-body motions of the body that the supports leave free.
-
-        The element's rigid modes (translations, rotations about the frame's axes) are
-        scattered to the global DOFs; the body is supported when the fixed DOFs see every
-        combination of them: rank(R[fixed]) == rank(R).  A structural test, independent of
-        the conditioning of K.
-        """
-        k = None
+    def rigid_modes(self, full: bool = False, chunk: int = 50_000) -> np.ndarray:
+        """R (n_dofs, k), or (n_full, k) with ``full``: the element's rigid-body modes
+        (translations, rotations about the frame's axes) at the DOFs, e.g. the near null space of
+        K for algebraic multigrid.  Built ``chunk`` elements at a time."""
+        edofs = element_dofs(self.cells, self.element.dofs_per_node)
         R = None
-        for s0 in range(0, len(self.X), asm.chunk):
-            sl = slice(s0, s0 + asm.chunk)
+        for s0 in range(0, len(self.X), chunk):
+            sl = slice(s0, s0 + chunk)
             modes = self.element.rigid_modes(self.X[sl])          # (n_chunk, n_e, k)
             if R is None:
-                k = modes.shape[2]
-                R = np.zeros((self.n_full, k))
-            R[asm.element_dofs[sl]] = modes
+                R = np.zeros((self.n_full, modes.shape[2]))
+            R[edofs[sl]] = modes
+        return R if full else R[self.free]
+
+    def _free_rigid_modes(self, R: np.ndarray) -> int:
+        """Number of rigid-body motions of the body (columns of ``R``, `rigid_modes`) that the
+        supports leave free.
+
+        The body is supported when the fixed DOFs see every combination of them:
+        rank(R[fixed]) == rank(R).  A structural test, independent of the conditioning of K.
+        """
         fixed = np.flatnonzero(self._fixed_mask)
         def rank(A):
             if A.shape[0] == 0:

@@ -39,6 +39,7 @@ References
 from __future__ import annotations
 
 import logging
+import warnings
 
 import numpy as np
 from scipy import sparse
@@ -47,22 +48,33 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .assembly import BodyInvariants
 from .model import Model
-from .sparse_solve import spd_factor
+from .sparse_solve import (IterativeSolveError, solve_backend, spd_factor, spd_preconditioner,
+                           spd_solve)
 
-__all__ = ["ReducedModel", "free_interface_modes", "craig_bampton", "reduce"]
+__all__ = ["ReducedModel", "free_interface_modes", "craig_bampton", "reduce", "lobpcg_modes"]
+
+LOBPCG_RTOL = 1e-8             # relative eigen-residual of each mode from LOBPCG
 
 log = logging.getLogger(__name__)
 
 
-def _lowest_modes(K, M, n_modes: int, factor=None):
-    """(omega^2, Phi) of the n_modes lowest modes of K phi = omega^2 M phi (K SPD), shift-invert
-    about 0 with one SPD factorization of K."""
+def _lowest_modes(K, M, n_modes: int, factor=None, backend: str = "auto", near_null=None):
+    """(omega^2, Phi) of the n_modes lowest modes of K phi = omega^2 M phi (K SPD).
+
+    Dense eigh up to 600 DOFs; above, shift-invert Lanczos about 0 with one SPD factorization of
+    K (``factor``, or CHOLMOD / SuperLU), or, when ``backend`` (`flexmbs.sparse_solve.solve_backend`)
+    is an iterative one, LOBPCG with the same preconditioner as the pre-stress solves
+    (``lobpcg_modes``): no factor of K.
+    """
     n = K.shape[0]
     if not (0 < n_modes < n):
         raise ValueError(f"`n_modes` must be in 1..{n - 1} for {n} DOFs, got {n_modes}")
     if n <= 600:
         lam, V = eigh(K.toarray() if sparse.issparse(K) else K, M.toarray() if sparse.issparse(M) else M)
         return lam[:n_modes], V[:, :n_modes]
+    name = "direct" if factor is not None else solve_backend(n, backend)
+    if name.endswith("-cg"):
+        return lobpcg_modes(K, M, n_modes, name, near_null)
     lu = spd_factor(K) if factor is None else factor
     op = LinearOperator((n, n), matvec=lu.solve, dtype=float)
     lam, V = eigsh(K, k=n_modes, M=M, sigma=0.0, OPinv=op, which="LM")
@@ -70,14 +82,65 @@ def _lowest_modes(K, M, n_modes: int, factor=None):
     return lam[order], V[:, order]
 
 
-def _static_modes(model: Model, factor):
-    """K^-1 of the frame's unit inertia loads and of the load columns (n, k)."""
+def lobpcg_modes(K, M, n_modes: int, backend: str = "amg-cg", near_null=None, rtol: float = LOBPCG_RTOL,
+                 maxiter: int = 400, seed: int = 0):
+    """(omega^2, Phi): the n_modes lowest modes by LOBPCG [3] preconditioned like the pre-stress
+    solves (AMG V-cycle or Jacobi, `flexmbs.sparse_solve.spd_preconditioner`).
+
+    A block of n_modes + max(4, n_modes / 2) vectors (the extra ones speed the convergence of
+    the last wanted mode); each wanted mode is converged to the relative residual
+
+    .. code:: text
+
+        |K phi - omega^2 M phi| <= rtol omega^2 |M phi|
+
+    (its eigenvalue is then exact to about rtol^2).  scipy's tolerance is absolute, so a first
+    short run estimates omega_1^2 and sets it.  Raises `IterativeSolveError` when the modes do
+    not converge within ``maxiter`` iterations.
+
+    References
+    ----------
+    .. [3] A. V. Knyazev, Toward the optimal preconditioned eigensolver: locally optimal block
+           preconditioned conjugate gradient method, SIAM J. Sci. Comput. 23 (2001) 517,
+           doi:10.1137/S1064827500366124.
+    """
+    from scipy.sparse.linalg import lobpcg
+    n = K.shape[0]
+    K, M = sparse.csr_array(K), sparse.csr_array(M)
+    P = spd_preconditioner(K, backend, near_null)
+    block = n_modes + max(4, n_modes // 2)
+    X = np.random.default_rng(seed).standard_normal((n, block))
+    if near_null is not None:                        # smooth start: rigid modes span the low end
+        X[:, :near_null.shape[1]] += near_null / np.abs(near_null).max(axis=0)
+    with warnings.catch_warnings():               # scipy warns of unmet tolerances: checked below
+        warnings.simplefilter("ignore", UserWarning)
+        lam, X = lobpcg(K, X, B=M, M=P, largest=False, tol=1e-300, maxiter=20)[:2]   # estimate omega_1^2
+        tol = rtol * float(np.min(np.abs(lam))) * float(np.sqrt(np.mean(M.diagonal())))
+        lam, X = lobpcg(K, X, B=M, M=P, largest=False, tol=tol, maxiter=maxiter)[:2]
+    order = np.argsort(lam)[:n_modes]
+    lam, X = lam[order], X[:, order]
+    MX = M @ X
+    res = np.linalg.norm(K @ X - MX * lam, axis=0) / (np.abs(lam) * np.linalg.norm(MX, axis=0))
+    if not np.all(res <= 10 * rtol):
+        raise IterativeSolveError(f"LOBPCG ({backend}) did not converge in {maxiter} iterations: mode "
+                                  f"{int(np.argmax(res)) + 1} has the relative residual {res.max():.3g} (tolerance "
+                                  f"{rtol:g}); install scikit-sparse (CHOLMOD) or use the direct solver")
+    log.info("LOBPCG (%s): %d modes, largest relative residual %.2g", backend, n_modes, res.max())
+    return lam, X
+
+
+def _static_modes(model: Model, factor=None, backend: str = "auto", near_null=None):
+    """K^-1 of the frame's unit inertia loads and of the load columns (n, k): with ``factor``,
+    else by `flexmbs.sparse_solve.spd_solve`."""
     cols = [-model.inv.d[a, b] for a in range(3) for b in range(3) if np.any(model.inv.d[a, b])]
     cols += [-model.inv.m_O[c] for c in range(3) if np.any(model.inv.m_O[c])]
     cols += [model.Q[:, i] for i in range(model.Q.shape[1])]
     if not cols:
         return np.zeros((model.n_dofs, 0))
-    return factor.solve(np.column_stack(cols))
+    F = np.column_stack(cols)
+    if factor is not None:
+        return factor.solve(F)
+    return spd_solve(model.K, F, backend=backend, near_null=near_null)[0]
 
 
 def _interface(model: Model, interface) -> np.ndarray:
@@ -130,15 +193,18 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
         raise TypeError(f"`model` must be a full flexmbs.Model, got {type(model).__name__}")
     if method not in ("free", "craig-bampton"):
         raise ValueError(f"`method` must be 'free' or 'craig-bampton', got {method!r}")
-    factor = spd_factor(model.K)                 # one factorization: modes and static modes
+    backend = solve_backend(model.n_dofs)
+    # one factorization for modes and static modes; none for large models without CHOLMOD
+    factor = spd_factor(model.K) if not backend.endswith("-cg") else None
+    near_null = model.rigid_modes() if factor is None else None
     if method == "free":
-        _, basis = free_interface_modes(model, n_modes, factor)
+        _, basis = _lowest_modes(model.K, model.M, n_modes, factor, backend, near_null)
     else:
         if interface is None:
             raise ValueError("`interface` (node set, indices or mask) is needed for 'craig-bampton'")
         basis = craig_bampton(model, interface, n_modes)
     if static_modes:
-        basis = np.hstack([basis, _static_modes(model, factor)])
+        basis = np.hstack([basis, _static_modes(model, factor, backend, near_null)])
     return ReducedModel(model, basis, method=method)
 
 

@@ -130,12 +130,14 @@ def spd_preconditioner(A, backend: str, near_null=None):
                           dtype=float)
 
 
-def spd_solve(A, B, backend: str = "auto", rtol: float = CG_RTOL, near_null=None, maxiter: int | None = None):
+def spd_solve(A, B, backend: str = "auto", rtol: float = CG_RTOL, near_null=None, maxiter: int | None = None,
+              preconditioner=None):
     """(X, info): the solution of A X = B (B: (n,) or (n, k)) for the sparse SPD matrix A.
 
     ``backend``: "auto" (module docstring), "direct" (CHOLMOD or SuperLU), "cholmod", "superlu",
     "amg-cg" (needs pyamg) or "jacobi-cg".  ``near_null`` (n, m): vectors A nearly annihilates,
-    e.g. the rigid-body modes of a solid, for the multigrid's coarse spaces.  ``info`` names the
+    e.g. the rigid-body modes of a solid, for the multigrid's coarse spaces; ``preconditioner``:
+    one built before by `spd_preconditioner` for the same A (CG backends).  ``info`` names the
     solver that ran and, for CG, the largest number of iterations of a column.  A CG solve that
     does not reach ``rtol`` within ``maxiter`` (default max(1000, n)) iterations, after up to
     `RESTARTS` restarts from the true residual, raises `IterativeSolveError` with the residual
@@ -150,7 +152,7 @@ def spd_solve(A, B, backend: str = "auto", rtol: float = CG_RTOL, near_null=None
         raise ValueError("`backend` 'amg-cg' needs pyamg: pip install 'flexmbs[amg]'")
     from scipy.sparse.linalg import cg
     A = sparse.csr_array(A)
-    P = spd_preconditioner(A, name, near_null)
+    P = spd_preconditioner(A, name, near_null) if preconditioner is None else preconditioner
     cols = B.reshape(n, -1)
     X = np.zeros_like(cols)
     maxiter = max(1000, n) if maxiter is None else int(maxiter)

@@ -97,3 +97,23 @@ def test_rigid_modes_are_the_null_space_of_the_unsupported_stiffness():
     R = md.rigid_modes()
     assert R.shape == (md.n_dofs, 6) and np.linalg.matrix_rank(R) == 6
     assert np.abs(md.K @ R).max() <= 1e-12 * abs(md.K).max() * np.abs(R).max()
+
+
+@pytest.mark.slow
+def test_reduce_of_a_large_model_by_lobpcg_equals_shift_invert():
+    """Above DIRECT_BELOW (without CHOLMOD) `reduce` takes its modes by LOBPCG and its static modes
+    by CG, with no factor of K: the reduced body's lowest frequencies equal those of shift-invert
+    Lanczos on a factor of K to 1e-10, and its static modes' span holds K^-1 of the unit loads."""
+    from flexmbs.reduction import _lowest_modes, reduce
+    from flexmbs.sparse_solve import cholmod_available, solve_backend
+    if cholmod_available():
+        pytest.skip("with CHOLMOD, reduce factorizes K")
+    md = fm.Model(fm.generate.box(60, 10, 10, 1.0, 0.2, 0.2, cell="tetra"), fm.Tet4(fm.Material(2.1e11, 7800.0, 0.3)),
+                  fixed=[("xmin", "all")])
+    assert md.n_dofs > DIRECT_BELOW and solve_backend(md.n_dofs).endswith("-cg")
+    red = reduce(md, 6)
+    lam_ref, _ = _lowest_modes(md.K, md.M, 6, factor=spd_factor(md.K))
+    assert np.abs(red.omega2[:6] / lam_ref - 1).max() <= 1e-10
+    u = spd_factor(md.K).solve(-md.inv.m_O[2])                  # the static mode of a unit z load
+    coef = red.Phi.T @ (md.M @ u)                                # M-orthonormal basis: projection
+    assert np.linalg.norm(red.Phi @ coef - u) <= 1e-8 * np.linalg.norm(u)

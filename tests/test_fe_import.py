@@ -43,10 +43,12 @@ def write_node_list(path, labels, points):
 
 
 def write_abaqus_inp(path, labels, points):
-    """An Abaqus input file with its *NODE block (and other keyword lines around it)."""
+    """An Abaqus input file with its *NODE block and other keyword lines around it (*NODE PRINT
+    and *NODE OUTPUT blocks are not nodes)."""
     lines = ["*HEADING", "box", "** a comment", "*NODE, NSET=ALL"]
     lines += [f"{k}, {x:.17g}, {y:.17g}, {z:.17g}" for k, (x, y, z) in zip(labels, points)]
-    lines += ["*ELEMENT, TYPE=C3D4, ELSET=PART", "1, 1000, 1007, 1014, 1021"]
+    lines += ["*ELEMENT, TYPE=C3D4, ELSET=PART", "1, 1000, 1007, 1014, 1021", "*STEP", "*NODE PRINT, NSET=ALL",
+              "U", "*NODE OUTPUT", "U, RF", "*END STEP"]
     path.write_text("\n".join(lines) + "\n")
 
 

@@ -392,8 +392,7 @@ def _abaqus_nodes(path: Path) -> np.ndarray:
         if s.startswith("**") or not s:
             continue
         if s.startswith("*"):
-            inside = s.upper().replace(" ", "").startswith("*NODE") and not s.upper().startswith("*NODEOUTPUT") \
-                and not s.upper().startswith("*NODE OUTPUT") and not s.upper().startswith("*NODE PRINT")
+            inside = s.upper().replace(" ", "").split(",")[0] == "*NODE"     # not *NODE OUTPUT etc.
             continue
         if inside:
             rows.append(s)

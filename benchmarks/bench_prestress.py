@@ -21,16 +21,18 @@ import time
 
 import numpy as np
 
+from bench_build import grid            # the same --grid parsing as the build benchmark
+
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--grid", default="90x18x18", help="cells nx x ny x nz (default 90x18x18: 97 470 DOFs)")
+    p.add_argument("--grid", default=(90, 18, 18), type=grid, help="cells nx x ny x nz (default 90x18x18: 97 470 DOFs)")
     p.add_argument("--save", default=None, help="write K_geo,j x to this .npz")
     p.add_argument("--modes", type=int, default=0, help="then reduce the model to N free-interface modes "
                    "(+ static modes) and time it (default 0: no reduction)")
     a = p.parse_args(argv)
     import flexmbs as fm
-    nx, ny, nz = (int(v) for v in a.grid.lower().split("x"))
+    nx, ny, nz = a.grid
     mesh = fm.generate.box(nx, ny, nz, 1.0, 0.2, 0.2, cell="tetra")
     el = fm.Tet4(fm.Material(2.1e11, 7800.0, 0.3))
     wall, cpu = time.perf_counter(), time.process_time()
@@ -38,7 +40,7 @@ def main(argv=None):
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     solver = getattr(model, "prestress_info", None) or "direct (spd_factor)"
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"grid {a.grid}: {model.n_dofs} free DOFs, build {wall:.1f} s wall, {cpu:.1f} s CPU, "
+    print(f"grid {nx}x{ny}x{nz}: {model.n_dofs} free DOFs, build {wall:.1f} s wall, {cpu:.1f} s CPU, "
           f"{len(model._Kg)} unit geometric stiffnesses, pre-stress by {solver}, peak RSS {rss:.0f} MB")
     extra = {}
     if a.modes:

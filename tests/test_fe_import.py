@@ -104,9 +104,10 @@ def write_hbmat_mapping(path, perm, labels):
     path.write_text("\n".join(lines) + "\n")
 
 
-def write_harwell_boeing(path, A, perm):
+def write_harwell_boeing(path, A, perm, rhs=False):
     """HBMAT, ASCII: Harwell-Boeing 'RSA' (lower triangle by columns), fixed-width fields with
-    Fortran D exponents and no blank between fields."""
+    Fortran D exponents and no blank between fields; ``rhs``: with a load vector (HBMAT's
+    Rhs = YES: a fifth header line and the vector's cards after the values)."""
     L = sparse.csc_array(sparse.tril(permuted(A, perm)))
     L.sort_indices()
     n = A.shape[0]
@@ -118,11 +119,19 @@ def write_harwell_boeing(path, A, perm):
     ptr = cards(L.indptr + 1, 8, lambda x: f"{x:10d}")
     ind = cards(L.indices + 1, 8, lambda x: f"{x:10d}")
     val = cards(L.data, 4, lambda x: f"{x:20.12E}".replace("E", "D"))
+    load = cards(np.linspace(-1.0, 1.0, n), 4, lambda x: f"{x:20.12E}") if rhs else []
     head = [f"{'Stiffness matrix written by the tests':72s}{'KEY':8s}",
-            f"{len(ptr) + len(ind) + len(val):14d}{len(ptr):14d}{len(ind):14d}{len(val):14d}{0:14d}",
+            f"{len(ptr) + len(ind) + len(val) + len(load):14d}{len(ptr):14d}{len(ind):14d}{len(val):14d}"
+            f"{len(load):14d}",
             f"{'RSA':14s}{n:14d}{n:14d}{L.nnz:14d}{0:14d}",
-            f"{'(8I10)':16s}{'(8I10)':16s}{'(4D20.12)':20s}{'':20s}"]
-    path.write_text("\n".join(head + ptr + ind + val) + "\n")
+            f"{'(8I10)':16s}{'(8I10)':16s}{'(4D20.12)':20s}{'(4E20.12)' if rhs else '':20s}"]
+    if rhs:
+        head.append(f"{'F':14s}{1:14d}{0:14d}")
+    path.write_text("\n".join(head + ptr + ind + val + load) + "\n")
+
+
+def write_harwell_boeing_rhs(path, A, perm):
+    write_harwell_boeing(path, A, perm, rhs=True)
 
 
 def close(A, B, tol=1e-10):
@@ -159,7 +168,8 @@ def test_abaqus_body_equals_native(tmp_path, fmt):
 
 
 @pytest.mark.parametrize("writer, mapping", [(write_mmf, write_node_vector), (write_mmf, write_hbmat_mapping),
-                                             (write_harwell_boeing, write_hbmat_mapping)])
+                                             (write_harwell_boeing, write_hbmat_mapping),
+                                             (write_harwell_boeing_rhs, write_hbmat_mapping)])
 def test_ansys_body_equals_native(tmp_path, writer, mapping):
     md = native()
     labels = node_labels(md.mesh.n_nodes)

@@ -139,7 +139,10 @@ class Model:
         How the stiffening's static problems K u = f are solved: "auto" (a factorization below
         `flexmbs.sparse_solve.DIRECT_BELOW` free DOFs or with CHOLMOD; above, conjugate gradients
         preconditioned by algebraic multigrid with pyamg, else by Jacobi), "direct", "amg-cg" or
-        "jacobi-cg" (`flexmbs.sparse_solve.spd_solve`).  ``prestress_info`` says what ran.
+        "jacobi-cg" (`flexmbs.sparse_solve.spd_solve`).  ``prestress_info`` says what ran;
+        ``static_displacements`` (n_dofs, k) keeps the solutions u, K^-1 of the frame's unit
+        inertia loads (-d[a, b], -m_O[c]) and of the load columns, in that order (None without
+        stiffening): the static modes of `flexmbs.reduction.reduce`.
     """
 
     def __init__(self, mesh: Mesh, element: Element, *, motion: FrameMotion | None = None,
@@ -239,6 +242,7 @@ class Model:
         self.stiffening = (not isinstance(self.motion, Fixed)) if stiffening is None else bool(stiffening)
         self._Kg_keys, self._Kg, self._Kg_op = [], [], []
         self.prestress_info = None
+        self.static_displacements = None          # K^-1 of the unit pre-stress cases, if solved
         if self.stiffening:
             self._build_geometric_stiffness(asm, explicit=stiffening is not None, solver=prestress_solver)
         self.M_op = _operator(self.M, dense)
@@ -453,6 +457,7 @@ class Model:
             raise ValueError(f"geometric stiffening: the static problem K u = f for the pre-stress was not "
                              f"solved: {exc}") from None
         log.info("pre-stress: %d unit cases solved by %s", len(cases), self.prestress_info)
+        self.static_displacements = U                     # kept (n x 12 or so): reduce's static modes
         # backward error of the solve: small for any conditioning of a supported body (the plain
         # residual |K u - f| / |f| grows with the condition number, ~n^2 for a bar of n elements)
         K_norm = abs(self.K).sum(axis=1).max()

@@ -145,14 +145,18 @@ def lobpcg_modes(K, M, n_modes: int, backend: str = "amg-cg", near_null=None, st
 
 
 def _static_modes(model: Model, factor=None, backend: str = "auto", preconditioner=None):
-    """K^-1 of the frame's unit inertia loads and of the load columns (n, k): with ``factor``,
-    else by `flexmbs.sparse_solve.spd_solve` with ``preconditioner``."""
+    """K^-1 of the frame's unit inertia loads and of the load columns (n, k): the model's own
+    ``static_displacements`` when its pre-stress solved them already (the same load cases in the
+    same order), else with ``factor`` or by `flexmbs.sparse_solve.spd_solve` with ``preconditioner``."""
     cols = [-model.inv.d[a, b] for a in range(3) for b in range(3) if np.any(model.inv.d[a, b])]
     cols += [-model.inv.m_O[c] for c in range(3) if np.any(model.inv.m_O[c])]
     cols += [model.Q[:, i] for i in range(model.Q.shape[1])]
     if not cols:
         return np.zeros((model.n_dofs, 0))
     F = np.column_stack(cols)
+    U = model.static_displacements
+    if U is not None and U.shape == F.shape:
+        return U
     if factor is not None:
         return factor.solve(F)
     return spd_solve(model.K, F, backend=backend, preconditioner=preconditioner)[0]
@@ -211,14 +215,15 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
     if method == "craig-bampton" and interface is None:
         raise ValueError("`interface` (node set, indices or mask) is needed for 'craig-bampton'")
     backend = solve_backend(model.n_dofs)
-    # one factorization for modes and static modes; for large models without CHOLMOD none, but
-    # one preconditioner for the static modes' CG and LOBPCG (started from the rigid modes: from
-    # the static modes it took 8.2 s instead of 1.4 s at 9 720 DOFs)
+    # one factorization for the modes and the static modes (which the pre-stress may have solved
+    # already: `Model.static_displacements`); for large models without CHOLMOD none, but one
+    # preconditioner for the static modes' CG and LOBPCG (started from the rigid modes: from the
+    # static modes it took 8.2 s instead of 1.4 s at 9 720 DOFs)
     factor = P = near_null = None
     if backend.endswith("-cg"):
         near_null = model.rigid_modes()
         P = spd_preconditioner(model.K, backend, near_null)
-    else:
+    elif (method == "free" and model.n_dofs > 600) or (static_modes and model.static_displacements is None):
         factor = spd_factor(model.K)
     static = _static_modes(model, factor, backend, P) if static_modes else np.zeros((model.n_dofs, 0))
     if method == "free":
@@ -259,6 +264,7 @@ class ReducedModel(Model):
         if basis.ndim != 2 or basis.shape[0] != model.n_dofs:
             raise ValueError(f"`basis` must have shape ({model.n_dofs}, k), got {basis.shape}")
         self.__dict__.update({k: v for k, v in model.__dict__.items()})
+        self.static_displacements = None              # the full model's; q has no unit cases
         self.full = model
         self.method = method
         lam, Phi = _ritz(model.K, model.M, basis)

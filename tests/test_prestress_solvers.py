@@ -12,12 +12,12 @@ CG_BACKENDS = ["jacobi-cg", pytest.param("amg-cg", marks=pytest.mark.skipif(
     not amg_available(), reason="pyamg not installed (extra flexmbs[amg])"))]
 
 
-def spinning_box(solver, n=6):
+def spinning_box(solver, n=6, **kw):
     """A clamped steel Tet4 box on a spin-up frame, with a tip load: 12 + 1 unit pre-stress cases."""
     mesh = fm.generate.box(n, 2, 2, 1.0, 0.2, 0.2, cell="tetra")
     el = fm.Tet4(fm.Material(2.1e11, 7800.0, 0.3))
     return fm.Model(mesh, el, fixed=[("xmin", "all")], motion=fm.motion.SpinUp(10.0, 1.0), dense_below=0,
-                    loads=[fm.NodalLoad("xmax", "v", 10.0)], prestress_solver=solver)
+                    loads=[fm.NodalLoad("xmax", "v", 10.0)], prestress_solver=solver, **kw)
 
 
 @pytest.mark.parametrize("backend", CG_BACKENDS)
@@ -117,3 +117,19 @@ def test_reduce_of_a_large_model_by_lobpcg_equals_shift_invert():
     u = spd_factor(md.K).solve(-md.inv.m_O[2])                  # the static mode of a unit z load
     coef = red.Phi.T @ (md.M @ u)                                # M-orthonormal basis: projection
     assert np.linalg.norm(red.Phi @ coef - u) <= 1e-8 * np.linalg.norm(u)
+
+
+def test_reduce_reuses_the_prestress_solutions():
+    """`Model.static_displacements` are K^-1 of the unit cases (-d[a, b], -m_O[c], Q) in reduce's
+    order, so the reduced model of a stiffened body has the same basis as that of the same body
+    without stiffening, whose static modes reduce solves itself: equal Ritz values to 1e-10."""
+    stiff, plain = spinning_box("direct"), spinning_box("direct", stiffening=False)
+    U = stiff.static_displacements
+    F = np.column_stack([-stiff.inv.d[a, b] for a in range(3) for b in range(3) if np.any(stiff.inv.d[a, b])]
+                        + [-stiff.inv.m_O[c] for c in range(3)] + [stiff.Q[:, 0]])
+    assert U.shape == F.shape and plain.static_displacements is None
+    assert np.abs(stiff.K @ U - F).max() <= 1e-8 * np.abs(F).max()
+    from flexmbs.reduction import reduce
+    a, b = reduce(stiff, 4), reduce(plain, 4)
+    assert a.n_dofs == b.n_dofs and a.static_displacements is None
+    assert np.abs(a.omega2 / b.omega2 - 1).max() <= 1e-10

@@ -311,6 +311,10 @@ class ReducedModel(Model):
         raise ValueError("a ReducedModel has modal coordinates, not nodal DOFs: use "
                          "`reduced.full.dof(node, name)` on `reduced.Phi @ q`")
 
+    def rigid_modes(self, full: bool = False, chunk: int = 50_000) -> np.ndarray:
+        raise ValueError("a ReducedModel has modal coordinates, not nodal DOFs: its rigid modes are "
+                         "`reduced.full.rigid_modes()` of the full model")
+
     def physical(self, q: np.ndarray) -> np.ndarray:
         """Free-DOF displacements delta = Phi q of the full model, (..., n)."""
         return np.asarray(q) @ self.Phi.T

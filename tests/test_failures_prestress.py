@@ -42,7 +42,14 @@ def lobpcg_too_few_iterations(monkeypatch):
     lobpcg_modes(md.K, md.M, 4, "jacobi-cg", rtol=1e-14, maxiter=1)
 
 
+def reduced_rigid_modes(monkeypatch):
+    from flexmbs.reduction import reduce
+    reduce(box(), 2).rigid_modes()
+
+
 CASES = [
+    ("rigid modes of a ReducedModel", reduced_rigid_modes, ValueError,
+     r"a ReducedModel has modal coordinates, not nodal DOFs: its rigid modes are `reduced.full.rigid_modes\(\)`"),
     ("Model(prestress_solver='lu')", model_solver_name, ValueError,
      r"`prestress_solver` must be one of \['auto', 'direct', 'cholmod', 'superlu', 'amg-cg', 'jacobi-cg'\], got 'lu'"),
     ("spd_solve(backend='qr')", backend_name, ValueError, r"`backend` must be one of \['auto', 'direct'"),

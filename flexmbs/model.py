@@ -135,6 +135,14 @@ class Model:
         (see ``geometric_stiffness``).  Default: on for moving frames, off for a fixed frame.
     dense_below : int
         Models with fewer free DOFs keep their matrices dense (faster for small bodies).
+    prestress_solver : str
+        How the stiffening's static problems K u = f are solved: "auto" (a factorization below
+        `flexmbs.sparse_solve.DIRECT_BELOW` free DOFs or with CHOLMOD; above, conjugate gradients
+        preconditioned by algebraic multigrid with pyamg, else by Jacobi), "direct", "amg-cg" or
+        "jacobi-cg" (`flexmbs.sparse_solve.spd_solve`).  ``prestress_info`` says what ran;
+        ``static_displacements`` (n_dofs, k) keeps the solutions u, K^-1 of the frame's unit
+        inertia loads (-d[a, b], -m_O[c]) and of the load columns, in that order (None without
+        stiffening): the static modes of `flexmbs.reduction.reduce`.
     """
 
     basis = None        # a ReducedModel's Phi (its coordinates are modal: delta_full_free = Phi q)
@@ -142,7 +150,7 @@ class Model:
     def __init__(self, mesh: Mesh, element: Element, *, motion: FrameMotion | None = None,
                  fixed=(), loads=(), gravity=None, damping=None, point_masses=(),
                  stiffening: bool | None = None,
-                 dense_below: int = 400):
+                 dense_below: int = 400, prestress_solver: str = "auto"):
         if not isinstance(mesh, Mesh):
             raise TypeError(f"`mesh` must be a flexmbs.Mesh, got {type(mesh).__name__}")
         if not isinstance(element, Element):
@@ -235,8 +243,10 @@ class Model:
         self.dense = dense
         self.stiffening = (not isinstance(self.motion, Fixed)) if stiffening is None else bool(stiffening)
         self._Kg_keys, self._Kg, self._Kg_op = [], [], []
+        self.prestress_info = None
+        self.static_displacements = None          # K^-1 of the unit pre-stress cases, if solved
         if self.stiffening:
-            self._build_geometric_stiffness(asm, explicit=stiffening is not None)
+            self._build_geometric_stiffness(asm, explicit=stiffening is not None, solver=prestress_solver)
         self.M_op = _operator(self.M, dense)
         self.K_op = _operator(self.K, dense)
         self.C_op = None
@@ -393,7 +403,7 @@ class Model:
         return np.array(dofs), np.array(Ns), np.array(xs), np.array(ms)
 
     # -- geometric stiffening ------------------------------------------------------------------------
-    def _build_geometric_stiffness(self, asm, explicit: bool):
+    def _build_geometric_stiffness(self, asm, explicit: bool, solver: str = "auto"):
         """Unit load cases -> static axial forces -> geometric stiffness matrices, once.
 
         The quasi-static pre-stress is linear in the frame's acceleration operator
@@ -402,8 +412,12 @@ class Model:
         -m_O[c]) or the load column Q[:, i] is applied to the supported body, the static
         displacement K u = f gives the pre-stress (``element.prestress``: the axial force of
         beams, the stress at the stiffness points of solids), and its geometric stiffness is kept.
+        K u = f is solved by `flexmbs.sparse_solve.spd_solve` (``solver``): large bodies without
+        CHOLMOD by conjugate gradients, so that no factor of K is ever held.
         """
-        from .sparse_solve import SPDFactorizationError, spd_factor
+        from .sparse_solve import (SOLVE_BACKENDS, IterativeSolveError, SPDFactorizationError, spd_solve)
+        if solver not in SOLVE_BACKENDS:
+            raise ValueError(f"`prestress_solver` must be one of {list(SOLVE_BACKENDS)}, got {solver!r}")
         el = self.element
         if not hasattr(el, "prestress"):
             if explicit:
@@ -418,11 +432,6 @@ class Model:
             raise ValueError(f"geometric stiffening needs a supported body: {floating} rigid-body "
                              "motion(s) of the body are not held by `fixed`; fix them or pass "
                              "stiffening=False")
-        try:
-            lu = spd_factor(self.K)         # not kept: a factor's fill is not linear in memory
-        except SPDFactorizationError as exc:
-            raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
-                             f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")
         cases = []
         for a in range(3):
             for b in range(3):
@@ -440,13 +449,22 @@ class Model:
             self.stiffening = False
             return
         F = np.column_stack([f for _, f, _ in cases])
-        U = lu.solve(F)                                   # all unit cases with one factorization
+        try:                                              # all unit cases with one solver set-up
+            U, self.prestress_info = spd_solve(self.K, F, backend=solver, near_null=R[self.free])
+        except SPDFactorizationError as exc:
+            raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
+                             f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")
+        except IterativeSolveError as exc:
+            raise ValueError(f"geometric stiffening: the static problem K u = f for the pre-stress was not "
+                             f"solved: {exc}") from None
+        log.info("pre-stress: %d unit cases solved by %s", len(cases), self.prestress_info)
+        self.static_displacements = U                     # kept (n x 12 or so): reduce's static modes
         # backward error of the solve: small for any conditioning of a supported body (the plain
         # residual |K u - f| / |f| grows with the condition number, ~n^2 for a bar of n elements)
         K_norm = abs(self.K).sum(axis=1).max()
-        R = self.K @ U - F
+        residual = self.K @ U - F
         scale = K_norm * np.abs(U).max(axis=0) + np.abs(F).max(axis=0) + 1e-300
-        if not np.all(np.isfinite(U)) or np.any(np.abs(R).max(axis=0) > 1e-8 * scale):
+        if not np.all(np.isfinite(U)) or np.any(np.abs(residual).max(axis=0) > 1e-8 * scale):
             raise ValueError("geometric stiffening needs a supported body (the static problem for the "
                              "axial forces has no unique solution); fix its rigid-body motions with "
                              "`fixed` or pass stiffening=False")
@@ -464,8 +482,6 @@ class Model:
         self._Kg_op = [_operator(Kg, self.dense) for Kg in self._Kg]
         if not self._Kg:
             self.stiffening = False
-
-    RIGID_CHUNK = 50_000            # elements whose rigid modes are evaluated at a time
 
     def stress_stiffness(self, delta, body_force=None, asm=None) -> sparse.csr_array:
         """K_geo(sigma(delta)) (n_dofs, n_dofs) on the free DOFs: the geometric (stress) stiffness of the
@@ -493,27 +509,26 @@ class Model:
         Kg.eliminate_zeros()
         return Kg
 
-    def rigid_body_modes(self) -> np.ndarray:
-        """R (n_full, k): the mesh's rigid-body modes on all its DOFs, the element's ``rigid_modes``
-        (translations along the frame axes, then infinitesimal rotations about axes through the
-        frame's origin) scattered to the nodes (consistent between elements), in chunks of
-        elements."""
-        el = self.element
+    def rigid_modes(self, full: bool = False, chunk: int = 50_000) -> np.ndarray:
+        """R (n_dofs, k), or (n_full, k) with ``full``: the element's rigid-body modes
+        (translations, rotations about the frame's axes) at the DOFs, e.g. the near null space of
+        K for algebraic multigrid.  Built ``chunk`` elements at a time."""
+        edofs = element_dofs(self.cells, self.element.dofs_per_node)
         R = None
-        for s0 in range(0, len(self.X), self.RIGID_CHUNK):
-            sl = slice(s0, s0 + self.RIGID_CHUNK)
-            modes = el.rigid_modes(self.X[sl])                      # (n_chunk, n_e, k)
+        for s0 in range(0, len(self.X), chunk):
+            sl = slice(s0, s0 + chunk)
+            modes = self.element.rigid_modes(self.X[sl])          # (n_chunk, n_e, k)
             if R is None:
                 R = np.zeros((self.n_full, modes.shape[2]))
-            R[element_dofs(self.cells[sl], el.dofs_per_node).ravel()] = modes.reshape(-1, modes.shape[2])
-        return R
+            R[edofs[sl]] = modes
+        return R if full else R[self.free]
 
     def free_rigid_modes(self) -> np.ndarray:
-        """(n_dofs, m): the rigid-body motions of the body that its supports leave free, on the free
+        """(n_free, m): the rigid-body motions of the body that its supports leave free, on the free
         DOFs (m = 0 for a supported body, the mesh's number of rigid-body modes for a free-free
-        one): R[free] N with N the null space of R[fixed] (the supports' view of the rigid modes).
-        A structural test, independent of the conditioning of K."""
-        R = self.rigid_body_modes()
+        one): R[free] N with N the null space of R[fixed] (the supports' view of the rigid modes,
+        `rigid_modes`).  A structural test, independent of the conditioning of K."""
+        R = self.rigid_modes(full=True)
         R = R / (np.abs(R).max(axis=0, keepdims=True) + 1e-300)
         fixed = R[np.flatnonzero(self._fixed_mask)]
         if fixed.shape[0] == 0:

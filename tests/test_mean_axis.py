@@ -70,7 +70,7 @@ def free_beam(reference, eps, spin, n_el=2, stiffening=None):
     w = np.zeros((md.mesh.n_nodes, 6))
     w[:, 1], w[:, 5] = eps * xi ** 2, eps * 2.0 * xi / L                # v, theta_z = v'
     w[:, 2], w[:, 4] = eps * xi ** 3, -eps * 3.0 * xi ** 2 / L          # w, theta_y = -w'
-    Phi = md.rigid_body_modes()
+    Phi = md.rigid_modes(full=True)
     field = Phi @ np.array([0.1, 0.05, 0.0, 0.0, 0.0, spin]) + w.ravel()
     if reference == "supports":                                         # delta' = 0 at the clamp
         rigid = np.linalg.solve(Phi[md.fixed_dofs], field[md.fixed_dofs])

@@ -275,19 +275,19 @@ class FlexibleBody(Body):
     def rigid_modes(self) -> np.ndarray:
         """The mesh's rigid-body modes on the elastic coordinates, (n_e, n_modes): translations along
         the frame axes, then infinitesimal rotations about axes through the frame's origin
-        (`Model.rigid_body_modes` on the free DOFs).  Not defined for a reduced body (modal
+        (`Model.rigid_modes` on the free DOFs).  Not defined for a reduced body (modal
         coordinates): ValueError."""
         if self.model.basis is not None:
             raise ValueError(f"body {self.name!r}: its coordinates are modal (a ReducedModel); the rigid-body "
-                             "modes are those of the full model: `body.model.full.rigid_body_modes()`")
-        return self.model.rigid_body_modes()[self.model.free]
+                             "modes are those of the full model: `body.model.full.rigid_modes()`")
+        return self.model.rigid_modes()
 
     def _check_reference_conditions(self) -> int:
         """``supports``: the supports hold every rigid-body mode (tangent or chord frame);
-        ``mean-axis``: the mesh has no supports.  Returns the number of rigid-body modes."""
+        ``mean-axis``: the mesh has no supports.  Returns the number of rigid-body modes the supports
+        leave free (`Model.free_rigid_modes`): all of the mesh's on mean axes, none with supports."""
         md = self.model
-        full = md.rigid_body_modes()
-        n_rigid = full.shape[1]
+        floating = md.free_rigid_modes().shape[1]
         if self.reference == "mean-axis":
             el = md.element
             used = np.unique(element_dofs(md.cells, el.dofs_per_node))
@@ -297,15 +297,14 @@ class FlexibleBody(Body):
                 raise ValueError(f"body {self.name!r}: reference='mean-axis' takes a free-free Model (no `fixed`), "
                                  f"but its supports hold {supported.size} DOFs at node(s) {nodes.tolist()}; build "
                                  "the Model without `fixed`, or use reference='supports'")
-            return n_rigid
-        floating = md.free_rigid_modes().shape[1]
+            return floating
         if floating:
-            raise ValueError(f"body {self.name!r}: the model's supports (`fixed`) hold {n_rigid - floating} of the "
-                             f"{n_rigid} rigid-body modes of the mesh; a flexible body needs reference "
+            raise ValueError(f"body {self.name!r}: the model's supports (`fixed`) leave {floating} rigid-body "
+                             "motion(s) of the mesh free; a flexible body needs reference "
                              "conditions that remove all of them (e.g. fixed=[('start', 'all')] for a tangent "
                              "frame, or pinned ends for a chord frame), or reference='mean-axis' with a "
                              "Model without supports")
-        return n_rigid
+        return 0
 
     def _stiffening(self, stiffening):
         """(mode, AxialStrain or None) from the ``stiffening`` argument."""

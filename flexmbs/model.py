@@ -450,7 +450,7 @@ class Model:
             return
         F = np.column_stack([f for _, f, _ in cases])
         try:                                              # all unit cases with one solver set-up
-            U, self.prestress_info = spd_solve(self.K, F, backend=solver, near_null=R[self.free])
+            U, self.prestress_info = spd_solve(self.K, F, backend=solver, near_null=self.rigid_modes())
         except SPDFactorizationError as exc:
             raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
                              f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")

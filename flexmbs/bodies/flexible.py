@@ -299,8 +299,8 @@ class FlexibleBody(Body):
                                  "the Model without `fixed`, or use reference='supports'")
             return floating
         if floating:
-            raise ValueError(f"body {self.name!r}: the model's supports (`fixed`) leave {floating} rigid-body "
-                             "motion(s) of the mesh free; a flexible body needs reference "
+            raise ValueError(f"body {self.name!r}: the model's supports (`fixed`) leave {floating} of the mesh's "
+                             "rigid-body modes free; a flexible body needs reference "
                              "conditions that remove all of them (e.g. fixed=[('start', 'all')] for a tangent "
                              "frame, or pinned ends for a chord frame), or reference='mean-axis' with a "
                              "Model without supports")

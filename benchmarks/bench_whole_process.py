@@ -8,9 +8,13 @@ Rows (issue 22's table, then its item 5): the coupled slider-crank without and w
 torque-driven coupled spin-up, the triple pendulum (AB4 and index3-alpha), IFToMM A02 (the double
 four-bar) and A03 (Andrews' squeezer), the controlled pendulum and the same pendulum under a
 torque of time only.  The flexmbs side of a row is a ``python -m flexmbs run CASE ...`` command
-in the checkout (``PYTHONPATH=DIR``, cwd DIR, so DIR/cases and DIR/flexmbs are used, with the
-venv's compiled kernel); ``--checkout LABEL=DIR`` adds an older checkout as a column, e.g. the
-code before issue 22: ``git -C /work/main archive e868012 | tar -x -C /tmp/before``.  The
+in the checkout (``PYTHONPATH=DIR``, cwd DIR, so DIR/cases and DIR/flexmbs are used);
+``--checkout LABEL=DIR`` adds an older checkout as a column, e.g. the code before issue 22:
+``git -C /work/main archive e868012 | tar -x -C /tmp/before``.  The compiled kernel is the
+checkout's own ``_flexmbs_kernel*.so`` if DIR has one, else the venv's: an older checkout needs
+its own (``cd DIR && python setup.py build_ext --inplace``; with the venv's kernel of a newer
+csrc/ its compiled runs fail, "argument 8 must be sequence of length 5, not 4" for e868012), and
+after a change of csrc/ the checkout measured needs its kernel rebuilt the same way.  The
 Exudyn side is this file run as ``exudyn ROW``: a process that imports only numpy and exudyn
 (and matplotlib with plots), builds the same model, integrates it over the same interval and
 saves the same output quantities at the same output times to DIR/exudyn.npz.

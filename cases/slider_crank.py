@@ -49,6 +49,12 @@ first-order method, default the implicit midpoint rule) with the step h_coupled 
 adaptive method), their joint reactions from the multipliers recovered at the outputs.  Each writes
 the same files.
 
+--coupled --rod solid: the rod as the reduced Tet10 solid of meshes/slider_crank_rod.msh (`solid_rod`);
+summary.json's ``solid_rod`` has its mesh, sizes, lowest frequencies and build times and, with
+``compare_degrees`` > 0 (45 by default), ``reduction_error``: the reduced rod against the full mesh, both
+kinematically driven over the first compare_degrees (`solid_reduction_error`, docs/flexible_bodies.md
+"How many modes"), also printed.
+
 References: B. Simeon, Modelling a flexible slider crank mechanism by a mixed system of DAEs
 and PDEs, Math. Modelling of Systems 2 (1996) 1-18, doi:10.1080/13873959608837026 (data of
 the flexible slider-crank; also problem "crank" of the IVP test set of Bari);
@@ -79,7 +85,8 @@ DEFAULTS = dict(elements=8, crank=0.15, rod_length=0.30, offset=0.0, width=0.008
                 crank_speed=150.0, slider_mass=0.075552, revolutions=2.0, stiffening=True, guide_correction=True,
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
                 gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9,
-                coupled_stiffening="axial-strain", paraview=True, rod="beam", modes=8, poisson=0.3)
+                coupled_stiffening="axial-strain", paraview=True, rod="beam", modes=8, poisson=0.3,
+                compare_degrees=45.0)
 RUN_TIME = "about 8 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_length="connecting rod length [m]",
             offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
@@ -108,7 +115,10 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_l
             modes="free-interface modes of the solid rod, besides its static and attachment modes (rod=solid; "
                   "outputs then every degree unless degrees_out is given; 8: the peak deflection within 1e-5 of "
                   "16 modes', docs/coupled.md)",
-            poisson="Poisson's ratio of the solid rod (rod=solid)")
+            poisson="Poisson's ratio of the solid rod (rod=solid)",
+            compare_degrees="rod=solid: the reduced rod against the full 9000-DOF mesh, both on the rigid "
+                            "mechanism's chord frame, over the first this many degrees (0: no comparison; "
+                            "solid_reduction_error)")
 SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
            "peak_crank_angle_deg": "crank angle of that peak [deg]"}
 COUPLED_ONLY = ("maggi",)          # formulations of the coupled System only (not a Model's)
@@ -160,6 +170,8 @@ def check(p: dict) -> None:
             raise CaseError("modes", f"must be an integer in 1..200, got {p['modes']!r}")
         if not 0.0 <= p["poisson"] < 0.5:
             raise CaseError("poisson", f"must lie in [0, 0.5), got {p['poisson']!r}")
+        if not 0.0 <= p["compare_degrees"] <= 360.0:
+            raise CaseError("compare_degrees", f"must lie in [0, 360] (0: no comparison), got {p['compare_degrees']!r}")
     if p["formulation"] in COUPLED_ONLY and not p["coupled"]:
         raise CaseError("formulation", f"{p['formulation']!r} runs the coupled model only (--coupled); the "
                                        f"kinematically driven rod runs with {sorted(FORMULATIONS)}")
@@ -408,6 +420,8 @@ def run_coupled(out, p: dict, t_end: float):
               "drive_torque": torque_about(history["drive"], system.body("crank")), **joint_forces(history)}
     if solid is not None:
         extras["solid"] = solid["summary"]
+        if p["compare_degrees"] > 0:
+            extras["solid"]["reduction_error"] = solid_reduction_error(p)
     if out is not None:
         write_coupled(res, rod_body.name, extras, Path(out), p)
     return res, model, extras
@@ -434,6 +448,55 @@ def solid_rod(modes: int, youngs: float, density: float, poisson: float) -> dict
         "modes": int(modes), "reduced_dofs": int(reduced.n_dofs),
         "lowest_frequencies_hz": [float(f) for f in np.sqrt(np.maximum(reduced.omega2[:4], 0.0)) / (2 * np.pi)],
         "build_s": built - tic, "reduce_s": done - built, "stiffening": "modal-stress"}}
+
+
+def solid_on_chord_frame(p: dict, mesh=None) -> Model:
+    """The full solid rod (9000 DOFs less bearing B's y DOFs) kinematically driven, as the beam's `build`: on
+    the chord frame of the rigid slider-crank (`flexmbs.mechanisms.frames.link_motion`), bearing A clamped
+    (as in the coupled model), bearing B's 25 nodes held on the chord (v = 0) and carrying the slider's mass
+    in equal parts, stiffened by the frame's inertia loads (the Model's pre-stress).  ``mesh``: another Tet10
+    mesh of the rod from x = 0 to the rod's length with the node sets bearing_A and bearing_B (default
+    meshes/slider_crank_rod.msh)."""
+    from flexmbs import mesh as meshes
+    from flexmbs.elements import Tet10
+    from flexmbs.mechanisms.frames import link_motion
+    mesh = meshes.sample(SOLID_MESH) if mesh is None else mesh
+    n_B = len(mesh.nodes("bearing_B"))
+    motion = link_motion(SliderCrank(p["crank"], p["rod_length"], p["offset"]), "rod", constant_speed(p["crank_speed"]))
+    return Model(mesh, Tet10(Material(E=p["youngs"], rho=p["density"], nu=p["poisson"])), motion=motion,
+                 fixed=[("bearing_A", "all"), ("bearing_B", "v")],
+                 point_masses=[("bearing_B", p["slider_mass"] / n_B)], stiffening=True)
+
+
+def solid_reduction_error(p: dict, mesh=None) -> dict:
+    """The reduced solid rod against the full mesh on a short run (issue 24, item 4).
+
+    The full rod cannot run as a dense FlexibleBody, so both run kinematically driven
+    (`solid_on_chord_frame`, `flexmbs.run` of the Model: implicit midpoint with the case's step ``h``,
+    1e-5 s by default, outputs every degree) over the first ``compare_degrees`` of the crank: the full mesh, and its reduction by the
+    coupled rod's recipe (``modes`` free-interface modes, the static modes of the frame's inertia loads,
+    the attachment modes of bearing B; ``mesh`` as `solid_on_chord_frame`).  Returns the largest difference of the mid-span deflection
+    (`solid_midspan`) relative to the full run's peak, the peaks, sizes and CPU times."""
+    from flexmbs.reduction import reduce
+    full = solid_on_chord_frame(p, mesh)
+    reduced = reduce(full, p["modes"], attachments=["bearing_B"])
+    t_end = np.radians(p["compare_degrees"]) / abs(p["crank_speed"])
+    t_eval = np.linspace(0.0, t_end, int(np.ceil(p["compare_degrees"])) + 1)
+    runs, cpu = {}, {}
+    for name, model in (("full", full), ("reduced", reduced)):
+        tic = time.process_time()
+        res = run_model(model, method="midpoint", h=p["h"], t_end=t_end, t_eval=t_eval, compute_energies=False,
+                        store=False)
+        cpu[name] = time.process_time() - tic
+        if not res.success:
+            raise RuntimeError(f"the {name} solid rod's comparison run failed at t = {res.t[-1]:.4g} s: {res.message}")
+        runs[name] = solid_midspan(model, res.delta)
+    peak_full = float(np.abs(runs["full"]).max())
+    return {"degrees": float(p["compare_degrees"]), "model": "kinematically driven on the chord frame, bearing A "
+            "clamped, bearing B on the chord", "full_dofs": int(full.n_dofs), "reduced_dofs": int(reduced.n_dofs),
+            "peak_full_m": peak_full, "peak_reduced_m": float(np.abs(runs["reduced"]).max()),
+            "midspan_error": float(np.abs(runs["reduced"] - runs["full"]).max() / peak_full),
+            "full_cpu_s": cpu["full"], "reduced_cpu_s": cpu["reduced"]}
 
 
 def solid_midspan(model, delta) -> np.ndarray:
@@ -518,6 +581,12 @@ def main(argv=None):
         print(f"  peak mid-span deflection {1e3 * value:+.5f} mm at crank angle {angle:.2f} deg "
               f"({res.stats['n_steps']} steps, solve {res.stats['solve_s']:.2f} s); peak drive torque "
               f"{np.abs(extras['drive_torque']).max():.4g} N m")
+        if solid is not None and "reduction_error" in solid:
+            e = solid["reduction_error"]
+            print(f"  reduced rod against the full mesh ({e['full_dofs']} -> {e['reduced_dofs']} DOFs, kinematically "
+                  f"driven, first {e['degrees']:g} deg): mid-span deflection {e['midspan_error']:.2e} of the full "
+                  f"run's peak {1e3 * e['peak_full_m']:.4f} mm (full {e['full_cpu_s']:.1f} s CPU, reduced "
+                  f"{e['reduced_cpu_s']:.1f} s)")
         print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
         return 0 if res.success else 1
     value, angle = peak(extras)

@@ -51,7 +51,7 @@ from .model import Model
 from .sparse_solve import (IterativeSolveError, solve_backend, spd_factor, spd_preconditioner,
                            spd_solve)
 
-__all__ = ["ReducedModel", "free_interface_modes", "craig_bampton", "reduce", "lobpcg_modes"]
+__all__ = ["ReducedModel", "free_interface_modes", "craig_bampton", "reduce", "lobpcg_modes", "modes_below"]
 
 LOBPCG_RTOL = 1e-8             # relative eigen-residual of each mode from LOBPCG
 
@@ -172,6 +172,31 @@ def _interface(model: Model, interface) -> np.ndarray:
     if not np.any(ok):
         raise ValueError("`interface`: its nodes have no free DOF (all are fixed)")
     return pos[ok]
+
+
+def modes_below(model: Model, frequency: float) -> int:
+    """How many modes of the supported body (its ``fixed`` held: for a body clamped at its joint,
+    the fixed-interface modes of Craig-Bampton) lie at or below ``frequency`` [Hz]: the number of
+    modes to keep for a frequency cut-off (docs/flexible_bodies.md, "How many modes").
+
+    The modes come in blocks of growing size (8, 16, ... by `_lowest_modes`) until one lies above the
+    cut-off.  Raises ValueError for a frequency that is not a positive number, or above every mode of
+    the mesh (the cut-off asks for the full model then)."""
+    f = float(frequency) if isinstance(frequency, (int, float)) and not isinstance(frequency, bool) else np.nan
+    if not (np.isfinite(f) and f > 0):
+        raise ValueError(f"`frequency` (the cut-off) must be a positive number of Hz, got {frequency!r}")
+    n, k = model.n_dofs, 8
+    while True:
+        k = min(k, n - 1)
+        lam, _ = _lowest_modes(model.K, model.M, k)
+        freqs = np.sqrt(np.maximum(lam, 0.0)) / (2 * np.pi)
+        if freqs[-1] > f:
+            return int(np.count_nonzero(freqs <= f))
+        if k == n - 1:
+            raise ValueError(f"`frequency` {f:g} Hz: all {k} modes computed lie at or below it (the highest "
+                             f"{freqs[-1]:.4g} Hz): the cut-off keeps the whole mesh; use the full model or a "
+                             "lower cut-off")
+        k *= 2
 
 
 def free_interface_modes(model: Model, n_modes: int, factor=None):

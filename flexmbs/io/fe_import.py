@@ -42,8 +42,10 @@ from scipy import sparse
 
 from ..assembly import BodyInvariants
 from ..mesh import Mesh
+from ..model import Model, _operator
+from ..motion import Fixed
 
-__all__ = ["FORMATS", "ImportedBody", "MatrixEntries", "import_body", "read_matrix", "read_nodes",
+__all__ = ["FORMATS", "ImportedBody", "ImportedModel", "NodeTranslations", "NodeCloud", "MatrixEntries", "import_body", "read_matrix", "read_nodes",
            "read_ansys_mapping", "detect_format", "FEImportError"]
 
 FORMATS = {
@@ -159,6 +161,122 @@ class ImportedBody:
             d[a, :, a::3] = msX.T
         M = sparse.csr_array(sum((S[(a, a)] for a in range(1, 3)), S[(0, 0)]))
         return BodyInvariants(M, S, m_O, d, float(ones @ m1), X.T @ m1, X.T @ msX)
+
+
+    def model(self, fixed=(), node_sets=None, damping=None):
+        """The body as a `flexmbs.Model` (an `ImportedModel`) on its imported M and K: something
+        `flexmbs.reduction.reduce` reduces and a `flexmbs.bodies.FlexibleBody` takes.
+
+        ``fixed``: supports as for `Model`, (nodes, dofs) with nodes a name of ``node_sets``, row
+        indices of ``points`` or a mask, dofs "all" or names among "u", "v", "w"; ``node_sets``:
+        name -> row indices (e.g. a bearing face for an `flexmbs.bodies.Interface`); ``damping``:
+        Rayleigh (alpha, beta).  See `ImportedModel` for what such a model has and lacks.
+        """
+        return ImportedModel(self, fixed=fixed, node_sets=node_sets, damping=damping)
+
+
+class NodeCloud(Mesh):
+    """The nodes of an imported body without cells of their own: one "vertex" cell per node (the
+    carrier of its three translations, `NodeTranslations`), and node sets.  A `Mesh` refuses a mesh
+    of vertices only (a Gmsh file without its volume is an error there); here the nodes are all
+    there is, the exporting code keeping the elements."""
+
+    def __post_init__(self):
+        self.points = np.ascontiguousarray(self.points, dtype=float)
+        n = len(self.points)
+        if self.points.ndim != 2 or self.points.shape[1] != 3 or n == 0 or not np.all(np.isfinite(self.points)):
+            raise ValueError(f"`points` must be finite node coordinates of shape (n_nodes, 3), n_nodes >= 1, got "
+                             f"shape {self.points.shape}")
+        self.cells = {"vertex": np.arange(n, dtype=np.int64)[:, None]}
+        sets = {}
+        for name, idx in self.node_sets.items():
+            idx = np.unique(np.asarray(idx, dtype=np.int64).ravel())
+            if idx.size and (idx.min() < 0 or idx.max() >= n):
+                raise ValueError(f"`node_sets[{name!r}]` must hold row indices of the imported nodes, 0..{n - 1}, "
+                                 f"got {int(idx.min() if idx.min() < 0 else idx.max())}")
+            sets[str(name)] = idx
+        self.node_sets = sets
+
+
+class NodeTranslations:
+    """The DOF layout of an imported solid: one "vertex" cell per node, three translations each.
+
+    It stands where a `Model` has its element, for what a model of given matrices needs of one:
+    the DOF names and count per node (supports, node markers, the nodal displacement field) and
+    the rigid-body modes at the nodes (the reference conditions' check, the near null space of
+    K).  It has no shape functions: M and K come from the exporting code."""
+
+    cell_type = "vertex"
+    n_nodes = 1
+    dofs_per_node = DOFS_PER_NODE
+    dof_names = ("u", "v", "w")
+
+    def rigid_modes(self, X) -> np.ndarray:
+        """(n_el, 3, 6): translations along the body axes, then rotations u = e_i x X about the
+        axes through the origin, at the node of each cell (X (n_el, 1, 3))."""
+        X = np.asarray(X, dtype=float)[:, 0]
+        modes = np.zeros((len(X), 3, 6))
+        for i, e in enumerate(np.eye(3)):
+            modes[:, i, i] = 1.0
+            modes[:, :, 3 + i] = np.cross(e, X)
+        return modes
+
+
+class ImportedModel(Model):
+    """A `Model` whose M and K come from another code (`ImportedBody`), on the imported nodes.
+
+    What it has: the supports (``fixed``), the free DOFs, M, K and the inertia invariants from M
+    and the node coordinates (`ImportedBody.invariants`), Rayleigh damping, node sets, the node
+    translations (the DOFs themselves), interfaces and the rigid-body modes at the nodes; so
+    `flexmbs.reduction.reduce` (free-interface, Craig-Bampton, static and attachment modes) and
+    `flexmbs.bodies.FlexibleBody` (on its supports or mean axes, ``stiffening="none"``) take it.
+    What it lacks: cells and shape functions (the exporting code keeps them), hence loads on
+    its mesh, point masses, geometric stiffening and stresses; a frame motion other than
+    fixed (run it as a `FlexibleBody` in a `flexmbs.System`).
+    """
+
+    def __init__(self, body: ImportedBody, *, fixed=(), node_sets=None, damping=None, dense_below: int = 400):
+        self.mesh = NodeCloud(body.points, {}, node_sets=dict(node_sets or {}),
+                              source="imported " + "/".join(body.formats))
+        self.element = NodeTranslations()
+        self.motion = Fixed()
+        self.cells = self.mesh.cells["vertex"]
+        self.X = self.mesh.points[self.cells]
+        self.n_full = DOFS_PER_NODE * body.n_nodes
+        self.point_mass_data = None
+        mask = np.zeros(self.n_full, bool)
+        for nodes, dofs in fixed:
+            idx = self.mesh.nodes(nodes)
+            for j in self._dof_indices(dofs):
+                mask[idx * DOFS_PER_NODE + j] = True
+        self._fixed_mask = mask
+        self.fixed_dofs, self.free = np.flatnonzero(mask), np.flatnonzero(~mask)
+        self.n_dofs = len(self.free)
+        if self.n_dofs == 0:
+            raise ValueError("`fixed` removes every DOF: nothing is left to move")
+        inv_full = body.invariants()
+        self.inv = inv_full.reduce(self.free)
+        self.M, self.mass = self.inv.M, inv_full.mass
+        self.K = sparse.csr_array(sparse.csr_array(body.K)[self.free][:, self.free])
+        self.damping = None if damping is None else tuple(float(c) for c in damping)
+        if self.damping is not None and (len(self.damping) != 2 or min(self.damping) < 0):
+            raise ValueError(f"`damping` must be (alpha, beta) >= 0, got {damping!r}")
+        self.loads, self._load_f, self._load_body_force = [], [], []
+        self.Q = np.zeros((self.n_dofs, 0))
+        self.gravity = np.zeros(3)
+        self.stiffening = False
+        self._Kg_keys, self._Kg, self._Kg_op = [], [], []
+        self.prestress_info = self.static_displacements = None
+        self.dense = dense = self.n_dofs < dense_below
+        self.M_op, self.K_op = _operator(self.M, dense), _operator(self.K, dense)
+        self.C_op, self.C_damp = None, sparse.csr_array((self.n_dofs, self.n_dofs))
+        if self.damping is not None and any(self.damping):
+            self.C_damp = sparse.csr_array(self.damping[0] * self.M + self.damping[1] * self.K)
+            self.C_op = _operator(self.C_damp, dense)
+        self.S_op = {k: _operator(v, dense) for k, v in self.inv.S.items()}
+        self.G_op = [None if Gi is None else _operator(Gi, dense) for Gi in self.inv.G]
+        self.m_O, self.d, self.g = self.inv.m_O, self.inv.d, self.inv.g
+        self._cache, self._frame_terms = {}, None
 
 
 # -- reading the matrix files ----------------------------------------------------------------------

@@ -188,6 +188,12 @@ KINDS = {
     "point_load": "compiled: LOAD row (point, point_2d) and its vector in the time rows",
     "spring_to_ground": "compiled: LOAD row (spring, spring_2d)",
     "user load callable": "refused: a user's own load callable cannot be evaluated by the compiled kernel",
+    # force elements between bodies (flexmbs.forces), all on the numpy path
+    "SpringDamper": "refused: force elements between bodies are evaluated on the numpy path only (no kernel rows)",
+    "RotationalSpringDamper": "refused: force elements between bodies are evaluated on the numpy path only (no "
+                              "kernel rows)",
+    "Bushing": "refused: force elements between bodies are evaluated on the numpy path only (no kernel rows)",
+    "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",
 }
 
 

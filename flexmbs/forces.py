@@ -34,7 +34,8 @@ with dF/dg, dF/dg' analytic (-diag k, -diag c; a `ForceLaw`'s by differences of 
 and the last two (geometric) terms by forward differences of G over the element's coordinates:
 the body protocol gives first derivatives only.  index3-alpha's finite-difference tangent holds
 all of K; between new tangents it refreshes the material part -G^T (dF/dg) G (one evaluation of G,
-`System.elastic_stiffness`), as it does the flexible bodies' elastic stiffness.  NOTE: `RotationalSpringDamper` measures theta in
+`System.elastic_stiffness`), as it does the flexible bodies' elastic stiffness.
+NOTE: `RotationalSpringDamper` measures theta in
 (-pi, pi] from its rest angle; its energy is continuous for relative rotations below half a turn.
 docs/multibody.md, "Force elements between bodies"; docs/design.md, "Force elements".
 """
@@ -75,7 +76,8 @@ class ForceElement:
 
     Subclasses give ``measures(qs) -> (g, [G_i, G_j])``; ``law(t, g, gd) -> (F, F_loads)``, where
     F_loads is the part of F whose power goes into the works' ``loads`` (the actuator, a user's law),
-    and ``law_derivatives(t, g, gd) -> (dF/dg, dF/dgd)`` are the linear element's unless overridden; the stiffness ``k``, damping ``c`` and rest values ``g0`` give the
+    and ``law_derivatives(t, g, gd) -> (dF/dg, dF/dgd)`` are the linear element's unless overridden;
+    the stiffness ``k``, damping ``c`` and rest values ``g0`` give the
     stored energy and the dissipated power (module docstring).
     """
 

@@ -176,6 +176,10 @@ KINDS = {
     "Distance": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "AngleDriver": "compiled: the joint batch (its angle rows) and its law in the time rows",
     "CoordinateDriver": "compiled: COORDINATE_DRIVER row and its law in the time rows",
+    "Universal": "compiled: the joint batch (its marker, point and dot1 arrays)",
+    "GearPair": "refused: velocity-level ratio constraints (gears) are not evaluated by the compiled kernel",
+    "RackPinion": "refused: velocity-level ratio constraints (rack and pinion) are not evaluated by the compiled "
+                  "kernel",
     "PlanarRevolute": "compiled: PLANAR_JOINT, PLANAR_REVOLUTE rows",
     "PlanarPrismatic": "compiled: PLANAR_JOINT, PLANAR_PRISMATIC rows",
     "NaturalRigidity": "refused: the rigidity conditions of natural-coordinate bodies are not evaluated by the "

@@ -167,3 +167,26 @@ def test_every_force_element_kind_is_declared_in_the_kernel_schema():
     for name in forces.__all__:
         if name != "ForceElement":
             assert KINDS[name].startswith("refused: "), name
+
+
+def test_quasi_velocity_formulations_take_the_force_elements():
+    """Kane, Volterra and Maggi read the applied forces body by body (`applied_forces` of a TreeBody)
+    and add the force elements' (`quasi_velocities.applied_forces`): a cart pendulum on a spring-damper
+    to the ground moves as with Lagrange."""
+    from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
+
+    def build():
+        body = TreeBody("cart pendulum", ("x", "theta"),
+                        [TreeJoint("cart", "prismatic", (1, 0, 0), "x"),
+                         TreeJoint("A", "revolute", (0, 0, 1), "theta", parent="cart")],
+                        [TreePart("cart", "cart", 2.0),
+                         TreePart("link", "A", 1.0, (1 / 12, 0.0, 1 / 12), centroid=(0.0, -0.5, 0.0))],
+                        q0=(0.1, 0.3), v0=(0.0, 0.0))
+        spring = SpringDamper(None, (-1.0, 0.0, 0.0), body, (0.0, 0.0, 0.0), 50.0, 1.0, damping=0.5)
+        return System([body], forces=[spring], gravity=(0, -9.81, 0))
+
+    runs = {form: fm.run(build(), formulation=form, method="DOP853", rtol=1e-10, atol=1e-12, t_end=0.3, dt_out=0.1,
+                         store=False).q for form in ("lagrange", "kane", "volterra", "maggi")}
+    assert abs(runs["lagrange"][-1, 0] - 0.1) > 0.04                  # the spring pulls the cart back
+    for form in ("kane", "volterra", "maggi"):
+        np.testing.assert_allclose(runs[form], runs["lagrange"], atol=1e-8, err_msg=form)

@@ -190,3 +190,21 @@ def test_quasi_velocity_formulations_take_the_force_elements():
     assert abs(runs["lagrange"][-1, 0] - 0.1) > 0.04                  # the spring pulls the cart back
     for form in ("kane", "volterra", "maggi"):
         np.testing.assert_allclose(runs[form], runs["lagrange"], atol=1e-8, err_msg=form)
+
+
+def test_a_controller_output_drives_a_spring_actuator():
+    """The actuator as a controller's `Output` (zero-order hold, index3-alpha on the numpy path): a
+    P law f = K_p (x_t - x) on a mass held by a spring (k, l0) settles at the static balance
+    k (x - l0) = K_p (x_t - x), x = (k l0 + K_p x_t) / (k + K_p) = 1.2 m (critically damped,
+    measured 1.19985 m after 1.5 s)."""
+    from flexmbs import control
+    k, l0, Kp, xt = 50.0, 1.0, 50.0, 1.4
+    mass = PointMass("m", 2.0, position=(1.0, 0.0, 0.0))
+    force = control.Output("f")
+    spring = SpringDamper(None, (0, 0, 0), mass, (0, 0, 0), k, l0, damping=20.0, actuator=force)
+    law = control.Controller(0.01, {"x": control.body_position(mass)}, force, lambda t, s: Kp * (xt - s["x"][0]))
+    res = fm.run(System([mass], forces=[spring]), method="index3-alpha", h=2e-3, t_end=1.5, dt_out=0.05, store=False,
+                 controllers=[law])
+    assert res.status == "finished"
+    assert res.q[-1, 0] == pytest.approx((k * l0 + Kp * xt) / (k + Kp), abs=1e-3)
+    assert res.energies["W_loads"][-1] > 1.0                    # the actuator's work is counted

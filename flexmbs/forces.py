@@ -48,6 +48,7 @@ import numpy as np
 from .bodies.base import real_number
 from .bodies.loads import _of_time
 from .constraints.base import EMPTY, Ground, body_label, check_body_pair, joint_point
+from .user_functions import evaluate, non_finite
 
 __all__ = ["ForceElement", "SpringDamper", "RotationalSpringDamper", "Bushing", "ForceLaw"]
 
@@ -126,10 +127,13 @@ class ForceElement:
         zero without one; ValueError naming the element if it gives something else."""
         if self.actuator is None:
             return np.zeros(len(self.g0))
-        value = np.asarray(self.actuator(t), dtype=float)
-        if value.shape != () or not np.isfinite(value):
+        what = f"{type(self).__name__} {self.name!r}: its actuator"
+        value = np.asarray(evaluate(what, t, self.actuator, t), dtype=float)
+        if value.shape != ():
             raise ValueError(f"{type(self).__name__} {self.name!r}: its `actuator` must give a finite number at each "
                              f"t, got {value.tolist()!r} (shape {value.shape}) at t = {float(t):g}")
+        if not np.isfinite(value):
+            raise non_finite(what, t)
         return value.reshape(1)
 
     def _state(self, t, qs, vs):
@@ -378,7 +382,14 @@ class Bushing(ForceElement):
         self.k = _nonnegative(stiffness, "stiffness", owner, n)
         self.c = _nonnegative(damping, "damping", owner, n)
         if at is not None:
-            at = np.asarray(_marker(self, 0, at, "at"), dtype=float)
+            try:
+                point = None if isinstance(at, (str, bytes)) else np.asarray(at, dtype=float)
+            except (TypeError, ValueError):
+                point = None
+            if point is None or point.shape != (self.dim,) or not np.all(np.isfinite(point)):
+                raise ValueError(f"{owner}: `at` must be a finite global point of {self.dim} components (the bushing "
+                                 f"frame's origin at the start), got {at!r}")
+            at = point
         _, self.s, A0 = joint_point(self.name, self.dim, self.bodies, self._side, [None, None], at, 1e-8, False)
         self.a = [A0[0].T[:, k] for k in range(self.dim)]              # global axes in body i's coordinates
         self.b = [A0[1].T[:, k] for k in range(self.dim)]              # ... in body j's
@@ -433,8 +444,16 @@ class ForceLaw(ForceElement):
         return d, [-a.point_jacobian(qs[0], self.s[0]), b.point_jacobian(qs[1], self.s[1])]
 
     def law(self, t, g, gd):
-        """(F, F): the user's force on point j, all of its power into the works' ``loads``."""
-        F = np.asarray(self.force_law(t, g, gd), dtype=float)
+        """(F, F): the user's force on point j, all of its power into the works' ``loads``.  A law that
+        raises or gives NaN or inf at a finite state is a `UserFunctionError` naming the element and t
+        (in a step: status "failed", the outputs so far kept)."""
+        what = f"ForceLaw {self.name!r}: its law"
+        F = np.asarray(evaluate(what, t, self.force_law, t, g, gd), dtype=float)
+        if F.shape != (self.dim,):
+            raise ValueError(f"ForceLaw {self.name!r}: `law` must return a force of shape ({self.dim},), got shape "
+                             f"{F.shape} at t = {float(t):g}")
+        if not np.all(np.isfinite(F)) and np.all(np.isfinite(g)) and np.all(np.isfinite(gd)):
+            raise non_finite(what, t)
         return F, F
 
     def law_derivatives(self, t, g, gd):

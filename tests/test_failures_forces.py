@@ -70,7 +70,32 @@ ROWS = [
     (lambda: System([A, B], forces=[SpringDamper(A, (0, 0, 0), B, (0, 0, 0), 1.0),
                                     SpringDamper(A, (0, 0.1, 0), B, (0, 0, 0), 1.0)]),
      "System: force element names must be unique, got ['SpringDamper(a, b)'] more than once; pass `name=`"),
+    (lambda: Bushing(A, B, 1.0, at="origin"),
+     "Bushing 'Bushing(a, b)': `at` must be a finite global point of 3 components (the bushing frame's origin at "
+     "the start), got 'origin'"),
+    (lambda: SpringDamper(A, (0, 0, 0), B, (0, 0, 0), 1.0, actuator=lambda t: 1.0 / 0.0).law(0.5, np.ones(1),
+                                                                                          np.zeros(1)),
+     "SpringDamper 'SpringDamper(a, b)': its actuator raised ZeroDivisionError at t = 0.5: float division by zero"),
+    (lambda: ForceLaw(A, (0, 0, 0), B, (0, 0, 0), lambda t, d, dd: d * np.log(t)).law(0.0, np.ones(3), np.zeros(3)),
+     "ForceLaw 'ForceLaw(a, b)': its law gave NaN or inf at t = 0; a law or load must be finite at every time of the "
+     "run"),
 ]
+
+
+def test_a_force_law_that_fails_in_a_run_stops_it_with_its_name():
+    """A law giving NaN at t > 0.05 stops the run with status "failed" naming the element and the time
+    (that of the stage that met it), the outputs so far kept."""
+    import flexmbs as fm
+
+    def law(t, d, d_dot):
+        return -d * (np.nan if t > 0.05 else 1.0)
+
+    m = PointMass("m2", 1.0, position=(1.0, 0.0, 0.0))
+    res = fm.run(System([m], forces=[ForceLaw(None, (0, 0, 0), m, (0, 0, 0), law, name="pull")]), method="RK45",
+                 t_end=0.1, dt_out=0.01, store=False)
+    assert res.status == "failed"
+    assert "failed: ForceLaw 'pull': its law gave NaN or inf at t = " in res.message
+    assert 2 <= len(res.t) < 11 and res.t[-1] <= 0.05
 
 
 @pytest.mark.parametrize("call, message", ROWS, ids=[m[:60] for _, m in ROWS])

@@ -41,6 +41,7 @@ docs/multibody.md, "Force elements between bodies"; docs/design.md, "Force eleme
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Callable
 
 import numpy as np
@@ -72,7 +73,7 @@ def _nonnegative(value, what: str, owner: str, n: int | None = None) -> np.ndarr
     return a
 
 
-class ForceElement:
+class ForceElement(ABC):
     """Base of the force elements: two sides, measures g(q) with G = dg/dq, and a law F(t, g, g').
 
     Subclasses give ``measures(qs) -> (g, [G_i, G_j])``; ``law(t, g, gd) -> (F, F_loads)``, where
@@ -110,8 +111,10 @@ class ForceElement:
         return [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
 
     # -- evaluation ------------------------------------------------------------------------------
+    @abstractmethod
     def measures(self, qs) -> tuple[np.ndarray, list]:
-        raise NotImplementedError
+        """(g (n_g,), [G_i (n_g, n_q,i), G_j (n_g, n_q,j)]): the measures at the sides' coordinates qs
+        and their Jacobians (an empty block for the ground)."""
 
     def law(self, t, g, gd):
         """(F, F_loads) of the linear spring-damper-actuator F = -k (g - g0) - c gd + f_a(t), F_loads = f_a."""

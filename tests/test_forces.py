@@ -227,3 +227,15 @@ def test_springs_on_a_flexible_body_conserve_energy():
     E = res.energies["total"]
     assert np.ptp(res.energies["strain"]) > 0.05
     assert np.abs(E - E[0]).max() < 5e-5 * E[0]
+
+
+def test_rotational_spring_about_a_planar_revolute():
+    """2D: a disc (J) on a PlanarRevolute with a torsion spring, `about` the joint, rest angle -th0:
+    phi - phi0 = th0 (cos(sqrt(k/J) t) - 1)."""
+    from flexmbs.constraints.planar import PlanarRevolute
+    J, k, th0, phi0 = 0.5, 8.0, 0.2, 0.3
+    disc = RigidBody2D("d", 1.0, J, angle=phi0)
+    pin = PlanarRevolute(None, disc, at=(0.0, 0.0))
+    res = fm.run(System([disc], [pin], forces=[RotationalSpringDamper.about(pin, k, rest_angle=-th0)]),
+                 method="DOP853", rtol=1e-10, atol=1e-12, t_end=1.0, dt_out=0.1, store=False)
+    np.testing.assert_allclose(res.q[:, 2] - phi0, th0 * (np.cos(np.sqrt(k / J) * res.t) - 1.0), atol=1e-8)

@@ -218,6 +218,8 @@ class CompiledSystem:
             raise Unsupported(f"the system is a {type(system).__name__}, a subclass of System; the compiled kernel "
                               "evaluates System's own equations only")
         system.check_unchanged()                # packed now: what the numpy path evaluates, or refused
+        for f in system.force_elements:         # springs, dampers and force laws between bodies
+            raise Unsupported(f"force element {f.name!r} is a {type(f).__name__}: {refusal(type(f).__name__)}")
         n, m = system.n_q, system.n_c
         norms, mean_axis = [], {}
         for c in system.constraints[:system.n_internal]:

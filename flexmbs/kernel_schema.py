@@ -176,6 +176,10 @@ KINDS = {
     "Distance": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "AngleDriver": "compiled: the joint batch (its angle rows) and its law in the time rows",
     "CoordinateDriver": "compiled: COORDINATE_DRIVER row and its law in the time rows",
+    "Universal": "compiled: the joint batch (its marker, point and dot1 arrays)",
+    "GearPair": "refused: velocity-level ratio constraints (gears) are not evaluated by the compiled kernel",
+    "RackPinion": "refused: velocity-level ratio constraints (rack and pinion) are not evaluated by the compiled "
+                  "kernel",
     "PlanarRevolute": "compiled: PLANAR_JOINT, PLANAR_REVOLUTE rows",
     "PlanarPrismatic": "compiled: PLANAR_JOINT, PLANAR_PRISMATIC rows",
     "NaturalRigidity": "refused: the rigidity conditions of natural-coordinate bodies are not evaluated by the "
@@ -188,6 +192,12 @@ KINDS = {
     "point_load": "compiled: LOAD row (point, point_2d) and its vector in the time rows",
     "spring_to_ground": "compiled: LOAD row (spring, spring_2d)",
     "user load callable": "refused: a user's own load callable cannot be evaluated by the compiled kernel",
+    # force elements between bodies (flexmbs.forces), all on the numpy path
+    "SpringDamper": "refused: force elements between bodies are evaluated on the numpy path only (no kernel rows)",
+    "RotationalSpringDamper": "refused: force elements between bodies are evaluated on the numpy path only (no "
+                              "kernel rows)",
+    "Bushing": "refused: force elements between bodies are evaluated on the numpy path only (no kernel rows)",
+    "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",
 }
 
 

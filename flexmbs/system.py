@@ -52,7 +52,8 @@ class SystemEnergy(NamedTuple):
     kinetic : T = 1/2 q'^T M(q) q', summed over the bodies.
     gravity : V_g = -g . sum_b m_b r_C,b, the potential of gravity (0 without gravity).
     strain : U, the strain energy of the flexible bodies (`strain_energy` of FlexibleBody, including
-        its axial-strain stiffening, and of the corotational beams); 0 for rigid bodies.
+        its axial-strain stiffening, and of the corotational beams) plus the energy stored in the
+        springs of the force elements between bodies (`flexmbs.forces`); 0 for rigid bodies alone.
     """
 
     kinetic: float
@@ -189,9 +190,14 @@ class System:
         constraints are added.
     gravity : array (dim,), optional
         Gravitational acceleration, e.g. (0, 0, -9.81) [m/s^2]; None: no gravity.
+    forces : sequence of force elements, optional
+        Springs, dampers, actuators and force laws between these bodies (`flexmbs.forces`:
+        SpringDamper, RotationalSpringDamper, Bushing, ForceLaw), kept in ``force_elements``:
+        their generalized forces enter Q, their stored energy U, their dissipated and actuator
+        powers the works (``damping``, ``loads``) and their tangent K_el and C_t.
     """
 
-    def __init__(self, bodies, constraints=(), gravity=None):
+    def __init__(self, bodies, constraints=(), gravity=None, forces=()):
         self.bodies = _entries(bodies, "bodies", ("name", "n_q", "dim", "mass_matrix", "forces"),
                                "a body (flexmbs.bodies: RigidBodyEP, RigidBody2D, FlexibleBody, ...)")
         if not self.bodies:
@@ -215,6 +221,10 @@ class System:
                          "a constraint (flexmbs.constraints: Revolute, Spherical, Distance, ...)")
         internal = [c for b in self.bodies for c in b.internal_constraints()]
         self.constraints = internal + given
+        self.force_elements = _entries(forces, "forces", ("name", "bodies", "generalized_forces", "potential",
+                                                          "powers", "tangent"),
+                                       "a force element (flexmbs.forces: SpringDamper, RotationalSpringDamper, "
+                                       "Bushing, ForceLaw)")
         self.n_internal = len(internal)
         self._built_from = [(b, _public_attributes(b)) for b in self.bodies] + \
             [(c, _public_attributes(c)) for c in given]
@@ -223,6 +233,15 @@ class System:
         if dup:
             raise ValueError(f"System: constraint names must be unique, got {dup} more than once; pass `name=`")
         ids = {id(b) for b in self.bodies}
+        fnames = [f.name for f in self.force_elements]
+        dup = sorted({n for n in fnames if fnames.count(n) > 1})
+        if dup:
+            raise ValueError(f"System: force element names must be unique, got {dup} more than once; pass `name=`")
+        for f in self.force_elements:
+            for b in f.bodies:
+                if b is not None and id(b) not in ids:
+                    raise ValueError(f"System: force element {f.name!r} refers to body {b.name!r}, which is not "
+                                     "in `bodies`")
         for c in given:
             for b in c.bodies:
                 if b is not None and id(b) not in ids:
@@ -243,6 +262,7 @@ class System:
             [np.arange(self._rows[id(c)].start, self._rows[id(c)].stop) for c in self.constraints if c.holonomic]
             + [np.zeros(0, dtype=int)]).astype(int)
         self._cslices = [[None if b is None else self._qslice[id(b)] for b in c.bodies] for c in self.constraints]
+        self._fslices = [[None if b is None else self._qslice[id(b)] for b in f.bodies] for f in self.force_elements]
         self._M = np.zeros((self.n_q, self.n_q))
         for b in self.bodies:
             if b.constant_mass:
@@ -410,7 +430,40 @@ class System:
         for b in self._single_bodies:
             sl = self._qslice[id(b)]
             Q[sl] = b.forces(t, q[sl], v[sl], g)
+        if self.force_elements:
+            Q += self.element_forces(t, q, v)
         return Q
+
+    # -- force elements between bodies (flexmbs.forces) -----------------------------------------
+    def _element_states(self, k, q, v):
+        """([q_i, q_j], [v_i, v_j]) of force element k (empty for the ground)."""
+        sls = self._fslices[k]
+        return ([EMPTY if sl is None else q[sl] for sl in sls], [EMPTY if sl is None else v[sl] for sl in sls])
+
+    def element_forces(self, t, q, v) -> np.ndarray:
+        """Q_f (n_q,): the generalized forces G^T F of the force elements (`flexmbs.forces`), part of
+        `forces` (and of the active forces of Gibbs-Appell and Hamilton); zero without elements."""
+        Q = np.zeros(self.n_q)
+        for k, f in enumerate(self.force_elements):
+            qs, vs = self._element_states(k, q, v)
+            for sl, Qb in zip(self._fslices[k], f.generalized_forces(t, qs, vs)):
+                if sl is not None:
+                    Q[sl] += Qb
+        return Q
+
+    def element_tangent(self, t, q, v, geometric: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(K_f, C_f) = (-dQ_f/dq, -dQ_f/dv) (n_q, n_q) of the force elements (`ForceElement.tangent`:
+        material parts analytic, geometric parts by differences of the measures' Jacobian G; only the
+        material parts with ``geometric=False``)."""
+        K, C = np.zeros((self.n_q, self.n_q)), np.zeros((self.n_q, self.n_q))
+        for k, f in enumerate(self.force_elements):
+            qs, vs = self._element_states(k, q, v)
+            Kf, Cf = f.tangent(t, qs, vs, geometric)
+            cols = np.concatenate([np.zeros(0, dtype=int) if sl is None else np.arange(sl.start, sl.stop)
+                                   for sl in self._fslices[k]])
+            K[np.ix_(cols, cols)] += Kf
+            C[np.ix_(cols, cols)] += Cf
+        return K, C
 
     def quadratic_velocity_jacobian(self, q, v) -> np.ndarray:
         """dQ_v/dv (n_q, n_q), block-diagonal: the velocity Jacobian of the bodies' quadratic-velocity
@@ -430,13 +483,18 @@ class System:
         and stiffening forces (``Body.elastic_stiffness``, on the body's last n_e coordinates, the
         elastic ones), which enter Q with a minus sign, so that K_el is their part of the tangent
         K_t = d(M q'' - Q + C_q^T lam)/dq; zero blocks for the other bodies.  None when no body gives
-        it (nothing to add).  One call per such body, each vectorised over its elements."""
-        if not self._elastic:
+        it (nothing to add).  One call per such body, each vectorised over its elements.  The force
+        elements between bodies add the material part of their K_f (`element_tangent` with
+        ``geometric=False``: -G^T dF/dg G, one evaluation of each element's G), so a kept tangent of
+        index3-alpha follows their stiffness; the geometric part stays as the kept tangent has it."""
+        if not self._elastic and not self.force_elements:
             return None
         K = np.zeros((self.n_q, self.n_q))
         for b, sl in self._elastic:
             bs = self._qslice[id(b)]
             K[sl, sl] = b.elastic_stiffness(t, q[bs], v[bs], self.gravity)
+        if self.force_elements:                             # the springs between bodies: K_f, material part
+            K += self.element_tangent(t, q, v, geometric=False)[0]
         return K
 
     def energy(self, q, v) -> SystemEnergy:
@@ -459,6 +517,8 @@ class System:
             V += v_b
         for b in self._strained:
             U += b.strain_energies(q[:, self._qslice[id(b)]])
+        for k, f in enumerate(self.force_elements):          # springs between bodies: one state at a time
+            U += np.array([f.potential(self._element_states(k, qk, qk)[0]) for qk in q], dtype=float)
         return SystemEnergy(T, V, U)
 
     def power_history(self, t, q, v, lam=None) -> dict[str, np.ndarray]:
@@ -467,8 +527,10 @@ class System:
 
         .. code:: text
 
-            loads        q' . Q_loads              the bodies' loads and a flexible body's nodal loads
-            damping      delta'^T C delta' >= 0    dissipated by Rayleigh damping
+            loads        q' . Q_loads              the bodies' loads and a flexible body's nodal loads,
+                                                   the force elements' actuators and force laws
+            damping      delta'^T C delta' >= 0    dissipated by Rayleigh damping and by the force
+                                                   elements' dampers (g'^T diag(c) g')
             stiffening   -delta' . K_geo delta     the "omega" geometric stiffening (no potential)
             drivers      lam . C_t                 the constraint forces -C_q^T lam of the rheonomic
                                                    constraints (drivers, prescribed frames):
@@ -487,6 +549,10 @@ class System:
             sl = self._qslice[id(b)]
             for key, P in b.powers(t, q[:, sl], v[:, sl], self.gravity).items():
                 out[key] += P
+        for k, f in enumerate(self.force_elements):          # dampers and actuators between bodies
+            for i, (tk, qk, vk) in enumerate(zip(t, q, v)):
+                for key, P in f.powers(float(tk), *self._element_states(k, qk, vk)).items():
+                    out[key][i] += P
         if any(c.rheonomic for c in self.constraints):
             if lam is None:
                 out["drivers"][:] = np.nan
@@ -589,6 +655,10 @@ class System:
                     for sl, fp, fz in zip(slices, (blk.T @ lc for blk in c.jacobian(t, qq)), f0):
                         if sl is not None:
                             K[sl, sli.start + j] += (fp - fz) / hq
+        if self.force_elements:                             # springs and dampers between bodies
+            Kf, Cf = self.element_tangent(t, q, v)
+            K += Kf
+            Ct += Cf
         return K, Ct
 
     def check_unchanged(self) -> None:
@@ -1082,5 +1152,6 @@ class System:
         return out
 
     def __repr__(self):
-        return (f"System({len(self.bodies)} bodies, {len(self.constraints)} constraints, n_q = {self.n_q}, "
+        forces = f", {len(self.force_elements)} force elements" if self.force_elements else ""
+        return (f"System({len(self.bodies)} bodies, {len(self.constraints)} constraints{forces}, n_q = {self.n_q}, "
                 f"n_c = {self.n_c})")

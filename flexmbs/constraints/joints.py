@@ -26,6 +26,7 @@ ch. 11, writes the same dot-1 and dot-2 conditions).  The joints:
 | Fixed | point, dot1(x_i, y_j), dot1(x_i, z_j), dot1(y_i, z_j) | nothing |
 | PointOnLine | dot2(x_i), dot2(y_i) | sliding along z and 3 rotations |
 | Distance | dist | 5 relative motions |
+| Universal | point, dot1(x_i, y_j) | rotations about the fork axes x_i and y_j |
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from .base import EMPTY, Constraint, Ground, body_label, check_body_pair, joint_
 from .batch import JointBatch
 
 __all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Translational", "Fixed", "PointOnLine",
-           "Distance"]
+           "Distance", "Universal"]
 
 
 def _perpendicular(z) -> tuple[np.ndarray, np.ndarray]:
@@ -266,3 +267,46 @@ class Distance(Joint):
         if not (np.isfinite(length) and length > 0):
             raise ValueError(f"joint {self.name!r}: `length` must be positive (the points must be apart), got {length!r}")
         self.length = float(length)
+
+
+class Universal(Joint):
+    """Universal (Cardan, Hooke) joint at ``at``: the fork axis ``axis_i`` of body_i stays
+    perpendicular to the fork axis ``axis_j`` of body_j (4 equations: point, dot1(x_i, y_j)).
+
+    The joint frame at the start is x = axis_i, y = axis_j, z = x cross y (the cross's normal).
+    Of the three relative rotations it frees the two about the fork axes; the shafts' angles
+    are related by the Cardan law tan(phi_j) = tan(phi_i) cos(beta) for a bend angle beta.
+
+    Parameters
+    ----------
+    body_i, body_j : Body or None
+    at : array (3,), optional
+        The cross's centre at the start (default: body_i's reference point, or the point s_i).
+    axis_i, axis_j : array (3,)
+        The fork axes at the start, global, perpendicular to each other.
+    """
+
+    _rows = (("point",), ("dot1", 0, 1))
+
+    def __init__(self, body_i, body_j=None, *, at=None, axis_i=None, axis_j=None, s_i=None, s_j=None, name=None,
+                 tol: float = 1e-8):
+        name = name or f"Universal({'ground' if body_i is None else getattr(body_i, 'name', body_i)}, " \
+                       f"{'ground' if body_j is None else getattr(body_j, 'name', body_j)})"
+        forks = []
+        for what, a in (("axis_i", axis_i), ("axis_j", axis_j)):
+            try:
+                x = None if a is None or isinstance(a, (str, bytes)) else np.asarray(a, dtype=float)
+            except (TypeError, ValueError):
+                x = None
+            if x is None or x.shape != (3,) or not np.all(np.isfinite(x)) or not np.linalg.norm(x) > 0:
+                raise ValueError(f"joint {name!r}: `{what}` must be a nonzero finite 3-vector (a fork axis, global, "
+                                 f"at the start), got {a!r}")
+            forks.append(x / np.linalg.norm(x))
+        if abs(forks[0] @ forks[1]) > 1e-8:
+            raise ValueError(f"joint {name!r}: `axis_i` and `axis_j` must be perpendicular (the arms of the cross), "
+                             f"got the angle {np.degrees(np.arccos(np.clip(forks[0] @ forks[1], -1, 1))):.6g} deg")
+        z = np.cross(forks[0], forks[1])
+        super().__init__(body_i, body_j, at=at, axis=z, s_i=s_i, s_j=s_j, name=name, tol=tol)
+        F0 = np.column_stack([forks[0], forks[1], z])
+        q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
+        self.R = [side.rotation(q).T @ F0 for side, q in zip(self._side, q0)]

@@ -98,4 +98,6 @@ class BodyTerms:
         for b in self._single:
             sl = s.slice(b)
             out[sl] = b.active_forces(t, q[sl], v[sl], gravity)
+        if s.force_elements:                            # springs, dampers and actuators between bodies
+            out += s.element_forces(t, q, v)
         return out

@@ -141,7 +141,8 @@ def _mass_matrix(mass, B, D, I):
 
 
 def applied_forces(system, t, q, v, B=None):
-    """Generalized applied forces Q_e (gravity included, Q_v excluded) of every body, (m,).
+    """Generalized applied forces Q_e (gravity included, Q_v excluded) of every body, (m,), and those
+    of the force elements between bodies (`flexmbs.System.element_forces`).
 
     ``B``: the system's part Jacobians at q (n_p, 3, m) from `system_kinematics`, if known.
     """
@@ -159,6 +160,8 @@ def applied_forces(system, t, q, v, B=None):
         else:
             raise QuasiVelocityError(f"body {body.name!r} does not separate its applied forces from Q_v "
                                      "(`applied_forces`); use the lagrange or maggi formulation")
+    if system.force_elements:                     # springs, dampers and actuators between bodies
+        Q += system.element_forces(t, q, v)
     return Q
 
 

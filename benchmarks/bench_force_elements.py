@@ -1,4 +1,4 @@
-"""Cost of the force elements between bodies (issue 26, item 1; docs/benchmarks.md sec. 19).
+"""Cost of the force elements between bodies (issue 26, item 1; docs/benchmarks.md sec. 22).
 
     python benchmarks/bench_force_elements.py
 

@@ -33,6 +33,12 @@ error of the multipliers and accelerations is then not damped (measured on the p
 cases/pendulum_a01.py, h = 1e-3: the second differences of lam between steps are 20 times
 larger at rho_inf = 0.9999 than at 0.99).
 
+Coefficient sets and step-size control.  The loop below is parametrised by (alpha_m, alpha_f, gamma,
+beta) only: methods "hht" (`Index3HHT`) and "newmark" (`Index3Newmark`) run it, on both paths,
+with the coefficients of `SCHEMES`; "index3-alpha-adaptive" (`Index3AdaptiveAlpha`, numpy path)
+adds a local error estimate, rejection and growth of the steps, with ``rtol``/``atol`` on q and v
+(docs/integrators.md, "Step-size control").
+
 Newton's method.  The unknowns are q_{n+1} and the scaled multipliers mu = lam / beta'; q'',
 v and a follow from q_{n+1} (dq'' / dq = beta', dv / dq = gamma'):
 

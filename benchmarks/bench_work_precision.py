@@ -1,6 +1,6 @@
 """Work-precision of the index-3 and index-1 routes on IFToMM A02 and A03 (issue 25, item 5).
 
-    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_work_precision.py [--cases A03,A02] [--quick]
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_work_precision.py [--cases A03,A02,triple] [--quick]
 
 Each row is one `flexmbs.run` of the case's System: the error against the case's reference and
 the CPU time (process time) of the run.  Methods: index3-alpha at fixed steps (compiled kernel),
@@ -12,6 +12,9 @@ augmented formulation ("lagrange") at several rtol.
   |q(0.03 s) - Hairer and Wanner's reference| [rad].
 - A02, the double four-bar with N = 2 (cases/double_four_bar.py): max over t = 1, 5, 10 s of
   |B0 - exact| [m] (the position of the exact one-degree-of-freedom solution).
+- triple: the triple pendulum in natural coordinates (cases/triple_pendulum.py), released from
+  rest: max |D(2 s) - reference| [m] of the tip D, the reference DOP853 at rtol = 1e-12 on the
+  index-1 form with coordinate partitioning (chaotic: no closed form).
 
 Prints a markdown table (docs/benchmarks.md, sec. 19).
 """
@@ -29,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 import andrews_squeezer  # noqa: E402
 import double_four_bar  # noqa: E402
+import triple_pendulum  # noqa: E402
 
 import flexmbs as fm  # noqa: E402
 
@@ -80,13 +84,52 @@ def a02_error(options) -> tuple[str, float, int]:
     return res.status, float(np.abs(B0 - B0e)[1:].max()) if len(res.t) == 4 else np.nan, int(res.stats["n_steps"])
 
 
+TP_T_END = 2.0
+_TP_REF = {}
+
+
+def tp_reference():
+    """Tip D at t = 2 s of DOP853 at rtol = 1e-12 on the index-1 form with coordinate partitioning
+    (natural coordinates): the motion is chaotic, there is no closed form."""
+    if "D" not in _TP_REF:
+        system = triple_pendulum.build("natural")
+        res = fm.run(system, formulation="lagrange", method="DOP853", rtol=1e-12, atol=1e-15, t_end=TP_T_END,
+                     t_eval=[0.0, TP_T_END], v0=np.zeros(system.n_q),
+                     formulation_options={"stabilization": "coordinate-partitioning"})
+        _TP_REF["D"] = triple_pendulum.tip(system, res.q, res.v)[0][-1]
+    return _TP_REF["D"]
+
+
+def tp_runs(quick: bool):
+    for h in ((1e-3,) if quick else (2e-3, 1e-3, 5e-4, 2.5e-4)):
+        yield f"index3-alpha h = {h:g}", dict(formulation="index3", method="index3-alpha", h=h)
+    for rtol in ((1e-5,) if quick else (1e-4, 1e-5, 1e-6)):
+        yield f"index3-alpha-adaptive rtol = {rtol:g}", dict(formulation="index3", method="index3-alpha-adaptive",
+                                                               rtol=rtol)
+    for h in ((1e-3,) if quick else (2e-3, 1e-3, 5e-4)):
+        yield f"rattle h = {h:g}", dict(formulation="index3", method="rattle", h=h)
+    for rtol in ((1e-6,) if quick else (1e-6, 1e-8, 1e-10)):
+        yield f"DOP853 index-1 rtol = {rtol:g}", dict(formulation="lagrange", method="DOP853", rtol=rtol,
+                                                      atol=rtol * 1e-3,
+                                                      formulation_options={"stabilization": "coordinate-partitioning"})
+
+
+def tp_error(options) -> tuple[str, float, int]:
+    system = triple_pendulum.build("natural")
+    ref = tp_reference()
+    res = fm.run(system, t_end=TP_T_END, t_eval=[0.0, TP_T_END], v0=np.zeros(system.n_q), **options)
+    D = triple_pendulum.tip(system, res.q, res.v)[0][-1]
+    return res.status, float(np.abs(D - ref).max()), int(res.stats["n_steps"])
+
+
 CASES = {"A03": (a03_runs, a03_error, "Andrews' squeezer, max |q(0.03) - ref| [rad]"),
-         "A02": (a02_runs, a02_error, "double four-bar N = 2, max |B0 - exact| at 1, 5, 10 s [m]")}
+         "A02": (a02_runs, a02_error, "double four-bar N = 2, max |B0 - exact| at 1, 5, 10 s [m]"),
+         "triple": (tp_runs, tp_error, "triple pendulum (natural coordinates), max |D(2 s) - DOP853 rtol 1e-12| [m]")}
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default="A03,A02", help="comma-separated: A03, A02")
+    parser.add_argument("--cases", default="A03,A02,triple", help="comma-separated: A03, A02, triple")
     parser.add_argument("--quick", action="store_true", help="one or two runs per method")
     a = parser.parse_args(argv)
     names = [c.strip() for c in a.cases.split(",") if c.strip()]

@@ -131,6 +131,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="A03,A02,triple", help="comma-separated: A03, A02, triple")
     parser.add_argument("--quick", action="store_true", help="one or two runs per method")
+    parser.add_argument("--methods", default="", help="comma-separated method names (default: all)")
     a = parser.parse_args(argv)
     names = [c.strip() for c in a.cases.split(",") if c.strip()]
     unknown = sorted(set(names) - set(CASES))
@@ -142,7 +143,10 @@ def main(argv=None) -> None:
         runs, error, what = CASES[name]
         error(next(iter(runs(True)))[1])          # warm-up: imports, the kernel's first load
         print(f"\n{name}: {what}\n\n| method | status | error | steps | CPU [s] |\n|---|---|---:|---:|---:|")
+        methods = {m.strip() for m in a.methods.split(",") if m.strip()}
         for label, options in runs(a.quick):
+            if methods and options["method"] not in methods:
+                continue
             tic = time.process_time()
             try:
                 with warnings.catch_warnings():

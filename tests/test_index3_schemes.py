@@ -153,13 +153,16 @@ def test_adaptive_error_on_the_pendulum_scales_with_rtol():
 
 
 def test_adaptive_rejects_a_too_large_first_step_and_counts_it():
-    """A first trial step of 0.3 s (a tenth of a period) is rejected; the count is in the Solution
-    and the run still meets its tolerance."""
+    """A first trial step of 0.3 s (a sixth of the pendulum's period) is rejected: the first step
+    taken is shorter and counted in ``n_rejected``; `simulate` reports the integrator's count, and
+    the run still meets the accuracy of a run from the default first step."""
+    problem, x0 = pendulum_problem()
+    it = Index3AdaptiveAlpha(problem, 0.0, x0, 1.0, h=0.3, rtol=1e-6, atol=1e-6)
+    it.step()
+    assert it.n_rejected >= 1 and 0.0 < it.t < 0.3 * 0.9 ** (1 / 3) and it.status == "running"
     err, sol = pendulum_error("index3-alpha-adaptive", t_end=1.0, t_eval=[0.0, 1.0], h=0.3, rtol=1e-6, atol=1e-6)
-    assert sol.n_rejected >= 1
-    err_default, sol_default = pendulum_error("index3-alpha-adaptive", t_end=1.0, t_eval=[0.0, 1.0],
-                                              rtol=1e-6, atol=1e-6)
-    assert sol_default.n_rejected == 0
+    err_default, _ = pendulum_error("index3-alpha-adaptive", t_end=1.0, t_eval=[0.0, 1.0], rtol=1e-6, atol=1e-6)
+    assert sol.n_rejected >= it.n_rejected
     assert err < 3 * err_default + 1e-6
 
 
@@ -219,3 +222,32 @@ def test_methods_are_registered_for_systems():
         assert name in INTEGRATORS and name in INDEX3_METHODS and name in system_methods("index3")
     assert INTEGRATORS["index3-alpha-adaptive"] is Index3AdaptiveAlpha
     assert Index3AdaptiveAlpha.adaptive and not Index3GeneralizedAlpha.adaptive
+
+
+def test_adaptive_error_estimate_is_the_local_error_on_the_pendulum():
+    """The estimate of each step's position error, projected onto the constraints' tangent space,
+    against the true local error: the step from (q_n, v_n) minus the exact flow from there (the
+    pendulum's angle, phi'' = -(g/L) sin phi, by DOP853 at rtol 1e-13).  Measured: ratio 0.60 to 0.94,
+    median 0.90 over steps 7 to 40 at rtol = 1e-6 (unprojected, median 6.2 over steps 7 to 80: the
+    error across the constraint is removed by C = 0)."""
+    from scipy.integrate import solve_ivp
+    problem, x0 = pendulum_problem()
+    it = Index3AdaptiveAlpha(problem, 0.0, x0, 2.0, rtol=1e-6, atol=1e-6)
+    g, length = 9.81, 1.0
+
+    def exact_step(x, h):
+        phi = np.arctan2(x[0], -x[1])
+        dphi = (x[3] * np.cos(phi) + x[4] * np.sin(phi)) / length
+        s = solve_ivp(lambda t, z: [z[1], -g / length * np.sin(z[0])], (0, h), [phi, dphi], rtol=1e-13,
+                      atol=1e-15, method="DOP853")
+        return length * np.array([np.sin(s.y[0, -1]), -np.cos(s.y[0, -1])])
+
+    ratios = []
+    for k in range(40):
+        t_n, x_n = it.t, it.x.copy()
+        it.step()
+        e_q, _ = it.local_error
+        if k >= 6:
+            ratios.append(np.linalg.norm(e_q[:2]) / np.linalg.norm(it.x[:2] - exact_step(x_n, it.t - t_n)))
+    print(f"estimate / true local error: median {np.median(ratios):.2f}, {min(ratios):.2f} to {max(ratios):.2f}")
+    assert 0.5 < min(ratios) and max(ratios) < 1.5 and 0.8 < np.median(ratios) < 1.1

@@ -47,17 +47,19 @@ def run(system, **options):
     return fm.run(system, method="rattle", t_end=0.1, dt_out=0.1, store=False, **{"h": 1e-2, **options})
 
 
+ALPHA_METHODS = "'index3-alpha', 'index3-alpha-adaptive', 'hht', 'newmark'"   # index3-alpha and its variants, in the order of INTEGRATORS
+
 REFUSED = [
     ("a System of rigid bodies in Euler parameters (M depends on q)",
      lambda: run(triple_pendulum.build("euler-parameters")),
      "method 'rattle' needs a constant mass matrix (bodies in natural coordinates, planar bodies, point masses); "
      "'constrained-index3' has a mass matrix M(q) that depends on the coordinates (rigid bodies in Euler "
-     "parameters, flexible bodies); methods that fit this term: 'index3-alpha'."),
+     f"parameters, flexible bodies); methods that fit this term: {ALPHA_METHODS}."),
     ("A01's point pendulum: a RigidBody2D with I_G = 0 (M singular)",
      lambda: run(pendulum_a01.build()[0]),
      "method 'rattle' needs a positive definite mass matrix (it steps q' = M^-1 p); 'constrained-index3' has a "
      "singular or indefinite one (a body without mass or inertia, e.g. a RigidBody2D with I_G = 0): give every "
-     "body mass and inertia; methods that fit this term: 'index3-alpha'."),
+     f"body mass and inertia; methods that fit this term: {ALPHA_METHODS}."),
     ("two identical pins (redundant constraints)",
      lambda: run(rod(redundant=True)),
      "method 'rattle' needs independent constraints (C_q of full row rank), but C_q of 'constrained-index3' at "
@@ -67,7 +69,7 @@ REFUSED = [
      lambda: run(skate()),
      "method 'rattle' integrates holonomic constraints C(q, t) = 0; 'constrained-index3' has velocity constraints "
      "without a position equation (nonholonomic: KnifeEdge, VelocityConstraint); methods that fit this term: "
-     "'index3-alpha'."),
+     f"{ALPHA_METHODS}."),
     ("newton_tol=0", lambda: run(rod(), newton_tol=0.0), "`newton_tol` must be a positive number, got 0.0."),
     ("newton_max_iter=2.5", lambda: run(rod(), newton_max_iter=2.5),
      "`newton_max_iter` must be an integer >= 1, got 2.5."),

@@ -27,6 +27,7 @@ import pendulum_a01  # noqa: E402
 import rotating_bar  # noqa: E402
 import spinup_beam  # noqa: E402
 
+ALPHA_METHODS = "'index3-alpha', 'index3-alpha-adaptive', 'hht', 'newmark'"   # index3-alpha and its variants, in the order of INTEGRATORS
 ODE_METHODS = "'RK45', 'DOP853', 'AB4', 'midpoint'"
 SECOND_ORDER = ("the second-order form M q'' = f(t, q, v) of a state (q, q') (second_state 'delta_dot': Lagrange, "
                 "Gibbs-Appell, Index1, SupportedBody; states of momenta or quasi-velocities have none)")
@@ -72,25 +73,25 @@ ROWS = [
      lambda: simulate(Lagrange(spinup_beam.build(elements=2)), (0, 0.01), np.zeros(12), method="exact"),
      ValueError,
      f"method 'exact' needs a linear term with constant coefficients (a steady prescribed frame): {NOT_STEADY}; "
-     f"methods that fit this term: {ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', 'index3-alpha', 'rattle'."),
+     f"methods that fit this term: {ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', {ALPHA_METHODS}, 'rattle'."),
     ("exact with a load f(t) = sin(t) given as np.sin, not Harmonic",
      lambda: simulate(sine_loaded_bar(), (0, 0.01), np.zeros(8), method="exact"),
      ValueError,
      "method 'exact' integrates constant loads and harmonic ones (flexmbs.signals.Harmonic: amplitude sin(omega t + "
      "phase)) exactly; load 0 has the time function <ufunc 'sin'>. Give it as Harmonic(omega, amplitude, phase), or "
      f"use another method; methods that fit this term: {ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', "
-     "'index3-alpha', 'rattle'."),
+     f"{ALPHA_METHODS}, 'rattle'."),
     ("exact on the index-1 form of a System",
      lambda: simulate(Index1(pendulum()), (0, 0.01), Index1(pendulum()).state0(), method="exact"),
      ValueError,
      "method 'exact' needs a linear term with constant coefficients (a model on a steady prescribed frame: Lagrange, "
      "Gibbs-Appell, Hamilton); 'index-1' does not give it; methods that fit this term: "
-     f"{ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', 'index3-alpha'."),
+     f"{ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', {ALPHA_METHODS}."),
     ("DOP853 on a ConstrainedProblem (the index-3 equations)",
      lambda: simulate(ConstrainedProblem(pendulum()), (0, 0.01), ConstrainedProblem(pendulum()).state0()),
      ValueError,
      "method 'DOP853' integrates an ODETerm; 'constrained-index3' gives a DAETerm; methods that fit this term: "
-     "'index3-alpha'."),
+     f"{ALPHA_METHODS}."),
     ("Radau on a hand-made term without a Jacobian",
      lambda: simulate(ODETerm(name="toy", n_state=1, rhs=lambda t, x: -x), (0, 1), [1.0], method="Radau"),
      ValueError,

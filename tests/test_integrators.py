@@ -181,10 +181,11 @@ CASES = [(m, f) for m in STEPPING for f in FORMS
 T_FIXED = 4.0
 N_FIXED = {"AB4": [80, 160, 320, 640], "midpoint": [40, 80, 160, 320],
            "generalized-alpha": [40, 80, 160, 320], "index3-alpha": [40, 80, 160, 320],
-           "rattle": [40, 80, 160, 320]}
+           "rattle": [40, 80, 160, 320], "hht": [40, 80, 160, 320], "newmark": [80, 160, 320, 640]}
 T_ADAPTIVE = 16.0
 TOLS = {"RK45": 10.0 ** -np.arange(5, 10), "DOP853": 10.0 ** -np.arange(6, 13),
-        "Radau": 10.0 ** -np.arange(5, 10), "BDF": 10.0 ** -np.arange(6, 11)}
+        "Radau": 10.0 ** -np.arange(5, 10), "BDF": 10.0 ** -np.arange(6, 11),
+        "index3-alpha-adaptive": 10.0 ** -np.arange(4, 8)}
 
 
 @pytest.mark.parametrize("method, form_name", [c for c in CASES if c[0] in FIXED])
@@ -237,7 +238,7 @@ def test_outputs_exactly_at_t_eval(method):
     assert sol.success
     assert np.array_equal(sol.t, t_eval) and sol.x.shape == (t_eval.size, form.n_state)
     assert seen == list(t_eval)
-    assert physical_error(form, sol) < 1e-4
+    assert physical_error(form, sol) < (1e-4 if INTEGRATORS[method].order >= 2 else 2e-3)   # newmark: order 1
 
 
 @pytest.mark.parametrize("method", FIXED)

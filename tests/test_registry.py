@@ -7,7 +7,8 @@ import pytest
 from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
 from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
 from flexmbs.constraints import KnifeEdge, Spherical
-from flexmbs.formulations.registry import REGISTRY, system_formulation, system_formulations, system_methods
+from flexmbs.formulations.registry import (ALPHA_METHODS, REGISTRY, system_formulation, system_formulations,
+                                           system_methods)
 from flexmbs.formulations.terms import as_term
 from flexmbs.integrators import INTEGRATORS
 from flexmbs.system import System
@@ -56,16 +57,17 @@ def test_the_table_refuses_what_no_term_of_a_system_can_take():
     """'exact' needs the affine equations of a steady prescribed frame: no System formulation has it."""
     for name in system_formulations():
         assert "exact" not in system_methods(name)
-    assert REGISTRY["index3"].system_methods == frozenset({"index3-alpha", "rattle"})
+    assert REGISTRY["index3"].system_methods == frozenset({"index3-alpha", "index3-alpha-adaptive", "hht", "newmark",
+                                                           "rattle"})
 
 
 @pytest.mark.parametrize("name", sorted(SYSTEMS))
 def test_the_table_allows_everything_the_integrators_accept_but_its_stated_exceptions(name):
-    """The only methods the table withholds from a term that accepts them: index3-alpha for the index-1
-    and Maggi forms (their System's index-3 DAE is the formulation "index3")."""
+    """The only methods the table withholds from a term that accepts them: index3-alpha and its variants
+    (`ALPHA_METHODS`) for the index-1 and Maggi forms (their System's index-3 DAE is the formulation "index3")."""
     term = as_term(system_formulation(name, SYSTEMS[name]()))
     accepted = {m for m in INTEGRATORS if INTEGRATORS[m].refusal(term) is None}
-    assert accepted - set(system_methods(name)) <= {"index3-alpha"}
+    assert accepted - set(system_methods(name)) <= ALPHA_METHODS
 
 
 def test_the_models_formulations_come_from_the_same_table():

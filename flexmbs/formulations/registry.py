@@ -24,10 +24,11 @@ volterra-reduced
 
 A Model's formulations run with every integrator (method "exact" needs a steady frame, which the
 integrator checks); a System's index-1 formulations with every method but "exact" (affine
-equations of a steady frame only), "index3-alpha" and "rattle" (the index-3 DAE: formulation "index3"), but
-gibbs-appell also with "index3-alpha" (its own index-3 form); hamilton and the quasi-velocity
+equations of a steady frame only), "index3-alpha" (and its variants "index3-alpha-adaptive", "hht",
+"newmark": `ALPHA_METHODS`) and "rattle" (the index-3 DAE: formulation "index3"), but
+gibbs-appell also with the index3-alpha family (its own index-3 form); hamilton and the quasi-velocity
 formulations with the first-order methods (not "generalized-alpha", which steps a second-order form
-M q'' = f); "index3" only with "index3-alpha" and "rattle" (`INDEX3_METHODS`).  tests/test_registry.py checks
+M q'' = f); "index3" only with the index3-alpha family and "rattle" (`INDEX3_METHODS`).  tests/test_registry.py checks
 this table against the integrators' own declarations (`Integrator.refusal` of each term).
 """
 from __future__ import annotations
@@ -35,11 +36,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Entry", "REGISTRY", "INDEX3_METHODS", "choose", "system_formulations", "system_formulation", "system_methods",
+__all__ = ["Entry", "REGISTRY", "ALPHA_METHODS", "INDEX3_METHODS", "choose", "system_formulations", "system_formulation", "system_methods",
            "DEFAULT_SYSTEM_METHOD"]
 
 DEFAULT_SYSTEM_METHOD = "index3-alpha"
-INDEX3_METHODS = frozenset({"index3-alpha", "rattle"})       # the methods of the index-3 DAE (formulation "index3")
+ALPHA_METHODS = frozenset({"index3-alpha", "index3-alpha-adaptive", "hht", "newmark"})   # one correction loop
+INDEX3_METHODS = ALPHA_METHODS | {"rattle"}       # the methods of the index-3 DAE (formulation "index3")
 NOT_FOR_SYSTEMS = frozenset({"exact"}) | INDEX3_METHODS      # methods of a System's index-1 forms: all others
 FIRST_ORDER_METHODS = frozenset({"RK45", "DOP853", "AB4", "midpoint", "Radau", "BDF"})   # x' = f(t, x) only
 
@@ -106,7 +108,7 @@ class Entry:
 REGISTRY: dict[str, Entry] = {e.name: e for e in (
     Entry("lagrange", prescribed=_prescribed("lagrange"), system=_index1("augmented")),
     Entry("gibbs-appell", prescribed=_prescribed("gibbs-appell"), system=_gibbs_appell,
-          system_methods=FIRST_ORDER_METHODS | {"generalized-alpha", "index3-alpha"}),
+          system_methods=FIRST_ORDER_METHODS | {"generalized-alpha"} | ALPHA_METHODS),
     Entry("hamilton", prescribed=_prescribed("hamilton"), system=_hamilton, system_methods=FIRST_ORDER_METHODS,
           state_velocity="p"),
     Entry("udwadia-kalaba", system=_index1("udwadia-kalaba")),

@@ -13,6 +13,9 @@
     "Radau"             Radau               5      adaptive  M_full x' = F(t, x), jacobian
     "BDF"               BDF                 1..5   adaptive  M_full x' = F(t, x), jacobian
     "index3-alpha"      Index3GeneralizedAlpha 2   fixed     M q'' + C_q^T lam = Q, C = 0 (ConstrainedProblem)
+    "index3-alpha-adaptive" Index3AdaptiveAlpha 2  adaptive  the same, rtol/atol on q and v (numpy path)
+    "hht"               Index3HHT           2      fixed     the same, HHT-alpha coefficients
+    "newmark"           Index3Newmark       1      fixed     the same, Newmark coefficients (gamma > 1/2)
     "rattle"            Rattle              2      fixed     the same with constant M (symplectic, reversible)
     "exact"             ExactLinear         exact  outputs   x' = A x + c + B f(t) (steady, linear)
 
@@ -23,7 +26,7 @@ from .base import Integrator
 from .budget import RunSizeWarning, check_run_size
 from .exact import ExactLinear
 from .generalized_alpha import GeneralizedAlpha
-from .index3_alpha import ConstrainedProblem, Index3GeneralizedAlpha
+from .index3_alpha import ConstrainedProblem, Index3AdaptiveAlpha, Index3GeneralizedAlpha, Index3HHT, Index3Newmark
 from .midpoint import ImplicitMidpoint
 from .rattle import Rattle
 from .rk import BDF, DOP853, RK45, Radau
@@ -37,6 +40,9 @@ __all__ = [
     "ImplicitMidpoint",
     "GeneralizedAlpha",
     "Index3GeneralizedAlpha",
+    "Index3AdaptiveAlpha",
+    "Index3HHT",
+    "Index3Newmark",
     "ConstrainedProblem",
     "Rattle",
     "Radau",

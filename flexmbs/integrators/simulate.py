@@ -35,7 +35,7 @@ from ..formulations.terms import as_term
 from .base import (Integrator, check_options, validate_h, validate_t_span, validate_tolerances,
                    validate_x0)
 from .generalized_alpha import GeneralizedAlpha
-from .index3_alpha import Index3GeneralizedAlpha
+from .index3_alpha import Index3AdaptiveAlpha, Index3GeneralizedAlpha, Index3HHT, Index3Newmark
 from .midpoint import ImplicitMidpoint
 from .rattle import Rattle
 from .rk import BDF, DOP853, RK45, Radau
@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 
 INTEGRATORS: dict[str, type[Integrator]] = {
     cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF,
-                              Index3GeneralizedAlpha, Rattle, ExactLinear)
+                              Index3GeneralizedAlpha, Index3AdaptiveAlpha, Index3HHT, Index3Newmark, Rattle,
+                              ExactLinear)
 }
 
 # 3-point Gauss-Legendre on [0, 1]

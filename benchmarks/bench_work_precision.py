@@ -1,0 +1,163 @@
+"""Work-precision of the index-3 and index-1 routes on IFToMM A02 and A03 (issue 25, item 5).
+
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_work_precision.py [--cases A03,A02,triple] [--quick]
+
+Each row is one `flexmbs.run` of the case's System: the error against the case's reference and
+the CPU time (process time) of the run.  Methods: index3-alpha at fixed steps (compiled kernel),
+hht at fixed steps (same loop, HHT coefficients), index3-alpha-adaptive at several rtol (numpy
+path), rattle where it applies (constant M, no redundant constraints), DOP853 on the index-1
+augmented formulation ("lagrange") at several rtol.
+
+- A03, Andrews' squeezer (cases/andrews_squeezer.py): max over the seven angles of
+  |q(0.03 s) - Hairer and Wanner's reference| [rad].
+- A02, the double four-bar with N = 2 (cases/double_four_bar.py): max over t = 1, 5, 10 s of
+  |B0 - exact| [m] (the position of the exact one-degree-of-freedom solution).
+- triple: the triple pendulum in natural coordinates (cases/triple_pendulum.py), released from
+  rest: max |D(2 s) - reference| [m] of the tip D, the reference DOP853 at rtol = 1e-12 on the
+  index-1 form with coordinate partitioning (chaotic: no closed form).
+
+Prints a markdown table (docs/benchmarks.md, sec. 19).
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+import andrews_squeezer  # noqa: E402
+import double_four_bar  # noqa: E402
+import triple_pendulum  # noqa: E402
+
+import flexmbs as fm  # noqa: E402
+
+
+def a03_runs(quick: bool):
+    """(label, flexmbs.run options) of A03."""
+    for h in ((1e-5, 5e-6) if quick else (2e-5, 1e-5, 5e-6, 2.5e-6, 1.25e-6)):
+        yield f"index3-alpha h = {h:g}", dict(formulation="index3", method="index3-alpha", h=h)
+    for h in ((1e-5,) if quick else (1e-5, 5e-6, 2.5e-6)):
+        yield f"hht h = {h:g}", dict(formulation="index3", method="hht", h=h)
+    for rtol in ((1e-4,) if quick else (1e-4, 1e-5, 1e-6)):
+        yield f"index3-alpha-adaptive rtol = {rtol:g}", dict(formulation="index3", method="index3-alpha-adaptive",
+                                                               rtol=rtol)
+    for h in ((1e-5,) if quick else (1e-5, 5e-6, 2.5e-6)):
+        yield f"rattle h = {h:g}", dict(formulation="index3", method="rattle", h=h)
+    for rtol in ((1e-6,) if quick else (1e-5, 1e-6, 1e-8, 1e-10)):
+        yield f"DOP853 index-1 rtol = {rtol:g}", dict(formulation="lagrange", method="DOP853", rtol=rtol,
+                                                      atol=rtol * 1e-3)
+
+
+def a03_error(options) -> tuple[str, float, int]:
+    system, _ = andrews_squeezer.build()
+    res = fm.run(system, t_end=0.03, t_eval=[0.0, 0.03], v0=np.zeros(system.n_q), **options)
+    err = float(np.abs(andrews_squeezer.angles_of(system, res.q)[-1] - andrews_squeezer.Q_REF).max())
+    return res.status, err, int(res.stats["n_steps"])
+
+
+def a02_runs(quick: bool):
+    for h in ((1e-3, 2e-4) if quick else (2e-3, 1e-3, 5e-4, 2e-4, 1e-4)):
+        yield f"index3-alpha h = {h:g}", dict(formulation="index3", method="index3-alpha", h=h)
+    for h in ((1e-3,) if quick else (1e-3, 2e-4)):
+        yield f"hht h = {h:g}", dict(formulation="index3", method="hht", h=h)
+    for rtol in ((1e-4,) if quick else (1e-4, 1e-5, 1e-6)):
+        yield f"index3-alpha-adaptive rtol = {rtol:g}", dict(formulation="index3", method="index3-alpha-adaptive",
+                                                               rtol=rtol)
+    yield "rattle h = 1e-3", dict(formulation="index3", method="rattle", h=1e-3)
+    # the augmented ("lagrange") index-1 form stops at the first singular configuration (its saddle-point
+    # matrix is singular there, t = 1.23 s); Udwadia-Kalaba's pseudo-inverse passes through it
+    for rtol in ((1e-6,) if quick else (1e-6, 1e-8)):
+        yield f"DOP853 index-1 (Udwadia-Kalaba) rtol = {rtol:g}", dict(formulation="udwadia-kalaba", method="DOP853",
+                                                                       rtol=rtol, atol=rtol * 1e-3)
+
+
+def a02_error(options) -> tuple[str, float, int]:
+    system, q0, v0, crank = double_four_bar.build(2)
+    res = fm.run(system, t_end=10.0, t_eval=[0.0, 1.0, 5.0, 10.0], q0=q0, v0=v0, **options)
+    B0, _ = double_four_bar.tip_motion(res.bodies[crank.name])
+    B0e, _ = double_four_bar.exact(res.t, 2)
+    return res.status, float(np.abs(B0 - B0e)[1:].max()) if len(res.t) == 4 else np.nan, int(res.stats["n_steps"])
+
+
+TP_T_END = 2.0
+_TP_REF = {}
+
+
+def tp_reference():
+    """Tip D at t = 2 s of DOP853 at rtol = 1e-12 on the index-1 form with coordinate partitioning
+    (natural coordinates): the motion is chaotic, there is no closed form."""
+    if "D" not in _TP_REF:
+        system = triple_pendulum.build("natural")
+        res = fm.run(system, formulation="lagrange", method="DOP853", rtol=1e-12, atol=1e-15, t_end=TP_T_END,
+                     t_eval=[0.0, TP_T_END], v0=np.zeros(system.n_q),
+                     formulation_options={"stabilization": "coordinate-partitioning"})
+        _TP_REF["D"] = triple_pendulum.tip(system, res.q, res.v)[0][-1]
+    return _TP_REF["D"]
+
+
+def tp_runs(quick: bool):
+    for h in ((1e-3,) if quick else (2e-3, 1e-3, 5e-4, 2.5e-4)):
+        yield f"index3-alpha h = {h:g}", dict(formulation="index3", method="index3-alpha", h=h)
+    for rtol in ((1e-5,) if quick else (1e-4, 1e-5, 1e-6)):
+        yield f"index3-alpha-adaptive rtol = {rtol:g}", dict(formulation="index3", method="index3-alpha-adaptive",
+                                                               rtol=rtol)
+    for h in ((1e-3,) if quick else (2e-3, 1e-3, 5e-4)):
+        yield f"rattle h = {h:g}", dict(formulation="index3", method="rattle", h=h)
+    for rtol in ((1e-6,) if quick else (1e-6, 1e-8, 1e-10)):
+        yield f"DOP853 index-1 rtol = {rtol:g}", dict(formulation="lagrange", method="DOP853", rtol=rtol,
+                                                      atol=rtol * 1e-3,
+                                                      formulation_options={"stabilization": "coordinate-partitioning"})
+
+
+def tp_error(options) -> tuple[str, float, int]:
+    system = triple_pendulum.build("natural")
+    ref = tp_reference()
+    res = fm.run(system, t_end=TP_T_END, t_eval=[0.0, TP_T_END], v0=np.zeros(system.n_q), **options)
+    D = triple_pendulum.tip(system, res.q, res.v)[0][-1]
+    return res.status, float(np.abs(D - ref).max()), int(res.stats["n_steps"])
+
+
+CASES = {"A03": (a03_runs, a03_error, "Andrews' squeezer, max |q(0.03) - ref| [rad]"),
+         "A02": (a02_runs, a02_error, "double four-bar N = 2, max |B0 - exact| at 1, 5, 10 s [m]"),
+         "triple": (tp_runs, tp_error, "triple pendulum (natural coordinates), max |D(2 s) - DOP853 rtol 1e-12| [m]")}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="A03,A02,triple", help="comma-separated: A03, A02, triple")
+    parser.add_argument("--quick", action="store_true", help="one or two runs per method")
+    parser.add_argument("--methods", default="", help="comma-separated method names (default: all)")
+    a = parser.parse_args(argv)
+    names = [c.strip() for c in a.cases.split(",") if c.strip()]
+    unknown = sorted(set(names) - set(CASES))
+    if unknown:
+        parser.error(f"`--cases`: unknown {unknown}; pick from {sorted(CASES)}")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}, python "
+          f"{platform.python_version()}, numpy {np.__version__}, flexmbs {fm.__version__}")
+    for name in names:
+        runs, error, what = CASES[name]
+        error(next(iter(runs(True)))[1])          # warm-up: imports, the kernel's first load
+        print(f"\n{name}: {what}\n\n| method | status | error | steps | CPU [s] |\n|---|---|---:|---:|---:|")
+        methods = {m.strip() for m in a.methods.split(",") if m.strip()}
+        for label, options in runs(a.quick):
+            if methods and options["method"] not in methods:
+                continue
+            tic = time.process_time()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    status, err, steps = error(options)
+            except ValueError as exc:           # a method that does not fit the system
+                print(f"| {label} | refused: {str(exc).split(';')[0][:90]} | | | |")
+                continue
+            cpu = time.process_time() - tic
+            print(f"| {label} | {status} | {err:.2e} | {steps} | {cpu:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""Named dimensions of a results file's datasets (HDF5 dimension scales, netCDF-4 style).
+
+Every axis of every dataset of a run gets a dimension scale, so that netCDF readers
+(``xarray.open_dataset(path, group=RUN, engine="h5netcdf")``, ``ncdump``, ParaView's netCDF
+reader) see named dimensions with ``t`` as the time coordinate instead of ``phony_dim_*``:
+
+.. code:: text
+
+    dimension        length       values (a coordinate)          used by
+    t                n_t          the output times [s]           axis 0 of every time series
+    node             n_nodes      -                              nodes, displacement, velocity
+    component        dim          "x", "y"(, "z")                the same, last axis
+    dof              n            -                              delta, delta_dot
+    element          n_el         -                              element_data/*
+    voigt            6            "xx", "yy", "zz", "yz", "xz", "xy"   element_data/stress
+    axis             3            "x", "y", "z" (global)         3-vectors: positions, omega, joints/*
+    body_axis        3            "x", "y", "z" (body frame)     columns of a rotation matrix
+    euler_parameter  4            "e0", "e1", "e2", "e3"         euler_parameters
+    energy, work     n_columns    the table's column names       energies, works
+    coordinate       n_q          -                              q, v, q_dot (System run)
+    constraint       n_c          the rows' names (`row_labels`)  multipliers (System run)
+
+``node``, ``component``, ``dof`` and ``element`` of a System run's flexible body live in its
+group ``bodies/NAME`` (netCDF lets a group see the dimensions of its ancestors, and a
+group's own shadow them); the others in the run's group.  An axis that fits none of these
+gets a dimension of its own, ``PATH.k`` in the run group (the dataset's path with "."
+for "/", and the axis number), e.g. ``cells.line.0`` and ``cells.line.1`` for the cells'
+connectivity ``cells/line``.  `is_dimension` tells the scale datasets from the data.
+
+Scales are attached when a run creates its time series (HDF5 forbids new objects once a
+file is in SWMR mode) and, for the datasets written at its end, when it ends; a killed
+run's file has the first ones.
+"""
+from __future__ import annotations
+
+import json
+
+import h5py
+import numpy as np
+
+__all__ = ["label_dimensions", "is_dimension", "row_labels", "RUN_DIMENSIONS", "BODY_DIMENSIONS"]
+
+#: dimensions kept in the run's group, with their values where they have fixed ones
+RUN_DIMENSIONS = {"t": None, "axis": ("x", "y", "z"), "body_axis": ("x", "y", "z"),
+                  "euler_parameter": ("e0", "e1", "e2", "e3"), "voigt": ("xx", "yy", "zz", "yz", "xz", "xy"),
+                  "energy": None, "work": None, "coordinate": None, "constraint": None}
+#: dimensions kept in the group of the body (or run) whose mesh they count
+BODY_DIMENSIONS = ("node", "component", "dof", "element")
+#: dimensions of the axes after the first (time) one, by dataset name
+AXES = {"delta": ("dof",), "delta_dot": ("dof",), "displacement": ("node", "component"),
+        "elastic_velocity": ("node", "component"), "energies": ("energy",), "works": ("work",),
+        "q": ("coordinate",), "v": ("coordinate",), "q_dot": ("coordinate",), "multipliers": ("constraint",),
+        "euler_parameters": ("euler_parameter",), "stress": ("element", "voigt")}
+NOT_A_VARIABLE = "This is a netCDF dimension but not a netCDF variable."     # netCDF-4's marker of an index
+
+
+def row_labels(names) -> list[str]:
+    """Unique labels of the multipliers' rows from their constraints' names (one name per row): a
+    constraint of one row keeps its name, the k-th row of one of several is "NAME[k]"."""
+    names = list(names)
+    counts = {n: names.count(n) for n in names}
+    seen: dict[str, int] = {}
+    labels = []
+    for n in names:
+        k = seen[n] = seen.get(n, -1) + 1
+        labels.append(n if counts[n] == 1 else f"{n}[{k}]")
+    return labels
+
+
+def is_dimension(key: str) -> bool:
+    """Whether the dataset at ``key`` (its path in the run group) is a dimension scale that
+    `label_dimensions` added, not data: a `RUN_DIMENSIONS` name (but ``t``) or an
+    unnamed axis's ``PATH.k`` in the run group, or a `BODY_DIMENSIONS` name in the run group
+    or a body's group.  Decided by the path alone (no attribute read: also for a damaged file)."""
+    parts = key.split("/")
+    if len(parts) == 1:
+        return key != "t" and (key in RUN_DIMENSIONS or key in BODY_DIMENSIONS or "." in key)
+    return parts[0] == "bodies" and len(parts) == 3 and parts[2] in BODY_DIMENSIONS
+
+
+def _axes(key: str, shape: tuple, series: bool) -> list[str | None]:
+    """The dimension of each axis of dataset ``key`` (None: none of the named ones)."""
+    name = key.rsplit("/", 1)[-1]
+    if name == "nodes":
+        return ["node", "component"]
+    if not series:
+        return [None] * len(shape)
+    rest = list(shape[1:])
+    if name == "velocity" and len(rest) == 2:                    # a Model's nodal velocities
+        names = ["node", "component"]
+    elif name in AXES and len(AXES[name]) == len(rest):
+        names = list(AXES[name])
+    elif key.startswith(("element_data/", "bodies/")) and "/element_data/" in f"/{key}" and rest:
+        names = ["element"] + [None] * (len(rest) - 1)
+    elif rest == [3]:
+        names = ["axis"]
+    elif rest == [3, 3]:
+        names = ["axis", "body_axis"]
+    else:
+        names = [None] * len(rest)
+    return ["t"] + names
+
+
+def _home(g: h5py.Group, key: str, dimension: str) -> h5py.Group:
+    """The group that holds ``dimension`` for dataset ``key``: a body's group for its mesh's
+    dimensions, else the run group."""
+    parts = key.split("/")
+    if dimension in BODY_DIMENSIONS and parts[0] == "bodies" and len(parts) >= 3:
+        return g["/".join(parts[:2])]
+    return g
+
+
+def _values(dimension: str, size: int, g: h5py.Group, labels: dict) -> np.ndarray | None:
+    """The coordinate values of ``dimension`` (None for an index without values)."""
+    fixed = RUN_DIMENSIONS.get(dimension)
+    if dimension == "component" and size <= 3:
+        fixed = ("x", "y", "z")[:size]
+    if fixed is None:
+        fixed = labels.get(dimension)
+    if fixed is None or len(fixed) != size:
+        return None
+    return np.array(list(fixed), dtype=h5py.string_dtype())
+
+
+def _scale(group: h5py.Group, name: str, size: int, values) -> h5py.Dataset | None:
+    """The dimension scale ``name`` of ``group`` (created if missing); None if the group has a
+    dataset of that name of another length or that is not a scale."""
+    if name in group:
+        ds = group[name]
+        ok = isinstance(ds, h5py.Dataset) and ds.is_scale and ds.ndim == 1 and len(ds) == size
+        return ds if ok else None
+    if values is None:
+        ds = group.create_dataset(name, data=np.zeros(size, dtype="f4"))
+        ds.make_scale(f"{NOT_A_VARIABLE}{size:10d}")
+    else:
+        ds = group.create_dataset(name, data=values)
+        ds.make_scale(name)
+    return ds
+
+
+def _attach(g: h5py.Group, key: str, ds: h5py.Dataset, names: list, labels: dict) -> None:
+    for axis, name in enumerate(names):
+        if len(ds.dims[axis]):
+            continue                                            # labelled before (idempotent)
+        size = ds.shape[axis]
+        scale = None
+        if name is not None:
+            scale = _scale(_home(g, key, name), name, size, _values(name, size, g, labels))
+        if scale is None:                                       # unnamed, or a clash of lengths
+            unnamed = f"{key.replace('/', '.')}.{axis}"
+            scale = _scale(g, unnamed, size, None)
+        ds.dims[axis].attach_scale(scale)
+        if name is not None and scale.name.rsplit("/", 1)[-1] == name:
+            ds.dims[axis].label = name
+
+
+def label_dimensions(g: h5py.Group, static) -> None:
+    """Attach a dimension scale to every axis of every dataset of run group ``g`` (see the
+    module); datasets labelled before are left as they are.
+
+    Parameters
+    ----------
+    g : h5py.Group
+        The run's group, in a file open for writing and not in SWMR mode.
+    static : callable
+        ``static(key)``: whether the dataset at ``key`` is written once (no time axis).
+    """
+    if "t" in g and not g["t"].is_scale:
+        g["t"].make_scale("t")
+    labels = {k: json.loads(g[k].attrs["columns"]) for k, dim in (("energies", "energy"), ("works", "work"))
+              if k in g and "columns" in g[k].attrs}
+    labels = {dim: labels[k] for k, dim in (("energies", "energy"), ("works", "work")) if k in labels}
+    names = json.loads(g.attrs.get("metadata", "{}")).get("system", {}).get("constraint_names")
+    if names:
+        labels["constraint"] = row_labels(names)
+    datasets = []
+    g.visititems(lambda key, obj: datasets.append((key, obj)) if isinstance(obj, h5py.Dataset) else None)
+    for key, ds in datasets:
+        if key == "t" or is_dimension(key) or ds.ndim == 0:
+            continue
+        _attach(g, key, ds, _axes(key, ds.shape, not static(key)), labels)

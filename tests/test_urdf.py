@@ -107,3 +107,11 @@ def test_visual_mesh_and_box_become_shapes():
     points, cells = shapes["forearm"]
     np.testing.assert_allclose(points.max(axis=0), [0.15, 0.02, 0.02])
     assert set(shapes) == {"upper_arm", "forearm"}
+
+
+def test_free_arm_falls_with_its_energy_balanced():
+    """Let go under gravity (no drivers), T + V_g stays constant: no loads, drivers or damping."""
+    res = fm.run(read_urdf(ARM), method="index3-alpha", t_end=0.2, h=1e-3, dt_out=1e-2, store=False)
+    assert res.success
+    assert res.energies["kinetic"][-1] > 0.1                # it fell [J]
+    assert np.abs(res.energy_balance_error()).max() < 1e-4 * abs(res.energies["total"][0])

@@ -23,7 +23,10 @@ group.  Layout, format ``flexmbs-results`` version 1:
     /<run>/frame/omega          (n_t, 3)               angular velocity, body components [rad/s]
 
 Every dataset has an attribute ``units`` (e.g. "m", "Pa", "1" for dimensionless; for the
-DOFs "m or rad"), the root an attribute ``units`` naming the system (SI).
+DOFs "m or rad"), the root an attribute ``units`` naming the system (SI).  Every axis of every
+dataset is a named netCDF-4 dimension (an HDF5 dimension scale, ``t`` the time coordinate;
+`flexmbs.io.dimensions`), so that ``xarray.open_dataset(path, group=RUN, engine="h5netcdf")``
+opens a run.
 
 ``energies`` and ``works`` are tables: their attribute ``columns`` (JSON) names the columns
 (see `flexmbs.Results` for their meaning).  The works are integrals over the whole run and

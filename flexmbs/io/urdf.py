@@ -76,7 +76,8 @@ def _floats(el, attr: str, n: int, default, where: str) -> np.ndarray:
     except ValueError:
         values = np.array([])
     if values.shape != (n,) or not np.all(np.isfinite(values)):
-        raise ValueError(f"URDF {where}: `{attr}` must be {n} finite numbers, got {text!r}")
+        expected = "a finite number" if n == 1 else f"{n} finite numbers"
+        raise ValueError(f"URDF {where}: `{attr}` must be {expected}, got {text!r}")
     return values
 
 
@@ -229,6 +230,9 @@ def read_urdf_shapes(path) -> dict:
             if geometry.tag == "mesh":
                 filename = geometry.get("filename", "")
                 file = folder / filename.split("://", 1)[-1].split("/", 1)[-1] if "://" in filename else folder / filename
+                if not file.is_file():
+                    raise FileNotFoundError(f"URDF link {name!r}: visual mesh {filename!r} not found (looked for "
+                                            f"{file})")
                 mesh = meshio.read(file)
                 scale = _floats(geometry, "scale", 3, "1 1 1", f"link {name!r} <mesh>")
                 local = [(c.type, c.data) for c in mesh.cells]

@@ -101,16 +101,16 @@ def _axes(key: str, shape: tuple, series: bool) -> list[str | None]:
     return ["t"] + names
 
 
-def _home(g: h5py.Group, key: str, dimension: str) -> h5py.Group:
-    """The group that holds ``dimension`` for dataset ``key``: a body's group for its mesh's
-    dimensions, else the run group."""
+def _home(key: str, dimension: str) -> str:
+    """The path (in the run group) of the group that holds ``dimension`` for dataset ``key``: a
+    body's group for its mesh's dimensions, else the run group ("")."""
     parts = key.split("/")
     if dimension in BODY_DIMENSIONS and parts[0] == "bodies" and len(parts) >= 3:
-        return g["/".join(parts[:2])]
-    return g
+        return "/".join(parts[:2])
+    return ""
 
 
-def _values(dimension: str, size: int, g: h5py.Group, labels: dict) -> np.ndarray | None:
+def _values(dimension: str, size: int, labels: dict) -> np.ndarray | None:
     """The coordinate values of ``dimension`` (None for an index without values)."""
     fixed = RUN_DIMENSIONS.get(dimension)
     if dimension == "component" and size <= 3:
@@ -122,39 +122,48 @@ def _values(dimension: str, size: int, g: h5py.Group, labels: dict) -> np.ndarra
     return np.array(list(fixed), dtype=h5py.string_dtype())
 
 
-def _scale(group: h5py.Group, name: str, size: int, values) -> h5py.Dataset | None:
-    """The dimension scale ``name`` of ``group`` (created if missing); None if the group has a
-    dataset of that name of another length or that is not a scale."""
-    if name in group:
-        ds = group[name]
-        ok = isinstance(ds, h5py.Dataset) and ds.is_scale and ds.ndim == 1 and len(ds) == size
-        return ds if ok else None
-    if values is None:
-        ds = group.create_dataset(name, data=np.zeros(size, dtype="f4"))
-        ds.make_scale(f"{NOT_A_VARIABLE}{size:10d}")
-    else:
-        ds = group.create_dataset(name, data=values)
-        ds.make_scale(name)
-    return ds
+class _Scales:
+    """The dimension scales of a run group, found or created once each (a cache: h5py's lookups
+    and dimension proxies cost about a millisecond each, which a run with many datasets felt)."""
+
+    def __init__(self, g: h5py.Group, labels: dict):
+        self.g, self.labels, self.found = g, labels, {}
+
+    def get(self, home: str, name: str, size: int):
+        """The scale ``name`` of group ``home`` of length ``size`` (an h5py DatasetID), or None if
+        that group has a dataset of that name that is no scale of that length."""
+        path = f"{home}/{name}" if home else name
+        if path not in self.found:
+            self.found[path] = self._find_or_create(path, name, size)
+        scale = self.found[path]
+        return scale if scale is not None and scale.shape == (size,) else None
+
+    def _find_or_create(self, path: str, name: str, size: int):
+        if path in self.g:
+            ds = self.g[path]
+            return ds.id if isinstance(ds, h5py.Dataset) and h5py.h5ds.is_scale(ds.id) and ds.ndim == 1 else None
+        values = _values(name, size, self.labels) if "." not in name else None
+        if values is None:
+            ds = self.g.create_dataset(path, data=np.zeros(size, dtype="f4"))
+            h5py.h5ds.set_scale(ds.id, f"{NOT_A_VARIABLE}{size:10d}".encode())
+        else:
+            ds = self.g.create_dataset(path, data=values)
+            h5py.h5ds.set_scale(ds.id, name.encode())
+        return ds.id
 
 
-def _attach(g: h5py.Group, key: str, ds: h5py.Dataset, names: list, labels: dict) -> None:
+def _attach(scales: _Scales, key: str, ds: h5py.Dataset, names: list) -> None:
+    shape = ds.shape
     for axis, name in enumerate(names):
-        if len(ds.dims[axis]):
+        if h5py.h5ds.get_num_scales(ds.id, axis):
             continue                                            # labelled before (idempotent)
-        size = ds.shape[axis]
-        scale = None
-        if name is not None:
-            scale = _scale(_home(g, key, name), name, size, _values(name, size, g, labels))
+        scale = None if name is None else scales.get(_home(key, name), name, shape[axis])
         if scale is None:                                       # unnamed, or a clash of lengths
-            unnamed = f"{key.replace('/', '.')}.{axis}"
-            scale = _scale(g, unnamed, size, None)
-        ds.dims[axis].attach_scale(scale)
-        if name is not None and scale.name.rsplit("/", 1)[-1] == name:
-            ds.dims[axis].label = name
+            scale = scales.get("", f"{key.replace('/', '.')}.{axis}", shape[axis])
+        h5py.h5ds.attach_scale(ds.id, scale, axis)
 
 
-def label_dimensions(g: h5py.Group, static) -> None:
+def label_dimensions(g: h5py.Group, static, only=None) -> None:
     """Attach a dimension scale to every axis of every dataset of run group ``g`` (see the
     module); datasets labelled before are left as they are.
 
@@ -164,9 +173,12 @@ def label_dimensions(g: h5py.Group, static) -> None:
         The run's group, in a file open for writing and not in SWMR mode.
     static : callable
         ``static(key)``: whether the dataset at ``key`` is written once (no time axis).
+    only : iterable of str, optional
+        Label only these datasets (paths in ``g``), e.g. those a run writes at its end, when the
+        others were labelled before: HDF5 takes about a millisecond per dataset to look at.
     """
-    if "t" in g and not g["t"].is_scale:
-        g["t"].make_scale("t")
+    if "t" in g and not h5py.h5ds.is_scale(g["t"].id):
+        h5py.h5ds.set_scale(g["t"].id, b"t")
     labels = {k: json.loads(g[k].attrs["columns"]) for k, dim in (("energies", "energy"), ("works", "work"))
               if k in g and "columns" in g[k].attrs}
     labels = {dim: labels[k] for k, dim in (("energies", "energy"), ("works", "work")) if k in labels}
@@ -174,8 +186,12 @@ def label_dimensions(g: h5py.Group, static) -> None:
     if names:
         labels["constraint"] = row_labels(names)
     datasets = []
-    g.visititems(lambda key, obj: datasets.append((key, obj)) if isinstance(obj, h5py.Dataset) else None)
+    if only is None:
+        g.visititems(lambda key, obj: datasets.append((key, obj)) if isinstance(obj, h5py.Dataset) else None)
+    else:
+        datasets = [(key, g[key]) for key in only if key in g]
+    scales = _Scales(g, labels)
     for key, ds in datasets:
         if key == "t" or is_dimension(key) or ds.ndim == 0:
             continue
-        _attach(g, key, ds, _axes(key, ds.shape, not static(key)), labels)
+        _attach(scales, key, ds, _axes(key, ds.shape, not static(key)))

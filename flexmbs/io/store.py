@@ -253,7 +253,8 @@ def _record(path: Path, name: str, status: str, message: str, stats: dict | None
         g.attrs["status"] = status
         g.attrs["message"] = message
         g.attrs["stats"] = to_json(stats or {})
-        label_dimensions(g, _static)
+        labelled = "t" in g and h5py.h5ds.is_scale(g["t"].id)      # the time series were, when they began
+        label_dimensions(g, _static, only=list(series or {}) if labelled else None)
     _session(path, record)
 
 

@@ -1,8 +1,8 @@
 """Named dimensions of a results file's datasets (HDF5 dimension scales, netCDF-4 style).
 
-Every axis of every dataset of a run gets a dimension scale, so that netCDF readers
-(``xarray.open_dataset(path, group=RUN, engine="h5netcdf")``, ``ncdump``, ParaView's netCDF
-reader) see named dimensions with ``t`` as the time coordinate instead of ``phony_dim_*``:
+Every axis of every dataset of a run gets a dimension scale, so that a netCDF-4 reader
+(tested: ``xarray.open_dataset(path, group=RUN, engine="h5netcdf")``) sees named dimensions
+with ``t`` as the time coordinate instead of ``phony_dim_*``:
 
 .. code:: text
 

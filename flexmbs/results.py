@@ -245,6 +245,28 @@ class Results:
         from .io import load_results
         return load_results(path, run)
 
+    def to_xarray(self):
+        """The histories as an ``xarray.Dataset`` with coordinate ``t`` [s] and ``units`` on every
+        variable: energies and works, multipliers (t, constraint), q and v, the bodies' motion
+        (t, body, axis), a Model run's DOFs, nodal fields and frame motion
+        (`flexmbs.io.tables.results_to_xarray`).  Needs the extra ``pip install "flexmbs[data]"``.
+
+        Examples
+        --------
+        >>> ds = res.to_xarray()                                     # doctest: +SKIP
+        >>> ds["position"].sel(body="crank", axis="x").plot()        # doctest: +SKIP
+        """
+        from .io.tables import results_to_xarray
+        return results_to_xarray(self)
+
+    def to_dataframe(self, what: str = "energies"):
+        """One table of scalar histories as a ``pandas.DataFrame`` indexed by ``t`` [s]: "energies"
+        (energies and works [J]), "multipliers" (a column per constraint name) or a body's name
+        (its position, velocity, angular velocity and Euler parameters;
+        `flexmbs.io.tables.results_to_dataframe`).  Needs ``pip install "flexmbs[data]"``."""
+        from .io.tables import results_to_dataframe
+        return results_to_dataframe(self, what)
+
     def save_npz(self, path) -> Path:
         """Write t, displacement, nodes (the cases' contract) plus velocity, DOFs, energies
         (``energy_<key>``), the frame motion (``frame_<key>``), the cells (``cells_<type>``)

@@ -7,8 +7,9 @@ from .store import (DISK_FULL, FORMAT, FORMAT_VERSION, DamagedFileError, DiskFul
 from .paraview import (export_paraview, paraview_stress, write_results_vtu, write_results_xdmf, write_system_xdmf,
                        write_vtu, write_xdmf)
 from .fe_import import ImportedBody, import_body
+from .urdf import read_urdf, read_urdf_joints, read_urdf_shapes
 
 __all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "recording",
            "active_recording", "results_path", "DamagedFileError", "DiskFullError", "is_disk_full", "truncation", "write_xdmf",
            "write_results_xdmf", "write_results_vtu", "write_system_xdmf", "paraview_stress", "write_vtu", "export_paraview", "FORMAT", "FORMAT_VERSION", "DISK_FULL",
-           "import_body", "ImportedBody"]
+           "import_body", "ImportedBody", "read_urdf", "read_urdf_joints", "read_urdf_shapes"]

@@ -23,7 +23,10 @@ group.  Layout, format ``flexmbs-results`` version 1:
     /<run>/frame/omega          (n_t, 3)               angular velocity, body components [rad/s]
 
 Every dataset has an attribute ``units`` (e.g. "m", "Pa", "1" for dimensionless; for the
-DOFs "m or rad"), the root an attribute ``units`` naming the system (SI).
+DOFs "m or rad"), the root an attribute ``units`` naming the system (SI).  Every axis of every
+dataset is a named netCDF-4 dimension (an HDF5 dimension scale, ``t`` the time coordinate;
+`flexmbs.io.dimensions`), so that ``xarray.open_dataset(path, group=RUN, engine="h5netcdf")``
+opens a run.
 
 ``energies`` and ``works`` are tables: their attribute ``columns`` (JSON) names the columns
 (see `flexmbs.Results` for their meaning).  The works are integrals over the whole run and
@@ -65,6 +68,7 @@ import h5py
 import numpy as np
 
 from ..results import Results
+from .dimensions import is_dimension, label_dimensions
 from .recovery import RepairedView, Superblock, closed_header, intact_rows, read_superblock
 
 __all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "results_path", "recording",
@@ -85,10 +89,16 @@ UNITS_SYSTEM = "SI: m, kg, s, N, Pa, J, rad"
 UNITS = {"nodes": "m", "t": "s", "delta": "m or rad", "delta_dot": "m/s or rad/s", "displacement": "m",
          "velocity": "m/s", "energies": "J", "works": "J", "axial_force": "N", "stress": "Pa",
          "von_mises": "Pa", "origin": "m", "origin_velocity": "m/s", "rotation": "1", "euler_parameters": "1",
-         "omega": "rad/s"}
+         "omega": "rad/s", "position": "m", "angular_velocity": "rad/s", "elastic_velocity": "m/s",
+         "q": "m or 1 (rad, Euler parameters)", "v": "m/s or rad/s", "q_dot": "m/s or 1/s",
+         "multipliers": "N, N m or (Euler parameter constraints) J"}
 
 
 def _units(key: str) -> str | None:
+    """The units of the dataset at ``key``: a joint's position (``joints/NAME``) is in m, the
+    others by their name (`UNITS`)."""
+    if key.startswith("joints/"):
+        return "m"
     return UNITS.get(key.rsplit("/", 1)[-1])
 
 
@@ -243,6 +253,8 @@ def _record(path: Path, name: str, status: str, message: str, stats: dict | None
         g.attrs["status"] = status
         g.attrs["message"] = message
         g.attrs["stats"] = to_json(stats or {})
+        labelled = "t" in g and h5py.h5ds.is_scale(g["t"].id)      # the time series were, when they began
+        label_dimensions(g, _static, only=list(series or {}) if labelled else None)
     _session(path, record)
 
 
@@ -440,6 +452,7 @@ class RunWriter:
             self._series[key] = ds
             self._memspace[key] = (ds.id, tuple(shape), h5py.h5s.create_simple((1, *shape)),
                                    (0,) * len(shape))
+        label_dimensions(self._g, _static)  # netCDF readers' names of the axes (flexmbs.io.dimensions)
         self._f.swmr_mode = True         # no new objects from here on; the file stays consistent
 
     def append(self, fields: dict[str, np.ndarray]) -> None:
@@ -800,7 +813,8 @@ def _static(key: str) -> bool:
 
 def _series_keys(g: h5py.Group) -> list[str]:
     """Paths of the run's time series (one row per output): every dataset of its group but the
-    static ones and those written at the end (`AT_END`)."""
+    static ones, those written at the end (`AT_END`) and the dimension scales
+    (`flexmbs.io.dimensions`)."""
     keys = []
 
     def walk(group, prefix):
@@ -808,7 +822,7 @@ def _series_keys(g: h5py.Group) -> list[str]:
             obj = group[k]
             key = f"{prefix}{k}"
             if isinstance(obj, h5py.Dataset):
-                if not _static(key) and key not in AT_END:
+                if not _static(key) and key not in AT_END and not is_dimension(key):
                     keys.append(key)
             else:
                 walk(obj, f"{key}/")

@@ -55,9 +55,10 @@ REFUSED = [
      "give h <= t_end - t0 (e.g. h = 0.001 s)."),
     ("simulate: h > t_end, adaptive (first trial step)", lambda: simulate_bar(method="DOP853", h=1.0),
      "`h` = 1 s exceeds the simulated time t_end - t0 = 0.1 s"),
-    ("pendulum_a01 (index3-alpha): h > t_end", lambda: pendulum_a01.run(h=0.5, t_end=0.1),
+    ("pendulum_a01 (index3-alpha): h > t_end", lambda: pendulum_a01.run(integrator="index3-alpha", h=0.5, t_end=0.1),
      "`h` = 0.5 s exceeds the simulated time t_end - t0 = 0.1 s"),
-    ("andrews_squeezer: h > t_end", lambda: andrews_squeezer.run(h=0.05, t_end=0.03, dt_out=0.01),
+    ("andrews_squeezer: h > t_end", lambda: andrews_squeezer.run(integrator="index3-alpha", h=0.05, t_end=0.03,
+                                                                       dt_out=0.01),
      "`h` = 0.05 s exceeds the simulated time t_end - t0 = 0.03 s"),
     ("double_four_bar: h > t_end", lambda: double_four_bar.run(h=2.0, t_end=1.0, dt_out=0.1),
      "`h` = 2 s exceeds the simulated time t_end - t0 = 1 s"),
@@ -168,7 +169,7 @@ def test_a_step_equal_to_the_output_interval_up_to_round_off_does_not_warn():
 
 def test_iftomm_case_records_the_step_it_took():
     with pytest.warns(UserWarning, match="larger than the output interval"):
-        result = pendulum_a01.run(h=0.02, t_end=0.1, dt_out=0.01)
+        result = pendulum_a01.run(integrator="index3-alpha", h=0.02, t_end=0.1, dt_out=0.01)
     s = result["summary"]
     assert s["h_used"] == pytest.approx(0.01) and s["parameters"]["h"] == 0.02 and s["n_steps"] == 10
 

@@ -266,6 +266,20 @@ class Index3GeneralizedAlpha(Integrator):
                       "tangent": "finite-difference", "regularization": None, "refactor": "auto",
                       "kernel": "auto", "keep_rate": 1e-3}
 
+    @classmethod
+    def _refusal(cls, term) -> str | None:
+        """Velocity-level (nonholonomic) constraints have no position equation for the index-3 step to
+        impose, so it would let them drift (a gear pair off its ratio by 1.7 % in 0.5 s, whatever h):
+        refused, naming the routes that impose them."""
+        dae = term if isinstance(term, DAETerm) else term.dae
+        if dae is not None and not dae.holonomic:
+            return (f"method {cls.name!r} imposes constraints at the position level (index 3), and "
+                    f"{term.name!r} has velocity constraints without a position equation (KnifeEdge, "
+                    "VelocityConstraint, GearPair, RackPinion); run it with an index-1 formulation "
+                    "('lagrange', 'udwadia-kalaba', 'gibbs-appell': e.g. method 'DOP853') or a quasi-velocity "
+                    "one ('maggi', 'kane', 'volterra')")
+        return None
+
     def _prepared(self, term) -> DAETerm:
         """The DAETerm stepped: ``term`` itself, or of an ODETerm the index-3 form of its System
         (``dae``), else its second-order form without constraints (`SecondOrderSystem`)."""
@@ -987,6 +1001,9 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
 
     @classmethod
     def _refusal(cls, term) -> str | None:
+        refused = super()._refusal(term)
+        if refused is not None:
+            return refused
         dae = term if isinstance(term, DAETerm) else term.dae
         if dae is not None and dae.n_q and dae.time_derivative is None:
             return (f"method {cls.name!r} needs the constraints' time derivative C_t (`time_derivative`) to "

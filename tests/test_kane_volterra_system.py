@@ -127,6 +127,7 @@ def test_coupled_slider_crank_accelerations_and_reactions_are_lagranges():
         assert np.abs(lam[joints] - lam_L[joints]).max() <= 1e-10 * np.abs(lam_L).max(), name
 
 
+@pytest.mark.slow
 def test_coupled_slider_crank_kane_and_volterra_follow_lagrange():
     """The first 0.1 ms of the coupled slider-crank (2 elements) by the implicit midpoint rule (h = 1e-5 s):
     Kane's and Volterra's mid-span deflections are Lagrange's to 1e-3 of its size (different states, so
@@ -138,3 +139,36 @@ def test_coupled_slider_crank_kane_and_volterra_follow_lagrange():
     _, w_V = _coupled_run("volterra", "midpoint", 1e-4, h=1e-5)
     assert np.abs(w_K - w_L).max() <= 1e-3 * np.abs(w_L).max()
     assert np.abs(w_V - w_K).max() <= 1e-9 * np.abs(w_L).max()
+
+
+@pytest.mark.parametrize("formulation", ["kane", "volterra"])
+def test_slider_crank_case_takes_kane_and_volterra(formulation, tmp_path):
+    """`--set coupled=true --set formulation=kane` (and volterra) runs the coupled model with those equations
+    (2 elements, 0.005 revolutions) by the midpoint rule, writes the case's files and its joint reactions; the
+    deflection and the reactions are Maggi's midpoint run's to 1e-3 and 1e-4 of their size (the same integrator
+    and step, states (q, u) and (q, q'): different O(h^2) errors)."""
+    params = dict(coupled=True, elements=2, revolutions=0.005, plots=False, paraview=False)
+    ref = slider_crank.run(formulation="maggi", **params)[2]
+    res, _, extras = slider_crank.run(out=tmp_path, formulation=formulation, **params)
+    assert (res.metadata["formulation"], res.metadata["method"]) == (formulation, "midpoint")
+    w, w_ref = extras["midspan_deflection"], ref["midspan_deflection"]
+    assert np.abs(w - w_ref).max() <= 1e-3 * np.abs(w_ref).max()
+    # the joint reactions from the parts' inertia forces (measured 1.9e-6 of the largest: the runs' difference)
+    assert np.abs(extras["reaction_pin_A"] - ref["reaction_pin_A"]).max() <= 1e-4 * np.abs(ref["reaction_pin_A"]).max()
+    assert (tmp_path / "results.npz").exists() and (tmp_path / "summary.json").exists()
+
+
+@pytest.mark.slow
+def test_slider_crank_table_writes_every_formulation(tmp_path):
+    """--table (2 elements, 0.01 revolutions; about 5 s CPU): DIR/formulations.csv and .md hold the reference
+    and the six formulations; every run finished, every peak is the reference's to 1e-2 (the steps are the
+    case's h_coupled, the reference's h_coupled / 16), the index-3 runs hold C = 0 to round-off."""
+    import csv
+    slider_crank.run(out=tmp_path, coupled=True, table=True, elements=2, revolutions=0.01, plots=False)
+    rows = list(csv.DictReader((tmp_path / "formulations.csv").open()))
+    assert [r["formulation"] for r in rows] == ["reference: lagrange", *slider_crank.TABLE_FORMULATIONS]
+    for r in rows[1:]:
+        assert float(r["peak_error"]) < 1e-2, r
+    assert float(rows[1]["constraint_violation"]) < 1e-12
+    assert {r["equations"] for r in rows} >= {"48", "27", "6"}      # m + r, m, p of the 2-element model
+    assert (tmp_path / "formulations.md").read_text().startswith("Coupled slider-crank")

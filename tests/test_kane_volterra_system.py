@@ -162,7 +162,7 @@ def test_slider_crank_case_takes_kane_and_volterra(formulation, tmp_path):
 def test_slider_crank_table_writes_every_formulation(tmp_path):
     """--table (2 elements, 0.01 revolutions; about 5 s CPU): DIR/formulations.csv and .md hold the reference
     and the six formulations; every run finished, every peak is the reference's to 1e-2 (the steps are the
-    case's h_coupled, the reference's h_coupled / 16), the index-3 runs hold C = 0 to round-off."""
+    case's h_coupled, the reference's h_coupled / 64), the index-3 runs hold C = 0 to round-off."""
     import csv
     slider_crank.run(out=tmp_path, coupled=True, table=True, elements=2, revolutions=0.01, plots=False)
     rows = list(csv.DictReader((tmp_path / "formulations.csv").open()))

@@ -26,6 +26,18 @@ import triple_pendulum  # noqa: E402
 from test_formulations_system import BODIES, internal_gradients, lagrange_inertia, random_state  # noqa: E402
 
 
+def reduced_rod():
+    """`test_formulations_system.flexible_rod`'s beam reduced to 3 modes (`flexmbs.reduction.reduce`) on a free frame."""
+    from flexmbs.bodies import FlexibleBody
+    from flexmbs.reduction import reduce
+    element = fm.BeamEB2D(fm.Material(E=2e11, rho=7870.0), area=6.4e-5, I=3.4e-10)
+    model = fm.Model(fm.generate.line(4, 0.3), element, fixed=[("start", "all")])
+    return FlexibleBody(reduce(model, 3), "rod", position=(0.1, 0.2, 0.0))
+
+
+KINDS = {**BODIES, "FlexibleBody (reduced)": reduced_rod}
+
+
 def parts_inertia_forces(body, q, v, a) -> np.ndarray:
     """Kane's generalized inertia forces of one body from its parts (Newton-Euler, then the partial velocities):
     sum_i B_i^T m_i (B_i q'' + B_i' q') + D_i^T (I_i (D_i q'' + D_i' q') + omega_i x I_i omega_i), the rates
@@ -40,13 +52,13 @@ def parts_inertia_forces(body, q, v, a) -> np.ndarray:
     return np.einsum("p,pxa,px->a", kin.mass, B, acc) + np.einsum("pxa,px->a", D, torque)
 
 
-@pytest.mark.parametrize("kind", sorted(BODIES))
+@pytest.mark.parametrize("kind", sorted(KINDS))
 def test_parts_give_the_bodys_mass_matrix(kind):
     """sum_i m_i B_i^T B_i + D_i^T I_i D_i of the parts is the body's M to round-off at random states (unit
     Euler parameters) on the velocities its internal constraints admit (p.p' = 0: off them the parts'
     V_c = d(A c)/dp and Lagrange's -2 A c~ G differ by a multiple of p, which q' never has)."""
     rng = np.random.default_rng(5)
-    body = BODIES[kind]()
+    body = KINDS[kind]()
     for _ in range(3):
         q = random_state(body, rng)[0]
         kin = body.kinematics(q[None])
@@ -60,12 +72,12 @@ def test_parts_give_the_bodys_mass_matrix(kind):
         assert np.abs(M - M_L).max() <= 1e-12 * np.abs(M_L).max(), kind
 
 
-@pytest.mark.parametrize("kind", sorted(BODIES))
+@pytest.mark.parametrize("kind", sorted(KINDS))
 def test_kane_inertia_forces_are_lagranges(kind):
     """The parts' generalized inertia forces equal Lagrange's M q'' - Q_v to round-off at random states, up to
     the internal constraints' gradients (the Euler-parameter norm's multiplier takes up the difference)."""
     rng = np.random.default_rng(29)
-    body = BODIES[kind]()
+    body = KINDS[kind]()
     for _ in range(3):
         q, v, a = random_state(body, rng)
         ref = lagrange_inertia(body, q, v, a)

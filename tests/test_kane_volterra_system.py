@@ -27,7 +27,7 @@ from test_formulations_system import BODIES, internal_gradients, lagrange_inerti
 
 
 def reduced_rod():
-    """`test_formulations_system.flexible_rod`'s beam reduced to 3 modes (`flexmbs.reduction.reduce`) on a free frame."""
+    """The beam of `test_formulations_system.flexible_rod` reduced to 3 modes (`flexmbs.reduction.reduce`)."""
     from flexmbs.bodies import FlexibleBody
     from flexmbs.reduction import reduce
     element = fm.BeamEB2D(fm.Material(E=2e11, rho=7870.0), area=6.4e-5, I=3.4e-10)

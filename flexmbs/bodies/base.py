@@ -28,7 +28,8 @@ import numpy as np
 from ..rotations import as_rotation_matrix, skew
 from ..user_functions import UserFunctionError, non_finite, raised
 
-__all__ = ["Body", "RigidBody", "LinearInertia", "LinearInertiaBatch", "PartKinematics", "mass_point_kinematics", "rigid_motion_of_points", "rotation_of_vectors"]
+__all__ = ["Body", "RigidBody", "LinearInertia", "LinearInertiaBatch", "PartKinematics", "mass_point_kinematics",
+           "rigid_motion_of_points", "rotation_of_vectors"]
 
 
 class Body(ABC):

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, LinearInertiaBatch, PartKinematics, _check_loads, positive_number, real_number, rigid_motion_of_points
+from .base import (Body, LinearInertiaBatch, PartKinematics, _check_loads, positive_number, real_number,
+                   rigid_motion_of_points)
 
 __all__ = ["RigidBody2D", "rotation_2d"]
 

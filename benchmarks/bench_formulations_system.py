@@ -32,8 +32,9 @@ RUNS = ("index3:index3-alpha", "index3:index3-alpha:numpy", "gibbs-appell:index3
         "gibbs-appell:midpoint", "hamilton:midpoint", "maggi:midpoint")
 
 
-def measure(spec: str, revolutions: float, h: float) -> dict:
-    """One run of ``spec`` = "formulation:method[:kernel]" over ``revolutions`` turns of the crank."""
+def measure(spec: str, revolutions: float, h: float, history: bool = False) -> dict:
+    """One run of ``spec`` = "formulation:method[:kernel]" over ``revolutions`` turns of the crank (``history``:
+    with the mid-span deflection at the outputs, "w" [m])."""
     name, method, *kernel = spec.split(":")
     p = dict(slider_crank.DEFAULTS, coupled=True, revolutions=revolutions)
     system, rod, model = slider_crank.build_coupled(elements=p["elements"])
@@ -45,10 +46,11 @@ def measure(spec: str, revolutions: float, h: float) -> dict:
     res = fm.run(system, formulation=name, method=method, t_end=t_end,
                  t_eval=slider_crank.solver_options(p, t_end)["t_eval"], store=False, **options)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    w = chord_deflection(model, res.bodies[rod.name].delta, [p["rod"] / 2])[:, 0]
+    w = chord_deflection(model, res.bodies[rod.name].delta, [p["rod_length"] / 2])[:, 0]
     peak, angle = slider_crank.peak({"midspan_deflection": w, "crank_angle": p["crank_speed"] * res.t})
     return dict(run=spec, status=res.status, peak_mm=1e3 * peak, angle_deg=angle, cpu_s=cpu, wall_s=wall,
-                **{k: res.stats[k] for k in ("n_steps", "n_rhs", "n_jac", "n_lu")}, kernel=res.metadata.get("kernel"))
+                **{k: res.stats[k] for k in ("n_steps", "n_rhs", "n_jac", "n_lu")}, kernel=res.metadata.get("kernel"),
+                **({"w": w} if history else {}))
 
 
 def main(argv=None) -> int:

@@ -36,7 +36,7 @@ from flexmbs.formulations.registry import system_formulation
 from flexmbs.integrators import INTEGRATORS, simulate
 
 __all__ = ["QVModel", "FORMULATIONS", "registry_formulation", "run_formulation", "write_run", "compare",
-           "write_table", "plot_runs", "LABELS"]
+           "write_table", "write_rows", "equations_per_evaluation", "plot_runs", "LABELS"]
 
 LABELS = {"lagrange": "Lagrange", "maggi": "Maggi", "kane": "Kane (Gibbs-Appell)", "volterra": "Volterra",
           "volterra-reduced": "Reduced Volterra"}
@@ -76,8 +76,10 @@ def registry_formulation(model: QVModel, formulation: str, integrator: str) -> t
 def equations_per_evaluation(name: str, form, system) -> int:
     """The size of the linear system solved per evaluation of the equations: the quasi-velocity
     forms and Maggi's give it (``n_equations``: p - s, p or m); Lagrange's augmented matrix
-    [[M, C_q^T], [C_q, 0]] (and index-3's) has m + r rows."""
-    return system.n_q + system.n_c if name in ("lagrange", "index3") else int(form.n_equations)
+    [[M, C_q^T], [C_q, 0]] (and index-3's), Gibbs-Appell's [[M_GA, C_q^T], [C_q, 0]] and Hamilton's
+    velocity-level saddle point [[M, a^T], [a, 0]] have m + r rows."""
+    saddle = ("lagrange", "index3", "udwadia-kalaba", "gibbs-appell", "hamilton")
+    return system.n_q + system.n_c if name in saddle else int(form.n_equations)
 
 
 def applied_power(system, t, q, qd):
@@ -202,6 +204,13 @@ def write_table(out, stem: str, summaries: dict, caption: str) -> None:
     fmt = {"n_state_variables": "{:d}", "n_equations": "{:d}", "n_rhs": "{:d}", "solve_cpu_s": "{:.3f}",
            "solve_s": "{:.3f}"}
     rows = [[LABELS[n]] + [fmt.get(c, "{:.2e}").format(s[c]) for c in cols] for n, s in summaries.items()]
+    write_rows(out, stem, header, rows, caption)
+
+
+def write_rows(out, stem: str, header: list, rows: list, caption: str) -> None:
+    """DIR/<stem>.csv (``header`` then ``rows``, each a list of formatted strings) and DIR/<stem>.md (``caption``
+    and the same rows as a Markdown table)."""
+    out = Path(out)
     (out / f"{stem}.csv").write_text(",".join(header) + "\n" + "".join(",".join(r) + "\n" for r in rows))
     md = [f"{caption}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     md += ["| " + " | ".join(r) + " |" for r in rows]

@@ -43,11 +43,15 @@ slider's inertia and the frame's acceleration as the kinematically driven model'
 --formulation with --coupled (docs/formulations_system.md): "lagrange" (default) is the path above,
 Lagrange's equations with multipliers as an index-3 DAE (the System formulation "index3"); "gibbs-appell"
 runs the Gibbs-Appell equations (the bodies' acceleration energy) by index3-alpha with the same step
-and rho_inf; "hamilton" (canonical momenta, constraints at the velocity level) and "maggi" (state
-(q, q'), the equations projected on the admissible velocities) run the case's --integrator (a
+and rho_inf; "hamilton" (canonical momenta, constraints at the velocity level), "maggi" (state
+(q, q'), the equations projected on the admissible velocities), "kane" and "volterra" (state (q, u) in
+independent quasi-velocities, from the bodies' mass points and rigid parts) run the case's --integrator (a
 first-order method, default the implicit midpoint rule) with the step h_coupled (or --rtol for an
 adaptive method), their joint reactions from the multipliers recovered at the outputs.  Each writes
-the same files.
+the same files.  --table with --coupled runs all six and a tight reference (lagrange, index 3, at
+h_coupled / 64) and writes DIR/formulations.csv and .md (and summary.json with the rows): per
+formulation the peak mid-span deflection, its error, the energy balance error, the constraint
+violation, the size of the linear system per evaluation, the evaluations per step and the CPU time.
 
 --coupled --rod solid: the rod as the reduced Tet10 solid of meshes/slider_crank_rod.msh (`solid_rod`);
 summary.json's ``solid_rod`` has its mesh, sizes, lowest frequencies and build times and, with
@@ -86,7 +90,7 @@ DEFAULTS = dict(elements=8, crank=0.15, rod_length=0.30, offset=0.0, width=0.008
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
                 gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9,
                 coupled_stiffening="axial-strain", paraview=True, rod="beam", modes=8, poisson=0.3,
-                compare_degrees=45.0)
+                compare_degrees=45.0, table=False)
 RUN_TIME = "about 8 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_length="connecting rod length [m]",
             offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
@@ -94,16 +98,16 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_l
             revolutions="crank revolutions", stiffening="geometric stiffening by the axial force",
             guide_correction="add the axial part of the slide's reaction (--no-guide-correction: support "
                              "normal to the rod)",
-            formulation="equations of motion (with --coupled: lagrange, gibbs-appell, hamilton or maggi; "
-                        "docs/formulations_system.md)",
+            formulation="equations of motion (with --coupled: lagrange, gibbs-appell, hamilton, maggi, kane or "
+                        "volterra; docs/formulations_system.md)",
             integrator="time integrator", h="step of fixed-step integrators [s]",
             rtol="tolerance of adaptive integrators", degrees_out="output every this many degrees of crank rotation",
             gif_frames="animation frames (0: none)", plots="write the plots and the animation",
             coupled="coupled model: crank and slider rigid bodies, the rod a FlexibleBody with a revolute joint at "
                     "node 0 and a spherical one at its last node, the crank driven by an AngleDriver (index3-alpha, "
                     "step h_coupled)",
-            h_coupled="fixed step of the coupled model [s] (index3-alpha; with formulation hamilton or maggi the "
-                      "step of a fixed-step --integrator)",
+            h_coupled="fixed step of the coupled model [s] (index3-alpha; with formulation hamilton, maggi, kane "
+                      "or volterra the step of a fixed-step --integrator)",
             rho_inf="spectral radius at infinity of index3-alpha (coupled model)",
             coupled_stiffening="geometric stiffening of the coupled rod (with --stiffening): 'axial-strain', by "
                                "each element's own axial strain (slider inertia, frame acceleration, joints), or "
@@ -118,10 +122,13 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_l
             poisson="Poisson's ratio of the solid rod (rod=solid)",
             compare_degrees="rod=solid: the reduced rod against the full 9000-DOF mesh, both on the rigid "
                             "mechanism's chord frame, over the first this many degrees (0: no comparison; "
-                            "solid_reduction_error)")
+                            "solid_reduction_error)",
+            table="with --coupled: run every formulation (lagrange, gibbs-appell, hamilton, maggi, kane, volterra) "
+                  "and a tight reference, and write DIR/formulations.csv and .md (peak mid-span deflection, its "
+                  "error, energy balance error, constraint violation, equations per solve, CPU time)")
 SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]",   # flexmbs.sweep
            "peak_crank_angle_deg": "crank angle of that peak [deg]"}
-COUPLED_ONLY = ("maggi",)          # formulations of the coupled System only (not a Model's)
+COUPLED_ONLY = ("maggi", "kane", "volterra")   # formulations of the coupled System only (not a Model's)
 CHOICES = dict(formulation=sorted([*FORMULATIONS, *COUPLED_ONLY]), integrator=sorted(INTEGRATORS),
                coupled_stiffening=["axial-strain", "omega"], rod=["beam", "solid"])
 SOLID_MESH = "slider_crank_rod"       # meshes/slider_crank_rod.msh (Gmsh, from slider_crank_rod.geo)
@@ -175,6 +182,10 @@ def check(p: dict) -> None:
     if p["formulation"] in COUPLED_ONLY and not p["coupled"]:
         raise CaseError("formulation", f"{p['formulation']!r} runs the coupled model only (--coupled); the "
                                        f"kinematically driven rod runs with {sorted(FORMULATIONS)}")
+    if p["table"] and not p["coupled"]:
+        raise CaseError("table", "compares the formulations of the coupled model: add --set coupled=true")
+    if p["table"] and p["rod"] != "beam":
+        raise CaseError("table", f"compares the formulations on the beam rod (rod='beam'), got rod={p['rod']!r}")
     if p["coupled"] and not p["h_coupled"] > 0:
         raise CaseError("h_coupled", f"must be positive, got {p['h_coupled']!r}")
     if not 0.0 <= p["rho_inf"] < 1.0:
@@ -192,6 +203,8 @@ def run(out=None, **params):
         params = {**params, "degrees_out": SOLID_DEGREES_OUT}
     p = resolve("slider_crank", DEFAULTS, params, check)
     t_end = 2.0 * np.pi * p["revolutions"] / abs(p["crank_speed"])
+    if p["coupled"] and p["table"]:
+        return formulation_table(out, p, t_end)
     if p["coupled"]:
         return run_coupled(out, p, t_end)
     phys = {k: p[k] for k in ("elements", "crank", "offset", "width", "youngs", "density", "crank_speed",
@@ -364,6 +377,8 @@ def build_coupled(elements=8, crank=0.15, rod=0.30, offset=0.0, width=0.008, you
     return System([crank_body, rod_body, slider], constraints), rod_body, model
 
 
+COUPLED_PHYSICS = ("elements", "crank", "offset", "width", "youngs", "density", "crank_speed", "slider_mass",
+                   "stiffening", "coupled_stiffening")     # the parameters of `build_coupled` (with rod_length)
 JOINT_BODIES = (("crank pivot", "crank"), ("pin A", "rod"), ("pin B", "rod"), ("slide", "slider"))
 
 
@@ -383,7 +398,8 @@ def joint_forces(history) -> dict:
 def coupled_solver(p: dict) -> dict:
     """formulation, method and step (or tolerances) of the coupled run for the case's ``formulation``:
     lagrange (the index-3 DAE "index3") and gibbs-appell by index3-alpha with h_coupled and rho_inf,
-    hamilton and maggi by the case's ``integrator`` with h_coupled (fixed step) or rtol (adaptive)."""
+    hamilton, maggi, kane and volterra by the case's ``integrator`` with h_coupled (fixed step) or rtol
+    (adaptive)."""
     name = p["formulation"]
     if name in ("lagrange", "gibbs-appell"):
         return dict(formulation="index3" if name == "lagrange" else name, method="index3-alpha", h=p["h_coupled"],
@@ -394,14 +410,13 @@ def coupled_solver(p: dict) -> dict:
     return dict(formulation=name, method=method, **step)
 
 
-def run_coupled(out, p: dict, t_end: float):
+def run_coupled(out, p: dict, t_end: float, name: str = "coupled"):
     """The coupled model by `flexmbs.run` (the formulation and integrator of `coupled_solver`: by default
     index3-alpha with the step h_coupled): (its `Results`, the rod's Model, extras) with the arrays of
     results.npz in extras.  The run is streamed into the active
-    results file (`flexmbs.io.recording`; ``flexmbs run``: DIR/results.h5) under the name "coupled"."""
+    results file (`flexmbs.io.recording`; ``flexmbs run``: DIR/results.h5) under ``name`` ("coupled")."""
     from flexmbs.mechanisms.coupled import torque_about
-    phys = {k: p[k] for k in ("elements", "crank", "offset", "width", "youngs", "density", "crank_speed",
-                              "slider_mass", "stiffening", "coupled_stiffening")}
+    phys = {k: p[k] for k in COUPLED_PHYSICS}
     solid = None
     if p["rod"] == "solid":
         from flexmbs.bodies import Interface
@@ -410,7 +425,7 @@ def run_coupled(out, p: dict, t_end: float):
                     coupled_stiffening="modal-stress")
     system, rod_body, model = build_coupled(**phys, rod=p["rod_length"])
     res = run_model(system, t_end=t_end, t_eval=solver_options(p, t_end)["t_eval"],
-                    metadata={"case": "slider_crank", "parameters": p}, name="coupled", **coupled_solver(p))
+                    metadata={"case": "slider_crank", "parameters": p}, name=name, **coupled_solver(p))
     # the multipliers at the outputs (index3-alpha's own, or recovered by the formulation); all joints in one pass
     history = system.reaction_history(res.t, res.q, res.multipliers, ["drive"] + [c for c, _ in JOINT_BODIES])
     delta = res.bodies[rod_body.name].delta
@@ -425,6 +440,67 @@ def run_coupled(out, p: dict, t_end: float):
     if out is not None:
         write_coupled(res, rod_body.name, extras, Path(out), p)
     return res, model, extras
+
+
+TABLE_FORMULATIONS = ("lagrange", "gibbs-appell", "hamilton", "maggi", "kane", "volterra")
+TABLE_REFINEMENT = 64     # the reference: lagrange (index 3) by index3-alpha at h_coupled / 64
+TABLE_HEADER = ["formulation", "solver", "step", "peak_mm", "peak_error", "max_deflection_error",
+                "energy_balance_J", "constraint_violation", "equations", "evaluations_per_step", "lu", "cpu_s"]
+
+
+def table_row(name: str, p: dict, t_end: float, reference=None) -> tuple[dict, np.ndarray]:
+    """One row of the formulation table: the coupled model by ``name`` (`coupled_solver`), with the peak
+    mid-span deflection [mm], its error relative to the ``reference`` run's peak and the largest deflection
+    error over the outputs (both relative to the reference's peak; None for the reference itself), the largest
+    |`Results.energy_balance_error`| [J], the largest ||C|| (`System.residual_norms`) [m], the size of the
+    linear system of one evaluation (`_comparison.equations_per_evaluation`), evaluations per step, LU
+    factorizations and the CPU time of the run [s]; and the run's deflection history."""
+    from _comparison import equations_per_evaluation
+    from flexmbs.formulations.registry import system_formulation
+    q = {**p, "formulation": name}
+    solver = coupled_solver(q)
+    tic = time.process_time()
+    run_name = "table-reference" if reference is None else f"table-{name}"
+    res, _, extras = run_coupled(None, q, t_end, name=run_name)
+    cpu = time.process_time() - tic
+    w = extras["midspan_deflection"]
+    value = peak(extras)[0]
+    system = build_coupled(**{k: p[k] for k in COUPLED_PHYSICS}, rod=p["rod_length"])[0]
+    form = system_formulation(solver["formulation"], system)
+    errors = (None, None) if reference is None else (abs(value - reference["peak"]) / abs(reference["peak"]),
+                                                     float(np.abs(w - reference["w"]).max() / abs(reference["peak"])))
+    step = (f"h = {t_end / max(res.stats['n_steps'], 1):.3g} s" if "h" in solver      # the step after alignment
+            else f"rtol = {solver['rtol']:g}")
+    row = dict(formulation=name if reference is not None else f"reference: {name}", solver=solver["method"],
+               step=step, peak_mm=1e3 * value, peak_error=errors[0], max_deflection_error=errors[1],
+               energy_balance_J=float(np.abs(res.energy_balance_error()).max()),
+               constraint_violation=float(system.residual_norms(res.t, res.q).max()),
+               equations=equations_per_evaluation(solver["formulation"], form, system),
+               evaluations_per_step=res.stats["n_rhs"] / max(res.stats["n_steps"], 1), lu=res.stats["n_lu"],
+               cpu_s=cpu, status=res.status)
+    return row, w
+
+
+def formulation_table(out, p: dict, t_end: float):
+    """--table: the reference (lagrange, index 3, index3-alpha at h_coupled / `TABLE_REFINEMENT`) and every
+    formulation of `TABLE_FORMULATIONS` at the case's solver (`coupled_solver`); writes DIR/formulations.csv
+    and .md (`_comparison.write_rows`).  Returns (the last run's Results, None, {"table": rows})."""
+    from _comparison import write_rows
+    ref_row, w_ref = table_row("lagrange", {**p, "h_coupled": p["h_coupled"] / TABLE_REFINEMENT}, t_end)
+    reference = {"peak": ref_row["peak_mm"] * 1e-3, "w": w_ref}
+    rows = [ref_row] + [table_row(name, p, t_end, reference)[0] for name in TABLE_FORMULATIONS]
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        fmt = dict(peak_mm="{:.6f}", evaluations_per_step="{:.2f}", cpu_s="{:.2f}", equations="{:d}", lu="{:d}")
+        text = [[r[c] if isinstance(r[c], str) else "" if r[c] is None else fmt.get(c, "{:.2e}").format(r[c])
+                 for c in TABLE_HEADER] for r in rows]
+        write_rows(out, "formulations", TABLE_HEADER, text,
+                   f"Coupled slider-crank ({p['elements']} elements, {p['revolutions']:g} revolutions): each "
+                   f"formulation against the reference (lagrange, index 3, h = h_coupled / {TABLE_REFINEMENT}); "
+                   "errors relative to the reference's peak mid-span deflection")
+        write_summary(out, {"parameters": p, "model": "coupled", "table": rows})
+    return None, None, {"table": rows}
 
 
 def solid_rod(modes: int, youngs: float, density: float, poisson: float) -> dict:
@@ -565,6 +641,14 @@ def main(argv=None):
         args = {k: v for k, v in args.items() if k != "degrees_out"}
     res, model, extras = run(out=out, **args)
     record_output(out, before)
+    if args.get("coupled") and args.get("table"):
+        for r in extras["table"]:
+            error = "" if r["peak_error"] is None else f", peak error {r['peak_error']:.1e}"
+            print(f"{r['formulation']:>20} ({r['solver']}, {r['step']}): {r['status']}, peak {r['peak_mm']:+.6f} mm"
+                  f"{error}, energy balance {r['energy_balance_J']:.1e} J, |C| {r['constraint_violation']:.1e}, "
+                  f"{r['equations']} equations, CPU {r['cpu_s']:.1f} s")
+        print(f"  wrote {out}/formulations.csv and .md in {time.perf_counter() - tic:.1f} s")
+        return 0 if all(r["status"] == "finished" for r in extras["table"]) else 1
     if args.get("coupled"):
         value, angle = peak(extras)
         solid = extras.get("solid")

@@ -120,12 +120,19 @@ def axis_angle_to_ep(axis, angle: float) -> np.ndarray:
     return np.concatenate([[np.cos(0.5 * angle)], np.sin(0.5 * angle) * k])
 
 
+def _real_or_complex(x) -> np.ndarray:
+    """x as a float array, or as a complex one if it is complex (the complex steps of the Kane and
+    Volterra formulations pass complex coordinates through these maps, which are polynomials in p)."""
+    x = np.asarray(x)
+    return x if np.iscomplexobj(x) else x.astype(float, copy=False)
+
+
 def ep_to_matrix(p) -> np.ndarray:
     """A(p) = (e0^2 - e.e) I + 2 e e^T + 2 e0 skew(e) (a rotation for |p| = 1, else |p|^2 times one).
 
     p of shape (4,) or (..., 4) -> (3, 3) or (..., 3, 3).
     """
-    p = np.asarray(p, dtype=float)
+    p = _real_or_complex(p)
     if p.ndim > 1:
         E, G = ep_EG(p)
         return E @ G.swapaxes(-1, -2)                            # A = E G^T
@@ -186,7 +193,7 @@ def ep_normalize(p) -> np.ndarray:
 
 def ep_E(p) -> np.ndarray:
     """E(p) = [-e, skew(e) + e0 I] (3 x 4, or (..., 3, 4)): global angular velocity omega = 2 E p'."""
-    p = np.asarray(p, dtype=float)
+    p = _real_or_complex(p)
     if p.ndim > 1:                                               # linear in p: p @ basis
         return (p @ _E_BASIS).reshape(p.shape[:-1] + (3, 4))
     e0, e1, e2, e3 = p.tolist()
@@ -195,7 +202,7 @@ def ep_E(p) -> np.ndarray:
 
 def ep_G(p) -> np.ndarray:
     """G(p) = [-e, -skew(e) + e0 I] (3 x 4, or (..., 3, 4)): body angular velocity omega_body = 2 G p'."""
-    p = np.asarray(p, dtype=float)
+    p = _real_or_complex(p)
     if p.ndim > 1:
         return (p @ _G_BASIS).reshape(p.shape[:-1] + (3, 4))
     e0, e1, e2, e3 = p.tolist()
@@ -214,7 +221,7 @@ def ep_vector_jacobian(p, u) -> np.ndarray:
 
     p (4,) or (..., 4), u (3,) or (..., 3) -> (3, 4) or (..., 3, 4).
     """
-    p, u = np.asarray(p, dtype=float), np.asarray(u, dtype=float)
+    p, u = _real_or_complex(p), _real_or_complex(u)
     if p.ndim > 1 or u.ndim > 1:                                 # bilinear: (p u^T) @ basis
         pu = p[..., :, None] * u[..., None, :]
         return (pu.reshape(pu.shape[:-2] + (12,)) @ _VJ_BASIS).reshape(pu.shape[:-2] + (3, 4))

@@ -288,7 +288,8 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         timings["output_s"] = blocks.seconds
         tic = time.perf_counter()
         lam = sol.lam
-        if lam is None and entry.name in ("lagrange", "udwadia-kalaba", "gibbs-appell", "hamilton", "maggi") and len(sol.t):
+        recovers = ("lagrange", "udwadia-kalaba", "gibbs-appell", "hamilton", "maggi", "kane", "volterra")
+        if lam is None and entry.name in recovers and len(sol.t):
             lam = np.array([form.multipliers(float(tk), xk) for tk, xk in zip(sol.t, sol.x)]).reshape(
                 len(sol.t), system.n_c)
         kept = _joined(kept)

@@ -17,13 +17,10 @@ sys.path.insert(0, str(ROOT / "cases"))
 import three_bodies  # noqa: E402
 from _comparison import registry_formulation  # noqa: E402
 
-SYSTEMS = "lagrange, udwadia-kalaba, index3, maggi, kane, volterra, volterra-reduced"
+SYSTEMS = "lagrange, gibbs-appell, hamilton, udwadia-kalaba, index3, maggi, kane, volterra, volterra-reduced"
 
 BAD_CALLS = [
     # (what is called, the message it now gives)
-    ("system_formulation of a Model's formulation",
-     lambda: system_formulation("gibbs-appell", three_bodies.build().system),
-     f"`name` 'gibbs-appell' runs a Model on a prescribed frame only; a System's formulations are {SYSTEMS}"),
     ("system_formulation of a misspelt name",
      lambda: system_formulation("volterra_reduced", three_bodies.build().system),
      f"`name` 'volterra_reduced' is not a formulation; a System's formulations are {SYSTEMS}"),

@@ -21,13 +21,15 @@ matrix).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..rotations import as_rotation_matrix, skew
 from ..user_functions import UserFunctionError, non_finite, raised
 
-__all__ = ["Body", "RigidBody", "LinearInertia", "LinearInertiaBatch", "rigid_motion_of_points", "rotation_of_vectors"]
+__all__ = ["Body", "RigidBody", "LinearInertia", "LinearInertiaBatch", "PartKinematics", "mass_point_kinematics",
+           "rigid_motion_of_points", "rotation_of_vectors"]
 
 
 class Body(ABC):
@@ -181,6 +183,30 @@ class Body(ABC):
         return f"{type(self).__name__}({self.name!r})"
 
 
+@dataclass
+class PartKinematics:
+    """A body's mass as parts at k configurations, for the Kane and Volterra formulations
+    (`flexmbs.formulations.quasi_velocities.system_kinematics`): each part is a rigid part or a mass point
+    with velocity v_i = B_i q' of its centre of mass and angular velocity omega_i = D_i q' (global axes).
+
+    mass (n_p,); B, D (k, n_p, 3, n_q); I (k, n_p, 3, 3) the global inertia tensor about the part's centre
+    of mass (zero for a mass point).  Complex coordinates (a complex step) give complex B, D, I.
+    """
+
+    mass: np.ndarray
+    B: np.ndarray
+    D: np.ndarray
+    I: np.ndarray
+
+
+def mass_point_kinematics(mass, B) -> PartKinematics:
+    """`PartKinematics` of mass points (no rotation, no inertia of their own): ``mass`` (n_p,), ``B``
+    (k, n_p, 3, n_q)."""
+    B = np.asarray(B)
+    return PartKinematics(mass=np.asarray(mass, dtype=float), B=B, D=np.zeros(B.shape, dtype=B.dtype),
+                          I=np.zeros(B.shape[:2] + (3, 3), dtype=B.dtype))
+
+
 class LinearInertia:
     """Gibbs-Appell and Hamilton terms of a body whose mass points move linearly with q: r = S(s) q + r_0
     with a constant S(s) (point masses, natural coordinates, the 2D corotational beam's interpolated
@@ -209,6 +235,24 @@ class LinearInertia:
     def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
         """dT/dq at fixed q' (k, n_q): zero, M is constant."""
         return np.zeros(np.shape(Q))
+
+    def kinematics(self, Q) -> PartKinematics:
+        """The body's mass as n_q unit mass points at the k configurations Q (k, n_q) (Kane, Volterra).
+
+        Every point moves as r = S(s) q + r_0 with a constant S, so the inertia forces of the whole body
+        on the partial velocities S W are sum m S^T S W = M W, whatever the points: the rows l_j of a
+        constant factor L^T L = M (L = diag(sqrt(lambda)) V^T from M = V diag(lambda) V^T) are unit
+        mass points with velocity l_j . q', giving the same sums sum_j l_j l_j^T = M.  For these bodies
+        Kane's and Volterra's inertia terms therefore reduce exactly to M q'' (docs/formulations_system.md).
+        """
+        L = self.__dict__.get("_inertia_rows")
+        if L is None:
+            lam, V = np.linalg.eigh(np.asarray(self.mass_matrix(np.atleast_2d(Q)[0].real), dtype=float))
+            L = self._inertia_rows = np.sqrt(np.maximum(lam, 0.0))[:, None] * V.T
+        k, n = np.atleast_2d(Q).shape[0], self.n_q
+        B = np.zeros((k, n, 3, n))
+        B[:, :, 0, :] = L
+        return mass_point_kinematics(np.ones(n), B)
 
 
 class LinearInertiaBatch:

@@ -84,7 +84,7 @@ from ..model import DistributedLoad, Model
 from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
 from ..validity import RangeCheck
 from .axial_strain import AxialStrain
-from .base import Body
+from .base import Body, mass_point_kinematics
 from .rigid import EulerParameterNorm, frame_rigid_motion_generators
 
 __all__ = ["FlexibleBody", "Node", "Interface", "REFERENCES"]
@@ -681,6 +681,24 @@ class FlexibleBody(Body):
         out = self.applied_forces(t, q, gravity)
         out[7:] -= self._K @ q[7:] + self.model.damping_force(v[7:]) + self.geometric_stiffness_force(t, q, v, gravity)
         return out
+
+    def kinematics(self, Q):
+        """The body's mass points (`flexmbs.assembly.mass_points`) at the k configurations Q (k, n_q), real
+        or complex (Kane, Volterra): point p at r_p = R + A(p) y_p, y_p = x_p + Phi_p delta, moves with
+        r_p' = L_p q', L_p = [I, V(p, y_p), A(p) Phi_p] (as in `gibbs_appell`)."""
+        Q = np.atleast_2d(Q)
+        pts, Phi = self._mass_points()[:2]
+        k, n_p = len(Q), pts.n_points
+        P = Q[:, 3:7]
+        Y = pts.x + (Phi @ Q[:, 7:].T).T.reshape(k, n_p, 3)
+        Phi_p = self.__dict__.get("_Phi_points")
+        if Phi_p is None:
+            Phi_p = self._Phi_points = Phi.toarray().reshape(n_p, 3, -1)
+        B = np.empty((k, n_p, 3, self.n_q), dtype=Q.dtype)
+        B[..., :3] = np.eye(3)
+        B[..., 3:7] = ep_vector_jacobian(P[:, None, :], Y)
+        B[..., 7:] = np.einsum("kab,pbe->kpae", ep_to_matrix(P).reshape(k, 3, 3), Phi_p)
+        return mass_point_kinematics(pts.m, B)
 
     def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
         """dT/dq at fixed q' (k, n_q) of T = 1/2 sum_p m_p |r_p'|^2, r_p' = L_p q', from the mass points:

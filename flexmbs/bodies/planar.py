@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, LinearInertiaBatch, _check_loads, positive_number, real_number, rigid_motion_of_points
+from .base import (Body, LinearInertiaBatch, PartKinematics, _check_loads, positive_number, real_number,
+                   rigid_motion_of_points)
 
 __all__ = ["RigidBody2D", "rotation_2d"]
 
@@ -136,6 +137,17 @@ class RigidBody2D(Body):
     def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
         """dT/dq at fixed q' (k, 3): zero (T = 1/2 m |r_G'|^2 + 1/2 I_G theta'^2 does not depend on q)."""
         return np.zeros(np.shape(Q))
+
+    def kinematics(self, Q) -> PartKinematics:
+        """The body as one rigid part at the k configurations Q (k, 3) (Kane, Volterra): its centroid moves
+        with (x', y', 0), its angular velocity is (0, 0, theta'), its inertia about the centroid
+        diag(0, 0, I_G) (only the z moment acts in the plane)."""
+        k = len(np.atleast_2d(Q))
+        B, D, I = np.zeros((k, 1, 3, 3)), np.zeros((k, 1, 3, 3)), np.zeros((k, 1, 3, 3))
+        B[:, 0, 0, 0] = B[:, 0, 1, 1] = 1.0
+        D[:, 0, 2, 2] = 1.0
+        I[:, 0, 2, 2] = self.inertia
+        return PartKinematics(mass=np.array([self.mass]), B=B, D=D, I=I)
 
     def energy(self, q, v, gravity) -> tuple[float, float]:
         """(1/2 m |v_G|^2 + 1/2 I_G theta'^2, -m g . r_G)."""

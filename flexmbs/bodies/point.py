@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, LinearInertia, _check_identity, rigid_motion_of_points
+from .base import Body, LinearInertia, _check_identity, mass_point_kinematics, rigid_motion_of_points
 
 __all__ = ["PointMass"]
 
@@ -56,6 +56,13 @@ class PointMass(LinearInertia, Body):
     def forces(self, t, q, v, gravity) -> np.ndarray:
         Q = np.zeros(self.dim) if gravity is None else self.mass * np.asarray(gravity, dtype=float)
         return Q + self.applied(t, q, v) if self.loads else Q
+
+    def kinematics(self, Q):
+        """The particle as one mass point at the k configurations Q (k, dim) (Kane, Volterra): v = q'
+        (B = I, padded to 3 rows in 2D)."""
+        B = np.zeros((len(np.atleast_2d(Q)), 1, 3, self.dim))
+        B[:, 0, :self.dim, :] = np.eye(self.dim)
+        return mass_point_kinematics([self.mass], B)
 
     def energy(self, q, v, gravity) -> tuple[float, float]:
         T = 0.5 * self.mass * float(v @ v)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..constraints.base import Constraint
 from ..rotations import LastRotation, ep_E, ep_EG, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, skew
-from .base import RigidBody, rigid_motion_of_points
+from .base import PartKinematics, RigidBody, rigid_motion_of_points
 
 __all__ = ["RigidBodyEP", "EulerParameterNorm", "frame_rigid_motion_generators"]
 
@@ -120,6 +120,29 @@ class RigidBodyEP(RigidBody):
     def kinetic_energy_gradient(self, Q, V) -> np.ndarray:
         """dT/dq at fixed q' (k, 7) (`EPBatch.kinetic_energy_gradient`)."""
         return self._one.kinetic_energy_gradient(np.atleast_2d(Q), np.atleast_2d(V))
+
+    def kinematics(self, Q) -> PartKinematics:
+        """The body as one rigid part at the k configurations Q (k, 7), real or complex (Kane, Volterra).
+
+        Its centre of mass r_C = R + A(p) c moves with r_C' = R' + V_c p' (V_c = d(A c)/dp), its global
+        angular velocity is omega = 2 E(p) p' (|p| = 1, p.p' = 0), its global inertia about C is
+        A J_C A^T:
+
+        .. code:: text
+
+            B = [I, V_c(p)],   D = [0, 2 E(p)],   I = A(p) J_C A(p)^T
+        """
+        Q = np.atleast_2d(Q)
+        k, P = len(Q), Q[:, 3:7]
+        E, G = ep_EG(P)
+        A = E @ G.swapaxes(1, 2)                                       # A = E G^T
+        B = np.zeros((k, 1, 3, 7), dtype=Q.dtype)
+        D = np.zeros_like(B)
+        B[:, 0, :, :3] = np.eye(3)
+        B[:, 0, :, 3:] = ep_vector_jacobian(P, np.broadcast_to(self.centroid, (k, 3)))
+        D[:, 0, :, 3:] = 2.0 * E
+        I = (A @ self.inertia_centroid @ A.swapaxes(1, 2))[:, None]
+        return PartKinematics(mass=np.array([self.mass]), B=B, D=D, I=I)
 
     # -- markers --------------------------------------------------------------------------------
     def frame_marker(self, s):

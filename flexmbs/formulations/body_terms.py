@@ -1,4 +1,4 @@
-"""What the Gibbs-Appell and Hamilton formulations of a `flexmbs.System` ask of its bodies, checked in
+"""What the Gibbs-Appell, Hamilton, Kane and Volterra formulations of a `flexmbs.System` ask of its bodies, checked in
 one place and assembled over the bodies.
 
 Each body kind declares the terms it provides as methods (docs/formulations_system.md):
@@ -8,6 +8,8 @@ Each body kind declares the terms it provides as methods (docs/formulations_syst
     gibbs_appell(Q, V) -> (M, g)          dS/dq'' = M q'' + g, S = 1/2 sum m |a|^2 (k states at once)
     kinetic_energy_gradient(Q, V) -> dT/dq at fixed q' (k states at once)
     active_forces(t, q, v, gravity)       the generalized forces that are not inertia
+    kinematics(Q) -> PartKinematics       the body's mass as rigid parts or mass points: v_i = B_i q',
+                                          omega_i = D_i q', inertia I_i (Kane, Volterra; complex-safe)
 
 Provided by PointMass, RigidBody2D, RigidBodyEP, RigidBodyNatural, FlexibleBody, CorotationalBeam2D
 and TreeBody (and by the ``batch`` evaluators of the rigid kinds, n bodies at once); a System with any
@@ -18,10 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["BodyKindError", "BodyTerms", "GIBBS_APPELL", "HAMILTON", "check_bodies"]
+__all__ = ["BodyKindError", "BodyTerms", "GIBBS_APPELL", "HAMILTON", "KANE_VOLTERRA", "check_bodies"]
 
 GIBBS_APPELL = ("gibbs_appell", "active_forces")
 HAMILTON = ("kinetic_energy_gradient", "active_forces")
+KANE_VOLTERRA = ("kinematics", "active_forces")
 PROVIDED_BY = "PointMass, RigidBody2D, RigidBodyEP, RigidBodyNatural, FlexibleBody, CorotationalBeam2D, TreeBody"
 
 

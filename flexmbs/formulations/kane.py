@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bodies.tree import COMPLEX_STEP
-from .quasi_velocities import QuasiVelocityForm, applied_forces
+from .quasi_velocities import QuasiVelocityForm
 
 __all__ = ["Kane"]
 
@@ -64,5 +64,5 @@ class Kane(QuasiVelocityForm):
         inertia = (np.einsum("p,pxa,px->a", mass, BW, a_bias)
                    + np.einsum("pxa,px->a", DW, np.einsum("pxy,py->px", I, alpha_bias) + np.cross(omega, Iw)))
         Mu = np.einsum("p,pxa,pxb->ab", mass, BW, BW) + np.einsum("pxa,pxy,pyb->ab", DW, I, DW)
-        U = W.T @ applied_forces(self.system, t, q, qd, B)
+        U = W.T @ self.terms.active_forces(t, q, qd)
         return qd, np.linalg.solve(Mu, U - inertia)

@@ -39,6 +39,7 @@ import scipy.linalg
 
 from ..bodies.tree import COMPLEX_STEP
 from .base import forward_difference_jacobian
+from .body_terms import KANE_VOLTERRA, BodyTerms
 
 __all__ = ["QuasiVelocities", "constraint_rows", "system_kinematics", "ignorable_coordinates",
            "check_ignorable", "IGNORABLE_TOL", "QuasiVelocityError"]
@@ -108,29 +109,24 @@ def constraint_rows(system, t, q):
 
 
 def system_kinematics(system, q):
-    """Parts of all bodies at q (m,) or (k, m): (mass (n_p,), B, D (k, n_p, 3, m), I (k, n_p, 3, 3)).
-
-    Every body must give ``kinematics`` (a `flexmbs.bodies.TreeBody`): the Kane and Volterra
-    formulations work with the mass points and rigid parts, not with M alone.
-    """
+    """Parts of all bodies at q (m,) or (k, m), real or complex: (mass (n_p,), B, D (k, n_p, 3, m),
+    I (k, n_p, 3, 3)), the bodies' `kinematics` (`flexmbs.bodies.base.PartKinematics`: rigid parts and
+    mass points) placed in the System's coordinates.  A body kind without it is refused
+    (`check_bodies` with `KANE_VOLTERRA`, by the formulations at their construction)."""
     q = np.atleast_2d(q)
     out_m, out_B, out_D, out_I = [], [], [], []
     for body in system.bodies:
-        if not hasattr(body, "kinematics"):
-            raise QuasiVelocityError(
-                f"body {body.name!r} ({type(body).__name__}) does not give the kinematics of its parts; the "
-                "kane and volterra formulations need bodies with `kinematics(q)` (TreeBody); use the "
-                "lagrange or maggi formulation for this system")
         sl = system.slice(body)
         kin = body.kinematics(q[:, sl])
         k, n_p = kin.B.shape[:2]
-        B = np.zeros((k, n_p, 3, system.n_q), dtype=kin.B.dtype)
+        dtype = np.result_type(kin.B.dtype, kin.D.dtype, q.dtype)
+        B = np.zeros((k, n_p, 3, system.n_q), dtype=dtype)
         D = np.zeros_like(B)
         B[..., sl], D[..., sl] = kin.B, kin.D
         out_m.append(kin.mass)
         out_B.append(B)
         out_D.append(D)
-        out_I.append(kin.I)
+        out_I.append(np.broadcast_to(kin.I, (k,) + kin.I.shape[1:]))
     if len(out_m) == 1:
         return out_m[0], out_B[0], out_D[0], out_I[0]
     return np.concatenate(out_m), np.concatenate(out_B, 1), np.concatenate(out_D, 1), np.concatenate(out_I, 1)
@@ -140,29 +136,10 @@ def _mass_matrix(mass, B, D, I):
     return (np.einsum("p,kpxa,kpxb->kab", mass, B, B) + np.einsum("kpxa,kpxy,kpyb->kab", D, I, D))
 
 
-def applied_forces(system, t, q, v, B=None):
-    """Generalized applied forces Q_e (gravity included, Q_v excluded) of every body, (m,), and those
-    of the force elements between bodies (`flexmbs.System.element_forces`).
-
-    ``B``: the system's part Jacobians at q (n_p, 3, m) from `system_kinematics`, if known.
-    """
-    Q = np.zeros(system.n_q)
-    start = 0
-    for body in system.bodies:
-        sl = system.slice(body)
-        if hasattr(body, "applied_forces"):
-            Bb = None
-            if B is not None:
-                n_p = len(body.parts)
-                Bb = B[start:start + n_p, :, sl]
-                start += n_p
-            Q[sl] = body.applied_forces(t, q[sl], v[sl], system.gravity, Bb)
-        else:
-            raise QuasiVelocityError(f"body {body.name!r} does not separate its applied forces from Q_v "
-                                     "(`applied_forces`); use the lagrange or maggi formulation")
-    if system.force_elements:                     # springs, dampers and actuators between bodies
-        Q += system.element_forces(t, q, v)
-    return Q
+def applied_forces(system, t, q, v):
+    """Generalized applied forces Q_e (gravity included, no inertia) of every body, (m,): the bodies'
+    `active_forces` (`flexmbs.formulations.body_terms.BodyTerms`)."""
+    return BodyTerms(system, KANE_VOLTERRA, "kane").active_forces(t, q, v)
 
 
 class QuasiVelocities:
@@ -417,13 +394,13 @@ class QuasiVelocityForm:
     linear = False
     second_order = None
     second_state = "quasi_velocities"
-    needs_parts = True             # Kane and Volterra work with the parts (TreeBody), Maggi's form with M, Q
+    needs_parts = True             # Kane and Volterra work with the bodies' parts, Maggi's form with M, Q
 
     def __init__(self, system, qv: QuasiVelocities | None = None, jacobian_refresh: float = 1e-2, **qv_options):
         self.system = system
         self.qv = QuasiVelocities(system, **qv_options) if qv is None else qv
-        if self.needs_parts:
-            system_kinematics(system, system.initial_coordinates())     # refuse bodies without parts now
+        if self.needs_parts:            # refuses a body kind without `kinematics` or `active_forces` now
+            self.terms = BodyTerms(system, KANE_VOLTERRA, self.name)
         self.m, self.p = system.n_q, self.qv.p
         self.n_state = self.m + self.p
         self.n_equations = self.p
@@ -461,6 +438,28 @@ class QuasiVelocityForm:
     def derivatives(self, t, q, u):
         """(q', u') at (t, q, u)."""
         raise NotImplementedError
+
+    def multipliers(self, t, x) -> np.ndarray:
+        """lam at the state x (the reactions are System.reactions(t, q, lam)).  The quasi-velocities
+        eliminate the constraint forces; they are recovered from d'Alembert's principle on all m
+        coordinates, a^T lam = Q_e - sum_i [B_i^T m_i a_i + D_i^T (I_i alpha_i + omega_i x I_i omega_i)],
+        with the parts' accelerations a_i = B_i q'' + B_i' q', alpha_i = D_i q'' + D_i' q' and
+        q'' = W u' + W' u + X' (least squares over the m rows; exact where a has full rank)."""
+        h = COMPLEX_STEP
+        q, u = x[:self.m], x[self.m:]
+        qd, u_dot = self.derivatives(t, q, u)
+        _, _, Wd, Xd = self.qv.maps_and_rates(t, q, qd)
+        W, _ = self.qv.maps(t, q)
+        qdd = W @ u_dot + Wd @ u + Xd
+        mass, Bc, Dc, Ic = system_kinematics(self.system, np.asarray(q, dtype=complex) + 1j * h * qd)
+        B, D, I = Bc[0].real, Dc[0].real, Ic[0].real
+        acc = B @ qdd + Bc[0].imag @ qd / h
+        alpha = D @ qdd + Dc[0].imag @ qd / h
+        omega = D @ qd
+        torque = np.einsum("pxy,py->px", I, alpha) + np.cross(omega, np.einsum("pxy,py->px", I, omega))
+        inertia = np.einsum("p,pxa,px->a", mass, B, acc) + np.einsum("pxa,px->a", D, torque)
+        residual = self.terms.active_forces(t, q, qd) - inertia
+        return np.linalg.lstsq(constraint_rows(self.system, t, q)[0].T, residual, rcond=None)[0]
 
     def forcing_full(self, t, x):
         return self.rhs(t, x)

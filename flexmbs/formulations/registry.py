@@ -17,9 +17,11 @@ hamilton            Hamilton's canonical equations (`Hamilton`) (q, p), p = M q'
 udwadia-kalaba      --                                          index-1, Udwadia-Kalaba equations
 index3              --                                          M q'' + C_q^T lam = Q, C = 0 (index 3,
                                                                 `ConstrainedProblem`): index3-alpha
-maggi, kane,        --                                          quasi-velocity forms
-volterra,                                                       (`flexmbs.formulations.quasi_velocities`)
-volterra-reduced
+maggi               --                                          state (q, q'), Lagrange's equations projected
+                                                                on the admissible velocities W (`Maggi`)
+kane, volterra,     --                                          state (q, u), q' = W u + X, from the bodies'
+volterra-reduced                                                parts (`kinematics`: rigid parts, mass
+                                                                points) (`flexmbs.formulations.quasi_velocities`)
 ==================  ==========================================  ===================================
 
 A Model's formulations run with every integrator (method "exact" needs a steady frame, which the

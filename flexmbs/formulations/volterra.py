@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bodies.tree import COMPLEX_STEP
-from .quasi_velocities import QuasiVelocities, QuasiVelocityError, QuasiVelocityForm, applied_forces
+from .quasi_velocities import QuasiVelocities, QuasiVelocityError, QuasiVelocityForm
 
 __all__ = ["Volterra", "ReducedVolterra"]
 
@@ -61,7 +61,7 @@ class Volterra(QuasiVelocityForm):
         K = (np.einsum("pxa,px->a", BWc.imag, P) + np.einsum("pxa,px->a", DWc.imag, H)) / h
         BW, DW = BWc.real, DWc.real
         Mu = np.einsum("p,pxa,pxb->ab", mass, BW, BW) + np.einsum("pxa,pxy,pyb->ab", DW, I, DW)
-        U = W.T @ applied_forces(self.system, t, q, qd, B)
+        U = W.T @ self.terms.active_forces(t, q, qd)
         return qd, np.linalg.solve(Mu, U + K - A)
 
 

@@ -73,7 +73,7 @@ def _lowest_modes(K, M, n_modes: int, factor=None, backend: str = "auto", near_n
     if n <= 600:
         lam, V = eigh(K.toarray() if sparse.issparse(K) else K, M.toarray() if sparse.issparse(M) else M)
         return lam[:n_modes], V[:, :n_modes]
-    name = "direct" if factor is not None else solve_backend(n, backend)
+    name = "direct" if factor is not None else solve_backend(n, backend, K)
     if name.endswith("-cg"):
         return lobpcg_modes(K, M, n_modes, name, near_null, start, preconditioner)
     lu = spd_factor(K) if factor is None else factor
@@ -246,7 +246,7 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
     rigid = model.free_rigid_modes()
     if rigid.shape[1]:
         return _reduce_floating(model, n_modes, method, rigid, static_modes, attachments)
-    backend = solve_backend(model.n_dofs)
+    backend = solve_backend(model.n_dofs, "auto", model.K)
     # one factorization for the modes, the static and the attachment modes (the static ones the
     # pre-stress may have solved already: `Model.static_displacements`); for large models without
     # CHOLMOD none, but one preconditioner for the static modes' CG and LOBPCG (started from the

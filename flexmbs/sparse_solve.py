@@ -31,6 +31,9 @@ __all__ = ["spd_factor", "spd_solve", "solve_backend", "spd_preconditioner", "SP
            "IterativeSolveError", "cholmod_available", "amg_available", "DIRECT_BELOW", "CG_RTOL", "SOLVE_BACKENDS"]
 
 DIRECT_BELOW = 20_000          # unknowns: smaller SPD systems are factorized (exact, small fill)
+DIRECT_PROFILE = 5e7           # larger ones too when n x (bandwidth after reverse Cuthill-McKee) is below this:
+                               # a beam or a long thin mesh, whose factor is narrow (a 1e5-element beam: about
+                               # 1e7) and whose CG converges slowly (its condition number grows as n^4)
 CG_RTOL = 1e-10                # relative residual of each conjugate-gradient solve
 RESTARTS = 3                   # CG restarts from the true residual when the recurred one drifted
 SOLVE_BACKENDS = ("auto", "direct", "cholmod", "superlu", "amg-cg", "jacobi-cg")
@@ -97,16 +100,31 @@ def spd_factor(A, backend: str = "auto"):
     return _SuperLU(A)
 
 
-def solve_backend(n: int, backend: str = "auto") -> str:
+def rcm_profile(A) -> float:
+    """n x b, b the bandwidth of A after reverse Cuthill-McKee: a bound on the entries of a banded
+    factor, and so on what a factorization of A costs in memory."""
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+    A = sparse.csr_array(A)
+    p = reverse_cuthill_mckee(sparse.csr_matrix(A), symmetric_mode=True)
+    inv = np.empty_like(p)
+    inv[p] = np.arange(len(p))
+    C = A.tocoo()
+    bandwidth = int(np.abs(inv[C.row] - inv[C.col]).max()) if C.nnz else 0
+    return float(A.shape[0]) * (bandwidth + 1)
+
+
+def solve_backend(n: int, backend: str = "auto", A=None) -> str:
     """The backend that ``backend`` means for n unknowns: "cholmod", "superlu", "amg-cg" or
-    "jacobi-cg" ("auto": see the module docstring; "direct": CHOLMOD if installed, else SuperLU)."""
+    "jacobi-cg" ("auto": see the module docstring, and with the matrix ``A`` given, a direct solve
+    also above `DIRECT_BELOW` when its profile after reverse Cuthill-McKee is below `DIRECT_PROFILE`;
+    "direct": CHOLMOD if installed, else SuperLU)."""
     if backend not in SOLVE_BACKENDS:
         raise ValueError(f"`backend` must be one of {list(SOLVE_BACKENDS)}, got {backend!r}")
     if backend == "direct":
         return "cholmod" if cholmod_available() else "superlu"
     if backend != "auto":
         return backend
-    if n < DIRECT_BELOW or cholmod_available():
+    if n < DIRECT_BELOW or cholmod_available() or (A is not None and rcm_profile(A) < DIRECT_PROFILE):
         return "cholmod" if cholmod_available() else "superlu"
     return "amg-cg" if amg_available() else "jacobi-cg"
 
@@ -145,7 +163,7 @@ def spd_solve(A, B, backend: str = "auto", rtol: float = CG_RTOL, near_null=None
     """
     B = np.asarray(B, dtype=float)
     n = A.shape[0]
-    name = solve_backend(n, backend)
+    name = solve_backend(n, backend, A)
     if name in ("cholmod", "superlu"):
         return spd_factor(A, name).solve(B), name
     if name == "amg-cg" and not amg_available():

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 
-import h5py
 import numpy as np
 
 __all__ = ["label_dimensions", "is_dimension", "row_labels", "RUN_DIMENSIONS", "BODY_DIMENSIONS"]
@@ -112,6 +111,7 @@ def _home(key: str, dimension: str) -> str:
 
 def _values(dimension: str, size: int, labels: dict) -> np.ndarray | None:
     """The coordinate values of ``dimension`` (None for an index without values)."""
+    import h5py                          # where it is used: `import flexmbs` stays light
     fixed = RUN_DIMENSIONS.get(dimension)
     if dimension == "component" and size <= 3:
         fixed = ("x", "y", "z")[:size]
@@ -139,6 +139,7 @@ class _Scales:
         return scale if scale is not None and scale.shape == (size,) else None
 
     def _find_or_create(self, path: str, name: str, size: int):
+        import h5py                          # where it is used: `import flexmbs` stays light
         if path in self.g:
             ds = self.g[path]
             return ds.id if isinstance(ds, h5py.Dataset) and h5py.h5ds.is_scale(ds.id) and ds.ndim == 1 else None
@@ -153,6 +154,7 @@ class _Scales:
 
 
 def _attach(scales: _Scales, key: str, ds: h5py.Dataset, names: list) -> None:
+    import h5py                          # where it is used: `import flexmbs` stays light
     shape = ds.shape
     for axis, name in enumerate(names):
         if h5py.h5ds.get_num_scales(ds.id, axis):
@@ -177,6 +179,7 @@ def label_dimensions(g: h5py.Group, static, only=None) -> None:
         Label only these datasets (paths in ``g``), e.g. those a run writes at its end, when the
         others were labelled before: HDF5 takes about a millisecond per dataset to look at.
     """
+    import h5py                          # where it is used: `import flexmbs` stays light
     if "t" in g and not h5py.h5ds.is_scale(g["t"].id):
         h5py.h5ds.set_scale(g["t"].id, b"t")
     labels = {k: json.loads(g[k].attrs["columns"]) for k, dim in (("energies", "energy"), ("works", "work"))

@@ -157,6 +157,12 @@ def _static_modes(model: Model, factor=None, backend: str = "auto", precondition
     U = model.static_displacements
     if U is not None and U.shape == F.shape:
         return U
+    return _static_responses(model, F, factor, backend, preconditioner)
+
+
+def _static_responses(model: Model, F, factor=None, backend: str = "auto", preconditioner=None) -> np.ndarray:
+    """K^-1 F: with ``factor`` (an SPD factor of K), else by `flexmbs.sparse_solve.spd_solve` with
+    ``preconditioner`` (the solver ``reduce`` chose for the static and the attachment modes)."""
     if factor is not None:
         return factor.solve(F)
     return spd_solve(model.K, F, backend=backend, preconditioner=preconditioner)[0]
@@ -277,10 +283,7 @@ def _attachment_modes(model: Model, attachments, factor, backend: str = "auto", 
     for nodes in attachments:
         Phi_c = model.interface_translation(nodes)[1]
         cols += [Phi_c[a] for a in range(model.mesh.dim) if np.any(Phi_c[a])]
-    F = np.column_stack(cols)
-    if factor is not None:
-        return factor.solve(F)
-    return spd_solve(model.K, F, backend=backend, preconditioner=preconditioner)[0]
+    return _static_responses(model, np.column_stack(cols), factor, backend, preconditioner)
 
 
 def _reduce_floating(model: Model, n_modes: int, method: str, rigid: np.ndarray, static_modes: bool, attachments):

@@ -6,20 +6,26 @@ products 5, 8, 3 kg m^2), a `RigidBodyEP` centred at the origin.
 
 Panels (not in seed 001: chosen here): two solar panels, each 5 m long (along the global +y and -y),
 2 m wide (along z) and 20 mm thick (along x), rooted at the centres of the hub's +-y faces, a
-homogeneous equivalent plate of a sandwich panel: E = 70 GPa, rho = 270 kg/m^3 (5.4 kg/m^2, 54 kg a
-panel).  flexmbs has no plate-bending element, so each panel is a `BeamEB3D` strip of the panel's
-section (A = b h, I = b h^3 / 12 about its thin axis, h b^3 / 12 in its plane, J = b h^3 / 3):
-the cantilever plate free on its long sides bends as a beam of its bending stiffness E b h^3 / 12
-(the plate's D = E h^3 / (12 (1 - nu^2)) per width would raise it by at most 1 / (1 - nu^2) = 1.1 for
-nu = 0.3, and only near the root, where the plate's anticlastic curvature is held: its first
-frequency lies between the two, within 5 %).  The bending that the hub's spin and slew about z
-excite is the out-of-plane one (through the thickness, along x).
+homogeneous equivalent plate of a sandwich panel: E = 70 GPa, rho = 270 kg/m^3, nu = 0.3 (5.4 kg/m^2,
+54 kg a panel).  ``panel``:
 
-Each panel is a `FlexibleBody` clamped at its root node (its frame: the root's tangent frame) and
-fixed to the hub by a `Fixed` joint there, reduced (`flexmbs.reduction.reduce`) to ``modes``
-cantilever modes plus the static modes of the frame's unit inertia loads.  Clamped at the root,
+- ``plate`` (default): `PlateMITC4` flat shells (membrane and Reissner-Mindlin bending with MITC4
+  shear, 5 DOFs a node), ``elements`` x ``width_elements`` = 10 x 2 on the rectangle [0, L] x [-b/2, b/2]
+  of the panel's body x-y plane, the root edge clamped (150 DOFs a panel).  A cantilever plate free on
+  its long sides bends between a beam of stiffness E b h^3 / 12 and cylindrical bending,
+  D b = E b h^3 / (12 (1 - nu^2)): first frequency 2.1341 Hz (40 x 8 elements: 2.1275 Hz), between the
+  two beam values 2.0808 and 2.1813 Hz; first torsion 11.17 Hz, second bending 13.63 Hz.
+- ``beam``: a `BeamEB3D` strip of the panel's section (A = b h, I = b h^3 / 12 about its thin axis,
+  h b^3 / 12 in its plane, J = b h^3 / 3; 60 DOFs): the beam bound above, first frequency 2.0808 Hz.
+
+The bending that the hub's spin and slew about z excite is the out-of-plane one (through the thickness,
+along x).
+
+Each panel is a `FlexibleBody` clamped at its root (its frame: the root's tangent frame, origin at the
+root's centre) and fixed to the hub by a `Fixed` joint there, reduced (`flexmbs.reduction.reduce`) to
+``modes`` cantilever modes plus the static modes of the frame's unit inertia loads.  Clamped at the root,
 the cantilever modes are Craig-Bampton's fixed-interface modes with the root as interface, and the
-root's six constraint (attachment) modes are the panel's rigid motions, which its floating frame
+root's constraint (attachment) modes are the panel's rigid motions, which its floating frame
 carries; the static modes make the quasi-static response to the hub's acceleration exact in the
 basis.  ``cutoff_hz`` chooses the number of modes by a frequency cut-off instead
 (`flexmbs.reduction.modes_below`).  No geometric stiffening: the spin's centrifugal stiffening
@@ -36,17 +42,19 @@ is R_ref(t) = Rot(e, spin_rate t + phi(t)); ``hub_attitude_error`` is the angle 
 attitude error the panels' flexibility makes.
 
 Integrator: `flexmbs.run` with index3-alpha (step ``h``, ``rho_inf``).  Its angular momentum balance
-L(t) = L(0) + e int_0^t T dt holds to the step's accuracy, second order in h: with the torque off
-|L(t) - L(0)| / |L(0)| stays at 1.6e-9 over 20 s at h = 5 ms (the check of issue 24: 1e-8), 9.8e-9 at
-10 ms; with the slew 9.8e-6, 2.5e-6, 6.1e-7 at h = 10, 5, 2.5 ms.  The reduced panels' error against
-the full mesh over 5 s of the slew: 9.5e-6 of the peak tip deflection with 4 modes, 5.6e-5 with 1.
+L(t) = L(0) + e int_0^t T dt holds to the step's accuracy, second order in h (plate panels): with the
+torque off |L(t) - L(0)| / |L(0)| stays at 1.5e-9 over 20 s at h = 5 ms (the check of issue 24: 1e-8),
+6.9e-9 at 10 ms; with the slew 9.8e-6, 2.5e-6, 6.1e-7 at h = 10, 5, 2.5 ms.  The reduced plate panels'
+error against the full mesh over 5 s of the slew: 2.8e-6 of the peak tip deflection with 4 modes
+(docs/flexible_bodies.md lists 1, 2 and 5 modes).
 
 Writes DIR/results.npz: ``t``, ``angular_momentum`` (n_t, 3) of the whole system about the centre of
 mass in global components [N m s] (`flexmbs.System.momentum`), ``panel_tip_deflection`` (n_t, 2) [m]
-(each panel's tip displacement through its thickness, relative to its root tangent frame),
+(each panel's tip displacement through its thickness, relative to its root tangent frame: for plates
+the mean over the tip edge),
 ``hub_attitude_error`` (n_t,) [rad]; DIR/summary.json with the modes, the DOFs, the kernel, the build
 and solve times, the momentum balance error and, with ``compare``, the error of the reduced model
-against the full mesh (both panels' 60 DOFs) over the first ``compare_time`` seconds; the plots
+against the full mesh (both panels' 150 or 60 DOFs) over the first ``compare_time`` seconds; the plots
 tip_deflection.png and attitude_error.png.
 """
 from __future__ import annotations
@@ -57,26 +65,29 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmbs import Material, Model, generate, run as run_model
+from flexmbs import Material, Mesh, Model, generate, run as run_model
 from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
 from flexmbs.bodies.loads import torque_load
 from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
                           record_output, resolve, write_summary)
 from flexmbs.constraints import Fixed
-from flexmbs.elements import BeamEB3D
+from flexmbs.elements import BeamEB3D, PlateMITC4
 from flexmbs.pipes import call_quietly
 from flexmbs.reduction import modes_below, reduce
-from flexmbs.rotations import axis_angle_to_matrix, matrix_to_axis_angle, rotation_z
+from flexmbs.rotations import axis_angle_to_matrix, matrix_to_axis_angle, rotation_x, rotation_z
 from flexmbs.system import System
 from satellite_boom import INERTIA, M_SAT, SIDE            # seed 001, Table 4 and eq. (75)
 
-DEFAULTS = dict(modes=4, cutoff_hz=None, elements=10, panel_length=5.0, panel_width=2.0, panel_thickness=0.02,
+DEFAULTS = dict(panel="plate", modes=4, cutoff_hz=None, elements=10, width_elements=2, panel_length=5.0, panel_width=2.0, panel_thickness=0.02,
                 youngs=70e9, density=270.0, spin_rate=0.1, torque=True, slew_torque=100.0, slew_time=4.0,
                 t_end=20.0, h=0.005, dt_out=0.05, rho_inf=0.8, compare=True, compare_time=5.0, plots=True)
-RUN_TIME = "about 8 s"     # at the defaults on a 2-core machine (--help says it; measured: 7.5 s wall, plots included)
-HELP = dict(modes="cantilever modes of each panel (plus the static modes of the frame's inertia loads)",
+RUN_TIME = "about 15 s"    # at the defaults on a 2-core machine (--help says it; measured: 15 s wall, 6.6 s CPU,
+                           # plots included, most of it the 5 s comparison run of the full plate panels)
+HELP = dict(panel="each panel as PlateMITC4 plates (plate) or as a BeamEB3D strip (beam)",
+            modes="cantilever modes of each panel (plus the static modes of the frame's inertia loads)",
             cutoff_hz="instead of modes: keep the panel's modes up to this frequency [Hz] (modes_below)",
-            elements="BeamEB3D elements on each panel", panel_length="panel length [m]",
+            elements="elements along each panel's length", width_elements="plate elements across its width",
+            panel_length="panel length [m]",
             panel_width="panel width [m]", panel_thickness="panel thickness [m]",
             youngs="panel's Young's modulus [Pa]", density="panel's equivalent density [kg/m^3]",
             spin_rate="initial spin about the principal axis closest to z [rad/s]",
@@ -87,6 +98,7 @@ HELP = dict(modes="cantilever modes of each panel (plus the static modes of the 
             compare="also run the full (unreduced) panels over compare_time and report the reduction's error",
             compare_time="length of the comparison run [s]", plots="write the plots")
 TYPES = dict(cutoff_hz=float)
+CHOICES = dict(panel=("plate", "beam"))
 SUMMARY = {"max_tip_deflection_m": "largest panel tip deflection [m]",          # flexmbs.sweep
            "max_attitude_error_rad": "largest hub attitude error [rad]",
            "momentum_balance_error": "max |L - L(0) - e int T dt| / |L(0)|"}
@@ -96,9 +108,9 @@ POISSON = 0.3
 
 def check(p: dict) -> None:
     """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
-    check_parameters(p, DEFAULTS, positive=("modes", "panel_length", "panel_width", "panel_thickness", "youngs",
+    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("modes", "panel_length", "panel_width", "panel_thickness", "youngs",
                                             "density", "slew_time", "compare_time"),
-                     nonnegative=("spin_rate", "slew_torque"), at_least={"elements": 2})
+                     nonnegative=("spin_rate", "slew_torque"), at_least={"elements": 2, "width_elements": 1})
     if p["cutoff_hz"] is not None and not (isinstance(p["cutoff_hz"], (int, float)) and p["cutoff_hz"] > 0):
         raise CaseError("cutoff_hz", f"a cut-off frequency, must be a positive number of Hz, got {p['cutoff_hz']!r}")
     if not isinstance(p["modes"], int) or isinstance(p["modes"], bool):
@@ -109,12 +121,27 @@ def check(p: dict) -> None:
 
 
 def panel_model(p: dict) -> Model:
-    """One panel as a cantilever of BeamEB3D elements along its body x axis (root node 0 clamped);
-    body y is its thickness direction (bending stiffness E b h^3 / 12), body z its width."""
+    """One panel as a cantilever along its body x axis, clamped at its root x = 0.
+
+    ``plate``: `PlateMITC4` elements on the rectangle [0, L] x [-b/2, b/2] of the body x-y plane
+    (``elements`` x ``width_elements``), the root edge clamped; body z is its thickness direction.
+    ``beam``: `BeamEB3D` elements along body x (root node 0 clamped); body y is its thickness direction
+    (bending stiffness E b h^3 / 12), body z its width."""
     b, h = p["panel_width"], p["panel_thickness"]
-    element = BeamEB3D(Material(E=p["youngs"], rho=p["density"], nu=POISSON), area=b * h, Iy=h * b**3 / 12.0,
-                       Iz=b * h**3 / 12.0, J=b * h**3 / 3.0)
+    material = Material(E=p["youngs"], rho=p["density"], nu=POISSON)
+    if p["panel"] == "plate":
+        return Model(panel_mesh(p["elements"], p["width_elements"], p["panel_length"], b), PlateMITC4(material, h),
+                     fixed=[("left", "all")])
+    element = BeamEB3D(material, area=b * h, Iy=h * b**3 / 12.0, Iz=b * h**3 / 12.0, J=b * h**3 / 3.0)
     return Model(generate.line(p["elements"], p["panel_length"], dim=3), element, fixed=[("start", "all")])
+
+
+def panel_mesh(n_length: int, n_width: int, length: float, width: float) -> Mesh:
+    """Quadrilaterals on [0, length] x [-width / 2, width / 2] of the body x-y plane (`generate.rectangle`
+    moved by -width / 2 along y), node sets ``left`` (the root) and ``right`` (the tip) among its own."""
+    grid = generate.rectangle(n_length, n_width, length, width)
+    return Mesh(grid.points - [0.0, width / 2.0], grid.cells, node_sets=grid.node_sets,
+                element_sets=grid.element_sets, source=f"panel_mesh({n_length}, {n_width}, {length}, {width})")
 
 
 def panel_modes(full: Model, p: dict) -> int:
@@ -146,18 +173,30 @@ def slew_torque_law(axis, torque: float, t_s: float):
     return lambda t: axis * (torque * np.sin(2.0 * np.pi * t / t_s) if t < t_s else 0.0)
 
 
+def panel_orientation(side: float, kind: str) -> np.ndarray:
+    """Body -> global rotation of the panel on the hub's ``side`` (+1: +y, -1: -y) face: its length (body x)
+    along side * y, its width along global z and its thickness along global x.  ``beam``: Rot(z, side pi/2)
+    (body y, the thickness, to -side x); ``plate``: Rot(z, side pi/2) Rot(x, pi/2) (body y, the width, to z;
+    body z, the plate's normal, to side x)."""
+    turn = rotation_z(side * np.pi / 2.0)
+    return turn @ rotation_x(np.pi / 2.0) if kind == "plate" else turn
+
+
 def build(panel: Model, p: dict, axis=None) -> System:
     """Hub and the two panels at rest (velocities come from `spin_state`), the slew torque about
-    ``axis`` on the hub when ``p["torque"]`` and an axis is given."""
+    ``axis`` on the hub when ``p["torque"]`` and an axis is given.  Each panel's root is fixed to the
+    centre of a hub face: the beam's root node, the plate's frame origin (the middle of its clamped
+    root edge)."""
     loads = ([torque_load(slew_torque_law(axis, p["slew_torque"], p["slew_time"]))]
              if p["torque"] and axis is not None else ())
     hub = RigidBodyEP("hub", M_SAT, INERTIA, loads=loads)
     bodies, joints = [hub], []
+    root = np.zeros(3) if p["panel"] == "plate" else Node(0)
     for name, side in zip(PANELS, (1.0, -1.0)):
         body = FlexibleBody(panel, name, position=[0.0, side * SIDE / 2.0, 0.0],
-                            orientation=rotation_z(side * np.pi / 2.0), stiffening="none")
+                            orientation=panel_orientation(side, p["panel"]), stiffening="none")
         bodies.append(body)
-        joints.append(Fixed(hub, body, s_j=Node(0), name=f"root {name[-1]}"))
+        joints.append(Fixed(hub, body, s_j=root, name=f"root {name[-1]}"))
     return System(bodies, joints)
 
 
@@ -174,11 +213,16 @@ def principal_spin_axis(system: System) -> tuple[np.ndarray, float]:
     return e, float(w[k])
 
 
-def tip_deflection(model: Model, delta) -> np.ndarray:
-    """Tip displacement through the panel's thickness (its body y) relative to the root frame (n_t,)
-    [m], from the panel's elastic coordinates (full or modal: `Model.node_translations`)."""
-    tip = model.mesh.n_nodes - 1
-    return np.asarray(delta) @ model.node_translations()[[3 * tip + 1]].toarray()[0]
+def tip_deflection(model: Model, delta, kind: str) -> np.ndarray:
+    """Tip displacement through the panel's thickness relative to the root frame (n_t,) [m], from the
+    panel's elastic coordinates (full or modal: `Model.node_translations`): the plate's mean body-z
+    displacement over its tip edge (``right``), the beam's body-y displacement of its last node."""
+    if kind == "plate":
+        tip = model.mesh.nodes("right")
+        rows = model.node_translations()[3 * tip + 2].toarray().mean(axis=0)
+    else:
+        rows = model.node_translations()[[3 * (model.mesh.n_nodes - 1) + 1]].toarray()[0]
+    return np.asarray(delta) @ rows
 
 
 def attitude_error(R_hub, t, axis, spin: float, phi) -> np.ndarray:
@@ -203,7 +247,8 @@ def simulate(panel: Model, p: dict, t_end: float, name: str) -> dict:
     impulse = np.outer(slew_impulse(res.t, T0, p["slew_time"]), e)
     phi = slew_angle(res.t, T0, p["slew_time"], J_e)
     arrays = {"t": res.t, "angular_momentum": L,
-              "panel_tip_deflection": np.column_stack([tip_deflection(panel, res.bodies[b].delta) for b in PANELS]),
+              "panel_tip_deflection": np.column_stack([tip_deflection(panel, res.bodies[b].delta, p["panel"])
+                                                        for b in PANELS]),
               "hub_attitude_error": attitude_error(res.bodies["hub"].rotation, res.t, e, p["spin_rate"], phi)}
     balance = float(np.abs(L - L[0] - impulse).max() / np.linalg.norm(L[0])) if np.any(L[0]) else None
     return {"arrays": arrays, "results": res, "axis": e, "inertia": J_e, "momentum_balance_error": balance}
@@ -246,7 +291,8 @@ def run(out=None, **params) -> dict:
         t_cmp = min(p["compare_time"], p["t_end"])
         ref = simulate(full, p, t_cmp, "full")
         summary["reduction_error"] = {**reduction_error(arrays, ref["arrays"]),
-                                      "full_solve_s": ref["results"].stats["solve_s"]}
+                                      "full_solve_s": ref["results"].stats["solve_s"],
+                                      "full_kernel": ref["results"].metadata.get("kernel")}
     if out is not None:
         write(Path(out), arrays, summary, p)
     return summary
@@ -270,13 +316,13 @@ def write(out: Path, arrays: dict, summary: dict, p: dict) -> None:
 
 def main(argv=None):
     parser = command_line("flexible_satellite", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, types=TYPES,
-                          check=check)
+                          choices=CHOICES, check=check)
     args, out, _ = parse_case_args(parser, argv)
     tic = time.perf_counter()
     out, before = prepare_output(out, parser=parser)
     s = run(out=out, **args)
     record_output(out, before)
-    print(f"flexible satellite: hub + 2 panels of {s['modes']} modes ({s['panel_full_dofs']} -> "
+    print(f"flexible satellite: hub + 2 {args['panel']} panels of {s['modes']} modes ({s['panel_full_dofs']} -> "
           f"{s['panel_reduced_dofs']} DOFs each), spin {args['spin_rate']:g} rad/s, "
           f"{'slew torque ' + format(args['slew_torque'], 'g') + ' N m' if args['torque'] else 'no torque'}: "
           f"{s['status']} ({s['n_steps']} steps, solve {s['solve_s']:.2f} s, kernel {s['kernel']})")

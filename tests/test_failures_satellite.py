@@ -24,6 +24,8 @@ ROWS = [
     (lambda: fs.run(cutoff_hz=-3.0), "parameter 'cutoff_hz': a cut-off frequency, must be a positive number of Hz, got -3.0"),
     (lambda: fs.run(panel_thickness=3.0), "parameter 'panel_thickness': a thin panel, must be below panel_width = 2 m, got 3 m"),
     (lambda: fs.run(elements=1), "parameter 'elements': must be >= 2, got 1"),
+    (lambda: fs.run(panel="shell"), "parameter 'panel': must be one of plate, beam, got 'shell'"),
+    (lambda: fs.run(width_elements=0), "parameter 'width_elements': must be >= 1, got 0"),
     (lambda: fs.run(slew_torque=-1.0), "parameter 'slew_torque': must be >= 0, got -1.0"),
     (lambda: fs.run(moded=3), "unknown parameter(s) ['moded'] for case flexible_satellite; did you mean 'modes'?"),
     (lambda: modes_below(cantilever(), 0.0), "`frequency` (the cut-off) must be a positive number of Hz, got 0.0"),

@@ -182,3 +182,25 @@ def test_model_of_plates_reduces_and_keeps_the_lowest_frequency():
     w2 = eigh(md.K.toarray(), md.M.toarray(), eigvals_only=True, subset_by_index=(0, 0))
     # both by dense eigh: round-off of order eps * omega_max^2 / omega_1^2 (membrane over bending, ~1e9)
     assert red.omega2[0] == pytest.approx(w2[0], rel=1e-5)
+
+
+def test_spinning_plate_strip_stiffens_as_the_beam():
+    """A Model of plates with stiffening=True takes its pre-stress from the membrane stress of the static
+    centrifugal displacement (``prestress``) and its k_geo: a strip (nu = 0, one element wide) spinning
+    about the axis normal to its plane at 50 rad/s has the flapwise frequencies of the BeamEB3D strip of the
+    same section on the same frame (25.85 -> 59.61 rad/s, the beam 25.84 -> 59.63)."""
+    from flexmbs.modal import natural_frequencies
+    from flexmbs.motion import ConstantRotation
+    mat = fm.Material(E=70e9, rho=2700.0, nu=0.0)
+    L, b, t = 1.0, 0.05, 0.005
+    spin = ConstantRotation(50.0, axis=(0, 0, 1))
+    plate = fm.Model(generate.rectangle(20, 1, L, b), PlateMITC4(mat, t), fixed=[("left", "all")], motion=spin,
+                     stiffening=True)
+    beam = fm.Model(generate.line(20, L, dim=3), fm.BeamEB3D(mat, b * t, Iy=b * t**3 / 12, Iz=t * b**3 / 12,
+                                                             J=b * t**3 / 3), fixed=[("start", "all")],
+                    motion=spin, stiffening=True)
+    w_plate = natural_frequencies(plate, n_modes=2, gyroscopic=False)[0]
+    w_beam = natural_frequencies(beam, n_modes=2, gyroscopic=False)[0]
+    assert w_plate[0] == pytest.approx(w_beam[0], rel=1e-3)
+    assert w_plate[0] > 2 * natural_frequencies(fm.Model(plate.mesh, plate.element, fixed=[("left", "all")]),
+                                                n_modes=1, gyroscopic=False)[0][0]

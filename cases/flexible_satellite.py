@@ -137,10 +137,10 @@ def panel_model(p: dict) -> Model:
 
 
 def panel_mesh(n_length: int, n_width: int, length: float, width: float) -> Mesh:
-    """Quadrilaterals on [0, length] x [-width / 2, width / 2] of the body x-y plane (`generate.rectangle`
+    """Quadrilaterals on [0, length] x [-width / 2, width / 2] of the body x-y plane, z = 0 (`generate.rectangle`
     moved by -width / 2 along y), node sets ``left`` (the root) and ``right`` (the tip) among its own."""
-    grid = generate.rectangle(n_length, n_width, length, width)
-    return Mesh(grid.points - [0.0, width / 2.0], grid.cells, node_sets=grid.node_sets,
+    grid = generate.rectangle(n_length, n_width, length, width, z=0.0)
+    return Mesh(grid.points - [0.0, width / 2.0, 0.0], grid.cells, node_sets=grid.node_sets,
                 element_sets=grid.element_sets, source=f"panel_mesh({n_length}, {n_width}, {length}, {width})")
 
 

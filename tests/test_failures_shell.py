@@ -19,7 +19,7 @@ ROWS = [
      "`shear_correction` must be a positive finite number, got -1"),
     (lambda: PlateMITC4(200e9, 0.01), TypeError, "`material` must be a Material, got float"),
     (lambda: PLATE.k(SQUARE[:, :3]), ValueError,
-     "`X` for PlateMITC4 must have shape (n_el, 4, dim) with dim in (2, 3), got (1, 3, 3)"),
+     "`X` for PlateMITC4 must have shape (n_el, 4, dim) with dim in (3,), got (1, 3, 3)"),
     (lambda: PLATE.k(WARPED), ValueError,
      "`X`: a PlateMITC4 mesh must lie in one plane z = const of the body frame (its normal is the body z axis), "
      "got z from 0 to 0.1"),
@@ -32,7 +32,12 @@ ROWS = [
     (lambda: PLATE.k_geo(SQUARE, np.array([[[1.0, 2.0], [0.0, 1.0]]])), ValueError,
      "`stress` must be symmetric (a Cauchy stress)"),
     (lambda: PLATE.prestress(SQUARE, np.zeros((1, 24))), ValueError, "`u_e` must have shape (1, 20), got (1, 24)"),
-    (lambda: fm.Model(fm.generate.rectangle(2, 1), PLATE, fixed=[("left", "theta_z")]), ValueError,
+    (lambda: PLATE.k(SQUARE[:, :, :2]), ValueError,
+     "`X` for PlateMITC4 must have 3D points (n_el, 4, 3) in a plane z = const, got (1, 4, 2): a 2D mesh would "
+     "drop the deflection w from the displacement fields; mesh it with generate.rectangle(..., z=0.0)"),
+    (lambda: fm.generate.rectangle(2, 1, z="0"), ValueError,
+     "`z` must be a finite number (the plane's height) or None, got '0'"),
+    (lambda: fm.Model(fm.generate.rectangle(2, 1, z=0.0), PLATE, fixed=[("left", "theta_z")]), ValueError,
      "unknown DOF 'theta_z' for PlateMITC4; valid: ['u', 'v', 'w', 'theta_x', 'theta_y'] or 'all'"),
 ]
 

@@ -55,8 +55,7 @@ def test_rigid_motions_carry_the_exact_inertia_of_a_rectangular_plate():
     """R^T M R of the assembled mesh equals the rigid-body mass matrix of the plate [0, a] x [0, b] at
     z = z0, thickness t: int rho x x^T dV in closed form (rotary inertia of the thickness included)."""
     a, b, t, z0, rho = 2.0, 1.0, 0.05, 0.4, STEEL.rho
-    mesh = generate.rectangle(3, 2, a, b)
-    mesh = fm.Mesh(np.column_stack([mesh.points, np.full(mesh.n_nodes, z0)]), mesh.cells)
+    mesh = generate.rectangle(3, 2, a, b, z=z0)
     md = fm.Model(mesh, PlateMITC4(STEEL, t))
     R = md.rigid_modes(full=True)
     MR = R.T @ (md.M @ R)
@@ -73,7 +72,7 @@ def solve_patch(values, thickness):
     """Interior DOFs of the MacNeal-Harder patch from the boundary DOFs ``values`` (8, 5) of an exact
     field, no load; returns the interior solution and the exact interior values."""
     el = PlateMITC4(STEEL, thickness)
-    X = PATCH_POINTS[PATCH_CELLS]
+    X = np.pad(PATCH_POINTS, ((0, 0), (0, 1)))[PATCH_CELLS]
     dofs = (PATCH_CELLS[:, :, None] * 5 + np.arange(5)).reshape(len(PATCH_CELLS), -1)
     K = np.zeros((40, 40))
     np.add.at(K, (dofs[:, :, None], dofs[:, None, :]), el.k(X))
@@ -111,7 +110,7 @@ def test_patch_constant_curvature(thickness):
 def strip_tip_deflection(n, L, b, t):
     """Tip deflection of a cantilever strip (n x 1 elements) under a tip force P = 1 N in cylindrical
     bending (theta_x = 0 everywhere: no anticlastic curvature)."""
-    mesh = generate.rectangle(n, 1, L, b)
+    mesh = generate.rectangle(n, 1, L, b, z=0.0)
     md = fm.Model(mesh, PlateMITC4(STEEL, t), fixed=[("left", "all"), (np.arange(mesh.n_nodes), ["theta_x"])])
     f = np.zeros(md.n_dofs)
     tip = mesh.node_sets["right"]
@@ -141,7 +140,7 @@ def test_cantilever_square_plate_frequencies_leissa():
     from above to values 0.5 % and 0.2 % below the Ritz bound (Richardson from 8 and 16 elements: 3.4708,
     8.5069), the third from above to it."""
     a, t, n = 1.0, 0.01, 14
-    md = fm.Model(generate.rectangle(n, n, a, a), PlateMITC4(STEEL, t), fixed=[("left", "all")])
+    md = fm.Model(generate.rectangle(n, n, a, a, z=0.0), PlateMITC4(STEEL, t), fixed=[("left", "all")])
     w2 = np.sort(eigsh(sparse.csc_matrix(md.K), k=3, M=sparse.csc_matrix(md.M), sigma=0.0)[0])
     lam = np.sqrt(w2) * a**2 * np.sqrt(STEEL.rho * t / (D_STEEL * t**3))
     assert lam == pytest.approx([3.4917, 8.5246, 21.429], rel=7e-3)
@@ -176,7 +175,7 @@ def test_prestress_is_the_membrane_stress_of_a_constant_strain():
 def test_model_of_plates_reduces_and_keeps_the_lowest_frequency():
     """A Model of plates reduces (positive definite M: no massless DOF) and the reduced body keeps the full
     mesh's first frequency."""
-    md = fm.Model(generate.rectangle(6, 2, 1.0, 0.4), PlateMITC4(STEEL, 0.005), fixed=[("left", "all")])
+    md = fm.Model(generate.rectangle(6, 2, 1.0, 0.4, z=0.0), PlateMITC4(STEEL, 0.005), fixed=[("left", "all")])
     from flexmbs.reduction import reduce
     red = reduce(md, 3)
     w2 = eigh(md.K.toarray(), md.M.toarray(), eigvals_only=True, subset_by_index=(0, 0))
@@ -194,7 +193,7 @@ def test_spinning_plate_strip_stiffens_as_the_beam():
     mat = fm.Material(E=70e9, rho=2700.0, nu=0.0)
     L, b, t = 1.0, 0.05, 0.005
     spin = ConstantRotation(50.0, axis=(0, 0, 1))
-    plate = fm.Model(generate.rectangle(20, 1, L, b), PlateMITC4(mat, t), fixed=[("left", "all")], motion=spin,
+    plate = fm.Model(generate.rectangle(20, 1, L, b, z=0.0), PlateMITC4(mat, t), fixed=[("left", "all")], motion=spin,
                      stiffening=True)
     beam = fm.Model(generate.line(20, L, dim=3), fm.BeamEB3D(mat, b * t, Iy=b * t**3 / 12, Iz=t * b**3 / 12,
                                                              J=b * t**3 / 3), fixed=[("start", "all")],
@@ -204,3 +203,16 @@ def test_spinning_plate_strip_stiffens_as_the_beam():
     assert w_plate[0] == pytest.approx(w_beam[0], rel=1e-3)
     assert w_plate[0] > 2 * natural_frequencies(fm.Model(plate.mesh, plate.element, fixed=[("left", "all")]),
                                                 n_modes=1, gyroscopic=False)[0][0]
+
+
+def test_plate_mesh_in_3d_keeps_the_deflection_in_the_displacement_field():
+    """generate.rectangle(..., z=z0) gives the 3D points PlateMITC4 takes; Model.displacement_field then holds
+    w (a 2D mesh would keep only u, v: refused, tests/test_failures_shell.py)."""
+    mesh = generate.rectangle(4, 1, 1.0, 0.1, z=0.25)
+    assert mesh.points.shape == (10, 3) and np.all(mesh.points[:, 2] == 0.25)
+    md = fm.Model(mesh, PlateMITC4(STEEL, 0.001), fixed=[("left", "all")])
+    delta = np.zeros(md.n_dofs)
+    tip = mesh.node_sets["right"]
+    delta[[md.dof(i, "w") for i in tip]] = 0.01
+    u = md.displacement_field(delta)
+    assert u.shape == (10, 3) and np.all(u[tip, 2] == 0.01) and np.count_nonzero(u) == len(tip)

@@ -5,7 +5,8 @@ has 5 DOFs a node in body components: the mid-surface translations (u, v, w) and
 rotations (theta_x, theta_y) about the body x and y axes; no drilling rotation theta_z
 (see ``PlateMITC4`` for why).  Geometry and the mid-surface fields use the bilinear
 functions phi_n of ``Quad4`` on [-1, 1]^2 (meshio/VTK node order, counter-clockwise seen
-from +z), x(xi) = sum_n phi_n(xi) X_n.
+from +z), x(xi) = sum_n phi_n(xi) X_n.  Meshes: 3D points in the plane, e.g.
+``generate.rectangle(nx, ny, lx, ly, z=z_0)`` or ``flexmbs.mesh.read(path, dim=3)``.
 
 Kinematics (a straight fibre along the normal n = e_z turns with the rotation vector theta;
 zeta in [-1, 1] through the thickness t, z = zeta t / 2 from the mid-surface):
@@ -74,7 +75,6 @@ from typing import ClassVar
 import numpy as np
 
 from ..quadrature import gauss_legendre, quadrature
-from ..rotations import pad3
 from .base import Element, MassPoints, Material
 from .lagrange import plane_stress_H
 from .quad4 import Quad4
@@ -110,7 +110,7 @@ class PlateMITC4(Element):
     n_nodes: ClassVar[int] = 4
     dofs_per_node: ClassVar[int] = 5
     dof_names: ClassVar[tuple[str, ...]] = ("u", "v", "w", "theta_x", "theta_y")
-    dim: ClassVar[tuple[int, ...]] = (2, 3)
+    dim: ClassVar[tuple[int, ...]] = (3,)
 
     def __init__(self, material: Material, thickness: float, shear_correction: float = SHEAR_CORRECTION):
         if not isinstance(material, Material):
@@ -123,10 +123,19 @@ class PlateMITC4(Element):
         self.shear_correction = float(shear_correction)
 
     # -- geometry ------------------------------------------------------------------------------
+    def check_X(self, X) -> np.ndarray:
+        """Validate node coordinates X, shape (n_el, 4, 3): 3D points, so that the displacement fields
+        of a `Model` (``displacement_field``: the first ``mesh.dim`` components) hold w."""
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 3 and X.shape[1:] == (4, 2):
+            raise ValueError("`X` for PlateMITC4 must have 3D points (n_el, 4, 3) in a plane z = const, got "
+                             f"{X.shape}: a 2D mesh would drop the deflection w from the displacement fields; "
+                             "mesh it with generate.rectangle(..., z=0.0)")
+        return super().check_X(X)
+
     def _coords(self, X) -> tuple[np.ndarray, np.ndarray]:
         """In-plane coordinates (n_el, 4, 2) and the 3-component ones; checks the plane z = const."""
-        X = self.check_X(X)
-        X3 = pad3(X)
+        X3 = self.check_X(X)
         z = X3[:, :, 2]
         if z.size and np.any(np.abs(z - z.flat[0]) > 1e-12 * (1.0 + np.abs(X3).max())):
             raise ValueError("`X`: a PlateMITC4 mesh must lie in one plane z = const of the body frame "

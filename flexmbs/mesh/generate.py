@@ -87,7 +87,7 @@ def line(n_el: int, length: float = 1.0, dim: int = 2, direction=None, origin=No
 
 
 def rectangle(nx: int, ny: int, lx: float = 1.0, ly: float = 1.0,
-              cell: Literal["triangle", "quad"] = "quad") -> Mesh:
+              cell: Literal["triangle", "quad"] = "quad", z: float | None = None) -> Mesh:
     """Structured mesh of the rectangle [0, lx] x [0, ly].
 
     Parameters
@@ -100,11 +100,14 @@ def rectangle(nx: int, ny: int, lx: float = 1.0, ly: float = 1.0,
         ``quad``: one counter-clockwise quadrilateral per grid cell; ``triangle``:
         each grid cell split along its diagonal (0, 0)-(1, 1) into two
         counter-clockwise triangles.
+    z : float, optional
+        Give the points a third coordinate ``z`` (a plate mesh in the plane z = const, as
+        `flexmbs.elements.PlateMITC4` takes); default 2D points.
 
     Returns
     -------
     Mesh
-        ``(nx + 1) * (ny + 1)`` nodes in 2D (node ``i + (nx + 1) * j`` at
+        ``(nx + 1) * (ny + 1)`` nodes in 2D, or 3D with ``z`` (node ``i + (nx + 1) * j`` at
         ``(i lx / nx, j ly / ny)``), cells ``{cell: (n_el, 3 or 4)}``, node sets
         ``left``, ``right``, ``bottom``, ``top`` (x = 0, x = lx, y = 0, y = ly) and
         element set ``all``.
@@ -121,6 +124,10 @@ def rectangle(nx: int, ny: int, lx: float = 1.0, ly: float = 1.0,
     if cell not in ("triangle", "quad"):
         raise ValueError(f"`cell` must be one of ['quad', 'triangle'], got {cell!r}")
     points = _grid((nx, ny), (lx, ly))
+    if z is not None:
+        if isinstance(z, bool) or not isinstance(z, (int, float, np.number)) or not np.isfinite(z):
+            raise ValueError(f"`z` must be a finite number (the plane's height) or None, got {z!r}")
+        points = np.column_stack([points, np.full(len(points), float(z))])
     i, j = np.meshgrid(np.arange(nx), np.arange(ny), indexing="xy")  # x fastest
     n0 = (i + (nx + 1) * j).ravel()
     quads = np.stack([n0, n0 + 1, n0 + nx + 2, n0 + nx + 1], axis=1)
@@ -130,7 +137,8 @@ def rectangle(nx: int, ny: int, lx: float = 1.0, ly: float = 1.0,
                  "bottom": ix, "top": ix + (nx + 1) * ny}
     return Mesh(points, {cell: conn}, node_sets=node_sets,
                 element_sets={"all": {cell: np.arange(len(conn))}},
-                source=f"generate.rectangle(nx={nx}, ny={ny}, lx={lx}, ly={ly}, cell={cell!r})")
+                source=f"generate.rectangle(nx={nx}, ny={ny}, lx={lx}, ly={ly}, cell={cell!r}"
+                       + ("" if z is None else f", z={z}") + ")")
 
 
 def _kuhn_tets() -> np.ndarray:

@@ -216,3 +216,27 @@ def test_plate_mesh_in_3d_keeps_the_deflection_in_the_displacement_field():
     delta[[md.dof(i, "w") for i in tip]] = 0.01
     u = md.displacement_field(delta)
     assert u.shape == (10, 3) and np.all(u[tip, 2] == 0.01) and np.count_nonzero(u) == len(tip)
+
+
+def test_rigid_inertia_of_a_distorted_element_against_a_high_order_rule():
+    """int rho x x^T dV of the distorted element by 6 x 6 in-plane and 4 through-thickness Gauss points on the
+    isoparametric map (independent of the element's code) equals the element's J, and R^T m R its rigid-body
+    mass matrix: the 2 x 2 x 2 mass points are exact on a non-parallelogram, rotary inertia included."""
+    from flexmbs.elements import Quad4
+    from flexmbs.quadrature import gauss_legendre, quadrature
+    t, rho = 0.3, STEEL.rho
+    el = PlateMITC4(STEEL, t)
+    xi, w = quadrature("quad", 11)
+    zeta, wz = gauss_legendre(7)
+    X = DISTORTED[0]
+    Jm = np.einsum("nc,pnk->pck", X[:, :2], Quad4.dshape(xi))
+    dA = w * (Jm[:, 0, 0] * Jm[:, 1, 1] - Jm[:, 0, 1] * Jm[:, 1, 0])
+    x_mid = Quad4.shape(xi) @ X
+    x = np.concatenate([x_mid + [0.0, 0.0, z] for z in t / 2 * zeta])
+    weight = rho * t / 2 * np.concatenate([dA * wzk for wzk in wz])
+    mass, s, J = weight.sum(), weight @ x, np.einsum("p,pa,pb->ab", weight, x, x)
+    ii = el.inertia_integrals(DISTORTED)
+    assert np.abs(ii.J[0] - J).max() < 1e-13 * np.abs(J).max()
+    R = el.rigid_modes(DISTORTED)[0]
+    exact = np.block([[mass * np.eye(3), -skew(s)], [skew(s), np.trace(J) * np.eye(3) - J]])
+    assert np.abs(R.T @ ii.m[0] @ R - exact).max() < 1e-12 * np.abs(exact).max()

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -78,7 +79,8 @@ from flexmbs.rotations import axis_angle_to_matrix, matrix_to_axis_angle, rotati
 from flexmbs.system import System
 from satellite_boom import INERTIA, M_SAT, SIDE            # seed 001, Table 4 and eq. (75)
 
-DEFAULTS = dict(panel="plate", modes=4, cutoff_hz=None, elements=10, width_elements=2, panel_length=5.0, panel_width=2.0, panel_thickness=0.02,
+DEFAULTS = dict(panel="plate", modes=4, cutoff_hz=None, elements=10, width_elements=2, panel_length=5.0,
+                panel_width=2.0, panel_thickness=0.02,
                 youngs=70e9, density=270.0, spin_rate=0.1, torque=True, slew_torque=100.0, slew_time=4.0,
                 t_end=20.0, h=0.005, dt_out=0.05, rho_inf=0.8, compare=True, compare_time=5.0, plots=True)
 RUN_TIME = "about 15 s"    # at the defaults on a 2-core machine (--help says it; measured: 15 s wall, 6.6 s CPU,
@@ -108,7 +110,8 @@ POISSON = 0.3
 
 def check(p: dict) -> None:
     """Refuse values the case cannot run with, naming the parameter (`flexmbs.case.check_parameters`)."""
-    check_parameters(p, DEFAULTS, choices=CHOICES, positive=("modes", "panel_length", "panel_width", "panel_thickness", "youngs",
+    check_parameters(p, DEFAULTS, choices=CHOICES,
+                     positive=("modes", "panel_length", "panel_width", "panel_thickness", "youngs",
                                             "density", "slew_time", "compare_time"),
                      nonnegative=("spin_rate", "slew_torque"), at_least={"elements": 2, "width_elements": 1})
     if p["cutoff_hz"] is not None and not (isinstance(p["cutoff_hz"], (int, float)) and p["cutoff_hz"] > 0):
@@ -132,6 +135,9 @@ def panel_model(p: dict) -> Model:
     if p["panel"] == "plate":
         return Model(panel_mesh(p["elements"], p["width_elements"], p["panel_length"], b), PlateMITC4(material, h),
                      fixed=[("left", "all")])
+    if p["width_elements"] != DEFAULTS["width_elements"]:
+        warnings.warn(f"flexible_satellite: `width_elements` = {p['width_elements']} is ignored with panel='beam' "
+                      "(one BeamEB3D strip across the width)", stacklevel=2)
     element = BeamEB3D(material, area=b * h, Iy=h * b**3 / 12.0, Iz=b * h**3 / 12.0, J=b * h**3 / 3.0)
     return Model(generate.line(p["elements"], p["panel_length"], dim=3), element, fixed=[("start", "all")])
 

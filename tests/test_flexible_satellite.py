@@ -94,3 +94,8 @@ def test_slew_angle_is_the_double_integral_of_the_torque():
 def test_cutoff_chooses_the_modes_below_it():
     summary = fs.run(**{**SHORT, "t_end": 0.05, "dt_out": 0.05, "cutoff_hz": 12.0})
     assert summary["modes"] == 2 and max(summary["panel_frequencies_hz"]) < 12.0
+
+
+def test_width_elements_with_beam_panels_is_ignored_with_a_warning():
+    with pytest.warns(UserWarning, match="`width_elements` = 4 is ignored with panel='beam'"):
+        fs.panel_model({**fs.DEFAULTS, "panel": "beam", "width_elements": 4})

@@ -293,7 +293,8 @@ class CoSimulation:
             raise FMIError(f"the run could not go on: {self.message}") from payload
         if kind == "end" and not payload[0] == "finished":
             self.status, self.message = "failed", payload[1]
-            raise FMIError(f"the run stopped at t = {t:.6g}: {payload[1]}")
+            raise FMIError(f"the run stopped after t = {self.time:.6g} (the last communication point; the outputs "
+                           f"are those there): {payload[1]}")
         self._set_outputs(payload[2] if kind == "end" else payload)
         self.time = t
         self.status = "running" if kind == "sample" else "finished"

@@ -39,6 +39,14 @@ def pendulum(torque, broken_after=math.inf):
     return System([rod], [Revolute(None, rod, at=(0.0, 0.0, 0.0), axis=AXIS, name="pin")], gravity=(0.0, 0.0, -9.81))
 
 
+def driven(angle):
+    """A driver whose law reads the set-point input: refused by the run (docs/fmi.md)."""
+    from flexmbs.constraints.driving import AngleDriver
+    rod = RigidBodyEP("rod", 1.0, np.diag([1 / 12, 1 / 12, 1e-4]), position=(0.0, 0.0, -0.5))
+    return System([rod], [Revolute(None, rod, at=(0.0, 0.0, 0.0), axis=AXIS, name="pin"),
+                          AngleDriver(None, rod, AXIS, lambda t: (angle(t), 0.0, 0.0), name="drive")])
+
+
 def a01():
     return pendulum_a01.build()[0]
 
@@ -143,6 +151,9 @@ REFUSED = [
     ("rho_inf 1 (index3-alpha's own check, at the first step)", lambda: advanced((0.0, 1e-3), rho_inf=1.0),
      "the run could not go on: ValueError: `rho_inf` must lie in [0, 1) for method 'index3-alpha' (1 leaves the "
      "multipliers undamped), got 1.0."),
+    ("a driver's law reads an input", lambda: started(factory=driven, inputs={"angle": "rad"}),
+     "the run could not go on: UserFunctionError: driver 'drive': its law raised ControlError at t = 0: control "
+     "output 'angle' is read at t = 0 outside a controlled run (no Controller has sampled it)"),
     ("a load fails in the run; the master steps again", after_failure,
      "the co-simulation is failed: The step from t = 0.003 failed: body 'rod': load 1 raised RuntimeError at "
      "t = 0.004: sensor cable cut"),

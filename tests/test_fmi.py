@@ -205,3 +205,32 @@ def test_cli_exports_the_case_fmu_and_fmpy_runs_it(tmp_path, capsys):
     exact = tau / (9.81 * l / 2) * (1 - np.cos(np.sqrt(3 * 9.81 / (2 * l)) * t))
     err = np.max(np.abs(result["pin.angle"] - exact))
     assert err < 2e-7, f"max |theta - closed form| = {err:.3g} rad"
+
+
+def servo(angle, k=50.0, c=10.0):
+    """The rod without gravity, its pin driven by a servo torque k (angle(t) - theta) - c theta' to the
+    held set-point ``angle`` (a load of the state: the numpy path)."""
+    axis = np.array([0.0, 1.0, 0.0])
+
+    def torque(body, t, q, v):
+        A = body.rotation(q)                                       # R_y(theta): A[0, 2] = sin, A[2, 2] = cos
+        theta = math.atan2(A[0, 2], A[2, 2])
+        return body.torque(q, (k * (angle(t) - theta) - c * float(body.angular_velocity(q, v)[1])) * axis)
+    rod = RigidBodyEP("rod", 1.0, np.diag([1 / 12, 1 / 12, 1e-4]), position=(0.0, 0.0, -0.5), loads=[torque])
+    return System([rod], [Revolute(None, rod, at=(0.0, 0.0, 0.0), axis=axis, name="pin")])
+
+
+def test_a_set_point_input_drives_a_servo_to_it():
+    """A set-point input (rad) of a servo: J_O theta'' + c theta' + k theta = k u with u = 0.3 held from
+    t = 0 (overdamped: c = 10 > 2 sqrt(k J_O) = 8.2); its step response from rest,
+    theta = u (1 + (r_2 exp(r_1 t) - r_1 exp(r_2 t)) / (r_1 - r_2)), r the roots of J_O r^2 + c r + k,
+    at t = 0.4 s to index3-alpha's error at h = 2 ms (measured 1.1e-6 rad)."""
+    sim = fmi.CoSimulation(servo, {"angle": "rad"}, ["pin.angle"], step=0.02, h=2e-3)
+    sim.start(0.0, 0.4)
+    sim.inputs["angle"] = 0.3
+    for k in range(20):
+        theta = sim.advance(k * 0.02, 0.02)["pin.angle"]
+    sim.close()
+    r = np.roots([1 / 3, 10.0, 50.0]).real
+    exact = 0.3 * (1 + (r[1] * np.exp(0.4 * r[0]) - r[0] * np.exp(0.4 * r[1])) / (r[0] - r[1]))
+    assert exact > 0.2 and abs(theta - exact) < 1e-5, f"theta(0.4 s) = {theta:.9f}, closed form {exact:.9f}"

@@ -59,7 +59,8 @@ def main() -> None:
     tic = time.perf_counter()
     angle = direct()
     print(f"flexmbs.run with a controller, {N} samples: {time.perf_counter() - tic:.3f} s")
-    print(f"max |angle_FMU - angle_direct| over the samples: {np.max(np.abs(result['pin.angle'][:-1] - angle)):.2e} rad")
+    err = np.max(np.abs(result["pin.angle"][:-1] - angle))
+    print(f"max |angle_FMU - angle_direct| over the samples: {err:.2e} rad")
 
 
 if __name__ == "__main__":

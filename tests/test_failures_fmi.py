@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flexmbs import control
 from flexmbs.bodies import RigidBodyEP
 from flexmbs.bodies.loads import torque_load
 from flexmbs.constraints import Revolute
@@ -139,13 +138,16 @@ REFUSED = [
      "samples at t0 + k step)"),
     ("started twice", started_twice,
      "the co-simulation is already started; make a new CoSimulation for another run"),
-    ("advance before start", lambda: sim().advance(0.0, 1e-3), "`advance` before `start`: start the co-simulation first"),
+    ("advance before start", lambda: sim().advance(0.0, 1e-3),
+     "`advance` before `start`: start the co-simulation first"),
     ("advance from another time", lambda: advanced((0.005, 1e-3)),
      "the communication point t = 0.005 is not the FMU's time 0.0"),
     ("communication step of 1.5 samples", lambda: advanced((0.0, 1.5e-3)),
      "the communication step dt = 0.0015 must be a whole multiple of the FMU's step 0.001 s"),
     ("a step beyond the stop time", lambda: advanced((0.0, 0.02)),
      "the step to t = 0.02 goes beyond the stop time 0.01 the run was started with"),
+    ("an input not declared", lambda: advanced((0.0, 1e-3), inputs={"force": 1.0}),
+     "`inputs`: ['force'] are not inputs of this co-simulation; its inputs are ['torque']"),
     ("input NaN", lambda: advanced((0.0, 1e-3), inputs={"torque": math.nan}),
      "input 'torque' must be a finite number, got nan"),
     ("rho_inf 1 (index3-alpha's own check, at the first step)", lambda: advanced((0.0, 1e-3), rho_inf=1.0),
@@ -170,8 +172,8 @@ def test_bad_input_is_named(call, message):
 def test_a_failed_run_keeps_its_message_and_the_outputs_before():
     s = started(parameters={"broken_after": 0.003})
     y = [s.advance(k * 1e-3, 1e-3) for k in range(3)]
-    with pytest.raises(FMIError, match=r"the run stopped after t = 0.003 \(the last communication point; the outputs are "
-                                        r"those there\): The step from t = 0.003 failed"):
+    with pytest.raises(FMIError, match=r"the run stopped after t = 0.003 \(the last communication point; the "
+                                        r"outputs are those there\): The step from t = 0.003 failed"):
         s.advance(0.003, 1e-3)
     assert s.status == "failed" and s.time == pytest.approx(0.003) and s.outputs == y[-1]
     s.close()

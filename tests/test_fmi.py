@@ -169,7 +169,8 @@ def test_model_description_declares_causality_variability_units(fmu):
     assert (units["N.m"].kg, units["N.m"].m, units["N.m"].s) == (1, 2, -2)
     assert (units["rad/s"].rad, units["rad/s"].s) == (1, -1)
     assert float(md.defaultExperiment.stepSize) == STEP and float(md.defaultExperiment.stopTime) == STOP
-    assert [u.variable.name for u in md.outputs] == ["pin.angle", "pin.rate"] + [f"rod.position[{k}]" for k in (1, 2, 3)]
+    assert [u.variable.name for u in md.outputs] == ["pin.angle", "pin.rate"] + [f"rod.position[{k}]"
+                                                                                 for k in (1, 2, 3)]
 
 
 def test_cosimulation_without_inputs_follows_the_a01_closed_form():

@@ -34,7 +34,8 @@ def add_parser(sub, common) -> None:
     p.add_argument("--output", action="append", metavar="NAME.QUANTITY",
                    help="an output: JOINT.angle, JOINT.rate, BODY.position, BODY.velocity, BODY.angular_velocity; "
                         "repeatable")
-    p.add_argument("--step", type=float, metavar="T", help="the FMU's sample period [s] (the master's steps: multiples)")
+    p.add_argument("--step", type=float, metavar="T",
+                   help="the FMU's sample period [s] (the master's steps: multiples of it)")
     p.add_argument("--h", type=float, metavar="H", help="the step of index3-alpha inside the FMU (default: --step)")
     p.add_argument("--stop-time", type=float, metavar="T", help="the default experiment's stop time [s] (default 1)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a keyword parameter of the factory; repeatable")

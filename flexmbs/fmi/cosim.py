@@ -75,7 +75,7 @@ class Input:
                            f"{name!r}")
         if unit not in UNITS:
             raise FMIError(f"`inputs`: input {name!r}: `unit` must be one of {sorted(UNITS)}, got {unit!r}")
-        start = _finite(start, f"`inputs`: input {name!r}: `start`")
+        start = finite_number(start, f"`inputs`: input {name!r}: `start`")
         self.name, self.unit, self.start, self.description = name, unit, start, str(description)
 
     def __repr__(self) -> str:
@@ -86,7 +86,7 @@ class Input:
         return {"name": self.name, "unit": self.unit, "start": self.start, "description": self.description}
 
 
-def _finite(value, what: str) -> float:
+def finite_number(value, what: str) -> float:
     """``value`` as a finite float; FMIError naming ``what`` otherwise."""
     try:
         x = float(value)
@@ -148,7 +148,8 @@ def output_sensors(system, outputs) -> tuple[dict, dict]:
     return sensors, scalars
 
 
-def _stop_time_error(t0: float, t_end: float, step: float) -> str | None:
+def interval_error(t0: float, t_end: float, step: float) -> str | None:
+    """Why [t0, t_end] is not a run of whole steps ``step`` (t_end - t0 = K step, K >= 1), or None."""
     n = (t_end - t0) / step
     if not (t_end > t0 and abs(n - round(n)) <= STEP_RTOL * max(n, 1.0)):
         return (f"the stop time {t_end!r} must lie a whole number of steps `step` = {step:g} s after the start time "
@@ -190,13 +191,13 @@ class CoSimulation:
     def __init__(self, factory: Callable, inputs, outputs, step: float, *, h: float | None = None,
                  parameters: Mapping | None = None, rho_inf: float = 0.8):
         from ..system import System
-        self.step = _finite(step, "`step`")
+        self.step = finite_number(step, "`step`")
         if self.step <= 0:
             raise FMIError(f"`step` must be a positive number of seconds, got {step!r}")
-        self.h = self.step if h is None else _finite(h, "`h`")
+        self.h = self.step if h is None else finite_number(h, "`h`")
         if not 0 < self.h <= self.step:
             raise FMIError(f"`h` must lie in (0, step = {self.step:g}] s, got {h!r}")
-        self.rho_inf = _finite(rho_inf, "`rho_inf`")
+        self.rho_inf = finite_number(rho_inf, "`rho_inf`")
         self.declared_inputs = checked_inputs(inputs)
         if not callable(factory):
             raise FMIError(f"`factory` must be a function factory(**inputs, **parameters) -> flexmbs.System, got "
@@ -217,7 +218,6 @@ class CoSimulation:
                            f"{type(system).__name__}")
         self.system = system
         self.sensors, self.scalars = output_sensors(system, outputs)
-        self.units = {i.name: i.unit for i in self.declared_inputs} | {k: s[2] for k, s in self.scalars.items()}
         self.inputs = {i.name: i.start for i in self.declared_inputs}
         self.outputs = {name: 0.0 for name in self.scalars}
         self.time = None
@@ -238,14 +238,14 @@ class CoSimulation:
         not a whole number of steps, or if the run cannot start (e.g. inconsistent initial state)."""
         if self._worker is not None:
             raise FMIError("the co-simulation is already started; make a new CoSimulation for another run")
-        t0, t_end = _finite(t0, "the start time"), _finite(t_end, "the stop time")
-        bad = _stop_time_error(t0, t_end, self.step)
+        t0, t_end = finite_number(t0, "the start time"), finite_number(t_end, "the stop time")
+        bad = interval_error(t0, t_end, self.step)
         if bad:
             raise FMIError(bad)
         self.t0, self.t_end = t0, t_end
         self._worker = threading.Thread(target=self._run, name="flexmbs-fmu", daemon=True)
         self._worker.start()
-        self._receive(t0)
+        self._receive()
         return dict(self.outputs)
 
     def advance(self, t: float, dt: float) -> dict:
@@ -256,7 +256,7 @@ class CoSimulation:
             raise FMIError("`advance` before `start`: start the co-simulation first")
         if self.status != "running":
             raise FMIError(f"the co-simulation is {self.status}{': ' + self.message if self.message else ''}")
-        t, dt = _finite(t, "the communication point `t`"), _finite(dt, "the communication step `dt`")
+        t, dt = finite_number(t, "the communication point `t`"), finite_number(dt, "the communication step `dt`")
         tol = STEP_RTOL * self.step
         if abs(t - self.time) > tol * max(1.0, abs(t) / self.step):
             raise FMIError(f"the communication point t = {t!r} is not the FMU's time {self.time!r}")
@@ -268,11 +268,13 @@ class CoSimulation:
         if target > self.t_end + tol:
             raise FMIError(f"the step to t = {t + dt:g} goes beyond the stop time {self.t_end:g} the run was "
                            "started with")
-        values = {}
-        for name, value in self.inputs.items():
-            values[name] = _finite(value, f"input {name!r}")
+        unknown = sorted(set(self.inputs) - {i.name for i in self.declared_inputs})
+        if unknown:
+            raise FMIError(f"`inputs`: {unknown} are not inputs of this co-simulation; its inputs are "
+                           f"{[i.name for i in self.declared_inputs]}")
+        values = {name: finite_number(value, f"input {name!r}") for name, value in self.inputs.items()}
         self._to_worker.put((target, values))
-        self._receive(target)
+        self._receive()
         return dict(self.outputs)
 
     def close(self) -> None:
@@ -285,8 +287,8 @@ class CoSimulation:
         if self.status == "running":
             self.status = "closed"
 
-    def _receive(self, t_expected: float) -> None:
-        """Wait for the worker's outputs at ``t_expected`` (a sample, or the end of the run)."""
+    def _receive(self) -> None:
+        """Wait for the worker's outputs at the next communication point (a sample, or the end of the run)."""
         kind, t, payload = self._to_master.get()
         if kind == "error":
             self.status, self.message = "failed", f"{type(payload).__name__}: {payload}"

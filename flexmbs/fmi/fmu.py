@@ -19,7 +19,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from .cosim import CoSimulation, FMIError, checked_inputs, _finite, _stop_time_error
+from .cosim import CoSimulation, FMIError, checked_inputs, finite_number, interval_error
 
 __all__ = ["export", "factory_source", "require_pythonfmu"]
 
@@ -168,8 +168,8 @@ def export(factory, path, *, inputs, outputs, step: float, h: float | None = Non
         raise FMIError(f"`parameters` must be JSON values (numbers, strings, lists, dicts): {err}") from None
     declared = checked_inputs(inputs)
     sim = CoSimulation(function, declared, outputs, step, h=h, parameters=parameters, rho_inf=rho_inf)
-    start_time, stop_time = _finite(start_time, "`start_time`"), _finite(stop_time, "`stop_time`")
-    bad = _stop_time_error(start_time, stop_time, sim.step)
+    start_time, stop_time = finite_number(start_time, "`start_time`"), finite_number(stop_time, "`stop_time`")
+    bad = interval_error(start_time, stop_time, sim.step)
     if bad:
         raise FMIError(f"`stop_time`: {bad}")
     name = model_identifier(path)

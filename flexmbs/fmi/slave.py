@@ -101,8 +101,8 @@ class SystemSlave(Fmi2Slave):
         self._interval = (config["start_time"], config["stop_time"])
         self._sim = None
         for i in config["inputs"]:
-            self.register_variable(Real(i["name"], causality=Fmi2Causality.input, variability=Fmi2Variability.continuous,
-                                        start=float(i["start"]), description=i["description"] or None,
+            self.register_variable(Real(i["name"], causality=Fmi2Causality.input,
+                                        variability=Fmi2Variability.continuous, start=float(i["start"]), description=i["description"] or None,
                                         getter=lambda n=i["name"]: self._inputs[n],
                                         setter=lambda v, n=i["name"]: self._inputs.__setitem__(n, float(v))))
         for name, unit in config["variables"]:

@@ -68,6 +68,8 @@ HELP = dict(mass="rod mass m [kg]", length="rod length l [m]", g="gravity [m/s^2
 SUMMARY = {"max_error": "max |angle - reference| [rad]", "rms_error": "RMS |angle - reference| [rad]",
            "static_error": "|angle(t_end) - static balance| [rad]"}
 CHOICES = dict(control=["sampled", "continuous", "feedforward"])
+# `flexmbs fmu controlled_pendulum` (flexmbs.fmi, docs/fmi.md): the rod on its pin, the joint torque the FMU's input
+FMU = dict(system="fmu_system", inputs={"torque": "N.m"}, outputs=["pin.angle", "pin.rate", "rod.position"], step=1e-3)
 
 
 def reference(t, theta_1: float, t_ramp: float):
@@ -87,15 +89,16 @@ def static_angle(p: dict) -> float:
     return brentq(lambda th: w * math.sin(th) - p["kp"] * (p["theta_1"] - th), 0.0, p["theta_1"], xtol=1e-15)
 
 
-def build(p: dict):
+def build(p: dict, torque=None):
     """(System, joint, torque Output or None): the rod hanging from the pivot at the origin, its torque
-    as ``p["control"]`` says (module docstring)."""
+    as ``p["control"]`` says (module docstring); ``torque``: the `control.Output` of "sampled" (default
+    a new one)."""
     m, l = p["mass"], p["length"]
     J_O = m * l * l / 3
     axis = np.array([0.0, 1.0, 0.0])
     tau = None
     if p["control"] == "sampled":
-        tau = control.Output("torque")
+        tau = control.Output("torque") if torque is None else torque
         load = tau.torque(axis)
     elif p["control"] == "feedforward":
         theta_1, w = p["theta_1"], math.pi / p["t_ramp"]
@@ -119,6 +122,12 @@ def build(p: dict):
                       position=(0.0, 0.0, -l / 2), loads=[load])
     pin = Revolute(None, rod, at=(0.0, 0.0, 0.0), axis=axis, name="pin")
     return System([rod], [pin], gravity=(0.0, 0.0, -p["g"])), pin, tau
+
+
+def fmu_system(torque, mass=1.0, length=1.0, g=9.81) -> System:
+    """The System of the FMU (``FMU``): the rod on its pin driven by the held joint torque ``torque``
+    (a `control.Output` that the FMU's master sets), without the PD controller."""
+    return build({**DEFAULTS, "mass": mass, "length": length, "g": g, "control": "sampled"}, torque)[0]
 
 
 def pd_controller(p: dict, pin, tau) -> control.Controller:

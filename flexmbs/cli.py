@@ -10,6 +10,7 @@
                                                          (a System run: bodies, constraints, energy drift)
     flexmbs export FILE [--run NAME] [--out DIR]         ParaView files (XDMF + HDF5, VTU) from a results file
     flexmbs mesh info FILE                               a mesh file's cells, sets and size
+    flexmbs fmu CASE [--out FILE.fmu]                    an FMI 2.0 co-simulation FMU (`flexmbs.fmi`, docs/fmi.md)
     flexmbs info                                         versions of flexmbs and its dependencies, the kernel
 
 A case is any ``cases/*.py`` with a module docstring, a ``DEFAULTS`` dict (its parameter names,
@@ -798,11 +799,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-retry-failed", action="store_true",
                    help="when the sweep is run again, keep the records of the cases that failed or were lost "
                         "(default: run them again)")
+    from .fmi.command import add_parser as add_fmu_parser
+    add_fmu_parser(sub, common)
     return ap
 
 
+def cmd_fmu(args) -> int:
+    from .fmi.command import cmd_fmu as fmu
+    return fmu(args)
+
+
 COMMANDS = {"run": cmd_run, "params": cmd_params, "cases": cmd_cases, "results": cmd_results,
-            "export": cmd_export, "info": cmd_info, "sweep": cmd_sweep}
+            "export": cmd_export, "info": cmd_info, "sweep": cmd_sweep, "fmu": cmd_fmu}
 
 
 def _command_index(argv) -> int | None:

@@ -265,6 +265,8 @@ class Viewer:
         with _quiet_vtk(self.off_screen):
             self.plotter = pv.Plotter(off_screen=off_screen, window_size=list(window_size), notebook=notebook)
         self._grids = self._add_bodies(pv)
+        height = self.plotter.window_size[1]
+        self._time_text = self.plotter.add_text("t", name="time", position=(10, height - 30), font_size=12)
         self._set_camera(view)
         self.show_output(self.scene.n_t - 1)
 
@@ -355,8 +357,7 @@ class Viewer:
             grid[self.field] = values
             actor.mapper.scalar_range = self.fixed_clim or _range(values)
         t = float(self.scene.t[self.k])
-        height = self.plotter.window_size[1]
-        self.plotter.add_text(f"t = {t:.6g} s", name="time", position=(10, height - 30), font_size=12)
+        self._time_text.SetInput(f"t = {t:.6g} s")          # drawn at the next render (screenshot, play)
         return t
 
     def show_time(self, time: float) -> float:
@@ -369,6 +370,7 @@ class Viewer:
         check_picture(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         with _quiet_vtk(self.off_screen):
+            self.plotter.render()           # NOTE: pyvista's screenshot renders the first time only
             self.plotter.screenshot(str(path))
         return path
 
@@ -386,6 +388,7 @@ class Viewer:
                 self.plotter.open_movie(str(path), framerate=int(round(fps)))
             for k in steps:
                 self.show_output(k)
+                self.plotter.render()
                 self.plotter.write_frame()
             self.plotter.mwriter.close()
         return path
@@ -420,7 +423,7 @@ class Viewer:
         t = self.scene.t
         pl = self.plotter
         if t[-1] > t[0]:
-            self.slider = pl.add_slider_widget(lambda value: self.show_time(float(value)), rng=(t[0], t[-1]),
+            self.slider = pl.add_slider_widget(self._slid, rng=(t[0], t[-1]),
                                                value=float(t[self.k]), title="t [s]", pointa=(0.3, 0.08),
                                                pointb=(0.95, 0.08), fmt="%.4g", style="modern")
         self.button = pl.add_checkbox_button_widget(lambda on: self.toggle_play(on), value=False, position=(10, 10),
@@ -431,6 +434,10 @@ class Viewer:
         pl.add_key_event("i", lambda: log.warning("saved %s", self.screenshot(folder / f"frame_{self.k}.png")))
         if pl.iren is not None and not self.off_screen:
             pl.add_timer_event(max_steps=2 ** 30, duration=max(1, int(1000 / fps)), callback=lambda _: self.advance())
+
+    def _slid(self, value: float) -> None:
+        self.show_time(float(value))
+        self.plotter.render()
 
     def _space(self) -> None:
         playing = self.toggle_play()

@@ -180,12 +180,28 @@ def test_playing_moves_the_frame_and_the_slider(crank_run):
 
 
 @needs_pyvista
+def test_each_screenshot_shows_its_own_frame(crank_run, tmp_path):
+    """The crank along x at t = 0, along y at 90 degrees: a second picture of the same viewer is redrawn."""
+    import matplotlib.image
+    from flexmbs.viewer import Viewer
+    v = Viewer(load_results(crank_run), field=None, view="xy", off_screen=True, window_size=(W, H))
+    extents = []
+    for t in (0.0, T90):
+        v.show_time(t)
+        rows, cols = _pixels_of((matplotlib.image.imread(v.screenshot(tmp_path / f"{t}.png")) * 255).astype(np.uint8),
+                                (31, 119, 180))
+        extents.append((np.ptp(cols), np.ptp(rows)))
+    assert extents[0][0] > 10 * extents[0][1] and extents[1][1] > 10 * extents[1][0]
+
+
+@needs_pyvista
 def test_video_gif_has_a_frame_per_output_shown(crank_run, tmp_path):
     imageio = pytest.importorskip("imageio")
     gif = tmp_path / "run.gif"
     assert cli.main(["view", str(crank_run), "--video", str(gif), "--every", "50", "--size", "160x120"]) == 0
     frames = imageio.mimread(gif)
     assert len(frames) == len(range(0, 217, 50)) + 1           # outputs 0, 50, ..., 200 and the last (216)
+    assert all(np.any(a != b) for a, b in zip(frames[:-1], frames[1:]))     # the crank turns
 
 
 def test_pyvista_is_not_imported_by_flexmbs_or_the_other_commands(crank_run):

@@ -112,6 +112,16 @@ def test_a_window_without_a_display_says_how_to_render_off_screen(run_dir, capsy
     assert capsys.readouterr().err == f"flexmbs view: error: {NO_DISPLAY}\n"
 
 
+@pytest.mark.skipif(importlib.util.find_spec("pyvista") is None, reason="needs pyvista (the view extra)")
+def test_results_show_without_a_display_says_how_to_render_off_screen(run_dir, monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    with pytest.raises(RuntimeError) as info:
+        load_results(run_dir).show(notebook=False)
+    assert str(info.value) == NO_DISPLAY
+
+
 # (a call of flexmbs.viewer, its message); "res": the run's Results
 CALLS = [
     ("Viewer(res, window_size=(800,))", "`window_size` must be two integers WIDTH, HEIGHT in 16..8192 pixels, "

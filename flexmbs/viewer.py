@@ -30,7 +30,7 @@ import numpy as np
 from .io.paraview import PARTS, UNITS, global_scene
 from .results import Results
 
-__all__ = ["Scene", "Viewer", "show", "require_pyvista", "require_video", "check_video", "system_results", "camera", "nearest_output",
+__all__ = ["Scene", "Viewer", "show", "require_pyvista", "require_video", "check_video", "check_video_file", "check_fps", "system_results", "camera", "nearest_output",
            "check_field", "check_picture", "INSTALL", "VIEWS", "PALETTE", "IMAGE_SUFFIXES", "VIDEO_SUFFIXES"]
 
 log = logging.getLogger(__name__)
@@ -467,11 +467,13 @@ def check_display(pv, notebook: bool | None) -> None:
 
 
 def check_video(path: Path, every: int = 1, fps: float = 20.0) -> None:
-    """Check the options of a video: its file (`require_video`), ``every`` (a positive integer) and ``fps``."""
-    require_video(Path(path))
+    """Check the options of a video, ``path`` (.gif or .mp4), ``every`` (a positive integer) and ``fps``,
+    then that its writer is installed (`require_video`): bad options are said first."""
+    check_video_file(Path(path))
     _check_option("every", every, isinstance(every, (int, np.integer)) and not isinstance(every, bool)
                   and every >= 1, "a positive integer")
     check_fps(fps)
+    require_video(Path(path))
 
 
 def check_fps(fps: float) -> None:
@@ -480,12 +482,18 @@ def check_fps(fps: float) -> None:
                   "a number of frames per second in (0, 240]")
 
 
+def check_video_file(path: Path) -> None:
+    """Check that ``path`` names a video file the viewer writes (`VIDEO_SUFFIXES`)."""
+    _check_option("video", str(path), Path(path).suffix.lower() in VIDEO_SUFFIXES,
+                  f"a video file ending in one of {tuple(VIDEO_SUFFIXES)}")
+
+
 def require_video(path: Path) -> None:
     """Check that ``path`` is a video file whose writer is installed, or say what to install."""
     import importlib.util
     from .sweep import MissingExtra
+    check_video_file(path)
     suffix = path.suffix.lower()
-    _check_option("video", str(path), suffix in VIDEO_SUFFIXES, f"a video file ending in one of {tuple(VIDEO_SUFFIXES)}")
     missing = [m for m in VIDEO_SUFFIXES[suffix] if importlib.util.find_spec(m) is None]
     if missing:
         names = " ".join(m.replace("_", "-") for m in VIDEO_SUFFIXES[suffix])

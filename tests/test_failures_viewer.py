@@ -87,10 +87,10 @@ def test_without_pyvista_results_show_says_what_to_install(run_dir, monkeypatch)
 
 def test_a_video_without_its_writer_says_what_to_install(run_dir, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)
-    assert cli.main(["view", str(run_dir), "--video", "run.mp4"]) == 2
-    assert capsys.readouterr().err == ("flexmbs view: error: a .mp4 video needs imageio-ffmpeg, which is not "
-                                       "installed; install with: pip install imageio imageio-ffmpeg\n")
     monkeypatch.setitem(sys.modules, "imageio", None)
+    assert cli.main(["view", str(run_dir), "--video", "run.mp4"]) == 2
+    assert capsys.readouterr().err == ("flexmbs view: error: a .mp4 video needs imageio, imageio-ffmpeg, which are "
+                                       "not installed; install with: pip install imageio imageio-ffmpeg\n")
     assert cli.main(["view", str(run_dir), "--video", "run.gif"]) == 2
     assert capsys.readouterr().err == ("flexmbs view: error: a .gif video needs imageio, which is not installed; "
                                        "install with: pip install imageio\n")

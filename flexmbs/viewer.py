@@ -4,9 +4,9 @@
 What it draws is what the ParaView export writes (`flexmbs.io.paraview.global_scene`): every
 body in the global frame, a flexible body as its deformed mesh ``R + A (X + s u)`` (``s`` the
 ``scale`` of the elastic displacement, 1 by default) coloured by a chosen field, a corotational
-beam as its nodes joined by its elements, a rigid body as its shape (the box of its mass and
-principal inertias, `flexmbs.io.paraview.display_shape`, or the shape it was given), a point
-mass and the joints as points.  A Model's run (one body on its prescribed frame) is drawn as its
+beam as its nodes joined by its elements, a rigid body as the shape its results hold (the box of
+its mass and principal inertias, `flexmbs.io.paraview.display_shape`), a point mass and the
+joints as points.  A Model's run (one body on its prescribed frame) is drawn as its
 System's run (one flexible body).
 
 The scene is arrays: the node positions of a block of outputs come from `global_scene` at once
@@ -30,8 +30,9 @@ import numpy as np
 from .io.paraview import PARTS, UNITS, global_scene
 from .results import Results
 
-__all__ = ["Scene", "Viewer", "show", "require_pyvista", "require_video", "check_video", "check_video_file", "check_fps", "system_results", "camera", "nearest_output",
-           "check_field", "check_picture", "INSTALL", "VIEWS", "PALETTE", "IMAGE_SUFFIXES", "VIDEO_SUFFIXES"]
+__all__ = ["Scene", "Viewer", "show", "require_pyvista", "require_video", "check_video", "check_video_file",
+           "check_fps", "check_field", "check_picture", "system_results", "camera", "nearest_output", "INSTALL", "VIEWS",
+           "PALETTE", "IMAGE_SUFFIXES", "VIDEO_SUFFIXES"]
 
 log = logging.getLogger(__name__)
 

@@ -152,8 +152,12 @@ class Scene:
         lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
         for first in range(0, self.n_t, BLOCK):                       # a block of outputs at a time
             points = global_scene(self.results, np.arange(first, min(first + BLOCK, self.n_t)))[0][:, drawn]
-            lo = np.fmin(lo, np.nanmin(points, axis=(0, 1)))
-            hi = np.fmax(hi, np.nanmax(points, axis=(0, 1)))
+            points = points[np.isfinite(points).all(axis=-1)]        # NaN: the outputs a damaged file lost
+            if len(points):
+                lo, hi = np.minimum(lo, points.min(axis=0)), np.maximum(hi, points.max(axis=0))
+        if not np.all(np.isfinite(lo)):
+            raise ValueError(f"`results` have no finite position of a body at any output (status "
+                             f"{self.results.status!r}: {self.results.message}): there is nothing to draw")
         return lo, hi
 
 
@@ -257,6 +261,7 @@ class Viewer:
                       and all(isinstance(n, (int, np.integer)) and 16 <= n <= 8192 for n in window_size),
                       "two integers WIDTH, HEIGHT in 16..8192 pixels")
         _check_option("view", view, view is None or view in VIEWS, f"one of {VIEWS}")
+        self.bounds = self.scene.bounds()                    # (lo, hi) of all outputs: the camera's
         pv = require_pyvista()                               # after the options: bad input is said first
         self.k = 0
         self.playing = False
@@ -307,7 +312,7 @@ class Viewer:
         return grids
 
     def _set_camera(self, view) -> None:
-        lo, hi = self.scene.bounds()
+        lo, hi = self.bounds
         extent = hi - lo
         flat = extent[2] <= FLAT * max(extent[0], extent[1])       # a planar mechanism's boxes have some depth
         self.view = view or ("xy" if flat else "iso")

@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from flexmbs import cli, load_results
@@ -132,9 +133,19 @@ CALLS = [
     ("Viewer(res.t)", "`results` must be a flexmbs.Results, got ndarray"),
     ("Viewer(Results(t=res.t))", "`results` hold no bodies and no frame motion (a results file written before "
                                  "flexmbs stored them): there is nothing to place in 3D; run the case again"),
+    ("Viewer(lost(res))", "`results` have no finite position of a body at any output (status 'finished': "
+                          "NaN everywhere): there is nothing to draw"),
     ("camera('iso', [0, 0, 0], [1, 1, 1], 1.0)", "`view` must be one of ('xy', 'xz', 'yz') for a planar camera, "
                                                  "got 'iso'"),
 ]
+
+
+def lost(res):
+    """``res`` with every body's motion and every joint NaN (as a damaged file's lost outputs)."""
+    from dataclasses import replace
+    bodies = {n: replace(b, position=np.full_like(b.position, np.nan)) for n, b in res.bodies.items()}
+    return replace(res, bodies=bodies, joints={n: np.full_like(r, np.nan) for n, r in res.joints.items()},
+                   message="NaN everywhere")
 
 
 @pytest.mark.parametrize("call, message", CALLS, ids=[c for c, _ in CALLS])
@@ -144,5 +155,5 @@ def test_bad_viewer_arguments(call, message, run_dir, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyvista", None)
     res = load_results(run_dir)
     with pytest.raises((ValueError, TypeError)) as info:
-        eval(call, {"Viewer": Viewer, "camera": camera, "Results": Results, "res": res})
+        eval(call, {"Viewer": Viewer, "camera": camera, "Results": Results, "res": res, "lost": lost})
     assert str(info.value) == message

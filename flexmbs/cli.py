@@ -731,7 +731,7 @@ def cmd_view(args) -> int:
         print(f"{v.screenshot(args.screenshot)}: {where}")
         return EXIT_OK
     if args.video:
-        frames = len(range(0, scene.n_t, args.every)) + ((scene.n_t - 1) % args.every != 0)
+        frames = len(v.video_outputs(args.every))
         print(f"{v.save_video(args.video, every=args.every, fps=args.fps)}: {frames} frames (every {args.every}-th "
               f"of {scene.n_t} outputs, and the last) at {args.fps:g} per second")
         return EXIT_OK

@@ -386,7 +386,7 @@ class Viewer:
         path = Path(path)
         check_video(path, every, fps)
         path.parent.mkdir(parents=True, exist_ok=True)
-        steps = sorted(set(range(0, self.scene.n_t, int(every))) | {self.scene.n_t - 1})
+        steps = self.video_outputs(every)
         with _quiet_vtk(self.off_screen):
             if path.suffix.lower() == ".gif":
                 self.plotter.open_gif(str(path), fps=fps)
@@ -398,6 +398,12 @@ class Viewer:
                 self.plotter.write_frame()
             self.plotter.mwriter.close()
         return path
+
+    def video_outputs(self, every: int = 1) -> list[int]:
+        """The outputs a video of every ``every``-th output shows: those and the last (as the ParaView
+        series, `flexmbs.io.paraview._output_steps`)."""
+        from .io.paraview import _output_steps
+        return _output_steps(self.scene.n_t, every)
 
     # -- playing
     def toggle_play(self, playing: bool | None = None) -> bool:

@@ -9,6 +9,8 @@
     flexmbs results FILE                                 the runs in a results file, their status and metadata
                                                          (a System run: bodies, constraints, energy drift)
     flexmbs export FILE [--run NAME] [--out DIR]         ParaView files (XDMF + HDF5, VTU) from a results file
+    flexmbs view DIR [--field NAME] [--time T]           play a run's bodies in 3D (pyvista: pip install "flexmbs[view]")
+    flexmbs view DIR --screenshot FILE [--time T]        one frame saved off-screen (--video FILE.mp4|.gif: the run)
     flexmbs mesh info FILE                               a mesh file's cells, sets and size
     flexmbs fmu CASE [--out FILE.fmu]                    an FMI 2.0 co-simulation FMU (`flexmbs.fmi`, docs/fmi.md)
     flexmbs info                                         versions of flexmbs and its dependencies, the kernel
@@ -677,6 +679,67 @@ def cmd_export(args) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+# the --view choices of `flexmbs view` (flexmbs.viewer.VIEWS; not imported here: the parser imports no numpy)
+VIEWS = ("xy", "xz", "yz", "iso")
+
+
+def _window_size(text: str) -> tuple[int, int]:
+    """``WIDTHxHEIGHT`` (e.g. 1024x768) -> (width, height) in pixels."""
+    width, sep, height = text.lower().partition("x")
+    if not (sep and width.isdigit() and height.isdigit() and 16 <= int(width) <= 8192 and 16 <= int(height) <= 8192):
+        raise CLIError(f"--size expects WIDTHxHEIGHT in pixels, each in 16..8192 (e.g. 1024x768), got {text!r}")
+    return int(width), int(height)
+
+
+def _option_error(err: Exception) -> CLIError:
+    """A `flexmbs.viewer` (or `flexmbs.load_results`) error about its argument `name` as one about the
+    option --name."""
+    text = err.args[0] if isinstance(err, KeyError) and err.args else str(err)       # not KeyError's quotes
+    for name in ("run", "field", "time", "scale", "clim", "screenshot", "video", "every", "fps"):
+        text = text.replace(f"`{name}`", f"--{name}")
+    return CLIError(text)
+
+
+def cmd_view(args) -> int:
+    """`flexmbs.viewer`: the run's bodies in a window, or one frame (--screenshot) or the run (--video)
+    rendered off-screen.  The options and the run are checked before pyvista is needed."""
+    from . import io, viewer
+    from .sweep import MissingExtra
+    if args.screenshot and args.video:
+        raise CLIError("--screenshot and --video: give one (a picture of one output, or a video of the run)")
+    if args.video and args.time is not None:
+        raise CLIError("--time: a video shows every output (every N-th with --every); --time picks the frame of "
+                       "--screenshot or the first frame of the window")
+    size = _window_size(args.size)
+    try:
+        if args.screenshot:
+            viewer.check_picture(Path(args.screenshot))
+        if args.video:
+            viewer.check_video(Path(args.video), args.every, args.fps)
+        viewer.check_fps(args.fps)
+        scene = viewer.Scene(io.load_results(io.results_path(args.file), args.run))
+        viewer.check_field(scene, args.field)
+        k = scene.n_t - 1 if args.time is None else viewer.nearest_output(scene.t, args.time)
+        v = viewer.Viewer(scene, field=args.field, scale=args.scale, clim=args.clim, view=args.view,
+                          off_screen=bool(args.screenshot or args.video), window_size=size)
+    except (MissingExtra, RuntimeError) as err:           # no pyvista, or no display for a window
+        raise CLIError(str(err)) from None
+    except (ValueError, KeyError) as err:
+        raise _option_error(err) from None
+    t = v.show_output(k)
+    where = f"t = {t:.6g} s, output {k} of {scene.n_t - 1}"
+    if args.screenshot:
+        print(f"{v.screenshot(args.screenshot)}: {where}")
+        return EXIT_OK
+    if args.video:
+        frames = len(v.video_outputs(args.every))
+        print(f"{v.save_video(args.video, every=args.every, fps=args.fps)}: {frames} frames (every {args.every}-th "
+              f"of {scene.n_t} outputs, and the last) at {args.fps:g} per second")
+        return EXIT_OK
+    v.interact(fps=args.fps, save_to=Path(args.file) if Path(args.file).is_dir() else Path(args.file).parent)
+    return EXIT_OK
+
+
 def cmd_mesh_info(args) -> int:
     from .mesh import MeshError, check_orientation, read
     path = Path(args.file)
@@ -776,6 +839,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", help="one run (default: all)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: the results file's)")
     p.add_argument("--every", type=int, default=1, metavar="N", help="every N-th output (default 1)")
+    p = sub.add_parser("view", parents=[common], help="play a run's bodies in 3D (needs pyvista: "
+                       'pip install "flexmbs[view]")',
+                       description="Play a run's bodies in 3D: flexible bodies deformed and coloured by a field, "
+                                   "rigid bodies as their shapes, joints as points; a time slider, play/pause "
+                                   "(space), `i` saves the frame shown.  --screenshot FILE or --video FILE render "
+                                   "off-screen (no display needed) and exit.")
+    p.add_argument("file", metavar="DIR|FILE", help="the output directory of `flexmbs run`, or a results file (.h5, .npz)")
+    p.add_argument("--run", help="the run to view (default: the file's main run)")
+    p.add_argument("--field", default="auto", metavar="NAME",
+                   help="colour the flexible bodies by NAME: displacement (|A u| [m]), axial_force [N] or von_mises "
+                        "[Pa], as the run has them; none: a colour per body (default auto: von_mises, else "
+                        "displacement)")
+    p.add_argument("--time", type=float, metavar="T", help="show the output nearest to T [s] (default: the last)")
+    p.add_argument("--screenshot", metavar="FILE", help="save that frame as a picture (.png, .jpg, ...) and exit")
+    p.add_argument("--video", metavar="FILE", help="save the run as a video (.gif needs imageio, .mp4 also "
+                                                   "imageio-ffmpeg) and exit")
+    p.add_argument("--every", type=int, default=1, metavar="N", help="video: every N-th output (default 1)")
+    p.add_argument("--fps", type=float, default=20.0, help="outputs per second played or in the video (default 20)")
+    p.add_argument("--scale", type=float, default=1.0, help="factor on the elastic displacements drawn (default 1)")
+    p.add_argument("--clim", type=float, nargs=2, metavar=("MIN", "MAX"),
+                   help="fixed colour range (default: the field's range at the output shown)")
+    p.add_argument("--view", choices=VIEWS, help="camera: xy (down the z axis), xz, yz (parallel projections "
+                                                 "of the run's bounds) or iso (default: xy for a planar run, else iso)")
+    p.add_argument("--size", default="1024x768", metavar="WxH", help="picture size in pixels (default 1024x768)")
     p = sub.add_parser("mesh", parents=[common], help="mesh files: `flexmbs mesh info FILE`")
     msub = p.add_subparsers(dest="mesh_command", metavar="info", required=True)
     m = msub.add_parser("info", parents=[common], help="cells, sets and size of a mesh file")
@@ -810,7 +897,7 @@ def cmd_fmu(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "params": cmd_params, "cases": cmd_cases, "results": cmd_results,
-            "export": cmd_export, "info": cmd_info, "sweep": cmd_sweep, "fmu": cmd_fmu}
+            "export": cmd_export, "info": cmd_info, "sweep": cmd_sweep, "fmu": cmd_fmu, "view": cmd_view}
 
 
 def _command_index(argv) -> int | None:

@@ -267,6 +267,19 @@ class Results:
         from .io.tables import results_to_dataframe
         return results_to_dataframe(self, what)
 
+    def show(self, **options):
+        """Play the run's bodies in 3D: in a Jupyter notebook with pyvista's notebook backend (trame's
+        when installed), else in a window, with a time slider and play/pause (`flexmbs.viewer.show`;
+        ``options``: ``field``, ``time``, ``scale``, ``clim``, ``view``, ``window_size`` as in
+        `flexmbs.viewer.Viewer`).  The same as ``flexmbs view DIR``; needs ``pip install "flexmbs[view]"``.
+
+        Examples
+        --------
+        >>> res.show(field="von_mises", scale=20)                    # doctest: +SKIP
+        """
+        from .viewer import show
+        return show(self, **options)
+
     def save_npz(self, path) -> Path:
         """Write t, displacement, nodes (the cases' contract) plus velocity, DOFs, energies
         (``energy_<key>``), the frame motion (``frame_<key>``), the cells (``cells_<type>``)

@@ -44,8 +44,8 @@ from ..results import Results
 from ..rotations import ep_to_matrix, pad3 as _pad3
 
 __all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "write_results_xdmf", "write_results_vtu",
-           "write_system_xdmf", "body_placements", "marker_paths", "inertia_box", "display_shape", "UNITS", "FRAMES",
-           "PARTS"]
+           "write_system_xdmf", "body_placements", "marker_paths", "inertia_box", "display_shape", "global_scene",
+           "UNITS", "FRAMES", "PARTS"]
 
 log = logging.getLogger(__name__)
 
@@ -562,6 +562,30 @@ def _merged(pieces, owners) -> tuple[np.ndarray, list, dict, dict, dict]:
     return points, cells, {"displacement": displacement}, cell_data, constant
 
 
+def global_scene(results: Results, steps) -> tuple[np.ndarray, list, dict, dict, dict]:
+    """Every body and joint of a System run at the outputs ``steps`` in one grid in the global frame,
+    as `write_results_xdmf` writes it and `flexmbs.viewer` draws it: all outputs at once, no loop
+    over them.
+
+    Returns
+    -------
+    points : ndarray (n_s, N, 3)
+        Node positions [m] at each of the n_s outputs: a flexible body's R + A (X + u), a rigid
+        body's shape and axes R + A y, a corotational beam's nodes, the joints.
+    cells : list of (meshio cell type, ndarray (n, k))
+        The cell blocks, indices into the N points.
+    point_data : dict
+        ``displacement`` (n_s, N, 3): the elastic displacement A u in global components (0 on
+        the points of rigid bodies and joints).
+    cell_data : dict[str, ndarray (n_s, n_cells, ...)]
+        The bodies' element data (``axial_force``, ``von_mises``, ``stress`` in the XDMF Tensor6
+        order), NaN on the cells of bodies without it.
+    constant : dict[str, ndarray (n_cells,)]
+        ``body`` (index in ``results.bodies``, -1 the joints) and ``part`` (`PARTS`).
+    """
+    return _merged(*_results_pieces(_at_outputs(results, steps)))
+
+
 def _check_results(results) -> None:
     if not isinstance(results, Results):
         raise TypeError(f"`results` must be a flexmbs.Results, got {type(results).__name__}")
@@ -615,7 +639,7 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     steps = _output_steps(len(results.t), every)
     if not steps:
         raise ValueError("`results` has no output: there is nothing to write")
-    points, cells, point_data, cell_data, constant = _merged(*_results_pieces(_at_outputs(results, steps[:1])))
+    points, cells, point_data, cell_data, constant = global_scene(results, steps[:1])
     path.parent.mkdir(parents=True, exist_ok=True)
     _check_room(path.with_suffix(".h5").resolve(), len(steps),
                 [points[0].size, point_data["displacement"][0].size, *(a[0].size for a in cell_data.values())])
@@ -629,7 +653,7 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
                                     constant)
         for first in range(0, len(steps), SERIES_BLOCK):         # the fields of a block of outputs at a time
             block = steps[first:first + SERIES_BLOCK]
-            points, _, point_data, cell_data, _ = _merged(*_results_pieces(_at_outputs(results, block)))
+            points, _, point_data, cell_data, _ = global_scene(results, block)
             for name, data in {"geometry": points, **point_data, **cell_data}.items():
                 series[name][first:first + len(block)] = data
     _write_steps(path, step, np.asarray(results.t)[steps])

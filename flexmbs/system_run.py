@@ -128,7 +128,7 @@ def prescribed_model(system):
     return model
 
 
-def _prescribed_results(res: Results, body_name: str) -> Results:
+def prescribed_as_system_results(res: Results, body_name: str) -> Results:
     """A Model run's `Results` as those of its System: q = (R, p, delta), v = (R', p', delta')
     (p' = 1/2 G(p)^T omega_body), the body's `BodyResults`, and the energies kinetic T, potential V_g,
     strain V and total T + V + V_g added to the Model's."""
@@ -345,7 +345,7 @@ def _run_prescribed(system, model, formulation, method, *, q0, v0, assemble, for
     res = run(model, formulation=formulation, method=method, delta0=delta0, delta_dot0=delta_dot0,
               **(formulation_options or {}), **kwargs)
     res.metadata.update(prescribed_frame=body.name)
-    return _prescribed_results(res, body.name)
+    return prescribed_as_system_results(res, body.name)
 
 
 def _bytes(fields: dict) -> int:

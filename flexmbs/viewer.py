@@ -65,7 +65,7 @@ def require_pyvista():
 
 def system_results(results: Results) -> Results:
     """``results`` with its bodies: a System run's as they are, a Model run's as its System's (one
-    flexible body "model" on the prescribed frame, `flexmbs.system_run._prescribed_results`)."""
+    flexible body "model" on the prescribed frame, `flexmbs.system_run.prescribed_as_system_results`)."""
     if not isinstance(results, Results):
         raise TypeError(f"`results` must be a flexmbs.Results, got {type(results).__name__}")
     if results.bodies:
@@ -73,8 +73,8 @@ def system_results(results: Results) -> Results:
     if not results.frame:
         raise ValueError("`results` hold no bodies and no frame motion (a results file written before flexmbs "
                          "stored them): there is nothing to place in 3D; run the case again")
-    from .system_run import _prescribed_results
-    return _prescribed_results(results, "model")
+    from .system_run import prescribed_as_system_results
+    return prescribed_as_system_results(results, "model")
 
 
 def nearest_output(t, time: float) -> int:
@@ -401,9 +401,9 @@ class Viewer:
 
     def video_outputs(self, every: int = 1) -> list[int]:
         """The outputs a video of every ``every``-th output shows: those and the last (as the ParaView
-        series, `flexmbs.io.paraview._output_steps`)."""
-        from .io.paraview import _output_steps
-        return _output_steps(self.scene.n_t, every)
+        series, `flexmbs.io.paraview.output_steps`)."""
+        from .io.paraview import output_steps
+        return output_steps(self.scene.n_t, every)
 
     # -- playing
     def toggle_play(self, playing: bool | None = None) -> bool:

@@ -255,7 +255,7 @@ def _result_sizes(results: Results, frame: str) -> list[int]:
     return sizes + ([nodal] if frame == "global" else [])
 
 
-def _output_steps(n_t: int, every) -> list[int]:
+def output_steps(n_t: int, every) -> list[int]:
     """Indices of the outputs a time series holds: every ``every``-th one and the last."""
     if not (isinstance(every, (int, np.integer)) and not isinstance(every, bool) and every >= 1):
         raise ValueError(f"`every` must be a positive integer, got {every!r}")
@@ -295,7 +295,7 @@ def write_xdmf(results: Results, path, every: int = 1, frame: str = "body") -> P
         The XDMF file (open it in ParaView with the *Xdmf3 Reader S* or *Xdmf3 Reader T*).
     """
     path = Path(path).with_suffix(".xdmf")
-    steps = _output_steps(len(results.t), every)
+    steps = output_steps(len(results.t), every)
     _check_frame(results, frame)
     cells = _cells(results)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -636,7 +636,7 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     """
     path = Path(path).with_suffix(".xdmf")
     _check_results(results)
-    steps = _output_steps(len(results.t), every)
+    steps = output_steps(len(results.t), every)
     if not steps:
         raise ValueError("`results` has no output: there is nothing to write")
     points, cells, point_data, cell_data, constant = global_scene(results, steps[:1])
@@ -816,7 +816,7 @@ def write_system_xdmf(system, t, q, path, every: int = 1, shapes: dict | None = 
     """
     from ..body_motion import body_histories, joint_histories
     t, q, shapes = _check_system_input(system, t, q, shapes)
-    steps = _output_steps(len(t), every)
+    steps = output_steps(len(t), every)
     if not steps:
         raise ValueError("`t` is empty: there is no output to write")
     bodies = body_histories(system, q[steps], np.zeros_like(q[steps]))

@@ -446,6 +446,8 @@ class CompiledSystem:
             out[key] = empty_f
         if joints is None:
             return out
+        if joints.screw is not None:
+            raise Unsupported(f"joint {joints.screw_names[0]!r} is a Screw: {refusal('Screw')}")
         mk = joints.markers
         if mk.generic or mk.dim != 3:
             raise Unsupported("a joint has a marker on a body without frame markers; the compiled kernel takes "

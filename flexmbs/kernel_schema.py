@@ -177,6 +177,8 @@ KINDS = {
     "AngleDriver": "compiled: the joint batch (its angle rows) and its law in the time rows",
     "CoordinateDriver": "compiled: COORDINATE_DRIVER row and its law in the time rows",
     "Universal": "compiled: the joint batch (its marker, point and dot1 arrays)",
+    "Screw": "refused: the screw row (an angle row whose angle is the sliding along the axis) has no kernel "
+             "primitive; its Cylindrical rows alone would not be the joint",
     "GearPair": "refused: velocity-level ratio constraints (gears) are not evaluated by the compiled kernel",
     "RackPinion": "refused: velocity-level ratio constraints (rack and pinion) are not evaluated by the compiled "
                   "kernel",

@@ -200,6 +200,11 @@ KINDS = {
                               "kernel rows)",
     "Bushing": "refused: force elements between bodies are evaluated on the numpy path only (no kernel rows)",
     "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",
+    # stops and friction on a joint's coordinate (flexmbs.constraints.limits), force elements too
+    "JointLimit": "refused: joint stops are force elements between bodies, evaluated on the numpy path only (no "
+                  "kernel rows)",
+    "JointFriction": "refused: joint friction is a force element between bodies, evaluated on the numpy path only "
+                     "(no kernel rows)",
 }
 
 

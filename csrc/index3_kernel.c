@@ -29,6 +29,7 @@ typedef int64_t i64;
 #define STALL 1e-12
 #define ROUND_OFF (64.0 * EPS)
 #define TAIL 8
+#define PI 3.14159265358979323846
 
 /* ------------------------------------------------------------------------------------------ */
 /* the packed system                                                                          */
@@ -85,6 +86,11 @@ typedef struct {
     int nlaw;                           /* laws in the table: the angle drivers', then the coordinate drivers' */
     const double *held;                 /* during a controlled `steps` call: (nvec, 3) held load vectors, read */
     const i64 *held_mask;               /* instead of the time row's where held_mask[k] (else NULL) */
+    int dim, npm, nfe;                  /* the bodies' dimension; point masses; force elements between bodies */
+    const i64 *pm_off;                  /* (npm): first coordinate of each PointMass */
+    const double *pm_m;                 /* (npm, POINT_MASS_WIDTH) */
+    const i64 *fe_i;                    /* (nfe, FORCE_I_WIDTH): FORCE_I rows */
+    const double *fe_r;                 /* (nfe, FORCE_R_WIDTH): FORCE_R rows */
 } Sys;
 
 static const char *CAPSULE = "flexmbs.kernel.system";
@@ -1099,6 +1105,238 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* point masses and force elements between bodies                                             */
+/*                                                                                            */
+/* flexmbs/bodies/point.py (PointMass: q = r, M = m I, Q = m g) and flexmbs/forces.py          */
+/* (SpringDamper, RotationalSpringDamper, Bushing).  A force element is measures g(q) of its  */
+/* two sides (a length, an angle, the bushing's 6), their Jacobian G = dg/dq on at most 7 + 7  */
+/* columns and the law F = -k o (g - g0) - c o g' + f_a(t),  g' = G v,  Q += G^T F              */
+/* (ForceElement.generalized_forces); the material part of its tangent, k G^T G, is refreshed  */
+/* with the flexible bodies' elastic stiffness (System.elastic_stiffness).  A side is the      */
+/* ground (its points and vectors global, no columns), a RigidBodyEP (R, p: r = R + A(p) s,    */
+/* J = [I, d(A s)/dp]), a RigidBody2D (x, y, theta: J = [I, A E s]) or a PointMass (r = q + s, */
+/* J = I; its vectors are constant).                                                          */
+
+/* M (diagonal blocks) and Q = m g of the point masses; either may be NULL */
+static void point_masses(const Sys *s, double *M, double *Q)
+{
+    int n = s->n, d = s->dim;
+    for (int b = 0; b < s->npm; b++) {
+        int o = (int)s->pm_off[b];
+        double m = s->pm_m[POINT_MASS_WIDTH * b + POINT_MASS_MASS];
+        for (int a = 0; a < d; a++) {
+            if (M) M[(size_t)(o + a) * n + o + a] = m;
+            if (Q) Q[o + a] = s->has_g ? m * s->g[a] : 0.0;
+        }
+    }
+}
+
+typedef struct {          /* a point or a vector of one side of a force element at q */
+    double r[3];          /* the point r (or the vector A u), global */
+    double J[21];         /* its Jacobian, (dim x nc) row-major: dr/dq at the side's columns */
+    int nc, o;            /* number of columns, the first one */
+} Mark;
+
+/* the point s (vector = 0) or the vector u (vector = 1) ``x`` of a side of kind ``kind`` at coordinate o */
+static void side_mark(const Sys *s, int kind, int o, const double *q, const double *x, int vector, Mark *mk)
+{
+    int d = s->dim;
+    mk->o = o;
+    mk->nc = 0;
+    for (int a = 0; a < d; a++) mk->r[a] = x[a];
+    if (kind == SIDE_GROUND) return;
+    if (kind == SIDE_POINT) {                       /* r = q + s, J = I; a vector is constant */
+        mk->nc = d;
+        memset(mk->J, 0, sizeof(mk->J));
+        if (!vector) for (int a = 0; a < d; a++) { mk->r[a] += q[o + a]; mk->J[a * d + a] = 1.0; }
+        return;
+    }
+    if (kind == SIDE_PLANAR) {                      /* r = (x, y) + A s, J = [I, A E s] */
+        Side2 sd = side2(q, o);
+        double t[2];
+        side2_vector(&sd, x, mk->r);
+        side2_turned(&sd, x, t);
+        mk->nc = 3;
+        memset(mk->J, 0, 6 * sizeof(double));
+        if (!vector) { mk->r[0] += sd.x; mk->r[1] += sd.y; mk->J[0] = 1.0; mk->J[4] = 1.0; }
+        mk->J[2] = t[0];
+        mk->J[5] = t[1];
+        return;
+    }
+    const double *p = q + o + 3;                    /* a RigidBodyEP: r = R + A(p) s, J = [I, d(A s)/dp] */
+    double A[9], VJ[12];
+    ep_A(p, A);
+    mv3(A, x, mk->r);
+    ep_VJ(p, x, VJ);
+    mk->nc = 7;
+    memset(mk->J, 0, 21 * sizeof(double));
+    for (int a = 0; a < 3; a++) {
+        if (!vector) { mk->r[a] += q[o + a]; mk->J[a * 7 + a] = 1.0; }
+        for (int k = 0; k < 4; k++) mk->J[a * 7 + 3 + k] = VJ[a * 4 + k];
+    }
+}
+
+/* Grow[at + c] += scale f . J[:, c] over the mark's columns */
+static void row_add(const Sys *s, const Mark *mk, const double *f, double scale, double *Grow, int at)
+{
+    int d = s->dim;
+    for (int c = 0; c < mk->nc; c++) {
+        double x = 0.0;
+        for (int a = 0; a < d; a++) x += f[a] * mk->J[a * mk->nc + c];
+        Grow[at + c] += scale * x;
+    }
+}
+
+#define FE_COLS 14                       /* at most 7 + 7 columns: two RigidBodyEP */
+
+/* the measures g (ng of them) of force element k at q and their Jacobian G (ng x FE_COLS, row-major) on the
+   columns cols (returns their number; ng set), as ForceElement.measures:
+   SpringDamper            g = |r_j - r_i|, G = e^T [-J_i, J_j] (e = (r_j - r_i) / g);
+   RotationalSpringDamper  g = atan2(u_j . w_i, u_j . u_i) within [-pi, pi) of the rest angle,
+                           G = [x u_j^T V_w - y u_j^T V_u, x w_i^T V_j - y u_i^T V_j] / (x^2 + y^2);
+   Bushing                 g_k = a_k . (r_j - r_i), G_k = [D^T V_ak - a_k^T J_i, a_k^T J_j] (k < dim), and
+                           (a_p . b_q - a_q . b_p) / 2 for (p, q) = (z, y), (x, z), (y, x) (2D: (y, x)) */
+static int force_measure(const Sys *s, int k, const double *q, double *g, int *cols, double *G, int *ng)
+{
+    const i64 *fi = s->fe_i + FORCE_I_WIDTH * k;
+    const double *fr = s->fe_r + FORCE_R_WIDTH * k;
+    int kind = (int)fi[FORCE_I_KIND], d = s->dim;
+    int si = (int)fi[FORCE_I_SIDE_I], oi = (int)fi[FORCE_I_OFFSET_I], sj = (int)fi[FORCE_I_SIDE_J], oj = (int)fi[FORCE_I_OFFSET_J];
+    Mark pi, pj;
+    memset(G, 0, 6 * FE_COLS * sizeof(double));
+    side_mark(s, si, oi, q, fr + FORCE_R_S_I, 0, &pi);          /* for the columns (all marks of a side share them) */
+    side_mark(s, sj, oj, q, fr + FORCE_R_S_J, 0, &pj);
+    int ni = pi.nc, nc = pi.nc + pj.nc;
+    for (int c = 0; c < ni; c++) cols[c] = oi + c;
+    for (int c = 0; c < pj.nc; c++) cols[ni + c] = oj + c;
+    double D[3] = {0.0, 0.0, 0.0};
+    for (int x = 0; x < d; x++) D[x] = pj.r[x] - pi.r[x];
+    if (kind == FORCE_SPRING || kind == FORCE_SPRING_2D) {
+        double len = sqrt(D[0] * D[0] + D[1] * D[1] + D[2] * D[2]), e[3];
+        for (int x = 0; x < 3; x++) e[x] = D[x] / len;
+        *ng = 1;
+        g[0] = len;
+        row_add(s, &pi, e, -1.0, G, 0);
+        row_add(s, &pj, e, 1.0, G, ni);
+        return nc;
+    }
+    if (kind == FORCE_ROTATIONAL || kind == FORCE_ROTATIONAL_2D) {
+        Mark u, w, c;
+        side_mark(s, si, oi, q, fr + FORCE_R_U_I, 1, &u);
+        side_mark(s, si, oi, q, fr + FORCE_R_W_I, 1, &w);
+        side_mark(s, sj, oj, q, fr + FORCE_R_U_J, 1, &c);
+        double x = 0.0, y = 0.0, fj[3];
+        for (int z = 0; z < d; z++) { x += c.r[z] * u.r[z]; y += c.r[z] * w.r[z]; }
+        double r2 = x * x + y * y, g0 = fr[FORCE_R_REST], th = atan2(y, x) - g0 + PI;
+        *ng = 1;
+        g[0] = g0 + th - 2.0 * PI * floor(th / (2.0 * PI)) - PI;    /* theta - theta0 in [-pi, pi) */
+        for (int z = 0; z < d; z++) fj[z] = (x * w.r[z] - y * u.r[z]) / r2;
+        row_add(s, &w, c.r, x / r2, G, 0);
+        row_add(s, &u, c.r, -y / r2, G, 0);
+        row_add(s, &c, fj, 1.0, G, ni);
+        return nc;
+    }
+    Mark a[3], b[3];                                            /* the bushing's frame on both sides */
+    for (int z = 0; z < d; z++) {
+        side_mark(s, si, oi, q, fr + FORCE_R_A + 3 * z, 1, &a[z]);
+        side_mark(s, sj, oj, q, fr + FORCE_R_B + 3 * z, 1, &b[z]);
+    }
+    for (int z = 0; z < d; z++) {
+        double *Gz = G + z * FE_COLS;
+        g[z] = 0.0;
+        for (int x = 0; x < d; x++) g[z] += a[z].r[x] * D[x];
+        row_add(s, &a[z], D, 1.0, Gz, 0);
+        row_add(s, &pi, a[z].r, -1.0, Gz, 0);
+        row_add(s, &pj, a[z].r, 1.0, Gz, ni);
+    }
+    static const int pairs3[3][2] = {{2, 1}, {0, 2}, {1, 0}}, pairs2[1][2] = {{1, 0}};
+    int npair = d == 3 ? 3 : 1;
+    for (int r = 0; r < npair; r++) {
+        int P = d == 3 ? pairs3[r][0] : pairs2[r][0], Qq = d == 3 ? pairs3[r][1] : pairs2[r][1];
+        double *Gr = G + (d + r) * FE_COLS, ab = 0.0, ba = 0.0;
+        for (int x = 0; x < d; x++) { ab += a[P].r[x] * b[Qq].r[x]; ba += a[Qq].r[x] * b[P].r[x]; }
+        g[d + r] = 0.5 * (ab - ba);
+        row_add(s, &a[P], b[Qq].r, 0.5, Gr, 0);
+        row_add(s, &a[Qq], b[P].r, -0.5, Gr, 0);
+        row_add(s, &b[Qq], a[P].r, 0.5, Gr, ni);
+        row_add(s, &b[P], a[Qq].r, -0.5, Gr, ni);
+    }
+    *ng = d + npair;
+    return nc;
+}
+
+/* the force elements' generalized forces G^T F added to Q at (q, v), F = -k (g - g0) - c G v + f_a(t)
+   (ForceElement.law); row: the time row (actuators) */
+static void force_elements(const Sys *s, const double *q, const double *v, const double *row, double *Q)
+{
+    int cols[FE_COLS], ng;
+    double G[6 * FE_COLS], g[6];
+    for (int k = 0; k < s->nfe; k++) {
+        const i64 *fi = s->fe_i + FORCE_I_WIDTH * k;
+        const double *fr = s->fe_r + FORCE_R_WIDTH * k;
+        int nc = force_measure(s, k, q, g, cols, G, &ng), bushing = fi[FORCE_I_KIND] == FORCE_BUSHING
+                                                                    || fi[FORCE_I_KIND] == FORCE_BUSHING_2D;
+        i64 vec = fi[FORCE_I_VECTOR];
+        for (int r = 0; r < ng; r++) {
+            const double *Gr = G + r * FE_COLS;
+            double gd = 0.0;
+            for (int c = 0; c < nc; c++) gd += Gr[c] * v[cols[c]];
+            double F = -fr[FORCE_R_STIFFNESS + r] * (g[r] - (bushing ? 0.0 : fr[FORCE_R_REST])) - fr[FORCE_R_DAMPING + r] * gd;
+            if (vec >= 0) F += s->held && s->held_mask[vec] ? s->held[3 * vec] : row[3 * s->nlaw + 3 * vec];
+            for (int c = 0; c < nc; c++) Q[cols[c]] += Gr[c] * F;
+        }
+    }
+}
+
+/* the material part of the force elements' tangent, G^T diag(k) G, added to K (n x n) at q */
+static void force_stiffness(const Sys *s, const double *q, double *K)
+{
+    int cols[FE_COLS], n = s->n, ng;
+    double G[6 * FE_COLS], g[6];
+    for (int k = 0; k < s->nfe; k++) {
+        const double *kk = s->fe_r + FORCE_R_WIDTH * k + FORCE_R_STIFFNESS;
+        int nc = force_measure(s, k, q, g, cols, G, &ng);
+        for (int r = 0; r < ng; r++) {
+            const double *Gr = G + r * FE_COLS;
+            for (int a = 0; a < nc; a++)
+                for (int b = 0; b < nc; b++) K[(size_t)cols[a] * n + cols[b]] += kk[r] * Gr[a] * Gr[b];
+        }
+    }
+}
+
+/* the point masses' and force elements' arrays (their sizes: HEADER_N_POINT_MASS, HEADER_N_FORCE), checked,
+   and the point masses' blocks of M */
+static int forces_parse(Sys *s, PyObject *from)
+{
+    if (!(s->pm_off = take(s, from, s->npm, 'i', ARRAY_POINT_MASS_OFFSETS))) return -1;
+    if (!(s->pm_m = take(s, from, POINT_MASS_WIDTH * (Py_ssize_t)s->npm, 'f', ARRAY_POINT_MASSES))) return -1;
+    if (!(s->fe_i = take(s, from, FORCE_I_WIDTH * (Py_ssize_t)s->nfe, 'i', ARRAY_FORCE_I))) return -1;
+    if (!(s->fe_r = take(s, from, FORCE_R_WIDTH * (Py_ssize_t)s->nfe, 'f', ARRAY_FORCE_R))) return -1;
+    for (int b = 0; b < s->npm; b++)
+        if (s->pm_off[b] < 0 || s->pm_off[b] + s->dim > s->n) { PyErr_SetString(PyExc_ValueError, "kernel system: point mass out of range"); return -1; }
+    const int width[N_SIDE_KINDS] = {0, 7, 3, 0};
+    for (int k = 0; k < s->nfe; k++) {
+        const i64 *fi = s->fe_i + FORCE_I_WIDTH * k;
+        i64 kind = fi[FORCE_I_KIND], vec = fi[FORCE_I_VECTOR];
+        int planar = kind == FORCE_SPRING_2D || kind == FORCE_ROTATIONAL_2D || kind == FORCE_BUSHING_2D;
+        int bad = kind < 0 || kind >= N_FORCE_KINDS || (planar ? s->dim != 2 : s->dim != 3) || vec < -1 || vec >= s->nvec;
+        for (int side = 0; side < 2 && !bad; side++) {
+            i64 sk = fi[side ? FORCE_I_SIDE_J : FORCE_I_SIDE_I], o = fi[side ? FORCE_I_OFFSET_J : FORCE_I_OFFSET_I];
+            if (sk < 0 || sk >= N_SIDE_KINDS || (sk == SIDE_RIGID && planar) || (sk == SIDE_PLANAR && !planar)) bad = 1;
+            else if (sk == SIDE_GROUND) bad = o != -1;
+            else bad = o < 0 || o + (sk == SIDE_POINT ? s->dim : width[sk]) > s->n;
+        }
+        if (bad) { PyErr_Format(PyExc_ValueError, "kernel system: force element %d: bad kind, side or offset", k); return -1; }
+    }
+    int *blk = realloc(s->blk, (2 * (size_t)(s->nblk + s->npm) + 2) * sizeof(int));
+    if (!blk) { PyErr_NoMemory(); return -1; }
+    s->blk = blk;
+    for (int b = 0; b < s->npm; b++) { blk[2 * (s->nblk + b)] = (int)s->pm_off[b]; blk[2 * (s->nblk + b) + 1] = s->dim; }
+    s->nblk += s->npm;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* the system                                                                                  */
 
 /* the kinds of loads (flexmbs/bodies/loads.py, LOAD_TORQUE ... LOAD_SPRING_2D of kernel_schema.h) on a
@@ -1201,7 +1439,9 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
     for (int b = 0; b < s->nr; b++) rigid_eval(s, b, q, v, M, Q);
     for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, M, Q, s->fw);
     planar_bodies(s, M, Q);                   /* sets its bodies' Q (the weight): before their loads */
+    point_masses(s, M, Q);                    /* the same */
     if (Q && s->nl) rigid_loads(s, q, v, row, Q);
+    if (Q && s->nfe) force_elements(s, q, v, row, Q);
 }
 
 static void dqv_dv(Sys *s, const double *q, const double *v, double *D)
@@ -1226,6 +1466,7 @@ static void elastic_stiffness(Sys *s, const double *q, const double *v, double *
         if (f->nkg) omega_terms(s, f, q, v, NULL, K + (size_t)o * n + o, n);
         if (f->modal) modal_terms(f, q + o, NULL, K + (size_t)o * n + o, n);
     }
+    if (s->nfe) force_stiffness(s, q, K);
 }
 
 /* y = M x for the block-diagonal, symmetric M: y_i = sum_j M_ji x_j over the blocks (rows of M, contiguous) */
@@ -1337,6 +1578,8 @@ static int header(const i64 *h, Sys *s)
     s->nl = (int)h[HEADER_N_LOAD]; s->nvec = (int)h[HEADER_N_VECTOR];
     s->pl.nb = (int)h[HEADER_N_PLANAR]; s->pl.nrev = (int)h[HEADER_N_PLANAR_REVOLUTE];
     s->pl.npri = (int)h[HEADER_N_PLANAR_PRISMATIC]; s->pl.ncd = (int)h[HEADER_N_COORDINATE_DRIVER];
+    s->dim = (int)h[HEADER_DIM]; s->npm = (int)h[HEADER_N_POINT_MASS]; s->nfe = (int)h[HEADER_N_FORCE];
+    if ((s->npm || s->nfe) && s->dim != 2 && s->dim != 3) return 0;
     s->nlaw = s->nang + s->pl.ncd;
     s->tw = 3 * (s->nlaw + s->nvec);
     for (int k = 0; k < HEADER_WIDTH; k++)
@@ -1511,6 +1754,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     if (!s->qe || !s->mr || !s->mJ || !s->fw) { PyErr_NoMemory(); goto fail; }
     s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
     if (planar_parse(s, arrays) < 0) goto fail;
+    if (forces_parse(s, arrays) < 0) goto fail;
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);

@@ -74,6 +74,9 @@ typedef struct {
     const double *my0, *mPhi;
     const i64 *pt, *d1, *d2, *ds, *ang;
     const double *dsL;
+    int nsc;                            /* screw rows (Screw): row, markers x_i, y_i, z_i, x_j, P_i, P_j */
+    const i64 *sc;
+    const double *scp;                  /* (nsc): their pitches */
     Flex *flex;
     int nblk, *blk;                     /* the bodies' diagonal blocks of M: first coordinate, size */
     Py_buffer *bufs;
@@ -1102,6 +1105,39 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
             add_row(s, Cq, row, vb, u);
         }
     }
+    /* screw rows (flexmbs/constraints/joints.py, Screw; JointBatch): C = kappa u(f) . x_j, u = cos f y_i - sin f x_i,
+       f = z_i . (P_j - P_i) / kappa, kappa = p / (2 pi); C_q = kappa x_j^T (cos f V_y - sin f V_x) + kappa u^T V_xj
+       + (w . x_j) (D^T V_z - z_i^T J_i + z_i^T J_j), w = du/df = -sin f y_i - cos f x_i */
+    for (int i = 0; i < s->nsc; i++) {
+        const i64 *x = s->sc + 7 * i;
+        int row = (int)x[0], vx = (int)x[1], vy = (int)x[2], vz = (int)x[3], vb = (int)x[4], pi = (int)x[5], pj = (int)x[6];
+        double kap = s->scp[i] / (2.0 * PI), D[3], u[3], w[3], cb[3], sb[3], ku[3], wD[3], wz[3], mz[3];
+        const double *b = r + 3 * vb, *z = r + 3 * vz;
+        for (int c = 0; c < 3; c++) D[c] = r[3 * pj + c] - r[3 * pi + c];
+        double f = dot3(z, D) / kap, co = cos(f), si = sin(f);
+        for (int c = 0; c < 3; c++) {
+            u[c] = co * r[3 * vy + c] - si * r[3 * vx + c];
+            w[c] = -si * r[3 * vy + c] - co * r[3 * vx + c];
+        }
+        C[row] = kap * dot3(u, b);
+        if (Cq) {
+            double wb = dot3(w, b);
+            for (int c = 0; c < 3; c++) {
+                cb[c] = kap * co * b[c];
+                sb[c] = -kap * si * b[c];
+                ku[c] = kap * u[c];
+                wD[c] = wb * D[c];
+                wz[c] = wb * z[c];
+                mz[c] = -wz[c];
+            }
+            add_row(s, Cq, row, vy, cb);
+            add_row(s, Cq, row, vx, sb);
+            add_row(s, Cq, row, vb, ku);
+            add_row(s, Cq, row, vz, wD);
+            add_row(s, Cq, row, pi, mz);
+            add_row(s, Cq, row, pj, wz);
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1578,6 +1614,7 @@ static int header(const i64 *h, Sys *s)
     s->nl = (int)h[HEADER_N_LOAD]; s->nvec = (int)h[HEADER_N_VECTOR];
     s->pl.nb = (int)h[HEADER_N_PLANAR]; s->pl.nrev = (int)h[HEADER_N_PLANAR_REVOLUTE];
     s->pl.npri = (int)h[HEADER_N_PLANAR_PRISMATIC]; s->pl.ncd = (int)h[HEADER_N_COORDINATE_DRIVER];
+    s->nsc = (int)h[HEADER_N_SCREW];
     s->dim = (int)h[HEADER_DIM]; s->npm = (int)h[HEADER_N_POINT_MASS]; s->nfe = (int)h[HEADER_N_FORCE];
     if ((s->npm || s->nfe) && s->dim != 2 && s->dim != 3) return 0;
     s->nlaw = s->nang + s->pl.ncd;
@@ -1602,6 +1639,7 @@ static int check_indices(const Sys *s)
         || in_range(s->d2, s->nd2, 1, 4, 0, m, "dot2 rows") || in_range(s->d2 + 1, s->nd2, 3, 4, 0, nm, "dot2 markers")
         || in_range(s->ds, s->nds, 1, 3, 0, m, "dist rows") || in_range(s->ds + 1, s->nds, 2, 3, 0, nm, "dist markers")
         || in_range(s->ang, s->nang, 1, 4, 0, m, "angle rows") || in_range(s->ang + 1, s->nang, 3, 4, 0, nm, "angle markers")
+        || in_range(s->sc, s->nsc, 1, 7, 0, m, "screw rows") || in_range(s->sc + 1, s->nsc, 6, 7, 0, nm, "screw markers")
         || in_range(s->ld_i + LOAD_I_KIND, s->nl, 1, LOAD_I_WIDTH, 0, N_LOAD_KINDS, "load kinds")
         || in_range(s->ld_i + LOAD_I_OFFSET, s->nl, 1, LOAD_I_WIDTH, 0, n - 2, "load offsets")
         || in_range(s->ld_i + LOAD_I_LOCAL, s->nl, 1, LOAD_I_WIDTH, 0, 2, "load frames")
@@ -1676,6 +1714,8 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     TAKE(s->ds, const i64 *, 3 * s->nds, ARRAY_DIST_ROWS);
     TAKE(s->dsL, const double *, s->nds, ARRAY_DIST_LENGTHS);
     TAKE(s->ang, const i64 *, 4 * s->nang, ARRAY_ANGLE_ROWS);
+    TAKE(s->sc, const i64 *, 7 * s->nsc, ARRAY_SCREW_ROWS);
+    TAKE(s->scp, const double *, s->nsc, ARRAY_SCREW_PITCHES);
     s->flex = calloc((size_t)s->nf + 1, sizeof(Flex));
     if (!s->flex) { PyErr_NoMemory(); goto fail; }
     size_t fw = 1;

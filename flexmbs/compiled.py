@@ -23,7 +23,7 @@ and the fallback:
   finite-difference C_t);
 - constraints: the Euler-parameter norms, the mean-axis conditions B delta = 0
   (`flexmbs.constraints.mean_axis`, constant B) and the joints of `flexmbs.constraints.batch.JointBatch`
-  (point, dot1, dot2, dist and the angle rows of `AngleDriver`) on the frame markers of these
+  (point, dot1, dot2, dist, the angle rows of `AngleDriver` and the screw rows of `Screw`) on the frame markers of these
   bodies and the ground;
 - planar systems: `flexmbs.bodies.RigidBody2D` (constant M = diag(m, m, I_G), Q the weight and
   the loads of `flexmbs.bodies.loads` (torques, point forces, springs and dashpots to the ground,
@@ -273,7 +273,7 @@ class CompiledSystem:
             n_dot2=len(arrays["d2"]), n_dist=len(arrays["ds"]), n_angle=len(arrays["ang"]), n_load=len(loads),
             n_vector=len(self._vectors), n_planar=len(planar), n_planar_revolute=len(two["rev"]),
             n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]), dim=system.dim,
-            n_point_mass=len(points), n_force=len(forces))
+            n_point_mass=len(points), n_force=len(forces), n_screw=len(arrays["sc"]))
         joint_width = schema.PLANAR_JOINT.width
         packed = schema.arrays(
             schema.SYSTEM_ARRAYS, "the system",
@@ -282,7 +282,8 @@ class CompiledSystem:
             marker_R=arrays["R"], marker_p=arrays["p"], marker_e=arrays["e"], marker_cols=arrays["cols"],
             marker_point=arrays["point"], marker_y0=arrays["y0"], marker_Phi=arrays["Phi"], point_rows=arrays["pt"],
             dot1_rows=arrays["d1"], dot2_rows=arrays["d2"], dist_rows=arrays["ds"], dist_lengths=arrays["L"],
-            angle_rows=arrays["ang"], flexible=flex,
+            angle_rows=arrays["ang"], screw_rows=_i64(arrays["sc"], (-1, 7)), screw_pitches=arrays["pitch"],
+            flexible=flex,
             load_i=_i64([x[0] for x in loads], (-1, schema.LOAD_I.width)),
             load_r=_f64([x[1] for x in loads], (-1, schema.LOAD_R.width)),
             planar_offsets=_i64([b[0] for b in planar]),
@@ -512,14 +513,12 @@ class CompiledSystem:
     def _joints(joints, n):
         out = {"n_mark": 0, "W": 1, "E": 0}
         empty_i, empty_f = _i64([]), np.zeros(0)
-        for key in ("R", "p", "e", "cols", "point", "pt", "d1", "d2", "ds", "ang"):
+        for key in ("R", "p", "e", "cols", "point", "pt", "d1", "d2", "ds", "ang", "sc"):
             out[key] = empty_i
-        for key in ("y0", "Phi", "L"):
+        for key in ("y0", "Phi", "L", "pitch"):
             out[key] = empty_f
         if joints is None:
             return out
-        if joints.screw is not None:
-            raise Unsupported(f"joint {joints.screw_names[0]!r} is a Screw: {refusal('Screw')}")
         mk = joints.markers
         if mk.generic or mk.dim != 3:
             raise Unsupported("a joint has a marker on a body without frame markers; the compiled kernel takes "
@@ -543,6 +542,9 @@ class CompiledSystem:
         if joints.angle is not None:
             rr, vx, vy, vb, _, _ = joints.angle
             out["ang"] = _i64(np.stack([rr, vx, vy, vb], axis=1))
+        if joints.screw is not None:
+            rr, vx, vy, vz, vb, pi, pj, pitch, _ = joints.screw
+            out["sc"], out["pitch"] = _i64(np.stack([rr, vx, vy, vz, vb, pi, pj], axis=1)), _f64(pitch)
         return out
 
     # -- evaluation ---------------------------------------------------------------------------------

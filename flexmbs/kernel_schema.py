@@ -93,7 +93,7 @@ def _fields(*spec) -> tuple:
 HEADER = Record("HEADER", "i64", _fields(
     "n", "m", "n_rigid", "n_flex", "n_norm", "n_mark", "marker_width", "marker_elastic", "n_point", "n_dot1",
     "n_dot2", "n_dist", "n_angle", "n_load", "n_vector", "n_planar", "n_planar_revolute", "n_planar_prismatic",
-    "n_coordinate_driver", "dim", "n_point_mass", "n_force"), "the sizes of the packed system")
+    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw"), "the sizes of the packed system")
 RIGID = Record("RIGID", "f64", _fields("mass", ("inertia", 9), ("centroid", 3)),
                "a RigidBodyEP: mass, inertia about the reference point, centroid (body coordinates)")
 LOAD_I = Record("LOAD_I", "i64", _fields("kind", "offset", "local", "vector"),
@@ -135,7 +135,7 @@ RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVO
 SYSTEM_ARRAYS = (
     "header", "gravity", "rigid_offsets", "rigid", "norms",
     "marker_R", "marker_p", "marker_e", "marker_cols", "marker_point", "marker_y0", "marker_Phi",
-    "point_rows", "dot1_rows", "dot2_rows", "dist_rows", "dist_lengths", "angle_rows",
+    "point_rows", "dot1_rows", "dot2_rows", "dist_rows", "dist_lengths", "angle_rows", "screw_rows", "screw_pitches",
     "load_i", "load_r", "planar_offsets", "planar_bodies", "planar_revolute_rows", "planar_revolute",
     "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "point_mass_offsets", "point_masses",
     "force_i", "force_r", "flexible")
@@ -192,8 +192,7 @@ KINDS = {
     "AngleDriver": "compiled: the joint batch (its angle rows) and its law in the time rows",
     "CoordinateDriver": "compiled: COORDINATE_DRIVER row and its law in the time rows",
     "Universal": "compiled: the joint batch (its marker, point and dot1 arrays)",
-    "Screw": "refused: the screw row (an angle row whose angle is the sliding along the axis) has no kernel "
-             "primitive; its Cylindrical rows alone would not be the joint",
+    "Screw": "compiled: the joint batch (its marker, dot1, dot2 and screw arrays)",
     "GearPair": "refused: velocity-level ratio constraints (gears) are not evaluated by the compiled kernel",
     "RackPinion": "refused: velocity-level ratio constraints (rack and pinion) are not evaluated by the compiled "
                   "kernel",

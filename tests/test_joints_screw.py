@@ -1,7 +1,8 @@
 """The screw joint (issue 26, item 2): its Jacobian against central differences of its residual and
 its gamma against the second time derivative along a path (as tests/test_joints.py), for both
 rigid-body kinds, body-to-body and body-to-ground; a nut descending a vertical screw against its
-closed form; its reactions stacked over the outputs like the other joints'."""
+closed form; its reactions stacked over the outputs like the other joints'; its rows in the compiled
+kernel."""
 import warnings
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 import flexmbs as fm
 from flexmbs.bodies import RigidBodyEP
-from flexmbs.compiled import CompiledSystem, Unsupported
+from flexmbs.compiled import CompiledSystem, kernel_status
 from flexmbs.constraints import Screw
 from flexmbs.system import ReactionsPerOutputWarning, System
 
@@ -56,7 +57,22 @@ def test_nut_descends_the_screw_at_the_closed_form_rate_and_its_reactions_are_st
     np.testing.assert_allclose(r["force"][1:, :2], 0.0, atol=1e-6)
 
 
-def test_compiled_kernel_refuses_the_screw_by_name():
-    _, s = nut()
-    with pytest.raises(Unsupported, match="joint 'thread' is a Screw: the screw row"):
-        CompiledSystem(s)
+@pytest.mark.skipif(not kernel_status().installed, reason="the compiled kernel is not installed")
+def test_the_screw_runs_on_the_compiled_step_as_on_numpy():
+    """The kernel's screw rows: C and C_q equal the joint batch's at random states (round-off), and a
+    nut spun down a screw between two free bodies gives the same states on both paths with the same
+    refactorization (measured 5e-15 m; 23 against 2500 us a step)."""
+    a, b = make_bodies("ep")
+    s = System([a, b], [Screw(a, b, at=P, axis=AXIS, pitch=0.3, name="thread")], gravity=(0, 0, -9.81))
+    cs = CompiledSystem(s)
+    rng = np.random.default_rng(2)
+    for t in (0.0, 0.4):
+        q = s.initial_coordinates() + 0.05 * rng.standard_normal(s.n_q)
+        got = cs.evaluate(t, q, np.zeros(s.n_q))
+        np.testing.assert_allclose(got["C"], s.residual(t, q), atol=1e-14)
+        np.testing.assert_allclose(got["Cq"], s.jacobian(t, q), atol=1e-13)
+    out = [fm.run(nut(Iz=0.001)[1], method="index3-alpha", h=1e-3, t_end=0.2, dt_out=0.05, store=False, kernel=k,
+                  refactor="step") for k in ("compiled", "numpy")]
+    assert [r.metadata["kernel"] for r in out] == ["compiled", "numpy"]
+    np.testing.assert_allclose(out[0].q, out[1].q, atol=1e-12)
+    assert out[0].q[-1, 2] < -0.01                               # it went down the thread

@@ -321,7 +321,6 @@ class JointBatch:
             rr, vx, vy, vz, vb, pi, pj, pitch = (np.array(x) for x in zip(*screw))
             _, sl = take(rr, np.stack([vy, vx, vz, pi], 1), np.stack([vb, pj], 1), pi, pj)
             self.screw = (rr, vx, vy, vz, vb, pi, pj, pitch.astype(float), sl)
-        self.screw_names = [jnt.name for jnt in joints if any(row[0] == "screw" for row in jnt._rows)]
         n = offset
         self.n_rows = n
         self.W = W

@@ -1256,6 +1256,16 @@ static int force_measure(const Sys *s, int k, const double *q, double *g, int *c
         row_add(s, &pj, e, 1.0, G, ni);
         return nc;
     }
+    if (kind == FORCE_SLIDE || kind == FORCE_SLIDE_2D) {         /* x = a_i . (r_j - r_i) - x_start */
+        Mark a;
+        side_mark(s, si, oi, q, fr + FORCE_R_U_I, 1, &a);
+        *ng = 1;
+        g[0] = a.r[0] * D[0] + a.r[1] * D[1] + a.r[2] * D[2] - fr[FORCE_R_REST];
+        row_add(s, &a, D, 1.0, G, 0);
+        row_add(s, &pi, a.r, -1.0, G, 0);
+        row_add(s, &pj, a.r, 1.0, G, ni);
+        return nc;
+    }
     if (kind == FORCE_ROTATIONAL || kind == FORCE_ROTATIONAL_2D) {
         Mark u, w, c;
         side_mark(s, si, oi, q, fr + FORCE_R_U_I, 1, &u);
@@ -1301,8 +1311,26 @@ static int force_measure(const Sys *s, int k, const double *q, double *g, int *c
     return nc;
 }
 
-/* the force elements' generalized forces G^T F added to Q at (q, v), F = -k (g - g0) - c G v + f_a(t)
-   (ForceElement.law); row: the time row (actuators) */
+/* a joint stop's force on its coordinate x at the rate xd and, with dx, dF/dx (JointLimit.law, law_derivatives):
+   for each stop pressed in (delta > 0), +-k delta^n (1 - (1 - e^2) sigma(delta')), sigma(r) = tanh^2(max(0, -r) / v_s) */
+static double stop_law(const double *fr, double x, double xd, double *dx)
+{
+    double F = 0.0, k = fr[FORCE_R_STIFFNESS], n = fr[FORCE_R_EXPONENT], e = fr[FORCE_R_RESTITUTION];
+    double loss = 1.0 - e * e, vs = fr[FORCE_R_TRANSITION];
+    *dx = 0.0;
+    for (int side = 0; side < 2; side++) {
+        double delta = side ? fr[FORCE_R_LOWER] - x : x - fr[FORCE_R_UPPER], rate = side ? -xd : xd, sign = side ? 1.0 : -1.0;
+        if (!(delta > 0.0)) continue;
+        double t = rate < 0.0 ? tanh(-rate / vs) : 0.0, sigma = t * t;
+        F += sign * k * pow(delta, n) * (1.0 - loss * sigma);
+        *dx -= n * k * pow(delta, n - 1.0) * (1.0 - loss * sigma);
+    }
+    return F;
+}
+
+/* the force elements' generalized forces G^T F added to Q at (q, v): F = -k (g - g0) - c G v + f_a(t)
+   (ForceElement.law), a joint stop's (stop_law) or joint friction's -F_c tanh(g' / v_c) (JointFriction.law);
+   row: the time row (actuators) */
 static void force_elements(const Sys *s, const double *q, const double *v, const double *row, double *Q)
 {
     int cols[FE_COLS], ng;
@@ -1317,25 +1345,38 @@ static void force_elements(const Sys *s, const double *q, const double *v, const
             const double *Gr = G + r * FE_COLS;
             double gd = 0.0;
             for (int c = 0; c < nc; c++) gd += Gr[c] * v[cols[c]];
-            double F = -fr[FORCE_R_STIFFNESS + r] * (g[r] - (bushing ? 0.0 : fr[FORCE_R_REST])) - fr[FORCE_R_DAMPING + r] * gd;
+            double F, dx;
+            if (fi[FORCE_I_LAW] == LAW_STOP) F = stop_law(fr, g[r], gd, &dx);
+            else if (fi[FORCE_I_LAW] == LAW_FRICTION) F = -fr[FORCE_R_FRICTION] * tanh(gd / fr[FORCE_R_CREEP]);
+            else F = -fr[FORCE_R_STIFFNESS + r] * (g[r] - (bushing ? 0.0 : fr[FORCE_R_REST])) - fr[FORCE_R_DAMPING + r] * gd;
             if (vec >= 0) F += s->held && s->held_mask[vec] ? s->held[3 * vec] : row[3 * s->nlaw + 3 * vec];
             for (int c = 0; c < nc; c++) Q[cols[c]] += Gr[c] * F;
         }
     }
 }
 
-/* the material part of the force elements' tangent, G^T diag(k) G, added to K (n x n) at q */
-static void force_stiffness(const Sys *s, const double *q, double *K)
+/* the material part of the force elements' tangent, -G^T (dF/dg) G, added to K (n x n) at (q, v): G^T diag(k) G
+   of the linear elements, the stop's -dF/dx G^T G, nothing for friction (dF/dx = 0) */
+static void force_stiffness(const Sys *s, const double *q, const double *v, double *K)
 {
     int cols[FE_COLS], n = s->n, ng;
     double G[6 * FE_COLS], g[6];
     for (int k = 0; k < s->nfe; k++) {
-        const double *kk = s->fe_r + FORCE_R_WIDTH * k + FORCE_R_STIFFNESS;
+        const i64 law = s->fe_i[FORCE_I_WIDTH * k + FORCE_I_LAW];
+        const double *fr = s->fe_r + FORCE_R_WIDTH * k;
+        if (law == LAW_FRICTION) continue;
         int nc = force_measure(s, k, q, g, cols, G, &ng);
         for (int r = 0; r < ng; r++) {
             const double *Gr = G + r * FE_COLS;
+            double kk = fr[FORCE_R_STIFFNESS + r];
+            if (law == LAW_STOP) {
+                double gd = 0.0, dx;
+                for (int c = 0; c < nc; c++) gd += Gr[c] * v[cols[c]];
+                stop_law(fr, g[r], gd, &dx);
+                kk = -dx;
+            }
             for (int a = 0; a < nc; a++)
-                for (int b = 0; b < nc; b++) K[(size_t)cols[a] * n + cols[b]] += kk[r] * Gr[a] * Gr[b];
+                for (int b = 0; b < nc; b++) K[(size_t)cols[a] * n + cols[b]] += kk * Gr[a] * Gr[b];
         }
     }
 }
@@ -1354,8 +1395,9 @@ static int forces_parse(Sys *s, PyObject *from)
     for (int k = 0; k < s->nfe; k++) {
         const i64 *fi = s->fe_i + FORCE_I_WIDTH * k;
         i64 kind = fi[FORCE_I_KIND], vec = fi[FORCE_I_VECTOR];
-        int planar = kind == FORCE_SPRING_2D || kind == FORCE_ROTATIONAL_2D || kind == FORCE_BUSHING_2D;
-        int bad = kind < 0 || kind >= N_FORCE_KINDS || (planar ? s->dim != 2 : s->dim != 3) || vec < -1 || vec >= s->nvec;
+        int planar = kind == FORCE_SPRING_2D || kind == FORCE_ROTATIONAL_2D || kind == FORCE_BUSHING_2D || kind == FORCE_SLIDE_2D;
+        int bad = kind < 0 || kind >= N_FORCE_KINDS || (planar ? s->dim != 2 : s->dim != 3) || vec < -1 || vec >= s->nvec
+                  || fi[FORCE_I_LAW] < 0 || fi[FORCE_I_LAW] >= N_LAW_KINDS;
         for (int side = 0; side < 2 && !bad; side++) {
             i64 sk = fi[side ? FORCE_I_SIDE_J : FORCE_I_SIDE_I], o = fi[side ? FORCE_I_OFFSET_J : FORCE_I_OFFSET_I];
             if (sk < 0 || sk >= N_SIDE_KINDS || (sk == SIDE_RIGID && planar) || (sk == SIDE_PLANAR && !planar)) bad = 1;
@@ -1502,7 +1544,7 @@ static void elastic_stiffness(Sys *s, const double *q, const double *v, double *
         if (f->nkg) omega_terms(s, f, q, v, NULL, K + (size_t)o * n + o, n);
         if (f->modal) modal_terms(f, q + o, NULL, K + (size_t)o * n + o, n);
     }
-    if (s->nfe) force_stiffness(s, q, K);
+    if (s->nfe) force_stiffness(s, q, v, K);
 }
 
 /* y = M x for the block-diagonal, symmetric M: y_i = sum_j M_ji x_j over the blocks (rows of M, contiguous) */

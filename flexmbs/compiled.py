@@ -316,9 +316,10 @@ class CompiledSystem:
         from .bodies.planar import RigidBody2D
         from .bodies.point import PointMass
         from .bodies.rigid import RigidBodyEP
+        from .constraints.limits import JointFriction, JointLimit
         from .forces import Bushing, RotationalSpringDamper, SpringDamper
         kind = type(f)
-        if kind not in (SpringDamper, RotationalSpringDamper, Bushing):
+        if kind not in (SpringDamper, RotationalSpringDamper, Bushing, JointLimit, JointFriction):
             raise Unsupported(f"force element {f.name!r} is a {kind.__name__}: {refusal(kind.__name__)}")
         sides, offsets = [], []
         side_kinds = {RigidBodyEP: "rigid", RigidBody2D: "planar", PointMass: "point"}
@@ -332,7 +333,19 @@ class CompiledSystem:
         def padded(vectors):                      # each vector in 3 numbers (a planar one padded with a zero)
             return [np.concatenate([np.asarray(u, dtype=float), np.zeros(3 - len(u))]) for u in vectors]
 
-        if kind in (SpringDamper, Bushing):
+        law, extra = "linear", {}
+        if kind in (JointLimit, JointFriction):       # a joint's coordinate: the gauge's angle or the sliding
+            law = "stop" if kind is JointLimit else "friction"
+            extra = self._joint_law(f, kind is JointLimit)
+            if f.kind == "angle":
+                f, kind = f.gauge, RotationalSpringDamper
+        if kind in (JointLimit, JointFriction):
+            vectors = dict(s_i=f.points[0], s_j=f.points[1], u_i=f.axis_i, w_i=(), u_j=(), a=(), b=())
+            for what, x in zip(("s_i", "s_j"), f.points):
+                if not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+                    raise Unsupported(f"force element {f.name!r}: its point {what} is a body's marker object ({x!r}), "
+                                      "which the compiled kernel does not evaluate")
+        elif kind in (SpringDamper, Bushing):
             points = []
             for what, x in zip(("s_i", "s_j"), f.s):
                 a = np.asarray(x) if isinstance(x, np.ndarray) else None
@@ -356,12 +369,26 @@ class CompiledSystem:
                                   "number")
             vector = len(self._vectors)
             self._vectors.append((f.actuator, f"{kind.__name__} {f.name!r}: its actuator"))
-        name = {SpringDamper: "spring", RotationalSpringDamper: "rotational", Bushing: "bushing"}[kind]
+        name = {SpringDamper: "spring", RotationalSpringDamper: "rotational", Bushing: "bushing", JointLimit: "slide",
+                JointFriction: "slide"}[kind]
         code = schema.CODES["FORCE"].index(name + ("_2d" if f.dim == 2 else ""))
-        return (schema.FORCE_I.row(kind=code, side_i=sides[0], offset_i=offsets[0], side_j=sides[1],
-                                   offset_j=offsets[1], vector=vector),
-                schema.FORCE_R.row(stiffness=np.asarray(f.k, float), rest=0.0 if kind is Bushing else float(f.g0[0]),
-                                   damping=np.asarray(f.c, float), **vectors))
+        rest = 0.0 if kind is Bushing else f.x_start if kind in (JointLimit, JointFriction) else float(f.g0[0])
+        values = dict(stiffness=np.asarray(f.k, float), damping=np.asarray(f.c, float), rest=rest, lower=0.0, upper=0.0,
+                      restitution=0.0, exponent=0.0, transition=0.0, friction=0.0, creep=0.0)
+        values.update(extra)
+        return (schema.FORCE_I.row(kind=code, law=schema.CODES["LAW"].index(law), side_i=sides[0], offset_i=offsets[0],
+                                   side_j=sides[1], offset_j=offsets[1], vector=vector),
+                schema.FORCE_R.row(**vectors, **values))
+
+    @staticmethod
+    def _joint_law(f, stop: bool) -> dict:
+        """FORCE_R's law fields of a `JointLimit` (stops, +-inf where there is none; stiffness, restitution,
+        exponent, transition speed) or a `JointFriction` (friction, creep speed)."""
+        if not stop:
+            return dict(friction=f.friction, creep=f.creep_speed)
+        return dict(stiffness=[f.stiffness], lower=-np.inf if f.lower is None else f.lower,
+                    upper=np.inf if f.upper is None else f.upper, restitution=f.restitution, exponent=f.exponent,
+                    transition=f.transition_speed)
 
     def _loads(self, b, off):
         """(LOAD_I row, LOAD_R row) of each load of rigid body ``b`` (a `RigidBodyEP` or a `RigidBody2D`;

@@ -117,14 +117,17 @@ SENSOR_R = Record("SENSOR_R", "f64", _fields(("u", 3), ("w", 3), ("x", 3)),
                   "its body-fixed vectors: angle x_i, y_i (body i), x_j (body j); rate z_i; point s")
 
 POINT_MASS = Record("POINT_MASS", "f64", _fields("mass"), "a PointMass: m (its q is its position, dim of HEADER)")
-FORCE_I = Record("FORCE_I", "i64", _fields("kind", "side_i", "offset_i", "side_j", "offset_j", "vector"),
-                 "a force element between two sides: kind (FORCE codes), each side's kind (SIDE codes) and first "
-                 "coordinate (-1: the ground), index of its actuator's vector of t (-1: none)")
+FORCE_I = Record("FORCE_I", "i64", _fields("kind", "law", "side_i", "offset_i", "side_j", "offset_j", "vector"),
+                 "a force element between two sides: its measure (FORCE codes), its law (LAW codes), each side's kind "
+                 "(SIDE codes) and first coordinate (-1: the ground), index of its actuator's vector of t (-1: none)")
 FORCE_R = Record("FORCE_R", "f64", _fields(("s_i", 3), ("s_j", 3), ("u_i", 3), ("w_i", 3), ("u_j", 3), ("a", 9),
-                                           ("b", 9), ("stiffness", 6), ("damping", 6), "rest"),
-                 "its points s_i, s_j (SpringDamper, Bushing), directions u_i, w_i, u_j (RotationalSpringDamper), "
-                 "frame axes a (body i), b (body j) (Bushing, 3 each), stiffnesses and dampings (one per measure), "
-                 "rest length or angle")
+                                           ("b", 9), ("stiffness", 6), ("damping", 6), "rest", "lower", "upper",
+                                           "restitution", "exponent", "transition", "friction", "creep"),
+                 "its points s_i, s_j (SpringDamper, Bushing, a prismatic joint's), directions u_i, w_i, u_j "
+                 "(RotationalSpringDamper, a revolute joint's angle; u_i: a prismatic joint's axis), frame axes a "
+                 "(body i), b (body j) (Bushing, 3 each), stiffnesses and dampings (one per measure), rest length, "
+                 "angle or start of the sliding; a JointLimit's stops (+-inf: none), restitution, exponent and "
+                 "transition speed; a JointFriction's friction and creep speed")
 
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
            COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R)
@@ -155,12 +158,15 @@ def arrays(names: tuple, what: str, **values) -> dict:
 
 #: the kind codes (C enums PREFIX_NAME = index, N_PREFIX_KINDS); LOAD: (spec kind, body dim) of
 #: `flexmbs.bodies.loads`; SENSOR: `flexmbs.control.Sensor.kernel` kinds; FORCE: the force elements
-#: between bodies (`flexmbs.forces`: SpringDamper, RotationalSpringDamper, Bushing; "_2d" in the plane);
+#: between bodies by their measure (`flexmbs.forces`: SpringDamper, RotationalSpringDamper, Bushing; "slide":
+#: a prismatic joint's sliding; "_2d" in the plane); LAW: linear (F = -k (g - g0) - c g' + f_a), a joint
+#: stop or joint friction (`flexmbs.constraints.limits`);
 #: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass)
 CODES = {
     "LOAD": ("torque", "point", "spring", "torque_2d", "point_2d", "spring_2d"),
     "SENSOR": ("angle", "rate", "position", "velocity", "omega"),
-    "FORCE": ("spring", "rotational", "bushing", "spring_2d", "rotational_2d", "bushing_2d"),
+    "FORCE": ("spring", "rotational", "bushing", "slide", "spring_2d", "rotational_2d", "bushing_2d", "slide_2d"),
+    "LAW": ("linear", "stop", "friction"),
     "SIDE": ("ground", "rigid", "planar", "point"),
 }
 
@@ -217,10 +223,10 @@ KINDS = {
                "the ground",
     "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",
     # stops and friction on a joint's coordinate (flexmbs.constraints.limits), force elements too
-    "JointLimit": "refused: joint stops are force elements between bodies, evaluated on the numpy path only (no "
-                  "kernel rows)",
-    "JointFriction": "refused: joint friction is a force element between bodies, evaluated on the numpy path only "
-                     "(no kernel rows)",
+    "JointLimit": "compiled: FORCE_I, FORCE_R rows (rotational or slide, law stop) on a revolute or prismatic "
+                  "joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
+    "JointFriction": "compiled: FORCE_I, FORCE_R rows (rotational or slide, law friction) on a revolute or "
+                     "prismatic joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
 }
 
 

@@ -93,7 +93,7 @@ def test_tumbling_bodies_on_springs_run_on_the_compiled_step_as_on_numpy():
     """Every spatial kind with an actuator of time: the same states on both paths to round-off (measured
     1.1e-13 in q, 1.4e-12 in v, 3e-13 J) with the same refactoring policy ("auto" keeps the compiled
     step's LU across steps, the numpy path's not: then they agree to the Newton tolerance, 2.7e-11 in q)."""
-    fast, slow = runs(lambda: spatial(actuator=lambda t: 2.0 * np.sin(3.0 * t)), h=1e-3, t_end=0.2, dt_out=0.05,
+    fast, slow = runs(lambda: spatial(actuator=lambda t: 2.0 * np.sin(3.0 * t)), h=1e-3, t_end=0.1, dt_out=0.05,
                       refactor="step")
     np.testing.assert_allclose(fast.q, slow.q, atol=1e-11)
     np.testing.assert_allclose(fast.v, slow.v, atol=1e-10)
@@ -111,9 +111,6 @@ def test_what_the_kernel_does_not_evaluate_is_refused_by_name():
     with pytest.raises(Unsupported, match="body 'm' is a PointMass with loads"):
         CompiledSystem(System([loaded]))
     bar = RigidBody2D("bar", 1.0, 0.1)
-    pin = PlanarRevolute(None, bar, at=(0.0, 0.0), name="pin")
-    with pytest.raises(Unsupported, match="force element 'JointLimit\\(pin\\)' is a JointLimit"):
-        CompiledSystem(System([bar], [pin], forces=[JointLimit(pin, lower=-1.0, stiffness=1e3)]))
     m = PointMass("p", 1.0, position=(0, 0))
     with pytest.raises(Unsupported, match="a RotationalSpringDamper on a PointMass"):
         CompiledSystem(System([m, bar], forces=[RotationalSpringDamper(m, bar, 1.0)]))
@@ -125,3 +122,56 @@ def test_a_spring_on_a_flexible_bodys_node_is_refused_by_name():
     with pytest.raises(Unsupported, match="force element 'SpringDamper\\(beam, hub\\)' joins body 'beam', a "
                                           "FlexibleBody"):
         CompiledSystem(flexible_and_rigid())
+
+
+def stops_and_friction():
+    """Joint stops and friction on every coordinate kind: a 3D revolute and prismatic between rigid bodies,
+    a planar revolute and prismatic, each pressed into its stop at the states of the test."""
+    from flexmbs.constraints import JointFriction, Prismatic, Revolute
+    from flexmbs.constraints.planar import PlanarPrismatic
+    rng = np.random.default_rng(3)
+    a = RigidBodyEP("a", 1.5, np.diag([0.2, 0.3, 0.4]), orientation=axis_angle_to_matrix(rng.standard_normal(3), 0.7))
+    b = RigidBodyEP("b", 1.0, np.diag([0.1, 0.3, 0.2]), position=(1, 0.2, 0))
+    hinge, slider = Revolute(None, a, at=(0, 0, 0), axis=(0.3, 0.4, 0.5)), Prismatic(a, b, at=(0.5, 0, 0), axis=(1, 1, 0))
+    spatial_forces = [JointLimit(hinge, -0.01, 0.01, stiffness=1e4, restitution=0.5, exponent=1.5),
+                      JointFriction(hinge, 0.3, creep_speed=1e-2),
+                      JointLimit(slider, -0.02, 0.02, stiffness=1e5, restitution=0.3), JointFriction(slider, 2.0)]
+    p = RigidBody2D("p", 1.0, 0.1, position=(0.3, 0.1), angle=0.4)
+    r = RigidBody2D("r", 2.0, 0.2, angle=0.4, position=(1, 1))
+    pin, guide = PlanarRevolute(None, p, at=(0.0, 0.0)), PlanarPrismatic(p, r, axis=(0.6, 0.8), at=(1.0, 1.0))
+    planar_forces = [JointLimit(pin, upper=0.01, stiffness=1e3, restitution=0.7), JointFriction(pin, 0.2),
+                     JointLimit(guide, lower=-0.01, stiffness=1e4), JointFriction(guide, 0.5, creep_speed=1e-3)]
+    return (System([a, b], [hinge, slider], gravity=(0, 0, -9.81), forces=spatial_forces),
+            System([p, r], [pin, guide], gravity=(0, -9.81), forces=planar_forces))
+
+
+def test_the_kernels_joint_stops_and_friction_equal_the_numpy_paths():
+    """Q and K_el (the stops' -dF/dx G^T G) at states that press every stop in, unloading and loading."""
+    for s in stops_and_friction():
+        cs = CompiledSystem(s)
+        rng = np.random.default_rng(4)
+        pressed = 0
+        for t in range(6):
+            q = s.initial_coordinates() + 0.05 * rng.standard_normal(s.n_q)
+            v = rng.standard_normal(s.n_q)
+            got = cs.evaluate(0.1 * t, q, v)
+            Q, K = s.forces(0.1 * t, q, v), s.elastic_stiffness(0.1 * t, q, v)
+            np.testing.assert_allclose(got["Q"], Q, atol=1e-12 * np.abs(Q).max())
+            np.testing.assert_allclose(got["K"], K, atol=1e-12 * max(np.abs(K).max(), 1.0))
+            pressed += np.abs(K).max() > 0
+        assert pressed >= 3                                       # the stops were in contact
+
+
+def test_a_pendulum_on_its_stop_runs_on_the_compiled_step_as_on_numpy():
+    """tests/test_joints_limits.py's pendulum into its stop (index3-alpha, h = 1e-4) and one with joint
+    friction: the same states on both paths to round-off with the same refactorization."""
+    from test_joints_limits import pendulum
+    from flexmbs.constraints import JointFriction
+    stop = lambda: pendulum(lambda pin: [JointLimit(pin, lower=-0.05, stiffness=3e6, restitution=0.3, exponent=1.5)],
+                            omega0=-3.0)
+    fast, slow = runs(stop, h=1e-4, t_end=0.03, dt_out=1e-3, refactor="step")
+    np.testing.assert_allclose(fast.q, slow.q, atol=1e-11)
+    assert fast.q[:, 2].min() < -0.05 < fast.q[-1, 2]              # it hit the stop and came off it
+    rubbing = lambda: pendulum(lambda pin: [JointFriction(pin, 1.0, creep_speed=1e-2)], theta0=0.5 - np.pi / 2)
+    fast, slow = runs(rubbing, h=1e-3, t_end=0.3, dt_out=0.05, refactor="step")
+    np.testing.assert_allclose(fast.q, slow.q, atol=1e-11)

@@ -9,7 +9,6 @@ from scipy.optimize import brentq
 
 import flexmbs as fm
 from flexmbs.bodies import RigidBody2D
-from flexmbs.compiled import CompiledSystem, Unsupported
 from flexmbs.constraints import JointFriction, JointLimit, Prismatic, Revolute
 from flexmbs.constraints.planar import PlanarPrismatic, PlanarRevolute
 from flexmbs.system import System
@@ -150,10 +149,3 @@ def test_pendulum_held_below_the_friction_torque_stays_put():
     theta = theta0 + res.q[:, 2] - res.q[0, 2]
     creep = vc * np.arctanh(np.sin(theta0) / 0.2)
     assert np.abs(theta - (theta0 - creep * res.t)).max() < 0.05 * creep * res.t[-1]
-
-
-def test_compiled_kernel_refuses_limits_and_friction_by_name():
-    for make in (lambda pin: [JointLimit(pin, lower=-0.1, stiffness=1e4)], lambda pin: [JointFriction(pin, 0.1)]):
-        with pytest.raises(Unsupported, match="force element 'Joint(Limit|Friction)\\(pin\\)' is a Joint"
-                                              "(Limit|Friction): joint (stops are|friction is) a? ?force element"):
-            CompiledSystem(pendulum(make))

@@ -39,6 +39,16 @@ so a joint held by a load Q below F_c creeps at |x'| = v_c atanh(|Q| / F_c) (the
 below v_c for |Q| < 0.76 F_c, 1.5 v_c at 0.9 F_c) and slides against F_c above it.  tanh rather
 than a linear creep range clipped at +-F_c: the kink of the clipped law at |x'| = v_c stopped
 index3-alpha's Newton iterations where the joint comes to rest (measured).
+
+References
+----------
+.. [1] K. H. Hunt, F. R. E. Crossley, "Coefficient of restitution interpreted as damping in
+       vibroimpact", J. Appl. Mech. 42 (1975) 440-445, doi:10.1115/1.3423596 (the force k delta^n,
+       continuous at the start of a contact, that the stop keeps).
+.. [2] H. M. Lankarani, P. E. Nikravesh, "A contact force model with hysteresis damping for impact
+       analysis of multibody systems", J. Mech. Des. 112 (1990) 369-376, doi:10.1115/1.2912617
+       (a restitution that needs the impact speed, which this stateless stop avoids:
+       docs/design.md, "Joint limits").
 """
 from __future__ import annotations
 

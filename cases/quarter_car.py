@@ -33,6 +33,9 @@ the damper dissipates (``W_damping``); ``energy_balance_error`` in the summary i
 of the damper's power over the outputs is O(dt_out^2): 0.89 J at dt_out = 5 ms, 0.037 J at 1 ms
 (of 200 J dissipated; DOP853).
 
+With ``--method index3-alpha`` the run takes the compiled step (point masses and springs between
+bodies are packed for the kernel; docs/benchmarks.md, sec. 22.1).
+
 Writes DIR/results.npz (t [s], y_s, y_u (n_t,) [m]: the body's and the wheel's rise above their
 equilibrium on the flat road, y_s_ref, y_u_ref: the closed form, energy (n_t,) [J], W_damping
 (n_t,) [J]) and DIR/summary.json (the errors against the closed form, the energy balance, the

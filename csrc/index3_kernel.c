@@ -29,6 +29,7 @@ typedef int64_t i64;
 #define STALL 1e-12
 #define ROUND_OFF (64.0 * EPS)
 #define TAIL 8
+#define PI 3.14159265358979323846
 
 /* ------------------------------------------------------------------------------------------ */
 /* the packed system                                                                          */
@@ -73,6 +74,9 @@ typedef struct {
     const double *my0, *mPhi;
     const i64 *pt, *d1, *d2, *ds, *ang;
     const double *dsL;
+    int nsc;                            /* screw rows (Screw): row, markers x_i, y_i, z_i, x_j, P_i, P_j */
+    const i64 *sc;
+    const double *scp;                  /* (nsc): their pitches */
     Flex *flex;
     int nblk, *blk;                     /* the bodies' diagonal blocks of M: first coordinate, size */
     Py_buffer *bufs;
@@ -85,6 +89,11 @@ typedef struct {
     int nlaw;                           /* laws in the table: the angle drivers', then the coordinate drivers' */
     const double *held;                 /* during a controlled `steps` call: (nvec, 3) held load vectors, read */
     const i64 *held_mask;               /* instead of the time row's where held_mask[k] (else NULL) */
+    int dim, npm, nfe;                  /* the bodies' dimension; point masses; force elements between bodies */
+    const i64 *pm_off;                  /* (npm): first coordinate of each PointMass */
+    const double *pm_m;                 /* (npm, POINT_MASS_WIDTH) */
+    const i64 *fe_i;                    /* (nfe, FORCE_I_WIDTH): FORCE_I rows */
+    const double *fe_r;                 /* (nfe, FORCE_R_WIDTH): FORCE_R rows */
 } Sys;
 
 static const char *CAPSULE = "flexmbs.kernel.system";
@@ -1096,6 +1105,313 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
             add_row(s, Cq, row, vb, u);
         }
     }
+    /* screw rows (flexmbs/constraints/joints.py, Screw; JointBatch): C = kappa u(f) . x_j, u = cos f y_i - sin f x_i,
+       f = z_i . (P_j - P_i) / kappa, kappa = p / (2 pi); C_q = kappa x_j^T (cos f V_y - sin f V_x) + kappa u^T V_xj
+       + (w . x_j) (D^T V_z - z_i^T J_i + z_i^T J_j), w = du/df = -sin f y_i - cos f x_i */
+    for (int i = 0; i < s->nsc; i++) {
+        const i64 *x = s->sc + 7 * i;
+        int row = (int)x[0], vx = (int)x[1], vy = (int)x[2], vz = (int)x[3], vb = (int)x[4], pi = (int)x[5], pj = (int)x[6];
+        double kap = s->scp[i] / (2.0 * PI), D[3], u[3], w[3], cb[3], sb[3], ku[3], wD[3], wz[3], mz[3];
+        const double *b = r + 3 * vb, *z = r + 3 * vz;
+        for (int c = 0; c < 3; c++) D[c] = r[3 * pj + c] - r[3 * pi + c];
+        double f = dot3(z, D) / kap, co = cos(f), si = sin(f);
+        for (int c = 0; c < 3; c++) {
+            u[c] = co * r[3 * vy + c] - si * r[3 * vx + c];
+            w[c] = -si * r[3 * vy + c] - co * r[3 * vx + c];
+        }
+        C[row] = kap * dot3(u, b);
+        if (Cq) {
+            double wb = dot3(w, b);
+            for (int c = 0; c < 3; c++) {
+                cb[c] = kap * co * b[c];
+                sb[c] = -kap * si * b[c];
+                ku[c] = kap * u[c];
+                wD[c] = wb * D[c];
+                wz[c] = wb * z[c];
+                mz[c] = -wz[c];
+            }
+            add_row(s, Cq, row, vy, cb);
+            add_row(s, Cq, row, vx, sb);
+            add_row(s, Cq, row, vb, ku);
+            add_row(s, Cq, row, vz, wD);
+            add_row(s, Cq, row, pi, mz);
+            add_row(s, Cq, row, pj, wz);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* point masses and force elements between bodies                                             */
+/*                                                                                            */
+/* flexmbs/bodies/point.py (PointMass: q = r, M = m I, Q = m g) and flexmbs/forces.py          */
+/* (SpringDamper, RotationalSpringDamper, Bushing).  A force element is measures g(q) of its  */
+/* two sides (a length, an angle, the bushing's 6), their Jacobian G = dg/dq on at most 7 + 7  */
+/* columns and the law F = -k o (g - g0) - c o g' + f_a(t),  g' = G v,  Q += G^T F              */
+/* (ForceElement.generalized_forces); the material part of its tangent, k G^T G, is refreshed  */
+/* with the flexible bodies' elastic stiffness (System.elastic_stiffness).  A side is the      */
+/* ground (its points and vectors global, no columns), a RigidBodyEP (R, p: r = R + A(p) s,    */
+/* J = [I, d(A s)/dp]), a RigidBody2D (x, y, theta: J = [I, A E s]) or a PointMass (r = q + s, */
+/* J = I; its vectors are constant).                                                          */
+
+/* M (diagonal blocks) and Q = m g of the point masses; either may be NULL */
+static void point_masses(const Sys *s, double *M, double *Q)
+{
+    int n = s->n, d = s->dim;
+    for (int b = 0; b < s->npm; b++) {
+        int o = (int)s->pm_off[b];
+        double m = s->pm_m[POINT_MASS_WIDTH * b + POINT_MASS_MASS];
+        for (int a = 0; a < d; a++) {
+            if (M) M[(size_t)(o + a) * n + o + a] = m;
+            if (Q) Q[o + a] = s->has_g ? m * s->g[a] : 0.0;
+        }
+    }
+}
+
+typedef struct {          /* a point or a vector of one side of a force element at q */
+    double r[3];          /* the point r (or the vector A u), global */
+    double J[21];         /* its Jacobian, (dim x nc) row-major: dr/dq at the side's columns */
+    int nc, o;            /* number of columns, the first one */
+} Mark;
+
+/* the point s (vector = 0) or the vector u (vector = 1) ``x`` of a side of kind ``kind`` at coordinate o */
+static void side_mark(const Sys *s, int kind, int o, const double *q, const double *x, int vector, Mark *mk)
+{
+    int d = s->dim;
+    mk->o = o;
+    mk->nc = 0;
+    for (int a = 0; a < d; a++) mk->r[a] = x[a];
+    if (kind == SIDE_GROUND) return;
+    if (kind == SIDE_POINT) {                       /* r = q + s, J = I; a vector is constant */
+        mk->nc = d;
+        memset(mk->J, 0, sizeof(mk->J));
+        if (!vector) for (int a = 0; a < d; a++) { mk->r[a] += q[o + a]; mk->J[a * d + a] = 1.0; }
+        return;
+    }
+    if (kind == SIDE_PLANAR) {                      /* r = (x, y) + A s, J = [I, A E s] */
+        Side2 sd = side2(q, o);
+        double t[2];
+        side2_vector(&sd, x, mk->r);
+        side2_turned(&sd, x, t);
+        mk->nc = 3;
+        memset(mk->J, 0, 6 * sizeof(double));
+        if (!vector) { mk->r[0] += sd.x; mk->r[1] += sd.y; mk->J[0] = 1.0; mk->J[4] = 1.0; }
+        mk->J[2] = t[0];
+        mk->J[5] = t[1];
+        return;
+    }
+    const double *p = q + o + 3;                    /* a RigidBodyEP: r = R + A(p) s, J = [I, d(A s)/dp] */
+    double A[9], VJ[12];
+    ep_A(p, A);
+    mv3(A, x, mk->r);
+    ep_VJ(p, x, VJ);
+    mk->nc = 7;
+    memset(mk->J, 0, 21 * sizeof(double));
+    for (int a = 0; a < 3; a++) {
+        if (!vector) { mk->r[a] += q[o + a]; mk->J[a * 7 + a] = 1.0; }
+        for (int k = 0; k < 4; k++) mk->J[a * 7 + 3 + k] = VJ[a * 4 + k];
+    }
+}
+
+/* Grow[at + c] += scale f . J[:, c] over the mark's columns */
+static void row_add(const Sys *s, const Mark *mk, const double *f, double scale, double *Grow, int at)
+{
+    int d = s->dim;
+    for (int c = 0; c < mk->nc; c++) {
+        double x = 0.0;
+        for (int a = 0; a < d; a++) x += f[a] * mk->J[a * mk->nc + c];
+        Grow[at + c] += scale * x;
+    }
+}
+
+#define FE_COLS 14                       /* at most 7 + 7 columns: two RigidBodyEP */
+
+/* the measures g (ng of them) of force element k at q and their Jacobian G (ng x FE_COLS, row-major) on the
+   columns cols (returns their number; ng set), as ForceElement.measures:
+   SpringDamper            g = |r_j - r_i|, G = e^T [-J_i, J_j] (e = (r_j - r_i) / g);
+   RotationalSpringDamper  g = atan2(u_j . w_i, u_j . u_i) within [-pi, pi) of the rest angle,
+                           G = [x u_j^T V_w - y u_j^T V_u, x w_i^T V_j - y u_i^T V_j] / (x^2 + y^2);
+   Bushing                 g_k = a_k . (r_j - r_i), G_k = [D^T V_ak - a_k^T J_i, a_k^T J_j] (k < dim), and
+                           (a_p . b_q - a_q . b_p) / 2 for (p, q) = (z, y), (x, z), (y, x) (2D: (y, x)) */
+static int force_measure(const Sys *s, int k, const double *q, double *g, int *cols, double *G, int *ng)
+{
+    const i64 *fi = s->fe_i + FORCE_I_WIDTH * k;
+    const double *fr = s->fe_r + FORCE_R_WIDTH * k;
+    int kind = (int)fi[FORCE_I_KIND], d = s->dim;
+    int si = (int)fi[FORCE_I_SIDE_I], oi = (int)fi[FORCE_I_OFFSET_I], sj = (int)fi[FORCE_I_SIDE_J], oj = (int)fi[FORCE_I_OFFSET_J];
+    Mark pi, pj;
+    memset(G, 0, 6 * FE_COLS * sizeof(double));
+    side_mark(s, si, oi, q, fr + FORCE_R_S_I, 0, &pi);          /* for the columns (all marks of a side share them) */
+    side_mark(s, sj, oj, q, fr + FORCE_R_S_J, 0, &pj);
+    int ni = pi.nc, nc = pi.nc + pj.nc;
+    for (int c = 0; c < ni; c++) cols[c] = oi + c;
+    for (int c = 0; c < pj.nc; c++) cols[ni + c] = oj + c;
+    double D[3] = {0.0, 0.0, 0.0};
+    for (int x = 0; x < d; x++) D[x] = pj.r[x] - pi.r[x];
+    if (kind == FORCE_SPRING || kind == FORCE_SPRING_2D) {
+        double len = sqrt(D[0] * D[0] + D[1] * D[1] + D[2] * D[2]), e[3];
+        for (int x = 0; x < 3; x++) e[x] = D[x] / len;
+        *ng = 1;
+        g[0] = len;
+        row_add(s, &pi, e, -1.0, G, 0);
+        row_add(s, &pj, e, 1.0, G, ni);
+        return nc;
+    }
+    if (kind == FORCE_SLIDE || kind == FORCE_SLIDE_2D) {         /* x = a_i . (r_j - r_i) - x_start */
+        Mark a;
+        side_mark(s, si, oi, q, fr + FORCE_R_U_I, 1, &a);
+        *ng = 1;
+        g[0] = a.r[0] * D[0] + a.r[1] * D[1] + a.r[2] * D[2] - fr[FORCE_R_REST];
+        row_add(s, &a, D, 1.0, G, 0);
+        row_add(s, &pi, a.r, -1.0, G, 0);
+        row_add(s, &pj, a.r, 1.0, G, ni);
+        return nc;
+    }
+    if (kind == FORCE_ROTATIONAL || kind == FORCE_ROTATIONAL_2D) {
+        Mark u, w, c;
+        side_mark(s, si, oi, q, fr + FORCE_R_U_I, 1, &u);
+        side_mark(s, si, oi, q, fr + FORCE_R_W_I, 1, &w);
+        side_mark(s, sj, oj, q, fr + FORCE_R_U_J, 1, &c);
+        double x = 0.0, y = 0.0, fj[3];
+        for (int z = 0; z < d; z++) { x += c.r[z] * u.r[z]; y += c.r[z] * w.r[z]; }
+        double r2 = x * x + y * y, g0 = fr[FORCE_R_REST], th = atan2(y, x) - g0 + PI;
+        *ng = 1;
+        g[0] = g0 + th - 2.0 * PI * floor(th / (2.0 * PI)) - PI;    /* theta - theta0 in [-pi, pi) */
+        for (int z = 0; z < d; z++) fj[z] = (x * w.r[z] - y * u.r[z]) / r2;
+        row_add(s, &w, c.r, x / r2, G, 0);
+        row_add(s, &u, c.r, -y / r2, G, 0);
+        row_add(s, &c, fj, 1.0, G, ni);
+        return nc;
+    }
+    Mark a[3], b[3];                                            /* the bushing's frame on both sides */
+    for (int z = 0; z < d; z++) {
+        side_mark(s, si, oi, q, fr + FORCE_R_A + 3 * z, 1, &a[z]);
+        side_mark(s, sj, oj, q, fr + FORCE_R_B + 3 * z, 1, &b[z]);
+    }
+    for (int z = 0; z < d; z++) {
+        double *Gz = G + z * FE_COLS;
+        g[z] = 0.0;
+        for (int x = 0; x < d; x++) g[z] += a[z].r[x] * D[x];
+        row_add(s, &a[z], D, 1.0, Gz, 0);
+        row_add(s, &pi, a[z].r, -1.0, Gz, 0);
+        row_add(s, &pj, a[z].r, 1.0, Gz, ni);
+    }
+    static const int pairs3[3][2] = {{2, 1}, {0, 2}, {1, 0}}, pairs2[1][2] = {{1, 0}};
+    int npair = d == 3 ? 3 : 1;
+    for (int r = 0; r < npair; r++) {
+        int P = d == 3 ? pairs3[r][0] : pairs2[r][0], Qq = d == 3 ? pairs3[r][1] : pairs2[r][1];
+        double *Gr = G + (d + r) * FE_COLS, ab = 0.0, ba = 0.0;
+        for (int x = 0; x < d; x++) { ab += a[P].r[x] * b[Qq].r[x]; ba += a[Qq].r[x] * b[P].r[x]; }
+        g[d + r] = 0.5 * (ab - ba);
+        row_add(s, &a[P], b[Qq].r, 0.5, Gr, 0);
+        row_add(s, &a[Qq], b[P].r, -0.5, Gr, 0);
+        row_add(s, &b[Qq], a[P].r, 0.5, Gr, ni);
+        row_add(s, &b[P], a[Qq].r, -0.5, Gr, ni);
+    }
+    *ng = d + npair;
+    return nc;
+}
+
+/* a joint stop's force on its coordinate x at the rate xd and, with dx, dF/dx (JointLimit.law, law_derivatives):
+   for each stop pressed in (delta > 0), +-k delta^n (1 - (1 - e^2) sigma(delta')), sigma(r) = tanh^2(max(0, -r) / v_s) */
+static double stop_law(const double *fr, double x, double xd, double *dx)
+{
+    double F = 0.0, k = fr[FORCE_R_STIFFNESS], n = fr[FORCE_R_EXPONENT], e = fr[FORCE_R_RESTITUTION];
+    double loss = 1.0 - e * e, vs = fr[FORCE_R_TRANSITION];
+    *dx = 0.0;
+    for (int side = 0; side < 2; side++) {
+        double delta = side ? fr[FORCE_R_LOWER] - x : x - fr[FORCE_R_UPPER], rate = side ? -xd : xd, sign = side ? 1.0 : -1.0;
+        if (!(delta > 0.0)) continue;
+        double t = rate < 0.0 ? tanh(-rate / vs) : 0.0, sigma = t * t;
+        F += sign * k * pow(delta, n) * (1.0 - loss * sigma);
+        *dx -= n * k * pow(delta, n - 1.0) * (1.0 - loss * sigma);
+    }
+    return F;
+}
+
+/* the force elements' generalized forces G^T F added to Q at (q, v): F = -k (g - g0) - c G v + f_a(t)
+   (ForceElement.law), a joint stop's (stop_law) or joint friction's -F_c tanh(g' / v_c) (JointFriction.law);
+   row: the time row (actuators) */
+static void force_elements(const Sys *s, const double *q, const double *v, const double *row, double *Q)
+{
+    int cols[FE_COLS], ng;
+    double G[6 * FE_COLS], g[6];
+    for (int k = 0; k < s->nfe; k++) {
+        const i64 *fi = s->fe_i + FORCE_I_WIDTH * k;
+        const double *fr = s->fe_r + FORCE_R_WIDTH * k;
+        int nc = force_measure(s, k, q, g, cols, G, &ng), bushing = fi[FORCE_I_KIND] == FORCE_BUSHING
+                                                                    || fi[FORCE_I_KIND] == FORCE_BUSHING_2D;
+        i64 vec = fi[FORCE_I_VECTOR];
+        for (int r = 0; r < ng; r++) {
+            const double *Gr = G + r * FE_COLS;
+            double gd = 0.0;
+            for (int c = 0; c < nc; c++) gd += Gr[c] * v[cols[c]];
+            double F, dx;
+            if (fi[FORCE_I_LAW] == LAW_STOP) F = stop_law(fr, g[r], gd, &dx);
+            else if (fi[FORCE_I_LAW] == LAW_FRICTION) F = -fr[FORCE_R_FRICTION] * tanh(gd / fr[FORCE_R_CREEP]);
+            else F = -fr[FORCE_R_STIFFNESS + r] * (g[r] - (bushing ? 0.0 : fr[FORCE_R_REST])) - fr[FORCE_R_DAMPING + r] * gd;
+            if (vec >= 0) F += s->held && s->held_mask[vec] ? s->held[3 * vec] : row[3 * s->nlaw + 3 * vec];
+            for (int c = 0; c < nc; c++) Q[cols[c]] += Gr[c] * F;
+        }
+    }
+}
+
+/* the material part of the force elements' tangent, -G^T (dF/dg) G, added to K (n x n) at (q, v): G^T diag(k) G
+   of the linear elements, the stop's -dF/dx G^T G, nothing for friction (dF/dx = 0) */
+static void force_stiffness(const Sys *s, const double *q, const double *v, double *K)
+{
+    int cols[FE_COLS], n = s->n, ng;
+    double G[6 * FE_COLS], g[6];
+    for (int k = 0; k < s->nfe; k++) {
+        const i64 law = s->fe_i[FORCE_I_WIDTH * k + FORCE_I_LAW];
+        const double *fr = s->fe_r + FORCE_R_WIDTH * k;
+        if (law == LAW_FRICTION) continue;
+        int nc = force_measure(s, k, q, g, cols, G, &ng);
+        for (int r = 0; r < ng; r++) {
+            const double *Gr = G + r * FE_COLS;
+            double kk = fr[FORCE_R_STIFFNESS + r];
+            if (law == LAW_STOP) {
+                double gd = 0.0, dx;
+                for (int c = 0; c < nc; c++) gd += Gr[c] * v[cols[c]];
+                stop_law(fr, g[r], gd, &dx);
+                kk = -dx;
+            }
+            for (int a = 0; a < nc; a++)
+                for (int b = 0; b < nc; b++) K[(size_t)cols[a] * n + cols[b]] += kk * Gr[a] * Gr[b];
+        }
+    }
+}
+
+/* the point masses' and force elements' arrays (their sizes: HEADER_N_POINT_MASS, HEADER_N_FORCE), checked,
+   and the point masses' blocks of M */
+static int forces_parse(Sys *s, PyObject *from)
+{
+    if (!(s->pm_off = take(s, from, s->npm, 'i', ARRAY_POINT_MASS_OFFSETS))) return -1;
+    if (!(s->pm_m = take(s, from, POINT_MASS_WIDTH * (Py_ssize_t)s->npm, 'f', ARRAY_POINT_MASSES))) return -1;
+    if (!(s->fe_i = take(s, from, FORCE_I_WIDTH * (Py_ssize_t)s->nfe, 'i', ARRAY_FORCE_I))) return -1;
+    if (!(s->fe_r = take(s, from, FORCE_R_WIDTH * (Py_ssize_t)s->nfe, 'f', ARRAY_FORCE_R))) return -1;
+    for (int b = 0; b < s->npm; b++)
+        if (s->pm_off[b] < 0 || s->pm_off[b] + s->dim > s->n) { PyErr_SetString(PyExc_ValueError, "kernel system: point mass out of range"); return -1; }
+    const int width[N_SIDE_KINDS] = {0, 7, 3, 0};
+    for (int k = 0; k < s->nfe; k++) {
+        const i64 *fi = s->fe_i + FORCE_I_WIDTH * k;
+        i64 kind = fi[FORCE_I_KIND], vec = fi[FORCE_I_VECTOR];
+        int planar = kind == FORCE_SPRING_2D || kind == FORCE_ROTATIONAL_2D || kind == FORCE_BUSHING_2D || kind == FORCE_SLIDE_2D;
+        int bad = kind < 0 || kind >= N_FORCE_KINDS || (planar ? s->dim != 2 : s->dim != 3) || vec < -1 || vec >= s->nvec
+                  || fi[FORCE_I_LAW] < 0 || fi[FORCE_I_LAW] >= N_LAW_KINDS;
+        for (int side = 0; side < 2 && !bad; side++) {
+            i64 sk = fi[side ? FORCE_I_SIDE_J : FORCE_I_SIDE_I], o = fi[side ? FORCE_I_OFFSET_J : FORCE_I_OFFSET_I];
+            if (sk < 0 || sk >= N_SIDE_KINDS || (sk == SIDE_RIGID && planar) || (sk == SIDE_PLANAR && !planar)) bad = 1;
+            else if (sk == SIDE_GROUND) bad = o != -1;
+            else bad = o < 0 || o + (sk == SIDE_POINT ? s->dim : width[sk]) > s->n;
+        }
+        if (bad) { PyErr_Format(PyExc_ValueError, "kernel system: force element %d: bad kind, side or offset", k); return -1; }
+    }
+    int *blk = realloc(s->blk, (2 * (size_t)(s->nblk + s->npm) + 2) * sizeof(int));
+    if (!blk) { PyErr_NoMemory(); return -1; }
+    s->blk = blk;
+    for (int b = 0; b < s->npm; b++) { blk[2 * (s->nblk + b)] = (int)s->pm_off[b]; blk[2 * (s->nblk + b) + 1] = s->dim; }
+    s->nblk += s->npm;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1201,7 +1517,9 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
     for (int b = 0; b < s->nr; b++) rigid_eval(s, b, q, v, M, Q);
     for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, M, Q, s->fw);
     planar_bodies(s, M, Q);                   /* sets its bodies' Q (the weight): before their loads */
+    point_masses(s, M, Q);                    /* the same */
     if (Q && s->nl) rigid_loads(s, q, v, row, Q);
+    if (Q && s->nfe) force_elements(s, q, v, row, Q);
 }
 
 static void dqv_dv(Sys *s, const double *q, const double *v, double *D)
@@ -1226,6 +1544,7 @@ static void elastic_stiffness(Sys *s, const double *q, const double *v, double *
         if (f->nkg) omega_terms(s, f, q, v, NULL, K + (size_t)o * n + o, n);
         if (f->modal) modal_terms(f, q + o, NULL, K + (size_t)o * n + o, n);
     }
+    if (s->nfe) force_stiffness(s, q, v, K);
 }
 
 /* y = M x for the block-diagonal, symmetric M: y_i = sum_j M_ji x_j over the blocks (rows of M, contiguous) */
@@ -1337,6 +1656,9 @@ static int header(const i64 *h, Sys *s)
     s->nl = (int)h[HEADER_N_LOAD]; s->nvec = (int)h[HEADER_N_VECTOR];
     s->pl.nb = (int)h[HEADER_N_PLANAR]; s->pl.nrev = (int)h[HEADER_N_PLANAR_REVOLUTE];
     s->pl.npri = (int)h[HEADER_N_PLANAR_PRISMATIC]; s->pl.ncd = (int)h[HEADER_N_COORDINATE_DRIVER];
+    s->nsc = (int)h[HEADER_N_SCREW];
+    s->dim = (int)h[HEADER_DIM]; s->npm = (int)h[HEADER_N_POINT_MASS]; s->nfe = (int)h[HEADER_N_FORCE];
+    if ((s->npm || s->nfe) && s->dim != 2 && s->dim != 3) return 0;
     s->nlaw = s->nang + s->pl.ncd;
     s->tw = 3 * (s->nlaw + s->nvec);
     for (int k = 0; k < HEADER_WIDTH; k++)
@@ -1359,6 +1681,7 @@ static int check_indices(const Sys *s)
         || in_range(s->d2, s->nd2, 1, 4, 0, m, "dot2 rows") || in_range(s->d2 + 1, s->nd2, 3, 4, 0, nm, "dot2 markers")
         || in_range(s->ds, s->nds, 1, 3, 0, m, "dist rows") || in_range(s->ds + 1, s->nds, 2, 3, 0, nm, "dist markers")
         || in_range(s->ang, s->nang, 1, 4, 0, m, "angle rows") || in_range(s->ang + 1, s->nang, 3, 4, 0, nm, "angle markers")
+        || in_range(s->sc, s->nsc, 1, 7, 0, m, "screw rows") || in_range(s->sc + 1, s->nsc, 6, 7, 0, nm, "screw markers")
         || in_range(s->ld_i + LOAD_I_KIND, s->nl, 1, LOAD_I_WIDTH, 0, N_LOAD_KINDS, "load kinds")
         || in_range(s->ld_i + LOAD_I_OFFSET, s->nl, 1, LOAD_I_WIDTH, 0, n - 2, "load offsets")
         || in_range(s->ld_i + LOAD_I_LOCAL, s->nl, 1, LOAD_I_WIDTH, 0, 2, "load frames")
@@ -1433,6 +1756,8 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     TAKE(s->ds, const i64 *, 3 * s->nds, ARRAY_DIST_ROWS);
     TAKE(s->dsL, const double *, s->nds, ARRAY_DIST_LENGTHS);
     TAKE(s->ang, const i64 *, 4 * s->nang, ARRAY_ANGLE_ROWS);
+    TAKE(s->sc, const i64 *, 7 * s->nsc, ARRAY_SCREW_ROWS);
+    TAKE(s->scp, const double *, s->nsc, ARRAY_SCREW_PITCHES);
     s->flex = calloc((size_t)s->nf + 1, sizeof(Flex));
     if (!s->flex) { PyErr_NoMemory(); goto fail; }
     size_t fw = 1;
@@ -1511,6 +1836,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     if (!s->qe || !s->mr || !s->mJ || !s->fw) { PyErr_NoMemory(); goto fail; }
     s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
     if (planar_parse(s, arrays) < 0) goto fail;
+    if (forces_parse(s, arrays) < 0) goto fail;
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);

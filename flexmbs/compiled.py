@@ -23,14 +23,19 @@ and the fallback:
   finite-difference C_t);
 - constraints: the Euler-parameter norms, the mean-axis conditions B delta = 0
   (`flexmbs.constraints.mean_axis`, constant B) and the joints of `flexmbs.constraints.batch.JointBatch`
-  (point, dot1, dot2, dist and the angle rows of `AngleDriver`) on the frame markers of these
+  (point, dot1, dot2, dist, the angle rows of `AngleDriver` and the screw rows of `Screw`) on the frame markers of these
   bodies and the ground;
 - planar systems: `flexmbs.bodies.RigidBody2D` (constant M = diag(m, m, I_G), Q the weight and
   the loads of `flexmbs.bodies.loads` (torques, point forces, springs and dashpots to the ground,
   csrc ``planar_load``), no quadratic-velocity terms: dQ_v/dv = 0) with `flexmbs.constraints.planar.PlanarRevolute` (those of
   the System's pair batch and single ones) and `PlanarPrismatic` between these bodies and the ground
   (e.g. IFToMM A01 and A02, cases/pendulum_a01.py and cases/double_four_bar.py);
-- `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind.
+- `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind;
+- `flexmbs.bodies.PointMass` (M = m I, Q = m g; without loads of its own) and the force elements
+  between bodies of `flexmbs.forces` (`SpringDamper`, `RotationalSpringDamper`, `Bushing`: their
+  measures, G^T F and the material tangent G^T diag(k) G, csrc ``force_measure``) between the ground,
+  `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies, their actuators tabulated like the loads'
+  functions of time (`_force_element`).
 
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first), and so are the
@@ -217,9 +222,8 @@ class CompiledSystem:
         if type(system) is not System:          # a subclass may override what the kernel would evaluate
             raise Unsupported(f"the system is a {type(system).__name__}, a subclass of System; the compiled kernel "
                               "evaluates System's own equations only")
+        from .bodies.point import PointMass
         system.check_unchanged()                # packed now: what the numpy path evaluates, or refused
-        for f in system.force_elements:         # springs, dampers and force laws between bodies
-            raise Unsupported(f"force element {f.name!r} is a {type(f).__name__}: {refusal(type(f).__name__)}")
         n, m = system.n_q, system.n_c
         norms, mean_axis = [], {}
         for c in system.constraints[:system.n_internal]:
@@ -230,7 +234,7 @@ class CompiledSystem:
             else:
                 raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
                                   "compiled kernel")
-        rigid, flex, planar, loads = [], [], [], []
+        rigid, flex, planar, loads, points = [], [], [], [], []
         self._vectors = []                                  # (function of t, its name) of the tabulated loads
         for b in system.bodies:
             off = system.slice(b).start
@@ -243,9 +247,15 @@ class CompiledSystem:
                                                     centroid=b.centroid)))
             elif type(b) is FlexibleBody:
                 flex.append(self._flexible(b, off, mean_axis.pop(id(b), None)))
+            elif type(b) is PointMass:
+                if b.loads:
+                    raise Unsupported(f"body {b.name!r} is a PointMass with loads, which the compiled kernel does not "
+                                      "apply (a force element to the ground it does)")
+                points.append((off, schema.POINT_MASS.row(mass=b.mass)))
             else:
                 raise Unsupported(f"body {b.name!r} is a {type(b).__name__}: {refusal(type(b).__name__)}; the "
-                                  "compiled kernel takes RigidBodyEP, FlexibleBody and RigidBody2D")
+                                  "compiled kernel takes RigidBodyEP, FlexibleBody, RigidBody2D and PointMass")
+        forces = [self._force_element(f, system) for f in system.force_elements]
         if mean_axis:                                       # conditions of a body the kernel does not hold
             raise Unsupported("mean-axis conditions of a body that is not a FlexibleBody of this system are not "
                               "evaluated by the compiled kernel")
@@ -262,7 +272,8 @@ class CompiledSystem:
             marker_width=arrays["W"], marker_elastic=arrays["E"], n_point=len(arrays["pt"]), n_dot1=len(arrays["d1"]),
             n_dot2=len(arrays["d2"]), n_dist=len(arrays["ds"]), n_angle=len(arrays["ang"]), n_load=len(loads),
             n_vector=len(self._vectors), n_planar=len(planar), n_planar_revolute=len(two["rev"]),
-            n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]))
+            n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]), dim=system.dim,
+            n_point_mass=len(points), n_force=len(forces), n_screw=len(arrays["sc"]))
         joint_width = schema.PLANAR_JOINT.width
         packed = schema.arrays(
             schema.SYSTEM_ARRAYS, "the system",
@@ -271,7 +282,8 @@ class CompiledSystem:
             marker_R=arrays["R"], marker_p=arrays["p"], marker_e=arrays["e"], marker_cols=arrays["cols"],
             marker_point=arrays["point"], marker_y0=arrays["y0"], marker_Phi=arrays["Phi"], point_rows=arrays["pt"],
             dot1_rows=arrays["d1"], dot2_rows=arrays["d2"], dist_rows=arrays["ds"], dist_lengths=arrays["L"],
-            angle_rows=arrays["ang"], flexible=flex,
+            angle_rows=arrays["ang"], screw_rows=_i64(arrays["sc"], (-1, 7)), screw_pitches=arrays["pitch"],
+            flexible=flex,
             load_i=_i64([x[0] for x in loads], (-1, schema.LOAD_I.width)),
             load_r=_f64([x[1] for x in loads], (-1, schema.LOAD_R.width)),
             planar_offsets=_i64([b[0] for b in planar]),
@@ -280,7 +292,11 @@ class CompiledSystem:
             planar_revolute=_f64(two["rev_s"], (-1, schema.PLANAR_REVOLUTE.width)),
             planar_prismatic_rows=_i64(two["pri"], (-1, joint_width)),
             planar_prismatic=_f64(two["pri_v"], (-1, schema.PLANAR_PRISMATIC.width)),
-            coordinate_drivers=_i64(two["cd"], (-1, schema.COORDINATE_DRIVER.width)))
+            coordinate_drivers=_i64(two["cd"], (-1, schema.COORDINATE_DRIVER.width)),
+            point_mass_offsets=_i64([x[0] for x in points]),
+            point_masses=_f64([x[1] for x in points], (-1, schema.POINT_MASS.width)),
+            force_i=_i64([x[0] for x in forces], (-1, schema.FORCE_I.width)),
+            force_r=_f64([x[1] for x in forces], (-1, schema.FORCE_R.width)))
         self._packed = packed                               # the kernel reads these arrays in place
         # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
         # the times of a call at once (``at_times``: the held outputs of flexmbs.control)
@@ -288,7 +304,91 @@ class CompiledSystem:
         self._held = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if hasattr(f, "at_times")]
         self.handle = _kernel.system(packed)
         self.n, self.m = n, m
-        self.has_elastic = bool(flex)
+        self.has_elastic = bool(flex) or bool(forces)      # as System.elastic_stiffness: K_el and the springs' k G^T G
+
+    def _force_element(self, f, system):
+        """(FORCE_I row, FORCE_R row) of the force element ``f`` (`flexmbs.kernel_schema`): a `SpringDamper`
+        (its points s_i, s_j), a `RotationalSpringDamper` (its directions u_i, w_i, u_j) or a `Bushing` (its
+        points and frame axes a, b, one stiffness and damping per measure) between the ground,
+        `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies given by body-coordinate points (not a body's
+        marker object); its actuator, a function of t, is tabulated with the loads' vectors.  `Unsupported`
+        naming it otherwise (its kind's refusal in `flexmbs.kernel_schema.KINDS`)."""
+        from .bodies.planar import RigidBody2D
+        from .bodies.point import PointMass
+        from .bodies.rigid import RigidBodyEP
+        from .constraints.limits import JointFriction, JointLimit
+        from .forces import Bushing, RotationalSpringDamper, SpringDamper
+        kind = type(f)
+        if kind not in (SpringDamper, RotationalSpringDamper, Bushing, JointLimit, JointFriction):
+            raise Unsupported(f"force element {f.name!r} is a {kind.__name__}: {refusal(kind.__name__)}")
+        sides, offsets = [], []
+        side_kinds = {RigidBodyEP: "rigid", RigidBody2D: "planar", PointMass: "point"}
+        for b in f.bodies:
+            if b is not None and type(b) not in side_kinds:
+                raise Unsupported(f"force element {f.name!r} joins body {b.name!r}, a {type(b).__name__}; the compiled "
+                                  "kernel evaluates force elements between RigidBodyEP, RigidBody2D, PointMass and the "
+                                  "ground")
+            sides.append(schema.CODES["SIDE"].index("ground" if b is None else side_kinds[type(b)]))
+            offsets.append(-1 if b is None else system.slice(b).start)
+        def padded(vectors):                      # each vector in 3 numbers (a planar one padded with a zero)
+            return [np.concatenate([np.asarray(u, dtype=float), np.zeros(3 - len(u))]) for u in vectors]
+
+        law, extra = "linear", {}
+        if kind in (JointLimit, JointFriction):       # a joint's coordinate: the gauge's angle or the sliding
+            law = "stop" if kind is JointLimit else "friction"
+            extra = self._joint_law(f, kind is JointLimit)
+            if f.kind == "angle":
+                f, kind = f.gauge, RotationalSpringDamper
+        if kind in (JointLimit, JointFriction):
+            vectors = dict(s_i=f.points[0], s_j=f.points[1], u_i=f.axis_i, w_i=(), u_j=(), a=(), b=())
+            for what, x in zip(("s_i", "s_j"), f.points):
+                if not (isinstance(x, np.ndarray) and x.dtype.kind == "f"):
+                    raise Unsupported(f"force element {f.name!r}: its point {what} is a body's marker object ({x!r}), "
+                                      "which the compiled kernel does not evaluate")
+        elif kind in (SpringDamper, Bushing):
+            points = []
+            for what, x in zip(("s_i", "s_j"), f.s):
+                a = np.asarray(x) if isinstance(x, np.ndarray) else None
+                if a is None or a.dtype.kind != "f":
+                    raise Unsupported(f"force element {f.name!r}: its point {what} is a body's marker object ({x!r}), "
+                                      "which the compiled kernel does not evaluate (a point in body coordinates it does)")
+                points.append(a)
+            vectors = dict(s_i=points[0], s_j=points[1], u_i=(), w_i=(), u_j=(), a=(), b=())
+            if kind is Bushing:
+                vectors.update(a=padded(f.a), b=padded(f.b))
+        else:
+            if any(type(b) is PointMass for b in f.bodies):
+                raise Unsupported(f"force element {f.name!r}: a RotationalSpringDamper on a PointMass (no rotation) is "
+                                  "not evaluated by the compiled kernel")
+            vectors = dict(s_i=(), s_j=(), u_i=f.u_i, w_i=f.w_i, u_j=f.u_j, a=(), b=())
+        vector = -1
+        if f.actuator is not None:
+            value = np.asarray(f.actuator(0.0), dtype=float)
+            if value.shape != ():
+                raise Unsupported(f"force element {f.name!r}: its actuator gives shape {value.shape} at t = 0, not a "
+                                  "number")
+            vector = len(self._vectors)
+            self._vectors.append((f.actuator, f"{kind.__name__} {f.name!r}: its actuator"))
+        name = {SpringDamper: "spring", RotationalSpringDamper: "rotational", Bushing: "bushing", JointLimit: "slide",
+                JointFriction: "slide"}[kind]
+        code = schema.CODES["FORCE"].index(name + ("_2d" if f.dim == 2 else ""))
+        rest = 0.0 if kind is Bushing else f.x_start if kind in (JointLimit, JointFriction) else float(f.g0[0])
+        values = dict(stiffness=np.asarray(f.k, float), damping=np.asarray(f.c, float), rest=rest, lower=0.0, upper=0.0,
+                      restitution=0.0, exponent=0.0, transition=0.0, friction=0.0, creep=0.0)
+        values.update(extra)
+        return (schema.FORCE_I.row(kind=code, law=schema.CODES["LAW"].index(law), side_i=sides[0], offset_i=offsets[0],
+                                   side_j=sides[1], offset_j=offsets[1], vector=vector),
+                schema.FORCE_R.row(**vectors, **values))
+
+    @staticmethod
+    def _joint_law(f, stop: bool) -> dict:
+        """FORCE_R's law fields of a `JointLimit` (stops, +-inf where there is none; stiffness, restitution,
+        exponent, transition speed) or a `JointFriction` (friction, creep speed)."""
+        if not stop:
+            return dict(friction=f.friction, creep=f.creep_speed)
+        return dict(stiffness=[f.stiffness], lower=-np.inf if f.lower is None else f.lower,
+                    upper=np.inf if f.upper is None else f.upper, restitution=f.restitution, exponent=f.exponent,
+                    transition=f.transition_speed)
 
     def _loads(self, b, off):
         """(LOAD_I row, LOAD_R row) of each load of rigid body ``b`` (a `RigidBodyEP` or a `RigidBody2D`;
@@ -440,9 +540,9 @@ class CompiledSystem:
     def _joints(joints, n):
         out = {"n_mark": 0, "W": 1, "E": 0}
         empty_i, empty_f = _i64([]), np.zeros(0)
-        for key in ("R", "p", "e", "cols", "point", "pt", "d1", "d2", "ds", "ang"):
+        for key in ("R", "p", "e", "cols", "point", "pt", "d1", "d2", "ds", "ang", "sc"):
             out[key] = empty_i
-        for key in ("y0", "Phi", "L"):
+        for key in ("y0", "Phi", "L", "pitch"):
             out[key] = empty_f
         if joints is None:
             return out
@@ -469,6 +569,9 @@ class CompiledSystem:
         if joints.angle is not None:
             rr, vx, vy, vb, _, _ = joints.angle
             out["ang"] = _i64(np.stack([rr, vx, vy, vb], axis=1))
+        if joints.screw is not None:
+            rr, vx, vy, vz, vb, pi, pj, pitch, _ = joints.screw
+            out["sc"], out["pitch"] = _i64(np.stack([rr, vx, vy, vz, vb, pi, pj], axis=1)), _f64(pitch)
         return out
 
     # -- evaluation ---------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ def _fields(*spec) -> tuple:
 HEADER = Record("HEADER", "i64", _fields(
     "n", "m", "n_rigid", "n_flex", "n_norm", "n_mark", "marker_width", "marker_elastic", "n_point", "n_dot1",
     "n_dot2", "n_dist", "n_angle", "n_load", "n_vector", "n_planar", "n_planar_revolute", "n_planar_prismatic",
-    "n_coordinate_driver"), "the sizes of the packed system")
+    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw"), "the sizes of the packed system")
 RIGID = Record("RIGID", "f64", _fields("mass", ("inertia", 9), ("centroid", 3)),
                "a RigidBodyEP: mass, inertia about the reference point, centroid (body coordinates)")
 LOAD_I = Record("LOAD_I", "i64", _fields("kind", "offset", "local", "vector"),
@@ -116,8 +116,21 @@ SENSOR_I = Record("SENSOR_I", "i64", _fields("kind", "offset_i", "offset_j", "ou
 SENSOR_R = Record("SENSOR_R", "f64", _fields(("u", 3), ("w", 3), ("x", 3)),
                   "its body-fixed vectors: angle x_i, y_i (body i), x_j (body j); rate z_i; point s")
 
+POINT_MASS = Record("POINT_MASS", "f64", _fields("mass"), "a PointMass: m (its q is its position, dim of HEADER)")
+FORCE_I = Record("FORCE_I", "i64", _fields("kind", "law", "side_i", "offset_i", "side_j", "offset_j", "vector"),
+                 "a force element between two sides: its measure (FORCE codes), its law (LAW codes), each side's kind "
+                 "(SIDE codes) and first coordinate (-1: the ground), index of its actuator's vector of t (-1: none)")
+FORCE_R = Record("FORCE_R", "f64", _fields(("s_i", 3), ("s_j", 3), ("u_i", 3), ("w_i", 3), ("u_j", 3), ("a", 9),
+                                           ("b", 9), ("stiffness", 6), ("damping", 6), "rest", "lower", "upper",
+                                           "restitution", "exponent", "transition", "friction", "creep"),
+                 "its points s_i, s_j (SpringDamper, Bushing, a prismatic joint's), directions u_i, w_i, u_j "
+                 "(RotationalSpringDamper, a revolute joint's angle; u_i: a prismatic joint's axis), frame axes a "
+                 "(body i), b (body j) (Bushing, 3 each), stiffnesses and dampings (one per measure), rest length, "
+                 "angle or start of the sliding; a JointLimit's stops (+-inf: none), restitution, exponent and "
+                 "transition speed; a JointFriction's friction and creep speed")
+
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
-           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R)
+           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -125,9 +138,10 @@ RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVO
 SYSTEM_ARRAYS = (
     "header", "gravity", "rigid_offsets", "rigid", "norms",
     "marker_R", "marker_p", "marker_e", "marker_cols", "marker_point", "marker_y0", "marker_Phi",
-    "point_rows", "dot1_rows", "dot2_rows", "dist_rows", "dist_lengths", "angle_rows",
+    "point_rows", "dot1_rows", "dot2_rows", "dist_rows", "dist_lengths", "angle_rows", "screw_rows", "screw_pitches",
     "load_i", "load_r", "planar_offsets", "planar_bodies", "planar_revolute_rows", "planar_revolute",
-    "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "flexible")
+    "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "point_mass_offsets", "point_masses",
+    "force_i", "force_r", "flexible")
 FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
                "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G")
 
@@ -143,10 +157,17 @@ def arrays(names: tuple, what: str, **values) -> dict:
 
 
 #: the kind codes (C enums PREFIX_NAME = index, N_PREFIX_KINDS); LOAD: (spec kind, body dim) of
-#: `flexmbs.bodies.loads`; SENSOR: `flexmbs.control.Sensor.kernel` kinds
+#: `flexmbs.bodies.loads`; SENSOR: `flexmbs.control.Sensor.kernel` kinds; FORCE: the force elements
+#: between bodies by their measure (`flexmbs.forces`: SpringDamper, RotationalSpringDamper, Bushing; "slide":
+#: a prismatic joint's sliding; "_2d" in the plane); LAW: linear (F = -k (g - g0) - c g' + f_a), a joint
+#: stop or joint friction (`flexmbs.constraints.limits`);
+#: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass)
 CODES = {
     "LOAD": ("torque", "point", "spring", "torque_2d", "point_2d", "spring_2d"),
     "SENSOR": ("angle", "rate", "position", "velocity", "omega"),
+    "FORCE": ("spring", "rotational", "bushing", "slide", "spring_2d", "rotational_2d", "bushing_2d", "slide_2d"),
+    "LAW": ("linear", "stop", "friction"),
+    "SIDE": ("ground", "rigid", "planar", "point"),
 }
 
 #: the registry of kinds users build: "compiled: <how>" or "refused: <why>" (the reason
@@ -158,7 +179,7 @@ KINDS = {
     "FlexibleBody": "compiled: FLEX_I, FLEX_R rows and its invariants' arrays (reference 'supports' or 'mean-axis'; "
                     "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress')",
     "RigidBodyNatural": "refused: natural-coordinate bodies are not evaluated by the compiled kernel",
-    "PointMass": "refused: point masses are not evaluated by the compiled kernel",
+    "PointMass": "compiled: POINT_MASS row (no loads of its own: a point mass with loads is refused)",
     "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",
     "CorotationalBeam3D": "refused: corotational beams are not evaluated by the compiled kernel",
     "TreeBody": "refused: tree (relative-coordinate) bodies are not evaluated by the compiled kernel",
@@ -177,6 +198,7 @@ KINDS = {
     "AngleDriver": "compiled: the joint batch (its angle rows) and its law in the time rows",
     "CoordinateDriver": "compiled: COORDINATE_DRIVER row and its law in the time rows",
     "Universal": "compiled: the joint batch (its marker, point and dot1 arrays)",
+    "Screw": "compiled: the joint batch (its marker, dot1, dot2 and screw arrays)",
     "GearPair": "refused: velocity-level ratio constraints (gears) are not evaluated by the compiled kernel",
     "RackPinion": "refused: velocity-level ratio constraints (rack and pinion) are not evaluated by the compiled "
                   "kernel",
@@ -192,12 +214,19 @@ KINDS = {
     "point_load": "compiled: LOAD row (point, point_2d) and its vector in the time rows",
     "spring_to_ground": "compiled: LOAD row (spring, spring_2d)",
     "user load callable": "refused: a user's own load callable cannot be evaluated by the compiled kernel",
-    # force elements between bodies (flexmbs.forces), all on the numpy path
-    "SpringDamper": "refused: force elements between bodies are evaluated on the numpy path only (no kernel rows)",
-    "RotationalSpringDamper": "refused: force elements between bodies are evaluated on the numpy path only (no "
-                              "kernel rows)",
-    "Bushing": "refused: force elements between bodies are evaluated on the numpy path only (no kernel rows)",
+    # force elements between bodies (flexmbs.forces)
+    "SpringDamper": "compiled: FORCE_I, FORCE_R rows (spring, spring_2d) between RigidBodyEP, RigidBody2D, PointMass "
+                    "and the ground, its actuator in the time rows",
+    "RotationalSpringDamper": "compiled: FORCE_I, FORCE_R rows (rotational, rotational_2d) between RigidBodyEP, "
+                              "RigidBody2D and the ground, its actuator in the time rows",
+    "Bushing": "compiled: FORCE_I, FORCE_R rows (bushing, bushing_2d) between RigidBodyEP, RigidBody2D, PointMass and "
+               "the ground",
     "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",
+    # stops and friction on a joint's coordinate (flexmbs.constraints.limits), force elements too
+    "JointLimit": "compiled: FORCE_I, FORCE_R rows (rotational or slide, law stop) on a revolute or prismatic "
+                  "joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
+    "JointFriction": "compiled: FORCE_I, FORCE_R rows (rotational or slide, law friction) on a revolute or "
+                     "prismatic joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
 }
 
 

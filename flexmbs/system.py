@@ -192,7 +192,8 @@ class System:
         Gravitational acceleration, e.g. (0, 0, -9.81) [m/s^2]; None: no gravity.
     forces : sequence of force elements, optional
         Springs, dampers, actuators and force laws between these bodies (`flexmbs.forces`:
-        SpringDamper, RotationalSpringDamper, Bushing, ForceLaw), kept in ``force_elements``:
+        SpringDamper, RotationalSpringDamper, Bushing, ForceLaw; a joint's stops and friction,
+        `flexmbs.constraints.JointLimit` and `JointFriction`), kept in ``force_elements``:
         their generalized forces enter Q, their stored energy U, their dissipated and actuator
         powers the works (``damping``, ``loads``) and their tangent K_el and C_t.
     """

@@ -1,6 +1,6 @@
 """All joints of a system evaluated together: C, C_q, C_t and gamma from stacked markers.
 
-A `Joint` is a list of primitives (point, dot1, dot2, dist, angle; see `flexmbs.constraints.joints`)
+A `Joint` is a list of primitives (point, dot1, dot2, dist, angle, screw; see `flexmbs.constraints.joints`)
 on the markers of its two bodies.  `JointBatch` gathers the markers of many joints once, at
 construction, and evaluates them per call in two vectorised passes:
 
@@ -19,7 +19,8 @@ construction, and evaluates them per call in two vectorised passes:
    directions are the same with R = 0, I -> 0 and Phi = 0.  Any other body is asked marker by
    marker (its point, point_jacobian, ... methods).
 2. **Rows.**  Each kind of primitive is one set of numpy operations on the stacked markers
-   (the formulas of `flexmbs.constraints.joints`), and C_q is scattered into the dense
+   (the formulas of `flexmbs.constraints.joints`; the screw row of `Screw` is an angle row whose
+   angle is the sliding along the axis), and C_q is scattered into the dense
    (n_c, n_q) matrix through flat indices computed at construction.  The angle rows of
    `AngleDriver` are a dot1 row whose direction on body i turns with the law f(t):
    C = (A_i u(t)) . b with u = cos(f) y_i - sin(f) x_i (module docstring of
@@ -235,11 +236,11 @@ class JointBatch:
     def __init__(self, joints, columns, rows, n_q: int, n_c: int, dim: int):
         self.n_q, self.n_c, self.dim = n_q, n_c, dim
         mk = _Markers(dim, n_q)
-        point, dot1, dot2, dist, angle = [], [], [], [], []
+        point, dot1, dot2, dist, angle, screw = [], [], [], [], [], []
         for jnt, cols, r0 in zip(joints, columns, rows):
             sides = jnt._side
             kinds = {row[0] for row in jnt._rows}
-            if kinds & {"point", "dot2", "dist"}:
+            if kinds & {"point", "dot2", "dist", "screw"}:
                 pi = mk.add(sides[0], cols[0], jnt.s[0], False)
                 pj = mk.add(sides[1], cols[1], jnt.s[1], False)
 
@@ -262,6 +263,8 @@ class JointBatch:
                     dist.append((r, pi, pj, jnt.length))
                 elif kind == "angle":
                     angle.append((r, vec(0, 0), vec(0, 1), vec(1, 0), jnt))
+                elif kind == "screw":
+                    screw.append((r, vec(0, 0), vec(0, 1), vec(0, 2), vec(1, 0), pi, pj, jnt.pitch))
                 else:
                     raise ValueError(f"joint {jnt.name!r}: unknown row kind {kind!r}")
                 r += 1
@@ -270,15 +273,19 @@ class JointBatch:
         W = mk.W
         cols = mk.cols
         # every row's C_q is sum over (side s, slot m) of G[row, s, m] . J[marker[row, s, m]], laid out
-        # in the columns of side s; rows in kind order: point, dot1, dot2, dist, angle
-        self.point = self.dot1 = self.dot2 = self.dist = self.angle = None
+        # in the columns of side s; rows in kind order: point, dot1, dot2, dist, angle, screw.  Two slots
+        # per side, four when there are screw rows (the unused ones: marker 0 with G = 0)
+        self.point = self.dot1 = self.dot2 = self.dist = self.angle = self.screw = None
+        n_slots = 4 if screw else 2
         slots, layout_i, layout_j, row_ids = [], [], [], []
         offset = 0
 
         def take(kind_rows, mi, mj, li, lj):
             nonlocal offset
             rr = np.asarray(kind_rows, np.int64).reshape(-1)
-            slots.append(np.stack([mi, mj], axis=1))                  # (m, 2, 2)
+            both = np.zeros((len(rr), 2, n_slots), np.int64)
+            both[:, 0, :mi.shape[1]], both[:, 1, :mj.shape[1]] = mi, mj
+            slots.append(both)                                        # (m, 2, n_slots)
             layout_i.append(cols[li])
             layout_j.append(cols[lj])
             row_ids.append(rr)
@@ -310,19 +317,24 @@ class JointBatch:
             vx, vy, vb = (np.array([x[i] for x in angle]) for i in (1, 2, 3))
             _, sl = take(rr, np.stack([vy, vx], 1), np.stack([vb, vb], 1), vx, vb)
             self.angle = (rr, vx, vy, vb, [x[4] for x in angle], sl)
+        if screw:
+            rr, vx, vy, vz, vb, pi, pj, pitch = (np.array(x) for x in zip(*screw))
+            _, sl = take(rr, np.stack([vy, vx, vz, pi], 1), np.stack([vb, pj], 1), pi, pj)
+            self.screw = (rr, vx, vy, vz, vb, pi, pj, pitch.astype(float), sl)
         n = offset
         self.n_rows = n
         self.W = W
         if n:
-            self.slots = np.concatenate(slots)                              # (n, 2, 2) marker indices
+            self.slots = np.concatenate(slots)                              # (n, 2, n_slots) marker indices
             self.rows = np.concatenate(row_ids)
             c = np.stack([np.concatenate(layout_i), np.concatenate(layout_j)], axis=1)   # (n, 2, W)
             trash = n_c * n_q                                               # flat index of dropped entries
             self.flat = np.where(c >= n_q, trash, self.rows[:, None, None] * n_q + c).reshape(-1)
         else:
-            self.slots = np.zeros((0, 2, 2), np.int64)
+            self.slots = np.zeros((0, 2, n_slots), np.int64)
             self.rows = self.flat = np.zeros(0, np.int64)
-        self.G = np.zeros((n, 2, 2, dim))                                   # coefficients of the slots
+        self.n_slots = n_slots
+        self.G = np.zeros((n, 2, n_slots, dim))                             # coefficients of the slots
         if self.point is not None:                                          # constant: +-e_c
             sl = self.point[3]
             E = np.tile(np.eye(dim), (len(self.point[1]), 1))
@@ -369,11 +381,26 @@ class JointBatch:
             rr, vx, vy, vb, _, _ = self.angle
             c, s = laws[0][:, None], laws[1][:, None]
             C[rr] = np.einsum("ka,ka->k", c * r[vy] - s * r[vx], r[vb])              # (A_i u(t)) . b
+        if self.screw is not None:
+            rr = self.screw[0]
+            kappa, u, _, b = self._screw_frame(r)
+            C[rr] = kappa * np.einsum("ka,ka->k", u, b)                               # kappa sin(theta - f)
         if jac and self.n_rows:
             self._coefficients(self.G, r, laws)
-            n, dim, W = self.n_rows, self.dim, self.W
-            Js = J[self.slots].reshape(2 * n, 2 * dim, W)                 # (row, side), (slot, component)
-            Jflat[self.flat] = (self.G.reshape(2 * n, 1, 2 * dim) @ Js).reshape(-1)
+            n, dim, W, S = self.n_rows, self.dim, self.W, self.n_slots
+            Js = J[self.slots].reshape(2 * n, S * dim, W)                 # (row, side), (slot, component)
+            Jflat[self.flat] = (self.G.reshape(2 * n, 1, S * dim) @ Js).reshape(-1)
+
+    def _screw_frame(self, r):
+        """(kappa, u, w, b) of the screw rows from the markers r (..., k, dim): kappa = p / (2 pi),
+        f = (z_i . (r_j - r_i)) / kappa, u = cos f y_i - sin f x_i, w = du/df = -sin f y_i - cos f x_i
+        and b = x_j, each (..., m, dim) but kappa (m, 1) (`flexmbs.constraints.joints.Screw`)."""
+        _, vx, vy, vz, vb, pi, pj, pitch, _ = self.screw
+        kappa = (pitch / (2.0 * np.pi))[:, None]
+        f = np.einsum("...ka,...ka->...k", r[..., vz, :], r[..., pj, :] - r[..., pi, :])[..., None] / kappa
+        c, s = np.cos(f), np.sin(f)
+        x, y = r[..., vx, :], r[..., vy, :]
+        return kappa, c * y - s * x, -s * y - c * x, r[..., vb, :]
 
     def _coefficients(self, G, r, laws) -> None:
         """Writes into G (..., n, 2, 2, dim) the coefficients of the marker Jacobians in each row's C_q
@@ -403,6 +430,20 @@ class JointBatch:
             G[..., sl, 0, 0, :] = c * b
             G[..., sl, 0, 1, :] = -s * b
             G[..., sl, 1, 0, :] = c * r[..., vy, :] - s * r[..., vx, :]        # A_i u(t)
+        if self.screw is not None:
+            # C = kappa u(f) . b with f = d / kappa, d = z_i . (r_j - r_i):
+            # C_q = kappa b^T (cos f V_y - sin f V_x) + kappa u^T V_b + (w . b) (D^T V_z - z^T J_i + z^T J_j)
+            _, vx, vy, vz, vb, pi, pj, pitch, sl = self.screw
+            kappa, u, w, b = self._screw_frame(r)
+            f = np.einsum("...ka,...ka->...k", r[..., vz, :], r[..., pj, :] - r[..., pi, :])[..., None] / kappa
+            wb = np.einsum("...ka,...ka->...k", w, b)[..., None]
+            z = r[..., vz, :]
+            G[..., sl, 0, 0, :] = kappa * np.cos(f) * b
+            G[..., sl, 0, 1, :] = -kappa * np.sin(f) * b
+            G[..., sl, 0, 2, :] = wb * (r[..., pj, :] - r[..., pi, :])
+            G[..., sl, 0, 3, :] = -wb * z
+            G[..., sl, 1, 0, :] = kappa * u
+            G[..., sl, 1, 1, :] = wb * z
 
     def jacobian_history(self, t, QE) -> np.ndarray:
         """C_q of the joints' rows at n_t outputs at once, (n_t, n_c, n_q): t (n_t,), QE (n_t, n_q +
@@ -420,8 +461,9 @@ class JointBatch:
             laws = np.moveaxis(np.array([self._laws(float(tk)) for tk in t]), 1, 0)   # (4, n_t, m)
         G = np.repeat(self.G[None], n_t, axis=0)
         self._coefficients(G, r, laws)
-        Js = J[:, self.slots].reshape(n_t, 2 * n, 2 * dim, W)
-        out[:, self.flat] = (G.reshape(n_t, 2 * n, 1, 2 * dim) @ Js).reshape(n_t, -1)
+        S = self.n_slots
+        Js = J[:, self.slots].reshape(n_t, 2 * n, S * dim, W)
+        out[:, self.flat] = (G.reshape(n_t, 2 * n, 1, S * dim) @ Js).reshape(n_t, -1)
         return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
 
     def time_derivative(self, t, qe, Ct) -> None:
@@ -466,3 +508,20 @@ class JointBatch:
             w, wd = -s * r[vy] - c * r[vx], -s * rd[vy] - c * rd[vx]     # d(A_i u)/df and its rate
             g[rr] = (-(dot(ub, b) + 2.0 * dot(ud, bd) + dot(u, bb)) - 2.0 * fd[:, 0] * (dot(wd, b) + dot(w, bd))
                      - fdd[:, 0] * dot(w, b) + fd[:, 0] ** 2 * dot(u, b))
+        if self.screw is not None:
+            # C'' = kappa (u'' . b + 2 u' . b' + u . b''), u'' = cos f y'' - sin f x'' + 2 f' (-sin f y' - cos f x')
+            # + f'' w - f'^2 u, f = d / kappa; gamma: minus the terms without q''
+            rr, vx, vy, vz, vb, pi, pj, _, _ = self.screw
+            kappa, u, w, b = self._screw_frame(r)
+            z, zd, zb = r[vz], rd[vz], beta[vz]
+            D, Dd, Db = r[pj] - r[pi], rd[pj] - rd[pi], beta[pj] - beta[pi]
+            f = dot(z, D)[:, None] / kappa
+            c, s = np.cos(f), np.sin(f)
+            fd = (dot(zd, D) + dot(z, Dd))[:, None] / kappa
+            f_bias = (dot(zb, D) + 2.0 * dot(zd, Dd) + dot(z, Db)) / kappa[:, 0]       # f'' without q''
+            wd = -s * rd[vy] - c * rd[vx]                                            # w's rate through q'
+            ud = c * rd[vy] - s * rd[vx] + fd * w                                    # u'
+            ub = c * beta[vy] - s * beta[vx]
+            b, bd, bb = r[vb], rd[vb], beta[vb]
+            g[rr] = -kappa[:, 0] * (dot(ub, b) + 2.0 * fd[:, 0] * dot(wd, b) + f_bias * dot(w, b)
+                                    - fd[:, 0] ** 2 * dot(u, b) + 2.0 * dot(ud, bd) + dot(u, bb))

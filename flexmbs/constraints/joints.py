@@ -27,6 +27,20 @@ ch. 11, writes the same dot-1 and dot-2 conditions).  The joints:
 | PointOnLine | dot2(x_i), dot2(y_i) | sliding along z and 3 rotations |
 | Distance | dist | 5 relative motions |
 | Universal | point, dot1(x_i, y_j) | rotations about the fork axes x_i and y_j |
+| Screw | Cylindrical + screw | rotation about z with the sliding d = p theta / (2 pi) |
+
+The screw row couples the rotation theta of x_j about z_i (from x_i) and the sliding
+d = z_i . (r_j - r_i) of a screw of pitch (lead) p, d = p theta / (2 pi), without measuring an angle
+(which would wrap at half a turn): with kappa = p / (2 pi) and f = d / kappa, the direction
+u(f) = cos f y_i - sin f x_i must be perpendicular to x_j,
+
+.. code:: text
+
+    screw:  C = kappa u(f) . x_j = kappa sin(theta - f)   (= kappa theta - d to first order)
+
+the rows of `AngleDriver` with its law f(t) replaced by f(q) (C_q and gamma:
+`flexmbs.constraints.batch.JointBatch`).  C = 0 also on theta = f + pi, half a turn away from the
+screw's branch, which a run starting on the branch does not reach.
 """
 from __future__ import annotations
 
@@ -36,7 +50,7 @@ from .base import EMPTY, Constraint, Ground, body_label, check_body_pair, joint_
 from .batch import JointBatch
 
 __all__ = ["Joint", "Spherical", "Revolute", "Cylindrical", "Prismatic", "Translational", "Fixed", "PointOnLine",
-           "Distance", "Universal"]
+           "Distance", "Universal", "Screw"]
 
 
 def _perpendicular(z) -> tuple[np.ndarray, np.ndarray]:
@@ -310,3 +324,34 @@ class Universal(Joint):
         F0 = np.column_stack([forks[0], forks[1], z])
         q0 = [EMPTY if b is None else b.initial_coordinates() for b in self.bodies]
         self.R = [side.rotation(q).T @ F0 for side, q in zip(self._side, q0)]
+
+
+class Screw(Joint):
+    """Screw (helical) joint along ``axis`` through ``at``: the rotation theta of body_j about the
+    axis and its sliding d along it are tied by d = pitch theta / (2 pi) (5 equations: the
+    Cylindrical's four and the screw row of the module docstring; it frees one motion).
+
+    Parameters
+    ----------
+    body_i, body_j : Body or None
+    pitch : float, nonzero
+        p [m]: the sliding of body_j along +axis per turn of body_j about +axis (relative to body_i);
+        p > 0 a right-handed screw, p < 0 a left-handed one.
+    at, axis, s_i, s_j, name, tol
+        As `Joint` (``axis`` is required).
+    """
+
+    _rows = Cylindrical._rows + (("screw",),)
+    _needs_axis = True
+
+    def __init__(self, body_i, body_j=None, *, pitch, at=None, axis=None, s_i=None, s_j=None, name=None,
+                 tol: float = 1e-8):
+        super().__init__(body_i, body_j, at=at, axis=axis, s_i=s_i, s_j=s_j, name=name, tol=tol)
+        try:
+            p = None if isinstance(pitch, (str, bytes, bool)) else float(pitch)
+        except (TypeError, ValueError):
+            p = None
+        if p is None or not np.isfinite(p) or p == 0.0:
+            raise ValueError(f"joint {self.name!r}: `pitch` must be a finite nonzero number (the sliding per turn "
+                             f"[m]; negative for a left-handed screw), got {pitch!r}")
+        self.pitch = p

@@ -168,3 +168,14 @@ def test_module_level_imports_sees_imports_under_if_and_try(tmp_path):
     path.write_text("import os\ntry:\n    import h5py\nexcept ImportError:\n    pass\nif True:\n"
                     "    from matplotlib.figure import Figure\ndef f():\n    import meshio\n")
     assert module_level_imports(path) == {"os", "h5py", "matplotlib"}
+
+
+def test_reading_results_loads_h5py_but_not_the_paraview_writer_matrix_import_or_urdf_reader():
+    """`flexmbs.io` loads each public name's submodule on first use (`flexmbs.lazy.lazy_package`)."""
+    loaded = modules_after("""
+        from flexmbs.io import load_results, recording
+        import flexmbs.io as io
+        assert sorted(io.__all__) == sorted(io._PUBLIC) and callable(io.export_paraview)
+        assert 'meshio' not in sys.modules
+    """)
+    assert "h5py" in loaded and not loaded & {"scipy", "scipy.sparse", "matplotlib"}, sorted(loaded)

@@ -12,9 +12,11 @@ A mesh given to a `flexmbs.Model` must not lose cells or fall apart silently:
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from .mesh import Mesh
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["TOPOLOGICAL_DIM", "unused_cells", "parts", "coincident_nodes", "describe_part", "body_report"]
 

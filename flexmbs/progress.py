@@ -46,20 +46,29 @@ class Display:
     min_seconds : float
         A task's bar or first line appears only after it has taken this long [s].
     console : rich.console.Console, optional
-        Default: a console on stderr.
+        Default: a console on stderr, made when first needed (rich is not imported for a
+        display that shows nothing, ``enabled=False``).
     line_seconds : float
         Off a terminal: seconds between two progress lines.
     """
 
     def __init__(self, enabled: bool | None = None, min_seconds: float = 1.0, console=None,
                  line_seconds: float = LINE_SECONDS):
-        from rich.console import Console
-        self.console = console if console is not None else Console(stderr=True)
-        terminal = self.console.is_terminal
+        self._console = console
+        terminal = self.console.is_terminal if enabled is None else None
         self.enabled = terminal if enabled is None else bool(enabled)
         self.lines = enabled is None and not terminal
         self.min_seconds = float(min_seconds)
         self.line_seconds = float(line_seconds)
+
+    @property
+    def console(self):
+        """The rich console of the bars and lines; the default one (stderr) is made at its first
+        use, so that ``--quiet`` does not import rich (0.03-0.07 s of CPU)."""
+        if self._console is None:
+            from rich.console import Console
+            self._console = Console(stderr=True)
+        return self._console
 
     def _line(self, text: str) -> None:
         self.console.file.write(text + "\n")

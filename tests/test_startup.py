@@ -215,3 +215,24 @@ def test_running_a_case_reads_its_own_file_only(tmp_path, caplog):
     with caplog.at_level("WARNING", logger="flexmbs.cli"), pytest.raises(CLIError, match="no case 'god'.*'good'"):
         _case("god", tmp_path)
     assert "skipping" in caplog.text and "broken.py" in caplog.text
+
+
+@pytest.mark.parametrize("env", [{}, {"FORCE_COLOR": "1"}, {"TTY_COMPATIBLE": "1"}, {"TTY_COMPATIBLE": "0"}],
+                         ids=["plain", "FORCE_COLOR", "TTY_COMPATIBLE=1", "TTY_COMPATIBLE=0"])
+def test_progress_off_a_terminal_decides_as_rich_does_without_importing_it(env):
+    """stderr is a pipe here: the display decides bar or lines as rich's `Console.is_terminal` would,
+    and imports rich only where rich must decide (an environment variable that overrides isatty)."""
+    code = """
+        from flexmbs.progress import Display
+        shown = Display()
+        imported = 'rich' in sys.modules
+        from rich.console import Console
+        assert shown.enabled == Console(stderr=True).is_terminal and shown.lines == (not shown.enabled)
+        print('IMPORTED', imported)
+    """
+    wrapper = "import sys\n" + textwrap.dedent(code)
+    base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, cwd=ROOT,
+                          env={**base, **env, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-1] == str(bool(env))

@@ -236,3 +236,17 @@ def test_progress_off_a_terminal_decides_as_rich_does_without_importing_it(env):
                           env={**base, **env, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[-1] == str(bool(env))
+
+
+@pytest.mark.skipif(not __import__("flexmbs.compiled").compiled.kernel_status().installed,
+                    reason="the compiled kernel is not installed (the numpy path uses scipy.linalg)")
+def test_the_coupled_slider_crank_imports_scipy_sparse_but_not_linalg_or_csgraph(tmp_path):
+    """The flexible rod's model needs scipy.sparse (assembly); its mesh check counts connected
+    parts without scipy.sparse.csgraph, which would bring scipy.linalg and scipy.sparse.linalg."""
+    argv = ["run", "slider_crank", "-q", "--cases", str(ROOT / "cases"), "--out", str(tmp_path / "out"),
+            "--set", "coupled=true", "--set", "revolutions=0.02", "--no-plots", "--no-paraview"]
+    code = (f"from flexmbs.cli import main\nrc = main({argv!r})\nassert rc == 0, rc\n"
+            "assert 'scipy.sparse.csgraph' not in sys.modules, 'csgraph'")
+    loaded = modules_after(code, cwd=tmp_path)
+    assert "scipy.sparse" in loaded
+    assert not loaded & {"scipy.linalg", "scipy.sparse.linalg", "matplotlib", "meshio", "rich"}, sorted(loaded)

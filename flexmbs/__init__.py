@@ -11,8 +11,7 @@ it uses: plotting (matplotlib), HDF5 files (h5py), mesh files (meshio), sparse d
 and Dask load inside the functions that need them.  ``flexmbs --version`` and ``flexmbs cases``
 import no numpy at all (tests/test_startup.py).
 """
-import importlib
-import importlib.util
+from .lazy import lazy_package
 
 __version__ = "0.1.0"
 
@@ -44,19 +43,4 @@ _PUBLIC = {
 __all__ = [*_PUBLIC, "__version__"]
 
 
-def __getattr__(name: str):
-    """The public ``name`` imported from its submodule on first use (then cached as a global),
-    or the submodule ``flexmbs.name`` itself."""
-    source = _PUBLIC.get(name)
-    if source is None:
-        if name.startswith("__") or importlib.util.find_spec(f"{__name__}.{name}") is None:
-            raise AttributeError(f"module 'flexmbs' has no attribute {name!r}")
-        return importlib.import_module(f"{__name__}.{name}")      # sets the attribute itself
-    module = importlib.import_module(source)
-    value = module if source.rpartition(".")[2] == name else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_package(__name__, _PUBLIC)

@@ -157,7 +157,14 @@ def load_case(info: CaseInfo):
 
 
 def _case(name: str, cases_dir) -> CaseInfo:
+    """The case ``name`` of the cases directory: its own file is read (``ast``), the others only
+    to list them when ``name`` is not a case."""
     directory = find_cases_dir(cases_dir)
+    path = directory / f"{name}.py"
+    if Path(name).name == name and not name.startswith("_") and path.is_file():
+        info = _case_info(path)
+        if info is not None:
+            return info
     cases = discover_cases(directory)
     if name not in cases:
         if (directory / f"{name}.py").is_file():

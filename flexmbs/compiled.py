@@ -66,11 +66,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 from . import kernel_schema as schema
 from .constraints.base import law_values
 from .user_functions import UserFunctionError, evaluate, require_finite
+from .lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_compiler", "note_path",
            "summary_keys", "MAX_ELASTIC", "SENSOR_KINDS", "NO_CONTROL"]

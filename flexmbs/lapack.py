@@ -10,13 +10,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.linalg import get_lapack_funcs
 
 __all__ = ["lapack"]
 
 
 @lru_cache(maxsize=None)
 def _lookup(names: tuple[str, ...], dtype_char: str) -> tuple:
+    from scipy.linalg import get_lapack_funcs
     return tuple(get_lapack_funcs(names, dtype=np.dtype(dtype_char)))
 
 

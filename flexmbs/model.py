@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import sparse
 
 from .assembly import Assembler, assemble_invariants, element_dofs
 from .elements.base import Element
@@ -23,6 +22,9 @@ from .mesh.topology import coincident_nodes, describe_part, parts, unused_cells
 from .motion import FrameMotion, Fixed
 from .rotations import skew
 from .user_functions import evaluate, non_finite
+from .lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["Model", "NodalLoad", "DistributedLoad", "SurfaceLoad", "rayleigh_coefficients"]
 

@@ -19,7 +19,9 @@ factors: ``Model.frame_terms``).
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
+from .lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["SparseSum"]
 

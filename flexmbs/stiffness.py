@@ -27,7 +27,9 @@ import warnings
 from functools import lru_cache
 
 import numpy as np
-from scipy import sparse
+from .lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["StiffnessWarning", "largest_frequency", "system_largest_frequency", "imaginary_stability_limit",
            "explicit_steps", "check_explicit"]

@@ -20,12 +20,14 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
-import scipy.linalg
 
 from .constraints.base import EMPTY, ConstraintError, force_and_torque, torque_and_internal_columns
 from .constraints.batch import JointBatch, evaluated_by_batch
 from .constraints.reaction_blocks import ReactionBlocks, least_squares, unstacked_reason
 from .newton import NewtonError, max_norm, newton
+from .lazy import LazyModule
+
+scipy = LazyModule("scipy")                 # scipy.linalg loads at its first use (flexmbs.lazy)
 
 __all__ = ["System", "SystemEnergy", "Momentum", "InconsistentStateError", "InitialStateWarning", "CONSISTENCY_RTOL",
            "ReactionsPerOutputWarning", "REACTION_BLOCK"]

@@ -104,3 +104,18 @@ def test_exudyn_job_as_a_process_writes_andrews_squeezer_close_to_the_bari_refer
     subprocess.run([sys.executable, str(bench.THIS), "exudyn", "a03", "--out", str(out)], check=True,
                    env=bench.exudyn_env())
     assert bench.accuracy("a03", out, None, "exudyn") < 2e-4        # 1.1e-4 at h = 1e-5 s; flexmbs's: 1.1e-4
+
+
+def test_the_children_read_their_modules_bytecode_from_a_cache_even_where_writing_it_is_switched_off(tmp_path):
+    """An installed package has its .pyc; a process under PYTHONDONTWRITEBYTECODE=1 would compile
+    flexmbs's sources at every start, so the benchmark gives the children a bytecode cache."""
+    (tmp_path / "some_module.py").write_text("X = 1\n")
+    base = {**bench.os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(tmp_path)}
+    for pycache in (None, tmp_path / "pycache"):
+        _, _, failed = bench.run_process(["-c", "import some_module"], tmp_path, bench.bytecode_env(base, pycache))
+        assert failed == ""
+    assert [p.name for p in (tmp_path / "pycache").rglob("some_module*.pyc")] != []
+    assert not (tmp_path / "__pycache__").exists()                 # the first run wrote nothing
+    env = bench.flexmbs_env(ROOT, tmp_path / "pycache")
+    assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "pycache") and "PYTHONDONTWRITEBYTECODE" not in env
+    assert bench.exudyn_env(None).get("PYTHONDONTWRITEBYTECODE") == bench.os.environ.get("PYTHONDONTWRITEBYTECODE")

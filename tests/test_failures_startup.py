@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import flexmbs
+from flexmbs.lazy import LazyModule
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,6 +37,14 @@ FAILURES = [
     ("flexmbs.__wrapped__ (a dunder probed by tools)", attribute("__wrapped__"), AttributeError,
      "module 'flexmbs' has no attribute '__wrapped__'"),
     ("from flexmbs import Modle", from_import("Modle"), ImportError, "cannot import name 'Modle' from 'flexmbs'"),
+    ("flexmbs.io.load_result (the lazy subpackage)", lambda: getattr(importlib.import_module("flexmbs.io"), "load_result"),
+     AttributeError, "module 'flexmbs.io' has no attribute 'load_result'"),
+    ("from flexmbs.io import ResultFile", lambda: exec("from flexmbs.io import ResultFile", {}), ImportError,
+     "cannot import name 'ResultFile' from 'flexmbs.io'"),
+    ("LazyModule('scipy.sparce').csr_array: the misspelt module at its first use",
+     lambda: LazyModule("scipy.sparce").csr_array, ModuleNotFoundError, "No module named 'scipy.sparce'"),
+    ("LazyModule('scipy.sparse').csr_arrey", lambda: LazyModule("scipy.sparse").csr_arrey, AttributeError,
+     "Module 'scipy.sparse' has no attribute 'csr_arrey'"),     # scipy's own message
     ("bench_startup.py --rounds 0", bench("--rounds", "0"), SystemExit, "--rounds must be at least 1, got 0"),
     ("bench_startup.py --checkout DIR (no label)", bench("--checkout", str(ROOT)), SystemExit,
      "--checkout expects LABEL=DIR with DIR/flexmbs/__init__.py, got"),

@@ -135,3 +135,37 @@ def test_mesh_info_reports_split_bodies_and_mixed_cells(tmp_path, capsys):
     write(mixed, tmp_path / "mixed.vtu")
     assert cli.main(["mesh", "info", str(tmp_path / "mixed.vtu")]) == 1
     assert "body: quad and triangle cells in 1 part; 2 cell types of dimension 2" in capsys.readouterr().out
+
+
+def _graphs():
+    """(name, n_nodes, rows, cols): graphs numbered at random, as meshes from files are."""
+    rng = np.random.default_rng(7)
+    n = 2000
+    path = rng.permutation(n)
+    tree = np.arange(1, n)
+    grid = np.arange(12 ** 3).reshape(12, 12, 12)
+    edges = np.vstack([np.c_[grid[:-1].ravel(), grid[1:].ravel()], np.c_[grid[:, :-1].ravel(), grid[:, 1:].ravel()],
+                       np.c_[grid[:, :, :-1].ravel(), grid[:, :, 1:].ravel()]])
+    relabel = rng.permutation(12 ** 3)
+    return [("path", n, path[:-1], path[1:]), ("binary tree", n, rng.permutation(n)[tree], (tree - 1) // 2),
+            ("3-D grid", 12 ** 3, relabel[edges[:, 0]], relabel[edges[:, 1]]),
+            ("random edges, many parts", n, rng.integers(0, n, 1200), rng.integers(0, n, 1200)),
+            ("no edges", 4, np.zeros(0, int), np.zeros(0, int))]
+
+
+@pytest.mark.parametrize("name, n_nodes, rows, cols", _graphs(), ids=[g[0] for g in _graphs()])
+def test_connected_components_are_scipys_with_the_smallest_node_as_label(name, n_nodes, rows, cols):
+    """`smallest_connected_node` (numpy, no scipy.sparse.csgraph import at every Model) gives
+    the partition of ``scipy.sparse.csgraph.connected_components``, each part labelled by its
+    smallest node."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from flexmbs.mesh.topology import smallest_connected_node
+    labels = smallest_connected_node(n_nodes, rows, cols)
+    n_ref, ref = connected_components(coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_nodes, n_nodes)),
+                                      directed=False)
+    assert len(np.unique(labels)) == n_ref and len(set(zip(labels.tolist(), ref.tolist()))) == n_ref
+    smallest = np.full(n_ref, n_nodes)
+    np.minimum.at(smallest, ref, np.arange(n_nodes))
+    assert np.array_equal(labels, smallest[ref])

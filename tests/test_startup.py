@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import os
 import re
 import subprocess
@@ -168,3 +169,84 @@ def test_module_level_imports_sees_imports_under_if_and_try(tmp_path):
     path.write_text("import os\ntry:\n    import h5py\nexcept ImportError:\n    pass\nif True:\n"
                     "    from matplotlib.figure import Figure\ndef f():\n    import meshio\n")
     assert module_level_imports(path) == {"os", "h5py", "matplotlib"}
+
+
+def test_reading_results_loads_h5py_but_not_the_paraview_writer_matrix_import_or_urdf_reader():
+    """`flexmbs.io` loads each public name's submodule on first use (`flexmbs.lazy.lazy_package`)."""
+    loaded = modules_after("""
+        from flexmbs.io import load_results, recording
+        import flexmbs.io as io
+        assert sorted(io.__all__) == sorted(io._PUBLIC) and callable(io.export_paraview)
+        assert 'meshio' not in sys.modules
+    """)
+    assert "h5py" in loaded and not loaded & {"scipy", "scipy.sparse", "matplotlib"}, sorted(loaded)
+
+
+@pytest.mark.skipif(not __import__("flexmbs.compiled").compiled.kernel_status().installed,
+                    reason="the compiled kernel is not installed (the numpy path uses scipy.linalg)")
+@pytest.mark.parametrize("paraview", [True, False], ids=["paraview", "no-paraview"])
+def test_a_quiet_rigid_run_on_the_compiled_step_imports_no_scipy_or_matplotlib(tmp_path, paraview):
+    """scipy is imported where it is used (`flexmbs.lazy.LazyModule`, imports inside functions):
+    the triple pendulum on index3-alpha's kernel needs none of it (about 0.25 s of CPU over numpy:
+    docs/benchmarks.md section 20).  Without ParaView files (meshio, which imports rich itself)
+    ``-q`` loads no rich either: the quiet progress display makes no console."""
+    argv = ["run", "triple_pendulum", "-q", "--cases", str(ROOT / "cases"), "--out", str(tmp_path / "out"),
+            "--set", "t_end=0.01", "--set", "coordinates=euler-parameters", "--set", "integrator=index3-alpha",
+            "--set", "stabilization=none", "--no-plots", *([] if paraview else ["--no-paraview"])]
+    loaded = modules_after(f"from flexmbs.cli import main\nrc = main({argv!r})\nassert rc == 0, rc", cwd=tmp_path)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["kernel"] == "compiled", summary.get("kernel")            # it ran on the kernel
+    assert {"numpy", "h5py"} <= loaded                                     # it ran, into results.h5
+    assert not loaded & {"scipy", "scipy.sparse", "scipy.linalg", "matplotlib"}, sorted(loaded)
+    assert ("meshio" in loaded) == paraview
+    if not paraview:
+        assert "rich" not in loaded
+
+
+def test_running_a_case_reads_its_own_file_only(tmp_path, caplog):
+    """`flexmbs run CASE` parses CASE.py alone (``ast``); the other files of the cases directory
+    are read only to list them when CASE is not a case."""
+    from flexmbs.cli import CLIError, _case
+    (tmp_path / "good.py").write_text('"""A case."""\nDEFAULTS = {}\ndef run(out=None):\n    pass\n')
+    (tmp_path / "broken.py").write_text("def (:\n")            # discover_cases warns when it reads it
+    with caplog.at_level("WARNING", logger="flexmbs.cli"):
+        assert _case("good", tmp_path).summary == "A case."
+    assert "broken" not in caplog.text
+    with caplog.at_level("WARNING", logger="flexmbs.cli"), pytest.raises(CLIError, match="no case 'god'.*'good'"):
+        _case("god", tmp_path)
+    assert "skipping" in caplog.text and "broken.py" in caplog.text
+
+
+@pytest.mark.parametrize("env", [{}, {"FORCE_COLOR": "1"}, {"TTY_COMPATIBLE": "1"}, {"TTY_COMPATIBLE": "0"}],
+                         ids=["plain", "FORCE_COLOR", "TTY_COMPATIBLE=1", "TTY_COMPATIBLE=0"])
+def test_progress_off_a_terminal_decides_as_rich_does_without_importing_it(env):
+    """stderr is a pipe here: the display decides bar or lines as rich's `Console.is_terminal` would,
+    and imports rich only where rich must decide (an environment variable that overrides isatty)."""
+    code = """
+        from flexmbs.progress import Display
+        shown = Display()
+        imported = 'rich' in sys.modules
+        from rich.console import Console
+        assert shown.enabled == Console(stderr=True).is_terminal and shown.lines == (not shown.enabled)
+        print('IMPORTED', imported)
+    """
+    wrapper = "import sys\n" + textwrap.dedent(code)
+    base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, cwd=ROOT,
+                          env={**base, **env, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-1] == str(bool(env))
+
+
+@pytest.mark.skipif(not __import__("flexmbs.compiled").compiled.kernel_status().installed,
+                    reason="the compiled kernel is not installed (the numpy path uses scipy.linalg)")
+def test_the_coupled_slider_crank_imports_scipy_sparse_but_not_linalg_or_csgraph(tmp_path):
+    """The flexible rod's model needs scipy.sparse (assembly); its mesh check counts connected
+    parts without scipy.sparse.csgraph, which would bring scipy.linalg and scipy.sparse.linalg."""
+    argv = ["run", "slider_crank", "-q", "--cases", str(ROOT / "cases"), "--out", str(tmp_path / "out"),
+            "--set", "coupled=true", "--set", "revolutions=0.02", "--no-plots", "--no-paraview"]
+    code = (f"from flexmbs.cli import main\nrc = main({argv!r})\nassert rc == 0, rc\n"
+            "assert 'scipy.sparse.csgraph' not in sys.modules, 'csgraph'")
+    loaded = modules_after(code, cwd=tmp_path)
+    assert "scipy.sparse" in loaded
+    assert not loaded & {"scipy.linalg", "scipy.sparse.linalg", "matplotlib", "meshio", "rich"}, sorted(loaded)

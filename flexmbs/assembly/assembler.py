@@ -20,7 +20,9 @@ node pattern alone (``scalar``) and placed in the DOF components with ``place``.
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["Assembler", "element_dofs"]
 

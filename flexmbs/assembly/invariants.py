@@ -25,10 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
 
 from ..rotations import tilde
 from .assembler import Assembler
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["BodyInvariants", "assemble_invariants", "tilde"]
 

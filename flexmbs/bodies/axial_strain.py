@@ -51,11 +51,13 @@ integration for curved elements, J. Appl. Mech. 49 (1982) 172-176, doi:10.1115/1
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from ..assembly.assembler import element_dofs
 from ..elements.beam2d import BeamEB2D
 from ..elements.beam3d import BeamEB3D
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["AxialStrain", "BEAM_ELEMENTS"]
 

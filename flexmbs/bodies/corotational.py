@@ -34,7 +34,6 @@ R(theta_0) u, torque() acts on node 0.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ..elements.base import Material
 from ..elements.corotational import corotational_2d
@@ -45,6 +44,9 @@ from ..newton import newton
 from ..rotations import skew
 from .base import Body, LinearInertia, _check_loads, rigid_motion_of_points
 from .flexible import Node            # the mesh-node marker, shared with FlexibleBody
+from ..lazy import LazyModule
+
+scipy = LazyModule("scipy")                 # scipy.linalg loads at its first use (flexmbs.lazy)
 
 __all__ = ["CorotationalBeam2D", "CorotationalBeam3D", "Node"]
 

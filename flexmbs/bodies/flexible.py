@@ -76,7 +76,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 from ..assembly.assembler import element_dofs
 from ..constraints.mean_axis import MeanAxisConditions
@@ -86,6 +85,9 @@ from ..validity import RangeCheck
 from .axial_strain import AxialStrain
 from .base import Body, mass_point_kinematics
 from .rigid import EulerParameterNorm, frame_rigid_motion_generators
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["FlexibleBody", "Node", "Interface", "REFERENCES"]
 

@@ -44,9 +44,11 @@ the mesh's rigid-body modes.  C_q = (0, 0, B) is constant, C_t = 0 and gamma = 0
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from .base import Constraint
+from ..lazy import LazyModule
+
+scipy = LazyModule("scipy")                 # scipy.linalg loads at its first use (flexmbs.lazy)
 
 __all__ = ["MeanAxisConditions", "mean_axis_rows"]
 

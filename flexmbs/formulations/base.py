@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from typing import ClassVar, Hashable
 
 import numpy as np
-from scipy import sparse
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["Formulation", "VelocityFormulation", "SecondOrderForm", "SparseSolver", "forward_difference_jacobian"]
 

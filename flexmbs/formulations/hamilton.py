@@ -29,10 +29,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from scipy import sparse
 
 from .base import Formulation
 from ._common import tilde
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 
 class Hamilton(Formulation):

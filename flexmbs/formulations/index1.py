@@ -26,12 +26,14 @@ import logging
 from typing import Hashable
 
 import numpy as np
-from scipy import sparse
 
 from . import augmented, udwadia_kalaba
 from .base import SecondOrderForm, forward_difference_jacobian
 from .stabilization import (Baumgarte, CoordinatePartitioning, NoStabilization, RedundantConstraintError,
                             make_stabilization, violations)
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["Index1", "SOLVERS"]
 

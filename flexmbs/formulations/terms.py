@@ -30,9 +30,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
 import numpy as np
-from scipy import sparse
 
 from .base import SecondOrderForm
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["ODETerm", "DAETerm", "SparseStep", "SecondOrderSystem", "NotATermError", "as_term",
            "index3_term", "system_checks", "system_method", "CAPABILITIES"]

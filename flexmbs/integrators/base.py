@@ -48,12 +48,13 @@ from abc import ABC, abstractmethod
 from typing import ClassVar, Literal
 
 import numpy as np
-from scipy import sparse
-from scipy.linalg import LinAlgWarning
 
 from ..formulations.terms import CAPABILITIES, ODETerm, as_term
 from ..lapack import lapack
 from ..user_functions import UserFunctionError
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = [
     "Integrator",
@@ -533,6 +534,7 @@ class Factorization:
             if info < 0:
                 raise ValueError(f"illegal value in argument {-info} of LAPACK getrf")
             if info > 0:
+                from scipy.linalg import LinAlgWarning
                 warnings.warn(f"Diagonal number {info} is exactly zero. Singular matrix.",
                               LinAlgWarning, stacklevel=2)
             self._lu, self.dense = (lu, piv), True

@@ -140,11 +140,13 @@ References
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from ..lapack import lapack
 from .base import Integrator, Factorization, _linear_option, as_operator
 from .sparse_step import SecondOrderStepMatrix, _Jacobi, bicgstab_right
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["ImplicitMidpoint"]
 

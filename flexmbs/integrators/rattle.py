@@ -87,7 +87,6 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from ..formulations.augmented import solve_saddle_point
 from ..formulations.terms import DAETerm, ODETerm, index3_term
@@ -103,6 +102,7 @@ def positive_definite(M) -> bool:
     M = np.asarray(M, dtype=float)
     if M.ndim != 2 or M.shape[0] != M.shape[1] or not np.allclose(M, M.T, rtol=1e-12, atol=0.0):
         return False
+    from scipy.linalg import cho_factor
     try:
         cho_factor(M)
     except np.linalg.LinAlgError:
@@ -174,6 +174,7 @@ class Rattle(Integrator):
         if sys.check_model is not None:          # a flexmbs.System: refuse a changed body, a load of the wrong size
             sys.check_model(self.t, q, v)
         self.M = np.asarray(sys.mass_matrix(q), dtype=float)           # positive definite: `_refusal`
+        from scipy.linalg import cho_factor, cho_solve
         self._Minv = cho_solve(cho_factor(self.M), np.eye(n))          # M^-1, once: M is constant
         self._Q = np.asarray(sys.forces(self.t, q, v), dtype=float)
         self.n_rhs += 1

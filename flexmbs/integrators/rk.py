@@ -37,9 +37,11 @@ import warnings
 from typing import ClassVar
 
 import numpy as np
-from scipy import sparse
 
 from .base import Integrator
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["RK45", "DOP853", "Radau", "BDF"]
 

@@ -45,10 +45,11 @@ import logging
 import time
 
 import numpy as np
-from scipy import sparse
-from scipy.linalg import solve_triangular
 
 from ..sparse_sum import SparseSum
+from ..lazy import LazyModule
+
+sparse = LazyModule("scipy.sparse")
 
 __all__ = ["SecondOrderStepMatrix", "gmres_right", "bicgstab_right", "mass_solve"]
 
@@ -98,6 +99,7 @@ def gmres_right(A, psolve, b: np.ndarray, x0: np.ndarray | None, rtol: float, ma
             converged = True
             break
         V.append(w / hnext)
+    from scipy.linalg import solve_triangular
     y = solve_triangular(H[:k, :k], g[:k])
     x += y @ np.array(Z)
     return x, k, converged

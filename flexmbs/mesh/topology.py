@@ -12,11 +12,10 @@ A mesh given to a `flexmbs.Model` must not lose cells or fall apart silently:
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from .mesh import Mesh
 
-__all__ = ["TOPOLOGICAL_DIM", "unused_cells", "parts", "coincident_nodes", "describe_part", "body_report"]
+__all__ = ["TOPOLOGICAL_DIM", "unused_cells", "parts", "smallest_connected_node", "coincident_nodes", "describe_part", "body_report"]
 
 #: topological dimension of every cell type a Mesh may hold
 TOPOLOGICAL_DIM = {"vertex": 0, "line": 1, "line3": 1, "triangle": 2, "triangle6": 2, "quad": 2, "quad8": 2,
@@ -38,9 +37,7 @@ def parts(n_nodes: int, cells) -> tuple[int, np.ndarray]:
     blocks = [np.asarray(c, dtype=np.int64) for c in (cells if isinstance(cells, (list, tuple)) else [cells])]
     rows = np.concatenate([np.repeat(c[:, 0], c.shape[1] - 1) for c in blocks])
     cols = np.concatenate([c[:, 1:].ravel() for c in blocks])
-    from scipy.sparse.csgraph import connected_components      # deferred: scipy.spatial and csgraph are slow
-    graph = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_nodes, n_nodes))   # to import
-    _, labels = connected_components(graph, directed=False)
+    labels = smallest_connected_node(n_nodes, rows, cols)
     used = np.zeros(n_nodes, bool)
     for c in blocks:
         used[c.ravel()] = True
@@ -48,6 +45,43 @@ def parts(n_nodes: int, cells) -> tuple[int, np.ndarray]:
     out = np.full(n_nodes, -1, dtype=np.int64)
     out[used] = relabel.ravel()
     return len(uniq), out
+
+
+def smallest_connected_node(n_nodes: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The smallest node index of each node's connected component in the undirected graph of
+    the edges (rows[k], cols[k]): labels of the components, shape (n_nodes,).
+
+    .. code:: text
+
+        root = arange(n_nodes)
+        repeat:  root = root[root] until it stops changing      (pointer jumping: every node
+                                                                  points at a root)
+                 for every edge (a, b) whose roots differ:      (hooking: the larger root under
+                     root[max] = min(root[max], min)             the smaller, so no cycle forms)
+        until every edge joins nodes of one root
+
+    A root only ever points to a smaller index, so the smallest node of a component is its
+    root at the end.  Every round is vectorised over the edges; the rounds measured on graphs
+    of 10^5 nodes numbered at random were 11 (a path), 6 (a binary tree), 4 (a 3-D grid) and
+    5 (random edges), and 1 for a path numbered along it, as line meshes are.  This replaces
+    ``scipy.sparse.csgraph.connected_components`` (the same partition: tests/test_startup.py)
+    for the mesh check of every `flexmbs.Model`, whose import costs about 0.1 s of CPU (it
+    brings scipy.linalg) against well under 1 ms for a mesh of tens of nodes.
+    """
+    root = np.arange(n_nodes, dtype=np.int64)
+    rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+    while True:
+        while True:
+            jumped = root[root]
+            if np.array_equal(jumped, root):
+                break
+            root = jumped
+        a, b = root[rows], root[cols]
+        split = a != b
+        if not split.any():
+            return root
+        lo, hi = np.minimum(a[split], b[split]), np.maximum(a[split], b[split])
+        np.minimum.at(root, hi, lo)
 
 
 def coincident_nodes(points: np.ndarray, labels: np.ndarray, rtol: float = 1e-9) -> np.ndarray:

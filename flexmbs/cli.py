@@ -156,7 +156,7 @@ def load_case(info: CaseInfo):
     return module
 
 
-def _case(name: str, cases_dir) -> CaseInfo:
+def find_case(name: str, cases_dir) -> CaseInfo:
     """The case ``name`` of the cases directory: its own file is read (``ast``), the others only
     to list them when ``name`` is not a case."""
     directory = find_cases_dir(cases_dir)
@@ -200,7 +200,8 @@ def check_case_values(module, name: str, params: dict) -> None:
         raise CLIError(f"case {name}: {err}") from None
 
 
-def _parse_sets(items) -> dict:
+def parse_sets(items) -> dict:
+    """``--set KEY=VALUE`` items as {KEY: VALUE} (values stay strings; `parse_parameters` types them)."""
     out = {}
     for item in items or ():
         key, sep, value = item.partition("=")
@@ -321,11 +322,11 @@ def cmd_run(args) -> int:
     file_params, file_out = {}, None
     if target.endswith(".toml"):
         target, file_params, file_out = read_case_toml(args.case)
-    info = _case(target, args.cases)
+    info = find_case(target, args.cases)
     module = load_case(info)
     defaults = dict(module.DEFAULTS)
     params = parse_parameters(info.name, defaults, file_params)
-    params.update(parse_parameters(info.name, defaults, _parse_sets(args.set)))
+    params.update(parse_parameters(info.name, defaults, parse_sets(args.set)))
     if getattr(args, "no_plots", False):
         if "plots" not in defaults:
             raise CLIError(f"--no-plots: case {info.name} has no `plots` parameter (it draws no plots to skip)")
@@ -524,7 +525,7 @@ def cmd_sweep(args) -> int:
 
     from .progress import Display
     from .sweep import MissingExtra, SweepInterrupted, sweep
-    info = _case(args.case, args.cases)
+    info = find_case(args.case, args.cases)
     grid = {}
     for item in args.grid or ():
         key, sep, values = item.partition("=")
@@ -555,7 +556,7 @@ def cmd_sweep(args) -> int:
                 if bar["update"]:
                     bar["update"](done)
 
-            rows = sweep(info.path, grid=grid, listed=listed, fixed=_parse_sets(args.set), out=out,
+            rows = sweep(info.path, grid=grid, listed=listed, fixed=parse_sets(args.set), out=out,
                          workers=args.workers, scheduler=args.scheduler, progress=progress,
                          retries=args.retries, retry_failed=not args.no_retry_failed)
     except (ParameterError, MissingExtra) as err:        # bad input (exit 2), nothing written
@@ -595,7 +596,7 @@ def cmd_cases(args) -> int:
 
 
 def cmd_params(args) -> int:
-    info = _case(args.case, args.cases)
+    info = find_case(args.case, args.cases)
     module = load_case(info)
     print(f"{info.name}: {info.summary}")
     if getattr(module, "RUN_TIME", None):

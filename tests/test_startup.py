@@ -206,14 +206,14 @@ def test_a_quiet_rigid_run_on_the_compiled_step_imports_no_scipy_or_matplotlib(t
 def test_running_a_case_reads_its_own_file_only(tmp_path, caplog):
     """`flexmbs run CASE` parses CASE.py alone (``ast``); the other files of the cases directory
     are read only to list them when CASE is not a case."""
-    from flexmbs.cli import CLIError, _case
+    from flexmbs.cli import CLIError, find_case
     (tmp_path / "good.py").write_text('"""A case."""\nDEFAULTS = {}\ndef run(out=None):\n    pass\n')
     (tmp_path / "broken.py").write_text("def (:\n")            # discover_cases warns when it reads it
     with caplog.at_level("WARNING", logger="flexmbs.cli"):
-        assert _case("good", tmp_path).summary == "A case."
+        assert find_case("good", tmp_path).summary == "A case."
     assert "broken" not in caplog.text
     with caplog.at_level("WARNING", logger="flexmbs.cli"), pytest.raises(CLIError, match="no case 'god'.*'good'"):
-        _case("god", tmp_path)
+        find_case("god", tmp_path)
     assert "skipping" in caplog.text and "broken.py" in caplog.text
 
 

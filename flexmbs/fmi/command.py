@@ -43,11 +43,11 @@ def add_parser(sub, common) -> None:
 
 def _declared(args, CLIError) -> tuple[str, dict, str]:
     """(factory "FILE.py:FUNCTION" or "MODULE:FUNCTION", the case's FMU dict or {}, the FMU's default name)."""
-    from ..cli import _case, load_case
+    from ..cli import find_case, load_case
     if ":" in args.source:
         target = args.source.rpartition(":")[0]
         return args.source, {}, Path(target).stem if target.endswith(".py") else target.rpartition(".")[2]
-    module = load_case(_case(args.source, args.cases))
+    module = load_case(find_case(args.source, args.cases))
     spec = getattr(module, "FMU", None)
     if not isinstance(spec, dict) or not isinstance(spec.get("system"), str):
         raise CLIError(f"case {args.source} declares no FMU (a dict FMU = dict(system='FUNCTION', inputs=..., "
@@ -68,7 +68,7 @@ def _inputs(items, CLIError) -> dict:
 
 def cmd_fmu(args) -> int:
     """Write the FMU; print what it declares."""
-    from ..cli import EXIT_OK, CLIError, _parse_sets, parse_parameters
+    from ..cli import EXIT_OK, CLIError, parse_sets, parse_parameters
     from . import FMIError, export
     from .fmu import factory_source, require_pythonfmu
     try:
@@ -87,7 +87,7 @@ def cmd_fmu(args) -> int:
         function = factory_source(source)[0]
         defaults = {k: p.default for k, p in inspect.signature(function).parameters.items()
                     if p.default is not inspect.Parameter.empty and k not in inputs}
-        parameters = parse_parameters(args.source, defaults, _parse_sets(args.set))
+        parameters = parse_parameters(args.source, defaults, parse_sets(args.set))
         path = export(source, out, inputs=inputs, outputs=outputs, step=step, h=args.h if args.h else spec.get("h"),
                       parameters=parameters, stop_time=args.stop_time if args.stop_time else spec.get("stop_time", 1.0))
     except FMIError as err:

@@ -17,6 +17,7 @@ from scipy import sparse
 
 from .assembly import Assembler, assemble_invariants, element_dofs
 from .elements.base import Element
+from .elements.plate import PlateMITC4
 from .mesh import Mesh
 from .mesh.faces import FACES, match_faces
 from .mesh.topology import coincident_nodes, describe_part, parts, unused_cells
@@ -69,7 +70,11 @@ class SurfaceLoad:
     loaded through that cell's own face (its mid-edge nodes included), outward normal n:
     ``traction`` (3-vector, body-frame components, force per unit area) or ``pressure``
     (positive into the body: the load -p n per unit area).  Its consistent nodal loads are
-    int N_a t dA (`flexmbs.surface`); on plane bodies dA = thickness ds.
+    int N_a t dA (`flexmbs.surface`); on plane bodies dA = thickness ds.  On a plate
+    (`flexmbs.elements.PlateMITC4`) the faces are its edges (line cells): a traction per unit area
+    of the edge face (thickness times length; its z component a transverse shear force) or an
+    in-plane pressure on the edge.  A pressure on the plate's own surface is a
+    ``DistributedLoad((0, 0, -p / t), per="volume")``.
     """
 
     faces: object
@@ -303,7 +308,7 @@ class Model:
         el, mesh = self.element, self.mesh
         name = f"loads[{i}]"
         if el.cell_type not in FACES or not hasattr(el, "stress"):
-            raise ValueError(f"`{name}`: a SurfaceLoad needs solid or plane-stress elements, not "
+            raise ValueError(f"`{name}`: a SurfaceLoad needs solid, plane-stress or plate elements, not "
                              f"{type(el).__name__}; load beams and bars with NodalLoad or DistributedLoad")
         if isinstance(load.faces, str):
             sets = mesh.element_sets
@@ -317,6 +322,10 @@ class Model:
         else:
             raise TypeError(f"`{name}.faces` must be an element set name or {{cell type: connectivity}}, "
                             f"got {type(load.faces).__name__}")
+        if el.cell_type in faces and isinstance(el, PlateMITC4):
+            raise ValueError(f"{label} holds {el.cell_type} cells, the plate itself: a SurfaceLoad on a "
+                             f"{type(el).__name__} acts on its edges (line cells); load its surface with "
+                             "DistributedLoad((0, 0, -p / thickness), per='volume') for a pressure p")
         if el.cell_type in faces:
             raise ValueError(f"{label} holds {el.cell_type} cells, the body itself; give the set of its "
                              f"boundary faces ({FACES[el.cell_type][0]} cells)")
@@ -344,8 +353,9 @@ class Model:
             raise ValueError(str(err)) from None
         forces = face_loads(mesh.points, FACES[el.cell_type][0], nodes, traction=traction, pressure=pressure,
                             thickness=getattr(el, "thickness", 1.0))              # (n_f, n_k, 3)
-        dofs = nodes[:, :, None] * dpn + np.arange(dpn)
-        return np.bincount(dofs.ravel(), weights=forces[:, :, :dpn].ravel(), minlength=self.n_full)
+        n_tr = min(dpn, 3)                   # the translations: first DOFs of solids, plane bodies, plates
+        dofs = nodes[:, :, None] * dpn + np.arange(n_tr)
+        return np.bincount(dofs.ravel(), weights=forces[:, :, :n_tr].ravel(), minlength=self.n_full)
 
     def _check_parts(self, fixed_mask: np.ndarray, dpn: int) -> None:
         """Refuse a body that falls apart: duplicate nodes no cell joins, or a part without support."""
@@ -725,6 +735,26 @@ class Model:
         out[..., self.cells, :] = u
         return out
 
+    def stress_fields(self, delta: np.ndarray) -> dict[str, np.ndarray]:
+        """Element outputs linear in the free DOFs ``delta`` (..., n), at the element centroids:
+        ``stress`` (..., n_el, 3, 3) [Pa] (body axes; plane stress padded with zeros) and, for
+        plates (``element.stress_fields``), ``stress_bottom`` (..., n_el, 3, 3) at the bottom surface
+        and ``shear_force`` (..., n_el, 2) [N/m].  Empty for elements without ``stress`` (bars, beams).
+
+        The states are batched as extra elements (one call of the element's stress for all)."""
+        el = self.element
+        if not hasattr(el, "stress"):
+            return {}
+        delta = np.asarray(delta, dtype=float)
+        lead, n_el = delta.shape[:-1], len(self.cells)
+        edofs = element_dofs(self.cells, el.dofs_per_node)
+        u_e = self.expand(delta.reshape(-1, delta.shape[-1]))[:, edofs]        # (n_s, n_el, n_e)
+        X = np.broadcast_to(self.X, (len(u_e),) + self.X.shape).reshape((-1,) + self.X.shape[1:])
+        u_e = u_e.reshape(-1, u_e.shape[-1])
+        fields = el.stress_fields(X, u_e) if hasattr(el, "stress_fields") else {"stress": el.stress(X, u_e)}
+        return {k: _pad_tensor(v).reshape(lead + (n_el, 3, 3)) if k.startswith("stress")
+                else v.reshape(lead + (n_el,) + v.shape[1:]) for k, v in fields.items()}
+
     def node_translations(self) -> sparse.csr_array:
         """Phi_nodes (3 n_nodes, n_dofs): the translation u_i = Phi_nodes[3 i:3 i + 3] delta of every mesh
         node from the free DOFs (beams: the shape functions at the element ends; solids: the
@@ -918,6 +948,13 @@ def _restrict(A, idx: np.ndarray) -> sparse.csr_array:
     np.cumsum(counts, out=indptr[1:])
     out = sparse.csr_array((B.data[keep], cols[keep], indptr), shape=(len(idx), len(idx)))
     out.has_sorted_indices = bool(A.has_sorted_indices)
+    return out
+
+
+def _pad_tensor(sigma: np.ndarray) -> np.ndarray:
+    """(..., d, d) stresses as (..., 3, 3): plane-stress (2 x 2) ones padded with zeros."""
+    out = np.zeros(sigma.shape[:-2] + (3, 3))
+    out[..., :sigma.shape[-2], :sigma.shape[-1]] = sigma
     return out
 
 

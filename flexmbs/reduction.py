@@ -376,7 +376,7 @@ class ReducedModel(Model):
         self.G_op = [None if Gi is None else Gi.toarray() for Gi in self.inv.G]
         self.m_O, self.d, self.g = self.inv.m_O, self.inv.d, self.inv.g
         self._cache = {}
-        self._modal_stress = None
+        self._modal_fields = None
         self._modal_kgeo = None
         log.info("reduced model: %d -> %d DOFs (%s), lowest frequency %.6g Hz", model.n_dofs, r,
                  method, np.sqrt(max(lam[0], 0.0)) / (2 * np.pi))
@@ -423,22 +423,27 @@ class ReducedModel(Model):
         return np.asarray(q) @ self.Phi.T
 
     @property
+    def modal_fields(self) -> dict[str, np.ndarray]:
+        """The full model's `Model.stress_fields` of each basis vector, {name: (r, n_el, ...)}: stress
+        (and, for plates, the bottom surface's stress and the shear resultants), computed once
+        (empty for elements without ``stress``)."""
+        if self._modal_fields is None:
+            self._modal_fields = self.full.stress_fields(self.Phi.T)
+        return self._modal_fields
+
+    @property
     def modal_stress(self) -> np.ndarray | None:
-        """Element stresses (r, n_el, d, d) of the basis vectors (None for elements without
-        ``stress``), computed once."""
-        el = self.element
-        if not hasattr(el, "stress"):
-            return None
-        if self._modal_stress is None:
-            dpn = el.dofs_per_node
-            edofs = (self.cells[:, :, None] * dpn + np.arange(dpn)).reshape(len(self.cells), -1)
-            full = self.full.expand(self.Phi.T)                   # (r, n_full)
-            self._modal_stress = np.stack([el.stress(self.X, f[edofs]) for f in full])
-        return self._modal_stress
+        """Element stresses (r, n_el, 3, 3) of the basis vectors (``modal_fields["stress"]``; None for
+        elements without ``stress``)."""
+        return self.modal_fields.get("stress")
+
+    def stress_fields(self, q: np.ndarray) -> dict[str, np.ndarray]:
+        """`Model.stress_fields` from the modal coordinates: sum_i q_i field_i, {name: (..., n_el, ...)}."""
+        return {k: np.tensordot(np.asarray(q, dtype=float), v, axes=(-1, 0)) for k, v in self.modal_fields.items()}
 
     def stress(self, q: np.ndarray) -> np.ndarray:
-        """Element centroid stresses sum_i q_i sigma_i, (..., n_el, d, d)."""
-        return np.tensordot(np.asarray(q), self.modal_stress, axes=(-1, 0))
+        """Element centroid stresses sum_i q_i sigma_i, (..., n_el, 3, 3)."""
+        return self.stress_fields(q)["stress"]
 
 
 def _sym(A):

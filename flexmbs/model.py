@@ -806,6 +806,52 @@ class Model:
         Phi = self.node_translations()[rows].toarray().reshape(idx.size, 3, -1)
         return w @ X, np.einsum("k,kan->an", w, Phi)
 
+    def interface_rigid_modes(self, nodes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(X_c (3,), dofs (k,), R_c (k, m)): the centroid of the mesh nodes ``nodes`` (set name or
+        indices), the indices among the free DOFs of every DOF of those nodes, and the element's m
+        rigid-body modes at those DOFs about X_c (translations, then rotations theta about axes
+        through X_c: u_i = u_c + theta x (X_i - X_c), a node's rotation DOFs = theta): the motions
+        of a rigid (RBE2-like) interface, u_set = R_c c (`flexmbs.reduction.reduce`,
+        ``rigid_interfaces``).  Raises ValueError when a DOF of the set is supported (``fixed``) or the
+        set cannot carry all m rigid motions (e.g. nodes on one line of a solid)."""
+        idx = self.mesh.nodes(nodes if isinstance(nodes, str) else np.asarray(nodes, dtype=np.int64))
+        if idx.size == 0:
+            raise ValueError("the interface has no node")
+        dpn = self.element.dofs_per_node
+        full = (idx[:, None] * dpn + np.arange(dpn)).ravel()
+        if np.any(self._fixed_mask[full]):
+            raise ValueError(f"a rigid interface cannot hold supported DOFs: {int(self._fixed_mask[full].sum())} of "
+                             "its nodes' DOFs are in `fixed`; support the body elsewhere, or make the supported "
+                             "nodes the interface's only constraint")
+        X_c = np.pad(self.mesh.points[idx], ((0, 0), (0, 3 - self.mesh.dim))).mean(axis=0)
+        R = self.rigid_modes(full=True)[full]                        # about the origin
+        if R.shape[1] == 6:                                          # 3D: theta x X = theta x X_c + theta x (X - X_c)
+            shift = np.stack([np.cross(e, X_c) for e in np.eye(3)], axis=1)      # (3, 3): column i = e_i x X_c
+            R[:, 3:] -= R[:, :3] @ shift
+        elif R.shape[1] == 3:                                        # plane: theta e_z x X_c = theta (-y_c, x_c)
+            R[:, 2] -= R[:, :2] @ np.array([-X_c[1], X_c[0]])
+        sv = np.linalg.svd(R, compute_uv=False)
+        if sv.min() <= 1e-10 * sv.max():
+            raise ValueError(f"the interface's {idx.size} node(s) cannot carry the {R.shape[1]} rigid-body motions "
+                             f"of a rigid interface (their rigid modes have rank {int(np.sum(sv > 1e-10 * sv.max()))}); "
+                             "give nodes that span a surface")
+        return X_c, np.searchsorted(self.free, full), R
+
+    def interface_rigid_motion(self, nodes) -> tuple[np.ndarray, np.ndarray]:
+        """(X_c (3,), Phi_r (m, n_dofs)): the rigid motion c = (u_c, theta) of the node set ``nodes`` that
+        fits its DOFs best in the least-squares sense, c = pinv(R_c) delta_set = Phi_r delta
+        (`interface_rigid_modes`): exact for a rigid interface, the set's mean motion for a deforming
+        one.  A moment T at a rigid interface is the generalised force Phi_r[3:].T T."""
+        X_c, dofs, R = self.interface_rigid_modes(nodes)
+        Phi = self.node_dof_rows(dofs)
+        return X_c, np.linalg.pinv(R) @ Phi
+
+    def node_dof_rows(self, dofs: np.ndarray) -> np.ndarray:
+        """(k, n_dofs): the rows of the identity at free-DOF indices ``dofs`` (a reduced model: of its basis)."""
+        out = np.zeros((len(dofs), self.n_dofs))
+        out[np.arange(len(dofs)), dofs] = 1.0
+        return out
+
     # -- time-dependent data for the formulations -------------------------------------------------
     def frame(self, t: float):
         """FrameState of the motion at t."""

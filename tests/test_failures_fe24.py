@@ -1,17 +1,34 @@
 """Bad input to plate stresses, surface loads on plates, rigid interfaces and imported bodies (issue 24,
 flexmbs/elements/plate.py, flexmbs/model.py, flexmbs/reduction.py, flexmbs/io/fe_import.py): each row is
 (what is given, the error, the message it now prints)."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import flexmbs as fm
+from flexmbs.bodies import FlexibleBody, Interface
 from flexmbs.elements import PlateMITC4
 from flexmbs.model import SurfaceLoad
+from flexmbs.reduction import reduce
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+import slider_crank as sc  # noqa: E402
 
 STEEL = fm.Material(E=200e9, rho=7800.0, nu=0.3)
 SQUARE = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]])
 PLATE = PlateMITC4(STEEL, 0.01)
 STRIP = fm.generate.rectangle(2, 1, z=0.0)
+BOX = fm.generate.box(4, 1, 1, 1.0, 0.1, 0.1, cell="tetra")
+BAR = fm.Model(BOX, fm.Tet4(STEEL), fixed=[("xmin", "all")])
+FREE_BAR = fm.Model(BOX, fm.Tet4(STEEL))
+SIDE = [int(i) for i in np.flatnonzero((BOX.points[:, 1] == 0) & (BOX.points[:, 0] > 0))]   # meets xmax
+EDGE = [int(i) for i in np.flatnonzero((BOX.points[:, 1] == 0) & (BOX.points[:, 2] == 0))]   # nodes on a line
+
+def marker_point(model, marker):
+    body = FlexibleBody(model, "bar")
+    return body.point(body.initial_coordinates(), marker)
 
 ROWS = [
     ("plate stress above its top surface", lambda: PLATE.stress(SQUARE, np.zeros((1, 20)), z=0.01), ValueError,
@@ -25,6 +42,34 @@ ROWS = [
      "`loads[0].faces` (set 'all') holds quad cells, the plate itself: a SurfaceLoad on a PlateMITC4 acts on its "
      "edges (line cells); load its surface with DistributedLoad((0, 0, -p / thickness), per='volume') for a "
      "pressure p"),
+    ("a rigid Interface with weights", lambda: Interface("xmax", weights=(1.0, 2.0), rigid=True), ValueError,
+     "`weights` belong to an averaging interface; a rigid one (rigid=True) moves its nodes as one rigid body and "
+     "takes no weights"),
+    ("rigid given as text", lambda: Interface("xmax", rigid="yes"), TypeError, "`rigid` must be True or False, got 'yes'"),
+    ("a rigid Interface on a full Model", lambda: marker_point(BAR, Interface("xmax", rigid=True)), ValueError,
+     "body 'bar': Interface 'xmax' is rigid, but the Model is a full one: flexmbs builds a rigid interface into a "
+     "reduced basis only; use reduce(model, n_modes, rigid_interfaces=['xmax']) (or an averaging Interface)"),
+    ("a rigid Interface on a basis that does not tie it",
+     lambda: marker_point(reduce(BAR, 2, static_modes=False), Interface("xmax", rigid=True)), ValueError,
+     "body 'bar': Interface 'xmax' is rigid, but the reduced Model's basis does not tie that node set rigidly; "
+     "reduce with rigid_interfaces=['xmax'] (or use an averaging Interface)"),
+    ("a rigid interface on supported nodes", lambda: reduce(BAR, 2, rigid_interfaces=["xmin"]), ValueError,
+     "`rigid_interfaces[0]`: a rigid interface cannot hold supported DOFs: 12 of its nodes' DOFs are in `fixed`"),
+    ("rigid interfaces sharing nodes", lambda: reduce(BAR, 2, rigid_interfaces=["xmax", SIDE]), ValueError,
+     "`rigid_interfaces[1]` shares nodes with an earlier set; give disjoint node sets"),
+    ("a rigid interface of nodes on one line", lambda: reduce(BAR, 2, rigid_interfaces=[EDGE[1:]]), ValueError,
+     "`rigid_interfaces[0]`: the interface's 4 node(s) cannot carry the 6 rigid-body motions of a rigid interface "
+     "(their rigid modes have rank 5); give nodes that span a surface"),
+    ("a rigid interface on a free-free body",
+     lambda: reduce(FREE_BAR, 2, rigid_interfaces=["xmax"], static_modes=False), ValueError,
+     "`rigid_interfaces` needs a supported body; the model has 6 rigid-body motion(s) that its supports leave "
+     "free: support it with `fixed`"),
+    ("craig-bampton without an interface", lambda: reduce(BAR, 2, method="craig-bampton"), ValueError,
+     "`interface` (node set, indices or mask) or `rigid_interfaces` is needed for 'craig-bampton'"),
+    ("the slider-crank's interface on the beam rod", lambda: sc.run(interface="rigid"), ValueError,
+     "parameter 'interface': is bearing B of the solid rod: add --set rod=solid (got rod='beam')"),
+    ("the slider-crank's interface misspelt", lambda: sc.run(coupled=True, rod="solid", interface="rbe2"), ValueError,
+     "parameter 'interface': must be one of averaging, rigid, got 'rbe2'"),
 ]
 
 

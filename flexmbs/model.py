@@ -94,6 +94,19 @@ def _finite(value, name: str) -> float:
     return out
 
 
+def gravity_vector(gravity) -> np.ndarray:
+    """``gravity`` as a finite 3-vector [m/s^2] (global components; None: zero), else ValueError."""
+    if gravity is None:
+        return np.zeros(3)
+    try:
+        g = np.asarray(gravity, dtype=float)
+    except (TypeError, ValueError):
+        g = None
+    if g is None or g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ValueError(f"`gravity` must be a 3-vector (global components), got {gravity!r}")
+    return g
+
+
 def rayleigh_coefficients(zeta: float, omega_1: float, omega_2: float) -> tuple[float, float]:
     """(alpha, beta) of C = alpha M + beta K giving damping ratio ``zeta`` at omega_1 and omega_2.
 
@@ -232,16 +245,10 @@ class Model:
             if not isinstance(load, NodalLoad):
                 raise TypeError(f"`loads[{i}]` must be a NodalLoad, DistributedLoad or SurfaceLoad, got "
                                 f"{type(load).__name__}")
-            idx = mesh.nodes(load.nodes)
-            (j,) = self._dof_indices([load.dof])
-            Q[idx * dpn + j, i] += _finite(load.value, f"loads[{i}].value")
-            if np.any(fixed_mask[idx * dpn + j]):
-                log.warning("load %d acts on a fixed DOF; that part is carried by the support", i)
+            Q[:, i] = self._nodal(load, i)
         self.Q = Q[free]
         self._load_f = [ld.f for ld in self.loads]
-        self.gravity = np.zeros(3) if gravity is None else np.asarray(gravity, dtype=float)
-        if self.gravity.shape != (3,):
-            raise ValueError(f"`gravity` must be a 3-vector (global components), got {gravity!r}")
+        self.gravity = gravity_vector(gravity)
 
         # -- operators for the time loop (dense for small bodies) --------------------------------
         dense = self.n_dofs < dense_below
@@ -270,6 +277,17 @@ class Model:
         self._frame_terms = None
         log.info("model: %d elements, %d free DOFs, mass %.6g kg, %s operators",
                  len(self.cells), self.n_dofs, self.mass, "dense" if dense else "sparse")
+
+    def _nodal(self, load: NodalLoad, i: int) -> np.ndarray:
+        """Load vector (n_full,) of a NodalLoad: ``value`` on DOF ``dof`` of each of its nodes."""
+        dpn = self.element.dofs_per_node
+        idx = self.mesh.nodes(load.nodes)
+        (j,) = self._dof_indices([load.dof])
+        q = np.zeros(self.n_full)
+        q[idx * dpn + j] += _finite(load.value, f"loads[{i}].value")
+        if np.any(self._fixed_mask[idx * dpn + j]):
+            log.warning("load %d acts on a fixed DOF; that part is carried by the support", i)
+        return q
 
     def _distributed(self, load: DistributedLoad, i: int, asm):
         """Consistent load vector of a distributed load and its body force per unit mass."""

@@ -555,7 +555,13 @@ class ReducedModel(Model):
         return {k: np.tensordot(np.asarray(q, dtype=float), v, axes=(-1, 0)) for k, v in self.modal_fields.items()}
 
     def stress(self, q: np.ndarray) -> np.ndarray:
-        """Element centroid stresses sum_i q_i sigma_i, (..., n_el, 3, 3)."""
+        """Element centroid stresses sum_i q_i sigma_i, (..., n_el, 3, 3).  ValueError for a model without
+        stresses (beams and bars: their ``axial_force`` is in the element data; imported bodies)."""
+        if "stress" not in self.modal_fields:
+            if hasattr(self.full, "stress"):          # an ImportedModel: its refusal says why
+                self.full.stress(self.physical(q))
+            raise ValueError(f"`stress`: {type(self.element).__name__} has no stress output (bars and beams: the "
+                             "element data's axial_force)")
         return self.stress_fields(q)["stress"]
 
 

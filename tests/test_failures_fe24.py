@@ -11,6 +11,7 @@ import flexmbs as fm
 from flexmbs.bodies import FlexibleBody, Interface
 from flexmbs.elements import PlateMITC4
 from flexmbs.model import SurfaceLoad
+from flexmbs.io.fe_import import ImportedBody
 from flexmbs.reduction import reduce
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
@@ -25,6 +26,15 @@ BAR = fm.Model(BOX, fm.Tet4(STEEL), fixed=[("xmin", "all")])
 FREE_BAR = fm.Model(BOX, fm.Tet4(STEEL))
 SIDE = [int(i) for i in np.flatnonzero((BOX.points[:, 1] == 0) & (BOX.points[:, 0] > 0))]   # meets xmax
 EDGE = [int(i) for i in np.flatnonzero((BOX.points[:, 1] == 0) & (BOX.points[:, 2] == 0))]   # nodes on a line
+
+# an imported body built from a native one's matrices (the file formats are tested in test_fe_import.py)
+IMPORTED = ImportedBody(FREE_BAR.M, FREE_BAR.K, BOX.points, np.arange(1, BOX.n_nodes + 1), ("test", "test"))
+TIP = {"tip": BOX.nodes("xmax")}
+
+
+def imported_with(load):
+    return IMPORTED.model(fixed=[(BOX.nodes("xmin"), "all")], node_sets=TIP, loads=[load])
+
 
 def marker_point(model, marker):
     body = FlexibleBody(model, "bar")
@@ -66,6 +76,25 @@ ROWS = [
      "free: support it with `fixed`"),
     ("craig-bampton without an interface", lambda: reduce(BAR, 2, method="craig-bampton"), ValueError,
      "`interface` (node set, indices or mask) or `rigid_interfaces` is needed for 'craig-bampton'"),
+    ("a SurfaceLoad on an imported body", lambda: imported_with(SurfaceLoad("tip", pressure=1e3)), ValueError,
+     "`loads[0]`: an imported body has no faces (the exporting code keeps its elements), so it takes no "
+     "SurfaceLoad; give the face's consistent nodal forces as NodalLoads (e.g. exported as a load vector by that "
+     "code)"),
+    ("a load per volume on an imported body", lambda: imported_with(fm.DistributedLoad((0, 0, 1.0), per="volume")),
+     ValueError, "`loads[0].per` must be 'mass' for an imported body (a load per volume or length needs the density "
+     "and the section, which the imported M does not give), got 'volume'"),
+    ("a load on an element set of an imported body",
+     lambda: imported_with(fm.DistributedLoad((0, 0, 1.0), per="mass", elements="all")), ValueError,
+     "`loads[0].elements`: an imported body has no elements; a DistributedLoad acts on the whole body "
+     "(elements=None), got 'all'"),
+    ("a body force that is not a 3-vector", lambda: imported_with(fm.DistributedLoad((0, 1.0), per="mass")),
+     ValueError, "`loads[0].value` must be a finite 3-vector [N/kg] (body frame), got (0, 1.0)"),
+    ("a load of another kind", lambda: imported_with((0, 0, 1.0)), TypeError,
+     "`loads[0]` must be a NodalLoad or a DistributedLoad (per mass) for an imported body, got tuple"),
+    ("a nodal load on a rotation of an imported body", lambda: imported_with(fm.NodalLoad("tip", "theta", 1.0)),
+     ValueError, "unknown DOF 'theta' for NodeTranslations; valid: ['u', 'v', 'w'] or 'all'"),
+    ("gravity that is not a 3-vector", lambda: IMPORTED.model(gravity=(0.0, -9.81)), ValueError,
+     "`gravity` must be a 3-vector (global components), got (0.0, -9.81)"),
     ("the slider-crank's interface on the beam rod", lambda: sc.run(interface="rigid"), ValueError,
      "parameter 'interface': is bearing B of the solid rod: add --set rod=solid (got rod='beam')"),
     ("the slider-crank's interface misspelt", lambda: sc.run(coupled=True, rod="solid", interface="rbe2"), ValueError,

@@ -849,10 +849,11 @@ class Model:
         elif R.shape[1] == 3:                                        # plane: theta e_z x X_c = theta (-y_c, x_c)
             R[:, 2] -= R[:, :2] @ np.array([-X_c[1], X_c[0]])
         sv = np.linalg.svd(R, compute_uv=False)
-        if sv.min() <= 1e-10 * sv.max():
+        rank = int(np.sum(sv > 1e-10 * sv.max()))
+        if rank < R.shape[1]:
             raise ValueError(f"the interface's {idx.size} node(s) cannot carry the {R.shape[1]} rigid-body motions "
-                             f"of a rigid interface (their rigid modes have rank {int(np.sum(sv > 1e-10 * sv.max()))}); "
-                             "give nodes that span a surface")
+                             f"of a rigid interface (their rigid modes have rank {rank}); give nodes that span a "
+                             "surface")
         return X_c, np.searchsorted(self.free, full), R
 
     def interface_rigid_motion(self, nodes) -> tuple[np.ndarray, np.ndarray]:

@@ -23,10 +23,13 @@ Bases (all ending M-orthonormalised as Ritz vectors of (K, M): M_r = I, K_r = di
 - both optionally with ``static_modes``: K^-1 of the frame's unit inertia loads (-d[a, b],
   -m_O[c]) and of the load columns Q, so that the quasi-static response to the frame's motion
   (the centrifugal stretch of a spinning blade) and to the loads is exact in the basis
-  (modal truncation augmentation [2]).
+  (modal truncation augmentation [2]);
+- with ``rigid_interfaces``: each node set tied rigidly to its centroid (RBE2-like), delta = T z
+  with the set's DOFs R_c c, every basis computed on T^T K T, T^T M T (``rigid_interface_map``).
 
-Stresses are linear in delta: ``ReducedModel.modal_stress`` holds the element stresses of each
-basis vector, and sigma(q) = sum_i q_i sigma_i (``stress``).
+Stresses are linear in delta: ``ReducedModel.modal_fields`` holds the element stresses (plates:
+both surfaces and the shear resultants) of each basis vector, and sigma(q) = sum_i q_i sigma_i
+(``stress_fields``, ``stress``).
 
 References
 ----------
@@ -324,7 +327,8 @@ def rigid_interface_map(model: Model, rigid_interfaces) -> tuple[sparse.csr_arra
     of each set), T = identity on the others and the set's rigid modes R_c on its DOFs
     (`Model.interface_rigid_modes`: u_set = R_c c, the RBE2 relation of Nastran's Quick Reference
     Guide, the set's nodes the dependent ones and its centroid the independent one); ``others`` the
-    free DOFs outside the sets (z[:len(others)]), ``sets`` the z-indices of each set's c.  Raises ValueError for sets that share a node."""
+    free DOFs outside the sets (z[:len(others)]), ``sets`` the z-indices of each set's c.  Raises
+    ValueError for sets that share a node."""
     n = model.n_dofs
     taken = np.zeros(n, bool)
     blocks = []

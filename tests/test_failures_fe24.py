@@ -55,7 +55,8 @@ ROWS = [
     ("a rigid Interface with weights", lambda: Interface("xmax", weights=(1.0, 2.0), rigid=True), ValueError,
      "`weights` belong to an averaging interface; a rigid one (rigid=True) moves its nodes as one rigid body and "
      "takes no weights"),
-    ("rigid given as text", lambda: Interface("xmax", rigid="yes"), TypeError, "`rigid` must be True or False, got 'yes'"),
+    ("rigid given as text", lambda: Interface("xmax", rigid="yes"), TypeError,
+     "`rigid` must be True or False, got 'yes'"),
     ("a rigid Interface on a full Model", lambda: marker_point(BAR, Interface("xmax", rigid=True)), ValueError,
      "body 'bar': Interface 'xmax' is rigid, but the Model is a full one: flexmbs builds a rigid interface into a "
      "reduced basis only; use reduce(model, n_modes, rigid_interfaces=['xmax']) (or an averaging Interface)"),

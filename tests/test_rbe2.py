@@ -79,7 +79,8 @@ def test_every_basis_vector_moves_the_set_rigidly(method):
     red = reduce(md, 3, method=method, rigid_interfaces=["xmax"], attachments=["xmax"])
     _, dofs, R = md.interface_rigid_modes("xmax")
     on_set = red.Phi[dofs]
-    np.testing.assert_allclose(R @ np.linalg.lstsq(R, on_set, rcond=None)[0], on_set, atol=1e-12 * np.abs(on_set).max())
+    rigid_part = R @ np.linalg.lstsq(R, on_set, rcond=None)[0]
+    np.testing.assert_allclose(rigid_part, on_set, atol=1e-10 * np.abs(on_set).max())
     T, others, sets = rigid_interface_map(md, ["xmax"])
     assert T.shape == (md.n_dofs, len(others) + 6) and len(sets) == 1 and len(dofs) == md.n_dofs - len(others)
 

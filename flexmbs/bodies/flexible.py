@@ -120,8 +120,9 @@ class Interface:
     nodes' mean, exact for a rigid set).  A full (unreduced) Model is refused: its nodes would need
     the set's 3 (k - 2) linear constraints as internal constraints of the System, which flexmbs
     does not build; reduce it instead (no loss: the basis keeps the static response to the set's
-    6 rigid motions exactly).  Joint directions stay frame directions (see `FlexibleBody`): a moment
-    reaches the set through the frame and the basis, not by turning the joint axis.
+    6 rigid motions exactly).  Joint directions stay frame directions (see `FlexibleBody`): a joint
+    at this marker holds the centroid, and its moment acts on the frame, not on the set's elastic
+    rotation (docs/flexible_bodies.md, "Limits").
 
     Parameters
     ----------

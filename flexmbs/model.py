@@ -28,6 +28,7 @@ from .user_functions import evaluate, non_finite
 __all__ = ["Model", "NodalLoad", "DistributedLoad", "SurfaceLoad", "rayleigh_coefficients"]
 
 log = logging.getLogger(__name__)
+STRESS_BATCH = 200_000      # elements per call of an element's stress in `Model.stress_fields`
 
 
 @dataclass(frozen=True)
@@ -759,19 +760,32 @@ class Model:
         plates (``element.stress_fields``), ``stress_bottom`` (..., n_el, 3, 3) at the bottom surface
         and ``shear_force`` (..., n_el, 2) [N/m].  Empty for elements without ``stress`` (bars, beams).
 
-        The states are batched as extra elements (one call of the element's stress for all)."""
+        The states are batched as extra elements, ``STRESS_BATCH`` elements per call of the element's
+        stress (bounded memory for large meshes and many states)."""
         el = self.element
         if not hasattr(el, "stress"):
             return {}
         delta = np.asarray(delta, dtype=float)
         lead, n_el = delta.shape[:-1], len(self.cells)
+        states = delta.reshape(-1, delta.shape[-1])
         edofs = element_dofs(self.cells, el.dofs_per_node)
-        u_e = self.expand(delta.reshape(-1, delta.shape[-1]))[:, edofs]        # (n_s, n_el, n_e)
-        X = np.broadcast_to(self.X, (len(u_e),) + self.X.shape).reshape((-1,) + self.X.shape[1:])
-        u_e = u_e.reshape(-1, u_e.shape[-1])
+        step = max(1, STRESS_BATCH // max(n_el, 1))                             # states per call
+        parts = [self._stress_fields_batch(states[s0:s0 + step], edofs) for s0 in range(0, len(states), step)]
+        if not parts:                                                           # no state: empty fields
+            parts = [{k: v[:0] for k, v in self._stress_fields_batch(np.zeros((1, self.n_dofs)), edofs).items()}]
+        return {k: np.concatenate([p[k] for p in parts]).reshape(lead + parts[0][k].shape[1:]) for k in parts[0]}
+
+    def _stress_fields_batch(self, states: np.ndarray, edofs: np.ndarray) -> dict[str, np.ndarray]:
+        """`stress_fields` of the free-DOF states (n_s, n): {name: (n_s, n_el, ...)}, one element call."""
+        el, n_el = self.element, len(self.cells)
+        u_e = self.expand(states)[:, edofs].reshape(-1, edofs.shape[1])          # (n_s n_el, n_e)
+        X = np.broadcast_to(self.X, (len(states),) + self.X.shape).reshape((-1,) + self.X.shape[1:])
         fields = el.stress_fields(X, u_e) if hasattr(el, "stress_fields") else {"stress": el.stress(X, u_e)}
-        return {k: _pad_tensor(v).reshape(lead + (n_el, 3, 3)) if k.startswith("stress")
-                else v.reshape(lead + (n_el,) + v.shape[1:]) for k, v in fields.items()}
+        out = {}
+        for k, v in fields.items():
+            v = _pad_tensor(v) if k.startswith("stress") else v
+            out[k] = v.reshape((len(states), n_el) + v.shape[1:])
+        return out
 
     def node_translations(self) -> sparse.csr_array:
         """Phi_nodes (3 n_nodes, n_dofs): the translation u_i = Phi_nodes[3 i:3 i + 3] delta of every mesh

@@ -362,7 +362,8 @@ def _reduce_rigid(model: Model, n_modes: int, method: str, interface, static_mod
     DOFs c of each set (and the DOFs of the ``interface`` nodes) as boundary: its constraint modes
     are Psi = -K_ii^-1 K_ib R on the inner DOFs for the set's rigid motions (Craig & Bampton [1] with
     the boundary DOFs bound by the multipoint constraint); static and attachment modes K_z^-1 T^T F.
-    All with one sparse factorization of K_z (no iterative path: for meshes a direct solver takes)."""
+    All with one sparse factorization of K_z: the iterative (conjugate-gradient, LOBPCG) path of large
+    meshes without CHOLMOD is not offered with rigid interfaces."""
     T, others, sets = rigid_interface_map(model, rigid_interfaces)
     Tt = sparse.csr_array(T.T)
     K = sparse.csr_array(Tt @ model.K @ T)
@@ -386,11 +387,9 @@ def _reduce_rigid(model: Model, n_modes: int, method: str, interface, static_mod
     F = np.hstack(loads) if loads else np.zeros((model.n_dofs, 0))
     if F.shape[1]:
         parts.append(factor.solve(Tt @ F))
-    red = ReducedModel(model, T @ np.hstack(parts), method=method)
-    red.rigid_interfaces = tuple(frozenset(model.mesh.nodes(nodes if isinstance(nodes, str) else
-                                                            np.asarray(nodes, dtype=np.int64)).tolist())
-                                 for nodes in rigid_interfaces)
-    return red
+    tied = tuple(frozenset(model.mesh.nodes(nodes if isinstance(nodes, str) else np.asarray(nodes, dtype=np.int64))
+                           .tolist()) for nodes in rigid_interfaces)
+    return ReducedModel(model, T @ np.hstack(parts), method=method, rigid_interfaces=tied)
 
 
 def _reduce_floating(model: Model, n_modes: int, method: str, rigid: np.ndarray, static_modes: bool, attachments):
@@ -442,11 +441,14 @@ class ReducedModel(Model):
     basis : ndarray (n, k)
         Any basis of the free DOFs; it is M-orthonormalised (Ritz vectors), dependent columns
         dropped.
+    method : str
+        How the basis was built (a label).
+    rigid_interfaces : tuple of frozenset
+        The node sets that every basis vector moves rigidly (`reduce`'s ``rigid_interfaces``; the
+        rigid `flexmbs.bodies.Interface` markers a `FlexibleBody` of it accepts).
     """
 
-    rigid_interfaces: tuple = ()     # node sets (frozensets) tied rigidly in the basis (`reduce`)
-
-    def __init__(self, model: Model, basis: np.ndarray, method: str = "basis"):
+    def __init__(self, model: Model, basis: np.ndarray, method: str = "basis", rigid_interfaces: tuple = ()):
         basis = np.asarray(basis, dtype=float)
         if basis.ndim != 2 or basis.shape[0] != model.n_dofs:
             raise ValueError(f"`basis` must have shape ({model.n_dofs}, k), got {basis.shape}")
@@ -454,6 +456,7 @@ class ReducedModel(Model):
         self.static_displacements = None              # the full model's; q has no unit cases
         self.full = model
         self.method = method
+        self.rigid_interfaces = tuple(rigid_interfaces)
         lam, Phi = _ritz(model.K, model.M, basis)
         self.Phi = self.basis = Phi
         self.omega2 = lam

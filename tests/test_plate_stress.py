@@ -127,6 +127,21 @@ def test_reduced_plate_recovers_every_stress_output_from_its_modes():
     assert full["stress"].shape == (3, NX * NY, 6) and full["shear_force"].shape == (3, NX * NY, 2)
 
 
+def test_stress_fields_in_batches_equal_one_state_at_a_time(monkeypatch):
+    md = strip()
+    states = np.random.default_rng(2).standard_normal((2, 3, md.n_dofs)) * 1e-5
+    whole = md.stress_fields(states)
+    monkeypatch.setattr(fm.model, "STRESS_BATCH", 2 * len(md.cells))              # two states per call
+    batched = md.stress_fields(states)
+    one = [md.stress_fields(s) for s in states.reshape(-1, md.n_dofs)]
+    for key in whole:
+        assert batched[key].shape == whole[key].shape == (2, 3) + one[0][key].shape
+        np.testing.assert_array_equal(batched[key], whole[key])
+        np.testing.assert_allclose(whole[key].reshape((6,) + one[0][key].shape), np.stack([o[key] for o in one]),
+                                   rtol=1e-12, atol=1e-12 * np.abs(whole[key]).max())
+    assert md.stress_fields(np.zeros((0, md.n_dofs)))["stress"].shape == (0, len(md.cells), 3, 3)
+
+
 def test_plate_stress_in_the_paraview_files(tmp_path):
     """A short run of a plate: the stress of both surfaces and the shear resultants in the XDMF file."""
     meshio = pytest.importorskip("meshio")

@@ -90,7 +90,7 @@ DEFAULTS = dict(elements=8, crank=0.15, rod_length=0.30, offset=0.0, width=0.008
                 formulation="lagrange", integrator="midpoint", h=1e-5, rtol=1e-8, degrees_out=0.5,
                 gif_frames=60, plots=True, coupled=False, h_coupled=5e-5, rho_inf=0.9,
                 coupled_stiffening="axial-strain", paraview=True, rod="beam", modes=8, poisson=0.3,
-                compare_degrees=45.0, table=False)
+                compare_degrees=45.0, table=False, interface="averaging")
 RUN_TIME = "about 8 s"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
 HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_length="connecting rod length [m]",
             offset="slide line offset [m]", width="side of the square section [m]", youngs="Young's modulus [Pa]",
@@ -120,6 +120,9 @@ HELP = dict(elements="beam elements on the rod", crank="crank length [m]", rod_l
                   "outputs then every degree unless degrees_out is given; 8: the peak deflection within 1e-5 of "
                   "16 modes', docs/coupled.md)",
             poisson="Poisson's ratio of the solid rod (rod=solid)",
+            interface="bearing B of the solid rod (rod=solid): 'averaging' (RBE3-like: the joint at the mean of the "
+                      "face's 25 nodes, the face free to deform) or 'rigid' (RBE2-like: the face moves as one rigid "
+                      "body, built into the reduced basis; no reduction_error comparison then)",
             compare_degrees="rod=solid: the reduced rod against the full 9000-DOF mesh, both on the rigid "
                             "mechanism's chord frame, over the first this many degrees (0: no comparison; "
                             "solid_reduction_error)",
@@ -130,7 +133,7 @@ SUMMARY = {"peak_midspan_deflection_m": "peak mid-span deflection of the rod [m]
            "peak_crank_angle_deg": "crank angle of that peak [deg]"}
 COUPLED_ONLY = ("maggi", "kane", "volterra")   # formulations of the coupled System only (not a Model's)
 CHOICES = dict(formulation=sorted([*FORMULATIONS, *COUPLED_ONLY]), integrator=sorted(INTEGRATORS),
-               coupled_stiffening=["axial-strain", "omega"], rod=["beam", "solid"])
+               coupled_stiffening=["axial-strain", "omega"], rod=["beam", "solid"], interface=["averaging", "rigid"])
 SOLID_MESH = "slider_crank_rod"       # meshes/slider_crank_rod.msh (Gmsh, from slider_crank_rod.geo)
 SOLID_DEGREES_OUT = 1.0               # rod=solid: outputs every degree unless degrees_out is given (each output
                                       # holds the 3025 nodes' displacements and velocities: 150 kB in results.h5)
@@ -166,6 +169,8 @@ def check(p: dict) -> None:
     check_parameters(p, DEFAULTS, choices=CHOICES, positive=("crank", "rod_length", "width", "youngs", "density",
                                                                "revolutions", "degrees_out", "modes"),
                      nonnegative=("slider_mass",))
+    if p["interface"] != "averaging" and p["rod"] != "solid":
+        raise CaseError("interface", f"is bearing B of the solid rod: add --set rod=solid (got rod={p['rod']!r})")
     if p["rod"] == "solid":
         if not p["coupled"]:
             raise CaseError("rod", "'solid' is a rod of the coupled model: add --set coupled=true")
@@ -420,8 +425,9 @@ def run_coupled(out, p: dict, t_end: float, name: str = "coupled"):
     solid = None
     if p["rod"] == "solid":
         from flexmbs.bodies import Interface
-        solid = solid_rod(p["modes"], p["youngs"], p["density"], p["poisson"])
-        phys.update(rod_model=solid["model"], rod_ends=(Interface("bearing_A"), Interface("bearing_B")),
+        rigid = p["interface"] == "rigid"
+        solid = solid_rod(p["modes"], p["youngs"], p["density"], p["poisson"], rigid_bearing=rigid)
+        phys.update(rod_model=solid["model"], rod_ends=(Interface("bearing_A"), Interface("bearing_B", rigid=rigid)),
                     coupled_stiffening="modal-stress")
     system, rod_body, model = build_coupled(**phys, rod=p["rod_length"])
     res = run_model(system, t_end=t_end, t_eval=solver_options(p, t_end)["t_eval"],
@@ -435,7 +441,11 @@ def run_coupled(out, p: dict, t_end: float, name: str = "coupled"):
               "drive_torque": torque_about(history["drive"], system.body("crank")), **joint_forces(history)}
     if solid is not None:
         extras["solid"] = solid["summary"]
-        if p["compare_degrees"] > 0:
+        if p["compare_degrees"] > 0 and p["interface"] == "rigid":
+            extras["solid"]["reduction_error"] = None
+            extras["solid"]["reduction_error_note"] = ("not computed with interface=rigid: the full mesh runs as a "
+                                                       "Model, which has no rigid interface")
+        elif p["compare_degrees"] > 0:
             extras["solid"]["reduction_error"] = solid_reduction_error(p)
     if out is not None:
         write_coupled(res, rod_body.name, extras, Path(out), p)
@@ -503,12 +513,14 @@ def formulation_table(out, p: dict, t_end: float):
     return None, None, {"table": rows}
 
 
-def solid_rod(modes: int, youngs: float, density: float, poisson: float) -> dict:
+def solid_rod(modes: int, youngs: float, density: float, poisson: float, rigid_bearing: bool = False) -> dict:
     """The rod as the Tet10 solid of meshes/slider_crank_rod.msh (Gmsh; 1440 cells, 3025 nodes, 9000 free
     DOFs), clamped at bearing A (its frame: the tangent frame of the bearing face), reduced to ``modes``
     free-interface modes plus the static modes of the frame's unit inertia loads and the attachment modes
     of bearing B (`flexmbs.reduction.reduce`): {"model": the ReducedModel, "summary": its sizes and
-    build times}.  Bearing B is an averaging `flexmbs.bodies.Interface` of its face's 25 nodes."""
+    build times}.  Bearing B is an averaging `flexmbs.bodies.Interface` of its face's 25 nodes, or with
+    ``rigid_bearing`` a rigid one (``reduce(..., rigid_interfaces=["bearing_B"])``: the face moves as one
+    rigid body in every basis vector)."""
     from flexmbs import mesh as meshes
     from flexmbs.elements import Tet10
     from flexmbs.reduction import reduce
@@ -516,14 +528,15 @@ def solid_rod(modes: int, youngs: float, density: float, poisson: float) -> dict
     mesh = meshes.sample(SOLID_MESH)
     full = Model(mesh, Tet10(Material(E=youngs, rho=density, nu=poisson)), fixed=[("bearing_A", "all")])
     built = time.process_time()
-    reduced = reduce(full, modes, attachments=["bearing_B"])
+    reduced = reduce(full, modes, attachments=["bearing_B"], rigid_interfaces=["bearing_B"] if rigid_bearing else ())
     reduced.modal_geometric_stiffness()                  # the "modal-stress" stiffening's G, once
     done = time.process_time()
     return {"model": reduced, "summary": {
         "mesh": f"{SOLID_MESH}.msh", "cells": int(len(full.cells)), "full_dofs": int(full.n_dofs),
         "modes": int(modes), "reduced_dofs": int(reduced.n_dofs),
         "lowest_frequencies_hz": [float(f) for f in np.sqrt(np.maximum(reduced.omega2[:4], 0.0)) / (2 * np.pi)],
-        "build_s": built - tic, "reduce_s": done - built, "stiffening": "modal-stress"}}
+        "build_s": built - tic, "reduce_s": done - built, "stiffening": "modal-stress",
+        "bearing_B": "rigid" if rigid_bearing else "averaging"}}
 
 
 def solid_on_chord_frame(p: dict, mesh=None) -> Model:

@@ -246,6 +246,12 @@ def mesh_sha256(model: Model) -> str:
     return h.hexdigest()
 
 
+def von_mises(sigma: np.ndarray) -> np.ndarray:
+    """Von Mises stress sqrt(3/2 s : s) of Cauchy stresses ``sigma`` (..., 3, 3), s = sigma - tr(sigma) I / 3."""
+    dev = sigma - np.trace(sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) / 3.0
+    return np.sqrt(1.5 * np.einsum("...ab,...ab->...", dev, dev))
+
+
 def element_data(model: Model, delta: np.ndarray, displacement: np.ndarray | None = None
                  ) -> dict[str, np.ndarray]:
     """Element quantities at the states ``delta`` (..., n) of the free DOFs.
@@ -259,7 +265,11 @@ def element_data(model: Model, delta: np.ndarray, displacement: np.ndarray | Non
         (..., n_el) [N], ``E A (u_b - u_a) . e_1 / L`` from the nodal displacements, tension
         positive.  Solids (elements with ``stress``): ``stress`` (..., n_el, 6) [Pa] at the
         centroid in Voigt order (xx, yy, zz, yz, xz, xy; plane stress: zz = yz = xz = 0) and
-        ``von_mises`` (..., n_el) [Pa].  Other elements: nothing.
+        ``von_mises`` (..., n_el) [Pa].  Plates (`flexmbs.elements.PlateMITC4`): ``stress`` at the
+        top surface z = +t/2 and ``stress_bottom`` at z = -t/2 (Voigt, zz = yz = xz = 0 there),
+        ``von_mises`` the larger of the two surfaces', and ``shear_force`` (..., n_el, 2) [N/m], the
+        transverse shear resultants (Q_x, Q_y).  Reduced bodies: the same from their modes
+        (`flexmbs.reduction.ReducedModel.stress_fields`).  Other elements: nothing.
     """
     el, cells, X = model.element, model.cells, model.X
     delta = np.asarray(delta, dtype=float)
@@ -269,26 +279,15 @@ def element_data(model: Model, delta: np.ndarray, displacement: np.ndarray | Non
         L = np.linalg.norm(e, axis=1)
         du = u[..., cells[:, 1], :] - u[..., cells[:, 0], :]      # (..., n_el, dim)
         return {"axial_force": el.material.E * el.area * np.einsum("...ed,ed->...e", du, e / L[:, None]) / L}
-    if hasattr(el, "stress"):
-        lead = delta.shape[:-1]
-        if getattr(model, "modal_stress", None) is not None:      # reduced body: sum q_i sigma_i
-            s = model.stress(delta.reshape(-1, delta.shape[-1]))
-            sigma = np.zeros(s.shape[:2] + (3, 3))
-            sigma[..., :s.shape[-2], :s.shape[-1]] = s
-        else:
-            dpn = el.dofs_per_node
-            edofs = (cells[:, :, None] * dpn + np.arange(dpn)).reshape(len(cells), -1)
-            full = model.expand(delta)
-            flat = full.reshape(-1, full.shape[-1])
-            sigma = np.zeros((len(flat), len(cells), 3, 3))
-            for i, f in enumerate(flat):
-                s = el.stress(X, f[edofs])                            # (n_el, d, d)
-                sigma[i, :, :s.shape[1], :s.shape[2]] = s
-        voigt = np.stack([sigma[..., a, b] for a, b in VOIGT], axis=-1)
-        dev = sigma - np.trace(sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) / 3.0
-        von_mises = np.sqrt(1.5 * np.einsum("...ab,...ab->...", dev, dev))
-        return {"stress": voigt.reshape(lead + voigt.shape[1:]),
-                "von_mises": von_mises.reshape(lead + von_mises.shape[1:])}
+    fields = model.stress_fields(delta)                           # reduced bodies: sum q_i field_i
+    if fields:
+        out = {}
+        tensors = [k for k in fields if k.startswith("stress")]
+        for k in tensors:
+            out[k] = np.stack([fields[k][..., a, b] for a, b in VOIGT], axis=-1)
+        out["von_mises"] = np.max([von_mises(fields[k]) for k in tensors], axis=0)
+        out.update({k: v for k, v in fields.items() if k not in tensors})
+        return out
     return {}
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .assembly import Assembler, assemble_invariants, element_dofs
 from .elements.base import Element
+from .elements.plate import PlateMITC4
 from .mesh import Mesh
 from .mesh.faces import FACES, match_faces
 from .mesh.topology import coincident_nodes, describe_part, parts, unused_cells
@@ -29,6 +30,7 @@ sparse = LazyModule("scipy.sparse")
 __all__ = ["Model", "NodalLoad", "DistributedLoad", "SurfaceLoad", "rayleigh_coefficients"]
 
 log = logging.getLogger(__name__)
+STRESS_BATCH = 200_000      # elements per call of an element's stress in `Model.stress_fields`
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,11 @@ class SurfaceLoad:
     loaded through that cell's own face (its mid-edge nodes included), outward normal n:
     ``traction`` (3-vector, body-frame components, force per unit area) or ``pressure``
     (positive into the body: the load -p n per unit area).  Its consistent nodal loads are
-    int N_a t dA (`flexmbs.surface`); on plane bodies dA = thickness ds.
+    int N_a t dA (`flexmbs.surface`); on plane bodies dA = thickness ds.  On a plate
+    (`flexmbs.elements.PlateMITC4`) the faces are its edges (line cells): a traction per unit area
+    of the edge face (thickness times length; its z component a transverse shear force) or an
+    in-plane pressure on the edge.  A pressure on the plate's own surface is a
+    ``DistributedLoad((0, 0, -p / t), per="volume")``.
     """
 
     faces: object
@@ -89,6 +95,19 @@ def _finite(value, name: str) -> float:
     if not np.isfinite(out):
         raise ValueError(f"`{name}` must be a finite number, got {value!r}")
     return out
+
+
+def gravity_vector(gravity) -> np.ndarray:
+    """``gravity`` as a finite 3-vector [m/s^2] (global components; None: zero), else ValueError."""
+    if gravity is None:
+        return np.zeros(3)
+    try:
+        g = np.asarray(gravity, dtype=float)
+    except (TypeError, ValueError):
+        g = None
+    if g is None or g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ValueError(f"`gravity` must be a 3-vector (global components), got {gravity!r}")
+    return g
 
 
 def rayleigh_coefficients(zeta: float, omega_1: float, omega_2: float) -> tuple[float, float]:
@@ -229,16 +248,10 @@ class Model:
             if not isinstance(load, NodalLoad):
                 raise TypeError(f"`loads[{i}]` must be a NodalLoad, DistributedLoad or SurfaceLoad, got "
                                 f"{type(load).__name__}")
-            idx = mesh.nodes(load.nodes)
-            (j,) = self._dof_indices([load.dof])
-            Q[idx * dpn + j, i] += _finite(load.value, f"loads[{i}].value")
-            if np.any(fixed_mask[idx * dpn + j]):
-                log.warning("load %d acts on a fixed DOF; that part is carried by the support", i)
+            Q[:, i] = self._nodal(load, i)
         self.Q = Q[free]
         self._load_f = [ld.f for ld in self.loads]
-        self.gravity = np.zeros(3) if gravity is None else np.asarray(gravity, dtype=float)
-        if self.gravity.shape != (3,):
-            raise ValueError(f"`gravity` must be a 3-vector (global components), got {gravity!r}")
+        self.gravity = gravity_vector(gravity)
 
         # -- operators for the time loop (dense for small bodies) --------------------------------
         dense = self.n_dofs < dense_below
@@ -267,6 +280,17 @@ class Model:
         self._frame_terms = None
         log.info("model: %d elements, %d free DOFs, mass %.6g kg, %s operators",
                  len(self.cells), self.n_dofs, self.mass, "dense" if dense else "sparse")
+
+    def _nodal(self, load: NodalLoad, i: int) -> np.ndarray:
+        """Load vector (n_full,) of a NodalLoad: ``value`` on DOF ``dof`` of each of its nodes."""
+        dpn = self.element.dofs_per_node
+        idx = self.mesh.nodes(load.nodes)
+        (j,) = self._dof_indices([load.dof])
+        q = np.zeros(self.n_full)
+        q[idx * dpn + j] += _finite(load.value, f"loads[{i}].value")
+        if np.any(self._fixed_mask[idx * dpn + j]):
+            log.warning("load %d acts on a fixed DOF; that part is carried by the support", i)
+        return q
 
     def _distributed(self, load: DistributedLoad, i: int, asm):
         """Consistent load vector of a distributed load and its body force per unit mass."""
@@ -305,7 +329,7 @@ class Model:
         el, mesh = self.element, self.mesh
         name = f"loads[{i}]"
         if el.cell_type not in FACES or not hasattr(el, "stress"):
-            raise ValueError(f"`{name}`: a SurfaceLoad needs solid or plane-stress elements, not "
+            raise ValueError(f"`{name}`: a SurfaceLoad needs solid, plane-stress or plate elements, not "
                              f"{type(el).__name__}; load beams and bars with NodalLoad or DistributedLoad")
         if isinstance(load.faces, str):
             sets = mesh.element_sets
@@ -319,6 +343,10 @@ class Model:
         else:
             raise TypeError(f"`{name}.faces` must be an element set name or {{cell type: connectivity}}, "
                             f"got {type(load.faces).__name__}")
+        if el.cell_type in faces and isinstance(el, PlateMITC4):
+            raise ValueError(f"{label} holds {el.cell_type} cells, the plate itself: a SurfaceLoad on a "
+                             f"{type(el).__name__} acts on its edges (line cells); load its surface with "
+                             "DistributedLoad((0, 0, -p / thickness), per='volume') for a pressure p")
         if el.cell_type in faces:
             raise ValueError(f"{label} holds {el.cell_type} cells, the body itself; give the set of its "
                              f"boundary faces ({FACES[el.cell_type][0]} cells)")
@@ -346,8 +374,9 @@ class Model:
             raise ValueError(str(err)) from None
         forces = face_loads(mesh.points, FACES[el.cell_type][0], nodes, traction=traction, pressure=pressure,
                             thickness=getattr(el, "thickness", 1.0))              # (n_f, n_k, 3)
-        dofs = nodes[:, :, None] * dpn + np.arange(dpn)
-        return np.bincount(dofs.ravel(), weights=forces[:, :, :dpn].ravel(), minlength=self.n_full)
+        n_tr = min(dpn, 3)                   # the translations: first DOFs of solids, plane bodies, plates
+        dofs = nodes[:, :, None] * dpn + np.arange(n_tr)
+        return np.bincount(dofs.ravel(), weights=forces[:, :, :n_tr].ravel(), minlength=self.n_full)
 
     def _check_parts(self, fixed_mask: np.ndarray, dpn: int) -> None:
         """Refuse a body that falls apart: duplicate nodes no cell joins, or a part without support."""
@@ -727,6 +756,39 @@ class Model:
         out[..., self.cells, :] = u
         return out
 
+    def stress_fields(self, delta: np.ndarray) -> dict[str, np.ndarray]:
+        """Element outputs linear in the free DOFs ``delta`` (..., n), at the element centroids:
+        ``stress`` (..., n_el, 3, 3) [Pa] (body axes; plane stress padded with zeros) and, for
+        plates (``element.stress_fields``), ``stress_bottom`` (..., n_el, 3, 3) at the bottom surface
+        and ``shear_force`` (..., n_el, 2) [N/m].  Empty for elements without ``stress`` (bars, beams).
+
+        The states are batched as extra elements, ``STRESS_BATCH`` elements per call of the element's
+        stress (bounded memory for large meshes and many states)."""
+        el = self.element
+        if not hasattr(el, "stress"):
+            return {}
+        delta = np.asarray(delta, dtype=float)
+        lead, n_el = delta.shape[:-1], len(self.cells)
+        states = delta.reshape(-1, delta.shape[-1])
+        edofs = element_dofs(self.cells, el.dofs_per_node)
+        step = max(1, STRESS_BATCH // max(n_el, 1))                             # states per call
+        parts = [self._stress_fields_batch(states[s0:s0 + step], edofs) for s0 in range(0, len(states), step)]
+        if not parts:                                                           # no state: empty fields
+            parts = [{k: v[:0] for k, v in self._stress_fields_batch(np.zeros((1, self.n_dofs)), edofs).items()}]
+        return {k: np.concatenate([p[k] for p in parts]).reshape(lead + parts[0][k].shape[1:]) for k in parts[0]}
+
+    def _stress_fields_batch(self, states: np.ndarray, edofs: np.ndarray) -> dict[str, np.ndarray]:
+        """`stress_fields` of the free-DOF states (n_s, n): {name: (n_s, n_el, ...)}, one element call."""
+        el, n_el = self.element, len(self.cells)
+        u_e = self.expand(states)[:, edofs].reshape(-1, edofs.shape[1])          # (n_s n_el, n_e)
+        X = np.broadcast_to(self.X, (len(states),) + self.X.shape).reshape((-1,) + self.X.shape[1:])
+        fields = el.stress_fields(X, u_e) if hasattr(el, "stress_fields") else {"stress": el.stress(X, u_e)}
+        out = {}
+        for k, v in fields.items():
+            v = _pad_tensor(v) if k.startswith("stress") else v
+            out[k] = v.reshape((len(states), n_el) + v.shape[1:])
+        return out
+
     def node_translations(self) -> sparse.csr_array:
         """Phi_nodes (3 n_nodes, n_dofs): the translation u_i = Phi_nodes[3 i:3 i + 3] delta of every mesh
         node from the free DOFs (beams: the shape functions at the element ends; solids: the
@@ -777,6 +839,53 @@ class Model:
         rows = (3 * idx[:, None] + np.arange(3)).ravel()
         Phi = self.node_translations()[rows].toarray().reshape(idx.size, 3, -1)
         return w @ X, np.einsum("k,kan->an", w, Phi)
+
+    def interface_rigid_modes(self, nodes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(X_c (3,), dofs (k,), R_c (k, m)): the centroid of the mesh nodes ``nodes`` (set name or
+        indices), the indices among the free DOFs of every DOF of those nodes, and the element's m
+        rigid-body modes at those DOFs about X_c (translations, then rotations theta about axes
+        through X_c: u_i = u_c + theta x (X_i - X_c), a node's rotation DOFs = theta): the motions
+        of a rigid (RBE2-like) interface, u_set = R_c c (`flexmbs.reduction.reduce`,
+        ``rigid_interfaces``).  Raises ValueError when a DOF of the set is supported (``fixed``) or the
+        set cannot carry all m rigid motions (e.g. nodes on one line of a solid)."""
+        idx = self.mesh.nodes(nodes if isinstance(nodes, str) else np.asarray(nodes, dtype=np.int64))
+        if idx.size == 0:
+            raise ValueError("the interface has no node")
+        dpn = self.element.dofs_per_node
+        full = (idx[:, None] * dpn + np.arange(dpn)).ravel()
+        if np.any(self._fixed_mask[full]):
+            raise ValueError(f"a rigid interface cannot hold supported DOFs: {int(self._fixed_mask[full].sum())} of "
+                             "its nodes' DOFs are in `fixed`; support the body elsewhere, or make the supported "
+                             "nodes the interface's only constraint")
+        X_c = np.pad(self.mesh.points[idx], ((0, 0), (0, 3 - self.mesh.dim))).mean(axis=0)
+        R = self.rigid_modes(full=True)[full]                        # about the origin
+        if R.shape[1] == 6:                                          # 3D: theta x X = theta x X_c + theta x (X - X_c)
+            shift = np.stack([np.cross(e, X_c) for e in np.eye(3)], axis=1)      # (3, 3): column i = e_i x X_c
+            R[:, 3:] -= R[:, :3] @ shift
+        elif R.shape[1] == 3:                                        # plane: theta e_z x X_c = theta (-y_c, x_c)
+            R[:, 2] -= R[:, :2] @ np.array([-X_c[1], X_c[0]])
+        sv = np.linalg.svd(R, compute_uv=False)
+        rank = int(np.sum(sv > 1e-10 * sv.max()))
+        if rank < R.shape[1]:
+            raise ValueError(f"the interface's {idx.size} node(s) cannot carry the {R.shape[1]} rigid-body motions "
+                             f"of a rigid interface (their rigid modes have rank {rank}); give nodes that span a "
+                             "surface")
+        return X_c, np.searchsorted(self.free, full), R
+
+    def interface_rigid_motion(self, nodes) -> tuple[np.ndarray, np.ndarray]:
+        """(X_c (3,), Phi_r (m, n_dofs)): the rigid motion c = (u_c, theta) of the node set ``nodes`` that
+        fits its DOFs best in the least-squares sense, c = pinv(R_c) delta_set = Phi_r delta
+        (`interface_rigid_modes`): exact for a rigid interface, the set's mean motion for a deforming
+        one.  A moment T at a rigid interface is the generalised force Phi_r[3:].T T."""
+        X_c, dofs, R = self.interface_rigid_modes(nodes)
+        Phi = self.node_dof_rows(dofs)
+        return X_c, np.linalg.pinv(R) @ Phi
+
+    def node_dof_rows(self, dofs: np.ndarray) -> np.ndarray:
+        """(k, n_dofs): the rows of the identity at free-DOF indices ``dofs`` (a reduced model: of its basis)."""
+        out = np.zeros((len(dofs), self.n_dofs))
+        out[np.arange(len(dofs)), dofs] = 1.0
+        return out
 
     # -- time-dependent data for the formulations -------------------------------------------------
     def frame(self, t: float):
@@ -920,6 +1029,13 @@ def _restrict(A, idx: np.ndarray) -> sparse.csr_array:
     np.cumsum(counts, out=indptr[1:])
     out = sparse.csr_array((B.data[keep], cols[keep], indptr), shape=(len(idx), len(idx)))
     out.has_sorted_indices = bool(A.has_sorted_indices)
+    return out
+
+
+def _pad_tensor(sigma: np.ndarray) -> np.ndarray:
+    """(..., d, d) stresses as (..., 3, 3): plane-stress (2 x 2) ones padded with zeros."""
+    out = np.zeros(sigma.shape[:-2] + (3, 3))
+    out[..., :sigma.shape[-2], :sigma.shape[-1]] = sigma
     return out
 
 

@@ -23,10 +23,13 @@ Bases (all ending M-orthonormalised as Ritz vectors of (K, M): M_r = I, K_r = di
 - both optionally with ``static_modes``: K^-1 of the frame's unit inertia loads (-d[a, b],
   -m_O[c]) and of the load columns Q, so that the quasi-static response to the frame's motion
   (the centrifugal stretch of a spinning blade) and to the loads is exact in the basis
-  (modal truncation augmentation [2]).
+  (modal truncation augmentation [2]);
+- with ``rigid_interfaces``: each node set tied rigidly to its centroid (RBE2-like), delta = T z
+  with the set's DOFs R_c c, every basis computed on T^T K T, T^T M T (``rigid_interface_map``).
 
-Stresses are linear in delta: ``ReducedModel.modal_stress`` holds the element stresses of each
-basis vector, and sigma(q) = sum_i q_i sigma_i (``stress``).
+Stresses are linear in delta: ``ReducedModel.modal_fields`` holds the element stresses (plates:
+both surfaces and the shear resultants) of each basis vector, and sigma(q) = sum_i q_i sigma_i
+(``stress_fields``, ``stress``).
 
 References
 ----------
@@ -51,7 +54,8 @@ from .model import Model
 from .sparse_solve import (IterativeSolveError, solve_backend, spd_factor, spd_preconditioner,
                            spd_solve)
 
-__all__ = ["ReducedModel", "free_interface_modes", "craig_bampton", "reduce", "lobpcg_modes", "modes_below"]
+__all__ = ["ReducedModel", "free_interface_modes", "craig_bampton", "reduce", "lobpcg_modes", "modes_below",
+           "rigid_interface_map"]
 
 LOBPCG_RTOL = 1e-8             # relative eigen-residual of each mode from LOBPCG
 
@@ -148,16 +152,22 @@ def _static_modes(model: Model, factor=None, backend: str = "auto", precondition
     """K^-1 of the frame's unit inertia loads and of the load columns (n, k): the model's own
     ``static_displacements`` when its pre-stress solved them already (the same load cases in the
     same order), else with ``factor`` or by `flexmbs.sparse_solve.spd_solve` with ``preconditioner``."""
-    cols = [-model.inv.d[a, b] for a in range(3) for b in range(3) if np.any(model.inv.d[a, b])]
-    cols += [-model.inv.m_O[c] for c in range(3) if np.any(model.inv.m_O[c])]
-    cols += [model.Q[:, i] for i in range(model.Q.shape[1])]
-    if not cols:
+    F = _static_loads(model)
+    if not F.shape[1]:
         return np.zeros((model.n_dofs, 0))
-    F = np.column_stack(cols)
     U = model.static_displacements
     if U is not None and U.shape == F.shape:
         return U
     return _static_responses(model, F, factor, backend, preconditioner)
+
+
+def _static_loads(model: Model) -> np.ndarray:
+    """F (n, k): the frame's unit inertia loads (-d[a, b], -m_O[c]) and the load columns Q, in the order
+    of the pre-stress's unit cases (`Model.static_displacements`)."""
+    cols = [-model.inv.d[a, b] for a in range(3) for b in range(3) if np.any(model.inv.d[a, b])]
+    cols += [-model.inv.m_O[c] for c in range(3) if np.any(model.inv.m_O[c])]
+    cols += [model.Q[:, i] for i in range(model.Q.shape[1])]
+    return np.column_stack(cols) if cols else np.zeros((model.n_dofs, 0))
 
 
 def _static_responses(model: Model, F, factor=None, backend: str = "auto", preconditioner=None) -> np.ndarray:
@@ -215,24 +225,30 @@ def craig_bampton(model: Model, interface, n_modes: int):
 
     ``interface``: node set name / indices / mask; all their free DOFs are interface DOFs.
     """
-    b = _interface(model, interface)
-    inner = np.setdiff1d(np.arange(model.n_dofs), b)
-    K = sparse.csr_array(model.K)
+    return _craig_bampton_basis(model.K, model.M, _interface(model, interface), n_modes)
+
+
+def _craig_bampton_basis(K, M, b: np.ndarray, n_modes: int) -> np.ndarray:
+    """[[Phi_i, Psi], [0, I]] (n, n_modes + n_b) on the rows (inner, b) of K and M [1]: Phi_i the
+    n_modes lowest modes of K_ii phi = omega^2 M_ii phi (interface DOFs b held), Psi = -K_ii^-1 K_ib
+    the static response of the inner DOFs to a unit displacement of each interface DOF."""
+    n = K.shape[0]
+    inner = np.setdiff1d(np.arange(n), b)
+    K = sparse.csr_array(K)
     Kii = sparse.csr_array(K[inner][:, inner])
-    Mii = sparse.csr_array(model.M[inner][:, inner])
+    Mii = sparse.csr_array(sparse.csr_array(M)[inner][:, inner])
     Kib = K[inner][:, b].toarray()
     lu = spd_factor(Kii)
     _, Phi_i = _lowest_modes(Kii, Mii, n_modes, lu)
-    Psi = -lu.solve(Kib)
-    out = np.zeros((model.n_dofs, n_modes + len(b)))
+    out = np.zeros((n, n_modes + len(b)))
     out[inner, :n_modes] = Phi_i
-    out[inner, n_modes:] = Psi
+    out[inner, n_modes:] = -lu.solve(Kib)
     out[b, n_modes:] = np.eye(len(b))
     return out
 
 
 def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
-           static_modes: bool = True, attachments=()) -> "ReducedModel":
+           static_modes: bool = True, attachments=(), rigid_interfaces=()) -> "ReducedModel":
     """A `ReducedModel` of ``model`` with ``n_modes`` vibration modes.
 
     ``method``: "free" (free-interface modes of the supported body) or "craig-bampton"
@@ -242,16 +258,30 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
     point of an averaging interface of those nodes (`Model.interface_translation`, the load of
     a joint at a `flexmbs.bodies.Interface` marker): the attachment modes of a joint on a
     surface, which make the basis exact for its static load.
+
+    ``rigid_interfaces`` (node sets or index arrays) ties each set rigidly to its centroid (an
+    RBE2-like interface, `flexmbs.bodies.Interface` with ``rigid=True``): every DOF of its nodes
+    follows one rigid motion c (6 DOFs in 3D), u_set = R_c c (`Model.interface_rigid_modes`).  The
+    body is reduced with these multipoint constraints: delta = T z, z = (the other free DOFs, c of
+    each set), every basis computed from T^T K T and T^T M T and mapped back by T.  With
+    "craig-bampton" the c's are interface DOFs: the constraint modes are the static responses to
+    the 6 rigid motions of each set, instead of one per DOF of its nodes (``_reduce_rigid``).
     """
     if not isinstance(model, Model) or isinstance(model, ReducedModel):
         raise TypeError(f"`model` must be a full flexmbs.Model, got {type(model).__name__}")
     if method not in ("free", "craig-bampton"):
         raise ValueError(f"`method` must be 'free' or 'craig-bampton', got {method!r}")
-    if method == "craig-bampton" and interface is None:
-        raise ValueError("`interface` (node set, indices or mask) is needed for 'craig-bampton'")
+    if method == "craig-bampton" and interface is None and not len(rigid_interfaces):
+        raise ValueError("`interface` (node set, indices or mask) or `rigid_interfaces` is needed for "
+                         "'craig-bampton'")
     rigid = model.free_rigid_modes()
+    if rigid.shape[1] and len(rigid_interfaces):
+        raise ValueError(f"`rigid_interfaces` needs a supported body; the model has {rigid.shape[1]} rigid-body "
+                         "motion(s) that its supports leave free: support it with `fixed`")
     if rigid.shape[1]:
         return _reduce_floating(model, n_modes, method, rigid, static_modes, attachments)
+    if len(rigid_interfaces):
+        return _reduce_rigid(model, n_modes, method, interface, static_modes, attachments, rigid_interfaces)
     backend = solve_backend(model.n_dofs, "auto", model.K)
     # one factorization for the modes, the static and the attachment modes (the static ones the
     # pre-stress may have solved already: `Model.static_displacements`); for large models without
@@ -275,15 +305,91 @@ def reduce(model: Model, n_modes: int, method: str = "free", interface=None,
     return ReducedModel(model, np.hstack(parts), method=method)
 
 
-def _attachment_modes(model: Model, attachments, factor, backend: str = "auto", preconditioner=None) -> np.ndarray:
-    """K^-1 Phi_c^T e_a (n, k): the static response to a unit force along each axis a of the mesh at
-    the point of an averaging interface of each node group (`Model.interface_translation`), with
-    ``factor`` or by `flexmbs.sparse_solve.spd_solve` with ``preconditioner``."""
+def _attachment_loads(model: Model, attachments) -> np.ndarray:
+    """Phi_c^T e_a (n, k): unit forces along each axis a of the mesh at the point of an averaging
+    interface of each node group (`Model.interface_translation`)."""
     cols = []
     for nodes in attachments:
         Phi_c = model.interface_translation(nodes)[1]
         cols += [Phi_c[a] for a in range(model.mesh.dim) if np.any(Phi_c[a])]
-    return _static_responses(model, np.column_stack(cols), factor, backend, preconditioner)
+    return np.column_stack(cols)
+
+
+def _attachment_modes(model: Model, attachments, factor, backend: str = "auto", preconditioner=None) -> np.ndarray:
+    """K^-1 Phi_c^T e_a (n, k): the static response to a unit force along each axis a of the mesh at
+    the point of an averaging interface of each node group (`_attachment_loads`), with ``factor`` or
+    by `flexmbs.sparse_solve.spd_solve` with ``preconditioner``."""
+    return _static_responses(model, _attachment_loads(model, attachments), factor, backend, preconditioner)
+
+
+def rigid_interface_map(model: Model, rigid_interfaces) -> tuple[sparse.csr_array, np.ndarray, list[np.ndarray]]:
+    """(T (n, n_z), others, sets): delta = T z with z = (the free DOFs outside the sets, then the rigid motion c
+    of each set), T = identity on the others and the set's rigid modes R_c on its DOFs
+    (`Model.interface_rigid_modes`: u_set = R_c c, the RBE2 relation of Nastran's Quick Reference
+    Guide, the set's nodes the dependent ones and its centroid the independent one); ``others`` the
+    free DOFs outside the sets (z[:len(others)]), ``sets`` the z-indices of each set's c.  Raises
+    ValueError for sets that share a node."""
+    n = model.n_dofs
+    taken = np.zeros(n, bool)
+    blocks = []
+    for k, nodes in enumerate(rigid_interfaces):
+        try:
+            _, dofs, R = model.interface_rigid_modes(nodes)
+        except ValueError as err:
+            raise ValueError(f"`rigid_interfaces[{k}]`: {err}") from None
+        if np.any(taken[dofs]):
+            raise ValueError(f"`rigid_interfaces[{k}]` shares nodes with an earlier set; give disjoint node sets")
+        taken[dofs] = True
+        blocks.append((dofs, R))
+    others = np.flatnonzero(~taken)
+    rows, cols, vals = [others], [np.arange(len(others))], [np.ones(len(others))]
+    sets, col = [], len(others)
+    for dofs, R in blocks:
+        m = R.shape[1]
+        rows.append(np.repeat(dofs, m))
+        cols.append(np.tile(np.arange(col, col + m), len(dofs)))
+        vals.append(R.ravel())
+        sets.append(np.arange(col, col + m))
+        col += m
+    T = sparse.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, col))
+    return T, others, sets
+
+
+def _reduce_rigid(model: Model, n_modes: int, method: str, interface, static_modes: bool, attachments,
+                  rigid_interfaces) -> "ReducedModel":
+    """The basis of ``reduce`` under the rigid interfaces' constraints delta = T z (`rigid_interface_map`):
+    on K_z = T^T K T and M_z = T^T M T, "free" takes their lowest modes, "craig-bampton" the interface
+    DOFs c of each set (and the DOFs of the ``interface`` nodes) as boundary: its constraint modes
+    are Psi = -K_ii^-1 K_ib R on the inner DOFs for the set's rigid motions (Craig & Bampton [1] with
+    the boundary DOFs bound by the multipoint constraint); static and attachment modes K_z^-1 T^T F.
+    All with one sparse factorization of K_z: the iterative (conjugate-gradient, LOBPCG) path of large
+    meshes without CHOLMOD is not offered with rigid interfaces."""
+    T, others, sets = rigid_interface_map(model, rigid_interfaces)
+    Tt = sparse.csr_array(T.T)
+    K = sparse.csr_array(Tt @ model.K @ T)
+    M = sparse.csr_array(Tt @ model.M @ T)
+    factor = spd_factor(K)
+    if method == "free":
+        parts = [_lowest_modes(K, M, n_modes, factor if K.shape[0] > 600 else None)[1]]
+    else:
+        b = list(sets)
+        if interface is not None:
+            z_of = np.full(model.n_dofs, -1)
+            z_of[others] = np.arange(len(others))
+            extra = z_of[_interface(model, interface)]               # its DOFs outside the rigid sets
+            b.append(extra[extra >= 0])
+        parts = [_craig_bampton_basis(K, M, np.unique(np.concatenate(b)), n_modes)]
+    loads = []
+    if static_modes:
+        loads.append(_static_loads(model))
+    if len(attachments):
+        loads.append(_attachment_loads(model, attachments))
+    F = np.hstack(loads) if loads else np.zeros((model.n_dofs, 0))
+    if F.shape[1]:
+        parts.append(factor.solve(Tt @ F))
+    tied = tuple(frozenset(model.mesh.nodes(nodes if isinstance(nodes, str) else np.asarray(nodes, dtype=np.int64))
+                           .tolist()) for nodes in rigid_interfaces)
+    return ReducedModel(model, T @ np.hstack(parts), method=method, rigid_interfaces=tied)
 
 
 def _reduce_floating(model: Model, n_modes: int, method: str, rigid: np.ndarray, static_modes: bool, attachments):
@@ -335,9 +441,14 @@ class ReducedModel(Model):
     basis : ndarray (n, k)
         Any basis of the free DOFs; it is M-orthonormalised (Ritz vectors), dependent columns
         dropped.
+    method : str
+        How the basis was built (a label).
+    rigid_interfaces : tuple of frozenset
+        The node sets that every basis vector moves rigidly (`reduce`'s ``rigid_interfaces``; the
+        rigid `flexmbs.bodies.Interface` markers a `FlexibleBody` of it accepts).
     """
 
-    def __init__(self, model: Model, basis: np.ndarray, method: str = "basis"):
+    def __init__(self, model: Model, basis: np.ndarray, method: str = "basis", rigid_interfaces: tuple = ()):
         basis = np.asarray(basis, dtype=float)
         if basis.ndim != 2 or basis.shape[0] != model.n_dofs:
             raise ValueError(f"`basis` must have shape ({model.n_dofs}, k), got {basis.shape}")
@@ -345,6 +456,7 @@ class ReducedModel(Model):
         self.static_displacements = None              # the full model's; q has no unit cases
         self.full = model
         self.method = method
+        self.rigid_interfaces = tuple(rigid_interfaces)
         lam, Phi = _ritz(model.K, model.M, basis)
         self.Phi = self.basis = Phi
         self.omega2 = lam
@@ -376,7 +488,7 @@ class ReducedModel(Model):
         self.G_op = [None if Gi is None else Gi.toarray() for Gi in self.inv.G]
         self.m_O, self.d, self.g = self.inv.m_O, self.inv.d, self.inv.g
         self._cache = {}
-        self._modal_stress = None
+        self._modal_fields = None
         self._modal_kgeo = None
         log.info("reduced model: %d -> %d DOFs (%s), lowest frequency %.6g Hz", model.n_dofs, r,
                  method, np.sqrt(max(lam[0], 0.0)) / (2 * np.pi))
@@ -406,6 +518,14 @@ class ReducedModel(Model):
         coordinates (`Model.node_translations` of the full model times the basis)."""
         return sparse.csr_array(self.full.node_translations() @ self.Phi)
 
+    def interface_rigid_modes(self, nodes):
+        """The full model's (`Model.interface_rigid_modes`): the DOFs are its free DOFs."""
+        return self.full.interface_rigid_modes(nodes)
+
+    def node_dof_rows(self, dofs: np.ndarray) -> np.ndarray:
+        """(k, r): rows ``dofs`` of the basis, delta[dofs] = Phi[dofs] q."""
+        return self.Phi[dofs]
+
     def dof(self, node: int, name: str) -> int:
         raise ValueError("a ReducedModel has modal coordinates, not nodal DOFs: use "
                          "`reduced.full.dof(node, name)` on `reduced.Phi @ q`")
@@ -423,22 +543,33 @@ class ReducedModel(Model):
         return np.asarray(q) @ self.Phi.T
 
     @property
+    def modal_fields(self) -> dict[str, np.ndarray]:
+        """The full model's `Model.stress_fields` of each basis vector, {name: (r, n_el, ...)}: stress
+        (and, for plates, the bottom surface's stress and the shear resultants), computed once
+        (empty for elements without ``stress``)."""
+        if self._modal_fields is None:
+            self._modal_fields = self.full.stress_fields(self.Phi.T)
+        return self._modal_fields
+
+    @property
     def modal_stress(self) -> np.ndarray | None:
-        """Element stresses (r, n_el, d, d) of the basis vectors (None for elements without
-        ``stress``), computed once."""
-        el = self.element
-        if not hasattr(el, "stress"):
-            return None
-        if self._modal_stress is None:
-            dpn = el.dofs_per_node
-            edofs = (self.cells[:, :, None] * dpn + np.arange(dpn)).reshape(len(self.cells), -1)
-            full = self.full.expand(self.Phi.T)                   # (r, n_full)
-            self._modal_stress = np.stack([el.stress(self.X, f[edofs]) for f in full])
-        return self._modal_stress
+        """Element stresses (r, n_el, 3, 3) of the basis vectors (``modal_fields["stress"]``; None for
+        elements without ``stress``)."""
+        return self.modal_fields.get("stress")
+
+    def stress_fields(self, q: np.ndarray) -> dict[str, np.ndarray]:
+        """`Model.stress_fields` from the modal coordinates: sum_i q_i field_i, {name: (..., n_el, ...)}."""
+        return {k: np.tensordot(np.asarray(q, dtype=float), v, axes=(-1, 0)) for k, v in self.modal_fields.items()}
 
     def stress(self, q: np.ndarray) -> np.ndarray:
-        """Element centroid stresses sum_i q_i sigma_i, (..., n_el, d, d)."""
-        return np.tensordot(np.asarray(q), self.modal_stress, axes=(-1, 0))
+        """Element centroid stresses sum_i q_i sigma_i, (..., n_el, 3, 3).  ValueError for a model without
+        stresses (beams and bars: their ``axial_force`` is in the element data; imported bodies)."""
+        if "stress" not in self.modal_fields:
+            if hasattr(self.full, "stress"):          # an ImportedModel: its refusal says why
+                self.full.stress(self.physical(q))
+            raise ValueError(f"`stress`: {type(self.element).__name__} has no stress output (bars and beams: the "
+                             "element data's axial_force)")
+        return self.stress_fields(q)["stress"]
 
 
 def _sym(A):

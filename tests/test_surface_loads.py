@@ -184,7 +184,7 @@ def test_inner_faces_and_beams_are_refused():
     m = fm.generate.box(2, 1, 1, 1.0, 0.1, 0.1, cell="tetra")
     with pytest.raises(ValueError, match="lie inside the body"):
         fm.Model(m, fm.Tet4(STEEL), loads=[fm.SurfaceLoad({"triangle": _shared_face(m)[None]}, pressure=P)])
-    with pytest.raises(ValueError, match="needs solid or plane-stress elements, not Bar2"):
+    with pytest.raises(ValueError, match="needs solid, plane-stress or plate elements, not Bar2"):
         fm.Model(fm.generate.line(2, 1.0), fm.Bar2(STEEL, 1e-4), fixed=[("start", "all")],
                  loads=[fm.SurfaceLoad({"vertex": [[2]]}, pressure=P)])
 

@@ -114,18 +114,38 @@ class Interface:
     d(delta): it is spread over the nodes by the weights, as an RBE3 element spreads it (its
     moment is not spread: a joint's directions are frame directions, see `FlexibleBody`).
 
+    ``rigid=True``: a rigid (RBE2-like) interface.  The nodes are tied to their centroid X_c as
+    one rigid body, u_i = u_c + theta x (X_i - X_c) (rotation DOFs of the nodes = theta), so the set
+    carries moments as well as forces.  This is a property of the body's basis: the Model must be a
+    `flexmbs.reduction.ReducedModel` built with the set in ``rigid_interfaces`` (`reduce`), whose
+    every basis vector moves the set rigidly; the marker is then the centroid, y = X_c + u_c (the
+    nodes' mean, exact for a rigid set).  A full (unreduced) Model is refused: its nodes would need
+    the set's 3 (k - 2) linear constraints as internal constraints of the System, which flexmbs
+    does not build; reduce it instead (no loss: the basis keeps the static response to the set's
+    6 rigid motions exactly).  Joint directions stay frame directions (see `FlexibleBody`): a joint
+    at this marker holds the centroid, and its moment acts on the frame, not on the set's elastic
+    rotation (docs/flexible_bodies.md, "Limits").
+
     Parameters
     ----------
     nodes : str or sequence of int
         A node set of the mesh (e.g. a Gmsh physical surface) or node indices.
     weights : sequence of float, optional
-        One per node, >= 0, normalised to sum 1; default equal weights.
+        One per node, >= 0, normalised to sum 1; default equal weights (averaging interfaces only).
+    rigid : bool
+        True: a rigid (RBE2-like) interface, False (default): an averaging (RBE3-like) one.
     """
 
     nodes: object
     weights: tuple | None = None
+    rigid: bool = False
 
     def __post_init__(self):
+        if not isinstance(self.rigid, bool):
+            raise TypeError(f"`rigid` must be True or False, got {self.rigid!r}")
+        if self.rigid and self.weights is not None:
+            raise ValueError("`weights` belong to an averaging interface; a rigid one (rigid=True) moves its "
+                             "nodes as one rigid body and takes no weights")
         if not isinstance(self.nodes, str):
             object.__setattr__(self, "nodes", tuple(int(i) for i in np.atleast_1d(np.asarray(self.nodes))))
         if self.weights is not None:
@@ -399,7 +419,19 @@ class FlexibleBody(Body):
         return s, None
 
     def _interface_marker(self, s: Interface):
-        """(X_c, Phi_c) of an `Interface` (`Model.interface_translation`), errors naming the body."""
+        """(X_c, Phi_c) of an `Interface` (`Model.interface_translation`), errors naming the body; a rigid
+        one only on a reduced Model whose basis ties that node set rigidly."""
+        if s.rigid:
+            md = self.model
+            nodes = md.mesh.nodes(s.nodes if isinstance(s.nodes, str) else np.asarray(s.nodes, dtype=np.int64))
+            if md.basis is None:
+                raise ValueError(f"body {self.name!r}: Interface {s.nodes!r} is rigid, but the Model is a full one: "
+                                 "flexmbs builds a rigid interface into a reduced basis only; use "
+                                 f"reduce(model, n_modes, rigid_interfaces=[{s.nodes!r}]) (or an averaging Interface)")
+            if frozenset(nodes.tolist()) not in getattr(md, "rigid_interfaces", ()):
+                raise ValueError(f"body {self.name!r}: Interface {s.nodes!r} is rigid, but the reduced Model's basis "
+                                 "does not tie that node set rigidly; reduce with rigid_interfaces="
+                                 f"[{s.nodes!r}] (or use an averaging Interface)")
         try:
             return self.model.interface_translation(s.nodes, s.weights)
         except ValueError as err:

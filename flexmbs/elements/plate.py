@@ -59,6 +59,18 @@ mid-surface translations, gives
 
 (the rotations' share, of order t^2 / 12 of it, is left out: thin plates).
 
+Stresses (``stress``, ``shear_force``), linear in the DOFs, at any in-plane point xi (default
+the centroid) and height z in [-t/2, t/2] (default the top surface z = +t/2):
+
+.. code:: text
+
+    [sigma_xx, sigma_yy, sigma_xy] = H (eps_m + z kappa)                   (plane stress, sigma_zz = 0)
+    (Q_x, Q_y) = k_s G t (gamma_xz, gamma_yz)                              shear resultants [N/m], MITC4 gamma
+    (sigma_xz, sigma_yz) = 3 / (2 t) (1 - (2 z / t)^2) (Q_x, Q_y)          parabolic through the thickness
+
+so sigma_xx = N_x / t + 6 M_x / t^2 at z = +t/2 (N, M the membrane force and bending moment per
+unit width) and the transverse shear stresses vanish at both surfaces.
+
 References
 ----------
 .. [1] E. N. Dvorkin, K.-J. Bathe, A continuum mechanics based four-node shell element for
@@ -303,6 +315,58 @@ class PlateMITC4(Element):
         eps = np.einsum("eqia,ea->eqi", self._membrane_B(G), u_e)
         s = eps @ plane_stress_H(self.material.E, self.material.nu)        # H symmetric
         return np.stack([np.stack([s[..., 0], s[..., 2]], -1), np.stack([s[..., 2], s[..., 1]], -1)], -2)
+
+    # -- post-processing ------------------------------------------------------------------------
+    def surfaces(self) -> tuple[float, float]:
+        """Heights z of the top and the bottom surface from the mid-surface: (+t/2, -t/2)."""
+        return self.thickness / 2.0, -self.thickness / 2.0
+
+    def _dofs_at(self, X, u_e, xi):
+        """(Xd, xi (n_p, 2), Jacobian J, G, u_e) for the stress recovery, ``u_e`` checked."""
+        Xd, _ = self._coords(X)
+        u_e = np.asarray(u_e, dtype=float)
+        if u_e.shape != (len(Xd), 20):
+            raise ValueError(f"`u_e` must have shape {(len(Xd), 20)}, got {u_e.shape}")
+        xi = self._xi(np.zeros(2) if xi is None else xi)
+        Jm, _, G = self._jacobian(Xd, xi)
+        return Xd, xi, Jm, G, u_e
+
+    def shear_force(self, X, u_e, xi=None) -> np.ndarray:
+        """Transverse shear resultants (Q_x, Q_y) = k_s G t gamma [N/m] (MITC4 assumed shear strain,
+        module docstring) at the centroid, (n_el, 2), or at reference points ``xi``, (n_el, n_p, 2)."""
+        Xd, xi_p, Jm, _, u_e = self._dofs_at(X, u_e, xi)
+        gamma = np.einsum("epia,ea->epi", self._shear_B(Xd, xi_p, Jm), u_e)
+        Q = self.shear_correction * self.material.G * self.thickness * gamma
+        return Q[:, 0] if xi is None else Q
+
+    def stress(self, X, u_e, xi=None, z=None) -> np.ndarray:
+        """Cauchy stress (3 x 3, body axes) at height ``z`` from the mid-surface (default the top
+        surface +t/2; ``surfaces``): in-plane H (eps_m + z kappa), transverse shear 3 Q / (2 t)
+        (1 - (2 z / t)^2), sigma_zz = 0 (module docstring).  At the centroid, (n_el, 3, 3), or at
+        reference points ``xi``, (n_el, n_p, 3, 3)."""
+        half = self.thickness / 2.0
+        z = half if z is None else z
+        if isinstance(z, bool) or not isinstance(z, (int, float, np.number)) or not abs(z) <= half:
+            raise ValueError(f"`z` must be a height in [-t/2, t/2] = [{-half:g}, {half:g}] m from the "
+                             f"mid-surface, got {z!r}")
+        Xd, xi_p, Jm, G, u_e = self._dofs_at(X, u_e, xi)
+        eps = np.einsum("epia,ea->epi", self._membrane_B(G) + z * self._bending_B(G), u_e)
+        s = eps @ plane_stress_H(self.material.E, self.material.nu)        # (xx, yy, xy)
+        tau = 1.5 / self.thickness * (1.0 - (z / half) ** 2) * self.shear_force(X, u_e, xi_p)
+        sigma = np.zeros(s.shape[:2] + (3, 3))
+        sigma[..., 0, 0], sigma[..., 1, 1] = s[..., 0], s[..., 1]
+        sigma[..., 0, 1] = sigma[..., 1, 0] = s[..., 2]
+        sigma[..., 0, 2] = sigma[..., 2, 0] = tau[..., 0]
+        sigma[..., 1, 2] = sigma[..., 2, 1] = tau[..., 1]
+        return sigma[:, 0] if xi is None else sigma
+
+    def stress_fields(self, X, u_e) -> dict[str, np.ndarray]:
+        """The element outputs linear in the DOFs, at the centroid: ``stress`` (n_el, 3, 3) at the top
+        surface z = +t/2, ``stress_bottom`` at z = -t/2 and ``shear_force`` (n_el, 2) [N/m]
+        (`flexmbs.analysis.element_data`, `flexmbs.reduction.ReducedModel.modal_fields`)."""
+        top, bottom = self.surfaces()
+        return {"stress": self.stress(X, u_e, z=top), "stress_bottom": self.stress(X, u_e, z=bottom),
+                "shear_force": self.shear_force(X, u_e)}
 
     def rigid_modes(self, X):
         """Translations along the body axes, then rotations about the axes through the origin:

@@ -49,7 +49,8 @@ BODY_DIMENSIONS = ("node", "component", "dof", "element")
 AXES = {"delta": ("dof",), "delta_dot": ("dof",), "displacement": ("node", "component"),
         "elastic_velocity": ("node", "component"), "energies": ("energy",), "works": ("work",),
         "q": ("coordinate",), "v": ("coordinate",), "q_dot": ("coordinate",), "multipliers": ("constraint",),
-        "euler_parameters": ("euler_parameter",), "stress": ("element", "voigt")}
+        "euler_parameters": ("euler_parameter",), "stress": ("element", "voigt"),
+        "stress_bottom": ("element", "voigt")}
 NOT_A_VARIABLE = "This is a netCDF dimension but not a netCDF variable."     # netCDF-4's marker of an index
 
 

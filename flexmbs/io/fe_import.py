@@ -42,7 +42,7 @@ from scipy import sparse
 
 from ..assembly import BodyInvariants
 from ..mesh import Mesh
-from ..model import Model, _operator
+from ..model import DistributedLoad, Model, NodalLoad, SurfaceLoad, _finite, _operator, gravity_vector
 from ..motion import Fixed
 
 __all__ = ["FORMATS", "ImportedBody", "ImportedModel", "NodeTranslations", "NodeCloud", "MatrixEntries", "import_body", "read_matrix", "read_nodes",
@@ -163,16 +163,19 @@ class ImportedBody:
         return BodyInvariants(M, S, m_O, d, float(ones @ m1), X.T @ m1, X.T @ msX)
 
 
-    def model(self, fixed=(), node_sets=None, damping=None):
+    def model(self, fixed=(), node_sets=None, damping=None, loads=(), gravity=None):
         """The body as a `flexmbs.Model` (an `ImportedModel`) on its imported M and K: something
-        `flexmbs.reduction.reduce` reduces and a `flexmbs.bodies.FlexibleBody` takes.
+        `flexmbs.run` runs on a fixed frame, `flexmbs.reduction.reduce` reduces and a
+        `flexmbs.bodies.FlexibleBody` takes.
 
         ``fixed``: supports as for `Model`, (nodes, dofs) with nodes a name of ``node_sets``, row
         indices of ``points`` or a mask, dofs "all" or names among "u", "v", "w"; ``node_sets``:
         name -> row indices (e.g. a bearing face for an `flexmbs.bodies.Interface`); ``damping``:
-        Rayleigh (alpha, beta).  See `ImportedModel` for what such a model has and lacks.
+        Rayleigh (alpha, beta); ``loads``: `NodalLoad`s and `DistributedLoad`s per mass (see
+        `ImportedModel`); ``gravity``: a 3-vector [m/s^2] (global components), acting through the
+        imported mass.  See `ImportedModel` for what such a model has and lacks.
         """
-        return ImportedModel(self, fixed=fixed, node_sets=node_sets, damping=damping)
+        return ImportedModel(self, fixed=fixed, node_sets=node_sets, damping=damping, loads=loads, gravity=gravity)
 
 
 class NodeCloud(Mesh):
@@ -230,12 +233,17 @@ class ImportedModel(Model):
     translations (the DOFs themselves), interfaces and the rigid-body modes at the nodes; so
     `flexmbs.reduction.reduce` (free-interface, Craig-Bampton, static and attachment modes) and
     `flexmbs.bodies.FlexibleBody` (on its supports or mean axes, ``stiffening="none"``) take it.
-    What it lacks: cells and shape functions (the exporting code keeps them), hence loads on
-    its mesh, point masses, geometric stiffening and stresses; a frame motion other than
-    fixed (run it as a `FlexibleBody` in a `flexmbs.System`).
+    Loads: `NodalLoad` on the nodes' translations ("u", "v", "w"), `DistributedLoad` per mass
+    [N/kg] on the whole body (its consistent load int rho N^T b dV = m_O^T b from the imported M:
+    `ImportedBody.invariants`), and ``gravity``, which acts through the same m_O as on a native body.
+    What it lacks: cells and shape functions (the exporting code keeps them), hence loads per
+    volume, per length or on element sets, `SurfaceLoad`s (no faces), point masses, geometric
+    stiffening and stresses (``stress`` refuses by name; the run's element data are empty); a
+    frame motion other than fixed (run it as a `FlexibleBody` in a `flexmbs.System`).
     """
 
-    def __init__(self, body: ImportedBody, *, fixed=(), node_sets=None, damping=None, dense_below: int = 400):
+    def __init__(self, body: ImportedBody, *, fixed=(), node_sets=None, damping=None, loads=(), gravity=None,
+                 dense_below: int = 400):
         self.mesh = NodeCloud(body.points, {}, node_sets=dict(node_sets or {}),
                               source="imported " + "/".join(body.formats))
         self.element = NodeTranslations()
@@ -261,9 +269,11 @@ class ImportedModel(Model):
         self.damping = None if damping is None else tuple(float(c) for c in damping)
         if self.damping is not None and (len(self.damping) != 2 or min(self.damping) < 0):
             raise ValueError(f"`damping` must be (alpha, beta) >= 0, got {damping!r}")
-        self.loads, self._load_f, self._load_body_force = [], [], []
-        self.Q = np.zeros((self.n_dofs, 0))
-        self.gravity = np.zeros(3)
+        self.loads = list(loads)
+        self.Q = self._load_matrix(inv_full.m_O)[self.free]
+        self._load_f = [ld.f for ld in self.loads]
+        self._load_body_force = [None] * len(self.loads)
+        self.gravity = gravity_vector(gravity)
         self.stiffening = False
         self._Kg_keys, self._Kg, self._Kg_op = [], [], []
         self.prestress_info = self.static_displacements = None
@@ -277,6 +287,48 @@ class ImportedModel(Model):
         self.G_op = [None if Gi is None else _operator(Gi, dense) for Gi in self.inv.G]
         self.m_O, self.d, self.g = self.inv.m_O, self.inv.d, self.inv.g
         self._cache, self._frame_terms = {}, None
+
+
+    def _load_matrix(self, m_O: np.ndarray) -> np.ndarray:
+        """Q (n_full, n_loads): the load vectors of ``loads`` on all DOFs (``m_O`` (3, n_full) of the
+        imported mass, for the loads per mass)."""
+        Q = np.zeros((self.n_full, len(self.loads)))
+        for i, load in enumerate(self.loads):
+            if isinstance(load, NodalLoad):
+                Q[:, i] = self._nodal(load, i)
+            elif isinstance(load, DistributedLoad):
+                Q[:, i] = self._per_mass(load, i, m_O)
+            elif isinstance(load, SurfaceLoad):
+                raise ValueError(f"`loads[{i}]`: an imported body has no faces (the exporting code keeps its "
+                                 "elements), so it takes no SurfaceLoad; give the face's consistent nodal forces "
+                                 "as NodalLoads (e.g. exported as a load vector by that code)")
+            else:
+                raise TypeError(f"`loads[{i}]` must be a NodalLoad or a DistributedLoad (per mass) for an imported "
+                                f"body, got {type(load).__name__}")
+        return Q
+
+    def _per_mass(self, load: DistributedLoad, i: int, m_O: np.ndarray) -> np.ndarray:
+        """m_O^T b (n_full,): the consistent load of a body force b [N/kg] on the whole body."""
+        if load.per != "mass":
+            raise ValueError(f"`loads[{i}].per` must be 'mass' for an imported body (a load per volume or length "
+                             f"needs the density and the section, which the imported M does not give), got "
+                             f"{load.per!r}")
+        if load.elements is not None:
+            raise ValueError(f"`loads[{i}].elements`: an imported body has no elements; a DistributedLoad acts on "
+                             f"the whole body (elements=None), got {load.elements!r}")
+        try:
+            b = np.asarray(load.value, dtype=float)
+        except (TypeError, ValueError):
+            b = None
+        if b is None or b.shape != (3,) or not np.all(np.isfinite(b)):
+            raise ValueError(f"`loads[{i}].value` must be a finite 3-vector [N/kg] (body frame), got {load.value!r}")
+        return b @ m_O
+
+    def stress(self, delta):
+        """Refused: an imported body has M and K only, no element data to recover a stress from."""
+        raise ValueError("`stress`: an imported body has no element data (the exporting code keeps its elements "
+                         "and material), so flexmbs cannot recover its stresses; compute them in that code from "
+                         "the displacements (`Results.displacement`), or mesh the part for flexmbs")
 
 
 # -- reading the matrix files ----------------------------------------------------------------------

@@ -13,7 +13,9 @@ Both are written through meshio, in two versions:
   velocity ``v_O + R (omega x (X + u) + u')``, both in global components.
 
 The cell data are those of ``Results.element_data``: ``axial_force`` [N] of bars and beams,
-``stress`` [Pa] and ``von_mises`` [Pa] of solids.  ``stress`` is written in ParaView's
+``stress`` [Pa] and ``von_mises`` [Pa] of solids; plates add ``stress_bottom`` [Pa] (``stress``
+is their top surface's) and ``shear_force`` [N/m] (the resultants Q_x, Q_y, body axes in every
+file).  The stresses (`TENSOR_KEYS`) are written in ParaView's
 component order of a symmetric tensor, **XX, YY, ZZ, XY, YZ, XZ** (`paraview_stress`;
 flexmbs' own Voigt order in `Results.element_data` is xx, yy, zz, yz, xz, xy), in body
 components in the body-frame files and ``R sigma R^T`` in the global ones.
@@ -51,7 +53,9 @@ log = logging.getLogger(__name__)
 
 #: units of the arrays in the ParaView files
 UNITS = {"coordinates": "m", "time": "s", "displacement": "m", "velocity": "m/s", "axial_force": "N",
-         "stress": "Pa", "von_mises": "Pa"}
+         "stress": "Pa", "stress_bottom": "Pa", "von_mises": "Pa", "shear_force": "N/m"}
+#: element data that are stress tensors in Voigt order (plates: ``stress_bottom`` at z = -t/2)
+TENSOR_KEYS = ("stress", "stress_bottom")
 FRAMES = ("body", "global")
 # Voigt (xx, yy, zz, yz, xz, xy) -> ParaView (XX, YY, ZZ, XY, YZ, XZ)
 _TO_PARAVIEW = [0, 1, 2, 5, 3, 4]
@@ -111,7 +115,7 @@ def _state(results: Results, i: int, cells, frame: str):
             if np.shape(a)[1:2] != (n_el,):
                 continue
             a = np.asarray(a[i], dtype=float)
-            if k == "stress" and a.shape[-1] == 6:
+            if k in TENSOR_KEYS and a.shape[-1] == 6:
                 a = paraview_stress(a, R)
             cell_data[k] = [a]
     return points, point_data, cell_data
@@ -490,8 +494,9 @@ def _flexible_piece(b) -> dict:
     cell data its element data (``axial_force``; ``stress`` R sigma R^T in the XDMF Tensor6 order,
     ``von_mises``)."""
     elements = dict(b.element_data)
-    if "stress" in elements:
-        elements["stress"] = paraview_stress(elements["stress"], b.rotation[:, None])[..., _PARAVIEW_TO_XDMF_TENSOR6]
+    for k in TENSOR_KEYS:
+        if k in elements:
+            elements[k] = paraview_stress(elements[k], b.rotation[:, None])[..., _PARAVIEW_TO_XDMF_TENSOR6]
     cells = [(k, np.asarray(c, dtype=np.int64)) for k, c in b.cells.items()]
     return _piece(b.global_positions(), cells, np.full(sum(len(c) for _, c in cells), PARTS["body"]),
                   {"displacement": b.global_displacement()}, elements)
@@ -741,8 +746,9 @@ def write_results_vtu(results: Results, path, index: int = -1) -> Path:
         raise IndexError(f"`index` must be in [{-n_t}, {n_t - 1}] (the run has {n_t} outputs), got {index}")
     at = _at_outputs(results, [index % n_t])
     points, cells, point_data, cell_data, constant = _merged(*_results_pieces(at))
-    if "stress" in cell_data:                       # back from the XDMF Tensor6 order to ParaView's
-        cell_data["stress"] = cell_data["stress"][..., np.argsort(_PARAVIEW_TO_XDMF_TENSOR6)]
+    for k in TENSOR_KEYS:                           # back from the XDMF Tensor6 order to ParaView's
+        if k in cell_data:
+            cell_data[k] = cell_data[k][..., np.argsort(_PARAVIEW_TO_XDMF_TENSOR6)]
     rows = np.cumsum([0] + [len(c) for _, c in cells])          # VTU cell data: one array per cell block
     fields = {**{n: a[0] for n, a in cell_data.items()}, **constant}
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -88,7 +88,8 @@ UNITS_SYSTEM = "SI: m, kg, s, N, Pa, J, rad"
 #: units of the datasets of a run (by name; element data by its own name)
 UNITS = {"nodes": "m", "t": "s", "delta": "m or rad", "delta_dot": "m/s or rad/s", "displacement": "m",
          "velocity": "m/s", "energies": "J", "works": "J", "axial_force": "N", "stress": "Pa",
-         "von_mises": "Pa", "origin": "m", "origin_velocity": "m/s", "rotation": "1", "euler_parameters": "1",
+         "stress_bottom": "Pa", "shear_force": "N/m", "von_mises": "Pa", "origin": "m", "origin_velocity": "m/s",
+         "rotation": "1", "euler_parameters": "1",
          "omega": "rad/s", "position": "m", "angular_velocity": "rad/s", "elastic_velocity": "m/s",
          "q": "m or 1 (rad, Euler parameters)", "v": "m/s or rad/s", "q_dot": "m/s or 1/s",
          "multipliers": "N, N m or (Euler parameter constraints) J"}

@@ -198,6 +198,9 @@ KINDS = {
                               "kernel rows)",
     "Bushing": "refused: force elements between bodies are evaluated on the numpy path only (no kernel rows)",
     "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",
+    # contact (flexmbs.contact), a force element on the numpy path
+    "Contact": "refused: contact runs on the numpy path (its active pairs change from step to step; the broad "
+               "and narrow phases are numpy array code, no kernel rows)",
 }
 
 

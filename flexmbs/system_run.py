@@ -210,6 +210,11 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
                                formulation_options=formulation_options, metadata=metadata, store=store, name=name,
                                **options)
     entry, method = choose(formulation, method, INTEGRATORS)
+    for f in system.force_elements:                  # contact refuses the methods that cannot take it
+        why = f.refusal(method) if hasattr(f, "refusal") else None
+        if why:
+            raise ValueError(f"`method` {method!r} cannot run force element {f.name!r} ({type(f).__name__}): {why}; "
+                             "use an adaptive method (RK45, DOP853, Radau, BDF, index3-alpha-adaptive)")
     timings = {}
     tic = time.perf_counter()
     form = entry.system(system, **(formulation_options or {}))

@@ -195,3 +195,29 @@ def test_an_stl_surface_is_read_with_meshio(tmp_path):
     contact = Contact([surface, Plane(None, (0, 0, 1))], ContactLaw(stiffness=1e6))
     st = contact.state(body.initial_coordinates(), np.zeros(7))
     assert sorted(np.round(st.delta, 12)) == [0.001, 0.001, 0.001]         # the three vertices on z = 0
+
+
+def test_contact_forces_are_in_the_results_the_results_file_and_paraview(tmp_path):
+    """A ball resting on the ground (placed at its static penetration (m g / k)^(2/3)): the recorded
+    normal force is m g at the recorded point, in `Results.contacts`, results.h5 and the XDMF series."""
+    import h5py
+
+    from flexmbs.io.paraview import write_results_xdmf
+    from flexmbs.system import System
+    m, r, k = 2.0, 0.1, 1e7
+    sink = (m * 9.81 / k) ** (2 / 3)
+    ball = RigidBodyEP("ball", m, 0.4 * m * r * r * np.eye(3), position=(0.3, 0.0, r - sink))
+    contact = Contact([Sphere(ball, r), Plane(None, (0, 0, 1))], ContactLaw(stiffness=k, restitution=0.5), name="floor",
+                      slots=2)
+    system = System([ball], gravity=(0.0, 0.0, -9.81), forces=[contact])
+    res = fm.run(system, method="RK45", rtol=1e-8, t_end=0.02, dt_out=0.005, store=tmp_path / "results.h5")
+    rec = res.contacts["floor"]
+    assert rec["normal_force"].shape == (5, 2, 3) and np.all(rec["count"] == 1)
+    np.testing.assert_allclose(rec["normal_force"][:, 0], np.tile([0.0, 0.0, m * 9.81], (5, 1)), rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(rec["point"][:, 0, :2], np.tile([0.3, 0.0], (5, 1)), atol=1e-9)
+    assert np.all(np.isnan(rec["normal_force"][:, 1])) and np.all(rec["bodies"][:, 0] == [-1, 0])
+    loaded = fm.load_results(tmp_path / "results.h5")
+    np.testing.assert_allclose(loaded.contacts["floor"]["normal_force"], rec["normal_force"])
+    write_results_xdmf(loaded, tmp_path / "pv.xdmf")
+    with h5py.File(tmp_path / "pv.h5") as f:
+        np.testing.assert_allclose(f["series/normal_force"][:, -2, 2], m * 9.81, rtol=1e-5)

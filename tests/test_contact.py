@@ -221,3 +221,16 @@ def test_contact_forces_are_in_the_results_the_results_file_and_paraview(tmp_pat
     write_results_xdmf(loaded, tmp_path / "pv.xdmf")
     with h5py.File(tmp_path / "pv.h5") as f:
         np.testing.assert_allclose(f["series/normal_force"][:, -2, 2], m * 9.81, rtol=1e-5)
+
+
+def test_the_sphere_benchmark_runs_and_its_spheres_land():
+    """benchmarks/bench_contact_spheres.py at a small size: contacts appear and the spheres stay above
+    the floor (no assertion on times)."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_contact_spheres.py"
+    spec = importlib.util.spec_from_file_location("bench_contact_spheres", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    r = bench.run(20, 60)
+    assert r["max_active"] >= 10 and 0.005 < r["lowest_z"] < 0.02 and r["by_active"]

@@ -234,3 +234,21 @@ def test_the_sphere_benchmark_runs_and_its_spheres_land():
     spec.loader.exec_module(bench)
     r = bench.run(20, 60)
     assert r["max_active"] >= 10 and 0.005 < r["lowest_z"] < 0.02 and r["by_active"]
+
+
+def test_the_contact_power_is_the_rate_of_its_energy_minus_the_dissipation():
+    """v . Q = -dU/dt - P_damping at a state with dashpots and friction on every pair kind: what makes
+    E + W_damping constant in a run (v tangent to the Euler-parameter norms)."""
+    bodies, shapes = scene_3d()
+    contact = Contact(shapes, ContactLaw(stiffness=1e6, restitution=0.4, friction=0.5, slip_velocity=1e-3))
+    q = stacked(bodies)
+    v = 0.05 * RNG.standard_normal(len(q))
+    for s in (0, 7, 14):
+        p = q[s + 3:s + 7]
+        v[s + 3:s + 7] -= (v[s + 3:s + 7] @ p) * p
+    qs, vs = contact._split(q), contact._split(v)
+    h = 1e-7
+    dU_dt = (contact.potential(contact._split(q + h * v)) - contact.potential(contact._split(q - h * v))) / (2 * h)
+    P = contact.powers(0.0, qs, vs)
+    assert P["damping"] > 0 and P["loads"] == 0.0
+    assert v @ contact.stacked_forces(q, v) == pytest.approx(-dU_dt - P["damping"], rel=1e-6)

@@ -12,7 +12,7 @@ from flexmbs.bodies import RigidBodyEP
 from flexmbs.bodies.flexible import FlexibleBody, Node
 from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.bodies.point import PointMass
-from flexmbs.contact import (Box, Capsule, Contact, ContactLaw, Plane, Points, Sphere, Surface, brute_force_pairs,
+from flexmbs.contact import (Box, Capsule, Contact, ContactLaw, Hole, Plane, Points, Sphere, Surface, brute_force_pairs,
                              overlapping_pairs, restitution_of_damping)
 from flexmbs.contact.law import hunt_crossley_restitution, linear_restitution
 from flexmbs.elements import BeamEB3D, Material
@@ -150,6 +150,27 @@ def test_planar_and_point_bodies_carry_shapes():
     grad = np.array([(contact.potential(contact._split(q + h * e)) - contact.potential(contact._split(q - h * e)))
                      / (2 * h) for e in np.eye(5)])
     np.testing.assert_allclose(Q, -grad, rtol=0, atol=1e-6 * np.abs(Q).max())
+
+
+def test_a_journal_in_its_bearing_hole_pushes_back_towards_the_centre():
+    """2D clearance joint: a circle of radius r in a hole of radius R on another body; Q = -dU/dq, the force
+    on the journal points to the hole's centre, and a journal within the clearance feels nothing."""
+    rod = RigidBody2D("rod", 1.0, 0.01, position=(0.0, 0.0), angle=0.3)
+    centre = 0.01 * np.array([np.cos(0.3), np.sin(0.3)])
+    slider = RigidBody2D("slider", 0.5, 0.001, position=centre + (1.2e-4, 0.9e-4))          # 5e-5 into the wall
+    contact = Contact([Hole(rod, 0.01, at=(0.01, 0.0)), Sphere(slider, 0.0099)], ContactLaw(stiffness=1e8))
+    q = np.concatenate([rod.initial_coordinates(), slider.initial_coordinates()])
+    st = contact.state(q, np.zeros(6))
+    assert len(st.delta) == 1 and st.delta[0] == pytest.approx(5e-5)
+    to_centre = centre - q[3:5]
+    assert st.force[0] @ to_centre > 0.99 * np.linalg.norm(st.force[0]) * np.linalg.norm(to_centre)
+    Q = contact.stacked_forces(q, np.zeros(6))
+    h = 1e-9
+    grad = np.array([(contact.potential(contact._split(q + h * e)) - contact.potential(contact._split(q - h * e)))
+                     / (2 * h) for e in np.eye(6)])
+    np.testing.assert_allclose(Q, -grad, rtol=0, atol=1e-5 * np.abs(Q).max())
+    q[3:5] = centre + 0.5 * (0.01 - 0.0099) * np.array([0.6, 0.8])                  # inside the clearance
+    assert len(contact.state(q, np.zeros(6)).delta) == 0
 
 
 def beam_body():

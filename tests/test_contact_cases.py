@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 import bouncing_ball  # noqa: E402
+import crank_clearance  # noqa: E402
 import incline_block  # noqa: E402
 
 
@@ -52,3 +53,15 @@ def test_a_block_above_the_friction_angle_slides_with_g_sin_minus_mu_cos():
     excess = 0.5 * 9.81 * np.cos(a) * 1e-4 / acc * 0.3
     assert s["regime"] == "slides" and s["s_end_ref"] == pytest.approx(0.5 * acc * 0.09)
     assert abs(s["s_end"] - s["s_end_ref"] - excess) < 0.3 * excess
+
+
+@pytest.mark.slow
+def test_a_clearance_joint_tends_to_the_ideal_joint_as_the_clearance_closes():
+    """The slider follows x_ideal within the stated bound, and 10 times closer for a 10 times smaller
+    clearance (the zero-clearance limit)."""
+    wide = crank_clearance.run(clearance=5e-4, t_end=0.2, plots=False)["summary"]
+    narrow = crank_clearance.run(clearance=5e-5, t_end=0.2, plots=False)["summary"]
+    print("deviations", wide["max_deviation"], narrow["max_deviation"], "bounds", wide["bound"], narrow["bound"])
+    for s in (wide, narrow):
+        assert s["status"] == "finished" and s["within_bound"] and s["impacts"] >= 1
+    assert narrow["max_deviation"] < 0.2 * wide["max_deviation"]

@@ -34,7 +34,7 @@ import numpy as np
 from .broad import overlapping_pairs
 from .carriers import FRAME, Carriers
 from .law import ContactLaw
-from .narrow import sphere_box, sphere_capsule, sphere_plane, sphere_sphere
+from .narrow import sphere_box, sphere_capsule, sphere_in_hole, sphere_plane, sphere_sphere
 from .shapes import FULL, Shape, is_marker
 
 __all__ = ["Contact", "ContactState"]
@@ -143,7 +143,7 @@ class Contact:
     def _tables(self, owner) -> None:
         """The primitive tables (body index, body-frame data) of all shapes."""
         d, B = self.dim, len(self.bodies)
-        sph, box, cap, pla = [], [], [], []
+        sph, box, cap, pla, hol = [], [], [], [], []
         for s, b in zip(self.shapes, owner):
             if s.dim and s.dim != d:
                 raise ValueError(f"Contact {self.name!r}: {s!r} is {s.dim}D, the contact {d}D")
@@ -151,6 +151,7 @@ class Contact:
             box += [(b,) + x for x in s.boxes()]
             cap += [(b,) + x for x in s.capsules()]
             pla += [(b,) + x for x in s.planes()]
+            hol += [(b,) + x for x in s.holes()]
         markers = [self._marker(b, m) for b, m, _, _ in sph]
         w = max([len(c) for _, c, _ in markers], default=0)
         self.sph_body = np.array([x[0] for x in sph], dtype=int)
@@ -174,7 +175,11 @@ class Contact:
         self.pla_body = np.array([x[0] for x in pla], dtype=int)
         self.pla_point = np.array([x[1] for x in pla]).reshape(len(pla), d)
         self.pla_n = np.array([x[2] for x in pla]).reshape(len(pla), d)
+        self.hol_body = np.array([x[0] for x in hol], dtype=int)
+        self.hol_at = np.array([x[1] for x in hol]).reshape(len(hol), d)
+        self.hol_r = np.array([x[2] for x in hol], dtype=float)
         self._prim_body = np.concatenate([self.sph_body, self.box_body, self.cap_body])
+        self._hole_pairs = (self.hol_body[:, None] != self.sph_body[None, :]) & (self.sph_role == FULL)[None, :]
         self._plane_pairs = self.pla_body[:, None] != self.sph_body[None, :]        # (n_planes, n_spheres)
 
     def _marker(self, b, m):
@@ -217,7 +222,8 @@ class Contact:
         caps = (car.points(frames, self.cap_body, self.cap_a), car.points(frames, self.cap_body, self.cap_b))
         planes = (car.points(frames, self.pla_body, self.pla_point),
                   np.einsum("kij,kj->ki", A[self.pla_body], self.pla_n))
-        return c, boxes, caps, planes
+        holes = car.points(frames, self.hol_body, self.hol_at)
+        return c, boxes, caps, planes, holes
 
     def _candidates(self, c, boxes, caps):
         """Pairs of overlapping bounding boxes that a kernel evaluates: (sphere, sphere), (sphere, box),
@@ -244,14 +250,20 @@ class Contact:
     def _geometry(self, q, frames):
         """(body_a, body_b, delta, n, r_a, r_b, R*, sphere index of side a (-1: none), of side b) of the
         pairs in contact (delta > 0)."""
-        c, boxes, caps, planes = self._placed(q, frames)
+        c, boxes, caps, planes, holes = self._placed(q, frames)
         (si, sj), (bi, bj), (ci, cj) = self._candidates(c, boxes, caps)
         r = self.sph_r
         # spheres below planes: every (plane, sphere) of different bodies (planes are few)
         o, nrm = planes
         height = nrm @ c.T - np.einsum("pi,pi->p", nrm, o)[:, None]            # (n_planes, n_spheres)
         p, s = np.nonzero((height < r[None, :]) & self._plane_pairs)
+        # spheres reaching the wall of a hole: every (hole, sphere) of different bodies (holes are few)
+        reach = np.linalg.norm(c[None, :, :] - holes[:, None, :], axis=2) + r[None, :] > self.hol_r[:, None]
+        hh, hs = np.nonzero(reach & self._hole_pairs)
         kernels = []
+        if len(hh):
+            kernels.append((sphere_in_hole(c[hs], r[hs], holes[hh], self.hol_r[hh]), self.hol_body[hh],
+                            self.sph_body[hs], None, hs))
         if len(p):
             kernels.append((sphere_plane(c[s], r[s], o[p], nrm[p]), self.pla_body[p], self.sph_body[s], None, s))
         if len(si):

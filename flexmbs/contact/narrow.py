@@ -16,6 +16,8 @@ and the effective radius R* of Hertz's stiffness:
                                        r_a = centre + A p (on the face), r_b = c - r n,  R* = r
     sphere - capsule (s_0, s_1, r_c):  the closest point s = s_0 + clamp(t) (s_1 - s_0) of the segment,
                                        then sphere (s, r_c) - sphere (c, r)
+    sphere in a hole (o, R):           d = c - o, e = d/|d|, delta = |d| + r - R, n = -e (towards o),
+                                       r_a = o + R e (the wall), r_b = c + r e,  1/R* = 1/r - 1/R
 
 delta is the distance-like measure whose gradient is n: for a material point moving with the bodies
 d(delta)/dt = -n . (v_b(r_b) - v_a(r_a)) (the closest point moves along the surface, which does not
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sphere_plane", "sphere_sphere", "sphere_box", "sphere_capsule"]
+__all__ = ["sphere_plane", "sphere_sphere", "sphere_box", "sphere_capsule", "sphere_in_hole"]
 
 
 def _unit(d: np.ndarray):
@@ -81,3 +83,10 @@ def sphere_capsule(c, r, s0, s1, rc):
     e = s1 - s0
     t = np.clip(np.einsum("ki,ki->k", c - s0, e) / np.einsum("ki,ki->k", e, e), 0.0, 1.0)
     return sphere_sphere(s0 + t[:, None] * e, rc, c, r)
+
+
+def sphere_in_hole(c, r, o, R):
+    """(delta, n, r_a on the hole's wall, r_b on the sphere, R*) of spheres (c, r) inside holes (o, R)
+    (a journal in its bearing: the wall is concave)."""
+    e, dist = _unit(c - o)
+    return dist + r - R, -e, o + R[:, None] * e, c + r[:, None] * e, r * R / (R - r)

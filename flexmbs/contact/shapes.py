@@ -9,6 +9,7 @@ Every shape is one or more of four primitives, in body coordinates:
 | Box(body, half_sizes, at, orientation) | a box and its 2^dim corners (spheres of radius 0) | spheres; corners meet planes and boxes |
 | Capsule(body, a, b, radius) | a segment of radius r and its two end spheres | spheres; ends meet planes and boxes |
 | Points(body, markers, radius) | one sphere of ``radius`` (>= 0) per marker | every primitive but points |
+| Hole(body, radius, at) | the inside of a circle (2D) or a spherical socket (3D): solid outside the radius | spheres inside it |
 | Surface(body, ...) | the vertices of a triangulated surface as `Points` | as Points |
 
 A sphere's centre may be a marker of a flexible body (`flexmbs.bodies.Node`): it then follows the
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["is_marker", "Shape", "Sphere", "Plane", "Box", "Capsule", "Points", "Surface", "FULL", "CORNER", "END"]
+__all__ = ["is_marker", "Shape", "Sphere", "Plane", "Box", "Capsule", "Hole", "Points", "Surface", "FULL", "CORNER", "END"]
 
 FULL, CORNER, END = 0, 1, 2          # the roles of a sphere primitive (table above)
 
@@ -82,6 +83,10 @@ class Shape:
 
     def planes(self) -> list:
         """[(point (dim,), unit outward normal (dim,))]."""
+        return []
+
+    def holes(self) -> list:
+        """[(centre (dim,), radius)]."""
         return []
 
     def __repr__(self):
@@ -161,6 +166,21 @@ class Box(Shape):
 
     def boxes(self):
         return [(self.at, self.orientation, self.half_sizes)]
+
+
+class Hole(Shape):
+    """A bearing: the solid around a hole of ``radius`` [m] centred at ``at`` (body coordinates), a circle
+    in 2D, a spherical socket in 3D; a `Sphere` of another body inside it (the journal) touches its wall
+    where the clearance closes."""
+
+    def __init__(self, body, radius, at=None):
+        owner = "Hole"
+        self.dim = _dim_of(body, at, owner)
+        self.body, self.radius = body, _positive(radius, "radius", owner)
+        self.at = np.zeros(self.dim) if at is None else _vector(at, self.dim, "at", owner)
+
+    def holes(self):
+        return [(self.at, self.radius)]
 
 
 class Capsule(Shape):

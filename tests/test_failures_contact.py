@@ -80,6 +80,11 @@ ROWS = [
      "`method` 'AB4' cannot run force element 'contact' (Contact): a multistep method extrapolates the forces of "
      "past steps, which straddle the onset of a contact (a jump or a kink of the force) and it has no error "
      "control to shorten its step there; use an adaptive method (RK45, DOP853, Radau, BDF, index3-alpha-adaptive)"),
+    (lambda: fm.run(System([BALL], gravity=(0, 0, -9.81), forces=[Contact([Sphere(BALL, 0.1), Plane(None, (0, 0, 1))],
+                                                                           LAW)]), method="rattle", h=1e-4, t_end=0.01,
+                    store=False),
+     "`method` 'rattle' cannot run force element 'contact' (Contact): RATTLE is symplectic for forces of a "
+     "potential, -dU/dq; the contact's dashpot and friction depend on the velocities and dissipate"),
 ]
 
 

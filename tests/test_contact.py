@@ -173,6 +173,29 @@ def test_a_journal_in_its_bearing_hole_pushes_back_towards_the_centre():
     assert len(contact.state(q, np.zeros(6)).delta) == 0
 
 
+def test_a_sphere_on_a_triangulated_floor_touches_its_deepest_triangle_once():
+    """A square floor of two triangles (the ground's Surface): a ball inside one triangle and one over the
+    shared diagonal each touch once, along the face normal, with Q = -dU/dq; a ball beside it, on an
+    edge of the square, is pushed out along the edge's normal."""
+    pts = np.array([[-1.0, -1.0, 0.0], [1.0, -1.0, 0.0], [1.0, 1.0, 0.0], [-1.0, 1.0, 0.0]])
+    floor = Surface(None, points=pts, triangles=[[0, 1, 2], [0, 2, 3]])
+    balls = [RigidBodyEP(f"b{k}", 1.0, 0.004 * np.eye(3), position=p) for k, p in
+             enumerate([(0.5, -0.3, 0.098), (0.2, 0.2, 0.097), (1.05, 0.0, 0.0)])]
+    contact = Contact([floor] + [Sphere(b, 0.1) for b in balls], ContactLaw(stiffness=1e6))
+    q = stacked(balls)
+    st = contact.state(q, np.zeros_like(q))
+    assert sorted(st.body_b.tolist()) == [0, 1, 2]
+    order = np.argsort(st.body_b)
+    np.testing.assert_allclose(st.delta[order], [0.002, 0.003, 0.05], atol=1e-12)
+    np.testing.assert_allclose(st.n[order], [[0, 0, 1], [0, 0, 1], [1, 0, 0]], atol=1e-12)
+    Q = contact.stacked_forces(q, np.zeros_like(q))
+    h = 1e-7
+    grad = np.array([(contact.potential(contact._split(q + h * e)) - contact.potential(contact._split(q - h * e)))
+                     / (2 * h) for e in np.eye(len(q))])
+    Q, grad = on_the_norms(Q, q, [0, 7, 14]), on_the_norms(grad, q, [0, 7, 14])
+    np.testing.assert_allclose(Q, -grad, rtol=0, atol=1e-6 * np.abs(Q).max())
+
+
 def beam_body():
     n = 4
     x = np.linspace(0.0, 1.0, n + 1)

@@ -34,12 +34,12 @@ import numpy as np
 from .broad import overlapping_pairs
 from .carriers import FRAME, Carriers
 from .law import ContactLaw
-from .narrow import sphere_box, sphere_capsule, sphere_in_hole, sphere_plane, sphere_sphere
+from .narrow import sphere_box, sphere_capsule, sphere_in_hole, sphere_plane, sphere_sphere, sphere_triangle
 from .shapes import FULL, Shape, is_marker
 
 __all__ = ["Contact", "ContactState"]
 
-_SPHERE, _BOX, _CAPSULE = 0, 1, 2
+_SPHERE, _BOX, _CAPSULE, _TRIANGLE = 0, 1, 2, 3
 
 #: the integrators that cannot take contact, and why (`Contact.refusal`; docs/design.md, "Contact")
 REFUSED_METHODS = {
@@ -143,8 +143,8 @@ class Contact:
     def _tables(self, owner) -> None:
         """The primitive tables (body index, body-frame data) of all shapes."""
         d, B = self.dim, len(self.bodies)
-        sph, box, cap, pla, hol = [], [], [], [], []
-        for s, b in zip(self.shapes, owner):
+        sph, box, cap, pla, hol, tri = [], [], [], [], [], []
+        for k, (s, b) in enumerate(zip(self.shapes, owner)):
             if s.dim and s.dim != d:
                 raise ValueError(f"Contact {self.name!r}: {s!r} is {s.dim}D, the contact {d}D")
             sph += [(b,) + x for x in s.spheres()]
@@ -152,6 +152,7 @@ class Contact:
             cap += [(b,) + x for x in s.capsules()]
             pla += [(b,) + x for x in s.planes()]
             hol += [(b,) + x for x in s.holes()]
+            tri += [(b, k) + x for x in s.triangles_of()]
         markers = [self._marker(b, m) for b, m, _, _ in sph]
         w = max([len(c) for _, c, _ in markers], default=0)
         self.sph_body = np.array([x[0] for x in sph], dtype=int)
@@ -178,7 +179,10 @@ class Contact:
         self.hol_body = np.array([x[0] for x in hol], dtype=int)
         self.hol_at = np.array([x[1] for x in hol]).reshape(len(hol), d)
         self.hol_r = np.array([x[2] for x in hol], dtype=float)
-        self._prim_body = np.concatenate([self.sph_body, self.box_body, self.cap_body])
+        self.tri_body = np.array([x[0] for x in tri], dtype=int)
+        self.tri_shape = np.array([x[1] for x in tri], dtype=int)
+        self.tri_p = np.array([x[2:] for x in tri], dtype=float).reshape(len(tri), 3, d)
+        self._prim_body = np.concatenate([self.sph_body, self.box_body, self.cap_body, self.tri_body])
         self._hole_pairs = (self.hol_body[:, None] != self.sph_body[None, :]) & (self.sph_role == FULL)[None, :]
         self._plane_pairs = self.pla_body[:, None] != self.sph_body[None, :]        # (n_planes, n_spheres)
 
@@ -223,18 +227,22 @@ class Contact:
         planes = (car.points(frames, self.pla_body, self.pla_point),
                   np.einsum("kij,kj->ki", A[self.pla_body], self.pla_n))
         holes = car.points(frames, self.hol_body, self.hol_at)
-        return c, boxes, caps, planes, holes
+        tris = car.points(frames, np.repeat(self.tri_body, 3), self.tri_p.reshape(-1, self.dim)).reshape(
+            self.tri_p.shape)
+        return c, boxes, caps, planes, holes, tris
 
-    def _candidates(self, c, boxes, caps):
+    def _candidates(self, c, boxes, caps, tris):
         """Pairs of overlapping bounding boxes that a kernel evaluates: (sphere, sphere), (sphere, box),
-        (sphere, capsule), each as two index arrays into the primitive tables."""
-        ns, nb, nc = len(c), len(boxes[0]), len(caps[0])
+        (sphere, capsule), (sphere, triangle), each as two index arrays into the primitive tables."""
+        ns, nb, nc, nt = len(c), len(boxes[0]), len(caps[0]), len(tris)
         empty = (np.zeros(0, dtype=int),) * 2
-        if ns + nb + nc < 2 or ns == 0:
-            return empty, empty, empty
+        if ns + nb + nc + nt < 2 or ns == 0:
+            return empty, empty, empty, empty
         ext_box = np.einsum("kij,kj->ki", np.abs(boxes[1]), self.box_h)
-        lo = np.concatenate([c - self.sph_r[:, None], boxes[0] - ext_box, np.minimum(*caps) - self.cap_r[:, None]])
-        hi = np.concatenate([c + self.sph_r[:, None], boxes[0] + ext_box, np.maximum(*caps) + self.cap_r[:, None]])
+        lo = np.concatenate([c - self.sph_r[:, None], boxes[0] - ext_box, np.minimum(*caps) - self.cap_r[:, None],
+                             tris.min(axis=1)])
+        hi = np.concatenate([c + self.sph_r[:, None], boxes[0] + ext_box, np.maximum(*caps) + self.cap_r[:, None],
+                             tris.max(axis=1)])
         i, j = overlapping_pairs(lo, hi)                            # i < j: a sphere first (spheres come first)
         body = self._prim_body
         ground = len(self.bodies)
@@ -244,14 +252,27 @@ class Contact:
         ss = (j < ns)
         ss[ss] &= full_i[ss] & (self.sph_role[j[ss]] == FULL)
         sb = (j >= ns) & (j < ns + nb)
-        sc = (j >= ns + nb) & full_i
-        return (i[ss], j[ss]), (i[sb], j[sb] - ns), (i[sc], j[sc] - ns - nb)
+        sc = (j >= ns + nb) & (j < ns + nb + nc) & full_i
+        st = (j >= ns + nb + nc) & full_i
+        return ((i[ss], j[ss]), (i[sb], j[sb] - ns), (i[sc], j[sc] - ns - nb), (i[st], j[st] - ns - nb - nc))
+
+    def _deepest_triangles(self, delta, s, t) -> np.ndarray:
+        """The pairs (sphere s, triangle t) in contact to keep: for each sphere and surface, the one of
+        largest delta (a sphere spanning an edge touches its surface once)."""
+        on = np.flatnonzero(delta > 0.0)
+        key = s[on] * (len(self.shapes) + 1) + self.tri_shape[t[on]]
+        order = np.lexsort((-delta[on], key))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = key[order][1:] != key[order][:-1]
+        keep = np.zeros(len(delta), dtype=bool)
+        keep[on[order[first]]] = True
+        return keep
 
     def _geometry(self, q, frames):
         """(body_a, body_b, delta, n, r_a, r_b, R*, sphere index of side a (-1: none), of side b) of the
         pairs in contact (delta > 0)."""
-        c, boxes, caps, planes, holes = self._placed(q, frames)
-        (si, sj), (bi, bj), (ci, cj) = self._candidates(c, boxes, caps)
+        c, boxes, caps, planes, holes, tris = self._placed(q, frames)
+        (si, sj), (bi, bj), (ci, cj), (ti, tj) = self._candidates(c, boxes, caps, tris)
         r = self.sph_r
         # spheres below planes: every (plane, sphere) of different bodies (planes are few)
         o, nrm = planes
@@ -274,6 +295,11 @@ class Contact:
         if len(ci):
             kernels.append((sphere_capsule(c[ci], r[ci], caps[0][cj], caps[1][cj], self.cap_r[cj]), self.cap_body[cj],
                             self.sph_body[ci], None, ci))
+        if len(ti):
+            res = sphere_triangle(c[ti], r[ti], tris[tj, 0], tris[tj, 1], tris[tj, 2])
+            keep = self._deepest_triangles(res[0], ti, tj)
+            kernels.append((tuple(x[keep] for x in res), self.tri_body[tj[keep]], self.sph_body[ti[keep]], None,
+                            ti[keep]))
         parts = []
         for (delta, n, ra, rb, rs), ba, bb, sa, sb in kernels:
             on = delta > 0.0

@@ -18,6 +18,11 @@ and the effective radius R* of Hertz's stiffness:
                                        then sphere (s, r_c) - sphere (c, r)
     sphere in a hole (o, R):           d = c - o, e = d/|d|, delta = |d| + r - R, n = -e (towards o),
                                        r_a = o + R e (the wall), r_b = c + r e,  1/R* = 1/r - 1/R
+    sphere - triangle (p0, p1, p2):    f = the unit face normal (p1 - p0) x (p2 - p0) (outward by the
+                                       vertex order); c's projection inside the triangle: r_a the
+                                       projection, n = f, delta = r - f.(c - p0) (one-sided: also behind
+                                       the face); else r_a the closest point of the edges, n = (c - r_a)/|.|,
+                                       delta = r - |c - r_a|;  r_b = c - r n,  R* = r
 
 delta is the distance-like measure whose gradient is n: for a material point moving with the bodies
 d(delta)/dt = -n . (v_b(r_b) - v_a(r_a)) (the closest point moves along the surface, which does not
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sphere_plane", "sphere_sphere", "sphere_box", "sphere_capsule", "sphere_in_hole"]
+__all__ = ["sphere_plane", "sphere_sphere", "sphere_box", "sphere_capsule", "sphere_in_hole", "sphere_triangle"]
 
 
 def _unit(d: np.ndarray):
@@ -90,3 +95,29 @@ def sphere_in_hole(c, r, o, R):
     (a journal in its bearing: the wall is concave)."""
     e, dist = _unit(c - o)
     return dist + r - R, -e, o + R[:, None] * e, c + r[:, None] * e, r * R / (R - r)
+
+
+def _closest_on_segments(c, a, b):
+    """The closest point to c (k, 3) on the segments a-b (k, 3)."""
+    e = b - a
+    t = np.clip(np.einsum("ki,ki->k", c - a, e) / np.einsum("ki,ki->k", e, e), 0.0, 1.0)
+    return a + t[:, None] * e
+
+
+def sphere_triangle(c, r, p0, p1, p2):
+    """(delta, n, r_a on the triangle, r_b on the sphere, R*) of spheres (c, r) and triangles (p0, p1, p2)
+    (each (k, 3)), one-sided: the face normal by the vertex order (module docstring)."""
+    f, _ = _unit(np.cross(p1 - p0, p2 - p0))
+    h = np.einsum("ki,ki->k", c - p0, f)
+    proj = c - h[:, None] * f
+    # barycentric side tests: the projection is inside when it is on the inner side of all three edges
+    inside = np.ones(len(c), dtype=bool)
+    for a, b in ((p0, p1), (p1, p2), (p2, p0)):
+        inside &= np.einsum("ki,ki->k", np.cross(b - a, proj - a), f) >= 0.0
+    edges = np.stack([_closest_on_segments(c, a, b) for a, b in ((p0, p1), (p1, p2), (p2, p0))])
+    nearest = np.argmin(np.linalg.norm(edges - c[None], axis=2), axis=0)
+    ra = np.where(inside[:, None], proj, edges[nearest, np.arange(len(c))])
+    n_edge, dist = _unit(c - ra)
+    n = np.where(inside[:, None], f, n_edge)
+    delta = np.where(inside, r - h, r - dist)
+    return delta, n, ra, c - r[:, None] * n, r

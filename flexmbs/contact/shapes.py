@@ -10,13 +10,13 @@ Every shape is one or more of four primitives, in body coordinates:
 | Capsule(body, a, b, radius) | a segment of radius r and its two end spheres | spheres; ends meet planes and boxes |
 | Points(body, markers, radius) | one sphere of ``radius`` (>= 0) per marker | every primitive but points |
 | Hole(body, radius, at) | the inside of a circle (2D) or a spherical socket (3D): solid outside the radius | spheres inside it |
-| Surface(body, ...) | the vertices of a triangulated surface as `Points` | as Points |
+| Surface(body, ...) | its triangles (rigid bodies, the ground) and its vertices | triangles meet spheres; vertices planes and boxes |
 
 A sphere's centre may be a marker of a flexible body (`flexmbs.bodies.Node`): it then follows the
 deformation, so ``Points(flexible_body, nodes)`` or ``Surface(flexible_body)`` (the boundary nodes of its
 mesh) puts contact points on a deforming surface.  Not evaluated: box-box edge-edge contact and
 capsule-capsule contact between the ends (the corners and ends meet the other shape's faces only),
-and a sphere against the inside of a surface's triangles (a Surface contacts by its vertices).
+and the triangles of a flexible body's Surface (it contacts by its nodes).
 """
 from __future__ import annotations
 
@@ -87,6 +87,10 @@ class Shape:
 
     def holes(self) -> list:
         """[(centre (dim,), radius)]."""
+        return []
+
+    def triangles_of(self) -> list:
+        """[(p0, p1, p2) (3,) each]: triangles in body coordinates, outward by the vertex order."""
         return []
 
     def __repr__(self):
@@ -230,12 +234,14 @@ class Points(Shape):
 
 
 class Surface(Points):
-    """A triangulated surface, in contact by its vertices (`Points` of radius ``radius``).
+    """A triangulated surface: its triangles (outward normal by the vertex order) meet spheres, its
+    vertices (spheres of radius ``radius``) meet planes and boxes.
 
     ``Surface(body, points=..., triangles=...)``: vertices in body coordinates (a rigid body or the
     ground); ``Surface.from_file(body, path)``: an STL (or any surface meshio reads);
     ``Surface(flexible_body)``: the boundary nodes of its mesh, as `Node` markers that follow the
-    deformation.
+    deformation, in contact by these nodes (its triangles are not used).  A sphere touches a surface
+    at its deepest triangle only (no double force where it spans an edge).
     """
 
     def __init__(self, body, points=None, triangles=None, radius=0.0):
@@ -257,6 +263,16 @@ class Surface(Points):
                                            or self.triangles.min() < 0 or self.triangles.max() >= len(self.markers)):
             raise ValueError(f"{owner}: `triangles` must be (n, 3) vertex indices below {len(self.markers)}, got "
                              f"shape {self.triangles.shape}")
+
+    def spheres(self):
+        role = CORNER if self.triangles is not None and self.dim == 3 else FULL
+        return [(m, self.radius, role) for m in self.markers]
+
+    def triangles_of(self):
+        if self.triangles is None or self.dim != 3:
+            return []
+        P = np.asarray(self.markers, dtype=float)
+        return [tuple(P[t]) for t in self.triangles]
 
     @classmethod
     def from_file(cls, body, path, scale: float = 1.0, radius=0.0) -> "Surface":

@@ -111,11 +111,12 @@ def run(out=None, **params):
     ref = closed_form(res.t, p)
     sticks = np.tan(np.radians(p["angle"])) <= p["mu"]
     solve_s, n_steps = res.stats["solve_s"], res.stats["n_steps"]
+    bound = creep_bound(p)
     summary = dict(parameters=p, status=res.status, message=res.message, n_steps=n_steps, solve_s=solve_s,
                    time_per_step_s=solve_s / max(n_steps, 1), regime="sticks" if sticks else "slides",
                    friction_angle_deg=float(np.degrees(np.arctan(p["mu"]))),
                    s_end=float(s[-1]), s_end_ref=float(ref[-1]), max_error_s=float(np.abs(s - ref).max()),
-                   creep_bound=creep_bound(p), within_creep_bound=bool(not sticks or abs(s[-1]) <= 1.1 * creep_bound(p)),
+                   creep_bound=bound, within_creep_bound=bool(not sticks or abs(s[-1]) <= 1.1 * bound),
                    dissipated_J=float(res.energies["W_damping"][-1]),
                    energy_balance_error=float(np.abs(res.energy_balance_error()).max()))
     result = dict(t=res.t, s=s, s_ref=ref, energy=res.energies["total"], W_damping=res.energies["W_damping"],

@@ -5,6 +5,7 @@ from .element import Contact, ContactState
 from .law import ContactLaw, damping_of_restitution, hunt_crossley_chi, restitution_of_damping
 from .shapes import Box, Capsule, Hole, Plane, Points, Shape, Sphere, Surface
 
-__all__ = ["Contact", "ContactState", "ContactLaw", "Shape", "Sphere", "Plane", "Box", "Capsule", "Hole", "Points", "Surface",
+__all__ = ["Contact", "ContactState", "ContactLaw", "Shape", "Sphere", "Plane", "Box", "Capsule", "Hole", "Points",
+           "Surface",
            "overlapping_pairs", "brute_force_pairs", "restitution_of_damping", "damping_of_restitution",
            "hunt_crossley_chi"]

@@ -161,8 +161,8 @@ class Contact:
         self.sph_phi = np.zeros((len(sph), d, w))
         for k, (_, c, P) in enumerate(markers):          # construction only: the nodes' columns and Phi
             self.sph_cols[k, :len(c)], self.sph_phi[k, :, :len(c)] = c, P
-        self.sph_abs = np.where(self.sph_body[:, None] < B, self.carriers.start[np.minimum(self.sph_body, B - 1)][:, None]
-                                + self.sph_cols, 0)
+        start = self.carriers.start[np.minimum(self.sph_body, B - 1)][:, None]
+        self.sph_abs = np.where(self.sph_body[:, None] < B, start + self.sph_cols, 0)     # the ground's: unused
         self.sph_r = np.array([x[2] for x in sph], dtype=float)
         self.sph_role = np.array([x[3] for x in sph], dtype=int)
         self.box_body = np.array([x[0] for x in box], dtype=int)
@@ -198,15 +198,17 @@ class Contact:
         try:
             y0, cols, Phi = body.frame_marker(m)
         except (TypeError, ValueError, IndexError) as err:
-            raise ValueError(f"Contact {self.name!r}: body {body.name!r} does not take the marker {m!r} ({err})") from None
+            raise ValueError(f"Contact {self.name!r}: body {body.name!r} does not take the marker {m!r} "
+                             f"({err})") from None
         return np.asarray(y0, dtype=float), np.asarray(cols, dtype=int), np.asarray(Phi, dtype=float)
 
     def _check_law(self) -> None:
         """Hertz stiffness needs radii; the scaled dashpot the bodies' masses."""
         law = self.law
         if law.stiffness is None and (np.any(self.sph_r == 0.0)):
-            raise ValueError(f"Contact {self.name!r}: Hertz's stiffness (`youngs_modulus`) needs radii, but the corners "
-                             "of a Box and Points or a Surface of radius 0 have none; give the ContactLaw a `stiffness`")
+            raise ValueError(f"Contact {self.name!r}: Hertz's stiffness (`youngs_modulus`) needs radii, but the "
+                             "corners of a Box and Points or a Surface of radius 0 have none; give the ContactLaw a "
+                             "`stiffness`")
         if law.damping == "scaled" and law.effective_mass is None and law.restitution < 1.0:
             bad = [b.name for b, m in zip(self.bodies, self.carriers.mass) if not (np.isfinite(m) and m > 0)]
             if bad:

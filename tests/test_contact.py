@@ -296,3 +296,20 @@ def test_the_contact_power_is_the_rate_of_its_energy_minus_the_dissipation():
     P = contact.powers(0.0, qs, vs)
     assert P["damping"] > 0 and P["loads"] == 0.0
     assert v @ contact.stacked_forces(q, v) == pytest.approx(-dU_dt - P["damping"], rel=1e-6)
+
+
+@pytest.mark.slow
+def test_a_flexible_beam_dropped_on_the_ground_by_its_nodes_closes_its_energy_balance():
+    """A free beam (FlexibleBody) lying 2 mm into the ground by its node spheres is thrown up and bent
+    (index3-alpha, frictionless, restitution 0.5): E(t) - E(0) + W_damping stays within 1 % of the
+    dissipated work (the trapezoidal rule of the works over outputs at every step)."""
+    from flexmbs.system import System
+    body = beam_body()
+    contact = Contact([Surface(body, radius=0.012), Plane(None, (0, 0, 1))],
+                      ContactLaw(stiffness=1e5, effective_mass=0.02, restitution=0.5))
+    system = System([body], gravity=(0, 0, -9.81), forces=[contact])
+    res = fm.run(system, method="index3-alpha", h=1e-4, t_end=0.015, dt_out=1e-4, store=False)
+    assert res.status == "finished" and res.contacts["contact"]["count"].max() == 5
+    dissipated = res.energies["W_damping"][-1]
+    assert dissipated > 0.01 and np.abs(res.q[:, 7:]).max() > 1e-3                # it bends
+    assert np.abs(res.energy_balance_error()).max() < 0.01 * dissipated

@@ -13,7 +13,11 @@ per step is the contact's.  Printed and written as JSON: for each N, the steps' 
 by the number of active contacts, and one `System.forces` and one index-1 right-hand side for
 comparison (the index-1 formulation solves with the dense M of all bodies).
 
-Run: python benchmarks/bench_contact_spheres.py [--steps 300] [--out bench_contact_spheres.json]
+``--broad``: the broad phase alone on N boxes of unit size spread uniformly in a cube of side
+2 N^(1/3) (N = 10^3, 10^4, 10^5): `flexmbs.contact.overlapping_pairs` against a sort on one axis
+(`one_axis_pairs`, the classical sweep and prune, kept here as the reference it replaced).
+
+Run: python benchmarks/bench_contact_spheres.py [--steps 300] [--broad] [--out bench_contact_spheres.json]
 """
 from __future__ import annotations
 
@@ -48,6 +52,36 @@ def scene(n: int, seed: int = 0):
     q0 = np.concatenate([b.initial_coordinates() for b in bodies])
     v0 = np.concatenate([b.initial_velocities() for b in bodies])
     return bodies, contact, q0, v0, mass
+
+
+def one_axis_pairs(lo, hi):
+    """The overlapping pairs by a sort on the x axis only: every pair overlapping in x is listed, then
+    tested on the other axes (what `overlapping_pairs` avoids)."""
+    order = np.argsort(lo[:, 0], kind="stable")
+    end = np.searchsorted(lo[order, 0], hi[order, 0], side="right")
+    counts = np.maximum(end - np.arange(1, len(order) + 1), 0)
+    a = np.repeat(np.arange(len(order)), counts)
+    b = a + 1 + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
+    i, j = order[a], order[b]
+    keep = np.all((lo[i] <= hi[j]) & (lo[j] <= hi[i]), axis=1)
+    return i[keep], j[keep]
+
+
+def broad(sizes=(1000, 10_000, 100_000), seed: int = 0) -> list[dict]:
+    """CPU seconds of the two broad phases on uniform scenes of N unit boxes (module docstring)."""
+    from flexmbs.contact import overlapping_pairs
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in sizes:
+        c = rng.uniform(0.0, 2.0 * n ** (1 / 3), (n, 3))
+        lo, hi = c - 0.5, c + 0.5
+        row = dict(n=n)
+        for name, f in (("grid", overlapping_pairs), ("one_axis", one_axis_pairs)):
+            tic = time.process_time()
+            pairs = f(lo, hi)
+            row[f"{name}_s"], row["pairs"] = time.process_time() - tic, len(pairs[0])
+        out.append(row)
+    return out
 
 
 def run(n: int, steps: int, h: float = 1e-4) -> dict:
@@ -89,10 +123,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--broad", action="store_true", help="also time the broad phase alone")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     out = dict(machine=platform.processor() or platform.machine(), python=platform.python_version(),
                numpy=np.__version__, runs=[run(n, args.steps) for n in args.sizes])
+    if args.broad:
+        out["broad"] = broad()
+        for r in out["broad"]:
+            print(f"broad phase, {r['n']} boxes ({r['pairs']} pairs): grid {r['grid_s']:.3f} s, one axis "
+                  f"{r['one_axis_s']:.3f} s (CPU)")
     for r in out["runs"]:
         print(f"N = {r['n']}: {r['steps']} steps, median {r['median_ms']:.2f} ms/step (CPU {r['median_cpu_ms']:.2f} ms), "
               f"active contacts up to "

@@ -55,6 +55,9 @@ class Carriers:
         self.mass = np.array([float(getattr(b, "mass", np.nan)) for b in self.bodies] + [np.inf])
         self.width = {FRAME: 7, PLANAR: 3, POINT: dim, GROUND: 0}
         self._of = {k: np.flatnonzero(self.kind == k) for k in (FRAME, PLANAR, POINT)}
+        self._eye = np.eye(dim)
+        self._kinds = [(code, width) for code, width in ((FRAME, 7), (PLANAR, 3), (POINT, dim))
+                       if self._of[code].size]
 
     def frames(self, q) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(R (B+1, dim), A (B+1, dim, dim), p (B+1, 4)) of every body at the stacked q (the ground: 0, I)."""
@@ -95,12 +98,13 @@ class Carriers:
         cols, J = np.zeros((k, m), dtype=int), np.zeros((k, d, m))
         kind = self.kind[body]
         start = self.start[body]
-        for code, width in ((FRAME, 7), (PLANAR, 3), (POINT, d)):
-            i = np.flatnonzero(kind == code)
+        for code, width in self._kinds:                 # the kinds present: at most three
+            i = np.flatnonzero(kind == code) if len(self._kinds) > 1 or (body == len(self.bodies)).any() \
+                else np.arange(k)
             if not i.size:
                 continue
             cols[i, :width] = start[i, None] + np.arange(width)
-            J[i, :, :d] = np.eye(d)
+            J[i, :, :d] = self._eye
             if code == FRAME:
                 b = body[i]
                 y = np.einsum("kji,kj->ki", A[b], r[i] - R[b])                 # A^T (r - R)

@@ -217,20 +217,24 @@ class Contact:
 
     # -- evaluation ------------------------------------------------------------------------------
     def _placed(self, q, frames):
-        """Global primitives: sphere centres, box centres and axes, capsule ends, plane points and normals."""
-        car = self.carriers
+        """Global primitives: sphere centres, box centres and axes, capsule ends, plane points and normals,
+        hole centres, triangle vertices (a kind the shapes do not have: empty arrays, not evaluated)."""
+        car, d = self.carriers, self.dim
         y = self.sph_y0
         if self.sph_cols.shape[1]:
             y = y + np.einsum("kiw,kw->ki", self.sph_phi, q[self.sph_abs])
         c = car.points(frames, self.sph_body, y)
         A = frames[1]
-        boxes = (car.points(frames, self.box_body, self.box_at), A[self.box_body] @ self.box_axes)
-        caps = (car.points(frames, self.cap_body, self.cap_a), car.points(frames, self.cap_body, self.cap_b))
+        none = np.zeros((0, d))
+        boxes = (car.points(frames, self.box_body, self.box_at), A[self.box_body] @ self.box_axes) \
+            if len(self.box_body) else (none, np.zeros((0, d, d)))
+        caps = (car.points(frames, self.cap_body, self.cap_a), car.points(frames, self.cap_body, self.cap_b)) \
+            if len(self.cap_body) else (none, none)
         planes = (car.points(frames, self.pla_body, self.pla_point),
-                  np.einsum("kij,kj->ki", A[self.pla_body], self.pla_n))
-        holes = car.points(frames, self.hol_body, self.hol_at)
-        tris = car.points(frames, np.repeat(self.tri_body, 3), self.tri_p.reshape(-1, self.dim)).reshape(
-            self.tri_p.shape)
+                  np.einsum("kij,kj->ki", A[self.pla_body], self.pla_n)) if len(self.pla_body) else (none, none)
+        holes = car.points(frames, self.hol_body, self.hol_at) if len(self.hol_body) else none
+        tris = car.points(frames, np.repeat(self.tri_body, 3), self.tri_p.reshape(-1, d)).reshape(
+            self.tri_p.shape) if len(self.tri_body) else np.zeros((0, 3, d))
         return c, boxes, caps, planes, holes, tris
 
     def _candidates(self, c, boxes, caps, tris):
@@ -276,14 +280,18 @@ class Contact:
         c, boxes, caps, planes, holes, tris = self._placed(q, frames)
         (si, sj), (bi, bj), (ci, cj), (ti, tj) = self._candidates(c, boxes, caps, tris)
         r = self.sph_r
+        kernels = []
         # spheres below planes: every (plane, sphere) of different bodies (planes are few)
         o, nrm = planes
-        height = nrm @ c.T - np.einsum("pi,pi->p", nrm, o)[:, None]            # (n_planes, n_spheres)
-        p, s = np.nonzero((height < r[None, :]) & self._plane_pairs)
+        p = s = ()
+        if len(o):
+            height = nrm @ c.T - np.einsum("pi,pi->p", nrm, o)[:, None]        # (n_planes, n_spheres)
+            p, s = np.nonzero((height < r[None, :]) & self._plane_pairs)
         # spheres reaching the wall of a hole: every (hole, sphere) of different bodies (holes are few)
-        reach = np.linalg.norm(c[None, :, :] - holes[:, None, :], axis=2) + r[None, :] > self.hol_r[:, None]
-        hh, hs = np.nonzero(reach & self._hole_pairs)
-        kernels = []
+        hh = hs = ()
+        if len(holes):
+            reach = np.linalg.norm(c[None, :, :] - holes[:, None, :], axis=2) + r[None, :] > self.hol_r[:, None]
+            hh, hs = np.nonzero(reach & self._hole_pairs)
         if len(hh):
             kernels.append((sphere_in_hole(c[hs], r[hs], holes[hh], self.hol_r[hh]), self.hol_body[hh],
                             self.sph_body[hs], None, hs))

@@ -220,7 +220,7 @@ class ContactLaw:
         elastic = k * dn
         if self.damping == "scaled":
             a = 0.5 * (n - 1.0)
-            c = 2.0 * self.zeta * np.sqrt(k * m_eff)
+            c = 2.0 * self.zeta * np.sqrt(k * m_eff) if self.zeta else np.zeros_like(k)    # e = 1: no mass needed
             da = delta ** a
             f = elastic + c * da * delta_dot
             # derivatives for the tangent only: delta^(a-1) floored so that it stays finite at first touch

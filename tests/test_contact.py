@@ -314,3 +314,22 @@ def test_a_flexible_beam_dropped_on_the_ground_by_its_nodes_closes_its_energy_ba
     dissipated = res.energies["W_damping"][-1]
     assert dissipated > 0.01 and np.abs(res.q[:, 7:]).max() > 1e-3                # it bends
     assert np.abs(res.energy_balance_error()).max() < 0.01 * dissipated
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("formulation", ["gibbs-appell", "hamilton", "maggi", "kane"])
+def test_formulations_agree_on_a_ball_that_lands_and_slides(formulation):
+    """A ball thrown sideways lands, slips and bounces (friction, restitution 0.7): every formulation gives
+    lagrange's position (RK45 at rtol 1e-8, max_step 2e-3 below the contact time)."""
+    from flexmbs.system import System
+
+    def run(name):
+        ball = RigidBodyEP("ball", 1.0, 0.004 * np.eye(3), position=(0, 0, 0.15), velocity=(0.3, 0, 0))
+        law = ContactLaw(stiffness=1e6, restitution=0.7, friction=0.3, slip_velocity=1e-2)
+        system = System([ball], gravity=(0, 0, -9.81), forces=[Contact([Sphere(ball, 0.1), Plane(None, (0, 0, 1))],
+                                                                       law)])
+        return fm.run(system, formulation=name, method="RK45", rtol=1e-8, t_end=0.3, dt_out=0.05, store=False,
+                      max_step=2e-3)
+    ref, res = run("lagrange"), run(formulation)
+    assert ref.status == res.status == "finished" and ref.q[-1, 0] > 0.05          # it moved on after landing
+    np.testing.assert_allclose(res.q[:, :3], ref.q[:, :3], rtol=0, atol=1e-5)

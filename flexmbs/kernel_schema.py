@@ -227,6 +227,9 @@ KINDS = {
                   "joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
     "JointFriction": "compiled: FORCE_I, FORCE_R rows (rotational or slide, law friction) on a revolute or "
                      "prismatic joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
+    # contact (flexmbs.contact), a force element on the numpy path
+    "Contact": "refused: contact runs on the numpy path (its active pairs change from step to step; the broad "
+               "and narrow phases are numpy array code, no kernel rows)",
 }
 
 

@@ -146,6 +146,11 @@ class Results:
     controls : dict[str, ndarray (n_t, ...)]
         A System's run with controllers (`flexmbs.control`): the value each held output acts with
         at every output time, by output name; results-file datasets ``controls/NAME``.
+    contacts : dict[str, dict[str, ndarray (n_t, ...)]]
+        A System's run with contact (`flexmbs.contact.Contact`): by contact name, its ``point``,
+        ``normal_force``, ``friction_force`` (n_t, slots, 3), ``depth`` (n_t, slots), ``bodies``
+        (n_t, slots, 2) and ``count`` (n_t,) (`flexmbs.contact.record`); results-file datasets
+        ``contacts/NAME/KEY``.
     status, message : str
         'finished', 'failed' or 'diverged', and what happened; on failure the arrays hold
         the outputs computed before it.  Results loaded from a file of a run that did not
@@ -202,6 +207,7 @@ class Results:
     bodies: dict = field(default_factory=dict)
     joints: dict = field(default_factory=dict)
     controls: dict = field(default_factory=dict)
+    contacts: dict = field(default_factory=dict)
 
     def __post_init__(self):
         """The one-body fields a System run without exactly one flexible body has not: empty."""

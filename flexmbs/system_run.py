@@ -10,6 +10,7 @@ At each output the run records (`Results`, and the results file's datasets of th
     energies                   kinetic T = 1/2 q'^T M q', potential V_g (gravity), strain U (flexible
                                bodies), total T + V_g + U  (`System.energy`)
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
+    contacts/NAME/...          the contact forces of each `flexmbs.contact.Contact` (`flexmbs.contact.record`)
     multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
                                accelerations at the outputs (lagrange, udwadia-kalaba, gibbs-appell,
                                maggi), or sigma' of Hamilton's momenta (hamilton)
@@ -79,6 +80,7 @@ def _fields(system, form, T, X, controls=None) -> dict:
     ``joints/NAME`` (`flexmbs.body_motion.joint_histories`) and, with controllers, the value each
     output holds ``controls/NAME`` (`flexmbs.control.ControlLoop.held`)."""
     from .body_motion import joint_histories
+    from .contact.record import contact_fields
     q, q_dot = form.physical(T, X)
     q, q_dot = np.asarray(q).reshape(len(T), system.n_q), np.asarray(q_dot).reshape(len(T), system.n_q)
     fields = {"t": T, "q": q, "v": X[:, system.n_q:]}
@@ -90,6 +92,8 @@ def _fields(system, form, T, X, controls=None) -> dict:
     bodies = body_histories(system, q, q_dot)
     fields.update(body_series(bodies))
     fields.update({f"joints/{name}": r for name, r in joint_histories(system, q).items()})
+    if system.force_elements:                    # contact forces (flexmbs.contact.record)
+        fields.update(contact_fields(system, q, q_dot))
     if controls is not None:
         fields.update(controls.held(T))
     return fields, bodies
@@ -210,6 +214,11 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
                                formulation_options=formulation_options, metadata=metadata, store=store, name=name,
                                **options)
     entry, method = choose(formulation, method, INTEGRATORS)
+    for f in system.force_elements:                  # contact refuses the methods that cannot take it
+        why = f.refusal(method) if hasattr(f, "refusal") else None
+        if why:
+            raise ValueError(f"`method` {method!r} cannot run force element {f.name!r} ({type(f).__name__}): {why}; "
+                             "use an adaptive method (RK45, DOP853, Radau, BDF, index3-alpha-adaptive)")
     timings = {}
     tic = time.perf_counter()
     form = entry.system(system, **(formulation_options or {}))
@@ -293,6 +302,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
             lam = np.array([form.multipliers(float(tk), xk) for tk, xk in zip(sol.t, sol.x)]).reshape(
                 len(sol.t), system.n_c)
         kept = _joined(kept)
+        from .contact.record import contacts_by_name
         bodies = _joined_bodies(system, kept, last_bodies[0])
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
                      n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, **timings,
@@ -307,6 +317,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
             q_dot=kept.get("q_dot"), multipliers=lam, constraint_names=tuple(names), bodies=bodies,
             joints={k[len("joints/"):]: v for k, v in kept.items() if k.startswith("joints/")},
             controls={k[len("controls/"):]: v for k, v in kept.items() if k.startswith("controls/")},
+            contacts=contacts_by_name(kept),
             energies={k: kept["energies"][k] for k in ENERGY_KEYS} if "energies" in kept else {},
             status=sol.status, message=sol.message, stats=stats, metadata=meta, **one_body_fields(bodies))
         works = {}

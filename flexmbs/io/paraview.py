@@ -380,7 +380,7 @@ def export_paraview(results: Results, directory, stem: str = "paraview", every: 
 
 # -- mechanisms: every body of a System in one file ------------------------------------------------
 #: values of the cell field ``part`` of `write_system_xdmf`: what a cell draws
-PARTS = {"body": 0, "axis_x": 1, "axis_y": 2, "axis_z": 3, "joint": 4}
+PARTS = {"body": 0, "axis_x": 1, "axis_y": 2, "axis_z": 3, "joint": 4, "contact": 5}
 _SMALLEST_SIDE = 0.02          # a box's half-size is at least this fraction of its largest one (visible)
 # ParaView's XX, YY, ZZ, XY, YZ, XZ -> the XDMF model's Tensor6 order XX, XY, XZ, YY, YZ, ZZ (xdmf.org,
 # "XDMF Model and Format", Attribute), in which VTK's XDMF reader expands a Tensor6 to 9 components
@@ -533,8 +533,22 @@ def _joint_piece(joints: dict, n_t: int) -> dict:
     return _piece(points, cells, [PARTS["joint"]] * len(joints))
 
 
+def _contact_piece(contacts: dict, n_t: int) -> dict:
+    """The contacts ({name: its records}, `Results.contacts`) as vertices at their points, cell data
+    ``normal_force`` and ``friction_force`` [N] on the contacts' side b; an empty slot is a vertex at
+    the origin with zero forces (ParaView: *Threshold* on ``part`` 5, or on the forces)."""
+    if not contacts:
+        return _piece(np.zeros((n_t, 0, 3)), [], [])
+    points = np.concatenate([np.nan_to_num(c["point"]) for c in contacts.values()], axis=1)
+    data = {k: np.concatenate([np.nan_to_num(c[k]) for c in contacts.values()], axis=1)
+            for k in ("normal_force", "friction_force")}
+    n = points.shape[1]
+    return _piece(points, [("vertex", np.arange(n)[:, None])], [PARTS["contact"]] * n, cell_data=data)
+
+
 def _results_pieces(results: Results) -> tuple[list[dict], list[int]]:
-    """One piece per body of ``results.bodies`` (and one of the joints, body index -1)."""
+    """One piece per body of ``results.bodies`` (and one of the joints, body index -1, and one of the
+    contacts, -2)."""
     draw = {"flexible": _flexible_piece, "corotational": _corotational_piece}
     pieces = [draw.get(b.kind, _rigid_piece)(b) for b in results.bodies.values()]
     owners = list(range(len(pieces)))
@@ -542,6 +556,10 @@ def _results_pieces(results: Results) -> tuple[list[dict], list[int]]:
     if len(joints["parts"]):
         pieces.append(joints)
         owners.append(-1)
+    contacts = _contact_piece(results.contacts, len(results.t))
+    if len(contacts["parts"]):
+        pieces.append(contacts)
+        owners.append(-2)
     return pieces, owners
 
 
@@ -607,8 +625,8 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     from which each grid selects its output by an XDMF ``HyperSlab`` (`_series_step`).
 
     Each output's grid holds all bodies (cell field ``body``: the body's index in
-    ``results.bodies``, the System's order, -1 for the joints; ``part``: `PARTS`, 0 the body,
-    1-3 its x, y, z axis, 4 a joint):
+    ``results.bodies``, the System's order, -1 for the joints, -2 for the contacts; ``part``: `PARTS`,
+    0 the body, 1-3 its x, y, z axis, 4 a joint, 5 a contact):
 
     - a flexible body: its mesh with the nodes at ``R + A (X + u)``, point data
       ``displacement`` (``A u``, the elastic displacement in global components), cell data
@@ -622,7 +640,10 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
       cells from its reference point, 0.75 times the shape's largest extent long (1.5 times the
       box's largest half-size); a point mass: a vertex;
     - the joints: vertices at ``results.joints`` (names in the XDMF ``Information`` "joints",
-      in order).
+      in order);
+    - the contacts (`Results.contacts`): a vertex per recorded slot at its point, cell data
+      ``normal_force`` and ``friction_force`` [N] (on side b), an empty slot at the origin with zero
+      forces.
 
     Parameters
     ----------
@@ -765,7 +786,8 @@ def _at_outputs(results: Results, steps) -> Results:
     if len(steps) == len(results.t) and np.array_equal(steps, np.arange(len(results.t))):
         return results
     return Results(t=np.asarray(results.t)[steps], bodies={n: body_outputs(b, steps) for n, b in results.bodies.items()},
-                   joints={n: np.asarray(r)[steps] for n, r in results.joints.items()})
+                   joints={n: np.asarray(r)[steps] for n, r in results.joints.items()},
+                   contacts={n: {k: np.asarray(v)[steps] for k, v in c.items()} for n, c in results.contacts.items()})
 
 
 def _check_system_input(system, t, q, shapes) -> tuple[np.ndarray, np.ndarray, dict]:

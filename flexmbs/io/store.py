@@ -92,7 +92,8 @@ UNITS = {"nodes": "m", "t": "s", "delta": "m or rad", "delta_dot": "m/s or rad/s
          "rotation": "1", "euler_parameters": "1",
          "omega": "rad/s", "position": "m", "angular_velocity": "rad/s", "elastic_velocity": "m/s",
          "q": "m or 1 (rad, Euler parameters)", "v": "m/s or rad/s", "q_dot": "m/s or 1/s",
-         "multipliers": "N, N m or (Euler parameter constraints) J"}
+         "multipliers": "N, N m or (Euler parameter constraints) J", "normal_force": "N", "friction_force": "N",
+         "depth": "m", "point": "m", "count": "1"}
 
 
 def _units(key: str) -> str | None:
@@ -1048,6 +1049,7 @@ def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **com
     (written at the end: none for a run that did not end), each body's `BodyResults` and the
     joints' positions ``joints/NAME`` (in the order of the constraints, ``constraint_names``)."""
     from ..body_motion import bodies_from_series, one_body_fields
+    from ..contact.record import contacts_by_name
     n_q = int(system["n_q"])
     series = {k: np.asarray(d[:n]) for k, d in datasets.items() if k.startswith("bodies/")}
     static = {}
@@ -1068,6 +1070,7 @@ def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **com
                    multipliers=lam, constraint_names=tuple(names), bodies=bodies, joints=joints,
                    controls={k[len("controls/"):]: np.asarray(d[:n]) for k, d in datasets.items()
                              if k.startswith("controls/")},
+                   contacts=contacts_by_name({k: np.asarray(d[:n]) for k, d in datasets.items()}),
                    **one_body_fields(bodies), **common)
 
 

@@ -1,0 +1,441 @@
+"""`Contact`: contact with friction among shapes on bodies, a force element of ``System(forces=[...])``.
+
+At a state (q, v) of its bodies (stacked in the order of ``Contact.bodies``):
+
+.. code:: text
+
+    1. place the primitives (`flexmbs.contact.shapes`) by their bodies' frames   (`Carriers`)
+    2. broad phase: the pairs of spheres, boxes, capsules whose bounding boxes overlap
+       (`flexmbs.contact.broad.overlapping_pairs`), and the spheres below each plane
+    3. narrow phase: delta, n, r_a, r_b, R* of each candidate (`flexmbs.contact.narrow`); delta > 0 acts
+    4. law: f_n (delta, delta'), F_t (v_t) (`ContactLaw`), with v_rel = v_b(r_b) - v_a(r_a),
+       delta' = -n . v_rel, v_t = v_rel - (n . v_rel) n
+    5. F = f_n n + F_t on body b at r_b, -F on body a at r_a:  Q = J_b^T F - J_a^T F
+
+every step on arrays over all contacts (no loop over pairs).  Into the energy balance:
+U = sum k delta^(n+1)/(n+1) (the System's strain energy) and the works' ``damping`` the power
+sum (f_n - k delta^n) delta' + mu f_n |v_t|^2 / s >= 0 (`ContactLaw`).  The tangent (implicit
+integrators) is the material part: with J = [J_b, -J_a] and phi = v_t / s,
+
+.. code:: text
+
+    K = J^T [df_n/d delta (n - mu phi) n^T] J
+    C = J^T [df_n/d delta' (n - mu phi) n^T + mu f_n ((I - n n^T)/s - v_t v_t^T / s^3)] J
+
+(the turning of n and the sliding of the contact points with q are left out: they change the
+Newton iteration's rate only).  docs/design.md, "Contact"; docs/multibody.md, "Contact".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .broad import overlapping_pairs
+from .carriers import FRAME, Carriers
+from .law import ContactLaw
+from .narrow import sphere_box, sphere_capsule, sphere_in_hole, sphere_plane, sphere_sphere, sphere_triangle
+from .shapes import FULL, Shape, is_marker
+
+__all__ = ["Contact", "ContactState"]
+
+_SPHERE, _BOX, _CAPSULE, _TRIANGLE = 0, 1, 2, 3
+
+#: the integrators that cannot take contact, and why (`Contact.refusal`; docs/design.md, "Contact")
+REFUSED_METHODS = {
+    "AB4": "a multistep method extrapolates the forces of past steps, which straddle the onset of a contact (a "
+           "jump or a kink of the force) and it has no error control to shorten its step there",
+    "rattle": "RATTLE is symplectic for forces of a potential, -dU/dq; the contact's dashpot and friction "
+              "depend on the velocities and dissipate",
+}
+
+
+@dataclass
+class ContactState:
+    """The active contacts at one state, each array over the contacts (n_c, ...).
+
+    body_a, body_b: body indices (len(bodies): the ground); r_a, r_b: contact points [m]; n: unit
+    normal a -> b; delta [m], delta_dot [m/s]; f_n [N], f_elastic = k delta^n [N], F_t (n_c, dim) [N]
+    on b; v_t (n_c, dim) [m/s], s [m/s]; k, the stiffness; df_dd, df_dv the law's derivatives; and the
+    columns (n_c, 2m) and Jacobian (n_c, dim, 2m) of v_rel over the stacked coordinates."""
+
+    body_a: np.ndarray
+    body_b: np.ndarray
+    r_a: np.ndarray
+    r_b: np.ndarray
+    n: np.ndarray
+    delta: np.ndarray
+    delta_dot: np.ndarray
+    k: np.ndarray
+    f_n: np.ndarray
+    f_elastic: np.ndarray
+    df_dd: np.ndarray
+    df_dv: np.ndarray
+    F_t: np.ndarray
+    v_t: np.ndarray
+    s: np.ndarray
+    cols: np.ndarray
+    J: np.ndarray
+
+    @property
+    def force(self) -> np.ndarray:
+        """F = f_n n + F_t (n_c, dim) [N], on body b (-F on body a)."""
+        return self.f_n[:, None] * self.n + self.F_t
+
+
+def _shapes(shapes) -> list:
+    if isinstance(shapes, Shape):
+        shapes = [shapes]
+    if isinstance(shapes, (str, bytes)) or not hasattr(shapes, "__iter__"):
+        raise ValueError(f"Contact: `shapes` must be a sequence of contact shapes (flexmbs.contact: Sphere, Plane, "
+                         f"Box, Capsule, Points, Surface), got {shapes!r}")
+    shapes = list(shapes)
+    for k, s in enumerate(shapes):
+        if not isinstance(s, Shape):
+            raise ValueError(f"Contact: `shapes` entry {k} must be a contact shape (flexmbs.contact: Sphere, Plane, "
+                             f"Box, Capsule, Points, Surface), got {s!r} ({type(s).__name__})")
+    if len(shapes) < 2:
+        raise ValueError(f"Contact: `shapes` must hold at least two shapes (contact is between two), got {len(shapes)}")
+    return shapes
+
+
+class Contact:
+    """Contact with friction among ``shapes``, with the law ``law``: a force element of ``System(forces=[...])``.
+
+    Every pair of primitives on different bodies (or a body and the ground) may touch (module
+    docstring); the shapes of one body never touch each other.
+
+    Parameters
+    ----------
+    shapes : sequence of Shape
+        `Sphere`, `Plane`, `Box`, `Capsule`, `Points`, `Surface`, each on a body or the ground (None).
+    law : ContactLaw
+    name : str
+        Unique among the System's force elements; results name the contact forces by it.
+    slots : int
+        How many contacts the results keep at each output (the ones with the largest normal force;
+        `record`).
+    """
+
+    def __init__(self, shapes, law, name: str = "contact", slots: int = 32):
+        self.shapes = _shapes(shapes)
+        if not isinstance(law, ContactLaw):
+            raise ValueError(f"Contact: `law` must be a flexmbs.contact.ContactLaw, got {law!r} ({type(law).__name__})")
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"Contact: `name` must be a non-empty string without '/', got {name!r}")
+        if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < 1:
+            raise ValueError(f"Contact {name!r}: `slots` must be an integer >= 1, got {slots!r}")
+        self.name, self.law, self.slots = name, law, int(slots)
+        bodies = list({id(s.body): s.body for s in self.shapes if s.body is not None}.values())
+        if not bodies:
+            raise ValueError(f"Contact {name!r}: every shape is on the ground; put at least one on a body")
+        dims = {b.dim for b in bodies} | {s.dim for s in self.shapes if s.body is None and s.dim}
+        if len(dims) != 1:
+            raise ValueError(f"Contact {name!r}: the shapes and bodies must have one dimension, got {sorted(dims)}")
+        self.dim = dims.pop()
+        self.bodies = tuple(bodies)
+        self.carriers = Carriers(bodies, self.dim)
+        index = {id(b): k for k, b in enumerate(bodies)}
+        self._tables([index.get(id(s.body), len(bodies)) for s in self.shapes])
+        self._check_law()
+
+    # -- construction ----------------------------------------------------------------------------
+    def _tables(self, owner) -> None:
+        """The primitive tables (body index, body-frame data) of all shapes."""
+        d, B = self.dim, len(self.bodies)
+        sph, box, cap, pla, hol, tri = [], [], [], [], [], []
+        for k, (s, b) in enumerate(zip(self.shapes, owner)):
+            if s.dim and s.dim != d:
+                raise ValueError(f"Contact {self.name!r}: {s!r} is {s.dim}D, the contact {d}D")
+            sph += [(b,) + x for x in s.spheres()]
+            box += [(b,) + x for x in s.boxes()]
+            cap += [(b,) + x for x in s.capsules()]
+            pla += [(b,) + x for x in s.planes()]
+            hol += [(b,) + x for x in s.holes()]
+            tri += [(b, k) + x for x in s.triangles_of()]
+        markers = [self._marker(b, m) for b, m, _, _ in sph]
+        w = max([len(c) for _, c, _ in markers], default=0)
+        self.sph_body = np.array([x[0] for x in sph], dtype=int)
+        self.sph_y0 = np.array([y for y, _, _ in markers]).reshape(len(sph), d)
+        self.sph_cols = np.zeros((len(sph), w), dtype=int)
+        self.sph_phi = np.zeros((len(sph), d, w))
+        for k, (_, c, P) in enumerate(markers):          # construction only: the nodes' columns and Phi
+            self.sph_cols[k, :len(c)], self.sph_phi[k, :, :len(c)] = c, P
+        start = self.carriers.start[np.minimum(self.sph_body, B - 1)][:, None]
+        self.sph_abs = np.where(self.sph_body[:, None] < B, start + self.sph_cols, 0)     # the ground's: unused
+        self.sph_r = np.array([x[2] for x in sph], dtype=float)
+        self.sph_role = np.array([x[3] for x in sph], dtype=int)
+        self.box_body = np.array([x[0] for x in box], dtype=int)
+        self.box_at = np.array([x[1] for x in box]).reshape(len(box), d)
+        self.box_axes = np.array([x[2] for x in box]).reshape(len(box), d, d)
+        self.box_h = np.array([x[3] for x in box]).reshape(len(box), d)
+        self.cap_body = np.array([x[0] for x in cap], dtype=int)
+        self.cap_a = np.array([x[1] for x in cap]).reshape(len(cap), d)
+        self.cap_b = np.array([x[2] for x in cap]).reshape(len(cap), d)
+        self.cap_r = np.array([x[3] for x in cap], dtype=float)
+        self.pla_body = np.array([x[0] for x in pla], dtype=int)
+        self.pla_point = np.array([x[1] for x in pla]).reshape(len(pla), d)
+        self.pla_n = np.array([x[2] for x in pla]).reshape(len(pla), d)
+        self.hol_body = np.array([x[0] for x in hol], dtype=int)
+        self.hol_at = np.array([x[1] for x in hol]).reshape(len(hol), d)
+        self.hol_r = np.array([x[2] for x in hol], dtype=float)
+        self.tri_body = np.array([x[0] for x in tri], dtype=int)
+        self.tri_shape = np.array([x[1] for x in tri], dtype=int)
+        self.tri_p = np.array([x[2:] for x in tri], dtype=float).reshape(len(tri), 3, d)
+        self._prim_body = np.concatenate([self.sph_body, self.box_body, self.cap_body, self.tri_body])
+        self._hole_pairs = (self.hol_body[:, None] != self.sph_body[None, :]) & (self.sph_role == FULL)[None, :]
+        self._plane_pairs = self.pla_body[:, None] != self.sph_body[None, :]        # (n_planes, n_spheres)
+
+    def _marker(self, b, m):
+        """(y0 (dim,), node columns (w,), Phi (dim, w)) of a sphere's centre marker on body index b."""
+        d = self.dim
+        if not is_marker(m):
+            return np.asarray(m, dtype=float), np.zeros(0, dtype=int), np.zeros((d, 0))
+        body = self.bodies[b] if b < len(self.bodies) else None
+        if body is None or self.carriers.kind[b] != FRAME:
+            raise ValueError(f"Contact {self.name!r}: the marker {m!r} needs a flexible body, got "
+                             f"{'the ground' if body is None else type(body).__name__}")
+        try:
+            y0, cols, Phi = body.frame_marker(m)
+        except (TypeError, ValueError, IndexError) as err:
+            raise ValueError(f"Contact {self.name!r}: body {body.name!r} does not take the marker {m!r} "
+                             f"({err})") from None
+        return np.asarray(y0, dtype=float), np.asarray(cols, dtype=int), np.asarray(Phi, dtype=float)
+
+    def _check_law(self) -> None:
+        """Hertz stiffness needs radii; the scaled dashpot the bodies' masses."""
+        law = self.law
+        if law.stiffness is None and (np.any(self.sph_r == 0.0)):
+            raise ValueError(f"Contact {self.name!r}: Hertz's stiffness (`youngs_modulus`) needs radii, but the "
+                             "corners of a Box and Points or a Surface of radius 0 have none; give the ContactLaw a "
+                             "`stiffness`")
+        if law.damping == "scaled" and law.effective_mass is None and law.restitution < 1.0:
+            bad = [b.name for b, m in zip(self.bodies, self.carriers.mass) if not (np.isfinite(m) and m > 0)]
+            if bad:
+                raise ValueError(f"Contact {self.name!r}: the 'scaled' dashpot needs each pair's effective mass, but "
+                                 f"body {bad[0]!r} has no `mass`; give the ContactLaw an `effective_mass` [kg]")
+
+    # -- evaluation ------------------------------------------------------------------------------
+    def _placed(self, q, frames):
+        """Global primitives: sphere centres, box centres and axes, capsule ends, plane points and normals,
+        hole centres, triangle vertices (a kind the shapes do not have: empty arrays, not evaluated)."""
+        car, d = self.carriers, self.dim
+        y = self.sph_y0
+        if self.sph_cols.shape[1]:
+            y = y + np.einsum("kiw,kw->ki", self.sph_phi, q[self.sph_abs])
+        c = car.points(frames, self.sph_body, y)
+        A = frames[1]
+        none = np.zeros((0, d))
+        boxes = (car.points(frames, self.box_body, self.box_at), A[self.box_body] @ self.box_axes) \
+            if len(self.box_body) else (none, np.zeros((0, d, d)))
+        caps = (car.points(frames, self.cap_body, self.cap_a), car.points(frames, self.cap_body, self.cap_b)) \
+            if len(self.cap_body) else (none, none)
+        planes = (car.points(frames, self.pla_body, self.pla_point),
+                  np.einsum("kij,kj->ki", A[self.pla_body], self.pla_n)) if len(self.pla_body) else (none, none)
+        holes = car.points(frames, self.hol_body, self.hol_at) if len(self.hol_body) else none
+        tris = car.points(frames, np.repeat(self.tri_body, 3), self.tri_p.reshape(-1, d)).reshape(
+            self.tri_p.shape) if len(self.tri_body) else np.zeros((0, 3, d))
+        return c, boxes, caps, planes, holes, tris
+
+    def _candidates(self, c, boxes, caps, tris):
+        """Pairs of overlapping bounding boxes that a kernel evaluates: (sphere, sphere), (sphere, box),
+        (sphere, capsule), (sphere, triangle), each as two index arrays into the primitive tables."""
+        ns, nb, nc, nt = len(c), len(boxes[0]), len(caps[0]), len(tris)
+        empty = (np.zeros(0, dtype=int),) * 2
+        if ns + nb + nc + nt < 2 or ns == 0:
+            return empty, empty, empty, empty
+        ext_box = np.einsum("kij,kj->ki", np.abs(boxes[1]), self.box_h)
+        lo = np.concatenate([c - self.sph_r[:, None], boxes[0] - ext_box, np.minimum(*caps) - self.cap_r[:, None],
+                             tris.min(axis=1)])
+        hi = np.concatenate([c + self.sph_r[:, None], boxes[0] + ext_box, np.maximum(*caps) + self.cap_r[:, None],
+                             tris.max(axis=1)])
+        i, j = overlapping_pairs(lo, hi)                            # i < j: a sphere first (spheres come first)
+        body = self._prim_body
+        ground = len(self.bodies)
+        keep = (i < ns) & (body[i] != body[j]) & ((body[i] != ground) | (body[j] != ground))
+        i, j = i[keep], j[keep]
+        full_i = self.sph_role[i] == FULL
+        ss = (j < ns)
+        ss[ss] &= full_i[ss] & (self.sph_role[j[ss]] == FULL)
+        sb = (j >= ns) & (j < ns + nb)
+        sc = (j >= ns + nb) & (j < ns + nb + nc) & full_i
+        st = (j >= ns + nb + nc) & full_i
+        return ((i[ss], j[ss]), (i[sb], j[sb] - ns), (i[sc], j[sc] - ns - nb), (i[st], j[st] - ns - nb - nc))
+
+    def _deepest_triangles(self, delta, s, t) -> np.ndarray:
+        """The pairs (sphere s, triangle t) in contact to keep: for each sphere and surface, the one of
+        largest delta (a sphere spanning an edge touches its surface once)."""
+        on = np.flatnonzero(delta > 0.0)
+        key = s[on] * (len(self.shapes) + 1) + self.tri_shape[t[on]]
+        order = np.lexsort((-delta[on], key))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = key[order][1:] != key[order][:-1]
+        keep = np.zeros(len(delta), dtype=bool)
+        keep[on[order[first]]] = True
+        return keep
+
+    def _geometry(self, q, frames):
+        """(body_a, body_b, delta, n, r_a, r_b, R*, sphere index of side a (-1: none), of side b) of the
+        pairs in contact (delta > 0)."""
+        c, boxes, caps, planes, holes, tris = self._placed(q, frames)
+        (si, sj), (bi, bj), (ci, cj), (ti, tj) = self._candidates(c, boxes, caps, tris)
+        r = self.sph_r
+        kernels = []
+        # spheres below planes: every (plane, sphere) of different bodies (planes are few)
+        o, nrm = planes
+        p = s = ()
+        if len(o):
+            height = nrm @ c.T - np.einsum("pi,pi->p", nrm, o)[:, None]        # (n_planes, n_spheres)
+            p, s = np.nonzero((height < r[None, :]) & self._plane_pairs)
+        # spheres reaching the wall of a hole: every (hole, sphere) of different bodies (holes are few)
+        hh = hs = ()
+        if len(holes):
+            reach = np.linalg.norm(c[None, :, :] - holes[:, None, :], axis=2) + r[None, :] > self.hol_r[:, None]
+            hh, hs = np.nonzero(reach & self._hole_pairs)
+        if len(hh):
+            kernels.append((sphere_in_hole(c[hs], r[hs], holes[hh], self.hol_r[hh]), self.hol_body[hh],
+                            self.sph_body[hs], None, hs))
+        if len(p):
+            kernels.append((sphere_plane(c[s], r[s], o[p], nrm[p]), self.pla_body[p], self.sph_body[s], None, s))
+        if len(si):
+            kernels.append((sphere_sphere(c[si], r[si], c[sj], r[sj]), self.sph_body[si], self.sph_body[sj], si, sj))
+        if len(bi):
+            kernels.append((sphere_box(c[bi], r[bi], boxes[0][bj], boxes[1][bj], self.box_h[bj]), self.box_body[bj],
+                            self.sph_body[bi], None, bi))
+        if len(ci):
+            kernels.append((sphere_capsule(c[ci], r[ci], caps[0][cj], caps[1][cj], self.cap_r[cj]), self.cap_body[cj],
+                            self.sph_body[ci], None, ci))
+        if len(ti):
+            res = sphere_triangle(c[ti], r[ti], tris[tj, 0], tris[tj, 1], tris[tj, 2])
+            keep = self._deepest_triangles(res[0], ti, tj)
+            kernels.append((tuple(x[keep] for x in res), self.tri_body[tj[keep]], self.sph_body[ti[keep]], None,
+                            ti[keep]))
+        parts = []
+        for (delta, n, ra, rb, rs), ba, bb, sa, sb in kernels:
+            on = delta > 0.0
+            sa = -np.ones(len(delta), dtype=int) if sa is None else sa
+            parts.append((ba[on], bb[on], delta[on], n[on], ra[on], rb[on], rs[on], sa[on], sb[on]))
+        if not parts:
+            d = self.dim
+            return (np.zeros(0, dtype=int),) * 2 + (np.zeros(0), np.zeros((0, d)), np.zeros((0, d)),
+                                                     np.zeros((0, d)), np.zeros(0)) + (np.zeros(0, dtype=int),) * 2
+        return tuple(np.concatenate([x[k] for x in parts]) for k in range(9))
+
+    def _side_jacobians(self, frames, body, r, sphere):
+        """(cols, J) of the material points r of bodies ``body``, the nodes' deformation for spheres
+        on flexible nodes (``sphere`` >= 0)."""
+        w = self.sph_cols.shape[1]
+        if not w:
+            return self.carriers.jacobians(frames, body, r)
+        has = sphere >= 0
+        s = np.where(has, sphere, 0)
+        cols = np.where(has[:, None], self.sph_cols[s], 0)
+        phi = np.where(has[:, None, None], self.sph_phi[s], 0.0)
+        return self.carriers.jacobians(frames, body, r, cols, phi)
+
+    def state(self, q, v) -> ContactState:
+        """The active contacts at the stacked coordinates q and velocities v (module docstring)."""
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        frames = self.carriers.frames(q)
+        ba, bb, delta, n, ra, rb, radius, sa, sb = self._geometry(q, frames)
+        cols_a, Ja = self._side_jacobians(frames, ba, ra, sa)
+        cols_b, Jb = self._side_jacobians(frames, bb, rb, sb)
+        cols = np.concatenate([cols_b, cols_a], axis=1)
+        J = np.concatenate([Jb, -Ja], axis=2)
+        v_rel = np.einsum("kdm,km->kd", J, v[cols])
+        vn = np.einsum("kd,kd->k", n, v_rel)
+        v_t = v_rel - vn[:, None] * n
+        law = self.law
+        k = law.pair_stiffness(radius)
+        if law.effective_mass is not None:
+            m_eff = np.full(len(delta), law.effective_mass)
+        else:
+            m = self.carriers.mass
+            m_eff = 1.0 / (1.0 / m[ba] + 1.0 / m[bb])
+        f_n, df_dd, df_dv, f_el = law.normal(delta, -vn, k, m_eff)
+        F_t, s = law.tangential(f_n, v_t)
+        return ContactState(ba, bb, ra, rb, n, delta, -vn, k, f_n, f_el, df_dd, df_dv, F_t, v_t, s, cols, J)
+
+    def _stack(self, parts) -> np.ndarray:
+        return np.concatenate([np.asarray(x, dtype=float) for x in parts]) if len(parts) else np.zeros(0)
+
+    # -- the force-element protocol of System (flexmbs.forces) -----------------------------------
+    def stacked_forces(self, q, v) -> np.ndarray:
+        """Q (n_q of the stack,) = sum J^T F at the stacked q, v."""
+        st = self.state(q, v)
+        Q = np.zeros(self.carriers.n_q)
+        np.add.at(Q, st.cols, np.einsum("kdm,kd->km", st.J, st.force))
+        return Q
+
+    def _split(self, x) -> list:
+        s = self.carriers.start
+        return [x[s[k]:s[k + 1]] for k in range(len(self.bodies))]
+
+    def generalized_forces(self, t, qs, vs) -> list:
+        """[Q_b for each of ``bodies``]: the contact forces' generalized forces J^T F."""
+        return self._split(self.stacked_forces(self._stack(qs), self._stack(vs)))
+
+    def potential(self, qs) -> float:
+        """U = sum k delta^(n+1) / (n+1) [J] over the contacts."""
+        q = self._stack(qs)
+        st = self.state(q, np.zeros_like(q))
+        return float(np.sum(self.law.energy(st.delta, st.k)))
+
+    def powers(self, t, qs, vs) -> dict:
+        """{"damping": the dissipated power >= 0 (dashpot and friction), "loads": 0} [W]."""
+        st = self.state(self._stack(qs), self._stack(vs))
+        dashpot = (st.f_n - st.f_elastic) * st.delta_dot
+        friction = self.law.friction * st.f_n * np.einsum("kd,kd->k", st.v_t, st.v_t) / st.s
+        return {"damping": float(np.sum(dashpot) + np.sum(friction)), "loads": 0.0}
+
+    def tangent(self, t, qs, vs, geometric: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(K, C) over the stacked coordinates: the material tangent of the module docstring (the
+        same with ``geometric`` True or False: the geometric part is left out)."""
+        st = self.state(self._stack(qs), self._stack(vs))
+        n_q = self.carriers.n_q
+        K, C = np.zeros((n_q, n_q)), np.zeros((n_q, n_q))
+        if not len(st.delta):
+            return K, C
+        mu = self.law.friction
+        phi = st.v_t / st.s[:, None]
+        a = np.einsum("ki,kj->kij", st.n - mu * phi, st.n)
+        P = np.eye(self.dim) - np.einsum("ki,kj->kij", st.n, st.n)
+        DK = st.df_dd[:, None, None] * a
+        DC = st.df_dv[:, None, None] * a + (mu * st.f_n)[:, None, None] * (
+            P / st.s[:, None, None] - np.einsum("ki,kj->kij", st.v_t, st.v_t) / st.s[:, None, None] ** 3)
+        idx = (st.cols[:, :, None], st.cols[:, None, :])
+        np.add.at(K, idx, np.einsum("kdi,kde,kej->kij", st.J, DK, st.J))
+        np.add.at(C, idx, np.einsum("kdi,kde,kej->kij", st.J, DC, st.J))
+        return K, C
+
+    @staticmethod
+    def refusal(method: str) -> str | None:
+        """Why the integrator ``method`` cannot take contact (`REFUSED_METHODS`), or None: `flexmbs.run`
+        refuses the run with it.  Suited: the adaptive ones (RK45, DOP853 through impacts; Radau, BDF,
+        index3-alpha-adaptive also for contacts that stick), the fixed-step implicit ones with h well
+        below the contact time."""
+        return REFUSED_METHODS.get(method)
+
+    def record(self, q, v) -> dict:
+        """The contacts at one state for the results, ``slots`` of them (the largest normal forces first;
+        NaN where fewer are active): ``point`` (slots, 3) midway between r_a and r_b [m], ``normal_force``
+        and ``friction_force`` (slots, 3) on body b [N], ``depth`` (slots,) [m], ``bodies`` (slots, 2)
+        (indices into ``bodies``, -1 the ground, -2 an empty slot), and ``count``, the number active."""
+        st = self.state(q, v)
+        order = np.argsort(-st.f_n, kind="stable")[:self.slots]
+        m = len(order)
+        out = {"point": np.full((self.slots, 3), np.nan), "normal_force": np.full((self.slots, 3), np.nan),
+               "friction_force": np.full((self.slots, 3), np.nan), "depth": np.full(self.slots, np.nan),
+               "bodies": np.full((self.slots, 2), -2, dtype=np.int64), "count": np.int64(len(st.delta))}
+        pad = (0, 3 - self.dim)
+        out["point"][:m] = np.pad(0.5 * (st.r_a + st.r_b)[order], ((0, 0), pad))
+        out["normal_force"][:m] = np.pad((st.f_n[:, None] * st.n)[order], ((0, 0), pad))
+        out["friction_force"][:m] = np.pad(st.F_t[order], ((0, 0), pad))
+        out["depth"][:m] = st.delta[order]
+        ground = len(self.bodies)
+        out["bodies"][:m] = np.where(np.stack([st.body_a, st.body_b], 1)[order] == ground, -1,
+                                     np.stack([st.body_a, st.body_b], 1)[order])
+        return out
+
+    def __repr__(self):
+        return f"Contact({self.name!r}, {len(self.shapes)} shapes on {len(self.bodies)} bodies, {self.law!r})"

@@ -1,0 +1,51 @@
+"""The contact forces of a System run at its outputs, for `Results.contacts`, results.h5 and ParaView.
+
+For each `Contact` of the System (name NAME) and each output, `Contact.record` keeps the ``slots``
+active contacts with the largest normal force (NaN, bodies -2, where fewer are active):
+
+.. code:: text
+
+    contacts/NAME/point           (n_t, slots, 3)   midway between the two contact points [m]
+    contacts/NAME/normal_force    (n_t, slots, 3)   f_n n on body b [N]
+    contacts/NAME/friction_force  (n_t, slots, 3)   F_t on body b [N]
+    contacts/NAME/depth           (n_t, slots)      the penetration delta [m]
+    contacts/NAME/bodies          (n_t, slots, 2)   the indices in Contact.bodies of sides a and b (-1 the ground)
+    contacts/NAME/count           (n_t,)            the number of active contacts (may exceed slots)
+
+One `Contact.state` per output (the contact's active set differs from output to output), as the
+force elements' energies are evaluated.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["contact_fields", "contacts_by_name", "KEYS"]
+
+KEYS = ("point", "normal_force", "friction_force", "depth", "bodies", "count")
+
+
+def contact_fields(system, q, q_dot) -> dict:
+    """{"contacts/NAME/KEY": array (n_t, ...)} of every `Contact` among ``system.force_elements`` at the
+    rows of q, q' (n_t, n_q) (module docstring); {} without contact."""
+    from .element import Contact
+    out = {}
+    for f in system.force_elements:
+        if not isinstance(f, Contact):
+            continue
+        Q = np.concatenate([q[:, system.slice(b)] for b in f.bodies], axis=1)
+        V = np.concatenate([q_dot[:, system.slice(b)] for b in f.bodies], axis=1)
+        rows = [f.record(qk, vk) for qk, vk in zip(Q, V)]
+        for key in KEYS:
+            out[f"contacts/{f.name}/{key}"] = np.array([r[key] for r in rows])
+    return out
+
+
+def contacts_by_name(fields: dict) -> dict:
+    """{NAME: {KEY: array}} of the entries ``contacts/NAME/KEY`` of ``fields`` (the others ignored):
+    `Results.contacts` of a run's fields or of a results file's datasets."""
+    out: dict = {}
+    for key, value in fields.items():
+        if key.startswith("contacts/") and key.count("/") >= 2:
+            _, name, what = key.split("/", 2)
+            out.setdefault(name, {})[what] = value
+    return out

@@ -37,6 +37,17 @@ and the fallback:
   `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies, their actuators tabulated like the loads'
   functions of time (`_force_element`).
 
+The inertia terms are Lagrange's (above: M and Q_v from the invariants) or, with
+``CompiledSystem(system, formulation="gibbs-appell")`` (`flexmbs.formulations.gibbs_appell_system`),
+Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g, computed by the kernel itself as the numpy
+``gibbs_appell`` of each body kind does: a `RigidBodyEP` from its inertia about the centroid (csrc
+``rigid_ga``), a `FlexibleBody` (full or reduced) from its mass points, packed as the ``point_*``
+arrays (`mass_point_arrays`, csrc ``flex_ga``); `RigidBody2D` and `PointMass` have M_GA = M, g = 0.
+The header's ``formulation`` field declares which; dQ_v/dv is then zero (the Gibbs-Appell term gives
+no analytic dg/dv: C_t by finite differences, as on the numpy path).  docs/formulations_system.md,
+"Which formulations run compiled", says why the others (Hamilton, Maggi, Kane, Volterra, the index-1
+forms) cannot.
+
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first), and so are the
 loads' functions of time; a function with an ``at_times(times) -> (k, 3)`` method (the held

@@ -703,7 +703,8 @@ class CompiledSystem:
 
     def evaluate(self, t, q, v) -> dict:
         """M, Q, C, C_q, dQ_v/dv and K_el (the elastic stiffness, zero outside the elastic
-        coordinates) at (t, q, v), computed by the kernel (for checks against the numpy path)."""
+        coordinates) at (t, q, v), computed by the kernel (for checks against the numpy path); with
+        ``formulation="gibbs-appell"`` M is M_GA, Q is Q_a - g and dQ_v/dv is zero."""
         n, m = self.n, self.m
         q, v = (self._vector(x, name) for x, name in ((q, "q"), (v, "v")))
         out = {"M": np.zeros((n, n)), "Q": np.zeros(n), "C": np.zeros(m), "Cq": np.zeros((m, n)),

@@ -182,7 +182,8 @@ KINDS = {
     "RigidBodyEP": "compiled: RIGID row, its Euler-parameter norm, its loads (LOAD rows)",
     "RigidBody2D": "compiled: PLANAR_BODY row, its loads (LOAD rows)",
     "FlexibleBody": "compiled: FLEX_I, FLEX_R rows and its invariants' arrays (reference 'supports' or 'mean-axis'; "
-                    "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress')",
+                    "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress'), and for Gibbs-Appell its mass "
+                    "points' arrays (point_*)",
     "RigidBodyNatural": "refused: natural-coordinate bodies are not evaluated by the compiled kernel",
     "PointMass": "compiled: POINT_MASS row (no loads of its own: a point mass with loads is refused)",
     "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",

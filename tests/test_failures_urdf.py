@@ -72,3 +72,16 @@ def test_a_missing_visual_mesh_names_the_link_and_where_it_looked(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"URDF link 'a': visual mesh 'package://r/a.stl' not found \(looked "
                                                 r"for .*a.stl\)"):
         read_urdf_shapes(path)
+
+
+@pytest.mark.parametrize("limits, error, message", [
+    (1e4, TypeError, "`limits` must be None or a dict of JointLimit's keyword arguments"),
+    (dict(stiffness=1e4, lower=-1.0), ValueError, "`limits` gives ['lower']: the stops' positions come from"),
+    (dict(restitution=0.5), TypeError, "stiffness"),
+])
+def test_bad_limits_are_named(limits, error, message):
+    from pathlib import Path
+    arm = Path(__file__).resolve().parents[1] / "cases" / "data" / "arm.urdf"
+    with pytest.raises(error) as info:
+        read_urdf(arm, limits=limits)
+    assert message in str(info.value)

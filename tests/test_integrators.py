@@ -518,3 +518,25 @@ def test_solution_type():
     sol = simulate(form, (0.0, 0.5), form.state0(Q0, V0))
     assert isinstance(sol, Solution) and sol.method == "DOP853" and sol.order == 8
     assert sol.integrals is None and sol.wall_time > 0
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_a_stage_that_fails_rejects_the_trial_step_not_the_run(method):
+    """x' = -x, whose right-hand side raises an ArithmeticError (as a singular saddle-point matrix does)
+    at any stage more than 0.05 s beyond the last accepted step: the explicit pairs retry at a quarter of
+    the step until the stages stay within reach, count those trials as rejected, and reach exp(-t)."""
+    from flexmbs.formulations.stabilization import RedundantConstraintError
+    accepted = [0.0]
+
+    def rhs(t, x):
+        if t - accepted[-1] > 0.05:
+            raise RedundantConstraintError("a stage too far ahead")
+        return -x
+
+    term = ODETerm(name="toy", n_state=1, rhs=rhs)
+    sol = simulate(term, (0.0, 1.0), [1.0], method=method, h=0.5, rtol=1e-10, atol=1e-12,
+                   progress=lambda t: accepted.append(t))
+    assert sol.status == "finished"
+    assert abs(sol.x[-1, 0] - np.exp(-1.0)) < 1e-9
+    assert sol.n_rejected >= 1
+    assert np.diff(sol.t).max() <= 0.05 + 1e-12

@@ -115,3 +115,52 @@ def test_free_arm_falls_with_its_energy_balanced():
     assert res.success
     assert res.energies["kinetic"][-1] > 0.1                # it fell [J]
     assert np.abs(res.energy_balance_error()).max() < 1e-4 * abs(res.energies["total"][0])
+
+
+BAR = """<robot name="bar">
+  <link name="world"/>
+  <link name="bar">
+    <inertial><origin xyz="0.5 0 0"/><mass value="1.0"/>
+      <inertia ixx="1e-4" ixy="0" ixz="0" iyy="0.0834" iyz="0" izz="0.0834"/></inertial>
+  </link>
+  <joint name="hinge" type="revolute">
+    <parent link="world"/><child link="bar"/><axis xyz="0 1 0"/>
+    <limit lower="-0.1" upper="0.3" effort="10" velocity="5"/>
+  </joint>
+</robot>
+"""
+
+
+def hinge_angle(res) -> np.ndarray:
+    """The bar's rotation about +y from its centroid's height: z_c = -0.5 sin(theta) (1 kg, centroid 0.5 m)."""
+    z = res.bodies["bar"].position[:, 2] + np.einsum("tij,j->ti", res.bodies["bar"].rotation, [0.5, 0.0, 0.0])[:, 2]
+    return np.arcsin(-z / 0.5)
+
+
+def test_urdf_limits_become_joint_stops_the_bar_rebounds_from(tmp_path):
+    """A horizontal bar on a hinge falls (theta grows about +y) onto its URDF upper limit 0.3 rad: with
+    ``limits`` it stops there, within the stop's penetration (k = 1e4 N m/rad; the impact energy
+    E = m g 0.5 sin 0.3 = 1.449 J and gravity's torque, at most m g 0.5 = 4.905 N m, go into 1/2 k delta^2:
+    delta <= (4.905 + sqrt(4.905^2 + 2 k E)) / k = 0.01752 rad), and rebounds with the restitution
+    asked: the stop stores 1/2 I w_0^2 + tau delta while pressed in (E = 1/2 I w_0^2, tau = m g 0.5 cos 0.3
+    gravity's torque, delta the largest penetration) and gives back e^2 of it, less tau delta, while
+    springing back (JointLimit's hysteretic law), so the bar leaves the stop with
+    1/2 I w_r^2 = e^2 E - (1 - e^2) tau delta and rises to theta_r, m g 0.5 (sin 0.3 - sin theta_r)
+    = 1/2 I w_r^2; without ``limits`` the bar swings on past the limit."""
+    path = tmp_path / "bar.urdf"
+    path.write_text(BAR)
+    system = read_urdf(path, limits=dict(stiffness=1e4, restitution=0.5))
+    assert [f.name for f in system.force_elements] == ["limit(hinge)"]
+    res = fm.run(system, method="index3-alpha", t_end=0.6, h=1e-4, dt_out=2.5e-4, store=False)
+    theta = hinge_angle(res)
+    k = int(np.argmax(theta))
+    assert 0.3 < theta[k] < 0.3 + 0.0176
+    theta_r = theta[k:].min()                                                     # the top of the rebound
+    E, tau, delta = 9.81 * 0.5 * np.sin(0.3), 9.81 * 0.5 * np.cos(0.3), theta[k] - 0.3
+    rebound = 0.25 * E - 0.75 * tau * delta                                       # e = 0.5
+    assert abs(9.81 * 0.5 * (np.sin(0.3) - np.sin(theta_r)) - rebound) < 1e-2 * rebound
+    # the works are a trapezoidal sum over the outputs: 2.4e-4 J of the 1.45 J the stop dissipates at
+    # dt_out = 2.5e-4 s (1.1e-3 J at 5e-4 s, 2.0e-3 J at 1e-3 s, measured)
+    assert np.abs(res.energy_balance_error()).max() < 1e-3 * res.energies["W_damping"][-1]
+    free = fm.run(read_urdf(path), method="index3-alpha", t_end=0.6, h=1e-4, dt_out=1e-3, store=False)
+    assert hinge_angle(free).max() > 0.6

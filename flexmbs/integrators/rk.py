@@ -118,7 +118,7 @@ class ScipyIntegrator(Integrator):
 
     def _step_impl(self) -> tuple[bool, str | None]:
         nfev = self._solver.nfev
-        message = self._solver.step()
+        message = self._trial_step()
         self._sync_counters()
         self._count_rejected(self._solver.nfev - nfev)
         if self._solver.status == "failed":
@@ -129,6 +129,10 @@ class ScipyIntegrator(Integrator):
                            "an implicit method ('Radau', 'BDF', 'midpoint') or looser `rtol`/`atol`.")
         self.t, self.x = float(self._solver.t), np.array(self._solver.y)
         return True, None
+
+    def _trial_step(self) -> str | None:
+        """One step of the scipy solver (its message)."""
+        return self._solver.step()
 
     def _count_rejected(self, nfev_step: int) -> None:
         """Rejected trials of the step (none counted by default)."""
@@ -157,12 +161,35 @@ class ScipyIntegrator(Integrator):
 
 
 class ExplicitRK(ScipyIntegrator):
-    """Embedded explicit Runge-Kutta pair; every trial step costs ``n_stages`` evaluations."""
+    """Embedded explicit Runge-Kutta pair; every trial step costs ``n_stages`` evaluations.
+
+    A trial step whose stage meets an arithmetic failure of the right-hand side (a singular
+    saddle-point matrix, say, at a stage far into a stiff contact or stop) is rejected like one
+    whose error is too large: the step is retried at a quarter of its size, at most
+    ``STAGE_FAILURE_RETRIES`` times, before the failure stops the run.  scipy's explicit
+    Runge-Kutta step changes its state (t, y, f, h) only after all its stages are evaluated, so
+    a failed trial leaves it at the last accepted step.
+    """
 
     explicit = True
+    STAGE_FAILURE_RETRIES = 12           # 4^-12 = 6e-8 of the step that failed
+
+    def _trial_step(self) -> str | None:
+        self._failed_nfev = 0
+        for _ in range(self.STAGE_FAILURE_RETRIES):
+            nfev = self._solver.nfev
+            try:
+                return self._solver.step()
+            except ArithmeticError:
+                self._solver.h_abs *= 0.25
+                self.n_rejected += 1
+                self._failed_nfev += self._solver.nfev - nfev
+        return self._solver.step()
 
     def _count_rejected(self, nfev_step: int) -> None:
-        trials = nfev_step // self.solver_class.n_stages
+        """The trials of the step that completed their stages, less the accepted one (the trials
+        stopped by a stage's failure are counted in `_trial_step`)."""
+        trials = (nfev_step - self._failed_nfev) // self.solver_class.n_stages
         self.n_rejected += max(trials - 1, 0)
 
 

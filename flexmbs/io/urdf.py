@@ -12,8 +12,11 @@ the inertial origin and its inertia tensor the URDF's, turned into the link fram
 
 A root link without ``<inertial>`` (e.g. "world" or a fixed base) is the ground.  Joints:
 revolute and continuous -> `Revolute`, prismatic -> `Prismatic`, fixed -> `Fixed`, through the
-joint frame's origin along its ``<axis>`` (default x) in world components.  Joint limits are
-read but not enforced (the joint-limits issue provides them).
+joint frame's origin along its ``<axis>`` (default x) in world components.  Joint limits
+(``<limit lower upper>`` of revolute and prismatic joints, about the zero joint value) become
+`flexmbs.constraints.JointLimit` stops when ``read_urdf(..., limits={...})`` gives the stops'
+stiffness (URDF has none); otherwise they are read and not enforced.  ``effort`` and ``velocity``
+limits are read and not enforced.
 
 References
 ----------
@@ -163,7 +166,7 @@ def _link_frames(joints, root: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return frames
 
 
-def read_urdf(path, gravity=(0.0, 0.0, -9.81)):
+def read_urdf(path, gravity=(0.0, 0.0, -9.81), limits: dict | None = None):
     """A `flexmbs.System` of the robot in the URDF file ``path``, at its zero joint values.
 
     Parameters
@@ -171,6 +174,12 @@ def read_urdf(path, gravity=(0.0, 0.0, -9.81)):
     path : str or Path
     gravity : array (3,), optional
         [m/s^2]; URDF's z is up, so the default is (0, 0, -9.81).
+    limits : dict, optional
+        Enforce the ``<limit lower upper>`` of every revolute and prismatic joint by a
+        `JointLimit` stop with these keyword arguments (``stiffness`` required; ``restitution``,
+        ``exponent``, ``transition_speed`` as `JointLimit` takes them), e.g.
+        ``limits=dict(stiffness=1e4, restitution=0.5)``.  None (default): read, not enforced.
+        A joint's lower/upper missing from its ``<limit>`` has no stop on that side.
 
     Returns
     -------
@@ -187,8 +196,15 @@ def read_urdf(path, gravity=(0.0, 0.0, -9.81)):
         not the root.
     """
     from ..bodies import RigidBodyEP
-    from ..constraints import Fixed, Prismatic, Revolute
+    from ..constraints import Fixed, JointLimit, Prismatic, Revolute
     from ..system import System
+    if limits is not None and not isinstance(limits, dict):
+        raise TypeError(f"`limits` must be None or a dict of JointLimit's keyword arguments (stiffness, "
+                        f"restitution, exponent, transition_speed), got {type(limits).__name__} {limits!r}")
+    extra = sorted(set(limits or ()) & {"lower", "upper", "joint", "name"})
+    if extra:
+        raise ValueError(f"`limits` gives {extra}: the stops' positions come from each joint's <limit> and the "
+                         "joint and name from the URDF; give only stiffness, restitution, exponent, transition_speed")
     links, joints, root, _ = _parse(path)
     frames = _link_frames(joints, root)
     bodies = {}
@@ -201,13 +217,17 @@ def read_urdf(path, gravity=(0.0, 0.0, -9.81)):
         p, R = frames[name]
         bodies[name] = RigidBodyEP(name, link.mass, link.inertia, centroid=link.com, position=p, orientation=R)
     kinds = {"revolute": Revolute, "continuous": Revolute, "prismatic": Prismatic, "fixed": Fixed}
-    constraints = []
+    constraints, stops = [], []
     for j in joints:
         p, R = frames[j.child]                        # the joint frame is the child's link frame
         axis = R @ (j.axis / np.linalg.norm(j.axis)) if j.type != "fixed" else None
         options = {} if axis is None else {"axis": axis}
-        constraints.append(kinds[j.type](bodies.get(j.parent), bodies[j.child], at=p, name=j.name, **options))
-    return System(list(bodies.values()), constraints, gravity=gravity)
+        joint = kinds[j.type](bodies.get(j.parent), bodies[j.child], at=p, name=j.name, **options)
+        constraints.append(joint)
+        bounds = {k: j.limits[k] for k in ("lower", "upper") if k in j.limits}
+        if limits is not None and j.type in ("revolute", "prismatic") and bounds:
+            stops.append(JointLimit(joint, **bounds, **limits, name=f"limit({j.name})"))
+    return System(list(bodies.values()), constraints, gravity=gravity, forces=stops)
 
 
 def read_urdf_joints(path) -> list[UrdfJoint]:

@@ -16,7 +16,7 @@ the step points; the multiplier mu pays for the position constraint, so the syst
 (Hessenberg) instead of 3.  Why GGL and not the index-3 form: on index 3 Radau IIA (3 stages)
 converges with order 5 in q but only 3 in v and 1 in lam; on the index-2 GGL form the
 differential components q, v are of order 2s - 1 = 5 and the multipliers of order s = 3 (Hairer
-and Wanner [2]_, sec. VII.4, Theorem 4.4 and sec. VII.1 "stabilized index 2 problems").
+and Wanner [2]_, sec. VII.4, and sec. VII.1 for the stabilised index-2 form).
 
 The method.  The 3-stage Radau IIA collocation method [2]_ (sec. IV.5, Table 5.6, and IV.8): nodes
 c = ((4 - sqrt 6)/10, (4 + sqrt 6)/10, 1), A_ij = int_0^c_i l_j(s) ds with the Lagrange polynomials
@@ -45,46 +45,53 @@ N = 2 n_q + 2 n_c.  J's columns of q and v are forward differences of F at fixed
 acceleration a_n (so the v rows carry d(Q - C_q^T lam - M(q) a_n)/dq, the K_t of index3-alpha);
 its columns of lam and mu are -C_q^T, exact.  A term with an analytic tangent (K, C) and no
 constraints (a Model's second-order form) uses it instead.  The iteration stops as in RADAU5
-([2]_ sec. IV.8, eq. (8.10)): with the rate theta_k = |dZ_k| / |dZ_(k-1)|, when
+([2]_ sec. IV.8): with the rate theta_k = |dZ_k| / |dZ_(k-1)|, when
 theta/(1 - theta) |dZ_k| <= ``newton_tol`` (default max(10 eps / rtol, min(0.03, sqrt(rtol)))),
 |.| the rms of the q and v components of all stages in units of atol + rtol |y_n| (the multipliers
 follow them through the constraints); it is abandoned, and the step retried with a smaller h and a
 fresh Jacobian, when theta >= 0.99, when the predicted last correction exceeds the tolerance, or
 after ``newton_max_iter`` (7) iterations.
 
-Error estimate ([2]_ sec. IV.8, eqs. (8.19)-(8.20): RADAU5's).  The embedded method of order 3
+Error estimate ([2]_ sec. IV.8: RADAU5's).  The embedded method of order 3
 y^_{n+1} = y_n + h (gamma_0 f(y_n) + sum_i b^_i Y'_i), gamma_0 = 1/gamma, gives
 
 .. code:: text
 
-    err = (gamma/h M_full0 - J)^-1 [ F(t_n, y_n) + M_full0 sum_i d_i Z_i / h ]
+    err = (gamma/h M_full0 - J)^-1 [ F(t_n, y_n) + M_full(y_n) sum_i d_i Z_i / h ]
     d = gamma (b^ - b)^T A^-1 = (-(13 + 7 sqrt 6)/3, (-13 + 7 sqrt 6)/3, -1/3)
 
 (d computed below from the order conditions of b^; tests/test_radau_dae.py checks it against
 these values).  After a rejected or a first step with err >= 1 the estimate is filtered once
-more, err <- (gamma/h M_full0 - J)^-1 [F(t_n, y_n + err) + M_full0 sum_i d_i Z_i / h], as RADAU5
-does.  NOTE: the algebraic rows of F (C and C_q v + C_t) are set to 0 in both: at a converged
+more, err <- (gamma/h M_full0 - J)^-1 [F(t_n, y_n + err) + M_full(y_n) sum_i d_i Z_i / h], as
+RADAU5 does.  NOTE: M_full(y_n) in the bracket, not the M_full0 of a kept Jacobian: for a consistent
+y_n the differential rows of the bracket are F(y_n) - M_full(y_n) y'(t_n) + O(h) = O(h)
+(sum_i d_i c_i = -1), while with M_full0 they keep (M(q_n) - M(q_0)) v' whatever h (measured on the
+coupled slider-crank, rigid bodies in Euler parameters and a floating-frame rod: err = 0.40 at every
+h down to 1e-10 s).  NOTE: the algebraic rows of F (C and C_q v + C_t) are set to 0 in both: at a converged
 state they hold Newton's leftover, not the step's error, and (gamma/h M_full0 - J)^-1 maps them to
 a correction of v of about C_q^+ (C_q v + C_t) whatever h, so the estimate could not fall below it
 by shrinking h (measured on IFToMM A03 at rtol = 1e-6: |C_q v + C_t| = 1.7e-10 after a step,
-e_v 2.9 tolerances at every h down to 1e-14 s, a step-size underflow at t = 1.3e-4 s).  For a
-consistent y_n the differential rows of the bracket are F - M_full y' + O(h) (sum_i d_i c_i = -1).
-What enters the norm: the rms over 4 n_q components,
+e_v 2.9 tolerances at every h down to 1e-14 s, a step-size underflow at t = 1.3e-4 s).
+What enters the norm: the rms over 3 n_q + n_c components,
 
 .. code:: text
 
-    e_q / s_q,   e_v / s_v,   h C_q^T e_mu / s_q,   h M^-1 C_q^T e_lam / s_v
+    e_q / s_q,   e_v / s_v,   h C_q^T e_mu / s_q,   h e_lam / s_lam
     s_q = atol_q + rtol max(|q_n|, |q_{n+1}|),   s_v = atol_v + rtol max(|v_n|, |v_{n+1}|)
+    s_lam = min(atol) + rtol max(|lam_n|_inf, |lam_{n+1}|_inf)
 
 The multipliers' estimates are those of index-2 components, of one order in h lower than the
-others; as in RADAU5 they enter multiplied by h ([2]_ sec. VII.8, "index 2": the scaling of the
-index-2 variables by h), here carried by C_q^T (and M^-1) into the positions and velocities they
-would move over one step, so that they are measured in the units and tolerances of q and v
-(rtol and atol need no values for forces).  Steps: h_new = h / max(1/8, min(5, err^(1/4) / fac)),
+others; as in RADAU5 they enter multiplied by h (its scaling of the index-2 variables, [3]_).  mu's is carried by C_q^T into the positions it would move over one
+step (mu has no scale of its own: it is 0 on the exact solution); lam's is relative to the
+largest multiplier (a joint without load has lam = 0, which a per-component scale would turn into
+atol in newtons).  NOTE: not h M^-1 C_q^T e_lam, the velocities it would move: M is singular for
+rigid bodies in Euler parameters (no inertia along p), and M^-1 C_q^T reached 6e120 on the coupled
+slider-crank.  Steps: h_new = h / max(1/8, min(5, err^(1/4) / fac)),
 fac = 0.9 (2 k_max + 1) / (2 k_max + k) (fewer Newton iterations k, a bolder step), and for
-accepted steps after the first the predictive controller of Gustafsson ([2]_ eq. (8.25)); err > 1
+accepted steps after the first the predictive controller of Gustafsson ([2]_ sec. IV.8); err > 1
 rejects the step (no growth on the retry).  The Jacobian is kept into the next step when the
-converged rate theta was below 1e-3, and the LU when h then changes by less than 20 %.
+converged rate theta was below 0.1 (RADAU5's default is 1e-3; here a finite-difference J costs
+2 n_q + 1 evaluations of the System: docs/design.md), and the LU when h then changes by less than 20 %.
 
 Outputs.  The state is x = (q, v).  Dense output: the collocation polynomial (degree 3 through
 y_n and the stages), its q then projected onto C(q, t) = 0 (Gauss-Newton, minimum-norm steps)
@@ -261,11 +268,12 @@ class RadauDAE(Integrator):
         atol = np.asarray(self.atol, float)
         atol = np.broadcast_to(atol, (2 * n,)) if atol.ndim else np.full(2 * n, float(atol))
         self._atol_q, self._atol_v = atol[:n], atol[n:]
+        self._atol_lam = float(np.min(atol)) if atol.size else 0.0      # the multipliers' absolute tolerance
         qdd, lam = self._consistent_accelerations(self.t, q, v, G0)
         self._a = qdd                         # the acceleration at which J's v rows are taken
         self._y = np.concatenate([q, v, lam, np.zeros(m)])
-        self._f0 = None                       # F(t_n, y_n), for the error estimate
-        self._jac = None                      # (J, M_full0, M^-1 C_q^T, C_q) at the Jacobian's point
+        self._f0 = None                       # (F(t_n, y_n), M_full(y_n)), for the error estimate
+        self._jac = None                      # (J, M_full0, C_q) at the Jacobian's point
         self._lu = None                       # (h, real LU, complex LU)
         self._poly = None                     # (t_n, h, values (4, N)) of the last accepted step
         self._faccon = 1.0
@@ -362,7 +370,7 @@ class RadauDAE(Integrator):
 
     # -- Jacobian and factorizations --------------------------------------------------------------
     def _jacobian(self) -> None:
-        """J = dF/dy and M_full0 at (t_n, y_n) (module docstring), with C_q and M^-1 C_q^T there."""
+        """J = dF/dy and M_full0 at (t_n, y_n) (module docstring), with C_q there."""
         n, m, N = self.n, self.n_c, self.N
         t, y = self.t, self._y
         q, v, lam, mu = self._split(y)
@@ -383,11 +391,7 @@ class RadauDAE(Integrator):
         M_full = np.zeros((N, N))
         M_full[:n, :n] = np.eye(n)
         M_full[n:2 * n, n:2 * n] = M
-        try:
-            MinvGT = np.linalg.solve(M, G.T)
-        except np.linalg.LinAlgError:
-            MinvGT = np.linalg.lstsq(M, G.T, rcond=None)[0]
-        self._jac = (J, M_full, MinvGT, G)
+        self._jac = (J, M_full, G)
         self._lu = None
         self.n_jac += 1
 
@@ -410,7 +414,7 @@ class RadauDAE(Integrator):
         n = self.n
         rejected, first, non_finite = False, self._poly is None, 0
         if self._f0 is None:
-            self._f0 = self._F(self.t, self._y)
+            self._f0 = self._start_terms(self.t, self._y)
         while True:
             h = min(self._h_next, self.max_step)
             t1 = self.t + h
@@ -533,16 +537,25 @@ class RadauDAE(Integrator):
     def _error_norm(self, h: float, Z: np.ndarray, filter_twice: bool) -> float:
         """The rms error of the step in units of the tolerances (module docstring: RADAU5's estimate,
         the multipliers' parts carried into q and v)."""
-        _, M_full, MinvGT, G = self._jac
+        G = self._jac[2]
         lu1 = self._lu[1]
+        F0, M_full = self._f0
         mz = M_full @ (RADAU_ERROR_WEIGHTS @ Z) / h
-        err = lu1.solve(self._differential(self._f0) + mz)
+        err = lu1.solve(self._differential(F0) + mz)
         y0, y1 = self._y, self._y + Z[2]
-        norm = self._scaled_norm(err, h, y0, y1, MinvGT, G)
+        norm = self._scaled_norm(err, h, y0, y1, G)
         if norm >= 1.0 and filter_twice:
             err = lu1.solve(self._differential(self._F(self.t, y0 + err)) + mz)
-            norm = self._scaled_norm(err, h, y0, y1, MinvGT, G)
+            norm = self._scaled_norm(err, h, y0, y1, G)
         return norm
+
+    def _start_terms(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(F(t, y), M_full(y)) at the start of a step, for the error estimate."""
+        n, N = self.n, self.N
+        M_full = np.zeros((N, N))
+        M_full[:n, :n] = np.eye(n)
+        M_full[n:2 * n, n:2 * n] = np.asarray(self._sys.mass_matrix(y[:n]), float)
+        return self._F(t, y), M_full
 
     def _differential(self, F: np.ndarray) -> np.ndarray:
         """F with its algebraic rows (C, C_q v + C_t) set to 0 for the error estimate (module
@@ -551,15 +564,16 @@ class RadauDAE(Integrator):
         F[2 * self.n:] = 0.0
         return F
 
-    def _scaled_norm(self, err, h, y0, y1, MinvGT, G) -> float:
-        """rms of (e_q / s_q, e_v / s_v, h C_q^T e_mu / s_q, h M^-1 C_q^T e_lam / s_v) (module docstring)."""
+    def _scaled_norm(self, err, h, y0, y1, G) -> float:
+        """rms of (e_q / s_q, e_v / s_v, h C_q^T e_mu / s_q, h e_lam / s_lam) (module docstring)."""
         n, m = self.n, self.n_c
         e_q, e_v, e_lam, e_mu = self._split(err)
         s_q = self._atol_q + self.rtol * np.maximum(np.abs(y0[:n]), np.abs(y1[:n]))
         s_v = self._atol_v + self.rtol * np.maximum(np.abs(y0[n:2 * n]), np.abs(y1[n:2 * n]))
         parts = [e_q / s_q, e_v / s_v]
         if m:
-            parts += [h * (G.T @ e_mu) / s_q, h * (MinvGT @ e_lam) / s_v]
+            lam = max(float(np.abs(self._split(y0)[2]).max()), float(np.abs(self._split(y1)[2]).max()))
+            parts += [h * (G.T @ e_mu) / s_q, h * e_lam / (self._atol_lam + self.rtol * lam)]
         w = np.concatenate(parts)
         return float(np.sqrt(np.mean(w * w))) if w.size else 0.0
 
@@ -574,7 +588,7 @@ class RadauDAE(Integrator):
         self.t = t1
         self.x = self._y[:2 * n].copy()
         self.lam = self._split(self._y)[2].copy()
-        self._f0 = self._F(t1, self._y) if np.isfinite(self._y).all() else None
+        self._f0 = self._start_terms(t1, self._y) if np.isfinite(self._y).all() else None
 
     def _singular_message(self) -> str:
         """The message of a singular iteration matrix at (t, x): the constraints that cannot all hold, if the

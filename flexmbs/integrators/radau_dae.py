@@ -41,9 +41,11 @@ dW = (T^-1 (x) I) dZ and R = -(T^-1 (x) I) G(Z),
     (gamma/h M_full0 - J) dW_1 = R_1                                  one real LU, N x N
     ((alpha + i beta)/h M_full0 - J) (dW_2 + i dW_3) = R_2 + i R_3      one complex LU, N x N
 
-N = 2 n_q + 2 n_c.  J's columns of q and v are forward differences of F at fixed lam, mu and
-acceleration a_n (so the v rows carry d(Q - C_q^T lam - M(q) a_n)/dq, the K_t of index3-alpha);
-its columns of lam and mu are -C_q^T, exact.  A term with an analytic tangent (K, C) and no
+N = 2 n_q + 2 n_c.  J's blocks: the exact ones, dF_q/dv = I, dC/dq = d(C_q v + C_t)/dv = C_q and
+the columns of lam and mu, -C_q^T; by forward differences over q, at fixed v, lam and acceleration
+a_n, those of the v rows, d(Q - C_q^T lam - M(q) a_n)/dq (the K_t of index3-alpha), and of the
+velocity constraint, d(C_q v + C_t)/dq; over v, dQ/dv (the forces alone); d(C_q^T mu)/dq is left
+out (mu ~ 0: simplified Newton).  A term with an analytic tangent (K, C) and no
 constraints (a Model's second-order form) uses it instead.  The iteration stops as in RADAU5
 ([2]_ sec. IV.8): with the rate theta_k = |dZ_k| / |dZ_(k-1)|, when
 theta/(1 - theta) |dZ_k| <= ``newton_tol`` (default max(10 eps / rtol, min(0.03, sqrt(rtol)))),
@@ -369,6 +371,22 @@ class RadauDAE(Integrator):
         return np.concatenate([v - G.T @ mu, Fv, C, self._constraint_velocity(t, q, v, G)])
 
     # -- Jacobian and factorizations --------------------------------------------------------------
+    def _position_rows(self, t: float, q: np.ndarray, v: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """(Q - C_q^T lam - M(q) a_n, C_q v + C_t) at q: the rows of F whose q-derivatives J needs by
+        differences (the v rows with -M(q) a_n, the K_t of index3-alpha)."""
+        C, G = self._constraints(t, q)
+        Q = np.asarray(self._sys.forces(t, q, v), float)
+        self.n_rhs += 1
+        Fv = Q - G.T @ lam - np.asarray(self._sys.mass_matrix(q), float) @ self._a
+        return np.concatenate([Fv, self._constraint_velocity(t, q, v, G)])
+
+    def _forces_of_v(self, q: np.ndarray):
+        """v -> Q(t, q, v) at fixed q (dQ/dv by differences: the forces alone)."""
+        def forces(t, v):
+            self.n_rhs += 1
+            return np.asarray(self._sys.forces(t, q, v), float)
+        return forces
+
     def _jacobian(self) -> None:
         """J = dF/dy and M_full0 at (t_n, y_n) (module docstring), with C_q there."""
         n, m, N = self.n, self.n_c, self.N
@@ -383,11 +401,14 @@ class RadauDAE(Integrator):
             J[:n, n:2 * n] = np.eye(n)
             J[n:, :n], J[n:, n:] = -np.asarray(K, float), -np.asarray(Cd, float)
         else:
-            a = self._a
-            J[:, :2 * n] = forward_difference_jacobian(
-                lambda tt, x: self._F(tt, np.concatenate([x, lam, mu]), a), t, y[:2 * n])
+            J[:n, n:2 * n] = np.eye(n)                            # q' = v - C_q^T mu (d(C_q^T mu)/dq: mu ~ 0)
             J[:n, 2 * n + m:] = -G.T
             J[n:2 * n, 2 * n:2 * n + m] = -G.T
+            J[2 * n:2 * n + m, :n] = G                            # C
+            J[2 * n + m:, n:2 * n] = G                            # C_q v + C_t
+            rows = forward_difference_jacobian(lambda tt, qq: self._position_rows(tt, qq, v, lam), t, q)
+            J[n:2 * n, :n], J[2 * n + m:, :n] = rows[:n], rows[n:]
+            J[n:2 * n, n:2 * n] = forward_difference_jacobian(self._forces_of_v(q), t, v)
         M_full = np.zeros((N, N))
         M_full[:n, :n] = np.eye(n)
         M_full[n:2 * n, n:2 * n] = M

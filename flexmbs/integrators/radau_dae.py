@@ -83,17 +83,19 @@ What enters the norm: the rms over 3 n_q + n_c components,
     s_lam = min(atol) + rtol max(|lam_n|_inf, |lam_{n+1}|_inf)
 
 The multipliers' estimates are those of index-2 components, of one order in h lower than the
-others; as in RADAU5 they enter multiplied by h (its scaling of the index-2 variables, [3]_).  mu's is carried by C_q^T into the positions it would move over one
-step (mu has no scale of its own: it is 0 on the exact solution); lam's is relative to the
-largest multiplier (a joint without load has lam = 0, which a per-component scale would turn into
-atol in newtons).  NOTE: not h M^-1 C_q^T e_lam, the velocities it would move: M is singular for
-rigid bodies in Euler parameters (no inertia along p), and M^-1 C_q^T reached 6e120 on the coupled
-slider-crank.  Steps: h_new = h / max(1/8, min(5, err^(1/4) / fac)),
-fac = 0.9 (2 k_max + 1) / (2 k_max + k) (fewer Newton iterations k, a bolder step), and for
-accepted steps after the first the predictive controller of Gustafsson ([2]_ sec. IV.8); err > 1
-rejects the step (no growth on the retry).  The Jacobian is kept into the next step when the
-converged rate theta was below 0.1 (RADAU5's default is 1e-3; here a finite-difference J costs
-2 n_q + 1 evaluations of the System: docs/design.md), and the LU when h then changes by less than 20 %.
+others; as in RADAU5 they enter multiplied by h (its scaling of the index-2 variables, [3]_).
+mu's is carried by C_q^T into the positions it would move over one step (mu has no scale of its
+own: it is 0 on the exact solution); lam's is relative to the largest multiplier (a joint without
+load has lam = 0, which a per-component scale would turn into atol in newtons).  NOTE: not
+h M^-1 C_q^T e_lam, the velocities it would move: M is singular for rigid bodies in Euler
+parameters (no inertia along p), and M^-1 C_q^T reached 6e120 on the coupled slider-crank.
+
+Steps: h_new = h / max(1/8, min(5, err^(1/4) / fac)), fac = 0.9 (2 k_max + 1) / (2 k_max + k)
+(fewer Newton iterations k, a bolder step), and for accepted steps after the first the predictive
+controller of Gustafsson ([2]_ sec. IV.8); err > 1 rejects the step (no growth on the retry).  The
+Jacobian is kept into the next step when the converged rate theta was below 0.1 (RADAU5's default
+is 1e-3; here a finite-difference J costs n_q + 1 evaluations of the System and n_q of the forces:
+docs/design.md), and the LU when h then changes by less than 20 %.
 
 Outputs.  The state is x = (q, v).  Dense output: the collocation polynomial (degree 3 through
 y_n and the stages), its q then projected onto C(q, t) = 0 (Gauss-Newton, minimum-norm steps)

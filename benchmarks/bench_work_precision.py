@@ -1,6 +1,6 @@
 """Work-precision of the index-3 and index-1 routes on IFToMM A02 and A03 (issue 25, item 5).
 
-    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_work_precision.py [--cases A03,A02,triple,coupled]
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_work_precision.py [--cases A03,A02,triple,coupled,spinup]
         [--quick] [--methods radau-dae,...]
 
 Each row is one `flexmbs.run` of the case's System: the error against the case's reference and
@@ -17,6 +17,10 @@ on the GGL form, numpy path) at several rtol, DOP853 on the index-1 augmented fo
 - triple: the triple pendulum in natural coordinates (cases/triple_pendulum.py), released from
   rest: max |D(2 s) - reference| [m] of the tip D, the reference DOP853 at rtol = 1e-12 on the
   index-1 form with coordinate partitioning (chaotic: no closed form).
+- spinup: the spin-up beam (cases/spinup_beam.py, a Model of 10 beam elements on the prescribed
+  spin-up, stiff: its axial modes) over 3 s: max over the outputs (every 0.05 s) of the tip deflection's
+  error against scipy's Radau at rtol = 1e-9; generalized-alpha (the case's default method) against
+  radau-dae and scipy's Radau on the first-order form.
 - coupled: the coupled slider-crank with the flexible rod (cases/slider_crank.py, 8 elements, stiff:
   the rod's axial mode at 1.8e4 rad/s) over a quarter revolution from the dead centre: the largest
   error of the mid-span deflection over the outputs (every 0.5 deg) relative to the peak, against
@@ -40,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 import andrews_squeezer  # noqa: E402
 import double_four_bar  # noqa: E402
 import slider_crank  # noqa: E402
+import spinup_beam  # noqa: E402
 import triple_pendulum  # noqa: E402
 
 import flexmbs as fm  # noqa: E402
@@ -179,16 +184,54 @@ def csc_error(options) -> tuple[str, float, int]:
     return res.status, err, int(res.stats["n_steps"])
 
 
+SPIN_T_END = 3.0
+_SPIN_REF = {}
+
+
+def spin_tip(options) -> tuple[object, np.ndarray]:
+    """(Results, tip deflection v(L, t) at the outputs every 0.05 s [m]) of the spin-up beam (10 elements,
+    a Model on its prescribed frame) over [0, SPIN_T_END] by ``options``."""
+    res = fm.run(spinup_beam.build(10), t_end=SPIN_T_END, dt_out=0.05, store=False,
+                 divergence_limit=spinup_beam.DIVERGENCE_LIMIT, **options)
+    return res, res.displacement[:, -1, 1]
+
+
+def spin_reference() -> np.ndarray:
+    """The tip deflection by scipy's Radau on the first-order form at rtol = 1e-9 (689 steps; radau-dae at
+    rtol = 1e-11 agrees with it to 2.3e-12 m, checked when the rows of docs/benchmarks.md sec. 19.2 were
+    measured)."""
+    if "v" not in _SPIN_REF:
+        _SPIN_REF["v"] = spin_tip(dict(method="Radau", rtol=1e-9, atol=1e-12))[1]
+    return _SPIN_REF["v"]
+
+
+def spin_runs(quick: bool):
+    for h in ((2e-3,) if quick else (4e-3, 2e-3, 1e-3)):
+        yield f"generalized-alpha h = {h:g}", dict(method="generalized-alpha", h=h, linear=True)
+    for rtol in ((1e-6,) if quick else (1e-4, 1e-6, 1e-8)):
+        yield f"radau-dae rtol = {rtol:g}", dict(method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
+    for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):
+        yield f"Radau (scipy, first-order form) rtol = {rtol:g}", dict(method="Radau", rtol=rtol, atol=rtol * 1e-3)
+
+
+def spin_error(options) -> tuple[str, float, int]:
+    ref = spin_reference()
+    res, v = spin_tip(options)
+    return res.status, float(np.abs(v - ref).max()) if len(v) == len(ref) else np.nan, int(res.stats["n_steps"])
+
+
 CASES = {"A03": (a03_runs, a03_error, "Andrews' squeezer, max |q(0.03) - ref| [rad]"),
          "A02": (a02_runs, a02_error, "double four-bar N = 2, max |B0 - exact| at 1, 5, 10 s [m]"),
          "triple": (tp_runs, tp_error, "triple pendulum (natural coordinates), max |D(2 s) - DOP853 rtol 1e-12| [m]"),
+         "spinup": (spin_runs, spin_error, "spin-up beam (Model, 10 elements) over 3 s, max |v_tip - ref| [m] "
+                                           "against scipy Radau at rtol 1e-9"),
          "coupled": (csc_runs, csc_error, "coupled slider-crank, quarter revolution, max |w - w_ref| / max |w_ref| "
                                           "of the mid-span deflection")}
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default="A03,A02,triple", help="comma-separated: A03, A02, triple, coupled")
+    parser.add_argument("--cases", default="A03,A02,triple", help="comma-separated: A03, A02, triple, coupled, spinup")
     parser.add_argument("--quick", action="store_true", help="one or two runs per method")
     parser.add_argument("--methods", default="", help="comma-separated method names (default: all)")
     a = parser.parse_args(argv)

@@ -1,12 +1,14 @@
 """Work-precision of the index-3 and index-1 routes on IFToMM A02 and A03 (issue 25, item 5).
 
-    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_work_precision.py [--cases A03,A02,triple] [--quick]
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_work_precision.py [--cases A03,A02,triple,coupled,spinup]
+        [--quick] [--methods radau-dae,...]
 
 Each row is one `flexmbs.run` of the case's System: the error against the case's reference and
 the CPU time (process time) of the run.  Methods: index3-alpha at fixed steps (compiled kernel),
 hht at fixed steps (same loop, HHT coefficients), index3-alpha-adaptive at several rtol (numpy
-path), rattle where it applies (constant M, no redundant constraints), DOP853 on the index-1
-augmented formulation ("lagrange") at several rtol.
+path), rattle where it applies (constant M, no redundant constraints), radau-dae (Radau IIA of order 5
+on the GGL form, numpy path) at several rtol, DOP853 on the index-1 augmented formulation
+("lagrange") at several rtol.
 
 - A03, Andrews' squeezer (cases/andrews_squeezer.py): max over the seven angles of
   |q(0.03 s) - Hairer and Wanner's reference| [rad].
@@ -15,12 +17,21 @@ augmented formulation ("lagrange") at several rtol.
 - triple: the triple pendulum in natural coordinates (cases/triple_pendulum.py), released from
   rest: max |D(2 s) - reference| [m] of the tip D, the reference DOP853 at rtol = 1e-12 on the
   index-1 form with coordinate partitioning (chaotic: no closed form).
+- spinup: the spin-up beam (cases/spinup_beam.py, a Model of 10 beam elements on the prescribed
+  spin-up, stiff: its axial modes) over 3 s: max over the outputs (every 0.05 s) of the tip deflection's
+  error against scipy's Radau at rtol = 1e-9; generalized-alpha (the case's default method) against
+  radau-dae and scipy's Radau on the first-order form.
+- coupled: the coupled slider-crank with the flexible rod (cases/slider_crank.py, 8 elements, stiff:
+  the rod's axial mode at 1.8e4 rad/s) over a quarter revolution from the dead centre: the largest
+  error of the mid-span deflection over the outputs (every 0.5 deg) relative to the peak, against
+  index3-alpha at h = dt_out / 64 (compiled; ``kernel="numpy"`` rows: the same steps on the numpy path).
 
 Prints a markdown table (docs/benchmarks.md, sec. 19).
 """
 from __future__ import annotations
 
 import argparse
+import math
 import platform
 import sys
 import time
@@ -32,6 +43,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 import andrews_squeezer  # noqa: E402
 import double_four_bar  # noqa: E402
+import slider_crank  # noqa: E402
+import spinup_beam  # noqa: E402
 import triple_pendulum  # noqa: E402
 
 import flexmbs as fm  # noqa: E402
@@ -48,6 +61,8 @@ def a03_runs(quick: bool):
                                                                rtol=rtol)
     for h in ((1e-5,) if quick else (1e-5, 5e-6, 2.5e-6)):
         yield f"rattle h = {h:g}", dict(formulation="index3", method="rattle", h=h)
+    for rtol in ((1e-6,) if quick else (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)):
+        yield f"radau-dae rtol = {rtol:g}", dict(formulation="index3", method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
     for rtol in ((1e-6,) if quick else (1e-5, 1e-6, 1e-8, 1e-10)):
         yield f"DOP853 index-1 rtol = {rtol:g}", dict(formulation="lagrange", method="DOP853", rtol=rtol,
                                                       atol=rtol * 1e-3)
@@ -69,6 +84,7 @@ def a02_runs(quick: bool):
         yield f"index3-alpha-adaptive rtol = {rtol:g}", dict(formulation="index3", method="index3-alpha-adaptive",
                                                                rtol=rtol)
     yield "rattle h = 1e-3", dict(formulation="index3", method="rattle", h=1e-3)
+    yield "radau-dae rtol = 1e-6", dict(formulation="index3", method="radau-dae", rtol=1e-6, atol=1e-9)
     # the augmented ("lagrange") index-1 form stops at the first singular configuration (its saddle-point
     # matrix is singular there, t = 1.23 s); Udwadia-Kalaba's pseudo-inverse passes through it
     for rtol in ((1e-6,) if quick else (1e-6, 1e-8)):
@@ -79,6 +95,8 @@ def a02_runs(quick: bool):
 def a02_error(options) -> tuple[str, float, int]:
     system, q0, v0, crank = double_four_bar.build(2)
     res = fm.run(system, t_end=10.0, t_eval=[0.0, 1.0, 5.0, 10.0], q0=q0, v0=v0, **options)
+    if res.status != "finished":                  # e.g. radau-dae at the singular configuration
+        return f"{res.status} ({res.message.split(':')[0]})", np.nan, int(res.stats["n_steps"])
     B0, _ = double_four_bar.tip_motion(res.bodies[crank.name])
     B0e, _ = double_four_bar.exact(res.t, 2)
     return res.status, float(np.abs(B0 - B0e)[1:].max()) if len(res.t) == 4 else np.nan, int(res.stats["n_steps"])
@@ -108,6 +126,8 @@ def tp_runs(quick: bool):
                                                                rtol=rtol)
     for h in ((1e-3,) if quick else (2e-3, 1e-3, 5e-4)):
         yield f"rattle h = {h:g}", dict(formulation="index3", method="rattle", h=h)
+    for rtol in ((1e-6,) if quick else (1e-5, 1e-6, 1e-7, 1e-8)):
+        yield f"radau-dae rtol = {rtol:g}", dict(formulation="index3", method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
     for rtol in ((1e-6,) if quick else (1e-6, 1e-8, 1e-10)):
         yield f"DOP853 index-1 rtol = {rtol:g}", dict(formulation="lagrange", method="DOP853", rtol=rtol,
                                                       atol=rtol * 1e-3,
@@ -122,14 +142,96 @@ def tp_error(options) -> tuple[str, float, int]:
     return res.status, float(np.abs(D - ref).max()), int(res.stats["n_steps"])
 
 
+CSC_P = dict(slider_crank.DEFAULTS)
+CSC_T_END = 0.5 * math.pi / CSC_P["crank_speed"]                          # a quarter revolution
+CSC_DT_OUT = math.radians(CSC_P["degrees_out"]) / CSC_P["crank_speed"]
+_CSC_REF = {}
+
+
+def csc_deflection(options) -> tuple[object, np.ndarray]:
+    """(Results, mid-span deflection at the outputs [m]) of the coupled slider-crank run with ``options``."""
+    from flexmbs.mechanisms import chord_deflection
+    system, rod, model = slider_crank.build_coupled(elements=8)
+    t_eval = slider_crank.solver_options(CSC_P, CSC_T_END)["t_eval"]
+    res = fm.run(system, t_end=CSC_T_END, t_eval=t_eval, store=False, **options)
+    return res, chord_deflection(model, res.bodies[rod.name].delta, [CSC_P["rod_length"] / 2])[:, 0]
+
+
+def csc_reference() -> np.ndarray:
+    """The mid-span deflection by index3-alpha at h = dt_out / 64 (rho_inf = 0.9, the case's)."""
+    if "w" not in _CSC_REF:
+        _CSC_REF["w"] = csc_deflection(dict(formulation="index3", method="index3-alpha", h=CSC_DT_OUT / 64 * (1 + 1e-9),
+                                            rho_inf=0.9))[1]
+    return _CSC_REF["w"]
+
+
+def csc_runs(quick: bool):
+    for k in ((2,) if quick else (2, 4, 8, 16)):
+        yield f"index3-alpha h = dt_out/{k}", dict(formulation="index3", method="index3-alpha",
+                                                   h=CSC_DT_OUT / k * (1 + 1e-9), rho_inf=0.9)
+    for k in (() if quick else (8, 16)):
+        yield f"index3-alpha h = dt_out/{k}, numpy path", dict(formulation="index3", method="index3-alpha",
+                                                               h=CSC_DT_OUT / k * (1 + 1e-9), rho_inf=0.9,
+                                                               kernel="numpy")
+    for rtol in ((1e-2,) if quick else (1e-2, 1e-3)):
+        yield f"radau-dae rtol = {rtol:g}", dict(formulation="index3", method="radau-dae", rtol=rtol, atol=rtol * 1e-6)
+
+
+def csc_error(options) -> tuple[str, float, int]:
+    ref = csc_reference()
+    res, w = csc_deflection(options)
+    err = float(np.abs(w - ref).max() / np.abs(ref).max()) if len(w) == len(ref) else np.nan
+    return res.status, err, int(res.stats["n_steps"])
+
+
+SPIN_T_END = 3.0
+_SPIN_REF = {}
+
+
+def spin_tip(options) -> tuple[object, np.ndarray]:
+    """(Results, tip deflection v(L, t) at the outputs every 0.05 s [m]) of the spin-up beam (10 elements,
+    a Model on its prescribed frame) over [0, SPIN_T_END] by ``options``."""
+    res = fm.run(spinup_beam.build(10), t_end=SPIN_T_END, dt_out=0.05, store=False,
+                 divergence_limit=spinup_beam.DIVERGENCE_LIMIT, **options)
+    return res, res.displacement[:, -1, 1]
+
+
+def spin_reference() -> np.ndarray:
+    """The tip deflection by scipy's Radau on the first-order form at rtol = 1e-9 (689 steps; radau-dae at
+    rtol = 1e-11 agrees with it to 2.3e-12 m, checked when the rows of docs/benchmarks.md sec. 19.2 were
+    measured)."""
+    if "v" not in _SPIN_REF:
+        _SPIN_REF["v"] = spin_tip(dict(method="Radau", rtol=1e-9, atol=1e-12))[1]
+    return _SPIN_REF["v"]
+
+
+def spin_runs(quick: bool):
+    for h in ((2e-3,) if quick else (4e-3, 2e-3, 1e-3)):
+        yield f"generalized-alpha h = {h:g}", dict(method="generalized-alpha", h=h, linear=True)
+    for rtol in ((1e-6,) if quick else (1e-4, 1e-6, 1e-8)):
+        yield f"radau-dae rtol = {rtol:g}", dict(method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
+    for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):
+        yield f"Radau (scipy, first-order form) rtol = {rtol:g}", dict(method="Radau", rtol=rtol, atol=rtol * 1e-3)
+
+
+def spin_error(options) -> tuple[str, float, int]:
+    ref = spin_reference()
+    res, v = spin_tip(options)
+    return res.status, float(np.abs(v - ref).max()) if len(v) == len(ref) else np.nan, int(res.stats["n_steps"])
+
+
 CASES = {"A03": (a03_runs, a03_error, "Andrews' squeezer, max |q(0.03) - ref| [rad]"),
          "A02": (a02_runs, a02_error, "double four-bar N = 2, max |B0 - exact| at 1, 5, 10 s [m]"),
-         "triple": (tp_runs, tp_error, "triple pendulum (natural coordinates), max |D(2 s) - DOP853 rtol 1e-12| [m]")}
+         "triple": (tp_runs, tp_error, "triple pendulum (natural coordinates), max |D(2 s) - DOP853 rtol 1e-12| [m]"),
+         "spinup": (spin_runs, spin_error, "spin-up beam (Model, 10 elements) over 3 s, max |v_tip - ref| [m] "
+                                           "against scipy Radau at rtol 1e-9"),
+         "coupled": (csc_runs, csc_error, "coupled slider-crank, quarter revolution, max |w - w_ref| / max |w_ref| "
+                                          "of the mid-span deflection")}
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default="A03,A02,triple", help="comma-separated: A03, A02, triple")
+    parser.add_argument("--cases", default="A03,A02,triple", help="comma-separated: A03, A02, triple, coupled, spinup")
     parser.add_argument("--quick", action="store_true", help="one or two runs per method")
     parser.add_argument("--methods", default="", help="comma-separated method names (default: all)")
     a = parser.parse_args(argv)

@@ -322,7 +322,7 @@ def run(model: Model, *, formulation: str | None = None, method: str | None = No
     A `flexmbs.System` goes to `flexmbs.system_run.run_system` (its own arguments: ``q0``,
     ``v0``, ``assemble``, ``formulation_options``; formulation default "auto": "index3" with the
     default method "index3-alpha", its variants "index3-alpha-adaptive" (``rtol``, ``atol``, no ``h``), "hht"
-    and "newmark", and with "rattle", "lagrange" (index-1) with another method;
+    and "newmark", and with "rattle" and "radau-dae" (``rtol``, ``atol``), "lagrange" (index-1) with another method;
     `Results` with ``q``, ``v``, ``multipliers``, ``bodies`` and ``energies["total"]``).  The rest
     of this text is about a `Model` on its prescribed frame.
 

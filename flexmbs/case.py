@@ -358,21 +358,21 @@ def system_run_options(method: str, *, h: float, rtol: float, atol: float | None
 
     index3-alpha, hht and newmark run the formulation "index3" with the step ``h`` and ``rho_inf``,
     index3-alpha-adaptive the same with ``rtol`` and ``atol`` (default ``rtol / 100``) and no ``h``,
-    rattle the same formulation with the step ``h``; any other
+    radau-dae likewise without ``rho_inf``, rattle the same formulation with the step ``h``; any other
     method runs the index-1 formulation ``index1`` ("lagrange": the augmented accelerations, or
     "udwadia-kalaba") with its ``formulation_options`` (e.g. ``stabilization``): a fixed-step
     method with ``h``, an adaptive one with ``rtol`` and ``atol`` (default ``rtol / 100``) and
     no ``h`` (it would be the first trial step, and change the run).
     """
-    from .formulations.registry import INDEX3_METHODS, system_methods
+    from .formulations.registry import ALPHA_METHODS, INDEX3_METHODS, system_methods
     from .integrators import INTEGRATORS
     if method not in system_methods():
         raise ValueError(f"`method` must be one of {system_methods()} (the integrators that run a System), "
                          f"got {method!r}")
     if method == "rattle":
         return dict(formulation="index3", method=method, h=h)
-    if method in INDEX3_METHODS:        # index3-alpha and its coefficient sets (hht, newmark), adaptive or not
-        damping = {} if rho_inf is None else {"rho_inf": rho_inf}
+    if method in INDEX3_METHODS:        # index3-alpha and its coefficient sets (hht, newmark), adaptive or not; radau-dae
+        damping = {} if rho_inf is None or method not in ALPHA_METHODS else {"rho_inf": rho_inf}
         if INTEGRATORS[method].uses_tolerances:
             return dict(formulation="index3", method=method, h=None, rtol=rtol,
                         atol=rtol / 100 if atol is None else atol, **damping)

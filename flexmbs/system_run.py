@@ -176,8 +176,8 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     formulation : str, default "auto"
         A System's formulation of `flexmbs.formulations.registry` ("index3", "lagrange",
         "udwadia-kalaba", "maggi", "kane", "volterra", "volterra-reduced"); "auto": "index3" for
-        methods "index3-alpha" (and its variants "index3-alpha-adaptive", "hht", "newmark") and "rattle"
-        (`registry.INDEX3_METHODS`), else "lagrange".
+        methods "index3-alpha" (and its variants "index3-alpha-adaptive", "hht", "newmark"), "rattle" and
+        "radau-dae" (`registry.INDEX3_METHODS`), else "lagrange".
     method : str, optional
         An integrator (`flexmbs.integrators.INTEGRATORS`); default "index3-alpha" (give ``h``).
     t_end, dt_out, t_eval, t0, rtol, atol, h

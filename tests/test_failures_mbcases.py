@@ -28,7 +28,7 @@ BAD = [
      r"`t` must have shape \(n_t,\) = \(2,\): one time per row of `q`, got \(\)"),
     ("system_run_options of 'exact' (a Model's method)", lambda s: system_run_options("exact", h=1e-3, rtol=1e-6),
      r"`method` must be one of \['AB4', 'BDF', 'DOP853', 'RK45', 'Radau', 'generalized-alpha', 'hht', 'index3-alpha', "
-     r"'index3-alpha-adaptive', 'midpoint', 'newmark', 'rattle'\] \(the integrators that run a System\), got 'exact'"),
+     r"'index3-alpha-adaptive', 'midpoint', 'newmark', 'radau-dae', 'rattle'\] \(the integrators that run a System\), got 'exact'"),
     ("system_methods of an unknown formulation", lambda s: system_methods("newton-euler"),
      r"`formulation` must be one of \[.*\] \(a System's\), got 'newton-euler'"),
 ]
@@ -65,6 +65,8 @@ def test_system_run_options_map_a_case_integrator_to_its_formulation():
         formulation="index3", method="hht", h=1e-3, rho_inf=0.9)
     assert system_run_options("index3-alpha-adaptive", h=1e-3, rtol=1e-8, rho_inf=0.9) == dict(
         formulation="index3", method="index3-alpha-adaptive", h=None, rtol=1e-8, atol=1e-10, rho_inf=0.9)
-    assert system_methods("index3") == ["hht", "index3-alpha", "index3-alpha-adaptive", "newmark", "rattle"]
+    assert system_run_options("radau-dae", h=1e-3, rtol=1e-8, rho_inf=0.9) == dict(
+        formulation="index3", method="radau-dae", h=None, rtol=1e-8, atol=1e-10)    # no rho_inf
+    assert system_methods("index3") == ["hht", "index3-alpha", "index3-alpha-adaptive", "newmark", "radau-dae", "rattle"]
     assert "exact" not in system_methods() and "index3-alpha" not in system_methods("lagrange")
     assert "rattle" not in system_methods("lagrange")

@@ -54,12 +54,12 @@ REFUSED = [
      lambda: run(triple_pendulum.build("euler-parameters")),
      "method 'rattle' needs a constant mass matrix (bodies in natural coordinates, planar bodies, point masses); "
      "'constrained-index3' has a mass matrix M(q) that depends on the coordinates (rigid bodies in Euler "
-     f"parameters, flexible bodies); methods that fit this term: {ALPHA_METHODS}."),
+     f"parameters, flexible bodies); methods that fit this term: {ALPHA_METHODS}, 'radau-dae'."),
     ("A01's point pendulum: a RigidBody2D with I_G = 0 (M singular)",
      lambda: run(pendulum_a01.build()[0]),
      "method 'rattle' needs a positive definite mass matrix (it steps q' = M^-1 p); 'constrained-index3' has a "
      "singular or indefinite one (a body without mass or inertia, e.g. a RigidBody2D with I_G = 0): give every "
-     f"body mass and inertia; methods that fit this term: {ALPHA_METHODS}."),
+     f"body mass and inertia; methods that fit this term: {ALPHA_METHODS}, 'radau-dae'."),
     ("two identical pins (redundant constraints)",
      lambda: run(rod(redundant=True)),
      "method 'rattle' needs independent constraints (C_q of full row rank), but C_q of 'constrained-index3' at "

@@ -73,25 +73,25 @@ ROWS = [
      lambda: simulate(Lagrange(spinup_beam.build(elements=2)), (0, 0.01), np.zeros(12), method="exact"),
      ValueError,
      f"method 'exact' needs a linear term with constant coefficients (a steady prescribed frame): {NOT_STEADY}; "
-     f"methods that fit this term: {ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', {ALPHA_METHODS}, 'rattle'."),
+     f"methods that fit this term: {ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', {ALPHA_METHODS}, 'rattle', 'radau-dae'."),
     ("exact with a load f(t) = sin(t) given as np.sin, not Harmonic",
      lambda: simulate(sine_loaded_bar(), (0, 0.01), np.zeros(8), method="exact"),
      ValueError,
      "method 'exact' integrates constant loads and harmonic ones (flexmbs.signals.Harmonic: amplitude sin(omega t + "
      "phase)) exactly; load 0 has the time function <ufunc 'sin'>. Give it as Harmonic(omega, amplitude, phase), or "
      f"use another method; methods that fit this term: {ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', "
-     f"{ALPHA_METHODS}, 'rattle'."),
+     f"{ALPHA_METHODS}, 'rattle', 'radau-dae'."),
     ("exact on the index-1 form of a System",
      lambda: simulate(Index1(pendulum()), (0, 0.01), Index1(pendulum()).state0(), method="exact"),
      ValueError,
      "method 'exact' needs a linear term with constant coefficients (a model on a steady prescribed frame: Lagrange, "
      "Gibbs-Appell, Hamilton); 'index-1' does not give it; methods that fit this term: "
-     f"{ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', {ALPHA_METHODS}."),
+     f"{ODE_METHODS}, 'generalized-alpha', 'Radau', 'BDF', {ALPHA_METHODS}, 'radau-dae'."),
     ("DOP853 on a ConstrainedProblem (the index-3 equations)",
      lambda: simulate(ConstrainedProblem(pendulum()), (0, 0.01), ConstrainedProblem(pendulum()).state0()),
      ValueError,
      "method 'DOP853' integrates an ODETerm; 'constrained-index3' gives a DAETerm; methods that fit this term: "
-     f"{ALPHA_METHODS}."),
+     f"{ALPHA_METHODS}, 'radau-dae'."),
     ("Radau on a hand-made term without a Jacobian",
      lambda: simulate(ODETerm(name="toy", n_state=1, rhs=lambda t, x: -x), (0, 1), [1.0], method="Radau"),
      ValueError,

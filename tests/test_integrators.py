@@ -185,7 +185,7 @@ N_FIXED = {"AB4": [80, 160, 320, 640], "midpoint": [40, 80, 160, 320],
 T_ADAPTIVE = 16.0
 TOLS = {"RK45": 10.0 ** -np.arange(5, 10), "DOP853": 10.0 ** -np.arange(6, 13),
         "Radau": 10.0 ** -np.arange(5, 10), "BDF": 10.0 ** -np.arange(6, 11),
-        "index3-alpha-adaptive": 10.0 ** -np.arange(4, 8)}
+        "index3-alpha-adaptive": 10.0 ** -np.arange(4, 8), "radau-dae": 10.0 ** -np.arange(5, 10)}
 
 
 @pytest.mark.parametrize("method, form_name", [c for c in CASES if c[0] in FIXED])

@@ -45,6 +45,7 @@ ALLOWED_PROBES = {
     ("base.py", "isinstance(err, UserFunctionError)"): "an exception",
     ("index3_alpha.py", "isinstance(term, DAETerm)"): "a DAETerm is stepped as it is",
     ("rattle.py", "isinstance(term, DAETerm)"): "a DAETerm's own declarations, else its ODETerm's dae",
+    ("radau_dae.py", "isinstance(term, DAETerm)"): "a DAETerm's own declarations, else its ODETerm's dae",
     ("exact.py", "isinstance(f, Harmonic)"): "a load's time function",
     ("exact.py", "getattr(integrand, 'forms', None)"): "the caller's integrand",
     ("exact.py", "getattr(integrand, 'of_loads', None)"): "the caller's integrand",

@@ -27,10 +27,11 @@ volterra-reduced                                                parts (`kinemati
 A Model's formulations run with every integrator (method "exact" needs a steady frame, which the
 integrator checks); a System's index-1 formulations with every method but "exact" (affine
 equations of a steady frame only), "index3-alpha" (and its variants "index3-alpha-adaptive", "hht",
-"newmark": `ALPHA_METHODS`) and "rattle" (the index-3 DAE: formulation "index3"), but
-gibbs-appell also with the index3-alpha family (its own index-3 form); hamilton and the quasi-velocity
-formulations with the first-order methods (not "generalized-alpha", which steps a second-order form
-M q'' = f); "index3" only with the index3-alpha family and "rattle" (`INDEX3_METHODS`).  tests/test_registry.py checks
+"newmark": `ALPHA_METHODS`), "rattle" and "radau-dae" (the index-3 DAE: formulation "index3"), but
+gibbs-appell also with the index3-alpha family and radau-dae (its own index-3 form); hamilton and the
+quasi-velocity formulations with the first-order methods (not "generalized-alpha", which steps a
+second-order form M q'' = f); "index3" only with the index3-alpha family, "rattle" and "radau-dae"
+(`INDEX3_METHODS`).  tests/test_registry.py checks
 this table against the integrators' own declarations (`Integrator.refusal` of each term).
 """
 from __future__ import annotations
@@ -43,7 +44,7 @@ __all__ = ["Entry", "REGISTRY", "ALPHA_METHODS", "INDEX3_METHODS", "choose", "sy
 
 DEFAULT_SYSTEM_METHOD = "index3-alpha"
 ALPHA_METHODS = frozenset({"index3-alpha", "index3-alpha-adaptive", "hht", "newmark"})   # one correction loop
-INDEX3_METHODS = ALPHA_METHODS | {"rattle"}       # the methods of the index-3 DAE (formulation "index3")
+INDEX3_METHODS = ALPHA_METHODS | {"rattle", "radau-dae"}     # the methods of the index-3 DAE (formulation "index3")
 NOT_FOR_SYSTEMS = frozenset({"exact"}) | INDEX3_METHODS      # methods of a System's index-1 forms: all others
 FIRST_ORDER_METHODS = frozenset({"RK45", "DOP853", "AB4", "midpoint", "Radau", "BDF"})   # x' = f(t, x) only
 
@@ -110,7 +111,7 @@ class Entry:
 REGISTRY: dict[str, Entry] = {e.name: e for e in (
     Entry("lagrange", prescribed=_prescribed("lagrange"), system=_index1("augmented")),
     Entry("gibbs-appell", prescribed=_prescribed("gibbs-appell"), system=_gibbs_appell,
-          system_methods=FIRST_ORDER_METHODS | {"generalized-alpha"} | ALPHA_METHODS),
+          system_methods=FIRST_ORDER_METHODS | {"generalized-alpha"} | ALPHA_METHODS | {"radau-dae"}),
     Entry("hamilton", prescribed=_prescribed("hamilton"), system=_hamilton, system_methods=FIRST_ORDER_METHODS,
           state_velocity="p"),
     Entry("udwadia-kalaba", system=_index1("udwadia-kalaba")),
@@ -161,7 +162,7 @@ def _methods(entry: Entry, methods) -> list[str]:
 
 def choose(formulation: str, method: str | None, methods) -> tuple[Entry, str]:
     """The registry's entry and the method for a System run, with ``formulation`` "auto" resolved
-    ("index3" for index3-alpha and rattle, else "lagrange") and ``method`` None the default index3-alpha;
+    ("index3" for index3-alpha, rattle and radau-dae, else "lagrange") and ``method`` None the default index3-alpha;
     a combination that does not fit raises a ValueError that lists those that do.
     ``methods``: the integrators' names (`flexmbs.integrators.INTEGRATORS`)."""
     method = DEFAULT_SYSTEM_METHOD if method is None else method

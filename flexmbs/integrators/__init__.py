@@ -17,6 +17,7 @@
     "hht"               Index3HHT           2      fixed     the same, HHT-alpha coefficients
     "newmark"           Index3Newmark       1      fixed     the same, Newmark coefficients (gamma > 1/2)
     "rattle"            Rattle              2      fixed     the same with constant M (symplectic, reversible)
+    "radau-dae"         RadauDAE            5      adaptive  the same as GGL index 2, Radau IIA, rtol/atol on q and v (numpy path)
     "exact"             ExactLinear         exact  outputs   x' = A x + c + B f(t) (steady, linear)
 
 See ``docs/integrators.md``.
@@ -28,6 +29,7 @@ from .exact import ExactLinear
 from .generalized_alpha import GeneralizedAlpha
 from .index3_alpha import ConstrainedProblem, Index3AdaptiveAlpha, Index3GeneralizedAlpha, Index3HHT, Index3Newmark
 from .midpoint import ImplicitMidpoint
+from .radau_dae import RadauDAE
 from .rattle import Rattle
 from .rk import BDF, DOP853, RK45, Radau
 from .simulate import INTEGRATORS, Solution, simulate
@@ -45,6 +47,7 @@ __all__ = [
     "Index3Newmark",
     "ConstrainedProblem",
     "Rattle",
+    "RadauDAE",
     "Radau",
     "BDF",
     "ExactLinear",

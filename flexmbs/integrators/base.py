@@ -515,7 +515,7 @@ class Integrator(ABC):
 
 
 class Factorization:
-    """LU of a square matrix: LAPACK for dense arrays (small models), SuperLU for sparse ones.
+    """LU of a square matrix, real or complex: LAPACK for dense arrays (small models), SuperLU for sparse ones.
 
     The dense path calls LAPACK ``getrf``/``getrs`` directly, the routines behind
     ``scipy.linalg.lu_factor``/``lu_solve`` (same results), without their per-call wrapper
@@ -528,7 +528,8 @@ class Factorization:
             from scipy.sparse.linalg import splu
             self._lu, self.dense = splu(sparse.csc_matrix(A)), False
         else:
-            A = np.asarray(A, dtype=float)
+            A = np.asarray(A)
+            A = A if np.iscomplexobj(A) else A.astype(float, copy=False)    # complex: radau-dae's pair
             getrf, self._getrs = lapack(("getrf", "getrs"), A)
             lu, piv, info = getrf(A)
             if info < 0:

@@ -37,6 +37,7 @@ from .base import (Integrator, check_options, validate_h, validate_t_span, valid
 from .generalized_alpha import GeneralizedAlpha
 from .index3_alpha import Index3AdaptiveAlpha, Index3GeneralizedAlpha, Index3HHT, Index3Newmark
 from .midpoint import ImplicitMidpoint
+from .radau_dae import RadauDAE
 from .rattle import Rattle
 from .rk import BDF, DOP853, RK45, Radau
 
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 INTEGRATORS: dict[str, type[Integrator]] = {
     cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF,
                               Index3GeneralizedAlpha, Index3AdaptiveAlpha, Index3HHT, Index3Newmark, Rattle,
-                              ExactLinear)
+                              RadauDAE, ExactLinear)
 }
 
 # 3-point Gauss-Legendre on [0, 1]

@@ -1,0 +1,91 @@
+"""Bad input and numerical failures of method "radau-dae" (flexmbs/integrators/radau_dae.py): each row is
+(what is done, the message it now gives).  Misuse raises a ValueError naming the argument; a run that
+cannot go on ends with status "failed", the message naming the cause and what to change, and the
+outputs before it kept."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "cases"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import double_four_bar  # noqa: E402
+from test_failures_rattle import rod, skate  # noqa: E402
+
+
+def run(system, **options):
+    return fm.run(system, method="radau-dae", t_end=0.1, dt_out=0.1, store=False, **options)
+
+
+REFUSED = [
+    ("rtol = 0", lambda: run(rod(), rtol=0.0), "`rtol` must be positive, got 0.0."),
+    ("rtol < 0", lambda: run(rod(), rtol=-1e-6), "`rtol` must be positive, got -1e-06."),
+    ("rtol >= 1", lambda: run(rod(), rtol=1.5),
+     "`rtol` is a relative tolerance and must be below 1 (e.g. 1e-6), got 1.5."),
+    ("atol < 0", lambda: run(rod(), atol=-1.0),
+     "`atol` must be positive (a number or one per state component), got -1.0."),
+    ("newton_max_iter = 0", lambda: run(rod(), newton_max_iter=0), "`newton_max_iter` must be an integer >= 1, got 0."),
+    ("newton_max_iter = 2.5", lambda: run(rod(), newton_max_iter=2.5),
+     "`newton_max_iter` must be an integer >= 1, got 2.5."),
+    ("newton_tol = 0", lambda: run(rod(), newton_tol=0.0),
+     "`newton_tol` must be a positive number (None: from rtol), got 0.0."),
+    ("max_step = 0", lambda: run(rod(), max_step=0.0),
+     "`max_step` must be a positive number (inf: no bound), got 0.0."),
+    ("max_step a string", lambda: run(rod(), max_step="big"),
+     "`max_step` must be a positive number (inf: no bound), got 'big'."),
+    ("a point mass held by a velocity constraint (nonholonomic)", lambda: run(skate()),
+     "method 'radau-dae' imposes C(q, t) = 0 and C_q v + C_t = 0 (the GGL form), and 'constrained-index3' has "
+     "velocity constraints without a position equation (KnifeEdge, VelocityConstraint, GearPair, RackPinion); run "
+     "it with an index-1 formulation ('lagrange': e.g. method 'Radau' or 'DOP853') or a quasi-velocity one "
+     "('maggi', 'kane'); methods that fit this term: none."),
+    ("two identical pins (redundant constraints)", lambda: run(rod(redundant=True)),
+     "method 'radau-dae' needs independent constraints (C_q of full row rank: its iteration matrix holds C_q "
+     "twice), but C_q of 'constrained-index3' at t0 = 0 has rank 2 < 4 rows (redundant constraints or a singular "
+     "start: System.mobility names them); remove the redundant constraints or use method 'index3-alpha' (option "
+     "`regularization`)."),
+]
+
+
+@pytest.mark.parametrize("description, call, message", REFUSED, ids=[row[0] for row in REFUSED])
+def test_refused_with_a_message(description, call, message):
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        call()
+
+
+def test_formulation_lagrange_is_refused_naming_the_combinations():
+    with pytest.raises(ValueError, match="^" + re.escape(
+            "formulation 'lagrange' does not run with method 'radau-dae'; the combinations for a System are: ")):
+        run(rod(), formulation="lagrange")
+
+
+def test_rho_inf_is_not_an_option_of_radau_dae():
+    """An option of index3-alpha given to radau-dae warns and is ignored (the run is unchanged)."""
+    with pytest.warns(UserWarning, match=re.escape("Unknown options for method 'radau-dae': rho_inf; they are "
+                                                   "ignored. Options of 'radau-dae': divergence_limit, max_step, "
+                                                   "newton_max_iter, newton_tol.")):
+        res = run(rod(), rho_inf=0.9)
+    assert res.status == "finished"
+
+
+def test_a_singular_configuration_stops_the_run_naming_it_and_keeping_the_outputs():
+    """IFToMM A02 (the double four-bar, N = 2) reaches a configuration where C_q loses rank at about
+    t = 0.714 s: the GGL iteration matrix becomes singular there, the steps shrink to the round-off of
+    t and the run fails naming the near-singular C_q and the method that passes it; the outputs
+    before it are kept."""
+    system, q0, v0, _ = double_four_bar.build(2)
+    res = fm.run(system, method="radau-dae", rtol=1e-6, atol=1e-9, t_end=1.0, dt_out=0.1, q0=q0, v0=v0, store=False)
+    assert res.status == "failed"
+    assert re.match(r"Step-size underflow at t = 0\.71\d+: radau-dae rejected every step down to .* s \(Newton's "
+                    r"iteration or the error estimate failed at every step size\): C_q is nearly singular there "
+                    r"\(smallest / largest singular value .*\), a singular configuration of the mechanism, which the "
+                    r"GGL iteration does not pass; use method 'index3-alpha' \(option `regularization`\), which "
+                    r"passes it\.", res.message), res.message
+    np.testing.assert_allclose(res.t, np.arange(8) * 0.1, atol=1e-12)       # the outputs up to 0.7 s

@@ -47,6 +47,10 @@ typedef struct {
     const double *B;                   /* (nB, ne) */
     int modal;                         /* "modal-stress" stiffening: G (ne, ne, ne) below (0: none) */
     const double *mG;                  /* G[i][m][k] = (Phi^T K_geo(sigma(phi_i)) Phi)[m][k] */
+    int np;                            /* Gibbs-Appell: the mass points (0 otherwise) */
+    const double *pm, *px;             /* (np): m_p; (np, 3): x_p */
+    const i64 *Pp, *Pj;                /* Phi (3 np, ne) in CSR: row 3 p + a, the component a of point p */
+    const double *Pv;
 } Flex;
 
 typedef struct {                       /* planar rigid bodies and their joints (section "planar systems") */
@@ -90,6 +94,7 @@ typedef struct {
     const double *held;                 /* during a controlled `steps` call: (nvec, 3) held load vectors, read */
     const i64 *held_mask;               /* instead of the time row's where held_mask[k] (else NULL) */
     int dim, npm, nfe;                  /* the bodies' dimension; point masses; force elements between bodies */
+    int ga;                             /* the bodies' inertia terms: 0 Lagrange's M, Q_v; 1 Gibbs-Appell's M_GA, -g */
     const i64 *pm_off;                  /* (npm): first coordinate of each PointMass */
     const double *pm_m;                 /* (npm, POINT_MASS_WIDTH) */
     const i64 *fe_i;                    /* (nfe, FORCE_I_WIDTH): FORCE_I rows */
@@ -332,6 +337,8 @@ static void mtv34(const double *B, const double *x, double *y) /* y = B^T x, B 3
     for (int k = 0; k < 4; k++) y[k] = B[k] * x[0] + B[4 + k] * x[1] + B[8 + k] * x[2];
 }
 
+static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
 /* ------------------------------------------------------------------------------------------ */
 /* rigid bodies in Euler parameters (EPBatch)                                                  */
 
@@ -384,6 +391,19 @@ static void rigid_qv(const double *re, const double *p, const double *vb, double
     for (int k = 0; k < 4; k++) out[3 + k] = -4.0 * t1[k] - 2.0 * m * t2[k] - m * t3[k];
 }
 
+/* the weight of rigid body b added to Q: m g at R and V_c^T m g on p (V_c = d(A c)/dp) */
+static void rigid_weight(const Sys *s, int b, const double *q, double *Q)
+{
+    if (!s->has_g) return;
+    const double *re = s->r_real + RIGID_WIDTH * b;
+    int o = (int)s->r_off[b];
+    double m = re[RIGID_MASS], VJ[12], y[4], mg[3] = {m * s->g[0], m * s->g[1], m * s->g[2]};
+    ep_VJ(q + o + 3, re + RIGID_CENTROID, VJ);
+    mtv34(VJ, mg, y);
+    for (int a = 0; a < 3; a++) Q[o + a] += mg[a];
+    for (int k = 0; k < 4; k++) Q[o + 3 + k] += y[k];
+}
+
 static void rigid_eval(const Sys *s, int b, const double *q, const double *v, double *M, double *Q)
 {
     const double *re = s->r_real + RIGID_WIDTH * b;
@@ -416,13 +436,7 @@ static void rigid_eval(const Sys *s, int b, const double *q, const double *v, do
     }
     if (Q) {
         rigid_qv(re, p, v + o, Q + o);
-        if (s->has_g) {
-            double VJ[12], y[4], mg[3] = {m * s->g[0], m * s->g[1], m * s->g[2]};
-            ep_VJ(p, c, VJ);
-            mtv34(VJ, mg, y);
-            for (int a = 0; a < 3; a++) Q[o + a] += mg[a];
-            for (int k = 0; k < 4; k++) Q[o + 3 + k] += y[k];
-        }
+        rigid_weight(s, b, q, Q);
     }
 }
 
@@ -440,6 +454,59 @@ static void rigid_dqv(const Sys *s, int b, const double *q, const double *v, dou
         rigid_qv(re, q + o + 3, vp, qp);
         rigid_qv(re, q + o + 3, vm, qm);
         for (int i = 0; i < 7; i++) D[(o + i) * n + o + j] = 0.5 * (qp[i] - qm[i]);
+    }
+}
+
+/* Gibbs-Appell terms of rigid body b (EPBatch.gibbs_appell): its acceleration energy about the centroid C,
+
+       S = 1/2 m |a_C|^2 + 1/2 w'^T J_C w' + w'^T (w x J_C w) + ...,   a_C = R'' + V_c p'' + b_C,
+       V_c = d(A c)/dp,  b_C = 2 A(p') c,  w = 2 G(p) p',  w' = 2 G(p) p'',  J_C = J_O - m (c.c I - c c^T),
+
+   differentiated once: M_GA = [[m I, m V_c], [m V_c^T, m V_c^T V_c + 4 G^T J_C G]] (its 7 x 7 block of M),
+   g = [m b_C, m V_c^T b_C + 2 G^T (w x J_C w)]; Q gets -g (the weight: rigid_weight) */
+static void rigid_ga(const Sys *s, int b, const double *q, const double *v, double *M, double *Q)
+{
+    const double *re = s->r_real + RIGID_WIDTH * b;
+    int o = (int)s->r_off[b], n = s->n;
+    const double *p = q + o + 3, *pd = v + o + 3, *J = re + RIGID_INERTIA, *c = re + RIGID_CENTROID;
+    double m = re[RIGID_MASS], cc = dot3(c, c), JC[9], G[12], Vc[12], JG[12];
+    for (int a = 0; a < 3; a++)
+        for (int d = 0; d < 3; d++) JC[3 * a + d] = J[3 * a + d] - m * ((a == d ? cc : 0.0) - c[a] * c[d]);
+    ep_G(p, G);
+    ep_VJ(p, c, Vc);
+    if (M) {
+        for (int a = 0; a < 3; a++)
+            for (int k = 0; k < 4; k++) JG[4 * a + k] = JC[3 * a] * G[k] + JC[3 * a + 1] * G[4 + k] + JC[3 * a + 2] * G[8 + k];
+        for (int a = 0; a < 3; a++) {
+            M[(size_t)(o + a) * n + o + a] = m;
+            for (int k = 0; k < 4; k++) {
+                M[(size_t)(o + a) * n + o + 3 + k] = m * Vc[4 * a + k];
+                M[(size_t)(o + 3 + k) * n + o + a] = m * Vc[4 * a + k];
+            }
+        }
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < 4; l++) {
+                double acc = 0.0;
+                for (int a = 0; a < 3; a++) acc += m * Vc[4 * a + k] * Vc[4 * a + l] + 4.0 * G[4 * a + k] * JG[4 * a + l];
+                M[(size_t)(o + 3 + k) * n + o + 3 + l] = acc;
+            }
+    }
+    if (Q) {
+        double Ad[9], bC[3], w[3], Jw[3], wJw[3], y[4], z[4];
+        ep_A(pd, Ad);                                        /* A(p'): the quadratic form at p' */
+        mv3(Ad, c, bC);
+        for (int a = 0; a < 3; a++) bC[a] *= 2.0;
+        mv34(G, pd, w);
+        for (int a = 0; a < 3; a++) w[a] *= 2.0;
+        mv3(JC, w, Jw);
+        wJw[0] = w[1] * Jw[2] - w[2] * Jw[1];
+        wJw[1] = w[2] * Jw[0] - w[0] * Jw[2];
+        wJw[2] = w[0] * Jw[1] - w[1] * Jw[0];
+        mtv34(Vc, bC, y);
+        mtv34(G, wJw, z);
+        for (int a = 0; a < 3; a++) Q[o + a] = -m * bC[a];
+        for (int k = 0; k < 4; k++) Q[o + 3 + k] = -(m * y[k] + 2.0 * z[k]);
+        rigid_weight(s, b, q, Q);
     }
 }
 
@@ -613,6 +680,38 @@ static void omega_terms(const Sys *s, const Flex *f, const double *q, const doub
     }
 }
 
+/* the active forces of a flexible body added to Q (FlexibleBody.active_forces): -([k] delta + damping +
+   stiffening) on the elastic coordinates, and the weight with the invariants (m g, V_k s_y . g, m_O^T A^T g;
+   A = A(p), Vsy: V_k s_y (4, 3), s_y = s + m_O delta); fe: scratch (ne) */
+static void flex_active(const Sys *s, const Flex *f, const double *q, const double *v, const double *A,
+                        const double *Vsy, double *Q, double *fe)
+{
+    int o = f->off, ne = f->ne;
+    const double *del = q + o + 7, *ddel = v + o + 7;
+    for (int i = 0; i < ne; i++) {
+        double acc = 0.0;
+        const double *Ki = f->Kdd + (size_t)i * ne;
+        for (int j = 0; j < ne; j++) acc += Ki[j] * del[j];
+        if (f->damped) {
+            const double *Ci = f->Cdd + (size_t)i * ne;
+            for (int j = 0; j < ne; j++) acc += Ci[j] * ddel[j];
+        }
+        fe[i] = acc;
+    }
+    if (f->axial) axial_terms(f, del, fe, NULL, 0);
+    if (f->nkg) omega_terms(s, f, q, v, fe, NULL, 0);
+    if (f->modal) modal_terms(f, del, fe, NULL, 0);
+    for (int i = 0; i < ne; i++) Q[o + 7 + i] -= fe[i];
+    if (s->has_g) {
+        const double *g = s->g;
+        double Atg[3];
+        mtv3(A, g, Atg);
+        for (int a = 0; a < 3; a++) Q[o + a] += f->mass * g[a];
+        for (int kk = 0; kk < 4; kk++) Q[o + 3 + kk] += Vsy[3 * kk] * g[0] + Vsy[3 * kk + 1] * g[1] + Vsy[3 * kk + 2] * g[2];
+        for (int j = 0; j < ne; j++) Q[o + 7 + j] += f->mO[j] * Atg[0] + f->mO[ne + j] * Atg[1] + f->mO[2 * ne + j] * Atg[2];
+    }
+}
+
 static void flex_eval(const Sys *s, const Flex *f, const double *q, const double *v, double *M, double *Q, double *work)
 {
     int n = s->n, o = f->off, ne = f->ne;
@@ -658,7 +757,7 @@ static void flex_eval(const Sys *s, const Flex *f, const double *q, const double
             for (int j = 0; j < ne; j++) M[(o + 7 + i) * n + o + 7 + j] = p4 * f->Mdd[i * ne + j];
     }
     if (Q) {
-        const double *pd = v + o + 3, *ddel = v + o + 7, *del = q + o + 7;
+        const double *pd = v + o + 3, *ddel = v + o + 7;
         double Ap[9], Ad[9], Yu[9], mOd[3], inner[9], t1[9], t2[9], Cm[9], Dm[9], x3[3], y3[3];
         ep_A_EG(pd, Ap);
         flex_rates(f, &k, pd, ddel, Ad, Yu, mOd);
@@ -678,34 +777,12 @@ static void flex_eval(const Sys *s, const Flex *f, const double *q, const double
         for (int x = 0; x < 9; x++) { Cm[x] *= 2.0; Dm[x] *= 2.0; }
         double *SV = tmp;                            /* S delta' (9 ne) */
         csr_mv(f, ddel, SV);
-        double *fe = tmp + 9 * ne;                   /* elastic force (ne) */
         for (int j = 0; j < ne; j++) {
             double acc = 0.0;
             for (int x = 0; x < 9; x++) acc += Cm[x] * k.dd[x * ne + j] + Dm[x] * SV[x * ne + j];
             Q[o + 7 + j] = -acc;
         }
-        for (int i = 0; i < ne; i++) {
-            double acc = 0.0;
-            const double *Ki = f->Kdd + (size_t)i * ne;
-            for (int j = 0; j < ne; j++) acc += Ki[j] * del[j];
-            if (f->damped) {
-                const double *Ci = f->Cdd + (size_t)i * ne;
-                for (int j = 0; j < ne; j++) acc += Ci[j] * ddel[j];
-            }
-            fe[i] = acc;
-        }
-        if (f->axial) axial_terms(f, del, fe, NULL, 0);
-        if (f->nkg) omega_terms(s, f, q, v, fe, NULL, 0);
-        if (f->modal) modal_terms(f, del, fe, NULL, 0);
-        for (int i = 0; i < ne; i++) Q[o + 7 + i] -= fe[i];
-        if (s->has_g) {
-            const double *g = s->g;
-            double Atg[3];
-            mtv3(A, g, Atg);
-            for (int a = 0; a < 3; a++) Q[o + a] += f->mass * g[a];
-            for (int kk = 0; kk < 4; kk++) Q[o + 3 + kk] += Vsy[3 * kk] * g[0] + Vsy[3 * kk + 1] * g[1] + Vsy[3 * kk + 2] * g[2];
-            for (int j = 0; j < ne; j++) Q[o + 7 + j] += f->mO[j] * Atg[0] + f->mO[ne + j] * Atg[1] + f->mO[2 * ne + j] * Atg[2];
-        }
+        flex_active(s, f, q, v, A, Vsy, Q, tmp + 9 * ne);
     }
 }
 
@@ -762,6 +839,96 @@ static void flex_dqv(const Sys *s, const Flex *f, const double *q, const double 
             double *Di = D + (size_t)(o + 7 + i) * n + o + 7;
             for (i64 z = f->Sp[x * ne + i]; z < f->Sp[x * ne + i + 1]; z++) Di[f->Sj[z]] -= Dm[x] * f->S[z];
         }
+}
+
+/* Gibbs-Appell terms of a flexible body from its mass points (FlexibleBody.gibbs_appell): point p (mass m_p)
+   at r_p = R + A(p) y_p, y_p = x_p + Phi_p delta, accelerates as
+
+       r_p'' = L_p q'' + b_p,   L_p = [I, V(p, y_p), A Phi_p],   b_p = 2 A(p') y_p + 2 A' Phi_p delta',
+
+   (V(p, y) = d(A y)/dp, A' = sum_k p'_k V_k); S = 1/2 sum_p m_p |r_p''|^2 differentiated once:
+   M_GA = sum_p m_p L_p^T L_p (its block of M, zeroed by `bodies`; M_dd = |p|^4 sum_p m_p Phi_p^T Phi_p since
+   A^T A = |p|^4 I) and g = sum_p m_p L_p^T b_p; Q = -g + the active forces (flex_active); work: ne scratch */
+static void flex_ga(const Sys *s, const Flex *f, const double *q, const double *v, double *M, double *Q, double *work)
+{
+    int n = s->n, o = f->off, ne = f->ne;
+    const double *p = q + o + 3, *pd = v + o + 3, *del = q + o + 7, *ddel = v + o + 7;
+    double A[9], V[36], Ad[9], Apd[9], p2 = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3], p4 = p2 * p2;
+    double mass = 0.0, MRp[12] = {0}, Mpp[16] = {0}, gR[3] = {0}, gp[4] = {0};
+    ep_A(p, A);
+    ep_V(p, V);
+    ep_A(pd, Apd);                                       /* A(p'): the quadratic form at p' */
+    for (int x = 0; x < 9; x++) Ad[x] = pd[0] * V[x] + pd[1] * V[9 + x] + pd[2] * V[18 + x] + pd[3] * V[27 + x];
+    if (Q)
+        for (int i = 0; i < 7 + ne; i++) Q[o + i] = 0.0;
+    for (int pt = 0; pt < f->np; pt++) {
+        double mp = f->pm[pt], y[3], ud[3], Vy[12], AtVy[12], b[3], Atb[3], t1[3], t2[3];
+        for (int a = 0; a < 3; a++) {                    /* y_p = x_p + Phi_p delta, u_p' = Phi_p delta' */
+            double acc = f->px[3 * pt + a], accd = 0.0;
+            for (i64 z = f->Pp[3 * pt + a]; z < f->Pp[3 * pt + a + 1]; z++) {
+                acc += f->Pv[z] * del[f->Pj[z]];
+                accd += f->Pv[z] * ddel[f->Pj[z]];
+            }
+            y[a] = acc;
+            ud[a] = accd;
+        }
+        ep_VJ(p, y, Vy);
+        if (M) {
+            mass += mp;
+            for (int x = 0; x < 12; x++) MRp[x] += mp * Vy[x];
+            for (int k = 0; k < 4; k++)
+                for (int l = 0; l < 4; l++) Mpp[4 * k + l] += mp * (Vy[k] * Vy[l] + Vy[4 + k] * Vy[4 + l] + Vy[8 + k] * Vy[8 + l]);
+            for (int a = 0; a < 3; a++)                  /* m_p A^T V(p, y_p) */
+                for (int k = 0; k < 4; k++) AtVy[4 * a + k] = mp * (A[a] * Vy[k] + A[3 + a] * Vy[4 + k] + A[6 + a] * Vy[8 + k]);
+            for (int a = 0; a < 3; a++) {
+                i64 z0 = f->Pp[3 * pt + a], z1 = f->Pp[3 * pt + a + 1];
+                for (i64 z = z0; z < z1; z++) {
+                    int j = (int)f->Pj[z];
+                    double val = f->Pv[z];
+                    for (int c = 0; c < 3; c++) M[(size_t)(o + c) * n + o + 7 + j] += mp * A[3 * c + a] * val;
+                    for (int k = 0; k < 4; k++) M[(size_t)(o + 3 + k) * n + o + 7 + j] += AtVy[4 * a + k] * val;
+                    double *Mj = M + (size_t)(o + 7 + j) * n + o + 7;
+                    for (i64 z2 = z0; z2 < z1; z2++) Mj[f->Pj[z2]] += p4 * mp * val * f->Pv[z2];
+                }
+            }
+        }
+        if (Q) {
+            mv3(Apd, y, t1);
+            mv3(Ad, ud, t2);
+            for (int a = 0; a < 3; a++) b[a] = 2.0 * (t1[a] + t2[a]);
+            mtv3(A, b, Atb);
+            for (int a = 0; a < 3; a++) gR[a] += mp * b[a];
+            for (int k = 0; k < 4; k++) gp[k] += mp * (Vy[k] * b[0] + Vy[4 + k] * b[1] + Vy[8 + k] * b[2]);
+            for (int a = 0; a < 3; a++)
+                for (i64 z = f->Pp[3 * pt + a]; z < f->Pp[3 * pt + a + 1]; z++) Q[o + 7 + f->Pj[z]] -= mp * Atb[a] * f->Pv[z];
+        }
+    }
+    if (M) {
+        for (int a = 0; a < 3; a++) {
+            M[(size_t)(o + a) * n + o + a] = mass;
+            for (int k = 0; k < 4; k++) {
+                M[(size_t)(o + a) * n + o + 3 + k] = MRp[4 * a + k];
+                M[(size_t)(o + 3 + k) * n + o + a] = MRp[4 * a + k];
+            }
+            for (int j = 0; j < ne; j++) M[(size_t)(o + 7 + j) * n + o + a] = M[(size_t)(o + a) * n + o + 7 + j];
+        }
+        for (int k = 0; k < 4; k++) {
+            for (int l = 0; l < 4; l++) M[(size_t)(o + 3 + k) * n + o + 3 + l] = Mpp[4 * k + l];
+            for (int j = 0; j < ne; j++) M[(size_t)(o + 7 + j) * n + o + 3 + k] = M[(size_t)(o + 3 + k) * n + o + 7 + j];
+        }
+    }
+    if (Q) {
+        double sy[3], Vsy[12];
+        for (int a = 0; a < 3; a++) Q[o + a] -= gR[a];
+        for (int k = 0; k < 4; k++) Q[o + 3 + k] -= gp[k];
+        for (int a = 0; a < 3; a++) {
+            double acc = f->s[a];
+            for (int j = 0; j < ne; j++) acc += f->mO[a * ne + j] * del[j];
+            sy[a] = acc;
+        }
+        for (int k = 0; k < 4; k++) mv3(V + 9 * k, sy, Vsy + 3 * k);
+        flex_active(s, f, q, v, A, Vsy, Q, work);
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -998,7 +1165,6 @@ static void add_row(const Sys *s, double *Cq, int row, int k, const double *coef
         if (cols[w] < n) cq_put(s, Cq, row, (int)cols[w], coef[0] * J[w] + coef[1] * J[W + w] + coef[2] * J[2 * W + w]);
 }
 
-static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 /* C (m) and C_q (m x n, zeroed here) at q; law: the time row, starting with (nlaw, 3) values f, f', f''
    of the angle drivers, then of the coordinate drivers (the load vectors follow) */
@@ -1514,17 +1680,27 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
 {
     int n = s->n;
     if (M) memset(M, 0, (size_t)n * n * sizeof(double));
-    for (int b = 0; b < s->nr; b++) rigid_eval(s, b, q, v, M, Q);
-    for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, M, Q, s->fw);
+    if (s->ga) {                              /* Gibbs-Appell: M_GA and Q_a - g (rigid_ga, flex_ga) */
+        for (int b = 0; b < s->nr; b++) rigid_ga(s, b, q, v, M, Q);
+        for (int b = 0; b < s->nf; b++) flex_ga(s, &s->flex[b], q, v, M, Q, s->fw);
+    } else {
+        for (int b = 0; b < s->nr; b++) rigid_eval(s, b, q, v, M, Q);
+        for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, M, Q, s->fw);
+    }
+    /* planar bodies and point masses: their points are linear in q, so S = 1/2 q''^T M q'' with their constant
+       M and g = 0 (bodies.base.LinearInertia): one computation for both formulations */
     planar_bodies(s, M, Q);                   /* sets its bodies' Q (the weight): before their loads */
     point_masses(s, M, Q);                    /* the same */
     if (Q && s->nl) rigid_loads(s, q, v, row, Q);
     if (Q && s->nfe) force_elements(s, q, v, row, Q);
 }
 
+/* dQ_v/dv (n x n, zeroed here): Lagrange's, per body; zero for Gibbs-Appell, whose term gives no analytic
+   dg/dv (GibbsAppellSystem.term: C_t by finite differences only, kept between them, as on the numpy path) */
 static void dqv_dv(Sys *s, const double *q, const double *v, double *D)
 {
     memset(D, 0, (size_t)s->n * s->n * sizeof(double));
+    if (s->ga) return;
     for (int b = 0; b < s->nr; b++) rigid_dqv(s, b, q, v, D);
     for (int b = 0; b < s->nf; b++) flex_dqv(s, &s->flex[b], q, v, D, s->fw);
 }
@@ -1658,6 +1834,8 @@ static int header(const i64 *h, Sys *s)
     s->pl.npri = (int)h[HEADER_N_PLANAR_PRISMATIC]; s->pl.ncd = (int)h[HEADER_N_COORDINATE_DRIVER];
     s->nsc = (int)h[HEADER_N_SCREW];
     s->dim = (int)h[HEADER_DIM]; s->npm = (int)h[HEADER_N_POINT_MASS]; s->nfe = (int)h[HEADER_N_FORCE];
+    if (h[HEADER_FORMULATION] >= N_FORMULATION_KINDS) return 0;
+    s->ga = h[HEADER_FORMULATION] == FORMULATION_GIBBS_APPELL;
     if ((s->npm || s->nfe) && s->dim != 2 && s->dim != 3) return 0;
     s->nlaw = s->nang + s->pl.ncd;
     s->tw = 3 * (s->nlaw + s->nvec);
@@ -1806,6 +1984,18 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         TAKE(f->Kv, const double *, f->nkg ? f->Kp[(size_t)f->nkg * ne] : 0, FLEX_ARRAY_KG_DATA);
         TAKE(f->B, const double *, (Py_ssize_t)f->nB * ne, FLEX_ARRAY_B);
         TAKE(f->mG, const double *, f->modal ? (Py_ssize_t)ne * ne * ne : 0, FLEX_ARRAY_MODAL_G);
+        f->np = (int)fi[FLEX_I_N_POINTS];
+        if (f->np < 0 || (s->ga && f->np == 0)) {
+            PyErr_Format(PyExc_ValueError, "kernel system: flexible body %d has %d mass points; Gibbs-Appell's terms "
+                         "need them (CompiledSystem(system, formulation='gibbs-appell') packs them)", b, f->np);
+            goto fail;
+        }
+        TAKE(f->pm, const double *, f->np, FLEX_ARRAY_POINT_M);
+        TAKE(f->px, const double *, 3 * (Py_ssize_t)f->np, FLEX_ARRAY_POINT_X);
+        TAKE(f->Pp, const i64 *, 3 * (Py_ssize_t)f->np + 1, FLEX_ARRAY_POINT_PHI_INDPTR);
+        TAKE(f->Pj, const i64 *, f->Pp[3 * (size_t)f->np], FLEX_ARRAY_POINT_PHI_INDICES);
+        if (csr_valid(f->Pp, f->Pj, 3 * (Py_ssize_t)f->np, ne, "mass points' Phi") < 0) goto fail;
+        TAKE(f->Pv, const double *, f->Pp[3 * (size_t)f->np], FLEX_ARRAY_POINT_PHI_DATA);
         if (in_range(f->idx, (Py_ssize_t)f->nel * f->k, 1, 1, 0, INT64_MAX, "element DOFs") < 0) goto fail;   /* >= ne: a fixed DOF, skipped */
         for (int z = 0; z < f->nkg; z++)
             if (f->kg_key[z] < 0 || f->kg_key[z] > 11) { PyErr_SetString(PyExc_ValueError, "kernel system: bad geometric stiffness key"); goto fail; }

@@ -37,6 +37,17 @@ and the fallback:
   `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies, their actuators tabulated like the loads'
   functions of time (`_force_element`).
 
+The inertia terms are Lagrange's (above: M and Q_v from the invariants) or, with
+``CompiledSystem(system, formulation="gibbs-appell")`` (`flexmbs.formulations.gibbs_appell_system`),
+Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g, computed by the kernel itself as the numpy
+``gibbs_appell`` of each body kind does: a `RigidBodyEP` from its inertia about the centroid (csrc
+``rigid_ga``), a `FlexibleBody` (full or reduced) from its mass points, packed as the ``point_*``
+arrays (`mass_point_arrays`, csrc ``flex_ga``); `RigidBody2D` and `PointMass` have M_GA = M, g = 0.
+The header's ``formulation`` field declares which; dQ_v/dv is then zero (the Gibbs-Appell term gives
+no analytic dg/dv: C_t by finite differences, as on the numpy path).  docs/formulations_system.md,
+"Which formulations run compiled", says why the others (Hamilton, Maggi, Kane, Volterra, the index-1
+forms) cannot.
+
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first), and so are the
 loads' functions of time; a function with an ``at_times(times) -> (k, 3)`` method (the held
@@ -75,7 +86,7 @@ from .lazy import LazyModule
 sparse = LazyModule("scipy.sparse")
 
 __all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_compiler", "note_path",
-           "summary_keys", "MAX_ELASTIC", "SENSOR_KINDS", "NO_CONTROL"]
+           "summary_keys", "FORMULATIONS", "mass_point_arrays", "MAX_ELASTIC", "SENSOR_KINDS", "NO_CONTROL"]
 
 KERNEL_VERSION = 3      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out; 3: with
                         # the control tuple: samples called from the steps, held load vectors, sensors)
@@ -112,6 +123,11 @@ if _MISSING is not None:                # not installed, or built from older sou
 
 SENSOR_KINDS = schema.CODES["SENSOR"]        # the kinds of `flexmbs.control.Sensor.kernel`, csrc ``sense``
 SENSOR_WIDTH = {"angle": 1, "rate": 1, "position": 3, "velocity": 3, "omega": 3}
+
+#: the formulations whose inertia terms the kernel evaluates: the run's name -> the kernel's code
+#: (`flexmbs.kernel_schema.CODES` "FORMULATION"); the others' equations are not of the index-3 form
+#: M q'' + C_q^T lam = Q it steps (docs/formulations_system.md, "Which formulations run compiled")
+FORMULATIONS = {"lagrange": "lagrange", "gibbs-appell": "gibbs_appell"}
 
 MAX_ELASTIC = 400       # elastic coordinates of a flexible body beyond which the numpy path is used:
                         # the kernel keeps the dense (9 n_e, n_e) S[a, b] and [k], [m] of each body
@@ -198,23 +214,51 @@ def _f64(x, shape=None):
     return a if shape is None else a.reshape(shape)
 
 
+def mass_point_arrays(model) -> dict:
+    """The ``point_*`` arrays of `flexmbs.kernel_schema.FLEX_ARRAYS`: the mass points of ``model`` (a Model
+    or ReducedModel, `flexmbs.assembly.mass_points.body_mass_points`, as `FlexibleBody.gibbs_appell` sums
+    them): masses m_p (n_p,), positions x_p (n_p, 3) and Phi (3 n_p, n_e) in CSR (row 3 p + a: the
+    displacement component a of point p per elastic coordinate); ``model`` None: none (n_p = 0)."""
+    if model is None:
+        return dict(point_m=np.zeros(0), point_x=np.zeros(0), point_Phi_indptr=_i64([0]),
+                    point_Phi_indices=_i64([]), point_Phi_data=np.zeros(0))
+    from .assembly.mass_points import body_mass_points
+    pts = body_mass_points(model, dense=False)
+    Phi = sparse.csr_array(pts.Phi)
+    Phi.sort_indices()
+    return dict(point_m=_f64(pts.m), point_x=_f64(pts.x, (-1, 3)), point_Phi_indptr=_i64(Phi.indptr),
+                point_Phi_indices=_i64(Phi.indices), point_Phi_data=_f64(Phi.data))
+
+
 class CompiledSystem:
     """A `flexmbs.System` packed for the compiled kernel.
 
     Parameters
     ----------
     system : flexmbs.System
+    formulation : {"lagrange", "gibbs-appell"}
+        The inertia terms the kernel evaluates (`FORMULATIONS`, the HEADER's ``formulation``):
+        Lagrange's M and Q_v from the bodies' inertia invariants, or Gibbs-Appell's M_GA and g of
+        dS/dq'' = M_GA q'' + g from their mass points (a flexible body's quadrature points, packed as
+        ``point_*`` arrays) and a rigid body's inertia about its centroid (docs/formulations_system.md).
 
     Raises
     ------
     Unsupported
         If the kernel is not installed, or the system holds something it does not evaluate
         (the message names it).
+    ValueError
+        If ``formulation`` is not one of `FORMULATIONS`.
     """
 
-    def __init__(self, system):
+    def __init__(self, system, formulation: str = "lagrange"):
+        if formulation not in FORMULATIONS:
+            raise ValueError(f"CompiledSystem: `formulation` must be one of {', '.join(map(repr, FORMULATIONS))}, "
+                             f"got {formulation!r}")
         if _kernel is None:
             raise Unsupported(_MISSING)
+        self.formulation = formulation
+        gibbs_appell = formulation == "gibbs-appell"
         from .bodies.flexible import FlexibleBody
         from .bodies.rigid import EulerParameterNorm, RigidBodyEP
         from .constraints.mean_axis import MeanAxisConditions
@@ -248,7 +292,7 @@ class CompiledSystem:
                 rigid.append((off, schema.RIGID.row(mass=b.mass, inertia=np.asarray(b.inertia_reference, float).ravel(),
                                                     centroid=b.centroid)))
             elif type(b) is FlexibleBody:
-                flex.append(self._flexible(b, off, mean_axis.pop(id(b), None)))
+                flex.append(self._flexible(b, off, mean_axis.pop(id(b), None), gibbs_appell))
             elif type(b) is PointMass:
                 if b.loads:
                     raise Unsupported(f"body {b.name!r} is a PointMass with loads, which the compiled kernel does not "
@@ -275,7 +319,8 @@ class CompiledSystem:
             n_dot2=len(arrays["d2"]), n_dist=len(arrays["ds"]), n_angle=len(arrays["ang"]), n_load=len(loads),
             n_vector=len(self._vectors), n_planar=len(planar), n_planar_revolute=len(two["rev"]),
             n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]), dim=system.dim,
-            n_point_mass=len(points), n_force=len(forces), n_screw=len(arrays["sc"]))
+            n_point_mass=len(points), n_force=len(forces), n_screw=len(arrays["sc"]),
+            formulation=schema.CODES["FORMULATION"].index(FORMULATIONS[formulation]))
         joint_width = schema.PLANAR_JOINT.width
         packed = schema.arrays(
             schema.SYSTEM_ARRAYS, "the system",
@@ -466,9 +511,10 @@ class CompiledSystem:
         return out
 
     @staticmethod
-    def _flexible(b, off, mean_axis):
+    def _flexible(b, off, mean_axis, gibbs_appell: bool = False):
         """The arrays of flexible body ``b`` by the names of `flexmbs.kernel_schema.FLEX_ARRAYS` (first
-        coordinate ``off``; ``mean_axis``: (first row, B) of its mean-axis conditions, or None)."""
+        coordinate ``off``; ``mean_axis``: (first row, B) of its mean-axis conditions, or None; with
+        ``gibbs_appell`` its mass points, `mass_point_arrays`, else none)."""
         if b.reference not in ("supports", "mean-axis"):
             raise Unsupported(f"body {b.name!r} has reference={b.reference!r}; the compiled kernel takes "
                               "'supports' and 'mean-axis'")
@@ -527,8 +573,10 @@ class CompiledSystem:
             n_B = len(B_rows)
             B = [_f64(B_rows, (n_B, ne))]
         modal = b.stiffening == "modal-stress"          # G (ne, ne, ne): ReducedModel.modal_geometric_stiffness
+        points = mass_point_arrays(md) if gibbs_appell else mass_point_arrays(None)
         ints = schema.FLEX_I.row(offset=off, n_elastic=ne, damped=int(damped), n_kg=n_kg, n_mean_axis=n_B,
-                                 mean_axis_row=B_row, modal_stress=int(modal), **sizes)
+                                 mean_axis_row=B_row, modal_stress=int(modal), n_points=len(points["point_m"]),
+                                 **sizes)
         reals = schema.FLEX_R.row(mass=md.mass, s=np.asarray(s, float), J=np.asarray(J, float).ravel(), EA=EA)
         return schema.arrays(
             schema.FLEX_ARRAYS, f"flexible body {b.name!r}", ints=_i64(ints), reals=_f64(reals), m_O=_f64(m_O, (3, ne)),
@@ -536,7 +584,7 @@ class CompiledSystem:
             M_dd=_f64(b._M_dd), K_dd=_f64(b._K_dd), C_dd=_f64(C) if damped else np.zeros(0),
             **dict(zip(("axial_L", "axial_a", "axial_G", "axial_idx"), axial)),
             **dict(zip(("kg_keys", "kg_indptr", "kg_indices", "kg_data"), omega)), B=B[0],
-            modal_G=_f64(md.modal_geometric_stiffness(), (ne, ne, ne)) if modal else np.zeros(0))
+            modal_G=_f64(md.modal_geometric_stiffness(), (ne, ne, ne)) if modal else np.zeros(0), **points)
 
     @staticmethod
     def _joints(joints, n):
@@ -657,7 +705,8 @@ class CompiledSystem:
 
     def evaluate(self, t, q, v) -> dict:
         """M, Q, C, C_q, dQ_v/dv and K_el (the elastic stiffness, zero outside the elastic
-        coordinates) at (t, q, v), computed by the kernel (for checks against the numpy path)."""
+        coordinates) at (t, q, v), computed by the kernel (for checks against the numpy path); with
+        ``formulation="gibbs-appell"`` M is M_GA, Q is Q_a - g and dQ_v/dv is zero."""
         n, m = self.n, self.m
         q, v = (self._vector(x, name) for x, name in ((q, "q"), (v, "v")))
         out = {"M": np.zeros((n, n)), "Q": np.zeros(n), "C": np.zeros(m), "Cq": np.zeros((m, n)),

@@ -93,7 +93,8 @@ def _fields(*spec) -> tuple:
 HEADER = Record("HEADER", "i64", _fields(
     "n", "m", "n_rigid", "n_flex", "n_norm", "n_mark", "marker_width", "marker_elastic", "n_point", "n_dot1",
     "n_dot2", "n_dist", "n_angle", "n_load", "n_vector", "n_planar", "n_planar_revolute", "n_planar_prismatic",
-    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw"), "the sizes of the packed system")
+    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw", "formulation"),
+                "the sizes of the packed system and the formulation its bodies' terms follow (FORMULATION codes)")
 RIGID = Record("RIGID", "f64", _fields("mass", ("inertia", 9), ("centroid", 3)),
                "a RigidBodyEP: mass, inertia about the reference point, centroid (body coordinates)")
 LOAD_I = Record("LOAD_I", "i64", _fields("kind", "offset", "local", "vector"),
@@ -108,8 +109,8 @@ PLANAR_PRISMATIC = Record("PLANAR_PRISMATIC", "f64", _fields(("s_i", 2), ("s_j",
                                                              ("n_i", 2)), "its points, axes and normal")
 COORDINATE_DRIVER = Record("COORDINATE_DRIVER", "i64", _fields("row", "coordinate"), "C = q_k - f(t)")
 FLEX_I = Record("FLEX_I", "i64", _fields("offset", "n_elastic", "n_elements", "element_dofs", "damped", "axial",
-                                         "n_kg", "n_mean_axis", "mean_axis_row", "modal_stress"),
-                "a FlexibleBody's sizes and options")
+                                         "n_kg", "n_mean_axis", "mean_axis_row", "modal_stress", "n_points"),
+                "a FlexibleBody's sizes and options; n_points: its mass points (Gibbs-Appell, 0 otherwise)")
 FLEX_R = Record("FLEX_R", "f64", _fields("mass", ("s", 3), ("J", 9), "EA"), "a FlexibleBody's invariants m, s, J; EA")
 SENSOR_I = Record("SENSOR_I", "i64", _fields("kind", "offset_i", "offset_j", "out"),
                   "a controller's sensor: kind (SENSOR codes), first coordinates (-1: the ground), output index")
@@ -143,7 +144,8 @@ SYSTEM_ARRAYS = (
     "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "point_mass_offsets", "point_masses",
     "force_i", "force_r", "flexible")
 FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
-               "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G")
+               "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G",
+               "point_m", "point_x", "point_Phi_indptr", "point_Phi_indices", "point_Phi_data")
 
 
 def arrays(names: tuple, what: str, **values) -> dict:
@@ -161,13 +163,16 @@ def arrays(names: tuple, what: str, **values) -> dict:
 #: between bodies by their measure (`flexmbs.forces`: SpringDamper, RotationalSpringDamper, Bushing; "slide":
 #: a prismatic joint's sliding; "_2d" in the plane); LAW: linear (F = -k (g - g0) - c g' + f_a), a joint
 #: stop or joint friction (`flexmbs.constraints.limits`);
-#: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass)
+#: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass);
+#: FORMULATION: the inertia terms the kernel evaluates (HEADER formulation): Lagrange's M and Q_v, or
+#: Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g (docs/formulations_system.md)
 CODES = {
     "LOAD": ("torque", "point", "spring", "torque_2d", "point_2d", "spring_2d"),
     "SENSOR": ("angle", "rate", "position", "velocity", "omega"),
     "FORCE": ("spring", "rotational", "bushing", "slide", "spring_2d", "rotational_2d", "bushing_2d", "slide_2d"),
     "LAW": ("linear", "stop", "friction"),
     "SIDE": ("ground", "rigid", "planar", "point"),
+    "FORMULATION": ("lagrange", "gibbs_appell"),
 }
 
 #: the registry of kinds users build: "compiled: <how>" or "refused: <why>" (the reason
@@ -177,7 +182,8 @@ KINDS = {
     "RigidBodyEP": "compiled: RIGID row, its Euler-parameter norm, its loads (LOAD rows)",
     "RigidBody2D": "compiled: PLANAR_BODY row, its loads (LOAD rows)",
     "FlexibleBody": "compiled: FLEX_I, FLEX_R rows and its invariants' arrays (reference 'supports' or 'mean-axis'; "
-                    "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress')",
+                    "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress'), and for Gibbs-Appell its mass "
+                    "points' arrays (point_*)",
     "RigidBodyNatural": "refused: natural-coordinate bodies are not evaluated by the compiled kernel",
     "PointMass": "compiled: POINT_MASS row (no loads of its own: a point mass with loads is refused)",
     "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",

@@ -20,8 +20,8 @@ C_q q'' = gamma are one saddle-point system, solved as in `flexmbs.formulations.
 
 State x = (q, q'), the same first-order form, stabilisation options and second-order form
 (generalized-alpha) as `Index1`; index3-alpha integrates M_GA q'' + C_q^T lam = Q_a - g, C = 0
-(the index-3 form of these equations, on the numpy path: the compiled kernel holds Lagrange's
-terms).  docs/formulations_system.md derives the body terms and compares them with Lagrange's.
+(the index-3 form of these equations), on the compiled kernel when the System qualifies (it
+evaluates M_GA and g itself, from the same mass points: `flexmbs.compiled`), else on the numpy path.  docs/formulations_system.md derives the body terms and compares them with Lagrange's.
 
 References
 ----------
@@ -84,9 +84,17 @@ class GibbsAppellSystem(Index1):
 
     def term(self):
         """`Index1.term` with this formulation's accelerations, and its index-3 form for index3-alpha:
-        M_GA and Q_a - g in place of the System's M and Q (no compiled kernel, no analytic Q_v
-        Jacobian: those are Lagrange's terms; the tangent by finite differences)."""
+        M_GA and Q_a - g in place of the System's M and Q, with the compiled kernel evaluating the same
+        terms in C (`flexmbs.compiled.CompiledSystem` with ``formulation="gibbs-appell"``); no analytic
+        dg/dv (Lagrange's dQ_v/dv is not this formulation's): the tangent by finite differences."""
         ode = super().term()
         dae = replace(ode.dae, name=self.name, mass_matrix=self.mass_matrix, forces=self.forces, tangent=None,
-                      quadratic_velocity_jacobian=None, compiled=None)
+                      quadratic_velocity_jacobian=None, compiled=self.compiled)
         return replace(ode, name=self.name, dae=dae)
+
+    def compiled(self):
+        """This System packed for the compiled kernel with Gibbs-Appell's terms (M_GA and Q_a - g from the
+        bodies' mass points and inertia, csrc ``rigid_ga``, ``flex_ga``); raises `flexmbs.compiled.Unsupported`
+        (a ValueError) naming what the kernel does not evaluate."""
+        from ..compiled import CompiledSystem
+        return CompiledSystem(self.system, formulation=self.name)

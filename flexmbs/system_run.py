@@ -87,8 +87,8 @@ def step_powers(system, form):
 
 def gauss_powers(system, form):
     """The powers of `step_powers` as `flexmbs.simulate`'s ``integrand`` of the methods without
-    multipliers of their own (RK45, DOP853, Radau, BDF, ...): integrated by 3-point Gauss on the
-    dense output of every step (exact to degree 5, so of the order of the interpolant), the
+    multipliers of their own (RK45, DOP853, Radau, BDF, ...): integrated by 5-point Gauss on the
+    dense output of every step (exact to degree 9, so of the order of the interpolant), the
     multipliers of the drivers' power recovered at each point (``form.multipliers``, only with a
     rheonomic constraint; without it P_drivers is NaN)."""
     powers = step_powers(system, form)

@@ -14,9 +14,10 @@ contains it.  For a fixed-step method and equally spaced ``t_eval`` aligned with
 grid ``t0 + k h``, ``h`` is shrunk to ``dt_out / ceil(dt_out / h)`` so that every output time
 is a step point; otherwise the outputs come from the Hermite dense output.
 
-``integrand(t, x) -> (k,)`` is integrated from t0 to every output time step by step, with
-3-point Gauss-Legendre (exact for degree 5) on the dense interpolant of each step (split at
-the output times), so the integral is as accurate as the interpolant.
+``integrand(t, x) -> (k,)`` is integrated from t0 step by step, with 5-point Gauss-Legendre
+(exact for degree 9) on the dense interpolant of each step, so the integral at the step points is
+as accurate as the interpolant and does not depend on the outputs; at an output inside a step it
+is the integral of the quartic through the step's five Gauss values (`gauss_partial_weights`).
 
 ``step_integrand(t, x, lam) -> (N, k)`` (N states at once, with the method's multipliers) is
 integrated by the trapezoidal rule over the steps, at every step, on the compiled path as on the
@@ -56,9 +57,9 @@ INTEGRATORS: dict[str, type[Integrator]] = {
                               ExactLinear)
 }
 
-# 3-point Gauss-Legendre on [0, 1]
-GAUSS_XI = 0.5 + np.array([-0.5, 0.0, 0.5]) * np.sqrt(3.0 / 5.0)
-GAUSS_W = np.array([5.0, 8.0, 5.0]) / 18.0
+# 5-point Gauss-Legendre on [0, 1] (exact for degree 9)
+GAUSS_XI = 0.5 * (np.polynomial.legendre.leggauss(5)[0] + 1.0)
+GAUSS_W = 0.5 * np.polynomial.legendre.leggauss(5)[1]
 STEP_POINT_RTOL = 1e-9          # an output time this close (relative to h) to a step point is that point
 
 
@@ -196,18 +197,34 @@ def step_used(method: str, h: float | None, t0: float, t_eval, warn: bool = True
     return used
 
 
-def _gauss(integrator: Integrator, integrand, a: float, b: float) -> np.ndarray:
-    """int_a^b integrand(t, x(t)) dt on the dense output of the last step, 3-point Gauss
-    (one call with the three points if the integrand is ``vectorized``)."""
+def _gauss_values(integrator: Integrator, integrand, a: float, b: float) -> np.ndarray:
+    """integrand(t, x(t)) (n, k) at the n = 5 Gauss points of [a, b] on the dense output of the last
+    step (one call with all points if the integrand is ``vectorized``)."""
+    t = a + GAUSS_XI * (b - a)
     if getattr(integrand, "vectorized", False):
-        t = a + GAUSS_XI * (b - a)
         x = np.stack([integrator.dense(ti) for ti in t])
-        return (b - a) * (GAUSS_W @ np.asarray(integrand(t, x), dtype=float).reshape(3, -1))
-    total = 0.0
-    for xi, w in zip(GAUSS_XI, GAUSS_W):
-        t = a + xi * (b - a)
-        total = total + w * np.asarray(integrand(t, integrator.dense(t)), dtype=float)
-    return (b - a) * total
+        return np.asarray(integrand(t, x), dtype=float).reshape(len(t), -1)
+    return np.stack([np.atleast_1d(np.asarray(integrand(ti, integrator.dense(ti)), dtype=float)) for ti in t])
+
+
+def gauss_partial_weights(s: float) -> np.ndarray:
+    """w_i(s) = int_0^s l_i, (n,), with l_i the Lagrange polynomials through the Gauss points GAUSS_XI
+    of [0, 1]: int_a^(a + s h) P dt = h w(s) . P(a + GAUSS_XI h) for P of degree < n, and w(1) =
+    GAUSS_W, so the integral at an output inside a step is that of the quartic through the step's
+    five Gauss values (local error O(h^6)), and the step's own sum is Gauss's."""
+    return np.array([np.polyval(c, s) for c in _LAGRANGE_INTEGRALS])
+
+
+def _lagrange_integrals() -> list:
+    """Coefficients of int_0^s l_i (zero at s = 0) for the Lagrange polynomials through GAUSS_XI."""
+    out = []
+    for i in range(len(GAUSS_XI)):
+        others = np.delete(GAUSS_XI, i)
+        out.append(np.polyint(np.poly(others) / np.prod(GAUSS_XI[i] - others)))
+    return out
+
+
+_LAGRANGE_INTEGRALS = _lagrange_integrals()
 
 
 def trapezoid_over_steps(start, t, P, is_step, near: float):
@@ -349,8 +366,8 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         Absolute tolerance of the adaptive methods, in the state's units.
     integrand : callable, optional
         ``integrand(t, x) -> (k,)``; its integral from t0 to each output time is returned
-        in ``Solution.integrals`` (e.g. the work of the drive torque), by 3-point Gauss on the
-        dense output of every step.
+        in ``Solution.integrals`` (e.g. the work of the drive torque), by 5-point Gauss on the
+        dense output of every step (five evaluations a step, whatever the outputs).
     on_output : callable, optional
         ``on_output(t, x)``, called at every output time as soon as it is computed; with an
         ``integrand`` or a ``step_integrand``, ``on_output(t, x, w)`` with w (k,) its integral to t.
@@ -509,7 +526,6 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         while i_out < t_eval.size and t_eval[i_out] == t0:
             emit(t0, x0, lam0, None if carry is None else carry[2])
             i_out += 1
-    t_acc = t0                                      # the integral is accumulated up to t_acc
 
     # methods that take many steps in one call (index3-alpha's compiled kernel) emit the outputs
     # they reach (with a step integrand also every step point); not with an integrand, whose
@@ -536,25 +552,28 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         t_a, t_b = integrator.t_old, integrator.t
         near = STEP_POINT_RTOL * (t_b - t_a)
         rows = []                   # (t, x, lam, is_step, is_out) of this step, sorted
+        G = None                    # the integrand at the step's Gauss points
         try:            # the dense output evaluates the formulation (and its laws) at the step's ends
             if t_eval is not None:
                 while i_out < t_eval.size and t_eval[i_out] <= t_b + near:
                     te = float(t_eval[i_out])
                     at_end = abs(te - t_b) <= near
-                    t_to = t_b if at_end else te
-                    if acc is not None and t_to > t_acc:
-                        acc = acc + _gauss(integrator, integrand, t_acc, t_to)
-                        t_acc = t_to
+                    if acc is not None and G is None:
+                        G = _gauss_values(integrator, integrand, t_a, t_b)
                     x_e = integrator.x if at_end else integrator.dense(te)
                     lam_e = None if multipliers is None else integrator.lam if at_end else multipliers(te)
-                    if carry is None:
+                    if acc is not None:
+                        weights = GAUSS_W if at_end else gauss_partial_weights((te - t_a) / (t_b - t_a))
+                        w_e = acc + (t_b - t_a) * (weights @ G)       # at the step's end: its sum below
+                        emit(te, x_e, lam_e, w_e)
+                    elif carry is None:
                         emit(te, x_e, lam_e)
                     else:
                         rows.append((te, x_e, lam_e, False, True))
                     i_out += 1
-            if acc is not None and t_b > t_acc:
-                acc = acc + _gauss(integrator, integrand, t_acc, t_b)
-                t_acc = t_b
+            if acc is not None:
+                G = _gauss_values(integrator, integrand, t_a, t_b) if G is None else G
+                acc = acc + (t_b - t_a) * (GAUSS_W @ G)
             if carry is not None:
                 rows.append((t_b, integrator.x, None if multipliers is None else integrator.lam, True, t_eval is None))
                 t_r, x_r, lam_r, s_r, o_r = zip(*rows)

@@ -172,3 +172,21 @@ def test_trapezoid_over_steps_does_not_depend_on_how_the_rows_are_grouped():
         parts.append(W)
     np.testing.assert_array_equal(np.vstack(parts), whole)
     np.testing.assert_allclose(whole[2], whole[1] + 0.05 * (P[1] + P[2]) / 2, rtol=1e-15)
+
+
+def test_drivers_power_at_many_rows_at_once_is_the_power_row_by_row():
+    """`System.power_history` takes the joints' C_t at all rows at once (the coupled slider-crank's
+    AngleDriver in the joint batch): the same as lam . C_t one row at a time (`System.time_derivative`)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+    try:
+        from slider_crank import build_coupled
+    finally:
+        sys.path.pop(0)
+    system = build_coupled(elements=2)[0]
+    res = fm.run(system, method="index3-alpha", h=5e-5, t_end=2e-3, dt_out=1e-4, store=False)
+    P = system.power_history(res.t, res.q, res.v, res.multipliers)["drivers"]
+    rows = np.array([lk @ system.time_derivative(tk, qk) for tk, qk, lk in zip(res.t, res.q, res.multipliers)])
+    assert np.abs(rows).max() > 1.0
+    np.testing.assert_allclose(P, rows, rtol=1e-13, atol=1e-12 * np.abs(rows).max())

@@ -312,7 +312,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         if reporter is not None and "progress" not in options:
             options["progress"] = stack.enter_context(reporter.task(name, t0, float(t_end)))
         one, first = _fields(system, form, np.array([float(t0)]), x0[None])
-        per_output = _bytes(one) + 8 * (system.n_c + len(WORK_KEYS))   # kept and written per output (multipliers, works)
+        per_output = _bytes(one) + 8 * (system.n_c + len(WORK_KEYS))  # kept and written per output
         # the works, accumulated at every step and streamed with the outputs: the trapezoid over the steps with
         # the method's own multipliers (index3-alpha, rattle), else Gauss on the dense output of every step
         if INTEGRATORS[method].has_multipliers:

@@ -190,3 +190,20 @@ def test_drivers_power_at_many_rows_at_once_is_the_power_row_by_row():
     rows = np.array([lk @ system.time_derivative(tk, qk) for tk, qk, lk in zip(res.t, res.q, res.multipliers)])
     assert np.abs(rows).max() > 1.0
     np.testing.assert_allclose(P, rows, rtol=1e-13, atol=1e-12 * np.abs(rows).max())
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_an_interrupted_run_keeps_its_works_in_the_results_file(kernel, tmp_path):
+    """Ctrl-C at t = 0.1 s (a KeyboardInterrupt from ``on_output``): the file says "interrupted" and
+    keeps the works of every output written, equal to the full run's."""
+    full = run(driven_pendulum(), 1e-3, 5, kernel=kernel)
+
+    def stop(t, x):
+        if t > 0.1:
+            raise KeyboardInterrupt("Ctrl-C")
+    with pytest.raises(KeyboardInterrupt):
+        run(driven_pendulum(), 1e-3, 5, kernel=kernel, store=tmp_path / "results.h5", on_output=stop)
+    back = fm.load_results(tmp_path)
+    n = len(back.t)
+    assert back.status == "interrupted" and 15 < n < len(full.t)
+    np.testing.assert_allclose(works(back), works(full)[:n], rtol=1e-12, atol=1e-15)

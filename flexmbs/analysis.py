@@ -194,13 +194,15 @@ class _Kept:
 
 class OutputBlocks:
     """A run's outputs handed on in blocks: ``on_output(t, x)`` (simulate's hook) collects them and
-    ``flush()`` passes the pending ones to ``record(T (N,), X (N, n_state))`` in one call.  A block
+    ``flush()`` passes the pending ones to ``record(T (N,), X (N, n_state))`` in one call (with the
+    integrals w of simulate's ``on_output(t, x, w)`` when made with ``integrals=True``:
+    ``record(T, X, W (N, k))``).  A block
     is recorded at the first output, then at least every ``FLUSH_EVERY_S`` of wall time, and before
     a user's ``on_output`` sees an output; the caller flushes at the end (also on an exception).
     ``seconds``: wall time spent in ``record``; ``n``: outputs recorded."""
 
-    def __init__(self, record, user_on_output=None):
-        self._record, self._user = record, user_on_output
+    def __init__(self, record, user_on_output=None, integrals: bool = False):
+        self._record, self._user, self._integrals = record, user_on_output, integrals
         self._pending: list = []
         self._last = time.perf_counter()
         self.seconds = 0.0
@@ -212,14 +214,15 @@ class OutputBlocks:
         tic = time.perf_counter()
         T = np.array([p[0] for p in self._pending], dtype=float)
         X = np.array([p[1] for p in self._pending], dtype=float)
+        W = np.array([p[2] for p in self._pending], dtype=float) if self._integrals else None
         self._pending.clear()
-        self._record(T, X)
+        self._record(T, X) if W is None else self._record(T, X, W)
         self.n += len(T)
         self._last = time.perf_counter()
         self.seconds += self._last - tic
 
-    def on_output(self, t, x) -> None:
-        self._pending.append((t, x))
+    def on_output(self, t, x, w=None) -> None:
+        self._pending.append((t, x, w))
         if self._user is not None or not self.n or time.perf_counter() - self._last > FLUSH_EVERY_S:
             self.flush()
         if self._user is not None:

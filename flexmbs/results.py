@@ -123,7 +123,7 @@ class Results:
         System's run: ``kinetic`` T, ``potential`` (gravity) V_g, ``strain`` U of the flexible
         bodies and ``total`` T + V_g + U [J] (`flexmbs.System.energy`), and (written when the run ends)
         the works W_loads, W_drivers, W_damping (dissipated) and W_stiffening [J] done from t[0] to t
-        (`flexmbs.system_run.system_works`): total - total[0] = W_loads + W_drivers + W_stiffening -
+        (`flexmbs.system_run.step_powers`, accumulated at every step): total - total[0] = W_loads + W_drivers + W_stiffening -
         W_damping (`energy_balance_error`).
     q, v : ndarray (n_t, n_q) or None
         A System's run: its coordinates and the velocities of the formulation's state: q' (index-1
@@ -225,7 +225,7 @@ class Results:
     def energy_balance_error(self) -> np.ndarray:
         """E(t) - E(t0) - (sum of the works W_* but W_damping, minus W_damping) [J], with E the total
         energy: a System run's ``total`` = T + V_g + U and its works W_loads, W_drivers, W_stiffening,
-        W_damping (`flexmbs.system_run.system_works`); a Model run's T + V + V_g and its works
+        W_damping (`flexmbs.system_run.step_powers`, accumulated at every step); a Model run's T + V + V_g and its works
         W_loads, W_frame, W_stiffening, W_damping.  Zero up to the integrator's error (and, for a
         System run, the trapezoidal rule of the works over the outputs)."""
         e = self.energies

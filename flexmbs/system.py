@@ -561,8 +561,22 @@ class System:
                 out["drivers"][:] = np.nan
             else:
                 lam = np.asarray(lam, dtype=float).reshape(len(t), self.n_c)
-                out["drivers"] = np.array([lk @ self.time_derivative(tk, qk) for tk, qk, lk in zip(t, q, lam)])
+                out["drivers"] = np.einsum("tc,tc->t", lam, self._time_derivatives(t, q))
         return out
+
+    def _time_derivatives(self, t, q) -> np.ndarray:
+        """C_t (n_t, n_c) at the rows of q (n_t, n_q) for the drivers' power: the joint batch's rows at
+        all rows at once when its markers stack (`JointBatch.time_derivative_history`), the other
+        constraints' one row at a time (`time_derivative`)."""
+        if self._joints is None or not self._joints.markers.stackable():
+            return np.array([self.time_derivative(tk, qk) for tk, qk in zip(t, q)]).reshape(len(t), self.n_c)
+        tail = JointBatch.extend(np.zeros(0))
+        Ct = self._joints.time_derivative_history(t, np.concatenate((q, np.broadcast_to(tail, (len(q), len(tail)))),
+                                                                    axis=1))
+        for k in self._single_constraints:
+            c = self.constraints[k]
+            Ct[:, self._rows[id(c)]] = [c.time_derivative(tk, self._split(qk, k)) for tk, qk in zip(t, q)]
+        return Ct
 
     # -- momentum and rigid motions (docs/multibody.md, "Momentum and rigid motions") -----------
     def rigid_motion_generators(self, q, point=None) -> np.ndarray:

@@ -9,6 +9,8 @@ At each output the run records (`Results`, and the results file's datasets of th
                                volterra) or the momenta p (hamilton); then q_dot = q' too
     energies                   kinetic T = 1/2 q'^T M q', potential V_g (gravity), strain U (flexible
                                bodies), total T + V_g + U  (`System.energy`)
+    works                      W_loads, W_drivers, W_damping, W_stiffening from t0 [J], accumulated at
+                               every step of the integrator (`step_powers`, `gauss_powers`)
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
     contacts/NAME/...          the contact forces of each `flexmbs.contact.Contact` (`flexmbs.contact.record`)
     multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
@@ -37,7 +39,7 @@ from .integrators.simulate import step_used
 from .results import Results
 from .rotations import ep_G
 
-__all__ = ["run_system", "system_energies", "system_works", "WORK_KEYS"]
+__all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "WORK_KEYS"]
 
 log = logging.getLogger(__name__)
 ENERGY_KEYS = ("kinetic", "potential", "strain", "total")
@@ -53,42 +55,72 @@ def system_energies(system, q, q_dot) -> dict[str, np.ndarray]:
 WORK_KEYS = ("W_loads", "W_drivers", "W_damping", "W_stiffening")
 
 
-def system_works(system, t, q, q_dot, lam) -> dict[str, np.ndarray]:
-    """The works [J] from t[0] to each output of the forces outside T + V_g + U
-    (`System.power_history`): ``W_loads`` (applied loads), ``W_drivers`` (rheonomic constraints),
-    ``W_damping`` (dissipated, >= 0), ``W_stiffening`` ("omega" stiffening), each (n_t,):
+def _physical_rows(system, form, t, x) -> tuple[np.ndarray, np.ndarray]:
+    """(q, q') (N, n_q) each of the formulation's states x (N, n_state) at the times t (N,)."""
+    q, q_dot = form.physical(t, x)
+    return (np.asarray(q, dtype=float).reshape(len(t), system.n_q),
+            np.asarray(q_dot, dtype=float).reshape(len(t), system.n_q))
+
+
+def step_powers(system, form):
+    """The powers of the works as `flexmbs.simulate`'s ``step_integrand``: ``powers(t (N,), x (N,
+    n_state), lam (N, n_c) or None) -> (N, 4)``, the columns in the order of `WORK_KEYS`
+    (`System.power_history`):
 
     .. code:: text
 
-        W(t_k) = sum_{j < k} (t_{j+1} - t_j) (P(t_j) + P(t_{j+1})) / 2        (trapezoidal rule)
+        P_loads      = q' . Q_loads                 applied loads, actuators, force laws
+        P_drivers    = lam . C_t                    = -lam . C_q q', the rheonomic constraints' forces
+        P_damping    = delta'^T C delta' + g'^T diag(c) g' + ...     dissipated (>= 0)
+        P_stiffening = -delta' . K_geo delta        the "omega" stiffening (no potential)
 
-    over the outputs, so that total(t) - total(t0) = W_loads + W_drivers + W_stiffening - W_damping
-    up to the integrator's error and this quadrature's, O(dt_out^2) (`Results.energy_balance_error`).
-    Computed once at the end of a run, from the whole of t, q, q' and the multipliers."""
-    P = system.power_history(t, q, q_dot, lam)
-    dt = np.diff(np.asarray(t, dtype=float))
-    out = {}
-    for key in WORK_KEYS:
-        p = P[key[2:]]
-        out[key] = np.concatenate([[0.0], np.cumsum(0.5 * dt * (p[1:] + p[:-1]))]) if len(p) else np.zeros(0)
-    return out
+    so that d(T + V_g + U)/dt = P_loads + P_drivers + P_stiffening - P_damping.  index3-alpha
+    integrates them by the trapezoidal rule at every step with the multipliers of its own
+    solution, on the compiled and the numpy path (`flexmbs.integrators.simulate.trapezoid_over_steps`)."""
+    def powers(t, x, lam):
+        t = np.asarray(t, dtype=float)
+        q, q_dot = _physical_rows(system, form, t, np.asarray(x, dtype=float))
+        P = system.power_history(t, q, q_dot, lam)
+        return np.column_stack([P[key[2:]] for key in WORK_KEYS])
+    return powers
 
 
-def _fields(system, form, T, X, controls=None) -> dict:
+def gauss_powers(system, form):
+    """The powers of `step_powers` as `flexmbs.simulate`'s ``integrand`` of the methods without
+    multipliers of their own (RK45, DOP853, Radau, BDF, ...): integrated by 5-point Gauss on the
+    dense output of every step (exact to degree 9, so of the order of the interpolant), the
+    multipliers of the drivers' power recovered at each point (``form.multipliers``, only with a
+    rheonomic constraint; without it P_drivers is NaN)."""
+    powers = step_powers(system, form)
+    recover = getattr(form, "multipliers", None) if any(c.rheonomic for c in system.constraints) else None
+
+    def integrand(t, x):
+        one = np.ndim(t) == 0
+        t, x = np.atleast_1d(np.asarray(t, dtype=float)), np.atleast_2d(np.asarray(x, dtype=float))
+        lam = None if recover is None else np.array([recover(float(tk), xk) for tk, xk in zip(t, x)])
+        P = powers(t, x, None if lam is None else lam.reshape(len(t), system.n_c))
+        return P[0] if one else P
+    integrand.vectorized = True
+    return integrand
+
+
+def _fields(system, form, T, X, controls=None, W=None) -> dict:
     """Everything recorded at the outputs T (N,) of the states X (N, n_state), in one batch: t, q, v
-    (q_dot), the energies, each body's series ``bodies/NAME/...``, each joint's position
-    ``joints/NAME`` (`flexmbs.body_motion.joint_histories`) and, with controllers, the value each
-    output holds ``controls/NAME`` (`flexmbs.control.ControlLoop.held`)."""
+    (q_dot), the energies, the works W (N, 4) integrated to them (`WORK_KEYS`), each body's series
+    ``bodies/NAME/...``, each joint's position ``joints/NAME``
+    (`flexmbs.body_motion.joint_histories`) and, with controllers, the value each output holds
+    ``controls/NAME`` (`flexmbs.control.ControlLoop.held`)."""
     from .body_motion import joint_histories
     from .contact.record import contact_fields
-    q, q_dot = form.physical(T, X)
-    q, q_dot = np.asarray(q).reshape(len(T), system.n_q), np.asarray(q_dot).reshape(len(T), system.n_q)
+    q, q_dot = _physical_rows(system, form, T, X)
     fields = {"t": T, "q": q, "v": X[:, system.n_q:]}
     # every block of a state that is not (q, q') has q_dot, also one where v = q' by chance (a start at rest)
     if (getattr(form, "second_state", "delta_dot") != "delta_dot" or fields["v"].shape != q_dot.shape
             or not np.array_equal(fields["v"], q_dot)):
         fields["q_dot"] = q_dot
     fields["energies"] = system_energies(system, q, q_dot)
+    if W is not None:
+        fields["works"] = {key: W[:, i] for i, key in enumerate(WORK_KEYS)}
     bodies = body_histories(system, q, q_dot)
     fields.update(body_series(bodies))
     fields.update({f"joints/{name}": r for name, r in joint_histories(system, q).items()})
@@ -265,14 +297,14 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     last_bodies = [None]
     writer = None
 
-    def record(T, X):
-        """Fields of a block of outputs: kept, and appended to the results file."""
-        fields, last_bodies[0] = _fields(system, form, T, X, controls)
+    def record(T, X, W=None):
+        """Fields of a block of outputs (and their works W): kept, and appended to the results file."""
+        fields, last_bodies[0] = _fields(system, form, T, X, controls, W)
         if writer is not None:
             writer.append_many(fields)
         kept.append(fields)
 
-    blocks = OutputBlocks(record, options.pop("on_output", None))
+    blocks = OutputBlocks(record, options.pop("on_output", None), integrals=True)     # the works with the outputs
 
     with ExitStack() as stack:
         if controls is not None:         # stopped when the run's outputs, works included, are done
@@ -280,7 +312,13 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         if reporter is not None and "progress" not in options:
             options["progress"] = stack.enter_context(reporter.task(name, t0, float(t_end)))
         one, first = _fields(system, form, np.array([float(t0)]), x0[None])
-        per_output = _bytes(one) + 8 * system.n_c                # kept and written per output (multipliers too)
+        per_output = _bytes(one) + 8 * (system.n_c + len(WORK_KEYS))  # kept and written per output
+        # the works, accumulated at every step and streamed with the outputs: the trapezoid over the steps with
+        # the method's own multipliers (index3-alpha, rattle), else Gauss on the dense output of every step
+        if INTEGRATORS[method].has_multipliers:
+            options["step_integrand"] = step_powers(system, form)
+        else:
+            options["integrand"] = gauss_powers(system, form)
         if results_file is not None:
             writer = stack.enter_context(results_file.open_run(
                 name, nodes=np.zeros((0, 3)), cells={}, metadata=meta, static=body_static(first)))
@@ -320,18 +358,14 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
             contacts=contacts_by_name(kept),
             energies={k: kept["energies"][k] for k in ENERGY_KEYS} if "energies" in kept else {},
             status=sol.status, message=sol.message, stats=stats, metadata=meta, **one_body_fields(bodies))
-        works = {}
-        if len(results.t):
-            q_dot = results.v if results.q_dot is None else results.q_dot
-            works = system_works(system, results.t, results.q, q_dot, lam)
-            results.energies.update(works)
-            if np.isnan(works["W_drivers"][-1]):
+        if "works" in kept:
+            results.energies.update(kept["works"])
+            if np.isnan(kept["works"]["W_drivers"][-1]):
                 meta["works"] = (f"W_drivers is NaN: formulation {entry.name!r} gives no multipliers, so the "
                                  "work of the drivers (lam . C_t) is not known")
         stats["post_s"] = time.perf_counter() - tic
         if writer is not None:
-            series = ({} if lam is None else {"multipliers": lam}) | ({"works": works} if works else {})
-            writer.finish(sol.status, sol.message, stats, series=series or None)
+            writer.finish(sol.status, sol.message, stats, series=None if lam is None else {"multipliers": lam})
             results.metadata.update(run=writer.name, file=str(results_file.path))
     if not results.success:
         log.warning("run ended early (%s): %s", sol.status, sol.message)

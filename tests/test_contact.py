@@ -303,7 +303,7 @@ def test_the_contact_power_is_the_rate_of_its_energy_minus_the_dissipation():
 def test_a_flexible_beam_dropped_on_the_ground_by_its_nodes_closes_its_energy_balance():
     """A free beam (FlexibleBody) lying 2 mm into the ground by its node spheres is thrown up and bent
     (index3-alpha, frictionless, restitution 0.5): E(t) - E(0) + W_damping stays within 1 % of the
-    dissipated work (the trapezoidal rule of the works over outputs at every step)."""
+    dissipated work (the trapezoidal rule of the works over the steps)."""
     from flexmbs.system import System
     body = beam_body()
     contact = Contact([Surface(body, radius=0.012), Plane(None, (0, 0, 1))],

@@ -109,20 +109,22 @@ def test_conservative_spring_system_conserves_its_energy():
 
 def test_dissipated_work_closes_the_balance_with_dampers():
     """With dampers the total falls by W_damping = int g'^T diag(c) g' dt (growing); the balance closes
-    to the trapezoidal rule over the outputs, O(dt_out^2) (measured 3.6e-5 J of W_damping = 0.54 J
-    at dt_out = 2.5 ms in 0.25 s)."""
+    to the integrator's tolerance, the works integrated on DOP853's dense output at every step
+    (measured 1.5e-9 J of W_damping = 0.54 J in 0.25 s; the trapezoidal rule over the outputs at
+    dt_out = 2.5 ms it replaced left 3.6e-5 J)."""
     res = fm.run(rigid_pair(c=2.0, law=False), method="DOP853", t_end=0.25, dt_out=0.0025, rtol=1e-10,
                  atol=1e-12, store=False)
     e = res.energies
     assert np.all(np.diff(e["W_damping"]) >= 0) and e["W_damping"][-1] > 0.5
     assert np.all(e["W_loads"] == 0)
-    assert np.abs(res.energy_balance_error()).max() < 2e-4 * e["W_damping"][-1]
+    assert np.abs(res.energy_balance_error()).max() < 1e-8 * e["W_damping"][-1]
 
 
 def test_actuator_spring_moves_a_mass_as_the_closed_form_and_its_work_is_counted():
     """A point mass m on the x axis, a spring (k, l0) to the origin and a constant actuator force f:
     x(t) = l0 + f/k + (x0 - l0 - f/k) cos(w t), w = sqrt(k/m); the actuator's work W_loads =
-    f (x(t) - x0) exactly (its power f x' integrated)."""
+    f (x(t) - x0) exactly (its power f x' integrated; measured 1.1e-9 J, the balance 1.5e-9 J, with
+    the works on DOP853's dense output at every step)."""
     m, k, l0, f, x0 = 2.0, 50.0, 1.0, 3.0, 1.2
     mass = PointMass("m", m, position=(x0, 0.0, 0.0))
     s = System([mass], forces=[SpringDamper(None, (0, 0, 0), mass, (0, 0, 0), k, l0, actuator=f)])
@@ -130,8 +132,8 @@ def test_actuator_spring_moves_a_mass_as_the_closed_form_and_its_work_is_counted
     w = np.sqrt(k / m)
     x = l0 + f / k + (x0 - l0 - f / k) * np.cos(w * res.t)
     np.testing.assert_allclose(res.q[:, 0], x, atol=1e-8)
-    np.testing.assert_allclose(res.energies["W_loads"], f * (res.q[:, 0] - x0), atol=2e-4)
-    assert np.abs(res.energy_balance_error()).max() < 2e-4
+    np.testing.assert_allclose(res.energies["W_loads"], f * (res.q[:, 0] - x0), atol=1e-8)
+    assert np.abs(res.energy_balance_error()).max() < 1e-8
 
 
 def test_rotational_spring_about_a_revolute_oscillates_at_sqrt_k_over_j():

@@ -95,7 +95,7 @@ def test_pendulum_rebounds_from_its_stop_with_the_restitution_asked(restitution,
     expected = rebound_ratio(restitution, exponent, k, inertia, omega, m * g * 0.5 * L * np.cos(stop))
     assert e == pytest.approx(expected, rel=rel)
     assert abs(expected - restitution) < 0.1 * restitution      # gravity's part is small
-    # the stop's lost energy is its dissipated work (trapezoidal works over the outputs)
+    # the stop's lost energy is its dissipated work (the works accumulated at every step)
     assert res.energies["W_damping"][-1] == pytest.approx(E[0] - E[-1], rel=2e-2)
 
 

@@ -24,7 +24,7 @@ def rotor(torque=2.0, J=0.5):
 
 def test_work_of_a_torque_is_the_kinetic_energy_it_gives():
     """Closed form: J w' = T, w = T t / J, W = int T w dt = T^2 t^2 / (2 J) = T_kinetic (the power is
-    linear in t, so the trapezoidal rule over the outputs is exact)."""
+    linear in t, so the trapezoidal rule over the steps is exact)."""
     T, J = 2.0, 0.5
     res = fm.run(rotor(T, J), method="index3-alpha", h=1e-3, t_end=1.0, dt_out=0.05, store=False)
     e = res.energies
@@ -46,7 +46,7 @@ def damped_cantilever(alpha=0.0, beta=2e-3):
 
 def test_dissipated_work_closes_the_balance_of_a_damped_beam():
     """With Rayleigh damping the total energy falls by the dissipated work W_damping =
-    int delta'^T C delta' dt (>= 0, growing); with outputs at every step the balance closes to the
+    int delta'^T C delta' dt (>= 0, growing); accumulated at every step, the balance closes to the
     integrator's error, second order in h (measured: 9.9e-6, 2.5e-6, 6.2e-7 J at h = 1, 0.5,
     0.25 ms against W_damping = 1.03e-2 J)."""
     errors = []
@@ -64,7 +64,7 @@ def test_dissipated_work_closes_the_balance_of_a_damped_beam():
 
 def test_driver_work_converges_at_second_order():
     """The coupled slider-crank (cases/slider_crank.py), crank driven at 150 rad/s by an
-    AngleDriver: the drive's work lam . C_t, accumulated with outputs at every step, closes the
+    AngleDriver: the drive's work lam . C_t, accumulated at every step, closes the
     balance to O(h^2) (the index-3 alpha method is second order; rho_inf = 0.9 damps a little)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
     try:

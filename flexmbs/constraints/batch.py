@@ -466,6 +466,21 @@ class JointBatch:
         out[:, self.flat] = (G.reshape(n_t, 2 * n, 1, S * dim) @ Js).reshape(n_t, -1)
         return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
 
+    def time_derivative_history(self, t, QE) -> np.ndarray:
+        """C_t (n_t, n_c) of the joints' rows at n_t outputs at once (zero but for the angle drivers'
+        rows; the other rows zero too): `time_derivative` with a leading axis of outputs, t (n_t,), QE
+        (n_t, n_q + len(TAIL)) (`extend` row by row).  Only for joints whose markers are all frame
+        markers (`_Markers.stackable`; RuntimeError otherwise)."""
+        Ct = np.zeros((len(QE), self.n_c))
+        if self.angle is None:
+            return Ct
+        rr, vx, vy, vb, _, _ = self.angle
+        r = self.markers.evaluate_stacked(QE)[0]
+        laws = np.array([self._laws(float(tk)) for tk in t])                   # (n_t, 4, m): cos, sin, f', f''
+        c, s, fd = laws[:, 0, :, None], laws[:, 1, :, None], laws[:, 2]
+        Ct[:, rr] = fd * np.einsum("tka,tka->tk", -s * r[:, vy] - c * r[:, vx], r[:, vb])
+        return Ct
+
     def time_derivative(self, t, qe, Ct) -> None:
         """Writes C_t of the joints' rows into Ct (zero but for the angle drivers)."""
         Ct[self.rows] = 0.0

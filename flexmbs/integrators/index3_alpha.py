@@ -389,7 +389,7 @@ class Index3GeneralizedAlpha(Integrator):
         self._sampling = None             # (ControlLoop, its flexmbs.control.KernelSampling) of a controlled run
         self.kernel, self.kernel_reason, self.advance = "compiled", None, self._advance
 
-    def _advance(self, t_out, near_rtol: float, controls=None):
+    def _advance(self, t_out, near_rtol: float, controls=None, every_step: bool = False):
         """Steps in the compiled kernel for about ``CHUNK_SECONDS`` (until t_end or a failure; the
         number of steps is sized from the last call's time, so that a progress report or an
         interrupt waits no longer than that); returns the outputs reached, (times, states
@@ -398,16 +398,24 @@ class Index3GeneralizedAlpha(Integrator):
         Status, message, counters and the state are updated as by `step`.  Also returns their
         multipliers (k, n_c), as `dense_multipliers` gives them.  ``controls`` (a
         `flexmbs.control.ControlLoop`, started): its controllers are sampled within the kernel's call,
-        after every step that ends at a sample time (`flexmbs.control.KernelSampling`)."""
+        after every step that ends at a sample time (`flexmbs.control.KernelSampling`).
+        ``every_step``: the kernel also reports every step point it takes (for `simulate`'s
+        ``step_integrand``), and a fourth array (k,) of bool says which rows are step points."""
         n = self.n
         times, hs = self._schedule(self._chunk)
         if not times.size or not times[0] > self.t:
             self.status, self.message = "failed", self._underflow_message()
-            return np.zeros(0), np.zeros((0, 2 * n)), np.zeros((0, self.n_c))
+            empty = (np.zeros(0), np.zeros((0, 2 * n)), np.zeros((0, self.n_c)))
+            return empty + (np.zeros(0, dtype=bool),) if every_step else empty
         if t_out is None:
-            t_out = times
+            t_out, is_step = times, np.ones(len(times), dtype=bool)
         else:
             t_out = t_out[:np.searchsorted(t_out, times[-1] + near_rtol * self.h, side="right")]
+            is_step = np.zeros(len(t_out), dtype=bool)
+            if every_step:            # the step points and the outputs, in time (a tie: the step first)
+                order = np.argsort(np.concatenate([times, t_out]), kind="stable")
+                t_out = np.concatenate([times, t_out])[order]
+                is_step = np.concatenate([np.ones(len(times), dtype=bool), is_step])[order]
         tic = time.perf_counter()
         sampling = self._kernel_sampling(controls)
         done, status, d_norm, t_out, x_out, lam_out, x_old, failure = self._kernel(times, hs, t_out, near_rtol,
@@ -434,7 +442,7 @@ class Index3GeneralizedAlpha(Integrator):
             self._check_state()
         if failure is not None and self.status == "running":   # a law failed at the next step's time
             self.status, self.message = "failed", self._step_failure(self.t, failure)
-        return t_out, x_out, lam_out
+        return (t_out, x_out, lam_out, is_step[:len(t_out)]) if every_step else (t_out, x_out, lam_out)
 
     def _kernel_sampling(self, controls):
         """The `flexmbs.control.KernelSampling` of the ControlLoop ``controls`` (made at its first chunk,

@@ -14,9 +14,16 @@ contains it.  For a fixed-step method and equally spaced ``t_eval`` aligned with
 grid ``t0 + k h``, ``h`` is shrunk to ``dt_out / ceil(dt_out / h)`` so that every output time
 is a step point; otherwise the outputs come from the Hermite dense output.
 
-``integrand(t, x) -> (k,)`` is integrated from t0 to every output time step by step, with
-3-point Gauss-Legendre (exact for degree 5) on the dense interpolant of each step (split at
-the output times), so the integral is as accurate as the interpolant.
+``integrand(t, x) -> (k,)`` is integrated from t0 step by step, with 5-point Gauss-Legendre
+(exact for degree 9) on the dense interpolant of each step, so the integral at the step points is
+as accurate as the interpolant and does not depend on the outputs; at an output inside a step it
+is the integral of the quartic through the step's five Gauss values (`gauss_partial_weights`).
+
+``step_integrand(t, x, lam) -> (N, k)`` (N states at once, with the method's multipliers) is
+integrated by the trapezoidal rule over the steps, at every step, on the compiled path as on the
+numpy path (`trapezoid_over_steps`): the quadrature of a second-order method (index3-alpha), whose
+multipliers are known at the step points only.  Its integral at an output does not depend on the
+other outputs, and a run stopped early keeps it up to its last output.
 """
 from __future__ import annotations
 
@@ -41,7 +48,7 @@ from .radau_dae import RadauDAE
 from .rattle import Rattle
 from .rk import BDF, DOP853, RK45, Radau
 
-__all__ = ["INTEGRATORS", "Solution", "simulate", "step_used"]
+__all__ = ["INTEGRATORS", "Solution", "simulate", "step_used", "trapezoid_over_steps"]
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +58,9 @@ INTEGRATORS: dict[str, type[Integrator]] = {
                               RadauDAE, ExactLinear)
 }
 
-# 3-point Gauss-Legendre on [0, 1]
-GAUSS_XI = 0.5 + np.array([-0.5, 0.0, 0.5]) * np.sqrt(3.0 / 5.0)
-GAUSS_W = np.array([5.0, 8.0, 5.0]) / 18.0
+# 5-point Gauss-Legendre on [0, 1] (exact for degree 9)
+GAUSS_XI = 0.5 * (np.polynomial.legendre.leggauss(5)[0] + 1.0)
+GAUSS_W = 0.5 * np.polynomial.legendre.leggauss(5)[1]
 STEP_POINT_RTOL = 1e-9          # an output time this close (relative to h) to a step point is that point
 
 
@@ -66,7 +73,7 @@ class Solution:
     t : ndarray, shape (n_out,)
     x : ndarray, shape (n_out, n_state)
     integrals : ndarray, shape (n_out, k), or None
-        Integral of ``integrand`` from t0 to each output time.
+        Integral of ``integrand`` (or ``step_integrand``) from t0 to each output time.
     status : {"finished", "failed", "diverged"}
     message : str
     success : bool
@@ -191,18 +198,84 @@ def step_used(method: str, h: float | None, t0: float, t_eval, warn: bool = True
     return used
 
 
-def _gauss(integrator: Integrator, integrand, a: float, b: float) -> np.ndarray:
-    """int_a^b integrand(t, x(t)) dt on the dense output of the last step, 3-point Gauss
-    (one call with the three points if the integrand is ``vectorized``)."""
+def _gauss_values(integrator: Integrator, integrand, a: float, b: float) -> np.ndarray:
+    """integrand(t, x(t)) (n, k) at the n = 5 Gauss points of [a, b] on the dense output of the last
+    step (one call with all points if the integrand is ``vectorized``)."""
+    t = a + GAUSS_XI * (b - a)
     if getattr(integrand, "vectorized", False):
-        t = a + GAUSS_XI * (b - a)
         x = np.stack([integrator.dense(ti) for ti in t])
-        return (b - a) * (GAUSS_W @ np.asarray(integrand(t, x), dtype=float).reshape(3, -1))
-    total = 0.0
-    for xi, w in zip(GAUSS_XI, GAUSS_W):
-        t = a + xi * (b - a)
-        total = total + w * np.asarray(integrand(t, integrator.dense(t)), dtype=float)
-    return (b - a) * total
+        return np.asarray(integrand(t, x), dtype=float).reshape(len(t), -1)
+    return np.stack([np.atleast_1d(np.asarray(integrand(ti, integrator.dense(ti)), dtype=float)) for ti in t])
+
+
+def gauss_partial_weights(s: float) -> np.ndarray:
+    """w_i(s) = int_0^s l_i, (n,), with l_i the Lagrange polynomials through the Gauss points GAUSS_XI
+    of [0, 1]: int_a^(a + s h) P dt = h w(s) . P(a + GAUSS_XI h) for P of degree < n, and w(1) =
+    GAUSS_W, so the integral at an output inside a step is that of the quartic through the step's
+    five Gauss values (local error O(h^6)), and the step's own sum is Gauss's."""
+    return np.array([np.polyval(c, s) for c in _LAGRANGE_INTEGRALS])
+
+
+def _lagrange_integrals() -> list:
+    """Coefficients of int_0^s l_i (zero at s = 0) for the Lagrange polynomials through GAUSS_XI."""
+    out = []
+    for i in range(len(GAUSS_XI)):
+        others = np.delete(GAUSS_XI, i)
+        out.append(np.polyint(np.poly(others) / np.prod(GAUSS_XI[i] - others)))
+    return out
+
+
+_LAGRANGE_INTEGRALS = _lagrange_integrals()
+
+
+def trapezoid_over_steps(start, t, P, is_step, near: float):
+    """The running trapezoidal rule over the steps, and its value at outputs inside a step.
+
+    .. code:: text
+
+        W(t_j) = W(t_(j-1)) + (t_j - t_(j-1)) (P(t_j) + P(t_(j-1))) / 2        at the step points t_j
+        W(t)   = W(t_j) + (t - t_j) (P(t) + P(t_j)) / 2                         at an output t_j < t < t_(j+1)
+
+    The sum runs from step to step (``np.cumsum``, sequential), so the value at a step point is
+    the same however the steps are grouped into calls and whatever the outputs are.
+
+    Parameters
+    ----------
+    start : (float, ndarray (k,), ndarray (k,))
+        (t, P, W) at the last step point before these rows (t0, P(t0), 0 at the start).
+    t : ndarray, shape (N,)
+        Times of the rows, sorted: step points and outputs (a time may be both).
+    P : ndarray, shape (N, k)
+        The integrand at each row.
+    is_step : ndarray of bool, shape (N,)
+        The rows that are step points.
+    near : float
+        An output within ``near`` of a step point is that step point.
+
+    Returns
+    -------
+    W : ndarray, shape (N, k)
+        The integral at each row.
+    start : tuple
+        (t, P, W) at the last step point, for the next rows.
+    """
+    t_a, P_a, W_a = start
+    ts = np.concatenate([[t_a], t[is_step]])
+    Ps = np.vstack([P_a[None], P[is_step]])
+    Ws = np.cumsum(np.vstack([W_a[None], 0.5 * np.diff(ts)[:, None] * (Ps[1:] + Ps[:-1])]), axis=0)
+    j = np.searchsorted(ts, t + near, side="right") - 1
+    W = Ws[j] + 0.5 * (t - ts[j])[:, None] * (P + Ps[j])
+    W[is_step] = Ws[1:]
+    return W, (float(ts[-1]), Ps[-1], Ws[-1])
+
+
+def _step_values(step_integrand, t, x, lam) -> np.ndarray:
+    """``step_integrand`` at the rows (t (N,), x (N, n_state), lam (N, n_c) or None), checked: (N, k)."""
+    P = np.asarray(step_integrand(t, x, lam), dtype=float)
+    if P.ndim != 2 or P.shape[0] != len(t):
+        raise ValueError(f"`step_integrand` must return an array (N, k) for N = {len(t)} states, got shape "
+                         f"{P.shape}.")
+    return P
 
 
 def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progress, start) -> Solution:
@@ -263,7 +336,8 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
              integrand: Callable[[float, np.ndarray], np.ndarray] | None = None,
              on_output: Callable[[float, np.ndarray], None] | None = None,
              progress: Callable[[float], None] | None = None, keep_bytes: int = 0,
-             write_to: tuple | None = None, controls=None, **options) -> Solution:
+             write_to: tuple | None = None, controls=None, step_integrand: Callable | None = None,
+             **options) -> Solution:
     """Integrate a formulation's equations of motion over ``t_span``.
 
     Parameters
@@ -293,9 +367,11 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         Absolute tolerance of the adaptive methods, in the state's units.
     integrand : callable, optional
         ``integrand(t, x) -> (k,)``; its integral from t0 to each output time is returned
-        in ``Solution.integrals`` (e.g. the work of the drive torque).
+        in ``Solution.integrals`` (e.g. the work of the drive torque), by 5-point Gauss on the
+        dense output of every step (five evaluations a step, whatever the outputs).
     on_output : callable, optional
-        ``on_output(t, x)``, called at every output time as soon as it is computed.
+        ``on_output(t, x)``, called at every output time as soon as it is computed; with an
+        ``integrand`` or a ``step_integrand``, ``on_output(t, x, w)`` with w (k,) its integral to t.
     progress : callable, optional
         ``progress(t)``, called after every step.  Default: the run's progress is shown by the
         innermost `flexmbs.progress` display, if there is one (a bar on a terminal, a line every
@@ -311,6 +387,13 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
         ends at one of their sample times but the last, before the next step (the compiled kernel
         samples them within its call: `flexmbs.control.KernelSampling`).  A law that fails there
         stops the run ("failed", the outputs so far kept).
+    step_integrand : callable, optional
+        ``step_integrand(t (N,), x (N, n_state), lam (N, n_c) or None) -> (N, k)``, at N states at
+        once with the method's multipliers (None for a method without): integrated by the
+        trapezoidal rule over the steps, at every step, also in the compiled kernel's calls (which
+        then report every step point: index3-alpha's ``advance(..., every_step=True)``); the
+        integral is returned in ``Solution.integrals`` (`trapezoid_over_steps`).  Not with
+        ``integrand``.
     **options
         Method options (e.g. ``rho_inf``, ``max_step``, ``divergence_limit``); unknown ones warn.
 
@@ -338,7 +421,11 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     """
     from .. import progress as progress_display
     from ..compiled import note_path
-    args = (as_term(formulation), t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, controls)
+    if integrand is not None and step_integrand is not None:
+        raise ValueError("`integrand` and `step_integrand`: give one of them (the integral is returned in "
+                         "Solution.integrals), got both")
+    args = (as_term(formulation), t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, controls,
+            step_integrand)
     shown = progress_display.current() if progress is None else None
     if shown is None:
         sol = _simulate(*args, progress, keep_bytes, write_to, **options)
@@ -350,8 +437,8 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     return sol
 
 
-def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, controls, progress,
-              keep_bytes, write_to, **options) -> Solution:
+def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, controls, step_integrand,
+              progress, keep_bytes, write_to, **options) -> Solution:
     """`simulate` with every argument given (the term taken, the progress callback resolved)."""
     start = time.perf_counter()
     cls = validate_method(method)
@@ -360,7 +447,8 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
     h = validate_h(h, required=not (cls.adaptive or cls.h_optional), method=method)
     rtol, atol = validate_tolerances(rtol, atol)
     t_eval = validate_t_eval(t_eval, t0, t_end)
-    for value, name in ((integrand, "integrand"), (on_output, "on_output"), (progress, "progress")):
+    for value, name in ((integrand, "integrand"), (on_output, "on_output"), (progress, "progress"),
+                        (step_integrand, "step_integrand")):
         validate_callable(value, name)
     known = check_options(cls, options, stacklevel=4)   # the caller of `simulate`
     known = {k: v for k, v in known.items() if k in options}
@@ -384,6 +472,9 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         controls.start(t0, h, x0)                   # the first sample: the loads at t0 need its outputs
     integrator = cls(term, t0, x0, t_end, h=h, **tolerances, **known)
     if cls.outputs_in_blocks:
+        if step_integrand is not None:
+            raise ValueError(f"`step_integrand`: method {method!r} computes its outputs in blocks, not step by "
+                             "step; give `integrand` (its Gauss quadrature on the exact solution)")
         return _simulate_exact(integrator, t_eval, integrand, on_output, progress, start)
 
     out_t: list[float] = []
@@ -396,36 +487,62 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         acc = np.zeros_like(np.atleast_1d(np.asarray(integrand(t0, x0), dtype=float)))
         if acc.ndim != 1:
             raise ValueError(f"`integrand` must return a 1-D array (k,), got shape {acc.shape}.")
+    lam0 = integrator.lam
+    carry = None                                    # (t, P, W) at the last step point (step_integrand)
+    if step_integrand is not None:
+        P0 = _step_values(step_integrand, np.array([t0]), x0[None], None if multipliers is None else lam0[None])
+        carry = (t0, P0[0], np.zeros(P0.shape[1]))
 
-    def emit(t: float, x: np.ndarray, lam=None) -> None:
+    def emit(t: float, x: np.ndarray, lam=None, w=None) -> None:
         out_t.append(t)
         out_x.append(np.array(x))
         if multipliers is not None:
             out_lam.append(np.array(lam))
-        if acc is not None:
-            out_int.append(acc.copy())
+        w = acc if w is None else w
+        if w is not None:
+            out_int.append(np.array(w, dtype=float))
         if on_output is not None:
-            on_output(t, out_x[-1])
+            if w is None:
+                on_output(t, out_x[-1])
+            else:
+                on_output(t, out_x[-1], out_int[-1])
+
+    def emit_rows(t, x, lam, is_step, is_out) -> None:
+        """Emit the rows ``is_out`` of step points and outputs (t sorted), with the step
+        integral carried over the rows ``is_step`` (`trapezoid_over_steps`)."""
+        nonlocal carry
+        W = None
+        if carry is not None and len(t):
+            P = _step_values(step_integrand, t, x, lam)
+            steps = np.concatenate([[carry[0]], t[is_step]])
+            near = STEP_POINT_RTOL * (float(np.min(np.diff(steps))) if len(steps) > 1 else integrator.h or 0.0)
+            W, carry = trapezoid_over_steps(carry, t, P, is_step, near)
+        for k in np.flatnonzero(is_out):
+            emit(float(t[k]), x[k], None if lam is None else lam[k], None if W is None else W[k])
 
     i_out = 0
-    lam0 = integrator.lam
     if t_eval is None:
-        emit(t0, x0, lam0)
+        emit(t0, x0, lam0, None if carry is None else carry[2])
     else:
         while i_out < t_eval.size and t_eval[i_out] == t0:
-            emit(t0, x0, lam0)
+            emit(t0, x0, lam0, None if carry is None else carry[2])
             i_out += 1
-    t_acc = t0                                      # the integral is accumulated up to t_acc
 
     # methods that take many steps in one call (index3-alpha's compiled kernel) emit the outputs
-    # they reach; not with an integrand, whose quadrature needs the dense output of every step
+    # they reach (with a step integrand also every step point); not with an integrand, whose
+    # quadrature needs the dense output of every step
     advance = integrator.advance if integrand is None else None
     while integrator.status == "running" and advance is not None:
         # the controllers are sampled within the call, after each step that ends at a sample time
-        t_out, x_out, lam_out = advance(None if t_eval is None else t_eval[i_out:], STEP_POINT_RTOL, controls)
-        for te, xe, le in zip(t_out, x_out, lam_out):
-            emit(float(te), xe, le)
-        i_out += len(t_out)
+        wanted = None if t_eval is None else t_eval[i_out:]
+        if carry is None:
+            t_out, x_out, lam_out = advance(wanted, STEP_POINT_RTOL, controls)
+            is_step, is_out = np.zeros(len(t_out), dtype=bool), np.ones(len(t_out), dtype=bool)
+        else:
+            t_out, x_out, lam_out, is_step = advance(wanted, STEP_POINT_RTOL, controls, every_step=True)
+            is_out = np.ones(len(t_out), dtype=bool) if t_eval is None else ~is_step
+        emit_rows(t_out, x_out, lam_out if multipliers is not None else None, is_step, is_out)
+        i_out += int(np.count_nonzero(is_out)) if t_eval is not None else 0
         if progress is not None:
             progress(integrator.t)
 
@@ -435,25 +552,38 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
             break
         t_a, t_b = integrator.t_old, integrator.t
         near = STEP_POINT_RTOL * (t_b - t_a)
+        rows = []                   # (t, x, lam, is_step, is_out) of this step, sorted
+        G = None                    # the integrand at the step's Gauss points
         try:            # the dense output evaluates the formulation (and its laws) at the step's ends
             if t_eval is not None:
                 while i_out < t_eval.size and t_eval[i_out] <= t_b + near:
                     te = float(t_eval[i_out])
                     at_end = abs(te - t_b) <= near
-                    t_to = t_b if at_end else te
-                    if acc is not None and t_to > t_acc:
-                        acc = acc + _gauss(integrator, integrand, t_acc, t_to)
-                        t_acc = t_to
-                    emit(te, integrator.x if at_end else integrator.dense(te),
-                         None if multipliers is None else integrator.lam if at_end else multipliers(te))
+                    if acc is not None and G is None:
+                        G = _gauss_values(integrator, integrand, t_a, t_b)
+                    x_e = integrator.x if at_end else integrator.dense(te)
+                    lam_e = None if multipliers is None else integrator.lam if at_end else multipliers(te)
+                    if acc is not None:
+                        weights = GAUSS_W if at_end else gauss_partial_weights((te - t_a) / (t_b - t_a))
+                        w_e = acc + (t_b - t_a) * (weights @ G)       # at the step's end: its sum below
+                        emit(te, x_e, lam_e, w_e)
+                    elif carry is None:
+                        emit(te, x_e, lam_e)
+                    else:
+                        rows.append((te, x_e, lam_e, False, True))
                     i_out += 1
-            if acc is not None and t_b > t_acc:
-                acc = acc + _gauss(integrator, integrand, t_acc, t_b)
-                t_acc = t_b
+            if acc is not None:
+                G = _gauss_values(integrator, integrand, t_a, t_b) if G is None else G
+                acc = acc + (t_b - t_a) * (GAUSS_W @ G)
+            if carry is not None:
+                rows.append((t_b, integrator.x, None if multipliers is None else integrator.lam, True, t_eval is None))
+                t_r, x_r, lam_r, s_r, o_r = zip(*rows)
+                emit_rows(np.array(t_r), np.array(x_r), None if multipliers is None else np.array(lam_r),
+                          np.array(s_r), np.array(o_r))
         except (ArithmeticError, np.linalg.LinAlgError) as err:    # as a failing step: the outputs so far
             integrator.stop(f"The outputs of the step from t = {t_a:.6g} to t = {t_b:.6g} failed: {err}")
             break
-        if t_eval is None:
+        if t_eval is None and carry is None:
             emit(t_b, integrator.x, None if multipliers is None else integrator.lam)
         _sample(integrator, controls)
         if progress is not None:
@@ -463,7 +593,8 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
     t_out, x_out = np.array(out_t, dtype=float), np.array(out_x, dtype=float).reshape(len(out_t), n_state)
     return Solution(
         t=t_out, x=x_out,
-        integrals=None if acc is None else np.array(out_int).reshape(len(out_t), acc.size),
+        integrals=(None if acc is None and carry is None
+                   else np.array(out_int).reshape(len(out_t), (acc if carry is None else carry[2]).size)),
         status=integrator.status, message=_with_range_warning(term, integrator, t_out, x_out),
         success=integrator.status == "finished",
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,

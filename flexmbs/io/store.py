@@ -29,8 +29,9 @@ dataset is a named netCDF-4 dimension (an HDF5 dimension scale, ``t`` the time c
 opens a run.
 
 ``energies`` and ``works`` are tables: their attribute ``columns`` (JSON) names the columns
-(see `flexmbs.Results` for their meaning).  The works are integrals over the whole run and
-are written when it ends.
+(see `flexmbs.Results` for their meaning).  A Model run's works are integrals over the whole
+run, written when it ends; a System run's works are accumulated at every step and streamed
+with the outputs (`flexmbs.system_run`), so a stopped run keeps them up to its last output.
 
 Outputs are appended to each time series and flushed as the run goes on: `flexmbs.run` writes
 them in blocks, at least every half second of wall time (and at the end, and before an
@@ -804,6 +805,12 @@ def list_runs(path) -> dict[str, str]:
 AT_END = ("works", "multipliers")          # whole datasets a run writes when it ends (`RunWriter.finish`)
 
 
+def _written_at_end(key: str, ds) -> bool:
+    """A dataset of `AT_END` written whole when the run ended (a Model run's works, the multipliers),
+    not a streamed time series: a System run streams its works with the outputs (resizable along t)."""
+    return key in AT_END and ds.maxshape[0] is not None
+
+
 def _static(key: str) -> bool:
     """A dataset written once when the run starts: its ``nodes`` and ``cells/*``, and a body's
     ``bodies/NAME/nodes`` and ``bodies/NAME/cells/*``."""
@@ -824,7 +831,7 @@ def _series_keys(g: h5py.Group) -> list[str]:
             obj = group[k]
             key = f"{prefix}{k}"
             if isinstance(obj, h5py.Dataset):
-                if not _static(key) and key not in AT_END and not is_dimension(key):
+                if not _static(key) and not _written_at_end(key, obj) and not is_dimension(key):
                     keys.append(key)
             else:
                 walk(obj, f"{key}/")
@@ -860,7 +867,8 @@ def _extent(g: h5py.Group, truncated: Superblock, lost: list | None = None) -> _
     for name in ("nodes", *(f"cells/{k}" for k in g.get("cells", {}))):
         if intact_rows(g[name], truncated.size) < len(g[name]):
             raise OSError(f"its {name} lie in the missing part")
-    keys = _series_keys(g) + [k for k in AT_END if k in g]
+    series = _series_keys(g)
+    keys = series + [k for k in AT_END if k in g and k not in series]
     datasets, rows = {}, {}
     for key in keys:
         try:
@@ -871,11 +879,11 @@ def _extent(g: h5py.Group, truncated: Superblock, lost: list | None = None) -> _
             lost.append(key)
     if "t" not in datasets:
         raise OSError("its output times lie in the missing part")
-    series = [k for k in datasets if k not in AT_END]
+    series = [k for k in series if k in datasets]
     written = min(len(datasets[k]) for k in series)
     n = min(min(rows[k] for k in series), written)
     for key in AT_END:
-        if key in datasets and rows[key] < len(datasets[key]):
+        if key in datasets and key not in series and rows[key] < len(datasets[key]):
             del datasets[key]
             lost.append(key)
     return _Extent(datasets, n, written, lost, str(_attr(g, "status", "unknown (in the missing part)", lost)))
@@ -997,7 +1005,7 @@ def _load_run(f: h5py.File, run: str, path: Path, truncated: Superblock | None =
     lost = None
     if truncated is None:
         n = _written(g)
-        datasets = {k: g[k] for k in _series_keys(g) + [k for k in AT_END if k in g]}
+        datasets = {k: g[k] for k in _series_keys(g) + [k for k in AT_END if k in g]}     # dict: once each
     else:
         lost = []
         ext = _extent(g, truncated, lost)

@@ -95,5 +95,5 @@ class BlockMass:
         bad = [g.names[k] for k in np.flatnonzero(~(np.abs(det) > 0.0))] or list(g.names)
         return (f"the mass matrix of body {', '.join(repr(n) for n in bad[:5])}{' ...' if len(bad) > 5 else ''} "
                 "is singular and no constraint takes its null space out (M q'' = Q has no unique solution): "
-                "give the body a positive mass and inertia (every coordinate must carry inertia), or constrain its massless "
-                "coordinates")
+                "give the body a positive mass and inertia (every coordinate must carry inertia), or constrain its "
+                "massless coordinates")

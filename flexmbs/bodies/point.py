@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, LinearInertia, LinearInertiaBatch, _check_identity, mass_point_kinematics, rigid_motion_of_points
+from .base import (Body, LinearInertia, LinearInertiaBatch, _check_identity, mass_point_kinematics,
+                   rigid_motion_of_points)
 
 __all__ = ["PointMass"]
 

@@ -49,7 +49,7 @@ __all__ = ["accelerations", "solve_saddle_point", "solve_block_saddle_point", "u
 sparse = LazyModule("scipy.sparse")
 
 RCOND_MIN = 1e-13       # below: the saddle-point matrix is singular to working precision
-BLOCK_SADDLE_MIN = 150   # n_q + n_c from which a constrained system's saddle point is solved sparse (`uses_block_mass`)
+BLOCK_SADDLE_MIN = 200   # n_q + n_c from which a constrained system's saddle point is solved sparse (`uses_block_mass`)
 
 
 def splu(A):
@@ -118,12 +118,13 @@ def uses_block_mass(system) -> bool:
     The one place that decides, for a system that gives its blocks (``mass_blocks``: every
     `flexmbs.System`):
 
-    - no constraints (n_c = 0): always the blocks, q'' = M^-1 Q body by body (3 us for 10 to 300
-      point masses, against 35 us to 0.14 s for the dense LU);
+    - no constraints (n_c = 0): always the blocks, q'' = M^-1 Q body by body (4 to 7 us for 10 to 300
+      point masses, against 0.07 to 35 ms for the dense LU);
     - with constraints: the sparse saddle point from n_q + n_c >= `BLOCK_SADDLE_MIN` on; below, the
-      dense LU of the (n_q + n_c) matrix costs less than scipy's SuperLU (about 0.3 ms fixed cost:
-      0.06 ms against 0.33 ms for a chain of 2 rigid bodies, 0.34 ms against 0.86 ms for 20,
-      8 ms against 1 ms for 40), and it keeps LAPACK's condition estimate.
+      dense LU of the (n_q + n_c) matrix costs less than scipy's SuperLU (a fixed cost of about
+      0.5 ms: 0.09 ms against 0.48 ms for a chain of 2 rigid bodies, 0.31 against 0.80 ms for 10,
+      equal at 20 (n_q + n_c = 220), 5.5 against 1.5 ms for 40), and it keeps LAPACK's condition
+      estimate.
 
     Measured by benchmarks/bench_contact_spheres.py ``--crossover`` (docs/benchmarks.md,
     section 27).

@@ -222,6 +222,7 @@ def bodies_from_series(kinds: dict, series: dict, static: dict, n_t: int) -> dic
     """{name: BodyResults} back from `body_series` and `body_static` (``kinds``: {name: kind},
     in the System's order); a field a truncated file lost is NaN."""
     bodies = {}
+    cells, element_data = _per_body(static, "cells"), _per_body(series, "element_data")
     for name, kind in kinds.items():
         pre = f"bodies/{name}/"
         fields = {k: series.get(pre + k) for k in SERIES_FIELDS}
@@ -232,10 +233,19 @@ def bodies_from_series(kinds: dict, series: dict, static: dict, n_t: int) -> dic
             fields["rotation"] = np.full((n_t, 3, 3), np.nan)
         bodies[name] = BodyResults(
             name=name, kind=kind, nodes=static.get(pre + "nodes"),
-            cells={k[len(pre) + 6:]: v for k, v in static.items() if k.startswith(pre + "cells/")},
-            element_data={k[len(pre) + 13:]: v for k, v in series.items() if k.startswith(pre + "element_data/")},
-            **fields)
+            cells=cells.get(name, {}), element_data=element_data.get(name, {}), **fields)
     return bodies
+
+
+def _per_body(items: dict, part: str) -> dict[str, dict]:
+    """{name: {KEY: value}} of the entries ``bodies/NAME/<part>/KEY`` of ``items``, in one pass over
+    them (a body's name has no '/'), not one pass per body: 1000 bodies' runs had 6e6 key tests."""
+    out: dict = {}
+    for k, v in items.items():
+        parts = k.split("/", 3)
+        if len(parts) == 4 and parts[0] == "bodies" and parts[2] == part:
+            out.setdefault(parts[1], {})[parts[3]] = v
+    return out
 
 
 def one_body_fields(bodies: dict) -> dict:

@@ -24,6 +24,7 @@ import numpy as np
 from .constraints.base import EMPTY, ConstraintError, force_and_torque, torque_and_internal_columns
 from .constraints.batch import JointBatch, evaluated_by_batch
 from .constraints.reaction_blocks import ReactionBlocks, least_squares, unstacked_reason
+from .block_mass import BlockMass, MassGroup, constant_inverse
 from .newton import NewtonError, max_norm, newton
 from .lazy import LazyModule
 
@@ -266,23 +267,21 @@ class System:
             + [np.zeros(0, dtype=int)]).astype(int)
         self._cslices = [[None if b is None else self._qslice[id(b)] for b in c.bodies] for c in self.constraints]
         self._fslices = [[None if b is None else self._qslice[id(b)] for b in f.bodies] for f in self.force_elements]
-        self._M = np.zeros((self.n_q, self.n_q))
-        for b in self.bodies:
-            if b.constant_mass:
-                sl = self._qslice[id(b)]
-                self._M[sl, sl] = b.mass_matrix(b.initial_coordinates())
+        self._fcols = [self._stacked_columns(f, sls) for f, sls in zip(self.force_elements, self._fslices)]
         # bodies of one class with a `batch` evaluator are evaluated together (stacked coordinates)
         groups = {}
         for b in self.bodies:
             key = (type(b), b.n_q) if _batched(b) else id(b)
             groups.setdefault(key, []).append(b)
-        self._body_groups, self._single_bodies = [], []
+        self._body_groups, self._single_bodies, self._batched_members = [], [], []
         for members in groups.values():
             if _batched(members[0]):
                 idx = np.array([np.arange(self._qslice[id(b)].start, self._qslice[id(b)].stop) for b in members])
                 self._body_groups.append((type(members[0]).batch(members), idx, members[0].constant_mass))
+                self._batched_members.append(members)
             else:
                 self._single_bodies.append(members[0])
+        self._mass_groups = self._mass_group_sources()
         batched = {id(b) for b in self.bodies} - {id(b) for b in self._single_bodies}
         # bodies with an analytic elastic stiffness on their last n_e coordinates (FlexibleBody)
         self._elastic = [(b, slice(self._qslice[id(b)].stop - b.n_e, self._qslice[id(b)].stop))
@@ -410,17 +409,37 @@ class System:
                 check(self._split(q, k))
 
     # -- dynamics -------------------------------------------------------------------------------
-    def mass_matrix(self, q) -> np.ndarray:
-        """M(q), dense block-diagonal (n_q, n_q); constant blocks are filled once (a fresh array)."""
-        M = self._M.copy()
-        for batch, idx, constant in self._body_groups:
-            if not constant:
-                M[idx[:, :, None], idx[:, None, :]] = batch.mass_matrix(q[idx])
+    def _mass_group_sources(self) -> list:
+        """What `mass_blocks` evaluates: per group of stacked bodies (and per single body) either its
+        constant `MassGroup` (blocks and inverse computed here, once) or (evaluator, idx, names), the
+        evaluator ``f(q[idx]) -> (n_g, n_b, n_b)`` called at each evaluation."""
+        out = []
+        groups = [(batch.mass_matrix, idx, members, constant) for (batch, idx, constant), members
+                  in zip(self._body_groups, self._batched_members)]
         for b in self._single_bodies:
-            if not b.constant_mass:
-                sl = self._qslice[id(b)]
-                M[sl, sl] = b.mass_matrix(q[sl])
-        return M
+            sl = self._qslice[id(b)]
+            groups.append((lambda qb, b=b: np.asarray(b.mass_matrix(qb[0]), dtype=float)[None],
+                           np.arange(sl.start, sl.stop)[None], [b], b.constant_mass))
+        for f, idx, members, constant in groups:
+            names = tuple(b.name for b in members)
+            if constant:
+                q0 = np.concatenate([b.initial_coordinates() for b in members]).reshape(idx.shape)
+                blocks = np.array(f(q0), dtype=float)
+                out.append(MassGroup(idx, blocks, names, constant_inverse(blocks)))
+            else:
+                out.append((f, idx, names))
+        return out
+
+    def mass_blocks(self, q) -> BlockMass:
+        """M(q) as its blocks (`flexmbs.block_mass.BlockMass`): one `MassGroup` per kind of stacked
+        bodies (point masses, rigid bodies in Euler parameters, planar bodies, natural coordinates:
+        one batched evaluation each) and per other body; constant groups are built once."""
+        return BlockMass(self.n_q, tuple(g if isinstance(g, MassGroup) else MassGroup(g[1], g[0](q[g[1]]), g[2])
+                                         for g in self._mass_groups))
+
+    def mass_matrix(self, q) -> np.ndarray:
+        """M(q), dense block-diagonal (n_q, n_q) (a fresh array) from `mass_blocks`."""
+        return self.mass_blocks(q).dense()
 
     def forces(self, t, q, v) -> np.ndarray:
         """Q = Q_e + Q_v, (n_q,)."""
@@ -443,11 +462,27 @@ class System:
         sls = self._fslices[k]
         return ([EMPTY if sl is None else q[sl] for sl in sls], [EMPTY if sl is None else v[sl] for sl in sls])
 
+    @staticmethod
+    def _stacked_columns(f, slices) -> np.ndarray | None:
+        """The columns of q (distinct: the element's bodies are distinct) on which force element ``f``
+        evaluates at once, its bodies' coordinates one after the other, when it offers
+        ``stacked_forces(q, v)`` there (a `flexmbs.contact.Contact` of many bodies); None otherwise."""
+        if not callable(getattr(f, "stacked_forces", None)):
+            return None
+        return np.concatenate([np.zeros(0, dtype=int)] + [np.arange(sl.start, sl.stop) for sl in slices
+                                                            if sl is not None])
+
     def element_forces(self, t, q, v) -> np.ndarray:
         """Q_f (n_q,): the generalized forces G^T F of the force elements (`flexmbs.forces`), part of
-        `forces` (and of the active forces of Gibbs-Appell and Hamilton); zero without elements."""
+        `forces` (and of the active forces of Gibbs-Appell and Hamilton); zero without elements.
+        An element with ``stacked_forces`` (contact) is evaluated on its bodies' coordinates gathered
+        by one index array and its forces scattered back by it: no loop over its bodies."""
         Q = np.zeros(self.n_q)
         for k, f in enumerate(self.force_elements):
+            cols = self._fcols[k]
+            if cols is not None:
+                Q[cols] += f.stacked_forces(q[cols], v[cols])
+                continue
             qs, vs = self._element_states(k, q, v)
             for sl, Qb in zip(self._fslices[k], f.generalized_forces(t, qs, vs)):
                 if sl is not None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Body, LinearInertia, _check_identity, mass_point_kinematics, rigid_motion_of_points
+from .base import (Body, LinearInertia, LinearInertiaBatch, _check_identity, mass_point_kinematics,
+                   rigid_motion_of_points)
 
 __all__ = ["PointMass"]
 
@@ -43,6 +44,11 @@ class PointMass(LinearInertia, Body):
         self._M = self.mass * np.eye(self.dim)
         self._I = np.eye(self.dim)
         self._I.flags.writeable = False
+
+    @classmethod
+    def batch(cls, bodies) -> "PointMassBatch":
+        """M and Q (the weight) of several point masses at once, for `flexmbs.System`."""
+        return PointMassBatch(bodies)
 
     def initial_coordinates(self) -> np.ndarray:
         return self.position.copy()
@@ -104,3 +110,20 @@ class PointMass(LinearInertia, Body):
 
     def torque(self, q, T) -> np.ndarray:
         return np.zeros(self.dim)
+
+
+class PointMassBatch(LinearInertiaBatch):
+    """M = m I (constant, (n, dim, dim)) and the weight Q = m g of n point masses from stacked
+    coordinates (n, dim); the System adds the bodies' `loads`."""
+
+    def __init__(self, bodies):
+        self.m = np.array([b.mass for b in bodies])
+        self.M = self.m[:, None, None] * np.eye(bodies[0].dim)
+
+    def mass_matrix(self, Q) -> np.ndarray:
+        return self.M
+
+    def forces(self, t, Q, V, gravity) -> np.ndarray:
+        if gravity is None:
+            return np.zeros(self.M.shape[:2])
+        return self.m[:, None] * np.asarray(gravity, dtype=float)

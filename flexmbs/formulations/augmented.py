@@ -40,11 +40,22 @@ from decimal import ROUND_DOWN, Decimal
 import numpy as np
 
 from ..lapack import lapack
+from ..lazy import LazyModule
 from .stabilization import RedundantConstraintError, stabilized_gamma
 
-__all__ = ["accelerations", "solve_saddle_point", "rounded_down", "RCOND_MIN"]
+__all__ = ["accelerations", "solve_saddle_point", "solve_block_saddle_point", "uses_block_mass", "rounded_down",
+           "RCOND_MIN", "BLOCK_SADDLE_MIN"]
+
+sparse = LazyModule("scipy.sparse")
 
 RCOND_MIN = 1e-13       # below: the saddle-point matrix is singular to working precision
+BLOCK_SADDLE_MIN = 200   # n_q + n_c from which a constrained system's saddle point is solved sparse (`uses_block_mass`)
+
+
+def splu(A):
+    """SuperLU factors of the sparse matrix A (scipy.sparse.linalg loads at its first use)."""
+    from scipy.sparse.linalg import splu as factor
+    return factor(A)
 
 
 def rounded_down(x: float, digits: int = 4) -> str:
@@ -92,11 +103,80 @@ def accelerations(system, t: float, q: np.ndarray, v: np.ndarray, alpha: float =
         If the saddle-point matrix is singular (redundant constraints, or a configuration
         where C_q loses rank).
     """
-    M = system.mass_matrix(q)
     Q = system.forces(t, q, v)
     Cq = system.jacobian(t, q)
     gamma = stabilized_gamma(system, t, q, v, Cq, alpha, beta)
-    return solve_saddle_point(M, Q, Cq, gamma, rcond_min=rcond_min, t=t)
+    if uses_block_mass(system):
+        return solve_block_saddle_point(system.mass_blocks(q), Q, Cq, gamma, rcond_min=rcond_min, t=t)
+    return solve_saddle_point(system.mass_matrix(q), Q, Cq, gamma, rcond_min=rcond_min, t=t)
+
+
+def uses_block_mass(system) -> bool:
+    """True when the accelerations are solved with the bodies' mass blocks (`solve_block_saddle_point`),
+    False for the dense saddle-point matrix (`solve_saddle_point`).
+
+    The one place that decides, for a system that gives its blocks (``mass_blocks``: every
+    `flexmbs.System`):
+
+    - no constraints (n_c = 0): always the blocks, q'' = M^-1 Q body by body (4 to 7 us for 10 to 300
+      point masses, against 0.07 to 35 ms for the dense LU);
+    - with constraints: the sparse saddle point from n_q + n_c >= `BLOCK_SADDLE_MIN` on; below, the
+      dense LU of the (n_q + n_c) matrix costs less than scipy's SuperLU (a fixed cost of about
+      0.5 ms: 0.09 ms against 0.48 ms for a chain of 2 rigid bodies, 0.31 against 0.80 ms for 10,
+      equal at 20 (n_q + n_c = 220), 5.5 against 1.5 ms for 40), and it keeps LAPACK's condition
+      estimate.
+
+    Measured by benchmarks/bench_contact_spheres.py ``--crossover`` (docs/benchmarks.md,
+    section 27).
+    """
+    if not hasattr(system, "mass_blocks"):
+        return False
+    return system.n_c == 0 or system.n_q + system.n_c >= BLOCK_SADDLE_MIN
+
+
+def solve_block_saddle_point(blocks, Q: np.ndarray, Cq: np.ndarray, gamma: np.ndarray,
+                             rcond_min: float = RCOND_MIN, t: float | None = None
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    """(q'', lam) of ``[[M, C_q^T], [C_q, 0]] [q''; lam] = [Q; gamma]`` without a dense M.
+
+    ``blocks`` is M as a `flexmbs.block_mass.BlockMass`.  Without constraints (n_c = 0) q'' = M^-1 Q
+    by the blocks, batched over the bodies of one kind (`BlockMass.solve`).  With constraints the
+    saddle-point matrix is assembled sparse (the blocks' entries and those of C_q) and factorised
+    by one sparse LU (SuperLU, `scipy.sparse.linalg.splu`): M may be singular where C_q takes its
+    null space out (Euler parameters), which a Schur complement C_q M^-1 C_q^T could not take.
+    Singularity: an exactly singular factor, or a ratio min|U_ii| / max|U_ii| of the LU's pivots
+    below ``rcond_min`` (a cheaper indicator than LAPACK's 1-norm estimate of `solve_saddle_point`,
+    the same order for these matrices), raises `RedundantConstraintError`.
+    """
+    n, m = blocks.n, Cq.shape[0]
+    if m == 0:
+        return blocks.solve(Q), np.zeros(0)
+    r, c, values = blocks.sparse_triplets()
+    ci, cj = np.nonzero(Cq)
+    cv = Cq[ci, cj]
+    A = sparse.csc_array((np.concatenate([values, cv, cv]),
+                          (np.concatenate([r, n + ci, cj]), np.concatenate([c, cj, n + ci]))), shape=(n + m, n + m))
+    try:
+        lu = splu(A)
+        pivots = np.abs(lu.U.diagonal())
+        rcond = float(pivots.min() / pivots.max())
+    except RuntimeError:                         # SuperLU: "Factor is exactly singular"
+        lu, rcond = None, 0.0
+    if not rcond >= rcond_min:
+        raise _singular(rcond, rcond_min, t, "ratio of the sparse LU's smallest to largest pivot")
+    x = lu.solve(np.concatenate([Q, gamma]))
+    return x[:n], x[n:]
+
+
+def _singular(rcond: float, rcond_min: float, t: float | None, measure: str) -> RedundantConstraintError:
+    """The error of a singular saddle-point matrix, with its ``measure`` of the condition ``rcond``."""
+    where = "" if t is None else f" at t = {t:.6g}"
+    return RedundantConstraintError(
+        f"The saddle-point matrix [[M, C_q^T], [C_q, 0]] of the augmented formulation is singular"
+        f"{where} ({measure} {rounded_down(rcond)}, below the limit {rcond_min:g}): "
+        "the constraint Jacobian C_q has dependent rows (redundant constraints, or a singular configuration), "
+        "or M is not positive definite on its null space. See System.mobility for the redundant "
+        "constraints; use solver='udwadia-kalaba' (pseudo-inverse) or remove them.")
 
 
 def solve_saddle_point(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.ndarray,
@@ -119,13 +199,7 @@ def solve_saddle_point(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.n
     lu, piv, info = getrf(A)
     rcond = 0.0 if info > 0 else gecon(lu, anorm, norm="1")[0]
     if not rcond >= rcond_min:           # also catches NaN
-        where = "" if t is None else f" at t = {t:.6g}"
-        raise RedundantConstraintError(
-            f"The saddle-point matrix [[M, C_q^T], [C_q, 0]] of the augmented formulation is singular"
-            f"{where} (reciprocal condition number {rounded_down(rcond)}, below the limit {rcond_min:g}): "
-            "the constraint Jacobian C_q has dependent rows (redundant constraints, or a singular configuration), "
-            "or M is not positive definite on its null space. See System.mobility for the redundant "
-            "constraints; use solver='udwadia-kalaba' (pseudo-inverse) or remove them.")
+        raise _singular(rcond, rcond_min, t, "reciprocal condition number")
     x, info = getrs(lu, piv, b)
     return x[:n], x[n:]
 

@@ -124,7 +124,6 @@ import operator
 import warnings
 
 import numpy as np
-from scipy.linalg import LinAlgWarning
 
 from ..formulations.base import forward_difference_jacobian
 from ..formulations.terms import DAETerm, ODETerm, index3_term
@@ -421,6 +420,7 @@ class RadauDAE(Integrator):
     def _factor(self, h: float):
         """The real and complex LUs of gamma/h M_full0 - J and (alpha + i beta)/h M_full0 - J."""
         if self._lu is None or self._lu[0] != h:
+            from scipy.linalg import LinAlgWarning                  # imported where used (startup)
             J, M_full = self._jac[:2]
             with warnings.catch_warnings():
                 warnings.simplefilter("error", LinAlgWarning)         # an exactly zero pivot

@@ -310,16 +310,12 @@ def case_main(name: str, doc: str, defaults: dict, help: dict, choices: dict, ch
     """The command line of a comparison case: parse, run one formulation or the table, print the
     summary (and ``report(summary)``, the case's own lines, when given); exit status 0 when every
     run finished.  ``run_time``: the case's ``RUN_TIME``."""
-    from flexmbs.case import command_line, parse_case_args, prepare_output, record_output
-    parser = command_line(name, doc, defaults, help=help, choices=choices, check=check, run_time=run_time)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    tic = time.perf_counter()
-    summary = run(out=out, **params)
-    record_output(out, before)
+    from flexmbs.case import run_command
+    summary, params, out, _, seconds = run_command(name, doc, run, argv, defaults, help=help, choices=choices,
+                                                   check=check, run_time=run_time)
     print_summary(summary)
     if report is not None:
         report(summary)
-    print(f"  wrote {out} in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out} in {seconds:.1f} s")
     runs = summary.values() if params["table"] else [summary]
     return 0 if all(s["status"] == "finished" for s in runs) else 1

@@ -53,7 +53,6 @@ step, the step taken h_used) and angles.png.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -61,8 +60,8 @@ import flexmbs as fm
 from flexmbs.bodies.loads import spring_to_ground, torque_load
 from flexmbs.analysis import output_times
 from flexmbs.bodies.planar import RigidBody2D, rotation_2d
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    recording_into, resolve, system_run_options, write_run
+from flexmbs.case import (check_parameters, recording_into, resolve, run_command, system_run_options,
+                          write_run_histories)
 from flexmbs.constraints.planar import PlanarRevolute
 from flexmbs.formulations.registry import system_methods
 from flexmbs.pipes import call_quietly
@@ -184,29 +183,22 @@ def run(out=None, **params):
         summary["meets_target"] = summary["error_0.03"] <= ACCURACY
     result = dict(t=res.t, q=q7, constraint_position=cpos, summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
-def write(result, out: Path, p: dict) -> None:
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """angles.png, drawn by `write_run_histories` when plots are wanted."""
     t = 1e3 * result["t"]
     panels = [("crank [rad]", [dict(t=t, y=result["q"][:, 0], label="beta"),
                                dict(t=t, y=result["q"][:, 1], label="Theta")]),
               ("links [rad]", [dict(t=t, y=result["q"][:, k], label=NAMES[k]) for k in range(2, 7)])]
-    plots.save(plots.history_panels(panels, title=f"Andrews' squeezer, {p['integrator']}", xlabel="t [ms]"),
-               out / "angles.png")
+    return {"angles.png": dict(panels=panels, title=f"Andrews' squeezer, {p['integrator']}", xlabel="t [ms]")}
 
 
 def main(argv=None):
-    parser = command_line("andrews_squeezer", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
-                          run_time=RUN_TIME)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("andrews_squeezer", __doc__, run, argv, DEFAULTS, help=HELP,
+                                            choices=CHOICES, check=check, run_time=RUN_TIME)
     s = result["summary"]
     print(f"Andrews' squeezer, {params['integrator']}: {s['status']}")
     print("  q(t = {:g}) = ({})".format(s["t_final"], ", ".join(f"{v:.10g}" for v in s["q_final"].values())))

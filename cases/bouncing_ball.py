@@ -34,15 +34,14 @@ the energy balance, the time per step) and height.png.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
 import flexmbs as fm
 from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBodyEP
-from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output, record_output,
-                          recording_into, resolve, system_run_options, write_run)
+from flexmbs.case import (check_parameters, recording_into, resolve, run_command, system_run_options,
+                          write_run_histories)
 from flexmbs.contact import Contact, ContactLaw, Plane, Sphere
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
@@ -129,28 +128,22 @@ def run(out=None, **params):
     result = dict(t=res.t, height=height, apex_times=t_apex, apex_heights=z_apex, apex_heights_ref=ref,
                   energy=res.energies["total"], W_damping=res.energies["W_damping"], summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
-def write(result, out: Path, p: dict) -> None:
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """height.png, drawn by `write_run_histories` when plots are wanted."""
     t = result["t"]
     panels = [("centre above the plane [m]", [dict(t=t, y=result["height"], label="height")]),
               ("energy [J]", [dict(t=t, y=result["energy"], label="T + V_g + U"),
                               dict(t=t, y=result["energy"] + result["W_damping"], label="... + W_damping")])]
-    plots.save(plots.history_panels(panels, title=f"bouncing ball, e = {p['restitution']}"), out / "height.png")
+    return {"height.png": dict(panels=panels, title=f"bouncing ball, e = {p['restitution']}")}
 
 
 def main(argv=None):
-    parser = command_line("bouncing_ball", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES,
-                          check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("bouncing_ball", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                            help=HELP, choices=CHOICES, check=check)
     s = result["summary"]
     print(f"bouncing ball, e = {s['parameters']['restitution']}, dropped from {s['parameters']['drop_height']} m "
           f"({s['parameters']['method']}): {s['status']}; {s['rebounds']} rebounds")

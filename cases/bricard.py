@@ -33,15 +33,14 @@ the step taken h_used) and p3.png.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
 import flexmbs as fm
 from flexmbs.bodies import RigidBodyEP
 from flexmbs.analysis import output_times
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    recording_into, resolve, system_run_options, write_run
+from flexmbs.case import (check_parameters, recording_into, resolve, run_command, system_run_options,
+                          write_run_histories)
 from flexmbs.constraints import Revolute
 from flexmbs.formulations.registry import system_methods
 from flexmbs.pipes import call_quietly
@@ -119,26 +118,21 @@ def run(out=None, **params):
                    max_constraint_position=float(cpos.max()))
     result = dict(t=res.t, P3=P3, energy=energy, constraint_position=cpos, summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
-def write(result, out: Path, p: dict) -> None:
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """p3.png, drawn by `write_run_histories` when plots are wanted."""
     t = result["t"]
     panels = [("P3 [m]", [dict(t=t, y=result["P3"][:, i], label=c) for i, c in enumerate("xyz")]),
               ("energy change [J]", [dict(t=t, y=result["energy"] - result["energy"][0], label="E - E(0)")])]
-    plots.save(plots.history_panels(panels, title=f"IFToMM A04: Bricard mechanism, {p['method']}"), out / "p3.png")
+    return {"p3.png": dict(panels=panels, title=f"IFToMM A04: Bricard mechanism, {p['method']}")}
 
 
 def main(argv=None):
-    parser = command_line("bricard", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("bricard", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME, help=HELP,
+                                            choices=CHOICES, check=check)
     s = result["summary"]
     m = s["mobility"]
     n_red = len(m["redundant"])

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -49,8 +48,7 @@ from flexmbs import control
 from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBodyEP
 from flexmbs.bodies.loads import torque_load
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    recording_into, resolve, write_run
+from flexmbs.case import check_parameters, recording_into, resolve, run_command, write_run_histories
 from flexmbs.constraints import Revolute
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
@@ -181,29 +179,23 @@ def run(out=None, **params):
                    kernel=res.metadata.get("kernel"))
     result = dict(t=res.t, angle=angle, reference=ref, torque=torque, rate=rate, summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
-def write(result, out: Path, p: dict) -> None:
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """tracking.png, drawn by `write_run_histories` when plots are wanted."""
     t = result["t"]
     panels = [("angle [rad]", [dict(t=t, y=result["angle"], label=p["control"]),
                                dict(t=t, y=result["reference"], label="reference", style="--")]),
               ("|angle - reference| [rad]", [dict(t=t, y=np.abs(result["angle"] - result["reference"]), label="error")]),
               ("torque [N m]", [dict(t=t, y=result["torque"], label="torque")])]
-    plots.save(plots.history_panels(panels, title="PD-controlled pendulum"), out / "tracking.png")
+    return {"tracking.png": dict(panels=panels, title="PD-controlled pendulum")}
 
 
 def main(argv=None):
-    parser = command_line("controlled_pendulum", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES,
-                          check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("controlled_pendulum", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                            help=HELP, choices=CHOICES, check=check)
     s = result["summary"]
     print(f"controlled pendulum, {s['control']} torque ({s['kernel']} path): {s['status']}")
     print(f"  tracking error max {s['max_error']:.3e} rad, RMS {s['rms_error']:.3e} rad; angle at t_end "

@@ -43,15 +43,14 @@ the number of steps, the time per step) and clearance.png.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
 import flexmbs as fm
 from flexmbs.analysis import output_times
 from flexmbs.bodies.planar import RigidBody2D
-from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output, record_output,
-                          recording_into, resolve, system_run_options, write_run)
+from flexmbs.case import (check_parameters, recording_into, resolve, run_command, system_run_options,
+                          write_run_histories)
 from flexmbs.constraints.driving import CoordinateDriver
 from flexmbs.constraints.planar import PlanarPrismatic, PlanarRevolute
 from flexmbs.contact import Contact, ContactLaw, Hole, Sphere
@@ -141,29 +140,22 @@ def run(out=None, **params):
                    impacts=int(np.sum((force[1:] > 0) & (force[:-1] == 0))))
     result = dict(t=res.t, theta=theta, x=x, x_ideal=ref, eccentricity=ecc, contact_force=force, summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
-def write(result, out: Path, p: dict) -> None:
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """clearance.png, drawn by `write_run_histories` when plots are wanted."""
     t = result["t"]
     panels = [("x - x_ideal [m]", [dict(t=t, y=result["x"] - result["x_ideal"], label="slider")]),
               ("journal eccentricity [m]", [dict(t=t, y=result["eccentricity"], label="eccentricity")]),
               ("contact force [N]", [dict(t=t, y=result["contact_force"], label="|F_n|")])]
-    plots.save(plots.history_panels(panels, title=f"slider-crank, clearance {p['clearance']} m"),
-               out / "clearance.png")
+    return {"clearance.png": dict(panels=panels, title=f"slider-crank, clearance {p['clearance']} m")}
 
 
 def main(argv=None):
-    parser = command_line("crank_clearance", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES,
-                          check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("crank_clearance", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                            help=HELP, choices=CHOICES, check=check)
     s = result["summary"]
     print(f"slider-crank with a {s['parameters']['clearance']} m clearance at the slider pin "
           f"({s['parameters']['method']}): {s['status']}; {s['impacts']} contact phases")

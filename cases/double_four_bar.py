@@ -42,7 +42,6 @@ h_used) and the plots b0.png (position and velocity against the exact solution) 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -52,8 +51,7 @@ from flexmbs.pipes import call_quietly
 from flexmbs.system import System
 from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.analysis import output_times
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    recording_into, resolve, write_run
+from flexmbs.case import check_parameters, recording_into, resolve, run_command, write_run_histories
 from flexmbs.constraints.planar import PlanarRevolute
 
 DEFAULTS = dict(n=2, length=1.0, mass=1.0, g=9.81, speed=1.0, t_end=10.0, h=2e-4, rho_inf=0.8,
@@ -177,7 +175,7 @@ def run(out=None, **params):
     result = dict(t=res.t, B0=B0, B0_velocity=B0v, B0_exact=B0e, B0_velocity_exact=B0ve, energy=energy,
                   constraint_position=cpos, mobility=mobility, sigma_min=sigma_min, summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
@@ -194,11 +192,9 @@ def target_errors(t, err, errv) -> dict:
                 meets_target=None if worst is None else bool(worst <= ACCURACY))
 
 
-def write(result, out: Path, p: dict) -> None:
-    """results.npz, summary.json and the plots."""
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """b0.png (the tip B0 against the exact motion) and error.png (its error and the smallest
+    singular value of C_q), drawn by `write_run_histories` when plots are wanted."""
     t = result["t"]
     panels = [(f"B0 {c} [m]", [dict(t=t, y=result["B0"][:, i], label="index3-alpha"),
                                 dict(t=t, y=result["B0_exact"][:, i], label="exact (1 DOF)", style="--")])
@@ -206,21 +202,16 @@ def write(result, out: Path, p: dict) -> None:
     panels += [(f"B0 velocity {c} [m/s]", [dict(t=t, y=result["B0_velocity"][:, i], label="index3-alpha"),
                                            dict(t=t, y=result["B0_velocity_exact"][:, i], label="exact (1 DOF)",
                                                 style="--")]) for i, c in enumerate("xy")]
-    plots.save(plots.history_panels(panels, title=f"IFToMM A02, N = {p['n']}: tip B0 of the first crank"),
-               out / "b0.png")
     err = np.abs(result["B0"] - result["B0_exact"]).max(axis=1)
-    plots.save(plots.history_panels([("|B0 - exact|_inf [m]", [dict(t=t, y=err, label="position error")]),
-                                     ("log10 sigma_min(C_q)", [dict(t=t, y=np.log10(result["sigma_min"]),
-                                                                    label="smallest singular value")])],
-                                    title=f"IFToMM A02, N = {p['n']}, h = {p['h']} s"), out / "error.png")
+    errors = [("|B0 - exact|_inf [m]", [dict(t=t, y=err, label="position error")]),
+              ("log10 sigma_min(C_q)", [dict(t=t, y=np.log10(result["sigma_min"]), label="smallest singular value")])]
+    return {"b0.png": dict(panels=panels, title=f"IFToMM A02, N = {p['n']}: tip B0 of the first crank"),
+            "error.png": dict(panels=errors, title=f"IFToMM A02, N = {p['n']}, h = {p['h']} s")}
 
 
 def main(argv=None):
-    parser = command_line("double_four_bar", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("double_four_bar", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                            help=HELP, check=check)
     s = result["summary"]
     print(f"double four-bar, N = {params['n']}, index3-alpha h = {params['h']}: {s['status']}")
     print(f"  B0(t = {s['t_final']:g}) = ({s['B0_final'][0]:.8f}, {s['B0_final'][1]:.8f}), exact "

@@ -47,8 +47,7 @@ import flexmbs
 from flexmbs import Material, System, simulate
 from flexmbs.bodies.corotational import CorotationalBeam2D, Node
 from flexmbs.pipes import call_quietly
-from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
-                          record_output, resolve, write_summary)
+from flexmbs.case import CaseError, check_parameters, resolve, run_command, write_summary
 from flexmbs.constraints.joints import Spherical
 from flexmbs.formulations.registry import system_formulation
 from flexmbs.formulations.supported_body import SupportedBody
@@ -252,19 +251,14 @@ def write(runs, out: Path, p: dict):
 
 
 def main(argv=None):
-    parser = command_line("flexible_pendulum", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
-                          run_time=RUN_TIME)
-    args, out, _ = parse_case_args(parser, argv)
-    tic = time.perf_counter()
-    out, before = prepare_output(out, parser=parser)
-    runs = run(out=out, **args)
-    record_output(out, before)
+    runs, args, out, _, seconds = run_command("flexible_pendulum", __doc__, run, argv, DEFAULTS, help=HELP,
+                                              choices=CHOICES, check=check, run_time=RUN_TIME)
     print(f"flexible pendulum: {args['elements']} elements, {args['integrator']}, h = {args['h']:g} s, "
           f"t_end = {args['t_end']:g} s")
     for name, r in runs.items():
         print(f"  {name:14s} {r['status']}: tip at t_end = ({r['tip'][-1, 0]:.4f}, {r['tip'][-1, 1]:.4f}) m, "
               f"max |E - E0| / (m g L / 2) = {r['energy_error']:.2e}, {r['n_steps']} steps in {r['seconds']:.2f} s")
-    print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out}/results.npz and plots in {seconds:.1f} s")
     return 0 if all(r["success"] for r in runs.values()) else 1
 
 

@@ -69,8 +69,7 @@ import numpy as np
 from flexmbs import Material, Mesh, Model, generate, run as run_model
 from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
 from flexmbs.bodies.loads import torque_load
-from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
-                          record_output, resolve, write_summary)
+from flexmbs.case import CaseError, check_parameters, resolve, run_command, write_summary
 from flexmbs.constraints import Fixed
 from flexmbs.elements import BeamEB3D, PlateMITC4
 from flexmbs.pipes import call_quietly
@@ -321,13 +320,8 @@ def write(out: Path, arrays: dict, summary: dict, p: dict) -> None:
 
 
 def main(argv=None):
-    parser = command_line("flexible_satellite", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, types=TYPES,
-                          choices=CHOICES, check=check)
-    args, out, _ = parse_case_args(parser, argv)
-    tic = time.perf_counter()
-    out, before = prepare_output(out, parser=parser)
-    s = run(out=out, **args)
-    record_output(out, before)
+    s, args, out, _, seconds = run_command("flexible_satellite", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                           help=HELP, types=TYPES, choices=CHOICES, check=check)
     print(f"flexible satellite: hub + 2 {args['panel']} panels of {s['modes']} modes ({s['panel_full_dofs']} -> "
           f"{s['panel_reduced_dofs']} DOFs each), spin {args['spin_rate']:g} rad/s, "
           f"{'slew torque ' + format(args['slew_torque'], 'g') + ' N m' if args['torque'] else 'no torque'}: "
@@ -338,7 +332,7 @@ def main(argv=None):
         r = s["reduction_error"]
         print(f"  reduced against full panels over {r['time_s']:g} s: tip deflection {r['panel_tip_deflection']:.2e}, "
               f"attitude error {r['hub_attitude_error']:.2e} of the full run's largest value")
-    print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out}/results.npz and plots in {seconds:.1f} s")
     return 0 if s["status"] == "finished" else 1
 
 

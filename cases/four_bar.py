@@ -34,7 +34,6 @@ References: R. L. Norton, Design of Machinery, 5th ed., McGraw-Hill (2012), sec.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import slider_crank  # noqa: E402  (shared output writer)
 
 from flexmbs import BeamEB2D, Material, run as run_model  # noqa: E402
-from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
-                          record_output, resolve)
+from flexmbs.case import CaseError, check_parameters, resolve, run_command  # noqa: E402
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
@@ -210,27 +208,23 @@ def run_coupled(out, p: dict, t_end: float):
 
 
 def main(argv=None):
-    parser = command_line("four_bar", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check,
-                          flags={"--undeformed-start": ("static_start", False)})
-    args, out, _ = parse_case_args(parser, argv)
-    tic = time.perf_counter()
-    out, before = prepare_output(out, parser=parser)
-    res, model, extras = run(out=out, **args)
-    record_output(out, before)
+    (res, model, extras), args, out, _, seconds = run_command(
+        "four_bar", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check,
+        flags={"--undeformed-start": ("static_start", False)})
     if args.get("coupled"):
         value, angle = slider_crank.peak(extras)
         print(f"four-bar, coupled: {args['elements']} elements, crank {args['crank_speed']:.4g} rad/s, index3-alpha "
               f"(h = {args['h_coupled']:g} s, rho_inf = {args['rho_inf']:g}): {res.status}")
         print(f"  peak mid-span deflection {1e6 * value:+.3f} um at crank angle {angle:.2f} deg "
               f"({res.stats['n_steps']} steps, solve {res.stats['solve_s']:.2f} s)")
-        print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+        print(f"  wrote {out}/results.npz and plots in {seconds:.1f} s")
         return 0 if res.success else 1
     value, angle = slider_crank.peak(extras)
     print(f"four-bar ({model.linkage.type.value}): {args['elements']} elements, crank {args['crank_speed']:.4g} "
           f"rad/s, {args['formulation']} + {args['integrator']}: {res.status}")
     print(f"  peak mid-span deflection {1e6 * value:+.3f} um at crank angle {angle:.2f} deg "
           f"({res.stats['n_steps']} steps, solve {res.stats['solve_s']:.2f} s)")
-    print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out}/results.npz and plots in {seconds:.1f} s")
     return 0 if res.success else 1
 
 

@@ -31,15 +31,14 @@ against the closed form, the creep bound, the energy balance, the time per step)
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
 import flexmbs as fm
 from flexmbs.analysis import output_times
 from flexmbs.bodies.planar import RigidBody2D
-from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output, record_output,
-                          recording_into, resolve, system_run_options, write_run)
+from flexmbs.case import (check_parameters, recording_into, resolve, run_command, system_run_options,
+                          write_run_histories)
 from flexmbs.contact import Box, Contact, ContactLaw, Plane
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
@@ -122,29 +121,22 @@ def run(out=None, **params):
     result = dict(t=res.t, s=s, s_ref=ref, energy=res.energies["total"], W_damping=res.energies["W_damping"],
                   summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
-def write(result, out: Path, p: dict) -> None:
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """slide.png, drawn by `write_run_histories` when plots are wanted."""
     t = result["t"]
     panels = [("slid down the incline [m]", [dict(t=t, y=result["s"], label="s"),
                                              dict(t=t, y=result["s_ref"], label="closed form")]),
               ("error [m]", [dict(t=t, y=result["s"] - result["s_ref"], label="s - closed form")])]
-    plots.save(plots.history_panels(panels, title=f"block on a {p['angle']} deg incline, mu = {p['mu']}"),
-               out / "slide.png")
+    return {"slide.png": dict(panels=panels, title=f"block on a {p['angle']} deg incline, mu = {p['mu']}")}
 
 
 def main(argv=None):
-    parser = command_line("incline_block", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES,
-                          check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("incline_block", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                            help=HELP, choices=CHOICES, check=check)
     s = result["summary"]
     p = s["parameters"]
     print(f"block on a {p['angle']} deg incline, mu = {p['mu']} (friction angle {s['friction_angle_deg']:.2f} deg, "

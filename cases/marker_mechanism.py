@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +45,7 @@ import slider_crank  # noqa: E402
 
 from flexmbs import run as run_model  # noqa: E402
 from flexmbs.analysis import output_times  # noqa: E402
-from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
-                          record_output, resolve, write_summary)
+from flexmbs.case import CaseError, check_parameters, resolve, run_command, write_summary  # noqa: E402
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.markers import marker_motion, read_markers  # noqa: E402
@@ -223,19 +221,10 @@ def write(res, model, extras, out: Path, p: dict):
 
 
 def main(argv=None):
-    parser = command_line("marker_mechanism", __doc__, DEFAULTS, help=HELP, choices=CHOICES, types=TYPES,
-                          check=check, flags={"--undeformed-start": ("static_start", False)}, run_time=RUN_TIME)
-    args, out, _ = parse_case_args(parser, argv)
-    tic = time.perf_counter()
-    existed = out.is_dir()
-    out, before = prepare_output(out, parser=parser)
-    try:
-        res, model, extras = run(out=out, **args)
-    except CaseError as err:                   # the interval, known once the records are read
-        if not existed and not any(out.iterdir()):
-            out.rmdir()
-        parser.error(f"argument --{err.key.replace('_', '-')}: {err.detail}")
-    record_output(out, before)
+    # a CaseError of run (the interval, known once the records are read) ends it as a bad option
+    (res, model, extras), args, out, _, seconds = run_command(
+        "marker_mechanism", __doc__, run, argv, DEFAULTS, help=HELP, choices=CHOICES, types=TYPES, check=check,
+        flags={"--undeformed-start": ("static_start", False)}, run_time=RUN_TIME)
     rep = extras["_report"]
     w = extras["midspan_deflection"]
     print(f"marker-driven beam: {args['elements']} elements, {args['formulation']} + {args['integrator']}, "
@@ -248,7 +237,7 @@ def main(argv=None):
         e = rep["errors_vs_exact_kinematics"]
         print("  against the exact kinematics (relative to peaks): "
               + ", ".join(f"{k} {v:.2%}" for k, v in e.items()))
-    print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out}/results.npz and plots in {seconds:.1f} s")
     return 0 if res.success else 1
 
 

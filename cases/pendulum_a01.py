@@ -34,7 +34,6 @@ taken h_used) and p1.png.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 from scipy.special import ellipj, ellipk
@@ -42,8 +41,8 @@ from scipy.special import ellipj, ellipk
 import flexmbs as fm
 from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.analysis import output_times
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, \
-    recording_into, resolve, system_run_options, write_run
+from flexmbs.case import (check_parameters, recording_into, resolve, run_command, system_run_options,
+                          write_run_histories)
 from flexmbs.constraints.planar import PlanarRevolute
 from flexmbs.formulations.registry import system_methods
 from flexmbs.pipes import call_quietly
@@ -114,29 +113,24 @@ def run(out=None, **params):
     result = dict(t=res.t, P1=P1, P1_velocity=P1v, P1_exact=P1e, energy=energy, constraint_position=cpos,
                   summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
-def write(result, out: Path, p: dict) -> None:
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """p1.png, drawn by `write_run_histories` when plots are wanted."""
     t = result["t"]
     panels = [(f"P1 {c} [m]", [dict(t=t, y=result["P1"][:, i], label=p["integrator"]),
                                 dict(t=t, y=result["P1_exact"][:, i], label="closed form", style="--")])
               for i, c in enumerate("xy")]
     panels.append(("|P1 - exact|_inf [m]", [dict(t=t, y=np.abs(result["P1"] - result["P1_exact"]).max(axis=1),
                                                  label="error")]))
-    plots.save(plots.history_panels(panels, title="IFToMM A01: simple pendulum"), out / "p1.png")
+    return {"p1.png": dict(panels=panels, title="IFToMM A01: simple pendulum")}
 
 
 def main(argv=None):
-    parser = command_line("pendulum_a01", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("pendulum_a01", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                            help=HELP, choices=CHOICES, check=check)
     s = result["summary"]
     print(f"pendulum A01, {params['integrator']}: {s['status']}")
     print(f"  P1(t = {s['t_final']:g}) = ({s['P1_final'][0]:.9f}, {s['P1_final'][1]:.9f}), closed form "

@@ -44,7 +44,6 @@ frequencies, the body's peak rise and the time per step), and response.png.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import scipy.linalg
@@ -52,8 +51,8 @@ import scipy.linalg
 import flexmbs as fm
 from flexmbs.analysis import output_times
 from flexmbs.bodies import PointMass
-from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output, record_output,
-                          recording_into, resolve, system_run_options, write_run)
+from flexmbs.case import (check_parameters, recording_into, resolve, run_command, system_run_options,
+                          write_run_histories)
 from flexmbs.forces import SpringDamper
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
@@ -144,14 +143,12 @@ def run(out=None, **params):
     result = dict(t=res.t, y_s=y_s, y_u=y_u, y_s_ref=ref[:, 0], y_u_ref=ref[:, 1], energy=energy,
                   W_damping=res.energies["W_damping"], summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
-def write(result, out: Path, p: dict) -> None:
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """response.png, drawn by `write_run_histories` when plots are wanted."""
     t = result["t"]
     panels = [("rise above equilibrium [m]",
                [dict(t=t, y=result["y_s"], label="body y_s"), dict(t=t, y=result["y_u"], label="wheel y_u"),
@@ -159,17 +156,12 @@ def write(result, out: Path, p: dict) -> None:
                 dict(t=t, y=result["y_u_ref"], label="wheel, closed form")]),
               ("error [m]", [dict(t=t, y=result["y_s"] - result["y_s_ref"], label="body"),
                              dict(t=t, y=result["y_u"] - result["y_u_ref"], label="wheel")])]
-    plots.save(plots.history_panels(panels, title=f"quarter-car over a {p['step']} m step, {p['method']}"),
-               out / "response.png")
+    return {"response.png": dict(panels=panels, title=f"quarter-car over a {p['step']} m step, {p['method']}")}
 
 
 def main(argv=None):
-    parser = command_line("quarter_car", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES,
-                          check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("quarter_car", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                            help=HELP, choices=CHOICES, check=check)
     s = result["summary"]
     f = s["frequencies_hz"]
     print(f"quarter-car over a {s['parameters']['step']} m step ({s['parameters']['method']}): {s['status']}; "

@@ -33,7 +33,6 @@ needed and the time per step), and response.png.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -41,8 +40,8 @@ import flexmbs as fm
 from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBody2D
 from flexmbs.bodies.loads import torque_load
-from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output, record_output,
-                          recording_into, resolve, system_run_options, write_run)
+from flexmbs.case import (check_parameters, recording_into, resolve, run_command, system_run_options,
+                          write_run_histories)
 from flexmbs.constraints import CoordinateDriver, VelocityConstraint
 from flexmbs.pipes import call_quietly
 from flexmbs.system import System
@@ -109,29 +108,22 @@ def run(out=None, **params):
     result = dict(t=res.t, x=x, x_ref=x_ref, phi=phi, energy=res.energies["total"], W_loads=res.energies["W_loads"],
                   summary=summary)
     if out is not None:
-        write(result, Path(out), p)
+        write_run_histories(out, result, p, history_figures)
     return result
 
 
-def write(result, out: Path, p: dict) -> None:
-    if not write_run(out, result, p):
-        return
-    from flexmbs import plots
+def history_figures(result, p: dict) -> dict:
+    """response.png, drawn by `write_run_histories` when plots are wanted."""
     t = result["t"]
     panels = [("centre displacement x [m]", [dict(t=t, y=result["x"], label="x"),
                                              dict(t=t, y=result["x_ref"], label="a t^2 / 2")]),
               ("error [m]", [dict(t=t, y=result["x"] - result["x_ref"], label="x - a t^2 / 2")])]
-    plots.save(plots.history_panels(panels, title=f"disk rolling under {p['torque']} N m, {p['method']}"),
-               out / "response.png")
+    return {"response.png": dict(panels=panels, title=f"disk rolling under {p['torque']} N m, {p['method']}")}
 
 
 def main(argv=None):
-    parser = command_line("rolling_disk", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES,
-                          check=check)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    result = run(out=out, **params)
-    record_output(out, before)
+    result, params, out, _, _ = run_command("rolling_disk", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                            help=HELP, choices=CHOICES, check=check)
     s = result["summary"]
     print(f"disk rolling under a torque ({s['parameters']['method']}): {s['status']}; a = tau / (r (m + I/r^2)) = "
           f"{s['acceleration']:.6g} m/s^2")

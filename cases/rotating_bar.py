@@ -30,14 +30,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import contextlib
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from flexmbs import Bar2, Material, Model, NodalLoad, generate, natural_frequencies, run as run_model
-from flexmbs.case import (check_parameters, command_line, parse_case_args, prepare_output,
-                          record_output, resolve, write_summary)
+from flexmbs.case import check_parameters, resolve, run_command, write_summary
 from flexmbs.formulations import FORMULATIONS
 from flexmbs.integrators import INTEGRATORS
 from flexmbs.integrators.exact import reference_error
@@ -145,12 +143,8 @@ def _summary(main, out: Path, p: dict):
 
 
 def main(argv=None):
-    parser = command_line("rotating_bar", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
-    args, out, _ = parse_case_args(parser, argv)
-    tic = time.perf_counter()
-    out, before = prepare_output(out, parser=parser)
-    runs = run(out=out, **args)
-    record_output(out, before)
+    runs, args, out, _, seconds = run_command("rotating_bar", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME,
+                                              help=HELP, choices=CHOICES, check=check)
     main_run = runs["damped" if "damped" in runs else "undamped"]
     tol = "" if args["integrator"] == "exact" else f" (rtol {args['rtol']:g})"
     print(f"rotating bar: {args['elements']} elements, Omega = {args['omega']} rad/s, "
@@ -161,7 +155,7 @@ def main(argv=None):
               f"solve {r.stats['solve_s']:.3f} s")
     print(f"  static centrifugal tip elongation (closed form): "
           f"{1e6 * static_elongation(args['length'], args['length'], args['mass'], args['area'], args['youngs'], args['omega']):.4f} µm")
-    print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out}/results.npz and plots in {seconds:.1f} s")
     return 0 if main_run.success else 1
 
 

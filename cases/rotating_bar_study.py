@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.case import check_parameters, resolve, run_command
 from flexmbs.pipes import call_quietly
 from flexmbs.sweep import case_id, sweep
 
@@ -110,17 +109,11 @@ def _plot(runs, out: Path):
 
 
 def main(argv=None):
-    parser = command_line("rotating_bar_study", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, check=check)
-    a, out, options = parse_case_args(parser, argv)
-    if not options.verbose:
-        logging.getLogger().setLevel(logging.WARNING)
-    tic = time.perf_counter()
-    out, before = prepare_output(out, clear=not RESUMES, parser=parser)
-    rows = run(out=out, **a)
-    record_output(out, before)
+    rows, _, out, _, seconds = run_command("rotating_bar_study", __doc__, run, argv, DEFAULTS, clear=not RESUMES,
+                                           quiet=logging.WARNING, run_time=RUN_TIME, help=HELP, check=check)
     failed = [r for r in rows if r["status"] != "finished"]
     print(f"rotating bar study: {len(rows)} cases, {len(failed)} not finished, "
-          f"{time.perf_counter() - tic:.1f} s; wrote {out}/summary.csv and fig9..fig14 PNGs")
+          f"{seconds:.1f} s; wrote {out}/summary.csv and fig9..fig14 PNGs")
     return 1 if failed else 0
 
 

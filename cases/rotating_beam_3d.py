@@ -34,14 +34,12 @@ if __name__ == "__main__":       # before numpy loads: the small dense LUs run f
 
 import json  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from flexmbs import BeamEB3D, Material, Model, NodalLoad, generate, run as run_model  # noqa: E402
-from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,  # noqa: E402
-                          record_output, resolve, write_summary)
+from flexmbs.case import CaseError, check_parameters, resolve, run_command, write_summary  # noqa: E402
 from flexmbs.formulations import FORMULATIONS  # noqa: E402
 from flexmbs.integrators import INTEGRATORS  # noqa: E402
 from flexmbs.modal import static_solution  # noqa: E402
@@ -160,13 +158,8 @@ def write(res, model: Model, out: Path, p: dict):
 
 
 def main(argv=None):
-    parser = command_line("rotating_beam_3d", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
-                          run_time=RUN_TIME)
-    p, out, _ = parse_case_args(parser, argv)
-    tic = time.perf_counter()
-    out, before = prepare_output(out, parser=parser)
-    res = run(out=out, **p)
-    record_output(out, before)
+    res, p, out, _, seconds = run_command("rotating_beam_3d", __doc__, run, argv, DEFAULTS, help=HELP,
+                                          choices=CHOICES, check=check, run_time=RUN_TIME)
     s = json.loads((out / "summary.json").read_text())
     print(f"3D rotating beam: Omega_s = {p['omega_s']:g} rad/s, T_s = {p['t_s']:g} s, {p['elements']} elements, "
           f"flapwise tip load {p['tip_load']:g} N, {p['formulation']} + {res.metadata['method']}: {res.status}")
@@ -174,7 +167,7 @@ def main(argv=None):
           f"{s['tip_v_end']:.4f} m (quasi-static {s['quasi_static_tip_v_end']:.4f} m)")
     print(f"  flapwise tip w:  max {s['tip_w_max']:.4f} m; at t_end {s['tip_w_end']:.4f} m (quasi-static "
           f"{s['quasi_static_tip_w_end']:.4f} m; at rest F L^3 / (3 EI) = {s['static_tip_w_at_rest']:.4f} m)")
-    print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out}/results.npz and plots in {seconds:.1f} s")
     return 0 if res.success else 1
 
 

@@ -45,14 +45,13 @@ from __future__ import annotations
 
 import csv
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from flexmbs import BeamEB3D, Material, Model, generate
 from flexmbs.campbell import campbell_diagram, time_scale
-from flexmbs.case import check_parameters, command_line, parse_case_args, prepare_output, record_output, resolve
+from flexmbs.case import check_parameters, resolve, run_command
 from flexmbs.motion import ConstantRotation
 from flexmbs.pipes import call_quietly
 
@@ -202,12 +201,8 @@ def write(result, diagrams, out: Path, p: dict):
 
 
 def main(argv=None):
-    parser = command_line("rotating_beam_modes", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, check=check)
-    args, out, _ = parse_case_args(parser, argv)
-    tic = time.perf_counter()
-    out, before = prepare_output(out, parser=parser)
-    result = run(out=out, **args)
-    record_output(out, before)
+    result, args, out, _, seconds = run_command("rotating_beam_modes", __doc__, run, argv, DEFAULTS,
+                                                run_time=RUN_TIME, help=HELP, check=check)
     print(f"rotating beam modes: {args['elements']} elements, hub ratio {args['hub_ratio']:g}, "
           f"gamma 0 to {result['gamma'][-1]:g}; chordwise column `lambda` without Coriolis coupling")
     worst = {}
@@ -224,7 +219,7 @@ def main(argv=None):
     print(f"  at gamma = {gmax:g}: flap {np.round(result['flap'][-1], 4).tolist()}, chord "
           f"{np.round(result['chord'][-1], 4).tolist()}, chord with Coriolis "
           f"{np.round(result['chord_coriolis'][-1], 4).tolist()}")
-    print(f"  wrote {out}/campbell.csv and plots in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out}/campbell.csv and plots in {seconds:.1f} s")
     return 0
 
 

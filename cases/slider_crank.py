@@ -76,8 +76,7 @@ import numpy as np
 from flexmbs import BeamEB2D, Material, Model, generate, run as run_model
 from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
 from flexmbs.analysis import output_times
-from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
-                          record_output, resolve, write_summary)
+from flexmbs.case import CaseError, check_parameters, resolve, run_command, write_summary
 from flexmbs.constraints import AngleDriver, Joint, Revolute, Spherical
 from flexmbs.formulations import FORMULATIONS
 from flexmbs.integrators import INTEGRATORS
@@ -645,22 +644,16 @@ def write_coupled(res, body: str, extras, out: Path, p: dict, title="Coupled sli
 
 
 def main(argv=None):
-    parser = command_line("slider_crank", __doc__, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
-    args, out, _ = parse_case_args(parser, argv)
-    tic = time.perf_counter()
-    out, before = prepare_output(out, parser=parser)
-    given = " ".join(sys.argv[1:] if argv is None else argv).replace("-", "_")
-    if args.get("rod") == "solid" and "degrees_out" not in given:       # the solid's outputs: SOLID_DEGREES_OUT
-        args = {k: v for k, v in args.items() if k != "degrees_out"}
-    res, model, extras = run(out=out, **args)
-    record_output(out, before)
+    # run gets the parameters given only: with rod=solid and no --degrees-out, outputs every SOLID_DEGREES_OUT
+    (res, model, extras), args, out, _, seconds = run_command(
+        "slider_crank", __doc__, run, argv, DEFAULTS, run_time=RUN_TIME, help=HELP, choices=CHOICES, check=check)
     if args.get("coupled") and args.get("table"):
         for r in extras["table"]:
             error = "" if r["peak_error"] is None else f", peak error {r['peak_error']:.1e}"
             print(f"{r['formulation']:>20} ({r['solver']}, {r['step']}): {r['status']}, peak {r['peak_mm']:+.6f} mm"
                   f"{error}, energy balance {r['energy_balance_J']:.1e} J, |C| {r['constraint_violation']:.1e}, "
                   f"{r['equations']} equations, CPU {r['cpu_s']:.1f} s")
-        print(f"  wrote {out}/formulations.csv and .md in {time.perf_counter() - tic:.1f} s")
+        print(f"  wrote {out}/formulations.csv and .md in {seconds:.1f} s")
         return 0 if all(r["status"] == "finished" for r in extras["table"]) else 1
     if args.get("coupled"):
         value, angle = peak(extras)
@@ -684,7 +677,7 @@ def main(argv=None):
                   f"driven, first {e['degrees']:g} deg): mid-span deflection {e['midspan_error']:.2e} of the full "
                   f"run's peak {1e3 * e['peak_full_m']:.4f} mm (full {e['full_cpu_s']:.1f} s CPU, reduced "
                   f"{e['reduced_cpu_s']:.1f} s)")
-        print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+        print(f"  wrote {out}/results.npz and plots in {seconds:.1f} s")
         return 0 if res.success else 1
     value, angle = peak(extras)
     print(f"slider-crank: {args['elements']} elements, crank {args['crank_speed']} rad/s, "
@@ -694,7 +687,7 @@ def main(argv=None):
     if "error_estimate" in extras:
         print(f"  error estimate of the mid-span deflection (Richardson, h against 2 h): "
               f"{extras['error_estimate']:.1e} of the peak")
-    print(f"  wrote {out}/results.npz and plots in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out}/results.npz and plots in {seconds:.1f} s")
     return 0 if res.success else 1
 
 

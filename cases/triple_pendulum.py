@@ -57,8 +57,8 @@ import numpy as np
 import flexmbs as fm
 from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
-from flexmbs.case import (CaseError, check_parameters, command_line, parse_case_args, prepare_output,
-                          record_output, recording_into, resolve, system_run_options, write_results)
+from flexmbs.case import (CaseError, check_parameters, recording_into, resolve, run_command, system_run_options,
+                          write_results)
 from flexmbs.constraints import Spherical
 from flexmbs.formulations.index1 import SOLVERS
 from flexmbs.formulations.registry import INDEX3_METHODS, system_methods
@@ -242,13 +242,8 @@ def run(out=None, **params):
 
 
 def main(argv=None):
-    parser = command_line("triple_pendulum", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check,
-                          run_time=RUN_TIME)
-    params, out, _ = parse_case_args(parser, argv)
-    out, before = prepare_output(out)
-    tic = time.perf_counter()
-    summary = run(out=out, **params)
-    record_output(out, before)
+    summary, params, out, _, seconds = run_command("triple_pendulum", __doc__, run, argv, DEFAULTS, help=HELP,
+                                                   choices=CHOICES, check=check, run_time=RUN_TIME)
     if params["table"]:
         print((out / "table2.md").read_text())
         print((out / "table3.md").read_text())
@@ -260,7 +255,7 @@ def main(argv=None):
         print(f"  max |C| = {s['max_constraint_position']:.2e}, max |C'| = {s['max_constraint_velocity']:.2e}, "
               f"max |E - E0| = {s['max_energy_error']:.2e} J")
         ok = s["status"] == "finished"
-    print(f"  wrote {out} in {time.perf_counter() - tic:.1f} s")
+    print(f"  wrote {out} in {seconds:.1f} s")
     return 0 if ok else 1
 
 

@@ -6,12 +6,17 @@ default value) and ``run(out=None, **params)``; it may have ``check(params)``, w
 
 .. code:: python
 
-    from flexmbs.case import command_line, parse_case_args
+    from flexmbs.case import run_command
 
     def main(argv=None):
-        parser = command_line("rotating_bar", __doc__, DEFAULTS, help=HELP, choices=CHOICES, check=check)
-        params, out, options = parse_case_args(parser, argv)
-        runs = run(out=out, **params)
+        runs, params, out, options, seconds = run_command("rotating_bar", __doc__, run, argv, DEFAULTS,
+                                                          help=HELP, choices=CHOICES, check=check)
+        ...                                 # the case's own printed lines
+
+`run_command(name, description, run, argv, defaults, *, clear=True, quiet=None, **options)` is
+the whole prologue of a case's ``main``: `command_line`, `parse_case_args`, `prepare_output`,
+``run(out=out, **given)`` (the parameters given on the command line), `record_output`; it
+returns a `CaseRun` ``(result, params, out, options, seconds)``.  The steps below are its parts.
 
 `command_line(name, description, defaults, *, help=None, choices=None, types=None, flags=None,
 check=None, run_time=None)` returns an `argparse.ArgumentParser` (whose description says the
@@ -52,9 +57,13 @@ names the parameter the user set, not the library argument it becomes.
 choice of integrator (formulation, step or tolerances), and `recording_into(out)` streams the
 runs of a case into DIR/results.h5 (the CLI's recording when it runs the case).
 
-`prepare_output(out, written)` makes the output directory and clears the previous run's files
+`prepare_output(out, clear=True, parser=None)` makes the output directory and clears the previous run's files
 (only those a run listed in ``DIR/.flexmbs_files``, never a user's own files) and says so;
 `record_output(out, before)` lists the files the run wrote in that manifest.
+
+`write_run_histories(out, result, p, figures)` writes one run's results.npz and summary.json
+(`write_run`) and, when plots are wanted, the time histories ``figures(result, p)`` names
+(file name -> arguments of `flexmbs.plots.history_panels`).
 """
 from __future__ import annotations
 
@@ -62,14 +71,17 @@ import argparse
 import logging
 import math
 import os
+import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from .parameters import FALSE, TRUE, ParameterError, _coerce, _short, _type_name
 
-__all__ = ["CaseError", "command_line", "parse_case_args", "check_parameters", "check_output_dir",
-           "prepare_output", "record_output", "resolve", "write_summary", "write_results", "MANIFEST",
+__all__ = ["CaseError", "CaseRun", "run_command", "command_line", "parse_case_args", "check_parameters", "check_output_dir",
+           "prepare_output", "record_output", "resolve", "write_summary", "write_results", "write_run",
+           "write_run_histories", "MANIFEST",
            "system_run_options", "recording_into"]
 
 log = logging.getLogger("flexmbs.case")
@@ -202,6 +214,12 @@ def parse_case_args(parser: CaseParser, argv=None) -> tuple[dict, Path, argparse
     Exits with status 2 and a message naming the option for a value of the wrong type, a value
     ``check`` refuses, or an ``--out`` that is a file or cannot be created; nothing is written.
     """
+    _, params, out, options = _parse_given(parser, argv)
+    return params, out, options
+
+
+def _parse_given(parser: CaseParser, argv) -> tuple[dict, dict, Path, argparse.Namespace]:
+    """`parse_case_args` and, first, the parameters given on the command line (no defaults)."""
     ns = vars(parser.parse_args(argv))
     given = {k: ns.pop(k) for k in list(ns) if k in parser.defaults}
     params = {**parser.defaults, **given}
@@ -228,7 +246,62 @@ def parse_case_args(parser: CaseParser, argv=None) -> tuple[dict, Path, argparse
     logging.basicConfig(level=level, format="%(message)s")
     from . import progress
     progress.for_program()              # a bar on a terminal, a line every few seconds in a log
-    return params, out, options
+    return given, params, out, options
+
+
+class CaseRun(NamedTuple):
+    """One run of a case from its command line (`run_command`)."""
+
+    result: object              # what the case's ``run`` returned
+    params: dict                # every parameter: the defaults and the values given
+    out: Path                   # the output directory
+    options: argparse.Namespace  # verbose, plots and the case's own options
+    seconds: float              # wall time from making ``out`` to listing the files written
+
+
+def run_command(name: str, description: str, run, argv, defaults: dict, *, clear: bool = True,
+                quiet: int | None = None, **command_line_options) -> CaseRun:
+    """The command line of case ``name``: parse ``argv``, make the output directory, ``run``, list
+    the files written.
+
+    The steps every case's ``main(argv)`` takes: the parser `command_line(name, description,
+    defaults, **command_line_options)`; `parse_case_args` (bad input ends the program, status 2,
+    nothing written); `prepare_output` (``clear=False``: keep the previous run's files, for a case
+    that resumes); ``run(out=out, **given)`` with the parameters given on the command line only,
+    as ``flexmbs run NAME --set KEY=VALUE`` passes them (the case's `resolve` adds the defaults,
+    and the case can tell a value given from a default); `record_output`.  With ``quiet`` (a
+    `logging` level) and no ``-v``, the "flexmbs" logger is held at that level during the run
+    (restored after it: ``main`` may run inside another program).  A `CaseError` that ``run``
+    raises (a value found bad only once the run has read its inputs) ends the program like a
+    bad option, and removes the output directory if this run made it and left it empty.
+
+    Returns
+    -------
+    CaseRun
+        ``(result, params, out, options, seconds)``: what ``run`` returned, every parameter,
+        the output directory, the options (verbose, plots, the case's own) and the wall time of
+        the run and its output.
+    """
+    parser = command_line(name, description, defaults, **command_line_options)
+    given, params, out, options = _parse_given(parser, argv)
+    tic = time.perf_counter()
+    existed = out.is_dir()
+    out, before = prepare_output(out, clear=clear, parser=parser)
+    flexmbs_log = logging.getLogger("flexmbs")
+    level = flexmbs_log.level
+    if quiet is not None and not options.verbose:
+        flexmbs_log.setLevel(quiet)
+    try:
+        result = run(out=out, **given)
+    except CaseError as err:
+        if not existed and not any(out.iterdir()):
+            out.rmdir()
+        opt = _option(err.key) if err.key in defaults else err.key
+        parser.error(f"argument {opt}: {err.detail}")
+    finally:
+        flexmbs_log.setLevel(level)
+    record_output(out, before)
+    return CaseRun(result, params, out, options, time.perf_counter() - tic)
 
 
 # ---------------------------------------------------------------------------------- value checks
@@ -349,6 +422,21 @@ def write_run(out, result: dict, p: dict) -> bool:
     True when plots are wanted: option ``plots`` on and at least two outputs."""
     write_results(out, {k: v for k, v in result.items() if k != "summary"}, result["summary"])
     return bool(p.get("plots", True)) and len(result["t"]) >= 2
+
+
+def write_run_histories(out, result: dict, p: dict, figures) -> None:
+    """`write_run` of one run's ``result``, then, when plots are wanted, its time histories:
+    ``figures(result, p)`` -> {file name: keyword arguments of `flexmbs.plots.history_panels`
+    (``panels``, ``title``, ``xlabel``)}, each drawn into DIR/<file name>.
+
+    ``figures`` is called only when plots are wanted (option ``plots`` on and at least two
+    outputs), so that a run without plots neither imports matplotlib nor builds the curves.
+    """
+    if not write_run(out, result, p):
+        return
+    from . import plots
+    for name, panels in figures(result, p).items():
+        plots.save(plots.history_panels(**panels), Path(out) / name)
 
 
 def system_run_options(method: str, *, h: float, rtol: float, atol: float | None = None,

@@ -144,7 +144,7 @@ def check(p: dict) -> None:
                                                              "h", "dt_out"), nonnegative=("g", "kd", "theta_1"))
     if p["theta_1"] > math.pi / 2:
         from flexmbs.case import CaseError
-        raise CaseError(f"`theta_1` must be at most pi/2 (the static balance is then unique), got {p['theta_1']!r}")
+        raise CaseError("theta_1", f"must be at most pi/2 (the static balance is then unique), got {p['theta_1']!r}")
 
 
 def run(out=None, **params):

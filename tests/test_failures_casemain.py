@@ -109,3 +109,13 @@ def test_a_run_without_plots_imports_no_matplotlib(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[1])
     assert done.stdout.strip() == "False"
+
+
+def test_controlled_pendulums_start_angle_above_pi_over_2_is_named(tmp_path, capsys):
+    """`check` of cases/controlled_pendulum.py raised CaseError with one argument (a TypeError); now the
+    parameter and the reason."""
+    from flexmbs.cli import main
+    rc = main(["run", "controlled_pendulum", "--set", "theta_1=2", "--out", str(tmp_path / "o")])
+    assert rc == 2
+    assert ("parameter 'theta_1' of case controlled_pendulum: must be at most pi/2 (the static balance is then "
+            "unique), got 2.0") in capsys.readouterr().err

@@ -125,7 +125,9 @@ def rayleigh_coefficients(zeta: float, omega_1: float, omega_2: float) -> tuple[
     return alpha, beta
 
 
-def _operator(A, dense: bool):
+def as_operator(A, dense: bool):
+    """A sparse matrix as the operator a Model multiplies with: a dense array for small models
+    (``dense``), else CSR (`ImportedModel` takes the same choice)."""
     return A.toarray() if dense else sparse.csr_array(A)
 
 
@@ -262,17 +264,17 @@ class Model:
         self.static_displacements = None          # K^-1 of the unit pre-stress cases, if solved
         if self.stiffening:
             self._build_geometric_stiffness(asm, explicit=stiffening is not None, solver=prestress_solver)
-        self.M_op = _operator(self.M, dense)
-        self.K_op = _operator(self.K, dense)
+        self.M_op = as_operator(self.M, dense)
+        self.K_op = as_operator(self.K, dense)
         self.C_op = None
         if self.damping is not None and any(self.damping):
             alpha, beta = self.damping
             self.C_damp = sparse.csr_array(alpha * self.M + beta * self.K)
-            self.C_op = _operator(self.C_damp, dense)
+            self.C_op = as_operator(self.C_damp, dense)
         else:
             self.C_damp = sparse.csr_array((self.n_dofs, self.n_dofs))
-        self.S_op = {k: _operator(v, dense) for k, v in self.inv.S.items()}
-        self.G_op = [None if Gi is None else _operator(Gi, dense) for Gi in self.inv.G]
+        self.S_op = {k: as_operator(v, dense) for k, v in self.inv.S.items()}
+        self.G_op = [None if Gi is None else as_operator(Gi, dense) for Gi in self.inv.G]
         self.m_O = self.inv.m_O                  # (3, n)
         self.d = self.inv.d                      # (3, 3, n)
         self.g = self.inv.g                      # (3, n)
@@ -510,7 +512,7 @@ class Model:
             if size > 1e-12 * largest:
                 self._Kg_keys.append(key)
                 self._Kg.append(Kg)
-        self._Kg_op = [_operator(Kg, self.dense) for Kg in self._Kg]
+        self._Kg_op = [as_operator(Kg, self.dense) for Kg in self._Kg]
         if not self._Kg:
             self.stiffening = False
 

@@ -297,7 +297,7 @@ def rotation_of_vectors(u) -> np.ndarray:
     return out
 
 
-def _check_identity(body, name, mass, loads) -> None:
+def check_identity(body, name, mass, loads) -> None:
     """Set body.name, body.loads and body.mass after checking them (ValueError naming the argument)."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"a body needs a nonempty string `name`, got {name!r}")
@@ -405,7 +405,7 @@ class RigidBody(Body):
     def __init__(self, name: str, mass: float, inertia, *, position=(0.0, 0.0, 0.0), orientation=None,
                  centroid=(0.0, 0.0, 0.0), inertia_at: str = "centroid", velocity=(0.0, 0.0, 0.0),
                  angular_velocity=(0.0, 0.0, 0.0), loads=()):
-        _check_identity(self, name, mass, loads)
+        check_identity(self, name, mass, loads)
         J = _floats(inertia, "inertia", name)
         if J.shape == (3,):
             J = np.diag(J)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import (Body, LinearInertia, LinearInertiaBatch, _check_identity, mass_point_kinematics,
+from .base import (Body, LinearInertia, LinearInertiaBatch, check_identity, mass_point_kinematics,
                    rigid_motion_of_points)
 
 __all__ = ["PointMass"]
@@ -32,7 +32,7 @@ class PointMass(LinearInertia, Body):
     constant_mass = True
 
     def __init__(self, name: str, mass: float, position, velocity=None, loads=()):
-        _check_identity(self, name, mass, loads)
+        check_identity(self, name, mass, loads)
         r = np.asarray(position, dtype=float)
         if r.shape not in ((2,), (3,)) or not np.all(np.isfinite(r)):
             raise ValueError(f"body {name!r}: `position` must be a finite vector of 2 or 3 components, got {position!r}")

@@ -42,7 +42,7 @@ from scipy import sparse
 
 from ..assembly import BodyInvariants
 from ..mesh import Mesh
-from ..model import DistributedLoad, Model, NodalLoad, SurfaceLoad, _finite, _operator, gravity_vector
+from ..model import DistributedLoad, Model, NodalLoad, SurfaceLoad, as_operator, gravity_vector
 from ..motion import Fixed
 
 __all__ = ["FORMATS", "ImportedBody", "ImportedModel", "NodeTranslations", "NodeCloud", "MatrixEntries", "import_body", "read_matrix", "read_nodes",
@@ -278,13 +278,13 @@ class ImportedModel(Model):
         self._Kg_keys, self._Kg, self._Kg_op = [], [], []
         self.prestress_info = self.static_displacements = None
         self.dense = dense = self.n_dofs < dense_below
-        self.M_op, self.K_op = _operator(self.M, dense), _operator(self.K, dense)
+        self.M_op, self.K_op = as_operator(self.M, dense), as_operator(self.K, dense)
         self.C_op, self.C_damp = None, sparse.csr_array((self.n_dofs, self.n_dofs))
         if self.damping is not None and any(self.damping):
             self.C_damp = sparse.csr_array(self.damping[0] * self.M + self.damping[1] * self.K)
-            self.C_op = _operator(self.C_damp, dense)
-        self.S_op = {k: _operator(v, dense) for k, v in self.inv.S.items()}
-        self.G_op = [None if Gi is None else _operator(Gi, dense) for Gi in self.inv.G]
+            self.C_op = as_operator(self.C_damp, dense)
+        self.S_op = {k: as_operator(v, dense) for k, v in self.inv.S.items()}
+        self.G_op = [None if Gi is None else as_operator(Gi, dense) for Gi in self.inv.G]
         self.m_O, self.d, self.g = self.inv.m_O, self.inv.d, self.inv.g
         self._cache, self._frame_terms = {}, None
 

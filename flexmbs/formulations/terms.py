@@ -245,6 +245,16 @@ class DAETerm:
         """2 n_q: the state is (q, v)."""
         return 2 * self.n_q
 
+    def constraints(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(C (n_c,), C_q (n_c, n_q)) at (t, q): ``constraint_terms`` in one pass where the term
+        has it, else ``residual`` and ``jacobian``."""
+        if self.constraint_terms is not None:
+            C, G = self.constraint_terms(t, q)
+        else:
+            C, G = self.residual(t, q), self.jacobian(t, q)
+        C = np.atleast_1d(np.asarray(C, dtype=float))
+        return C, np.asarray(G, dtype=float).reshape(len(C), self.n_q)
+
 
 # capability -> (test on an ODETerm, what it is, for the messages of `check_fits`)
 CAPABILITIES: dict[str, tuple[Callable[[ODETerm], bool], str]] = {

@@ -258,7 +258,7 @@ class RadauDAE(Integrator):
         q, v = self.x[:n], self.x[n:]
         if sys.check_model is not None:
             sys.check_model(self.t, q, v)
-        C0, G0 = self._constraints(self.t, q)
+        C0, G0 = self._sys.constraints(self.t, q)
         self.n_c = m = len(C0)
         rank = np.linalg.matrix_rank(G0) if m else 0
         if rank < m:
@@ -316,16 +316,6 @@ class RadauDAE(Integrator):
         return min(0.1 / np.sqrt(d2) if d2 > 0 else span, span / 100.0)
 
     # -- the term's evaluations ---------------------------------------------------------------------
-    def _constraints(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(C, C_q) at (t, q): the term's ``constraint_terms`` in one pass, else its two functions."""
-        sys = self._sys
-        if sys.constraint_terms is not None:
-            C, G = sys.constraint_terms(t, q)
-        else:
-            C, G = sys.residual(t, q), sys.jacobian(t, q)
-        C = np.atleast_1d(np.asarray(C, dtype=float))
-        return C, np.asarray(G, dtype=float).reshape(len(C), self.n)
-
     def _constraint_velocity(self, t: float, q: np.ndarray, v: np.ndarray, G: np.ndarray) -> np.ndarray:
         """C_q v + C_t at (t, q)."""
         if not self.n_c:
@@ -352,7 +342,7 @@ class RadauDAE(Integrator):
         """M_full(y) y' - F(t, y) at one stage: (q' - v + C_q^T mu, M v' - Q + C_q^T lam, -C, -(C_q v + C_t))."""
         q, v, lam, mu = self._split(y)
         n = self.n
-        C, G = self._constraints(t, q)
+        C, G = self._sys.constraints(t, q)
         M = np.asarray(self._sys.mass_matrix(q), float)
         Q = np.asarray(self._sys.forces(t, q, v), float)
         self.n_rhs += 1
@@ -363,7 +353,7 @@ class RadauDAE(Integrator):
         """F(t, y) = (v - C_q^T mu, Q - C_q^T lam [- M(q) a], C, C_q v + C_t): the right-hand side of
         M_full y' = F; with ``a`` the v rows carry -M(q) a (for J's d(M(q) a)/dq)."""
         q, v, lam, mu = self._split(y)
-        C, G = self._constraints(t, q)
+        C, G = self._sys.constraints(t, q)
         Q = np.asarray(self._sys.forces(t, q, v), float)
         self.n_rhs += 1
         Fv = Q - G.T @ lam
@@ -375,7 +365,7 @@ class RadauDAE(Integrator):
     def _position_rows(self, t: float, q: np.ndarray, v: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """(Q - C_q^T lam - M(q) a_n, C_q v + C_t) at q: the rows of F whose q-derivatives J needs by
         differences (the v rows with -M(q) a_n, the K_t of index3-alpha)."""
-        C, G = self._constraints(t, q)
+        C, G = self._sys.constraints(t, q)
         Q = np.asarray(self._sys.forces(t, q, v), float)
         self.n_rhs += 1
         Fv = Q - G.T @ lam - np.asarray(self._sys.mass_matrix(q), float) @ self._a
@@ -395,7 +385,7 @@ class RadauDAE(Integrator):
         q, v, lam, mu = self._split(y)
         sys = self._sys
         M = np.asarray(sys.mass_matrix(q), float)
-        G = self._constraints(t, q)[1]
+        G = self._sys.constraints(t, q)[1]
         J = np.zeros((N, N))
         if sys.tangent is not None and m == 0 and sys.mass_matrix_constant:
             K, Cd = sys.tangent(t, q, v)
@@ -643,7 +633,7 @@ class RadauDAE(Integrator):
         """sigma_min / sigma_max of C_q at the current state (1 without constraints)."""
         if not self.n_c:
             return 1.0
-        sigma = np.linalg.svd(self._constraints(self.t, self.x[:self.n])[1], compute_uv=False)
+        sigma = np.linalg.svd(self._sys.constraints(self.t, self.x[:self.n])[1], compute_uv=False)
         return float(sigma[-1] / sigma[0]) if sigma[0] > 0 else 0.0
 
     # -- dense output -----------------------------------------------------------------------------
@@ -655,11 +645,11 @@ class RadauDAE(Integrator):
         if not self.n_c:
             return np.concatenate([q, v])
         for _ in range(4):                              # Gauss-Newton, minimum-norm corrections
-            C, G = self._constraints(t, q)
+            C, G = self._sys.constraints(t, q)
             if float(np.abs(C).max()) <= 64 * EPS * max(1.0, float(np.abs(q).max())):
                 break
             q = q - np.linalg.lstsq(G, C, rcond=None)[0]
-        G = self._constraints(t, q)[1]
+        G = self._sys.constraints(t, q)[1]
         v = v - np.linalg.lstsq(G, self._constraint_velocity(t, q, v, G), rcond=None)[0]
         return np.concatenate([q, v])
 

@@ -178,7 +178,7 @@ class Rattle(Integrator):
         self._Minv = cho_solve(cho_factor(self.M), np.eye(n))          # M^-1, once: M is constant
         self._Q = np.asarray(sys.forces(self.t, q, v), dtype=float)
         self.n_rhs += 1
-        C, self._G = self._constraints(self.t, q)
+        C, self._G = self._sys.constraints(self.t, q)
         self.n_c = len(C)
         rank = np.linalg.matrix_rank(self._G) if self.n_c else 0
         if rank < self.n_c:
@@ -190,16 +190,6 @@ class Rattle(Integrator):
         self._Lam_h = np.zeros(self.n_c)         # lam_n of the last step (h^2/2 lam_n / h^2: the Newton start)
         self.n_newton = 0
         self._cache = None                       # (t, qdd, lam) of `_accelerations` at the step point
-
-    def _constraints(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(C, C_q) at (t, q): the term's ``constraint_terms`` in one pass, else its two functions."""
-        sys = self._sys
-        if sys.constraint_terms is not None:
-            C, G = sys.constraint_terms(t, q)
-        else:
-            C, G = sys.residual(t, q), sys.jacobian(t, q)
-        C = np.atleast_1d(np.asarray(C, dtype=float))
-        return C, np.asarray(G, dtype=float).reshape(len(C), self.n)
 
     # -- the step -------------------------------------------------------------------------------
     def _step_impl(self) -> tuple[bool, str | None]:
@@ -237,7 +227,7 @@ class Rattle(Integrator):
         Lam = self._Lam_h * (h * h)                      # start: the last step's multipliers
         for k in range(self._max_iter + 1):
             q1 = q_star - MinvGT0 @ Lam if self.n_c else q_star
-            C1, G1 = self._constraints(t1, q1)
+            C1, G1 = self._sys.constraints(t1, q1)
             c_norm = float(np.abs(C1).max(initial=0.0))
             if not np.isfinite(c_norm):
                 return None
@@ -304,7 +294,7 @@ class Rattle(Integrator):
         q, v = self.x[:self.n], self.x[self.n:]
         self._Q = np.asarray(self._sys.forces(self.t, q, v), dtype=float)
         self.n_rhs += 1
-        self._G = self._constraints(self.t, q)[1]
+        self._G = self._sys.constraints(self.t, q)[1]
         self._cache = None
 
     # -- multipliers and dense output -----------------------------------------------------------
@@ -316,7 +306,7 @@ class Rattle(Integrator):
         self.n_rhs += 1
         if not self.n_c:
             return self._Minv @ Q, np.zeros(0)
-        G = self._constraints(t, q)[1]
+        G = self._sys.constraints(t, q)[1]
         return solve_saddle_point(self.M, Q, G, np.asarray(sys.gamma(t, q, v), dtype=float), t=t)
 
     @property

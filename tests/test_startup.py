@@ -188,8 +188,9 @@ def test_reading_results_loads_h5py_but_not_the_paraview_writer_matrix_import_or
 def test_a_quiet_rigid_run_on_the_compiled_step_imports_no_scipy_or_matplotlib(tmp_path, paraview):
     """scipy is imported where it is used (`flexmbs.lazy.LazyModule`, imports inside functions):
     the triple pendulum on index3-alpha's kernel needs none of it (about 0.25 s of CPU over numpy:
-    docs/benchmarks.md section 20).  Without ParaView files (meshio, which imports rich itself)
-    ``-q`` loads no rich either: the quiet progress display makes no console."""
+    docs/benchmarks.md section 20).  The ParaView files are written with h5py and numpy
+    (`flexmbs.io.vtk_formats`): no meshio, and so no rich either (meshio imports it); ``-q`` makes
+    no console."""
     argv = ["run", "triple_pendulum", "-q", "--cases", str(ROOT / "cases"), "--out", str(tmp_path / "out"),
             "--set", "t_end=0.01", "--set", "coordinates=euler-parameters", "--set", "integrator=index3-alpha",
             "--set", "stabilization=none", "--no-plots", *([] if paraview else ["--no-paraview"])]
@@ -198,9 +199,7 @@ def test_a_quiet_rigid_run_on_the_compiled_step_imports_no_scipy_or_matplotlib(t
     assert summary["kernel"] == "compiled", summary.get("kernel")            # it ran on the kernel
     assert {"numpy", "h5py"} <= loaded                                     # it ran, into results.h5
     assert not loaded & {"scipy", "scipy.sparse", "scipy.linalg", "matplotlib"}, sorted(loaded)
-    assert ("meshio" in loaded) == paraview
-    if not paraview:
-        assert "rich" not in loaded
+    assert not loaded & {"meshio", "rich"}, sorted(loaded)
 
 
 def test_running_a_case_reads_its_own_file_only(tmp_path, caplog):
@@ -250,3 +249,15 @@ def test_the_coupled_slider_crank_imports_scipy_sparse_but_not_linalg_or_csgraph
     loaded = modules_after(code, cwd=tmp_path)
     assert "scipy.sparse" in loaded
     assert not loaded & {"scipy.linalg", "scipy.sparse.linalg", "matplotlib", "meshio", "rich"}, sorted(loaded)
+
+
+def test_the_coupled_slider_crank_with_paraview_files_loads_no_meshio(tmp_path):
+    """meshio is the mesh reader only: the ParaView files of a run (paraview.xdmf + .h5,
+    paraview_final.vtu) are written by `flexmbs.io.vtk_formats` (about 75 ms of CPU saved: meshio's
+    import pulls its CLI, every format and rich; docs/benchmarks.md section 13)."""
+    argv = ["run", "slider_crank", "-q", "--cases", str(ROOT / "cases"), "--out", str(tmp_path / "out"),
+            "--set", "coupled=true", "--set", "revolutions=0.02", "--no-plots"]
+    loaded = modules_after(f"from flexmbs.cli import main\nrc = main({argv!r})\nassert rc == 0, rc", cwd=tmp_path)
+    assert {"numpy", "h5py"} <= loaded                                     # it ran, into results.h5
+    assert {p.name for p in (tmp_path / "out").iterdir()} >= {"paraview.xdmf", "paraview.h5", "paraview_final.vtu"}
+    assert not loaded & {"meshio", "rich", "matplotlib"}, sorted(loaded)

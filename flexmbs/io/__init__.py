@@ -3,8 +3,9 @@ and ParaView files (XDMF + HDF5 time series, VTU); import of Abaqus and ANSYS ma
 (`fe_import`).
 
 Each public name loads its submodule on first use (`flexmbs.lazy.lazy_package`): reading or
-writing results.h5 imports h5py but not meshio's XDMF writer, scipy.sparse (the matrix import) or
-the URDF reader.
+writing results.h5 imports h5py but not the ParaView writers, scipy.sparse (the matrix import) or
+the URDF reader.  The ParaView files are written with h5py and numpy (`flexmbs.io.vtk_formats`),
+not meshio.
 """
 from ..lazy import lazy_package
 

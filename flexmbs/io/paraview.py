@@ -1,6 +1,6 @@
 """ParaView files: an XDMF + HDF5 time series of a run, and one state as VTU.
 
-Both are written through meshio, in two versions:
+Both are written by `flexmbs.io.vtk_formats` (h5py and numpy; no meshio), in two versions:
 
 - **body frame** (``STEM.xdmf``, ``STEM_final.vtu``): the mesh is the body in its frame
   (undeformed nodes ``X``, padded to 3D); each time step carries the point data
@@ -32,7 +32,6 @@ attributes, and a VTU file an XML comment after its header.
 """
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import logging
@@ -44,6 +43,7 @@ import numpy as np
 
 from ..results import Results
 from ..rotations import ep_to_matrix, pad3 as _pad3
+from .vtk_formats import XdmfSeries, attribute_type, write_vtu_file, xdmf_number_type
 
 __all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "write_results_xdmf", "write_results_vtu",
            "write_system_xdmf", "body_placements", "marker_paths", "inertia_box", "display_shape", "global_scene",
@@ -125,119 +125,6 @@ def _units_json() -> str:
     return json.dumps(UNITS)
 
 
-def _writer_class():
-    """meshio's time-series writer, with the node count of Polyline topologies and, for the
-    global frame, the node positions of each time step (meshio is imported here, when a file
-    is written, not with flexmbs).
-
-    NOTE: meshio 5.3 writes line cells as ``TopologyType="Polyline"`` without
-    ``NodesPerElement``, which the XDMF model requires for polylines (VTK's XDMF2 reader
-    infers it from the array's shape; other readers need it); this adds it.
-
-    On a full disk the data file is released (`flexmbs.io.store._release`: HDF5 would crash
-    the process at its next close), both files are removed and an OSError with errno ENOSPC
-    names the data file.
-    """
-    from meshio.xdmf.time_series import TimeSeriesWriter
-
-    from .store import _release, is_disk_full
-
-    class _Writer(TimeSeriesWriter):
-        def __exit__(self, exc_type, exc, tb):
-            failed = exc
-            if failed is None and self.data_format == "HDF":
-                try:
-                    self.h5_file.flush()             # what the close would write, where a failure is safe
-                except (OSError, RuntimeError) as err:
-                    failed = err
-            if failed is None or not is_disk_full(failed) or self.data_format != "HDF":
-                return super().__exit__(exc_type, exc, tb)
-            h5 = Path(self.h5_filename).resolve()
-            _release(self.h5_file)
-            h5.unlink(missing_ok=True)
-            Path(self.filename).unlink(missing_ok=True)
-            raise OSError(errno.ENOSPC, "No space left on device", str(h5)) from failed
-
-        def numpy_to_xml_string(self, data):
-            """One HDF5 dataset per array, as meshio's, created with h5py's low-level calls
-            (2.3 times faster: thousands of small datasets in a long time series)."""
-            if self.data_format != "HDF":
-                return super().numpy_to_xml_string(data)
-            import h5py
-            data = np.ascontiguousarray(data)
-            name = f"data{self.data_counter}"
-            self.data_counter += 1
-            ds = h5py.h5d.create(self.h5_file.id, name.encode(), h5py.h5t.py_create(data.dtype),
-                                 h5py.h5s.create_simple(data.shape))
-            ds.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
-            return f"{Path(self.h5_filename).name}:/{name}"
-
-        def cells(self, cells, grid: ET.Element) -> None:
-            blocks = list(cells.items()) if isinstance(cells, dict) else list(cells)
-            if len(blocks) > 1:
-                return self.mixed_cells(blocks, grid)
-            super().cells(cells, grid)
-            for topology in grid.iter("Topology"):
-                if topology.get("TopologyType") == "Polyline":
-                    topology.set("NodesPerElement", "2")
-
-        def mixed_cells(self, blocks, grid: ET.Element) -> None:
-            """Several cell types as one ``Mixed`` topology: per cell its XDMF type, for a
-            polyvertex or polyline its node count, then its nodes (XDMF model, "Mixed").
-
-            NOTE: meshio 5.3 fails on mixed blocks with lines (it assigns the counted rows
-            into the uncounted array) and writes vertices without their count, which VTK's
-            reader needs."""
-            from meshio.xdmf.common import meshio_type_to_xdmf_index, numpy_to_xdmf_dtype
-            rows = []
-            for cell_type, conn in blocks:
-                conn = np.asarray(conn, dtype=np.int64)
-                index = meshio_type_to_xdmf_index[cell_type]
-                head = [np.full((len(conn), 1), index)]
-                if cell_type in ("vertex", "line"):
-                    head.append(np.full((len(conn), 1), conn.shape[1]))
-                rows.append(np.hstack([*head, conn]).ravel())
-            flat = np.concatenate(rows)
-            topology = ET.SubElement(grid, "Topology", TopologyType="Mixed",
-                                     NumberOfElements=str(sum(len(c) for _, c in blocks)))
-            dtype, precision = numpy_to_xdmf_dtype[flat.dtype.name]
-            item = ET.SubElement(topology, "DataItem", DataType=dtype, Dimensions=str(len(flat)),
-                                 Format=self.data_format, Precision=precision)
-            item.text = self.numpy_to_xml_string(flat)
-
-        def info(self, name: str, value: str) -> None:
-            ET.SubElement(self.domain, "Information", Name=name, Value=value)
-
-        def write_moving(self, t: float, points: np.ndarray, point_data, cell_data, constant=None) -> None:
-            """A time step with its own geometry (the topology is the mesh grid's); the cell
-            fields ``constant`` (name -> array) are stored once and every step refers to them."""
-            self.write_data(t, point_data=point_data, cell_data=cell_data)
-            grid = self.collection[-1]
-            include = grid[0]
-            include.set("xpointer", f'xpointer(//Grid[@Name="{self.mesh_name}"]/*[self::Topology])')
-            self.points(grid, np.asarray(points, dtype=float))
-            geometry = grid[-1]
-            grid.remove(geometry)
-            grid.insert(1, geometry)
-            for name, data in (constant or {}).items():
-                self.constant_cell_field(grid, name, np.asarray(data))
-
-        def constant_cell_field(self, grid: ET.Element, name: str, data: np.ndarray) -> None:
-            """A cell ``Attribute`` whose data set is written at its first use only (HDF5 data sets
-            cost about 0.3 ms each to create: a field that does not change need not have one per step)."""
-            from meshio.xdmf.common import attribute_type, numpy_to_xdmf_dtype
-            stored = self.__dict__.setdefault("_constant", {})
-            if name not in stored:
-                stored[name] = self.numpy_to_xml_string(data)
-            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(data), Center="Cell")
-            dtype, precision = numpy_to_xdmf_dtype[data.dtype.name]
-            item = ET.SubElement(attribute, "DataItem", DataType=dtype, Dimensions=" ".join(map(str, data.shape)),
-                                 Format=self.data_format, Precision=precision)
-            item.text = stored[name]
-
-    return _Writer
-
-
 def _check_room(h5: Path, n_steps: int, sizes: list[int]) -> None:
     """Raise an OSError with errno ENOSPC naming ``h5`` if the disk has less free space than
     ``n_steps`` steps of arrays of ``sizes`` numbers need, at 8 bytes a number with 2 kB of
@@ -266,17 +153,11 @@ def output_steps(n_t: int, every) -> list[int]:
     return sorted(set(range(0, n_t, int(every))) | ({n_t - 1} if n_t else set()))
 
 
-@contextlib.contextmanager
-def _time_series(path: Path, info: dict):
-    """The time-series writer of ``path`` (.xdmf, its .h5 beside it) with the ``info``
-    (name -> text) as XDMF ``Information`` elements and HDF5 root attributes."""
+def _time_series(path: Path, info: dict) -> XdmfSeries:
+    """The time series ``path`` (.xdmf, its .h5 beside it) with the ``info`` (name -> text) as
+    XDMF ``Information`` elements and HDF5 root attributes."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    # NOTE: meshio writes the .h5 file into the working directory, not beside the .xdmf
-    with contextlib.chdir(path.parent), _writer_class()(path.name) as writer:
-        for name, value in info.items():
-            writer.info(name, value)
-            writer.h5_file.attrs[name] = value
-        yield writer
+    return XdmfSeries(path, info)
 
 
 def write_xdmf(results: Results, path, every: int = 1, frame: str = "body") -> Path:
@@ -306,15 +187,15 @@ def write_xdmf(results: Results, path, every: int = 1, frame: str = "body") -> P
     _check_room(path.with_suffix(".h5").resolve(), len(steps), _result_sizes(results, frame))
     with _time_series(path, {"units": _units_json(), "frame": frame}) as writer:
         if frame == "body" or not steps:
-            writer.write_points_cells(_pad3(results.nodes), cells)
+            writer.write_mesh(_pad3(results.nodes), cells)
         else:
-            writer.write_points_cells(_state(results, steps[0], cells, frame)[0], cells)
+            writer.write_mesh(_state(results, steps[0], cells, frame)[0], cells)
         for i in steps:
             points, point_data, cell_data = _state(results, i, cells, frame)
             if frame == "body":
-                writer.write_data(float(results.t[i]), point_data=point_data, cell_data=cell_data)
+                writer.write_step(float(results.t[i]), point_data, cell_data)
             else:
-                writer.write_moving(float(results.t[i]), points, point_data, cell_data)
+                writer.write_moving_step(float(results.t[i]), points, point_data, cell_data)
     return path
 
 
@@ -338,18 +219,8 @@ def write_vtu(results: Results, path, index: int = -1, frame: str = "body") -> P
 def _vtu_with_time(path: Path, points, cells, point_data, cell_data, t: float, frame: str) -> Path:
     """A VTU file of one state with its time ``t`` as VTK's ``TimeValue`` and the frame and units
     in an XML comment after its header."""
-    import meshio
-    meshio.vtu.write(path, meshio.Mesh(points, cells, point_data=point_data, cell_data=cell_data))
-    # NOTE: meshio's VTU writer drops field data; VTK's TimeValue goes before the <Piece>
-    text = path.read_bytes()
-    at = text.index(b"<Piece")
-    time_value = (b'<FieldData><DataArray type="Float64" Name="TimeValue" NumberOfTuples="1" '
-                  b'format="ascii">' + repr(float(t)).encode() + b"</DataArray></FieldData>\n")
-    text = text[:at] + time_value + text[at:]
-    head = text.index(b"?>") + 2 if text.startswith(b"<?xml") else 0
-    comment = f"\n<!-- flexmbs: frame {frame}; units {_units_json()}; stress components XX YY ZZ XY YZ XZ -->"
-    path.write_bytes(text[:head] + comment.encode() + text[head:])
-    return path
+    return write_vtu_file(path, points, cells, point_data, cell_data, {"TimeValue": np.array([float(t)])},
+                          f"flexmbs: frame {frame}; units {_units_json()}; stress components XX YY ZZ XY YZ XZ")
 
 
 def export_paraview(results: Results, directory, stem: str = "paraview", every: int = 1) -> dict[str, Path]:
@@ -673,7 +544,7 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
             "joints": json.dumps(list(results.joints)), "parts": json.dumps(PARTS)}
     tic = time.perf_counter()
     with _time_series(path, info) as writer:
-        writer.write_points_cells(points[0], cells)
+        writer.write_mesh(points[0], cells)
         step, series = _series_step(writer, len(steps), {"geometry": points[0]},
                                     {n: a[0] for n, a in point_data.items()}, {n: a[0] for n, a in cell_data.items()},
                                     constant)
@@ -693,7 +564,7 @@ _K, _T = "@K@", "@T@"
 SERIES_BLOCK = 1024
 
 
-def _series_step(writer, n_t: int, geometry, point_data, cell_data, constant) -> tuple[ET.Element, dict]:
+def _series_step(writer: XdmfSeries, n_t: int, geometry, point_data, cell_data, constant) -> tuple[ET.Element, dict]:
     """Creates one HDF5 dataset ``/series/NAME`` (n_t, ...) per field, of the shape and type of its
     value at one output in ``geometry`` ({"geometry": (N, 3)}), ``point_data`` and ``cell_data``,
     stores the ``constant`` cell fields once, and adds to the temporal collection one template step
@@ -702,16 +573,14 @@ def _series_step(writer, n_t: int, geometry, point_data, cell_data, constant) ->
     output).  Returns (the template, {name: its dataset}) for the caller to fill.  One dataset per
     field, not per output: HDF5 datasets cost about 0.3 ms each to create (docs/benchmarks.md,
     sec. 11.4)."""
-    from meshio.xdmf.common import attribute_type, numpy_to_xdmf_dtype
-    h5 = Path(writer.h5_filename).name
     series = {}
 
     def slab(parent, name, one) -> None:
         """A HyperSlab DataItem of output @K@ of the dataset /series/NAME (n_t,) + one.shape."""
         one = np.asarray(one)
         shape = (n_t,) + one.shape
-        series[name] = writer.h5_file.create_dataset(f"series/{name}", shape=shape, dtype=one.dtype)
-        dtype, precision = numpy_to_xdmf_dtype[one.dtype.name]
+        series[name] = writer.h5.create_dataset(f"series/{name}", shape=shape, dtype=one.dtype)
+        number, precision = xdmf_number_type(one.dtype)
         item = ET.SubElement(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
                              Dimensions=" ".join(map(str, one.shape)))
         # NOTE: VTK's XDMF reader keys its geometry cache on the text of the Geometry's first
@@ -720,18 +589,16 @@ def _series_step(writer, n_t: int, geometry, point_data, cell_data, constant) ->
         item.append(ET.Comment(f"series/{name} at output {_K}"))
         select = ET.SubElement(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
         select.text = " ".join([_K] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"] + [str(n) for n in one.shape])
-        source = ET.SubElement(item, "DataItem", DataType=dtype, Precision=precision, Format="HDF",
+        source = ET.SubElement(item, "DataItem", DataType=number, Precision=precision, Format="HDF",
                                Dimensions=" ".join(map(str, shape)))
-        source.text = f"{h5}:/series/{name}"
+        source.text = f"{writer.data_name}:/series/{name}"
 
-    grid = ET.SubElement(writer.collection, "Grid", Name=_STEP)
-    ET.SubElement(grid, "{http://www.w3.org/2003/XInclude}include",
-                  xpointer=f'xpointer(//Grid[@Name="{writer.mesh_name}"]/*[self::Topology])')
-    ET.SubElement(grid, "Time", Value=_T)
+    grid = writer.step_grid(_T, moving=True)
+    grid.set("Name", _STEP)
     slab(ET.SubElement(grid, "Geometry", GeometryType="XYZ"), "geometry", geometry["geometry"])
     for center, fields in (("Node", point_data), ("Cell", cell_data)):
         for name, one in fields.items():
-            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(np.asarray(one)),
+            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(np.shape(one)),
                                       Center=center)
             slab(attribute, name, one)
     for name, data in constant.items():

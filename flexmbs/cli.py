@@ -42,19 +42,15 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
-import difflib
-import hashlib
 import importlib.util
 import json
 import logging
 import math
 import numbers
 import os
-import platform
 import signal
 import sys
 import threading
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,6 +167,7 @@ def find_case(name: str, cases_dir) -> CaseInfo:
             hint = " (for the formulation timing use `flexmbs bench`)" if name == "timing" else ""
             raise CLIError(f"{directory / (name + '.py')} is not a case: a case has a module docstring, "
                            f"a DEFAULTS dict and a run function{hint}")
+        import difflib                          # here, not at the top: a run never needs it
         close = difflib.get_close_matches(name, cases, n=1)
         raise CLIError(f"no case {name!r} in {directory}{'; did you mean ' + repr(close[0]) + '?' if close else ''} "
                        f"Cases: {', '.join(cases) or 'none'}")
@@ -222,6 +219,7 @@ def read_case_toml(path) -> tuple[str, dict, str | None]:
         [parameters]                   # optional; the case's DEFAULTS keys
         elements = 20
     """
+    import tomllib                              # 8 ms of imports: only for a case file
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -756,6 +754,7 @@ def cmd_mesh_info(args) -> int:
     except MeshError as err:                 # a missing, empty or unreadable file: bad input
         raise CLIError(str(err)) from None
     size = path.stat().st_size
+    import hashlib
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     print(f"{path}: {size / 1024:.1f} kB, sha256 {digest[:16]}...")
     lo, hi = mesh.points.min(axis=0), mesh.points.max(axis=0)
@@ -791,6 +790,7 @@ def cmd_info(args) -> int:
             raise
         cases_line = f"cases: {err}"
     print(f"flexmbs {__version__} ({Path(__file__).resolve().parent})")
+    import platform
     print(f"python {platform.python_version()} on {platform.platform()}")
     for dist in ("numpy", "scipy", "meshio", "h5py", "matplotlib", "rich"):
         try:

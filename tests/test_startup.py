@@ -189,12 +189,14 @@ def test_a_quiet_rigid_run_on_the_compiled_step_imports_no_scipy_or_matplotlib(t
     """scipy is imported where it is used (`flexmbs.lazy.LazyModule`, imports inside functions):
     the triple pendulum on index3-alpha's kernel needs none of it (about 0.25 s of CPU over numpy:
     docs/benchmarks.md section 20).  The ParaView files are written with h5py and numpy
-    (`flexmbs.io.vtk_formats`): no meshio, and so no rich either (meshio imports it); ``-q`` makes
-    no console."""
+    (`flexmbs.io.vtk_formats`, loaded only to write them): no meshio, and so no rich either (meshio
+    imports it); ``-q`` makes no console."""
     argv = ["run", "triple_pendulum", "-q", "--cases", str(ROOT / "cases"), "--out", str(tmp_path / "out"),
             "--set", "t_end=0.01", "--set", "coordinates=euler-parameters", "--set", "integrator=index3-alpha",
             "--set", "stabilization=none", "--no-plots", *([] if paraview else ["--no-paraview"])]
-    loaded = modules_after(f"from flexmbs.cli import main\nrc = main({argv!r})\nassert rc == 0, rc", cwd=tmp_path)
+    code = (f"from flexmbs.cli import main\nrc = main({argv!r})\nassert rc == 0, rc\n"
+            f"assert ('flexmbs.io.vtk_formats' in sys.modules) == {paraview}, 'vtk_formats'")
+    loaded = modules_after(code, cwd=tmp_path)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["kernel"] == "compiled", summary.get("kernel")            # it ran on the kernel
     assert {"numpy", "h5py"} <= loaded                                     # it ran, into results.h5

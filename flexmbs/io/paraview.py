@@ -36,14 +36,17 @@ import errno
 import json
 import logging
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..results import Results
 from ..rotations import ep_to_matrix, pad3 as _pad3
-from .vtk_formats import XdmfSeries, attribute_type, write_vtu_file, xdmf_number_type
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
+
+    from .vtk_formats import XdmfSeries
 
 __all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "write_results_xdmf", "write_results_vtu",
            "write_system_xdmf", "body_placements", "marker_paths", "inertia_box", "display_shape", "global_scene",
@@ -155,7 +158,9 @@ def output_steps(n_t: int, every) -> list[int]:
 
 def _time_series(path: Path, info: dict) -> XdmfSeries:
     """The time series ``path`` (.xdmf, its .h5 beside it) with the ``info`` (name -> text) as
-    XDMF ``Information`` elements and HDF5 root attributes."""
+    XDMF ``Information`` elements and HDF5 root attributes.  The writers are imported here: every
+    System run imports this module for `display_shape` and `marker_paths`, not to write files."""
+    from .vtk_formats import XdmfSeries
     path.parent.mkdir(parents=True, exist_ok=True)
     return XdmfSeries(path, info)
 
@@ -219,6 +224,7 @@ def write_vtu(results: Results, path, index: int = -1, frame: str = "body") -> P
 def _vtu_with_time(path: Path, points, cells, point_data, cell_data, t: float, frame: str) -> Path:
     """A VTU file of one state with its time ``t`` as VTK's ``TimeValue`` and the frame and units
     in an XML comment after its header."""
+    from .vtk_formats import write_vtu_file
     return write_vtu_file(path, points, cells, point_data, cell_data, {"TimeValue": np.array([float(t)])},
                           f"flexmbs: frame {frame}; units {_units_json()}; stress components XX YY ZZ XY YZ XZ")
 
@@ -573,6 +579,9 @@ def _series_step(writer: XdmfSeries, n_t: int, geometry, point_data, cell_data, 
     output).  Returns (the template, {name: its dataset}) for the caller to fill.  One dataset per
     field, not per output: HDF5 datasets cost about 0.3 ms each to create (docs/benchmarks.md,
     sec. 11.4)."""
+    import xml.etree.ElementTree as ET
+
+    from .vtk_formats import attribute_type, xdmf_number_type
     series = {}
 
     def slab(parent, name, one) -> None:

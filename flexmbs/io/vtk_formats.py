@@ -21,8 +21,8 @@ VTK XML UnstructuredGrid (.vtu).  `flexmbs.io.paraview` decides what goes into t
   ``TimeValue``.
 
 Cell types are meshio's names (flexmbs meshes use meshio's node order, which is VTK's except for
-the wedge).  Why not meshio: its import (CLI, every format, rich) cost about 75 ms of CPU per
-command that writes ParaView files, more than the writing (docs/benchmarks.md, section 13).
+the wedge).  Why not meshio: its import (CLI, every format, rich) cost 75-140 ms of CPU in every
+command that writes ParaView files, more than the writing (docs/benchmarks.md, section 13.1).
 """
 from __future__ import annotations
 
@@ -342,7 +342,7 @@ def write_vtu_file(path, points, cells, point_data=None, cell_data=None, field_d
     if comment:
         lines.append(f"<!-- {comment.replace('--', '- -')} -->")
     order = "LittleEndian" if sys.byteorder == "little" else "BigEndian"
-    lines += [f'<VTKFile type="UnstructuredGrid" version="1.0" byte_order="{order}" header_type="UInt64">',
+    lines += [f'<VTKFile type="UnstructuredGrid" version="1.0" byte_order="{order}">',
               "<UnstructuredGrid>"]
     if field_data:
         lines += ["<FieldData>"] + [_data_array(n, np.atleast_1d(v), f' NumberOfTuples="{np.size(v)}"')

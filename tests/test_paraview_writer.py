@@ -149,3 +149,18 @@ def test_a_series_stopped_by_an_error_keeps_its_outputs(tmp_path):
     assert [t for t, _, _ in steps] == [0.0, 0.5] and cells[0][0] == "triangle"
     np.testing.assert_array_equal(steps[1][1]["u"], 0.5)
     np.testing.assert_array_equal(steps[1][2]["e"][0], [1.0])
+
+
+def test_outputs_of_another_structure_keep_their_order_and_fields(tmp_path):
+    """Each output's XML is its structure's template filled in (`XdmfSeries.xml`): outputs whose
+    fields differ read back in their order with their own fields and datasets."""
+    with XdmfSeries(tmp_path / "s.xdmf") as series:
+        series.write_mesh(np.eye(3), [("triangle", [[0, 1, 2]])])
+        series.write_step(0.0, {"u": np.zeros((3, 3))})
+        series.write_step(0.25, {"u": np.ones((3, 3))}, {"e": [np.array([7.0])]})
+        series.write_step(0.5, {"u": np.full((3, 3), 2.0)})
+    _, _, steps = read_series(tmp_path / "s.xdmf")
+    assert [(t, sorted(pd), sorted(cd)) for t, pd, cd in steps] == [(0.0, ["u"], []), (0.25, ["u"], ["e"]),
+                                                                   (0.5, ["u"], [])]
+    assert [float(pd["u"][0, 0]) for _, pd, _ in steps] == [0.0, 1.0, 2.0]
+    np.testing.assert_array_equal(steps[1][2]["e"][0], [7.0])

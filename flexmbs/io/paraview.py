@@ -97,31 +97,44 @@ def _check_frame(results: Results, frame: str) -> None:
                          "written before flexmbs stored it); write the body frame, or run the case again")
 
 
-def _state(results: Results, i: int, cells, frame: str):
-    """(points, point_data, cell_data) of output i in the given frame."""
+def _states(results: Results, steps, cells, frame: str):
+    """(points (n_s, N, 3), point_data, cell_data) of the outputs ``steps`` in the given frame, all
+    at once: the body frame's points are X (N, 3); the global frame's
+
+        r = r_O + R (X + u),   R u,   v = v_O + R (omega x (X + u) + u')
+
+    per output (omega in body components); the stresses in ParaView's order (`paraview_stress`),
+    R sigma R^T in the global frame.  A cell field is (n_s, n_el, ...)."""
+    steps = np.asarray(steps, dtype=int)
     X = _pad3(results.nodes)
-    u, v = _pad3(results.displacement[i]), _pad3(results.velocity[i])
+    u = _pad3(np.asarray(results.displacement)[steps])
+    v = _pad3(np.asarray(results.velocity)[steps])
     R = None
     if frame == "body":
         points, point_data = X, {"displacement": u, "velocity": v}
     else:
-        fr = {k: np.asarray(a[i], dtype=float) for k, a in results.frame.items()}
+        fr = {k: np.asarray(a, dtype=float)[steps] for k, a in results.frame.items()}
         R = fr["rotation"]
+        Rt = np.swapaxes(R, -1, -2)
         x = X + u
-        points = fr["origin"] + x @ R.T
-        absolute = fr["origin_velocity"] + (np.cross(fr["omega"], x) + v) @ R.T
-        point_data = {"displacement": u @ R.T, "velocity": absolute}
+        points = fr["origin"][:, None] + x @ Rt
+        absolute = fr["origin_velocity"][:, None] + (np.cross(fr["omega"][:, None], x) + v) @ Rt
+        point_data = {"displacement": u @ Rt, "velocity": absolute}
     cell_data = {}
     if len(cells) == 1 and cells[0][0] != "vertex":
         n_el = len(cells[0][1])
         for k, a in results.element_data.items():
             if np.shape(a)[1:2] != (n_el,):
                 continue
-            a = np.asarray(a[i], dtype=float)
+            a = np.asarray(a, dtype=float)[steps]
             if k in TENSOR_KEYS and a.shape[-1] == 6:
-                a = paraview_stress(a, R)
-            cell_data[k] = [a]
+                a = paraview_stress(a, None if R is None else R[:, None])
+            cell_data[k] = a
     return points, point_data, cell_data
+
+
+# the series writers place this many outputs at a time: their memory does not grow with the run
+SERIES_BLOCK = 1024
 
 
 def _units_json() -> str:
@@ -194,13 +207,16 @@ def write_xdmf(results: Results, path, every: int = 1, frame: str = "body") -> P
         if frame == "body" or not steps:
             writer.write_mesh(_pad3(results.nodes), cells)
         else:
-            writer.write_mesh(_state(results, steps[0], cells, frame)[0], cells)
-        for i in steps:
-            points, point_data, cell_data = _state(results, i, cells, frame)
-            if frame == "body":
-                writer.write_step(float(results.t[i]), point_data, cell_data)
-            else:
-                writer.write_moving_step(float(results.t[i]), points, point_data, cell_data)
+            writer.write_mesh(_states(results, steps[:1], cells, frame)[0][0], cells)
+        for first in range(0, len(steps), SERIES_BLOCK):         # the fields of a block of outputs at a time
+            block = steps[first:first + SERIES_BLOCK]
+            points, point_data, cell_data = _states(results, block, cells, frame)
+            for k, i in enumerate(block):                         # one HDF5 dataset per array and output
+                fields = {n: a[k] for n, a in point_data.items()}, {n: [a[k]] for n, a in cell_data.items()}
+                if frame == "body":
+                    writer.write_step(float(results.t[i]), *fields)
+                else:
+                    writer.write_moving_step(float(results.t[i]), points[k], *fields)
     return path
 
 
@@ -217,8 +233,10 @@ def write_vtu(results: Results, path, index: int = -1, frame: str = "body") -> P
     _check_frame(results, frame)
     path.parent.mkdir(parents=True, exist_ok=True)
     cells = _cells(results)
-    points, point_data, cell_data = _state(results, index, cells, frame)
-    return _vtu_with_time(path, points, cells, point_data, cell_data, float(results.t[index]), frame)
+    points, point_data, cell_data = _states(results, [index], cells, frame)
+    points = points if frame == "body" else points[0]
+    return _vtu_with_time(path, points, cells, {n: a[0] for n, a in point_data.items()},
+                          {n: [a[0]] for n, a in cell_data.items()}, float(results.t[index]), frame)
 
 
 def _vtu_with_time(path: Path, points, cells, point_data, cell_data, t: float, frame: str) -> Path:
@@ -566,8 +584,6 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
 
 _STEP = "@STEP@"        # the template step's Grid name, its output index and its time, replaced per output
 _K, _T = "@K@", "@T@"
-# write_results_xdmf places the bodies of this many outputs at a time: its memory does not grow with the run
-SERIES_BLOCK = 1024
 
 
 def _series_step(writer: XdmfSeries, n_t: int, geometry, point_data, cell_data, constant) -> tuple[ET.Element, dict]:

@@ -969,13 +969,10 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
     def _step_impl(self) -> tuple[bool, str | None]:
         n, rejected = self.n, False
         while True:
-            h = min(self._h_next, self.max_step)
-            t1 = self.t + h
-            if t1 >= self.t_end - 1e-9 * h:              # the last step ends at t_end exactly
-                t1 = self.t_end
-            h = t1 - self.t
-            if not h > 16 * EPS * max(abs(self.t), 1.0):
-                return False, self._adaptive_underflow(t1)
+            trial = self._trial_interval(self._h_next)
+            if trial is None:
+                return False, self._adaptive_underflow(self.t + min(self._h_next, self.max_step))
+            t1, h = trial
             outcome, q1, mu, d_norm = self._solve_step(t1, h)
             if outcome == "failed" or (outcome == "converged" and not self._constraints_hold(t1, q1)):
                 self.n_rejected += 1

@@ -1084,6 +1084,82 @@ static void planar_constraints(Sys *s, const double *q, const double *law, doubl
     }
 }
 
+/* the rows of a planar system are all planar joints' and coordinate drivers' (then the kernel has
+   their gamma and C_t: planar_terms) */
+static int planar_only(const Sys *s)
+{
+    const Planar *pl = &s->pl;
+    return 2 * pl->nrev + 2 * pl->npri + pl->ncd == s->m;
+}
+
+/* a side's point velocity r' + theta' A E p and bias -theta'^2 A p (RigidBody2D point_jacobian @ v,
+   point_bias; the same for a vector without r'); zero on the ground */
+static void side2_rates(const Side2 *a, const double *v, const double *p, int point, double *rate, double *bias)
+{
+    if (a->o < 0) { rate[0] = rate[1] = bias[0] = bias[1] = 0.0; return; }
+    double w = v[a->o + 2], Ap[2], AEp[2];
+    side2_vector(a, p, Ap);
+    side2_turned(a, p, AEp);
+    rate[0] = w * AEp[0] + (point ? v[a->o] : 0.0);
+    rate[1] = w * AEp[1] + (point ? v[a->o + 1] : 0.0);
+    bias[0] = -w * w * Ap[0];
+    bias[1] = -w * w * Ap[1];
+}
+
+/* gamma (C_q q'' = gamma) and C_t of the planar joints and the coordinate drivers at (q, v) and the
+   laws' row: PlanarRevolute.gamma (bias_j - bias_i), PlanarPrismatic.gamma (-(g1, g2), the second
+   derivatives of n . d and u x w), CoordinateDriver (f'', C_t = -f') */
+static void planar_terms(const Sys *s, const double *q, const double *v, const double *law, double *g, double *Ct)
+{
+    const Planar *pl = &s->pl;
+    double r0[2], r1[2], b0[2], b1[2];
+    for (int i = 0; i < pl->nrev; i++) {
+        const i64 *x = pl->rev + PLANAR_JOINT_WIDTH * i;
+        const double *sv = pl->rev_s + PLANAR_REVOLUTE_WIDTH * i;
+        int row = (int)x[PLANAR_JOINT_ROW];
+        Side2 a = side2(q, x[PLANAR_JOINT_OFFSET_I]), b = side2(q, x[PLANAR_JOINT_OFFSET_J]);
+        side2_rates(&a, v, sv + PLANAR_REVOLUTE_S_I, 1, r0, b0);
+        side2_rates(&b, v, sv + PLANAR_REVOLUTE_S_J, 1, r1, b1);
+        g[row] = b1[0] - b0[0];
+        g[row + 1] = b1[1] - b0[1];
+        Ct[row] = Ct[row + 1] = 0.0;
+    }
+    for (int i = 0; i < pl->npri; i++) {
+        const i64 *x = pl->pri + PLANAR_JOINT_WIDTH * i;
+        const double *pv = pl->pri_v + PLANAR_PRISMATIC_WIDTH * i, *si = pv + PLANAR_PRISMATIC_S_I,
+                     *sj = pv + PLANAR_PRISMATIC_S_J, *ai = pv + PLANAR_PRISMATIC_A_I, *aj = pv + PLANAR_PRISMATIC_A_J,
+                     *ni = pv + PLANAR_PRISMATIC_N_I;
+        int row = (int)x[PLANAR_JOINT_ROW];
+        Side2 a = side2(q, x[PLANAR_JOINT_OFFSET_I]), b = side2(q, x[PLANAR_JOINT_OFFSET_J]);
+        double Pi[2], Pj[2], d[2], dd[2], db[2], n[2], nd[2], nb[2], u[2], ud[2], ub[2], w[2], wd[2], wb[2];
+        side2_point(&a, si, Pi);
+        side2_point(&b, sj, Pj);
+        side2_rates(&a, v, si, 1, r0, b0);
+        side2_rates(&b, v, sj, 1, r1, b1);
+        for (int k = 0; k < 2; k++) {
+            d[k] = Pj[k] - Pi[k];
+            dd[k] = r1[k] - r0[k];
+            db[k] = b1[k] - b0[k];
+        }
+        side2_vector(&a, ni, n);
+        side2_rates(&a, v, ni, 0, nd, nb);
+        side2_vector(&a, ai, u);
+        side2_rates(&a, v, ai, 0, ud, ub);
+        side2_vector(&b, aj, w);
+        side2_rates(&b, v, aj, 0, wd, wb);
+        double g1 = (nb[0] * d[0] + nb[1] * d[1]) + 2.0 * (nd[0] * dd[0] + nd[1] * dd[1]) + (n[0] * db[0] + n[1] * db[1]);
+        double g2 = (ub[0] * w[1] - ub[1] * w[0]) + 2.0 * (ud[0] * wd[1] - ud[1] * wd[0]) + (u[0] * wb[1] - u[1] * wb[0]);
+        g[row] = -g1;
+        g[row + 1] = -g2;
+        Ct[row] = Ct[row + 1] = 0.0;
+    }
+    for (int i = 0; i < pl->ncd; i++) {
+        int row = (int)pl->cd[COORDINATE_DRIVER_WIDTH * i + COORDINATE_DRIVER_ROW];
+        g[row] = law[3 * (s->nang + i) + 2];
+        Ct[row] = -law[3 * (s->nang + i) + 1];
+    }
+}
+
 /* the planar arrays (their sizes: HEADER_N_PLANAR ... HEADER_N_COORDINATE_DRIVER); the mass
    blocks of the planar bodies are appended to s->blk */
 static int planar_parse(Sys *s, PyObject *from)
@@ -2253,7 +2329,8 @@ static void tangents(Sys *s, State *st, const double *law, const double *q, cons
    asked of Python at each trial step through one callable, terms(kind, t): kind 0 writes the time
    row of the laws at t, 1 the constraints' C_t at (t, probe q) (only with drivers' laws: the kernel's
    other constraints are scleronomic), 2 their gamma at (t, probe q, probe v) (the System's
-   time_derivative and gamma) */
+   time_derivative and gamma).  A planar system (planar joints and coordinate drivers only) has its
+   C_t and gamma from the kernel itself (planar_terms): no call but the laws' */
 
 enum { ADAPTIVE_ACCEPT = 0, ADAPTIVE_REJECT = 1, ADAPTIVE_STOP = 2 };
 enum { UNDERFLOW = 6, LAW_FAILED = 7 };
@@ -2383,7 +2460,9 @@ static int adaptive_check(Adaptive *ad, Sys *s, State *st, const double *law, do
     if (m) {
         adaptive_saddle(ad, M, Cq, n, m);
         memcpy(pq, q1, n * sizeof(double));
-        if (s->nlaw) {             /* C_t: zero (the probe's, never written) without drivers' laws */
+        if (planar_only(s)) {      /* the kernel's own C_t (gamma: below) */
+            planar_terms(s, q1, v1, law, gam, Ct);
+        } else if (s->nlaw) {      /* C_t: zero (the probe's, never written) without drivers' laws */
             int ok = adaptive_terms(ad, 1, t1);
             if (ok != 1) { *status = ok < 0 ? STOPPED : LAW_FAILED; return ADAPTIVE_STOP; }
         }
@@ -2396,8 +2475,12 @@ static int adaptive_check(Adaptive *ad, Sys *s, State *st, const double *law, do
     memcpy(b, Q, n * sizeof(double));
     if (m) {
         memcpy(pv, v1, n * sizeof(double));
-        int ok = adaptive_terms(ad, 2, t1);
-        if (ok != 1) { *status = ok < 0 ? STOPPED : LAW_FAILED; return ADAPTIVE_STOP; }
+        if (planar_only(s)) {
+            planar_terms(s, q1, v1, law, gam, Ct);
+        } else {
+            int ok = adaptive_terms(ad, 2, t1);
+            if (ok != 1) { *status = ok < 0 ? STOPPED : LAW_FAILED; return ADAPTIVE_STOP; }
+        }
         memcpy(b + n, gam, m * sizeof(double));
     } else {
         adaptive_saddle(ad, M, Cq, n, 0);

@@ -20,15 +20,17 @@ from flexmbs.system import System
 CASES = Path(__file__).resolve().parents[1] / "cases"
 sys.path.insert(0, str(CASES))
 
+import double_four_bar  # noqa: E402
 import slider_crank  # noqa: E402
+import test_compiled  # noqa: E402  (its planar and spatial zoos)
 import triple_pendulum  # noqa: E402
 
 needs_kernel = pytest.mark.skipif(not kernel_status().installed, reason=f"the kernel is {kernel_status()}")
 
 
-def _run(system, kernel, t_end, t_eval=None, **options):
+def _run(system, kernel, t_end, t_eval=None, assemble=False, **options):
     problem = ConstrainedProblem(system)
-    x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
+    x0 = problem.state0(system.initial_coordinates(), system.initial_velocities(), assemble=assemble)
     return simulate(problem, (0.0, t_end), x0, method="index3-alpha-adaptive", kernel=kernel, t_eval=t_eval,
                     refactor="step", **options)
 
@@ -138,3 +140,25 @@ def test_the_methods_registry_states_every_alpha_method():
     assert all(v.startswith(("compiled: ", "refused: ")) for v in schema.METHODS.values())
     sol = _run(pendulum(redundant=True), "auto", 0.05, rtol=1e-6)
     assert sol.kernel_reason == schema.METHODS["index3-alpha-adaptive, regularized"][len("refused: "):]
+
+
+@needs_kernel
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("build, t_end, rtol", [("planar_zoo", 1.0, 1e-9), ("spatial_driven", 1.0, 1e-9),
+                                                ("A02", 1.0, 1e-6)], ids=["planar", "spatial-drivers", "A02"])
+def test_every_constraint_kind_takes_the_numpy_steps(build, t_end, rtol):
+    """Planar revolutes, prismatic joints to the ground and between bodies and a coordinate driver (gamma and
+    C_t from the kernel, csrc ``planar_terms``; tests/test_compiled.py's planar zoo, assembled), spatial
+    angle and coordinate drivers (C_t and gamma asked of Python), and IFToMM A02 through its first singular
+    position (t = 0.70 s): the same trial steps on both paths, t within 1e-12 of t_end, q within 1e-10."""
+    if build == "A02":
+        system, q0, v0, _ = double_four_bar.build(2)
+    else:
+        system = getattr(test_compiled, build)()
+        q0, v0 = system.initial_coordinates(), system.initial_velocities()
+    problem = ConstrainedProblem(system)
+    x0 = problem.state0(q0, v0, assemble=build != "A02")
+    a, b = (simulate(problem, (0.0, t_end), x0, method="index3-alpha-adaptive", kernel=k, refactor="step",
+                     rtol=rtol, atol=rtol * 1e-2) for k in ("numpy", "compiled"))
+    assert a.n_steps >= 8
+    same_steps(a, b, system.n_q, 1e-12, 1e-10)

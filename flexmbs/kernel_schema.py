@@ -251,7 +251,8 @@ METHODS = {
     "hht": "compiled: the same loop with HHT's coefficients",
     "newmark": "compiled: the same loop with Newmark's coefficients",
     "index3-alpha-adaptive": "compiled: the same loop and its step-size control (ADAPTIVE row, csrc ``Adaptive``); "
-                             "the laws' time rows, C_t (with drivers) and gamma asked of Python at each trial step",
+                             "the laws' time rows, and but for planar systems C_t (with drivers) and gamma, asked "
+                             "of Python at each trial step",
     "index3-alpha-adaptive, regularized": "refused: step-size control (index3-alpha-adaptive) with "
                                           "`regularization` > 0 (redundant constraints) runs on the numpy path: its "
                                           "projections are least-squares solves",

@@ -937,7 +937,8 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
     here, with `StepControl`'s constants, ``max_step``, t_end, c_q and c_v handed over in the ADAPTIVE
     row of `flexmbs.kernel_schema`.  What the kernel does not evaluate it asks of Python at each trial
     step (`_terms`): the laws' time row at t_{n+1} (with drivers or loads of t), C_t (with drivers)
-    and gamma of the consistent accelerations (with constraints), one call each.  Both paths take the
+    and gamma of the consistent accelerations (with constraints), one call each; a planar system's
+    gamma and C_t the kernel has itself (csrc ``planar_terms``).  Both paths take the
     same trial steps (tests/test_compiled_adaptive.py).  With ``regularization`` > 0 the steps run on
     the numpy path (`flexmbs.kernel_schema.METHODS`).
 

@@ -2746,6 +2746,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
             if (ad) {                      /* the trial step of the controller, the laws at its end */
                 law = laws;
                 status = adaptive_trial(ad, step ? times[step - 1] : x_old[4 * n], &t1, &h);
+                if (status == OK && t1 + P.near * h >= ad->p[ADAPTIVE_T_COVER])
+                    break;                 /* its outputs were not handed over: the next call takes this trial */
                 if (status == OK && s->tw) {
                     int ok = adaptive_terms(ad, 0, t1);
                     status = ok == 1 ? OK : ok < 0 ? STOPPED : LAW_FAILED;

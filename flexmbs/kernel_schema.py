@@ -131,9 +131,10 @@ FORCE_R = Record("FORCE_R", "f64", _fields(("s_i", 3), ("s_j", 3), ("u_i", 3), (
                  "transition speed; a JointFriction's friction and creep speed")
 
 ADAPTIVE = Record("ADAPTIVE", "f64", _fields("rtol", "safety", "min_factor", "max_factor", "max_step", "t_end",
-                                             "c_q", "c_v", "every_step"),
+                                             "c_q", "c_v", "every_step", "t_cover"),
                   "the step-size control of index3-alpha-adaptive (StepControl's constants, max_step, t_end, the "
-                  "local-error coefficients c_q, c_v; every_step 1: a row at every step point)")
+                  "local-error coefficients c_q, c_v; every_step 1: a row at every step point; t_cover: the first "
+                  "output time not handed over, no trial step reaches it)")
 
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
            COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE)

@@ -162,3 +162,27 @@ def test_every_constraint_kind_takes_the_numpy_steps(build, t_end, rtol):
                      rtol=rtol, atol=rtol * 1e-2) for k in ("numpy", "compiled"))
     assert a.n_steps >= 8
     same_steps(a, b, system.n_q, 1e-12, 1e-10)
+
+
+@needs_kernel
+def test_outputs_handed_over_in_parts_give_the_same_rows(monkeypatch):
+    """A call of the kernel gets the output times of its first trial step and at least as many more as it
+    may take steps (`_handed_over`), and stops before a trial step that reaches the first one it was not
+    given; the next call takes that trial.  With 64 outputs a call (the first call's 64 steps) and about 15
+    outputs a step (4001 outputs, 268 steps), the rows and the steps are those of the numpy path and of calls
+    handed all the outputs."""
+    from flexmbs.integrators import index3_alpha
+    system = pendulum()
+    t_eval = np.linspace(0.0, 1.0, 4001)
+    a = _run(system, "numpy", 1.0, t_eval=t_eval, rtol=1e-6, atol=1e-8)
+    monkeypatch.setattr(index3_alpha, "CHUNK_SECONDS", 0.0)        # 16 steps a call after the first
+    monkeypatch.setattr(index3_alpha, "OUTPUTS_PER_CALL", 16)       # and 64 outputs: a few steps
+    b = _run(system, "compiled", 1.0, t_eval=t_eval, rtol=1e-6, atol=1e-8)
+    monkeypatch.setattr(index3_alpha, "CHUNK_SECONDS", 1e3)
+    monkeypatch.setattr(index3_alpha, "OUTPUTS_PER_CALL", 10 ** 6)
+    c = _run(system, "compiled", 1.0, t_eval=t_eval, rtol=1e-6, atol=1e-8)
+    assert a.n_steps > 50 and a.n_steps * 10 < len(t_eval) and b.n_lu == a.n_lu
+    np.testing.assert_array_equal(b.t, t_eval)
+    np.testing.assert_array_equal(b.x, c.x)
+    assert (b.n_steps, b.n_rejected, b.n_lu) == (c.n_steps, c.n_rejected, c.n_lu) == (a.n_steps, a.n_rejected, a.n_lu)
+    np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-10)

@@ -177,6 +177,7 @@ __all__ = ["Index3GeneralizedAlpha", "Index3HHT", "Index3Newmark", "ConstrainedP
 
 REFACTOR = ("auto", "rate", "step", "contraction")     # `refactor`; the kernel takes index - 1
 CHUNK_SECONDS = 0.2         # about how long one call of the compiled kernel runs (progress, interrupts)
+OUTPUTS_PER_CALL = 4096     # output times handed to a call of the adaptive kernel (at least; `_handed_over`)
 
 STALL = 1e-12       # corrections that stop contracting below STALL max(|q|, 1): round-off, accepted
 ROUND_OFF = 64 * EPS    # a residual this small relative to the size of its terms is converged
@@ -997,13 +998,25 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
         self._law_failure = None
         self._law_row = np.zeros((1, 0))
 
-    def _adaptive_row(self, every_step: bool) -> np.ndarray:
+    def _adaptive_row(self, every_step: bool, t_cover: float) -> np.ndarray:
         """The kernel's ADAPTIVE row (flexmbs/kernel_schema.py): `StepControl`'s constants as the class has
-        them, ``max_step``, t_end, c_q, c_v and whether every step point is a row."""
+        them, ``max_step``, t_end, c_q, c_v, whether every step point is a row, and t_cover."""
         c = self.control
         return np.array(schema.ADAPTIVE.row(rtol=c.rtol, safety=c.safety, min_factor=c.min_factor,
                                             max_factor=c.max_factor, max_step=self.max_step, t_end=self.t_end,
-                                            c_q=self.c_q, c_v=self.c_v, every_step=int(every_step)), dtype=float)
+                                            c_q=self.c_q, c_v=self.c_v, every_step=int(every_step),
+                                            t_cover=t_cover), dtype=float)
+
+    def _handed_over(self, wanted: np.ndarray, near_rtol: float, k: int) -> tuple[np.ndarray, float]:
+        """The output times handed to one kernel call, and t_cover, the first one not handed over (inf: none):
+        those of the first trial step (its interval as `_trial_interval` gives it, within ``near_rtol`` h),
+        and at least the next max(k, OUTPUTS_PER_CALL).  The kernel stops before a trial step that would reach t_cover, and the
+        next call takes that trial (the controller's state is kept): a call's rows stay bounded, and
+        the steps do not depend on the calls."""
+        trial = self._trial_interval(self._h_next)
+        first = 0 if trial is None else int(np.searchsorted(wanted, trial[0] + near_rtol * trial[1], side="right"))
+        cut = max(first, min(len(wanted), max(k, OUTPUTS_PER_CALL)))
+        return wanted[:cut], (float(wanted[cut]) if cut < len(wanted) else np.inf)
 
     def _terms(self, kind: int, t: float) -> bool:
         """What the kernel asks of Python at a trial step (csrc ``adaptive_terms``): 0, the time row of
@@ -1037,6 +1050,7 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
         times, hs = np.zeros(k), np.zeros(k)
         laws = np.zeros((k, tw))
         self._law_row = laws                        # terms(0, t) writes its first row
+        wanted, t_cover = self._handed_over(wanted, near_rtol, k)
         n_rows = len(wanted) + (k if every_step else 0)
         rows_t, rows_step = np.zeros(n_rows), np.zeros(n_rows, dtype=np.int64)
         x_out, lam_out = np.empty((n_rows, 2 * n)), np.empty((n_rows, m))
@@ -1045,7 +1059,7 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
         info, counts = np.zeros(4, dtype=np.int64), np.zeros(2, dtype=np.int64)
         params, ints = self._kernel_params(near_rtol)
         before = self._kflags[3:7].copy()
-        adaptive = (self._adaptive_row(every_step), self._atol2, self._astate, self._probe, self._ascratch,
+        adaptive = (self._adaptive_row(every_step, t_cover), self._atol2, self._astate, self._probe, self._ascratch,
                     self._apiv, counts, self._terms, rows_t, rows_step)
         self._compiled.steps(params, ints, self._kstate, self._kflags, self._kpiv, times, hs, laws, wanted, x_out,
                              lam_out, x_old, info, None, adaptive)

@@ -91,3 +91,30 @@ def test_a_failing_law_stops_the_compiled_steps_as_the_numpy_ones():
     assert a.message == b.message
     np.testing.assert_array_equal(a.t, b.t)
     assert 0.0 < b.t[-1] <= 0.05 and len(b.t) > 1
+
+
+def pulled_bar():
+    """A bar (1 m, centre at 0.5 m from its pin, 0.5 rad up) pinned to the ground, its centre's x driven
+    outwards at 1 m/s: beyond reach after 0.061 s (0.5 - 0.5 cos 0.5); full rank at the start (the compiled
+    path takes it), the constraints cannot all hold from then on."""
+    from flexmbs.constraints import CoordinateDriver
+    th = 0.5
+    x0 = 0.5 * np.cos(th)
+    bar = RigidBody2D("bar", 1.0, 1.0 / 12.0, position=(x0, 0.5 * np.sin(th)), angle=th)
+    return System([bar], [PlanarRevolute(None, bar, at=(0.0, 0.0), name="pin"),
+                          CoordinateDriver(bar, 0, lambda t: (x0 + t, 1.0, 0.0), name="pull")], gravity=(0.0, -9.81))
+
+
+@needs_kernel
+def test_step_size_underflow_is_the_numpy_paths():
+    """A bar pulled beyond its pin's reach (`pulled_bar`): the compiled steps fall to the round-off of t as the
+    numpy ones do (kernel status 6) and stop with the same message, which names the last h tried (the
+    kernel's h_next) and the cause, and with the same outputs."""
+    import flexmbs as fm
+    runs = {k: fm.run(pulled_bar(), formulation="index3", method="index3-alpha-adaptive", rtol=1e-6,
+                      t_end=0.1, dt_out=1e-3, kernel=k, refactor="step", assemble=True) for k in ("numpy", "compiled")}
+    a, b = runs["numpy"], runs["compiled"]
+    assert a.metadata.get("kernel") == "numpy" and b.metadata.get("kernel") == "compiled"
+    assert a.status == b.status == "failed"
+    assert b.message == a.message and "rejected every step down to" in b.message, (a.message, b.message)
+    np.testing.assert_array_equal(a.t, b.t)

@@ -692,6 +692,22 @@ class CompiledSystem:
             table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = evaluate(what, float(times[0]), f.at_times, times)
         return table, failure
 
+    def law_row(self, t: float, out: np.ndarray) -> None:
+        """The time row of `laws` at one time t, written into ``out`` (3 (n_drivers + n_vectors),), without
+        the table `tabulate` builds (a third of its time for one row; index3-alpha-adaptive's kernel asks a
+        row at each trial step).  Raises `UserFunctionError` as `tabulate` reports it."""
+        if self._held:                                  # held outputs: their own evaluation
+            table, failure = self.tabulate([t])
+            if failure is not None:
+                raise failure
+            out[:] = table[0]
+            return
+        row = self._row(float(t), self._by_row)
+        n_d = len(self.drivers)
+        out[:3 * n_d] = row[:3 * n_d]
+        for j, (k, _, _) in enumerate(self._by_row):
+            out[3 * (n_d + k):3 * (n_d + k + 1)] = row[3 * (n_d + j):3 * (n_d + j + 1)]
+
     def _row(self, t: float, vectors) -> list[float]:
         """One row of `laws` at t for the drivers and the load functions ``vectors`` ((index, f, name)),
         each value checked (`law_values`; the load functions' vectors as `flexmbs.bodies.base.Body.applied`

@@ -186,3 +186,17 @@ def test_outputs_handed_over_in_parts_give_the_same_rows(monkeypatch):
     np.testing.assert_array_equal(b.x, c.x)
     assert (b.n_steps, b.n_rejected, b.n_lu) == (c.n_steps, c.n_rejected, c.n_lu) == (a.n_steps, a.n_rejected, a.n_lu)
     np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-10)
+
+
+@needs_kernel
+def test_law_row_is_the_tabulated_row():
+    """`CompiledSystem.law_row` (one time, what the adaptive kernel asks at each trial step) writes the row
+    `tabulate` gives: the angle and coordinate drivers' (f, f', f'') and the loads' vectors of t (the planar
+    zoo: a coordinate driver, a torque law and a force law)."""
+    from flexmbs.compiled import CompiledSystem
+    c = CompiledSystem(test_compiled.planar_zoo())
+    table, failure = c.tabulate([0.37])
+    row = np.full(table.shape[1], np.nan)
+    c.law_row(0.37, row)
+    assert failure is None and table.shape[1] > 3
+    np.testing.assert_array_equal(row, table[0])

@@ -1026,10 +1026,7 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
         q, v = self._probe[:n], self._probe[n:2 * n]
         try:
             if kind == 0:
-                table, failure = self._compiled.tabulate([t])
-                if failure is not None:
-                    raise failure
-                self._law_row[0] = table[0]
+                self._compiled.law_row(t, self._law_row[0])
             elif kind == 1:
                 self._probe[2 * n:2 * n + m] = self._sys.time_derivative(t, q)
             else:

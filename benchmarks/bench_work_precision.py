@@ -5,8 +5,9 @@
 
 Each row is one `flexmbs.run` of the case's System: the error against the case's reference and
 the CPU time (process time) of the run.  Methods: index3-alpha at fixed steps (compiled kernel),
-hht at fixed steps (same loop, HHT coefficients), index3-alpha-adaptive at several rtol (numpy
-path), rattle where it applies (constant M, no redundant constraints), radau-dae (Radau IIA of order 5
+hht at fixed steps (same loop, HHT coefficients), index3-alpha-adaptive at several rtol (A03, A02:
+on the compiled kernel and on the numpy path, the same steps; triple: numpy path), rattle where it
+applies (constant M, no redundant constraints), radau-dae (Radau IIA of order 5
 on the GGL form, numpy path) at several rtol, DOP853 on the index-1 augmented formulation
 ("lagrange") at several rtol.
 
@@ -50,15 +51,22 @@ import triple_pendulum  # noqa: E402
 import flexmbs as fm  # noqa: E402
 
 
+def adaptive_runs(rtols):
+    """(label, options) of index3-alpha-adaptive at each rtol, on the compiled kernel and on the numpy path (the
+    same steps: tests/test_compiled_adaptive.py)."""
+    for rtol in rtols:
+        for kernel in ("compiled", "numpy"):
+            yield (f"index3-alpha-adaptive rtol = {rtol:g} ({kernel})",
+                   dict(formulation="index3", method="index3-alpha-adaptive", rtol=rtol, kernel=kernel))
+
+
 def a03_runs(quick: bool):
     """(label, flexmbs.run options) of A03."""
     for h in ((1e-5, 5e-6) if quick else (2e-5, 1e-5, 5e-6, 2.5e-6, 1.25e-6)):
         yield f"index3-alpha h = {h:g}", dict(formulation="index3", method="index3-alpha", h=h)
     for h in ((1e-5,) if quick else (1e-5, 5e-6, 2.5e-6)):
         yield f"hht h = {h:g}", dict(formulation="index3", method="hht", h=h)
-    for rtol in ((1e-4,) if quick else (1e-4, 1e-5, 1e-6)):
-        yield f"index3-alpha-adaptive rtol = {rtol:g}", dict(formulation="index3", method="index3-alpha-adaptive",
-                                                               rtol=rtol)
+    yield from adaptive_runs((1e-4,) if quick else (1e-4, 1e-5, 1e-6))
     for h in ((1e-5,) if quick else (1e-5, 5e-6, 2.5e-6)):
         yield f"rattle h = {h:g}", dict(formulation="index3", method="rattle", h=h)
     for rtol in ((1e-6,) if quick else (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)):
@@ -80,9 +88,7 @@ def a02_runs(quick: bool):
         yield f"index3-alpha h = {h:g}", dict(formulation="index3", method="index3-alpha", h=h)
     for h in ((1e-3,) if quick else (1e-3, 2e-4)):
         yield f"hht h = {h:g}", dict(formulation="index3", method="hht", h=h)
-    for rtol in ((1e-4,) if quick else (1e-4, 1e-5, 1e-6)):
-        yield f"index3-alpha-adaptive rtol = {rtol:g}", dict(formulation="index3", method="index3-alpha-adaptive",
-                                                               rtol=rtol)
+    yield from adaptive_runs((1e-4,) if quick else (1e-4, 1e-5, 1e-6))
     yield "rattle h = 1e-3", dict(formulation="index3", method="rattle", h=1e-3)
     yield "radau-dae rtol = 1e-6", dict(formulation="index3", method="radau-dae", rtol=1e-6, atol=1e-9)
     # the augmented ("lagrange") index-1 form stops at the first singular configuration (its saddle-point

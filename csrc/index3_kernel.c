@@ -1084,6 +1084,82 @@ static void planar_constraints(Sys *s, const double *q, const double *law, doubl
     }
 }
 
+/* the rows of a planar system are all planar joints' and coordinate drivers' (then the kernel has
+   their gamma and C_t: planar_terms) */
+static int planar_only(const Sys *s)
+{
+    const Planar *pl = &s->pl;
+    return 2 * pl->nrev + 2 * pl->npri + pl->ncd == s->m;
+}
+
+/* a side's point velocity r' + theta' A E p and bias -theta'^2 A p (RigidBody2D point_jacobian @ v,
+   point_bias; the same for a vector without r'); zero on the ground */
+static void side2_rates(const Side2 *a, const double *v, const double *p, int point, double *rate, double *bias)
+{
+    if (a->o < 0) { rate[0] = rate[1] = bias[0] = bias[1] = 0.0; return; }
+    double w = v[a->o + 2], Ap[2], AEp[2];
+    side2_vector(a, p, Ap);
+    side2_turned(a, p, AEp);
+    rate[0] = w * AEp[0] + (point ? v[a->o] : 0.0);
+    rate[1] = w * AEp[1] + (point ? v[a->o + 1] : 0.0);
+    bias[0] = -w * w * Ap[0];
+    bias[1] = -w * w * Ap[1];
+}
+
+/* gamma (C_q q'' = gamma) and C_t of the planar joints and the coordinate drivers at (q, v) and the
+   laws' row: PlanarRevolute.gamma (bias_j - bias_i), PlanarPrismatic.gamma (-(g1, g2), the second
+   derivatives of n . d and u x w), CoordinateDriver (f'', C_t = -f') */
+static void planar_terms(const Sys *s, const double *q, const double *v, const double *law, double *g, double *Ct)
+{
+    const Planar *pl = &s->pl;
+    double r0[2], r1[2], b0[2], b1[2];
+    for (int i = 0; i < pl->nrev; i++) {
+        const i64 *x = pl->rev + PLANAR_JOINT_WIDTH * i;
+        const double *sv = pl->rev_s + PLANAR_REVOLUTE_WIDTH * i;
+        int row = (int)x[PLANAR_JOINT_ROW];
+        Side2 a = side2(q, x[PLANAR_JOINT_OFFSET_I]), b = side2(q, x[PLANAR_JOINT_OFFSET_J]);
+        side2_rates(&a, v, sv + PLANAR_REVOLUTE_S_I, 1, r0, b0);
+        side2_rates(&b, v, sv + PLANAR_REVOLUTE_S_J, 1, r1, b1);
+        g[row] = b1[0] - b0[0];
+        g[row + 1] = b1[1] - b0[1];
+        Ct[row] = Ct[row + 1] = 0.0;
+    }
+    for (int i = 0; i < pl->npri; i++) {
+        const i64 *x = pl->pri + PLANAR_JOINT_WIDTH * i;
+        const double *pv = pl->pri_v + PLANAR_PRISMATIC_WIDTH * i, *si = pv + PLANAR_PRISMATIC_S_I,
+                     *sj = pv + PLANAR_PRISMATIC_S_J, *ai = pv + PLANAR_PRISMATIC_A_I, *aj = pv + PLANAR_PRISMATIC_A_J,
+                     *ni = pv + PLANAR_PRISMATIC_N_I;
+        int row = (int)x[PLANAR_JOINT_ROW];
+        Side2 a = side2(q, x[PLANAR_JOINT_OFFSET_I]), b = side2(q, x[PLANAR_JOINT_OFFSET_J]);
+        double Pi[2], Pj[2], d[2], dd[2], db[2], n[2], nd[2], nb[2], u[2], ud[2], ub[2], w[2], wd[2], wb[2];
+        side2_point(&a, si, Pi);
+        side2_point(&b, sj, Pj);
+        side2_rates(&a, v, si, 1, r0, b0);
+        side2_rates(&b, v, sj, 1, r1, b1);
+        for (int k = 0; k < 2; k++) {
+            d[k] = Pj[k] - Pi[k];
+            dd[k] = r1[k] - r0[k];
+            db[k] = b1[k] - b0[k];
+        }
+        side2_vector(&a, ni, n);
+        side2_rates(&a, v, ni, 0, nd, nb);
+        side2_vector(&a, ai, u);
+        side2_rates(&a, v, ai, 0, ud, ub);
+        side2_vector(&b, aj, w);
+        side2_rates(&b, v, aj, 0, wd, wb);
+        double g1 = (nb[0] * d[0] + nb[1] * d[1]) + 2.0 * (nd[0] * dd[0] + nd[1] * dd[1]) + (n[0] * db[0] + n[1] * db[1]);
+        double g2 = (ub[0] * w[1] - ub[1] * w[0]) + 2.0 * (ud[0] * wd[1] - ud[1] * wd[0]) + (u[0] * wb[1] - u[1] * wb[0]);
+        g[row] = -g1;
+        g[row + 1] = -g2;
+        Ct[row] = Ct[row + 1] = 0.0;
+    }
+    for (int i = 0; i < pl->ncd; i++) {
+        int row = (int)pl->cd[COORDINATE_DRIVER_WIDTH * i + COORDINATE_DRIVER_ROW];
+        g[row] = law[3 * (s->nang + i) + 2];
+        Ct[row] = -law[3 * (s->nang + i) + 1];
+    }
+}
+
 /* the planar arrays (their sizes: HEADER_N_PLANAR ... HEADER_N_COORDINATE_DRIVER); the mass
    blocks of the planar bodies are appended to s->blk */
 static int planar_parse(Sys *s, PyObject *from)
@@ -2245,6 +2321,246 @@ static void tangents(Sys *s, State *st, const double *law, const double *q, cons
     st->flags[3] += 2 * n + 1;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* step-size control of index3-alpha-adaptive (Index3AdaptiveAlpha._step_impl, StepControl), run
+   inside py_steps: the trial interval, the velocity projection, the consistent accelerations, the
+   local error and the next step, as the numpy class does them; its constants come from the Python
+   class through the ADAPTIVE row (flexmbs/kernel_schema.py).  What the kernel does not evaluate is
+   asked of Python at each trial step through one callable, terms(kind, t): kind 0 writes the time
+   row of the laws at t, 1 the constraints' C_t at (t, probe q) (only with drivers' laws: the kernel's
+   other constraints are scleronomic), 2 their gamma at (t, probe q, probe v) (the System's
+   time_derivative and gamma).  A planar system (planar joints and coordinate drivers only) has its
+   C_t and gamma from the kernel itself (planar_terms): no call but the laws' */
+
+enum { ADAPTIVE_ACCEPT = 0, ADAPTIVE_REJECT = 1, ADAPTIVE_STOP = 2 };
+enum { UNDERFLOW = 6, LAW_FAILED = 7 };
+
+typedef struct {
+    const double *p;            /* the ADAPTIVE row */
+    const double *atol;         /* (2 n): atol of q, then of v */
+    double *qdd_c, *d1_prev, *scal;   /* state kept between calls: consistent accelerations at t, the last
+                                         (qdd_c1 - qdd_c) / h, then t_prev, has_prev, h_next, rejected */
+    double *probe;              /* q, v (written here), C_t, gamma (written by terms) */
+    double *A, *T, *b, *qdd1, *d1, *e_q, *e_v;   /* scratch */
+    int *piv;                   /* 3 N: pivots, column ranges of the projection's LU */
+    i64 *count;                 /* n_rejected, rows written */
+    PyObject *terms;
+    double *rows_t;             /* the rows' times, and 1 for a step point (rows_step) */
+    i64 *rows_step;
+} Adaptive;
+
+/* terms(kind, t) in Python (the GIL taken for the call): 1 done, 0 a law failed (Python keeps its
+   error), -1 an exception is set */
+static int adaptive_terms(Adaptive *ad, int kind, double t)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *ok = PyObject_CallFunction(ad->terms, "id", kind, t);
+    int out = ok ? PyObject_IsTrue(ok) : -1;
+    Py_XDECREF(ok);
+    PyGILState_Release(g);
+    return out;
+}
+
+/* Integrator._trial_interval: h = min(h_next, max_step), t1 = t_end when t + h reaches it within
+   1e-9 h; 0, or UNDERFLOW when h is not above 16 eps max(|t|, 1) */
+static int adaptive_trial(const Adaptive *ad, double t, double *t1, double *h)
+{
+    double hh = fmin(ad->scal[2], ad->p[ADAPTIVE_MAX_STEP]), t_end = ad->p[ADAPTIVE_T_END];
+    double tt = t + hh;
+    if (tt >= t_end - 1e-9 * hh) tt = t_end;
+    hh = tt - t;
+    if (!(hh > 16 * EPS * fmax(fabs(t), 1.0))) return UNDERFLOW;
+    *t1 = tt;
+    *h = hh;
+    return OK;
+}
+
+/* StepControl.factor: h_next / h = min(1 after a rejection else max_factor, max(min_factor,
+   safety err^(-1/3))) */
+static double adaptive_factor(const Adaptive *ad, double err, int rejected)
+{
+    const double *p = ad->p;
+    double f = err == 0.0 ? p[ADAPTIVE_MAX_FACTOR] : p[ADAPTIVE_SAFETY] * pow(err, -1.0 / 3.0);
+    return fmin(rejected ? 1.0 : p[ADAPTIVE_MAX_FACTOR], fmax(p[ADAPTIVE_MIN_FACTOR], f));
+}
+
+/* a step rejected: h_next = h factor, counted */
+static void adaptive_reject(Adaptive *ad, double h_next)
+{
+    ad->scal[2] = h_next;
+    ad->scal[3] = 1.0;
+    ad->count[0]++;
+}
+
+/* the LU of [[M, C_q^T], [C_q, 0]] (the regularization is 0: Index3AdaptiveAlpha.compiled_refusal) */
+static void adaptive_saddle(Adaptive *ad, const double *M, const double *Cq, int n, int m)
+{
+    int N = n + m;
+    double *A = ad->A;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            double x = 0.0;
+            if (i < n && j < n) x = M[(size_t)i * n + j];
+            else if (i < n) x = Cq[(size_t)(j - n) * n + i];
+            else if (j < n) x = Cq[(size_t)(i - n) * n + j];
+            A[(size_t)i * N + j] = x;
+        }
+    lu_factor(A, N, ad->piv, ad->piv + N);
+    transpose(A, N, ad->T);
+    column_ranges(ad->T, N, ad->piv + N, ad->piv + 2 * N);
+}
+
+/* _tangent_projection: w += dw with [[M, C_q^T], [C_q, 0]] [dw; nu] = [0; -(C_q w + r)] (r NULL: 0) */
+static void adaptive_project(Adaptive *ad, const double *Cq, int n, int m, double *w, const double *r)
+{
+    double *b = ad->b;
+    for (int i = 0; i < n; i++) b[i] = 0.0;
+    for (int k = 0; k < m; k++) {
+        double x = r ? r[k] : 0.0;
+        for (int j = 0; j < n; j++) x += Cq[(size_t)k * n + j] * w[j];
+        b[n + k] = -x;
+    }
+    lu_solve(ad->T, n + m, ad->piv, ad->piv + n + m, ad->piv + 2 * (n + m), b);
+    for (int i = 0; i < n; i++) w[i] += b[i];
+}
+
+/* StepControl.norm: rms of e_q / (atol + rtol max(|q0|, |q1|)) and e_v / (atol + rtol max(|v0|, |v1|)) */
+static double adaptive_norm(const Adaptive *ad, int n, const double *q0, const double *q1, const double *v0,
+                            const double *v1)
+{
+    double rtol = ad->p[ADAPTIVE_RTOL], sum = 0.0;
+    if (!n) return 0.0;
+    for (int i = 0; i < n; i++) {
+        double wq = ad->e_q[i] / (ad->atol[i] + rtol * fmax(fabs(q0[i]), fabs(q1[i])));
+        double wv = ad->e_v[i] / (ad->atol[n + i] + rtol * fmax(fabs(v0[i]), fabs(v1[i])));
+        sum += wq * wq + wv * wv;
+    }
+    return sqrt(sum / (2 * n));
+}
+
+/* after Newton converged to q1 (v1 from the Newmark relations): the check of the constraints, the
+   projection of v1 (in place), the consistent accelerations qdd1 (ad->qdd1), the local error and the
+   verdict; on ADAPTIVE_REJECT h_next is set.  ADAPTIVE_STOP: terms failed (*status says why) */
+static int adaptive_check(Adaptive *ad, Sys *s, State *st, const double *law, double t0, double t1, double h,
+                          const double *q1, double *v1, double *M, double *Q, double *C, double *Cq,
+                          int *status)
+{
+    int n = s->n, m = s->m, N = n + m;
+    const double *p = ad->p;
+    double rtol = p[ADAPTIVE_RTOL];
+    if (m) {        /* _constraints_hold: |C(q1, t1)| <= rtol max(|q1|, 1), else as a Newton failure */
+        constraints(s, q1, law, C, Cq);
+        if (!(max_abs(C, m) <= rtol * fmax(max_abs(q1, n), 1.0))) {
+            adaptive_reject(ad, h / 4.0);
+            return ADAPTIVE_REJECT;
+        }
+    }
+    double *pq = ad->probe, *pv = pq + n, *Ct = pv + n, *gam = Ct + m;
+    bodies(s, q1, v1, law, M, NULL);
+    if (m) {
+        adaptive_saddle(ad, M, Cq, n, m);
+        memcpy(pq, q1, n * sizeof(double));
+        if (planar_only(s)) {      /* the kernel's own C_t (gamma: below) */
+            planar_terms(s, q1, v1, law, gam, Ct);
+        } else if (s->nlaw) {      /* C_t: zero (the probe's, never written) without drivers' laws */
+            int ok = adaptive_terms(ad, 1, t1);
+            if (ok != 1) { *status = ok < 0 ? STOPPED : LAW_FAILED; return ADAPTIVE_STOP; }
+        }
+        adaptive_project(ad, Cq, n, m, v1, Ct);
+    }
+    /* _consistent_accelerations(t1, q1, v1): [[M, C_q^T], [C_q, 0]] [qdd; lam] = [Q; gamma] */
+    bodies(s, q1, v1, law, M, Q);
+    st->flags[3]++;
+    double *b = ad->b;
+    memcpy(b, Q, n * sizeof(double));
+    if (m) {
+        memcpy(pv, v1, n * sizeof(double));
+        if (planar_only(s)) {
+            planar_terms(s, q1, v1, law, gam, Ct);
+        } else {
+            int ok = adaptive_terms(ad, 2, t1);
+            if (ok != 1) { *status = ok < 0 ? STOPPED : LAW_FAILED; return ADAPTIVE_STOP; }
+        }
+        memcpy(b + n, gam, m * sizeof(double));
+    } else {
+        adaptive_saddle(ad, M, Cq, n, 0);
+    }
+    lu_solve(ad->T, N, ad->piv, ad->piv + N, ad->piv + 2 * N, b);
+    memcpy(ad->qdd1, b, n * sizeof(double));
+    /* _local_error: e_q = c_q h^3 d1, e_v = c_v h^3 2 (d1 - d1_prev) / (t1 - t_prev), d1 = (qdd1 - qdd_c) / h */
+    double h3 = h * h * h, c_q = p[ADAPTIVE_C_Q], c_v = p[ADAPTIVE_C_V];
+    int has_prev = ad->scal[1] != 0.0;
+    for (int i = 0; i < n; i++) {
+        ad->d1[i] = (ad->qdd1[i] - ad->qdd_c[i]) / h;
+        ad->e_q[i] = c_q * h3 * ad->d1[i];
+        ad->e_v[i] = has_prev ? c_v * h3 * 2.0 * (ad->d1[i] - ad->d1_prev[i]) / (t1 - ad->scal[0]) : 0.0;
+    }
+    if (has_prev && m) {          /* the first step keeps the whole e_q: conservative */
+        adaptive_project(ad, Cq, n, m, ad->e_q, NULL);
+        adaptive_project(ad, Cq, n, m, ad->e_v, NULL);
+    }
+    double err = adaptive_norm(ad, n, st->q, q1, st->v, v1);
+    int rejected = ad->scal[3] != 0.0;
+    if (!isfinite(err) || err > 1.0) {
+        adaptive_reject(ad, h * (isfinite(err) ? adaptive_factor(ad, err, 1) : p[ADAPTIVE_MIN_FACTOR]));
+        return ADAPTIVE_REJECT;
+    }
+    ad->scal[0] = t0;                       /* _prev = (t_n, d1) */
+    ad->scal[1] = 1.0;
+    memcpy(ad->d1_prev, ad->d1, n * sizeof(double));
+    ad->scal[2] = h * adaptive_factor(ad, err, rejected);
+    ad->scal[3] = 0.0;
+    return ADAPTIVE_ACCEPT;
+}
+
+/* one output row at te: the state (q, v) and multipliers given, or the cubic Hermite of the step
+   [t0, t1] (x_old: q, v, v, qdd_c at t0; st: at t1; its qdd_c ad->qdd_c) with linear multipliers */
+static void adaptive_row(Adaptive *ad, int n, int m, Py_ssize_t row, double te, int is_step, const double *x_old,
+                         const double *lam0, const State *st, double t0, double t1, double near,
+                         double *x_out, double *lam_out)
+{
+    double *xo = x_out + (size_t)row * 2 * n, *lo = lam_out + (size_t)row * m;
+    ad->rows_t[row] = te;
+    ad->rows_step[row] = is_step;
+    if (is_step || fabs(te - t1) <= near || te == t1) {
+        memcpy(xo, st->q, n * sizeof(double));
+        memcpy(xo + n, st->v, n * sizeof(double));
+        memcpy(lo, st->lam, m * sizeof(double));
+    } else if (te == t0) {
+        memcpy(xo, x_old, 2 * (size_t)n * sizeof(double));
+        memcpy(lo, lam0, m * sizeof(double));
+    } else {
+        double hh = t1 - t0, sx = (te - t0) / hh;
+        double h00 = (1 + 2 * sx) * (1 - sx) * (1 - sx), h10 = sx * (1 - sx) * (1 - sx);
+        double h01 = sx * sx * (3 - 2 * sx), h11 = sx * sx * (sx - 1);
+        for (int i = 0; i < n; i++) {
+            xo[i] = h00 * x_old[i] + h01 * st->q[i] + hh * (h10 * x_old[2 * n + i] + h11 * st->v[i]);
+            xo[n + i] = h00 * x_old[n + i] + h01 * st->v[i] + hh * (h10 * x_old[3 * n + i] + h11 * ad->qdd_c[i]);
+        }
+        for (int i = 0; i < m; i++) lo[i] = (1 - sx) * lam0[i] + sx * st->lam[i];
+    }
+}
+
+/* the rows of an accepted step [t0, t1] in time order (simulate's rule, as the fixed steps' outputs):
+   the wanted times before t1, the step point (every_step), the wanted times up to t1 + near */
+static void adaptive_emit(Adaptive *ad, int n, int m, const double *t_out, Py_ssize_t n_te, Py_ssize_t *i_out,
+                          const double *x_old, const double *lam0, const State *st, double t0, double t1,
+                          double near, double *x_out, double *lam_out)
+{
+    Py_ssize_t r = (Py_ssize_t)ad->count[1];
+    while (*i_out < n_te && t_out[*i_out] < t1) {
+        adaptive_row(ad, n, m, r++, t_out[*i_out], 0, x_old, lam0, st, t0, t1, near, x_out, lam_out);
+        (*i_out)++;
+    }
+    if (ad->p[ADAPTIVE_EVERY_STEP] != 0.0)
+        adaptive_row(ad, n, m, r++, t1, 1, x_old, lam0, st, t0, t1, near, x_out, lam_out);
+    while (*i_out < n_te && t_out[*i_out] <= t1 + near) {
+        adaptive_row(ad, n, m, r++, t_out[*i_out], 0, x_old, lam0, st, t0, t1, near, x_out, lam_out);
+        (*i_out)++;
+    }
+    ad->count[1] = r;
+}
+
 /* scratch layout (doubles): M n^2, Cq m n, D n^2, K n^2, Q n, C m, r N, d N, q1 n, v1 n, a1 n, qdd1 n,
    q_hat n, v_hat n, g0 n, g1 n, qq n, mu m */
 static PyObject *py_steps(PyObject *self, PyObject *args)
@@ -2254,18 +2570,22 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
        dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out, lam_out, x_old, info; control:
        sample_at (i64[k]: 1 after the steps that end at a sample time), sample (a callable sample(step) -> bool,
        or None), held (f64[3 nvec]), held_mask (i64[nvec]), sensor ints (i64[4 ns]), sensor reals (f64[9 ns]),
-       sensed (f64, written) */
-    PyObject *pint, *pflags, *ppiv;
-    if (!PyArg_ParseTuple(args, "OOO(OOOOOOOOOOO)OO(OOO)(OOOOO)(OOOOOOO)", &cap, &po, &pint,
+       sensed (f64, written); adaptive (None: the fixed schedule of times, hs): the ADAPTIVE row, atol (2 n),
+       state (qdd_c n, d1_prev n, t_prev, has_prev, h_next, rejected), probe (2 n + 2 m), scratch
+       (2 N^2 + N + 4 n), pivots (i32[3 N]), counts (i64[2]: rejections, rows), terms(kind, t), the rows' times
+       and step flags (f64, i64[rows]); times and hs are then written (the accepted steps) and the rows of
+       x_out, lam_out are those of the rows' times (Adaptive) */
+    PyObject *pint, *pflags, *ppiv, *padapt = Py_None;
+    if (!PyArg_ParseTuple(args, "OOO(OOOOOOOOOOO)OO(OOO)(OOOOO)(OOOOOOO)|O", &cap, &po, &pint,
                           &pstate[0], &pstate[1], &pstate[2], &pstate[3], &pstate[4], &pstate[5], &pstate[6],
                           &pstate[7], &pstate[8], &pstate[9], &pstate[10], &pflags, &ppiv,
                           &psched[0], &psched[1], &psched[2], &pout[0], &pout[1], &pout[2], &pout[3], &pout[4],
-                          &pctl[0], &pctl[1], &pctl[2], &pctl[3], &pctl[4], &pctl[5], &pctl[6]))
+                          &pctl[0], &pctl[1], &pctl[2], &pctl[3], &pctl[4], &pctl[5], &pctl[6], &padapt))
         return NULL;
     Sys *s = get_sys(cap);
     if (!s) return NULL;
     int n = s->n, m = s->m, N = n + m;
-    Py_buffer bufs[32];
+    Py_buffer bufs[48];
     int nb = 0;
     PyObject *result = NULL;
 #define GET(ptr, type, obj, count, name, kind)                                                      \
@@ -2328,6 +2648,46 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
         GET(sensed, double *, pctl[6], n_sensed, "sensed", 'f');
         if (check_sensors(sens_i, ns, n, n_sensed) < 0) goto done;
     }
+    Adaptive adapt, *ad = NULL;
+    if (padapt != Py_None) {
+        PyObject *pa[10];
+        if (!PyArg_ParseTuple(padapt, "OOOOOOOOOO", &pa[0], &pa[1], &pa[2], &pa[3], &pa[4], &pa[5], &pa[6], &pa[7],
+                              &pa[8], &pa[9]))
+            goto done;
+        ad = &adapt;
+        double *astate, *scr;
+        GET(ad->p, const double *, pa[0], ADAPTIVE_WIDTH, "adaptive row", 'f');
+        GET(ad->atol, const double *, pa[1], 2 * (size_t)n, "atol", 'f');
+        GET(astate, double *, pa[2], 2 * (size_t)n + 4, "adaptive state", 'f');
+        GET(ad->probe, double *, pa[3], 2 * (size_t)n + 2 * (size_t)m, "probe", 'f');
+        GET(scr, double *, pa[4], 2 * (size_t)N * N + N + 4 * (size_t)n, "adaptive scratch", 'f');
+        GET(ad->piv, int *, pa[5], 3 * (size_t)N, "adaptive pivots", 'j');
+        GET(ad->count, i64 *, pa[6], 2, "adaptive counts", 'i');
+        Py_ssize_t n_rows = PyObject_Length(pa[8]);
+        if (n_rows < 0 || !PyCallable_Check(pa[7]) || sample) {
+            PyErr_SetString(PyExc_TypeError, "kernel steps: adaptive needs rows and a callable terms, no control");
+            goto done;
+        }
+        GET(ad->rows_t, double *, pa[8], n_rows, "rows' times", 'f');
+        GET(ad->rows_step, i64 *, pa[9], n_rows, "rows' step flags", 'i');
+        if (n_rows < n_te + (ad->p[ADAPTIVE_EVERY_STEP] != 0.0 ? k_steps : 0) || PyObject_Length(pout[1]) < n_rows
+            || (m && PyObject_Length(pout[2]) < n_rows) || ad->count[1] != 0) {
+            PyErr_SetString(PyExc_ValueError, "kernel steps: the adaptive rows must hold the outputs and steps, "
+                            "x_out and lam_out as many rows, and the row count start at 0");
+            goto done;
+        }
+        ad->terms = pa[7];
+        ad->qdd_c = astate;
+        ad->d1_prev = astate + n;
+        ad->scal = astate + 2 * n;
+        ad->A = scr; scr += (size_t)N * N;
+        ad->T = scr; scr += (size_t)N * N;
+        ad->b = scr; scr += N;
+        ad->qdd1 = scr; scr += n;
+        ad->d1 = scr; scr += n;
+        ad->e_q = scr; scr += n;
+        ad->e_v = scr;
+    }
     if (pi[0] < 1 || pi[1] < 0 || pi[1] > 1 || pi[2] < 0 || pi[2] > 2) {
         PyErr_Format(PyExc_ValueError, "kernel steps: int params (max_iter >= 1, fd 0 or 1, refactor 0..2) got "
                      "%lld, %lld, %lld", (long long)pi[0], (long long)pi[1], (long long)pi[2]);
@@ -2380,8 +2740,22 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
         s->held_mask = held_mask;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t step = 0; step < k_steps; step++) {
+          adaptive_retry:;
             double t1 = times[step], h = hs[step];
             const double *law = laws + (size_t)step * s->tw;
+            if (ad) {                      /* the trial step of the controller, the laws at its end */
+                law = laws;
+                status = adaptive_trial(ad, step ? times[step - 1] : x_old[4 * n], &t1, &h);
+                if (status == OK && t1 + P.near * h >= ad->p[ADAPTIVE_T_COVER])
+                    break;                 /* its outputs were not handed over: the next call takes this trial */
+                if (status == OK && s->tw) {
+                    int ok = adaptive_terms(ad, 0, t1);
+                    status = ok == 1 ? OK : ok < 0 ? STOPPED : LAW_FAILED;
+                }
+                if (status != OK) goto stop;
+                times[step] = t1;
+                hs[step] = h;
+            }
             double bp = (1 - am) / (h * h * beta * (1 - af)), gp = gamma / (h * beta);
             double t0 = step ? times[step - 1] : x_old[4 * n];
             for (int i = 0; i < n; i++) {
@@ -2529,6 +2903,11 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                     d_prev = d_norm;
                 }
                 if (converged) break;
+                if (attempt == 1 && ad) {      /* rejected: a quarter of the step, a new matrix */
+                    st.flags[0] = 0;
+                    adaptive_reject(ad, h / 4.0);
+                    goto adaptive_retry;
+                }
                 if (attempt == 1) { status = NEWTON; goto stop; }
                 st.flags[0] = 0;
                 new_tangent = 1;
@@ -2539,10 +2918,16 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                 v1[i] = v_hat[i] + h * gamma * a1[i];
                 qdd1[i] = ((1 - am) * a1[i] + am * st.a[i] - af * st.qdd[i]) / (1 - af);
             }
+            if (ad) {                      /* the projected v1, the error estimate: accept or retry */
+                int verdict = adaptive_check(ad, s, &st, law, t0, t1, h, q1, v1, M, Q, C, Cq, &status);
+                if (verdict == ADAPTIVE_REJECT) goto adaptive_retry;
+                if (verdict == ADAPTIVE_STOP) goto stop;
+            }
             memcpy(x_old, st.q, n * sizeof(double));
             memcpy(x_old + n, st.v, n * sizeof(double));
             memcpy(x_old + 2 * n, st.v, n * sizeof(double));
-            memcpy(x_old + 3 * n, st.qdd, n * sizeof(double));
+            memcpy(x_old + 3 * n, ad ? ad->qdd_c : st.qdd, n * sizeof(double));
+            if (ad) memcpy(ad->qdd_c, ad->qdd1, n * sizeof(double));
             x_old[4 * n] = t0;
             memcpy(st.q, q1, n * sizeof(double));
             memcpy(st.v, v1, n * sizeof(double));
@@ -2556,7 +2941,10 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
             if (fmax(max_abs(st.q, n), max_abs(st.v, n)) > P.limit) { status = DIVERGED; break; }
             /* outputs in [t0, t1] (simulate's emit): the step point itself, or the cubic Hermite */
             double near = P.near * (t1 - t0);
-            while (i_out < n_te && t_out[i_out] <= t1 + near) {
+            if (ad)
+                adaptive_emit(ad, n, m, t_out, n_te, &i_out, x_old, lamb, &st, t0, t1, near, x_out, lam_out);
+            if (ad && t1 == ad->p[ADAPTIVE_T_END]) break;       /* the last step ends at t_end exactly */
+            else while (i_out < n_te && t_out[i_out] <= t1 + near) {
                 double te = t_out[i_out], *xo = x_out + (size_t)i_out * 2 * n, *lo = lam_out + (size_t)i_out * m;
                 if (fabs(te - t1) <= near || te == t1) {
                     memcpy(xo, st.q, n * sizeof(double));

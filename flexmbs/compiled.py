@@ -4,7 +4,8 @@ A step of a small multibody system on the numpy path costs a few hundred Python 
 calls on arrays of a few dozen numbers (docs/benchmarks.md, sec. 11). The kernel
 (csrc/index3_kernel.c, built by ``pip install`` when a C compiler is present) evaluates the
 same equations with loops in C and runs the whole Newton iteration of ``index3-alpha`` there,
-one call for many steps. Its formulas are those of the numpy code, which stays the reference
+one call for many steps (and the step-size control of ``index3-alpha-adaptive``, `steps`' ``adaptive``
+tuple; `flexmbs.kernel_schema.METHODS` lists the methods it steps). Its formulas are those of the numpy code, which stays the reference
 and the fallback:
 
 - `flexmbs.bodies.RigidBodyEP`: M and Q_v of `flexmbs.bodies.rigid.EPBatch`, gravity, the
@@ -691,6 +692,22 @@ class CompiledSystem:
             table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = evaluate(what, float(times[0]), f.at_times, times)
         return table, failure
 
+    def law_row(self, t: float, out: np.ndarray) -> None:
+        """The time row of `laws` at one time t, written into ``out`` (3 (n_drivers + n_vectors),), without
+        the table `tabulate` builds (a third of its time for one row; index3-alpha-adaptive's kernel asks a
+        row at each trial step).  Raises `UserFunctionError` as `tabulate` reports it."""
+        if self._held:                                  # held outputs: their own evaluation
+            table, failure = self.tabulate([t])
+            if failure is not None:
+                raise failure
+            out[:] = table[0]
+            return
+        row = self._row(float(t), self._by_row)
+        n_d = len(self.drivers)
+        out[:3 * n_d] = row[:3 * n_d]
+        for j, (k, _, _) in enumerate(self._by_row):
+            out[3 * (n_d + k):3 * (n_d + k + 1)] = row[3 * (n_d + j):3 * (n_d + j + 1)]
+
     def _row(self, t: float, vectors) -> list[float]:
         """One row of `laws` at t for the drivers and the load functions ``vectors`` ((index, f, name)),
         each value checked (`law_values`; the load functions' vectors as `flexmbs.bodies.base.Body.applied`
@@ -729,13 +746,18 @@ class CompiledSystem:
         return a
 
     def steps(self, params, int_params, state, flags, piv, times, hs, laws, t_out, x_out, lam_out, x_old,
-              info, control=None) -> float:
+              info, control=None, adaptive=None) -> float:
         """Runs the kernel's index-3 generalized-alpha steps (`flexmbs.integrators.index3_alpha`); the
         states at the output times ``t_out`` go to ``x_out`` (n_out, 2 n_q), their multipliers to
         ``lam_out`` (n_out, n_c).  ``control`` (None: `NO_CONTROL`): (sample_at (k,) int64, 1 after
         the steps that end at a sample time; sample(step) -> bool, called there after the kernel has
         written the sensors' values to ``sensed`` (False: stop after that step); held (3 n_vectors,),
         the held load vectors it reads where held_mask (n_vectors,) int64 is 1; the sensor rows'
-        ints (4 n_s,) and reals (9 n_s,) of `sensor_row`; sensed), `flexmbs.control.KernelSampling`."""
-        return _kernel.steps(self.handle, params, int_params, state, flags, piv, (times, hs, laws),
-                             (t_out, x_out, lam_out, x_old, info), NO_CONTROL if control is None else control)
+        ints (4 n_s,) and reals (9 n_s,) of `sensor_row`; sensed), `flexmbs.control.KernelSampling`.
+        ``adaptive`` (None: the fixed schedule ``times``, ``hs``): the step-size control of
+        index3-alpha-adaptive, which writes the accepted steps into ``times``, ``hs`` and the rows at the
+        output times ``t_out`` (and at every step point) into x_out, lam_out (its tuple:
+        `Index3AdaptiveAlpha._adaptive_kernel`, csrc ``Adaptive``)."""
+        args = (self.handle, params, int_params, state, flags, piv, (times, hs, laws),
+                (t_out, x_out, lam_out, x_old, info), NO_CONTROL if control is None else control)
+        return _kernel.steps(*args) if adaptive is None else _kernel.steps(*args, adaptive)

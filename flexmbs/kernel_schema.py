@@ -12,7 +12,7 @@ import: a kernel built from another declaration is not used (the numpy path runs
 `KINDS` is the registry of what users build (the body, constraint and load kinds): each has a
 compiled evaluator (the records it is packed into) or a stated refusal, the reason
 `flexmbs.compiled.Unsupported` gives (tests/test_kernel_schema.py checks that every exported kind
-is in it).
+is in it).  `METHODS` does the same for the integration methods the kernel steps.
 
 This module imports nothing but the standard library: setup.py loads it by its path to generate
 the header before the extension is built, without importing flexmbs (or numpy).
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Field", "Record", "RECORDS", "CODES", "KINDS", "SYSTEM_ARRAYS", "FLEX_ARRAYS", "arrays", "signature",
-           "c_header"]
+__all__ = ["Field", "Record", "RECORDS", "CODES", "KINDS", "METHODS", "SYSTEM_ARRAYS", "FLEX_ARRAYS", "arrays",
+           "signature", "c_header"]
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,14 @@ FORCE_R = Record("FORCE_R", "f64", _fields(("s_i", 3), ("s_j", 3), ("u_i", 3), (
                  "angle or start of the sliding; a JointLimit's stops (+-inf: none), restitution, exponent and "
                  "transition speed; a JointFriction's friction and creep speed")
 
+ADAPTIVE = Record("ADAPTIVE", "f64", _fields("rtol", "safety", "min_factor", "max_factor", "max_step", "t_end",
+                                             "c_q", "c_v", "every_step", "t_cover"),
+                  "the step-size control of index3-alpha-adaptive (StepControl's constants, max_step, t_end, the "
+                  "local-error coefficients c_q, c_v; every_step 1: a row at every step point; t_cover: the first "
+                  "output time not handed over, no trial step reaches it)")
+
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
-           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R)
+           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -236,6 +242,21 @@ KINDS = {
     # contact (flexmbs.contact), a force element on the numpy path
     "Contact": "refused: contact runs on the numpy path (its active pairs change from step to step; the broad "
                "and narrow phases are numpy array code, no kernel rows)",
+}
+
+
+#: the registry of the methods the kernel steps (`flexmbs.integrators.index3_alpha`): "compiled: <how>" or
+#: "refused: <why>" (a method's ``kernel_reason`` when it runs on the numpy path); a method not listed runs there
+METHODS = {
+    "index3-alpha": "compiled: the correction loop of csrc ``py_steps`` (its Params), a fixed schedule of steps",
+    "hht": "compiled: the same loop with HHT's coefficients",
+    "newmark": "compiled: the same loop with Newmark's coefficients",
+    "index3-alpha-adaptive": "compiled: the same loop and its step-size control (ADAPTIVE row, csrc ``Adaptive``); "
+                             "the laws' time rows, and but for planar systems C_t (with drivers) and gamma, asked "
+                             "of Python at each trial step",
+    "index3-alpha-adaptive, regularized": "refused: step-size control (index3-alpha-adaptive) with "
+                                          "`regularization` > 0 (redundant constraints) runs on the numpy path: its "
+                                          "projections are least-squares solves",
 }
 
 

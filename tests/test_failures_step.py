@@ -45,9 +45,6 @@ BAD_INPUT = [
      "`max_step` must be a positive number (inf: no bound), got -1.0."),
     ("max_step not a number", lambda: run("index3-alpha-adaptive", max_step="small"),
      "`max_step` must be a positive number (inf: no bound), got 'small'."),
-    ("the compiled kernel asked for with step-size control", lambda: run("index3-alpha-adaptive", kernel="compiled"),
-     "`kernel` 'compiled' cannot run this system: step-size control (index3-alpha-adaptive) runs on the numpy "
-     "path."),
     ("rtol of 1 or more", lambda: run("index3-alpha-adaptive", rtol=2.0),
      "`rtol` is a relative tolerance and must be below 1 (e.g. 1e-6), got 2.0."),
     ("hht without h", lambda: run("hht"),

@@ -13,7 +13,7 @@
     "Radau"             Radau               5      adaptive  M_full x' = F(t, x), jacobian
     "BDF"               BDF                 1..5   adaptive  M_full x' = F(t, x), jacobian
     "index3-alpha"      Index3GeneralizedAlpha 2   fixed     M q'' + C_q^T lam = Q, C = 0 (ConstrainedProblem)
-    "index3-alpha-adaptive" Index3AdaptiveAlpha 2  adaptive  the same, rtol/atol on q and v (numpy path)
+    "index3-alpha-adaptive" Index3AdaptiveAlpha 2  adaptive  the same, rtol/atol on q and v (both paths)
     "hht"               Index3HHT           2      fixed     the same, HHT-alpha coefficients
     "newmark"           Index3Newmark       1      fixed     the same, Newmark coefficients (gamma > 1/2)
     "rattle"            Rattle              2      fixed     the same with constant M (symplectic, reversible)

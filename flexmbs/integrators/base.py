@@ -494,6 +494,20 @@ class Integrator(ABC):
             h_step = self.h                   # the step is nominal up to round-off in t
         return t_next, h_step
 
+    def _trial_interval(self, h_next: float) -> tuple[float, float] | None:
+        """(t1, h) of the next trial step of an adaptive method from its proposed size ``h_next``:
+        h = min(h_next, max_step), and t1 = t_end exactly when t + h reaches t_end within 1e-9 h
+        (so that the last step does not leave a sliver); None when h is not above the round-off
+        of t, 16 eps max(|t|, 1) (a step-size underflow: the method reports its own cause)."""
+        h = min(h_next, self.max_step)
+        t1 = self.t + h
+        if t1 >= self.t_end - 1e-9 * h:
+            t1 = self.t_end
+        h = t1 - self.t
+        if not h > 16 * EPS * max(abs(self.t), 1.0):
+            return None
+        return t1, h
+
     def _schedule(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(t_next, h_step) of the next (at most) k steps of the schedule of `_next_step`, as arrays
         (for methods that take many steps in one call); shorter if t_end comes first."""

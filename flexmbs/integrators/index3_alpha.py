@@ -35,7 +35,7 @@ larger at rho_inf = 0.9999 than at 0.99).
 
 Coefficient sets and step-size control.  The loop below is parametrised by (alpha_m, alpha_f, gamma,
 beta) only: methods "hht" (`Index3HHT`) and "newmark" (`Index3Newmark`) run it, on both paths,
-with the coefficients of `SCHEMES`; "index3-alpha-adaptive" (`Index3AdaptiveAlpha`, numpy path)
+with the coefficients of `SCHEMES`; "index3-alpha-adaptive" (`Index3AdaptiveAlpha`, both paths too)
 adds a local error estimate, rejection and growth of the steps, with ``rtol``/``atol`` on q and v
 (docs/integrators.md, "Step-size control").
 
@@ -168,6 +168,8 @@ import numpy as np
 
 from ..formulations.constrained import ConstrainedProblem
 from ..formulations.terms import DAETerm, ODETerm, SecondOrderSystem
+from .. import kernel_schema as schema
+from ..user_functions import UserFunctionError
 from .base import EPS, Integrator, Factorization
 
 __all__ = ["Index3GeneralizedAlpha", "Index3HHT", "Index3Newmark", "ConstrainedProblem", "REFACTOR", "SCHEMES",
@@ -175,6 +177,7 @@ __all__ = ["Index3GeneralizedAlpha", "Index3HHT", "Index3Newmark", "ConstrainedP
 
 REFACTOR = ("auto", "rate", "step", "contraction")     # `refactor`; the kernel takes index - 1
 CHUNK_SECONDS = 0.2         # about how long one call of the compiled kernel runs (progress, interrupts)
+OUTPUTS_PER_CALL = 4096     # output times handed to a call of the adaptive kernel (at least; `_handed_over`)
 
 STALL = 1e-12       # corrections that stop contracting below STALL max(|q|, 1): round-off, accepted
 ROUND_OFF = 64 * EPS    # a residual this small relative to the size of its terms is converged
@@ -361,8 +364,8 @@ class Index3GeneralizedAlpha(Integrator):
         if choice == "numpy":
             return
         make = self._sys.compiled
-        if self.compiled_reason is not None:
-            self.kernel_reason = self.compiled_reason
+        if self._compiled_refusal() is not None:
+            self.kernel_reason = self._compiled_refusal()
         elif make is None:
             self.kernel_reason = "the equations are not a flexmbs.System"
         else:
@@ -388,6 +391,10 @@ class Index3GeneralizedAlpha(Integrator):
         self._kparams = None              # (near_rtol, params, ints) of the last kernel call
         self._sampling = None             # (ControlLoop, its flexmbs.control.KernelSampling) of a controlled run
         self.kernel, self.kernel_reason, self.advance = "compiled", None, self._advance
+
+    def _compiled_refusal(self) -> str | None:
+        """Why the kernel cannot step this method with these options (None: it can): ``compiled_reason``."""
+        return self.compiled_reason
 
     def _advance(self, t_out, near_rtol: float, controls=None, every_step: bool = False):
         """Steps in the compiled kernel for about ``CHUNK_SECONDS`` (until t_end or a failure; the
@@ -492,17 +499,28 @@ class Index3GeneralizedAlpha(Integrator):
         x_old = np.empty(4 * n + 1)
         x_old[4 * n] = self.t
         info = np.zeros(4, dtype=np.int64)
+        params, ints = self._kernel_params(near_rtol)
+        before = self._kflags[3:7].copy()
+        d_norm = self._compiled.steps(params, ints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
+                                      t_out, x_out, lam_out, x_old, info, control)
+        done, i_out, status = (int(x) for x in info[:3])
+        self._kernel_taken(before, times, done)
+        return done, status, d_norm, t_out[:i_out], x_out[:i_out], lam_out[:i_out], x_old, failure
+
+    def _kernel_params(self, near_rtol: float) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel's (params, int params) of this run (``Params`` of csrc/index3_kernel.c), made once."""
         if self._kparams is None or self._kparams[0] != near_rtol:          # the same for every call of a run
             self._kparams = (near_rtol, np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta, self._tol,
                                                   self._rate, self.regularization, self.divergence_limit, near_rtol,
                                                   self._keep_rate]),
                              np.array([self._max_iter, int(self._tangent == "finite-difference"),
                                        REFACTOR.index(self.refactor) - 1], dtype=np.int64))
-        _, params, ints = self._kparams
-        before = self._kflags[3:7].copy()
-        d_norm = self._compiled.steps(params, ints, self._kstate, self._kflags, self._kpiv, times, hs, laws,
-                                      t_out, x_out, lam_out, x_old, info, control)
-        done, i_out, status = (int(x) for x in info[:3])
+        return self._kparams[1:]
+
+    def _kernel_taken(self, before: np.ndarray, times: np.ndarray, done: int) -> None:
+        """After a call of the kernel: its counters (``before``: flags[3:7] before the call) added to the
+        integrator's, and, after ``done`` accepted steps ending at ``times``, t, x, the accelerations and
+        multipliers from the kernel's state."""
         rhs, jac, lu, newton = (int(x) for x in self._kflags[3:7] - before)
         self.n_rhs += rhs
         self.n_jac += jac
@@ -516,7 +534,6 @@ class Index3GeneralizedAlpha(Integrator):
             self._a, self.qdd, self.lam = a.copy(), qdd.copy(), lam.copy()
             self._xdot_new = np.concatenate([v, qdd])
             self._C_state = (self.t, q.copy())
-        return done, status, d_norm, t_out[:i_out], x_out[:i_out], lam_out[:i_out], x_old, failure
 
     def _kernel_step(self) -> tuple[bool, str | None]:
         """One step in the kernel, for `step` (simulate calls `advance` instead, but for an integrand,
@@ -911,10 +928,20 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
     (h ~ rtol^(1/3), error ~ h^2).  Options: those of index3-alpha (the fixed-step mode, the
     default for reproducible benchmarks) and ``max_step`` (inf); ``h``, if given, is the first trial
     step (default: h0 = sqrt(2 / d2), d2 the rms of qdd_0 / (atol + rtol |q_0|), the step in which
-    qdd_0 alone moves q by its tolerance, at most (t_end - t0) / 100).  The steps run on the numpy
-    path (the compiled kernel steps a fixed schedule).  Dense output: the cubic Hermite of
-    index3-alpha on each accepted step.  ``integrator.local_error``: (e_q, e_v) of the last accepted
-    step, projected onto the constraints' tangent space (`_tangent_projection`).
+    qdd_0 alone moves q by its tolerance, at most (t_end - t0) / 100).  Dense output: the cubic
+    Hermite of index3-alpha on each accepted step.  ``integrator.local_error``: (e_q, e_v) of the last
+    accepted step, projected onto the constraints' tangent space (`_tangent_projection`).
+
+    On the compiled kernel (``kernel``, as index3-alpha's) the whole control runs in csrc ``py_steps``
+    (its ``adaptive_*`` functions): the trial interval, Newton's iteration, the check of the
+    constraints, the projection of v, the consistent accelerations, the estimate and the next h, as
+    here, with `StepControl`'s constants, ``max_step``, t_end, c_q and c_v handed over in the ADAPTIVE
+    row of `flexmbs.kernel_schema`.  What the kernel does not evaluate it asks of Python at each trial
+    step (`_terms`): the laws' time row at t_{n+1} (with drivers or loads of t), C_t (with drivers)
+    and gamma of the consistent accelerations (with constraints), one call each; a planar system's
+    gamma and C_t the kernel has itself (csrc ``planar_terms``).  Both paths take the
+    same trial steps (tests/test_compiled_adaptive.py).  With ``regularization`` > 0 the steps run on
+    the numpy path (`flexmbs.kernel_schema.METHODS`).
 
     References
     ----------
@@ -926,7 +953,6 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
     name = "index3-alpha-adaptive"
     adaptive = True
     uses_tolerances = True
-    compiled_reason = "step-size control (index3-alpha-adaptive) runs on the numpy path"
     method_options = {**Index3GeneralizedAlpha.method_options, "max_step": np.inf}
 
     def _setup(self) -> None:
@@ -943,8 +969,147 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
         self.c_q, self.c_v = local_error_coefficients(self.alpha_m, self.alpha_f, self.gamma, self.beta)
         self._h_next = min(self.h if self.h is not None else self._first_step(), max_step)
         self._qdd_c = self.qdd.copy()     # the consistent accelerations at (t, q, v), for the estimate
-        self.local_error = None           # (e_q, e_v) estimated for the last accepted step
+        self.local_error = None           # (e_q, e_v) estimated for the last accepted step (numpy path)
         self._prev = None                 # (t_{n-1}, (qdd_n - qdd_{n-1}) / h_{n-1}), for e_v
+        if self._compiled is not None:
+            self._setup_adaptive_kernel()
+
+    def _compiled_refusal(self) -> str | None:
+        """The kernel steps index3-alpha-adaptive but with redundant constraints or at a singular start
+        (``regularization`` > 0): the projections and consistent accelerations are then least-squares
+        solves on the numpy path, which the kernel's LU does not reproduce."""
+        if self.regularization > 0:
+            return schema.METHODS[f"{self.name}, regularized"][len("refused: "):]
+        return None
+
+    def _setup_adaptive_kernel(self) -> None:
+        """The arrays of the kernel's step-size control (csrc/index3_kernel.c, ``Adaptive``): its state
+        (consistent accelerations, the last divided difference, t_prev, has_prev, h_next, rejected),
+        the probe through which ``terms`` hands the kernel C_t and gamma, scratch and pivots."""
+        n, m = self.n, self.n_c
+        N = n + m
+        self._astate = np.zeros(2 * n + 4)
+        self._astate[:n] = self._qdd_c
+        self._astate[2 * n + 2] = self._h_next
+        self._probe = np.zeros(2 * n + 2 * m)
+        self._ascratch = np.zeros(2 * N * N + N + 4 * n)
+        self._apiv = np.zeros(3 * max(N, 1), dtype=np.int32)
+        self._atol2 = np.ascontiguousarray(np.concatenate([self.control.atol_q, self.control.atol_v]), dtype=float)
+        self._law_failure = None
+        self._law_row = np.zeros((1, 0))
+
+    def _adaptive_row(self, every_step: bool, t_cover: float) -> np.ndarray:
+        """The kernel's ADAPTIVE row (flexmbs/kernel_schema.py): `StepControl`'s constants as the class has
+        them, ``max_step``, t_end, c_q, c_v, whether every step point is a row, and t_cover."""
+        c = self.control
+        return np.array(schema.ADAPTIVE.row(rtol=c.rtol, safety=c.safety, min_factor=c.min_factor,
+                                            max_factor=c.max_factor, max_step=self.max_step, t_end=self.t_end,
+                                            c_q=self.c_q, c_v=self.c_v, every_step=int(every_step),
+                                            t_cover=t_cover), dtype=float)
+
+    def _handed_over(self, wanted: np.ndarray, near_rtol: float, k: int) -> tuple[np.ndarray, float]:
+        """The output times handed to one kernel call, and t_cover, the first one not handed over (inf: none):
+        those of the first trial step (its interval as `_trial_interval` gives it, within ``near_rtol`` h),
+        and at least the next max(k, OUTPUTS_PER_CALL).  The kernel stops before a trial step that would reach t_cover, and the
+        next call takes that trial (the controller's state is kept): a call's rows stay bounded, and
+        the steps do not depend on the calls."""
+        trial = self._trial_interval(self._h_next)
+        first = 0 if trial is None else int(np.searchsorted(wanted, trial[0] + near_rtol * trial[1], side="right"))
+        cut = max(first, min(len(wanted), max(k, OUTPUTS_PER_CALL)))
+        return wanted[:cut], (float(wanted[cut]) if cut < len(wanted) else np.inf)
+
+    def _terms(self, kind: int, t: float) -> bool:
+        """What the kernel asks of Python at a trial step (csrc ``adaptive_terms``): 0, the time row of
+        the laws at t; 1, C_t at (t, the probe's q); 2, gamma at (t, the probe's q and v).  False when a
+        law fails (its `UserFunctionError` kept for the message)."""
+        n, m = self.n, self.n_c
+        q, v = self._probe[:n], self._probe[n:2 * n]
+        try:
+            if kind == 0:
+                self._compiled.law_row(t, self._law_row[0])
+            elif kind == 1:
+                self._probe[2 * n:2 * n + m] = self._sys.time_derivative(t, q)
+            else:
+                self._probe[2 * n + m:] = self._sys.gamma(t, q, v)
+        except UserFunctionError as err:
+            self._law_failure = err
+            return False
+        return True
+
+    def _adaptive_kernel(self, k: int, wanted: np.ndarray, every_step: bool, near_rtol: float):
+        """At most k accepted steps in the kernel, with the rows at the times ``wanted`` (sorted, after t)
+        and, with ``every_step``, at every step point: returns (done, status (as `_kernel`'s; 6 step-size
+        underflow, 7 a law failed), the time the kernel stopped at, x_old buffer, row times, states (rows,
+        2 n), multipliers, is_step); n_rejected, the counters and the state after ``done`` steps are
+        updated, n_steps and the status are not."""
+        n, m = self.n, self.n_c
+        tw = 3 * (len(self._compiled.drivers) + self._compiled.n_vectors)
+        times, hs = np.zeros(k), np.zeros(k)
+        laws = np.zeros((k, tw))
+        self._law_row = laws                        # terms(0, t) writes its first row
+        wanted, t_cover = self._handed_over(wanted, near_rtol, k)
+        n_rows = len(wanted) + (k if every_step else 0)
+        rows_t, rows_step = np.zeros(n_rows), np.zeros(n_rows, dtype=np.int64)
+        x_out, lam_out = np.empty((n_rows, 2 * n)), np.empty((n_rows, m))
+        x_old = np.empty(4 * n + 1)
+        x_old[4 * n] = self.t
+        info, counts = np.zeros(4, dtype=np.int64), np.zeros(2, dtype=np.int64)
+        params, ints = self._kernel_params(near_rtol)
+        before = self._kflags[3:7].copy()
+        adaptive = (self._adaptive_row(every_step, t_cover), self._atol2, self._astate, self._probe, self._ascratch,
+                    self._apiv, counts, self._terms, rows_t, rows_step)
+        self._compiled.steps(params, ints, self._kstate, self._kflags, self._kpiv, times, hs, laws, wanted, x_out,
+                             lam_out, x_old, info, None, adaptive)
+        done, status, rows = int(info[0]), int(info[2]), int(counts[1])
+        self._kernel_taken(before, times, done)
+        self.n_rejected += int(counts[0])
+        self._h_next = float(self._astate[2 * n + 2])
+        self._qdd_c = self._astate[:n].copy()
+        if done:
+            self._xdot_new = np.concatenate([self.x[n:], self._qdd_c])
+        if done and status == 0:         # the call ended on an accepted step: its estimates in the scratch
+            N = n + m
+            self.local_error = tuple(self._ascratch[2 * N * N + N + k * n:2 * N * N + N + (k + 1) * n].copy()
+                                     for k in (2, 3))
+        t_stop = float(times[done]) if status == 2 else self.t
+        return done, status, t_stop, x_old, rows_t[:rows], x_out[:rows], lam_out[:rows], rows_step[:rows].astype(bool)
+
+    def _adaptive_failure(self, status: int) -> str | None:
+        """The message of the kernel's ``status`` 6 (step-size underflow) or 7 (a law failed), else None."""
+        if status == 6:
+            return self._adaptive_underflow(self.t + self._h_next)
+        if status == 7:
+            return self._step_failure(self.t, self._law_failure)
+        return None
+
+    def _advance(self, t_out, near_rtol: float, controls=None, every_step: bool = False):
+        """`Index3GeneralizedAlpha._advance` with the steps of the step-size control: the kernel chooses
+        them (``advance`` of `simulate`; rows at ``t_out``, or at every step point when None)."""
+        if controls is not None:
+            raise ValueError("`controls`: digital controllers run with method 'index3-alpha' (sampled every N "
+                             "fixed steps), not with index3-alpha-adaptive")
+        wanted = np.zeros(0) if t_out is None else np.ascontiguousarray(t_out, dtype=float)
+        n = self.n
+        tic = time.perf_counter()
+        done, status, t_stop, x_old, t, x, lam, is_step = self._adaptive_kernel(
+            self._chunk, wanted, every_step or t_out is None, near_rtol)
+        self.n_steps += done
+        if done and status != 2:
+            self.t_old, self.x_old, self._xdot_old = float(x_old[4 * n]), x_old[:2 * n].copy(), x_old[2 * n:4 * n].copy()
+        if status == 2:                  # non-finite residual: the step is taken with it, as on the numpy path
+            self.t_old, self.x_old, self._xdot_old = self.t, self.x, self._xdot_new
+            self.t, self.x = t_stop, np.concatenate([x_old[:n], x_old[n:2 * n] * np.nan])
+            self._xdot_new = None
+            self.n_steps += 1
+            self._check_state()
+        elif status in (6, 7):
+            self.status, self.message = "failed", self._adaptive_failure(status)
+        elif done:
+            self._check_state()
+        if done == self._chunk and status == 0:
+            rate = done / max(time.perf_counter() - tic, 1e-6)
+            self._chunk = int(min(max(rate * CHUNK_SECONDS, 16), 1 << 16))
+        return (t, x, lam, is_step) if every_step else (t, x, lam)
 
     def _first_step(self) -> float:
         """h0 = sqrt(2 / d2), d2 = rms(qdd_0 / (atol + rtol |q_0|)), at most (t_end - t0) / 100."""
@@ -967,15 +1132,19 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
         return e_q, self.c_v * h ** 3 * 2.0 * (d1 - d1_prev) / (t1 - t_prev), d1
 
     def _step_impl(self) -> tuple[bool, str | None]:
+        if self._compiled is not None:          # one step in the kernel; `step` counts it and checks the state
+            _, status, t_stop, x_old, *_ = self._adaptive_kernel(1, np.zeros(0), False, 0.0)
+            if status in (6, 7):
+                return False, self._adaptive_failure(status)
+            if status == 2:
+                self.t, self.x = t_stop, np.concatenate([x_old[:self.n], x_old[self.n:2 * self.n] * np.nan])
+            return True, None
         n, rejected = self.n, False
         while True:
-            h = min(self._h_next, self.max_step)
-            t1 = self.t + h
-            if t1 >= self.t_end - 1e-9 * h:              # the last step ends at t_end exactly
-                t1 = self.t_end
-            h = t1 - self.t
-            if not h > 16 * EPS * max(abs(self.t), 1.0):
-                return False, self._adaptive_underflow(t1)
+            trial = self._trial_interval(self._h_next)
+            if trial is None:
+                return False, self._adaptive_underflow(self.t + min(self._h_next, self.max_step))
+            t1, h = trial
             outcome, q1, mu, d_norm = self._solve_step(t1, h)
             if outcome == "failed" or (outcome == "converged" and not self._constraints_hold(t1, q1)):
                 self.n_rejected += 1

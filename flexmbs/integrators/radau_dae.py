@@ -429,13 +429,10 @@ class RadauDAE(Integrator):
         if self._f0 is None:
             self._f0 = self._start_terms(self.t, self._y)
         while True:
-            h = min(self._h_next, self.max_step)
-            t1 = self.t + h
-            if t1 >= self.t_end - 1e-9 * h:               # the last step ends at t_end exactly
-                t1 = self.t_end
-            h = t1 - self.t
-            if not h > 16 * EPS * max(abs(self.t), 1.0):
+            trial = self._trial_interval(self._h_next)
+            if trial is None:
                 return False, self._underflow()
+            t1, h = trial
             fresh = self._jac is None
             if fresh:
                 self._jacobian()

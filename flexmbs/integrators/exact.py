@@ -114,7 +114,9 @@ def _exact_arrays(term) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
 
 
 class _Augmented:
-    """z = (x, s_1, r_1, ..., s_k, r_k, 1) and Ahat of eq. (1), with expm(Ahat tau) cached per tau."""
+    """z = (x, s_1, r_1, ..., s_k, r_k, 1) and Ahat of eq. (1), with expm(Ahat tau) cached per tau.
+    Ahat is balanced once (`balance`: the scaling D of Ahat tau is the same for every tau), so
+    that each expm(Ahat tau) = D expm(B tau) D^-1 is one `expm_balanced`."""
 
     def __init__(self, A, c, B, loads):
         n = A.shape[0]
@@ -138,7 +140,13 @@ class _Augmented:
         for i, (j, f) in enumerate(harmonics):
             self.load_index[j], self.load_scale[j] = self.i_sin[i], f.amplitude
         self._cache: dict[float, np.ndarray] = {}
-        self.rho = spectral_radius_bound(Ah)
+        self._balanced = balance(Ah)
+        self.rho = spectral_radius_bound(Ah, balanced=self._balanced[0])
+
+    def expm(self, tau: float) -> np.ndarray:
+        """expm(Ahat tau) from the balancing of Ahat (not cached: `phi` caches)."""
+        B, d = self._balanced
+        return expm_balanced(B * tau, d)
 
     def state(self, t: float, x: np.ndarray) -> np.ndarray:
         z = np.empty(self.dim)
@@ -165,7 +173,7 @@ class _Augmented:
         if P is None:
             if len(self._cache) >= max(2, CACHE_BYTES // (8 * self.dim ** 2)):
                 self._cache.clear()
-            P = self._cache[key] = expm(self.Ahat * key)
+            P = self._cache[key] = self.expm(key)
         return P
 
     def quadrature(self, h: float, theta_max: float = THETA_MAX, doubling: bool = False) -> "_Quadrature":
@@ -181,7 +189,7 @@ class _Augmented:
         offsets = 0.5 * (xi + 1.0) * h / k                                    # (m,) within a part
         tau = (np.arange(k)[:, None] * (h / k) + offsets[None, :]).ravel()     # (k m,)
         weights = np.tile(0.5 * w * h / k, k)
-        at_offsets = np.stack([expm(self.Ahat * o) for o in offsets])                  # (m, dim, dim)
+        at_offsets = np.stack([self.expm(o) for o in offsets])                  # (m, dim, dim)
         return _Quadrature(k, m, tau, weights, at_offsets, self.phi(h / k), self.n)
 
 
@@ -235,17 +243,17 @@ class _Quadrature:
         return 8 * self.k * self.m * (self.n + 8)
 
 
-def spectral_radius_bound(A: np.ndarray, squarings: int = 6) -> float:
+def spectral_radius_bound(A: np.ndarray, squarings: int = 6, balanced: np.ndarray | None = None) -> float:
     """An upper bound of the spectral radius of A, ||D^-1 A^p D||_1^(1/p) with p = 2^squarings
     and D the balancing of A (`balance`): rho(A) <= ||B^p||^(1/p) for any
     induced norm and any p, and the bound tends to rho as p grows (Gelfand's formula).  The
     powers are normalised at each squaring (no overflow).  For the rotating bar (10 and 200
     elements) it exceeds the eigenvalues' largest modulus by 0.5 % and 0.09 %, at the cost of
     six matrix products instead of a nonsymmetric eigenvalue problem (2 s at 403 states on a
-    loaded machine)."""
+    loaded machine).  ``balanced``: B if the caller has balanced A already."""
     if not A.size:
         return 0.0
-    B, _ = balance(A)
+    B = balance(A)[0] if balanced is None else balanced
     log_norm = 0.0                                       # log ||B^(2^j)|| after j squarings
     for j in range(squarings + 1):
         size = float(np.abs(B).sum(axis=0).max())
@@ -302,16 +310,21 @@ PADE = {3: (1.495585217958292e-2, (120.0, 60.0, 12.0, 1.0)),
 
 
 def expm(A: np.ndarray) -> np.ndarray:
-    """exp(A) of a square real matrix with numpy alone: the balancing B = D^-1 A D (`balance`,
-    exp(A) = D exp(B) D^-1), then Higham's scaling and squaring (2005, ``PADE``): the Pade
-    approximant r_m(X) = (V - U)^-1 (V + U) of the smallest m in 3, 5, 7, 9 with ||B||_1 <= theta_m,
-    else m = 13 on X = B / 2^s, s = ceil(log2(||B||_1 / theta_13)), and exp(B) = r_13(X)^(2^s).
-    U holds the odd powers, V the even ones: r_m(X) = sum_j b_j X^j / sum_j b_j (-X)^j."""
+    """exp(A) of a square real matrix with numpy alone: the balancing B = D^-1 A D (`balance`),
+    then exp(A) = D exp(B) D^-1 (`expm_balanced`)."""
     A = np.asarray(A, dtype=float)
-    n = len(A)
-    if n == 0:
-        return np.zeros((0, 0))
-    B, d = balance(A)
+    if A.size == 0:
+        return np.zeros(A.shape)
+    return expm_balanced(*balance(A))
+
+
+def expm_balanced(B: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """D exp(B) D^-1 with D = diag(d) (B = D^-1 A D balanced, `balance`: exp(A)), exp(B) by
+    Higham's scaling and squaring (2005, ``PADE``): the Pade approximant r_m(X) = (V - U)^-1 (V + U)
+    of the smallest m in 3, 5, 7, 9 with ||B||_1 <= theta_m, else m = 13 on X = B / 2^s,
+    s = ceil(log2(||B||_1 / theta_13)), and exp(B) = r_13(X)^(2^s).  U holds the odd powers, V the
+    even ones: r_m(X) = sum_j b_j X^j / sum_j b_j (-X)^j."""
+    n = len(B)
     norm = float(np.abs(B).sum(axis=0).max())
     I = np.eye(n)
     X2 = B @ B

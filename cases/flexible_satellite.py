@@ -67,6 +67,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs import Material, Mesh, Model, generate, run as run_model
+from flexmbs.assembly.assembler import dense_array
 from flexmbs.bodies import FlexibleBody, Node, RigidBodyEP
 from flexmbs.bodies.loads import torque_load
 from flexmbs.case import CaseError, check_parameters, resolve, run_command, write_summary
@@ -224,9 +225,9 @@ def tip_deflection(model: Model, delta, kind: str) -> np.ndarray:
     displacement over its tip edge (``right``), the beam's body-y displacement of its last node."""
     if kind == "plate":
         tip = model.mesh.nodes("right")
-        rows = model.node_translations()[3 * tip + 2].toarray().mean(axis=0)
+        rows = dense_array(model.node_translations()[3 * tip + 2]).mean(axis=0)
     else:
-        rows = model.node_translations()[[3 * (model.mesh.n_nodes - 1) + 1]].toarray()[0]
+        rows = dense_array(model.node_translations()[[3 * (model.mesh.n_nodes - 1) + 1]])[0]
     return np.asarray(delta) @ rows
 
 

@@ -80,6 +80,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernel_schema as schema
+from .assembly.assembler import csr_parts, dense_array, is_sparse
 from .constraints.base import law_values
 from .user_functions import UserFunctionError, evaluate, require_finite
 from .lazy import LazyModule
@@ -533,11 +534,9 @@ class CompiledSystem:
                               f"matrices and takes at most {MAX_ELASTIC} (reduce the body: flexmbs.reduction)")
         md = b.model
         d, S, J, s, m_O = b._inertia_tensors()
-        S = sparse.csr_array(S)                             # S[a, b] of a beam or solid: mostly zeros
-        S.eliminate_zeros()
-        S.sort_indices()
+        S_indptr, S_indices, S_data = csr_parts(S)          # S[a, b] of a beam or solid: mostly zeros
         damped = md.C_op is not None
-        C = md.C_op.toarray() if damped and sparse.issparse(md.C_op) else md.C_op
+        C = dense_array(md.C_op) if damped else None
         ax = b._axial
         if ax is None:
             sizes = dict(n_elements=0, element_dofs=0, axial=0)
@@ -563,10 +562,10 @@ class CompiledSystem:
                     raise Unsupported(f"body {b.name!r}: its geometric stiffness has the term {key!r}, which the "
                                       "compiled kernel does not evaluate")
             if codes:
-                Kg = sparse.csr_array(sparse.vstack([sparse.csr_array(K) for K in md._Kg], format="csr"))
-                Kg.sort_indices()
+                stacked = (sparse.vstack([sparse.csr_array(K) for K in md._Kg], format="csr") if is_sparse(md._Kg[0])
+                           else np.vstack(md._Kg))
                 n_kg = len(codes)
-                omega = [_i64(codes), _i64(Kg.indptr), _i64(Kg.indices), _f64(Kg.data)]
+                omega = [_i64(codes), *(f(a) for f, a in zip((_i64, _i64, _f64), csr_parts(stacked)))]
         B = [np.zeros(0)]
         n_B, B_row = 0, 0
         if mean_axis is not None:
@@ -581,7 +580,7 @@ class CompiledSystem:
         reals = schema.FLEX_R.row(mass=md.mass, s=np.asarray(s, float), J=np.asarray(J, float).ravel(), EA=EA)
         return schema.arrays(
             schema.FLEX_ARRAYS, f"flexible body {b.name!r}", ints=_i64(ints), reals=_f64(reals), m_O=_f64(m_O, (3, ne)),
-            d=_f64(d, (9, ne)), S_indptr=_i64(S.indptr), S_indices=_i64(S.indices), S_data=_f64(S.data),
+            d=_f64(d, (9, ne)), S_indptr=_i64(S_indptr), S_indices=_i64(S_indices), S_data=_f64(S_data),
             M_dd=_f64(b._M_dd), K_dd=_f64(b._K_dd), C_dd=_f64(C) if damped else np.zeros(0),
             **dict(zip(("axial_L", "axial_a", "axial_G", "axial_idx"), axial)),
             **dict(zip(("kg_keys", "kg_indptr", "kg_indices", "kg_data"), omega)), B=B[0],

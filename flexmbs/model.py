@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from .assembly import Assembler, assemble_invariants, element_dofs
+from .assembly.assembler import dense_array, restrict, triplet_matrix
 from .elements.base import Element
 from .elements.plate import PlateMITC4
 from .mesh import Mesh
@@ -126,9 +127,9 @@ def rayleigh_coefficients(zeta: float, omega_1: float, omega_2: float) -> tuple[
 
 
 def as_operator(A, dense: bool):
-    """A sparse matrix as the operator a Model multiplies with: a dense array for small models
-    (``dense``), else CSR (`ImportedModel` takes the same choice)."""
-    return A.toarray() if dense else sparse.csr_array(A)
+    """A matrix (dense or sparse) as the operator a Model multiplies with: a dense array for small
+    models (``dense``), else CSR (`ImportedModel` takes the same choice)."""
+    return dense_array(A) if dense else sparse.csr_array(A)
 
 
 class Model:
@@ -157,12 +158,16 @@ class Model:
         inertia loads (rotation, angular and origin acceleration, gravity) and of the nodal loads
         (see ``geometric_stiffness``).  Default: on for moving frames, off for a fixed frame.
     dense_below : int
-        Models with fewer free DOFs keep their matrices dense (faster for small bodies).
+        Models with fewer free DOFs are assembled into dense ndarrays and keep their matrices
+        (``K``, ``M``, ``C_damp``, ``inv``, the geometric stiffnesses, `node_translations`) dense:
+        faster for small bodies, and no scipy is imported for them (docs/design.md, "Dense
+        small models").  Larger models are assembled as CSR arrays.
     prestress_solver : str
         How the stiffening's static problems K u = f are solved: "auto" (a factorization below
         `flexmbs.sparse_solve.DIRECT_BELOW` free DOFs or with CHOLMOD; above, conjugate gradients
         preconditioned by algebraic multigrid with pyamg, else by Jacobi), "direct", "amg-cg" or
-        "jacobi-cg" (`flexmbs.sparse_solve.spd_solve`).  ``prestress_info`` says what ran;
+        "jacobi-cg" (`flexmbs.sparse_solve.spd_solve`); a dense model (``dense_below``) solves "auto" and
+        "direct" by numpy's Cholesky (`dense_spd_solve`).  ``prestress_info`` says what ran;
         ``static_displacements`` (n_dofs, k) keeps the solutions u, K^-1 of the frame's unit
         inertia loads (-d[a, b], -m_O[c]) and of the load columns, in that order (None without
         stiffening): the static modes of `flexmbs.reduction.reduce`.
@@ -204,16 +209,9 @@ class Model:
                 raise ValueError(f"{type(element).__name__} has one axial DOF per node: all its "
                                  "elements must lie on one straight line")
 
-        # -- constant arrays, assembled once ------------------------------------------------------
-        asm = Assembler(self.cells, mesh.n_nodes, dpn)           # the DOF map and pattern, once
-        K_full = asm.matrix_from(element.k, self.X)
-        inv_full = assemble_invariants(element, self.X, self.cells, mesh.n_nodes, assembler=asm)
-        # point masses as mass points (dofs, N, x, m), full DOFs; None without them
-        self.point_mass_data = self._point_mass_data(point_masses, asm) if point_masses else None
-        if point_masses:
-            inv_full = inv_full.add_point_masses(*self.point_mass_data)
+        # -- the free DOFs, then the format of the matrices: dense below `dense_below` ------------
         used = np.zeros(self.n_full, bool)
-        used[asm.element_dofs.ravel()] = True
+        used[element_dofs(self.cells, dpn).ravel()] = True
         fixed_mask = ~used                                   # DOFs of nodes without cells
         for nodes, dofs in fixed:
             idx = mesh.nodes(nodes)
@@ -227,7 +225,18 @@ class Model:
             raise ValueError("`fixed` removes every DOF: nothing is left to move")
         free = self.free
         self._fixed_mask = fixed_mask
-        self.K = _restrict(K_full, free)
+        dense = self.n_dofs < dense_below                      # the one place the format is chosen
+        self.dense = dense
+
+        # -- constant arrays, assembled once ------------------------------------------------------
+        asm = Assembler(self.cells, mesh.n_nodes, dpn, dense=dense)     # the DOF map and pattern, once
+        K_full = asm.matrix_from(element.k, self.X)
+        inv_full = assemble_invariants(element, self.X, self.cells, mesh.n_nodes, assembler=asm)
+        # point masses as mass points (dofs, N, x, m), full DOFs; None without them
+        self.point_mass_data = self._point_mass_data(point_masses) if point_masses else None
+        if point_masses:
+            inv_full = inv_full.add_point_masses(*self.point_mass_data)
+        self.K = restrict(K_full, free)
         del K_full
         self.inv = inv_full.reduce(free)
         self.M = self.inv.M
@@ -256,8 +265,6 @@ class Model:
         self.gravity = gravity_vector(gravity)
 
         # -- operators for the time loop (dense for small bodies) --------------------------------
-        dense = self.n_dofs < dense_below
-        self.dense = dense
         self.stiffening = (not isinstance(self.motion, Fixed)) if stiffening is None else bool(stiffening)
         self._Kg_keys, self._Kg, self._Kg_op = [], [], []
         self.prestress_info = None
@@ -269,10 +276,11 @@ class Model:
         self.C_op = None
         if self.damping is not None and any(self.damping):
             alpha, beta = self.damping
-            self.C_damp = sparse.csr_array(alpha * self.M + beta * self.K)
-            self.C_op = as_operator(self.C_damp, dense)
+            self.C_damp = as_operator(alpha * self.M + beta * self.K, dense)
+            self.C_op = self.C_damp
         else:
-            self.C_damp = sparse.csr_array((self.n_dofs, self.n_dofs))
+            self.C_damp = np.zeros((self.n_dofs, self.n_dofs)) if dense else sparse.csr_array((self.n_dofs,
+                                                                                                self.n_dofs))
         self.S_op = {k: as_operator(v, dense) for k, v in self.inv.S.items()}
         self.G_op = [None if Gi is None else as_operator(Gi, dense) for Gi in self.inv.G]
         self.m_O = self.inv.m_O                  # (3, n)
@@ -408,7 +416,7 @@ class Model:
                 "connected (check the mesher's coherence of shared faces)")
         log.info("the body has %d disconnected parts, each supported", n_parts)
 
-    def _point_mass_data(self, point_masses, asm):
+    def _point_mass_data(self, point_masses):
         """DOFs, displacement maps, positions and masses of the point masses."""
         el, dpn = self.element, self.element.dofs_per_node
         dofs, Ns, xs, ms = [], [], [], []
@@ -448,9 +456,11 @@ class Model:
         K u = f is solved by `flexmbs.sparse_solve.spd_solve` (``solver``): large bodies without
         CHOLMOD by conjugate gradients, so that no factor of K is ever held.
         """
-        from .sparse_solve import (SOLVE_BACKENDS, IterativeSolveError, SPDFactorizationError, spd_solve)
-        if solver not in SOLVE_BACKENDS:
-            raise ValueError(f"`prestress_solver` must be one of {list(SOLVE_BACKENDS)}, got {solver!r}")
+        numpy_solve = self.dense and solver in ("auto", "direct")      # a dense model's K: numpy's Cholesky
+        if not numpy_solve:
+            from .sparse_solve import SOLVE_BACKENDS
+            if solver not in SOLVE_BACKENDS:
+                raise ValueError(f"`prestress_solver` must be one of {list(SOLVE_BACKENDS)}, got {solver!r}")
         el = self.element
         if not hasattr(el, "prestress"):
             if explicit:
@@ -482,14 +492,8 @@ class Model:
             self.stiffening = False
             return
         F = np.column_stack([f for _, f, _ in cases])
-        try:                                              # all unit cases with one solver set-up
-            U, self.prestress_info = spd_solve(self.K, F, backend=solver, near_null=self.rigid_modes())
-        except SPDFactorizationError as exc:
-            raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
-                             f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")
-        except IterativeSolveError as exc:
-            raise ValueError(f"geometric stiffening: the static problem K u = f for the pre-stress was not "
-                             f"solved: {exc}") from None
+        U, self.prestress_info = (dense_spd_solve(self.K, F) if numpy_solve else
+                                  self._sparse_prestress_solve(F, solver))
         log.info("pre-stress: %d unit cases solved by %s", len(cases), self.prestress_info)
         self.static_displacements = U                     # kept (n x 12 or so): reduce's static modes
         # backward error of the solve: small for any conditioning of a supported body (the plain
@@ -504,7 +508,7 @@ class Model:
         kept = []
         for j, (key, _, body_force) in enumerate(cases):
             Kg = self.stress_stiffness(U[:, j], body_force, asm)
-            kept.append((key, Kg, abs(Kg).max() if Kg.nnz else 0.0))
+            kept.append((key, Kg, abs(Kg).max() if Kg.size else 0.0))      # sparse: size = nnz
         # unit cases whose pre-stress is round-off of the others' are dropped (relative to the
         # largest case: an absolute test against K fails for fine meshes, whose K grows ~ 1/h^3)
         largest = max(size for _, _, size in kept)
@@ -516,8 +520,21 @@ class Model:
         if not self._Kg:
             self.stiffening = False
 
-    def stress_stiffness(self, delta, body_force=None, asm=None) -> sparse.csr_array:
-        """K_geo(sigma(delta)) (n_dofs, n_dofs) on the free DOFs: the geometric (stress) stiffness of the
+    def _sparse_prestress_solve(self, F: np.ndarray, solver: str) -> tuple[np.ndarray, str]:
+        """(U, info): K U = F by `flexmbs.sparse_solve.spd_solve` (backend ``solver``), its failures
+        as ValueErrors that say what to change."""
+        from .sparse_solve import IterativeSolveError, SPDFactorizationError, spd_solve
+        try:                                              # all unit cases with one solver set-up
+            return spd_solve(self.K, F, backend=solver, near_null=self.rigid_modes())
+        except SPDFactorizationError as exc:
+            raise ValueError("geometric stiffening needs a supported body (the stiffness is singular: "
+                             f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False")
+        except IterativeSolveError as exc:
+            raise ValueError(f"geometric stiffening: the static problem K u = f for the pre-stress was not "
+                             f"solved: {exc}") from None
+
+    def stress_stiffness(self, delta, body_force=None, asm=None):
+        """K_geo(sigma(delta)) (n_dofs, n_dofs) on the free DOFs (dense for a dense model, else CSR): the geometric (stress) stiffness of the
         pre-stress of the displacement delta (``element.prestress``: the axial force of beams, the
         linear stress at the stiffness points of solids), assembled (``element.k_geo``; Lagrange
         solids: k_geo_scalar (x) I_d).  ``body_force`` is the beams' distributed axial load of that
@@ -526,7 +543,7 @@ class Model:
         if not hasattr(el, "prestress"):
             raise ValueError(f"{type(el).__name__} has no geometric stiffness (no prestress)")
         if asm is None:
-            asm = Assembler(self.cells, self.mesh.n_nodes, el.dofs_per_node)
+            asm = Assembler(self.cells, self.mesh.n_nodes, el.dofs_per_node, dense=self.dense)
         u_full = self.expand(np.asarray(delta, dtype=float))
         if hasattr(el, "k_geo_scalar"):                   # Lagrange solids: k_geo = s (x) I_d
             data = np.zeros(asm.nnz_blocks)
@@ -538,8 +555,9 @@ class Model:
         else:
             P = el.prestress(self.X, u_full[asm.element_dofs], body_force)
             Kg_full = asm.matrix(el.k_geo(self.X, P))
-        Kg = _restrict(Kg_full, self.free)
-        Kg.eliminate_zeros()
+        Kg = restrict(Kg_full, self.free)
+        if not self.dense:
+            Kg.eliminate_zeros()
         return Kg
 
     def rigid_modes(self, full: bool = False, chunk: int = 50_000) -> np.ndarray:
@@ -594,17 +612,15 @@ class Model:
         self._cache["geo_t"] = (t, out)
         return out
 
-    def geometric_stiffness(self, t: float) -> sparse.csr_array:
-        """K_geo(t) = sum_i c_i(t) K_geo,i on the free DOFs (zero without stiffening)."""
-        out = sparse.csr_array((self.n_dofs, self.n_dofs))
-        for c, Kg in zip(self.geometric_coefficients(t), self._Kg):
-            if c != 0.0:
-                out = out + c * Kg
-        return sparse.csr_array(out)
+    def geometric_stiffness(self, t: float):
+        """K_geo(t) = sum_i c_i(t) K_geo,i on the free DOFs (zero without stiffening; dense for a
+        dense model, else CSR)."""
+        return _sum_ops([(c, Kg) for c, Kg in zip(self.geometric_coefficients(t), self._Kg) if c != 0.0],
+                        self.n_dofs, self.dense)
 
-    def K_total(self, t: float) -> sparse.csr_array:
-        """[k] + K_geo(t)."""
-        return self.K if not self._Kg else sparse.csr_array(self.K + self.geometric_stiffness(t))
+    def K_total(self, t: float):
+        """[k] + K_geo(t) (dense for a dense model, else CSR)."""
+        return self.K if not self._Kg else as_operator(self.K + self.geometric_stiffness(t), self.dense)
 
     def K_dot(self, t: float, delta: np.ndarray) -> np.ndarray:
         """([k] + K_geo(t)) delta, from the precomputed matrices."""
@@ -791,38 +807,31 @@ class Model:
             out[k] = v.reshape((len(states), n_el) + v.shape[1:])
         return out
 
-    def node_translations(self) -> sparse.csr_array:
+    def node_translations(self):
         """Phi_nodes (3 n_nodes, n_dofs): the translation u_i = Phi_nodes[3 i:3 i + 3] delta of every mesh
         node from the free DOFs (beams: the shape functions at the element ends; solids: the
-        translation DOFs), in body-frame components padded to 3."""
-        md = self
-        el, n_nodes = md.element, md.mesh.n_nodes
-        n = len(md.free)
-        to_free = np.full(md.n_full, -1, dtype=np.int64)
-        to_free[md.free] = np.arange(n)
-        edofs = element_dofs(md.cells, el.dofs_per_node)
+        translation DOFs), in body-frame components padded to 3.  A dense ndarray for a dense model
+        (``dense``), else CSR (`flexmbs.assembly.assembler.dense_array` gives either as an ndarray)."""
+        el, n_nodes = self.element, self.mesh.n_nodes
+        n = len(self.free)
+        to_free = np.full(self.n_full, -1, dtype=np.int64)
+        to_free[self.free] = np.arange(n)
+        shape = (3 * n_nodes, n)
         if el.cell_type == "line":
-            N = el.N(md.X, np.array([-1.0, 1.0]))                       # (n_el, 2, 3, n_e)
-            node = md.cells                                            # (n_el, 2)
-            rows = 3 * node[:, :, None, None] + np.arange(3)[None, None, :, None]
-            cols = to_free[edofs][:, None, None, :]
+            N = el.N(self.X, np.array([-1.0, 1.0]))                       # (n_el, 2, 3, n_e)
+            rows = 3 * self.cells[:, :, None, None] + np.arange(3)[None, None, :, None]
+            cols = to_free[element_dofs(self.cells, el.dofs_per_node)][:, None, None, :]
             rows, cols = np.broadcast_arrays(rows, cols, N)[:2]
             keep = (cols >= 0) & (N != 0.0)
-            # each node appears in up to two elements with the same values: keep the first
-            A = sparse.coo_array((N[keep], (rows[keep], cols[keep])), shape=(3 * n_nodes, n)).tocsr()
-            count = sparse.coo_array((np.ones(keep.sum()), (rows[keep], cols[keep])),
-                                     shape=(3 * n_nodes, n)).tocsr()
-            A.data /= count.data
-            return A
+            # a node shared by elements gets each element's (equal) value: their mean, entry by entry
+            entry, at = np.unique(rows[keep] * n + cols[keep], return_inverse=True)
+            mean = np.bincount(at, weights=N[keep]) / np.bincount(at)
+            return triplet_matrix(mean, entry // n, entry % n, shape, self.dense)
         dpn = el.dofs_per_node                                         # Lagrange solids: translations
-        r, c = [], []
-        for a in range(min(3, dpn)):
-            full = np.arange(n_nodes) * dpn + a
-            ok = to_free[full] >= 0
-            r.append(3 * np.arange(n_nodes)[ok] + a)
-            c.append(to_free[full][ok])
-        r, c = np.concatenate(r), np.concatenate(c)
-        return sparse.csr_array(sparse.coo_array((np.ones(len(r)), (r, c)), shape=(3 * n_nodes, n)))
+        full = np.arange(n_nodes)[:, None] * dpn + np.arange(min(3, dpn))          # (n_nodes, a)
+        rows = 3 * np.arange(n_nodes)[:, None] + np.arange(min(3, dpn))
+        ok = to_free[full] >= 0
+        return triplet_matrix(np.ones(int(ok.sum())), rows[ok], to_free[full][ok], shape, self.dense)
 
     def interface_translation(self, nodes, weights=None) -> tuple[np.ndarray, np.ndarray]:
         """(X_c (3,), Phi_c (3, n_dofs)): the weighted mean position of the mesh nodes ``nodes`` (a node
@@ -839,7 +848,7 @@ class Model:
         w = w / w.sum()
         X = np.pad(self.mesh.points[idx], ((0, 0), (0, 3 - self.mesh.dim)))
         rows = (3 * idx[:, None] + np.arange(3)).ravel()
-        Phi = self.node_translations()[rows].toarray().reshape(idx.size, 3, -1)
+        Phi = dense_array(self.node_translations()[rows]).reshape(idx.size, 3, -1)
         return w @ X, np.einsum("k,kan->an", w, Phi)
 
     def interface_rigid_modes(self, nodes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1013,25 +1022,16 @@ class Model:
         return Y
 
 
-def _restrict(A, idx: np.ndarray) -> sparse.csr_array:
-    """A[idx][:, idx] of a CSR array, in O(nnz) (one map of the kept columns)."""
-    A = sparse.csr_array(A)
-    n = A.shape[0]
-    if len(idx) == n:
-        return A
-    new = np.full(n, -1, np.int64)
-    new[idx] = np.arange(len(idx))
-    B = A[idx]                                            # row selection: C-level, O(nnz)
-    B = sparse.csr_array(B)
-    cols = new[B.indices]
-    keep = cols >= 0
-    row = np.repeat(np.arange(len(idx)), np.diff(B.indptr))
-    counts = np.bincount(row[keep], minlength=len(idx))
-    indptr = np.zeros(len(idx) + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    out = sparse.csr_array((B.data[keep], cols[keep], indptr), shape=(len(idx), len(idx)))
-    out.has_sorted_indices = bool(A.has_sorted_indices)
-    return out
+def dense_spd_solve(K: np.ndarray, F: np.ndarray) -> tuple[np.ndarray, str]:
+    """(U, info): K U = F for a dense symmetric positive definite K, by its Cholesky factor
+    K = L L^T (``numpy.linalg.cholesky``) and two solves, L Y = F and L^T U = Y.  A K that is not
+    positive definite (a body whose supports leave a rigid motion free) is a ValueError saying so."""
+    try:
+        L = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError("geometric stiffening needs a supported body (the stiffness is not positive definite: "
+                         f"{exc}); fix its rigid-body motions with `fixed` or pass stiffening=False") from None
+    return np.linalg.solve(L.T, np.linalg.solve(L, F)), "dense Cholesky (numpy)"
 
 
 def _pad_tensor(sigma: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ from flexmbs.analysis import element_data
 from flexmbs.io.fe_import import import_body
 from flexmbs.reduction import reduce
 from test_fe_import import abaqus_files, node_labels
+from flexmbs.assembly.assembler import dense_array
 
 STEEL = fm.Material(2.1e11, 7800.0, 0.3)
 GRAVITY = (0.0, -9.81, 0.0)
@@ -51,8 +52,8 @@ def test_loads_and_gravity_equal_the_native_bodys(tmp_path):
     # the static response to all loads and to gravity (the frame's load -m_O^T R^T (a_O - g), here m_O^T g)
     F_n = native.Q.sum(axis=1) + native.m_O.T @ np.array(GRAVITY)
     F_i = imported.Q.sum(axis=1) + imported.m_O.T @ np.array(GRAVITY)
-    u_n = np.linalg.solve(native.K.toarray(), F_n)
-    u_i = np.linalg.solve(imported.K.toarray(), F_i)
+    u_n = np.linalg.solve(dense_array(native.K), F_n)
+    u_i = np.linalg.solve(dense_array(imported.K), F_i)
     np.testing.assert_allclose(P @ u_i, u_n, atol=1e-10 * np.abs(u_n).max())
 
 

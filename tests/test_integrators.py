@@ -26,6 +26,7 @@ from scipy.linalg import solve
 from flexmbs.formulations.base import SecondOrderForm
 from flexmbs.formulations.terms import ODETerm
 from flexmbs.integrators import INTEGRATORS, ImplicitMidpoint, RunSizeWarning, Solution, simulate
+from flexmbs.assembly.assembler import dense_array
 
 # -- test formulations ---------------------------------------------------------------------------
 M3 = np.array([[2.0, 0.5, 0.0], [0.5, 2.0, 0.5], [0.0, 0.5, 1.0]])
@@ -70,7 +71,7 @@ class Oscillator:
     def rhs(self, t, x):
         self.n_rhs += 1
         if not hasattr(self, "_M_full_inv"):
-            self._M_full_inv = np.linalg.inv(self.mass_matrix_full().toarray())
+            self._M_full_inv = np.linalg.inv(dense_array(self.mass_matrix_full()))
         return self._M_full_inv @ self.forcing_full(t, x)
 
     def term(self):
@@ -349,7 +350,7 @@ class ScaledDescriptor(Lagrange):
 
     def rhs(self, t, x):
         self.n_rhs += 1
-        return np.linalg.solve(self.mass_matrix_full(t).toarray(), self.forcing_full(t, x))
+        return np.linalg.solve(dense_array(self.mass_matrix_full(t)), self.forcing_full(t, x))
 
 
 @pytest.mark.parametrize("method", ["midpoint", "Radau", "BDF"])

@@ -18,6 +18,7 @@ from flexmbs.formulations.index1 import Index1
 from flexmbs.integrators import simulate
 from flexmbs.mechanisms.coupled import angular_momentum
 from flexmbs.system import System
+from flexmbs.assembly.assembler import dense_array
 
 MAT = fm.Material(E=1e7, rho=1000.0, nu=0.3)
 
@@ -47,7 +48,7 @@ def test_conditions_are_the_mass_orthogonality_to_the_rigid_modes(name):
     Phi = body.rigid_modes()
     assert cond.n_c == Phi.shape[1] == {"BeamEB2D": 3, "BeamEB3D": 6, "BeamEB3D+tip mass": 6, "Bar2": 1, "Hex8": 6,
                                             "Quad4": 3}[name]
-    PM = Phi.T @ md.M.toarray()
+    PM = Phi.T @ dense_array(md.M)
     np.testing.assert_allclose(cond.B, PM, rtol=0, atol=1e-12 * np.abs(PM).max())
     assert np.linalg.cond(cond.B @ Phi) < 1e6
     assert body.n_e == md.n_full                      # delta holds every nodal DOF
@@ -75,7 +76,7 @@ def free_beam(reference, eps, spin, n_el=2, stiffening=None):
     if reference == "supports":                                         # delta' = 0 at the clamp
         rigid = np.linalg.solve(Phi[md.fixed_dofs], field[md.fixed_dofs])
     else:                                                               # delta' [m]-orthogonal to Phi
-        PM = Phi.T @ md.M.toarray()
+        PM = Phi.T @ dense_array(md.M)
         rigid = np.linalg.solve(PM @ Phi, PM @ field)
     body = FlexibleBody(md, "beam", velocity=rigid[:3], angular_velocity=rigid[3:], reference=reference,
                         stiffening=stiffening)
@@ -102,7 +103,7 @@ def test_free_beam_mean_axis_conditions_conservation_and_centre_of_mass():
     assert np.abs(delta[:, 1::6]).max() > 5e-4            # it bends (transverse v of the nodes)
     # the conditions, and delta without rigid-body modes, at round-off
     B = np.vstack([md.m_O, md.g])
-    PM = body.rigid_modes().T @ md.M.toarray()
+    PM = body.rigid_modes().T @ dense_array(md.M)
     for X in (delta, delta_d):
         scale = np.abs(B).max() * np.abs(X).max()
         assert np.abs(X @ B.T).max() < 1e-12 * scale

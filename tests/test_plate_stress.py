@@ -10,6 +10,7 @@ from flexmbs.elements import PlateMITC4
 from flexmbs.mesh import generate
 from flexmbs.model import SurfaceLoad
 from flexmbs.reduction import reduce
+from flexmbs.assembly.assembler import dense_array
 
 STEEL = fm.Material(E=200e9, rho=7800.0, nu=0.3)
 L, B, T = 1.0, 0.2, 0.01              # strip length, width, thickness [m]
@@ -31,7 +32,7 @@ def edge_weights(n: int) -> np.ndarray:
 
 def static(md):
     """delta = K^-1 (sum of the load columns): the static response to all loads at once."""
-    return np.linalg.solve(md.K.toarray(), md.Q.sum(axis=1))
+    return np.linalg.solve(dense_array(md.K), md.Q.sum(axis=1))
 
 
 def tip_edge_load(md_mesh, dof: str, total: float):

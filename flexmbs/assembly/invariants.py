@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..rotations import tilde
-from .assembler import Assembler
+from .assembler import Assembler, is_sparse, restrict, triplet_matrix
 from ..lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
@@ -38,9 +38,26 @@ __all__ = ["BodyInvariants", "assemble_invariants", "tilde"]
 _E_TILDE = [tilde(e) for e in np.eye(3)]
 
 
+def _csr_or_dense(A):
+    """A sum of matrices kept in its format: CSR if sparse, else the dense ndarray."""
+    return sparse.csr_array(A) if is_sparse(A) else A
+
+
+def _nonzero_or_none(A):
+    """A, or None when every entry is zero (a sparse A without its stored zeros)."""
+    if is_sparse(A):
+        A = sparse.csr_array(A)
+        A.eliminate_zeros()
+        return None if A.nnz == 0 or abs(A).max() == 0.0 else A
+    return A if np.any(A) else None
+
+
 @dataclass
 class BodyInvariants:
-    """Assembled constant inertia integrals (global DOFs, or free DOFs after ``reduce``)."""
+    """Assembled constant inertia integrals (global DOFs, or free DOFs after ``reduce``).
+
+    The matrices are CSR arrays, or dense ndarrays for a small model (a dense `Assembler`); every
+    method keeps the format it was given."""
 
     M: sparse.csr_array                        # int rho N^T N dV
     S: dict[tuple[int, int], sparse.csr_array]  # nonzero shape integrals S[a, b]
@@ -56,13 +73,7 @@ class BodyInvariants:
         self.G = []
         for et in _E_TILDE:
             terms = [et[a, b] * Sab for (a, b), Sab in self.S.items() if et[a, b] != 0.0]
-            Gi = sum(terms[1:], terms[0]) if terms else None
-            if Gi is not None:
-                Gi = sparse.csr_array(Gi)
-                Gi.eliminate_zeros()
-                if Gi.nnz == 0 or abs(Gi).max() == 0.0:
-                    Gi = None
-            self.G.append(Gi)
+            self.G.append(_nonzero_or_none(sum(terms[1:], terms[0])) if terms else None)
         self.g = np.einsum("iab,abn->in", np.array(_E_TILDE), self.d)
 
     @property
@@ -76,7 +87,7 @@ class BodyInvariants:
         of the point from those DOFs; ``x`` (k, 3) positions; ``m`` (k,) masses [kg].
         A point mass is a mass point: S[a, b] += m N_a^T N_b, d[a, b] += m N_a^T x_b, m_O += m N.
         """
-        n = self.n
+        n, dense = self.n, not is_sparse(self.M)
         S = dict(self.S)
         rows = np.repeat(dofs, dofs.shape[1], axis=1).ravel()
         cols = np.tile(dofs, (1, dofs.shape[1])).ravel()
@@ -85,31 +96,30 @@ class BodyInvariants:
                 local = m[:, None, None] * N[:, a, :, None] * N[:, b, None, :]
                 if not np.any(local):
                     continue
-                add = sparse.csr_array(sparse.coo_array((local.ravel(), (rows, cols)), shape=(n, n)))
-                S[(a, b)] = add if (a, b) not in S else sparse.csr_array(S[(a, b)] + add)
+                add = triplet_matrix(local, rows, cols, (n, n), dense)
+                S[(a, b)] = add if (a, b) not in S else _csr_or_dense(S[(a, b)] + add)
         m_O, d = self.m_O.copy(), self.d.copy()
         for k in range(len(m)):
             m_O[:, dofs[k]] += m[k] * N[k]
             d[:, :, dofs[k]] += m[k] * N[k][:, None, :] * x[k][None, :, None]
         diag = [S[(a, a)] for a in range(3) if (a, a) in S]
-        M = sparse.csr_array(sum(diag[1:], diag[0]))
+        M = _csr_or_dense(sum(diag[1:], diag[0]))
         return BodyInvariants(M, S, m_O, d, self.mass + m.sum(), self.s + m @ x,
                               self.J + np.einsum("k,ka,kb->ab", m, x, x))
 
     def reduce(self, free: np.ndarray) -> "BodyInvariants":
         """The invariants restricted to the DOFs ``free`` (the others are held at zero)."""
-        sub = lambda A: sparse.csr_array(A[free][:, free])  # noqa: E731
-        return BodyInvariants(sub(self.M), {k: sub(v) for k, v in self.S.items()},
+        return BodyInvariants(restrict(self.M, free), {k: restrict(v, free) for k, v in self.S.items()},
                               self.m_O[:, free], self.d[:, :, free], self.mass, self.s, self.J)
 
     # -- the moving-frame matrices, for analysis and implicit methods ----------------------
     def G_of(self, omega) -> sparse.csr_array:
-        """int rho N^T tilde(omega) N dV = sum_i omega_i G_i."""
-        out = sparse.csr_array((self.n, self.n))
+        """int rho N^T tilde(omega) N dV = sum_i omega_i G_i (the format of M)."""
+        out = sparse.csr_array((self.n, self.n)) if is_sparse(self.M) else np.zeros((self.n, self.n))
         for w, Gi in zip(omega, self.G):
             if Gi is not None and w != 0.0:
                 out = out + w * Gi
-        return out
+        return _csr_or_dense(out)
 
     def k_omega(self, omega) -> sparse.csr_array:
         """[k(omega)] = int rho N^T tilde(omega)^2 N dV (symmetric, negative semidefinite)."""
@@ -118,7 +128,7 @@ class BodyInvariants:
         for (a, b), Sab in self.S.items():
             if omega[a] * omega[b] != 0.0:
                 out = out + omega[a] * omega[b] * Sab
-        return sparse.csr_array(out)
+        return _csr_or_dense(out)
 
     def k_eps(self, eps) -> sparse.csr_array:
         """[k(eps)] = int rho N^T tilde(eps) N dV (skew-symmetric)."""
@@ -175,9 +185,9 @@ def assemble_invariants(element, X, cells, n_nodes: int, chunk: int = 50_000,
                 continue
             full = np.zeros((len(edofs), edofs.shape[1], edofs.shape[1]))
             full[:, block.rows[:, None], block.cols[None, :]] = block.local
-            data = asm._block_data(full, np.arange(edofs.shape[1]), np.arange(edofs.shape[1]), start)
-            A = asm._to_csr(data, True)
-            S[key] = A if key not in S else sparse.csr_array(S[key] + A)
+            data = asm.block_data(full, np.arange(edofs.shape[1]), np.arange(edofs.shape[1]), start)
+            A = asm.to_matrix(data, drop_zeros=True)
+            S[key] = A if key not in S else _csr_or_dense(S[key] + A)
         for a in range(3):
             m_O[a] += np.bincount(edofs.ravel(), weights=ii.m_O[:, a].ravel(), minlength=n)
             for b in range(3):
@@ -188,7 +198,7 @@ def assemble_invariants(element, X, cells, n_nodes: int, chunk: int = 50_000,
         J += ii.J.sum(axis=0)
     for key, data in scalar.items():
         A = asm.place(data, *key)
-        S[key] = A if key not in S else sparse.csr_array(S[key] + A)
+        S[key] = A if key not in S else _csr_or_dense(S[key] + A)
     diag = [S[(a, a)] for a in range(3) if (a, a) in S]
-    M = sparse.csr_array(sum(diag[1:], diag[0]))
-    return BodyInvariants(M, {k: sparse.csr_array(v) for k, v in S.items()}, m_O, d, mass, s, J)
+    M = _csr_or_dense(sum(diag[1:], diag[0]))
+    return BodyInvariants(M, {k: _csr_or_dense(v) for k, v in S.items()}, m_O, d, mass, s, J)

@@ -77,7 +77,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..assembly.assembler import element_dofs
+from ..assembly.assembler import dense_array, element_dofs, is_sparse
 from ..constraints.mean_axis import MeanAxisConditions
 from ..model import DistributedLoad, Model
 from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
@@ -243,9 +243,9 @@ class FlexibleBody(Body):
             raise ValueError(f"body {name!r}: {err}") from None
         self.velocity = self._vec3(velocity, "velocity")
         self.omega0 = self._vec3(angular_velocity, "angular_velocity")
-        self._M_dd = model.M.toarray()
+        self._M_dd = dense_array(model.M)
         self._K = model.K_op
-        self._K_dd = model.K.toarray()                                 # [k] dense, for elastic_stiffness
+        self._K_dd = dense_array(model.K)                               # [k] dense, for elastic_stiffness
         self._node_phi = model.node_translations()
         self._node_cache: dict = {}                                    # node -> dense Phi_i
         self._node_markers: dict = {}                                  # node -> (X_i, Phi_i)
@@ -395,7 +395,7 @@ class FlexibleBody(Body):
             n_nodes = self.model.mesh.n_nodes
             if not (isinstance(i, (int, np.integer)) and 0 <= i < n_nodes):
                 raise ValueError(f"body {self.name!r}: no node {i!r}; the mesh has nodes 0..{n_nodes - 1}")
-            out = self._node_cache[int(i)] = self._node_phi[3 * i:3 * i + 3].toarray()
+            out = self._node_cache[int(i)] = dense_array(self._node_phi[3 * i:3 * i + 3])
         return out
 
     def _marker(self, s):
@@ -470,7 +470,7 @@ class FlexibleBody(Body):
                 S = np.zeros((9, n, n))
                 for i, B in enumerate(blocks):
                     if B is not None:
-                        S[i] = B.toarray() if sparse.issparse(B) else B
+                        S[i] = dense_array(B)
                 S = S.reshape(9 * n, n)
             else:
                 S = sparse.vstack([sparse.csr_array((n, n)) if B is None else sparse.csr_array(B) for B in blocks],
@@ -556,7 +556,7 @@ class FlexibleBody(Body):
         out[3:7, 7:] = -2.0 * ((Ad.T @ V).reshape(4, 9) @ dd)
         out[7:, 3:7] = -2.0 * ((A.T @ Vd).reshape(4, 9) @ dd + (A.T @ V).reshape(4, 9) @ SV).T
         D = (2.0 * A.T @ Ad).reshape(1, 9)
-        if sparse.issparse(S):                                     # sum_ab D_ab S[a, b], S stacked (9 n, n)
+        if is_sparse(S):                                           # sum_ab D_ab S[a, b], S stacked (9 n, n)
             out[7:, 7:] = -(sparse.kron(sparse.csr_array(D), sparse.eye_array(ne)) @ S).toarray()
         else:
             out[7:, 7:] = -(D @ S.reshape(9, ne * ne)).reshape(ne, ne)
@@ -843,7 +843,7 @@ class FlexibleBody(Body):
         if self.stiffening == "omega":
             for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md._Kg):
                 if c != 0.0:
-                    K += c * Kg.toarray()
+                    K += c * dense_array(Kg)
         return K
 
     # -- markers ------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Hashable
 
 import numpy as np
+from ..assembly.assembler import dense_array, is_sparse
 from ..lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
@@ -53,15 +54,20 @@ class SparseSolver:
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self.dense:
             if self._inv is None:
-                from scipy.linalg import cho_factor, cho_solve
-                A = self._A
-                Ad = A.toarray() if sparse.issparse(A) else np.asarray(A)
-                self._inv = cho_solve(cho_factor(Ad), np.eye(self.n))
+                self._inv = spd_inverse(dense_array(self._A))
             return self._inv @ b
         if self._factor is None:
             from ..sparse_solve import spd_factor
             self._factor = spd_factor(self._A)
         return self._factor.solve(b)
+
+
+def spd_inverse(A: np.ndarray) -> np.ndarray:
+    """A^-1 of a dense symmetric positive definite A from its Cholesky factor A = L L^T:
+    A^-1 = L^-T L^-1 (``numpy.linalg.cholesky``; a matrix that is not positive definite raises
+    numpy's LinAlgError, as a mass matrix with a massless DOF does)."""
+    L_inv = np.linalg.solve(np.linalg.cholesky(A), np.eye(len(A)))
+    return L_inv.T @ L_inv
 
 
 @dataclass
@@ -130,8 +136,14 @@ class Formulation(ABC):
         """dF/dx (2n, 2n), exact (the equations are linear in x); dense ndarray for small
         models, CSR otherwise (integrators accept both)."""
 
-    def mass_matrix_full(self, t: float | None = None) -> sparse.csr_array:
-        """M_full(t): Lagrange, Gibbs-Appell: diag(I, M), constant; Hamilton: see hamilton.py."""
+    def mass_matrix_full(self, t: float | None = None):
+        """M_full(t): Lagrange, Gibbs-Appell: diag(I, M), constant; Hamilton: see hamilton.py.  Dense
+        for a dense model (its M an ndarray: ``model.dense``), else CSR."""
+        if not is_sparse(self.model.M):
+            n, M = self.n, dense_array(self.model.M)
+            out = np.zeros((2 * n, 2 * n))
+            out[:n, :n], out[n:, n:] = (np.eye(n), M) if self.second_state == "delta_dot" else (M, np.eye(n))
+            return out
         I = sparse.identity(self.n, format="csr")
         blocks = (I, self.model.M) if self.second_state == "delta_dot" else (self.model.M, I)
         return sparse.csr_array(sparse.block_diag(blocks, format="csr"))
@@ -143,16 +155,15 @@ class Formulation(ABC):
         c = M_full^-1 F(0, 0) without the loads, B = M_full^-1 [0; Q] (every formulation takes
         the nodal loads {q} = Q f(t) in its second block).  Dense: small models only.
         """
-        from scipy.linalg import lu_factor, lu_solve
-        dense = lambda A: A.toarray() if sparse.issparse(A) else np.asarray(A)  # noqa: E731
-        lu = lu_factor(dense(self.mass_matrix_full(0.0)))
-        A = lu_solve(lu, dense(self.jacobian(0.0)))
         q0 = self.model.q_ext(0.0)
         F0 = self.forcing_full(0.0, np.zeros(self.n_state))
         F0[self.n:] -= q0
         E = np.zeros((self.n_state, self.model.Q.shape[1]))
         E[self.n:] = self.model.Q
-        return A, lu_solve(lu, F0), lu_solve(lu, E)
+        n_s = self.n_state                              # one LU of M_full for the three right-hand sides
+        X = np.linalg.solve(dense_array(self.mass_matrix_full(0.0)),
+                            np.column_stack([dense_array(self.jacobian(0.0)), F0, E]))
+        return X[:, :n_s], X[:, n_s], X[:, n_s + 1:]
 
     def linear_system(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(A, c, B) of x' = A x + c + B f(t), f = ``model.load_factors(t)``: the steady model's
@@ -260,7 +271,7 @@ class VelocityFormulation(Formulation):
     def jacobian(self, t, x=None):
         """[[0, I], [-K_eff(t), -C_eff(t)]]: dense for small models, CSR otherwise."""
         K, C = self._K_t(t), self._C_t(t)
-        if not sparse.issparse(K):
+        if not is_sparse(K):
             n = self.n
             return np.block([[np.zeros((n, n)), np.eye(n)], [-K, -C]])
         I = sparse.identity(self.n, format="csr")

@@ -103,11 +103,30 @@ and its v onto C_q v + C_t = 0, so that the constraints hold at every output as 
 points (the interpolant alone misses them by O(h^4)).  ``lam``: the GGL multipliers of the last
 stage (order 3), between step points the collocation polynomial's.
 
+Singular configurations.  Where C_q loses rank (the singular positions of IFToMM A02, links in
+line) the multipliers of the exact solution have a pole: on A02's exact branch max |lam| is 1151 N
+at 1e-4 s before the singular instant t* and 11 186 N at 1e-5 s, while the reactions C_q^T lam
+stay at 23.9 N (measured with the index-1 accelerations, tests/test_radau_dae.py).  Exact GGL rows
+then ask Newton to follow lam ~ 1 / |t - t*| with a Jacobian frozen at the step's start: the
+steps shrink geometrically towards t* and never cross it (a step-size underflow at t* - 1.2e-4 s,
+measured).  The rows are therefore regularised, C - eps_q mu = 0 and C_q v + C_t - eps_v lam = 0,
+in the residual and in the iteration matrix: the constraints become stiff compliant elements
+(the penalty view of García de Jalón and Bayo [4]_, the constraint regularisation of
+Lacoursière [5]_; "constraint force mixing" in ODE and Chrono).  With eps = tau |C_q|^2 (positions)
+and tau |C_q|^2 / |M| (velocities), the sizes of C_q C_q^T and C_q M^-1 C_q^T, a constraint
+violation relaxes with the time constant tau (option ``relaxation``, default RELAXATION = 1e-12 s)
+and the lam of a singular direction is bounded by the time it has to grow; elsewhere the
+regularisation moves the velocity constraint by tau times the reaction's acceleration (A02:
+1e-12 s x 30 m/s^2 = 3e-11 m/s).  The equations are then of index 1 in lam and mu; Radau IIA, stiffly
+accurate and L-stable, takes the relaxation (time constant 1e-12 s) without a step of that
+size.  On A02 (N = 2, rtol 1e-6) the run passes the ten singular instants of 10 s (docs/design.md).
+``relaxation = 0`` gives the exact GGL rows (a singular configuration then stops the run).
+
 Scope.  Holonomic constraints only (velocity constraints have no position level for C(q) = 0:
 refused, as by the other index-3 methods), C_t is needed (``DAETerm.time_derivative``); the
 steps run in numpy: the compiled kernel steps index3-alpha's correction loop, not this method.
-A configuration where C_q loses rank (redundant constraints, the singular positions of IFToMM
-A02) makes the iteration matrix singular: the steps shrink and the run fails with a message.
+Redundant constraints at the start are refused (the regularisation is sized for the singular
+instants of a mechanism, not for rows that never hold independently).
 
 References
 ----------
@@ -117,6 +136,11 @@ References
        Differential-Algebraic Problems, 2nd ed., Springer 1996, doi:10.1007/978-3-642-05221-7.
 .. [3] E. Hairer, G. Wanner, RADAU5 (Fortran), 1996 (the code of [2]_ sec. IV.8: the step-size
        and Newton controls above follow its published description, not its text).
+.. [4] J. García de Jalón, E. Bayo, Kinematic and Dynamic Simulation of Multibody Systems: The
+       Real-Time Challenge, Springer 1994, doi:10.1007/978-1-4612-2600-0 (penalty and augmented
+       Lagrangian formulations, which pass singular positions).
+.. [5] C. Lacoursière, Ghosts and machines: regularized variational methods for interactive
+       simulations of multibodies with dry frictional contacts, PhD thesis, Umeå University, 2007.
 """
 from __future__ import annotations
 
@@ -174,6 +198,7 @@ DENSE_NODES = np.concatenate([[0.0], RADAU_C])              # the collocation po
 SAFETY, MAX_GROWTH, MAX_SHRINK = 0.9, 8.0, 5.0
 KEEP_JACOBIAN_RATE = 0.1          # a converged rate below this keeps J into the next step
 KEEP_LU_RATIO = 1.2                # h_new / h in [1, 1.2): keep h and the LU
+RELAXATION = 1e-12                 # [s] default relaxation time of the regularised constraints (module docstring)
 
 
 def lagrange_weights(s: float) -> np.ndarray:
@@ -225,7 +250,7 @@ class RadauDAE(Integrator):
     has_multipliers = True
     kernel = "numpy"
     kernel_reason = "method 'radau-dae' runs on the numpy path (the compiled kernel steps index3-alpha's loop)"
-    method_options = {"newton_tol": None, "newton_max_iter": 7, "max_step": np.inf}
+    method_options = {"newton_tol": None, "newton_max_iter": 7, "max_step": np.inf, "relaxation": RELAXATION}
 
     @classmethod
     def _refusal(cls, term) -> str | None:
@@ -273,6 +298,7 @@ class RadauDAE(Integrator):
         self._atol_q, self._atol_v = atol[:n], atol[n:]
         self._atol_lam = float(np.min(atol)) if atol.size else 0.0      # the multipliers' absolute tolerance
         qdd, lam = self._consistent_accelerations(self.t, q, v, G0)
+        self._eps_q, self._eps_v = self._compliances(q, G0)
         self._a = qdd                         # the acceleration at which J's v rows are taken
         self._y = np.concatenate([q, v, lam, np.zeros(m)])
         self._f0 = None                       # (F(t_n, y_n), M_full(y_n)), for the error estimate
@@ -285,6 +311,21 @@ class RadauDAE(Integrator):
         self._h_next = min(self.h if self.h is not None else self._first_step(qdd), self.max_step)
         self.n_newton = 0
         self.lam = lam
+
+    def _compliances(self, q, G) -> tuple[float, float]:
+        """(eps_q, eps_v) of the regularised constraint rows C - eps_q mu = 0, C_q v + C_t - eps_v lam = 0:
+        tau |C_q|^2 and tau |C_q|^2 / |M| (mean squared row of C_q and mean |diag M|: the sizes of
+        C_q C_q^T and C_q M^-1 C_q^T, as index3-alpha's `regularization`), tau the option ``relaxation``
+        [s] (RELAXATION by default; 0: none).  Module docstring, "Singular configurations"."""
+        tau = self.options["relaxation"]
+        if not (isinstance(tau, (int, float, np.floating)) and not isinstance(tau, bool) and tau >= 0
+                and np.isfinite(tau)):
+            raise ValueError(f"`relaxation` must be a time >= 0 in seconds (0: exact constraints), got {tau!r}.")
+        if not self.n_c or not tau:
+            return 0.0, 0.0
+        S_q = float(np.mean(np.sum(G * G, axis=1)))
+        m_mean = max(float(np.mean(np.abs(np.diag(np.asarray(self._sys.mass_matrix(q), float))))), 1e-300)
+        return tau * S_q, tau * S_q / m_mean
 
     def _positive_int(self, name: str) -> int:
         value = self.options[name]
@@ -346,8 +387,8 @@ class RadauDAE(Integrator):
         M = np.asarray(self._sys.mass_matrix(q), float)
         Q = np.asarray(self._sys.forces(t, q, v), float)
         self.n_rhs += 1
-        return np.concatenate([yd[:n] - v + G.T @ mu, M @ yd[n:2 * n] - Q + G.T @ lam, -C,
-                               -self._constraint_velocity(t, q, v, G)])
+        return np.concatenate([yd[:n] - v + G.T @ mu, M @ yd[n:2 * n] - Q + G.T @ lam, self._eps_q * mu - C,
+                               self._eps_v * lam - self._constraint_velocity(t, q, v, G)])
 
     def _F(self, t: float, y: np.ndarray, a: np.ndarray | None = None) -> np.ndarray:
         """F(t, y) = (v - C_q^T mu, Q - C_q^T lam [- M(q) a], C, C_q v + C_t): the right-hand side of
@@ -359,7 +400,8 @@ class RadauDAE(Integrator):
         Fv = Q - G.T @ lam
         if a is not None:
             Fv = Fv - np.asarray(self._sys.mass_matrix(q), float) @ a
-        return np.concatenate([v - G.T @ mu, Fv, C, self._constraint_velocity(t, q, v, G)])
+        return np.concatenate([v - G.T @ mu, Fv, C - self._eps_q * mu,
+                               self._constraint_velocity(t, q, v, G) - self._eps_v * lam])
 
     # -- Jacobian and factorizations --------------------------------------------------------------
     def _position_rows(self, t: float, q: np.ndarray, v: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -397,6 +439,8 @@ class RadauDAE(Integrator):
             J[n:2 * n, 2 * n:2 * n + m] = -G.T
             J[2 * n:2 * n + m, :n] = G                            # C
             J[2 * n + m:, n:2 * n] = G                            # C_q v + C_t
+            J[2 * n:2 * n + m, 2 * n + m:] = -self._eps_q * np.eye(m)
+            J[2 * n + m:, 2 * n:2 * n + m] = -self._eps_v * np.eye(m)
             rows = forward_difference_jacobian(lambda tt, qq: self._position_rows(tt, qq, v, lam), t, q)
             J[n:2 * n, :n], J[2 * n + m:, :n] = rows[:n], rows[n:]
             J[n:2 * n, n:2 * n] = forward_difference_jacobian(self._forces_of_v(q), t, v)
@@ -624,9 +668,13 @@ class RadauDAE(Integrator):
             return f"{head}: {cause}"
         ratio = self._rank_ratio()
         if ratio < NEAR_SINGULAR:
+            rows = ("the exact GGL rows (`relaxation` = 0) do not pass; set `relaxation` (default "
+                    f"{RELAXATION:g} s)" if self._eps_v == 0 else
+                    f"the regularised rows (`relaxation` = {self.options['relaxation']:g} s) did not pass it; "
+                    "raise `relaxation`")
             return (f"{head}: C_q is nearly singular there (smallest / largest singular value {ratio:.2g}), a "
-                    "singular configuration of the mechanism, which the GGL iteration does not pass; use method "
-                    "'index3-alpha' (option `regularization`), which passes it.")
+                    f"singular configuration of the mechanism, which {rows} or use method 'index3-alpha' (option "
+                    "`regularization`), which passes it.")
         return (f"{head}; loosen `rtol`/`atol`, or raise `newton_max_iter`.")
 
     def _rank_ratio(self) -> float:

@@ -121,6 +121,7 @@ except ImportError as err:              # no C compiler at install time: the num
 if _MISSING is not None:                # not installed, or built from older sources: the numpy path
     _kernel = None
 
+_NO_LAW = np.zeros(0)                        # the time row of a system without laws or load functions of t
 SENSOR_KINDS = schema.CODES["SENSOR"]        # the kinds of `flexmbs.control.Sensor.kernel`, csrc ``sense``
 SENSOR_WIDTH = {"angle": 1, "rate": 1, "position": 3, "velocity": 3, "omega": 3}
 
@@ -715,6 +716,26 @@ class CompiledSystem:
         _kernel.evaluate(self.handle, q, v, law, out["M"], out["Q"], out["C"], out["Cq"],
                          out["D"], out["K"])
         return out
+
+    def radau_terms(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(M, Q, C, C_q) at (t, q, v) in one kernel call (csrc/index3_kernel.c ``py_radau_terms``): the
+        evaluations of method radau-dae's stage equations, residual and Jacobian columns
+        (`flexmbs.integrators.radau_dae`); q and v float64 vectors of n_q (the integrator's own, not
+        checked here: `evaluate` checks a user's).  `Unsupported` when the loaded kernel predates it."""
+        if not hasattr(_kernel, "radau_terms"):
+            raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no radau_terms (built "
+                              "before method radau-dae ran on it); rebuild it (`python setup.py build_ext --inplace`)")
+        n, m = self.n, self.m
+        law = self._law_row(t)
+        M, Q, C, Cq = np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n))
+        _kernel.radau_terms(self.handle, np.array(q, dtype=float), np.array(v, dtype=float), law, M, Q, C, Cq)
+        return M, Q, C, Cq
+
+    def _law_row(self, t) -> np.ndarray:
+        """The kernel's time row at t (`laws`), the empty row without drivers or load functions of t."""
+        if not self.drivers and not self._by_row and not self._held:
+            return _NO_LAW
+        return np.ascontiguousarray(self.laws([t])[0])
 
     def _vector(self, x, name: str) -> np.ndarray:
         """A float64 copy of the state vector ``x`` (n_q,); ValueError naming it otherwise (the kernel

@@ -41,10 +41,11 @@ REFUSED = [
      "`max_step` must be a positive number (inf: no bound), got 0.0."),
     ("max_step a string", lambda: run(rod(), max_step="big"),
      "`max_step` must be a positive number (inf: no bound), got 'big'."),
+    ("kernel = 'gpu'", lambda: run(rod(), kernel="gpu"), "`kernel` must be 'auto', 'compiled' or 'numpy', got 'gpu'."),
     ("relaxation < 0", lambda: run(rod(), relaxation=-1e-12),
-     "`relaxation` must be a time >= 0 in seconds (0: exact constraints), got -1e-12."),
+     "`relaxation` must be a time >= 0 in seconds (None: 1e-6 rtol s, 0: exact constraints), got -1e-12."),
     ("relaxation a string", lambda: run(rod(), relaxation="small"),
-     "`relaxation` must be a time >= 0 in seconds (0: exact constraints), got 'small'."),
+     "`relaxation` must be a time >= 0 in seconds (None: 1e-6 rtol s, 0: exact constraints), got 'small'."),
     ("a point mass held by a velocity constraint (nonholonomic)", lambda: run(skate()),
      "method 'radau-dae' imposes C(q, t) = 0 and C_q v + C_t = 0 (the GGL form), and 'constrained-index3' has "
      "velocity constraints without a position equation (KnifeEdge, VelocityConstraint, GearPair, RackPinion); run "
@@ -73,8 +74,8 @@ def test_formulation_lagrange_is_refused_naming_the_combinations():
 def test_rho_inf_is_not_an_option_of_radau_dae():
     """An option of index3-alpha given to radau-dae warns and is ignored (the run is unchanged)."""
     with pytest.warns(UserWarning, match=re.escape("Unknown options for method 'radau-dae': rho_inf; they are "
-                                                   "ignored. Options of 'radau-dae': divergence_limit, max_step, "
-                                                   "newton_max_iter, newton_tol, relaxation.")):
+                                                   "ignored. Options of 'radau-dae': divergence_limit, kernel, "
+                                                   "max_step, newton_max_iter, newton_tol, relaxation.")):
         res = run(rod(), rho_inf=0.9)
     assert res.status == "finished"
 
@@ -92,6 +93,6 @@ def test_exact_constraint_rows_stop_at_a_singular_configuration_naming_it_and_ke
     assert re.match(r"Step-size underflow at t = 0\.71\d+: radau-dae rejected every step down to .* s \(Newton's "
                     r"iteration or the error estimate failed at every step size\): C_q is nearly singular there "
                     r"\(smallest / largest singular value .*\), a singular configuration of the mechanism, which the "
-                    r"exact GGL rows \(`relaxation` = 0\) do not pass; set `relaxation` \(default 1e-12 s\) or use "
+                    r"exact GGL rows \(`relaxation` = 0\) do not pass; set `relaxation` \(default 1e-6 rtol s\) or use "
                     r"method 'index3-alpha' \(option `regularization`\), which passes it\.", res.message), res.message
     np.testing.assert_allclose(res.t, np.arange(8) * 0.1, atol=1e-12)       # the outputs up to 0.7 s

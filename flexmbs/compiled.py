@@ -4,8 +4,10 @@ A step of a small multibody system on the numpy path costs a few hundred Python 
 calls on arrays of a few dozen numbers (docs/benchmarks.md, sec. 11). The kernel
 (csrc/index3_kernel.c, built by ``pip install`` when a C compiler is present) evaluates the
 same equations with loops in C and runs the whole Newton iteration of ``index3-alpha`` there,
-one call for many steps. Its formulas are those of the numpy code, which stays the reference
-and the fallback:
+one call for many steps; for method ``radau-dae`` it evaluates M, Q, C and C_q, one call per
+evaluation (`CompiledSystem.radau_terms`), while that method's steps, solves and step control stay
+numpy (`flexmbs.integrators.radau_dae`). Its formulas are those of the numpy code, which stays the
+reference and the fallback:
 
 - `flexmbs.bodies.RigidBodyEP`: M and Q_v of `flexmbs.bodies.rigid.EPBatch`, gravity, the
   exact dQ_v/dv (the quadratic form differenced with unit steps) and the loads of

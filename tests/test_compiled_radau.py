@@ -117,3 +117,19 @@ def test_a_driven_system_takes_the_same_steps_on_both_paths():
     dq = np.abs(numpy.q[-1] - compiled.q[-1]).max()
     print(f"coupled spin-up beam: {numpy.stats['n_steps']} steps, |q_numpy - q_compiled| = {dq:.1e}")
     assert dq <= 1e-10 * np.abs(numpy.q[-1]).max()
+
+
+def test_the_time_row_is_tabulated_once_per_time():
+    """`CompiledSystem.radau_terms` keeps the kernel's time rows of the last times (A03's driving torque is a
+    function of t: radau-dae evaluates at 3 stage times per Newton iteration and at one time for a whole
+    Jacobian); the forces stay those of the System at each t."""
+    system, _ = andrews_squeezer.build()
+    compiled = CompiledSystem(system)
+    calls = []
+    laws = compiled.laws
+    compiled.laws = lambda times: calls.append(list(times)) or laws(times)
+    q, v = system.initial_coordinates(), np.zeros(system.n_q)
+    for t in (0.001, 0.002, 0.001, 0.002, 0.001):
+        Q = compiled.radau_terms(t, q, v)[1]
+        np.testing.assert_allclose(Q, system.forces(t, q, v), rtol=1e-12, atol=1e-12 * np.abs(Q).max())
+    assert calls == [[0.001], [0.002]]

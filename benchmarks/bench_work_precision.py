@@ -71,6 +71,9 @@ def a03_runs(quick: bool):
         yield f"rattle h = {h:g}", dict(formulation="index3", method="rattle", h=h)
     for rtol in ((1e-6,) if quick else (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)):
         yield f"radau-dae rtol = {rtol:g}", dict(formulation="index3", method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
+    for rtol in (() if quick else (1e-4, 1e-6, 1e-8)):             # the same on the numpy path (sec. 19.3)
+        yield f"radau-dae rtol = {rtol:g}, numpy path", dict(formulation="index3", method="radau-dae", rtol=rtol,
+                                                            atol=rtol * 1e-3, kernel="numpy")
     for rtol in ((1e-6,) if quick else (1e-5, 1e-6, 1e-8, 1e-10)):
         yield f"DOP853 index-1 rtol = {rtol:g}", dict(formulation="lagrange", method="DOP853", rtol=rtol,
                                                       atol=rtol * 1e-3)
@@ -181,6 +184,9 @@ def csc_runs(quick: bool):
                                                                kernel="numpy")
     for rtol in ((1e-2,) if quick else (1e-2, 1e-3)):
         yield f"radau-dae rtol = {rtol:g}", dict(formulation="index3", method="radau-dae", rtol=rtol, atol=rtol * 1e-6)
+    for rtol in (() if quick else (1e-2, 1e-3)):                   # the same on the numpy path (sec. 19.3)
+        yield f"radau-dae rtol = {rtol:g}, numpy path", dict(formulation="index3", method="radau-dae", rtol=rtol,
+                                                            atol=rtol * 1e-6, kernel="numpy")
 
 
 def csc_error(options) -> tuple[str, float, int]:

@@ -2150,6 +2150,36 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* radau_terms(system, q, v, law, M, Q, C, Cq): M, Q, C and C_q at (q, v) and the time row law, what one
+   evaluation of method radau-dae's stage equations needs (flexmbs.compiled.CompiledSystem.radau_terms): the
+   bodies and constraints of evaluate, without its tangents */
+static PyObject *py_radau_terms(PyObject *self, PyObject *args)
+{
+    PyObject *cap, *o[7];
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &cap, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6]))
+        return NULL;
+    Sys *s = get_sys(cap);
+    if (!s) return NULL;
+    int n = s->n, m = s->m;
+    Py_ssize_t cnt[7] = {n, n, s->tw, (Py_ssize_t)n * n, n, m, (Py_ssize_t)m * n};
+    const char *names[7] = {"q", "v", "law", "M", "Q", "C", "Cq"};
+    Py_buffer b[7];
+    double *p[7];
+    int got = 0;
+    for (; got < 7; got++) {
+        p[got] = wbuf(o[got], &b[got], cnt[got], names[got]);
+        if (!p[got]) break;
+    }
+    if (got == 7) {
+        memset(p[4], 0, (size_t)n * sizeof(double));
+        bodies(s, p[0], p[1], p[2], p[3], p[4]);
+        constraints(s, p[0], p[2], p[5], p[6]);
+    }
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    if (got < 7) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* the sensors of digital controllers (flexmbs/control.py), read at a sample from (q, v)        */
 
@@ -3002,6 +3032,8 @@ static PyMethodDef methods[] = {
     {"evaluate", py_evaluate, METH_VARARGS,
      "evaluate(system, q, v, law, M, Q, C, Cq, D, K): M, Q, C, C_q, dQ_v/dv and K_el at (q, v)."},
     {"steps", py_steps, METH_VARARGS, "steps(...): index-3 generalized-alpha steps (flexmbs.compiled)."},
+    {"radau_terms", py_radau_terms, METH_VARARGS,
+     "radau_terms(system, q, v, law, M, Q, C, Cq): M, Q, C, C_q at (q, v) (flexmbs.compiled, method radau-dae)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flexmbs_kernel",

@@ -5,8 +5,10 @@ calls on arrays of a few dozen numbers (docs/benchmarks.md, sec. 11). The kernel
 (csrc/index3_kernel.c, built by ``pip install`` when a C compiler is present) evaluates the
 same equations with loops in C and runs the whole Newton iteration of ``index3-alpha`` there,
 one call for many steps (and the step-size control of ``index3-alpha-adaptive``, `steps`' ``adaptive``
-tuple; `flexmbs.kernel_schema.METHODS` lists the methods it steps). Its formulas are those of the numpy code, which stays the reference
-and the fallback:
+tuple; `flexmbs.kernel_schema.METHODS` lists the methods it steps); for method ``radau-dae`` it
+evaluates M, Q, C and C_q, one call per evaluation (`CompiledSystem.radau_terms`), while that
+method's steps, solves and step control stay numpy (`flexmbs.integrators.radau_dae`). Its formulas
+are those of the numpy code, which stays the reference and the fallback:
 
 - `flexmbs.bodies.RigidBodyEP`: M and Q_v of `flexmbs.bodies.rigid.EPBatch`, gravity, the
   exact dQ_v/dv (the quadratic form differenced with unit steps) and the loads of
@@ -123,6 +125,8 @@ except ImportError as err:              # no C compiler at install time: the num
 if _MISSING is not None:                # not installed, or built from older sources: the numpy path
     _kernel = None
 
+_NO_LAW = np.zeros(0)                        # the time row of a system without laws or load functions of t
+LAW_ROWS_KEPT = 8                            # time rows kept by `CompiledSystem._law_row` (radau-dae's stage times)
 SENSOR_KINDS = schema.CODES["SENSOR"]        # the kinds of `flexmbs.control.Sensor.kernel`, csrc ``sense``
 SENSOR_WIDTH = {"angle": 1, "rate": 1, "position": 3, "velocity": 3, "omega": 3}
 
@@ -352,6 +356,7 @@ class CompiledSystem:
         self._by_row = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if not hasattr(f, "at_times")]
         self._held = [(k, f, what) for k, (f, what) in enumerate(self._vectors) if hasattr(f, "at_times")]
         self.handle = _kernel.system(packed)
+        self._law_rows = {}                                 # t -> the time row at t (`_law_row`)
         self.n, self.m = n, m
         self.has_elastic = bool(flex) or bool(forces)      # as System.elastic_stiffness: K_el and the springs' k G^T G
 
@@ -731,6 +736,37 @@ class CompiledSystem:
         _kernel.evaluate(self.handle, q, v, law, out["M"], out["Q"], out["C"], out["Cq"],
                          out["D"], out["K"])
         return out
+
+    def radau_terms(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(M, Q, C, C_q) at (t, q, v) in one kernel call (csrc/index3_kernel.c ``py_radau_terms``): the
+        evaluations of method radau-dae's stage equations, residual and Jacobian columns
+        (`flexmbs.integrators.radau_dae`); q and v float64 vectors of n_q (the integrator's own, not
+        checked here: `evaluate` checks a user's).  `Unsupported` when the loaded kernel predates it."""
+        if not hasattr(_kernel, "radau_terms"):
+            raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no radau_terms (built "
+                              "before method radau-dae ran on it); rebuild it (`python setup.py build_ext --inplace`)")
+        n, m = self.n, self.m
+        law = self._law_row(t)
+        M, Q, C, Cq = np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n))
+        _kernel.radau_terms(self.handle, np.array(q, dtype=float), np.array(v, dtype=float), law, M, Q, C, Cq)
+        return M, Q, C, Cq
+
+    def _law_row(self, t) -> np.ndarray:
+        """The kernel's time row at t (`laws`), the empty row without drivers or load functions of t.
+        The rows of the last LAW_ROWS_KEPT times are kept: radau-dae evaluates at its three stage times
+        in every Newton iteration and at one time for all the columns of a Jacobian (A03: 8021
+        evaluations at about 1500 times; the laws in Python took 0.46 s of its 2.1 s)."""
+        if not self.drivers and not self._by_row and not self._held:
+            return _NO_LAW
+        if self._held:                          # a controller's held outputs change at its samples: not kept
+            return np.ascontiguousarray(self.laws([t])[0])
+        t = float(t)
+        row = self._law_rows.get(t)
+        if row is None:
+            if len(self._law_rows) >= LAW_ROWS_KEPT:
+                self._law_rows.clear()
+            row = self._law_rows[t] = np.ascontiguousarray(self.laws([t])[0])
+        return row
 
     def _vector(self, x, name: str) -> np.ndarray:
         """A float64 copy of the state vector ``x`` (n_q,); ValueError naming it otherwise (the kernel

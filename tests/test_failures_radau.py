@@ -41,6 +41,11 @@ REFUSED = [
      "`max_step` must be a positive number (inf: no bound), got 0.0."),
     ("max_step a string", lambda: run(rod(), max_step="big"),
      "`max_step` must be a positive number (inf: no bound), got 'big'."),
+    ("kernel = 'gpu'", lambda: run(rod(), kernel="gpu"), "`kernel` must be 'auto', 'compiled' or 'numpy', got 'gpu'."),
+    ("relaxation < 0", lambda: run(rod(), relaxation=-1e-12),
+     "`relaxation` must be a time >= 0 in seconds (None: 1e-6 rtol s, 0: exact constraints), got -1e-12."),
+    ("relaxation a string", lambda: run(rod(), relaxation="small"),
+     "`relaxation` must be a time >= 0 in seconds (None: 1e-6 rtol s, 0: exact constraints), got 'small'."),
     ("a point mass held by a velocity constraint (nonholonomic)", lambda: run(skate()),
      "method 'radau-dae' imposes C(q, t) = 0 and C_q v + C_t = 0 (the GGL form), and 'constrained-index3' has "
      "velocity constraints without a position equation (KnifeEdge, VelocityConstraint, GearPair, RackPinion); run "
@@ -69,23 +74,25 @@ def test_formulation_lagrange_is_refused_naming_the_combinations():
 def test_rho_inf_is_not_an_option_of_radau_dae():
     """An option of index3-alpha given to radau-dae warns and is ignored (the run is unchanged)."""
     with pytest.warns(UserWarning, match=re.escape("Unknown options for method 'radau-dae': rho_inf; they are "
-                                                   "ignored. Options of 'radau-dae': divergence_limit, max_step, "
-                                                   "newton_max_iter, newton_tol.")):
+                                                   "ignored. Options of 'radau-dae': divergence_limit, kernel, "
+                                                   "max_step, newton_max_iter, newton_tol, relaxation.")):
         res = run(rod(), rho_inf=0.9)
     assert res.status == "finished"
 
 
-def test_a_singular_configuration_stops_the_run_naming_it_and_keeping_the_outputs():
+def test_exact_constraint_rows_stop_at_a_singular_configuration_naming_it_and_keeping_the_outputs():
     """IFToMM A02 (the double four-bar, N = 2) reaches a configuration where C_q loses rank at about
-    t = 0.714 s: the GGL iteration matrix becomes singular there, the steps shrink to the round-off of
-    t and the run fails naming the near-singular C_q and the method that passes it; the outputs
-    before it are kept."""
+    t = 0.714 s.  With ``relaxation=0`` (the exact GGL rows: radau_dae's module docstring, "Singular
+    configurations") the multipliers' pole stops Newton there, the steps shrink to the round-off of t
+    and the run fails naming the near-singular C_q and the method that passes it; the outputs before
+    it are kept.  (With the default relaxation the run passes: tests/test_radau_dae.py.)"""
     system, q0, v0, _ = double_four_bar.build(2)
-    res = fm.run(system, method="radau-dae", rtol=1e-6, atol=1e-9, t_end=1.0, dt_out=0.1, q0=q0, v0=v0, store=False)
+    res = fm.run(system, method="radau-dae", rtol=1e-6, atol=1e-9, relaxation=0.0, t_end=1.0, dt_out=0.1, q0=q0,
+                 v0=v0, store=False)
     assert res.status == "failed"
     assert re.match(r"Step-size underflow at t = 0\.71\d+: radau-dae rejected every step down to .* s \(Newton's "
                     r"iteration or the error estimate failed at every step size\): C_q is nearly singular there "
                     r"\(smallest / largest singular value .*\), a singular configuration of the mechanism, which the "
-                    r"GGL iteration does not pass; use method 'index3-alpha' \(option `regularization`\), which "
-                    r"passes it\.", res.message), res.message
+                    r"exact GGL rows \(`relaxation` = 0\) do not pass; set `relaxation` \(default 1e-6 rtol s\) or use "
+                    r"method 'index3-alpha' \(option `regularization`\), which passes it\.", res.message), res.message
     np.testing.assert_allclose(res.t, np.arange(8) * 0.1, atol=1e-12)       # the outputs up to 0.7 s

@@ -103,11 +103,40 @@ and its v onto C_q v + C_t = 0, so that the constraints hold at every output as 
 points (the interpolant alone misses them by O(h^4)).  ``lam``: the GGL multipliers of the last
 stage (order 3), between step points the collocation polynomial's.
 
+Singular configurations.  Where C_q loses rank (the singular positions of IFToMM A02, links in
+line) the multipliers of the exact solution have a pole: on A02's exact branch max |lam| is 1151 N
+at 1e-4 s before the singular instant t* and 11 186 N at 1e-5 s, while the reactions C_q^T lam
+stay at 23.9 N (measured with the index-1 accelerations, tests/test_radau_dae.py).  Exact GGL rows
+then ask Newton to follow lam ~ 1 / |t - t*| with a Jacobian frozen at the step's start: the
+steps shrink geometrically towards t* and never cross it (a step-size underflow at t* - 1.2e-4 s,
+measured).  The rows are therefore regularised, C - eps_q mu = 0 and C_q v + C_t - eps_v lam = 0,
+in the residual and in the iteration matrix: the constraints become stiff compliant elements
+(the penalty view of García de Jalón and Bayo [4]_, the constraint regularisation of
+Lacoursière [5]_; "constraint force mixing" in ODE and Chrono).  With eps = tau |C_q|^2 (positions)
+and tau |C_q|^2 / |M| (velocities), the sizes of C_q C_q^T and C_q M^-1 C_q^T, a constraint
+violation relaxes with the time constant tau (option ``relaxation``, default RELAXATION rtol =
+1e-6 rtol s) and the lam of a singular direction is bounded by the time it has to grow; elsewhere
+the regularisation moves the velocity constraint by tau times the reaction's acceleration, an error
+proportional to rtol as the step control's own (A02 at rtol 1e-6: 1e-12 s x 30 m/s^2 = 3e-11 m/s;
+A03, whose reactions are large, q(0.03) 6.0e-7 rad from the reference at rtol 1e-6 against 2.1e-7
+with exact rows, 4.0e-8 against 3.4e-9 at 1e-7).  The equations are then of index 1 in lam and mu;
+Radau IIA, stiffly accurate and L-stable, takes the relaxation without steps of its size.  On A02
+(N = 2, rtol 1e-6) the run passes the ten singular instants of 10 s (docs/design.md).
+``relaxation = 0`` gives the exact GGL rows (a singular configuration then stops the run).
+
+Where it runs.  Option ``kernel`` ("auto", "compiled", "numpy"), as index3-alpha's: on "compiled"
+(and on "auto" when the System qualifies, `flexmbs.compiled`) every evaluation of M, Q, C and C_q
+(the stages' residuals, F, the Jacobian's difference columns) is one call of the kernel
+(`CompiledSystem.radau_terms`, csrc/index3_kernel.c ``py_radau_terms``), C_t is 0 there without
+drivers (the kernel's only rheonomic rows) and otherwise the System's; the steps, Newton's real and
+complex solves, the error estimate and the step control stay in numpy (not yet in C: the cost per
+step left is numpy's, docs/benchmarks.md sec. 19.3).  The start's consistent accelerations, the
+dense output's projections and the failure messages use the System's callables.
+
 Scope.  Holonomic constraints only (velocity constraints have no position level for C(q) = 0:
-refused, as by the other index-3 methods), C_t is needed (``DAETerm.time_derivative``); the
-steps run in numpy: the compiled kernel steps index3-alpha's correction loop, not this method.
-A configuration where C_q loses rank (redundant constraints, the singular positions of IFToMM
-A02) makes the iteration matrix singular: the steps shrink and the run fails with a message.
+refused, as by the other index-3 methods), C_t is needed (``DAETerm.time_derivative``).
+Redundant constraints at the start are refused (the regularisation is sized for the singular
+instants of a mechanism, not for rows that never hold independently).
 
 References
 ----------
@@ -117,6 +146,11 @@ References
        Differential-Algebraic Problems, 2nd ed., Springer 1996, doi:10.1007/978-3-642-05221-7.
 .. [3] E. Hairer, G. Wanner, RADAU5 (Fortran), 1996 (the code of [2]_ sec. IV.8: the step-size
        and Newton controls above follow its published description, not its text).
+.. [4] J. García de Jalón, E. Bayo, Kinematic and Dynamic Simulation of Multibody Systems: The
+       Real-Time Challenge, Springer 1994, doi:10.1007/978-1-4612-2600-0 (penalty and augmented
+       Lagrangian formulations, which pass singular positions).
+.. [5] C. Lacoursière, Ghosts and machines: regularized variational methods for interactive
+       simulations of multibodies with dry frictional contacts, PhD thesis, Umeå University, 2007.
 """
 from __future__ import annotations
 
@@ -174,6 +208,7 @@ DENSE_NODES = np.concatenate([[0.0], RADAU_C])              # the collocation po
 SAFETY, MAX_GROWTH, MAX_SHRINK = 0.9, 8.0, 5.0
 KEEP_JACOBIAN_RATE = 0.1          # a converged rate below this keeps J into the next step
 KEEP_LU_RATIO = 1.2                # h_new / h in [1, 1.2): keep h and the LU
+RELAXATION = 1e-6                  # [s] default relaxation time of the regularised constraints per unit of rtol
 
 
 def lagrange_weights(s: float) -> np.ndarray:
@@ -209,7 +244,10 @@ class RadauDAE(Integrator):
     """Radau IIA (3 stages, order 5) on the GGL form of M q'' + C_q^T lam = Q, C = 0; adaptive.
 
     Options: ``newton_tol`` (None: max(10 eps / rtol, min(0.03, sqrt(rtol)))), ``newton_max_iter``
-    (7), ``max_step`` (inf).  ``h``, if given, is the first trial step (default: from the start's
+    (7), ``max_step`` (inf), ``relaxation`` (None: RELAXATION rtol = 1e-6 rtol s, the constraints'
+    relaxation time, module docstring "Singular configurations"; 0: exact constraint rows), ``kernel``
+    ("auto": the compiled kernel's evaluations where the System qualifies, "compiled", "numpy"; module
+    docstring).  ``h``, if given, is the first trial step (default: from the start's
     accelerations, see `_first_step`).  ``rtol``/``atol`` on q and v (``atol`` a number or one per
     component of x = (q, v)); the multipliers enter the error norm through the q and v they move
     (module docstring).
@@ -224,8 +262,9 @@ class RadauDAE(Integrator):
     requires = ("index3",)
     has_multipliers = True
     kernel = "numpy"
-    kernel_reason = "method 'radau-dae' runs on the numpy path (the compiled kernel steps index3-alpha's loop)"
-    method_options = {"newton_tol": None, "newton_max_iter": 7, "max_step": np.inf}
+    kernel_reason = "kernel='numpy'"
+    method_options = {"newton_tol": None, "newton_max_iter": 7, "max_step": np.inf, "relaxation": None,
+                      "kernel": "auto"}
 
     @classmethod
     def _refusal(cls, term) -> str | None:
@@ -268,11 +307,13 @@ class RadauDAE(Integrator):
                 "(redundant constraints or a singular start: System.mobility names them); remove the redundant "
                 "constraints or use method 'index3-alpha' (option `regularization`).")
         self.N = 2 * n + 2 * m
+        self._setup_kernel(q, v)
         atol = np.asarray(self.atol, float)
         atol = np.broadcast_to(atol, (2 * n,)) if atol.ndim else np.full(2 * n, float(atol))
         self._atol_q, self._atol_v = atol[:n], atol[n:]
         self._atol_lam = float(np.min(atol)) if atol.size else 0.0      # the multipliers' absolute tolerance
         qdd, lam = self._consistent_accelerations(self.t, q, v, G0)
+        self._eps_q, self._eps_v = self._compliances(q, G0)
         self._a = qdd                         # the acceleration at which J's v rows are taken
         self._y = np.concatenate([q, v, lam, np.zeros(m)])
         self._f0 = None                       # (F(t_n, y_n), M_full(y_n)), for the error estimate
@@ -285,6 +326,64 @@ class RadauDAE(Integrator):
         self._h_next = min(self.h if self.h is not None else self._first_step(qdd), self.max_step)
         self.n_newton = 0
         self.lam = lam
+
+    def _setup_kernel(self, q, v) -> None:
+        """``kernel`` option ("auto", "compiled", "numpy"): evaluate M, Q, C and C_q through the compiled
+        kernel (`flexmbs.compiled.CompiledSystem.radau_terms`, one call per evaluation) when the System
+        qualifies; the steps, Newton's solves and the step control stay in numpy (module docstring)."""
+        choice = self.options["kernel"]
+        if choice not in ("auto", "compiled", "numpy"):
+            raise ValueError(f"`kernel` must be 'auto', 'compiled' or 'numpy', got {choice!r}.")
+        self._compiled, self.kernel, self.kernel_reason = None, "numpy", "kernel='numpy'"
+        if choice == "numpy":
+            return
+        make = self._sys.compiled
+        if make is None:
+            self.kernel_reason = "the equations are not a flexmbs.System"
+        else:
+            try:
+                compiled = make()
+                compiled.radau_terms(self.t, q, v)          # a kernel built before radau_terms: refused here
+                self._compiled = compiled
+            except ValueError as err:                      # flexmbs.compiled.Unsupported
+                self.kernel_reason = str(err)
+        if self._compiled is None:
+            if choice == "compiled":
+                raise ValueError(f"`kernel` 'compiled' cannot run this system: {self.kernel_reason}.")
+            return
+        self.kernel, self.kernel_reason = "compiled", None
+        self._scleronomic = not self._compiled.drivers     # C_t = 0: the kernel's only rheonomic rows are drivers
+
+    def _terms(self, t, q, v, mass: bool = True, forces: bool = True, constraints: bool = True):
+        """(M, Q, C, C_q) at (t, q, v): one kernel call on the compiled path (all four); on the numpy path
+        the System's callables, those not asked for None.  Counts an evaluation of the forces."""
+        if forces:
+            self.n_rhs += 1
+        if self._compiled is not None:
+            return self._compiled.radau_terms(t, q, v)
+        sys = self._sys
+        C, G = sys.constraints(t, q) if constraints else (None, None)
+        return (np.asarray(sys.mass_matrix(q), float) if mass else None,
+                np.asarray(sys.forces(t, q, v), float) if forces else None, C, G)
+
+    def _compliances(self, q, G) -> tuple[float, float]:
+        """(eps_q, eps_v) of the regularised constraint rows C - eps_q mu = 0, C_q v + C_t - eps_v lam = 0:
+        tau |C_q|^2 and tau |C_q|^2 / |M| (mean squared row of C_q and mean |diag M|: the sizes of
+        C_q C_q^T and C_q M^-1 C_q^T, as index3-alpha's `regularization`), tau the option ``relaxation``
+        [s] (None: RELAXATION rtol; 0: none).  Module docstring, "Singular configurations"."""
+        tau = self.options["relaxation"]
+        if tau is None:
+            tau = RELAXATION * self.rtol
+        elif not (isinstance(tau, (int, float, np.floating)) and not isinstance(tau, bool) and tau >= 0
+                  and np.isfinite(tau)):
+            raise ValueError(f"`relaxation` must be a time >= 0 in seconds (None: 1e-6 rtol s, 0: exact "
+                             f"constraints), got {tau!r}.")
+        self.relaxation = float(tau)
+        if not self.n_c or not tau:
+            return 0.0, 0.0
+        S_q = float(np.mean(np.sum(G * G, axis=1)))
+        m_mean = max(float(np.mean(np.abs(np.diag(np.asarray(self._sys.mass_matrix(q), float))))), 1e-300)
+        return tau * S_q, tau * S_q / m_mean
 
     def _positive_int(self, name: str) -> int:
         value = self.options[name]
@@ -317,9 +416,11 @@ class RadauDAE(Integrator):
 
     # -- the term's evaluations ---------------------------------------------------------------------
     def _constraint_velocity(self, t: float, q: np.ndarray, v: np.ndarray, G: np.ndarray) -> np.ndarray:
-        """C_q v + C_t at (t, q)."""
+        """C_q v + C_t at (t, q) (C_t = 0 on the compiled path without drivers)."""
         if not self.n_c:
             return np.zeros(0)
+        if self._compiled is not None and self._scleronomic:
+            return G @ v
         return G @ v + np.asarray(self._sys.time_derivative(t, q), dtype=float).reshape(self.n_c)
 
     def _consistent_accelerations(self, t, q, v, G):
@@ -342,40 +443,36 @@ class RadauDAE(Integrator):
         """M_full(y) y' - F(t, y) at one stage: (q' - v + C_q^T mu, M v' - Q + C_q^T lam, -C, -(C_q v + C_t))."""
         q, v, lam, mu = self._split(y)
         n = self.n
-        C, G = self._sys.constraints(t, q)
-        M = np.asarray(self._sys.mass_matrix(q), float)
-        Q = np.asarray(self._sys.forces(t, q, v), float)
-        self.n_rhs += 1
-        return np.concatenate([yd[:n] - v + G.T @ mu, M @ yd[n:2 * n] - Q + G.T @ lam, -C,
-                               -self._constraint_velocity(t, q, v, G)])
+        M, Q, C, G = self._terms(t, q, v)
+        return np.concatenate([yd[:n] - v + G.T @ mu, M @ yd[n:2 * n] - Q + G.T @ lam, self._eps_q * mu - C,
+                               self._eps_v * lam - self._constraint_velocity(t, q, v, G)])
 
     def _F(self, t: float, y: np.ndarray, a: np.ndarray | None = None) -> np.ndarray:
         """F(t, y) = (v - C_q^T mu, Q - C_q^T lam [- M(q) a], C, C_q v + C_t): the right-hand side of
         M_full y' = F; with ``a`` the v rows carry -M(q) a (for J's d(M(q) a)/dq)."""
+        return self._rhs(y, *self._terms(t, y[:self.n], y[self.n:2 * self.n], mass=a is not None), t, a)
+
+    def _rhs(self, y, M, Q, C, G, t, a=None) -> np.ndarray:
+        """F(t, y) of `_F` from the terms (M, Q, C, C_q) at y (M only with ``a``)."""
         q, v, lam, mu = self._split(y)
-        C, G = self._sys.constraints(t, q)
-        Q = np.asarray(self._sys.forces(t, q, v), float)
-        self.n_rhs += 1
         Fv = Q - G.T @ lam
         if a is not None:
-            Fv = Fv - np.asarray(self._sys.mass_matrix(q), float) @ a
-        return np.concatenate([v - G.T @ mu, Fv, C, self._constraint_velocity(t, q, v, G)])
+            Fv = Fv - M @ a
+        return np.concatenate([v - G.T @ mu, Fv, C - self._eps_q * mu,
+                               self._constraint_velocity(t, q, v, G) - self._eps_v * lam])
 
     # -- Jacobian and factorizations --------------------------------------------------------------
     def _position_rows(self, t: float, q: np.ndarray, v: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """(Q - C_q^T lam - M(q) a_n, C_q v + C_t) at q: the rows of F whose q-derivatives J needs by
         differences (the v rows with -M(q) a_n, the K_t of index3-alpha)."""
-        C, G = self._sys.constraints(t, q)
-        Q = np.asarray(self._sys.forces(t, q, v), float)
-        self.n_rhs += 1
-        Fv = Q - G.T @ lam - np.asarray(self._sys.mass_matrix(q), float) @ self._a
+        M, Q, C, G = self._terms(t, q, v)
+        Fv = Q - G.T @ lam - M @ self._a
         return np.concatenate([Fv, self._constraint_velocity(t, q, v, G)])
 
     def _forces_of_v(self, q: np.ndarray):
         """v -> Q(t, q, v) at fixed q (dQ/dv by differences: the forces alone)."""
         def forces(t, v):
-            self.n_rhs += 1
-            return np.asarray(self._sys.forces(t, q, v), float)
+            return self._terms(t, q, v, mass=False, constraints=False)[1]
         return forces
 
     def _jacobian(self) -> None:
@@ -384,8 +481,7 @@ class RadauDAE(Integrator):
         t, y = self.t, self._y
         q, v, lam, mu = self._split(y)
         sys = self._sys
-        M = np.asarray(sys.mass_matrix(q), float)
-        G = self._sys.constraints(t, q)[1]
+        M, _, _, G = self._terms(t, q, v, forces=False)
         J = np.zeros((N, N))
         if sys.tangent is not None and m == 0 and sys.mass_matrix_constant:
             K, Cd = sys.tangent(t, q, v)
@@ -397,6 +493,8 @@ class RadauDAE(Integrator):
             J[n:2 * n, 2 * n:2 * n + m] = -G.T
             J[2 * n:2 * n + m, :n] = G                            # C
             J[2 * n + m:, n:2 * n] = G                            # C_q v + C_t
+            J[2 * n:2 * n + m, 2 * n + m:] = -self._eps_q * np.eye(m)
+            J[2 * n + m:, 2 * n:2 * n + m] = -self._eps_v * np.eye(m)
             rows = forward_difference_jacobian(lambda tt, qq: self._position_rows(tt, qq, v, lam), t, q)
             J[n:2 * n, :n], J[2 * n + m:, :n] = rows[:n], rows[n:]
             J[n:2 * n, n:2 * n] = forward_difference_jacobian(self._forces_of_v(q), t, v)
@@ -562,10 +660,11 @@ class RadauDAE(Integrator):
     def _start_terms(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(F(t, y), M_full(y)) at the start of a step, for the error estimate."""
         n, N = self.n, self.N
+        M, Q, C, G = self._terms(t, y[:n], y[n:2 * n])
         M_full = np.zeros((N, N))
         M_full[:n, :n] = np.eye(n)
-        M_full[n:2 * n, n:2 * n] = np.asarray(self._sys.mass_matrix(y[:n]), float)
-        return self._F(t, y), M_full
+        M_full[n:2 * n, n:2 * n] = M
+        return self._rhs(y, M, Q, C, G, t), M_full
 
     def _differential(self, F: np.ndarray) -> np.ndarray:
         """F with its algebraic rows (C, C_q v + C_t) set to 0 for the error estimate (module
@@ -621,9 +720,12 @@ class RadauDAE(Integrator):
             return f"{head}: {cause}"
         ratio = self._rank_ratio()
         if ratio < NEAR_SINGULAR:
+            rows = ("the exact GGL rows (`relaxation` = 0) do not pass; set `relaxation` (default 1e-6 rtol s)"
+                    if self._eps_v == 0 else
+                    f"the regularised rows (`relaxation` = {self.relaxation:g} s) did not pass it; raise `relaxation`")
             return (f"{head}: C_q is nearly singular there (smallest / largest singular value {ratio:.2g}), a "
-                    "singular configuration of the mechanism, which the GGL iteration does not pass; use method "
-                    "'index3-alpha' (option `regularization`), which passes it.")
+                    f"singular configuration of the mechanism, which {rows} or use method 'index3-alpha' (option "
+                    "`regularization`), which passes it.")
         return (f"{head}; loosen `rtol`/`atol`, or raise `newton_max_iter`.")
 
     def _rank_ratio(self) -> float:

@@ -348,7 +348,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         meta.update(order=sol.order, **({"kernel": sol.kernel} if sol.kernel else {}))
         if sol.kernel_reason:            # e.g. a load of the state: say why the run took the numpy path
             meta["kernel_reason"] = sol.kernel_reason
-            log.info("run %s: index3-alpha ran on the numpy path: %s", name, sol.kernel_reason)
+            log.info("run %s: %s ran on the numpy path: %s", name, method, sol.kernel_reason)
         n_q = system.n_q
         results = Results(
             t=sol.t, q=kept.get("q", np.zeros((0, n_q))), v=kept.get("v", np.zeros((0, n_q))),

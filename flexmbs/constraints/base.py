@@ -99,8 +99,8 @@ def law_history(law, t, name) -> np.ndarray:
         raise
     except Exception as err:
         raise raised(f"driver {name!r}: its law (vectorized, at {len(t)} times)", float(t[0]), err) from err
-    expected = f"driver {name!r}: its law declares `vectorized` and must return (f, f', f'') as arrays of shape ({len(t)},) " \
-               "(that of t) or numbers"
+    expected = (f"driver {name!r}: its law declares `vectorized` and must return (f, f', f'') as arrays of shape "
+                f"({len(t)},) (that of t) or numbers")
     try:
         a, b, c = out
         f = np.stack(np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float),

@@ -6,7 +6,8 @@ formulation: Lagrange (index-3 DAE "index3" and index-1 "lagrange"), Gibbs-Appel
 
 Each run is `flexmbs.run` of the case's System at the case's outputs (0.5 degree of crank angle) with the
 step h = 5e-5 s (aligned to 2.91e-5 s) and, for index3-alpha, rho_inf = 0.9.  Printed per run (one JSON
-line): the peak mid-span deflection and its crank angle (`slider_crank.peak`), the CPU time of the whole
+line): the peak mid-span deflection and its crank angle (`slider_crank.peak`), the largest energy balance
+error |E - E(t0) - W| in J (`Results.energy_balance_error`), the CPU time of the whole
 `flexmbs.run` (process time: the machine is shared, wall time is not a measure), the steps, evaluations,
 Jacobians and factorizations.  docs/benchmarks.md, section 18.
 """
@@ -48,7 +49,9 @@ def measure(spec: str, revolutions: float, h: float, history: bool = False) -> d
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     w = chord_deflection(model, res.bodies[rod.name].delta, [p["rod_length"] / 2])[:, 0]
     peak, angle = slider_crank.peak({"midspan_deflection": w, "crank_angle": p["crank_speed"] * res.t})
-    return dict(run=spec, status=res.status, peak_mm=1e3 * peak, angle_deg=angle, cpu_s=cpu, wall_s=wall,
+    balance = float(np.abs(res.energy_balance_error()).max())
+    return dict(run=spec, status=res.status, peak_mm=1e3 * peak, angle_deg=angle, balance_J=balance, cpu_s=cpu,
+                wall_s=wall,
                 **{k: res.stats[k] for k in ("n_steps", "n_rhs", "n_jac", "n_lu")}, kernel=res.metadata.get("kernel"),
                 **({"w": w} if history else {}))
 

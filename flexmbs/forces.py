@@ -90,6 +90,9 @@ class ForceElement(ABC):
     c: np.ndarray
     g0: np.ndarray
     actuator = None                 # f_a(t), a function of time (SpringDamper, RotationalSpringDamper)
+    #: the force is smooth in the state; False for a penalty stop, whose force and power have a kink (or an
+    #: infinite derivative) where it begins: the works' quadrature then takes its most points (`simulate.step_rule`)
+    smooth = True
 
     def _sides(self, body_i, body_j, name):
         cls = type(self).__name__

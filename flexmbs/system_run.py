@@ -87,12 +87,15 @@ def step_powers(system, form):
 
 def gauss_powers(system, form):
     """The powers of `step_powers` as `flexmbs.simulate`'s ``integrand`` of the methods without
-    multipliers of their own (RK45, DOP853, Radau, BDF, ...): integrated by 5-point Gauss on the
-    dense output of every step (exact to degree 9, so of the order of the interpolant), the
-    multipliers of the drivers' power recovered at each point (``form.multipliers``, only with a
-    rheonomic constraint; without it P_drivers is NaN)."""
+    multipliers of their own (RK45, DOP853, Radau, BDF, midpoint, ...): integrated by Gauss-Legendre on
+    the dense output of every step with the fewest points whose error stays below the method's
+    (`flexmbs.integrators.simulate.step_rule`: 2 for the fixed-step second-order methods, 3 for AB4,
+    5 for the adaptive ones, and 5 whatever the method with a force element that is not ``smooth``, a
+    contact or a joint stop, whose power has a kink within a step), the multipliers of the drivers' power recovered
+    at each point (``form.multipliers``, only with a rheonomic constraint; without it P_drivers is NaN)."""
     powers = step_powers(system, form)
     recover = getattr(form, "multipliers", None) if any(c.rheonomic for c in system.constraints) else None
+    smooth = all(getattr(f, "smooth", True) for f in system.force_elements)
 
     def integrand(t, x):
         one = np.ndim(t) == 0
@@ -101,6 +104,7 @@ def gauss_powers(system, form):
         P = powers(t, x, None if lam is None else lam.reshape(len(t), system.n_c))
         return P[0] if one else P
     integrand.vectorized = True
+    integrand.smooth = smooth                 # contacts and stops: the most Gauss points (`step_rule`)
     return integrand
 
 

@@ -6,6 +6,9 @@ Gauss on the dense output of every step for the methods without multipliers
 
 The balance total(t) - total(t0) = W_loads + W_drivers + W_stiffening - W_damping then closes to the
 integrator's error: the same whatever the outputs, second order in h."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -145,16 +148,26 @@ def test_an_adaptive_method_integrates_the_works_on_its_dense_output():
     assert np.abs(res.energy_balance_error()).max() < 1e-7
 
 
-def test_partial_gauss_weights_integrate_quartics_exactly():
-    """w(s) . P(GAUSS_XI) = int_0^s P for P of degree <= 4 (the quartic through the five Gauss values),
-    and w(1) is the Gauss rule itself, so an output at a step's end gets the step's sum."""
-    from flexmbs.integrators.simulate import GAUSS_W, GAUSS_XI, gauss_partial_weights
-    c = np.array([0.3, -1.2, 0.7, 2.0, -0.4])                    # P(s) = sum c_k s^k
+@pytest.mark.parametrize("order, n", [(1, 1), (2, 2), (4, 3), (5, 3), (8, 5), (12, 5)])
+def test_step_rule_has_the_points_the_order_needs_and_its_partial_weights_integrate_exactly(order, n):
+    """`step_rule(p)` has n = p // 2 + 1 points (at most 5), exact to degree 2n - 1 over the step;
+    w(s) . P(xi) = int_0^s P for P of degree < n (the polynomial through the n Gauss values), and w(1)
+    is the Gauss rule itself, so an output at a step's end gets the step's sum."""
+    from flexmbs.integrators.simulate import step_rule
+    rule = step_rule(order)
+    assert len(rule.xi) == n
+    c = np.array([0.3, -1.2, 0.7, 2.0, -0.4, 1.1, 0.6, -0.8, 0.25, 0.9, 0.5])     # P(s) = sum c_k s^k
+    full = c[:2 * n]
+    assert rule.w @ sum(ck * rule.xi ** k for k, ck in enumerate(full)) == pytest.approx(
+        sum(ck / (k + 1) for k, ck in enumerate(full)), abs=1e-14)
+    low = c[:n]
     for s in (0.0, 0.17, 0.5, 0.93, 1.0):
-        exact = sum(ck * s ** (k + 1) / (k + 1) for k, ck in enumerate(c))
-        values = sum(ck * GAUSS_XI ** k for k, ck in enumerate(c))
-        assert gauss_partial_weights(s) @ values == pytest.approx(exact, abs=1e-14)
-    np.testing.assert_allclose(gauss_partial_weights(1.0), GAUSS_W, atol=1e-15)
+        exact = sum(ck * s ** (k + 1) / (k + 1) for k, ck in enumerate(low))
+        values = sum(ck * rule.xi ** k for k, ck in enumerate(low))
+        assert rule.partial_weights(s) @ values == pytest.approx(exact, abs=1e-14)
+    np.testing.assert_allclose(rule.partial_weights(1.0), rule.w, atol=1e-15)
+    wrong = sum(ck * rule.xi ** k for k, ck in enumerate(c[:2 * n + 1]))       # degree 2n: not exact
+    assert abs(rule.w @ wrong - sum(ck / (k + 1) for k, ck in enumerate(c[:2 * n + 1]))) > 1e-8
 
 
 def test_trapezoid_over_steps_does_not_depend_on_how_the_rows_are_grouped():
@@ -207,3 +220,89 @@ def test_an_interrupted_run_keeps_its_works_in_the_results_file(kernel, tmp_path
     n = len(back.t)
     assert back.status == "interrupted" and 15 < n < len(full.t)
     np.testing.assert_allclose(works(back), works(full)[:n], rtol=1e-12, atol=1e-15)
+
+
+def gauss_points_per_call(monkeypatch):
+    """The number of points of each call of the works' integrand (`system_run.gauss_powers`), recorded."""
+    import flexmbs.system_run as system_run
+    sizes, made = [], system_run.gauss_powers
+
+    def counting(system, form):
+        integrand = made(system, form)
+
+        def counted(t, x):
+            sizes.append(np.size(t))
+            return integrand(t, x)
+        counted.vectorized, counted.smooth = integrand.vectorized, integrand.smooth
+        return counted
+    monkeypatch.setattr(system_run, "gauss_powers", counting)
+    return sizes
+
+
+@pytest.mark.parametrize("method, options, points", [("midpoint", dict(h=1e-3), 2), ("AB4", dict(h=1e-3), 3),
+                                                     ("RK45", dict(rtol=1e-8), 5)])
+def test_the_works_take_the_gauss_points_the_method_needs(monkeypatch, method, options, points):
+    """Each step's works are evaluated at p // 2 + 1 Gauss points for a fixed-step method of order p
+    (midpoint 2, AB4 4) and at 5 for an adaptive one, in one call per step (the first call is the
+    start's one point)."""
+    sizes = gauss_points_per_call(monkeypatch)
+    res = fm.run(driven_pendulum(), formulation="lagrange", method=method, t_end=0.05, dt_out=0.01, store=False,
+                 **options)
+    assert res.success
+    assert set(sizes[1:]) == {points}
+    assert len(sizes) - 1 == res.stats["n_steps"]
+
+
+def test_a_stop_is_not_smooth_and_takes_the_most_points(monkeypatch):
+    """A joint stop's power has a kink where the stop begins: the works of a run with one take 5 points
+    a step whatever the method's order (`ForceElement.smooth`)."""
+    sizes = gauss_points_per_call(monkeypatch)
+    system = driven_pendulum()
+    stop = JointLimit(system.constraint("elbow"), upper=0.2, stiffness=1e3, restitution=0.5)
+    system = System(system.bodies, system.constraints[system.n_internal:], gravity=system.gravity,
+                    forces=list(system.force_elements) + [stop])
+    res = fm.run(system, formulation="lagrange", method="midpoint", h=1e-3, t_end=0.01, dt_out=1e-3, store=False)
+    assert res.success
+    assert set(sizes[1:]) == {5}
+
+
+@pytest.mark.parametrize("formulation, method", [("hamilton", "midpoint"), ("lagrange", "AB4")])
+def test_fewer_gauss_points_leave_the_balance_error_the_integrator_s(monkeypatch, formulation, method):
+    """The balance error with the points of `step_rule` (2 for midpoint, 3 for AB4) is the one with five
+    points to 1e-4 of itself (measured 1.3513e-4 J both; 4.30605e-6 J both, at h = 2 ms): the
+    quadrature's share is below the method's error (with Hamilton's form the driver's multipliers
+    are recovered at every point).  With one point fewer it is not (midpoint: a smaller error by a
+    cancellation, 4.8e-5 J; AB4: 4.3039e-6 J), so the test can fail."""
+    import flexmbs.integrators.simulate  # noqa: F401  (the module, not the function of the package)
+    simulate_module = sys.modules["flexmbs.integrators.simulate"]
+    rule = simulate_module.step_rule
+    errors = {}
+    for points in (None, 5, "fewer"):
+        if points is not None:
+            n = 5 if points == 5 else rule(2 if method == "midpoint" else 4).xi.size - 1
+            monkeypatch.setattr(simulate_module, "step_rule", lambda order, smooth=True, adaptive=False, n=n:
+                                rule(2 * n - 1))
+        res = fm.run(driven_pendulum(), formulation=formulation, method=method, h=2e-3, t_end=0.2, dt_out=0.02,
+                     store=False)
+        monkeypatch.setattr(simulate_module, "step_rule", rule)
+        assert res.success
+        errors[points] = np.abs(res.energy_balance_error()).max()
+    assert errors[5] > 1e-6                                              # a measurable integrator's error
+    assert errors[None] == pytest.approx(errors[5], rel=1e-4), errors
+    assert errors["fewer"] != pytest.approx(errors[5], rel=1e-4), errors
+
+
+def test_the_works_of_a_contact_say_they_are_not_smooth():
+    """The bouncing ball's works (a contact: its dissipated power begins with a kink) are declared not
+    smooth, so every method integrates them with 5 points a step (docs/benchmarks.md, 28.1: its balance
+    error is the quadrature's, 0.0108 J with 5 points and 0.0149 J with 3)."""
+    import flexmbs.system_run as system_run
+    from flexmbs.formulations.registry import choose
+    from flexmbs.integrators import INTEGRATORS
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+    import bouncing_ball
+    ball = bouncing_ball.build(dict(bouncing_ball.DEFAULTS))
+    entry, _ = choose("lagrange", "RK45", INTEGRATORS)
+    assert system_run.gauss_powers(ball, entry.system(ball)).smooth is False
+    pendulum = driven_pendulum()
+    assert system_run.gauss_powers(pendulum, entry.system(pendulum)).smooth is True

@@ -84,6 +84,39 @@ def law_values(law, t, name) -> tuple[float, float, float]:
     return values
 
 
+def law_history(law, t, name) -> np.ndarray:
+    """(f, f', f'') of a driver's law at the times t (n_t,), (n_t, 3), checked as `law_values`.
+
+    A law that declares ``vectorized = True`` (`flexmbs.mechanisms.constant_speed`, a constant of
+    `flexmbs.constraints.driving.as_law`) is called once with the array t and each of its three
+    values broadcast to (n_t,); any other law, a user's scalar callable, once per time."""
+    t = np.asarray(t, dtype=float).reshape(-1)
+    if not getattr(law, "vectorized", False):
+        return np.array([law_values(law, float(tk), name) for tk in t]).reshape(len(t), 3)
+    try:
+        out = law(t)
+    except UserFunctionError:
+        raise
+    except Exception as err:
+        raise raised(f"driver {name!r}: its law (vectorized, at {len(t)} times)", float(t[0]), err) from err
+    expected = (f"driver {name!r}: its law declares `vectorized` and must return (f, f', f'') as arrays of shape "
+                f"({len(t)},) (that of t) or numbers")
+    try:
+        a, b, c = out
+        f = np.stack(np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float),
+                                         np.asarray(c, dtype=float), t)[:3], axis=-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{expected}, got {out!r}") from None
+    if f.shape != (len(t), 3):
+        raise ValueError(f"{expected}, got values of shape {f.shape[:-1]}")
+    bad = ~np.isfinite(f).all(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise non_finite(f"driver {name!r}: its law", float(t[k]),
+                         "(f, f', f'') = ({:.6g}, {:.6g}, {:.6g})".format(*f[k]))
+    return f
+
+
 def force_and_torque(x, R, dim: int) -> dict:
     """{"force": R^T F, "torque": R^T T} from the solution x = [F; T; mu] of `Constraint.reaction`
     (in 2D T is x[2], a float), in the frame of rotation R; x and R may be stacks (n_t, k), (n_t, d, d)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rotations import ep_to_matrix, ep_vector_jacobian
-from .base import EMPTY, Ground, law_values
+from .base import EMPTY, Ground, law_history, law_values
 
 __all__ = ["JointBatch", "evaluated_by_batch"]
 
@@ -124,6 +124,9 @@ class _Markers:
                     self.cols[k, :7] = np.concatenate([s + np.arange(3), s + 3 + np.arange(4)])
                     self.cols[k, 7:7 + len(e_local[i])] = s + e_local[i]
             self.R_idx, self.p_idx, self.e_idx = R_idx, p_idx, e_idx
+            # the markers' Euler parameters are those of a few bodies: A(p) once per body (`evaluate_stacked`)
+            self.p_bodies, self.p_of = np.unique(p_idx, axis=0, return_inverse=True)
+            self.p_of = self.p_of.reshape(-1)
             self.y0 = np.array(y0, float).reshape(nf, 3)
             self.elastic = E > 0
             # dr/dR: I for points, 0 for directions (constant)
@@ -138,21 +141,24 @@ class _Markers:
         """True if every marker is a frame marker (or the ground's): `evaluate_stacked` takes them."""
         return not self.generic
 
-    def evaluate_stacked(self, QE):
-        """(r (n_t, k, dim), J (n_t, k, dim, W)) at n_t stacked coordinates QE (n_t, n_q + len(TAIL))
-        (`JointBatch.extend` row by row): the frame markers' formulas of the module docstring with a
-        leading axis of outputs.  Markers on other bodies are evaluated one configuration at a time
-        (their bodies' methods), so they are not stacked: RuntimeError (`stackable`)."""
+    def evaluate_stacked(self, QE, jacobian: bool = True):
+        """(r (n_t, k, dim), J (n_t, k, dim, W) or None without ``jacobian``) at n_t stacked coordinates
+        QE (n_t, n_q + len(TAIL)) (`JointBatch.extend` row by row): the frame markers' formulas of the
+        module docstring with a leading axis of outputs, A(p) once per body and output.  Markers on
+        other bodies are evaluated one configuration at a time (their bodies' methods), so they are not
+        stacked: RuntimeError (`stackable`)."""
         if not self.stackable():
             raise RuntimeError("_Markers.evaluate_stacked: markers on bodies without frame markers are evaluated "
                                "one configuration at a time; check `stackable()` first")
         n_t = len(QE)
-        P = QE[:, self.p_idx]                                           # (n_t, k, 4)
-        A = ep_to_matrix(P)
-        y = np.broadcast_to(self.y0, P.shape[:2] + (3,))
+        A = ep_to_matrix(QE[:, self.p_bodies])[:, self.p_of]            # (n_t, k, 3, 3)
+        y = np.broadcast_to(self.y0, (n_t,) + self.y0.shape)
         if self.elastic:
             y = y + (self.Phi @ QE[:, self.e_idx][..., None])[..., 0]
         r = QE[:, self.R_idx] + (A @ y[..., None])[..., 0]
+        if not jacobian:
+            return r, None
+        P = QE[:, self.p_idx]                                           # (n_t, k, 4)
         J = np.repeat(self.J_frame[None], n_t, axis=0)
         J[..., 3:7] = ep_vector_jacobian(P, y)
         if self.elastic:
@@ -358,6 +364,12 @@ class JointBatch:
         f = np.array([law_values(d.law, t, d.name) for d in drivers]).reshape(len(drivers), 3)
         return np.cos(f[:, 0]), np.sin(f[:, 0]), f[:, 1], f[:, 2]
 
+    def _law_history(self, t):
+        """cos f, sin f, f', f'' of the angle drivers at the times t (n_t,), (n_t, m) each: each law
+        once for all the times (`flexmbs.constraints.base.law_history`)."""
+        f = np.stack([law_history(d.law, t, d.name) for d in self.angle[4]], axis=1)     # (n_t, m, 3)
+        return np.cos(f[..., 0]), np.sin(f[..., 0]), f[..., 1], f[..., 2]
+
     def evaluate(self, t, qe, C, Jflat=None):
         """Writes C of the joints' rows into C (n_c,) and, with Jflat (n_c n_q + 1,) zero in the
         joints' rows, their C_q into it (flat, the last entry is scratch)."""
@@ -448,8 +460,8 @@ class JointBatch:
     def jacobian_history(self, t, QE) -> np.ndarray:
         """C_q of the joints' rows at n_t outputs at once, (n_t, n_c, n_q): t (n_t,), QE (n_t, n_q +
         len(TAIL)) (q row by row with the ground's tail, `extend`).  The formulas of `evaluate` with a
-        leading axis of outputs (`_coefficients`); the angle drivers' laws (a user's scalar callables)
-        are called once per output.  Only for joints whose markers are all frame markers
+        leading axis of outputs (`_coefficients`); the angle drivers' laws are evaluated for all the
+        outputs at once (`_law_history`).  Only for joints whose markers are all frame markers
         (`_Markers.stackable`; RuntimeError otherwise)."""
         n_t, n, dim, W = len(QE), self.n_rows, self.dim, self.W
         out = np.zeros((n_t, self.n_c * self.n_q + 1))
@@ -458,11 +470,11 @@ class JointBatch:
         r, J = self.markers.evaluate_stacked(QE)
         laws = None
         if self.angle is not None:
-            laws = np.moveaxis(np.array([self._laws(float(tk)) for tk in t]), 1, 0)   # (4, n_t, m)
+            laws = self._law_history(t)                                     # 4 x (n_t, m)
         G = np.repeat(self.G[None], n_t, axis=0)
         self._coefficients(G, r, laws)
         S = self.n_slots
-        Js = J[:, self.slots].reshape(n_t, 2 * n, S * dim, W)
+        Js = np.take(J, self.slots, axis=1).reshape(n_t, 2 * n, S * dim, W)     # contiguous: no copy to reshape
         out[:, self.flat] = (G.reshape(n_t, 2 * n, 1, S * dim) @ Js).reshape(n_t, -1)
         return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
 
@@ -475,9 +487,9 @@ class JointBatch:
         if self.angle is None:
             return Ct
         rr, vx, vy, vb, _, _ = self.angle
-        r = self.markers.evaluate_stacked(QE)[0]
-        laws = np.array([self._laws(float(tk)) for tk in t])                   # (n_t, 4, m): cos, sin, f', f''
-        c, s, fd = laws[:, 0, :, None], laws[:, 1, :, None], laws[:, 2]
+        r = self.markers.evaluate_stacked(QE, jacobian=False)[0]
+        c, s, fd, _ = self._law_history(t)                                     # (n_t, m) each
+        c, s = c[..., None], s[..., None]
         Ct[:, rr] = fd * np.einsum("tka,tka->tk", -s * r[:, vy] - c * r[:, vx], r[:, vb])
         return Ct
 

@@ -1,7 +1,10 @@
 """Driving constraints: a coordinate, or a relative angle about an axis, as a function of time.
 
 A law f is a callable t -> (f(t), f'(t), f''(t)) (as the angle laws of `flexmbs.motion`), or
-a number for a constant.
+a number for a constant.  A law with the attribute ``vectorized = True`` also takes an array of
+times and returns its three values as arrays of that shape (or numbers): the histories of the
+outputs call it once per block (`flexmbs.constraints.base.law_history`); any other law is called
+once per time.
 
 .. code:: text
 
@@ -40,7 +43,11 @@ def as_law(f, name: str = "f") -> Callable:
         c = float(f)
     except (TypeError, ValueError):
         raise TypeError(f"`{name}` must be a callable t -> (f, f', f'') or a number, got {f!r}") from None
-    return lambda t: (c, 0.0, 0.0)
+    def constant(t):
+        return c, 0.0, 0.0
+
+    constant.vectorized = True                 # numbers broadcast to any array of times
+    return constant
 
 
 class CoordinateDriver(Constraint):

@@ -152,6 +152,8 @@ class JointLimit(_JointCoordinateForce):
         Default ``"JointLimit(<joint name>)"``.
     """
 
+    smooth = False                  # the stop's force begins with a kink (`ForceElement.smooth`)
+
     def __init__(self, joint, lower=None, upper=None, *, stiffness, restitution=1.0, exponent=1.0,
                  transition_speed=1e-2, name=None):
         self._on_joint(joint, name)

@@ -117,6 +117,8 @@ class Contact:
         `record`).
     """
 
+    smooth = False                  # a contact's force begins with a kink or delta^n, n < 2 (`ForceElement.smooth`)
+
     def __init__(self, shapes, law, name: str = "contact", slots: int = 32):
         self.shapes = _shapes(shapes)
         if not isinstance(law, ContactLaw):

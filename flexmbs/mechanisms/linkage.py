@@ -88,7 +88,8 @@ class Vec:
 
 
 def constant_speed(omega: float, phi0: float = 0.0) -> Callable[[float], tuple[float, float, float]]:
-    """Crank-angle law phi(t) = phi0 + omega t: returns t -> (phi, phi', phi'')."""
+    """Crank-angle law phi(t) = phi0 + omega t: returns t -> (phi, phi', phi''), t a time or an array of
+    times (``vectorized``: `flexmbs.constraints.base.law_history`)."""
     if not np.isfinite(omega) or not np.isfinite(phi0):
         raise ValueError(f"`omega` and `phi0` must be finite, got {omega!r}, {phi0!r}")
     omega, phi0 = float(omega), float(phi0)
@@ -96,7 +97,7 @@ def constant_speed(omega: float, phi0: float = 0.0) -> Callable[[float], tuple[f
     def law(t):
         return phi0 + omega * t, omega, 0.0
 
-    law.omega, law.phi0 = omega, phi0
+    law.omega, law.phi0, law.vectorized = omega, phi0, True
     return law
 
 

@@ -83,7 +83,7 @@ import numpy as np
 
 from . import kernel_schema as schema
 from .assembly.assembler import csr_parts, dense_array, is_sparse
-from .constraints.base import law_values
+from .constraints.base import law_history, law_values
 from .user_functions import UserFunctionError, evaluate, require_finite
 from .lazy import LazyModule
 
@@ -676,7 +676,10 @@ class CompiledSystem:
         times = np.atleast_1d(np.asarray(times, dtype=float))
         by_row, held = self._by_row, self._held
         rows, failure = [], None
-        if self.drivers or by_row:
+        whole = self._driver_history(times) if not by_row else None
+        if whole is not None:
+            rows = whole
+        elif self.drivers or by_row:
             try:
                 for t in times:
                     rows.append(self._row(float(t), by_row))
@@ -685,8 +688,8 @@ class CompiledSystem:
             times = times[:len(rows)]
         n_d = len(self.drivers)
         table = (np.zeros if held_by_kernel else np.empty)((len(times), 3 * (n_d + len(self._vectors))))
-        if rows:
-            rows = np.array(rows, dtype=float)
+        if len(rows):
+            rows = np.asarray(rows, dtype=float)
             table[:, :3 * n_d] = rows[:, :3 * n_d]
             for j, (k, _, _) in enumerate(by_row):
                 table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = rows[:, 3 * (n_d + j):3 * (n_d + j + 1)]
@@ -695,6 +698,18 @@ class CompiledSystem:
             # finite by construction (checked where the controller set them)
             table[:, 3 * (n_d + k):3 * (n_d + k + 1)] = evaluate(what, float(times[0]), f.at_times, times)
         return table, failure
+
+    def _driver_history(self, times: np.ndarray) -> np.ndarray | None:
+        """The drivers' columns of `laws` at all ``times`` at once when every driver's law declares
+        ``vectorized`` (`flexmbs.constraints.base.law_history`: one call a law, not one a time), else
+        None; None too when a law fails at some time, so that `tabulate`'s row-by-row loop finds the
+        first failing time and keeps the rows before it."""
+        if not self.drivers or not all(getattr(d.law, "vectorized", False) for d in self.drivers):
+            return None
+        try:
+            return np.concatenate([law_history(d.law, times, d.name) for d in self.drivers], axis=1)
+        except UserFunctionError:
+            return None
 
     def law_row(self, t: float, out: np.ndarray) -> None:
         """The time row of `laws` at one time t, written into ``out`` (3 (n_drivers + n_vectors),), without

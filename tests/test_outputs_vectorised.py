@@ -100,3 +100,40 @@ def test_reactions_and_powers_are_the_same_with_a_vectorized_and_a_scalar_law():
     pa, pb = fast.power_history(t, q, v, lam), slow.power_history(t, q, v, lam)
     assert np.abs(pb["drivers"]).max() > 1.0
     np.testing.assert_array_equal(pa["drivers"], pb["drivers"])
+
+
+@pytest.mark.skipif(not __import__("flexmbs.compiled").compiled.kernel_status().installed,
+                    reason="the compiled kernel is not installed")
+def test_the_kernels_time_table_calls_a_vectorized_law_once(monkeypatch):
+    """`CompiledSystem.laws` (the time rows the kernel reads at the step times) calls a driver's law
+    that declares ``vectorized`` once for all the times, and gives what `law_values` gives time by time;
+    a law that fails at some time falls back to the row-by-row table, which keeps the rows before it."""
+    from flexmbs.compiled import CompiledSystem
+    from flexmbs.user_functions import UserFunctionError
+    made = []
+
+    def drive_law(speed):                     # the case's constant_speed, counted, or NaN after 0.01 s
+        law = counted(constant_speed(speed))
+        made.append(law)
+        return law
+    monkeypatch.setattr(slider_crank, "constant_speed", drive_law)
+    packed = CompiledSystem(slider_crank.build_coupled(elements=2)[0])
+    law, = made
+    times = np.linspace(0.0, 0.02, 50)
+    table = packed.laws(times)
+    assert law.calls == 1
+    expected = np.array([law_values(law, float(t), "drive") for t in times])
+    np.testing.assert_array_equal(table[:, :3], expected)
+
+    def failing(speed):
+        exact = constant_speed(speed)
+
+        def law(t):
+            f, fd, fdd = exact(t)
+            return np.where(np.asarray(t) > 0.01, np.nan, f), fd, fdd
+        law.vectorized = True
+        return law
+    monkeypatch.setattr(slider_crank, "constant_speed", failing)
+    rows, failure = CompiledSystem(slider_crank.build_coupled(elements=2)[0]).tabulate(times)
+    assert isinstance(failure, UserFunctionError) and "drive" in str(failure)
+    assert len(rows) == int(np.sum(times <= 0.01))

@@ -217,6 +217,11 @@ class DAETerm:
         True (default): every constraint is holonomic, C(q, t) = 0; False: some rows are velocity
         constraints a q' + b = 0 with no position equation (`flexmbs.constraints.KnifeEdge`,
         `VelocityConstraint`), which method "rattle" does not integrate.
+    hamiltonian : callable or None
+        ``hamiltonian() -> ConstrainedHamiltonian`` (`flexmbs.formulations.constrained_hamiltonian`):
+        Mbar(q), dTbar/dq at fixed q' and the active forces of a System whose M depends on q, built
+        when first asked for (method "rattle" with M(q)); raises ValueError naming a body without
+        dT/dq.  None: not given (a hand-made system, or a constant M).
     """
 
     name: str
@@ -239,6 +244,7 @@ class DAETerm:
     mass_matrix_constant: bool = False
     time_derivative: Callable | None = None
     holonomic: bool = True
+    hamiltonian: Callable | None = None
 
     @property
     def n_state(self) -> int:

@@ -4,7 +4,7 @@ The equations are those of index3-alpha (`flexmbs.formulations.terms.DAETerm`):
 
 .. code:: text
 
-    M q'' + C_q(q, t)^T lam = Q(t, q, q'),      C(q, t) = 0,      M constant, symmetric positive definite
+    M q'' + C_q(q, t)^T lam = Q(t, q, q'),      C(q, t) = 0
 
 With the momentum p = M q' and ``Q_n = Q(t_n, q_n, v_n)``, ``G_n = C_q(q_n, t_n)``, one step of
 RATTLE [1]_ (Hairer, Lubich and Wanner [2]_, sec. VII.1.4, eq. (1.26), with H = 1/2 p^T M^-1 p + U(q)
@@ -47,15 +47,19 @@ Constraints.  Only holonomic ones: a System with velocity constraints (`KnifeEdg
 `VelocityConstraint`: ``DAETerm.holonomic`` False) is refused, as they have no position equation
 for the Newton step.
 
-Mass matrix.  Method "rattle" runs terms whose M is constant (``DAETerm.mass_matrix_constant``:
+Mass matrix.  The steps above are those of a constant M (``DAETerm.mass_matrix_constant``:
 every body declares ``constant_mass``, i.e. bodies in natural coordinates, planar bodies,
 point masses, corotational beams, and second-order forms M q'' = f of a Model); M is factorized
 once (Cholesky) at the start.  A configuration-dependent M(q) (rigid bodies in Euler
-parameters, floating-frame flexible bodies) is refused with the methods that fit: the
-generalized RATTLE for H(q, p) = 1/2 p^T M(q)^-1 p + U(q) ([2]_, eq. VII.(1.26) with H_q
-containing d(M^-1)/dq) needs the derivative of M, which the System does not give, and an implicit
-equation in p_{n+1/2} per step.  A singular M (a body without inertia, such as the point
-pendulum of A01 modelled as a `RigidBody2D` with I_G = 0) is refused too, by the same check.
+parameters, floating-frame flexible bodies) takes the generalized RATTLE for
+H(q, p) = 1/2 p^T Mbar(q)^-1 p + U(q) ([2]_, eq. VII.(1.26)): p_{n+1/2} implicit through
+H_q(q_n, p_{n+1/2}), q_{n+1} by the trapezoid of H_p, Newton on (p_{n+1/2}, q_{n+1}, lam)
+(`flexmbs.integrators.rattle_mq`), with Mbar = M plus a term along the Euler parameters that
+vanishes on the constraint manifold and dT/dq from the bodies
+(`flexmbs.formulations.constrained_hamiltonian`, ``DAETerm.hamiltonian``).  Its forces are
+explicit, so a step above the stability limit 2 / omega_max of the stiffest elastic mode at t0
+is refused (ValueError).  A singular constant M (a body without inertia, such as the point
+pendulum of A01 modelled as a `RigidBody2D` with I_G = 0) is refused.
 
 Forces that depend on the velocities (dampers) or on time are admitted: Q_{n+1} is then
 Q(t_{n+1}, q_{n+1}, v_{n+1}), solved by fixed-point iteration with the velocity projection until
@@ -116,7 +120,8 @@ class StepFailed(Exception):
 
 
 class Rattle(Integrator):
-    """RATTLE for M q'' + C_q^T lam = Q, C = 0 with constant M; fixed step, order 2, symplectic.
+    """RATTLE for M q'' + C_q^T lam = Q, C = 0; fixed step, order 2, symplectic (constant M: the explicit
+    kick-drift-kick; M(q): the generalized step of `flexmbs.integrators.rattle_mq`).
 
     Options: ``newton_tol`` (1e-10: the bound on |C|_inf after every step, and the relative
     bound of the fixed-point iteration of velocity-dependent forces), ``newton_max_iter`` (20).
@@ -133,8 +138,9 @@ class Rattle(Integrator):
 
     @classmethod
     def _refusal(cls, term) -> str | None:
-        """A term with nonholonomic constraints, whose M depends on q or is not positive definite, or
-        whose constraints' C_t is not given (module docstring)."""
+        """A term with nonholonomic constraints, whose M depends on q without the System's Hamiltonian
+        (``DAETerm.hamiltonian``), whose constant M is not positive definite, or whose constraints' C_t
+        is not given (module docstring)."""
         dae = term if isinstance(term, DAETerm) else term.dae
         if dae is None:                     # a second-order form M q'' = f: constant M, no constraints
             return None

@@ -174,3 +174,12 @@ def test_the_constant_mass_path_never_builds_the_hamiltonian():
     runs = [simulate(t, (0.0, 0.1), x0, method="rattle", h=1e-2) for t in (term, guarded)]
     assert all(r.status == "finished" for r in runs)
     assert np.array_equal(runs[0].x[-1], runs[1].x[-1])
+
+
+def test_the_triple_pendulum_case_runs_rattle_in_euler_parameters():
+    """`python cases/triple_pendulum.py --integrator rattle --stabilization none --coordinates
+    euler-parameters`: the M(q) path from the case, the constraints held at every output."""
+    s = triple_pendulum.run(integrator="rattle", stabilization="none", coordinates="euler-parameters", h=1e-2,
+                            t_end=0.2, dt_out=0.1, plots=False)
+    assert s["status"] == "finished" and s["solver"] == "index-3 (rattle)"
+    assert s["max_constraint_position"] < 1e-9 and s["max_constraint_velocity"] < 1e-12

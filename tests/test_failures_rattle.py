@@ -1,7 +1,11 @@
 """Bad input and numerical failures of method "rattle" (flexmbs/integrators/rattle.py): each row is
 (what is done, the message it now gives).  Misuse raises a ValueError naming the argument; a step
 that fails ends the run with status "failed", the message naming the cause and what to change,
-and the outputs before it kept."""
+and the outputs before it kept.  Admitted, with a constant M and with M(q): holonomic constraints
+(rheonomic too, with C_t), and any forces: velocity-dependent ones by a fixed-point iteration (a row
+below when it diverges) and time-dependent ones; the map is symplectic only for conservative forces.
+Refused: velocity (nonholonomic) constraints, redundant ones, a singular constant M, an M(q) without
+the System's Hamiltonian, and with M(q) a step above the stability limit of the elastic forces."""
 from __future__ import annotations
 
 import re

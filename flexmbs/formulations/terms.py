@@ -209,7 +209,8 @@ class DAETerm:
     mass_matrix_constant : bool
         True: M does not depend on q (every body declares ``constant_mass``: natural coordinates,
         planar bodies, point masses, corotational beams; a second-order form's M); what method
-        "rattle" needs (q' = M^-1 p with one factorization of M).  Default False.
+        "rattle" steps explicitly (q' = M^-1 p with one factorization of M); False: its M(q) path
+        (``hamiltonian``).  Default False.
     time_derivative : callable or None
         ``time_derivative(t, q) -> C_t`` (n_c,), of the velocity constraint C_q q' + C_t = 0
         (`flexmbs.System.time_derivative`); None: not given (method "rattle" needs it).

@@ -19,8 +19,9 @@ Each run is one `flexmbs.run` (formulation "lagrange" for the augmented solver,
 "udwadia-kalaba" for Udwadia-Kalaba, with the stabilisation as its option; index3-alpha and
 rattle run the formulation "index3", the index-3 equations with their own Newton iteration, where
 neither solver nor stabilisation enters: give ``--stabilization none``).  rattle (symplectic: the
-energy error stays bounded over long runs, docs/benchmarks.md sec. 16) needs a constant mass
-matrix: natural coordinates.  The position and velocity constraint violations are
+energy error stays bounded over long runs, docs/benchmarks.md secs. 16 and 29) runs both: explicit
+with the constant mass matrix of natural coordinates, with a Newton iteration per step for the
+M(q) of Euler parameters.  The position and velocity constraint violations are
 evaluated at every output.  Fixed-step integrators step onto every output time; adaptive ones
 (RK45, DOP853, Radau, BDF) give the outputs between their steps from their dense interpolant,
 which coordinate partitioning does not correct (there the violations are those of the

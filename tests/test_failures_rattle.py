@@ -1,7 +1,11 @@
 """Bad input and numerical failures of method "rattle" (flexmbs/integrators/rattle.py): each row is
 (what is done, the message it now gives).  Misuse raises a ValueError naming the argument; a step
 that fails ends the run with status "failed", the message naming the cause and what to change,
-and the outputs before it kept."""
+and the outputs before it kept.  Admitted, with a constant M and with M(q): holonomic constraints
+(rheonomic too, with C_t), and any forces: velocity-dependent ones by a fixed-point iteration (a row
+below when it diverges) and time-dependent ones; the map is symplectic only for conservative forces.
+Refused: velocity (nonholonomic) constraints, redundant ones, a singular constant M, an M(q) without
+the System's Hamiltonian, and with M(q) a step above the stability limit of the elastic forces."""
 from __future__ import annotations
 
 import re
@@ -26,6 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import pendulum_a01  # noqa: E402
 import triple_pendulum  # noqa: E402
 from test_rattle import damper  # noqa: E402
+from test_rattle_mq import heavy_top  # noqa: E402
 
 
 def rod(redundant: bool = False) -> System:
@@ -43,6 +48,24 @@ def skate() -> System:
     return System([mass], [VelocityConstraint(mass, lambda t, q: np.array([[0.0, 1.0, 0.0]]), name="blade")])
 
 
+def varying_mass_term():
+    """A unit-stiffness spring whose mass m(q) = 1 + q^2 depends on q (no constraints), built by hand:
+    no `hamiltonian`."""
+    from flexmbs.formulations.terms import DAETerm
+    return DAETerm(name="spring", n_q=1, mass_matrix=lambda q: np.array([[1.0 + q[0] ** 2]]),
+                   forces=lambda t, q, v: -q - q * v**2, residual=lambda t, q: np.zeros(0),
+                   jacobian=lambda t, q: np.zeros((0, 1)), gamma=lambda t, q, v: np.zeros(0),
+                   time_derivative=lambda t, q: np.zeros(0))
+
+
+def stiff_satellite() -> System:
+    """cases/flexible_satellite.py's hub and plate panels (2 x 1 elements, 2 modes and the static modes)."""
+    import flexible_satellite
+    from flexmbs.reduction import reduce
+    p = dict(flexible_satellite.DEFAULTS, torque=False, elements=2, width_elements=1)
+    return flexible_satellite.build(reduce(flexible_satellite.panel_model(p), 2), p)
+
+
 def run(system, **options):
     return fm.run(system, method="rattle", t_end=0.1, dt_out=0.1, store=False, **{"h": 1e-2, **options})
 
@@ -50,11 +73,14 @@ def run(system, **options):
 ALPHA_METHODS = "'index3-alpha', 'index3-alpha-adaptive', 'hht', 'newmark'"   # index3-alpha and its variants, in the order of INTEGRATORS
 
 REFUSED = [
-    ("a System of rigid bodies in Euler parameters (M depends on q)",
-     lambda: run(triple_pendulum.build("euler-parameters")),
-     "method 'rattle' needs a constant mass matrix (bodies in natural coordinates, planar bodies, point masses); "
-     "'constrained-index3' has a mass matrix M(q) that depends on the coordinates (rigid bodies in Euler "
-     f"parameters, flexible bodies); methods that fit this term: {ALPHA_METHODS}, 'radau-dae'."),
+    ("a hand-made DAETerm whose M depends on q, without the System's Hamiltonian",
+     lambda: simulate(varying_mass_term(), (0.0, 0.1), np.array([1.0, 0.0]), method="rattle", h=1e-2),
+     "method 'rattle' with a mass matrix M(q) that depends on the coordinates needs the System's Hamiltonian "
+     "(`DAETerm.hamiltonian`: a flexmbs.System through ConstrainedProblem); 'spring' does not give it; methods "
+     f"that fit this term: {ALPHA_METHODS}, 'radau-dae'."),
+    ("the satellite's plate panels with their static modes (up to 4.8 kHz) at h = 5 ms",
+     lambda: run(stiff_satellite(), h=5e-3),
+     "`h` = 0.005 s is above the stability limit of method 'rattle', h < 2 / omega_max = "),
     ("A01's point pendulum: a RigidBody2D with I_G = 0 (M singular)",
      lambda: run(pendulum_a01.build()[0]),
      "method 'rattle' needs a positive definite mass matrix (it steps q' = M^-1 p); 'constrained-index3' has a "
@@ -96,6 +122,10 @@ FAILED = [
                     newton_max_iter=2, store=False),
      "RATTLE's step from t = 0 to 0.5 failed: Newton's iteration for the multipliers did not converge in "
      "`newton_max_iter` = 2 iterations (|C|_inf = "),
+    ("the heavy top (Euler parameters, M(q)) with newton_max_iter=1",
+     lambda: fm.run(heavy_top(), method="rattle", h=2e-2, t_end=0.1, dt_out=0.02, newton_max_iter=1, store=False),
+     "RATTLE's step from t = 0 to 0.02 failed: Newton's iteration for (p_{n+1/2}, q_{n+1}, lam) did not converge "
+     "in `newton_max_iter` = 1 iterations ("),
     ("a damper with c h / 2m = 2.5 (the velocity iteration diverges)",
      lambda: simulate(damper(500.0), (0.0, 1.0), np.array([0.0, 1.0]), method="rattle", h=0.01),
      "RATTLE's step from t = 0 to 0.01 failed: the fixed-point iteration of the velocity-dependent forces "

@@ -7,7 +7,7 @@ import pytest
 from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
 from flexmbs.bodies.tree import TreeBody, TreeJoint, TreePart
 from flexmbs.constraints import KnifeEdge, Spherical
-from flexmbs.formulations.registry import (ALPHA_METHODS, REGISTRY, system_formulation, system_formulations,
+from flexmbs.formulations.registry import (INDEX3_METHODS, REGISTRY, system_formulation, system_formulations,
                                            system_methods)
 from flexmbs.formulations.terms import as_term
 from flexmbs.integrators import INTEGRATORS
@@ -20,8 +20,8 @@ def pendulum():
 
 
 def natural_pendulum():
-    """The same rod in natural coordinates: a constant mass matrix, which method "rattle" needs (its
-    refusal of an M(q), e.g. of Euler parameters: tests/test_failures_rattle.py)."""
+    """The same rod in natural coordinates: a constant mass matrix (method "rattle" takes both: its M(q) path is
+    tests/test_rattle_mq.py)."""
     rod = RigidBodyNatural("rod", 2.0, np.diag([0.2, 0.2, 1e-3]), position=(0.0, 0.0, -0.5))
     return System([rod], [Spherical(rod, None, at=(0.0, 0.0, 0.0))], gravity=(0.0, 0.0, -9.81))
 
@@ -63,12 +63,12 @@ def test_the_table_refuses_what_no_term_of_a_system_can_take():
 
 @pytest.mark.parametrize("name", sorted(SYSTEMS))
 def test_the_table_allows_everything_the_integrators_accept_but_its_stated_exceptions(name):
-    """The only methods the table withholds from a term that accepts them: index3-alpha and its variants
-    (`ALPHA_METHODS`) and radau-dae for the index-1 and Maggi forms (their System's index-3 DAE is the
-    formulation "index3")."""
+    """The only methods the table withholds from a term that accepts them: the methods of the index-3 DAE
+    (`INDEX3_METHODS`: index3-alpha and its variants, rattle, radau-dae) for the index-1 and Maggi forms
+    (their System's index-3 DAE is the formulation "index3")."""
     term = as_term(system_formulation(name, SYSTEMS[name]()))
     accepted = {m for m in INTEGRATORS if INTEGRATORS[m].refusal(term) is None}
-    assert accepted - set(system_methods(name)) <= ALPHA_METHODS | {"radau-dae"}
+    assert accepted - set(system_methods(name)) <= INDEX3_METHODS
 
 
 def test_the_models_formulations_come_from_the_same_table():

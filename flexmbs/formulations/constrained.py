@@ -44,7 +44,8 @@ class ConstrainedProblem:
         """What index3-alpha sees (`flexmbs.formulations.terms.DAETerm`): the System's mass matrix,
         forces, constraints and their Jacobian, the analytic parts of the tangent it gives, its
         checks (start, changed bodies and loads, constraints that cannot all hold), C_t, whether
-        M is constant (every body's ``constant_mass``), whether every constraint is holonomic and
+        M is constant (every body's ``constant_mass``), whether every constraint is holonomic, the
+        Hamiltonian of method "rattle" with M(q) (built when asked for) and
         the compiled kernel's packing (the optional ones None for a hand-made system without them:
         `flexmbs.formulations.terms.system_method`)."""
         from ..constraints.nonholonomic import nonholonomic_constraints
@@ -59,8 +60,14 @@ class ConstrainedProblem:
                        time_derivative=system_method(s, "time_derivative"),
                        mass_matrix_constant=bodies is not None and all(b.constant_mass for b in bodies),
                        holonomic=not nonholonomic_constraints(s),
+                       hamiltonian=self._hamiltonian if bodies is not None else None,
                        check_model=self._check_model if checks_model else None,
                        **system_checks(s, self.physical))
+
+    def _hamiltonian(self):
+        """H(q, p) of the System for method "rattle" with M(q) (`ConstrainedHamiltonian`)."""
+        from .constrained_hamiltonian import ConstrainedHamiltonian
+        return ConstrainedHamiltonian(self.system)
 
     def _check_model(self, t, q, v) -> None:
         """Refuse a body or joint changed since the System was built, name a load of the wrong size."""

@@ -209,7 +209,8 @@ class DAETerm:
     mass_matrix_constant : bool
         True: M does not depend on q (every body declares ``constant_mass``: natural coordinates,
         planar bodies, point masses, corotational beams; a second-order form's M); what method
-        "rattle" needs (q' = M^-1 p with one factorization of M).  Default False.
+        "rattle" steps explicitly (q' = M^-1 p with one factorization of M); False: its M(q) path
+        (``hamiltonian``).  Default False.
     time_derivative : callable or None
         ``time_derivative(t, q) -> C_t`` (n_c,), of the velocity constraint C_q q' + C_t = 0
         (`flexmbs.System.time_derivative`); None: not given (method "rattle" needs it).
@@ -217,6 +218,11 @@ class DAETerm:
         True (default): every constraint is holonomic, C(q, t) = 0; False: some rows are velocity
         constraints a q' + b = 0 with no position equation (`flexmbs.constraints.KnifeEdge`,
         `VelocityConstraint`), which method "rattle" does not integrate.
+    hamiltonian : callable or None
+        ``hamiltonian() -> ConstrainedHamiltonian`` (`flexmbs.formulations.constrained_hamiltonian`):
+        Mbar(q), dTbar/dq at fixed q' and the active forces of a System whose M depends on q, built
+        when first asked for (method "rattle" with M(q)); raises ValueError naming a body without
+        dT/dq.  None: not given (a hand-made system, or a constant M).
     """
 
     name: str
@@ -239,6 +245,7 @@ class DAETerm:
     mass_matrix_constant: bool = False
     time_derivative: Callable | None = None
     holonomic: bool = True
+    hamiltonian: Callable | None = None
 
     @property
     def n_state(self) -> int:

@@ -16,7 +16,7 @@
     "index3-alpha-adaptive" Index3AdaptiveAlpha 2  adaptive  the same, rtol/atol on q and v (both paths)
     "hht"               Index3HHT           2      fixed     the same, HHT-alpha coefficients
     "newmark"           Index3Newmark       1      fixed     the same, Newmark coefficients (gamma > 1/2)
-    "rattle"            Rattle              2      fixed     the same with constant M (symplectic, reversible)
+    "rattle"            Rattle              2      fixed     the same, holonomic (symplectic, reversible; M(q): Newton)
     "radau-dae"         RadauDAE            5      adaptive  the same as GGL index 2, Radau IIA, rtol/atol on q and v (numpy path)
     "exact"             ExactLinear         exact  outputs   x' = A x + c + B f(t) (steady, linear)
 

@@ -4,7 +4,7 @@ The equations are those of index3-alpha (`flexmbs.formulations.terms.DAETerm`):
 
 .. code:: text
 
-    M q'' + C_q(q, t)^T lam = Q(t, q, q'),      C(q, t) = 0,      M constant, symmetric positive definite
+    M q'' + C_q(q, t)^T lam = Q(t, q, q'),      C(q, t) = 0
 
 With the momentum p = M q' and ``Q_n = Q(t_n, q_n, v_n)``, ``G_n = C_q(q_n, t_n)``, one step of
 RATTLE [1]_ (Hairer, Lubich and Wanner [2]_, sec. VII.1.4, eq. (1.26), with H = 1/2 p^T M^-1 p + U(q)
@@ -47,15 +47,19 @@ Constraints.  Only holonomic ones: a System with velocity constraints (`KnifeEdg
 `VelocityConstraint`: ``DAETerm.holonomic`` False) is refused, as they have no position equation
 for the Newton step.
 
-Mass matrix.  Method "rattle" runs terms whose M is constant (``DAETerm.mass_matrix_constant``:
+Mass matrix.  The steps above are those of a constant M (``DAETerm.mass_matrix_constant``:
 every body declares ``constant_mass``, i.e. bodies in natural coordinates, planar bodies,
 point masses, corotational beams, and second-order forms M q'' = f of a Model); M is factorized
 once (Cholesky) at the start.  A configuration-dependent M(q) (rigid bodies in Euler
-parameters, floating-frame flexible bodies) is refused with the methods that fit: the
-generalized RATTLE for H(q, p) = 1/2 p^T M(q)^-1 p + U(q) ([2]_, eq. VII.(1.26) with H_q
-containing d(M^-1)/dq) needs the derivative of M, which the System does not give, and an implicit
-equation in p_{n+1/2} per step.  A singular M (a body without inertia, such as the point
-pendulum of A01 modelled as a `RigidBody2D` with I_G = 0) is refused too, by the same check.
+parameters, floating-frame flexible bodies) takes the generalized RATTLE for
+H(q, p) = 1/2 p^T Mbar(q)^-1 p + U(q) ([2]_, eq. VII.(1.26)): p_{n+1/2} implicit through
+H_q(q_n, p_{n+1/2}), q_{n+1} by the trapezoid of H_p, Newton on (p_{n+1/2}, q_{n+1}, lam)
+(`flexmbs.integrators.rattle_mq`), with Mbar = M plus a term along the Euler parameters that
+vanishes on the constraint manifold and dT/dq from the bodies
+(`flexmbs.formulations.constrained_hamiltonian`, ``DAETerm.hamiltonian``).  Its forces are
+explicit, so a step above the stability limit 2 / omega_max of the stiffest elastic mode at t0
+is refused (ValueError).  A singular constant M (a body without inertia, such as the point
+pendulum of A01 modelled as a `RigidBody2D` with I_G = 0) is refused.
 
 Forces that depend on the velocities (dampers) or on time are admitted: Q_{n+1} is then
 Q(t_{n+1}, q_{n+1}, v_{n+1}), solved by fixed-point iteration with the velocity projection until
@@ -116,7 +120,8 @@ class StepFailed(Exception):
 
 
 class Rattle(Integrator):
-    """RATTLE for M q'' + C_q^T lam = Q, C = 0 with constant M; fixed step, order 2, symplectic.
+    """RATTLE for M q'' + C_q^T lam = Q, C = 0; fixed step, order 2, symplectic (constant M: the explicit
+    kick-drift-kick; M(q): the generalized step of `flexmbs.integrators.rattle_mq`).
 
     Options: ``newton_tol`` (1e-10: the bound on |C|_inf after every step, and the relative
     bound of the fixed-point iteration of velocity-dependent forces), ``newton_max_iter`` (20).
@@ -133,22 +138,23 @@ class Rattle(Integrator):
 
     @classmethod
     def _refusal(cls, term) -> str | None:
-        """A term with nonholonomic constraints, whose M depends on q or is not positive definite, or
-        whose constraints' C_t is not given (module docstring)."""
+        """A term with nonholonomic constraints, whose M depends on q without the System's Hamiltonian
+        (``DAETerm.hamiltonian``), whose constant M is not positive definite, or whose constraints' C_t
+        is not given (module docstring)."""
         dae = term if isinstance(term, DAETerm) else term.dae
         if dae is None:                     # a second-order form M q'' = f: constant M, no constraints
             return None
         if not dae.holonomic:
             return (f"method 'rattle' integrates holonomic constraints C(q, t) = 0; {term.name!r} has velocity "
                     "constraints without a position equation (nonholonomic: KnifeEdge, VelocityConstraint)")
-        if not dae.mass_matrix_constant:
-            return (f"method 'rattle' needs a constant mass matrix (bodies in natural coordinates, planar bodies, "
-                    f"point masses); {term.name!r} has a mass matrix M(q) that depends on the coordinates "
-                    "(rigid bodies in Euler parameters, flexible bodies)")
+        if not dae.mass_matrix_constant and dae.hamiltonian is None:
+            return (f"method 'rattle' with a mass matrix M(q) that depends on the coordinates needs the System's "
+                    f"Hamiltonian (`DAETerm.hamiltonian`: a flexmbs.System through ConstrainedProblem); "
+                    f"{term.name!r} does not give it")
         if dae.time_derivative is None:
             return (f"method 'rattle' needs the constraints' time derivative C_t (`time_derivative`); "
                     f"{term.name!r} does not give it")
-        if not positive_definite(dae.mass_matrix(np.zeros(dae.n_q))):     # constant: any q gives it
+        if dae.mass_matrix_constant and not positive_definite(dae.mass_matrix(np.zeros(dae.n_q))):     # constant: any q gives it
             return (f"method 'rattle' needs a positive definite mass matrix (it steps q' = M^-1 p); {term.name!r} "
                     "has a singular or indefinite one (a body without mass or inertia, e.g. a RigidBody2D with "
                     "I_G = 0): give every body mass and inertia")
@@ -173,11 +179,19 @@ class Rattle(Integrator):
         q, v = self.x[:n], self.x[n:]
         if sys.check_model is not None:          # a flexmbs.System: refuse a changed body, a load of the wrong size
             sys.check_model(self.t, q, v)
-        self.M = np.asarray(sys.mass_matrix(q), dtype=float)           # positive definite: `_refusal`
-        from scipy.linalg import cho_factor, cho_solve
-        self._Minv = cho_solve(cho_factor(self.M), np.eye(n))          # M^-1, once: M is constant
-        self._Q = np.asarray(sys.forces(self.t, q, v), dtype=float)
-        self.n_rhs += 1
+        if sys.mass_matrix_constant:
+            self._varying = None
+            self.M = np.asarray(sys.mass_matrix(q), dtype=float)           # positive definite: `_refusal`
+            from scipy.linalg import cho_factor, cho_solve
+            self._Minv = cho_solve(cho_factor(self.M), np.eye(n))          # M^-1, once: M is constant
+            self._Q = np.asarray(sys.forces(self.t, q, v), dtype=float)
+            self.n_rhs += 1
+        else:                                    # M(q): the generalized step (rattle_mq), Q = Q_a
+            from .rattle_mq import GeneralizedRattleStep
+            hamiltonian = sys.hamiltonian()
+            self._check_stability(hamiltonian.mass_matrix(q), q, v)
+            self._varying = GeneralizedRattleStep(sys, hamiltonian, self._tol, self._max_iter)
+            self._Q = self._varying.active_forces(self.t, q, v)
         C, self._G = self._sys.constraints(self.t, q)
         self.n_c = len(C)
         rank = np.linalg.matrix_rank(self._G) if self.n_c else 0
@@ -188,8 +202,31 @@ class Rattle(Integrator):
                 "System.mobility names them); remove the redundant constraints or use method 'index3-alpha' "
                 "(option `regularization`).")
         self._Lam_h = np.zeros(self.n_c)         # lam_n of the last step (h^2/2 lam_n / h^2: the Newton start)
-        self.n_newton = 0
+        self._n_newton = 0
         self._cache = None                       # (t, qdd, lam) of `_accelerations` at the step point
+
+    def _check_stability(self, M, q, v) -> None:
+        """Refuse a step h above the stability limit 2 / omega_max of the explicit force evaluation
+        (RATTLE is Stormer-Verlet in the forces: stable for h omega < 2), omega_max^2 the largest
+        eigenvalue of K_el v = omega^2 M v at the start (the bodies' elastic stiffness and the force
+        elements' material one, `DAETerm.elastic_stiffness`; the constraints only lower it); nothing
+        to check without elastic stiffness.  Done on the M(q) path, where a stiff flexible body is
+        the usual case; without it the positions blow up and the step fails on a non-positive Mbar."""
+        if self.term.elastic_stiffness is None or self.h is None:
+            return
+        K = self.term.elastic_stiffness(self.t, q, v)
+        if K is None:
+            return
+        from scipy import sparse
+        from scipy.linalg import eigvalsh
+        K = np.asarray(K.toarray() if sparse.issparse(K) else K, dtype=float)
+        omega_max = float(np.sqrt(max(eigvalsh(0.5 * (K + K.T), M, subset_by_index=[len(M) - 1, len(M) - 1])[0], 0.0)))
+        if omega_max > 0 and self.h * omega_max >= 2.0:
+            raise ValueError(
+                f"`h` = {self.h:g} s is above the stability limit of method 'rattle', h < 2 / omega_max = "
+                f"{2.0 / omega_max:.3g} s (omega_max = {omega_max:.4g} rad/s = {omega_max / (2 * np.pi):.4g} Hz, the "
+                f"stiffest elastic mode of {self.term.name!r} at t0): RATTLE evaluates the forces explicitly. Reduce "
+                "`h`, keep fewer (or no static) modes of the flexible bodies, or use method 'index3-alpha'.")
 
     # -- the step -------------------------------------------------------------------------------
     def _step_impl(self) -> tuple[bool, str | None]:
@@ -197,6 +234,8 @@ class Rattle(Integrator):
         if step is None:
             return False, self._underflow_message()
         t1, h = step
+        if self._varying is not None:
+            return self._step_varying(t1, h)
         n = self.n
         q0, v0 = self.x[:n], self.x[n:]
         MinvGT0 = self._Minv @ self._G.T                              # M^-1 G_n^T (n, n_c)
@@ -221,6 +260,30 @@ class Rattle(Integrator):
         self._xdot_new = None
         return True, None
 
+    def _step_varying(self, t1: float, h: float) -> tuple[bool, str | None]:
+        """The step with M(q): `flexmbs.integrators.rattle_mq.GeneralizedRattleStep`."""
+        n, stepper = self.n, self._varying
+        q0, v0 = self.x[:n], self.x[n:]
+        n_before = stepper.n_rhs
+        try:
+            found = stepper.step(t1, h, q0, v0, self._Q, self._G, self._Lam_h)
+        except StepFailed as failure:
+            return False, f"RATTLE's step from t = {self.t:.6g} to {t1:.6g} failed: {failure}."
+        finally:
+            self.n_rhs += stepper.n_rhs - n_before
+        if found is None:                       # non-finite constraints or forces: the base guard reports the state
+            return self._non_finite(t1, q0)
+        q1, v1, self._Q, self._G, self._Lam_h = found
+        self.t, self.x = t1, np.concatenate([q1, v1])
+        self._cache = None
+        self._xdot_new = None
+        return True, None
+
+    @property
+    def n_newton(self) -> int:
+        """Newton corrections so far (of the multipliers with constant M, of (p_{n+1/2}, q_{n+1}, lam) with M(q))."""
+        return self._n_newton + (self._varying.n_newton if self._varying is not None else 0)
+
     def _positions(self, t1: float, h: float, q_star: np.ndarray, MinvGT0: np.ndarray):
         """(q_{n+1}, C_q at it, Lam = h^2/2 lam_n) by Newton on C(q* - M^-1 G_n^T Lam) = 0, or None if
         the constraints are not finite; `StepFailed` if Newton does not converge."""
@@ -242,7 +305,7 @@ class Rattle(Integrator):
                                  "constraints are redundant or the configuration is singular (C_q loses rank). "
                                  "RATTLE needs independent constraints; use method 'index3-alpha' (option "
                                  "`regularization`)") from None
-            self.n_newton += 1
+            self._n_newton += 1
         raise StepFailed(f"Newton's iteration for the multipliers did not converge in `newton_max_iter` = "
                          f"{self._max_iter} iterations (|C|_inf = {c_norm:.3g} > `newton_tol` = {self._tol:.3g}). "
                          "Reduce `h` or raise `newton_max_iter`")
@@ -292,8 +355,11 @@ class Rattle(Integrator):
         """The term's ``correct_state`` moved the state: the forces and C_q of the next step's first
         half kick are those of the corrected state."""
         q, v = self.x[:self.n], self.x[self.n:]
-        self._Q = np.asarray(self._sys.forces(self.t, q, v), dtype=float)
-        self.n_rhs += 1
+        if self._varying is not None:
+            self._Q = self._varying.active_forces(self.t, q, v)
+        else:
+            self._Q = np.asarray(self._sys.forces(self.t, q, v), dtype=float)
+            self.n_rhs += 1
         self._G = self._sys.constraints(self.t, q)[1]
         self._cache = None
 
@@ -304,10 +370,11 @@ class Rattle(Integrator):
         q, v = x[:n], x[n:]
         Q = np.asarray(sys.forces(t, q, v), dtype=float)
         self.n_rhs += 1
+        M = self.M if self._varying is None else np.asarray(sys.mass_matrix(q), dtype=float)
         if not self.n_c:
-            return self._Minv @ Q, np.zeros(0)
+            return (self._Minv @ Q if self._varying is None else np.linalg.solve(M, Q)), np.zeros(0)
         G = self._sys.constraints(t, q)[1]
-        return solve_saddle_point(self.M, Q, G, np.asarray(sys.gamma(t, q, v), dtype=float), t=t)
+        return solve_saddle_point(M, Q, G, np.asarray(sys.gamma(t, q, v), dtype=float), t=t)
 
     @property
     def lam(self) -> np.ndarray:

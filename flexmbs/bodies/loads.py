@@ -36,7 +36,10 @@ def _of_time(value, what: str, maker: str) -> Callable:
     if c is None or isinstance(value, (str, bytes)) or not np.all(np.isfinite(c)):
         raise ValueError(f"{maker}: `{what}` must be a finite number, a vector of finite numbers or a function of "
                          f"t, got {value!r} ({type(value).__name__})")
-    return lambda t: c
+    def constant(t):
+        return c
+    constant.affine = (c, 0.0)          # its value c + 0 t, evaluated by the compiled kernel (flexmbs.compiled.time_law)
+    return constant
 
 
 def _label(load, k: int) -> str:

@@ -98,6 +98,7 @@ def constant_speed(omega: float, phi0: float = 0.0) -> Callable[[float], tuple[f
         return phi0 + omega * t, omega, 0.0
 
     law.omega, law.phi0, law.vectorized = omega, phi0, True
+    law.affine = ((phi0, omega, 0.0), (omega, 0.0, 0.0))     # (f, f', f'') = offset + rate t: flexmbs.compiled.time_law
     return law
 
 

@@ -57,7 +57,10 @@ loads' functions of time; a function with an ``at_times(times) -> (k, 3)`` metho
 outputs of `flexmbs.control`) is evaluated at all the step times of a call at once, and in a
 controlled run not tabulated at all: the kernel reads its vector from the ``held`` array that the
 controllers' samples write within the call (`steps`' control tuple, `flexmbs.control.KernelSampling`,
-which also gives the kernel the sensors it evaluates in C: `sensor_row`).
+which also gives the kernel the sensors it evaluates in C: `sensor_row`).  index3-alpha-adaptive's kernel, which chooses its step times as
+it goes, evaluates a law that declares ``affine`` itself (`time_law`: constant_speed's, a constant load's;
+the TIME_LAW rows) and asks Python for the others' row once per trial step (`law_row`); gamma and C_t of
+the constraints it computes itself (csrc ``constraint_rates``, `constraint_rates`).
 
 `kernel_status()` says whether the kernel is installed (and where) or why not; every case's
 summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,

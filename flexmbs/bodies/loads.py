@@ -26,7 +26,8 @@ __all__ = ["point_load", "torque_load", "spring_to_ground", "check_loads"]
 
 def _of_time(value, what: str, maker: str) -> Callable:
     """``value`` as a function of t: a callable as it is, a number or a vector of numbers as a
-    constant; ValueError naming the argument ``what`` of ``maker`` otherwise (a string, say)."""
+    constant (declared ``affine`` = (c, 0): the compiled kernel evaluates it itself, `flexmbs.compiled.time_law`);
+    ValueError naming the argument ``what`` of ``maker`` otherwise (a string, say)."""
     if callable(value):
         return value
     try:

@@ -376,6 +376,7 @@ class CompiledSystem:
             force_r=_f64([x[1] for x in forces], (-1, schema.FORCE_R.width)),
             time_laws=_f64([time_law(d.law, f"driver {d.name!r}: its law") for d in self.drivers]
                            + [time_law(f, what) for f, what in self._vectors], (-1, schema.TIME_LAW.width)))
+        self._time_law_names = [f"driver {d.name!r}: its law" for d in self.drivers] + [w for _, w in self._vectors]
         self._packed = packed                               # the kernel reads these arrays in place
         # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
         # the times of a call at once (``at_times``: the held outputs of flexmbs.control)
@@ -788,11 +789,12 @@ class CompiledSystem:
         return gamma, Ct
 
     @property
-    def laws_in_python(self) -> int:
-        """How many groups of the time row (drivers' laws, loads' functions of t) index3-alpha-adaptive's kernel
-        asks of Python at each trial step (kind "python" of `time_law`); 0: no Python call per trial step."""
+    def python_laws(self) -> list[str]:
+        """The names of the laws of t (drivers' laws, loads' functions of t) that index3-alpha-adaptive's kernel
+        asks of Python at each trial step (kind "python" of `time_law`: users' callables); empty: no Python
+        call per trial step."""
         python = schema.CODES["TIME"].index("python")
-        return int(np.sum(self._packed["time_laws"][:, 0] == python))
+        return [name for name, row in zip(self._time_law_names, self._packed["time_laws"]) if row[0] == python]
 
     def radau_terms(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(M, Q, C, C_q) at (t, q, v) in one kernel call (csrc/index3_kernel.c ``py_radau_terms``): the

@@ -226,15 +226,15 @@ def test_constraint_rates_are_the_numpy_rates(build):
     ("planar_zoo", 1.0, 1e-9, 3, 1e-12), ("spatial_driven", 1.0, 1e-9, 2, 1e-12),
     ("spatial_affine", 0.4, 1e-6, 0, 3e-12), ("A02", 1.0, 1e-6, 0, 1e-12)],
     ids=["planar", "spatial-drivers", "constant-speed", "A02"])
-def test_every_constraint_kind_takes_the_numpy_steps(build, t_end, rtol, in_python, t_rtol, python_calls):
+def test_every_constraint_kind_takes_the_numpy_steps(build, t_end, rtol, in_python, t_rtol, python_calls, caplog):
     """Planar revolutes, prismatic joints to the ground and between bodies and a coordinate driver
     (tests/test_compiled.py's planar zoo, assembled), spatial angle and coordinate drivers (its spatial_driven:
     users' laws; `spatial_affine`: constant_speed's and a constant load), and IFToMM A02 through its first
     singular position (t = 0.70 s): the same trial steps on both paths, t within 1e-12 of t_end (the bob of
     `spatial_affine`, whose first steps are 1e-4 s: 3e-12, measured 1.03e-12 over 0.4 s), q within 1e-10.
     gamma and C_t come from the kernel (csrc ``constraint_rates``); Python is asked for the laws' row
-    once per trial step (accepted or rejected) when ``in_python`` groups of it are a user's Python laws, and
-    never otherwise."""
+    once per trial step (accepted or rejected) when ``in_python`` groups of it are a user's Python laws (and
+    the run's log says which), never otherwise."""
     if build == "A02":
         system, q0, v0, _ = double_four_bar.build(2)
     else:
@@ -244,12 +244,15 @@ def test_every_constraint_kind_takes_the_numpy_steps(build, t_end, rtol, in_pyth
     x0 = problem.state0(q0, v0, assemble=build != "A02")
     a = simulate(problem, (0.0, t_end), x0, method="index3-alpha-adaptive", kernel="numpy", refactor="step",
                  rtol=rtol, atol=rtol * 1e-2)
+    caplog.set_level("INFO", logger="flexmbs.integrators.index3_alpha")
     b = simulate(problem, (0.0, t_end), x0, method="index3-alpha-adaptive", kernel="compiled", refactor="step",
                  rtol=rtol, atol=rtol * 1e-2)
     assert a.n_steps >= 8
     same_steps(a, b, system.n_q, t_rtol, 1e-10)
-    assert CompiledSystem(system).laws_in_python == in_python
+    assert len(CompiledSystem(system).python_laws) == in_python
     assert len(python_calls) == (b.n_steps + b.n_rejected if in_python else 0)
+    said = [r.getMessage() for r in caplog.records if "asks Python once per trial step" in r.getMessage()]
+    assert len(said) == (1 if in_python else 0)
 
 
 @needs_kernel

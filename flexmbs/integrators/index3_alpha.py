@@ -162,6 +162,7 @@ References
 """
 from __future__ import annotations
 
+import logging
 import time
 
 import numpy as np
@@ -171,6 +172,8 @@ from ..formulations.terms import DAETerm, ODETerm, SecondOrderSystem
 from .. import kernel_schema as schema
 from ..user_functions import UserFunctionError
 from .base import EPS, Integrator, Factorization
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Index3GeneralizedAlpha", "Index3HHT", "Index3Newmark", "ConstrainedProblem", "REFACTOR", "SCHEMES",
            "Index3AdaptiveAlpha", "StepControl", "local_error_coefficients"]
@@ -998,6 +1001,11 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
         self._atol2 = np.ascontiguousarray(np.concatenate([self.control.atol_q, self.control.atol_v]), dtype=float)
         self._law_failure = None
         self._law_row = np.zeros((1, 0))
+        python = self._compiled.python_laws
+        if python:                                      # say what costs a Python call per trial step
+            log.info("index3-alpha-adaptive on the compiled kernel asks Python once per trial step for the laws of t "
+                     "that are users' callables (%s); constant_speed's laws and constant loads it evaluates itself",
+                     "; ".join(python))
 
     def _adaptive_row(self, every_step: bool, t_cover: float) -> np.ndarray:
         """The kernel's ADAPTIVE row (flexmbs/kernel_schema.py): `StepControl`'s constants as the class has

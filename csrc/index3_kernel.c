@@ -87,6 +87,7 @@ typedef struct {
     int nbuf;
     /* scratch */
     double *qe, *mr, *mJ, *fw;
+    double *ve, *mrd, *mbeta;           /* constraint_rates: v with the ground's zero tail, the markers' r', beta */
     int *lo, *hi;                       /* the nonzero column range of each row of C_q (constraints) */
     size_t fw_size;
     Planar pl;
@@ -99,6 +100,9 @@ typedef struct {
     const double *pm_m;                 /* (npm, POINT_MASS_WIDTH) */
     const i64 *fe_i;                    /* (nfe, FORCE_I_WIDTH): FORCE_I rows */
     const double *fe_r;                 /* (nfe, FORCE_R_WIDTH): FORCE_R rows */
+    const double *tl;                   /* (nlaw + nvec, TIME_LAW_WIDTH): TIME_LAW rows, how each group of a time
+                                           row is evaluated (time_row) */
+    int tl_python;                      /* how many of them are asked of Python (TIME_PYTHON) */
 } Sys;
 
 static const char *CAPSULE = "flexmbs.kernel.system";
@@ -116,6 +120,9 @@ static void sys_free(Sys *s)
     free(s->mr);
     free(s->mJ);
     free(s->fw);
+    free(s->ve);
+    free(s->mrd);
+    free(s->mbeta);
     free(s);
 }
 
@@ -1084,14 +1091,6 @@ static void planar_constraints(Sys *s, const double *q, const double *law, doubl
     }
 }
 
-/* the rows of a planar system are all planar joints' and coordinate drivers' (then the kernel has
-   their gamma and C_t: planar_terms) */
-static int planar_only(const Sys *s)
-{
-    const Planar *pl = &s->pl;
-    return 2 * pl->nrev + 2 * pl->npri + pl->ncd == s->m;
-}
-
 /* a side's point velocity r' + theta' A E p and bias -theta'^2 A p (RigidBody2D point_jacobian @ v,
    point_bias; the same for a vector without r'); zero on the ground */
 static void side2_rates(const Side2 *a, const double *v, const double *p, int point, double *rate, double *bias)
@@ -1380,6 +1379,169 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
             add_row(s, Cq, row, pj, wz);
         }
     }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* gamma and C_t of the constraints (C_q q'' = gamma, gamma = -(C_q v)_q v - 2 C_qt v - C_tt), the   */
+/* closed forms of the numpy evaluators: EulerParameterNorm.gamma, MeanAxisConditions (0),        */
+/* JointBatch.gamma and time_derivative, planar_terms; what index3-alpha-adaptive's velocity      */
+/* projection (C_t) and consistent accelerations (gamma) need at each trial step                  */
+
+/* the markers' rates r' = J v and biases beta = r'' - J v'' (JointBatch._Markers.evaluate, order 2), after
+   markers(s, qe, 1) at the same q: a frame marker r = R + A(p) y, y = y0 + Phi e, with A(p) = E G^T quadratic
+   in p, has r'' = J v' + 2 A(p') y + 2 d(A(p) u)/dp p' with u = Phi e' (A(p') the same quadratic form of p',
+   ep_A_EG; d(A u)/dp linear in p, ep_VJ) */
+static void marker_rates(Sys *s, const double *v)
+{
+    int W = s->W, E = s->E, n = s->n;
+    const double *qe = s->qe;
+    double *ve = s->ve;
+    memcpy(ve, v, n * sizeof(double));
+    for (int k = 0; k < s->nmark; k++) {
+        const i64 *P = s->mp + 4 * k, *e = s->me + (size_t)E * k, *cols = s->mcols + (size_t)W * k;
+        const double *Phi = s->mPhi + (size_t)3 * E * k, *J = s->mJ + (size_t)3 * W * k;
+        double p[4], pd[4], y[3], u[3], A[9], Ay[3];
+        double *rd = s->mrd + 3 * k, *beta = s->mbeta + 3 * k;
+        for (int c = 0; c < 4; c++) { p[c] = qe[P[c]]; pd[c] = ve[P[c]]; }
+        for (int a = 0; a < 3; a++) {
+            double acc = s->my0[3 * k + a], acc_d = 0.0, x = 0.0;
+            for (int j = 0; j < E; j++) {
+                acc += Phi[a * E + j] * qe[e[j]];
+                acc_d += Phi[a * E + j] * ve[e[j]];
+            }
+            y[a] = acc;
+            u[a] = acc_d;
+            for (int w = 0; w < W; w++)
+                if (cols[w] < n) x += J[a * W + w] * v[cols[w]];
+            rd[a] = x;
+        }
+        ep_A_EG(pd, A);
+        mv3(A, y, Ay);
+        for (int a = 0; a < 3; a++) beta[a] = 2.0 * Ay[a];
+        if (E) {
+            double VJ[12], Vp[3];
+            ep_VJ(p, u, VJ);
+            mv34(VJ, pd, Vp);
+            for (int a = 0; a < 3; a++) beta[a] += 2.0 * Vp[a];
+        }
+    }
+}
+
+/* gamma of the angle driver rows (AngleDriver, JointBatch.gamma): C = u(f) . b, u = cos f y_i - sin f x_i,
+   w = du/df = -sin f y_i - cos f x_i; C'' = C_q q'' + (u_b . b + 2 u' . b' + u . b_b) + 2 f' (w' . b + w . b')
+   + f'' w . b - f'^2 u . b, primes through q' only, _b the markers' biases; C_t = f' w . b */
+static void angle_rates(const Sys *s, const double *law, double *g, double *Ct)
+{
+    const double *r = s->mr, *rd = s->mrd, *bt = s->mbeta;
+    for (int i = 0; i < s->nang; i++) {
+        const i64 *x = s->ang + 4 * i;
+        int row = (int)x[0], vx = 3 * (int)x[1], vy = 3 * (int)x[2], vb = 3 * (int)x[3];
+        double co = cos(law[3 * i]), si = sin(law[3 * i]), fd = law[3 * i + 1], fdd = law[3 * i + 2];
+        double u[3], ud[3], ub[3], w[3], wd[3];
+        for (int c = 0; c < 3; c++) {
+            u[c] = co * r[vy + c] - si * r[vx + c];
+            ud[c] = co * rd[vy + c] - si * rd[vx + c];
+            ub[c] = co * bt[vy + c] - si * bt[vx + c];
+            w[c] = -si * r[vy + c] - co * r[vx + c];
+            wd[c] = -si * rd[vy + c] - co * rd[vx + c];
+        }
+        const double *b = r + vb, *bd = rd + vb, *bb = bt + vb;
+        double wb = dot3(w, b);
+        g[row] = (-(dot3(ub, b) + 2.0 * dot3(ud, bd) + dot3(u, bb)) - 2.0 * fd * (dot3(wd, b) + dot3(w, bd))
+                  - fdd * wb + fd * fd * dot3(u, b));
+        Ct[row] = fd * wb;
+    }
+}
+
+/* gamma of the screw rows (Screw, JointBatch.gamma): C = kappa u(f) . x_j, f = z_i . D / kappa, D = P_j - P_i;
+   C'' = kappa (u'' . b + 2 u' . b' + u . b''), u'' = cos f y'' - sin f x'' + 2 f' w'|_q' + f'' w - f'^2 u with
+   f' = (z' . D + z . D') / kappa; gamma: minus its terms without q'' (C_t = 0: scleronomic) */
+static void screw_rates(const Sys *s, double *g)
+{
+    const double *r = s->mr, *rd = s->mrd, *bt = s->mbeta;
+    for (int i = 0; i < s->nsc; i++) {
+        const i64 *x = s->sc + 7 * i;
+        int row = (int)x[0], vx = 3 * (int)x[1], vy = 3 * (int)x[2], vz = 3 * (int)x[3], vb = 3 * (int)x[4],
+            pi = 3 * (int)x[5], pj = 3 * (int)x[6];
+        double kap = s->scp[i] / (2.0 * PI), D[3], Dd[3], Db[3], u[3], w[3], wd[3], ud[3], ub[3];
+        const double *z = r + vz, *zd = rd + vz, *zb = bt + vz;
+        for (int c = 0; c < 3; c++) {
+            D[c] = r[pj + c] - r[pi + c];
+            Dd[c] = rd[pj + c] - rd[pi + c];
+            Db[c] = bt[pj + c] - bt[pi + c];
+        }
+        double f = dot3(z, D) / kap, co = cos(f), si = sin(f);
+        double fd = (dot3(zd, D) + dot3(z, Dd)) / kap;
+        double f_bias = (dot3(zb, D) + 2.0 * dot3(zd, Dd) + dot3(z, Db)) / kap;
+        for (int c = 0; c < 3; c++) {
+            u[c] = co * r[vy + c] - si * r[vx + c];
+            w[c] = -si * r[vy + c] - co * r[vx + c];
+            wd[c] = -si * rd[vy + c] - co * rd[vx + c];
+            ud[c] = co * rd[vy + c] - si * rd[vx + c] + fd * w[c];
+            ub[c] = co * bt[vy + c] - si * bt[vx + c];
+        }
+        const double *b = r + vb, *bd = rd + vb, *bb = bt + vb;
+        g[row] = -kap * (dot3(ub, b) + 2.0 * fd * dot3(wd, b) + f_bias * dot3(w, b) - fd * fd * dot3(u, b)
+                         + 2.0 * dot3(ud, bd) + dot3(u, bb));
+    }
+}
+
+/* gamma and C_t (m each) of every constraint the kernel holds at (q, v) and the time row law: the norms'
+   gamma = -2 p' . p', the mean-axis conditions' 0 (B constant), the planar joints' and coordinate drivers'
+   (planar_terms), the joint batch's point, dot1, dot2, dist rows (gamma = -(C_q v)_q v, as JointBatch.gamma:
+   point beta_j - beta_i; dot1 -(beta_a . b + 2 a' . b' + a . beta_b); dot2 the same with b = d = P_j - P_i;
+   dist -(d' . d' + d . (beta_j - beta_i)) / L), its angle drivers' (angle_rates) and screws' (screw_rates).
+   C_t is zero but for the drivers' rows.  Exact: no differences, the numpy path's formulas to round-off
+   (tests/test_compiled_adaptive.py compares them) */
+static void constraint_rates(Sys *s, const double *q, const double *v, const double *law, double *g, double *Ct)
+{
+    int n = s->n;
+    memset(g, 0, (size_t)s->m * sizeof(double));
+    memset(Ct, 0, (size_t)s->m * sizeof(double));
+    for (int i = 0; i < s->nnorm; i++) {
+        const double *pd = v + s->norm[2 * i + 1] + 3;
+        g[s->norm[2 * i]] = -2.0 * (pd[0] * pd[0] + pd[1] * pd[1] + pd[2] * pd[2] + pd[3] * pd[3]);
+    }
+    planar_terms(s, q, v, law, g, Ct);
+    if (!s->nmark) return;
+    memcpy(s->qe, q, n * sizeof(double));
+    markers(s, s->qe, 1);
+    marker_rates(s, v);
+    const double *r = s->mr, *rd = s->mrd, *bt = s->mbeta;
+    for (int i = 0; i < s->npt; i++) {
+        const i64 *x = s->pt + 3 * i;
+        int row = (int)x[0], pi = 3 * (int)x[1], pj = 3 * (int)x[2];
+        for (int c = 0; c < 3; c++) g[row + c] = bt[pj + c] - bt[pi + c];
+    }
+    for (int i = 0; i < s->nd1; i++) {
+        const i64 *x = s->d1 + 3 * i;
+        int row = (int)x[0], va = 3 * (int)x[1], vb = 3 * (int)x[2];
+        g[row] = -(dot3(bt + va, r + vb) + 2.0 * dot3(rd + va, rd + vb) + dot3(r + va, bt + vb));
+    }
+    for (int i = 0; i < s->nd2; i++) {
+        const i64 *x = s->d2 + 4 * i;
+        int row = (int)x[0], va = 3 * (int)x[1], pi = 3 * (int)x[2], pj = 3 * (int)x[3];
+        double d[3], dd[3], db[3];
+        for (int c = 0; c < 3; c++) {
+            d[c] = r[pj + c] - r[pi + c];
+            dd[c] = rd[pj + c] - rd[pi + c];
+            db[c] = bt[pj + c] - bt[pi + c];
+        }
+        g[row] = -(dot3(bt + va, d) + 2.0 * dot3(rd + va, dd) + dot3(r + va, db));
+    }
+    for (int i = 0; i < s->nds; i++) {
+        const i64 *x = s->ds + 3 * i;
+        int row = (int)x[0], pi = 3 * (int)x[1], pj = 3 * (int)x[2];
+        double d[3], dd[3], db[3];
+        for (int c = 0; c < 3; c++) {
+            d[c] = r[pj + c] - r[pi + c];
+            dd[c] = rd[pj + c] - rd[pi + c];
+            db[c] = bt[pj + c] - bt[pi + c];
+        }
+        g[row] = -(dot3(dd, dd) + dot3(d, db)) / s->dsL[i];
+    }
+    angle_rates(s, law, g, Ct);
+    screw_rates(s, g);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2080,6 +2242,15 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     from = arrays;
     TAKE(s->ld_i, const i64 *, LOAD_I_WIDTH * s->nl, ARRAY_LOAD_I);
     TAKE(s->ld_r, const double *, LOAD_R_WIDTH * s->nl, ARRAY_LOAD_R);
+    TAKE(s->tl, const double *, TIME_LAW_WIDTH * (s->nlaw + s->nvec), ARRAY_TIME_LAWS);
+    for (int k = 0; k < s->nlaw + s->nvec; k++) {
+        double kind = s->tl[TIME_LAW_WIDTH * k + TIME_LAW_KIND];
+        if (kind != TIME_PYTHON && kind != TIME_AFFINE) {
+            PyErr_Format(PyExc_ValueError, "kernel system: time law %d has kind %g, not one of the TIME codes", k, kind);
+            goto fail;
+        }
+        s->tl_python += kind == TIME_PYTHON;
+    }
     if (check_indices(s) < 0) goto fail;
     for (int k = 0; k < s->nl; k++)        /* a load on a RigidBodyEP needs 7 coordinates from its offset */
         if (s->ld_i[LOAD_I_WIDTH * k + LOAD_I_KIND] < LOAD_TORQUE_2D && s->ld_i[LOAD_I_WIDTH * k + LOAD_I_OFFSET] > s->n - 7) {
@@ -2099,7 +2270,10 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     s->mr = calloc(3 * (size_t)s->nmark + 1, sizeof(double));
     s->mJ = calloc(3 * (size_t)s->W * s->nmark + 1, sizeof(double));
     s->fw = calloc(fw, sizeof(double));
-    if (!s->qe || !s->mr || !s->mJ || !s->fw) { PyErr_NoMemory(); goto fail; }
+    s->ve = calloc((size_t)s->n + TAIL, sizeof(double));          /* its tail stays zero: the ground is at rest */
+    s->mrd = calloc(3 * (size_t)s->nmark + 1, sizeof(double));
+    s->mbeta = calloc(3 * (size_t)s->nmark + 1, sizeof(double));
+    if (!s->qe || !s->mr || !s->mJ || !s->fw || !s->ve || !s->mrd || !s->mbeta) { PyErr_NoMemory(); goto fail; }
     s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
     if (planar_parse(s, arrays) < 0) goto fail;
     if (forces_parse(s, arrays) < 0) goto fail;
@@ -2177,6 +2351,31 @@ static PyObject *py_radau_terms(PyObject *self, PyObject *args)
     }
     for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
     if (got < 7) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* constraint_rates(system, q, v, law, gamma, Ct): gamma and C_t of the constraints at (q, v) and the time row
+   law, as index3-alpha-adaptive's kernel computes them (flexmbs.compiled.CompiledSystem.constraint_rates,
+   for checks against the numpy path) */
+static PyObject *py_constraint_rates(PyObject *self, PyObject *args)
+{
+    PyObject *cap, *o[5];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &cap, &o[0], &o[1], &o[2], &o[3], &o[4])) return NULL;
+    Sys *s = get_sys(cap);
+    if (!s) return NULL;
+    int n = s->n, m = s->m;
+    Py_ssize_t cnt[5] = {n, n, s->tw, m, m};
+    const char *names[5] = {"q", "v", "law", "gamma", "Ct"};
+    Py_buffer b[5];
+    double *p[5];
+    int got = 0;
+    for (; got < 5; got++) {
+        p[got] = wbuf(o[got], &b[got], cnt[got], names[got]);
+        if (!p[got]) break;
+    }
+    if (got == 5) constraint_rates(s, p[0], p[1], p[2], p[3], p[4]);
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    if (got < 5) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -2355,14 +2554,13 @@ static void tangents(Sys *s, State *st, const double *law, const double *q, cons
 /* step-size control of index3-alpha-adaptive (Index3AdaptiveAlpha._step_impl, StepControl), run
    inside py_steps: the trial interval, the velocity projection, the consistent accelerations, the
    local error and the next step, as the numpy class does them; its constants come from the Python
-   class through the ADAPTIVE row (flexmbs/kernel_schema.py).  What the kernel does not evaluate is
-   asked of Python at each trial step through one callable, terms(kind, t): kind 0 writes the time
-   row of the laws at t, 1 the constraints' C_t at (t, probe q) (only with drivers' laws: the kernel's
-   other constraints are scleronomic), 2 their gamma at (t, probe q, probe v) (the System's
-   time_derivative and gamma).  A planar system (planar joints and coordinate drivers only) has its
-   C_t and gamma from the kernel itself (planar_terms): no call but the laws' */
+   class through the ADAPTIVE row (flexmbs/kernel_schema.py).  C_t and gamma of every constraint come
+   from the kernel itself (constraint_rates), and so do the groups of the laws' time row whose TIME_LAW
+   kind is affine (time_row: constant_speed's law, a constant load); only when a group is a user's
+   Python law is Python asked, once per trial step, through the callable terms(0, t), which writes the
+   time row at t (CompiledSystem.law_row) */
 
-enum { ADAPTIVE_ACCEPT = 0, ADAPTIVE_REJECT = 1, ADAPTIVE_STOP = 2 };
+enum { ADAPTIVE_ACCEPT = 0, ADAPTIVE_REJECT = 1 };
 enum { UNDERFLOW = 6, LAW_FAILED = 7 };
 
 typedef struct {
@@ -2370,7 +2568,7 @@ typedef struct {
     const double *atol;         /* (2 n): atol of q, then of v */
     double *qdd_c, *d1_prev, *scal;   /* state kept between calls: consistent accelerations at t, the last
                                          (qdd_c1 - qdd_c) / h, then t_prev, has_prev, h_next, rejected */
-    double *probe;              /* q, v (written here), C_t, gamma (written by terms) */
+    double *probe;              /* q, v, C_t, gamma at the trial's end (constraint_rates) */
     double *A, *T, *b, *qdd1, *d1, *e_q, *e_v;   /* scratch */
     int *piv;                   /* 3 N: pivots, column ranges of the projection's LU */
     i64 *count;                 /* n_rejected, rows written */
@@ -2379,8 +2577,20 @@ typedef struct {
     i64 *rows_step;
 } Adaptive;
 
-/* terms(kind, t) in Python (the GIL taken for the call): 1 done, 0 a law failed (Python keeps its
-   error), -1 an exception is set */
+/* the groups (f, f', f'' of a driver; a load's vector) of the time row at t whose TIME_LAW kind is
+   TIME_AFFINE: row = offset + rate t, exactly what their Python makers return (constant_speed: phi0 + omega t,
+   omega, 0; a constant load: its vector, rate 0); the TIME_PYTHON groups are left as terms(0, t) wrote them */
+static void time_row(const Sys *s, double t, double *row)
+{
+    for (int k = 0; k < s->nlaw + s->nvec; k++) {
+        const double *x = s->tl + TIME_LAW_WIDTH * k;
+        if (x[TIME_LAW_KIND] != TIME_AFFINE) continue;
+        for (int c = 0; c < 3; c++) row[3 * k + c] = x[TIME_LAW_OFFSET + c] + x[TIME_LAW_RATE + c] * t;
+    }
+}
+
+/* terms(kind, t) in Python (the GIL taken for the call; kind 0: the time row at t): 1 done, 0 a law failed
+   (Python keeps its error), -1 an exception is set */
 static int adaptive_terms(Adaptive *ad, int kind, double t)
 {
     PyGILState_STATE g = PyGILState_Ensure();
@@ -2470,10 +2680,9 @@ static double adaptive_norm(const Adaptive *ad, int n, const double *q0, const d
 
 /* after Newton converged to q1 (v1 from the Newmark relations): the check of the constraints, the
    projection of v1 (in place), the consistent accelerations qdd1 (ad->qdd1), the local error and the
-   verdict; on ADAPTIVE_REJECT h_next is set.  ADAPTIVE_STOP: terms failed (*status says why) */
+   verdict; on ADAPTIVE_REJECT h_next is set */
 static int adaptive_check(Adaptive *ad, Sys *s, State *st, const double *law, double t0, double t1, double h,
-                          const double *q1, double *v1, double *M, double *Q, double *C, double *Cq,
-                          int *status)
+                          const double *q1, double *v1, double *M, double *Q, double *C, double *Cq)
 {
     int n = s->n, m = s->m, N = n + m;
     const double *p = ad->p;
@@ -2490,12 +2699,8 @@ static int adaptive_check(Adaptive *ad, Sys *s, State *st, const double *law, do
     if (m) {
         adaptive_saddle(ad, M, Cq, n, m);
         memcpy(pq, q1, n * sizeof(double));
-        if (planar_only(s)) {      /* the kernel's own C_t (gamma: below) */
-            planar_terms(s, q1, v1, law, gam, Ct);
-        } else if (s->nlaw) {      /* C_t: zero (the probe's, never written) without drivers' laws */
-            int ok = adaptive_terms(ad, 1, t1);
-            if (ok != 1) { *status = ok < 0 ? STOPPED : LAW_FAILED; return ADAPTIVE_STOP; }
-        }
+        if (s->nlaw)               /* C_t (gamma: below); zero (the probe's, never written) without drivers */
+            constraint_rates(s, q1, v1, law, gam, Ct);
         adaptive_project(ad, Cq, n, m, v1, Ct);
     }
     /* _consistent_accelerations(t1, q1, v1): [[M, C_q^T], [C_q, 0]] [qdd; lam] = [Q; gamma] */
@@ -2505,12 +2710,7 @@ static int adaptive_check(Adaptive *ad, Sys *s, State *st, const double *law, do
     memcpy(b, Q, n * sizeof(double));
     if (m) {
         memcpy(pv, v1, n * sizeof(double));
-        if (planar_only(s)) {
-            planar_terms(s, q1, v1, law, gam, Ct);
-        } else {
-            int ok = adaptive_terms(ad, 2, t1);
-            if (ok != 1) { *status = ok < 0 ? STOPPED : LAW_FAILED; return ADAPTIVE_STOP; }
-        }
+        constraint_rates(s, q1, v1, law, gam, Ct);
         memcpy(b + n, gam, m * sizeof(double));
     } else {
         adaptive_saddle(ad, M, Cq, n, 0);
@@ -2778,10 +2978,11 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                 status = adaptive_trial(ad, step ? times[step - 1] : x_old[4 * n], &t1, &h);
                 if (status == OK && t1 + P.near * h >= ad->p[ADAPTIVE_T_COVER])
                     break;                 /* its outputs were not handed over: the next call takes this trial */
-                if (status == OK && s->tw) {
+                if (status == OK && s->tl_python) {
                     int ok = adaptive_terms(ad, 0, t1);
                     status = ok == 1 ? OK : ok < 0 ? STOPPED : LAW_FAILED;
                 }
+                if (status == OK) time_row(s, t1, laws);
                 if (status != OK) goto stop;
                 times[step] = t1;
                 hs[step] = h;
@@ -2949,9 +3150,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                 qdd1[i] = ((1 - am) * a1[i] + am * st.a[i] - af * st.qdd[i]) / (1 - af);
             }
             if (ad) {                      /* the projected v1, the error estimate: accept or retry */
-                int verdict = adaptive_check(ad, s, &st, law, t0, t1, h, q1, v1, M, Q, C, Cq, &status);
+                int verdict = adaptive_check(ad, s, &st, law, t0, t1, h, q1, v1, M, Q, C, Cq);
                 if (verdict == ADAPTIVE_REJECT) goto adaptive_retry;
-                if (verdict == ADAPTIVE_STOP) goto stop;
             }
             memcpy(x_old, st.q, n * sizeof(double));
             memcpy(x_old + n, st.v, n * sizeof(double));
@@ -3034,6 +3234,8 @@ static PyMethodDef methods[] = {
     {"steps", py_steps, METH_VARARGS, "steps(...): index-3 generalized-alpha steps (flexmbs.compiled)."},
     {"radau_terms", py_radau_terms, METH_VARARGS,
      "radau_terms(system, q, v, law, M, Q, C, Cq): M, Q, C, C_q at (q, v) (flexmbs.compiled, method radau-dae)."},
+    {"constraint_rates", py_constraint_rates, METH_VARARGS,
+     "constraint_rates(system, q, v, law, gamma, Ct): gamma and C_t of the constraints at (q, v) (flexmbs.compiled)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flexmbs_kernel",

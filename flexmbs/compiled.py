@@ -57,7 +57,10 @@ loads' functions of time; a function with an ``at_times(times) -> (k, 3)`` metho
 outputs of `flexmbs.control`) is evaluated at all the step times of a call at once, and in a
 controlled run not tabulated at all: the kernel reads its vector from the ``held`` array that the
 controllers' samples write within the call (`steps`' control tuple, `flexmbs.control.KernelSampling`,
-which also gives the kernel the sensors it evaluates in C: `sensor_row`).
+which also gives the kernel the sensors it evaluates in C: `sensor_row`).  index3-alpha-adaptive's kernel, which chooses its step times as
+it goes, evaluates a law that declares ``affine`` itself (`time_law`: constant_speed's, a constant load's;
+the TIME_LAW rows) and asks Python for the others' row once per trial step (`law_row`); gamma and C_t of
+the constraints it computes itself (csrc ``constraint_rates``, `constraint_rates`).
 
 `kernel_status()` says whether the kernel is installed (and where) or why not; every case's
 summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,
@@ -89,7 +92,7 @@ from .lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
 
-__all__ = ["CompiledSystem", "Unsupported", "KernelStatus", "kernel_status", "c_compiler", "note_path",
+__all__ = ["CompiledSystem", "Unsupported", "time_law", "KernelStatus", "kernel_status", "c_compiler", "note_path",
            "summary_keys", "FORMULATIONS", "mass_point_arrays", "MAX_ELASTIC", "SENSOR_KINDS", "NO_CONTROL"]
 
 KERNEL_VERSION = 3      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out; 3: with
@@ -141,6 +144,27 @@ MAX_ELASTIC = 400       # elastic coordinates of a flexible body beyond which th
 
 NO_CONTROL = (np.zeros(0, dtype=np.int64), None, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
               np.zeros(0), np.zeros(0))    # the control tuple of `CompiledSystem.steps` without controllers
+
+
+def time_law(f, what: str) -> list:
+    """The TIME_LAW row (`flexmbs.kernel_schema`) of a driver's law or a load's function of t: kind "affine"
+    with its ``affine`` declaration (offset, rate), the kernel's row offset + rate t (`flexmbs.mechanisms.
+    constant_speed`: (phi0, omega, 0) + (omega, 0, 0) t; a constant load of `flexmbs.bodies.loads`: (c, 0)),
+    which index3-alpha-adaptive's kernel evaluates itself at each trial step; kind "python" otherwise (a
+    user's law: `CompiledSystem.law_row`, once per trial step).  A declaration that is not two finite
+    vectors of at most 3 numbers is refused (ValueError naming ``what``, the law)."""
+    affine = getattr(f, "affine", None)
+    if affine is None:
+        return schema.TIME_LAW.row(kind=schema.CODES["TIME"].index("python"), offset=(), rate=())
+    try:
+        offset, rate = (np.atleast_1d(np.asarray(x, dtype=float)) for x in affine)
+    except (TypeError, ValueError):
+        offset = rate = None
+    if offset is None or offset.ndim != 1 or rate.ndim != 1 or offset.size > 3 or rate.size > 3 \
+            or not (np.all(np.isfinite(offset)) and np.all(np.isfinite(rate))):
+        raise ValueError(f"{what} declares `affine` = {affine!r}; expected (offset, rate), two finite vectors of "
+                         "at most 3 numbers (its values offset + rate t)")
+    return schema.TIME_LAW.row(kind=schema.CODES["TIME"].index("affine"), offset=offset, rate=rate)
 
 
 class Unsupported(ValueError):
@@ -349,7 +373,10 @@ class CompiledSystem:
             point_mass_offsets=_i64([x[0] for x in points]),
             point_masses=_f64([x[1] for x in points], (-1, schema.POINT_MASS.width)),
             force_i=_i64([x[0] for x in forces], (-1, schema.FORCE_I.width)),
-            force_r=_f64([x[1] for x in forces], (-1, schema.FORCE_R.width)))
+            force_r=_f64([x[1] for x in forces], (-1, schema.FORCE_R.width)),
+            time_laws=_f64([time_law(d.law, f"driver {d.name!r}: its law") for d in self.drivers]
+                           + [time_law(f, what) for f, what in self._vectors], (-1, schema.TIME_LAW.width)))
+        self._time_law_names = [f"driver {d.name!r}: its law" for d in self.drivers] + [w for _, w in self._vectors]
         self._packed = packed                               # the kernel reads these arrays in place
         # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
         # the times of a call at once (``at_times``: the held outputs of flexmbs.control)
@@ -751,6 +778,23 @@ class CompiledSystem:
         _kernel.evaluate(self.handle, q, v, law, out["M"], out["Q"], out["C"], out["Cq"],
                          out["D"], out["K"])
         return out
+
+    def constraint_rates(self, t, q, v) -> tuple[np.ndarray, np.ndarray]:
+        """(gamma, C_t) of the constraints at (t, q, v) computed by the kernel (csrc ``constraint_rates``, what
+        index3-alpha-adaptive's trial steps use), for checks against `flexmbs.System.gamma` and
+        `time_derivative`."""
+        q, v = (self._vector(x, name) for x, name in ((q, "q"), (v, "v")))
+        gamma, Ct = np.zeros(self.m), np.zeros(self.m)
+        _kernel.constraint_rates(self.handle, q, v, np.ascontiguousarray(self.laws([t])[0]), gamma, Ct)
+        return gamma, Ct
+
+    @property
+    def python_laws(self) -> list[str]:
+        """The names of the laws of t (drivers' laws, loads' functions of t) that index3-alpha-adaptive's kernel
+        asks of Python at each trial step (kind "python" of `time_law`: users' callables); empty: no Python
+        call per trial step."""
+        python = schema.CODES["TIME"].index("python")
+        return [name for name, row in zip(self._time_law_names, self._packed["time_laws"]) if row[0] == python]
 
     def radau_terms(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(M, Q, C, C_q) at (t, q, v) in one kernel call (csrc/index3_kernel.c ``py_radau_terms``): the

@@ -136,8 +136,13 @@ ADAPTIVE = Record("ADAPTIVE", "f64", _fields("rtol", "safety", "min_factor", "ma
                   "local-error coefficients c_q, c_v; every_step 1: a row at every step point; t_cover: the first "
                   "output time not handed over, no trial step reaches it)")
 
+TIME_LAW = Record("TIME_LAW", "f64", _fields("kind", ("offset", 3), ("rate", 3)),
+                  "how a group of the laws' time row (f, f', f'' of a driver; a load's vector) is evaluated: kind "
+                  "(TIME codes) python, asked of Python (CompiledSystem.law_row), or affine, by the kernel as "
+                  "offset + rate t (a law that declares ``affine``: constant_speed, a constant load)")
+
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
-           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE)
+           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -148,7 +153,7 @@ SYSTEM_ARRAYS = (
     "point_rows", "dot1_rows", "dot2_rows", "dist_rows", "dist_lengths", "angle_rows", "screw_rows", "screw_pitches",
     "load_i", "load_r", "planar_offsets", "planar_bodies", "planar_revolute_rows", "planar_revolute",
     "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "point_mass_offsets", "point_masses",
-    "force_i", "force_r", "flexible")
+    "force_i", "force_r", "time_laws", "flexible")
 FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
                "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G",
                "point_m", "point_x", "point_Phi_indptr", "point_Phi_indices", "point_Phi_data")
@@ -171,7 +176,8 @@ def arrays(names: tuple, what: str, **values) -> dict:
 #: stop or joint friction (`flexmbs.constraints.limits`);
 #: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass);
 #: FORMULATION: the inertia terms the kernel evaluates (HEADER formulation): Lagrange's M and Q_v, or
-#: Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g (docs/formulations_system.md)
+#: Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g (docs/formulations_system.md); TIME: how a group of the
+#: laws' time row is evaluated in index3-alpha-adaptive's trial steps (TIME_LAW rows; a float code there)
 CODES = {
     "LOAD": ("torque", "point", "spring", "torque_2d", "point_2d", "spring_2d"),
     "SENSOR": ("angle", "rate", "position", "velocity", "omega"),
@@ -179,6 +185,7 @@ CODES = {
     "LAW": ("linear", "stop", "friction"),
     "SIDE": ("ground", "rigid", "planar", "point"),
     "FORMULATION": ("lagrange", "gibbs_appell"),
+    "TIME": ("python", "affine"),
 }
 
 #: the registry of kinds users build: "compiled: <how>" or "refused: <why>" (the reason
@@ -252,8 +259,9 @@ METHODS = {
     "hht": "compiled: the same loop with HHT's coefficients",
     "newmark": "compiled: the same loop with Newmark's coefficients",
     "index3-alpha-adaptive": "compiled: the same loop and its step-size control (ADAPTIVE row, csrc ``Adaptive``); "
-                             "the laws' time rows, and but for planar systems C_t (with drivers) and gamma, asked "
-                             "of Python at each trial step",
+                             "C_t and gamma of every constraint in C (csrc ``constraint_rates``), the laws' time "
+                             "row in C where each law declares ``affine`` (TIME_LAW rows: constant_speed, constant "
+                             "loads), else asked of Python once per trial step (a user's own law of t)",
     "index3-alpha-adaptive, regularized": "refused: step-size control (index3-alpha-adaptive) with "
                                           "`regularization` > 0 (redundant constraints) runs on the numpy path: its "
                                           "projections are least-squares solves",

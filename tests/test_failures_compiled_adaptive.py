@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from flexmbs.bodies import RigidBody2D
-from flexmbs.compiled import kernel_status
+from flexmbs.compiled import kernel_status, time_law
 from flexmbs.constraints.planar import PlanarRevolute
 from flexmbs.integrators import ConstrainedProblem, simulate
 from flexmbs.integrators.index3_alpha import Index3AdaptiveAlpha
@@ -37,7 +37,22 @@ def advance_with_controls():
     return it.advance(np.array([0.05]), 1e-9, controls=object())
 
 
+def declared(affine):
+    """A law of t declaring ``affine`` (`flexmbs.compiled.time_law`), its TIME_LAW row."""
+    def law(t):
+        return 0.0, 0.0, 0.0
+    law.affine = affine
+    return time_law(law, "driver 'spin': its law")
+
+
 BAD_INPUT = [
+    ("a law's `affine` with 4 numbers", lambda: declared(((0.0, 1.0, 0.0, 0.0), (1.0, 0.0, 0.0))),
+     "driver 'spin': its law declares `affine` = ((0.0, 1.0, 0.0, 0.0), (1.0, 0.0, 0.0)); expected (offset, rate), "
+     "two finite vectors of at most 3 numbers (its values offset + rate t)"),
+    ("a law's `affine` not finite", lambda: declared(((np.nan, 1.0, 0.0), (1.0, 0.0, 0.0))),
+     "driver 'spin': its law declares `affine` = ((nan, 1.0, 0.0), (1.0, 0.0, 0.0)); expected (offset, rate)"),
+    ("a law's `affine` not a pair", lambda: declared("fast"),
+     "driver 'spin': its law declares `affine` = 'fast'; expected (offset, rate), two finite vectors"),
     ("the compiled kernel asked for with redundant constraints", lambda: run(True, kernel="compiled"),
      "`kernel` 'compiled' cannot run this system: step-size control (index3-alpha-adaptive) with `regularization` "
      "> 0 (redundant constraints) runs on the numpy path: its projections are least-squares solves."),

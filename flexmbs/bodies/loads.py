@@ -26,7 +26,8 @@ __all__ = ["point_load", "torque_load", "spring_to_ground", "check_loads"]
 
 def _of_time(value, what: str, maker: str) -> Callable:
     """``value`` as a function of t: a callable as it is, a number or a vector of numbers as a
-    constant; ValueError naming the argument ``what`` of ``maker`` otherwise (a string, say)."""
+    constant (declared ``affine`` = (c, 0): the compiled kernel evaluates it itself, `flexmbs.compiled.time_law`);
+    ValueError naming the argument ``what`` of ``maker`` otherwise (a string, say)."""
     if callable(value):
         return value
     try:
@@ -36,7 +37,10 @@ def _of_time(value, what: str, maker: str) -> Callable:
     if c is None or isinstance(value, (str, bytes)) or not np.all(np.isfinite(c)):
         raise ValueError(f"{maker}: `{what}` must be a finite number, a vector of finite numbers or a function of "
                          f"t, got {value!r} ({type(value).__name__})")
-    return lambda t: c
+    def constant(t):
+        return c
+    constant.affine = (c, 0.0)          # its value c + 0 t, evaluated by the compiled kernel (flexmbs.compiled.time_law)
+    return constant
 
 
 def _label(load, k: int) -> str:

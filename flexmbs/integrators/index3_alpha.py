@@ -162,6 +162,7 @@ References
 """
 from __future__ import annotations
 
+import logging
 import time
 
 import numpy as np
@@ -171,6 +172,8 @@ from ..formulations.terms import DAETerm, ODETerm, SecondOrderSystem
 from .. import kernel_schema as schema
 from ..user_functions import UserFunctionError
 from .base import EPS, Integrator, Factorization
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Index3GeneralizedAlpha", "Index3HHT", "Index3Newmark", "ConstrainedProblem", "REFACTOR", "SCHEMES",
            "Index3AdaptiveAlpha", "StepControl", "local_error_coefficients"]
@@ -937,9 +940,10 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
     constraints, the projection of v, the consistent accelerations, the estimate and the next h, as
     here, with `StepControl`'s constants, ``max_step``, t_end, c_q and c_v handed over in the ADAPTIVE
     row of `flexmbs.kernel_schema`.  What the kernel does not evaluate it asks of Python at each trial
-    step (`_terms`): the laws' time row at t_{n+1} (with drivers or loads of t), C_t (with drivers)
-    and gamma of the consistent accelerations (with constraints), one call each; a planar system's
-    gamma and C_t the kernel has itself (csrc ``planar_terms``).  Both paths take the
+    step (`_terms`): the laws' time row at t_{n+1} when a driver's law or a load's function of t is a
+    user's Python callable; constant_speed's laws and constant loads (their ``affine`` declaration,
+    `flexmbs.compiled.time_law`) and gamma and C_t of every constraint (csrc ``constraint_rates``) the
+    kernel has itself, so that without a user's law no trial step calls Python.  Both paths take the
     same trial steps (tests/test_compiled_adaptive.py).  With ``regularization`` > 0 the steps run on
     the numpy path (`flexmbs.kernel_schema.METHODS`).
 
@@ -985,7 +989,7 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
     def _setup_adaptive_kernel(self) -> None:
         """The arrays of the kernel's step-size control (csrc/index3_kernel.c, ``Adaptive``): its state
         (consistent accelerations, the last divided difference, t_prev, has_prev, h_next, rejected),
-        the probe through which ``terms`` hands the kernel C_t and gamma, scratch and pivots."""
+        the probe (q, v, C_t and gamma at a trial's end, written by the kernel), scratch and pivots."""
         n, m = self.n, self.n_c
         N = n + m
         self._astate = np.zeros(2 * n + 4)
@@ -997,6 +1001,11 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
         self._atol2 = np.ascontiguousarray(np.concatenate([self.control.atol_q, self.control.atol_v]), dtype=float)
         self._law_failure = None
         self._law_row = np.zeros((1, 0))
+        python = self._compiled.python_laws
+        if python:                                      # say what costs a Python call per trial step
+            log.info("index3-alpha-adaptive on the compiled kernel asks Python once per trial step for the laws of t "
+                     "that are users' callables (%s); constant_speed's laws and constant loads it evaluates itself",
+                     "; ".join(python))
 
     def _adaptive_row(self, every_step: bool, t_cover: float) -> np.ndarray:
         """The kernel's ADAPTIVE row (flexmbs/kernel_schema.py): `StepControl`'s constants as the class has
@@ -1019,18 +1028,11 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
         return wanted[:cut], (float(wanted[cut]) if cut < len(wanted) else np.inf)
 
     def _terms(self, kind: int, t: float) -> bool:
-        """What the kernel asks of Python at a trial step (csrc ``adaptive_terms``): 0, the time row of
-        the laws at t; 1, C_t at (t, the probe's q); 2, gamma at (t, the probe's q and v).  False when a
-        law fails (its `UserFunctionError` kept for the message)."""
-        n, m = self.n, self.n_c
-        q, v = self._probe[:n], self._probe[n:2 * n]
+        """What the kernel asks of Python at a trial step (csrc ``adaptive_terms``) when a law of t is a
+        user's Python callable (kind 0, the only one: `flexmbs.compiled.time_law`): the time row of the laws
+        at t.  False when a law fails (its `UserFunctionError` kept for the message)."""
         try:
-            if kind == 0:
-                self._compiled.law_row(t, self._law_row[0])
-            elif kind == 1:
-                self._probe[2 * n:2 * n + m] = self._sys.time_derivative(t, q)
-            else:
-                self._probe[2 * n + m:] = self._sys.gamma(t, q, v)
+            self._compiled.law_row(t, self._law_row[0])
         except UserFunctionError as err:
             self._law_failure = err
             return False

@@ -89,7 +89,9 @@ class Vec:
 
 def constant_speed(omega: float, phi0: float = 0.0) -> Callable[[float], tuple[float, float, float]]:
     """Crank-angle law phi(t) = phi0 + omega t: returns t -> (phi, phi', phi''), t a time or an array of
-    times (``vectorized``: `flexmbs.constraints.base.law_history`)."""
+    times (``vectorized``: `flexmbs.constraints.base.law_history`); ``affine`` declares its formula
+    (f, f', f'') = (phi0, omega, 0) + (omega, 0, 0) t, which the compiled kernel evaluates itself
+    (`flexmbs.compiled.time_law`)."""
     if not np.isfinite(omega) or not np.isfinite(phi0):
         raise ValueError(f"`omega` and `phi0` must be finite, got {omega!r}, {phi0!r}")
     omega, phi0 = float(omega), float(phi0)
@@ -98,6 +100,7 @@ def constant_speed(omega: float, phi0: float = 0.0) -> Callable[[float], tuple[f
         return phi0 + omega * t, omega, 0.0
 
     law.omega, law.phi0, law.vectorized = omega, phi0, True
+    law.affine = ((phi0, omega, 0.0), (omega, 0.0, 0.0))     # (f, f', f'') = offset + rate t: flexmbs.compiled.time_law
     return law
 
 

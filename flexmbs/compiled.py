@@ -6,8 +6,9 @@ calls on arrays of a few dozen numbers (docs/benchmarks.md, sec. 11). The kernel
 same equations with loops in C and runs the whole Newton iteration of ``index3-alpha`` there,
 one call for many steps (and the step-size control of ``index3-alpha-adaptive``, `steps`' ``adaptive``
 tuple; `flexmbs.kernel_schema.METHODS` lists the methods it steps); for method ``radau-dae`` it
-evaluates M, Q, C and C_q, one call per evaluation (`CompiledSystem.radau_terms`), while that
-method's steps, solves and step control stay numpy (`flexmbs.integrators.radau_dae`). Its formulas
+evaluates M, Q, C and C_q, one call per evaluation (`CompiledSystem.terms`), while that
+method's steps, solves and step control stay numpy (`flexmbs.integrators.radau_dae`); so it does for the
+index-1 formulations "lagrange" and "udwadia-kalaba" on a System (`flexmbs.formulations.evaluations`). Its formulas
 are those of the numpy code, which stays the reference and the fallback:
 
 - `flexmbs.bodies.RigidBodyEP`: M and Q_v of `flexmbs.bodies.rigid.EPBatch`, gravity, the
@@ -752,19 +753,31 @@ class CompiledSystem:
                          out["D"], out["K"])
         return out
 
-    def radau_terms(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(M, Q, C, C_q) at (t, q, v) in one kernel call (csrc/index3_kernel.c ``py_radau_terms``): the
-        evaluations of method radau-dae's stage equations, residual and Jacobian columns
-        (`flexmbs.integrators.radau_dae`); q and v float64 vectors of n_q (the integrator's own, not
-        checked here: `evaluate` checks a user's).  `Unsupported` when the loaded kernel predates it."""
+    def terms(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(M, Q, C, C_q) at (t, q, v) in one kernel call (csrc/index3_kernel.c ``py_radau_terms``): the one
+        evaluation entry of the consumers that keep their own solves in numpy, method radau-dae's stage
+        equations (`flexmbs.integrators.radau_dae`) and the index-1 formulations' accelerations and
+        projections (`flexmbs.formulations.evaluations`); q and v float64 vectors of n_q (the integrator's
+        own, not checked here: `evaluate` checks a user's).
+
+        gamma (C_q q'' = gamma) and C_t are not returned: the kernel computes them for planar systems
+        only inside its own steps (csrc ``planar_terms``) and gives them to no Python call, so the
+        consumers take them from the System (`scleronomic` says when C_t = 0).  `Unsupported` when the
+        loaded kernel predates this entry."""
         if not hasattr(_kernel, "radau_terms"):
             raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no radau_terms (built "
-                              "before method radau-dae ran on it); rebuild it (`python setup.py build_ext --inplace`)")
+                              "before its evaluations were used outside its steps); rebuild it "
+                              "(`python setup.py build_ext --inplace`)")
         n, m = self.n, self.m
         law = self._law_row(t)
         M, Q, C, Cq = np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n))
         _kernel.radau_terms(self.handle, np.array(q, dtype=float), np.array(v, dtype=float), law, M, Q, C, Cq)
         return M, Q, C, Cq
+
+    @property
+    def scleronomic(self) -> bool:
+        """True when C_t = 0: the drivers are the only rheonomic rows the kernel evaluates."""
+        return not self.drivers
 
     def _law_row(self, t) -> np.ndarray:
         """The kernel's time row at t (`laws`), the empty row without drivers or load functions of t.

@@ -49,8 +49,7 @@ Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g, computed by the kernel itse
 arrays (`mass_point_arrays`, csrc ``flex_ga``); `RigidBody2D` and `PointMass` have M_GA = M, g = 0.
 The header's ``formulation`` field declares which; dQ_v/dv is then zero (the Gibbs-Appell term gives
 no analytic dg/dv: C_t by finite differences, as on the numpy path).  docs/formulations_system.md,
-"Which formulations run compiled", says why the others (Hamilton, Maggi, Kane, Volterra, the index-1
-forms) cannot.
+"Which formulations run compiled", says why the others (Hamilton, Maggi, Kane, Volterra) cannot.
 
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first), and so are the
@@ -62,7 +61,7 @@ which also gives the kernel the sensors it evaluates in C: `sensor_row`).
 
 `kernel_status()` says whether the kernel is installed (and where) or why not; every case's
 summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,
-``kernel``: "compiled", "numpy", "mixed" or "none" when no run used index3-alpha).
+``kernel``: "compiled", "numpy", "mixed" or "none" when no run could take the kernel).
 
 The contract with the kernel is declared in `flexmbs.kernel_schema`: the packed system is a dict
 of arrays by declared names, each fixed-width row (header, rigid body, load, planar joint, sensor,
@@ -189,7 +188,7 @@ _PATHS: list[str] = []          # the paths ("compiled"/"numpy") of the index3-a
 
 
 def note_path(kernel: str | None) -> None:
-    """Note the path a run took (a `Solution`'s ``kernel``; None: not index3-alpha, nothing to note)
+    """Note the path a run took (a `Solution`'s ``kernel``; None: no kernel applies, nothing to note)
     for the next `summary_keys`."""
     if kernel is not None:
         _PATHS.append(str(kernel))
@@ -202,9 +201,10 @@ def forget_paths() -> None:
 
 def summary_keys() -> dict:
     """``{"kernel_installed": bool, "kernel": path}`` for a case's summary.json: the path of the
-    index3-alpha runs noted since the last summary ("compiled", "numpy", "mixed" when they differ,
-    "none" when no run used index3-alpha); the noted paths are then forgotten, so that each
-    summary speaks of its own runs."""
+    runs noted since the last summary, those of the methods and formulations that can take the kernel
+    (index3-alpha and its variants, radau-dae, the index-1 formulations of a System): "compiled",
+    "numpy", "mixed" when they differ, "none" when no run could; the noted paths are then forgotten,
+    so that each summary speaks of its own runs."""
     taken = sorted(set(_PATHS))
     _PATHS.clear()
     path = "none" if not taken else taken[0] if len(taken) == 1 else "mixed"

@@ -135,3 +135,17 @@ def test_auto_takes_the_kernel_and_the_augmented_block_solve_keeps_numpy():
     assert uk.kernel == "compiled"
     q, v = free.initial_coordinates(), np.zeros(3)
     np.testing.assert_allclose(uk.accelerations(0.0, q, v)[0], [0.0, 0.0, -9.81], rtol=1e-14, atol=1e-14)   # free fall
+
+
+def test_an_explicit_index1_run_does_not_import_scipy_sparse():
+    """`Index1` builds its sparse M_full only when an implicit method asks (AB4 never does) and gives
+    generalized-alpha a dense M (its K and C are dense differences): the triple pendulum's AB4 run loads
+    no scipy.sparse (0.18 to 0.21 s of CPU, docs/benchmarks.md sec. 20.3).  In a new process."""
+    import subprocess
+    code = ("import sys; sys.path.insert(0, 'cases'); import flexmbs as fm, triple_pendulum as tp; "
+            "fm.run(tp.build('euler-parameters'), formulation='udwadia-kalaba', method='AB4', h=1e-3, t_end=3e-3, "
+            "dt_out=1e-3, store=False, formulation_options=dict(stabilization='coordinate-partitioning')); "
+            "print('scipy.sparse' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False"

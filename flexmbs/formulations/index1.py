@@ -114,7 +114,7 @@ class Index1:
         self.n_rhs = 0
         self.lam: np.ndarray | None = None
         self.jacobian_refresh = float(jacobian_refresh)
-        self._I = sparse.identity(self.n_state, format="csr")
+        self._I = None                              # M_full = I, sparse, built when asked (`mass_matrix_full`)
         blocks = solver == "augmented" and augmented.uses_block_mass(system)
         self._kernel, self.kernel, self.kernel_reason = evaluations.choose(
             system, kernel, "the augmented accelerations are solved with the bodies' mass blocks (n_c = 0 or "
@@ -188,7 +188,10 @@ class Index1:
         return self.rhs(t, x)
 
     def mass_matrix_full(self, t: float | None = None):
-        """The identity (the accelerations are solved for in `rhs`)."""
+        """The identity (the accelerations are solved for in `rhs`), sparse; built at the first call, so
+        that the explicit methods, which never ask, do not import scipy.sparse."""
+        if self._I is None:
+            self._I = sparse.identity(self.n_state, format="csr")
         return self._I
 
     def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
@@ -219,7 +222,8 @@ class Index1:
         def C(t, q, v):
             return -dadx(t, q, v)[:, n:]
 
-        return SecondOrderForm(M=sparse.csr_array(sparse.identity(n)), f=f, K=K, C=C, key=self.jacobian_key)
+        # M = I dense: K and C are dense difference matrices, so the step matrix is dense whatever M is
+        return SecondOrderForm(M=np.eye(n), f=f, K=K, C=C, key=self.jacobian_key)
 
     def jacobian_key(self, t: float) -> Hashable:
         """Changes every `jacobian_refresh` seconds (the Jacobian depends on the state)."""

@@ -89,11 +89,12 @@ ROWS = {
                               "Exudyn: a RigidBody2D hub and 10 ANCFCable2D clamped by a user-function constraint; "
                               "its errors at h = 0.01 and 0.005 s were 3.8e-4 and 9.4e-5 against flexmbs's 6.7e-5 "
                               "(2026-11-27), so 0.0025 s"),
-    "triple-ab4": Row("triple pendulum, AB4 (numpy path), t_end 2 s", "triple_pendulum",
+    "triple-ab4": Row("triple pendulum, AB4 (index-1, kernel evaluations), t_end 2 s", "triple_pendulum",
                       ("t_end=2", "coordinates=euler-parameters"), False, 1e-4,
                       ref_sets=(f"h={1e-3 / REF_DIVISOR!r}",),
-                      note="t_end 2 s and Euler parameters reproduce the issue's 820 us a step (the case's default "
-                           "natural coordinates take 13-17 ms a step); Exudyn's generalized-alpha needs h = 1e-4 s "
+                      note="t_end 2 s and Euler parameters reproduce the issue's 820 us a step on the numpy path "
+                           "(now M, Q, C, C_q from the kernel: docs/benchmarks.md 20.3; the case's default natural "
+                           "coordinates, numpy, take 13-17 ms a step); Exudyn's generalized-alpha needs h = 1e-4 s "
                            "for AB4's error"),
     "triple-index3": Row("triple pendulum, index3-alpha (compiled), t_end 2 s", "triple_pendulum",
                          ("t_end=2", "coordinates=euler-parameters", "integrator=index3-alpha",

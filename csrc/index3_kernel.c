@@ -2324,10 +2324,11 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* radau_terms(system, q, v, law, M, Q, C, Cq): M, Q, C and C_q at (q, v) and the time row law, what one
-   evaluation of method radau-dae's stage equations needs (flexmbs.compiled.CompiledSystem.radau_terms): the
+/* terms(system, q, v, law, M, Q, C, Cq): M, Q, C and C_q at (q, v) and the time row law, what one
+   evaluation of method radau-dae's stage equations or of an index-1 formulation needs
+   (flexmbs.compiled.CompiledSystem.terms): the
    bodies and constraints of evaluate, without its tangents */
-static PyObject *py_radau_terms(PyObject *self, PyObject *args)
+static PyObject *py_terms(PyObject *self, PyObject *args)
 {
     PyObject *cap, *o[7];
     if (!PyArg_ParseTuple(args, "OOOOOOOO", &cap, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6]))
@@ -3232,8 +3233,8 @@ static PyMethodDef methods[] = {
     {"evaluate", py_evaluate, METH_VARARGS,
      "evaluate(system, q, v, law, M, Q, C, Cq, D, K): M, Q, C, C_q, dQ_v/dv and K_el at (q, v)."},
     {"steps", py_steps, METH_VARARGS, "steps(...): index-3 generalized-alpha steps (flexmbs.compiled)."},
-    {"radau_terms", py_radau_terms, METH_VARARGS,
-     "radau_terms(system, q, v, law, M, Q, C, Cq): M, Q, C, C_q at (q, v) (flexmbs.compiled, method radau-dae)."},
+    {"terms", py_terms, METH_VARARGS,
+     "terms(system, q, v, law, M, Q, C, Cq): M, Q, C, C_q at (q, v) (flexmbs.compiled.CompiledSystem.terms)."},
     {"constraint_rates", py_constraint_rates, METH_VARARGS,
      "constraint_rates(system, q, v, law, gamma, Ct): gamma and C_t of the constraints at (q, v) (flexmbs.compiled)."},
     {NULL, NULL, 0, NULL}};

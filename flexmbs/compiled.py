@@ -6,8 +6,9 @@ calls on arrays of a few dozen numbers (docs/benchmarks.md, sec. 11). The kernel
 same equations with loops in C and runs the whole Newton iteration of ``index3-alpha`` there,
 one call for many steps (and the step-size control of ``index3-alpha-adaptive``, `steps`' ``adaptive``
 tuple; `flexmbs.kernel_schema.METHODS` lists the methods it steps); for method ``radau-dae`` it
-evaluates M, Q, C and C_q, one call per evaluation (`CompiledSystem.radau_terms`), while that
-method's steps, solves and step control stay numpy (`flexmbs.integrators.radau_dae`). Its formulas
+evaluates M, Q, C and C_q, one call per evaluation (`CompiledSystem.terms`), while that
+method's steps, solves and step control stay numpy (`flexmbs.integrators.radau_dae`); so it does for the
+index-1 formulations "lagrange" and "udwadia-kalaba" on a System (`flexmbs.formulations.evaluations`). Its formulas
 are those of the numpy code, which stays the reference and the fallback:
 
 - `flexmbs.bodies.RigidBodyEP`: M and Q_v of `flexmbs.bodies.rigid.EPBatch`, gravity, the
@@ -48,8 +49,7 @@ Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g, computed by the kernel itse
 arrays (`mass_point_arrays`, csrc ``flex_ga``); `RigidBody2D` and `PointMass` have M_GA = M, g = 0.
 The header's ``formulation`` field declares which; dQ_v/dv is then zero (the Gibbs-Appell term gives
 no analytic dg/dv: C_t by finite differences, as on the numpy path).  docs/formulations_system.md,
-"Which formulations run compiled", says why the others (Hamilton, Maggi, Kane, Volterra, the index-1
-forms) cannot.
+"Which formulations run compiled", says why the others (Hamilton, Maggi, Kane, Volterra) cannot.
 
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first), and so are the
@@ -64,7 +64,7 @@ the constraints it computes itself (csrc ``constraint_rates``, `constraint_rates
 
 `kernel_status()` says whether the kernel is installed (and where) or why not; every case's
 summary.json says so too, with the path its runs took (`summary_keys`: ``kernel_installed``,
-``kernel``: "compiled", "numpy", "mixed" or "none" when no run used index3-alpha).
+``kernel``: "compiled", "numpy", "mixed" or "none" when no run could take the kernel).
 
 The contract with the kernel is declared in `flexmbs.kernel_schema`: the packed system is a dict
 of arrays by declared names, each fixed-width row (header, rigid body, load, planar joint, sensor,
@@ -212,7 +212,7 @@ _PATHS: list[str] = []          # the paths ("compiled"/"numpy") of the index3-a
 
 
 def note_path(kernel: str | None) -> None:
-    """Note the path a run took (a `Solution`'s ``kernel``; None: not index3-alpha, nothing to note)
+    """Note the path a run took (a `Solution`'s ``kernel``; None: no kernel applies, nothing to note)
     for the next `summary_keys`."""
     if kernel is not None:
         _PATHS.append(str(kernel))
@@ -225,9 +225,10 @@ def forget_paths() -> None:
 
 def summary_keys() -> dict:
     """``{"kernel_installed": bool, "kernel": path}`` for a case's summary.json: the path of the
-    index3-alpha runs noted since the last summary ("compiled", "numpy", "mixed" when they differ,
-    "none" when no run used index3-alpha); the noted paths are then forgotten, so that each
-    summary speaks of its own runs."""
+    runs noted since the last summary, those of the methods and formulations that can take the kernel
+    (index3-alpha and its variants, radau-dae, the index-1 formulations of a System): "compiled",
+    "numpy", "mixed" when they differ, "none" when no run could; the noted paths are then forgotten,
+    so that each summary speaks of its own runs."""
     taken = sorted(set(_PATHS))
     _PATHS.clear()
     path = "none" if not taken else taken[0] if len(taken) == 1 else "mixed"
@@ -781,11 +782,12 @@ class CompiledSystem:
 
     def constraint_rates(self, t, q, v) -> tuple[np.ndarray, np.ndarray]:
         """(gamma, C_t) of the constraints at (t, q, v) computed by the kernel (csrc ``constraint_rates``, what
-        index3-alpha-adaptive's trial steps use), for checks against `flexmbs.System.gamma` and
-        `time_derivative`."""
+        index3-alpha-adaptive's trial steps use; the index-1 formulations' gamma on the compiled path,
+        `flexmbs.formulations.evaluations`), equal to `flexmbs.System.gamma` and `time_derivative`
+        to round-off (tests/test_compiled_adaptive.py)."""
         q, v = (self._vector(x, name) for x, name in ((q, "q"), (v, "v")))
         gamma, Ct = np.zeros(self.m), np.zeros(self.m)
-        _kernel.constraint_rates(self.handle, q, v, np.ascontiguousarray(self.laws([t])[0]), gamma, Ct)
+        _kernel.constraint_rates(self.handle, q, v, self._law_row(t), gamma, Ct)
         return gamma, Ct
 
     @property
@@ -796,19 +798,29 @@ class CompiledSystem:
         python = schema.CODES["TIME"].index("python")
         return [name for name, row in zip(self._time_law_names, self._packed["time_laws"]) if row[0] == python]
 
-    def radau_terms(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(M, Q, C, C_q) at (t, q, v) in one kernel call (csrc/index3_kernel.c ``py_radau_terms``): the
-        evaluations of method radau-dae's stage equations, residual and Jacobian columns
-        (`flexmbs.integrators.radau_dae`); q and v float64 vectors of n_q (the integrator's own, not
-        checked here: `evaluate` checks a user's).  `Unsupported` when the loaded kernel predates it."""
-        if not hasattr(_kernel, "radau_terms"):
-            raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no radau_terms (built "
-                              "before method radau-dae ran on it); rebuild it (`python setup.py build_ext --inplace`)")
+    def terms(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(M, Q, C, C_q) at (t, q, v) in one kernel call (csrc/index3_kernel.c ``py_terms``): the one
+        evaluation entry of the consumers that keep their own solves in numpy, method radau-dae's stage
+        equations (`flexmbs.integrators.radau_dae`) and the index-1 formulations' accelerations and
+        projections (`flexmbs.formulations.evaluations`); q and v float64 vectors of n_q (the integrator's
+        own, not checked here: `evaluate` checks a user's).
+
+        gamma (C_q q'' = gamma) and C_t are not returned: `constraint_rates` gives them (one more kernel
+        call; `scleronomic` says when C_t = 0).  `Unsupported` when the loaded kernel predates this entry."""
+        if not hasattr(_kernel, "terms"):
+            raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no terms (built "
+                              "before its evaluations were used outside its steps); rebuild it "
+                              "(`python setup.py build_ext --inplace`)")
         n, m = self.n, self.m
         law = self._law_row(t)
         M, Q, C, Cq = np.empty((n, n)), np.empty(n), np.empty(m), np.empty((m, n))
-        _kernel.radau_terms(self.handle, np.array(q, dtype=float), np.array(v, dtype=float), law, M, Q, C, Cq)
+        _kernel.terms(self.handle, np.array(q, dtype=float), np.array(v, dtype=float), law, M, Q, C, Cq)
         return M, Q, C, Cq
+
+    @property
+    def scleronomic(self) -> bool:
+        """True when C_t = 0: the drivers are the only rheonomic rows the kernel evaluates."""
+        return not self.drivers
 
     def _law_row(self, t) -> np.ndarray:
         """The kernel's time row at t (`laws`), the empty row without drivers or load functions of t.

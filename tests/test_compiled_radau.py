@@ -1,5 +1,5 @@
 """Method radau-dae with its evaluations in the compiled kernel (``kernel="compiled"``:
-`flexmbs.compiled.CompiledSystem.radau_terms`, csrc/index3_kernel.c ``py_radau_terms``, one call per
+`flexmbs.compiled.CompiledSystem.terms`, csrc/index3_kernel.c ``py_terms``, one call per
 evaluation of M, Q, C and C_q; the steps, Newton's solves and the step control stay in numpy): the
 same steps as the numpy path on the triple pendulum (Euler parameters) and Andrews' squeezer
 (IFToMM A03).  Skipped when the kernel is not installed."""
@@ -37,13 +37,13 @@ CASES = {"triple pendulum": (lambda: triple_pendulum.build("euler-parameters"), 
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_terms_are_those_of_the_system(case):
-    """radau_terms gives the System's M, Q, C and C_q at a perturbed state (to round-off: measured
+    """CompiledSystem.terms gives the System's M, Q, C and C_q at a perturbed state (to round-off: measured
     3.6e-15 in M of the triple pendulum, whose kernel sums the Euler-parameter terms in another order)."""
     system = CASES[case][0]()
     rng = np.random.default_rng(1)
     q = system.initial_coordinates() + 1e-2 * rng.standard_normal(system.n_q)
     v = rng.standard_normal(system.n_q)
-    M, Q, C, G = CompiledSystem(system).radau_terms(0.01, q, v)
+    M, Q, C, G = CompiledSystem(system).terms(0.01, q, v)
     np.testing.assert_allclose(M, system.mass_matrix(q), rtol=1e-12, atol=1e-12 * np.abs(M).max())
     np.testing.assert_allclose(Q, system.forces(0.01, q, v), rtol=1e-12, atol=1e-12 * np.abs(Q).max())
     np.testing.assert_allclose(C, system.residual(0.01, q), atol=1e-13)
@@ -120,7 +120,7 @@ def test_a_driven_system_takes_the_same_steps_on_both_paths():
 
 
 def test_the_time_row_is_tabulated_once_per_time():
-    """`CompiledSystem.radau_terms` keeps the kernel's time rows of the last times (A03's driving torque is a
+    """`CompiledSystem.terms` keeps the kernel's time rows of the last times (A03's driving torque is a
     function of t: radau-dae evaluates at 3 stage times per Newton iteration and at one time for a whole
     Jacobian); the forces stay those of the System at each t."""
     system, _ = andrews_squeezer.build()
@@ -130,6 +130,6 @@ def test_the_time_row_is_tabulated_once_per_time():
     compiled.laws = lambda times: calls.append(list(times)) or laws(times)
     q, v = system.initial_coordinates(), np.zeros(system.n_q)
     for t in (0.001, 0.002, 0.001, 0.002, 0.001):
-        Q = compiled.radau_terms(t, q, v)[1]
+        Q = compiled.terms(t, q, v)[1]
         np.testing.assert_allclose(Q, system.forces(t, q, v), rtol=1e-12, atol=1e-12 * np.abs(Q).max())
     assert calls == [[0.001], [0.002]]

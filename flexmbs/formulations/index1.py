@@ -27,10 +27,10 @@ from typing import Hashable
 
 import numpy as np
 
-from . import augmented, udwadia_kalaba
+from . import augmented, evaluations, udwadia_kalaba
 from .base import SecondOrderForm, forward_difference_jacobian
 from .stabilization import (Baumgarte, CoordinatePartitioning, NoStabilization, RedundantConstraintError,
-                            make_stabilization, violations)
+                            make_stabilization, stabilized_gamma, violations)
 from ..lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
@@ -40,6 +40,8 @@ __all__ = ["Index1", "SOLVERS"]
 log = logging.getLogger("flexmbs.constrained")
 
 SOLVERS = {"augmented": augmented.accelerations, "udwadia-kalaba": udwadia_kalaba.accelerations}
+# the same solvers on given terms (M, Q, C_q, gamma): the compiled path's (`flexmbs.formulations.evaluations`)
+SOLVES = {"augmented": augmented.solve_saddle_point, "udwadia-kalaba": udwadia_kalaba.solve_udwadia_kalaba}
 
 
 class Index1:
@@ -59,6 +61,10 @@ class Index1:
         Newton tolerance of the coordinate partitioning (default 1e-9).
     jacobian_refresh : float
         Seconds between Jacobian updates for the implicit integrators.
+    kernel : {"auto", "compiled", "numpy"}
+        Where M, Q, C and C_q are evaluated (`flexmbs.formulations.evaluations`): "auto" (default) the
+        compiled kernel when it takes the System, else the System's numpy (the reference); "compiled"
+        refuses a System the kernel does not take.  The solvers and the stabilisation stay numpy.
     **solver_options
         Passed to the solver (``rcond_min`` for AF; ``weight``, ``rtol`` for UKE).
 
@@ -68,6 +74,8 @@ class Index1:
         Evaluations of the accelerations.
     lam : ndarray or None
         Multipliers of the last evaluation.
+    kernel : {"compiled", "numpy"}
+        The path the evaluations take; ``kernel_reason`` says why not the kernel (None on it).
     """
 
     name = "index-1"
@@ -77,7 +85,7 @@ class Index1:
 
     def __init__(self, system, solver: str = "augmented", stabilization="none", *, alpha: float | None = None,
                  beta: float | None = None, tol: float | None = None, jacobian_refresh: float = 1e-2,
-                 **solver_options):
+                 kernel: str = "auto", **solver_options):
         if solver not in SOLVERS:
             raise ValueError(f"`solver` must be one of {', '.join(repr(s) for s in SOLVERS)}, got {solver!r}.")
         options = {}
@@ -106,7 +114,12 @@ class Index1:
         self.n_rhs = 0
         self.lam: np.ndarray | None = None
         self.jacobian_refresh = float(jacobian_refresh)
-        self._I = sparse.identity(self.n_state, format="csr")
+        self._I = None                              # M_full = I, sparse, built when asked (`mass_matrix_full`)
+        blocks = solver == "augmented" and augmented.uses_block_mass(system)
+        self._kernel, self.kernel, self.kernel_reason = evaluations.choose(
+            system, kernel, "the augmented accelerations are solved with the bodies' mass blocks (n_c = 0 or "
+                            f"n_q + n_c >= {augmented.BLOCK_SADDLE_MIN}), which the kernel does not give" if blocks
+            else None)
 
     # -- states ----------------------------------------------------------------------------------
     def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
@@ -153,9 +166,14 @@ class Index1:
 
     # -- the first-order system ------------------------------------------------------------------
     def accelerations(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(q'', lam) by the chosen solver, with the Baumgarte terms when chosen."""
+        """(q'', lam) by the chosen solver, with the Baumgarte terms when chosen: on the compiled path
+        the solver's own solve (`SOLVES`) on M, Q, C_q of one kernel call and the System's gamma."""
         s = self.stabilization
-        return self._solve(self.system, t, q, v, alpha=s.alpha, beta=s.beta, **self._solver_options)
+        if self._kernel is None:
+            return self._solve(self.system, t, q, v, alpha=s.alpha, beta=s.beta, **self._solver_options)
+        M, Q, C, Cq = self._kernel.terms(t, q, v)
+        gamma = stabilized_gamma(self._kernel, t, q, v, Cq, s.alpha, s.beta, C=C)
+        return SOLVES[self.solver](M, Q, Cq, gamma, t=t, **self._solver_options)
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """x' = (v, q''(t, q, v))."""
@@ -170,7 +188,10 @@ class Index1:
         return self.rhs(t, x)
 
     def mass_matrix_full(self, t: float | None = None):
-        """The identity (the accelerations are solved for in `rhs`)."""
+        """The identity (the accelerations are solved for in `rhs`), sparse; built at the first call, so
+        that the explicit methods, which never ask, do not import scipy.sparse."""
+        if self._I is None:
+            self._I = sparse.identity(self.n_state, format="csr")
         return self._I
 
     def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
@@ -201,7 +222,8 @@ class Index1:
         def C(t, q, v):
             return -dadx(t, q, v)[:, n:]
 
-        return SecondOrderForm(M=sparse.csr_array(sparse.identity(n)), f=f, K=K, C=C, key=self.jacobian_key)
+        # M = I dense: K and C are dense difference matrices, so the step matrix is dense whatever M is
+        return SecondOrderForm(M=np.eye(n), f=f, K=K, C=C, key=self.jacobian_key)
 
     def jacobian_key(self, t: float) -> Hashable:
         """Changes every `jacobian_refresh` seconds (the Jacobian depends on the state)."""
@@ -217,13 +239,15 @@ class Index1:
         dae = replace(ConstrainedProblem(self.system).term(), correct_state=self.correct_state)
         return ODETerm(name=self.name, n_state=self.n_state, rhs=self.rhs, jacobian=self.jacobian,
                        jacobian_key=self.jacobian_key, correct_state=self.correct_state, linear=self.linear,
-                       second_order=self.second_order, dae=dae, **system_checks(self.system, self.physical))
+                       second_order=self.second_order, dae=dae, kernel=self.kernel, kernel_reason=self.kernel_reason,
+                       **system_checks(self.system, self.physical))
 
     # -- stabilisation and monitoring ------------------------------------------------------------
     def correct_state(self, t: float, x: np.ndarray) -> np.ndarray:
-        """The stabilisation's correction of an accepted state (x itself when there is none)."""
+        """The stabilisation's correction of an accepted state (x itself when there is none), with C, C_q
+        from the kernel on the compiled path."""
         n = self.n
-        out = self.stabilization.correct(self.system, t, x[:n], x[n:])
+        out = self.stabilization.correct(self.system if self._kernel is None else self._kernel, t, x[:n], x[n:])
         if out is None:
             return x
         return np.concatenate(out)

@@ -66,13 +66,14 @@ class RedundantConstraintError(ConstraintError, ArithmeticError):
 
 
 def stabilized_gamma(system, t: float, q: np.ndarray, v: np.ndarray, Cq: np.ndarray,
-                     alpha: float = 0.0, beta: float = 0.0) -> np.ndarray:
-    """gamma_s = gamma - 2 alpha (C_q q' + C_t) - beta^2 C  (gamma alone when alpha = beta = 0)."""
+                     alpha: float = 0.0, beta: float = 0.0, C: np.ndarray | None = None) -> np.ndarray:
+    """gamma_s = gamma - 2 alpha (C_q q' + C_t) - beta^2 C  (gamma alone when alpha = beta = 0); C the
+    residual at (t, q) when already evaluated (None: ``system.residual``)."""
     gamma = system.gamma(t, q, v)
     if alpha:
         gamma = gamma - 2.0 * alpha * (Cq @ v + system.time_derivative(t, q))
     if beta:
-        gamma = gamma - beta * beta * system.residual(t, q)
+        gamma = gamma - beta * beta * (system.residual(t, q) if C is None else C)
     return gamma
 
 

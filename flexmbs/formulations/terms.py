@@ -133,6 +133,10 @@ class ODETerm:
         ``range_check(t, x, stacklevel) -> str or None``: the warning text of the flexible bodies
         that leave the range of their linear-strain model over the outputs (t (n_t,), x
         (n_t, n_state)); `simulate` appends it to the run's message.
+    kernel, kernel_reason : str or None
+        Where the term evaluates its system ("compiled" or "numpy": the index-1 forms of a System,
+        `flexmbs.formulations.evaluations`) and why not the kernel; None: no kernel applies.  The
+        integrator reports them (`Solution.kernel`) unless it has a path of its own.
     """
 
     name: str
@@ -154,6 +158,8 @@ class ODETerm:
     dae: "DAETerm | None" = None
     check_initial: Callable[[float, np.ndarray], None] | None = None
     range_check: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None
+    kernel: str | None = None
+    kernel_reason: str | None = None
 
     def __post_init__(self):
         if self.forcing is None:                 # M_full = I: F is x'

@@ -212,7 +212,8 @@ class Integrator(ABC):
     requires: ClassVar[tuple[str, ...]] = ()                 # capabilities of an ODETerm (CAPABILITIES)
     has_multipliers: ClassVar[bool] = False                 # `lam`, `dense_multipliers` (index3-alpha)
     outputs_in_blocks: ClassVar[bool] = False               # `output_blocks` instead of steps (exact)
-    kernel: str | None = None                               # where the steps ran (index3-alpha)
+    kernel: str | None = None                               # where the steps ran, or the term's evaluations
+    kernel_reason: str | None = None                        # why not the compiled path (on the numpy one)
     advance = None                                          # many steps per call (index3-alpha's kernel)
     lam = None                                              # multipliers of the last step
     uses_tolerances: ClassVar[bool] = False                 # rtol, atol
@@ -229,6 +230,8 @@ class Integrator(ABC):
         term = as_term(term)
         check_fits(type(self), term)
         self.term = term = self._prepared(term)
+        if isinstance(term, ODETerm) and term.kernel is not None:     # where the term evaluates its system
+            self.kernel, self.kernel_reason = term.kernel, term.kernel_reason
         x0 = validate_x0(x0, term.n_state)
         check_consistent(term, self.t0, x0)     # Euler-parameter norms first, then the constraints
         if not self.uses_tolerances and (rtol != 1e-6 or np.any(np.asarray(atol) != 1e-9)):

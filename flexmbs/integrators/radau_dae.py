@@ -127,7 +127,7 @@ Radau IIA, stiffly accurate and L-stable, takes the relaxation without steps of 
 Where it runs.  Option ``kernel`` ("auto", "compiled", "numpy"), as index3-alpha's: on "compiled"
 (and on "auto" when the System qualifies, `flexmbs.compiled`) every evaluation of M, Q, C and C_q
 (the stages' residuals, F, the Jacobian's difference columns) is one call of the kernel
-(`CompiledSystem.radau_terms`, csrc/index3_kernel.c ``py_radau_terms``), C_t is 0 there without
+(`CompiledSystem.terms`, csrc/index3_kernel.c ``py_terms``), C_t is 0 there without
 drivers (the kernel's only rheonomic rows) and otherwise the System's; the steps, Newton's real and
 complex solves, the error estimate and the step control stay in numpy (not yet in C: the cost per
 step left is numpy's, docs/benchmarks.md sec. 19.3).  The start's consistent accelerations, the
@@ -329,7 +329,7 @@ class RadauDAE(Integrator):
 
     def _setup_kernel(self, q, v) -> None:
         """``kernel`` option ("auto", "compiled", "numpy"): evaluate M, Q, C and C_q through the compiled
-        kernel (`flexmbs.compiled.CompiledSystem.radau_terms`, one call per evaluation) when the System
+        kernel (`flexmbs.compiled.CompiledSystem.terms`, one call per evaluation) when the System
         qualifies; the steps, Newton's solves and the step control stay in numpy (module docstring)."""
         choice = self.options["kernel"]
         if choice not in ("auto", "compiled", "numpy"):
@@ -343,7 +343,7 @@ class RadauDAE(Integrator):
         else:
             try:
                 compiled = make()
-                compiled.radau_terms(self.t, q, v)          # a kernel built before radau_terms: refused here
+                compiled.terms(self.t, q, v)                # a kernel built before terms: refused here
                 self._compiled = compiled
             except ValueError as err:                      # flexmbs.compiled.Unsupported
                 self.kernel_reason = str(err)
@@ -352,7 +352,7 @@ class RadauDAE(Integrator):
                 raise ValueError(f"`kernel` 'compiled' cannot run this system: {self.kernel_reason}.")
             return
         self.kernel, self.kernel_reason = "compiled", None
-        self._scleronomic = not self._compiled.drivers     # C_t = 0: the kernel's only rheonomic rows are drivers
+        self._scleronomic = self._compiled.scleronomic     # C_t = 0: the kernel's only rheonomic rows are drivers
 
     def _terms(self, t, q, v, mass: bool = True, forces: bool = True, constraints: bool = True):
         """(M, Q, C, C_q) at (t, q, v): one kernel call on the compiled path (all four); on the numpy path
@@ -360,7 +360,7 @@ class RadauDAE(Integrator):
         if forces:
             self.n_rhs += 1
         if self._compiled is not None:
-            return self._compiled.radau_terms(t, q, v)
+            return self._compiled.terms(t, q, v)
         sys = self._sys
         C, G = sys.constraints(t, q) if constraints else (None, None)
         return (np.asarray(sys.mass_matrix(q), float) if mass else None,
@@ -416,11 +416,14 @@ class RadauDAE(Integrator):
 
     # -- the term's evaluations ---------------------------------------------------------------------
     def _constraint_velocity(self, t: float, q: np.ndarray, v: np.ndarray, G: np.ndarray) -> np.ndarray:
-        """C_q v + C_t at (t, q) (C_t = 0 on the compiled path without drivers)."""
+        """C_q v + C_t at (t, q) (on the compiled path C_t is the kernel's, `CompiledSystem.constraint_rates`,
+        and 0 without drivers)."""
         if not self.n_c:
             return np.zeros(0)
-        if self._compiled is not None and self._scleronomic:
-            return G @ v
+        if self._compiled is not None:
+            if self._scleronomic:
+                return G @ v
+            return G @ v + self._compiled.constraint_rates(t, q, v)[1]
         return G @ v + np.asarray(self._sys.time_derivative(t, q), dtype=float).reshape(self.n_c)
 
     def _consistent_accelerations(self, t, q, v, G):

@@ -1,7 +1,6 @@
 """Run a model: formulation -> integrator -> results in physical quantities."""
 from __future__ import annotations
 
-import hashlib
 import logging
 import sys
 import time
@@ -243,6 +242,8 @@ def bytes_per_output(model: Model) -> int:
 
 def mesh_sha256(model: Model) -> str:
     """SHA-256 of the model's nodes and cells (float64 and int64, little-endian, C order)."""
+    import hashlib          # here: OpenSSL's module (8 ms), for a Model run's metadata only
+
     h = hashlib.sha256(np.ascontiguousarray(model.mesh.points, dtype="<f8").tobytes())
     h.update(model.element.cell_type.encode())
     h.update(np.ascontiguousarray(model.cells, dtype="<i8").tobytes())

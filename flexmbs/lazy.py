@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Iterator, Mapping
 from types import ModuleType
 
 
@@ -62,3 +63,46 @@ class LazyModule(ModuleType):
 
     def __repr__(self) -> str:
         return f"<module {self.__name__!r} (lazy)>"
+
+
+class LazyTable(Mapping):
+    """A read-only ``name -> object`` table whose objects are named ``"module:attribute"`` and
+    imported when looked up (``table[name]``), so a run loads the module of the one it asks for.
+
+    ``INTEGRATORS = LazyTable({"RK45": "flexmbs.integrators.rk:RK45", ...})``: ``name in table``,
+    ``len``, iteration and ``sorted(table)`` read the names only; ``table[name]``, ``.values()``
+    and ``.items()`` import the modules concerned (each once: the object is kept).  The order of
+    iteration is the order of ``sources``.
+    """
+
+    def __init__(self, sources: dict[str, str]):
+        bad = {name: src for name, src in sources.items() if src.count(":") != 1}
+        if bad:
+            raise ValueError(f"`sources` must map each name to 'module:attribute', got {bad}")
+        self._sources = dict(sources)
+        self._loaded: dict[str, object] = {}
+
+    def __getitem__(self, name: str):
+        try:
+            return self._loaded[name]
+        except KeyError:
+            pass
+        module, attribute = self._sources[name].split(":")         # KeyError for an unknown name
+        value = self._loaded[name] = getattr(importlib.import_module(module), attribute)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+    def __contains__(self, name) -> bool:
+        return name in self._sources
+
+    def source(self, name: str) -> str:
+        """Where ``name``'s object is defined, ``"module:attribute"`` (no import)."""
+        return self._sources[name]
+
+    def __repr__(self) -> str:
+        return f"LazyTable({self._sources!r})"

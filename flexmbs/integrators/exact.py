@@ -73,6 +73,7 @@ import math
 
 import numpy as np
 
+from ..arrays import sorted_unique
 from ..formulations.terms import as_term
 from ..signals import Harmonic
 from .base import Integrator, check_fits
@@ -583,7 +584,7 @@ class ExactLinear(Integrator):
         solution, (n_intervals, width); ``rules`` caches the quadrature of each step size.
         With ``forms`` Q, each is z(t_a)^T G_c z(t_a) (`_Quadrature.integrated_forms`)."""
         out = np.zeros((len(steps), width))
-        for key in np.unique(keys[steps > 0]):
+        for key in sorted_unique(keys[steps > 0]):
             idx = np.flatnonzero((keys == key) & (steps > 0))
             if forms is not None:
                 out[idx] = np.einsum("cia,ia->ic", Z[idx] @ self._integrated_forms(rules, float(key), forms), Z[idx])

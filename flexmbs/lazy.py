@@ -106,3 +106,20 @@ class LazyTable(Mapping):
 
     def __repr__(self) -> str:
         return f"LazyTable({self._sources!r})"
+
+
+def isinstance_of(obj, *sources: str) -> bool:
+    """``isinstance(obj, cls)`` for any class ``cls`` named ``"module:Class"`` in ``sources``,
+    without importing a module that is not yet loaded: an object of a class exists only once its
+    module has been imported, so a class whose module is absent from ``sys.modules`` is not
+    ``obj``'s (nor a base of it).  For type checks on the way of a run that would otherwise import
+    every kind of body to learn that a System has none of them."""
+    import sys
+
+    for source in sources:
+        module, _, name = source.partition(":")
+        loaded = sys.modules.get(module)
+        cls = getattr(loaded, name, None)          # None: not loaded, or still being imported
+        if cls is not None and isinstance(obj, cls):
+            return True
+    return False

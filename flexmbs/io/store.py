@@ -68,7 +68,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..results import Results
+from ..results import Results, contacts_by_name
 from .dimensions import is_dimension, label_dimensions
 from .recovery import RepairedView, Superblock, closed_header, intact_rows, read_superblock
 
@@ -1057,7 +1057,6 @@ def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **com
     (written at the end: none for a run that did not end), each body's `BodyResults` and the
     joints' positions ``joints/NAME`` (in the order of the constraints, ``constraint_names``)."""
     from ..body_motion import bodies_from_series, one_body_fields
-    from ..contact.record import contacts_by_name
     n_q = int(system["n_q"])
     series = {k: np.asarray(d[:n]) for k, d in datasets.items() if k.startswith("bodies/")}
     static = {}
@@ -1078,7 +1077,7 @@ def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **com
                    multipliers=lam, constraint_names=tuple(names), bodies=bodies, joints=joints,
                    controls={k[len("controls/"):]: np.asarray(d[:n]) for k, d in datasets.items()
                              if k.startswith("controls/")},
-                   contacts=contacts_by_name({k: np.asarray(d[:n]) for k, d in datasets.items()}),
+                   contacts=contacts_by_name({k: np.asarray(d[:n]) for k, d in datasets.items() if k.startswith("contacts/")}),
                    **one_body_fields(bodies), **common)
 
 

@@ -75,6 +75,7 @@ import numpy as np
 
 from ..arrays import sorted_unique
 from ..formulations.terms import as_term
+from ..quadrature import gauss_legendre_points
 from ..signals import Harmonic
 from .base import Integrator, check_fits
 
@@ -186,7 +187,7 @@ class _Augmented:
         if doubling:
             k = 2 ** math.ceil(math.log2(k))
         m = gauss_points(theta / k)
-        xi, w = np.polynomial.legendre.leggauss(m)
+        xi, w = gauss_legendre_points(m)
         offsets = 0.5 * (xi + 1.0) * h / k                                    # (m,) within a part
         tau = (np.arange(k)[:, None] * (h / k) + offsets[None, :]).ravel()     # (k m,)
         weights = np.tile(0.5 * w * h / k, k)

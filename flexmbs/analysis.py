@@ -1,7 +1,6 @@
 """Run a model: formulation -> integrator -> results in physical quantities."""
 from __future__ import annotations
 
-import hashlib
 import logging
 import sys
 import time
@@ -12,11 +11,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import progress as _progress
-from .formulations import FORMULATIONS, Lagrange, energies
+from .formulations import FORMULATIONS, energies
 from .integrators import INTEGRATORS, simulate
 from .integrators.budget import release_freed_memory
 from .integrators.simulate import step_used
-from .model import Model
+from .lazy import isinstance_of
 from .motion import FRAME_KEYS, frame_history
 from .stiffness import check_explicit
 from .results import Results
@@ -24,6 +23,7 @@ from .validity import RangeCheck
 
 if TYPE_CHECKING:
     from .io.store import ResultsFile
+    from .model import Model            # not imported to run a System: a Model exists only once its module is loaded
 
 __all__ = ["run", "output_times", "element_data", "mesh_sha256", "bytes_per_output", "results_file_of",
            "OutputBlocks"]
@@ -68,6 +68,8 @@ class _Physics:
     """
 
     def __init__(self, model: Model):
+        from .formulations.lagrange import Lagrange
+
         self.model = model
         self._lagrange = Lagrange(model)
         self._steady = None
@@ -243,6 +245,8 @@ def bytes_per_output(model: Model) -> int:
 
 def mesh_sha256(model: Model) -> str:
     """SHA-256 of the model's nodes and cells (float64 and int64, little-endian, C order)."""
+    import hashlib          # here: OpenSSL's module (8 ms), for a Model run's metadata only
+
     h = hashlib.sha256(np.ascontiguousarray(model.mesh.points, dtype="<f8").tobytes())
     h.update(model.element.cell_type.encode())
     h.update(np.ascontiguousarray(model.cells, dtype="<i8").tobytes())
@@ -404,7 +408,7 @@ def run(model: Model, *, formulation: str | None = None, method: str | None = No
     >>> res = run(model, formulation="hamilton", t_end=0.1, dt_out=1e-3,
     ...           store="out/results.h5")                          # doctest: +SKIP
     """
-    if not isinstance(model, Model):
+    if not isinstance_of(model, "flexmbs.model:Model"):
         from .system import System
         if isinstance(model, System):
             from .system_run import run_system

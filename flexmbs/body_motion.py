@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .lazy import isinstance_of
 from .results import BodyResults
 from .rotations import ep_E, ep_to_matrix, pad3
 
@@ -41,15 +42,15 @@ SERIES_FIELDS = ("position", "rotation", "velocity", "angular_velocity", "euler_
 
 
 def body_kind(body) -> str:
-    """"flexible", "corotational", "point" or "rigid" (see `BodyResults.kind`)."""
-    from .bodies.corotational import CorotationalBeam2D, CorotationalBeam3D
-    from .bodies.flexible import FlexibleBody
-    from .bodies.point import PointMass
-    if isinstance(body, FlexibleBody):
+    """"flexible", "corotational", "point" or "rigid" (see `BodyResults.kind`).  The classes are
+    checked without importing their modules (`flexmbs.lazy.isinstance_of`): a System of rigid
+    bodies does not load the flexible bodies and beams to learn that it has none."""
+    if isinstance_of(body, "flexmbs.bodies.flexible:FlexibleBody"):
         return "flexible"
-    if isinstance(body, (CorotationalBeam2D, CorotationalBeam3D)):
+    if isinstance_of(body, "flexmbs.bodies.corotational:CorotationalBeam2D",
+                     "flexmbs.bodies.corotational:CorotationalBeam3D"):
         return "corotational"
-    if isinstance(body, PointMass):
+    if isinstance_of(body, "flexmbs.bodies.point:PointMass"):
         return "point"
     return "rigid"
 

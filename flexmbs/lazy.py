@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Iterator, Mapping
 from types import ModuleType
 
 
@@ -62,3 +63,63 @@ class LazyModule(ModuleType):
 
     def __repr__(self) -> str:
         return f"<module {self.__name__!r} (lazy)>"
+
+
+class LazyTable(Mapping):
+    """A read-only ``name -> object`` table whose objects are named ``"module:attribute"`` and
+    imported when looked up (``table[name]``), so a run loads the module of the one it asks for.
+
+    ``INTEGRATORS = LazyTable({"RK45": "flexmbs.integrators.rk:RK45", ...})``: ``name in table``,
+    ``len``, iteration and ``sorted(table)`` read the names only; ``table[name]``, ``.values()``
+    and ``.items()`` import the modules concerned (each once: the object is kept).  The order of
+    iteration is the order of ``sources``.
+    """
+
+    def __init__(self, sources: dict[str, str]):
+        bad = {name: src for name, src in sources.items() if src.count(":") != 1}
+        if bad:
+            raise ValueError(f"`sources` must map each name to 'module:attribute', got {bad}")
+        self._sources = dict(sources)
+        self._loaded: dict[str, object] = {}
+
+    def __getitem__(self, name: str):
+        try:
+            return self._loaded[name]
+        except KeyError:
+            pass
+        module, attribute = self._sources[name].split(":")         # KeyError for an unknown name
+        value = self._loaded[name] = getattr(importlib.import_module(module), attribute)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+    def __contains__(self, name) -> bool:
+        return name in self._sources
+
+    def source(self, name: str) -> str:
+        """Where ``name``'s object is defined, ``"module:attribute"`` (no import)."""
+        return self._sources[name]
+
+    def __repr__(self) -> str:
+        return f"LazyTable({self._sources!r})"
+
+
+def isinstance_of(obj, *sources: str) -> bool:
+    """``isinstance(obj, cls)`` for any class ``cls`` named ``"module:Class"`` in ``sources``,
+    without importing a module that is not yet loaded: an object of a class exists only once its
+    module has been imported, so a class whose module is absent from ``sys.modules`` is not
+    ``obj``'s (nor a base of it).  For type checks on the way of a run that would otherwise import
+    every kind of body to learn that a System has none of them."""
+    import sys
+
+    for source in sources:
+        module, _, name = source.partition(":")
+        loaded = sys.modules.get(module)
+        cls = getattr(loaded, name, None)          # None: not loaded, or still being imported
+        if cls is not None and isinstance(obj, cls):
+            return True
+    return False

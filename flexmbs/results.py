@@ -8,7 +8,7 @@ import numpy as np
 
 from .rotations import pad3
 
-__all__ = ["Results", "BodyResults"]
+__all__ = ["Results", "BodyResults", "contacts_by_name"]
 
 
 def _pad3(a) -> np.ndarray:
@@ -301,3 +301,14 @@ class Results:
         arrays.update({f"element_{k}": v for k, v in self.element_data.items()})
         np.savez_compressed(path, **arrays)
         return path
+
+
+def contacts_by_name(fields: dict) -> dict:
+    """{NAME: {KEY: array}} of the entries ``contacts/NAME/KEY`` of ``fields`` (the others ignored):
+    `Results.contacts` of a run's fields or of a results file's datasets."""
+    out: dict = {}
+    for key, value in fields.items():
+        if key.startswith("contacts/") and key.count("/") >= 2:
+            _, name, what = key.split("/", 2)
+            out.setdefault(name, {})[what] = value
+    return out

@@ -36,7 +36,8 @@ from .body_motion import body_histories, body_kind, body_series, body_static, on
 from .formulations.registry import choose
 from .integrators import INTEGRATORS, simulate
 from .integrators.simulate import step_used
-from .results import Results
+from .lazy import isinstance_of
+from .results import Results, contacts_by_name
 from .rotations import ep_G
 
 __all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "WORK_KEYS"]
@@ -115,7 +116,6 @@ def _fields(system, form, T, X, controls=None, W=None) -> dict:
     (`flexmbs.body_motion.joint_histories`) and, with controllers, the value each output holds
     ``controls/NAME`` (`flexmbs.control.ControlLoop.held`)."""
     from .body_motion import joint_histories
-    from .contact.record import contact_fields
     q, q_dot = _physical_rows(system, form, T, X)
     fields = {"t": T, "q": q, "v": X[:, system.n_q:]}
     # every block of a state that is not (q, q') has q_dot, also one where v = q' by chance (a start at rest)
@@ -128,7 +128,8 @@ def _fields(system, form, T, X, controls=None, W=None) -> dict:
     bodies = body_histories(system, q, q_dot)
     fields.update(body_series(bodies))
     fields.update({f"joints/{name}": r for name, r in joint_histories(system, q).items()})
-    if system.force_elements:                    # contact forces (flexmbs.contact.record)
+    if any(isinstance_of(f, "flexmbs.contact.element:Contact") for f in system.force_elements):
+        from .contact.record import contact_fields          # contact forces, loaded for a System with contacts
         fields.update(contact_fields(system, q, q_dot))
     if controls is not None:
         fields.update(controls.held(T))
@@ -151,10 +152,9 @@ def prescribed_model(system):
     elimination of the frame (`flexmbs.run` of the Model: its formulations, method "exact" and the
     affine and sparse steps), which keeps the angular and origin accelerations of the frame in the
     geometric stiffness that the floating frame's "omega" stiffening leaves out."""
-    from .bodies.flexible import FlexibleBody
+    if len(system.bodies) != 1 or not isinstance_of(system.bodies[0], "flexmbs.bodies.flexible:FlexibleBody"):
+        return None                                 # (no import of the flexible bodies for a System without one)
     from .constraints.prescribed import PrescribedFrame
-    if len(system.bodies) != 1 or not isinstance(system.bodies[0], FlexibleBody):
-        return None
     body = system.bodies[0]
     given = system.constraints[system.n_internal:]
     if len(given) != 1 or not isinstance(given[0], PrescribedFrame) or body.reference != "supports":
@@ -344,7 +344,6 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
             lam = np.array([form.multipliers(float(tk), xk) for tk, xk in zip(sol.t, sol.x)]).reshape(
                 len(sol.t), system.n_c)
         kept = _joined(kept)
-        from .contact.record import contacts_by_name
         bodies = _joined_bodies(system, kept, last_bodies[0])
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
                      n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, **timings,

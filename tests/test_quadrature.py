@@ -73,3 +73,28 @@ def test_weights_positive_and_points_inside(cell, degree):
 def test_bad_input(args, match):
     with pytest.raises(ValueError, match=match):
         quadrature(*args)
+
+
+@pytest.mark.parametrize("n", range(1, 13))
+def test_tabulated_gauss_legendre_rules_are_numpys_and_exact(n):
+    """`gauss_legendre_points` (a table up to 10 points, numpy's leggauss beyond): the rule of
+    leggauss to rounding, points ascending, and exact to degree 2n - 1 (closed form: the integral
+    of x^k over [-1, 1] is 2 / (k + 1) for even k, 0 for odd k)."""
+    from flexmbs.quadrature import gauss_legendre_points
+    x, w = gauss_legendre_points(n)
+    x_np, w_np = np.polynomial.legendre.leggauss(n)
+    np.testing.assert_allclose(x, x_np, rtol=0, atol=2e-15)
+    np.testing.assert_allclose(w, w_np, rtol=0, atol=2e-15)
+    assert np.all(np.diff(x) > 0)
+    for k in range(2 * n):
+        exact = 2.0 / (k + 1) if k % 2 == 0 else 0.0
+        assert abs(w @ x**k - exact) < 1e-14, k
+
+
+def test_gauss_legendre_does_not_import_numpy_polynomial():
+    import subprocess
+    import sys
+    code = ("import sys\nfrom flexmbs.quadrature import gauss_legendre\ngauss_legendre(9)\n"
+            "print('numpy.polynomial' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split()[-1] == "False", proc.stderr

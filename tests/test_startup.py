@@ -275,3 +275,126 @@ def test_the_rotating_bar_with_damping_imports_no_scipy(tmp_path):
     loaded = modules_after(f"from flexmbs.cli import main\nrc = main({argv!r})\nassert rc == 0, rc", cwd=tmp_path)
     assert "numpy" in loaded and (tmp_path / "out" / "summary.json").is_file()
     assert not loaded & {"scipy", "matplotlib"}, sorted(loaded)
+
+
+def loaded_modules(argv: list[str], cwd: Path) -> set[str]:
+    """Every module in ``sys.modules`` after ``flexmbs`` ran ``argv`` in a new interpreter."""
+    code = (f"import sys\nfrom flexmbs.cli import main\nrc = main({argv!r})\nassert rc == 0, rc\n"
+            "print('\\nLOADED ' + repr(sorted(sys.modules)))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return set(eval(proc.stdout.rstrip().splitlines()[-1][len("LOADED "):]))
+
+
+def flexmbs_set(names: str) -> set[str]:
+    """``"a b.c"`` -> {"flexmbs", "flexmbs.a", "flexmbs.b.c"}."""
+    return {"flexmbs", *(f"flexmbs.{n}" for n in names.split())}
+
+
+# flexmbs's modules that the two commands below loaded on 2026-11-27 (branch s10-lean): a set that
+# must not grow.  A module a change adds to one of these runs fails the test, naming it; remove a
+# name here when a change stops loading it.
+RIGID_COMPILED_RUN = flexmbs_set("""
+    analysis arrays assembly assembly.assembler assembly.invariants block_mass bodies bodies.axial_strain
+    bodies.base bodies.flexible bodies.loads bodies.natural bodies.planar bodies.point bodies.rigid bodies.tree
+    body_motion case cli compiled constraints constraints.base constraints.batch constraints.driving
+    constraints.joints constraints.mean_axis constraints.nonholonomic constraints.planar
+    constraints.reaction_blocks elements elements._line elements.bar2 elements.base elements.beam2d
+    elements.beam3d elements.hex8 elements.lagrange elements.plate elements.quad4 elements.tet10 elements.tet4
+    elements.tri3 fmi fmi.command formulations formulations._common formulations.augmented formulations.base
+    formulations.constrained formulations.index1 formulations.registry formulations.stabilization
+    formulations.terms formulations.udwadia_kalaba integrators integrators.base integrators.budget
+    integrators.index3_alpha integrators.simulate io io.dimensions io.paraview io.recovery io.store
+    io.vtk_formats kernel_schema lapack lazy mesh mesh.faces mesh.generate mesh.io mesh.mesh mesh.samples
+    mesh.topology model motion newton package_data parameters pipes progress quadrature results rotations
+    stiffness system system_run user_functions validity""")
+README_JOB = flexmbs_set("""
+    analysis arrays assembly assembly.assembler assembly.invariants case cli compiled constraints
+    constraints.base elements elements._line elements.bar2 elements.base elements.beam2d elements.beam3d
+    elements.hex8 elements.lagrange elements.plate elements.quad4 elements.tet10 elements.tet4 elements.tri3 fmi
+    fmi.command formulations formulations._common formulations.base formulations.lagrange formulations.registry
+    formulations.steady_energies formulations.terms integrators integrators.base integrators.budget
+    integrators.exact integrators.simulate io io.dimensions io.paraview io.recovery io.store io.vtk_formats
+    kernel_schema lapack lazy mesh mesh.faces mesh.generate mesh.io mesh.mesh mesh.samples mesh.topology modal
+    model motion package_data parameters pipes progress quadrature results rotations signals stiffness
+    user_functions validity""")
+# modules of the standard library and numpy that these runs do not use (np.unique imports numpy.ma,
+# hashlib is a Model run's mesh checksum only, ctypes.util runs `ldconfig -p`): docs/benchmarks.md 13.3
+NOT_USED = {"numpy.ma", "ctypes.util", "scipy", "matplotlib", "meshio", "rich"}
+OTHER_INTEGRATORS = {f"flexmbs.integrators.{m}" for m in ("rk", "adams_bashforth", "midpoint", "generalized_alpha",
+                                                           "rattle", "radau_dae")}
+
+
+@pytest.mark.skipif(not __import__("flexmbs.compiled").compiled.kernel_status().installed,
+                    reason="the compiled kernel is not installed (the numpy path uses scipy.linalg)")
+def test_a_compiled_rigid_run_loads_no_module_beyond_its_recorded_set(tmp_path):
+    """The triple pendulum on index3-alpha's kernel (section 13.3's command, 10 steps): its own
+    integrator only (`flexmbs.integrators.INTEGRATORS` imports the one asked), none of the Model's
+    formulations but the index-1 one the case builds, no hashlib."""
+    argv = ["run", "triple_pendulum", "-q", "--cases", str(ROOT / "cases"), "--out", str(tmp_path / "out"),
+            "--set", "t_end=0.01", "--set", "coordinates=euler-parameters", "--set", "integrator=index3-alpha",
+            "--set", "stabilization=none", "--no-plots"]
+    loaded = loaded_modules(argv, tmp_path)
+    assert "flexmbs.integrators.index3_alpha" in loaded                    # it ran
+    assert sorted(m for m in loaded if m.startswith("flexmbs") and m not in RIGID_COMPILED_RUN) == []
+    not_used = NOT_USED | OTHER_INTEGRATORS | {
+        "hashlib", "flexmbs.integrators.exact", "flexmbs.formulations.lagrange", "flexmbs.formulations.gibbs_appell",
+        "flexmbs.formulations.hamilton", "flexmbs.contact", "flexmbs.bodies.corotational", "flexmbs.constraints.gears"}
+    assert not loaded & not_used, sorted(loaded & not_used)
+
+
+def test_the_readme_job_loads_no_module_beyond_its_recorded_set(tmp_path):
+    """The rotating bar with damping (method "exact", a Model on its frame): integrator "exact"
+    only, formulation lagrange only, no joint and no body (`flexmbs.constraints` and
+    `flexmbs.bodies` load their names on use; the case's summary reads `flexmbs.compiled`, which
+    reads the drivers' laws of `flexmbs.constraints.base`)."""
+    argv = ["run", "rotating_bar", "-q", "--cases", str(ROOT / "cases"), "--out", str(tmp_path / "out"),
+            "--set", "damping=0.02", "--set", "t_end=0.002", "--no-plots"]
+    loaded = loaded_modules(argv, tmp_path)
+    assert "flexmbs.integrators.exact" in loaded                            # it ran
+    assert sorted(m for m in loaded if m.startswith("flexmbs") and m not in README_JOB) == []
+    not_used = NOT_USED | OTHER_INTEGRATORS | {"flexmbs.integrators.index3_alpha", "flexmbs.formulations.hamilton",
+                                               "flexmbs.formulations.gibbs_appell", "flexmbs.bodies.flexible",
+                                               "flexmbs.bodies.corotational", "flexmbs.bodies.rigid",
+                                               "flexmbs.constraints.joints", "flexmbs.bodies"}
+    assert not loaded & not_used, sorted(loaded & not_used)
+
+
+def test_lazy_table_imports_on_lookup_only():
+    """`flexmbs.lazy.LazyTable`: names without imports, an object imported on lookup and kept, and
+    a source that is not 'module:attribute' refused by name."""
+    from flexmbs.lazy import LazyTable
+    table = LazyTable({"join": "os.path:join", "nope": "flexmbs_no_such_module:x"})
+    assert list(table) == ["join", "nope"] and len(table) == 2 and "join" in table and "x" not in table
+    assert table["join"] is os.path.join and table.source("nope") == "flexmbs_no_such_module:x"
+    with pytest.raises(ModuleNotFoundError):
+        table["nope"]
+    with pytest.raises(KeyError):
+        table["x"]
+    with pytest.raises(ValueError, match=r"`sources` must map each name to 'module:attribute', got \{'a': 'os'\}"):
+        LazyTable({"a": "os"})
+
+
+def test_the_integrators_and_formulations_tables_name_their_classes():
+    """Each entry of the lazy tables resolves to the class registered under that name."""
+    from flexmbs.formulations import FORMULATIONS
+    from flexmbs.integrators import INTEGRATORS
+    assert all(cls.name == name for name, cls in INTEGRATORS.items())
+    assert {name: cls.__name__ for name, cls in FORMULATIONS.items()} == {
+        "lagrange": "Lagrange", "gibbs-appell": "GibbsAppell", "hamilton": "Hamilton"}
+
+
+def test_isinstance_of_answers_without_importing_an_absent_module():
+    """`flexmbs.lazy.isinstance_of`: False for a class whose module is not loaded (no object of it
+    can exist), the usual isinstance once it is, and any of several classes."""
+    code = """
+        from collections import OrderedDict
+        from flexmbs.lazy import isinstance_of
+        assert not isinstance_of(OrderedDict(), "flexmbs.bodies.flexible:FlexibleBody")
+        assert "flexmbs.bodies.flexible" not in sys.modules
+        assert isinstance_of(OrderedDict(), "flexmbs.bodies.flexible:FlexibleBody", "collections:OrderedDict")
+        assert isinstance_of(OrderedDict(), "collections:Counter", "builtins:dict")
+        assert not isinstance_of(1.0, "collections:OrderedDict", "builtins:no_such_class")
+    """
+    assert "numpy" not in modules_after(code)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..results import contacts_by_name  # noqa: F401  (its home: a run's results, no contact module)
+
 __all__ = ["contact_fields", "contacts_by_name", "KEYS"]
 
 KEYS = ("point", "normal_force", "friction_force", "depth", "bodies", "count")
@@ -37,15 +39,4 @@ def contact_fields(system, q, q_dot) -> dict:
         rows = [f.record(qk, vk) for qk, vk in zip(Q, V)]
         for key in KEYS:
             out[f"contacts/{f.name}/{key}"] = np.array([r[key] for r in rows])
-    return out
-
-
-def contacts_by_name(fields: dict) -> dict:
-    """{NAME: {KEY: array}} of the entries ``contacts/NAME/KEY`` of ``fields`` (the others ignored):
-    `Results.contacts` of a run's fields or of a results file's datasets."""
-    out: dict = {}
-    for key, value in fields.items():
-        if key.startswith("contacts/") and key.count("/") >= 2:
-            _, name, what = key.split("/", 2)
-            out.setdefault(name, {})[what] = value
     return out

@@ -39,7 +39,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Entry", "REGISTRY", "ALPHA_METHODS", "INDEX3_METHODS", "choose", "system_formulations", "system_formulation", "system_methods",
+from ..lazy import LazyTable
+
+__all__ = ["Entry", "REGISTRY", "FORMULATIONS", "ALPHA_METHODS", "INDEX3_METHODS", "choose", "system_formulations", "system_formulation", "system_methods",
            "DEFAULT_SYSTEM_METHOD"]
 
 DEFAULT_SYSTEM_METHOD = "index3-alpha"
@@ -85,34 +87,26 @@ def _quasi_velocity(name: str) -> Callable:
     return build
 
 
-def _prescribed(name: str) -> Callable:
-    def cls():
-        from .gibbs_appell import GibbsAppell
-        from .hamilton import Hamilton
-        from .lagrange import Lagrange
-        return {"lagrange": Lagrange, "gibbs-appell": GibbsAppell, "hamilton": Hamilton}[name]
-    return cls
-
-
 @dataclass(frozen=True)
 class Entry:
-    """One formulation: ``prescribed()`` its class for a Model (None: none), ``system(system,
+    """One formulation: ``prescribed`` its class for a Model as ``"module:Class"`` (None: none; imported
+    on use by `flexmbs.formulations.FORMULATIONS`, a `flexmbs.lazy.LazyTable`), ``system(system,
     **options)`` its builder for a System (None: none), ``system_methods`` the integrators that run
     it on a System (None: all but `NOT_FOR_SYSTEMS`), ``state_velocity`` what the state's second
     part is on a System ("q_dot", "u" for the quasi-velocities, "p" for Hamilton's momenta)."""
 
     name: str
-    prescribed: Callable | None = None
+    prescribed: str | None = None
     system: Callable | None = None
     system_methods: frozenset | None = None
     state_velocity: str = "q_dot"
 
 
 REGISTRY: dict[str, Entry] = {e.name: e for e in (
-    Entry("lagrange", prescribed=_prescribed("lagrange"), system=_index1("augmented")),
-    Entry("gibbs-appell", prescribed=_prescribed("gibbs-appell"), system=_gibbs_appell,
+    Entry("lagrange", prescribed="flexmbs.formulations.lagrange:Lagrange", system=_index1("augmented")),
+    Entry("gibbs-appell", prescribed="flexmbs.formulations.gibbs_appell:GibbsAppell", system=_gibbs_appell,
           system_methods=FIRST_ORDER_METHODS | {"generalized-alpha"} | ALPHA_METHODS | {"radau-dae"}),
-    Entry("hamilton", prescribed=_prescribed("hamilton"), system=_hamilton, system_methods=FIRST_ORDER_METHODS,
+    Entry("hamilton", prescribed="flexmbs.formulations.hamilton:Hamilton", system=_hamilton, system_methods=FIRST_ORDER_METHODS,
           state_velocity="p"),
     Entry("udwadia-kalaba", system=_index1("udwadia-kalaba")),
     Entry("index3", system=_index3, system_methods=INDEX3_METHODS),
@@ -180,3 +174,9 @@ def choose(formulation: str, method: str | None, methods) -> tuple[Entry, str]:
         raise ValueError(f"formulation {formulation!r} does not run with method {method!r}; the combinations "
                          f"for a System are: {combos}")
     return entry, method
+
+
+
+# the classes of a Model on its prescribed frame, by name (the entries' ``prescribed``), each imported
+# when it is looked up
+FORMULATIONS = LazyTable({name: e.prescribed for name, e in REGISTRY.items() if e.prescribed is not None})

@@ -20,40 +20,33 @@
     "radau-dae"         RadauDAE            5      adaptive  the same as GGL index 2, Radau IIA, rtol/atol on q and v (numpy path)
     "exact"             ExactLinear         exact  outputs   x' = A x + c + B f(t) (steady, linear)
 
-See ``docs/integrators.md``.
+Each name is imported from its module at its first use (`flexmbs.lazy.lazy_package`), and
+`INTEGRATORS` imports the module of the method a run asks for (`flexmbs.lazy.LazyTable`): a run
+loads its own integrator, not all fourteen.  See ``docs/integrators.md``.
 """
-from .adams_bashforth import AdamsBashforth4
-from .base import Integrator
-from .budget import RunSizeWarning, check_run_size
-from .exact import ExactLinear
-from .generalized_alpha import GeneralizedAlpha
-from .index3_alpha import ConstrainedProblem, Index3AdaptiveAlpha, Index3GeneralizedAlpha, Index3HHT, Index3Newmark
-from .midpoint import ImplicitMidpoint
-from .radau_dae import RadauDAE
-from .rattle import Rattle
-from .rk import BDF, DOP853, RK45, Radau
+from ..lazy import lazy_package
+# the driver every run uses, imported now: `simulate` must be the function, and the import of a
+# submodule sets the package's attribute of its name to the module (the names below rebind it)
 from .simulate import INTEGRATORS, Solution, simulate
 
-__all__ = [
-    "Integrator",
-    "RK45",
-    "DOP853",
-    "AdamsBashforth4",
-    "ImplicitMidpoint",
-    "GeneralizedAlpha",
-    "Index3GeneralizedAlpha",
-    "Index3AdaptiveAlpha",
-    "Index3HHT",
-    "Index3Newmark",
-    "ConstrainedProblem",
-    "Rattle",
-    "RadauDAE",
-    "Radau",
-    "BDF",
-    "ExactLinear",
-    "INTEGRATORS",
-    "Solution",
-    "simulate",
-    "RunSizeWarning",
-    "check_run_size",
-]
+# public name -> the module it comes from
+_PUBLIC = {
+    "Integrator": "flexmbs.integrators.base",
+    "RK45": "flexmbs.integrators.rk", "DOP853": "flexmbs.integrators.rk", "Radau": "flexmbs.integrators.rk",
+    "BDF": "flexmbs.integrators.rk",
+    "AdamsBashforth4": "flexmbs.integrators.adams_bashforth",
+    "ImplicitMidpoint": "flexmbs.integrators.midpoint",
+    "GeneralizedAlpha": "flexmbs.integrators.generalized_alpha",
+    "Index3GeneralizedAlpha": "flexmbs.integrators.index3_alpha",
+    "Index3AdaptiveAlpha": "flexmbs.integrators.index3_alpha",
+    "Index3HHT": "flexmbs.integrators.index3_alpha", "Index3Newmark": "flexmbs.integrators.index3_alpha",
+    "ConstrainedProblem": "flexmbs.integrators.index3_alpha",
+    "Rattle": "flexmbs.integrators.rattle",
+    "RadauDAE": "flexmbs.integrators.radau_dae",
+    "ExactLinear": "flexmbs.integrators.exact",
+    "RunSizeWarning": "flexmbs.integrators.budget", "check_run_size": "flexmbs.integrators.budget",
+}
+
+__all__ = [*_PUBLIC, "INTEGRATORS", "Solution", "simulate"]
+
+__getattr__, __dir__ = lazy_package(__name__, _PUBLIC)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,16 +78,17 @@ def release_freed_memory() -> bool:
     large allocation (the results read back) does not come on top of it.  A no-op elsewhere
     than glibc."""
     import ctypes
-    import ctypes.util
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    try:        # the process's own symbols, glibc's among them: no `ctypes.util.find_library`, which
+        libc = ctypes.CDLL(None)        # runs `ldconfig -p` in a subprocess (about 60 ms of wall time)
         return bool(libc.malloc_trim(0))
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):        # TypeError: Windows takes no None
         return False
 
 
 def _free_disk(path: Path) -> int | None:
     """Free bytes on the file system of ``path`` (its nearest existing parent)."""
+    import shutil          # here: its import pulls bz2 and lzma (7 ms), for this one call
+
     p = Path(path).resolve()
     while not p.exists() and p != p.parent:
         p = p.parent

@@ -73,7 +73,9 @@ import math
 
 import numpy as np
 
+from ..arrays import sorted_unique
 from ..formulations.terms import as_term
+from ..quadrature import gauss_legendre_points
 from ..signals import Harmonic
 from .base import Integrator, check_fits
 
@@ -185,7 +187,7 @@ class _Augmented:
         if doubling:
             k = 2 ** math.ceil(math.log2(k))
         m = gauss_points(theta / k)
-        xi, w = np.polynomial.legendre.leggauss(m)
+        xi, w = gauss_legendre_points(m)
         offsets = 0.5 * (xi + 1.0) * h / k                                    # (m,) within a part
         tau = (np.arange(k)[:, None] * (h / k) + offsets[None, :]).ravel()     # (k m,)
         weights = np.tile(0.5 * w * h / k, k)
@@ -583,7 +585,7 @@ class ExactLinear(Integrator):
         solution, (n_intervals, width); ``rules`` caches the quadrature of each step size.
         With ``forms`` Q, each is z(t_a)^T G_c z(t_a) (`_Quadrature.integrated_forms`)."""
         out = np.zeros((len(steps), width))
-        for key in np.unique(keys[steps > 0]):
+        for key in sorted_unique(keys[steps > 0]):
             idx = np.flatnonzero((keys == key) & (steps > 0))
             if forms is not None:
                 out[idx] = np.einsum("cia,ia->ic", Z[idx] @ self._integrated_forms(rules, float(key), forms), Z[idx])

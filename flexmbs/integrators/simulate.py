@@ -36,35 +36,45 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .adams_bashforth import AdamsBashforth4
 from .budget import check_run_size, check_step_fits
-from .exact import ExactLinear
 from ..formulations.terms import as_term
+from ..lazy import LazyTable
 from ..quadrature import gauss_legendre
 from .base import (Integrator, check_options, validate_h, validate_t_span, validate_tolerances,
                    validate_x0)
-from .generalized_alpha import GeneralizedAlpha
-from .index3_alpha import Index3AdaptiveAlpha, Index3GeneralizedAlpha, Index3HHT, Index3Newmark
-from .midpoint import ImplicitMidpoint
-from .radau_dae import RadauDAE
-from .rattle import Rattle
-from .rk import BDF, DOP853, RK45, Radau
+
+if TYPE_CHECKING:
+    from .exact import ExactLinear
 
 __all__ = ["INTEGRATORS", "Solution", "simulate", "step_used", "trapezoid_over_steps", "StepRule", "step_rule"]
 
 log = logging.getLogger(__name__)
 
-INTEGRATORS: dict[str, type[Integrator]] = {
-    cls.name: cls for cls in (RK45, DOP853, AdamsBashforth4, ImplicitMidpoint, GeneralizedAlpha, Radau, BDF,
-                              Index3GeneralizedAlpha, Index3AdaptiveAlpha, Index3HHT, Index3Newmark, Rattle,
-                              RadauDAE, ExactLinear)
-}
+# method name -> "module:class", each imported when a run asks for it (`flexmbs.lazy.LazyTable`):
+# a compiled index3-alpha run loads neither RATTLE's augmented solver nor scipy's Radau and BDF
+INTEGRATORS: Mapping[str, type[Integrator]] = LazyTable({
+    "RK45": "flexmbs.integrators.rk:RK45",
+    "DOP853": "flexmbs.integrators.rk:DOP853",
+    "AB4": "flexmbs.integrators.adams_bashforth:AdamsBashforth4",
+    "midpoint": "flexmbs.integrators.midpoint:ImplicitMidpoint",
+    "generalized-alpha": "flexmbs.integrators.generalized_alpha:GeneralizedAlpha",
+    "Radau": "flexmbs.integrators.rk:Radau",
+    "BDF": "flexmbs.integrators.rk:BDF",
+    "index3-alpha": "flexmbs.integrators.index3_alpha:Index3GeneralizedAlpha",
+    "index3-alpha-adaptive": "flexmbs.integrators.index3_alpha:Index3AdaptiveAlpha",
+    "hht": "flexmbs.integrators.index3_alpha:Index3HHT",
+    "newmark": "flexmbs.integrators.index3_alpha:Index3Newmark",
+    "rattle": "flexmbs.integrators.rattle:Rattle",
+    "radau-dae": "flexmbs.integrators.radau_dae:RadauDAE",
+    "exact": "flexmbs.integrators.exact:ExactLinear",
+})
 
 MAX_STEP_POINTS = 5             # Gauss points a step at most (exact to degree 9: DOP853's order 8 needs 5)
 STEP_POINT_RTOL = 1e-9          # an output time this close (relative to h) to a step point is that point

@@ -68,7 +68,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..results import Results
+from ..results import Results, contacts_by_name
 from .dimensions import is_dimension, label_dimensions
 from .recovery import RepairedView, Superblock, closed_header, intact_rows, read_superblock
 
@@ -824,7 +824,12 @@ def _series_keys(g: h5py.Group) -> list[str]:
     """Paths of the run's time series (one row per output): every dataset of its group but the
     static ones, those written at the end (`AT_END`) and the dimension scales
     (`flexmbs.io.dimensions`)."""
-    keys = []
+    return list(_series_datasets(g))
+
+
+def _series_datasets(g: h5py.Group) -> dict[str, h5py.Dataset]:
+    """The run's time series (`_series_keys`) by path, each opened once in one walk of the group."""
+    found = {}
 
     def walk(group, prefix):
         for k in group:
@@ -832,20 +837,22 @@ def _series_keys(g: h5py.Group) -> list[str]:
             key = f"{prefix}{k}"
             if isinstance(obj, h5py.Dataset):
                 if not _static(key) and not _written_at_end(key, obj) and not is_dimension(key):
-                    keys.append(key)
+                    found[key] = obj
             else:
                 walk(obj, f"{key}/")
     walk(g, "")
-    return keys
+    return found
 
 
 def _series(g: h5py.Group) -> list[h5py.Dataset]:
-    return [g[k] for k in _series_keys(g)]
+    return list(_series_datasets(g).values())
 
 
-def _written(g: h5py.Group) -> int:
+def _written(g: h5py.Group, series=None) -> int:
+    """Outputs stored in every time series of the run group ``g`` (``series``: its
+    `_series_datasets`, if already opened)."""
     # NOTE: a run killed between two datasets' appends leaves them one output apart
-    return min((len(d) for d in _series(g)), default=0)
+    return min((len(d) for d in (_series(g) if series is None else series.values())), default=0)
 
 
 @dataclass
@@ -1004,8 +1011,9 @@ def _load_run(f: h5py.File, run: str, path: Path, truncated: Superblock | None =
     g = f[run]
     lost = None
     if truncated is None:
-        n = _written(g)
-        datasets = {k: g[k] for k in _series_keys(g) + [k for k in AT_END if k in g]}     # dict: once each
+        series = _series_datasets(g)                    # one walk of the run's group, each dataset opened once
+        n = _written(g, series)
+        datasets = {**series, **{k: g[k] for k in AT_END if k in g}}
     else:
         lost = []
         ext = _extent(g, truncated, lost)
@@ -1057,7 +1065,6 @@ def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **com
     (written at the end: none for a run that did not end), each body's `BodyResults` and the
     joints' positions ``joints/NAME`` (in the order of the constraints, ``constraint_names``)."""
     from ..body_motion import bodies_from_series, one_body_fields
-    from ..contact.record import contacts_by_name
     n_q = int(system["n_q"])
     series = {k: np.asarray(d[:n]) for k, d in datasets.items() if k.startswith("bodies/")}
     static = {}
@@ -1078,7 +1085,7 @@ def _system_results(g, datasets, n: int, t, system: dict, series_or_empty, **com
                    multipliers=lam, constraint_names=tuple(names), bodies=bodies, joints=joints,
                    controls={k[len("controls/"):]: np.asarray(d[:n]) for k, d in datasets.items()
                              if k.startswith("controls/")},
-                   contacts=contacts_by_name({k: np.asarray(d[:n]) for k, d in datasets.items()}),
+                   contacts=contacts_by_name({k: np.asarray(d[:n]) for k, d in datasets.items() if k.startswith("contacts/")}),
                    **one_body_fields(bodies), **common)
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..arrays import sorted_unique
+
 __all__ = ["Mesh", "MeshError", "NODES_PER_CELL"]
 
 NODES_PER_CELL = {"vertex": 1, "line": 2, "line3": 3, "triangle": 3, "triangle6": 6, "quad": 4,
@@ -85,7 +87,7 @@ class Mesh:
         self.cells = cells
         node_sets = {}
         for name, idx in self.node_sets.items():
-            idx = np.unique(np.asarray(idx, dtype=np.int64).ravel())
+            idx = sorted_unique(np.asarray(idx, dtype=np.int64).ravel())
             bad = _out_of_range(idx, n)
             if bad is not None:
                 raise MeshError(f"node set {name!r} names node {bad} but the mesh has "
@@ -96,7 +98,7 @@ class Mesh:
         for name, by_type in self.element_sets.items():
             checked = {}
             for cell_type, idx in by_type.items():
-                idx = np.unique(np.asarray(idx, dtype=np.int64).ravel())
+                idx = sorted_unique(np.asarray(idx, dtype=np.int64).ravel())
                 n_el = len(self.cells.get(cell_type, ()))
                 bad = _out_of_range(idx, n_el)
                 if bad is not None:

@@ -88,7 +88,7 @@ from . import kernel_schema as schema
 from .assembly.assembler import csr_parts, dense_array, is_sparse
 from .constraints.base import law_history, law_values
 from .user_functions import UserFunctionError, evaluate, require_finite
-from .lazy import LazyModule
+from .lazy import LazyModule, loaded_class
 
 sparse = LazyModule("scipy.sparse")
 
@@ -290,7 +290,7 @@ class CompiledSystem:
             raise Unsupported(_MISSING)
         self.formulation = formulation
         gibbs_appell = formulation == "gibbs-appell"
-        from .bodies.flexible import FlexibleBody
+        FlexibleBody = loaded_class("flexmbs.bodies.flexible:FlexibleBody")   # None: the System has none
         from .bodies.rigid import EulerParameterNorm, RigidBodyEP
         from .constraints.mean_axis import MeanAxisConditions
         from .bodies.planar import RigidBody2D

@@ -108,18 +108,22 @@ class LazyTable(Mapping):
         return f"LazyTable({self._sources!r})"
 
 
-def isinstance_of(obj, *sources: str) -> bool:
-    """``isinstance(obj, cls)`` for any class ``cls`` named ``"module:Class"`` in ``sources``,
-    without importing a module that is not yet loaded: an object of a class exists only once its
-    module has been imported, so a class whose module is absent from ``sys.modules`` is not
-    ``obj``'s (nor a base of it).  For type checks on the way of a run that would otherwise import
-    every kind of body to learn that a System has none of them."""
+def loaded_class(source: str):
+    """The class named ``"module:Class"`` if its module is loaded, else None: an object of a class
+    exists only once its module has been imported, so while the module is absent from
+    ``sys.modules`` no object is of that class (``type(obj) is None`` is False for every obj)."""
     import sys
 
+    module, _, name = source.partition(":")
+    return getattr(sys.modules.get(module), name, None)   # None: not loaded, or still being imported
+
+
+def isinstance_of(obj, *sources: str) -> bool:
+    """``isinstance(obj, cls)`` for any class ``cls`` named ``"module:Class"`` in ``sources``,
+    without importing a module that is not yet loaded (`loaded_class`).  For type checks on the way
+    of a run that would otherwise import every kind of body to learn that a System has none of them."""
     for source in sources:
-        module, _, name = source.partition(":")
-        loaded = sys.modules.get(module)
-        cls = getattr(loaded, name, None)          # None: not loaded, or still being imported
+        cls = loaded_class(source)
         if cls is not None and isinstance(obj, cls):
             return True
     return False

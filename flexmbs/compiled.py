@@ -92,8 +92,9 @@ from .lazy import LazyModule, loaded_class
 
 sparse = LazyModule("scipy.sparse")
 
-__all__ = ["CompiledSystem", "Unsupported", "time_law", "KernelStatus", "kernel_status", "c_compiler", "note_path",
-           "summary_keys", "FORMULATIONS", "mass_point_arrays", "MAX_ELASTIC", "SENSOR_KINDS", "NO_CONTROL"]
+__all__ = ["CompiledSystem", "Unsupported", "KERNEL_CHOICES", "choose_kernel", "time_law", "KernelStatus",
+           "kernel_status", "c_compiler", "note_path", "summary_keys", "FORMULATIONS", "mass_point_arrays",
+           "MAX_ELASTIC", "SENSOR_KINDS", "NO_CONTROL"]
 
 KERNEL_VERSION = 3      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out; 3: with
                         # the control tuple: samples called from the steps, held load vectors, sensors)
@@ -169,6 +170,39 @@ def time_law(f, what: str) -> list:
 
 class Unsupported(ValueError):
     """The system has a body, constraint or option that the compiled kernel does not evaluate."""
+
+
+KERNEL_CHOICES = ("auto", "compiled", "numpy")
+
+
+def choose_kernel(kernel, make, refusal: str | None = None, check=None):
+    """The option ``kernel`` of a run that can take the compiled kernel ("auto", "compiled",
+    "numpy"; index3-alpha and its variants, radau-dae, the index-1 formulations): (the
+    `CompiledSystem`, None) when the run takes it, else (None, why not).
+
+    ``make`` packs the system (`flexmbs.System.compiled`, a term's ``compiled``; None when the
+    equations are not a System), ``refusal`` is why the method itself keeps the numpy path (None: it
+    does not), ``check(compiled)`` raises `Unsupported` when the loaded kernel lacks what the caller
+    uses.  "auto" takes the kernel when it packs; "compiled" raises ValueError with the reason when it
+    does not; "numpy" never packs.
+    """
+    if not isinstance(kernel, str) or kernel not in KERNEL_CHOICES:
+        raise ValueError(f"`kernel` must be 'auto', 'compiled' or 'numpy', got {kernel!r}.")
+    if kernel == "numpy":
+        return None, "kernel='numpy'"
+    compiled, reason = None, refusal
+    if reason is None and make is None:
+        reason = "the equations are not a flexmbs.System"
+    if reason is None:
+        try:
+            compiled = make()
+            if check is not None:
+                check(compiled)
+        except ValueError as err:                  # Unsupported
+            compiled, reason = None, str(err)
+    if compiled is None and kernel == "compiled":
+        raise ValueError(f"`kernel` 'compiled' cannot run this system: {reason}.")
+    return compiled, reason
 
 
 def refusal(kind: str) -> str:

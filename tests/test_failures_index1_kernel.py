@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 
 import triple_pendulum  # noqa: E402
 
-KERNEL = "`kernel` must be one of 'auto', 'compiled', 'numpy', got {!r}."
+KERNEL = "`kernel` must be 'auto', 'compiled' or 'numpy', got {!r}."
 
 
 def free_point():

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["KERNEL_CHOICES", "KernelEvaluations", "choose"]
-
-KERNEL_CHOICES = ("auto", "compiled", "numpy")
+__all__ = ["KernelEvaluations", "choose"]
 
 
 class KernelEvaluations:
@@ -77,25 +75,16 @@ def choose(system, kernel: str, refusal: str | None = None) -> tuple[KernelEvalu
     Raises
     ------
     ValueError
-        ``kernel`` not one of `KERNEL_CHOICES`, or "compiled" for a system the kernel does not take
+        ``kernel`` not one of `flexmbs.compiled.KERNEL_CHOICES`, or "compiled" for a system the kernel does not take
         (the message says why).
     """
-    if not isinstance(kernel, str) or kernel not in KERNEL_CHOICES:
-        raise ValueError(f"`kernel` must be one of {', '.join(map(repr, KERNEL_CHOICES))}, got {kernel!r}.")
-    if kernel == "numpy":
-        return None, "numpy", "kernel='numpy'"
+    from ..compiled import choose_kernel
     from ..system import System
-    reason, compiled = refusal, None
-    if reason is None and not isinstance(system, System):
-        reason = f"the equations are a {type(system).__name__}, not a flexmbs.System"
-    if reason is None:
-        try:
-            compiled = system.compiled()
-            compiled.terms(0.0, system.initial_coordinates(), system.initial_velocities())   # an old kernel: refused
-        except ValueError as err:                        # flexmbs.compiled.Unsupported
-            compiled, reason = None, str(err)
+    if refusal is None and not isinstance(system, System):
+        refusal = f"the equations are a {type(system).__name__}, not a flexmbs.System"
+    initial = (system.initial_coordinates(), system.initial_velocities()) if refusal is None else None
+    compiled, reason = choose_kernel(kernel, system.compiled if refusal is None else None, refusal,
+                                     check=lambda c: c.terms(0.0, *initial))        # an old kernel: refused
     if compiled is None:
-        if kernel == "compiled":
-            raise ValueError(f"`kernel` 'compiled' cannot run this system: {reason}.")
         return None, "numpy", reason
     return KernelEvaluations(system, compiled), "compiled", None

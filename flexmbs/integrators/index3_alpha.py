@@ -360,25 +360,12 @@ class Index3GeneralizedAlpha(Integrator):
     def _setup_kernel(self) -> None:
         """``kernel`` option: pack the system for the compiled kernel (`flexmbs.compiled`) when it
         qualifies; `advance` is then the compiled path (None on the numpy path)."""
-        choice = self.options["kernel"]
-        if choice not in ("auto", "compiled", "numpy"):
-            raise ValueError(f"`kernel` must be 'auto', 'compiled' or 'numpy', got {choice!r}.")
-        self.kernel, self.kernel_reason, self.advance, self._compiled = "numpy", "kernel='numpy'", None, None
-        if choice == "numpy":
-            return
-        make = self._sys.compiled
-        if self._compiled_refusal() is not None:
-            self.kernel_reason = self._compiled_refusal()
-        elif make is None:
-            self.kernel_reason = "the equations are not a flexmbs.System"
-        else:
-            try:
-                self._compiled = make()
-            except ValueError as err:                  # flexmbs.compiled.Unsupported
-                self.kernel_reason = str(err)
+        from ..compiled import choose_kernel
+        self.advance = None
+        self._compiled, self.kernel_reason = choose_kernel(self.options["kernel"], self._sys.compiled,
+                                                           self._compiled_refusal())
+        self.kernel = "numpy" if self._compiled is None else "compiled"
         if self._compiled is None:
-            if choice == "compiled":
-                raise ValueError(f"`kernel` 'compiled' cannot run this system: {self.kernel_reason}.")
             return
         n, m = self.n, self.n_c
         N = n + m

@@ -331,27 +331,12 @@ class RadauDAE(Integrator):
         """``kernel`` option ("auto", "compiled", "numpy"): evaluate M, Q, C and C_q through the compiled
         kernel (`flexmbs.compiled.CompiledSystem.terms`, one call per evaluation) when the System
         qualifies; the steps, Newton's solves and the step control stay in numpy (module docstring)."""
-        choice = self.options["kernel"]
-        if choice not in ("auto", "compiled", "numpy"):
-            raise ValueError(f"`kernel` must be 'auto', 'compiled' or 'numpy', got {choice!r}.")
-        self._compiled, self.kernel, self.kernel_reason = None, "numpy", "kernel='numpy'"
-        if choice == "numpy":
-            return
-        make = self._sys.compiled
-        if make is None:
-            self.kernel_reason = "the equations are not a flexmbs.System"
-        else:
-            try:
-                compiled = make()
-                compiled.terms(self.t, q, v)                # a kernel built before terms: refused here
-                self._compiled = compiled
-            except ValueError as err:                      # flexmbs.compiled.Unsupported
-                self.kernel_reason = str(err)
+        from ..compiled import choose_kernel
+        self._compiled, self.kernel_reason = choose_kernel(self.options["kernel"], self._sys.compiled,
+                                                           check=lambda c: c.terms(self.t, q, v))
+        self.kernel = "numpy" if self._compiled is None else "compiled"
         if self._compiled is None:
-            if choice == "compiled":
-                raise ValueError(f"`kernel` 'compiled' cannot run this system: {self.kernel_reason}.")
             return
-        self.kernel, self.kernel_reason = "compiled", None
         self._scleronomic = self._compiled.scleronomic     # C_t = 0: the kernel's only rheonomic rows are drivers
 
     def _terms(self, t, q, v, mass: bool = True, forces: bool = True, constraints: bool = True):

@@ -91,7 +91,10 @@ def natural_frequencies(model: Model, t: float = 0.0, n_modes: int = 6, gyroscop
             w2, phi = sla.eigh(K.toarray(), model.M.toarray(), subset_by_index=(0, n_modes - 1))
         else:
             from scipy.sparse.linalg import eigsh
-            w2, phi = eigsh(sparse.csc_matrix(K), k=n_modes, M=sparse.csc_matrix(model.M), sigma=0.0)
+
+            from .arrays import lanczos_start
+            w2, phi = eigsh(sparse.csc_matrix(K), k=n_modes, M=sparse.csc_matrix(model.M), sigma=0.0,
+                            v0=lanczos_start(n))
             order = np.argsort(w2)
             w2, phi = w2[order], phi[:, order]
         return np.sign(w2) * np.sqrt(np.abs(w2)), phi

@@ -49,6 +49,7 @@ from scipy import sparse
 from scipy.linalg import eigh
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+from .arrays import lanczos_start
 from .assembly import BodyInvariants
 from .model import Model
 from .sparse_solve import (IterativeSolveError, solve_backend, spd_factor, spd_preconditioner,
@@ -82,7 +83,7 @@ def _lowest_modes(K, M, n_modes: int, factor=None, backend: str = "auto", near_n
         return lobpcg_modes(K, M, n_modes, name, near_null, start, preconditioner)
     lu = spd_factor(K) if factor is None else factor
     op = LinearOperator((n, n), matvec=lu.solve, dtype=float)
-    lam, V = eigsh(K, k=n_modes, M=M, sigma=0.0, OPinv=op, which="LM")
+    lam, V = eigsh(K, k=n_modes, M=M, sigma=0.0, OPinv=op, which="LM", v0=lanczos_start(n))
     order = np.argsort(lam)
     return lam[order], V[:, order]
 

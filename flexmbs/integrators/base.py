@@ -43,6 +43,7 @@ References
 """
 from __future__ import annotations
 
+import operator
 import warnings
 from abc import ABC, abstractmethod
 from typing import ClassVar, Literal
@@ -496,6 +497,29 @@ class Integrator(ABC):
         if abs(h_step - self.h) <= 8 * EPS * max(abs(self.t), abs(t_next), self.h):
             h_step = self.h                   # the step is nominal up to round-off in t
         return t_next, h_step
+
+    def _count_option(self, name: str) -> int:
+        """The option ``name`` as an integer >= 1 (an iteration count), or ValueError naming it."""
+        value = self.options[name]
+        try:
+            number = operator.index(value)
+        except TypeError:
+            number = 0
+        if number < 1:
+            raise ValueError(f"`{name}` must be an integer >= 1, got {value!r}.")
+        return number
+
+    def _positive_option(self, name: str, expected: str = "a positive number", finite: bool = False) -> float:
+        """The option ``name`` as a float > 0 (and finite if ``finite``), or ValueError naming it and
+        what was ``expected``."""
+        value = self.options[name]
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = np.nan
+        if not number > 0 or (finite and not np.isfinite(number)):
+            raise ValueError(f"`{name}` must be {expected}, got {value!r}.")
+        return number
 
     def _trial_interval(self, h_next: float) -> tuple[float, float] | None:
         """(t1, h) of the next trial step of an adaptive method from its proposed size ``h_next``:

@@ -948,17 +948,10 @@ class Index3AdaptiveAlpha(Index3GeneralizedAlpha):
 
     def _setup(self) -> None:
         super()._setup()
-        max_step = self.options["max_step"]
-        try:
-            max_step = float(max_step)
-        except (TypeError, ValueError):
-            max_step = np.nan
-        if not max_step > 0:
-            raise ValueError(f"`max_step` must be a positive number (inf: no bound), got {self.options['max_step']!r}.")
-        self.max_step = max_step
+        self.max_step = self._positive_option("max_step", "a positive number (inf: no bound)")
         self.control = StepControl(self.rtol, self.atol, self.n)
         self.c_q, self.c_v = local_error_coefficients(self.alpha_m, self.alpha_f, self.gamma, self.beta)
-        self._h_next = min(self.h if self.h is not None else self._first_step(), max_step)
+        self._h_next = min(self.h if self.h is not None else self._first_step(), self.max_step)
         self._qdd_c = self.qdd.copy()     # the consistent accelerations at (t, q, v), for the estimate
         self.local_error = None           # (e_q, e_v) estimated for the last accepted step (numpy path)
         self._prev = None                 # (t_{n-1}, (qdd_n - qdd_{n-1}) / h_{n-1}), for e_v

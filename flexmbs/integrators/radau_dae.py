@@ -154,7 +154,6 @@ References
 """
 from __future__ import annotations
 
-import operator
 import warnings
 
 import numpy as np
@@ -287,11 +286,11 @@ class RadauDAE(Integrator):
 
     # -- setup ----------------------------------------------------------------------------------
     def _setup(self) -> None:
-        self._max_iter = self._positive_int("newton_max_iter")
-        self.max_step = self._positive_float("max_step", "a positive number (inf: no bound)")
+        self._max_iter = self._count_option("newton_max_iter")
+        self.max_step = self._positive_option("max_step", "a positive number (inf: no bound)")
         tol = self.options["newton_tol"]
         self.newton_tol = (max(10 * EPS / self.rtol, min(0.03, self.rtol ** 0.5)) if tol is None
-                           else self._positive_float("newton_tol", "a positive number (None: from rtol)"))
+                           else self._positive_option("newton_tol", "a positive number (None: from rtol)"))
         sys = self._sys = self.term
         self.n = n = int(sys.n_q)
         q, v = self.x[:n], self.x[n:]
@@ -369,26 +368,6 @@ class RadauDAE(Integrator):
         S_q = float(np.mean(np.sum(G * G, axis=1)))
         m_mean = max(float(np.mean(np.abs(np.diag(np.asarray(self._sys.mass_matrix(q), float))))), 1e-300)
         return tau * S_q, tau * S_q / m_mean
-
-    def _positive_int(self, name: str) -> int:
-        value = self.options[name]
-        try:
-            number = operator.index(value)
-        except TypeError:
-            number = 0
-        if number < 1:
-            raise ValueError(f"`{name}` must be an integer >= 1, got {value!r}.")
-        return number
-
-    def _positive_float(self, name: str, expected: str) -> float:
-        value = self.options[name]
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = np.nan
-        if not number > 0:
-            raise ValueError(f"`{name}` must be {expected}, got {value!r}.")
-        return number
 
     def _first_step(self, qdd: np.ndarray) -> float:
         """h0 = 0.1 (1 / d2)^(1/2), d2 = rms(qdd_0 / (atol + rtol |q_0|)) (qdd_0 alone moves q by

@@ -88,7 +88,6 @@ References
 """
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 
@@ -165,15 +164,8 @@ class Rattle(Integrator):
 
     # -- setup ----------------------------------------------------------------------------------
     def _setup(self) -> None:
-        self._tol = float(self.options["newton_tol"])
-        if not (self._tol > 0 and np.isfinite(self._tol)):
-            raise ValueError(f"`newton_tol` must be a positive number, got {self.options['newton_tol']!r}.")
-        try:
-            self._max_iter = operator.index(self.options["newton_max_iter"])
-        except TypeError:
-            self._max_iter = 0
-        if self._max_iter < 1:
-            raise ValueError(f"`newton_max_iter` must be an integer >= 1, got {self.options['newton_max_iter']!r}.")
+        self._tol = self._positive_option("newton_tol", finite=True)
+        self._max_iter = self._count_option("newton_max_iter")
         sys = self._sys = self.term
         self.n = n = int(sys.n_q)
         q, v = self.x[:n], self.x[n:]

@@ -118,6 +118,41 @@ class StepFailed(Exception):
     it the run's message)."""
 
 
+def hidden_constraint_projection(G: np.ndarray, Minv_GT: np.ndarray, Ct: np.ndarray, mass: str = "M"):
+    """u -> u - M^-1 G^T (G M^-1 G^T)^-1 (G u + C_t): the velocity of the second half kick projected
+    onto the hidden constraint G v + C_t = 0 (``Minv_GT`` = M^-1 G^T; ``mass`` names M in the message).
+    `StepFailed` when G M^-1 G^T is singular (redundant constraints, a singular configuration)."""
+    if not G.shape[0]:
+        return lambda u: u
+    try:
+        S = np.linalg.inv(G @ Minv_GT)
+    except np.linalg.LinAlgError:
+        raise StepFailed(f"the matrix C_q {mass}^-1 C_q^T of the velocity projection is singular: the constraints "
+                         "are redundant or the configuration is singular. RATTLE needs independent constraints; "
+                         "use method 'index3-alpha' (option `regularization`)") from None
+    return lambda u: u - Minv_GT @ (S @ (G @ u + Ct))
+
+
+def forces_fixed_point(kick, project, forces, Q1: np.ndarray, v1: np.ndarray, tol: float, max_iter: int):
+    """(v_{n+1}, Q(v_{n+1})) of v = project(kick(Q(v))), the second half kick of RATTLE when the forces
+    depend on the velocities, by fixed-point iteration from (Q1, v1); None if the forces are not finite.
+    Converged when Q repeats or v changes by at most ``tol`` max(1, |v|_inf); `StepFailed` after
+    ``max_iter`` iterations (it contracts when h/2 |M^-1 dQ/dv| < 1)."""
+    for _ in range(max_iter):
+        if not np.isfinite(Q1).all():
+            return None
+        v_new = project(kick(Q1))
+        Q_new = forces(v_new)
+        change = float(np.abs(v_new - v1).max(initial=0.0))
+        v1 = v_new
+        if np.array_equal(Q_new, Q1) or change <= tol * max(1.0, float(np.abs(v1).max(initial=0.0))):
+            return v1, Q_new
+        Q1 = Q_new
+    raise StepFailed("the fixed-point iteration of the velocity-dependent forces Q(t, q, v) did not converge "
+                     f"in `newton_max_iter` = {max_iter} iterations (damping too strong for this step: it "
+                     "converges when h/2 |M^-1 dQ/dv| < 1): reduce `h` or use method 'index3-alpha'")
+
+
 class Rattle(Integrator):
     """RATTLE for M q'' + C_q^T lam = Q, C = 0; fixed step, order 2, symplectic (constant M: the explicit
     kick-drift-kick; M(q): the generalized step of `flexmbs.integrators.rattle_mq`).
@@ -308,32 +343,14 @@ class Rattle(Integrator):
         G_{n+1} v + C_t = 0, iterated on the forces' dependence on v; or None if the forces are not
         finite; `StepFailed` if the iteration does not converge."""
         sys = self._sys
-        MinvGT1 = self._Minv @ G1.T
         Ct = np.asarray(sys.time_derivative(t1, q1), dtype=float).reshape(self.n_c)
-        try:
-            S = np.linalg.inv(G1 @ MinvGT1) if self.n_c else np.zeros((0, 0))
-        except np.linalg.LinAlgError:
-            raise StepFailed("the matrix C_q M^-1 C_q^T of the velocity projection is singular: the constraints "
-                             "are redundant or the configuration is singular. RATTLE needs independent constraints; "
-                             "use method 'index3-alpha' (option `regularization`)") from None
-        Q1 = np.asarray(sys.forces(t1, q1, v_guess), dtype=float)
-        self.n_rhs += 1
-        v1 = v_guess
-        for _ in range(self._max_iter):
-            if not np.isfinite(Q1).all():
-                return None
-            u = v_half + 0.5 * h * (self._Minv @ Q1)
-            v_new = u - MinvGT1 @ (S @ (G1 @ u + Ct)) if self.n_c else u
-            Q_new = np.asarray(sys.forces(t1, q1, v_new), dtype=float)
+        project = hidden_constraint_projection(G1, self._Minv @ G1.T, Ct)
+
+        def forces(v):
             self.n_rhs += 1
-            change = float(np.abs(v_new - v1).max(initial=0.0))
-            v1 = v_new
-            if np.array_equal(Q_new, Q1) or change <= self._tol * max(1.0, float(np.abs(v1).max(initial=0.0))):
-                return v1, Q_new
-            Q1 = Q_new
-        raise StepFailed("the fixed-point iteration of the velocity-dependent forces Q(t, q, v) did not converge "
-                         f"in `newton_max_iter` = {self._max_iter} iterations (damping too strong for this step: it "
-                         "converges when h/2 |M^-1 dQ/dv| < 1): reduce `h` or use method 'index3-alpha'")
+            return np.asarray(sys.forces(t1, q1, v), dtype=float)
+        return forces_fixed_point(lambda Q: v_half + 0.5 * h * (self._Minv @ Q), project, forces,
+                                  forces(v_guess), v_guess, self._tol, self._max_iter)
 
     def _non_finite(self, t1: float, q1: np.ndarray) -> tuple[bool, None]:
         """Take the step to t1 with non-finite velocities, so that the base guard reports a

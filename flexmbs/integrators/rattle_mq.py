@@ -65,7 +65,7 @@ import numpy as np
 from scipy.linalg import cho_factor
 from scipy.linalg import cho_solve as _cho_solve
 
-from .rattle import ROUND_OFF, StepFailed
+from .rattle import ROUND_OFF, StepFailed, forces_fixed_point, hidden_constraint_projection
 
 __all__ = ["GeneralizedRattleStep"]
 
@@ -229,25 +229,8 @@ class GeneralizedRattleStep:
         base = P + 0.5 * h * self.ham.kinetic_energy_gradient(q1, v_half1)
         Ct = np.asarray(self.term.time_derivative(t1, q1), dtype=float).reshape(n_c)
         Minv_GT = cho_solve(F1, G1.T) if n_c else np.zeros((len(q1), 0))
-        try:
-            S = np.linalg.inv(G1 @ Minv_GT) if n_c else np.zeros((0, 0))
-        except np.linalg.LinAlgError:
-            raise StepFailed("the matrix C_q Mbar^-1 C_q^T of the velocity projection is singular: the constraints "
-                             "are redundant or the configuration is singular. RATTLE needs independent constraints; "
-                             "use method 'index3-alpha' (option `regularization`)") from None
+        project = hidden_constraint_projection(G1, Minv_GT, Ct, mass="Mbar")
         v1 = 2.0 * v_half1 - v0
-        Qa1 = self.active_forces(t1, q1, v1)
-        for _ in range(self.max_iter):
-            if not np.isfinite(Qa1).all():
-                return None
-            u = cho_solve(F1, base + 0.5 * h * Qa1)
-            v_new = u - Minv_GT @ (S @ (G1 @ u + Ct)) if n_c else u
-            Q_new = self.active_forces(t1, q1, v_new)
-            change = float(np.abs(v_new - v1).max(initial=0.0))
-            v1 = v_new
-            if np.array_equal(Q_new, Qa1) or change <= self.tol * max(1.0, float(np.abs(v1).max(initial=0.0))):
-                return v1, Q_new
-            Qa1 = Q_new
-        raise StepFailed("the fixed-point iteration of the velocity-dependent forces Q(t, q, v) did not converge "
-                         f"in `newton_max_iter` = {self.max_iter} iterations (damping too strong for this step: it "
-                         "converges when h/2 |M^-1 dQ/dv| < 1): reduce `h` or use method 'index3-alpha'")
+        return forces_fixed_point(lambda Q: cho_solve(F1, base + 0.5 * h * Q), project,
+                                  lambda v: self.active_forces(t1, q1, v), self.active_forces(t1, q1, v1), v1,
+                                  self.tol, self.max_iter)

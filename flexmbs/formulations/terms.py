@@ -31,10 +31,9 @@ from typing import Any, Callable, Hashable
 
 import numpy as np
 
+from ..assembly.assembler import dense_array
 from .base import SecondOrderForm
-from ..lazy import LazyModule
 
-sparse = LazyModule("scipy.sparse")
 
 __all__ = ["ODETerm", "DAETerm", "SparseStep", "SecondOrderSystem", "NotATermError", "as_term",
            "index3_term", "system_checks", "system_method", "CAPABILITIES"]
@@ -364,7 +363,7 @@ class SecondOrderSystem:
 
     def __init__(self, so: SecondOrderForm):
         M = so.M
-        self._M = M.toarray() if sparse.issparse(M) else np.asarray(M, dtype=float)
+        self._M = dense_array(M)
         self._so = so
         self.n_q = self._M.shape[0]
 
@@ -385,7 +384,7 @@ class SecondOrderSystem:
 
     def tangent(self, t, q, v):
         """(-dQ/dq, -dQ/dv) = (K, C), analytic, dense."""
-        return _dense(self._so.K(t, q, v)), _dense(self._so.C(t, q, v))
+        return dense_array(self._so.K(t, q, v)), dense_array(self._so.C(t, q, v))
 
     def term(self, of: ODETerm) -> DAETerm:
         """The DAETerm of this system; ``of``, the ODETerm whose second-order form it is, gives the
@@ -396,6 +395,3 @@ class SecondOrderSystem:
                        mass_matrix_constant=True, time_derivative=self.time_derivative)
 
 
-def _dense(A) -> np.ndarray:
-    """A dense float array of a dense or sparse matrix."""
-    return A.toarray() if sparse.issparse(A) else np.asarray(A, dtype=float)

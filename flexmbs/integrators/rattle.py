@@ -244,9 +244,10 @@ class Rattle(Integrator):
         K = self.term.elastic_stiffness(self.t, q, v)
         if K is None:
             return
-        from scipy import sparse
         from scipy.linalg import eigvalsh
-        K = np.asarray(K.toarray() if sparse.issparse(K) else K, dtype=float)
+
+        from ..assembly.assembler import dense_array
+        K = dense_array(K)
         omega_max = float(np.sqrt(max(eigvalsh(0.5 * (K + K.T), M, subset_by_index=[len(M) - 1, len(M) - 1])[0], 0.0)))
         if omega_max > 0 and self.h * omega_max >= 2.0:
             raise ValueError(

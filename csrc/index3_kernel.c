@@ -51,6 +51,14 @@ typedef struct {
     const double *pm, *px;             /* (np): m_p; (np, 3): x_p */
     const i64 *Pp, *Pj;                /* Phi (3 np, ne) in CSR: row 3 p + a, the component a of point p */
     const double *Pv;
+    int nload, nnodal;                 /* the Model's loads and their (load, node) entries (flex_nodal_loads) */
+    const double *LQ;                  /* (nload, ne): the Model's load vectors Q_i (columns of Model.Q) */
+    const i64 *lvec;                   /* (nload): index of load i's function of t among the time row's vectors, -1: f = 1 */
+    const i64 *ni;                     /* (nnodal, NODAL_I_WIDTH): NODAL_I rows */
+    const double *nr;                  /* (nnodal, NODAL_R_WIDTH): NODAL_R rows */
+    const double *nPhi;                /* (nnodal, 3, ne): Phi_j of each force entry (zero for a moment) */
+    double *lf;                        /* scratch (nload): the load factors f_i at the current time row */
+    double *kc;                        /* scratch (nkg): the "omega" stiffening's coefficients c_i */
 } Flex;
 
 typedef struct {                       /* planar rigid bodies and their joints (section "planar systems") */
@@ -112,6 +120,7 @@ static void sys_free(Sys *s)
     if (!s) return;
     for (int i = 0; i < s->nbuf; i++) PyBuffer_Release(&s->bufs[i]);
     free(s->bufs);
+    for (int b = 0; s->flex && b < s->nf; b++) free(s->flex[b].lf);     /* lf and kc: one block (py_system) */
     free(s->flex);
     free(s->blk);
     free(s->lo);
@@ -644,10 +653,24 @@ static void modal_terms(const Flex *f, const double *del, double *force, double 
     }
 }
 
+/* the time factors f_i(t) of a flexible body's Model's loads (Model.load_factors) written to f->lf: 1 for a load
+   without a function of t (lvec -1), else the first number of its vector (a scalar padded to 3 numbers) in the
+   time row `row`, after the drivers' 3 nlaw numbers, or in the held controller outputs (as rigid_loads reads
+   its vectors) */
+static void flex_load_factors(const Sys *s, const Flex *f, const double *row)
+{
+    for (int i = 0; i < f->nload; i++) {
+        i64 k = f->lvec[i];
+        f->lf[i] = k < 0 ? 1.0 : s->held && s->held_mask[k] ? s->held[3 * k] : row[3 * s->nlaw + 3 * k];
+    }
+}
+
 /* coefficients c_i of the unit geometric stiffnesses of the "omega" stiffening
    (FlexibleBody._omega_coefficients): A_f = tilde(omega)^2 with omega = 2 G(p) p' (body components),
-   alpha = -A(p)^T g (the System's gravity, zero without) */
-static void omega_coefficients(const Sys *s, const Flex *f, const double *q, const double *v, double *c)
+   alpha = -A(p)^T g (the System's gravity, zero without), and the Model's load factors f_i(t) (key 12 + i:
+   the pre-stress of load i, Model's ("load", i)) from the time row `row` */
+static void omega_coefficients(const Sys *s, const Flex *f, const double *q, const double *v, const double *row,
+                               double *c)
 {
     const double *p = q + f->off + 3, *pd = v + f->off + 3;
     double G[12], w[3], W[9], Af[9], A[9], Atg[3];
@@ -658,20 +681,22 @@ static void omega_coefficients(const Sys *s, const Flex *f, const double *q, con
     mat3(W, W, Af);
     ep_A(p, A);
     mtv3(A, s->g, Atg);
+    if (f->nload) flex_load_factors(s, f, row);
     for (int i = 0; i < f->nkg; i++) {
         int key = (int)f->kg_key[i];
-        c[i] = key < 9 ? Af[key] : -Atg[key - 9];
+        c[i] = key < 9 ? Af[key] : key < 12 ? -Atg[key - 9] : f->lf[key - 12];
     }
 }
 
 /* "omega" stiffening: force sum_i c_i K_g,i delta added to out (n_e), and/or sum_i c_i K_g,i added to K
    (leading dimension ld); terms with c_i = 0 are skipped, as on the numpy path */
-static void omega_terms(const Sys *s, const Flex *f, const double *q, const double *v, double *force, double *K, int ld)
+static void omega_terms(const Sys *s, const Flex *f, const double *q, const double *v, const double *row,
+                        double *force, double *K, int ld)
 {
-    double c[12];
+    double *c = f->kc;
     int ne = f->ne;
     const double *del = q + f->off + 7;
-    omega_coefficients(s, f, q, v, c);
+    omega_coefficients(s, f, q, v, row, c);
     for (int i = 0; i < f->nkg; i++) {
         if (c[i] == 0.0) continue;
         const i64 *Kp = f->Kp + (size_t)i * ne;
@@ -687,11 +712,62 @@ static void omega_terms(const Sys *s, const Flex *f, const double *q, const doub
     }
 }
 
+/* the Model's nodal loads of a flexible body added to Q (FlexibleBody.applied_forces without gravity), with
+   the load factors f_i of f->lf (flex_load_factors).  Entry j of load i_j has the body-frame value c_j f_{i_j};
+   the virtual work of a force F at the node whose point moves by dr = dR + V(p, y) dp + A(p) Phi_j d delta
+   (r = R + A(p) y, y = x_j + Phi_j delta, V(p, y) = d(A y)/dp, ep_VJ) and of a body-frame moment T on the
+   frame, whose body angular velocity is omega = 2 G(p) p', give
+
+       Q_delta += sum_i Q_i f_i                     (the Model's load vectors: Model.q_ext = Q f; for a force
+                                                     A^T F = c_j f_{i_j} is what Q_i holds at node j)
+       Q_R     += sum_j F_j,  F_j = A(p) c_j f_{i_j}  (forces, global)
+       Q_p     += sum_j V(p, y_j)^T F_j + 2 G(p)^T sum_j T_j,   T_j = c_j f_{i_j}  (moments, body components) */
+static void flex_nodal_loads(const Flex *f, const double *q, const double *A, double *Q)
+{
+    int o = f->off, ne = f->ne;
+    const double *p = q + o + 3, *del = q + o + 7;
+    for (int i = 0; i < f->nload; i++) {
+        const double *Qi = f->LQ + (size_t)i * ne;
+        double fi = f->lf[i];
+        if (fi != 0.0)
+            for (int j = 0; j < ne; j++) Q[o + 7 + j] += Qi[j] * fi;
+    }
+    double T[3] = {0.0, 0.0, 0.0};
+    for (int e = 0; e < f->nnodal; e++) {
+        const i64 *ni = f->ni + NODAL_I_WIDTH * e;
+        const double *nr = f->nr + NODAL_R_WIDTH * e;
+        double fi = f->lf[ni[NODAL_I_LOAD]], c[3], F[3], y[3], VJ[12], Qp[4];
+        for (int a = 0; a < 3; a++) c[a] = nr[NODAL_R_VALUE + a] * fi;
+        if (ni[NODAL_I_KIND] == NODAL_MOMENT) {
+            for (int a = 0; a < 3; a++) T[a] += c[a];
+            continue;
+        }
+        const double *Phi = f->nPhi + (size_t)e * 3 * ne;
+        for (int a = 0; a < 3; a++) {
+            double acc = nr[NODAL_R_POINT + a];
+            for (int j = 0; j < ne; j++) acc += Phi[(size_t)a * ne + j] * del[j];
+            y[a] = acc;
+        }
+        mv3(A, c, F);
+        ep_VJ(p, y, VJ);
+        mtv34(VJ, F, Qp);
+        for (int a = 0; a < 3; a++) Q[o + a] += F[a];
+        for (int k = 0; k < 4; k++) Q[o + 3 + k] += Qp[k];
+    }
+    if (T[0] != 0.0 || T[1] != 0.0 || T[2] != 0.0) {
+        double G[12], Qp[4];
+        ep_G(p, G);
+        mtv34(G, T, Qp);
+        for (int k = 0; k < 4; k++) Q[o + 3 + k] += 2.0 * Qp[k];
+    }
+}
+
 /* the active forces of a flexible body added to Q (FlexibleBody.active_forces): -([k] delta + damping +
-   stiffening) on the elastic coordinates, and the weight with the invariants (m g, V_k s_y . g, m_O^T A^T g;
-   A = A(p), Vsy: V_k s_y (4, 3), s_y = s + m_O delta); fe: scratch (ne) */
-static void flex_active(const Sys *s, const Flex *f, const double *q, const double *v, const double *A,
-                        const double *Vsy, double *Q, double *fe)
+   stiffening) on the elastic coordinates, the weight with the invariants (m g, V_k s_y . g, m_O^T A^T g;
+   A = A(p), Vsy: V_k s_y (4, 3), s_y = s + m_O delta) and the Model's nodal loads (flex_nodal_loads; their
+   factors, and the "omega" stiffening's load factors, from the time row `row`); fe: scratch (ne) */
+static void flex_active(const Sys *s, const Flex *f, const double *q, const double *v, const double *row,
+                        const double *A, const double *Vsy, double *Q, double *fe)
 {
     int o = f->off, ne = f->ne;
     const double *del = q + o + 7, *ddel = v + o + 7;
@@ -706,7 +782,7 @@ static void flex_active(const Sys *s, const Flex *f, const double *q, const doub
         fe[i] = acc;
     }
     if (f->axial) axial_terms(f, del, fe, NULL, 0);
-    if (f->nkg) omega_terms(s, f, q, v, fe, NULL, 0);
+    if (f->nkg) omega_terms(s, f, q, v, row, fe, NULL, 0);
     if (f->modal) modal_terms(f, del, fe, NULL, 0);
     for (int i = 0; i < ne; i++) Q[o + 7 + i] -= fe[i];
     if (s->has_g) {
@@ -717,9 +793,14 @@ static void flex_active(const Sys *s, const Flex *f, const double *q, const doub
         for (int kk = 0; kk < 4; kk++) Q[o + 3 + kk] += Vsy[3 * kk] * g[0] + Vsy[3 * kk + 1] * g[1] + Vsy[3 * kk + 2] * g[2];
         for (int j = 0; j < ne; j++) Q[o + 7 + j] += f->mO[j] * Atg[0] + f->mO[ne + j] * Atg[1] + f->mO[2 * ne + j] * Atg[2];
     }
+    if (f->nload) {
+        flex_load_factors(s, f, row);
+        flex_nodal_loads(f, q, A, Q);
+    }
 }
 
-static void flex_eval(const Sys *s, const Flex *f, const double *q, const double *v, double *M, double *Q, double *work)
+static void flex_eval(const Sys *s, const Flex *f, const double *q, const double *v, const double *row, double *M,
+                      double *Q, double *work)
 {
     int n = s->n, o = f->off, ne = f->ne;
     FlexKin k;
@@ -789,7 +870,7 @@ static void flex_eval(const Sys *s, const Flex *f, const double *q, const double
             for (int x = 0; x < 9; x++) acc += Cm[x] * k.dd[x * ne + j] + Dm[x] * SV[x * ne + j];
             Q[o + 7 + j] = -acc;
         }
-        flex_active(s, f, q, v, A, Vsy, Q, tmp + 9 * ne);
+        flex_active(s, f, q, v, row, A, Vsy, Q, tmp + 9 * ne);
     }
 }
 
@@ -856,7 +937,8 @@ static void flex_dqv(const Sys *s, const Flex *f, const double *q, const double 
    (V(p, y) = d(A y)/dp, A' = sum_k p'_k V_k); S = 1/2 sum_p m_p |r_p''|^2 differentiated once:
    M_GA = sum_p m_p L_p^T L_p (its block of M, zeroed by `bodies`; M_dd = |p|^4 sum_p m_p Phi_p^T Phi_p since
    A^T A = |p|^4 I) and g = sum_p m_p L_p^T b_p; Q = -g + the active forces (flex_active); work: ne scratch */
-static void flex_ga(const Sys *s, const Flex *f, const double *q, const double *v, double *M, double *Q, double *work)
+static void flex_ga(const Sys *s, const Flex *f, const double *q, const double *v, const double *row, double *M,
+                    double *Q, double *work)
 {
     int n = s->n, o = f->off, ne = f->ne;
     const double *p = q + o + 3, *pd = v + o + 3, *del = q + o + 7, *ddel = v + o + 7;
@@ -934,7 +1016,7 @@ static void flex_ga(const Sys *s, const Flex *f, const double *q, const double *
             sy[a] = acc;
         }
         for (int k = 0; k < 4; k++) mv3(V + 9 * k, sy, Vsy + 3 * k);
-        flex_active(s, f, q, v, A, Vsy, Q, work);
+        flex_active(s, f, q, v, row, A, Vsy, Q, work);
     }
 }
 
@@ -1920,10 +2002,10 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
     if (M) memset(M, 0, (size_t)n * n * sizeof(double));
     if (s->ga) {                              /* Gibbs-Appell: M_GA and Q_a - g (rigid_ga, flex_ga) */
         for (int b = 0; b < s->nr; b++) rigid_ga(s, b, q, v, M, Q);
-        for (int b = 0; b < s->nf; b++) flex_ga(s, &s->flex[b], q, v, M, Q, s->fw);
+        for (int b = 0; b < s->nf; b++) flex_ga(s, &s->flex[b], q, v, row, M, Q, s->fw);
     } else {
         for (int b = 0; b < s->nr; b++) rigid_eval(s, b, q, v, M, Q);
-        for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, M, Q, s->fw);
+        for (int b = 0; b < s->nf; b++) flex_eval(s, &s->flex[b], q, v, row, M, Q, s->fw);
     }
     /* planar bodies and point masses: their points are linear in q, so S = 1/2 q''^T M q'' with their constant
        M and g = 0 (bodies.base.LinearInertia): one computation for both formulations */
@@ -1944,8 +2026,9 @@ static void dqv_dv(Sys *s, const double *q, const double *v, double *D)
 }
 
 /* K_el = d([k] delta + stiffening force)/d delta on the elastic coordinates (n x n, zeroed) at (q, v):
-   [k] + the axial-strain stiffness, or [k] + sum_i c_i(q, v) K_g,i ("omega", FlexibleBody.elastic_stiffness) */
-static void elastic_stiffness(Sys *s, const double *q, const double *v, double *K)
+   [k] + the axial-strain stiffness, or [k] + sum_i c_i(q, v, t) K_g,i ("omega", FlexibleBody.elastic_stiffness;
+   the load factors among the c_i from the time row `row`) */
+static void elastic_stiffness(Sys *s, const double *q, const double *v, const double *row, double *K)
 {
     int n = s->n;
     memset(K, 0, (size_t)n * n * sizeof(double));
@@ -1955,7 +2038,7 @@ static void elastic_stiffness(Sys *s, const double *q, const double *v, double *
         for (int i = 0; i < ne; i++)
             for (int j = 0; j < ne; j++) K[(size_t)(o + i) * n + o + j] = f->Kdd[i * ne + j];
         if (f->axial) axial_terms(f, q + o, NULL, K + (size_t)o * n + o, n);
-        if (f->nkg) omega_terms(s, f, q, v, NULL, K + (size_t)o * n + o, n);
+        if (f->nkg) omega_terms(s, f, q, v, row, NULL, K + (size_t)o * n + o, n);
         if (f->modal) modal_terms(f, q + o, NULL, K + (size_t)o * n + o, n);
     }
     if (s->nfe) force_stiffness(s, q, v, K);
@@ -2118,6 +2201,28 @@ static int check_flex_sizes(const Sys *s, const Flex *f)
     return 0;
 }
 
+/* a flexible body's nodal-load arrays (FLEX_ARRAYS load_Q, load_vectors, nodal_i, nodal_r, nodal_Phi; sizes
+   nload, nnodal already read) from its dict `from`, checked: each load's vector among the time row's (-1: none),
+   each entry's kind a NODAL code and its load one of the body's; and its scratch lf (nload), kc (nkg), one
+   block freed by sys_free.  -1 with an exception set on failure */
+static int flex_nodal_parse(Sys *s, Flex *f, PyObject *from)
+{
+    Py_ssize_t ne = f->ne, nl = f->nload, nn = f->nnodal;
+    if (!(f->LQ = take(s, from, nl * ne, 'f', FLEX_ARRAY_LOAD_Q))) return -1;
+    if (!(f->lvec = take(s, from, nl, 'i', FLEX_ARRAY_LOAD_VECTORS))) return -1;
+    if (!(f->ni = take(s, from, NODAL_I_WIDTH * nn, 'i', FLEX_ARRAY_NODAL_I))) return -1;
+    if (!(f->nr = take(s, from, NODAL_R_WIDTH * nn, 'f', FLEX_ARRAY_NODAL_R))) return -1;
+    if (!(f->nPhi = take(s, from, 3 * nn * ne, 'f', FLEX_ARRAY_NODAL_PHI))) return -1;
+    if (in_range(f->lvec, nl, 1, 1, -1, s->nvec, "nodal loads' vectors")
+        || in_range(f->ni + NODAL_I_KIND, nn, 1, NODAL_I_WIDTH, 0, N_NODAL_KINDS, "nodal load kinds")
+        || in_range(f->ni + NODAL_I_LOAD, nn, 1, NODAL_I_WIDTH, 0, nl, "nodal loads' load indices"))
+        return -1;
+    f->lf = calloc((size_t)(nl + f->nkg) + 1, sizeof(double));
+    if (!f->lf) { PyErr_NoMemory(); return -1; }
+    f->kc = f->lf + nl;
+    return 0;
+}
+
 /* the item type of a packed array from its pointer: float64 for doubles, int64 for indices */
 #define KIND(dst) _Generic((dst), const double *: 'f', const i64 *: 'i')
 
@@ -2194,7 +2299,9 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         f->modal = (int)fi[FLEX_I_MODAL_STRESS];
         if (check_flex_sizes(s, f) < 0) goto fail;
         if (f->k > 64) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 64 DOFs per element"); goto fail; }
-        if (f->nkg > 12) { PyErr_SetString(PyExc_ValueError, "kernel system: more than 12 unit geometric stiffnesses"); goto fail; }
+        f->nload = (int)fi[FLEX_I_N_LOADS]; f->nnodal = (int)fi[FLEX_I_N_NODAL];
+        if (f->nload < 0 || f->nnodal < 0) { PyErr_SetString(PyExc_ValueError, "kernel system: negative numbers of nodal loads"); goto fail; }
+        if (f->nkg > 12 + f->nload) { PyErr_SetString(PyExc_ValueError, "kernel system: more unit geometric stiffnesses than 12 and the loads'"); goto fail; }
         if (f->nB && (f->Brow < 0 || f->Brow + f->nB > s->m)) { PyErr_SetString(PyExc_ValueError, "kernel system: mean-axis rows out of range"); goto fail; }
         TAKE(fr, const double *, FLEX_R_WIDTH, FLEX_ARRAY_REALS);
         f->mass = fr[FLEX_R_MASS];
@@ -2236,7 +2343,8 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         TAKE(f->Pv, const double *, f->Pp[3 * (size_t)f->np], FLEX_ARRAY_POINT_PHI_DATA);
         if (in_range(f->idx, (Py_ssize_t)f->nel * f->k, 1, 1, 0, INT64_MAX, "element DOFs") < 0) goto fail;   /* >= ne: a fixed DOF, skipped */
         for (int z = 0; z < f->nkg; z++)
-            if (f->kg_key[z] < 0 || f->kg_key[z] > 11) { PyErr_SetString(PyExc_ValueError, "kernel system: bad geometric stiffness key"); goto fail; }
+            if (f->kg_key[z] < 0 || f->kg_key[z] > 11 + f->nload) { PyErr_SetString(PyExc_ValueError, "kernel system: bad geometric stiffness key"); goto fail; }
+        if (flex_nodal_parse(s, f, from) < 0) goto fail;
         if ((size_t)(28 * ne + 8) > fw) fw = 28 * (size_t)ne + 8;
     }
     from = arrays;
@@ -2317,7 +2425,7 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args)
         bodies(s, p[0], p[1], p[2], p[3], p[4]);
         constraints(s, p[0], p[2], p[5], p[6]);
         dqv_dv(s, p[0], p[1], p[7]);
-        elastic_stiffness(s, p[0], p[1], p[8]);
+        elastic_stiffness(s, p[0], p[1], p[2], p[8]);
     }
     for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
     if (got < 9) return NULL;
@@ -3058,7 +3166,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                                 dqv_dv(s, q1, v1, D);
                                 for (size_t x = 0; x < (size_t)n * n; x++) st.Ct_rest[x] = st.Ct[x] + D[x];
                                 if (has_elastic) {
-                                    elastic_stiffness(s, q1, v1, K);
+                                    elastic_stiffness(s, q1, v1, law, K);
                                     for (size_t x = 0; x < (size_t)n * n; x++) st.Kt_rest[x] = st.Kt[x] - K[x];
                                 }
                                 st.flags[1] = 1;
@@ -3070,7 +3178,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                                         S[(size_t)i * N + j] = M[(size_t)i * n + j] + st.Kt[(size_t)i * n + j] / bp + (gp / bp) * st.Ct[(size_t)i * n + j];
                             } else {
                                 dqv_dv(s, q1, v1, D);
-                                if (has_elastic) elastic_stiffness(s, q1, v1, K);
+                                if (has_elastic) elastic_stiffness(s, q1, v1, law, K);
                                 for (int i = 0; i < n; i++)
                                     for (int j = 0; j < n; j++) {
                                         size_t x = (size_t)i * n + j;

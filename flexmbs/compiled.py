@@ -579,11 +579,11 @@ class CompiledSystem:
                                   "kernel")
         return out
 
-    @staticmethod
-    def _flexible(b, off, mean_axis, gibbs_appell: bool = False):
+    def _flexible(self, b, off, mean_axis, gibbs_appell: bool = False):
         """The arrays of flexible body ``b`` by the names of `flexmbs.kernel_schema.FLEX_ARRAYS` (first
         coordinate ``off``; ``mean_axis``: (first row, B) of its mean-axis conditions, or None; with
-        ``gibbs_appell`` its mass points, `mass_point_arrays`, else none)."""
+        ``gibbs_appell`` its mass points, `mass_point_arrays`, else none; its Model's nodal loads,
+        `_nodal_loads`)."""
         if b.reference not in ("supports", "mean-axis"):
             raise Unsupported(f"body {b.name!r} has reference={b.reference!r}; the compiled kernel takes "
                               "'supports' and 'mean-axis'")
@@ -593,8 +593,6 @@ class CompiledSystem:
         if b.stiffening not in ("none", "axial-strain", "omega", "modal-stress"):
             raise Unsupported(f"body {b.name!r} has stiffening={b.stiffening!r}; the compiled kernel takes "
                               "'none', 'axial-strain', 'omega' and 'modal-stress'")
-        if b._loads is not None or b.model.loads:
-            raise Unsupported(f"body {b.name!r}: its Model has nodal loads, which the compiled kernel does not apply")
         ne = b.n_e
         if ne > MAX_ELASTIC:
             raise Unsupported(f"body {b.name!r} has {ne} elastic coordinates; the compiled kernel keeps dense "
@@ -617,14 +615,16 @@ class CompiledSystem:
         omega = [_i64([]), _i64([]), _i64([]), np.zeros(0)]
         n_kg = 0
         if b.stiffening == "omega":
-            # FlexibleBody._omega_coefficients: key ("A", a, b) -> A_f[a, b], ("alpha", c) -> alpha[c]; the
-            # ("load", i) keys come with the Model's loads, refused above
+            # FlexibleBody._omega_coefficients: key ("A", a, b) -> A_f[a, b], ("alpha", c) -> alpha[c],
+            # ("load", i) -> the factor f_i(t) of the Model's load i (csrc omega_coefficients: 12 + i)
             codes = []
             for key in md._Kg_keys:
                 if key[0] == "A":
                     codes.append(3 * key[1] + key[2])
                 elif key[0] == "alpha":
                     codes.append(9 + key[1])
+                elif key[0] == "load":
+                    codes.append(12 + key[1])
                 else:
                     raise Unsupported(f"body {b.name!r}: its geometric stiffness has the term {key!r}, which the "
                                       "compiled kernel does not evaluate")
@@ -641,9 +641,10 @@ class CompiledSystem:
             B = [_f64(B_rows, (n_B, ne))]
         modal = b.stiffening == "modal-stress"          # G (ne, ne, ne): ReducedModel.modal_geometric_stiffness
         points = mass_point_arrays(md) if gibbs_appell else mass_point_arrays(None)
+        loads = self._nodal_loads(b)
         ints = schema.FLEX_I.row(offset=off, n_elastic=ne, damped=int(damped), n_kg=n_kg, n_mean_axis=n_B,
                                  mean_axis_row=B_row, modal_stress=int(modal), n_points=len(points["point_m"]),
-                                 **sizes)
+                                 n_loads=len(loads["load_vectors"]), n_nodal=len(loads["nodal_i"]), **sizes)
         reals = schema.FLEX_R.row(mass=md.mass, s=np.asarray(s, float), J=np.asarray(J, float).ravel(), EA=EA)
         return schema.arrays(
             schema.FLEX_ARRAYS, f"flexible body {b.name!r}", ints=_i64(ints), reals=_f64(reals), m_O=_f64(m_O, (3, ne)),
@@ -651,7 +652,47 @@ class CompiledSystem:
             M_dd=_f64(b._M_dd), K_dd=_f64(b._K_dd), C_dd=_f64(C) if damped else np.zeros(0),
             **dict(zip(("axial_L", "axial_a", "axial_G", "axial_idx"), axial)),
             **dict(zip(("kg_keys", "kg_indptr", "kg_indices", "kg_data"), omega)), B=B[0],
-            modal_G=_f64(md.modal_geometric_stiffness(), (ne, ne, ne)) if modal else np.zeros(0), **points)
+            modal_G=_f64(md.modal_geometric_stiffness(), (ne, ne, ne)) if modal else np.zeros(0), **points, **loads)
+
+    def _nodal_loads(self, b) -> dict:
+        """The nodal-load arrays of `flexmbs.kernel_schema.FLEX_ARRAYS` of flexible body ``b`` (its Model's
+        `flexmbs.model.NodalLoad` s, `FlexibleBody.nodal_loads`; csrc ``flex_nodal_loads``): ``load_Q`` (n_L, n_e),
+        the Model's load vectors Q_i (q_ext = Q f); ``load_vectors`` (n_L,), the index of load i's function of t
+        among the tabulated vectors (added to ``_vectors``: a scalar in a time row's 3 numbers), -1 for a load
+        without one (f = 1); the NODAL_I, NODAL_R rows of each (load, node) entry and ``nodal_Phi`` (k, 3, n_e), the
+        translation interpolation Phi_j of a force's node (zero for a moment).  `Unsupported` for a load that is
+        not a NodalLoad (FlexibleBody refuses DistributedLoads itself) or a function of t that does not give a
+        number at t = 0."""
+        from .model import NodalLoad
+        md, ne = b.model, b.n_e
+        vector_of = []
+        for i, load in enumerate(md.loads):
+            if type(load) is not NodalLoad:
+                raise Unsupported(f"body {b.name!r}: its Model's `loads[{i}]` is a {type(load).__name__}, which the "
+                                  "compiled kernel does not apply (NodalLoads it does)")
+            if load.f is None:
+                vector_of.append(-1)
+                continue
+            what = f"body {b.name!r}: its Model's `loads[{i}].f`"
+            value = np.asarray(evaluate(what, 0.0, load.f, 0.0))
+            if value.shape != ():
+                raise Unsupported(f"{what} gives an array of shape {value.shape} at t = 0, not a number")
+            vector_of.append(len(self._vectors))
+            self._vectors.append((load.f, what))
+        entries = b.nodal_loads
+        k = 0 if entries is None else len(entries.kind)
+        rows_i, rows_r, Phi = [], [], np.zeros((k, 3, ne))
+        if k:
+            force = entries.kind == 0
+            points = np.zeros((k, 3))
+            points[force], Phi[force] = entries.X, entries.Phi
+            codes = schema.CODES["NODAL"]
+            for kind, load, value, x in zip(entries.kind, entries.load, entries.vectors, points):
+                rows_i.append(schema.NODAL_I.row(kind=codes.index("force" if kind == 0 else "moment"), load=load))
+                rows_r.append(schema.NODAL_R.row(value=value, point=x))
+        return dict(load_Q=_f64(np.asarray(md.Q, dtype=float).T.reshape(len(md.loads), ne)),
+                    load_vectors=_i64(vector_of), nodal_i=_i64(rows_i, (-1, schema.NODAL_I.width)),
+                    nodal_r=_f64(rows_r, (-1, schema.NODAL_R.width)), nodal_Phi=_f64(Phi))
 
     @staticmethod
     def _joints(joints, n):

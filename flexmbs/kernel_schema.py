@@ -109,8 +109,10 @@ PLANAR_PRISMATIC = Record("PLANAR_PRISMATIC", "f64", _fields(("s_i", 2), ("s_j",
                                                              ("n_i", 2)), "its points, axes and normal")
 COORDINATE_DRIVER = Record("COORDINATE_DRIVER", "i64", _fields("row", "coordinate"), "C = q_k - f(t)")
 FLEX_I = Record("FLEX_I", "i64", _fields("offset", "n_elastic", "n_elements", "element_dofs", "damped", "axial",
-                                         "n_kg", "n_mean_axis", "mean_axis_row", "modal_stress", "n_points"),
-                "a FlexibleBody's sizes and options; n_points: its mass points (Gibbs-Appell, 0 otherwise)")
+                                         "n_kg", "n_mean_axis", "mean_axis_row", "modal_stress", "n_points",
+                                         "n_loads", "n_nodal"),
+                "a FlexibleBody's sizes and options; n_points: its mass points (Gibbs-Appell, 0 otherwise); n_loads: "
+                "its Model's loads (time factors f_i, columns of Q), n_nodal: their (load, node) entries (NODAL rows)")
 FLEX_R = Record("FLEX_R", "f64", _fields("mass", ("s", 3), ("J", 9), "EA"), "a FlexibleBody's invariants m, s, J; EA")
 SENSOR_I = Record("SENSOR_I", "i64", _fields("kind", "offset_i", "offset_j", "out"),
                   "a controller's sensor: kind (SENSOR codes), first coordinates (-1: the ground), output index")
@@ -141,8 +143,15 @@ TIME_LAW = Record("TIME_LAW", "f64", _fields("kind", ("offset", 3), ("rate", 3))
                   "(TIME codes) python, asked of Python (CompiledSystem.law_row), or affine, by the kernel as "
                   "offset + rate t (a law that declares ``affine``: constant_speed, a constant load)")
 
+NODAL_I = Record("NODAL_I", "i64", _fields("kind", "load"),
+                 "an entry of a FlexibleBody's nodal loads (FlexibleBody.nodal_loads): force or moment (NODAL codes), "
+                 "the index i of its load in model.loads (its factor f_i(t))")
+NODAL_R = Record("NODAL_R", "f64", _fields(("value", 3), ("point", 3)),
+                 "its body-frame value at f = 1 and, for a force, its node's position x_j (body coordinates)")
+
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
-           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW)
+           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW,
+           NODAL_I, NODAL_R)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -156,7 +165,8 @@ SYSTEM_ARRAYS = (
     "force_i", "force_r", "time_laws", "flexible")
 FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
                "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G",
-               "point_m", "point_x", "point_Phi_indptr", "point_Phi_indices", "point_Phi_data")
+               "point_m", "point_x", "point_Phi_indptr", "point_Phi_indices", "point_Phi_data",
+               "load_Q", "load_vectors", "nodal_i", "nodal_r", "nodal_Phi")
 
 
 def arrays(names: tuple, what: str, **values) -> dict:
@@ -177,7 +187,8 @@ def arrays(names: tuple, what: str, **values) -> dict:
 #: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass);
 #: FORMULATION: the inertia terms the kernel evaluates (HEADER formulation): Lagrange's M and Q_v, or
 #: Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g (docs/formulations_system.md); TIME: how a group of the
-#: laws' time row is evaluated in index3-alpha-adaptive's trial steps (TIME_LAW rows; a float code there)
+#: laws' time row is evaluated in index3-alpha-adaptive's trial steps (TIME_LAW rows; a float code there);
+#: NODAL: an entry of a FlexibleBody's nodal loads, a force (on its node) or a moment (on the frame)
 CODES = {
     "LOAD": ("torque", "point", "spring", "torque_2d", "point_2d", "spring_2d"),
     "SENSOR": ("angle", "rate", "position", "velocity", "omega"),
@@ -186,6 +197,7 @@ CODES = {
     "SIDE": ("ground", "rigid", "planar", "point"),
     "FORMULATION": ("lagrange", "gibbs_appell"),
     "TIME": ("python", "affine"),
+    "NODAL": ("force", "moment"),
 }
 
 #: the registry of kinds users build: "compiled: <how>" or "refused: <why>" (the reason
@@ -196,7 +208,8 @@ KINDS = {
     "RigidBody2D": "compiled: PLANAR_BODY row, its loads (LOAD rows)",
     "FlexibleBody": "compiled: FLEX_I, FLEX_R rows and its invariants' arrays (reference 'supports' or 'mean-axis'; "
                     "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress'), and for Gibbs-Appell its mass "
-                    "points' arrays (point_*)",
+                    "points' arrays (point_*); its Model's nodal loads (load_Q, load_vectors, NODAL rows, nodal_Phi; "
+                    "their functions of t in the time rows)",
     "RigidBodyNatural": "refused: natural-coordinate bodies are not evaluated by the compiled kernel",
     "PointMass": "compiled: POINT_MASS row (no loads of its own: a point mass with loads is refused)",
     "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",

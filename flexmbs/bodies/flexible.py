@@ -74,12 +74,13 @@ nodes' elastic rotations are small and do not turn a joint's axis.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ..assembly.assembler import dense_array, element_dofs, is_sparse
 from ..constraints.mean_axis import MeanAxisConditions
-from ..model import DistributedLoad, Model
+from ..model import DistributedLoad, Model, SurfaceLoad
 from ..rotations import LastRotation, ep_E, ep_G, ep_to_matrix, ep_vector_jacobian, matrix_to_ep, as_rotation_matrix, skew
 from ..validity import RangeCheck
 from .axial_strain import AxialStrain
@@ -150,6 +151,25 @@ class Interface:
             object.__setattr__(self, "nodes", tuple(int(i) for i in np.atleast_1d(np.asarray(self.nodes))))
         if self.weights is not None:
             object.__setattr__(self, "weights", tuple(float(w) for w in np.atleast_1d(self.weights)))
+
+
+class NodalLoadArrays(NamedTuple):
+    """The Model's nodal loads of a `FlexibleBody` as arrays, one entry per (load, node): what
+    `FlexibleBody.applied_forces` sums (and `flexmbs.compiled` packs for the kernel).
+
+    ``kind`` (k,): 0 a force, 1 a moment; ``load`` (k,): the index i in ``model.loads`` of each
+    entry (its time factor f_i(t), `flexmbs.model.Model.load_factors`; its column of ``model.Q``);
+    ``vectors`` (k, 3): the body-frame value of each entry at f = 1; ``functions`` (k,): the
+    entry's f (None: 1); ``X`` (k_f, 3) and ``Phi`` (k_f, 3, n_e): the node x_j and its translation
+    interpolation Phi_j of each force entry (``kind == 0``, in order), so that y_j = X_j + Phi_j delta.
+    """
+
+    kind: np.ndarray
+    X: np.ndarray
+    Phi: np.ndarray
+    vectors: np.ndarray
+    functions: list
+    load: np.ndarray
 
 
 def _V_matrices(p) -> np.ndarray:
@@ -233,8 +253,8 @@ class FlexibleBody(Body):
         self.reference = reference
         n_rigid = self._check_reference_conditions()
         for i, load in enumerate(model.loads):
-            if isinstance(load, DistributedLoad):
-                raise ValueError(f"body {name!r}: `model.loads[{i}]` is a DistributedLoad, which a FlexibleBody "
+            if isinstance(load, (DistributedLoad, SurfaceLoad)):       # the rigid part of their work: not derived
+                raise ValueError(f"body {name!r}: `model.loads[{i}]` is a {type(load).__name__}, which a FlexibleBody "
                                  "does not take yet; apply nodal loads or the System's gravity")
         self.position = self._vec3(position, "position")
         try:
@@ -357,13 +377,18 @@ class FlexibleBody(Body):
         raise ValueError(f"body {self.name!r}: `stiffening` must be None, 'omega', 'axial-strain', 'modal-stress' or "
                          f"'none', got {stiffening!r}")
 
-    def _nodal_loads(self):
-        """Nodal loads as arrays: kind (0 force, 1 moment), X and Phi rows of the forces' nodes,
-        body-frame vectors, time factors (None: 1); None without loads."""
+    @property
+    def nodal_loads(self) -> NodalLoadArrays | None:
+        """The Model's nodal loads as `NodalLoadArrays` (one entry per load and node), None without loads."""
+        return self._loads
+
+    def _nodal_loads(self) -> NodalLoadArrays | None:
+        """`nodal_loads`, built once: kind (0 force, 1 moment), X and Phi rows of the forces' nodes,
+        body-frame vectors, time factors (None: 1), the index of each entry's load."""
         md = self.model
         names = md.element.dof_names
-        kinds, nodes, vecs, fs = [], [], [], []
-        for load in md.loads:
+        kinds, nodes, vecs, fs, index = [], [], [], [], []
+        for i, load in enumerate(md.loads):
             (j,) = md._dof_indices([load.dof])
             name = names[j]
             if name.startswith("theta"):
@@ -380,13 +405,14 @@ class FlexibleBody(Body):
                 nodes.append(int(node))
                 vecs.append(vec)
                 fs.append(load.f)
+                index.append(i)
         if not kinds:
             return None
         kinds, nodes = np.array(kinds), np.array(nodes)
         force_nodes = nodes[kinds == 0]
         X = np.pad(md.mesh.points[force_nodes], ((0, 0), (0, 3 - md.mesh.dim)))
         Phi = np.array([self.node_interpolation(i) for i in force_nodes]).reshape(len(force_nodes), 3, self.n_e)
-        return kinds, X, Phi, np.array(vecs), fs
+        return NodalLoadArrays(kinds, X, Phi, np.array(vecs), fs, np.array(index))
 
     def node_interpolation(self, i: int) -> np.ndarray:
         """Phi_i (3, n): translation u_i = Phi_i delta of node i."""
@@ -612,10 +638,10 @@ class FlexibleBody(Body):
             out[3:7] = (V @ s_y) @ g
             out[7:] = md.m_O.T @ (A.T @ g)
         if self._loads:
-            kind, nodes_X, nodes_Phi, vecs, fs = self._loads
-            factors = np.array([1.0 if f is None else f(t) for f in fs])
-            values = vecs * factors[:, None]                           # body components
-            out[7:] += md.q_ext(t)                                     # elastic part: Q f(t)
+            kind, nodes_X, nodes_Phi, vecs = self._loads[:4]
+            f = md.load_factors(t)                                     # f_i(t), checked: an error names loads[i].f
+            values = vecs * f[self._loads.load][:, None]               # each entry's, body components
+            out[7:] += md.Q @ f                                        # elastic part: Q f(t) (Model.q_ext)
             F = values[kind == 0] @ A.T                                # nodal forces, global
             if len(F):                                                 # their rigid part
                 y = nodes_X + nodes_Phi @ delta                        # (k, 3)

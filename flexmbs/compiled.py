@@ -17,12 +17,15 @@ are those of the numpy code, which stays the reference and the fallback:
   tabulated at the step times like the drivers' laws; springs and dashpots to the ground); a
   user's own load callable is not compiled;
 - `flexmbs.bodies.FlexibleBody` (``reference`` "supports" or "mean-axis"; ``stiffening`` "none",
-  "axial-strain", "omega" or "modal-stress"; no nodal loads): the invariant contractions of its M, Q_v and
+  "axial-strain", "omega" or "modal-stress"; its Model's `flexmbs.model.NodalLoad` s with their functions
+  of t, `_nodal_loads`, csrc ``flex_nodal_loads``: Q_delta += Q f(t), and on the frame the forces' sum,
+  V(p, y)^T F and the moments' 2 G^T T, as `FlexibleBody.applied_forces`): the invariant contractions of its M, Q_v and
   dQ_v/dv, [k], Rayleigh damping, gravity, the axial-strain force and stiffness
   (`flexmbs.bodies.axial_strain`), the "modal-stress" force (sum_i q_i G_i) q of a reduced body and its
   tangent, and the "omega" force sum_i c_i K_g,i delta and stiffness
   [k] + sum_i c_i K_g,i with the Model's unit geometric stiffnesses and the coefficients of
-  ``FlexibleBody._omega_coefficients`` (A_f = tilde(omega)^2, omega = 2 G(p) p'; alpha = -A^T g).
+  ``FlexibleBody._omega_coefficients`` (A_f = tilde(omega)^2, omega = 2 G(p) p'; alpha = -A^T g; the
+  load factors f_i(t) from the time row).
   As on the numpy path, dQ_v/dv leaves out the p'-dependence of that force (it stays in the
   finite-difference C_t);
 - constraints: the Euler-parameter norms, the mean-axis conditions B delta = 0
@@ -53,7 +56,8 @@ no analytic dg/dv: C_t by finite differences, as on the numpy path).  docs/formu
 
 The laws f(t) of the angle and coordinate drivers are Python callables: they are evaluated here
 at the step times and passed to the kernel as a table (the angle drivers first), and so are the
-loads' functions of time; a function with an ``at_times(times) -> (k, 3)`` method (the held
+loads' functions of time (the torques' and forces' vectors, the force elements' actuators, and each
+NodalLoad's factor f_i(t), a number in its group of 3; a NodalLoad without ``f`` has none); a function with an ``at_times(times) -> (k, 3)`` method (the held
 outputs of `flexmbs.control`) is evaluated at all the step times of a call at once, and in a
 controlled run not tabulated at all: the kernel reads its vector from the ``held`` array that the
 controllers' samples write within the call (`steps`' control tuple, `flexmbs.control.KernelSampling`,
@@ -73,7 +77,7 @@ generates from the same declaration, and a kernel built from another declaration
 is not used (`version_mismatch`).
 
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
-for anything else (e.g. the Model's nodal loads, and loads of a `RigidBodyEP` or a `RigidBody2D`
+for anything else (e.g. corotational beams, and loads of a `RigidBodyEP` or a `RigidBody2D`
 that are a user's own callables, not made by `flexmbs.bodies.loads`); `index3-alpha` then runs on the
 numpy path (option ``kernel``: "auto", "compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
 whole runs against each other.

@@ -1,0 +1,178 @@
+"""Do corotational beams need the compiled step?  (issue 22, item 4; docs/benchmarks.md, 22.1)
+
+The flexible pendulum of cases/flexible_pendulum.py (L = 1 m, b = 2 cm, E = 50 MPa, rho = 1000 kg/m^3,
+released horizontally under gravity, pinned at node 0), 8 elements, index3-alpha (rho_inf = 0.99 as the
+case) at h = 1 ms over 1 s (1000 steps), outputs every 10 ms, solved by each model in turn:
+
+- ``corot2d``: `CorotationalBeam2D` (n_q = 27) on a `Spherical` joint: the numpy path (the kernel refuses it);
+- ``corot3d``: the same beam as a `CorotationalBeam3D` (n_q = 54, the beam in the x-y plane, gravity -y);
+- ``ffrf``: a `FlexibleBody` of 8 BeamEB2D elements (with rotary inertia) clamped at node 0 in its Model, on a
+  `Revolute` joint (n_q = 31): the floating frame at comparable size, on the compiled step and on the numpy
+  path (its linear elastic coordinates do not follow this very flexible beam: a cost, not an accuracy,
+  comparison);
+- ``exudyn``: Exudyn's ``ANCFCable2D`` pendulum of 8 elements with the same EA, EI, rho A, its node 0's
+  position held by two CoordinateConstraints, generalized-alpha (rho_inf 0.99, full Newton, dense LU) at
+  the same h (optional: the ``bench`` extra).
+
+Each solve is timed in-process (CPU seconds of ``flexmbs.run(..., store=False)``: the steps and the outputs),
+best of ``--repeats``; ``--command`` also times the whole command ``flexmbs run flexible_pendulum --no-plots
+--no-paraview`` in a child process, with the case's default integrator (midpoint, index-1 form) and with
+``--set integrator=index3-alpha`` (CPU of the child: start-up, solve, outputs, energies, summary).  Prints one line per model: steps, CPU seconds, microseconds per step.
+
+    python benchmarks/bench_corotational.py [--repeats 3] [--command]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "cases"), str(ROOT / "benchmarks")]
+
+ELEMENTS, LENGTH, SIDE, YOUNGS, DENSITY, GRAVITY = 8, 1.0, 0.02, 5e7, 1000.0, 9.81
+H, T_END, DT_OUT, RHO_INF = 1e-3, 1.0, 0.01, 0.99
+AREA, INERTIA = SIDE * SIDE, SIDE ** 4 / 12.0
+
+
+def corotational_2d(youngs=YOUNGS):
+    import flexmbs as fm
+    from flexmbs.bodies.corotational import CorotationalBeam2D, Node
+    from flexmbs.constraints.joints import Spherical
+    beam = CorotationalBeam2D.line("pendulum", (0.0, 0.0), (LENGTH, 0.0), ELEMENTS,
+                                   fm.Material(E=youngs, rho=DENSITY), AREA, INERTIA)
+    return fm.System([beam], [Spherical(None, beam, s_j=Node(0), name="pin")], gravity=(0.0, -GRAVITY))
+
+
+def corotational_3d(youngs=YOUNGS):
+    import flexmbs as fm
+    from flexmbs.bodies.corotational import CorotationalBeam3D, Node
+    from flexmbs.constraints.joints import Spherical
+    beam = CorotationalBeam3D.line("pendulum", (0.0, 0.0, 0.0), (LENGTH, 0.0, 0.0), ELEMENTS,
+                                   fm.Material(E=youngs, rho=DENSITY, nu=0.3), AREA, INERTIA, INERTIA,
+                                   0.141 * SIDE ** 4)
+    return fm.System([beam], [Spherical(None, beam, s_j=Node(0), name="pin")], gravity=(0.0, -GRAVITY, 0.0))
+
+
+def floating_frame(youngs=YOUNGS):
+    import flexmbs as fm
+    from flexmbs.bodies import Node
+    from flexmbs.constraints import Revolute
+    element = fm.BeamEB2D(fm.Material(E=youngs, rho=DENSITY), area=AREA, I=INERTIA, rotary_inertia=True)
+    body = fm.FlexibleBody(fm.Model(fm.generate.line(ELEMENTS, LENGTH), element, fixed=[("start", "all")]),
+                           "pendulum")
+    return fm.System([body], [Revolute(body, None, s_i=Node(0), axis=(0.0, 0.0, 1.0), name="pin")],
+                     gravity=(0.0, -GRAVITY, 0.0))
+
+
+def flexmbs_solve(build, kernel: str, repeats: int, t_end: float, youngs: float) -> tuple[float, int, str, int]:
+    """(best CPU seconds of the run to ``t_end`` with Young's modulus ``youngs``, steps, the path that ran, n_q)."""
+    import flexmbs as fm
+    best, steps, path = np.inf, 0, ""
+    for _ in range(repeats):
+        system = build(youngs)
+        c0 = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # the floating frame's range warning: expected here
+            res = fm.run(system, formulation="index3", method="index3-alpha", h=H, t_end=t_end, dt_out=DT_OUT,
+                         rho_inf=RHO_INF, store=False, kernel=kernel)
+        cpu = time.process_time() - c0
+        assert res.success, res.message
+        best, steps, path = min(best, cpu), res.stats["n_steps"], res.metadata["kernel"]
+    return best, steps, path, system.n_q
+
+
+def exudyn_solve(repeats: int, youngs: float) -> tuple[float, int]:
+    """(best CPU seconds of SolveDynamic, steps) of Exudyn's ANCFCable2D pendulum (module docstring)."""
+    import exudyn as exu
+    from exudyn.itemInterface import (CoordinateConstraint, MarkerBodyMass, MarkerNodeCoordinate, NodePoint2DSlope1,
+                                      NodePointGround, ObjectANCFCable2D, LoadMassProportional)
+    from bench_vs_exudyn import _exudyn_settings
+    best, steps = np.inf, 0
+    for _ in range(repeats):
+        le = LENGTH / ELEMENTS
+        SC = exu.SystemContainer()
+        mbs = SC.AddSystem()
+        nodes = [mbs.AddNode(NodePoint2DSlope1(referenceCoordinates=[i * le, 0.0, 1.0, 0.0]))
+                 for i in range(ELEMENTS + 1)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cables = [mbs.AddObject(ObjectANCFCable2D(nodeNumbers=[nodes[i], nodes[i + 1]], physicsLength=le,
+                                                      physicsMassPerLength=DENSITY * AREA,
+                                                      physicsBendingStiffness=youngs * INERTIA,
+                                                      physicsAxialStiffness=youngs * AREA))
+                      for i in range(ELEMENTS)]
+        for c in cables:
+            mbs.AddLoad(LoadMassProportional(markerNumber=mbs.AddMarker(MarkerBodyMass(bodyNumber=c)),
+                                             loadVector=[0.0, -GRAVITY, 0.0]))
+        ground = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=mbs.AddNode(NodePointGround()), coordinate=0))
+        for c in (0, 1):                                         # the pin: node 0's x, y held
+            mbs.AddObject(CoordinateConstraint(markerNumbers=[ground, mbs.AddMarker(
+                MarkerNodeCoordinate(nodeNumber=nodes[0], coordinate=c))]))
+        mbs.Assemble()
+        s = _exudyn_settings(exu, T_END, H, RHO_INF, modified_newton=False)
+        c0 = time.process_time()
+        mbs.SolveDynamic(s, solverType=exu.DynamicSolverType.GeneralizedAlpha)
+        best, steps = min(best, time.process_time() - c0), int(s.timeIntegration.numberOfSteps)
+    return best, steps
+
+
+def command_cpu(*settings: str) -> float:
+    """CPU seconds of the child process ``flexmbs run flexible_pendulum --no-plots --no-paraview -q`` with the
+    ``--set`` ``settings`` (e.g. "integrator=index3-alpha"), run from this source tree."""
+    flexmbs = Path(sys.executable).with_name("flexmbs")
+    sets = [x for kv in settings for x in ("--set", kv)]
+    with tempfile.TemporaryDirectory() as out:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([str(flexmbs), "run", "flexible_pendulum", "--no-plots", "--no-paraview", "-q", "--cases",
+                        str(ROOT / "cases"), "--out", out, *sets], check=True, capture_output=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--command", action="store_true", help="also time the whole `flexmbs run` command")
+    a = ap.parse_args(argv)
+    print(f"flexible pendulum, {ELEMENTS} elements, index3-alpha h = {H:g} s to {T_END:g} s; best of {a.repeats}; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    # the corotational 3D beam costs 0.1 s a step: 100 steps; the floating frame leaves its range (and index3-alpha
+    # stops at t = 0.999 s) on the default E = 50 MPa beam: all models also at E = 5 GPa (the case's agreement setting)
+    rows = [("corot2d", corotational_2d, "auto", T_END), ("corot3d", corotational_3d, "auto", 0.1),
+            ("ffrf compiled", floating_frame, "compiled", T_END), ("ffrf numpy", floating_frame, "numpy", T_END)]
+    try:
+        import exudyn
+    except ImportError:
+        exudyn = None
+        print("exudyn: not installed (pip install '.[bench]')")
+    for youngs in (YOUNGS, 100 * YOUNGS):
+        print(f"E = {youngs:g} Pa")
+        for name, build, kernel, t_end in rows:
+            if name.startswith("ffrf") and youngs == YOUNGS:
+                continue
+            cpu, steps, path, n_q = flexmbs_solve(build, kernel, a.repeats, t_end, youngs)
+            print(f"  {name:14s} n_q = {n_q:3d} ({path:8s}): {steps:4d} steps, {cpu:7.3f} s CPU, "
+                  f"{1e6 * cpu / steps:8.1f} us/step")
+        if exudyn is not None:
+            cpu, steps = exudyn_solve(a.repeats, youngs)
+            print(f"  exudyn {exudyn.__version__} ANCFCable2D n_q = {4 * (ELEMENTS + 1)}: {steps} steps, {cpu:.3f} s "
+                  f"CPU, {1e6 * cpu / steps:.1f} us/step")
+    if a.command:
+        for settings in ((), ("integrator=index3-alpha",)):
+            said = " ".join(f"--set {x}" for x in settings)
+            print(f"whole command `flexmbs run flexible_pendulum --no-plots --no-paraview {said}`: "
+                  f"{command_cpu(*settings):.2f} s CPU")
+
+
+if __name__ == "__main__":
+    main()

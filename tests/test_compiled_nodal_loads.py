@@ -2,7 +2,8 @@
 ``flex_nodal_loads`` and ``flex_load_factors`` against the numpy path (`FlexibleBody.applied_forces`, the
 reference).
 
-- M, Q, C, C_q, dQ_v/dv and K_el from the kernel equal the numpy System's to round-off, in both formulations
+- M, Q, C, C_q, dQ_v/dv and K_el from the kernel (and M, Q, C, C_q from `CompiledSystem.terms`, the entry of
+  radau-dae's and the index-1 formulations' evaluations) equal the numpy System's to round-off, in both formulations
   (Lagrange's and Gibbs-Appell's terms), for a beam clamped to a hub on a revolute joint and for a free-free
   (mean-axis) beam, with nodal forces and moments, constant (f None), a user's Python function of t and one
   that declares ``affine``, for stiffening "none", "axial-strain" and "omega" (whose unit geometric stiffness
@@ -115,6 +116,9 @@ def test_lagrange_terms_equal_the_numpy_system(name):
             for key, value in ref.items():
                 scale = max(np.abs(value).max(), 1.0)
                 assert np.abs(got[key] - value).max() <= 1e-13 * scale, key
+            # the entry of radau-dae's and the index-1 formulations' evaluations: the same M, Q, C, C_q
+            for key, value in zip(("M", "Q", "C", "Cq"), compiled.terms(t, q, v)):
+                assert np.abs(value - got[key]).max() <= 1e-14 * max(np.abs(got[key]).max(), 1.0), key
             nodal = loads_part(system, t, q)
             scale = np.abs(ref["Q"]).max()
             b = system.bodies[-1]

@@ -21,9 +21,10 @@ rattle run the formulation "index3", the index-3 equations with their own Newton
 neither solver nor stabilisation enters: give ``--stabilization none``).  rattle (symplectic: the
 energy error stays bounded over long runs, docs/benchmarks.md secs. 16 and 29) runs both: explicit
 with the constant mass matrix of natural coordinates, with a Newton iteration per step for the
-M(q) of Euler parameters.  With Euler parameters the accelerations and the partitioning take M, Q,
-C and C_q from the compiled kernel (`flexmbs.formulations.evaluations`; summary.json's ``kernel``
-"compiled"); natural coordinates, which the kernel does not take, run on the numpy path ("numpy").
+M(q) of Euler parameters.  In both coordinate systems the accelerations and the partitioning take
+M, Q, C and C_q from the compiled kernel (`flexmbs.formulations.evaluations`; summary.json's
+``kernel`` "compiled"; natural coordinates since issue 22: csrc ``natural_*``), and so do
+index3-alpha's steps.
 The position and velocity constraint violations are
 evaluated at every output.  Fixed-step integrators step onto every output time; adaptive ones
 (RK45, DOP853, Radau, BDF) give the outputs between their steps from their dense interpolant,

@@ -64,6 +64,15 @@ typedef struct {                       /* planar rigid bodies and their joints (
     const i64 *cd;                     /* (ncd, 2): row, coordinate */
 } Planar;
 
+typedef struct {                       /* natural-coordinate rigid bodies and their loads (section "natural ...") */
+    int nb, nl;                        /* RigidBodyNatural bodies (HEADER n_natural), their loads (n_natural_load) */
+    const i64 *bi;                     /* (nb, NATURAL_I_WIDTH): first coordinate, first row of its rigidity */
+    const double *br;                  /* (nb, NATURAL_BODY_WIDTH): mass, centroid, second moments Y_O */
+    const i64 *li;                     /* (nl, LOAD_I_WIDTH): LOAD_I rows of kinds LOAD_TORQUE, LOAD_POINT, LOAD_SPRING */
+    const double *lr;                  /* (nl, LOAD_R_WIDTH): LOAD_R rows */
+    const i64 *mkind;                  /* (nmark): MARKER_FRAME or MARKER_NATURAL, each marker of the joint batch */
+} Natural;
+
 typedef struct {
     int n, m, nr, nf, nnorm, nmark, W, E, npt, nd1, nd2, nds, nang;
     int nl, nvec, tw;                   /* loads of rigid bodies, their tabulated vectors, width of a time row */
@@ -91,6 +100,7 @@ typedef struct {
     int *lo, *hi;                       /* the nonzero column range of each row of C_q (constraints) */
     size_t fw_size;
     Planar pl;
+    Natural nat;
     int nlaw;                           /* laws in the table: the angle drivers', then the coordinate drivers' */
     const double *held;                 /* during a controlled `steps` call: (nvec, 3) held load vectors, read */
     const i64 *held_mask;               /* instead of the time row's where held_mask[k] (else NULL) */
@@ -1198,12 +1208,228 @@ static int planar_parse(Sys *s, PyObject *from)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* natural-coordinate rigid bodies (flexmbs/bodies/natural.py: RigidBodyNatural, NaturalRigidity)  */
+/*                                                                                            */
+/* q = (R, a, b, c), 12 coordinates: R the reference point O, a, b, c the columns of A = [a b c]  */
+/* (Garcia de Jalon and Bayo 1994, ch. 2; Pappalardo and Guida 2018, sec. 2.2).  A body point  */
+/* s = (x, y, z) is at r = R + x a + y b + z c = S(s) q, S(s) = [I, x I, y I, z I] (3 x 12): r is */
+/* linear in q, its Jacobian S(s) constant and its bias r'' - S q'' zero.  Hence                 */
+/* T = 1/2 int r'.r' dm = 1/2 q'^T M q' with the constant M = int S^T S dm = Sigma (x) I_3,       */
+/* Sigma = int (1, s)(1, s)^T dm = [[m, m u_C^T], [m u_C, Y_O]], Y_O = int s s^T dm, and Q_v = 0;  */
+/* the Gibbs-Appell function S = 1/2 int r''.r'' dm = 1/2 q''^T M q'' gives M_GA = M, g = 0: one  */
+/* computation for both formulations, as for planar bodies and point masses.  The weight is      */
+/* Q = S(u_C)^T m g = m (g, x_C g, y_C g, z_C g).  The six rigidity conditions (their eq. 17) are */
+/* C = a.a - 1, b.b - 1, c.c - 1, a.b, a.c, b.c.                                                 */
+
+static const int NAT_PAIR[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};   /* NaturalRigidity._pairs */
+
+/* the marker k of the joint batch on a natural body (its 12 columns cols[0:12] = o .. o + 11, y = y0[k]):
+   a point r = R + y_0 a + y_1 b + y_2 c, J = S(y) = [I, y_0 I, y_1 I, y_2 I]; a vector A y the same without R
+   (J's first three columns zero).  Its rate r' = J v and its bias zero follow in marker_rates */
+static void natural_marker(Sys *s, int k, const double *qe, int jac)
+{
+    int W = s->W;
+    const i64 *cols = s->mcols + (size_t)W * k;
+    const double *y = s->my0 + 3 * k;
+    double *r = s->mr + 3 * k;
+    int point = (int)s->mpoint[k];
+    for (int a = 0; a < 3; a++)
+        r[a] = (point ? qe[cols[a]] : 0.0) + y[0] * qe[cols[3 + a]] + y[1] * qe[cols[6 + a]] + y[2] * qe[cols[9 + a]];
+    if (!jac) return;
+    double *J = s->mJ + (size_t)3 * W * k;
+    memset(J, 0, 3 * W * sizeof(double));
+    for (int a = 0; a < 3; a++) {
+        if (point) J[a * W + a] = 1.0;
+        for (int j = 0; j < 3; j++) J[a * W + 3 + 3 * j + a] = y[j];
+    }
+}
+
+/* the rate r' = J v of the natural marker k (natural_marker's J at the same q) and its bias, zero: r is linear
+   in q, r'' = J q'' */
+static void natural_marker_rates(Sys *s, int k, const double *v)
+{
+    int W = s->W;
+    const i64 *cols = s->mcols + (size_t)W * k;
+    const double *J = s->mJ + (size_t)3 * W * k;
+    double *rd = s->mrd + 3 * k, *beta = s->mbeta + 3 * k;
+    for (int a = 0; a < 3; a++) {
+        double x = 0.0;
+        for (int w = 0; w < 12; w++) x += J[a * W + w] * v[cols[w]];
+        rd[a] = x;
+        beta[a] = 0.0;
+    }
+}
+
+/* M (its blocks Sigma (x) I_3: M[o + 3 i + a, o + 3 j + a] = Sigma_ij) and Q (set: the weight, before the
+   loads) of the natural bodies; either may be NULL */
+static void natural_bodies(const Sys *s, double *M, double *Q)
+{
+    int n = s->n;
+    for (int b = 0; b < s->nat.nb; b++) {
+        int o = (int)s->nat.bi[NATURAL_I_WIDTH * b + NATURAL_I_OFFSET];
+        const double *br = s->nat.br + NATURAL_BODY_WIDTH * b, *c = br + NATURAL_BODY_CENTROID;
+        const double *Y = br + NATURAL_BODY_SECOND_MOMENTS;
+        double m = br[NATURAL_BODY_MASS];
+        double w[4] = {m, m * c[0], m * c[1], m * c[2]};            /* Sigma's first row: m (1, u_C) */
+        if (M)
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) {
+                    double sij = i == 0 ? w[j] : j == 0 ? w[i] : Y[3 * (i - 1) + j - 1];
+                    for (int a = 0; a < 3; a++) M[(size_t)(o + 3 * i + a) * n + o + 3 * j + a] = sij;
+                }
+        if (Q)
+            for (int i = 0; i < 4; i++)
+                for (int a = 0; a < 3; a++) Q[o + 3 * i + a] = s->has_g ? w[i] * s->g[a] : 0.0;
+    }
+}
+
+/* the loads of the natural bodies (flexmbs/bodies/loads.py through RigidBodyNatural's point_force and torque),
+   added to Q; a body-fixed vector f is A f = f_0 a + f_1 b + f_2 c:
+     point_load        Q = S(s)^T F = (F, x F, y F, z F)
+     torque_load       delta theta = 1/2 sum_k a_k x delta a_k (a_k = a, b, c; exact for a rotation A), so the
+                       virtual work T . delta theta gives Q_{a_k} = 1/2 T x a_k, Q_R = 0
+     spring_to_ground  d = r_P - anchor, l = |d|, e = d / l, l' = e . S(s) v, F = -(k (l - l0) + c l') e,
+                       Q = S(s)^T F
+   the vectors of time as rigid_loads reads them (the time row after the drivers', or the held outputs) */
+static void natural_loads(const Sys *s, const double *q, const double *v, const double *row, double *Q)
+{
+    for (int i = 0; i < s->nat.nl; i++) {
+        const i64 *li = s->nat.li + LOAD_I_WIDTH * i;
+        const double *lr = s->nat.lr + LOAD_R_WIDTH * i, *sp = lr + LOAD_R_POINT;
+        int kind = (int)li[LOAD_I_KIND], o = (int)li[LOAD_I_OFFSET];
+        i64 vec = li[LOAD_I_VECTOR];
+        const double *d = q + o + 3;                       /* a, b, c: d[3 k + a] */
+        double F[3];
+        if (kind == LOAD_SPRING) {
+            const double *dv = v + o + 3;
+            double x[3], rate = 0.0, damp = lr[LOAD_R_DAMPING];
+            for (int a = 0; a < 3; a++)
+                x[a] = q[o + a] + sp[0] * d[a] + sp[1] * d[3 + a] + sp[2] * d[6 + a] - lr[LOAD_R_ANCHOR + a];
+            double len = sqrt(dot3(x, x));
+            for (int a = 0; a < 3; a++) x[a] /= len;
+            if (damp != 0.0)
+                for (int a = 0; a < 3; a++) rate += x[a] * (v[o + a] + sp[0] * dv[a] + sp[1] * dv[3 + a] + sp[2] * dv[6 + a]);
+            double mag = -(lr[LOAD_R_STIFFNESS] * (len - lr[LOAD_R_REST_LENGTH]) + damp * rate);
+            for (int a = 0; a < 3; a++) F[a] = mag * x[a];
+        } else {
+            const double *f = s->held && s->held_mask[vec] ? s->held + 3 * vec : row + 3 * s->nlaw + 3 * vec;
+            for (int a = 0; a < 3; a++)
+                F[a] = li[LOAD_I_LOCAL] ? f[0] * d[a] + f[1] * d[3 + a] + f[2] * d[6 + a] : f[a];
+        }
+        if (kind == LOAD_TORQUE) {
+            for (int k = 0; k < 3; k++) {
+                const double *ak = d + 3 * k;
+                double *Qk = Q + o + 3 + 3 * k;
+                Qk[0] += 0.5 * (F[1] * ak[2] - F[2] * ak[1]);
+                Qk[1] += 0.5 * (F[2] * ak[0] - F[0] * ak[2]);
+                Qk[2] += 0.5 * (F[0] * ak[1] - F[1] * ak[0]);
+            }
+            continue;
+        }
+        for (int a = 0; a < 3; a++) {
+            Q[o + a] += F[a];
+            for (int j = 0; j < 3; j++) Q[o + 3 + 3 * j + a] += sp[j] * F[a];
+        }
+    }
+}
+
+/* C and C_q (rows of C_q zeroed by the caller; may be NULL) of the rigidity conditions of every natural body:
+   C = d_i . d_j - delta_ij, dC/dd_i = d_j, dC/dd_j = d_i (2 d_i on the diagonal pairs), d_0, d_1, d_2 = a, b, c */
+static void natural_rigidity(Sys *s, const double *q, double *C, double *Cq)
+{
+    int n = s->n;
+    for (int b = 0; b < s->nat.nb; b++) {
+        const i64 *bi = s->nat.bi + NATURAL_I_WIDTH * b;
+        int o = (int)bi[NATURAL_I_OFFSET], row0 = (int)bi[NATURAL_I_RIGIDITY_ROW];
+        const double *d = q + o + 3;
+        for (int r = 0; r < 6; r++) {
+            int i = NAT_PAIR[r][0], j = NAT_PAIR[r][1], row = row0 + r;
+            C[row] = dot3(d + 3 * i, d + 3 * j) - (i == j ? 1.0 : 0.0);
+            if (!Cq) continue;
+            double *Cr = Cq + (size_t)row * n + o + 3;
+            for (int a = 0; a < 3; a++) {
+                Cr[3 * i + a] += d[3 * j + a];
+                Cr[3 * j + a] += d[3 * i + a];
+            }
+            s->lo[row] = o + 3;
+            s->hi[row] = o + 12;
+        }
+    }
+}
+
+/* gamma of the rigidity rows (NaturalRigidity.gamma): C'' = C_q q'' + 2 d_i' . d_j', so gamma = -2 d_i' . d_j';
+   C_t = 0 (left as the caller zeroed it) */
+static void natural_rigidity_rates(const Sys *s, const double *v, double *g)
+{
+    for (int b = 0; b < s->nat.nb; b++) {
+        const i64 *bi = s->nat.bi + NATURAL_I_WIDTH * b;
+        const double *dv = v + bi[NATURAL_I_OFFSET] + 3;
+        for (int r = 0; r < 6; r++)
+            g[bi[NATURAL_I_RIGIDITY_ROW] + r] = -2.0 * dot3(dv + 3 * NAT_PAIR[r][0], dv + 3 * NAT_PAIR[r][1]);
+    }
+}
+
+/* the natural bodies' arrays (sizes: HEADER_N_NATURAL, HEADER_N_NATURAL_LOAD, HEADER_N_MARK), checked: each body's
+   12 coordinates and its 6 rigidity rows in range, each load of a known 3D kind on 12 coordinates with its vector
+   in the time row, each marker's kind known and a natural marker's 12 columns in q (W >= 12); the bodies' blocks
+   of M are appended to s->blk */
+static int natural_parse(Sys *s, PyObject *from)
+{
+    Natural *nt = &s->nat;
+    if (!(nt->bi = take(s, from, NATURAL_I_WIDTH * (Py_ssize_t)nt->nb, 'i', ARRAY_NATURAL_I))) return -1;
+    if (!(nt->br = take(s, from, NATURAL_BODY_WIDTH * (Py_ssize_t)nt->nb, 'f', ARRAY_NATURAL_BODIES))) return -1;
+    if (!(nt->li = take(s, from, LOAD_I_WIDTH * (Py_ssize_t)nt->nl, 'i', ARRAY_NATURAL_LOAD_I))) return -1;
+    if (!(nt->lr = take(s, from, LOAD_R_WIDTH * (Py_ssize_t)nt->nl, 'f', ARRAY_NATURAL_LOAD_R))) return -1;
+    if (!(nt->mkind = take(s, from, s->nmark, 'i', ARRAY_MARKER_KIND))) return -1;
+    for (int b = 0; b < nt->nb; b++) {
+        i64 o = nt->bi[NATURAL_I_WIDTH * b + NATURAL_I_OFFSET], row = nt->bi[NATURAL_I_WIDTH * b + NATURAL_I_RIGIDITY_ROW];
+        if (o < 0 || o + 12 > s->n || row < 0 || row + 6 > s->m) {
+            PyErr_Format(PyExc_ValueError, "kernel system: natural body %d (coordinate %lld, rigidity row %lld) does not "
+                         "fit n = %d coordinates and m = %d rows", b, (long long)o, (long long)row, s->n, s->m);
+            return -1;
+        }
+    }
+    for (int k = 0; k < nt->nl; k++) {
+        const i64 *li = nt->li + LOAD_I_WIDTH * k;
+        i64 kind = li[LOAD_I_KIND], o = li[LOAD_I_OFFSET], vec = li[LOAD_I_VECTOR];
+        if ((kind != LOAD_TORQUE && kind != LOAD_POINT && kind != LOAD_SPRING) || o < 0 || o + 12 > s->n
+            || li[LOAD_I_LOCAL] < 0 || li[LOAD_I_LOCAL] > 1 || (kind != LOAD_SPRING && (vec < 0 || vec >= s->nvec))) {
+            PyErr_Format(PyExc_ValueError, "kernel system: natural load %d: bad kind, offset or vector", k);
+            return -1;
+        }
+    }
+    for (int k = 0; k < s->nmark; k++) {
+        i64 kind = nt->mkind[k];
+        const i64 *cols = s->mcols + (size_t)s->W * k;
+        int bad = kind != MARKER_FRAME && kind != MARKER_NATURAL;
+        if (!bad && kind == MARKER_NATURAL) {
+            bad = s->W < 12;
+            for (int w = 0; w < 12 && !bad; w++) bad = cols[w] < 0 || cols[w] >= s->n;
+        }
+        if (bad) {
+            PyErr_Format(PyExc_ValueError, "kernel system: marker %d: bad kind or columns of a natural marker", k);
+            return -1;
+        }
+    }
+    int *blk = realloc(s->blk, (2 * (size_t)(s->nblk + nt->nb) + 2) * sizeof(int));
+    if (!blk) { PyErr_NoMemory(); return -1; }
+    s->blk = blk;
+    for (int b = 0; b < nt->nb; b++) {
+        blk[2 * (s->nblk + b)] = (int)nt->bi[NATURAL_I_WIDTH * b + NATURAL_I_OFFSET];
+        blk[2 * (s->nblk + b) + 1] = 12;
+    }
+    s->nblk += nt->nb;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* constraints: Euler-parameter norms and the joint batch                                      */
 
 static void markers(Sys *s, const double *qe, int jac)
 {
     int W = s->W, E = s->E;
     for (int k = 0; k < s->nmark; k++) {
+        if (s->nat.mkind[k] == MARKER_NATURAL) { natural_marker(s, k, qe, jac); continue; }
         const i64 *R = s->mR + 3 * k, *P = s->mp + 4 * k, *e = s->me + (size_t)E * k;
         const double *Phi = s->mPhi + (size_t)3 * E * k;
         double p[4] = {qe[P[0]], qe[P[1]], qe[P[2]], qe[P[3]]}, A[9], y[3];
@@ -1279,6 +1505,7 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
         }
     }
     planar_constraints(s, q, law, C, Cq);
+    natural_rigidity(s, q, C, Cq);
     if (!s->nmark) return;
     markers(s, qe, Cq != NULL);
     const double *r = s->mr;
@@ -1398,6 +1625,7 @@ static void marker_rates(Sys *s, const double *v)
     double *ve = s->ve;
     memcpy(ve, v, n * sizeof(double));
     for (int k = 0; k < s->nmark; k++) {
+        if (s->nat.mkind[k] == MARKER_NATURAL) { natural_marker_rates(s, k, v); continue; }
         const i64 *P = s->mp + 4 * k, *e = s->me + (size_t)E * k, *cols = s->mcols + (size_t)W * k;
         const double *Phi = s->mPhi + (size_t)3 * E * k, *J = s->mJ + (size_t)3 * W * k;
         double p[4], pd[4], y[3], u[3], A[9], Ay[3];
@@ -1503,6 +1731,7 @@ static void constraint_rates(Sys *s, const double *q, const double *v, const dou
         g[s->norm[2 * i]] = -2.0 * (pd[0] * pd[0] + pd[1] * pd[1] + pd[2] * pd[2] + pd[3] * pd[3]);
     }
     planar_terms(s, q, v, law, g, Ct);
+    natural_rigidity_rates(s, v, g);
     if (!s->nmark) return;
     memcpy(s->qe, q, n * sizeof(double));
     markers(s, s->qe, 1);
@@ -1929,6 +2158,8 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
        M and g = 0 (bodies.base.LinearInertia): one computation for both formulations */
     planar_bodies(s, M, Q);                   /* sets its bodies' Q (the weight): before their loads */
     point_masses(s, M, Q);                    /* the same */
+    natural_bodies(s, M, Q);                  /* the same (section "natural-coordinate rigid bodies") */
+    if (Q && s->nat.nl) natural_loads(s, q, v, row, Q);
     if (Q && s->nl) rigid_loads(s, q, v, row, Q);
     if (Q && s->nfe) force_elements(s, q, v, row, Q);
 }
@@ -2072,6 +2303,7 @@ static int header(const i64 *h, Sys *s)
     s->pl.npri = (int)h[HEADER_N_PLANAR_PRISMATIC]; s->pl.ncd = (int)h[HEADER_N_COORDINATE_DRIVER];
     s->nsc = (int)h[HEADER_N_SCREW];
     s->dim = (int)h[HEADER_DIM]; s->npm = (int)h[HEADER_N_POINT_MASS]; s->nfe = (int)h[HEADER_N_FORCE];
+    s->nat.nb = (int)h[HEADER_N_NATURAL]; s->nat.nl = (int)h[HEADER_N_NATURAL_LOAD];
     if (h[HEADER_FORMULATION] >= N_FORMULATION_KINDS) return 0;
     s->ga = h[HEADER_FORMULATION] == FORMULATION_GIBBS_APPELL;
     if ((s->npm || s->nfe) && s->dim != 2 && s->dim != 3) return 0;
@@ -2277,6 +2509,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
     if (planar_parse(s, arrays) < 0) goto fail;
     if (forces_parse(s, arrays) < 0) goto fail;
+    if (natural_parse(s, arrays) < 0) goto fail;
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);

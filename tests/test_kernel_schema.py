@@ -65,7 +65,7 @@ def test_the_installed_kernel_was_built_from_this_declaration():
 def test_the_generated_header_gives_every_field_its_offset():
     text = schema.c_header()
     assert "#define LOAD_R_ANCHOR 3" in text and "#define LOAD_R_WIDTH 9" in text
-    assert "#define HEADER_WIDTH 24" in text and "LOAD_SPRING_2D = 5, N_LOAD_KINDS = 6" in text
+    assert "#define HEADER_WIDTH 26" in text and "LOAD_SPRING_2D = 5, N_LOAD_KINDS = 6" in text
     assert "FORMULATION_GIBBS_APPELL = 1, N_FORMULATION_KINDS = 2" in text
     for name in schema.SYSTEM_ARRAYS:
         assert f'#define ARRAY_{name.upper()} "{name}"\n' in text

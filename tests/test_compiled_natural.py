@@ -1,0 +1,168 @@
+"""Natural-coordinate rigid bodies on the compiled step (issue 22, item 4): csrc ``natural_*`` against the numpy
+path (flexmbs/bodies/natural.py, the reference).
+
+- M, Q, C, C_q, dQ_v/dv, gamma and C_t from the kernel equal the System's to round-off at random states off
+  the constraints, on Pappalardo and Guida's triple pendulum in natural coordinates and on a system mixing
+  natural and Euler-parameter bodies, a revolute and a prismatic joint (its dot1, dot2 rows on natural
+  markers), gravity along all three axes, an offset centroid, a full inertia and every load the kernel
+  applies to a natural body (a point force of t, a body-fixed one, a global and a body-fixed torque, a damped
+  spring to the ground); with ``formulation="gibbs-appell"`` the kernel's M_GA and Q_a - g are the numpy ones;
+- index3-alpha on the natural triple pendulum and on the mixed system takes the numpy steps, and so does the
+  case's default run
+  (Udwadia-Kalaba, coordinate partitioning, AB4) with ``kernel`` "compiled" against "numpy";
+- what the kernel still refuses on a natural body is named (tests/test_failures_natural_kernel.py).
+Skipped when the kernel is not installed.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
+from flexmbs.bodies.loads import point_load, spring_to_ground, torque_load
+from flexmbs.compiled import CompiledSystem, kernel_status
+from flexmbs.constraints import Prismatic, Revolute, Spherical
+from flexmbs.formulations.gibbs_appell_system import GibbsAppellSystem
+from flexmbs.formulations.stabilization import make_stabilization
+from flexmbs.system import System
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+import triple_pendulum  # noqa: E402
+
+needs_kernel = pytest.mark.skipif(not kernel_status().installed, reason=f"the kernel is {kernel_status()}")
+
+
+def mixed():
+    """A natural body (full inertia, offset centroid, every kernel load) on a revolute joint to the ground, an
+    Euler-parameter body on a spherical joint to it and a second natural body on a prismatic joint to that one,
+    under gravity along all three axes."""
+    J = np.array([[0.3, 0.02, -0.01], [0.02, 0.4, 0.03], [-0.01, 0.03, 0.5]])
+    c, s = np.cos(0.4), np.sin(0.4)
+    turned = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    loads = [point_load([0.1, 0.2, -0.1], lambda t: np.array([np.sin(t), 2.0, -1.0 + t])),
+             point_load([0.0, 0.3, 0.1], [0.5, 0.0, 0.2], local=True),
+             torque_load(lambda t: np.array([0.1, -0.2, 1.0 + t])),
+             torque_load([0.3, 0.1, -0.4], local=True),
+             spring_to_ground([0.2, 0.0, 0.1], [1.3, 0.4, 0.1], 50.0, 0.2, damping=0.7)]
+    a = RigidBodyNatural("a", 2.0, J, centroid=(0.1, -0.2, 0.3), position=(0.2, 0.0, 0.1), orientation=turned,
+                         angular_velocity=(0.0, 0.0, 2.0), loads=loads)
+    b = RigidBodyEP("b", 1.5, [0.02, 0.1, 0.1], position=(1.2, 0.3, 0.1))
+    d = RigidBodyNatural("d", 0.7, [0.01, 0.05, 0.05], position=(2.0, 0.3, 0.1), velocity=(0.3, 0.0, 0.0))
+    joints = [Revolute(None, a, at=(0.2, 0.0, 0.1), axis=(0.0, 0.0, 1.0), name="pin"),
+              Spherical(a, b, at=(0.8, 0.3, 0.1), name="ball"),
+              Prismatic(b, d, at=(2.0, 0.3, 0.1), axis=(1.0, 0.0, 0.0), name="slide")]
+    return System([a, b, d], joints, gravity=(0.5, -9.81, -1.0))
+
+
+SYSTEMS = {"triple pendulum": lambda: triple_pendulum.build("natural"), "mixed": mixed}
+
+
+def random_states(system, seed: int, n: int = 3):
+    """n states near the initial one: q off the constraints by 5e-2 (|a| != 1, a.b != 0), v of size 2."""
+    rng = np.random.default_rng(seed)
+    for t in np.linspace(0.0, 0.4, n):
+        yield (t, system.initial_coordinates() + 5e-2 * rng.standard_normal(system.n_q),
+               system.initial_velocities() + 2.0 * rng.standard_normal(system.n_q))
+
+
+def assert_close(got, ref, what):
+    """Equal to 1e-13 of the reference's largest entry (or of 1)."""
+    scale = max(np.abs(ref).max(), 1.0)
+    assert np.abs(got - ref).max() <= 1e-13 * scale, (what, np.abs(got - ref).max(), scale)
+
+
+@needs_kernel
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_terms_equal_the_numpy_path(name):
+    """M, Q, C, C_q, dQ_v/dv (zero: M constant), gamma and C_t (zero: no drivers) at three random states;
+    the rigidity rows' C and gamma and the loads are far above the tolerance (leaving one out fails)."""
+    system = SYSTEMS[name]()
+    compiled = CompiledSystem(system)
+    for t, q, v in random_states(system, 5):
+        got = compiled.evaluate(t, q, v)
+        ref = {"M": system.mass_matrix(q), "Q": system.forces(t, q, v), "C": system.residual(t, q),
+               "Cq": system.jacobian(t, q), "D": system.quadratic_velocity_jacobian(q, v)}
+        for key, value in ref.items():
+            assert_close(got[key], value, key)
+        gamma, Ct = compiled.constraint_rates(t, q, v)
+        assert_close(gamma, system.gamma(t, q, v), "gamma")
+        assert_close(Ct, system.time_derivative(t, q), "C_t")
+        rows = system.rows(system.constraint(f"{system.bodies[0].name}.rigidity"))
+        assert np.abs(ref["C"][rows]).min() > 1e-6 and np.abs(gamma[rows]).min() > 1e-6
+        if name == "mixed":
+            a = system.bodies[0]
+            sl = system.slice(a)
+            assert np.abs(a.applied(t, q[sl], v[sl])).min() > 1e-3
+
+
+@needs_kernel
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_gibbs_appell_terms_equal_the_numpy_path(name):
+    """With formulation="gibbs-appell": M_GA = M and g = 0 for the natural bodies (their points are linear in
+    q), the Euler-parameter body's from csrc ``rigid_ga``: the kernel's M and Q equal the numpy M_GA and
+    Q_a - g to 1e-13."""
+    system = SYSTEMS[name]()
+    ga = GibbsAppellSystem(system)
+    compiled = CompiledSystem(system, formulation="gibbs-appell")
+    for t, q, v in random_states(system, 7):
+        got = compiled.evaluate(t, q, v)
+        M, g = ga.body_terms.inertia_terms(q, v)
+        assert_close(got["M"], M, "M_GA")
+        assert_close(got["Q"], ga.body_terms.active_forces(t, q, v) - g, "Q_a - g")
+
+
+def _same_run(a, b, tol):
+    """Both finished, on the path asked for, with the same steps, q equal to ``tol`` (absolute: |q| ~ 1-8)."""
+    assert a.success and b.success, (a.message, b.message)
+    assert (a.metadata["kernel"], b.metadata["kernel"]) == ("numpy", "compiled")
+    assert a.stats["n_steps"] == b.stats["n_steps"]
+    assert np.abs(a.q - b.q).max() <= tol, np.abs(a.q - b.q).max()
+
+
+@needs_kernel
+def test_index3_alpha_takes_the_numpy_steps():
+    """The natural triple pendulum by index3-alpha, 0.2 s at h = 1e-3 s: q to 1e-10 (the same Newton iterations
+    on the same equations; measured 2.6e-12)."""
+    system = triple_pendulum.build("natural")
+    runs = [fm.run(system, method="index3-alpha", h=1e-3, t_end=0.2, dt_out=0.01, store=False, kernel=kernel)
+            for kernel in ("numpy", "compiled")]
+    _same_run(*runs, 1e-10)
+    assert np.abs(runs[0].q[-1] - runs[0].q[0]).max() > 0.1            # it moved
+
+
+@needs_kernel
+@pytest.mark.filterwarnings("ignore:initial state at t = 0 assembled")
+def test_mixed_system_takes_the_numpy_steps():
+    """The mixed system (natural and Euler-parameter bodies, revolute, spherical and prismatic joints, the
+    loads) by index3-alpha, 0.2 s at h = 1e-3 s from its assembled initial state: q to 1e-10 (measured 2.5e-13)."""
+    system = mixed()
+    runs = [fm.run(system, method="index3-alpha", h=1e-3, t_end=0.2, dt_out=0.01, store=False, kernel=kernel,
+                   assemble=True) for kernel in ("numpy", "compiled")]
+    _same_run(*runs, 1e-10)
+    assert np.abs(runs[0].q[-1] - runs[0].q[0]).max() > 0.1
+
+
+@needs_kernel
+def test_case_default_takes_the_numpy_steps():
+    """The case's default (Udwadia-Kalaba, coordinate partitioning, AB4, h = 1e-3 s) for 0.05 s with kernel
+    "compiled" and "numpy": q to 1e-10 (measured 4.4e-16)."""
+    system = triple_pendulum.build("natural")
+    runs = [fm.run(system, formulation="udwadia-kalaba", method="AB4", h=1e-3, t_end=0.05, dt_out=0.01, store=False,
+                   formulation_options=dict(stabilization=make_stabilization("coordinate-partitioning"),
+                                            kernel=kernel)) for kernel in ("numpy", "compiled")]
+    _same_run(*runs, 1e-10)
+    assert np.abs(runs[0].q[-1] - runs[0].q[0]).max() > 1e-3
+
+
+def user_loaded():
+    """A natural-coordinate pendulum whose load is a user's own callable, which the compiled kernel does not
+    evaluate (the system the refusals of kernel="compiled" are tested on: tests/test_compiled_index1.py,
+    test_compiled_radau.py, test_failures_index1_kernel.py, test_failures_gakernel.py)."""
+    def drag(body, t, q, v):
+        return -0.1 * v
+    bar = RigidBodyNatural("bar1", 2.0, [0.053, 2.693, 2.693], position=(2.0, 0.0, 0.0), loads=[drag])
+    return System([bar], [Spherical(None, bar, at=(0.0, 0.0, 0.0), name="A")], gravity=(0.0, 0.0, -9.81))

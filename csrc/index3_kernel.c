@@ -1802,9 +1802,25 @@ static void point_masses(const Sys *s, double *M, double *Q)
 
 typedef struct {          /* a point or a vector of one side of a force element at q */
     double r[3];          /* the point r (or the vector A u), global */
-    double J[21];         /* its Jacobian, (dim x nc) row-major: dr/dq at the side's columns */
+    double J[36];         /* its Jacobian, (dim x nc) row-major: dr/dq at the side's columns (nc <= 12) */
     int nc, o;            /* number of columns, the first one */
 } Mark;
+
+/* a side on a RigidBodyNatural at coordinate o (section "natural-coordinate rigid bodies"): the point
+   r = R + x_0 a + x_1 b + x_2 c, J = S(x) = [I, x_0 I, x_1 I, x_2 I] on its 12 columns, or the vector
+   A x = x_0 a + x_1 b + x_2 c, J = [0, x_0 I, x_1 I, x_2 I] */
+static void natural_side_mark(int o, const double *q, const double *x, int vector, Mark *mk)
+{
+    const double *d = q + o + 3;
+    mk->o = o;
+    mk->nc = 12;
+    memset(mk->J, 0, 36 * sizeof(double));
+    for (int a = 0; a < 3; a++) {
+        mk->r[a] = (vector ? 0.0 : q[o + a]) + x[0] * d[a] + x[1] * d[3 + a] + x[2] * d[6 + a];
+        if (!vector) mk->J[a * 12 + a] = 1.0;
+        for (int j = 0; j < 3; j++) mk->J[a * 12 + 3 + 3 * j + a] = x[j];
+    }
+}
 
 /* the point s (vector = 0) or the vector u (vector = 1) ``x`` of a side of kind ``kind`` at coordinate o */
 static void side_mark(const Sys *s, int kind, int o, const double *q, const double *x, int vector, Mark *mk)
@@ -1814,6 +1830,7 @@ static void side_mark(const Sys *s, int kind, int o, const double *q, const doub
     mk->nc = 0;
     for (int a = 0; a < d; a++) mk->r[a] = x[a];
     if (kind == SIDE_GROUND) return;
+    if (kind == SIDE_NATURAL) { natural_side_mark(o, q, x, vector, mk); return; }
     if (kind == SIDE_POINT) {                       /* r = q + s, J = I; a vector is constant */
         mk->nc = d;
         memset(mk->J, 0, sizeof(mk->J));
@@ -1856,7 +1873,7 @@ static void row_add(const Sys *s, const Mark *mk, const double *f, double scale,
     }
 }
 
-#define FE_COLS 14                       /* at most 7 + 7 columns: two RigidBodyEP */
+#define FE_COLS 24                       /* at most 12 + 12 columns: two RigidBodyNatural (7 + 7: two RigidBodyEP) */
 
 /* the measures g (ng of them) of force element k at q and their Jacobian G (ng x FE_COLS, row-major) on the
    columns cols (returns their number; ng set), as ForceElement.measures:
@@ -2024,7 +2041,7 @@ static int forces_parse(Sys *s, PyObject *from)
     if (!(s->fe_r = take(s, from, FORCE_R_WIDTH * (Py_ssize_t)s->nfe, 'f', ARRAY_FORCE_R))) return -1;
     for (int b = 0; b < s->npm; b++)
         if (s->pm_off[b] < 0 || s->pm_off[b] + s->dim > s->n) { PyErr_SetString(PyExc_ValueError, "kernel system: point mass out of range"); return -1; }
-    const int width[N_SIDE_KINDS] = {0, 7, 3, 0};
+    const int width[N_SIDE_KINDS] = {0, 7, 3, 0, 12};
     for (int k = 0; k < s->nfe; k++) {
         const i64 *fi = s->fe_i + FORCE_I_WIDTH * k;
         i64 kind = fi[FORCE_I_KIND], vec = fi[FORCE_I_VECTOR];
@@ -2033,7 +2050,8 @@ static int forces_parse(Sys *s, PyObject *from)
                   || fi[FORCE_I_LAW] < 0 || fi[FORCE_I_LAW] >= N_LAW_KINDS;
         for (int side = 0; side < 2 && !bad; side++) {
             i64 sk = fi[side ? FORCE_I_SIDE_J : FORCE_I_SIDE_I], o = fi[side ? FORCE_I_OFFSET_J : FORCE_I_OFFSET_I];
-            if (sk < 0 || sk >= N_SIDE_KINDS || (sk == SIDE_RIGID && planar) || (sk == SIDE_PLANAR && !planar)) bad = 1;
+            if (sk < 0 || sk >= N_SIDE_KINDS || ((sk == SIDE_RIGID || sk == SIDE_NATURAL) && planar)
+                || (sk == SIDE_PLANAR && !planar)) bad = 1;
             else if (sk == SIDE_GROUND) bad = o != -1;
             else bad = o < 0 || o + (sk == SIDE_POINT ? s->dim : width[sk]) > s->n;
         }

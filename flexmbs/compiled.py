@@ -448,6 +448,7 @@ class CompiledSystem:
         `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies given by body-coordinate points (not a body's
         marker object); its actuator, a function of t, is tabulated with the loads' vectors.  `Unsupported`
         naming it otherwise (its kind's refusal in `flexmbs.kernel_schema.KINDS`)."""
+        from .bodies.natural import RigidBodyNatural
         from .bodies.planar import RigidBody2D
         from .bodies.point import PointMass
         from .bodies.rigid import RigidBodyEP
@@ -457,12 +458,12 @@ class CompiledSystem:
         if kind not in (SpringDamper, RotationalSpringDamper, Bushing, JointLimit, JointFriction):
             raise Unsupported(f"force element {f.name!r} is a {kind.__name__}: {refusal(kind.__name__)}")
         sides, offsets = [], []
-        side_kinds = {RigidBodyEP: "rigid", RigidBody2D: "planar", PointMass: "point"}
+        side_kinds = {RigidBodyEP: "rigid", RigidBody2D: "planar", PointMass: "point", RigidBodyNatural: "natural"}
         for b in f.bodies:
             if b is not None and type(b) not in side_kinds:
                 raise Unsupported(f"force element {f.name!r} joins body {b.name!r}, a {type(b).__name__}; the compiled "
-                                  "kernel evaluates force elements between RigidBodyEP, RigidBody2D, PointMass and the "
-                                  "ground")
+                                  "kernel evaluates force elements between RigidBodyEP, RigidBody2D, PointMass, "
+                                  "RigidBodyNatural and the ground")
             sides.append(schema.CODES["SIDE"].index("ground" if b is None else side_kinds[type(b)]))
             offsets.append(-1 if b is None else system.slice(b).start)
         def padded(vectors):                      # each vector in 3 numbers (a planar one padded with a zero)

@@ -181,7 +181,7 @@ def arrays(names: tuple, what: str, **values) -> dict:
 #: between bodies by their measure (`flexmbs.forces`: SpringDamper, RotationalSpringDamper, Bushing; "slide":
 #: a prismatic joint's sliding; "_2d" in the plane); LAW: linear (F = -k (g - g0) - c g' + f_a), a joint
 #: stop or joint friction (`flexmbs.constraints.limits`);
-#: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass);
+#: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass, a RigidBodyNatural);
 #: FORMULATION: the inertia terms the kernel evaluates (HEADER formulation): Lagrange's M and Q_v, or
 #: Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g (docs/formulations_system.md); TIME: how a group of the
 #: laws' time row is evaluated in index3-alpha-adaptive's trial steps (TIME_LAW rows; a float code there);
@@ -193,7 +193,7 @@ CODES = {
     "SENSOR": ("angle", "rate", "position", "velocity", "omega"),
     "FORCE": ("spring", "rotational", "bushing", "slide", "spring_2d", "rotational_2d", "bushing_2d", "slide_2d"),
     "LAW": ("linear", "stop", "friction"),
-    "SIDE": ("ground", "rigid", "planar", "point"),
+    "SIDE": ("ground", "rigid", "planar", "point", "natural"),
     "FORMULATION": ("lagrange", "gibbs_appell"),
     "TIME": ("python", "affine"),
     "MARKER": ("frame", "natural"),
@@ -209,9 +209,8 @@ KINDS = {
                     "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress'), and for Gibbs-Appell its mass "
                     "points' arrays (point_*)",
     "RigidBodyNatural": "compiled: NATURAL_I, NATURAL_BODY rows (M = Sigma (x) I_3, its weight; both formulations), "
-                        "its markers in the joint batch (marker_kind natural), its loads (LOAD rows in natural_load_*); "
-                        "force elements on it are refused (their sides are RigidBodyEP, RigidBody2D, PointMass and the "
-                        "ground), its controllers' sensors are read in Python",
+                        "its markers in the joint batch (marker_kind natural), its loads (LOAD rows in natural_load_*), "
+                        "force elements on it (SIDE natural); its controllers' sensors are read in Python",
     "PointMass": "compiled: POINT_MASS row (no loads of its own: a point mass with loads is refused)",
     "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",
     "CorotationalBeam3D": "refused: corotational beams are not evaluated by the compiled kernel",
@@ -247,18 +246,18 @@ KINDS = {
     "spring_to_ground": "compiled: LOAD row (spring, spring_2d)",
     "user load callable": "refused: a user's own load callable cannot be evaluated by the compiled kernel",
     # force elements between bodies (flexmbs.forces)
-    "SpringDamper": "compiled: FORCE_I, FORCE_R rows (spring, spring_2d) between RigidBodyEP, RigidBody2D, PointMass "
-                    "and the ground, its actuator in the time rows (on a RigidBodyNatural: refused, no SIDE code)",
+    "SpringDamper": "compiled: FORCE_I, FORCE_R rows (spring, spring_2d) between RigidBodyEP, RigidBody2D, PointMass, "
+                    "RigidBodyNatural and the ground, its actuator in the time rows",
     "RotationalSpringDamper": "compiled: FORCE_I, FORCE_R rows (rotational, rotational_2d) between RigidBodyEP, "
-                              "RigidBody2D and the ground, its actuator in the time rows",
-    "Bushing": "compiled: FORCE_I, FORCE_R rows (bushing, bushing_2d) between RigidBodyEP, RigidBody2D, PointMass and "
-               "the ground",
+                              "RigidBody2D, RigidBodyNatural and the ground, its actuator in the time rows",
+    "Bushing": "compiled: FORCE_I, FORCE_R rows (bushing, bushing_2d) between RigidBodyEP, RigidBody2D, PointMass, "
+               "RigidBodyNatural and the ground",
     "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",
     # stops and friction on a joint's coordinate (flexmbs.constraints.limits), force elements too
     "JointLimit": "compiled: FORCE_I, FORCE_R rows (rotational or slide, law stop) on a revolute or prismatic "
-                  "joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
+                  "joint between RigidBodyEP, RigidBody2D, PointMass, RigidBodyNatural and the ground",
     "JointFriction": "compiled: FORCE_I, FORCE_R rows (rotational or slide, law friction) on a revolute or "
-                     "prismatic joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
+                     "prismatic joint between RigidBodyEP, RigidBody2D, PointMass, RigidBodyNatural and the ground",
     # contact (flexmbs.contact), a force element on the numpy path
     "Contact": "refused: contact runs on the numpy path (its active pairs change from step to step; the broad "
                "and narrow phases are numpy array code, no kernel rows)",

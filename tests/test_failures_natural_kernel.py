@@ -1,5 +1,7 @@
 """Issue 22, item 4: what the compiled kernel still refuses on natural-coordinate bodies (flexmbs/compiled.py,
-`flexmbs.kernel_schema.KINDS`): each refusal names the body and the kind, and kernel="compiled" says it.
+`flexmbs.kernel_schema.KINDS`): a user's own load callable (bodies, their markers, loads made by
+flexmbs.bodies.loads and force elements on them are compiled); the refusal names the body and the load, and
+kernel="compiled" says it.
 
 Rows are (description, the call, the message it now prints); the whole message is compared.  Skipped when the
 kernel is not installed (then every system runs on the numpy path).
@@ -10,15 +12,10 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import flexmbs as fm
-from flexmbs.bodies import RigidBodyNatural
 from flexmbs.compiled import CompiledSystem, Unsupported, kernel_status
-from flexmbs.constraints import Spherical
-from flexmbs.forces import SpringDamper
-from flexmbs.system import System
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_compiled_natural import user_loaded  # noqa: E402
@@ -29,23 +26,12 @@ USER_LOAD = ("body 'bar1': its load 0 is a user callable, which the compiled ker
              "(flexmbs.bodies.loads' torque_load, point_load and spring_to_ground it can; a law of the state sampled "
              "by a flexmbs.control.Controller it can too)")
 
-
-def sprung():
-    """A natural pendulum held by a spring-damper to the ground (a force element's side on a natural body)."""
-    bar = RigidBodyNatural("bar1", 2.0, [0.053, 2.693, 2.693], position=(2.0, 0.0, 0.0))
-    spring = SpringDamper(None, (4.0, 0.0, 1.0), bar, np.array([2.0, 0.0, 0.0]), 100.0, 1.0, name="hold")
-    return System([bar], [Spherical(None, bar, at=(0.0, 0.0, 0.0), name="A")], gravity=(0.0, 0.0, -9.81),
-                  forces=[spring])
-
-
 ROWS = [
     ("a user's load callable on a natural body", lambda: CompiledSystem(user_loaded()), Unsupported, USER_LOAD),
     ("the same through index3-alpha, kernel='compiled'",
-     lambda: fm.run(user_loaded(), method="index3-alpha", h=1e-3, t_end=1e-3, dt_out=1e-3, store=False, kernel="compiled"),
+     lambda: fm.run(user_loaded(), method="index3-alpha", h=1e-3, t_end=1e-3, dt_out=1e-3, store=False,
+                    kernel="compiled"),
      ValueError, f"`kernel` 'compiled' cannot run this system: {USER_LOAD}."),
-    ("a force element on a natural body", lambda: CompiledSystem(sprung()), Unsupported,
-     "force element 'hold' joins body 'bar1', a RigidBodyNatural; the compiled kernel evaluates force elements "
-     "between RigidBodyEP, RigidBody2D, PointMass and the ground"),
 ]
 
 

@@ -2653,8 +2653,33 @@ static void frame_at(const double *q, const double *v, i64 o, double *A, double 
     for (int a = 0; a < 3; a++) w[a] *= 2.0;
 }
 
+/* A = [a b c] (its columns the body axes) and omega = 1/2 (a x a' + b x b' + c x c') (RigidBodyNatural.
+   angular_velocity: from A' = [omega]x A, sum_k a_k x (omega x a_k) = 3 omega - A A^T omega = 2 omega for a
+   rotation A) of the RigidBodyNatural at coordinate o */
+static void natural_frame_at(const double *q, const double *v, i64 o, double *A, double *w)
+{
+    const double *d = q + o + 3, *dv = v + o + 3;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) A[3 * r + c] = d[3 * c + r];
+    w[0] = w[1] = w[2] = 0.0;
+    for (int k = 0; k < 3; k++) {
+        const double *a = d + 3 * k, *ad = dv + 3 * k;
+        w[0] += 0.5 * (a[1] * ad[2] - a[2] * ad[1]);
+        w[1] += 0.5 * (a[2] * ad[0] - a[0] * ad[2]);
+        w[2] += 0.5 * (a[0] * ad[1] - a[1] * ad[0]);
+    }
+}
+
+/* a sensor's body frame (A, omega) by its side's kind: a RigidBodyNatural's, else frame_at's */
+static void sensor_frame(const double *q, const double *v, i64 o, i64 side, double *A, double *w)
+{
+    if (side == SIDE_NATURAL) natural_frame_at(q, v, o, A, w);
+    else frame_at(q, v, o, A, w);
+}
+
 /* the sensed values of the ns sensors at (q, v) into out (control.py: joint_angle, joint_rate, body_position,
-   body_velocity, body_angular_velocity of RigidBodyEP bodies and the ground):
+   body_velocity, body_angular_velocity of RigidBodyEP and RigidBodyNatural bodies and the ground; a natural
+   body's velocity is R' + s_0 a' + s_1 b' + s_2 c'):
      angle     atan2(x_j . y_i, x_j . x_i),  x_j = A_j x, (x, y)_i = A_i u, A_i w  (not unwrapped)
      rate      (omega_j - omega_i) . A_i u
      position  R + A s,  velocity  R' + d(A s)/dp p',  omega  2 E(p) p'            (s = u) */
@@ -2666,17 +2691,17 @@ static void sense(const i64 *si, const double *sr, int ns, const double *q, cons
         i64 oi = x[SENSOR_I_OFFSET_I];
         double *y = out + x[SENSOR_I_OUT];
         double Ai[9], wi[3], Aj[9], wj[3], a[3], b[3], c[3];
-        frame_at(q, v, oi, Ai, wi);
+        sensor_frame(q, v, oi, x[SENSOR_I_SIDE_I], Ai, wi);
         switch ((int)x[SENSOR_I_KIND]) {
         case SENSOR_ANGLE:
-            frame_at(q, v, x[SENSOR_I_OFFSET_J], Aj, wj);
+            sensor_frame(q, v, x[SENSOR_I_OFFSET_J], x[SENSOR_I_SIDE_J], Aj, wj);
             mv3(Aj, r + SENSOR_R_X, c);
             mv3(Ai, u, a);
             mv3(Ai, r + SENSOR_R_W, b);
             y[0] = atan2(dot3(c, b), dot3(c, a));
             break;
         case SENSOR_RATE:
-            frame_at(q, v, x[SENSOR_I_OFFSET_J], Aj, wj);
+            sensor_frame(q, v, x[SENSOR_I_OFFSET_J], x[SENSOR_I_SIDE_J], Aj, wj);
             mv3(Ai, u, a);
             for (int d = 0; d < 3; d++) c[d] = wj[d] - wi[d];
             y[0] = dot3(c, a);
@@ -2686,6 +2711,11 @@ static void sense(const i64 *si, const double *sr, int ns, const double *q, cons
             for (int d = 0; d < 3; d++) y[d] = q[oi + d] + a[d];
             break;
         case SENSOR_VELOCITY: {
+            if (x[SENSOR_I_SIDE_I] == SIDE_NATURAL) {
+                const double *dv = v + oi + 3;
+                for (int d = 0; d < 3; d++) y[d] = v[oi + d] + u[0] * dv[d] + u[1] * dv[3 + d] + u[2] * dv[6 + d];
+                break;
+            }
             double VJ[12];
             ep_VJ(q + oi + 3, u, VJ);
             mv34(VJ, v + oi + 3, a);
@@ -2699,15 +2729,21 @@ static void sense(const i64 *si, const double *sr, int ns, const double *q, cons
 }
 
 /* ValueError unless every sensor's kind is known, its bodies' coordinates lie in q (a RigidBodyEP: 7 of
-   them; the ground: -1; positions, velocities and angular velocities need a body) and its output in out */
+   them, a RigidBodyNatural 12, by its side's kind; the ground: -1; positions, velocities and angular
+   velocities need a body) and its output in out */
 static int check_sensors(const i64 *si, int ns, int n, Py_ssize_t n_out)
 {
     for (int k = 0; k < ns; k++) {
         const i64 *x = si + SENSOR_I_WIDTH * k;
         i64 kind = x[SENSOR_I_KIND], oi = x[SENSOR_I_OFFSET_I], oj = x[SENSOR_I_OFFSET_J], at = x[SENSOR_I_OUT];
-        int two = kind == SENSOR_ANGLE || kind == SENSOR_RATE;
-        if (kind < 0 || kind >= N_SENSOR_KINDS || oi < (two ? -1 : 0) || oi > n - 7
-            || (two && (oj < -1 || oj > n - 7)) || at < 0 || at + (two ? 1 : 3) > n_out) {
+        int two = kind == SENSOR_ANGLE || kind == SENSOR_RATE, bad_side = 0;
+        for (int j = 0; j < 2; j++) {
+            i64 side = x[j ? SENSOR_I_SIDE_J : SENSOR_I_SIDE_I], o = j ? oj : oi;
+            bad_side |= (side != SIDE_GROUND && side != SIDE_RIGID && side != SIDE_NATURAL)
+                        || (side == SIDE_GROUND) != (o < 0) || o > n - (side == SIDE_NATURAL ? 12 : 7);
+        }
+        if (kind < 0 || kind >= N_SENSOR_KINDS || oi < (two ? -1 : 0) || (two && oj < -1) || bad_side || at < 0
+            || at + (two ? 1 : 3) > n_out) {
             PyErr_Format(PyExc_ValueError, "kernel steps: sensor %d (kind %lld, coordinates %lld, %lld, output %lld) "
                          "does not fit %d coordinates and %zd sensed values", k, (long long)kind, (long long)oi,
                          (long long)oj, (long long)at, n, n_out);

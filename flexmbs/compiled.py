@@ -38,7 +38,7 @@ are those of the numpy code, which stays the reference and the fallback:
 - `flexmbs.bodies.RigidBodyNatural` (q = (R, a, b, c): constant M = Sigma (x) I_3, Q the weight and the
   loads of `flexmbs.bodies.loads`, dQ_v/dv = 0, M_GA = M and g = 0), its `NaturalRigidity` rows and the
   markers r = R + A y (a constant Jacobian, zero bias) of the joint batch's rows on it (`_markers`, MARKER
-  codes); force elements on it are refused, its controllers' sensors are read in Python;
+  codes), the force elements on it (SIDE natural) and its controllers' sensors (`sensor_row`);
 - `flexmbs.bodies.PointMass` (M = m I, Q = m g; without loads of its own) and the force elements
   between bodies of `flexmbs.forces` (`SpringDamper`, `RotationalSpringDamper`, `Bushing`: their
   measures, G^T F and the material tangent G^T diag(k) G, csrc ``force_measure``) between the ground,
@@ -776,17 +776,22 @@ class CompiledSystem:
     def sensor_row(self, kind: str, bodies, vectors: dict, out: int):
         """The kernel's rows of a controller's sensor (csrc/index3_kernel.c ``sense``): (SENSOR_I row:
         kind, first coordinate of each body (-1: the ground; body j only for "angle" and "rate"),
-        output index ``out``; SENSOR_R row: its body-fixed ``vectors`` by field name, "u", "w", "x",
-        the others zero), or None when a body is not a `RigidBodyEP` of this system or the ground (the
-        sensor is then read in Python)."""
+        output index ``out``, each body's SIDE code (ground, rigid, natural); SENSOR_R row: its body-fixed
+        ``vectors`` by field name, "u", "w", "x", the others zero), or None when a body is not a
+        `RigidBodyEP` or a `RigidBodyNatural` of this system or the ground (the sensor is then read in
+        Python)."""
+        from .bodies.natural import RigidBodyNatural
         from .bodies.rigid import RigidBodyEP
         system = self.system
         members = {id(b) for b in system.bodies}
-        if any(b is not None and (type(b) is not RigidBodyEP or id(b) not in members) for b in bodies):
+        sides = {RigidBodyEP: "rigid", RigidBodyNatural: "natural"}
+        if any(b is not None and (type(b) not in sides or id(b) not in members) for b in bodies):
             return None
+        bodies = list(bodies) + [None] * (2 - len(bodies))
         offsets = [-1 if b is None else system.slice(b).start for b in bodies]
-        offsets += [-1] * (2 - len(offsets))
-        return (schema.SENSOR_I.row(kind=SENSOR_KINDS.index(kind), offset_i=offsets[0], offset_j=offsets[1], out=out),
+        codes = [schema.CODES["SIDE"].index("ground" if b is None else sides[type(b)]) for b in bodies]
+        return (schema.SENSOR_I.row(kind=SENSOR_KINDS.index(kind), offset_i=offsets[0], offset_j=offsets[1], out=out,
+                                    side_i=codes[0], side_j=codes[1]),
                 schema.SENSOR_R.row(**{"u": (), "w": (), "x": (), **vectors}))
 
     def tabulate(self, times, held_by_kernel: bool = False) -> tuple[np.ndarray, UserFunctionError | None]:
@@ -953,7 +958,7 @@ class CompiledSystem:
         the steps that end at a sample time; sample(step) -> bool, called there after the kernel has
         written the sensors' values to ``sensed`` (False: stop after that step); held (3 n_vectors,),
         the held load vectors it reads where held_mask (n_vectors,) int64 is 1; the sensor rows'
-        ints (4 n_s,) and reals (9 n_s,) of `sensor_row`; sensed), `flexmbs.control.KernelSampling`.
+        ints (SENSOR_I width n_s,) and reals (9 n_s,) of `sensor_row`; sensed), `flexmbs.control.KernelSampling`.
         ``adaptive`` (None: the fixed schedule ``times``, ``hs``): the step-size control of
         index3-alpha-adaptive, which writes the accepted steps into ``times``, ``hs`` and the rows at the
         output times ``t_out`` (and at every step point) into x_out, lam_out (its tuple:

@@ -112,8 +112,9 @@ FLEX_I = Record("FLEX_I", "i64", _fields("offset", "n_elastic", "n_elements", "e
                                          "n_kg", "n_mean_axis", "mean_axis_row", "modal_stress", "n_points"),
                 "a FlexibleBody's sizes and options; n_points: its mass points (Gibbs-Appell, 0 otherwise)")
 FLEX_R = Record("FLEX_R", "f64", _fields("mass", ("s", 3), ("J", 9), "EA"), "a FlexibleBody's invariants m, s, J; EA")
-SENSOR_I = Record("SENSOR_I", "i64", _fields("kind", "offset_i", "offset_j", "out"),
-                  "a controller's sensor: kind (SENSOR codes), first coordinates (-1: the ground), output index")
+SENSOR_I = Record("SENSOR_I", "i64", _fields("kind", "offset_i", "offset_j", "out", "side_i", "side_j"),
+                  "a controller's sensor: kind (SENSOR codes), first coordinates (-1: the ground), output index, "
+                  "each body's kind (SIDE codes: ground, rigid, natural)")
 SENSOR_R = Record("SENSOR_R", "f64", _fields(("u", 3), ("w", 3), ("x", 3)),
                   "its body-fixed vectors: angle x_i, y_i (body i), x_j (body j); rate z_i; point s")
 
@@ -148,7 +149,8 @@ TIME_LAW = Record("TIME_LAW", "f64", _fields("kind", ("offset", 3), ("rate", 3))
                   "offset + rate t (a law that declares ``affine``: constant_speed, a constant load)")
 
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
-           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, NATURAL_I, NATURAL_BODY, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW)
+           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, NATURAL_I, NATURAL_BODY,
+           POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -208,9 +210,10 @@ KINDS = {
     "FlexibleBody": "compiled: FLEX_I, FLEX_R rows and its invariants' arrays (reference 'supports' or 'mean-axis'; "
                     "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress'), and for Gibbs-Appell its mass "
                     "points' arrays (point_*)",
-    "RigidBodyNatural": "compiled: NATURAL_I, NATURAL_BODY rows (M = Sigma (x) I_3, its weight; both formulations), "
-                        "its markers in the joint batch (marker_kind natural), its loads (LOAD rows in natural_load_*), "
-                        "force elements on it (SIDE natural); its controllers' sensors are read in Python",
+    "RigidBodyNatural": "compiled: NATURAL_I, NATURAL_BODY rows (M = Sigma (x) I_3, its weight; both "
+                        "formulations), its markers in the joint batch (marker_kind natural), its loads (LOAD rows "
+                        "in natural_load_*), the force elements on it (SIDE natural) and its controllers' sensors "
+                        "(SENSOR_I side natural)",
     "PointMass": "compiled: POINT_MASS row (no loads of its own: a point mass with loads is refused)",
     "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",
     "CorotationalBeam3D": "refused: corotational beams are not evaluated by the compiled kernel",

@@ -12,6 +12,7 @@ path (flexmbs/bodies/natural.py, the reference).
   natural bodies (spring-dampers, a rotational spring-damper with an actuator, a bushing, a joint stop, joint
   friction: their sides SIDE natural) takes the numpy steps, and so does the case's default run
   (Udwadia-Kalaba, coordinate partitioning, AB4) with ``kernel`` "compiled" against "numpy";
+- a controller's sensors on natural bodies are evaluated by the kernel and give the Python sensors' values;
 - what the kernel still refuses on a natural body (a user's load callable) is named
   (tests/test_failures_natural_kernel.py).
 Skipped when the kernel is not installed.
@@ -190,6 +191,51 @@ def test_case_default_takes_the_numpy_steps():
                                             kernel=kernel)) for kernel in ("numpy", "compiled")]
     _same_run(*runs, 1e-10)
     assert np.abs(runs[0].q[-1] - runs[0].q[0]).max() > 1e-4
+
+
+def natural_double_pendulum(loads):
+    """Two natural-coordinate rods (1 kg, 1 m) in a chain about y, the lower tilted 0.4 rad and carrying
+    ``loads`` (tests/test_control_kernel.py's double pendulum in natural coordinates); (System, lower joint)."""
+    c, s = np.cos(0.4), np.sin(0.4)
+    J, axis = np.diag([1 / 12, 1 / 12, 1e-4]), (0.0, 1.0, 0.0)
+    upper = RigidBodyNatural("upper", 1.0, J, position=(0.0, 0.0, -0.5))
+    lower = RigidBodyNatural("lower", 1.0, J, position=(0.5 * s, 0.0, -1.0 - 0.5 * c),
+                             orientation=np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]]), loads=loads)
+    mid = Revolute(upper, lower, at=(0.0, 0.0, -1.0), axis=axis, name="mid")
+    return System([upper, lower], [Revolute(None, upper, at=(0.0, 0.0, 0.0), axis=axis, name="top"), mid],
+                  gravity=(0.0, 0.0, -9.81)), mid
+
+
+@needs_kernel
+def test_kernel_sensors_of_natural_bodies_give_the_python_sensors_values():
+    """A PD controller at 1 kHz on the natural double pendulum: the kernel evaluates its sensors in C (csrc
+    ``natural_frame_at``; Python reads them at t0 only, as for Euler parameters), and each value it sensed equals the Python sensor's `read` of
+    the state written at that sample (round-off, as tests/test_control_kernel.py for Euler parameters)."""
+    from flexmbs import control
+    tau = control.Output("torque")
+    system, mid = natural_double_pendulum([tau.torque((0.0, 1.0, 0.0))])
+    lower = system.bodies[1]
+    sense = {"angle": control.joint_angle(mid), "rate": control.joint_rate(mid),
+             "r": control.body_position(lower, (0.1, 0.0, -0.5)), "v": control.body_velocity(lower, (0.1, 0.0, -0.5)),
+             "w": control.body_angular_velocity(lower)}
+    c = control.Controller(1e-3, sense, tau, lambda t, s: -2.0 * s["rate"] - 5.0 * (s["angle"] - 0.2))
+    read_in_python = []
+    for name, s in sense.items():                   # count the Python reads during the run
+        s.read = (lambda read, name: lambda state: read_in_python.append(name) or read(state))(s.read, name)
+    res = fm.run(system, method="index3-alpha", h=2.5e-4, t_end=0.05, dt_out=1e-3, controllers=[c], store=False,
+                 kernel="compiled")
+    assert res.status == "finished" and res.metadata["kernel"] == "compiled"
+    assert read_in_python == list(sense)            # the first sample, at t0, before the kernel's call, only
+    rec = c.record
+    assert len(rec["t"]) == 50
+    for s in sense.values():
+        s.reset()
+    for k in range(50):
+        state = control.State(system, res.q[k], res.v[k])
+        for name, s in sense.items():
+            np.testing.assert_allclose(rec["sensed"][name][k], s.read(state), rtol=0, atol=1e-13,
+                                       err_msg=f"sensor {name} at sample {k}")
+    assert np.abs(rec["sensed"]["rate"]).max() > 0.1 and np.abs(rec["sensed"]["w"]).max() > 0.1
 
 
 def user_loaded():

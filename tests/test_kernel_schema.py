@@ -81,4 +81,4 @@ def test_rows_are_filled_by_name_and_padded():
     row = schema.LOAD_R.row(point=(0.1, 0.2), anchor=np.array([1.0, 2.0, 3.0]), stiffness=5.0, rest_length=0.5,
                             damping=0.0)
     assert row == [0.1, 0.2, 0.0, 1.0, 2.0, 3.0, 5.0, 0.5, 0.0]
-    assert schema.SENSOR_I.row(kind=1, offset_i=-1, offset_j=7, out=2) == [1, -1, 7, 2]
+    assert schema.SENSOR_I.row(kind=1, offset_i=-1, offset_j=7, out=2, side_i=0, side_j=4) == [1, -1, 7, 2, 0, 4]

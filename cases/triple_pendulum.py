@@ -81,7 +81,8 @@ ROT_Z90 = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])   # bod
 
 DEFAULTS = dict(coordinates="natural", solver="udwadia-kalaba", stabilization="coordinate-partitioning",
                 integrator="AB4", h=1e-3, rtol=1e-8, t_end=20.0, dt_out=0.01, table=False, plots=True)
-RUN_TIME = "about 5 min"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
+RUN_TIME = "about 1 min"     # at the defaults on a 2-core machine (--help says it): 49 s wall, 19 s CPU at load 6.7
+                             # on the compiled path (issue 22, docs/benchmarks.md 20.5)
 HELP = dict(coordinates="rigid-body coordinates", solver="acceleration solver",
             stabilization="constraint stabilisation after every step", integrator="time integrator",
             h="step of fixed-step integrators (first trial step of adaptive ones) [s]",

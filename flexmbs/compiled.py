@@ -42,8 +42,8 @@ are those of the numpy code, which stays the reference and the fallback:
 - `flexmbs.bodies.PointMass` (M = m I, Q = m g; without loads of its own) and the force elements
   between bodies of `flexmbs.forces` (`SpringDamper`, `RotationalSpringDamper`, `Bushing`: their
   measures, G^T F and the material tangent G^T diag(k) G, csrc ``force_measure``) between the ground,
-  `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies, their actuators tabulated like the loads'
-  functions of time (`_force_element`).
+  `RigidBodyEP`, `RigidBody2D`, `PointMass` and `RigidBodyNatural` bodies, their actuators tabulated like the
+  loads' functions of time (`_force_element`).
 
 The inertia terms are Lagrange's (above: M and Q_v from the invariants) or, with
 ``CompiledSystem(system, formulation="gibbs-appell")`` (`flexmbs.formulations.gibbs_appell_system`),

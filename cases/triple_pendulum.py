@@ -21,9 +21,10 @@ rattle run the formulation "index3", the index-3 equations with their own Newton
 neither solver nor stabilisation enters: give ``--stabilization none``).  rattle (symplectic: the
 energy error stays bounded over long runs, docs/benchmarks.md secs. 16 and 29) runs both: explicit
 with the constant mass matrix of natural coordinates, with a Newton iteration per step for the
-M(q) of Euler parameters.  With Euler parameters the accelerations and the partitioning take M, Q,
-C and C_q from the compiled kernel (`flexmbs.formulations.evaluations`; summary.json's ``kernel``
-"compiled"); natural coordinates, which the kernel does not take, run on the numpy path ("numpy").
+M(q) of Euler parameters.  In both coordinate systems the accelerations and the partitioning take
+M, Q, C and C_q from the compiled kernel (`flexmbs.formulations.evaluations`; summary.json's
+``kernel`` "compiled"; natural coordinates since issue 22: csrc ``natural_*``), and so do
+index3-alpha's steps.
 The position and velocity constraint violations are
 evaluated at every output.  Fixed-step integrators step onto every output time; adaptive ones
 (RK45, DOP853, Radau, BDF) give the outputs between their steps from their dense interpolant,
@@ -80,7 +81,8 @@ ROT_Z90 = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])   # bod
 
 DEFAULTS = dict(coordinates="natural", solver="udwadia-kalaba", stabilization="coordinate-partitioning",
                 integrator="AB4", h=1e-3, rtol=1e-8, t_end=20.0, dt_out=0.01, table=False, plots=True)
-RUN_TIME = "about 5 min"     # at the defaults on a 2-core machine (--help says it; measured, issue 20)
+RUN_TIME = "about 1 min"     # at the defaults on a 2-core machine (--help says it): 49 s wall, 19 s CPU at load 6.7
+                             # on the compiled path (issue 22, docs/benchmarks.md 20.5)
 HELP = dict(coordinates="rigid-body coordinates", solver="acceleration solver",
             stabilization="constraint stabilisation after every step", integrator="time integrator",
             h="step of fixed-step integrators (first trial step of adaptive ones) [s]",

@@ -72,6 +72,15 @@ typedef struct {                       /* planar rigid bodies and their joints (
     const i64 *cd;                     /* (ncd, 2): row, coordinate */
 } Planar;
 
+typedef struct {                       /* natural-coordinate rigid bodies and their loads (section "natural ...") */
+    int nb, nl;                        /* RigidBodyNatural bodies (HEADER n_natural), their loads (n_natural_load) */
+    const i64 *bi;                     /* (nb, NATURAL_I_WIDTH): first coordinate, first row of its rigidity */
+    const double *br;                  /* (nb, NATURAL_BODY_WIDTH): mass, centroid, second moments Y_O */
+    const i64 *li;                     /* (nl, LOAD_I_WIDTH): LOAD_I rows of kinds LOAD_TORQUE, LOAD_POINT, LOAD_SPRING */
+    const double *lr;                  /* (nl, LOAD_R_WIDTH): LOAD_R rows */
+    const i64 *mkind;                  /* (nmark): MARKER_FRAME or MARKER_NATURAL, each marker of the joint batch */
+} Natural;
+
 typedef struct {
     int n, m, nr, nf, nnorm, nmark, W, E, npt, nd1, nd2, nds, nang;
     int nl, nvec, tw;                   /* loads of rigid bodies, their tabulated vectors, width of a time row */
@@ -99,6 +108,7 @@ typedef struct {
     int *lo, *hi;                       /* the nonzero column range of each row of C_q (constraints) */
     size_t fw_size;
     Planar pl;
+    Natural nat;
     int nlaw;                           /* laws in the table: the angle drivers', then the coordinate drivers' */
     const double *held;                 /* during a controlled `steps` call: (nvec, 3) held load vectors, read */
     const i64 *held_mask;               /* instead of the time row's where held_mask[k] (else NULL) */
@@ -1280,12 +1290,228 @@ static int planar_parse(Sys *s, PyObject *from)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* natural-coordinate rigid bodies (flexmbs/bodies/natural.py: RigidBodyNatural, NaturalRigidity)  */
+/*                                                                                            */
+/* q = (R, a, b, c), 12 coordinates: R the reference point O, a, b, c the columns of A = [a b c]  */
+/* (Garcia de Jalon and Bayo 1994, ch. 2; Pappalardo and Guida 2018, sec. 2.2).  A body point  */
+/* s = (x, y, z) is at r = R + x a + y b + z c = S(s) q, S(s) = [I, x I, y I, z I] (3 x 12): r is */
+/* linear in q, its Jacobian S(s) constant and its bias r'' - S q'' zero.  Hence                 */
+/* T = 1/2 int r'.r' dm = 1/2 q'^T M q' with the constant M = int S^T S dm = Sigma (x) I_3,       */
+/* Sigma = int (1, s)(1, s)^T dm = [[m, m u_C^T], [m u_C, Y_O]], Y_O = int s s^T dm, and Q_v = 0;  */
+/* the Gibbs-Appell function S = 1/2 int r''.r'' dm = 1/2 q''^T M q'' gives M_GA = M, g = 0: one  */
+/* computation for both formulations, as for planar bodies and point masses.  The weight is      */
+/* Q = S(u_C)^T m g = m (g, x_C g, y_C g, z_C g).  The six rigidity conditions (their eq. 17) are */
+/* C = a.a - 1, b.b - 1, c.c - 1, a.b, a.c, b.c.                                                 */
+
+static const int NAT_PAIR[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};   /* NaturalRigidity._pairs */
+
+/* the marker k of the joint batch on a natural body (its 12 columns cols[0:12] = o .. o + 11, y = y0[k]):
+   a point r = R + y_0 a + y_1 b + y_2 c, J = S(y) = [I, y_0 I, y_1 I, y_2 I]; a vector A y the same without R
+   (J's first three columns zero).  Its rate r' = J v and its bias zero follow in marker_rates */
+static void natural_marker(Sys *s, int k, const double *qe, int jac)
+{
+    int W = s->W;
+    const i64 *cols = s->mcols + (size_t)W * k;
+    const double *y = s->my0 + 3 * k;
+    double *r = s->mr + 3 * k;
+    int point = (int)s->mpoint[k];
+    for (int a = 0; a < 3; a++)
+        r[a] = (point ? qe[cols[a]] : 0.0) + y[0] * qe[cols[3 + a]] + y[1] * qe[cols[6 + a]] + y[2] * qe[cols[9 + a]];
+    if (!jac) return;
+    double *J = s->mJ + (size_t)3 * W * k;
+    memset(J, 0, 3 * W * sizeof(double));
+    for (int a = 0; a < 3; a++) {
+        if (point) J[a * W + a] = 1.0;
+        for (int j = 0; j < 3; j++) J[a * W + 3 + 3 * j + a] = y[j];
+    }
+}
+
+/* the rate r' = J v of the natural marker k (natural_marker's J at the same q) and its bias, zero: r is linear
+   in q, r'' = J q'' */
+static void natural_marker_rates(Sys *s, int k, const double *v)
+{
+    int W = s->W;
+    const i64 *cols = s->mcols + (size_t)W * k;
+    const double *J = s->mJ + (size_t)3 * W * k;
+    double *rd = s->mrd + 3 * k, *beta = s->mbeta + 3 * k;
+    for (int a = 0; a < 3; a++) {
+        double x = 0.0;
+        for (int w = 0; w < 12; w++) x += J[a * W + w] * v[cols[w]];
+        rd[a] = x;
+        beta[a] = 0.0;
+    }
+}
+
+/* M (its blocks Sigma (x) I_3: M[o + 3 i + a, o + 3 j + a] = Sigma_ij) and Q (set: the weight, before the
+   loads) of the natural bodies; either may be NULL */
+static void natural_bodies(const Sys *s, double *M, double *Q)
+{
+    int n = s->n;
+    for (int b = 0; b < s->nat.nb; b++) {
+        int o = (int)s->nat.bi[NATURAL_I_WIDTH * b + NATURAL_I_OFFSET];
+        const double *br = s->nat.br + NATURAL_BODY_WIDTH * b, *c = br + NATURAL_BODY_CENTROID;
+        const double *Y = br + NATURAL_BODY_SECOND_MOMENTS;
+        double m = br[NATURAL_BODY_MASS];
+        double w[4] = {m, m * c[0], m * c[1], m * c[2]};            /* Sigma's first row: m (1, u_C) */
+        if (M)
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) {
+                    double sij = i == 0 ? w[j] : j == 0 ? w[i] : Y[3 * (i - 1) + j - 1];
+                    for (int a = 0; a < 3; a++) M[(size_t)(o + 3 * i + a) * n + o + 3 * j + a] = sij;
+                }
+        if (Q)
+            for (int i = 0; i < 4; i++)
+                for (int a = 0; a < 3; a++) Q[o + 3 * i + a] = s->has_g ? w[i] * s->g[a] : 0.0;
+    }
+}
+
+/* the loads of the natural bodies (flexmbs/bodies/loads.py through RigidBodyNatural's point_force and torque),
+   added to Q; a body-fixed vector f is A f = f_0 a + f_1 b + f_2 c:
+     point_load        Q = S(s)^T F = (F, x F, y F, z F)
+     torque_load       delta theta = 1/2 sum_k a_k x delta a_k (a_k = a, b, c; exact for a rotation A), so the
+                       virtual work T . delta theta gives Q_{a_k} = 1/2 T x a_k, Q_R = 0
+     spring_to_ground  d = r_P - anchor, l = |d|, e = d / l, l' = e . S(s) v, F = -(k (l - l0) + c l') e,
+                       Q = S(s)^T F
+   the vectors of time as rigid_loads reads them (the time row after the drivers', or the held outputs) */
+static void natural_loads(const Sys *s, const double *q, const double *v, const double *row, double *Q)
+{
+    for (int i = 0; i < s->nat.nl; i++) {
+        const i64 *li = s->nat.li + LOAD_I_WIDTH * i;
+        const double *lr = s->nat.lr + LOAD_R_WIDTH * i, *sp = lr + LOAD_R_POINT;
+        int kind = (int)li[LOAD_I_KIND], o = (int)li[LOAD_I_OFFSET];
+        i64 vec = li[LOAD_I_VECTOR];
+        const double *d = q + o + 3;                       /* a, b, c: d[3 k + a] */
+        double F[3];
+        if (kind == LOAD_SPRING) {
+            const double *dv = v + o + 3;
+            double x[3], rate = 0.0, damp = lr[LOAD_R_DAMPING];
+            for (int a = 0; a < 3; a++)
+                x[a] = q[o + a] + sp[0] * d[a] + sp[1] * d[3 + a] + sp[2] * d[6 + a] - lr[LOAD_R_ANCHOR + a];
+            double len = sqrt(dot3(x, x));
+            for (int a = 0; a < 3; a++) x[a] /= len;
+            if (damp != 0.0)
+                for (int a = 0; a < 3; a++) rate += x[a] * (v[o + a] + sp[0] * dv[a] + sp[1] * dv[3 + a] + sp[2] * dv[6 + a]);
+            double mag = -(lr[LOAD_R_STIFFNESS] * (len - lr[LOAD_R_REST_LENGTH]) + damp * rate);
+            for (int a = 0; a < 3; a++) F[a] = mag * x[a];
+        } else {
+            const double *f = s->held && s->held_mask[vec] ? s->held + 3 * vec : row + 3 * s->nlaw + 3 * vec;
+            for (int a = 0; a < 3; a++)
+                F[a] = li[LOAD_I_LOCAL] ? f[0] * d[a] + f[1] * d[3 + a] + f[2] * d[6 + a] : f[a];
+        }
+        if (kind == LOAD_TORQUE) {
+            for (int k = 0; k < 3; k++) {
+                const double *ak = d + 3 * k;
+                double *Qk = Q + o + 3 + 3 * k;
+                Qk[0] += 0.5 * (F[1] * ak[2] - F[2] * ak[1]);
+                Qk[1] += 0.5 * (F[2] * ak[0] - F[0] * ak[2]);
+                Qk[2] += 0.5 * (F[0] * ak[1] - F[1] * ak[0]);
+            }
+            continue;
+        }
+        for (int a = 0; a < 3; a++) {
+            Q[o + a] += F[a];
+            for (int j = 0; j < 3; j++) Q[o + 3 + 3 * j + a] += sp[j] * F[a];
+        }
+    }
+}
+
+/* C and C_q (rows of C_q zeroed by the caller; may be NULL) of the rigidity conditions of every natural body:
+   C = d_i . d_j - delta_ij, dC/dd_i = d_j, dC/dd_j = d_i (2 d_i on the diagonal pairs), d_0, d_1, d_2 = a, b, c */
+static void natural_rigidity(Sys *s, const double *q, double *C, double *Cq)
+{
+    int n = s->n;
+    for (int b = 0; b < s->nat.nb; b++) {
+        const i64 *bi = s->nat.bi + NATURAL_I_WIDTH * b;
+        int o = (int)bi[NATURAL_I_OFFSET], row0 = (int)bi[NATURAL_I_RIGIDITY_ROW];
+        const double *d = q + o + 3;
+        for (int r = 0; r < 6; r++) {
+            int i = NAT_PAIR[r][0], j = NAT_PAIR[r][1], row = row0 + r;
+            C[row] = dot3(d + 3 * i, d + 3 * j) - (i == j ? 1.0 : 0.0);
+            if (!Cq) continue;
+            double *Cr = Cq + (size_t)row * n + o + 3;
+            for (int a = 0; a < 3; a++) {
+                Cr[3 * i + a] += d[3 * j + a];
+                Cr[3 * j + a] += d[3 * i + a];
+            }
+            s->lo[row] = o + 3;
+            s->hi[row] = o + 12;
+        }
+    }
+}
+
+/* gamma of the rigidity rows (NaturalRigidity.gamma): C'' = C_q q'' + 2 d_i' . d_j', so gamma = -2 d_i' . d_j';
+   C_t = 0 (left as the caller zeroed it) */
+static void natural_rigidity_rates(const Sys *s, const double *v, double *g)
+{
+    for (int b = 0; b < s->nat.nb; b++) {
+        const i64 *bi = s->nat.bi + NATURAL_I_WIDTH * b;
+        const double *dv = v + bi[NATURAL_I_OFFSET] + 3;
+        for (int r = 0; r < 6; r++)
+            g[bi[NATURAL_I_RIGIDITY_ROW] + r] = -2.0 * dot3(dv + 3 * NAT_PAIR[r][0], dv + 3 * NAT_PAIR[r][1]);
+    }
+}
+
+/* the natural bodies' arrays (sizes: HEADER_N_NATURAL, HEADER_N_NATURAL_LOAD, HEADER_N_MARK), checked: each body's
+   12 coordinates and its 6 rigidity rows in range, each load of a known 3D kind on 12 coordinates with its vector
+   in the time row, each marker's kind known and a natural marker's 12 columns in q (W >= 12); the bodies' blocks
+   of M are appended to s->blk */
+static int natural_parse(Sys *s, PyObject *from)
+{
+    Natural *nt = &s->nat;
+    if (!(nt->bi = take(s, from, NATURAL_I_WIDTH * (Py_ssize_t)nt->nb, 'i', ARRAY_NATURAL_I))) return -1;
+    if (!(nt->br = take(s, from, NATURAL_BODY_WIDTH * (Py_ssize_t)nt->nb, 'f', ARRAY_NATURAL_BODIES))) return -1;
+    if (!(nt->li = take(s, from, LOAD_I_WIDTH * (Py_ssize_t)nt->nl, 'i', ARRAY_NATURAL_LOAD_I))) return -1;
+    if (!(nt->lr = take(s, from, LOAD_R_WIDTH * (Py_ssize_t)nt->nl, 'f', ARRAY_NATURAL_LOAD_R))) return -1;
+    if (!(nt->mkind = take(s, from, s->nmark, 'i', ARRAY_MARKER_KIND))) return -1;
+    for (int b = 0; b < nt->nb; b++) {
+        i64 o = nt->bi[NATURAL_I_WIDTH * b + NATURAL_I_OFFSET], row = nt->bi[NATURAL_I_WIDTH * b + NATURAL_I_RIGIDITY_ROW];
+        if (o < 0 || o + 12 > s->n || row < 0 || row + 6 > s->m) {
+            PyErr_Format(PyExc_ValueError, "kernel system: natural body %d (coordinate %lld, rigidity row %lld) does not "
+                         "fit n = %d coordinates and m = %d rows", b, (long long)o, (long long)row, s->n, s->m);
+            return -1;
+        }
+    }
+    for (int k = 0; k < nt->nl; k++) {
+        const i64 *li = nt->li + LOAD_I_WIDTH * k;
+        i64 kind = li[LOAD_I_KIND], o = li[LOAD_I_OFFSET], vec = li[LOAD_I_VECTOR];
+        if ((kind != LOAD_TORQUE && kind != LOAD_POINT && kind != LOAD_SPRING) || o < 0 || o + 12 > s->n
+            || li[LOAD_I_LOCAL] < 0 || li[LOAD_I_LOCAL] > 1 || (kind != LOAD_SPRING && (vec < 0 || vec >= s->nvec))) {
+            PyErr_Format(PyExc_ValueError, "kernel system: natural load %d: bad kind, offset or vector", k);
+            return -1;
+        }
+    }
+    for (int k = 0; k < s->nmark; k++) {
+        i64 kind = nt->mkind[k];
+        const i64 *cols = s->mcols + (size_t)s->W * k;
+        int bad = kind != MARKER_FRAME && kind != MARKER_NATURAL;
+        if (!bad && kind == MARKER_NATURAL) {
+            bad = s->W < 12;
+            for (int w = 0; w < 12 && !bad; w++) bad = cols[w] < 0 || cols[w] >= s->n;
+        }
+        if (bad) {
+            PyErr_Format(PyExc_ValueError, "kernel system: marker %d: bad kind or columns of a natural marker", k);
+            return -1;
+        }
+    }
+    int *blk = realloc(s->blk, (2 * (size_t)(s->nblk + nt->nb) + 2) * sizeof(int));
+    if (!blk) { PyErr_NoMemory(); return -1; }
+    s->blk = blk;
+    for (int b = 0; b < nt->nb; b++) {
+        blk[2 * (s->nblk + b)] = (int)nt->bi[NATURAL_I_WIDTH * b + NATURAL_I_OFFSET];
+        blk[2 * (s->nblk + b) + 1] = 12;
+    }
+    s->nblk += nt->nb;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* constraints: Euler-parameter norms and the joint batch                                      */
 
 static void markers(Sys *s, const double *qe, int jac)
 {
     int W = s->W, E = s->E;
     for (int k = 0; k < s->nmark; k++) {
+        if (s->nat.mkind[k] == MARKER_NATURAL) { natural_marker(s, k, qe, jac); continue; }
         const i64 *R = s->mR + 3 * k, *P = s->mp + 4 * k, *e = s->me + (size_t)E * k;
         const double *Phi = s->mPhi + (size_t)3 * E * k;
         double p[4] = {qe[P[0]], qe[P[1]], qe[P[2]], qe[P[3]]}, A[9], y[3];
@@ -1361,6 +1587,7 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
         }
     }
     planar_constraints(s, q, law, C, Cq);
+    natural_rigidity(s, q, C, Cq);
     if (!s->nmark) return;
     markers(s, qe, Cq != NULL);
     const double *r = s->mr;
@@ -1480,6 +1707,7 @@ static void marker_rates(Sys *s, const double *v)
     double *ve = s->ve;
     memcpy(ve, v, n * sizeof(double));
     for (int k = 0; k < s->nmark; k++) {
+        if (s->nat.mkind[k] == MARKER_NATURAL) { natural_marker_rates(s, k, v); continue; }
         const i64 *P = s->mp + 4 * k, *e = s->me + (size_t)E * k, *cols = s->mcols + (size_t)W * k;
         const double *Phi = s->mPhi + (size_t)3 * E * k, *J = s->mJ + (size_t)3 * W * k;
         double p[4], pd[4], y[3], u[3], A[9], Ay[3];
@@ -1585,6 +1813,7 @@ static void constraint_rates(Sys *s, const double *q, const double *v, const dou
         g[s->norm[2 * i]] = -2.0 * (pd[0] * pd[0] + pd[1] * pd[1] + pd[2] * pd[2] + pd[3] * pd[3]);
     }
     planar_terms(s, q, v, law, g, Ct);
+    natural_rigidity_rates(s, v, g);
     if (!s->nmark) return;
     memcpy(s->qe, q, n * sizeof(double));
     markers(s, s->qe, 1);
@@ -1655,9 +1884,25 @@ static void point_masses(const Sys *s, double *M, double *Q)
 
 typedef struct {          /* a point or a vector of one side of a force element at q */
     double r[3];          /* the point r (or the vector A u), global */
-    double J[21];         /* its Jacobian, (dim x nc) row-major: dr/dq at the side's columns */
+    double J[36];         /* its Jacobian, (dim x nc) row-major: dr/dq at the side's columns (nc <= 12) */
     int nc, o;            /* number of columns, the first one */
 } Mark;
+
+/* a side on a RigidBodyNatural at coordinate o (section "natural-coordinate rigid bodies"): the point
+   r = R + x_0 a + x_1 b + x_2 c, J = S(x) = [I, x_0 I, x_1 I, x_2 I] on its 12 columns, or the vector
+   A x = x_0 a + x_1 b + x_2 c, J = [0, x_0 I, x_1 I, x_2 I] */
+static void natural_side_mark(int o, const double *q, const double *x, int vector, Mark *mk)
+{
+    const double *d = q + o + 3;
+    mk->o = o;
+    mk->nc = 12;
+    memset(mk->J, 0, 36 * sizeof(double));
+    for (int a = 0; a < 3; a++) {
+        mk->r[a] = (vector ? 0.0 : q[o + a]) + x[0] * d[a] + x[1] * d[3 + a] + x[2] * d[6 + a];
+        if (!vector) mk->J[a * 12 + a] = 1.0;
+        for (int j = 0; j < 3; j++) mk->J[a * 12 + 3 + 3 * j + a] = x[j];
+    }
+}
 
 /* the point s (vector = 0) or the vector u (vector = 1) ``x`` of a side of kind ``kind`` at coordinate o */
 static void side_mark(const Sys *s, int kind, int o, const double *q, const double *x, int vector, Mark *mk)
@@ -1667,6 +1912,7 @@ static void side_mark(const Sys *s, int kind, int o, const double *q, const doub
     mk->nc = 0;
     for (int a = 0; a < d; a++) mk->r[a] = x[a];
     if (kind == SIDE_GROUND) return;
+    if (kind == SIDE_NATURAL) { natural_side_mark(o, q, x, vector, mk); return; }
     if (kind == SIDE_POINT) {                       /* r = q + s, J = I; a vector is constant */
         mk->nc = d;
         memset(mk->J, 0, sizeof(mk->J));
@@ -1709,7 +1955,7 @@ static void row_add(const Sys *s, const Mark *mk, const double *f, double scale,
     }
 }
 
-#define FE_COLS 14                       /* at most 7 + 7 columns: two RigidBodyEP */
+#define FE_COLS 24                       /* at most 12 + 12 columns: two RigidBodyNatural (7 + 7: two RigidBodyEP) */
 
 /* the measures g (ng of them) of force element k at q and their Jacobian G (ng x FE_COLS, row-major) on the
    columns cols (returns their number; ng set), as ForceElement.measures:
@@ -1877,7 +2123,7 @@ static int forces_parse(Sys *s, PyObject *from)
     if (!(s->fe_r = take(s, from, FORCE_R_WIDTH * (Py_ssize_t)s->nfe, 'f', ARRAY_FORCE_R))) return -1;
     for (int b = 0; b < s->npm; b++)
         if (s->pm_off[b] < 0 || s->pm_off[b] + s->dim > s->n) { PyErr_SetString(PyExc_ValueError, "kernel system: point mass out of range"); return -1; }
-    const int width[N_SIDE_KINDS] = {0, 7, 3, 0};
+    const int width[N_SIDE_KINDS] = {0, 7, 3, 0, 12};
     for (int k = 0; k < s->nfe; k++) {
         const i64 *fi = s->fe_i + FORCE_I_WIDTH * k;
         i64 kind = fi[FORCE_I_KIND], vec = fi[FORCE_I_VECTOR];
@@ -1886,7 +2132,8 @@ static int forces_parse(Sys *s, PyObject *from)
                   || fi[FORCE_I_LAW] < 0 || fi[FORCE_I_LAW] >= N_LAW_KINDS;
         for (int side = 0; side < 2 && !bad; side++) {
             i64 sk = fi[side ? FORCE_I_SIDE_J : FORCE_I_SIDE_I], o = fi[side ? FORCE_I_OFFSET_J : FORCE_I_OFFSET_I];
-            if (sk < 0 || sk >= N_SIDE_KINDS || (sk == SIDE_RIGID && planar) || (sk == SIDE_PLANAR && !planar)) bad = 1;
+            if (sk < 0 || sk >= N_SIDE_KINDS || ((sk == SIDE_RIGID || sk == SIDE_NATURAL) && planar)
+                || (sk == SIDE_PLANAR && !planar)) bad = 1;
             else if (sk == SIDE_GROUND) bad = o != -1;
             else bad = o < 0 || o + (sk == SIDE_POINT ? s->dim : width[sk]) > s->n;
         }
@@ -2011,6 +2258,8 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
        M and g = 0 (bodies.base.LinearInertia): one computation for both formulations */
     planar_bodies(s, M, Q);                   /* sets its bodies' Q (the weight): before their loads */
     point_masses(s, M, Q);                    /* the same */
+    natural_bodies(s, M, Q);                  /* the same (section "natural-coordinate rigid bodies") */
+    if (Q && s->nat.nl) natural_loads(s, q, v, row, Q);
     if (Q && s->nl) rigid_loads(s, q, v, row, Q);
     if (Q && s->nfe) force_elements(s, q, v, row, Q);
 }
@@ -2155,6 +2404,7 @@ static int header(const i64 *h, Sys *s)
     s->pl.npri = (int)h[HEADER_N_PLANAR_PRISMATIC]; s->pl.ncd = (int)h[HEADER_N_COORDINATE_DRIVER];
     s->nsc = (int)h[HEADER_N_SCREW];
     s->dim = (int)h[HEADER_DIM]; s->npm = (int)h[HEADER_N_POINT_MASS]; s->nfe = (int)h[HEADER_N_FORCE];
+    s->nat.nb = (int)h[HEADER_N_NATURAL]; s->nat.nl = (int)h[HEADER_N_NATURAL_LOAD];
     if (h[HEADER_FORMULATION] >= N_FORMULATION_KINDS) return 0;
     s->ga = h[HEADER_FORMULATION] == FORMULATION_GIBBS_APPELL;
     if ((s->npm || s->nfe) && s->dim != 2 && s->dim != 3) return 0;
@@ -2385,6 +2635,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
     if (planar_parse(s, arrays) < 0) goto fail;
     if (forces_parse(s, arrays) < 0) goto fail;
+    if (natural_parse(s, arrays) < 0) goto fail;
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);
@@ -2510,8 +2761,33 @@ static void frame_at(const double *q, const double *v, i64 o, double *A, double 
     for (int a = 0; a < 3; a++) w[a] *= 2.0;
 }
 
+/* A = [a b c] (its columns the body axes) and omega = 1/2 (a x a' + b x b' + c x c') (RigidBodyNatural.
+   angular_velocity: from A' = [omega]x A, sum_k a_k x (omega x a_k) = 3 omega - A A^T omega = 2 omega for a
+   rotation A) of the RigidBodyNatural at coordinate o */
+static void natural_frame_at(const double *q, const double *v, i64 o, double *A, double *w)
+{
+    const double *d = q + o + 3, *dv = v + o + 3;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) A[3 * r + c] = d[3 * c + r];
+    w[0] = w[1] = w[2] = 0.0;
+    for (int k = 0; k < 3; k++) {
+        const double *a = d + 3 * k, *ad = dv + 3 * k;
+        w[0] += 0.5 * (a[1] * ad[2] - a[2] * ad[1]);
+        w[1] += 0.5 * (a[2] * ad[0] - a[0] * ad[2]);
+        w[2] += 0.5 * (a[0] * ad[1] - a[1] * ad[0]);
+    }
+}
+
+/* a sensor's body frame (A, omega) by its side's kind: a RigidBodyNatural's, else frame_at's */
+static void sensor_frame(const double *q, const double *v, i64 o, i64 side, double *A, double *w)
+{
+    if (side == SIDE_NATURAL) natural_frame_at(q, v, o, A, w);
+    else frame_at(q, v, o, A, w);
+}
+
 /* the sensed values of the ns sensors at (q, v) into out (control.py: joint_angle, joint_rate, body_position,
-   body_velocity, body_angular_velocity of RigidBodyEP bodies and the ground):
+   body_velocity, body_angular_velocity of RigidBodyEP and RigidBodyNatural bodies and the ground; a natural
+   body's velocity is R' + s_0 a' + s_1 b' + s_2 c'):
      angle     atan2(x_j . y_i, x_j . x_i),  x_j = A_j x, (x, y)_i = A_i u, A_i w  (not unwrapped)
      rate      (omega_j - omega_i) . A_i u
      position  R + A s,  velocity  R' + d(A s)/dp p',  omega  2 E(p) p'            (s = u) */
@@ -2523,17 +2799,17 @@ static void sense(const i64 *si, const double *sr, int ns, const double *q, cons
         i64 oi = x[SENSOR_I_OFFSET_I];
         double *y = out + x[SENSOR_I_OUT];
         double Ai[9], wi[3], Aj[9], wj[3], a[3], b[3], c[3];
-        frame_at(q, v, oi, Ai, wi);
+        sensor_frame(q, v, oi, x[SENSOR_I_SIDE_I], Ai, wi);
         switch ((int)x[SENSOR_I_KIND]) {
         case SENSOR_ANGLE:
-            frame_at(q, v, x[SENSOR_I_OFFSET_J], Aj, wj);
+            sensor_frame(q, v, x[SENSOR_I_OFFSET_J], x[SENSOR_I_SIDE_J], Aj, wj);
             mv3(Aj, r + SENSOR_R_X, c);
             mv3(Ai, u, a);
             mv3(Ai, r + SENSOR_R_W, b);
             y[0] = atan2(dot3(c, b), dot3(c, a));
             break;
         case SENSOR_RATE:
-            frame_at(q, v, x[SENSOR_I_OFFSET_J], Aj, wj);
+            sensor_frame(q, v, x[SENSOR_I_OFFSET_J], x[SENSOR_I_SIDE_J], Aj, wj);
             mv3(Ai, u, a);
             for (int d = 0; d < 3; d++) c[d] = wj[d] - wi[d];
             y[0] = dot3(c, a);
@@ -2543,6 +2819,11 @@ static void sense(const i64 *si, const double *sr, int ns, const double *q, cons
             for (int d = 0; d < 3; d++) y[d] = q[oi + d] + a[d];
             break;
         case SENSOR_VELOCITY: {
+            if (x[SENSOR_I_SIDE_I] == SIDE_NATURAL) {
+                const double *dv = v + oi + 3;
+                for (int d = 0; d < 3; d++) y[d] = v[oi + d] + u[0] * dv[d] + u[1] * dv[3 + d] + u[2] * dv[6 + d];
+                break;
+            }
             double VJ[12];
             ep_VJ(q + oi + 3, u, VJ);
             mv34(VJ, v + oi + 3, a);
@@ -2556,15 +2837,21 @@ static void sense(const i64 *si, const double *sr, int ns, const double *q, cons
 }
 
 /* ValueError unless every sensor's kind is known, its bodies' coordinates lie in q (a RigidBodyEP: 7 of
-   them; the ground: -1; positions, velocities and angular velocities need a body) and its output in out */
+   them, a RigidBodyNatural 12, by its side's kind; the ground: -1; positions, velocities and angular
+   velocities need a body) and its output in out */
 static int check_sensors(const i64 *si, int ns, int n, Py_ssize_t n_out)
 {
     for (int k = 0; k < ns; k++) {
         const i64 *x = si + SENSOR_I_WIDTH * k;
         i64 kind = x[SENSOR_I_KIND], oi = x[SENSOR_I_OFFSET_I], oj = x[SENSOR_I_OFFSET_J], at = x[SENSOR_I_OUT];
-        int two = kind == SENSOR_ANGLE || kind == SENSOR_RATE;
-        if (kind < 0 || kind >= N_SENSOR_KINDS || oi < (two ? -1 : 0) || oi > n - 7
-            || (two && (oj < -1 || oj > n - 7)) || at < 0 || at + (two ? 1 : 3) > n_out) {
+        int two = kind == SENSOR_ANGLE || kind == SENSOR_RATE, bad_side = 0;
+        for (int j = 0; j < 2; j++) {
+            i64 side = x[j ? SENSOR_I_SIDE_J : SENSOR_I_SIDE_I], o = j ? oj : oi;
+            bad_side |= (side != SIDE_GROUND && side != SIDE_RIGID && side != SIDE_NATURAL)
+                        || (side == SIDE_GROUND) != (o < 0) || o > n - (side == SIDE_NATURAL ? 12 : 7);
+        }
+        if (kind < 0 || kind >= N_SENSOR_KINDS || oi < (two ? -1 : 0) || (two && oj < -1) || bad_side || at < 0
+            || at + (two ? 1 : 3) > n_out) {
             PyErr_Format(PyExc_ValueError, "kernel steps: sensor %d (kind %lld, coordinates %lld, %lld, output %lld) "
                          "does not fit %d coordinates and %zd sensed values", k, (long long)kind, (long long)oi,
                          (long long)oj, (long long)at, n, n_out);

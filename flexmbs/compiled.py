@@ -38,11 +38,15 @@ are those of the numpy code, which stays the reference and the fallback:
   the System's pair batch and single ones) and `PlanarPrismatic` between these bodies and the ground
   (e.g. IFToMM A01 and A02, cases/pendulum_a01.py and cases/double_four_bar.py);
 - `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind;
+- `flexmbs.bodies.RigidBodyNatural` (q = (R, a, b, c): constant M = Sigma (x) I_3, Q the weight and the
+  loads of `flexmbs.bodies.loads`, dQ_v/dv = 0, M_GA = M and g = 0), its `NaturalRigidity` rows and the
+  markers r = R + A y (a constant Jacobian, zero bias) of the joint batch's rows on it (`_markers`, MARKER
+  codes), the force elements on it (SIDE natural) and its controllers' sensors (`sensor_row`);
 - `flexmbs.bodies.PointMass` (M = m I, Q = m g; without loads of its own) and the force elements
   between bodies of `flexmbs.forces` (`SpringDamper`, `RotationalSpringDamper`, `Bushing`: their
   measures, G^T F and the material tangent G^T diag(k) G, csrc ``force_measure``) between the ground,
-  `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies, their actuators tabulated like the loads'
-  functions of time (`_force_element`).
+  `RigidBodyEP`, `RigidBody2D`, `PointMass` and `RigidBodyNatural` bodies, their actuators tabulated like the
+  loads' functions of time (`_force_element`).
 
 The inertia terms are Lagrange's (above: M and Q_v from the invariants) or, with
 ``CompiledSystem(system, formulation="gibbs-appell")`` (`flexmbs.formulations.gibbs_appell_system`),
@@ -338,18 +342,21 @@ class CompiledSystem:
             raise Unsupported(f"the system is a {type(system).__name__}, a subclass of System; the compiled kernel "
                               "evaluates System's own equations only")
         from .bodies.point import PointMass
+        from .bodies.natural import NaturalRigidity, RigidBodyNatural
         system.check_unchanged()                # packed now: what the numpy path evaluates, or refused
         n, m = system.n_q, system.n_c
-        norms, mean_axis = [], {}
+        norms, mean_axis, rigidity = [], {}, {}
         for c in system.constraints[:system.n_internal]:
             if type(c) is EulerParameterNorm:
                 norms.append((system.rows(c).start, system.slice(c.bodies[0]).start))
+            elif type(c) is NaturalRigidity and type(c.bodies[0]) is RigidBodyNatural:
+                rigidity[id(c.bodies[0])] = system.rows(c).start
             elif type(c) is MeanAxisConditions and type(c.bodies[0]) is FlexibleBody:
                 mean_axis[id(c.bodies[0])] = (system.rows(c).start, c.B)
             else:
                 raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
                                   "compiled kernel")
-        rigid, flex, planar, loads, points = [], [], [], [], []
+        rigid, flex, planar, loads, points, natural, natural_loads = [], [], [], [], [], [], []
         self._vectors = []                                  # (function of t, its name) of the tabulated loads
         for b in system.bodies:
             off = system.slice(b).start
@@ -367,12 +374,19 @@ class CompiledSystem:
                     raise Unsupported(f"body {b.name!r} is a PointMass with loads, which the compiled kernel does not "
                                       "apply (a force element to the ground it does)")
                 points.append((off, schema.POINT_MASS.row(mass=b.mass)))
+            elif type(b) is RigidBodyNatural:
+                natural.append(self._natural(b, off, rigidity.pop(id(b), None)))
+                natural_loads.extend(self._loads(b, off))
             else:
                 raise Unsupported(f"body {b.name!r} is a {type(b).__name__}: {refusal(type(b).__name__)}; the "
-                                  "compiled kernel takes RigidBodyEP, FlexibleBody, RigidBody2D and PointMass")
+                                  "compiled kernel takes RigidBodyEP, FlexibleBody, RigidBody2D, PointMass and "
+                                  "RigidBodyNatural")
         forces = [self._force_element(f, system) for f in system.force_elements]
         if mean_axis:                                       # conditions of a body the kernel does not hold
             raise Unsupported("mean-axis conditions of a body that is not a FlexibleBody of this system are not "
+                              "evaluated by the compiled kernel")
+        if rigidity:                                        # as for the mean-axis conditions
+            raise Unsupported("rigidity conditions of a body that is not a RigidBodyNatural of this system are not "
                               "evaluated by the compiled kernel")
         joints = system._joints
         arrays = self._joints(joints, n)
@@ -389,7 +403,8 @@ class CompiledSystem:
             n_vector=len(self._vectors), n_planar=len(planar), n_planar_revolute=len(two["rev"]),
             n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]), dim=system.dim,
             n_point_mass=len(points), n_force=len(forces), n_screw=len(arrays["sc"]),
-            formulation=schema.CODES["FORMULATION"].index(FORMULATIONS[formulation]))
+            formulation=schema.CODES["FORMULATION"].index(FORMULATIONS[formulation]), n_natural=len(natural),
+            n_natural_load=len(natural_loads))
         joint_width = schema.PLANAR_JOINT.width
         packed = schema.arrays(
             schema.SYSTEM_ARRAYS, "the system",
@@ -414,7 +429,11 @@ class CompiledSystem:
             force_i=_i64([x[0] for x in forces], (-1, schema.FORCE_I.width)),
             force_r=_f64([x[1] for x in forces], (-1, schema.FORCE_R.width)),
             time_laws=_f64([time_law(d.law, f"driver {d.name!r}: its law") for d in self.drivers]
-                           + [time_law(f, what) for f, what in self._vectors], (-1, schema.TIME_LAW.width)))
+                           + [time_law(f, what) for f, what in self._vectors], (-1, schema.TIME_LAW.width)),
+            marker_kind=arrays["kind"], natural_i=_i64([x[0] for x in natural], (-1, schema.NATURAL_I.width)),
+            natural_bodies=_f64([x[1] for x in natural], (-1, schema.NATURAL_BODY.width)),
+            natural_load_i=_i64([x[0] for x in natural_loads], (-1, schema.LOAD_I.width)),
+            natural_load_r=_f64([x[1] for x in natural_loads], (-1, schema.LOAD_R.width)))
         self._time_law_names = [f"driver {d.name!r}: its law" for d in self.drivers] + [w for _, w in self._vectors]
         self._packed = packed                               # the kernel reads these arrays in place
         # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
@@ -433,6 +452,7 @@ class CompiledSystem:
         `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies given by body-coordinate points (not a body's
         marker object); its actuator, a function of t, is tabulated with the loads' vectors.  `Unsupported`
         naming it otherwise (its kind's refusal in `flexmbs.kernel_schema.KINDS`)."""
+        from .bodies.natural import RigidBodyNatural
         from .bodies.planar import RigidBody2D
         from .bodies.point import PointMass
         from .bodies.rigid import RigidBodyEP
@@ -442,12 +462,12 @@ class CompiledSystem:
         if kind not in (SpringDamper, RotationalSpringDamper, Bushing, JointLimit, JointFriction):
             raise Unsupported(f"force element {f.name!r} is a {kind.__name__}: {refusal(kind.__name__)}")
         sides, offsets = [], []
-        side_kinds = {RigidBodyEP: "rigid", RigidBody2D: "planar", PointMass: "point"}
+        side_kinds = {RigidBodyEP: "rigid", RigidBody2D: "planar", PointMass: "point", RigidBodyNatural: "natural"}
         for b in f.bodies:
             if b is not None and type(b) not in side_kinds:
                 raise Unsupported(f"force element {f.name!r} joins body {b.name!r}, a {type(b).__name__}; the compiled "
-                                  "kernel evaluates force elements between RigidBodyEP, RigidBody2D, PointMass and the "
-                                  "ground")
+                                  "kernel evaluates force elements between RigidBodyEP, RigidBody2D, PointMass, "
+                                  "RigidBodyNatural and the ground")
             sides.append(schema.CODES["SIDE"].index("ground" if b is None else side_kinds[type(b)]))
             offsets.append(-1 if b is None else system.slice(b).start)
         def padded(vectors):                      # each vector in 3 numbers (a planar one padded with a zero)
@@ -501,6 +521,18 @@ class CompiledSystem:
                 schema.FORCE_R.row(**vectors, **values))
 
     @staticmethod
+    def _natural(b, off, rigidity_row):
+        """(NATURAL_I row, NATURAL_BODY row) of the `RigidBodyNatural` ``b`` at coordinate ``off``: its first
+        coordinate and the first row of its `NaturalRigidity` (``rigidity_row``; `Unsupported` when the system
+        does not hold them: the kernel evaluates a natural body with its six rigidity rows), its mass, centroid
+        and second moments Y_O (the kernel's M = Sigma (x) I_3, csrc ``natural_bodies``)."""
+        if rigidity_row is None:
+            raise Unsupported(f"body {b.name!r}: its rigidity conditions (NaturalRigidity) are not among the system's "
+                              "internal constraints")
+        return (schema.NATURAL_I.row(offset=off, rigidity_row=rigidity_row),
+                schema.NATURAL_BODY.row(mass=b.mass, centroid=b.centroid, second_moments=b.second_moments))
+
+    @staticmethod
     def _joint_law(f, stop: bool) -> dict:
         """FORCE_R's law fields of a `JointLimit` (stops, +-inf where there is none; stiffness, restitution,
         exponent, transition speed) or a `JointFriction` (friction, creep speed)."""
@@ -511,7 +543,8 @@ class CompiledSystem:
                     transition=f.transition_speed)
 
     def _loads(self, b, off):
-        """(LOAD_I row, LOAD_R row) of each load of rigid body ``b`` (a `RigidBodyEP` or a `RigidBody2D`;
+        """(LOAD_I row, LOAD_R row) of each load of rigid body ``b`` (a `RigidBodyEP`, a `RigidBody2D` or a
+        `RigidBodyNatural`, whose rows the kernel reads from their own arrays, ``natural_load_*``;
         `flexmbs.bodies.loads`, by its ``spec``; `flexmbs.kernel_schema`), its kind the LOAD code of the
         spec's kind ("torque", "point", "spring"; with "_2d" on a planar body).  The loads' functions of
         time are added to ``_vectors`` (tabulated per step by `laws`, padded to 3 columns)."""
@@ -702,20 +735,13 @@ class CompiledSystem:
     def _joints(joints, n):
         out = {"n_mark": 0, "W": 1, "E": 0}
         empty_i, empty_f = _i64([]), np.zeros(0)
-        for key in ("R", "p", "e", "cols", "point", "pt", "d1", "d2", "ds", "ang", "sc"):
+        for key in ("R", "p", "e", "cols", "point", "kind", "pt", "d1", "d2", "ds", "ang", "sc"):
             out[key] = empty_i
         for key in ("y0", "Phi", "L", "pitch"):
             out[key] = empty_f
         if joints is None:
             return out
-        mk = joints.markers
-        if mk.generic or mk.dim != 3:
-            raise Unsupported("a joint has a marker on a body without frame markers; the compiled kernel takes "
-                              "markers of RigidBodyEP, FlexibleBody and the ground")
-        nm = len(mk.spec)
-        E = mk.e_idx.shape[1]
-        out.update(n_mark=nm, W=mk.W, E=E, R=_i64(mk.R_idx), p=_i64(mk.p_idx), e=_i64(mk.e_idx),
-                   cols=_i64(mk.cols), point=_i64(mk.J_frame[:, 0, 0] == 1.0), y0=_f64(mk.y0), Phi=_f64(mk.Phi))
+        out.update(CompiledSystem._markers(joints.markers, n))
         if joints.point is not None:
             rr, pi, pj, _ = joints.point
             out["pt"] = _i64(np.stack([rr[:, 0], pi, pj], axis=1))
@@ -735,6 +761,40 @@ class CompiledSystem:
             rr, vx, vy, vz, vb, pi, pj, pitch, _ = joints.screw
             out["sc"], out["pitch"] = _i64(np.stack([rr, vx, vy, vz, vb, pi, pj], axis=1)), _f64(pitch)
         return out
+
+    @staticmethod
+    def _markers(mk, n) -> dict:
+        """The marker arrays of the joint batch ``mk`` (`flexmbs.constraints.batch._Markers`), one row per
+        marker: its kind (MARKER codes of `flexmbs.kernel_schema`), "frame" for the frame markers of
+        RigidBodyEP, FlexibleBody and the ground (indices of R, p, the elastic coordinates, y0, Phi and the
+        columns, as the batch keeps them), "natural" for a marker of a `RigidBodyNatural` (its 12 columns,
+        y0 its point s or vector u, r = S(y0) q; its R, p, e rows point at the ground's constant tail, unused).
+        `Unsupported` for a marker on any other body."""
+        from .bodies.natural import RigidBodyNatural
+        if mk.dim != 3:
+            raise Unsupported("a joint has a marker on a body without frame markers; the compiled kernel takes "
+                              "markers of RigidBodyEP, FlexibleBody, RigidBodyNatural and the ground")
+        nm, frame = len(mk.spec), mk.frame
+        E = mk.e_idx.shape[1] if len(frame) else 0
+        ground = n + np.arange(7)                       # the ground's R, p in the constant tail (batch.TAIL)
+        R, p = np.tile(ground[:3], (nm, 1)), np.tile(ground[3:], (nm, 1))
+        e, Phi, y0 = np.full((nm, E), n + 7), np.zeros((nm, 3, E)), np.zeros((nm, 3))
+        kind = np.full(nm, schema.CODES["MARKER"].index("natural"))
+        point = np.zeros(nm, dtype=bool)
+        if len(frame):
+            R[frame], p[frame], e[frame], Phi[frame], y0[frame] = mk.R_idx, mk.p_idx, mk.e_idx, mk.Phi, mk.y0
+            kind[frame] = schema.CODES["MARKER"].index("frame")
+            point[frame] = mk.J_frame[:, 0, 0] == 1.0
+        for k in mk.generic:
+            side, start, marker, vector = mk.spec[k]
+            y = np.asarray(marker) if isinstance(marker, (np.ndarray, tuple, list)) else None
+            if type(side) is not RigidBodyNatural or y is None or y.shape != (3,) or y.dtype.kind not in "fi":
+                raise Unsupported(f"a joint has a marker on body {side.name!r}, a {type(side).__name__}; the compiled "
+                                  "kernel takes markers of RigidBodyEP, FlexibleBody, RigidBodyNatural (a point or "
+                                  "vector of 3 numbers in body coordinates) and the ground")
+            y0[k], point[k] = y, not vector
+        return dict(n_mark=nm, W=mk.W, E=E, R=_i64(R), p=_i64(p), e=_i64(e), cols=_i64(mk.cols), point=_i64(point),
+                    kind=_i64(kind), y0=_f64(y0), Phi=_f64(Phi))
 
     # -- evaluation ---------------------------------------------------------------------------------
     def laws(self, times) -> np.ndarray:
@@ -761,17 +821,22 @@ class CompiledSystem:
     def sensor_row(self, kind: str, bodies, vectors: dict, out: int):
         """The kernel's rows of a controller's sensor (csrc/index3_kernel.c ``sense``): (SENSOR_I row:
         kind, first coordinate of each body (-1: the ground; body j only for "angle" and "rate"),
-        output index ``out``; SENSOR_R row: its body-fixed ``vectors`` by field name, "u", "w", "x",
-        the others zero), or None when a body is not a `RigidBodyEP` of this system or the ground (the
-        sensor is then read in Python)."""
+        output index ``out``, each body's SIDE code (ground, rigid, natural); SENSOR_R row: its body-fixed
+        ``vectors`` by field name, "u", "w", "x", the others zero), or None when a body is not a
+        `RigidBodyEP` or a `RigidBodyNatural` of this system or the ground (the sensor is then read in
+        Python)."""
+        from .bodies.natural import RigidBodyNatural
         from .bodies.rigid import RigidBodyEP
         system = self.system
         members = {id(b) for b in system.bodies}
-        if any(b is not None and (type(b) is not RigidBodyEP or id(b) not in members) for b in bodies):
+        sides = {RigidBodyEP: "rigid", RigidBodyNatural: "natural"}
+        if any(b is not None and (type(b) not in sides or id(b) not in members) for b in bodies):
             return None
+        bodies = list(bodies) + [None] * (2 - len(bodies))
         offsets = [-1 if b is None else system.slice(b).start for b in bodies]
-        offsets += [-1] * (2 - len(offsets))
-        return (schema.SENSOR_I.row(kind=SENSOR_KINDS.index(kind), offset_i=offsets[0], offset_j=offsets[1], out=out),
+        codes = [schema.CODES["SIDE"].index("ground" if b is None else sides[type(b)]) for b in bodies]
+        return (schema.SENSOR_I.row(kind=SENSOR_KINDS.index(kind), offset_i=offsets[0], offset_j=offsets[1], out=out,
+                                    side_i=codes[0], side_j=codes[1]),
                 schema.SENSOR_R.row(**{"u": (), "w": (), "x": (), **vectors}))
 
     def tabulate(self, times, held_by_kernel: bool = False) -> tuple[np.ndarray, UserFunctionError | None]:
@@ -938,7 +1003,7 @@ class CompiledSystem:
         the steps that end at a sample time; sample(step) -> bool, called there after the kernel has
         written the sensors' values to ``sensed`` (False: stop after that step); held (3 n_vectors,),
         the held load vectors it reads where held_mask (n_vectors,) int64 is 1; the sensor rows'
-        ints (4 n_s,) and reals (9 n_s,) of `sensor_row`; sensed), `flexmbs.control.KernelSampling`.
+        ints (SENSOR_I width n_s,) and reals (9 n_s,) of `sensor_row`; sensed), `flexmbs.control.KernelSampling`.
         ``adaptive`` (None: the fixed schedule ``times``, ``hs``): the step-size control of
         index3-alpha-adaptive, which writes the accepted steps into ``times``, ``hs`` and the rows at the
         output times ``t_out`` (and at every step point) into x_out, lam_out (its tuple:

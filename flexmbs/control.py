@@ -20,7 +20,7 @@ compiled path (`flexmbs.compiled`).  A load written as a function of the state,
 step is shrunk so that it divides every period (as it is aligned with the outputs:
 `flexmbs.integrators.simulate.step_used`), the law is called at each sample time with the state of
 the step that ends there, and the step after it applies the new values.  The compiled kernel does
-this within its call (`KernelSampling`): it evaluates the sensors of `RigidBodyEP` bodies in C,
+this within its call (`KernelSampling`): it evaluates the sensors of `RigidBodyEP` and `RigidBodyNatural` bodies in C,
 calls back into Python for the law only, and reads the held loads' vectors from an array that the
 sample writes, so no chunk of steps ends at a sample.  The held value is left-continuous (u on (t_k, t_k + T]): the implicit
 step that ends at t_k imposes equilibrium at t_k with the forces of its own interval, before the
@@ -219,7 +219,7 @@ class Sensor:
     `body_angular_velocity`.
 
     ``kernel`` declares the same quantity for the compiled kernel, which evaluates it in C at the
-    sample when its bodies are `RigidBodyEP` bodies or the ground (csrc/index3_kernel.c ``sense``;
+    sample when its bodies are `RigidBodyEP` or `RigidBodyNatural` bodies or the ground (csrc/index3_kernel.c ``sense``;
     `KernelSampling`): (kind, {name: body-fixed vector}), kind one of `flexmbs.compiled.SENSOR_KINDS`; None:
     read in Python from a `State`.  `from_kernel` turns the kernel's numbers into the value.  The
     vectors are named by the fields of `flexmbs.kernel_schema.SENSOR_R` ("u", "w", "x")."""
@@ -538,8 +538,8 @@ class KernelSampling:
     """The controllers sampled from inside the compiled kernel's steps: one kernel call runs many
     samples (csrc/index3_kernel.c ``steps``, its control tuple; `flexmbs.compiled.CompiledSystem.steps`).
 
-    After each step that ends at a sample time t_k the kernel evaluates the sensors of `RigidBodyEP`
-    bodies and the ground in C (``Sensor.kernel``) into ``sensed`` and calls this object with the
+    After each step that ends at a sample time t_k the kernel evaluates the sensors of `RigidBodyEP` and
+    `RigidBodyNatural` bodies and the ground in C (``Sensor.kernel``) into ``sensed`` and calls this object with the
     step's index; it reads the other sensors in Python from the kernel's (q, v), calls the laws of
     the controllers due (`Controller.apply`) and writes the held load vectors of the next step,
     u(t_{k+1}) E of each held load (`flexmbs.compiled.CompiledSystem.held_loads`), to ``held``, which

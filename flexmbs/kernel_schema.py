@@ -93,7 +93,7 @@ def _fields(*spec) -> tuple:
 HEADER = Record("HEADER", "i64", _fields(
     "n", "m", "n_rigid", "n_flex", "n_norm", "n_mark", "marker_width", "marker_elastic", "n_point", "n_dot1",
     "n_dot2", "n_dist", "n_angle", "n_load", "n_vector", "n_planar", "n_planar_revolute", "n_planar_prismatic",
-    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw", "formulation"),
+    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw", "formulation", "n_natural", "n_natural_load"),
                 "the sizes of the packed system and the formulation its bodies' terms follow (FORMULATION codes)")
 RIGID = Record("RIGID", "f64", _fields("mass", ("inertia", 9), ("centroid", 3)),
                "a RigidBodyEP: mass, inertia about the reference point, centroid (body coordinates)")
@@ -114,11 +114,18 @@ FLEX_I = Record("FLEX_I", "i64", _fields("offset", "n_elastic", "n_elements", "e
                 "a FlexibleBody's sizes and options; n_points: its mass points (Gibbs-Appell, 0 otherwise); n_loads: "
                 "its Model's loads (time factors f_i, columns of Q), n_nodal: their (load, node) entries (NODAL rows)")
 FLEX_R = Record("FLEX_R", "f64", _fields("mass", ("s", 3), ("J", 9), "EA"), "a FlexibleBody's invariants m, s, J; EA")
-SENSOR_I = Record("SENSOR_I", "i64", _fields("kind", "offset_i", "offset_j", "out"),
-                  "a controller's sensor: kind (SENSOR codes), first coordinates (-1: the ground), output index")
+SENSOR_I = Record("SENSOR_I", "i64", _fields("kind", "offset_i", "offset_j", "out", "side_i", "side_j"),
+                  "a controller's sensor: kind (SENSOR codes), first coordinates (-1: the ground), output index, "
+                  "each body's kind (SIDE codes: ground, rigid, natural)")
 SENSOR_R = Record("SENSOR_R", "f64", _fields(("u", 3), ("w", 3), ("x", 3)),
                   "its body-fixed vectors: angle x_i, y_i (body i), x_j (body j); rate z_i; point s")
 
+NATURAL_I = Record("NATURAL_I", "i64", _fields("offset", "rigidity_row"),
+                   "a RigidBodyNatural: its first coordinate (q = (R, a, b, c), 12), the first of the six rows of its "
+                   "NaturalRigidity")
+NATURAL_BODY = Record("NATURAL_BODY", "f64", _fields("mass", ("centroid", 3), ("second_moments", 9)),
+                      "a RigidBodyNatural: m, centroid u_C, second moments Y_O = int s s^T dm about its reference "
+                      "point (M = Sigma (x) I_3, Sigma = [[m, m u_C^T], [m u_C, Y_O]])")
 POINT_MASS = Record("POINT_MASS", "f64", _fields("mass"), "a PointMass: m (its q is its position, dim of HEADER)")
 FORCE_I = Record("FORCE_I", "i64", _fields("kind", "law", "side_i", "offset_i", "side_j", "offset_j", "vector"),
                  "a force element between two sides: its measure (FORCE codes), its law (LAW codes), each side's kind "
@@ -150,8 +157,8 @@ NODAL_R = Record("NODAL_R", "f64", _fields(("value", 3), ("point", 3)),
                  "its body-frame value at f = 1 and, for a force, its node's position x_j (body coordinates)")
 
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
-           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW,
-           NODAL_I, NODAL_R)
+           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, NATURAL_I, NATURAL_BODY,
+           POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW, NODAL_I, NODAL_R)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -162,7 +169,8 @@ SYSTEM_ARRAYS = (
     "point_rows", "dot1_rows", "dot2_rows", "dist_rows", "dist_lengths", "angle_rows", "screw_rows", "screw_pitches",
     "load_i", "load_r", "planar_offsets", "planar_bodies", "planar_revolute_rows", "planar_revolute",
     "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "point_mass_offsets", "point_masses",
-    "force_i", "force_r", "time_laws", "flexible")
+    "force_i", "force_r", "time_laws", "marker_kind", "natural_i", "natural_bodies", "natural_load_i",
+    "natural_load_r", "flexible")
 FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
                "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G",
                "point_m", "point_x", "point_Phi_indptr", "point_Phi_indices", "point_Phi_data",
@@ -184,20 +192,24 @@ def arrays(names: tuple, what: str, **values) -> dict:
 #: between bodies by their measure (`flexmbs.forces`: SpringDamper, RotationalSpringDamper, Bushing; "slide":
 #: a prismatic joint's sliding; "_2d" in the plane); LAW: linear (F = -k (g - g0) - c g' + f_a), a joint
 #: stop or joint friction (`flexmbs.constraints.limits`);
-#: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass);
+#: SIDE: what a force element's side is (the ground, a RigidBodyEP, a RigidBody2D, a PointMass, a RigidBodyNatural);
 #: FORMULATION: the inertia terms the kernel evaluates (HEADER formulation): Lagrange's M and Q_v, or
 #: Gibbs-Appell's M_GA and g of dS/dq'' = M_GA q'' + g (docs/formulations_system.md); TIME: how a group of the
 #: laws' time row is evaluated in index3-alpha-adaptive's trial steps (TIME_LAW rows; a float code there);
-#: NODAL: an entry of a FlexibleBody's nodal loads, a force (on its node) or a moment (on the frame)
+#: NODAL: an entry of a FlexibleBody's nodal loads, a force (on its node) or a moment (on the frame);
+#: MARKER: how a marker of the joint batch is evaluated (``marker_kind``): "frame", r = R + A(p) (y0 + Phi q[e])
+#: (RigidBodyEP, FlexibleBody, the ground), or "natural", r = R + x a + y b + z c (RigidBodyNatural, its 12
+#: columns ``marker_cols``, y0 = (x, y, z); a vector without the R term)
 CODES = {
     "LOAD": ("torque", "point", "spring", "torque_2d", "point_2d", "spring_2d"),
     "SENSOR": ("angle", "rate", "position", "velocity", "omega"),
     "FORCE": ("spring", "rotational", "bushing", "slide", "spring_2d", "rotational_2d", "bushing_2d", "slide_2d"),
     "LAW": ("linear", "stop", "friction"),
-    "SIDE": ("ground", "rigid", "planar", "point"),
+    "SIDE": ("ground", "rigid", "planar", "point", "natural"),
     "FORMULATION": ("lagrange", "gibbs_appell"),
     "TIME": ("python", "affine"),
     "NODAL": ("force", "moment"),
+    "MARKER": ("frame", "natural"),
 }
 
 #: the registry of kinds users build: "compiled: <how>" or "refused: <why>" (the reason
@@ -210,7 +222,10 @@ KINDS = {
                     "stiffening 'none', 'axial-strain', 'omega' or 'modal-stress'), and for Gibbs-Appell its mass "
                     "points' arrays (point_*); its Model's nodal loads (load_Q, load_vectors, NODAL rows, nodal_Phi; "
                     "their functions of t in the time rows)",
-    "RigidBodyNatural": "refused: natural-coordinate bodies are not evaluated by the compiled kernel",
+    "RigidBodyNatural": "compiled: NATURAL_I, NATURAL_BODY rows (M = Sigma (x) I_3, its weight; both "
+                        "formulations), its markers in the joint batch (marker_kind natural), its loads (LOAD rows "
+                        "in natural_load_*), the force elements on it (SIDE natural) and its controllers' sensors "
+                        "(SENSOR_I side natural)",
     "PointMass": "compiled: POINT_MASS row (no loads of its own: a point mass with loads is refused)",
     "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",
     "CorotationalBeam3D": "refused: corotational beams are not evaluated by the compiled kernel",
@@ -236,8 +251,7 @@ KINDS = {
                   "kernel",
     "PlanarRevolute": "compiled: PLANAR_JOINT, PLANAR_REVOLUTE rows",
     "PlanarPrismatic": "compiled: PLANAR_JOINT, PLANAR_PRISMATIC rows",
-    "NaturalRigidity": "refused: the rigidity conditions of natural-coordinate bodies are not evaluated by the "
-                       "compiled kernel",
+    "NaturalRigidity": "compiled: the six rows of its body's NATURAL_I row (C, C_q, gamma = -2 d_i' . d_j', C_t = 0)",
     "PrescribedFrame": "refused: prescribed frames are not evaluated by the compiled kernel",
     "VelocityConstraint": "refused: non-holonomic (velocity) constraints are not evaluated by the compiled kernel",
     "KnifeEdge": "refused: non-holonomic (velocity) constraints are not evaluated by the compiled kernel",
@@ -247,18 +261,18 @@ KINDS = {
     "spring_to_ground": "compiled: LOAD row (spring, spring_2d)",
     "user load callable": "refused: a user's own load callable cannot be evaluated by the compiled kernel",
     # force elements between bodies (flexmbs.forces)
-    "SpringDamper": "compiled: FORCE_I, FORCE_R rows (spring, spring_2d) between RigidBodyEP, RigidBody2D, PointMass "
-                    "and the ground, its actuator in the time rows",
+    "SpringDamper": "compiled: FORCE_I, FORCE_R rows (spring, spring_2d) between RigidBodyEP, RigidBody2D, PointMass, "
+                    "RigidBodyNatural and the ground, its actuator in the time rows",
     "RotationalSpringDamper": "compiled: FORCE_I, FORCE_R rows (rotational, rotational_2d) between RigidBodyEP, "
-                              "RigidBody2D and the ground, its actuator in the time rows",
-    "Bushing": "compiled: FORCE_I, FORCE_R rows (bushing, bushing_2d) between RigidBodyEP, RigidBody2D, PointMass and "
-               "the ground",
+                              "RigidBody2D, RigidBodyNatural and the ground, its actuator in the time rows",
+    "Bushing": "compiled: FORCE_I, FORCE_R rows (bushing, bushing_2d) between RigidBodyEP, RigidBody2D, PointMass, "
+               "RigidBodyNatural and the ground",
     "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",
     # stops and friction on a joint's coordinate (flexmbs.constraints.limits), force elements too
     "JointLimit": "compiled: FORCE_I, FORCE_R rows (rotational or slide, law stop) on a revolute or prismatic "
-                  "joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
+                  "joint between RigidBodyEP, RigidBody2D, PointMass, RigidBodyNatural and the ground",
     "JointFriction": "compiled: FORCE_I, FORCE_R rows (rotational or slide, law friction) on a revolute or "
-                     "prismatic joint between RigidBodyEP, RigidBody2D, PointMass and the ground",
+                     "prismatic joint between RigidBodyEP, RigidBody2D, PointMass, RigidBodyNatural and the ground",
     # contact (flexmbs.contact), a force element on the numpy path
     "Contact": "refused: contact runs on the numpy path (its active pairs change from step to step; the broad "
                "and narrow phases are numpy array code, no kernel rows)",

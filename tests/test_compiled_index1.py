@@ -22,6 +22,9 @@ import andrews_squeezer  # noqa: E402
 import slider_crank  # noqa: E402
 import triple_pendulum  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests"))
+from test_compiled_natural import user_loaded  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not kernel_status().installed, reason=f"compiled kernel {kernel_status()}")
 
 SYSTEMS = {   # name: builder; the kernel takes each (spatial rigid, planar, flexible with a driver)
@@ -113,14 +116,15 @@ def test_a_run_is_that_of_the_numpy_path(run):
     assert_relative(c.multipliers, n.multipliers, 1e-9)
 
 
-def test_natural_coordinates_run_on_the_numpy_path_and_say_why():
-    """The triple pendulum in natural coordinates: "auto" keeps the numpy path and names the refused
-    rigidity constraints (the kernel has no natural-coordinate bodies); the run's metadata say so."""
-    system = triple_pendulum.build("natural")
+def test_a_refused_system_runs_on_the_numpy_path_and_says_why():
+    """A pendulum whose load is a user's own callable: "auto" keeps the numpy path and names the refused
+    load (the kernel cannot call it); the run's metadata say so.  (Natural coordinates themselves run compiled:
+    tests/test_compiled_natural.py.)"""
+    system = user_loaded()
     form = Index1(system, solver="udwadia-kalaba")
-    assert form.kernel == "numpy" and "NaturalRigidity" in form.kernel_reason
+    assert form.kernel == "numpy" and "user callable" in form.kernel_reason
     res = fm.run(system, formulation="udwadia-kalaba", method="AB4", h=1e-3, t_end=2e-3, dt_out=1e-3, store=False)
-    assert res.metadata["kernel"] == "numpy" and "NaturalRigidity" in res.metadata["kernel_reason"]
+    assert res.metadata["kernel"] == "numpy" and "user callable" in res.metadata["kernel_reason"]
 
 
 def test_auto_takes_the_kernel_and_the_augmented_block_solve_keeps_numpy():

@@ -21,6 +21,9 @@ sys.path.insert(0, str(ROOT / "cases"))
 import andrews_squeezer  # noqa: E402
 import triple_pendulum  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests"))
+from test_compiled_natural import user_loaded  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not kernel_status().installed, reason=f"compiled kernel {kernel_status()}")
 
 
@@ -90,15 +93,14 @@ def test_adaptive_steps_agree_on_both_paths(case):
 
 
 def test_kernel_compiled_is_refused_where_the_kernel_does_not_evaluate_the_system():
-    """kernel='compiled' on bodies the kernel does not take (natural coordinates) names them; 'auto' then
+    """kernel='compiled' on what the kernel does not take (a user's load callable) names it; 'auto' then
     runs on the numpy path and says why in the metadata."""
-    system = triple_pendulum.build("natural")
+    system = user_loaded()
     with pytest.raises(ValueError, match="^" + re.escape(
-            "`kernel` 'compiled' cannot run this system: internal constraint 'bar1.rigidity' (NaturalRigidity) "
-            "is not evaluated by the compiled kernel.") + "$"):
+            "`kernel` 'compiled' cannot run this system: body 'bar1': its load 0 is a user callable, which the compiled kernel cannot evaluate (flexmbs.bodies.loads' torque_load, point_load and spring_to_ground it can; a law of the state sampled by a flexmbs.control.Controller it can too).") + "$"):
         run(system, "compiled", 0.01)
     res = run(system, "auto", 0.01)
-    assert res.metadata["kernel"] == "numpy" and "NaturalRigidity" in res.metadata["kernel_reason"]
+    assert res.metadata["kernel"] == "numpy" and "user callable" in res.metadata["kernel_reason"]
 
 
 def test_a_driven_system_takes_the_same_steps_on_both_paths():

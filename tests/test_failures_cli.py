@@ -150,7 +150,7 @@ def test_summary_keys_say_which_path_the_runs_since_the_last_summary_took():
     ("andrews_squeezer", 0.001, "index3-alpha", "compiled", ()),  # its spring and motor: loads of planar bodies
     ("andrews_squeezer", 0.001, None, "compiled", ()),           # its default, DOP853 on the index-1 equations
     ("controlled_pendulum", 0.01, None, "numpy", ("control=continuous",)),   # a load of the state: Unsupported
-    ("triple_pendulum", 0.01, None, "numpy", ()),                # AB4, index-1: natural coordinates refused
+    ("triple_pendulum", 0.01, None, "compiled", ()),             # AB4, index-1, natural coordinates (issue 22)
     ("triple_pendulum", 0.01, None, "compiled", ("coordinates=euler-parameters",)),   # the kernel's M, Q, C, C_q
 ])
 def test_every_case_summary_says_whether_the_kernel_is_installed_and_which_path_ran(case, t_end, integrator, kernel,

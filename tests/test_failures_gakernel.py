@@ -16,6 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 import slider_crank  # noqa: E402
 import triple_pendulum  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_compiled_natural import user_loaded  # noqa: E402
+
 needs_kernel = pytest.mark.skipif(not kernel_status().installed, reason="the compiled kernel is not installed")
 
 
@@ -35,10 +38,10 @@ ROWS = [
      lambda: CompiledSystem(triple_pendulum.build("euler-parameters"), formulation="hamilton"),
      r"CompiledSystem: `formulation` must be one of 'lagrange', 'gibbs-appell', got 'hamilton'"),
     ("Gibbs-Appell with kernel='compiled' on bodies the kernel does not take",
-     lambda: fm.run(triple_pendulum.build("natural"), formulation="gibbs-appell", method="index3-alpha", h=1e-4,
+     lambda: fm.run(user_loaded(), formulation="gibbs-appell", method="index3-alpha", h=1e-4,
                     t_end=1e-3, dt_out=1e-4, store=False, kernel="compiled"),
-     r"`kernel` 'compiled' cannot run this system: internal constraint 'bar1.rigidity' \(NaturalRigidity\) is "
-     r"not evaluated by the compiled kernel"),
+     r"`kernel` 'compiled' cannot run this system: body 'bar1': its load 0 is a user callable, which the compiled "
+     r"kernel cannot evaluate"),
     ("a Gibbs-Appell system packed without its mass points", _without_mass_points,
      r"kernel system: flexible body 0 has 0 mass points; Gibbs-Appell's terms need them \(CompiledSystem\(system, "
      r"formulation='gibbs-appell'\) packs them\)"),

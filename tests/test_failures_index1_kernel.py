@@ -19,6 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
 
 import triple_pendulum  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_compiled_natural import user_loaded  # noqa: E402
+
 KERNEL = "`kernel` must be 'auto', 'compiled' or 'numpy', got {!r}."
 
 
@@ -35,9 +38,8 @@ ROWS = [
                                            formulation_options=dict(kernel="C")), KERNEL.format("C")),
 ]
 COMPILED_ROWS = [   # "compiled" where the kernel cannot: refused, with why
-    ("natural coordinates", lambda: Index1(triple_pendulum.build("natural"), kernel="compiled"),
-     "`kernel` 'compiled' cannot run this system: internal constraint 'bar1.rigidity' (NaturalRigidity) is not "
-     "evaluated by the compiled kernel."),
+    ("a user's load callable", lambda: Index1(user_loaded(), kernel="compiled"),
+     "`kernel` 'compiled' cannot run this system: body 'bar1': its load 0 is a user callable, which the compiled kernel cannot evaluate (flexmbs.bodies.loads' torque_load, point_load and spring_to_ground it can; a law of the state sampled by a flexmbs.control.Controller it can too)."),
     ("the augmented block solve", lambda: Index1(free_point(), solver="augmented", kernel="compiled"),
      "`kernel` 'compiled' cannot run this system: the augmented accelerations are solved with the bodies' mass "
      "blocks (n_c = 0 or n_q + n_c >= 200), which the kernel does not give."),

@@ -75,8 +75,9 @@ def _step(it, control):
     return info
 
 
-def _control(sample=lambda step: True, sensor=(2, 0, -1, 0), sensed=3):
-    ints = np.array(sensor, dtype=np.int64)
+def _control(sample=lambda step: True, sensor=(2, 0, -1, 0), sensed=3, sides=("rigid", "ground")):
+    """The control tuple of one sensor: its SENSOR_I row (kind, offset_i, offset_j, out) and its sides' kinds."""
+    ints = np.array(list(sensor) + [schema.CODES["SIDE"].index(x) for x in sides], dtype=np.int64)
     return (np.ones(1, dtype=np.int64), sample, np.zeros(0), np.zeros(0, dtype=np.int64), ints,
             np.zeros(schema.SENSOR_R.width), np.zeros(sensed))
 
@@ -86,6 +87,9 @@ KERNEL_ROWS = [
      TypeError, r"kernel steps: the control's sample must be callable or None"),
     ("a sensor of a body beyond the coordinates", dict(sensor=(2, 5, -1, 0)),
      ValueError, r"kernel steps: sensor 0 \(kind 2, coordinates 5, -1, output 0\) does not fit 7 coordinates and "
+                 r"3 sensed values"),
+    ("a natural body's sensor beyond the coordinates (12 of them)", dict(sides=("natural", "ground")),
+     ValueError, r"kernel steps: sensor 0 \(kind 2, coordinates 0, -1, output 0\) does not fit 7 coordinates and "
                  r"3 sensed values"),
     ("a sensor's output beyond the sensed values", dict(sensor=(3, 0, -1, 1)),
      ValueError, r"kernel steps: sensor 0 \(kind 3, coordinates 0, -1, output 1\) does not fit 7 coordinates and "

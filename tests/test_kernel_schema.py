@@ -65,7 +65,7 @@ def test_the_installed_kernel_was_built_from_this_declaration():
 def test_the_generated_header_gives_every_field_its_offset():
     text = schema.c_header()
     assert "#define LOAD_R_ANCHOR 3" in text and "#define LOAD_R_WIDTH 9" in text
-    assert "#define HEADER_WIDTH 24" in text and "LOAD_SPRING_2D = 5, N_LOAD_KINDS = 6" in text
+    assert "#define HEADER_WIDTH 26" in text and "LOAD_SPRING_2D = 5, N_LOAD_KINDS = 6" in text
     assert "FORMULATION_GIBBS_APPELL = 1, N_FORMULATION_KINDS = 2" in text
     for name in schema.SYSTEM_ARRAYS:
         assert f'#define ARRAY_{name.upper()} "{name}"\n' in text
@@ -81,4 +81,4 @@ def test_rows_are_filled_by_name_and_padded():
     row = schema.LOAD_R.row(point=(0.1, 0.2), anchor=np.array([1.0, 2.0, 3.0]), stiffness=5.0, rest_length=0.5,
                             damping=0.0)
     assert row == [0.1, 0.2, 0.0, 1.0, 2.0, 3.0, 5.0, 0.5, 0.0]
-    assert schema.SENSOR_I.row(kind=1, offset_i=-1, offset_j=7, out=2) == [1, -1, 7, 2]
+    assert schema.SENSOR_I.row(kind=1, offset_i=-1, offset_j=7, out=2, side_i=0, side_j=4) == [1, -1, 7, 2, 0, 4]

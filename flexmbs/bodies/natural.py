@@ -19,6 +19,13 @@ T = 1/2 int r'.r' dm = 1/2 q'^T M q' with the constant mass matrix
 hence the quadratic-velocity vector is zero.  The six internal rigidity constraints are
 a.a - 1, b.b - 1, c.c - 1, a.b, a.c, b.c (their eq. 17).  The right-handedness det A = +1 is
 not a constraint: it holds at the start and is kept by continuity.
+
+The compiled kernel evaluates the same (csrc/index3_kernel.c, section "natural-coordinate rigid
+bodies"; `flexmbs.compiled` packs a body as its NATURAL_I and NATURAL_BODY rows, m, u_C and Y_O):
+M and the weight, the six rigidity rows with gamma = -2 (a'.a', b'.b', c'.c', a'.b', a'.c',
+b'.c') and C_t = 0, the markers r = S(s) q of the joints on it, its loads (`point_force`,
+`torque`, springs to the ground), the force elements on it and its controllers' sensors (A = [a b c],
+omega = 1/2 (a x a' + b x b' + c x c')).
 """
 from __future__ import annotations
 

@@ -2510,35 +2510,39 @@ static double converged_rate(double d_norm, double d_prev, double d_prev2, int n
     return d_prev2 < 0.0 ? 0.0 : d_prev / fmax(d_prev2, 1e-300);
 }
 
+/* out = M(q) qdd - Q(q, v) + C_q(q)^T lam (n), the function whose q-derivative is K_t (index3-alpha's tangent;
+   radau-dae's J takes its negative, csrc radau_jacobian); C and C_q are left at q.  M, Q scratch */
+static void kt_function(Sys *s, const double *q, const double *v, const double *law, const double *qdd,
+                        const double *lam, double *M, double *Q, double *C, double *Cq, double *out)
+{
+    int n = s->n, m = s->m;
+    bodies(s, q, v, law, M, Q);
+    mass_times(s, M, qdd, out);
+    for (int i = 0; i < n; i++) out[i] -= Q[i];
+    if (m) {
+        constraints(s, q, law, C, Cq);
+        for (int r = 0; r < m; r++) {
+            const double *Cr = Cq + (size_t)r * n;
+            for (int j = s->lo[r]; j < s->hi[r]; j++) out[j] += Cr[j] * lam[r];
+        }
+    }
+}
+
 /* K_t, C_t by forward differences at (q, v, qdd, lam) (Index3GeneralizedAlpha._tangents) */
 static void tangents(Sys *s, State *st, const double *law, const double *q, const double *v, const double *qdd,
                      const double *lam, double *M, double *Q, double *C, double *Cq, double *g0, double *g1,
                      double *qq)
 {
-    int n = s->n, m = s->m;
-#define GFUN(qv, out)                                                       \
-    do {                                                                    \
-        bodies(s, qv, v, law, M, Q);                                        \
-        mass_times(s, M, qdd, out);                                         \
-        for (int i_ = 0; i_ < n; i_++) out[i_] -= Q[i_];                    \
-        if (m) {                                                            \
-            constraints(s, qv, law, C, Cq);                                 \
-            for (int r_ = 0; r_ < m; r_++) {                                \
-                const double *Cr_ = Cq + (size_t)r_ * n;                    \
-                for (int j_ = s->lo[r_]; j_ < s->hi[r_]; j_++) out[j_] += Cr_[j_] * lam[r_]; \
-            }                                                               \
-        }                                                                   \
-    } while (0)
-    GFUN(q, g0);
+    int n = s->n;
+    kt_function(s, q, v, law, qdd, lam, M, Q, C, Cq, g0);
     memcpy(qq, q, n * sizeof(double));
     for (int j = 0; j < n; j++) {
         double dj = 1.5e-8 * fmax(1.0, fabs(q[j]));
         qq[j] = q[j] + dj;
-        GFUN(qq, g1);
+        kt_function(s, qq, v, law, qdd, lam, M, Q, C, Cq, g1);
         for (int i = 0; i < n; i++) st->Kt[(size_t)i * n + j] = (g1[i] - g0[i]) / dj;
         qq[j] = q[j];
     }
-#undef GFUN
     bodies(s, q, v, law, NULL, g0);
     memcpy(qq, v, n * sizeof(double));
     for (int j = 0; j < n; j++) {
@@ -3228,6 +3232,531 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* method radau-dae: one trial step in one call (flexmbs/integrators/radau_dae.py: RadauDAE._jacobian,   */
+/* _factor, _newton, _stalled, _error_norm, _scaled_norm, step for step).  The stage residuals,         */
+/* F and J's difference columns come from the kernel's own evaluators (bodies, constraints,           */
+/* constraint_rates); the iteration matrices gamma/h M_full0 - J (real LU, lu_factor) and               */
+/* (alpha + i beta)/h M_full0 - J (a complex LU of its own, N x N: half the flops of the 2N x 2N real   */
+/* form and the same pivots as LAPACK's zgetrf, whose |re| + |im| it uses to choose them, which the      */
+/* numpy path calls).  The constants (c, A^-1, T, T^-1, gamma, alpha, beta, d, newton_tol, ...) come     */
+/* from the Python class through the RADAU row (flexmbs/kernel_schema.py).  The step-size control, the  */
+/* starting values and the dense output stay in Python (RadauDAE._step_impl): docs/design.md,           */
+/* "radau-dae on the compiled step".                                                                    */
+
+enum { RADAU_CONVERGED = 0, RADAU_NEWTON = 1, RADAU_NONFINITE = 2, RADAU_SINGULAR = 3 };
+/* flags (i64): what to do (need_jac, need_lu, need_f0, filter), the iterations done, the counters
+   n_rhs and n_newton (added to) */
+enum { RF_JAC = 0, RF_LU = 1, RF_F0 = 2, RF_FILTER = 3, RF_ITER = 4, RF_RHS = 5, RF_NEWTON = 6, RF_WIDTH = 7 };
+/* io (f64): theta, faccon (read; written on convergence), err (written on convergence), the step's
+   reduction factor (written on a Newton failure) */
+enum { RIO_THETA = 0, RIO_FACCON = 1, RIO_ERR = 2, RIO_FACTOR = 3, RIO_WIDTH = 4 };
+
+typedef struct {
+    Sys *s;
+    const double *p;            /* the RADAU row */
+    const double *atol;         /* (2 n): atol of q, then of v */
+    int n, m, N;
+    double t, h;
+    const double *law0, *laws; /* the time rows at t_n and at the three stage times (3 tw) */
+    const double *y0, *a;       /* y_n (N), the acceleration J's v rows are taken at (n) */
+    double *Z;                  /* (3 N): the starting values in, the converged stages out */
+    double *J, *M0, *G0;        /* the Jacobian (N^2) and M_full0's M, C_q at its point */
+    double *LU, *LUt;           /* the real LU (N^2) and its transpose (lu_solve) */
+    double *Zc;                 /* the complex LU (2 N^2: re, im interleaved, row-major) */
+    int *piv;                   /* 4 N: real pivots, column ranges (lo, hi), complex pivots */
+    double *F0, *Mn;            /* F(t_n, y_n) (N) and M(q_n) (n^2), for the error estimate */
+    double *M, *Q, *C, *Cq, *Ct, *g;     /* one evaluation (scratch) */
+    double *R, *dZ, *Y, *Yd, *f0, *f1, *qq, *b, *bc;   /* scratch */
+    i64 *flags;
+} Radau;
+
+/* M, Q, C, C_q and C_t at (q, v) and the time row law (C_t zero without drivers, the kernel's only
+   rheonomic rows: RadauDAE._constraint_velocity); one evaluation of the forces counted */
+static void radau_terms(Radau *R, const double *q, const double *v, const double *law)
+{
+    Sys *s = R->s;
+    memset(R->Q, 0, (size_t)R->n * sizeof(double));
+    bodies(s, q, v, law, R->M, R->Q);
+    if (R->m) {
+        constraints(s, q, law, R->C, R->Cq);
+        if (s->nlaw) constraint_rates(s, q, v, law, R->g, R->Ct);
+        else memset(R->Ct, 0, (size_t)R->m * sizeof(double));
+    }
+    R->flags[RF_RHS]++;
+}
+
+/* out (n) += sign C_q^T x over the rows' nonzero column ranges */
+static void radau_cqt(const Radau *R, const double *Cq, const double *x, double sign, double *out)
+{
+    int n = R->n;
+    for (int r = 0; r < R->m; r++) {
+        const double *Cr = Cq + (size_t)r * n;
+        double xr = sign * x[r];
+        if (xr == 0.0) continue;
+        for (int j = R->s->lo[r]; j < R->s->hi[r]; j++) out[j] += Cr[j] * xr;
+    }
+}
+
+/* out (m) = C_q v + C_t */
+static void radau_velocity_rows(const Radau *R, const double *v, double *out)
+{
+    int n = R->n;
+    for (int r = 0; r < R->m; r++) {
+        const double *Cr = R->Cq + (size_t)r * n;
+        double x = R->Ct[r];
+        for (int j = R->s->lo[r]; j < R->s->hi[r]; j++) x += Cr[j] * v[j];
+        out[r] = x;
+    }
+}
+
+/* the residual of one stage, M_full(y) y' - F(t, y) = (q' - v + C_q^T mu, M v' - Q + C_q^T lam,
+   eps_q mu - C, eps_v lam - (C_q v + C_t)) at y, y' (RadauDAE._stage_residual) */
+static void radau_stage_residual(Radau *R, const double *law, const double *y, const double *yd, double *out)
+{
+    int n = R->n, m = R->m;
+    const double *q = y, *v = y + n, *lam = y + 2 * n, *mu = y + 2 * n + m;
+    radau_terms(R, q, v, law);
+    for (int i = 0; i < n; i++) out[i] = yd[i] - v[i];
+    mass_times(R->s, R->M, yd + n, out + n);
+    for (int i = 0; i < n; i++) out[n + i] -= R->Q[i];
+    if (!m) return;
+    radau_cqt(R, R->Cq, mu, 1.0, out);
+    radau_cqt(R, R->Cq, lam, 1.0, out + n);
+    radau_velocity_rows(R, v, out + 2 * n + m);
+    for (int r = 0; r < m; r++) {
+        out[2 * n + r] = R->p[RADAU_EPS_Q] * mu[r] - R->C[r];
+        out[2 * n + m + r] = R->p[RADAU_EPS_V] * lam[r] - out[2 * n + m + r];
+    }
+}
+
+/* the differential rows of F(t_n, y) (v - C_q^T mu, Q - C_q^T lam), its algebraic rows 0
+   (RadauDAE._differential of _F): out (N) */
+static void radau_differential(Radau *R, const double *y, double *out)
+{
+    int n = R->n, m = R->m;
+    radau_terms(R, y, y + n, R->law0);
+    memset(out, 0, (size_t)R->N * sizeof(double));
+    memcpy(out, y + n, (size_t)n * sizeof(double));
+    memcpy(out + n, R->Q, (size_t)n * sizeof(double));
+    radau_cqt(R, R->Cq, y + 2 * n + m, -1.0, out);
+    radau_cqt(R, R->Cq, y + 2 * n, -1.0, out + n);
+}
+
+/* J = dF/dy and M_full0's M, C_q at (t_n, y_n) (RadauDAE._jacobian): the exact blocks, the q columns of
+   the v rows by forward differences of -kt_function (= Q - C_q^T lam - M a_n, index3-alpha's K_t with
+   qdd = a_n) and of the velocity constraint C_q v + C_t, the v columns of the v rows from dQ/dv
+   (forces alone); the step fd_step max(1, |x_j|) of forward_difference_jacobian */
+static void radau_jacobian(Radau *R)
+{
+    Sys *s = R->s;
+    int n = R->n, m = R->m, N = R->N;
+    const double *q = R->y0, *v = R->y0 + n, *lam = R->y0 + 2 * n, *law = R->law0;
+    double eps_q = R->p[RADAU_EPS_Q], eps_v = R->p[RADAU_EPS_V], step = R->p[RADAU_FD_STEP];
+    double *J = R->J, *f0 = R->f0, *f1 = R->f1, *qq = R->qq;
+    memset(J, 0, (size_t)N * N * sizeof(double));
+    bodies(s, q, v, law, R->M0, NULL);
+    if (m) constraints(s, q, law, R->C, R->G0);
+    for (int i = 0; i < n; i++) J[(size_t)i * N + n + i] = 1.0;
+    for (int r = 0; r < m; r++) {
+        for (int j = s->lo[r]; j < s->hi[r]; j++) {
+            double g = R->G0[(size_t)r * n + j];
+            J[(size_t)j * N + 2 * n + m + r] = -g;            /* q' = v - C_q^T mu */
+            J[(size_t)(n + j) * N + 2 * n + r] = -g;          /* M v' = Q - C_q^T lam */
+            J[(size_t)(2 * n + r) * N + j] = g;               /* C */
+            J[(size_t)(2 * n + m + r) * N + n + j] = g;       /* C_q v + C_t */
+        }
+        J[(size_t)(2 * n + r) * N + 2 * n + m + r] = -eps_q;
+        J[(size_t)(2 * n + m + r) * N + 2 * n + r] = -eps_v;
+    }
+    /* the q columns: f = (M a - Q + C_q^T lam, C_q v + C_t); J's rows take -df/dq and +d(C_q v + C_t)/dq */
+    kt_function(s, q, v, law, R->a, lam, R->M, R->Q, R->C, R->Cq, f0);
+    if (m) {
+        if (s->nlaw) constraint_rates(s, q, v, law, R->g, R->Ct);
+        else memset(R->Ct, 0, (size_t)m * sizeof(double));
+        radau_velocity_rows(R, v, f0 + n);
+    }
+    R->flags[RF_RHS]++;
+    memcpy(qq, q, (size_t)n * sizeof(double));
+    for (int j = 0; j < n; j++) {
+        double dj = step * fmax(1.0, fabs(q[j]));
+        qq[j] = q[j] + dj;
+        kt_function(s, qq, v, law, R->a, lam, R->M, R->Q, R->C, R->Cq, f1);
+        if (m) {
+            if (s->nlaw) constraint_rates(s, qq, v, law, R->g, R->Ct);
+            radau_velocity_rows(R, v, f1 + n);
+        }
+        R->flags[RF_RHS]++;
+        for (int i = 0; i < n; i++) J[(size_t)(n + i) * N + j] = -(f1[i] - f0[i]) / dj;
+        for (int r = 0; r < m; r++) J[(size_t)(2 * n + m + r) * N + j] = (f1[n + r] - f0[n + r]) / dj;
+        qq[j] = q[j];
+    }
+    /* the v columns of the v rows: dQ/dv (tangents' second loop, with the sign of F) */
+    memset(f0, 0, (size_t)n * sizeof(double));
+    bodies(s, q, v, law, NULL, f0);
+    R->flags[RF_RHS]++;
+    memcpy(qq, v, (size_t)n * sizeof(double));
+    for (int j = 0; j < n; j++) {
+        double dj = step * fmax(1.0, fabs(v[j]));
+        qq[j] = v[j] + dj;
+        memset(f1, 0, (size_t)n * sizeof(double));
+        bodies(s, q, qq, law, NULL, f1);
+        R->flags[RF_RHS]++;
+        for (int i = 0; i < n; i++) J[(size_t)(n + i) * N + n + j] = (f1[i] - f0[i]) / dj;
+        qq[j] = v[j];
+    }
+}
+
+/* LU of the complex N x N matrix A (re, im interleaved, row-major, in place) with partial pivoting by
+   |re| + |im| (LAPACK's izamax, as zgetrf); 0, or 1 at an exactly zero pivot */
+static int zlu_factor(double *A, int N, int *piv)
+{
+    int singular = 0;
+    for (int k = 0; k < N; k++) {
+        int p = k;
+        double big = -1.0;
+        for (int i = k; i < N; i++) {
+            const double *x = A + 2 * ((size_t)i * N + k);
+            double a = fabs(x[0]) + fabs(x[1]);
+            if (a > big) { big = a; p = i; }
+        }
+        piv[k] = p;
+        if (p != k) {
+            double *rk = A + 2 * (size_t)k * N, *rp = A + 2 * (size_t)p * N;
+            for (int j = 0; j < 2 * N; j++) { double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
+        }
+        double *rk = A + 2 * (size_t)k * N;
+        double pr = rk[2 * k], pi = rk[2 * k + 1], d = pr * pr + pi * pi;
+        if (d == 0.0) { singular = 1; continue; }
+        double ir = pr / d, ii = -pi / d;                 /* 1 / pivot */
+        for (int i = k + 1; i < N; i++) {
+            double *ri = A + 2 * (size_t)i * N;
+            double xr = ri[2 * k], xi = ri[2 * k + 1];
+            if (xr == 0.0 && xi == 0.0) continue;
+            double lr = xr * ir - xi * ii, li = xr * ii + xi * ir;
+            ri[2 * k] = lr;
+            ri[2 * k + 1] = li;
+            for (int j = k + 1; j < N; j++) {
+                double ur = rk[2 * j], ui = rk[2 * j + 1];
+                ri[2 * j] -= lr * ur - li * ui;
+                ri[2 * j + 1] -= lr * ui + li * ur;
+            }
+        }
+    }
+    return singular;
+}
+
+/* solve with the factors of zlu_factor: b (N complex, interleaved) in place */
+static void zlu_solve(const double *A, int N, const int *piv, double *b)
+{
+    for (int k = 0; k < N; k++) {
+        int p = piv[k];
+        if (p != k) {
+            double t0 = b[2 * k], t1 = b[2 * k + 1];
+            b[2 * k] = b[2 * p]; b[2 * k + 1] = b[2 * p + 1];
+            b[2 * p] = t0; b[2 * p + 1] = t1;
+        }
+    }
+    for (int i = 1; i < N; i++) {
+        const double *ri = A + 2 * (size_t)i * N;
+        double sr = b[2 * i], si = b[2 * i + 1];
+        for (int j = 0; j < i; j++) {
+            sr -= ri[2 * j] * b[2 * j] - ri[2 * j + 1] * b[2 * j + 1];
+            si -= ri[2 * j] * b[2 * j + 1] + ri[2 * j + 1] * b[2 * j];
+        }
+        b[2 * i] = sr; b[2 * i + 1] = si;
+    }
+    for (int i = N - 1; i >= 0; i--) {
+        const double *ri = A + 2 * (size_t)i * N;
+        double sr = b[2 * i], si = b[2 * i + 1];
+        for (int j = i + 1; j < N; j++) {
+            sr -= ri[2 * j] * b[2 * j] - ri[2 * j + 1] * b[2 * j + 1];
+            si -= ri[2 * j] * b[2 * j + 1] + ri[2 * j + 1] * b[2 * j];
+        }
+        double pr = ri[2 * i], pi = ri[2 * i + 1], d = pr * pr + pi * pi;
+        b[2 * i] = (sr * pr + si * pi) / d;
+        b[2 * i + 1] = (si * pr - sr * pi) / d;
+    }
+}
+
+/* the real and complex LUs of gamma/h M_full0 - J and (alpha + i beta)/h M_full0 - J, M_full0 =
+   diag(I, M0, 0, 0) (RadauDAE._factor); 0, or 1 when one has an exactly zero pivot (SingularIteration) */
+static int radau_factor(Radau *R)
+{
+    int n = R->n, N = R->N;
+    const double *p = R->p;
+    double g = p[RADAU_GAMMA] / R->h, ar = p[RADAU_ALPHA] / R->h, ai = p[RADAU_BETA] / R->h;
+    double *A = R->LU, *Z = R->Zc;
+    for (size_t x = 0; x < (size_t)N * N; x++) {
+        A[x] = -R->J[x];
+        Z[2 * x] = -R->J[x];
+        Z[2 * x + 1] = 0.0;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t d = (size_t)i * N + i;
+        A[d] += g;
+        Z[2 * d] += ar;
+        Z[2 * d + 1] += ai;
+        for (int j = 0; j < n; j++) {
+            double mij = R->M0[(size_t)i * n + j];
+            if (mij == 0.0) continue;
+            size_t x = (size_t)(n + i) * N + n + j;
+            A[x] += g * mij;
+            Z[2 * x] += ar * mij;
+            Z[2 * x + 1] += ai * mij;
+        }
+    }
+    lu_factor(A, N, R->piv, R->piv + N);
+    int singular = 0;
+    for (int k = 0; k < N; k++)
+        if (A[(size_t)k * N + k] == 0.0 || !isfinite(A[(size_t)k * N + k])) singular = 1;
+    transpose(A, N, R->LUt);
+    column_ranges(R->LUt, N, R->piv + N, R->piv + 2 * N);
+    return zlu_factor(Z, N, R->piv + 3 * N) || singular;
+}
+
+static void radau_solve_real(const Radau *R, double *b)
+{
+    lu_solve(R->LUt, R->N, R->piv, R->piv + R->N, R->piv + 2 * R->N, b);
+}
+
+/* RadauDAE._stalled: |dZ_q|_inf <= newton_tol rtol |q_n|_inf and likewise for v */
+static int radau_stalled(const Radau *R, const double *dZ)
+{
+    int n = R->n, N = R->N;
+    double tol = R->p[RADAU_NEWTON_TOL] * R->p[RADAU_RTOL], dq = 0.0, dv = 0.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < n; j++) {
+            dq = fmax(dq, fabs(dZ[(size_t)i * N + j]));
+            dv = fmax(dv, fabs(dZ[(size_t)i * N + n + j]));
+        }
+    return dq <= tol * max_abs(R->y0, n) && dv <= tol * max_abs(R->y0 + n, n);
+}
+
+/* the simplified Newton iteration of the stages (RadauDAE._newton): RADAU_CONVERGED with R->Z the stage
+   increments, or RADAU_NEWTON (io factor: the step's reduction) or RADAU_NONFINITE */
+static int radau_newton(Radau *R, double *io)
+{
+    int n = R->n, N = R->N, max_iter = (int)R->p[RADAU_MAX_ITER];
+    const double *p = R->p, *Ai = p + RADAU_AINV, *T = p + RADAU_T, *Ti = p + RADAU_TI;
+    double h = R->h, tol = p[RADAU_NEWTON_TOL], rtol = p[RADAU_RTOL];
+    double *Z = R->Z, *Rs = R->R, *dZ = R->dZ, *Y = R->Y, *Yd = R->Yd, *b = R->b, *bc = R->bc;
+    double faccon = pow(fmax(io[RIO_FACCON], EPS), 0.8), theta = io[RIO_THETA];
+    double thq_old = -1.0, dyn_old = -1.0;
+    for (int k = 0; k < max_iter; k++) {
+        for (int i = 0; i < 3; i++) {
+            for (int x = 0; x < N; x++) {
+                Yd[x] = (Ai[3 * i] * Z[x] + Ai[3 * i + 1] * Z[N + x] + Ai[3 * i + 2] * Z[2 * N + x]) / h;
+                Y[x] = R->y0[x] + Z[(size_t)i * N + x];
+            }
+            radau_stage_residual(R, R->laws + (size_t)i * R->s->tw, Y, Yd, Rs + (size_t)i * N);
+        }
+        if (!all_finite(Rs, 3 * N)) { io[RIO_FACTOR] = 0.25; return RADAU_NONFINITE; }
+        /* RW = -(T^-1 R): the real row to b, the complex pair to bc */
+        for (int x = 0; x < N; x++) {
+            double r0 = Rs[x], r1 = Rs[N + x], r2 = Rs[2 * N + x];
+            b[x] = -(Ti[0] * r0 + Ti[1] * r1 + Ti[2] * r2);
+            bc[2 * x] = -(Ti[3] * r0 + Ti[4] * r1 + Ti[5] * r2);
+            bc[2 * x + 1] = -(Ti[6] * r0 + Ti[7] * r1 + Ti[8] * r2);
+        }
+        radau_solve_real(R, b);
+        zlu_solve(R->Zc, N, R->piv + 3 * N, bc);
+        for (int x = 0; x < N; x++) {
+            double w0 = b[x], w1 = bc[2 * x], w2 = bc[2 * x + 1];
+            for (int i = 0; i < 3; i++) dZ[(size_t)i * N + x] = T[3 * i] * w0 + T[3 * i + 1] * w1 + T[3 * i + 2] * w2;
+        }
+        R->flags[RF_NEWTON]++;
+        if (!all_finite(dZ, 3 * N)) { io[RIO_FACTOR] = 0.25; return RADAU_NONFINITE; }
+        double dyn = 0.0;
+        if (n) {
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 2 * n; j++) {
+                    double sc = R->atol[j] + rtol * fabs(R->y0[j]), w = dZ[(size_t)i * N + j] / sc;
+                    dyn += w * w;
+                }
+            dyn = sqrt(dyn / (6.0 * n));
+        }
+        if (k >= 1) {
+            double thq = dyn / dyn_old;
+            theta = thq_old < 0.0 ? thq : sqrt(thq * thq_old);
+            thq_old = thq;
+            int stalled = radau_stalled(R, dZ);
+            if (theta >= 0.99 && !stalled) { io[RIO_FACTOR] = 0.5; return RADAU_NEWTON; }
+            faccon = theta < 0.99 ? theta / (1.0 - theta) : 99.0;
+            double predicted = faccon * dyn * pow(theta, max_iter - 1 - k) / tol;
+            if (predicted >= 1.0 && stalled) {
+                for (size_t x = 0; x < 3 * (size_t)N; x++) Z[x] += dZ[x];
+                io[RIO_FACCON] = 1.0;
+                io[RIO_THETA] = theta;
+                R->flags[RF_ITER] = k + 1;
+                return RADAU_CONVERGED;
+            }
+            if (predicted >= 1.0) {
+                double q_newt = fmax(1e-4, fmin(20.0, predicted));
+                io[RIO_FACTOR] = 0.8 * pow(q_newt, -1.0 / (4 + max_iter - 1 - k));
+                return RADAU_NEWTON;
+            }
+        }
+        dyn_old = fmax(dyn, EPS);
+        for (size_t x = 0; x < 3 * (size_t)N; x++) Z[x] += dZ[x];
+        if (faccon * dyn <= tol) {
+            io[RIO_FACCON] = faccon;
+            io[RIO_THETA] = theta;
+            R->flags[RF_ITER] = k + 1;
+            return RADAU_CONVERGED;
+        }
+    }
+    io[RIO_FACTOR] = 0.5;
+    return RADAU_NEWTON;
+}
+
+/* rms of (e_q / s_q, e_v / s_v, h C_q^T e_mu / s_q, h e_lam / s_lam) (RadauDAE._scaled_norm), C_q = G0 */
+static double radau_scaled_norm(Radau *R, const double *err, const double *y1)
+{
+    int n = R->n, m = R->m;
+    const double *y0 = R->y0;
+    double rtol = R->p[RADAU_RTOL], h = R->h, sum = 0.0;
+    double *cm = R->f1;
+    for (int i = 0; i < n; i++) {
+        double sq = R->atol[i] + rtol * fmax(fabs(y0[i]), fabs(y1[i]));
+        double sv = R->atol[n + i] + rtol * fmax(fabs(y0[n + i]), fabs(y1[n + i]));
+        double wq = err[i] / sq, wv = err[n + i] / sv;
+        sum += wq * wq + wv * wv;
+    }
+    int count = 2 * n;
+    if (m) {
+        double lam = fmax(max_abs(y0 + 2 * n, m), max_abs(y1 + 2 * n, m));
+        double sl = R->p[RADAU_ATOL_LAM] + rtol * lam;
+        memset(cm, 0, (size_t)n * sizeof(double));
+        radau_cqt(R, R->G0, err + 2 * n + m, 1.0, cm);
+        for (int i = 0; i < n; i++) {
+            double sq = R->atol[i] + rtol * fmax(fabs(y0[i]), fabs(y1[i])), w = h * cm[i] / sq;
+            sum += w * w;
+        }
+        for (int r = 0; r < m; r++) {
+            double w = h * err[2 * n + r] / sl;
+            sum += w * w;
+        }
+        count = 3 * n + m;
+    }
+    return count ? sqrt(sum / count) : 0.0;
+}
+
+/* RADAU5's error estimate (RadauDAE._error_norm): err = (gamma/h M_full0 - J)^-1 [F0 + M_full(y_n) sum_i
+   d_i Z_i / h], F0's algebraic rows 0, filtered once more after a rejected or a first step with err >= 1 */
+static double radau_error(Radau *R)
+{
+    int n = R->n, N = R->N;
+    const double *d = R->p + RADAU_D, *Z = R->Z;
+    double h = R->h, *mz = R->Yd, *err = R->b, *y1 = R->Y;
+    for (int x = 0; x < N; x++) mz[x] = 0.0;
+    for (int i = 0; i < n; i++) mz[i] = (d[0] * Z[i] + d[1] * Z[N + i] + d[2] * Z[2 * N + i]) / h;
+    for (int i = 0; i < n; i++) R->qq[i] = d[0] * Z[n + i] + d[1] * Z[N + n + i] + d[2] * Z[2 * N + n + i];
+    mass_times(R->s, R->Mn, R->qq, mz + n);
+    for (int i = 0; i < n; i++) mz[n + i] /= h;
+    for (int x = 0; x < N; x++) {
+        err[x] = R->F0[x] + mz[x];
+        y1[x] = R->y0[x] + Z[2 * N + x];
+    }
+    radau_solve_real(R, err);
+    double norm = radau_scaled_norm(R, err, y1);
+    if (norm >= 1.0 && R->flags[RF_FILTER]) {
+        for (int x = 0; x < N; x++) R->Yd[N + x] = R->y0[x] + err[x];     /* Yd: mz (N), then y_n + err */
+        double *ye = R->Yd + N, *F = R->R;
+        radau_differential(R, ye, F);
+        for (int x = 0; x < N; x++) err[x] = F[x] + mz[x];
+        radau_solve_real(R, err);
+        norm = radau_scaled_norm(R, err, y1);
+    }
+    return norm;
+}
+
+/* radau_step(system, row, atol, t, h, y0, Z, a, laws, jac, lu, piv, start, scratch, flags, io) -> status: one
+   trial step of radau-dae at (t, y0) with the step h (flexmbs.compiled.CompiledSystem.radau_step): with flags
+   need_f0 F(t_n, y_n) and M(q_n) into start, need_jac J into jac, need_lu the LUs into lu and piv, then the
+   Newton iteration from the starting values Z (3 N, written: the stages) and, converged, the error estimate
+   (io).  row: the RADAU row; laws (4, tw): the time rows at t, t + c_i h; jac: J (N^2), M0 (n^2), C_q (m n);
+   lu: 4 N^2; piv: int32 4 N; start: N + n^2; scratch: n^2 + m n + 2 n + 3 m + 14 N */
+static PyObject *py_radau_step(PyObject *self, PyObject *args)
+{
+    PyObject *cap, *o[13];
+    double t, h;
+    if (!PyArg_ParseTuple(args, "OOOddOOOOOOOOOOO", &cap, &o[0], &o[1], &t, &h, &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7], &o[8], &o[9], &o[10], &o[11], &o[12]))
+        return NULL;
+    Sys *s = get_sys(cap);
+    if (!s) return NULL;
+    int n = s->n, m = s->m, N = 2 * n + 2 * m;
+    Py_buffer bufs[13];
+    int nb = 0;
+    PyObject *result = NULL;
+    Radau R;
+    double *io, *jac, *lu, *start, *w;
+    const double *row, *atol, *y0, *a, *laws;
+#define GET(ptr, type, obj, count, name, kind)                                                      \
+    do {                                                                                            \
+        if (get_array(obj, &bufs[nb], 1, kind, (Py_ssize_t)(count), "kernel radau_step", name) < 0) goto done; \
+        nb++;                                                                                       \
+        ptr = (type)bufs[nb - 1].buf;                                                               \
+    } while (0)
+    GET(row, const double *, o[0], RADAU_WIDTH, "row", 'f');
+    GET(atol, const double *, o[1], 2 * (size_t)n, "atol", 'f');
+    GET(y0, const double *, o[2], N, "y0", 'f');
+    GET(R.Z, double *, o[3], 3 * (size_t)N, "Z", 'f');
+    GET(a, const double *, o[4], n, "a", 'f');
+    GET(laws, const double *, o[5], 4 * (size_t)s->tw, "laws", 'f');
+    GET(jac, double *, o[6], (size_t)N * N + (size_t)n * n + (size_t)m * n, "jac", 'f');
+    GET(lu, double *, o[7], 4 * (size_t)N * N, "lu", 'f');
+    GET(R.piv, int *, o[8], 4 * (size_t)N, "piv", 'j');
+    GET(start, double *, o[9], N + (size_t)n * n, "start", 'f');
+    GET(w, double *, o[10], (size_t)n * n + (size_t)m * n + 2 * (size_t)n + 3 * (size_t)m + 14 * (size_t)N, "scratch",
+        'f');
+    GET(R.flags, i64 *, o[11], RF_WIDTH, "flags", 'i');
+    GET(io, double *, o[12], RIO_WIDTH, "io", 'f');
+#undef GET
+    if (!(h > 0.0) || row[RADAU_MAX_ITER] < 1) {
+        PyErr_Format(PyExc_ValueError, "kernel radau_step: h must be > 0 and max_iter >= 1, got %g and %g", h,
+                     row[RADAU_MAX_ITER]);
+        goto done;
+    }
+    R.s = s; R.p = row; R.atol = atol; R.n = n; R.m = m; R.N = N; R.t = t; R.h = h;
+    R.law0 = laws; R.laws = laws + s->tw; R.y0 = y0; R.a = a;
+    R.J = jac; R.M0 = jac + (size_t)N * N; R.G0 = R.M0 + (size_t)n * n;
+    R.LU = lu; R.LUt = lu + (size_t)N * N; R.Zc = lu + 2 * (size_t)N * N;
+    R.F0 = start; R.Mn = start + N;
+    R.M = w; w += (size_t)n * n;
+    R.Cq = w; w += (size_t)m * n;
+    R.Q = w; w += n;
+    R.C = w; w += m;
+    R.Ct = w; w += m;
+    R.g = w; w += m;
+    R.R = w; w += 3 * (size_t)N;
+    R.dZ = w; w += 3 * (size_t)N;
+    R.Y = w; w += N;
+    R.Yd = w; w += 2 * (size_t)N;
+    R.f0 = w; w += N;
+    R.f1 = w; w += N;
+    R.qq = w; w += n;
+    R.b = w; w += N;
+    R.bc = w;
+    R.flags[RF_ITER] = 0;
+    int status;
+    if (R.flags[RF_F0]) {
+        radau_differential(&R, y0, R.F0);
+        memcpy(R.Mn, R.M, (size_t)n * n * sizeof(double));
+    }
+    if (R.flags[RF_JAC]) radau_jacobian(&R);
+    if (R.flags[RF_LU] && radau_factor(&R)) status = RADAU_SINGULAR;
+    else {
+        status = radau_newton(&R, io);
+        if (status == RADAU_CONVERGED) io[RIO_ERR] = radau_error(&R);
+    }
+    result = PyLong_FromLong(status);
+done:
+    for (int i = 0; i < nb; i++) PyBuffer_Release(&bufs[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"system", py_system, METH_VARARGS, "system(arrays) -> capsule: a packed flexmbs System, its arrays by the names of flexmbs/kernel_schema.py."},
     {"evaluate", py_evaluate, METH_VARARGS,
@@ -3237,6 +3766,9 @@ static PyMethodDef methods[] = {
      "terms(system, q, v, law, M, Q, C, Cq): M, Q, C, C_q at (q, v) (flexmbs.compiled.CompiledSystem.terms)."},
     {"constraint_rates", py_constraint_rates, METH_VARARGS,
      "constraint_rates(system, q, v, law, gamma, Ct): gamma and C_t of the constraints at (q, v) (flexmbs.compiled)."},
+    {"radau_step", py_radau_step, METH_VARARGS,
+     "radau_step(system, row, atol, t, h, y0, Z, a, laws, jac, lu, piv, start, scratch, flags, io): one trial step "
+     "of radau-dae (flexmbs.compiled.CompiledSystem.radau_step)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flexmbs_kernel",

@@ -851,6 +851,27 @@ class CompiledSystem:
         _kernel.terms(self.handle, np.array(q, dtype=float), np.array(v, dtype=float), law, M, Q, C, Cq)
         return M, Q, C, Cq
 
+    def law_rows(self, times) -> np.ndarray:
+        """The kernel's time rows at ``times`` as one C-contiguous (k, tw) array, from the rows kept by
+        `_law_row` (radau-dae's trial step: t_n and its three stage times, `radau_step`)."""
+        return np.ascontiguousarray(np.stack([self._law_row(t) for t in times]).reshape(len(times), -1))
+
+    def radau_step(self, row, atol, t, h, y0, Z, a, laws, jac, lu, piv, start, scratch, flags, io) -> int:
+        """One trial step of method radau-dae in one kernel call (csrc/index3_kernel.c ``radau_step``,
+        `flexmbs.integrators.radau_dae.RadauDAE._kernel_trial`): with ``flags`` (int64: need_jac,
+        need_lu, need_f0, filter; then written: Newton's iterations, the evaluations and iterations
+        added) J, the real and complex LUs and F(t_n, y_n) kept in ``jac``, ``lu``/``piv``, ``start``
+        between calls; the stages Z (3 N, the starting values in) and ``io`` (theta, faccon, err, the
+        step's reduction) written.  Returns 0 converged (err in io), 1 Newton failed, 2 a non-finite
+        stage, 3 a singular iteration matrix.  ``row``: the RADAU row (flexmbs/kernel_schema.py);
+        ``laws`` (4, tw): the time rows at t, t + c_i h (`law_rows`).  `Unsupported` when the loaded
+        kernel predates this entry."""
+        if not hasattr(_kernel, "radau_step"):
+            raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no radau_step (built "
+                              "before radau-dae's steps ran in it); rebuild it (`python setup.py build_ext --inplace`)")
+        return _kernel.radau_step(self.handle, row, atol, t, h, y0, Z, a, laws, jac, lu, piv, start, scratch, flags,
+                                  io)
+
     @property
     def scleronomic(self) -> bool:
         """True when C_t = 0: the drivers are the only rheonomic rows the kernel evaluates."""

@@ -136,13 +136,21 @@ ADAPTIVE = Record("ADAPTIVE", "f64", _fields("rtol", "safety", "min_factor", "ma
                   "local-error coefficients c_q, c_v; every_step 1: a row at every step point; t_cover: the first "
                   "output time not handed over, no trial step reaches it)")
 
+RADAU = Record("RADAU", "f64", _fields("rtol", "newton_tol", "max_iter", "eps_q", "eps_v", "atol_lam", "fd_step",
+                                       "gamma", "alpha", "beta", ("ainv", 9), ("t", 9), ("ti", 9), ("d", 3)),
+               "a trial step of radau-dae (csrc ``radau_step``): rtol, Newton's tolerance and iterations, the "
+               "regularised rows' eps_q, eps_v, the multipliers' atol, the difference step of J, the eigenvalues "
+               "gamma, alpha +- i beta of A^-1, A^-1, T, T^-1 (row-major) and the error weights d "
+               "(flexmbs/integrators/radau_dae.py computes them)")
+
 TIME_LAW = Record("TIME_LAW", "f64", _fields("kind", ("offset", 3), ("rate", 3)),
                   "how a group of the laws' time row (f, f', f'' of a driver; a load's vector) is evaluated: kind "
                   "(TIME codes) python, asked of Python (CompiledSystem.law_row), or affine, by the kernel as "
                   "offset + rate t (a law that declares ``affine``: constant_speed, a constant load)")
 
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
-           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW)
+           COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW,
+           RADAU)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -262,6 +270,10 @@ METHODS = {
                              "C_t and gamma of every constraint in C (csrc ``constraint_rates``), the laws' time "
                              "row in C where each law declares ``affine`` (TIME_LAW rows: constant_speed, constant "
                              "loads), else asked of Python once per trial step (a user's own law of t)",
+    "radau-dae": "compiled: each trial step in one call of csrc ``radau_step`` (RADAU row): J by differences, the "
+                 "real and complex LUs, the Newton iteration of the stages and the error estimate; the step-size "
+                 "control, the starting values and the dense output with its projection in Python "
+                 "(RadauDAE._step_impl); the laws' time rows at t_n and the stage times tabulated in Python",
     "index3-alpha-adaptive, regularized": "refused: step-size control (index3-alpha-adaptive) with "
                                           "`regularization` > 0 (redundant constraints) runs on the numpy path: its "
                                           "projections are least-squares solves",

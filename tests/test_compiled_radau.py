@@ -1,8 +1,20 @@
-"""Method radau-dae with its evaluations in the compiled kernel (``kernel="compiled"``:
-`flexmbs.compiled.CompiledSystem.terms`, csrc/index3_kernel.c ``py_terms``, one call per
-evaluation of M, Q, C and C_q; the steps, Newton's solves and the step control stay in numpy): the
-same steps as the numpy path on the triple pendulum (Euler parameters) and Andrews' squeezer
-(IFToMM A03).  Skipped when the kernel is not installed."""
+"""Method radau-dae on the compiled kernel (``kernel="compiled"``): each trial step in one call of
+csrc/index3_kernel.c ``radau_step`` (J by differences, the real and complex LUs, the Newton iteration
+of the stages, the error estimate), the evaluations of the start and of the dense output through
+`flexmbs.compiled.CompiledSystem.terms`: the same steps as the numpy path on the triple pendulum (Euler
+parameters), Andrews' squeezer (IFToMM A03) and A02 through its singular configuration, the same
+failure.  Skipped when the kernel is not installed.
+
+Same steps means equal to what the round-off of two implementations allows, not to the last digit.
+The error estimate of a step, err = (gamma/h M - J)^-1 [F(y_n) + M sum_i d_i Z_i / h], is a difference
+of O(1) terms whose result is O(h^4): where err is small its round-off is 1e-8 to 1e-6 of its value,
+and the C and numpy arithmetic (their summation orders, LAPACK's blocked LU against the kernel's, J's
+difference quotients, which divide that round-off by sqrt(eps)) do not round alike (measured on A03 at
+rtol 1e-6: err of the fourth step 1.0770386e-05 and 1.0770632e-05 with the same J; the proposed h then
+differs by up to 3e-4 relative at a step, the step points by 2.5e-7 relative).  So the tests ask for
+the same number of steps, rejections and Jacobians, LUs within the few that the kept-LU rule (h_new / h
+in [1, 1.2): keep h) decides differently at its threshold, and the outputs within a small fraction of
+the tolerance."""
 from __future__ import annotations
 
 import re
@@ -13,12 +25,14 @@ import numpy as np
 import pytest
 
 import flexmbs as fm
+from flexmbs import kernel_schema as schema
 from flexmbs.compiled import CompiledSystem, kernel_status
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "cases"))
 
 import andrews_squeezer  # noqa: E402
+import double_four_bar  # noqa: E402
 import triple_pendulum  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not kernel_status().installed, reason=f"compiled kernel {kernel_status()}")
@@ -133,3 +147,87 @@ def test_the_time_row_is_tabulated_once_per_time():
         Q = compiled.terms(t, q, v)[1]
         np.testing.assert_allclose(Q, system.forces(t, q, v), rtol=1e-12, atol=1e-12 * np.abs(Q).max())
     assert calls == [[0.001], [0.002]]
+
+
+COUNTS = ("n_steps", "n_rejected", "n_jac")
+
+
+def both(system, **options):
+    """The runs of radau-dae with kernel 'numpy' and 'compiled' and the same options."""
+    return [fm.run(system, method="radau-dae", kernel=k, store=False, **options) for k in ("numpy", "compiled")]
+
+
+def assert_same_steps(numpy_run, compiled_run, q_tol: float, count_rtol: float = 0.0):
+    """Same counts of steps, rejections and Jacobians, LU pairs within 2 + 3 % (the kept-LU rule's threshold
+    decided differently: module docstring; measured 72 and 68 LUs on A03 at rtol 1e-5, 426 and 430 at
+    1e-6), the same output times and their q within q_tol; ``count_rtol``: the counts within that
+    fraction (near a singular configuration, where C_q's conditioning amplifies the round-off)."""
+    assert numpy_run.status == compiled_run.status == "finished", (numpy_run.message, compiled_run.message)
+    a, b = numpy_run.stats, compiled_run.stats
+    print({k: (a[k], b[k]) for k in COUNTS + ("n_lu",)}, "max |dq|", np.abs(numpy_run.q - compiled_run.q).max())
+    for k in COUNTS:
+        assert abs(a[k] - b[k]) <= count_rtol * a[k], k
+    assert abs(a["n_lu"] - b["n_lu"]) <= 2 * (2 + (0.03 + count_rtol) * a["n_lu"] / 2)
+    np.testing.assert_allclose(compiled_run.t, numpy_run.t, rtol=0, atol=1e-14)
+    assert np.abs(numpy_run.q - compiled_run.q).max() < q_tol
+
+
+def test_methods_registry_says_radau_dae_runs_compiled():
+    assert schema.METHODS["radau-dae"].startswith("compiled: each trial step in one call of csrc ``radau_step``")
+    assert "newton_tol" in [f.name for f in schema.RADAU.fields]
+
+
+def test_andrews_squeezer_takes_the_same_steps_on_both_paths():
+    """IFToMM A03 (7 planar bodies, a driving torque of t in the time rows) over 0.01 s at rtol 1e-5:
+    the q at the outputs within 1e-9 rad (measured 2e-13 at rtol 1e-6 over 0.03 s, 308 steps each)."""
+    system, _ = andrews_squeezer.build()
+    numpy_run, compiled_run = both(system, rtol=1e-5, atol=1e-8, t_end=0.01, t_eval=[0.0, 0.005, 0.01],
+                                   v0=np.zeros(system.n_q))
+    assert compiled_run.metadata["kernel"] == "compiled" and numpy_run.metadata["kernel"] == "numpy"
+    assert_same_steps(numpy_run, compiled_run, 1e-9)
+
+
+def test_triple_pendulum_in_euler_parameters_takes_the_same_steps_on_both_paths():
+    """The triple pendulum (3 RigidBodyEP, spherical joints, the norms) over 0.5 s at rtol 1e-6."""
+    system = triple_pendulum.build("euler-parameters")
+    numpy_run, compiled_run = both(system, rtol=1e-6, atol=1e-9, t_end=0.5, dt_out=0.25)
+    assert_same_steps(numpy_run, compiled_run, 1e-9)
+
+
+@pytest.fixture(scope="module")
+def a02_start():
+    """(system, q, v) of IFToMM A02 (N = 2) at t = 0.65 s, shortly before its singular instant t* = 0.714 s
+    (compiled radau-dae at rtol 1e-6 from the case's start)."""
+    system, q0, v0, _ = double_four_bar.build(2)
+    res = fm.run(system, method="radau-dae", rtol=1e-6, atol=1e-9, t_end=0.65, t_eval=[0.65], q0=q0, v0=v0,
+                 store=False)
+    assert res.status == "finished", res.message
+    return system, res.q[-1], res.v[-1]
+
+
+def test_a02_through_its_singular_configuration_takes_the_same_steps_on_both_paths(a02_start):
+    """IFToMM A02 (N = 2) from 0.65 to 0.75 s, through the singular instant t* = 0.714 s, with the
+    regularised rows (default relaxation) at rtol 1e-6.  Near t* C_q's conditioning (sigma_min /
+    sigma_max down to 1e-3) amplifies the round-off in which the paths differ, and with it the
+    decisions at the controller's thresholds (the rate theta against 0.1 for keeping J): measured 99 and
+    97 steps, 40 rejections each, 75 and 69 Jacobians, 252 and 254 LUs, the outputs' q within 1.2e-10;
+    bounds: counts within 10 %, q within 1e-8."""
+    system, q, v = a02_start
+    numpy_run, compiled_run = both(system, rtol=1e-6, atol=1e-9, t0=0.65, t_end=0.75, dt_out=0.05, q0=q, v0=v)
+    assert_same_steps(numpy_run, compiled_run, 1e-8, count_rtol=0.1)
+
+
+def test_underflow_at_a_singular_configuration_stops_both_paths_with_the_same_message_and_outputs(a02_start):
+    """A02 with the exact GGL rows (relaxation = 0) cannot pass t* = 0.714 s (tests/test_failures_radau.py):
+    both paths stop with a step-size underflow there, the same message but for the digits of h and
+    of C_q's singular values, and keep the outputs before it."""
+    system, q, v = a02_start
+    runs = both(system, rtol=1e-6, atol=1e-9, relaxation=0.0, t0=0.65, t_end=0.8, dt_out=0.01, q0=q, v0=v)
+    pattern = (r"Step-size underflow at t = 0\.71\d+: radau-dae rejected every step down to .* s \(Newton's "
+               r"iteration or the error estimate failed at every step size\): C_q is nearly singular there "
+               r"\(smallest / largest singular value .*\), a singular configuration of the mechanism, which the "
+               r"exact GGL rows \(`relaxation` = 0\) do not pass; .*")
+    for res in runs:
+        assert res.status == "failed" and re.match(pattern, res.message), res.message
+        np.testing.assert_allclose(res.t, 0.65 + np.arange(7) * 0.01, atol=1e-12)     # the outputs up to 0.71 s
+    assert np.abs(runs[0].q - runs[1].q).max() < 1e-8

@@ -154,13 +154,17 @@ References
 """
 from __future__ import annotations
 
+import logging
 import warnings
 
 import numpy as np
 
+from .. import kernel_schema as schema
 from ..formulations.base import forward_difference_jacobian
 from ..formulations.terms import DAETerm, ODETerm, index3_term
 from .base import EPS, Factorization, Integrator
+
+log = logging.getLogger("flexmbs")
 
 __all__ = ["RadauDAE", "RADAU_C", "RADAU_A", "RADAU_T", "RADAU_EIGENVALUES", "RADAU_ERROR_WEIGHTS"]
 
@@ -234,6 +238,9 @@ class NewtonFailed(Exception):
 class SingularIteration(Exception):
     """The iteration matrix gamma/h M_full - J is singular (C_q has lost rank: h does not change that)."""
 
+
+KERNEL_CONVERGED, KERNEL_NEWTON, KERNEL_NON_FINITE, KERNEL_SINGULAR = 0, 1, 2, 3   # csrc radau_step's status
+KERNEL_HELD = "kernel"      # _jac, _f0 on the compiled step: held in the kernel's arrays (_kjac, _kstart)
 
 NEAR_SINGULAR = 1e-2       # sigma_min / sigma_max of C_q below this at an underflow: named as its cause
 NON_FINITE_RETRIES = 3      # steps cut by 4 after non-finite stages before the state is reported non-finite
@@ -325,11 +332,15 @@ class RadauDAE(Integrator):
         self._h_next = min(self.h if self.h is not None else self._first_step(qdd), self.max_step)
         self.n_newton = 0
         self.lam = lam
+        self._lu_h = None                     # the step of the kernel's LUs (compiled step)
+        if self._compiled is not None:
+            self._setup_kernel_step()
 
     def _setup_kernel(self, q, v) -> None:
         """``kernel`` option ("auto", "compiled", "numpy"): evaluate M, Q, C and C_q through the compiled
-        kernel (`flexmbs.compiled.CompiledSystem.terms`, one call per evaluation) when the System
-        qualifies; the steps, Newton's solves and the step control stay in numpy (module docstring)."""
+        kernel when the System qualifies: each trial step (J, the LUs, Newton's iteration, the error
+        estimate) in one call (`_kernel_trial`), the start's and the dense output's evaluations through
+        `flexmbs.compiled.CompiledSystem.terms` (module docstring, "Where it runs")."""
         from ..compiled import choose_kernel
         self._compiled, self.kernel_reason = choose_kernel(self.options["kernel"], self._sys.compiled,
                                                            check=lambda c: c.terms(self.t, q, v))
@@ -337,6 +348,26 @@ class RadauDAE(Integrator):
         if self._compiled is None:
             return
         self._scleronomic = self._compiled.scleronomic     # C_t = 0: the kernel's only rheonomic rows are drivers
+
+    def _setup_kernel_step(self) -> None:
+        """The arrays of the compiled trial step (csrc ``radau_step``, `CompiledSystem.radau_step`): the RADAU
+        row of this run's constants (flexmbs/kernel_schema.py), atol of (q, v), the kept J with M_full0's M and
+        C_q, the real and complex LUs and their pivots, F(t_n, y_n) with M(q_n), scratch, flags and io."""
+        n, m, N = self.n, self.n_c, self.N
+        self._row = np.array(schema.RADAU.row(
+            rtol=self.rtol, newton_tol=self.newton_tol, max_iter=self._max_iter, eps_q=self._eps_q, eps_v=self._eps_v,
+            atol_lam=self._atol_lam, fd_step=np.sqrt(EPS), gamma=_GAMMA, alpha=_ALPHA, beta=_BETA, ainv=RADAU_AINV,
+            t=RADAU_T, ti=RADAU_TI, d=RADAU_ERROR_WEIGHTS), dtype=float)
+        self._katol = np.ascontiguousarray(np.concatenate([self._atol_q, self._atol_v]), dtype=float)
+        self._kjac = np.zeros(N * N + n * n + m * n)
+        self._klu = np.zeros(4 * N * N)
+        self._kpiv = np.zeros(4 * max(N, 1), dtype=np.int32)
+        self._kstart = np.zeros(N + n * n)
+        self._kscratch = np.zeros(n * n + m * n + 2 * n + 3 * m + 14 * N)
+        self._kflags = np.zeros(7, dtype=np.int64)
+        self._kio = np.zeros(4)
+        log.info("radau-dae runs each trial step in the compiled kernel (J, LUs, Newton's iteration, the error "
+                 "estimate: csrc radau_step); the step control and the dense output in Python")
 
     def _terms(self, t, q, v, mass: bool = True, forces: bool = True, constraints: bool = True):
         """(M, Q, C, C_q) at (t, q, v): one kernel call on the compiled path (all four); on the numpy path
@@ -491,7 +522,7 @@ class RadauDAE(Integrator):
     def _step_impl(self) -> tuple[bool, str | None]:
         n = self.n
         rejected, first, non_finite = False, self._poly is None, 0
-        if self._f0 is None:
+        if self._f0 is None and self._compiled is None:
             self._f0 = self._start_terms(self.t, self._y)
         while True:
             trial = self._trial_interval(self._h_next)
@@ -499,10 +530,8 @@ class RadauDAE(Integrator):
                 return False, self._underflow()
             t1, h = trial
             fresh = self._jac is None
-            if fresh:
-                self._jacobian()
             try:
-                Z, newt = self._newton(h)
+                Z, newt, err = self._trial(h, fresh, first or rejected)
             except SingularIteration:
                 return False, self._singular_message()
             except NewtonFailed as failure:
@@ -515,7 +544,6 @@ class RadauDAE(Integrator):
                 if not fresh:
                     self._jac = None                       # retry with a Jacobian at y_n
                 continue
-            err = self._error_norm(h, Z, first or rejected)
             if not np.isfinite(err):
                 self.n_rejected += 1
                 self._h_next, rejected = h / MAX_SHRINK, True
@@ -541,6 +569,48 @@ class RadauDAE(Integrator):
                 self._jac = None
             self._h_next = h_new
             return True, None
+
+    def _trial(self, h: float, fresh: bool, filter_twice: bool) -> tuple[np.ndarray, int, float]:
+        """One trial step of size h: (the stages Z (3, N), Newton's iterations, the error norm), J at y_n
+        first when ``fresh``; `NewtonFailed` or `SingularIteration`.  In the kernel (`_kernel_trial`) on the
+        compiled path, else numpy's `_jacobian`, `_newton`, `_error_norm`."""
+        if self._compiled is not None:
+            return self._kernel_trial(h, fresh, filter_twice)
+        if fresh:
+            self._jacobian()
+        Z, newt = self._newton(h)
+        return Z, newt, self._error_norm(h, Z, filter_twice)
+
+    def _kernel_trial(self, h: float, fresh: bool, filter_twice: bool) -> tuple[np.ndarray, int, float]:
+        """`_trial` in one call of the kernel (csrc ``radau_step``): J when ``fresh``, the LUs when J is new or h
+        changed, F(t_n, y_n) after a step was taken; the same arithmetic as numpy's, the same counters."""
+        N = self.N
+        Z = np.array(self._starting_values(h), dtype=float, order="C").reshape(3 * N)
+        need_lu = fresh or self._lu_h != h
+        flags, io = self._kflags, self._kio
+        flags[:] = (fresh, need_lu, self._f0 is None, filter_twice, 0, 0, 0)
+        io[:2] = self._theta, self._faccon
+        laws = self._compiled.law_rows(np.concatenate([[self.t], self.t + RADAU_C * h]))
+        status = self._compiled.radau_step(self._row, self._katol, self.t, h, self._y, Z, np.ascontiguousarray(self._a),
+                                           laws, self._kjac, self._klu, self._kpiv, self._kstart, self._kscratch,
+                                           flags, io)
+        self.n_rhs += int(flags[5])
+        self.n_newton += int(flags[6])
+        self._f0 = KERNEL_HELD
+        if fresh:
+            self._jac, self._lu_h = KERNEL_HELD, None
+            self.n_jac += 1
+        if status == KERNEL_SINGULAR:
+            raise SingularIteration
+        if need_lu:
+            self._lu_h = h
+            self.n_lu += 2
+        if status == KERNEL_NEWTON:
+            raise NewtonFailed(float(io[3]))
+        if status == KERNEL_NON_FINITE:
+            raise NewtonFailed(float(io[3]), non_finite=True)
+        self._theta, self._faccon = float(io[0]), float(io[1])
+        return Z.reshape(3, N), int(flags[4]), float(io[2])
 
     def _starting_values(self, h: float) -> np.ndarray:
         """Z_i^0: the last step's collocation polynomial extrapolated to t_n + c_i h, minus y_n (zero on
@@ -664,7 +734,8 @@ class RadauDAE(Integrator):
         self.t = t1
         self.x = self._y[:2 * n].copy()
         self.lam = self._split(self._y)[2].copy()
-        self._f0 = self._start_terms(t1, self._y) if np.isfinite(self._y).all() else None
+        self._f0 = (self._start_terms(t1, self._y) if np.isfinite(self._y).all() and self._compiled is None
+                    else None)
 
     def _singular_message(self) -> str:
         """The message of a singular iteration matrix at (t, x): the constraints that cannot all hold, if the

@@ -3671,56 +3671,261 @@ static double radau_error(Radau *R)
     return norm;
 }
 
-/* radau_step(system, row, atol, t, h, y0, Z, a, laws, jac, lu, piv, start, scratch, flags, io) -> status: one
-   trial step of radau-dae at (t, y0) with the step h (flexmbs.compiled.CompiledSystem.radau_step): with flags
-   need_f0 F(t_n, y_n) and M(q_n) into start, need_jac J into jac, need_lu the LUs into lu and piv, then the
-   Newton iteration from the starting values Z (3 N, written: the stages) and, converged, the error estimate
-   (io).  row: the RADAU row; laws (4, tw): the time rows at t, t + c_i h; jac: J (N^2), M0 (n^2), C_q (m n);
-   lu: 4 N^2; piv: int32 4 N; start: N + n^2; scratch: n^2 + m n + 2 n + 3 m + 14 N */
-static PyObject *py_radau_step(PyObject *self, PyObject *args)
+/* one trial step of size h from (t, y0): F(t_n, y_n) and M(q_n) when flags need_f0, J when need_jac, the LUs
+   when need_lu, then the Newton iteration from the starting values R->Z and, converged, the error estimate
+   (io[RIO_ERR]) */
+static int radau_trial(Radau *R, double *io)
 {
-    PyObject *cap, *o[13];
-    double t, h;
-    if (!PyArg_ParseTuple(args, "OOOddOOOOOOOOOOO", &cap, &o[0], &o[1], &t, &h, &o[2], &o[3], &o[4], &o[5], &o[6],
-                          &o[7], &o[8], &o[9], &o[10], &o[11], &o[12]))
+    R->flags[RF_ITER] = 0;
+    if (R->flags[RF_F0]) {
+        radau_differential(R, R->y0, R->F0);
+        memcpy(R->Mn, R->M, (size_t)R->n * R->n * sizeof(double));
+    }
+    if (R->flags[RF_JAC]) radau_jacobian(R);
+    if (R->flags[RF_LU] && radau_factor(R)) return RADAU_SINGULAR;
+    int status = radau_newton(R, io);
+    if (status == RADAU_CONVERGED) io[RIO_ERR] = radau_error(R);
+    return status;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* radau-dae's steps between outputs (RadauDAE._step_impl, step for step): the trial interval, the starting   */
+/* values from the last step's collocation polynomial, the trial (radau_trial), the rejections (Newton's     */
+/* failure, a non-finite stage, err > 1), the step-size proposal with Gustafsson's predictive controller, the */
+/* kept-Jacobian and kept-LU rules and the accepted step.  It stops after the step that reaches t_stop       */
+/* (within near_rtol h: the outputs of simulate's rule are in that step) or t_end, after max_steps steps,    */
+/* or on a failure (the RADAU_STOP codes); the dense output and its projection stay in Python.               */
+
+enum { RADAU_RUN_OK = 0, RADAU_RUN_UNDERFLOW = 1, RADAU_RUN_SINGULAR = 2, RADAU_RUN_NONFINITE = 3,
+       RADAU_RUN_LAW_FAILED = 4, RADAU_RUN_STATE = 5 };
+/* scal (f64): the controller's state kept between calls */
+enum { RS_T = 0, RS_T_OLD = 1, RS_H_OLD = 2, RS_HAS_POLY = 3, RS_H_NEXT = 4, RS_THETA = 5, RS_FACCON = 6,
+       RS_H_ACC = 7, RS_ERR_ACC = 8, RS_HAS_ACC = 9, RS_HAS_JAC = 10, RS_HAS_F0 = 11, RS_LU_H = 12, RS_T_PREV = 13,
+       RS_WIDTH = 16 };   /* RS_T_PREV: where the last step taken (accepted or non-finite) started */
+/* count (i64): n_steps, n_rejected, n_jac, n_lu, n_rhs, n_newton (added to) */
+enum { RC_STEPS = 0, RC_REJECTED = 1, RC_JAC = 2, RC_LU = 3, RC_RHS = 4, RC_NEWTON = 5, RC_WIDTH = 6 };
+
+/* w (4) of the polynomial through the values at the nodes (0, c_1, c_2, c_3) at s (radau_dae.lagrange_weights) */
+static void radau_lagrange(const double *c, double s, double *w)
+{
+    double nodes[4] = {0.0, c[0], c[1], c[2]};
+    for (int k = 0; k < 4; k++) {
+        w[k] = 1.0;
+        for (int j = 0; j < 4; j++)
+            if (j != k) w[k] *= (s - nodes[j]) / (nodes[k] - nodes[j]);
+    }
+}
+
+/* Z_i^0 (RadauDAE._starting_values): the last step's polynomial at t_n + c_i h minus y_n, or 0 */
+static void radau_starting_values(Radau *R, const double *scal, const double *poly)
+{
+    int N = R->N;
+    const double *c = R->p + RADAU_C;
+    if (scal[RS_HAS_POLY] == 0.0) {
+        memset(R->Z, 0, 3 * (size_t)N * sizeof(double));
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        double w[4];
+        radau_lagrange(c, (R->t - scal[RS_T_OLD] + c[i] * R->h) / scal[RS_H_OLD], w);
+        for (int x = 0; x < N; x++)
+            R->Z[(size_t)i * N + x] = w[0] * poly[x] + w[1] * poly[N + x] + w[2] * poly[2 * N + x]
+                                      + w[3] * poly[3 * N + x] - R->y0[x];
+    }
+}
+
+/* the time rows at t and t + c_i h into laws (4 tw): terms(t, h) in Python (a user's law of t; it writes them
+   and returns False when a law fails), else the kernel's affine rows (time_row); 1 done, 0 a law failed, -1 an
+   exception */
+static int radau_laws(Radau *R, double *laws, PyObject *terms)
+{
+    Sys *s = R->s;
+    if (terms != Py_None) {
+        PyObject *ok = PyObject_CallFunction(terms, "dd", R->t, R->h);
+        int out = ok ? PyObject_IsTrue(ok) : -1;
+        Py_XDECREF(ok);
+        return out;
+    }
+    const double *c = R->p + RADAU_C;
+    time_row(s, R->t, laws);
+    for (int i = 0; i < 3; i++) time_row(s, R->t + c[i] * R->h, laws + (size_t)(i + 1) * s->tw);
+    return 1;
+}
+
+/* the steps of one call (above); y (N), a (n), poly (4 N) and scal the state, updated after each accepted
+   step; points (max_steps rows of 1 + 2 n + m): each accepted step's t, q, v, lam */
+static int radau_advance(Radau *R, double *y, double *a, double *poly, double *scal, i64 *count, double *laws,
+                         PyObject *terms, double t_stop, double near_rtol, i64 max_steps, double *points)
+{
+    const double *p = R->p, *Ai = p + RADAU_AINV;
+    int n = R->n, N = R->N, max_iter = (int)p[RADAU_MAX_ITER];
+    double io[RIO_WIDTH];
+    for (i64 step = 0; step < max_steps; step++) {
+        int rejected = 0, first = scal[RS_HAS_POLY] == 0.0, non_finite = 0;
+        double t = scal[RS_T];
+        for (;;) {
+            /* Integrator._trial_interval */
+            double h = fmin(scal[RS_H_NEXT], p[RADAU_MAX_STEP]), t1 = t + h;
+            if (t1 >= p[RADAU_T_END] - 1e-9 * h) t1 = p[RADAU_T_END];
+            h = t1 - t;
+            if (!(h > 16 * EPS * fmax(fabs(t), 1.0))) return RADAU_RUN_UNDERFLOW;
+            R->t = t;
+            R->h = h;
+            R->y0 = y;
+            R->a = a;
+            int fresh = scal[RS_HAS_JAC] == 0.0, need_lu = fresh || scal[RS_LU_H] != h;
+            int law = radau_laws(R, laws, terms);
+            if (law != 1) return law == 0 ? RADAU_RUN_LAW_FAILED : -1;
+            radau_starting_values(R, scal, poly);
+            R->flags[RF_JAC] = fresh;
+            R->flags[RF_LU] = need_lu;
+            R->flags[RF_F0] = scal[RS_HAS_F0] == 0.0;
+            R->flags[RF_FILTER] = first || rejected;
+            R->flags[RF_RHS] = R->flags[RF_NEWTON] = 0;
+            io[RIO_THETA] = scal[RS_THETA];
+            io[RIO_FACCON] = scal[RS_FACCON];
+            int status = radau_trial(R, io);
+            count[RC_RHS] += R->flags[RF_RHS];
+            count[RC_NEWTON] += R->flags[RF_NEWTON];
+            scal[RS_HAS_F0] = 1.0;
+            if (fresh) {
+                scal[RS_HAS_JAC] = 1.0;
+                scal[RS_LU_H] = NAN;
+                count[RC_JAC]++;
+            }
+            if (status == RADAU_SINGULAR) return RADAU_RUN_SINGULAR;
+            if (need_lu) {
+                scal[RS_LU_H] = h;
+                count[RC_LU] += 2;
+            }
+            if (status == RADAU_NEWTON || status == RADAU_NONFINITE) {
+                non_finite += status == RADAU_NONFINITE;
+                if (non_finite > (int)p[RADAU_NON_FINITE_RETRIES]) {     /* the state reported non-finite */
+                    scal[RS_T_PREV] = t;
+                    scal[RS_T] = t1;
+                    for (int x = 0; x < 2 * n; x++) y[x] = NAN;
+                    count[RC_STEPS]++;
+                    return RADAU_RUN_NONFINITE;
+                }
+                count[RC_REJECTED]++;
+                scal[RS_H_NEXT] = h * io[RIO_FACTOR];
+                rejected = 1;
+                if (!fresh) scal[RS_HAS_JAC] = 0.0;               /* retry with a Jacobian at y_n */
+                continue;
+            }
+            double err = io[RIO_ERR];
+            if (!isfinite(err)) {
+                count[RC_REJECTED]++;
+                scal[RS_H_NEXT] = h / p[RADAU_MAX_SHRINK];
+                rejected = 1;
+                continue;
+            }
+            int newt = (int)R->flags[RF_ITER];
+            double safety = p[RADAU_SAFETY], grow = p[RADAU_MAX_GROWTH], shrink = p[RADAU_MAX_SHRINK];
+            double fac = fmin(safety, safety * (2 * max_iter + 1) / (newt + 2 * max_iter));
+            double quot = fmax(1.0 / grow, fmin(shrink, pow(fmax(err, 1e-10), 0.25) / fac));
+            if (err > 1.0) {
+                count[RC_REJECTED]++;
+                scal[RS_H_NEXT] = first && !rejected ? h * 0.1 : fmin(h / quot, h);
+                rejected = 1;
+                continue;
+            }
+            if (scal[RS_HAS_ACC] != 0.0) {                      /* Gustafsson's predictive controller */
+                double gus = scal[RS_H_ACC] / h * pow(err * err / scal[RS_ERR_ACC], 0.25) / safety;
+                quot = fmax(quot, fmax(1.0 / grow, fmin(shrink, gus)));
+            }
+            scal[RS_H_ACC] = h;
+            scal[RS_ERR_ACC] = fmax(1e-2, err);
+            scal[RS_HAS_ACC] = 1.0;
+            double h_new = h / quot;
+            if (rejected) h_new = fmin(h_new, h);
+            double theta = io[RIO_THETA];
+            if (theta <= p[RADAU_KEEP_JACOBIAN] && 1.0 <= h_new / h && h_new / h < p[RADAU_KEEP_LU]) h_new = h;
+            /* RadauDAE._accept: the polynomial (y_n, y_n + Z_i), a = (A^-1 Z / h)_3 of v, y_{n+1} = y_n + Z_3 */
+            const double *Z = R->Z;
+            memcpy(poly, y, (size_t)N * sizeof(double));
+            for (int i = 0; i < 3; i++)
+                for (int x = 0; x < N; x++) poly[(size_t)(i + 1) * N + x] = y[x] + Z[(size_t)i * N + x];
+            for (int i = 0; i < n; i++)
+                a[i] = (Ai[6] * Z[n + i] + Ai[7] * Z[N + n + i] + Ai[8] * Z[2 * N + n + i]) / h;
+            for (int x = 0; x < N; x++) y[x] += Z[2 * (size_t)N + x];
+            scal[RS_T_OLD] = scal[RS_T_PREV] = t;
+            scal[RS_H_OLD] = h;
+            scal[RS_HAS_POLY] = 1.0;
+            scal[RS_T] = t1;
+            scal[RS_THETA] = theta;
+            scal[RS_FACCON] = io[RIO_FACCON];
+            scal[RS_HAS_F0] = 0.0;
+            if (theta > p[RADAU_KEEP_JACOBIAN]) scal[RS_HAS_JAC] = 0.0;
+            scal[RS_H_NEXT] = h_new;
+            count[RC_STEPS]++;
+            double *pt = points + (size_t)step * (1 + 2 * n + R->m);     /* the step point: t, q, v, lam */
+            pt[0] = t1;
+            memcpy(pt + 1, y, (size_t)(2 * n + R->m) * sizeof(double));
+            if (!all_finite(y, 2 * n) || max_abs(y, 2 * n) > p[RADAU_DIVERGENCE_LIMIT]) return RADAU_RUN_STATE;
+            if (t1 >= p[RADAU_T_END] || t1 + near_rtol * h >= t_stop) return RADAU_RUN_OK;
+            break;
+        }
+    }
+    return RADAU_RUN_OK;
+}
+
+/* radau_steps(system, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws, terms, t_stop,
+   near_rtol, points) -> status (RADAU_RUN codes): radau-dae's steps in one call (radau_advance;
+   flexmbs.compiled.CompiledSystem.radau_steps).  row: the RADAU row; atol (2 n); the state: y (N), a (n),
+   poly (4 N), scal (RS_WIDTH); kept between calls: jac (J N^2, M0 n^2, C_q m n), lu (4 N^2), piv (int32 4 N),
+   start (N + n^2); scratch (n^2 + m n + 2 n + 3 m + 14 N); count (i64 RC_WIDTH, added to); laws (4 tw: the
+   time rows of a trial, written by terms(t, h), a callable, or by the kernel when terms is None); points: as
+   many rows of 1 + 2 n + m as steps may be taken (max_steps), each accepted step's t, q, v, lam */
+static PyObject *py_radau_steps(PyObject *self, PyObject *args)
+{
+    PyObject *cap, *o[14], *terms;
+    double t_stop, near_rtol;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOddO", &cap, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8], &o[9], &o[10], &o[11], &o[12], &terms, &t_stop, &near_rtol, &o[13]))
         return NULL;
     Sys *s = get_sys(cap);
     if (!s) return NULL;
     int n = s->n, m = s->m, N = 2 * n + 2 * m;
-    Py_buffer bufs[13];
+    Py_buffer bufs[14];
     int nb = 0;
     PyObject *result = NULL;
     Radau R;
-    double *io, *jac, *lu, *start, *w;
-    const double *row, *atol, *y0, *a, *laws;
+    double *jac, *lu, *start, *w, *y, *a, *poly, *scal, *laws, *points;
+    const double *row, *atol;
+    i64 *count, flags[RF_WIDTH] = {0};
 #define GET(ptr, type, obj, count, name, kind)                                                      \
     do {                                                                                            \
-        if (get_array(obj, &bufs[nb], 1, kind, (Py_ssize_t)(count), "kernel radau_step", name) < 0) goto done; \
+        if (get_array(obj, &bufs[nb], 1, kind, (Py_ssize_t)(count), "kernel radau_steps", name) < 0) goto done; \
         nb++;                                                                                       \
         ptr = (type)bufs[nb - 1].buf;                                                               \
     } while (0)
     GET(row, const double *, o[0], RADAU_WIDTH, "row", 'f');
     GET(atol, const double *, o[1], 2 * (size_t)n, "atol", 'f');
-    GET(y0, const double *, o[2], N, "y0", 'f');
-    GET(R.Z, double *, o[3], 3 * (size_t)N, "Z", 'f');
-    GET(a, const double *, o[4], n, "a", 'f');
-    GET(laws, const double *, o[5], 4 * (size_t)s->tw, "laws", 'f');
+    GET(y, double *, o[2], N, "y", 'f');
+    GET(a, double *, o[3], n, "a", 'f');
+    GET(poly, double *, o[4], 4 * (size_t)N, "poly", 'f');
+    GET(scal, double *, o[5], RS_WIDTH, "scal", 'f');
     GET(jac, double *, o[6], (size_t)N * N + (size_t)n * n + (size_t)m * n, "jac", 'f');
     GET(lu, double *, o[7], 4 * (size_t)N * N, "lu", 'f');
     GET(R.piv, int *, o[8], 4 * (size_t)N, "piv", 'j');
     GET(start, double *, o[9], N + (size_t)n * n, "start", 'f');
-    GET(w, double *, o[10], (size_t)n * n + (size_t)m * n + 2 * (size_t)n + 3 * (size_t)m + 14 * (size_t)N, "scratch",
-        'f');
-    GET(R.flags, i64 *, o[11], RF_WIDTH, "flags", 'i');
-    GET(io, double *, o[12], RIO_WIDTH, "io", 'f');
+    GET(w, double *, o[10], (size_t)n * n + (size_t)m * n + 2 * (size_t)n + 3 * (size_t)m + 17 * (size_t)N,
+        "scratch", 'f');
+    GET(count, i64 *, o[11], RC_WIDTH, "count", 'i');
+    GET(laws, double *, o[12], 4 * (size_t)s->tw, "laws", 'f');
+    Py_ssize_t n_points = PyObject_Length(o[13]);
+    if (n_points < 0) goto done;
+    Py_ssize_t max_steps = n_points / (1 + 2 * n + m);
+    GET(points, double *, o[13], max_steps * (1 + 2 * n + m), "points", 'f');
 #undef GET
-    if (!(h > 0.0) || row[RADAU_MAX_ITER] < 1) {
-        PyErr_Format(PyExc_ValueError, "kernel radau_step: h must be > 0 and max_iter >= 1, got %g and %g", h,
-                     row[RADAU_MAX_ITER]);
+    if (row[RADAU_MAX_ITER] < 1 || (terms != Py_None && !PyCallable_Check(terms))) {
+        PyErr_Format(PyExc_ValueError, "kernel radau_steps: max_iter must be >= 1 (got %g) and terms callable or "
+                     "None", row[RADAU_MAX_ITER]);
         goto done;
     }
-    R.s = s; R.p = row; R.atol = atol; R.n = n; R.m = m; R.N = N; R.t = t; R.h = h;
-    R.law0 = laws; R.laws = laws + s->tw; R.y0 = y0; R.a = a;
+    R.s = s; R.p = row; R.atol = atol; R.n = n; R.m = m; R.N = N; R.flags = flags;
+    R.law0 = laws; R.laws = laws + s->tw;
     R.J = jac; R.M0 = jac + (size_t)N * N; R.G0 = R.M0 + (size_t)n * n;
     R.LU = lu; R.LUt = lu + (size_t)N * N; R.Zc = lu + 2 * (size_t)N * N;
     R.F0 = start; R.Mn = start + N;
@@ -3738,20 +3943,10 @@ static PyObject *py_radau_step(PyObject *self, PyObject *args)
     R.f1 = w; w += N;
     R.qq = w; w += n;
     R.b = w; w += N;
-    R.bc = w;
-    R.flags[RF_ITER] = 0;
-    int status;
-    if (R.flags[RF_F0]) {
-        radau_differential(&R, y0, R.F0);
-        memcpy(R.Mn, R.M, (size_t)n * n * sizeof(double));
-    }
-    if (R.flags[RF_JAC]) radau_jacobian(&R);
-    if (R.flags[RF_LU] && radau_factor(&R)) status = RADAU_SINGULAR;
-    else {
-        status = radau_newton(&R, io);
-        if (status == RADAU_CONVERGED) io[RIO_ERR] = radau_error(&R);
-    }
-    result = PyLong_FromLong(status);
+    R.bc = w; w += 2 * (size_t)N;
+    R.Z = w;
+    int status = radau_advance(&R, y, a, poly, scal, count, laws, terms, t_stop, near_rtol, (i64)max_steps, points);
+    if (status >= 0) result = PyLong_FromLong(status);
 done:
     for (int i = 0; i < nb; i++) PyBuffer_Release(&bufs[i]);
     return result;
@@ -3766,9 +3961,9 @@ static PyMethodDef methods[] = {
      "terms(system, q, v, law, M, Q, C, Cq): M, Q, C, C_q at (q, v) (flexmbs.compiled.CompiledSystem.terms)."},
     {"constraint_rates", py_constraint_rates, METH_VARARGS,
      "constraint_rates(system, q, v, law, gamma, Ct): gamma and C_t of the constraints at (q, v) (flexmbs.compiled)."},
-    {"radau_step", py_radau_step, METH_VARARGS,
-     "radau_step(system, row, atol, t, h, y0, Z, a, laws, jac, lu, piv, start, scratch, flags, io): one trial step "
-     "of radau-dae (flexmbs.compiled.CompiledSystem.radau_step)."},
+    {"radau_steps", py_radau_steps, METH_VARARGS,
+     "radau_steps(system, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws, terms, t_stop, "
+     "near_rtol, max_steps): radau-dae's steps up to the next output (flexmbs.compiled.CompiledSystem.radau_steps)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flexmbs_kernel",

@@ -853,24 +853,30 @@ class CompiledSystem:
 
     def law_rows(self, times) -> np.ndarray:
         """The kernel's time rows at ``times`` as one C-contiguous (k, tw) array, from the rows kept by
-        `_law_row` (radau-dae's trial step: t_n and its three stage times, `radau_step`)."""
+        `_law_row` (a trial step of radau-dae: t_n and its three stage times, `radau_steps`)."""
         return np.ascontiguousarray(np.stack([self._law_row(t) for t in times]).reshape(len(times), -1))
 
-    def radau_step(self, row, atol, t, h, y0, Z, a, laws, jac, lu, piv, start, scratch, flags, io) -> int:
-        """One trial step of method radau-dae in one kernel call (csrc/index3_kernel.c ``radau_step``,
-        `flexmbs.integrators.radau_dae.RadauDAE._kernel_trial`): with ``flags`` (int64: need_jac,
-        need_lu, need_f0, filter; then written: Newton's iterations, the evaluations and iterations
-        added) J, the real and complex LUs and F(t_n, y_n) kept in ``jac``, ``lu``/``piv``, ``start``
-        between calls; the stages Z (3 N, the starting values in) and ``io`` (theta, faccon, err, the
-        step's reduction) written.  Returns 0 converged (err in io), 1 Newton failed, 2 a non-finite
-        stage, 3 a singular iteration matrix.  ``row``: the RADAU row (flexmbs/kernel_schema.py);
-        ``laws`` (4, tw): the time rows at t, t + c_i h (`law_rows`).  `Unsupported` when the loaded
-        kernel predates this entry."""
-        if not hasattr(_kernel, "radau_step"):
-            raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no radau_step (built "
+    @property
+    def time_row_width(self) -> int:
+        """tw, the width of the kernel's time row: (f, f', f'') of each driver, a load's vector of t."""
+        return 3 * (len(self.drivers) + self.n_vectors)
+
+    def radau_steps(self, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws, terms,
+                    t_stop: float, near_rtol: float, points) -> int:
+        """Method radau-dae's steps in one kernel call (csrc/index3_kernel.c ``radau_steps``,
+        `flexmbs.integrators.radau_dae.RadauDAE._kernel_steps`) up to the step that reaches ``t_stop`` (within
+        ``near_rtol`` h), t_end, as many steps as ``points`` has rows or a failure; returns the status (radau_dae
+        ``RUN_*``); ``points`` (flat, rows of 1 + 2 n_q + n_c) gets each accepted step's t, q, v, lam.
+        ``row``: the RADAU row (flexmbs/kernel_schema.py); the state y, a, poly, scal and the kept J, LUs and
+        F(t_n, y_n) (jac, lu, piv, start) are read and written; count (int64: n_steps, n_rejected, n_jac, n_lu,
+        n_rhs, n_newton) is added to; laws (4, tw): the time rows of a trial, written by ``terms(t, h)`` (a
+        callable, for a user's law of t) or, when None, by the kernel (affine laws).  `Unsupported` when the
+        loaded kernel predates this entry."""
+        if not hasattr(_kernel, "radau_steps"):
+            raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no radau_steps (built "
                               "before radau-dae's steps ran in it); rebuild it (`python setup.py build_ext --inplace`)")
-        return _kernel.radau_step(self.handle, row, atol, t, h, y0, Z, a, laws, jac, lu, piv, start, scratch, flags,
-                                  io)
+        return _kernel.radau_steps(self.handle, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws,
+                                   terms, float(t_stop), float(near_rtol), points)
 
     @property
     def scleronomic(self) -> bool:

@@ -137,11 +137,15 @@ ADAPTIVE = Record("ADAPTIVE", "f64", _fields("rtol", "safety", "min_factor", "ma
                   "output time not handed over, no trial step reaches it)")
 
 RADAU = Record("RADAU", "f64", _fields("rtol", "newton_tol", "max_iter", "eps_q", "eps_v", "atol_lam", "fd_step",
-                                       "gamma", "alpha", "beta", ("ainv", 9), ("t", 9), ("ti", 9), ("d", 3)),
-               "a trial step of radau-dae (csrc ``radau_step``): rtol, Newton's tolerance and iterations, the "
-               "regularised rows' eps_q, eps_v, the multipliers' atol, the difference step of J, the eigenvalues "
-               "gamma, alpha +- i beta of A^-1, A^-1, T, T^-1 (row-major) and the error weights d "
-               "(flexmbs/integrators/radau_dae.py computes them)")
+                                       "gamma", "alpha", "beta", ("c", 3), ("ainv", 9), ("t", 9), ("ti", 9), ("d", 3),
+                                       "safety", "max_growth", "max_shrink", "keep_jacobian", "keep_lu",
+                                       "non_finite_retries", "max_step", "t_end", "divergence_limit"),
+               "radau-dae's steps (csrc ``radau_steps``): rtol, Newton's tolerance and iterations, the regularised "
+               "rows' eps_q, eps_v, the multipliers' atol, the difference step of J, the eigenvalues gamma, alpha "
+               "+- i beta of A^-1, the nodes c, A^-1, T, T^-1 (row-major), the error weights d; the step control's "
+               "safety factor, growth and shrink limits, the rate below which J is kept, the step ratio below "
+               "which the LU is kept, the retries after non-finite stages, max_step, t_end and the divergence "
+               "limit (flexmbs/integrators/radau_dae.py computes them)")
 
 TIME_LAW = Record("TIME_LAW", "f64", _fields("kind", ("offset", 3), ("rate", 3)),
                   "how a group of the laws' time row (f, f', f'' of a driver; a load's vector) is evaluated: kind "
@@ -270,10 +274,11 @@ METHODS = {
                              "C_t and gamma of every constraint in C (csrc ``constraint_rates``), the laws' time "
                              "row in C where each law declares ``affine`` (TIME_LAW rows: constant_speed, constant "
                              "loads), else asked of Python once per trial step (a user's own law of t)",
-    "radau-dae": "compiled: each trial step in one call of csrc ``radau_step`` (RADAU row): J by differences, the "
-                 "real and complex LUs, the Newton iteration of the stages and the error estimate; the step-size "
-                 "control, the starting values and the dense output with its projection in Python "
-                 "(RadauDAE._step_impl); the laws' time rows at t_n and the stage times tabulated in Python",
+    "radau-dae": "compiled: its steps between outputs in one call of csrc ``radau_steps`` (RADAU row): the "
+                 "trial interval, the starting values, J by differences, the real and complex LUs, the Newton "
+                 "iteration of the stages, the error estimate, the step control and the accepted step; the dense "
+                 "output and its projection in Python; the laws' time rows in C where each law declares "
+                 "``affine``, else asked of Python once per trial step (a user's own law of t)",
     "index3-alpha-adaptive, regularized": "refused: step-size control (index3-alpha-adaptive) with "
                                           "`regularization` > 0 (redundant constraints) runs on the numpy path: its "
                                           "projections are least-squares solves",

@@ -162,6 +162,7 @@ import numpy as np
 from .. import kernel_schema as schema
 from ..formulations.base import forward_difference_jacobian
 from ..formulations.terms import DAETerm, ODETerm, index3_term
+from ..user_functions import UserFunctionError
 from .base import EPS, Factorization, Integrator
 
 log = logging.getLogger("flexmbs")
@@ -239,8 +240,16 @@ class SingularIteration(Exception):
     """The iteration matrix gamma/h M_full - J is singular (C_q has lost rank: h does not change that)."""
 
 
-KERNEL_CONVERGED, KERNEL_NEWTON, KERNEL_NON_FINITE, KERNEL_SINGULAR = 0, 1, 2, 3   # csrc radau_step's status
-KERNEL_HELD = "kernel"      # _jac, _f0 on the compiled step: held in the kernel's arrays (_kjac, _kstart)
+#: csrc radau_steps' status: the steps reached the output, t_end or the call's count; a step-size underflow; a
+#: singular iteration matrix; a non-finite state after NON_FINITE_RETRIES; a law of t failed; a non-finite or
+#: diverging state after an accepted step
+RUN_OK, RUN_UNDERFLOW, RUN_SINGULAR, RUN_NON_FINITE, RUN_LAW_FAILED, RUN_STATE = range(6)
+#: the controller's state the kernel keeps (csrc ``RS_*``): t, t_old, h_old, has_poly, h_next, theta, faccon,
+#: h_acc, err_acc, has_acc, has_jac, has_f0, lu_h, the start of the last step taken
+(RS_T, RS_T_OLD, RS_H_OLD, RS_HAS_POLY, RS_H_NEXT, RS_THETA, RS_FACCON, RS_H_ACC, RS_ERR_ACC, RS_HAS_ACC, RS_HAS_JAC,
+ RS_HAS_F0, RS_LU_H, RS_T_PREV) = range(14)
+RS_WIDTH = 16
+STEPS_PER_CALL = 4096      # at most this many steps in one call of the kernel (a progress report between calls)
 
 NEAR_SINGULAR = 1e-2       # sigma_min / sigma_max of C_q below this at an underflow: named as its cause
 NON_FINITE_RETRIES = 3      # steps cut by 4 after non-finite stages before the state is reported non-finite
@@ -332,14 +341,13 @@ class RadauDAE(Integrator):
         self._h_next = min(self.h if self.h is not None else self._first_step(qdd), self.max_step)
         self.n_newton = 0
         self.lam = lam
-        self._lu_h = None                     # the step of the kernel's LUs (compiled step)
         if self._compiled is not None:
             self._setup_kernel_step()
 
     def _setup_kernel(self, q, v) -> None:
         """``kernel`` option ("auto", "compiled", "numpy"): evaluate M, Q, C and C_q through the compiled
-        kernel when the System qualifies: each trial step (J, the LUs, Newton's iteration, the error
-        estimate) in one call (`_kernel_trial`), the start's and the dense output's evaluations through
+        kernel when the System qualifies: the steps between outputs in one call (`_advance`, csrc
+        ``radau_steps``), the start's and the dense output's evaluations through
         `flexmbs.compiled.CompiledSystem.terms` (module docstring, "Where it runs")."""
         from ..compiled import choose_kernel
         self._compiled, self.kernel_reason = choose_kernel(self.options["kernel"], self._sys.compiled,
@@ -350,24 +358,37 @@ class RadauDAE(Integrator):
         self._scleronomic = self._compiled.scleronomic     # C_t = 0: the kernel's only rheonomic rows are drivers
 
     def _setup_kernel_step(self) -> None:
-        """The arrays of the compiled trial step (csrc ``radau_step``, `CompiledSystem.radau_step`): the RADAU
-        row of this run's constants (flexmbs/kernel_schema.py), atol of (q, v), the kept J with M_full0's M and
-        C_q, the real and complex LUs and their pivots, F(t_n, y_n) with M(q_n), scratch, flags and io."""
+        """The arrays of the compiled steps (csrc ``radau_steps``, `CompiledSystem.radau_steps`): the RADAU row of
+        this run's constants (flexmbs/kernel_schema.py), atol of (q, v), the state (y, a, the last step's
+        polynomial, the controller's scalars), the kept J with M_full0's M and C_q, the real and complex LUs and
+        their pivots, F(t_n, y_n) with M(q_n), scratch, the counters and the laws' time rows of a trial."""
         n, m, N = self.n, self.n_c, self.N
         self._row = np.array(schema.RADAU.row(
             rtol=self.rtol, newton_tol=self.newton_tol, max_iter=self._max_iter, eps_q=self._eps_q, eps_v=self._eps_v,
-            atol_lam=self._atol_lam, fd_step=np.sqrt(EPS), gamma=_GAMMA, alpha=_ALPHA, beta=_BETA, ainv=RADAU_AINV,
-            t=RADAU_T, ti=RADAU_TI, d=RADAU_ERROR_WEIGHTS), dtype=float)
+            atol_lam=self._atol_lam, fd_step=np.sqrt(EPS), gamma=_GAMMA, alpha=_ALPHA, beta=_BETA, c=RADAU_C,
+            ainv=RADAU_AINV, t=RADAU_T, ti=RADAU_TI, d=RADAU_ERROR_WEIGHTS, safety=SAFETY, max_growth=MAX_GROWTH,
+            max_shrink=MAX_SHRINK, keep_jacobian=KEEP_JACOBIAN_RATE, keep_lu=KEEP_LU_RATIO,
+            non_finite_retries=NON_FINITE_RETRIES, max_step=self.max_step, t_end=self.t_end,
+            divergence_limit=self.divergence_limit), dtype=float)
         self._katol = np.ascontiguousarray(np.concatenate([self._atol_q, self._atol_v]), dtype=float)
+        self._ky, self._ka = self._y.copy(), np.array(self._a, dtype=float)
+        self._kpoly, self._kscal = np.zeros(4 * N), np.zeros(RS_WIDTH)
+        self._kscal[[RS_T, RS_H_NEXT, RS_THETA, RS_FACCON, RS_LU_H]] = self.t, self._h_next, self._theta, self._faccon, np.nan
         self._kjac = np.zeros(N * N + n * n + m * n)
         self._klu = np.zeros(4 * N * N)
         self._kpiv = np.zeros(4 * max(N, 1), dtype=np.int32)
         self._kstart = np.zeros(N + n * n)
-        self._kscratch = np.zeros(n * n + m * n + 2 * n + 3 * m + 14 * N)
-        self._kflags = np.zeros(7, dtype=np.int64)
-        self._kio = np.zeros(4)
-        log.info("radau-dae runs each trial step in the compiled kernel (J, LUs, Newton's iteration, the error "
-                 "estimate: csrc radau_step); the step control and the dense output in Python")
+        self._kscratch = np.zeros(n * n + m * n + 2 * n + 3 * m + 17 * N)
+        self._kcount = np.zeros(6, dtype=np.int64)
+        self._klaws = np.zeros((4, self._compiled.time_row_width))
+        self._kpoints = np.zeros(STEPS_PER_CALL * (1 + 2 * n + m))
+        python = self._compiled.python_laws
+        self._kterms = self._kernel_laws if python or self._compiled.held_loads else None
+        self._law_failure = None
+        self.advance = self._advance
+        log.info("radau-dae runs its steps in the compiled kernel (csrc radau_steps, one call between outputs)%s",
+                 f"; it asks Python once per trial step for the laws of t that are users' callables ({'; '.join(python)})"
+                 if python else "")
 
     def _terms(self, t, q, v, mass: bool = True, forces: bool = True, constraints: bool = True):
         """(M, Q, C, C_q) at (t, q, v): one kernel call on the compiled path (all four); on the numpy path
@@ -520,9 +541,11 @@ class RadauDAE(Integrator):
 
     # -- the step -------------------------------------------------------------------------------
     def _step_impl(self) -> tuple[bool, str | None]:
+        if self._compiled is not None:
+            return self._kernel_step()
         n = self.n
         rejected, first, non_finite = False, self._poly is None, 0
-        if self._f0 is None and self._compiled is None:
+        if self._f0 is None:
             self._f0 = self._start_terms(self.t, self._y)
         while True:
             trial = self._trial_interval(self._h_next)
@@ -530,8 +553,10 @@ class RadauDAE(Integrator):
                 return False, self._underflow()
             t1, h = trial
             fresh = self._jac is None
+            if fresh:
+                self._jacobian()
             try:
-                Z, newt, err = self._trial(h, fresh, first or rejected)
+                Z, newt = self._newton(h)
             except SingularIteration:
                 return False, self._singular_message()
             except NewtonFailed as failure:
@@ -544,6 +569,7 @@ class RadauDAE(Integrator):
                 if not fresh:
                     self._jac = None                       # retry with a Jacobian at y_n
                 continue
+            err = self._error_norm(h, Z, first or rejected)
             if not np.isfinite(err):
                 self.n_rejected += 1
                 self._h_next, rejected = h / MAX_SHRINK, True
@@ -569,48 +595,6 @@ class RadauDAE(Integrator):
                 self._jac = None
             self._h_next = h_new
             return True, None
-
-    def _trial(self, h: float, fresh: bool, filter_twice: bool) -> tuple[np.ndarray, int, float]:
-        """One trial step of size h: (the stages Z (3, N), Newton's iterations, the error norm), J at y_n
-        first when ``fresh``; `NewtonFailed` or `SingularIteration`.  In the kernel (`_kernel_trial`) on the
-        compiled path, else numpy's `_jacobian`, `_newton`, `_error_norm`."""
-        if self._compiled is not None:
-            return self._kernel_trial(h, fresh, filter_twice)
-        if fresh:
-            self._jacobian()
-        Z, newt = self._newton(h)
-        return Z, newt, self._error_norm(h, Z, filter_twice)
-
-    def _kernel_trial(self, h: float, fresh: bool, filter_twice: bool) -> tuple[np.ndarray, int, float]:
-        """`_trial` in one call of the kernel (csrc ``radau_step``): J when ``fresh``, the LUs when J is new or h
-        changed, F(t_n, y_n) after a step was taken; the same arithmetic as numpy's, the same counters."""
-        N = self.N
-        Z = np.array(self._starting_values(h), dtype=float, order="C").reshape(3 * N)
-        need_lu = fresh or self._lu_h != h
-        flags, io = self._kflags, self._kio
-        flags[:] = (fresh, need_lu, self._f0 is None, filter_twice, 0, 0, 0)
-        io[:2] = self._theta, self._faccon
-        laws = self._compiled.law_rows(np.concatenate([[self.t], self.t + RADAU_C * h]))
-        status = self._compiled.radau_step(self._row, self._katol, self.t, h, self._y, Z, np.ascontiguousarray(self._a),
-                                           laws, self._kjac, self._klu, self._kpiv, self._kstart, self._kscratch,
-                                           flags, io)
-        self.n_rhs += int(flags[5])
-        self.n_newton += int(flags[6])
-        self._f0 = KERNEL_HELD
-        if fresh:
-            self._jac, self._lu_h = KERNEL_HELD, None
-            self.n_jac += 1
-        if status == KERNEL_SINGULAR:
-            raise SingularIteration
-        if need_lu:
-            self._lu_h = h
-            self.n_lu += 2
-        if status == KERNEL_NEWTON:
-            raise NewtonFailed(float(io[3]))
-        if status == KERNEL_NON_FINITE:
-            raise NewtonFailed(float(io[3]), non_finite=True)
-        self._theta, self._faccon = float(io[0]), float(io[1])
-        return Z.reshape(3, N), int(flags[4]), float(io[2])
 
     def _starting_values(self, h: float) -> np.ndarray:
         """Z_i^0: the last step's collocation polynomial extrapolated to t_n + c_i h, minus y_n (zero on
@@ -734,8 +718,116 @@ class RadauDAE(Integrator):
         self.t = t1
         self.x = self._y[:2 * n].copy()
         self.lam = self._split(self._y)[2].copy()
-        self._f0 = (self._start_terms(t1, self._y) if np.isfinite(self._y).all() and self._compiled is None
-                    else None)
+        self._f0 = self._start_terms(t1, self._y) if np.isfinite(self._y).all() else None
+
+    def _kernel_laws(self, t: float, h: float) -> bool:
+        """The laws' time rows at t and the stage times t + c_i h, written for the kernel (csrc ``radau_laws``);
+        False when a law fails (its `UserFunctionError` kept for the message)."""
+        try:
+            self._klaws[:] = self._compiled.law_rows(np.concatenate([[t], t + RADAU_C * h]))
+        except UserFunctionError as err:
+            self._law_failure = err
+            return False
+        return True
+
+    def _kernel_steps(self, t_stop: float, near_rtol: float, max_steps: int) -> tuple[int, int, np.ndarray]:
+        """Steps in the kernel (csrc ``radau_steps``) up to the one that reaches ``t_stop`` (within near_rtol h),
+        t_end, ``max_steps`` (at most STEPS_PER_CALL) or a failure: (status, steps taken, the accepted steps'
+        points (k, 1 + 2 n_q + n_c): t, q, v, lam).  The counters but n_steps, the state and the controller's
+        (t, x, lam, the last step's polynomial, h_next, theta) are updated from the kernel's."""
+        before = self._kcount.copy()
+        width = 1 + 2 * self.n + self.n_c
+        status = self._compiled.radau_steps(self._row, self._katol, self._ky, self._ka, self._kpoly, self._kscal,
+                                            self._kjac, self._klu, self._kpiv, self._kstart, self._kscratch,
+                                            self._kcount, self._klaws, self._kterms, t_stop, near_rtol,
+                                            self._kpoints[:max_steps * width])
+        steps, rejected, jac, lu, rhs, newton = (int(x) for x in self._kcount - before)
+        self.n_rejected += rejected
+        self.n_jac += jac
+        self.n_lu += lu
+        self.n_rhs += rhs
+        self.n_newton += newton
+        n, N, scal = self.n, self.N, self._kscal
+        self._y = self._ky.copy()
+        self._a = self._ka.copy()
+        self.t, self.x = float(scal[RS_T]), self._y[:2 * n].copy()
+        self.lam = self._split(self._y)[2].copy()
+        self._h_next, self._theta, self._faccon = float(scal[RS_H_NEXT]), float(scal[RS_THETA]), float(scal[RS_FACCON])
+        if scal[RS_HAS_POLY]:
+            self._poly = (float(scal[RS_T_OLD]), float(scal[RS_H_OLD]), self._kpoly.reshape(4, N).copy())
+        accepted = steps - (status == RUN_NON_FINITE)
+        return status, steps, self._kpoints[:accepted * width].reshape(accepted, width).copy()
+
+    def _kernel_failure(self, status: int) -> str | None:
+        """The message of the kernel's failing ``status`` (None: the steps went on or a state to check)."""
+        if status == RUN_UNDERFLOW:
+            return self._underflow()
+        if status == RUN_SINGULAR:
+            return self._singular_message()
+        if status == RUN_LAW_FAILED:
+            return self._step_failure(self.t, self._law_failure)
+        return None
+
+    def _kernel_step(self) -> tuple[bool, str | None]:
+        """One step in the kernel, for `step` (simulate calls `advance` instead but with an integrand, whose
+        quadrature needs every step's dense output); `step` counts it and checks the state."""
+        status = self._kernel_steps(-np.inf, 0.0, 1)[0]
+        message = self._kernel_failure(status)
+        return message is None, message
+
+    def _advance(self, t_out, near_rtol: float, controls=None, every_step: bool = False):
+        """Steps in the kernel up to the one that reaches the first time of ``t_out`` (sorted, after t; None:
+        every step point is a row), for `simulate`: returns the rows reached, (times, states (k, 2 n_q),
+        multipliers (k, n_c)), at the times of ``t_out`` (all in the last step: simulate's rule, the step point
+        within ``near_rtol`` h, else the dense output) and, with ``every_step`` or without ``t_out``, at every
+        step point (the kernel's points); with ``every_step`` a fourth array says which rows are step points.
+        Status, message, counters and the state are updated as by `step`.  Digital controllers (``controls``)
+        run with index3-alpha, not here (`flexmbs.run` refuses them)."""
+        if controls is not None:
+            raise ValueError("`controls`: digital controllers run with method 'index3-alpha', not with radau-dae")
+        wanted = np.zeros(0) if t_out is None else np.asarray(t_out, dtype=float)
+        t_stop = float(wanted[0]) if wanted.size else np.inf
+        t_a, x_a = self.t, self.x
+        status, steps, points = self._kernel_steps(t_stop, near_rtol, STEPS_PER_CALL)
+        self.n_steps += steps
+        message = self._kernel_failure(status)
+        if steps:                       # the state before the last step taken
+            self.t_old = float(self._kscal[RS_T_PREV])
+            self.x_old = (x_a if steps == 1 else points[-1, 1:1 + 2 * self.n].copy()) if status == RUN_NON_FINITE \
+                else self._poly[2][0, :2 * self.n].copy()
+        if message is not None:
+            self.status, self.message = "failed", message
+        elif steps:
+            self._check_state()
+        rows = self._rows(points, wanted if status != RUN_NON_FINITE and len(points) else wanted[:0], near_rtol,
+                          t_out is None or every_step)
+        return rows if every_step else rows[:3]
+
+    def _rows(self, points: np.ndarray, wanted: np.ndarray, near_rtol: float, step_points: bool):
+        """(times, states, multipliers, is_step) of the steps of a call: with ``step_points`` the accepted
+        steps' ``points``, and the times of ``wanted`` up to t + near_rtol h, all in the last step [t_old, t]
+        (the step point's state within near_rtol h, else the dense output; after a step point at a tie)."""
+        n, m = self.n, self.n_c
+        t_a, t_b = self.t_old, self.t
+        near = near_rtol * (t_b - t_a)
+        times = wanted[:int(np.searchsorted(wanted, t_b + near, side="right"))]
+        x, lam = np.empty((len(times), 2 * n)), np.empty((len(times), m))
+        for k, te in enumerate(times):
+            try:
+                at_end = abs(te - t_b) <= near
+                x[k] = self.x if at_end else self.dense(te)
+                lam[k] = self.lam if at_end else self.dense_multipliers(te)
+            except (ArithmeticError, np.linalg.LinAlgError) as err:       # as simulate's outputs of a step
+                self.stop(f"The outputs of the step from t = {t_a:.6g} to t = {t_b:.6g} failed: {err}")
+                times, x, lam = times[:k], x[:k], lam[:k]
+                break
+        if not step_points:
+            return times, x, lam, np.zeros(len(times), dtype=bool)
+        t_all = np.concatenate([points[:, 0], times])
+        order = np.argsort(t_all, kind="stable")                  # a tie: the step point first
+        return (t_all[order], np.concatenate([points[:, 1:1 + 2 * n], x])[order],
+                np.concatenate([points[:, 1 + 2 * n:], lam])[order],
+                np.concatenate([np.ones(len(points), dtype=bool), np.zeros(len(times), dtype=bool)])[order])
 
     def _singular_message(self) -> str:
         """The message of a singular iteration matrix at (t, x): the constraints that cannot all hold, if the

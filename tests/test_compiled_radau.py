@@ -29,6 +29,7 @@ from flexmbs.compiled import CompiledSystem, kernel_status
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "cases"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import andrews_squeezer  # noqa: E402
 import double_four_bar  # noqa: E402
@@ -280,3 +281,37 @@ def test_single_steps_in_the_kernel_with_an_integrand_take_the_same_steps():
     assert sols[0].n_steps == sols[1].n_steps and sols[0].n_rejected == sols[1].n_rejected
     assert sols[0].integrals[-1, 0] > 0
     np.testing.assert_allclose(sols[1].integrals, sols[0].integrals, rtol=1e-9)
+
+
+def driven_bar():
+    """A bar pinned to the ground, its angle driven by a user's law that raises beyond t = 0.05 s (a table
+    ending there; the System of tests/test_failures_compiled_adaptive.py ``driven``)."""
+    from flexmbs.bodies import RigidBody2D
+    from flexmbs.constraints import CoordinateDriver
+    from flexmbs.constraints.planar import PlanarRevolute
+    from flexmbs.system import System
+    bar = RigidBody2D("bar", 1.0, 1.0 / 12.0, position=(0.5, 0.0), angle=0.0)
+
+    def law(t):
+        if t > 0.05:
+            raise ValueError("the table ends at 0.05 s")
+        return 2.0 * t * t, 4.0 * t, 4.0
+    return System([bar], [PlanarRevolute(None, bar, at=(0.0, 0.0), name="pin"),
+                          CoordinateDriver(bar, 2, law, name="swing")], gravity=(0.0, -9.81))
+
+
+def test_a_failing_law_stops_both_paths_with_the_same_message_and_outputs():
+    """A user's law of t that raises beyond t = 0.05 s (asked of Python by the kernel once per trial step,
+    csrc ``radau_laws``) stops the run on both paths with the same message, naming the driver and the
+    cause, and keeps the same outputs before it (measured: a trial step from 0.0092 s to 0.067 s meets the
+    raise on both paths; the outputs to 0.008 s are kept)."""
+    runs = [fm.run(driven_bar(), method="radau-dae", kernel=k, rtol=1e-6, atol=1e-9, t_end=0.1, dt_out=0.002,
+                   store=False) for k in ("numpy", "compiled")]
+    a, b = runs
+    assert b.metadata["kernel"] == "compiled"
+    assert a.status == b.status == "failed"
+    assert "driver 'swing': its law" in b.message and "the table ends at 0.05 s" in b.message
+    assert a.message == b.message
+    np.testing.assert_array_equal(a.t, b.t)
+    assert len(b.t) > 1 and np.abs(a.q - b.q).max() < 1e-10
+

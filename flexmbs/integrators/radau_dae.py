@@ -125,13 +125,16 @@ Radau IIA, stiffly accurate and L-stable, takes the relaxation without steps of 
 ``relaxation = 0`` gives the exact GGL rows (a singular configuration then stops the run).
 
 Where it runs.  Option ``kernel`` ("auto", "compiled", "numpy"), as index3-alpha's: on "compiled"
-(and on "auto" when the System qualifies, `flexmbs.compiled`) every evaluation of M, Q, C and C_q
-(the stages' residuals, F, the Jacobian's difference columns) is one call of the kernel
-(`CompiledSystem.terms`, csrc/index3_kernel.c ``py_terms``), C_t is 0 there without
-drivers (the kernel's only rheonomic rows) and otherwise the System's; the steps, Newton's real and
-complex solves, the error estimate and the step control stay in numpy (not yet in C: the cost per
-step left is numpy's, docs/benchmarks.md sec. 19.3).  The start's consistent accelerations, the
-dense output's projections and the failure messages use the System's callables.
+(and on "auto" when the System qualifies, `flexmbs.compiled`) the steps between two outputs run in one
+call of the kernel (`CompiledSystem.radau_steps`, csrc/index3_kernel.c ``radau_steps``): the trial
+interval, the starting values, J, the real LU and a complex LU of its own, the Newton iteration, the
+error estimate and the step control above, line for line with `_step_impl` (the numpy path, the
+reference), the constants passed in the declared RADAU row (flexmbs/kernel_schema.py); the kernel
+evaluates M, Q, C, C_q and C_t itself (``bodies``, ``constraints``, ``constraint_rates``) and the laws'
+time rows where they are affine, else asks Python for them once per trial step.  The call stops after
+the step that reaches the next output and hands back every step point; the start's consistent
+accelerations, the dense output's projections and the failure messages use the System's callables, in
+Python (docs/design.md, "The step loop on the compiled step").
 
 Scope.  Holonomic constraints only (velocity constraints have no position level for C(q) = 0:
 refused, as by the other index-3 methods), C_t is needed (``DAETerm.time_derivative``).

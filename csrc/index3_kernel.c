@@ -3704,6 +3704,7 @@ enum { RS_T = 0, RS_T_OLD = 1, RS_H_OLD = 2, RS_HAS_POLY = 3, RS_H_NEXT = 4, RS_
        RS_WIDTH = 16 };   /* RS_T_PREV: where the last step taken (accepted or non-finite) started */
 /* count (i64): n_steps, n_rejected, n_jac, n_lu, n_rhs, n_newton (added to) */
 enum { RC_STEPS = 0, RC_REJECTED = 1, RC_JAC = 2, RC_LU = 3, RC_RHS = 4, RC_NEWTON = 5, RC_WIDTH = 6 };
+/* the rows of a call's outputs in its last step: done (the kernel's dense output) or left to Python */
 
 /* w (4) of the polynomial through the values at the nodes (0, c_1, c_2, c_3) at s (radau_dae.lagrange_weights) */
 static void radau_lagrange(const double *c, double s, double *w)
@@ -3870,6 +3871,85 @@ static int radau_advance(Radau *R, double *y, double *a, double *poly, double *s
     return RADAU_RUN_OK;
 }
 
+/* x (n) = the minimum-norm solution of G x = c, G (m x n, row-major, m <= n) of full row rank, by the
+   Householder QR of G^T = Q R: R^T z = c, x = Q z (what numpy's lstsq gives then, without its SVD); A: m n
+   scratch, w: 2 m; 0, or -1 when R has a pivot below 1e-13 of the largest (rank lost: the caller falls back) */
+static int min_norm_solve(const double *G, int m, int n, const double *c, double *x, double *A, double *w)
+{
+    double *rdiag = w, *vn = w + m;
+    memcpy(A, G, (size_t)m * n * sizeof(double));          /* column j of G^T = row j of G */
+    double big = 0.0;
+    for (int k = 0; k < m; k++) {
+        double *ak = A + (size_t)k * n, norm = 0.0;
+        for (int i = k; i < n; i++) norm += ak[i] * ak[i];
+        norm = sqrt(norm);
+        double alpha = ak[k] >= 0.0 ? -norm : norm;
+        ak[k] -= alpha;
+        double v2 = 0.0;
+        for (int i = k; i < n; i++) v2 += ak[i] * ak[i];
+        rdiag[k] = alpha;
+        vn[k] = v2;
+        big = fmax(big, fabs(alpha));
+        if (v2 == 0.0) continue;
+        for (int j = k + 1; j < m; j++) {
+            double *aj = A + (size_t)j * n, sdot = 0.0;
+            for (int i = k; i < n; i++) sdot += ak[i] * aj[i];
+            double f = 2.0 * sdot / v2;
+            for (int i = k; i < n; i++) aj[i] -= f * ak[i];
+        }
+    }
+    for (int k = 0; k < m; k++)
+        if (!(fabs(rdiag[k]) > 1e-13 * big)) return -1;
+    for (int j = 0; j < m; j++) {                            /* R^T z = c, R_kj = A[j n + k] (k < j) */
+        double z = c[j];
+        for (int k = 0; k < j; k++) z -= A[(size_t)j * n + k] * x[k];
+        x[j] = z / rdiag[j];
+    }
+    for (int i = m; i < n; i++) x[i] = 0.0;
+    for (int k = m - 1; k >= 0; k--) {                       /* x = H_0 ... H_(m-1) [z; 0] */
+        const double *ak = A + (size_t)k * n;
+        if (vn[k] == 0.0) continue;
+        double sdot = 0.0;
+        for (int i = k; i < n; i++) sdot += ak[i] * x[i];
+        double f = 2.0 * sdot / vn[k];
+        for (int i = k; i < n; i++) x[i] -= f * ak[i];
+    }
+    return 0;
+}
+
+/* the dense output at te in the last step (RadauDAE._dense_impl, dense_multipliers): the collocation
+   polynomial, q projected onto C(q, te) = 0 (up to 4 Gauss-Newton minimum-norm steps, until |C| <= 64 eps
+   max(1, |q|)) and v onto C_q v + C_t = 0, lam the polynomial's; out: q, v, lam; 1 done, 0 rank lost (the
+   caller's numpy path does it), -1 an exception (a law) */
+static int radau_dense(Radau *R, const double *poly, const double *scal, double *laws, PyObject *terms, double te,
+                       double *out)
+{
+    Sys *s = R->s;
+    int n = R->n, m = R->m, N = R->N;
+    double w[4], *q = out, *v = out + n, *dx = R->f1, *r = R->f0, *ws = R->Yd;
+    radau_lagrange(R->p + RADAU_C, (te - scal[RS_T_OLD]) / scal[RS_H_OLD], w);
+    for (int x = 0; x < 2 * n + m; x++)
+        out[x] = w[0] * poly[x] + w[1] * poly[N + x] + w[2] * poly[2 * N + x] + w[3] * poly[3 * N + x];
+    if (!m) return 1;
+    R->t = te;
+    R->h = 0.0;
+    int law = radau_laws(R, laws, terms);
+    if (law != 1) return law == 0 ? 0 : -1;
+    for (int it = 0; it < 4; it++) {
+        constraints(s, q, laws, R->C, R->Cq);
+        if (max_abs(R->C, m) <= 64 * EPS * fmax(1.0, max_abs(q, n))) break;
+        if (min_norm_solve(R->Cq, m, n, R->C, dx, R->LU, ws) < 0) return 0;
+        for (int i = 0; i < n; i++) q[i] -= dx[i];
+    }
+    constraints(s, q, laws, R->C, R->Cq);
+    if (s->nlaw) constraint_rates(s, q, v, laws, R->g, R->Ct);
+    else memset(R->Ct, 0, (size_t)m * sizeof(double));
+    radau_velocity_rows(R, v, r);
+    if (min_norm_solve(R->Cq, m, n, r, dx, R->LU, ws) < 0) return 0;
+    for (int i = 0; i < n; i++) v[i] -= dx[i];
+    return 1;
+}
+
 /* radau_steps(system, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws, terms, t_stop,
    near_rtol, points) -> status (RADAU_RUN codes): radau-dae's steps in one call (radau_advance;
    flexmbs.compiled.CompiledSystem.radau_steps).  row: the RADAU row; atol (2 n); the state: y (N), a (n),
@@ -3879,19 +3959,21 @@ static int radau_advance(Radau *R, double *y, double *a, double *poly, double *s
    many rows of 1 + 2 n + m as steps may be taken (max_steps), each accepted step's t, q, v, lam */
 static PyObject *py_radau_steps(PyObject *self, PyObject *args)
 {
-    PyObject *cap, *o[14], *terms;
+    PyObject *cap, *o[17], *terms;
     double t_stop, near_rtol;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOddO", &cap, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
-                          &o[8], &o[9], &o[10], &o[11], &o[12], &terms, &t_stop, &near_rtol, &o[13]))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOddOOOO", &cap, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &terms, &t_stop, &near_rtol, &o[13], &o[14],
+                          &o[15], &o[16]))
         return NULL;
     Sys *s = get_sys(cap);
     if (!s) return NULL;
     int n = s->n, m = s->m, N = 2 * n + 2 * m;
-    Py_buffer bufs[14];
+    Py_buffer bufs[17];
     int nb = 0;
     PyObject *result = NULL;
     Radau R;
-    double *jac, *lu, *start, *w, *y, *a, *poly, *scal, *laws, *points;
+    double *jac, *lu, *start, *w, *y, *a, *poly, *scal, *laws, *points, *wanted, *rows;
+    i64 *done_rows;
     const double *row, *atol;
     i64 *count, flags[RF_WIDTH] = {0};
 #define GET(ptr, type, obj, count, name, kind)                                                      \
@@ -3918,6 +4000,11 @@ static PyObject *py_radau_steps(PyObject *self, PyObject *args)
     if (n_points < 0) goto done;
     Py_ssize_t max_steps = n_points / (1 + 2 * n + m);
     GET(points, double *, o[13], max_steps * (1 + 2 * n + m), "points", 'f');
+    Py_ssize_t n_wanted = PyObject_Length(o[14]);
+    if (n_wanted < 0) goto done;
+    GET(wanted, double *, o[14], n_wanted, "wanted", 'f');
+    GET(rows, double *, o[15], n_wanted * (2 * n + m), "rows", 'f');
+    GET(done_rows, i64 *, o[16], n_wanted + 1, "done", 'i');
 #undef GET
     if (row[RADAU_MAX_ITER] < 1 || (terms != Py_None && !PyCallable_Check(terms))) {
         PyErr_Format(PyExc_ValueError, "kernel radau_steps: max_iter must be >= 1 (got %g) and terms callable or "
@@ -3945,7 +4032,26 @@ static PyObject *py_radau_steps(PyObject *self, PyObject *args)
     R.b = w; w += N;
     R.bc = w; w += 2 * (size_t)N;
     R.Z = w;
+    i64 before = count[RC_STEPS];
     int status = radau_advance(&R, y, a, poly, scal, count, laws, terms, t_stop, near_rtol, (i64)max_steps, points);
+    /* the outputs in the last step (simulate's rule): the step point's state within near_rtol h, else the
+       dense output; done_rows[n_wanted]: how many */
+    Py_ssize_t k = 0;
+    if (status == RADAU_RUN_OK && count[RC_STEPS] > before) {
+        double t_a = scal[RS_T_OLD], t_b = scal[RS_T], near = near_rtol * (t_b - t_a);
+        for (; k < n_wanted && wanted[k] <= t_b + near; k++) {
+            double *out = rows + (size_t)k * (2 * n + m);
+            if (fabs(wanted[k] - t_b) <= near) {
+                memcpy(out, y, (size_t)(2 * n + m) * sizeof(double));
+                done_rows[k] = 1;
+                continue;
+            }
+            int ok = radau_dense(&R, poly, scal, laws, terms, wanted[k], out);
+            if (ok < 0) { status = -1; break; }
+            done_rows[k] = ok;
+        }
+    }
+    done_rows[n_wanted] = k;
     if (status >= 0) result = PyLong_FromLong(status);
 done:
     for (int i = 0; i < nb; i++) PyBuffer_Release(&bufs[i]);

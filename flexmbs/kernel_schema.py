@@ -276,8 +276,9 @@ METHODS = {
                              "loads), else asked of Python once per trial step (a user's own law of t)",
     "radau-dae": "compiled: its steps between outputs in one call of csrc ``radau_steps`` (RADAU row): the "
                  "trial interval, the starting values, J by differences, the real and complex LUs, the Newton "
-                 "iteration of the stages, the error estimate, the step control and the accepted step; the dense "
-                 "output and its projection in Python; the laws' time rows in C where each law declares "
+                 "iteration of the stages, the error estimate, the step control and the accepted step, and the "
+                 "outputs in the last step (the dense output projected onto the constraints; numpy's least "
+                 "squares in Python where C_q lost rank); the laws' time rows in C where each law declares "
                  "``affine``, else asked of Python once per trial step (a user's own law of t)",
     "index3-alpha-adaptive, regularized": "refused: step-size control (index3-alpha-adaptive) with "
                                           "`regularization` > 0 (redundant constraints) runs on the numpy path: its "

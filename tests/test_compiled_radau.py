@@ -315,3 +315,19 @@ def test_a_failing_law_stops_both_paths_with_the_same_message_and_outputs():
     np.testing.assert_array_equal(a.t, b.t)
     assert len(b.t) > 1 and np.abs(a.q - b.q).max() < 1e-10
 
+
+
+def test_outputs_beyond_those_handed_to_the_kernel_come_from_the_same_step(monkeypatch):
+    """A call hands the kernel at most OUTPUTS_PER_CALL output times (the rows it fills: the dense output
+    projected onto the constraints, csrc ``radau_dense``); the outputs beyond them in the same step come
+    from `dense` in Python: the same rows as with all handed over (here 3 a call against 4096)."""
+    from flexmbs.integrators import radau_dae
+    system = triple_pendulum.build("euler-parameters")
+    options = dict(rtol=1e-6, atol=1e-9, t_end=0.1, dt_out=0.001, store=False)
+    ref = fm.run(system, method="radau-dae", **options)
+    monkeypatch.setattr(radau_dae, "OUTPUTS_PER_CALL", 3)
+    res = fm.run(system, method="radau-dae", **options)
+    assert res.status == ref.status == "finished" and res.stats["n_steps"] == ref.stats["n_steps"] < len(res.t) / 3
+    np.testing.assert_array_equal(res.t, ref.t)
+    np.testing.assert_allclose(res.q, ref.q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.v, ref.v, rtol=0, atol=1e-10)

@@ -132,9 +132,11 @@ error estimate and the step control above, line for line with `_step_impl` (the 
 reference), the constants passed in the declared RADAU row (flexmbs/kernel_schema.py); the kernel
 evaluates M, Q, C, C_q and C_t itself (``bodies``, ``constraints``, ``constraint_rates``) and the laws'
 time rows where they are affine, else asks Python for them once per trial step.  The call stops after
-the step that reaches the next output and hands back every step point; the start's consistent
-accelerations, the dense output's projections and the failure messages use the System's callables, in
-Python (docs/design.md, "The step loop on the compiled step").
+the step that reaches the next output, hands back every step point and computes the outputs in that
+step (the dense output above, its projections by Householder QR: the minimum-norm corrections numpy's
+lstsq gives; where C_q lost rank `_dense_impl` does it in Python); the start's consistent
+accelerations and the failure messages use the System's callables (docs/design.md, "The step loop on
+the compiled step").
 
 Scope.  Holonomic constraints only (velocity constraints have no position level for C(q) = 0:
 refused, as by the other index-3 methods), C_t is needed (``DAETerm.time_derivative``).
@@ -253,6 +255,7 @@ RUN_OK, RUN_UNDERFLOW, RUN_SINGULAR, RUN_NON_FINITE, RUN_LAW_FAILED, RUN_STATE =
  RS_HAS_F0, RS_LU_H, RS_T_PREV) = range(14)
 RS_WIDTH = 16
 STEPS_PER_CALL = 4096      # at most this many steps in one call of the kernel (a progress report between calls)
+OUTPUTS_PER_CALL = 4096    # at most this many output times handed to one call (the rows it may fill)
 
 NEAR_SINGULAR = 1e-2       # sigma_min / sigma_max of C_q below this at an underflow: named as its cause
 NON_FINITE_RETRIES = 3      # steps cut by 4 after non-finite stages before the state is reported non-finite
@@ -733,17 +736,23 @@ class RadauDAE(Integrator):
             return False
         return True
 
-    def _kernel_steps(self, t_stop: float, near_rtol: float, max_steps: int) -> tuple[int, int, np.ndarray]:
-        """Steps in the kernel (csrc ``radau_steps``) up to the one that reaches ``t_stop`` (within near_rtol h),
-        t_end, ``max_steps`` (at most STEPS_PER_CALL) or a failure: (status, steps taken, the accepted steps'
-        points (k, 1 + 2 n_q + n_c): t, q, v, lam).  The counters but n_steps, the state and the controller's
-        (t, x, lam, the last step's polynomial, h_next, theta) are updated from the kernel's."""
+    def _kernel_steps(self, wanted: np.ndarray, near_rtol: float, max_steps: int, step_point: bool = False):
+        """Steps in the kernel (csrc ``radau_steps``) up to the one that reaches the first of the times ``wanted``
+        (sorted; within near_rtol h; with ``step_point`` only one step), t_end, ``max_steps`` (at most
+        STEPS_PER_CALL) or a failure: (status, steps taken, the accepted steps' points (k, 1 + 2 n_q + n_c): t, q,
+        v, lam, the outputs reached in the last step (rows (j, 2 n_q + n_c): q, v, lam; done (j,): which the
+        kernel computed)).  The counters but n_steps, the state and the controller's (t, x, lam, the last
+        step's polynomial, h_next, theta) are updated from the kernel's."""
         before = self._kcount.copy()
-        width = 1 + 2 * self.n + self.n_c
+        n, m = self.n, self.n_c
+        width = 1 + 2 * n + m
+        t_stop = -np.inf if step_point else float(wanted[0]) if wanted.size else np.inf
+        wanted = np.ascontiguousarray(wanted, dtype=float)
+        rows, done = np.empty((len(wanted), 2 * n + m)), np.zeros(len(wanted) + 1, dtype=np.int64)
         status = self._compiled.radau_steps(self._row, self._katol, self._ky, self._ka, self._kpoly, self._kscal,
                                             self._kjac, self._klu, self._kpiv, self._kstart, self._kscratch,
                                             self._kcount, self._klaws, self._kterms, t_stop, near_rtol,
-                                            self._kpoints[:max_steps * width])
+                                            self._kpoints[:max_steps * width], wanted, rows, done)
         steps, rejected, jac, lu, rhs, newton = (int(x) for x in self._kcount - before)
         self.n_rejected += rejected
         self.n_jac += jac
@@ -759,7 +768,9 @@ class RadauDAE(Integrator):
         if scal[RS_HAS_POLY]:
             self._poly = (float(scal[RS_T_OLD]), float(scal[RS_H_OLD]), self._kpoly.reshape(4, N).copy())
         accepted = steps - (status == RUN_NON_FINITE)
-        return status, steps, self._kpoints[:accepted * width].reshape(accepted, width).copy()
+        reached = int(done[-1])
+        return (status, steps, self._kpoints[:accepted * width].reshape(accepted, width).copy(), rows[:reached],
+                done[:reached].astype(bool))
 
     def _kernel_failure(self, status: int) -> str | None:
         """The message of the kernel's failing ``status`` (None: the steps went on or a state to check)."""
@@ -774,7 +785,7 @@ class RadauDAE(Integrator):
     def _kernel_step(self) -> tuple[bool, str | None]:
         """One step in the kernel, for `step` (simulate calls `advance` instead but with an integrand, whose
         quadrature needs every step's dense output); `step` counts it and checks the state."""
-        status = self._kernel_steps(-np.inf, 0.0, 1)[0]
+        status = self._kernel_steps(np.zeros(0), 0.0, 1, step_point=True)[0]
         message = self._kernel_failure(status)
         return message is None, message
 
@@ -789,9 +800,8 @@ class RadauDAE(Integrator):
         if controls is not None:
             raise ValueError("`controls`: digital controllers run with method 'index3-alpha', not with radau-dae")
         wanted = np.zeros(0) if t_out is None else np.asarray(t_out, dtype=float)
-        t_stop = float(wanted[0]) if wanted.size else np.inf
         t_a, x_a = self.t, self.x
-        status, steps, points = self._kernel_steps(t_stop, near_rtol, STEPS_PER_CALL)
+        status, steps, points, rows, done = self._kernel_steps(wanted[:OUTPUTS_PER_CALL], near_rtol, STEPS_PER_CALL)
         self.n_steps += steps
         message = self._kernel_failure(status)
         if steps:                       # the state before the last step taken
@@ -802,26 +812,31 @@ class RadauDAE(Integrator):
             self.status, self.message = "failed", message
         elif steps:
             self._check_state()
-        rows = self._rows(points, wanted if status != RUN_NON_FINITE and len(points) else wanted[:0], near_rtol,
-                          t_out is None or every_step)
+        if len(rows) == OUTPUTS_PER_CALL and status == RUN_OK:     # more outputs in the step than handed over
+            near = near_rtol * (self.t - self.t_old)
+            more = wanted[OUTPUTS_PER_CALL:int(np.searchsorted(wanted, self.t + near, side="right"))]
+            rows = np.concatenate([rows, np.full((len(more), rows.shape[1]), np.nan)])
+            done = np.concatenate([done, np.zeros(len(more), dtype=bool)])
+        rows = self._rows(points, wanted[:len(rows)], rows, done, t_out is None or every_step, near_rtol)
         return rows if every_step else rows[:3]
 
-    def _rows(self, points: np.ndarray, wanted: np.ndarray, near_rtol: float, step_points: bool):
-        """(times, states, multipliers, is_step) of the steps of a call: with ``step_points`` the accepted
-        steps' ``points``, and the times of ``wanted`` up to t + near_rtol h, all in the last step [t_old, t]
-        (the step point's state within near_rtol h, else the dense output; after a step point at a tie)."""
-        n, m = self.n, self.n_c
-        t_a, t_b = self.t_old, self.t
-        near = near_rtol * (t_b - t_a)
-        times = wanted[:int(np.searchsorted(wanted, t_b + near, side="right"))]
-        x, lam = np.empty((len(times), 2 * n)), np.empty((len(times), m))
-        for k, te in enumerate(times):
+    def _rows(self, points: np.ndarray, times: np.ndarray, rows: np.ndarray, done: np.ndarray, step_points: bool,
+              near_rtol: float):
+        """(times, states, multipliers, is_step) of the steps of a call: the outputs at ``times``, all in the
+        last step [t_old, t], from the kernel's ``rows`` (q, v, lam) where ``done``, else from `dense` (C_q lost
+        rank there: numpy's least squares; or beyond the OUTPUTS_PER_CALL handed over) and, with
+        ``step_points``, the accepted steps' ``points`` (after a step point at a tie); the step point's state
+        within ``near_rtol`` h (simulate's rule)."""
+        n = self.n
+        x, lam = rows[:, :2 * n].copy(), rows[:, 2 * n:].copy()
+        near = near_rtol * (self.t - self.t_old)
+        for k in np.flatnonzero(~done):
             try:
-                at_end = abs(te - t_b) <= near
-                x[k] = self.x if at_end else self.dense(te)
-                lam[k] = self.lam if at_end else self.dense_multipliers(te)
+                at_end = abs(times[k] - self.t) <= near
+                x[k] = self.x if at_end else self.dense(times[k])
+                lam[k] = self.lam if at_end else self.dense_multipliers(times[k])
             except (ArithmeticError, np.linalg.LinAlgError) as err:       # as simulate's outputs of a step
-                self.stop(f"The outputs of the step from t = {t_a:.6g} to t = {t_b:.6g} failed: {err}")
+                self.stop(f"The outputs of the step from t = {self.t_old:.6g} to t = {self.t:.6g} failed: {err}")
                 times, x, lam = times[:k], x[:k], lam[:k]
                 break
         if not step_points:

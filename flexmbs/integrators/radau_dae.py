@@ -160,6 +160,7 @@ References
 from __future__ import annotations
 
 import logging
+import time
 import warnings
 
 import numpy as np
@@ -169,6 +170,7 @@ from ..formulations.base import forward_difference_jacobian
 from ..formulations.terms import DAETerm, ODETerm, index3_term
 from ..user_functions import UserFunctionError
 from .base import EPS, Factorization, Integrator
+from .index3_alpha import CHUNK_SECONDS
 
 log = logging.getLogger("flexmbs")
 
@@ -254,7 +256,8 @@ RUN_OK, RUN_UNDERFLOW, RUN_SINGULAR, RUN_NON_FINITE, RUN_LAW_FAILED, RUN_STATE =
 (RS_T, RS_T_OLD, RS_H_OLD, RS_HAS_POLY, RS_H_NEXT, RS_THETA, RS_FACCON, RS_H_ACC, RS_ERR_ACC, RS_HAS_ACC, RS_HAS_JAC,
  RS_HAS_F0, RS_LU_H, RS_T_PREV) = range(14)
 RS_WIDTH = 16
-STEPS_PER_CALL = 4096      # at most this many steps in one call of the kernel (a progress report between calls)
+STEPS_PER_CALL = 4096      # at most this many steps in one call of the kernel (its points' buffer)
+FIRST_CALL_STEPS = 16      # the first call's steps; then as many as take about CHUNK_SECONDS (index3-alpha's)
 OUTPUTS_PER_CALL = 4096    # at most this many output times handed to one call (the rows it may fill)
 
 NEAR_SINGULAR = 1e-2       # sigma_min / sigma_max of C_q below this at an underflow: named as its cause
@@ -391,6 +394,7 @@ class RadauDAE(Integrator):
         python = self._compiled.python_laws
         self._kterms = self._kernel_laws if python or self._compiled.held_loads else None
         self._law_failure = None
+        self._chunk = FIRST_CALL_STEPS        # steps of the next call (sized by time: progress, interrupts)
         self.advance = self._advance
         log.info("radau-dae runs its steps in the compiled kernel (csrc radau_steps, one call between outputs)%s",
                  f"; it asks Python once per trial step for the laws of t that are users' callables ({'; '.join(python)})"
@@ -801,7 +805,11 @@ class RadauDAE(Integrator):
             raise ValueError("`controls`: digital controllers run with method 'index3-alpha', not with radau-dae")
         wanted = np.zeros(0) if t_out is None else np.asarray(t_out, dtype=float)
         t_a, x_a = self.t, self.x
-        status, steps, points, rows, done = self._kernel_steps(wanted[:OUTPUTS_PER_CALL], near_rtol, STEPS_PER_CALL)
+        tic = time.perf_counter()
+        status, steps, points, rows, done = self._kernel_steps(wanted[:OUTPUTS_PER_CALL], near_rtol, self._chunk)
+        if steps == self._chunk:                   # a call of about CHUNK_SECONDS (index3-alpha's rule)
+            rate = steps / max(time.perf_counter() - tic, 1e-6)
+            self._chunk = int(min(max(rate * CHUNK_SECONDS, FIRST_CALL_STEPS), STEPS_PER_CALL))
         self.n_steps += steps
         message = self._kernel_failure(status)
         if steps:                       # the state before the last step taken

@@ -2905,35 +2905,39 @@ static double converged_rate(double d_norm, double d_prev, double d_prev2, int n
     return d_prev2 < 0.0 ? 0.0 : d_prev / fmax(d_prev2, 1e-300);
 }
 
+/* out = M(q) qdd - Q(q, v) + C_q(q)^T lam (n), the function whose q-derivative is K_t (index3-alpha's tangent;
+   radau-dae's J takes its negative, csrc radau_jacobian); C and C_q are left at q.  M, Q scratch */
+static void kt_function(Sys *s, const double *q, const double *v, const double *law, const double *qdd,
+                        const double *lam, double *M, double *Q, double *C, double *Cq, double *out)
+{
+    int n = s->n, m = s->m;
+    bodies(s, q, v, law, M, Q);
+    mass_times(s, M, qdd, out);
+    for (int i = 0; i < n; i++) out[i] -= Q[i];
+    if (m) {
+        constraints(s, q, law, C, Cq);
+        for (int r = 0; r < m; r++) {
+            const double *Cr = Cq + (size_t)r * n;
+            for (int j = s->lo[r]; j < s->hi[r]; j++) out[j] += Cr[j] * lam[r];
+        }
+    }
+}
+
 /* K_t, C_t by forward differences at (q, v, qdd, lam) (Index3GeneralizedAlpha._tangents) */
 static void tangents(Sys *s, State *st, const double *law, const double *q, const double *v, const double *qdd,
                      const double *lam, double *M, double *Q, double *C, double *Cq, double *g0, double *g1,
                      double *qq)
 {
-    int n = s->n, m = s->m;
-#define GFUN(qv, out)                                                       \
-    do {                                                                    \
-        bodies(s, qv, v, law, M, Q);                                        \
-        mass_times(s, M, qdd, out);                                         \
-        for (int i_ = 0; i_ < n; i_++) out[i_] -= Q[i_];                    \
-        if (m) {                                                            \
-            constraints(s, qv, law, C, Cq);                                 \
-            for (int r_ = 0; r_ < m; r_++) {                                \
-                const double *Cr_ = Cq + (size_t)r_ * n;                    \
-                for (int j_ = s->lo[r_]; j_ < s->hi[r_]; j_++) out[j_] += Cr_[j_] * lam[r_]; \
-            }                                                               \
-        }                                                                   \
-    } while (0)
-    GFUN(q, g0);
+    int n = s->n;
+    kt_function(s, q, v, law, qdd, lam, M, Q, C, Cq, g0);
     memcpy(qq, q, n * sizeof(double));
     for (int j = 0; j < n; j++) {
         double dj = 1.5e-8 * fmax(1.0, fabs(q[j]));
         qq[j] = q[j] + dj;
-        GFUN(qq, g1);
+        kt_function(s, qq, v, law, qdd, lam, M, Q, C, Cq, g1);
         for (int i = 0; i < n; i++) st->Kt[(size_t)i * n + j] = (g1[i] - g0[i]) / dj;
         qq[j] = q[j];
     }
-#undef GFUN
     bodies(s, q, v, law, NULL, g0);
     memcpy(qq, v, n * sizeof(double));
     for (int j = 0; j < n; j++) {
@@ -3623,6 +3627,832 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* method radau-dae: one trial step in one call (flexmbs/integrators/radau_dae.py: RadauDAE._jacobian,   */
+/* _factor, _newton, _stalled, _error_norm, _scaled_norm, step for step).  The stage residuals,         */
+/* F and J's difference columns come from the kernel's own evaluators (bodies, constraints,           */
+/* constraint_rates); the iteration matrices gamma/h M_full0 - J (real LU, lu_factor) and               */
+/* (alpha + i beta)/h M_full0 - J (a complex LU of its own, N x N: half the flops of the 2N x 2N real   */
+/* form and the same pivots as LAPACK's zgetrf, whose |re| + |im| it uses to choose them, which the      */
+/* numpy path calls).  The constants (c, A^-1, T, T^-1, gamma, alpha, beta, d, newton_tol, ...) come     */
+/* from the Python class through the RADAU row (flexmbs/kernel_schema.py).  The step-size control, the  */
+/* starting values and the dense output stay in Python (RadauDAE._step_impl): docs/design.md,           */
+/* "radau-dae on the compiled step".                                                                    */
+
+enum { RADAU_CONVERGED = 0, RADAU_NEWTON = 1, RADAU_NONFINITE = 2, RADAU_SINGULAR = 3 };
+/* flags (i64): what to do (need_jac, need_lu, need_f0, filter), the iterations done, the counters
+   n_rhs and n_newton (added to) */
+enum { RF_JAC = 0, RF_LU = 1, RF_F0 = 2, RF_FILTER = 3, RF_ITER = 4, RF_RHS = 5, RF_NEWTON = 6, RF_WIDTH = 7 };
+/* io (f64): theta, faccon (read; written on convergence), err (written on convergence), the step's
+   reduction factor (written on a Newton failure) */
+enum { RIO_THETA = 0, RIO_FACCON = 1, RIO_ERR = 2, RIO_FACTOR = 3, RIO_WIDTH = 4 };
+
+typedef struct {
+    Sys *s;
+    const double *p;            /* the RADAU row */
+    const double *atol;         /* (2 n): atol of q, then of v */
+    int n, m, N;
+    double t, h;
+    const double *law0, *laws; /* the time rows at t_n and at the three stage times (3 tw) */
+    const double *y0, *a;       /* y_n (N), the acceleration J's v rows are taken at (n) */
+    double *Z;                  /* (3 N): the starting values in, the converged stages out */
+    double *J, *M0, *G0;        /* the Jacobian (N^2) and M_full0's M, C_q at its point */
+    double *LU, *LUt;           /* the real LU (N^2) and its transpose (lu_solve) */
+    double *Zc;                 /* the complex LU (2 N^2: re, im interleaved, row-major) */
+    int *piv;                   /* 4 N: real pivots, column ranges (lo, hi), complex pivots */
+    double *F0, *Mn;            /* F(t_n, y_n) (N) and M(q_n) (n^2), for the error estimate */
+    double *M, *Q, *C, *Cq, *Ct, *g;     /* one evaluation (scratch) */
+    double *R, *dZ, *Y, *Yd, *f0, *f1, *qq, *b, *bc;   /* scratch */
+    i64 *flags;
+} Radau;
+
+/* M, Q, C, C_q and C_t at (q, v) and the time row law (C_t zero without drivers, the kernel's only
+   rheonomic rows: RadauDAE._constraint_velocity); one evaluation of the forces counted */
+static void radau_terms(Radau *R, const double *q, const double *v, const double *law)
+{
+    Sys *s = R->s;
+    memset(R->Q, 0, (size_t)R->n * sizeof(double));
+    bodies(s, q, v, law, R->M, R->Q);
+    if (R->m) {
+        constraints(s, q, law, R->C, R->Cq);
+        if (s->nlaw) constraint_rates(s, q, v, law, R->g, R->Ct);
+        else memset(R->Ct, 0, (size_t)R->m * sizeof(double));
+    }
+    R->flags[RF_RHS]++;
+}
+
+/* out (n) += sign C_q^T x over the rows' nonzero column ranges */
+static void radau_cqt(const Radau *R, const double *Cq, const double *x, double sign, double *out)
+{
+    int n = R->n;
+    for (int r = 0; r < R->m; r++) {
+        const double *Cr = Cq + (size_t)r * n;
+        double xr = sign * x[r];
+        if (xr == 0.0) continue;
+        for (int j = R->s->lo[r]; j < R->s->hi[r]; j++) out[j] += Cr[j] * xr;
+    }
+}
+
+/* out (m) = C_q v + C_t */
+static void radau_velocity_rows(const Radau *R, const double *v, double *out)
+{
+    int n = R->n;
+    for (int r = 0; r < R->m; r++) {
+        const double *Cr = R->Cq + (size_t)r * n;
+        double x = R->Ct[r];
+        for (int j = R->s->lo[r]; j < R->s->hi[r]; j++) x += Cr[j] * v[j];
+        out[r] = x;
+    }
+}
+
+/* the residual of one stage, M_full(y) y' - F(t, y) = (q' - v + C_q^T mu, M v' - Q + C_q^T lam,
+   eps_q mu - C, eps_v lam - (C_q v + C_t)) at y, y' (RadauDAE._stage_residual) */
+static void radau_stage_residual(Radau *R, const double *law, const double *y, const double *yd, double *out)
+{
+    int n = R->n, m = R->m;
+    const double *q = y, *v = y + n, *lam = y + 2 * n, *mu = y + 2 * n + m;
+    radau_terms(R, q, v, law);
+    for (int i = 0; i < n; i++) out[i] = yd[i] - v[i];
+    mass_times(R->s, R->M, yd + n, out + n);
+    for (int i = 0; i < n; i++) out[n + i] -= R->Q[i];
+    if (!m) return;
+    radau_cqt(R, R->Cq, mu, 1.0, out);
+    radau_cqt(R, R->Cq, lam, 1.0, out + n);
+    radau_velocity_rows(R, v, out + 2 * n + m);
+    for (int r = 0; r < m; r++) {
+        out[2 * n + r] = R->p[RADAU_EPS_Q] * mu[r] - R->C[r];
+        out[2 * n + m + r] = R->p[RADAU_EPS_V] * lam[r] - out[2 * n + m + r];
+    }
+}
+
+/* the differential rows of F(t_n, y) (v - C_q^T mu, Q - C_q^T lam), its algebraic rows 0
+   (RadauDAE._differential of _F): out (N) */
+static void radau_differential(Radau *R, const double *y, double *out)
+{
+    int n = R->n, m = R->m;
+    radau_terms(R, y, y + n, R->law0);
+    memset(out, 0, (size_t)R->N * sizeof(double));
+    memcpy(out, y + n, (size_t)n * sizeof(double));
+    memcpy(out + n, R->Q, (size_t)n * sizeof(double));
+    radau_cqt(R, R->Cq, y + 2 * n + m, -1.0, out);
+    radau_cqt(R, R->Cq, y + 2 * n, -1.0, out + n);
+}
+
+/* J = dF/dy and M_full0's M, C_q at (t_n, y_n) (RadauDAE._jacobian): the exact blocks, the q columns of
+   the v rows by forward differences of -kt_function (= Q - C_q^T lam - M a_n, index3-alpha's K_t with
+   qdd = a_n) and of the velocity constraint C_q v + C_t, the v columns of the v rows from dQ/dv
+   (forces alone); the step fd_step max(1, |x_j|) of forward_difference_jacobian */
+static void radau_jacobian(Radau *R)
+{
+    Sys *s = R->s;
+    int n = R->n, m = R->m, N = R->N;
+    const double *q = R->y0, *v = R->y0 + n, *lam = R->y0 + 2 * n, *law = R->law0;
+    double eps_q = R->p[RADAU_EPS_Q], eps_v = R->p[RADAU_EPS_V], step = R->p[RADAU_FD_STEP];
+    double *J = R->J, *f0 = R->f0, *f1 = R->f1, *qq = R->qq;
+    memset(J, 0, (size_t)N * N * sizeof(double));
+    bodies(s, q, v, law, R->M0, NULL);
+    if (m) constraints(s, q, law, R->C, R->G0);
+    for (int i = 0; i < n; i++) J[(size_t)i * N + n + i] = 1.0;
+    for (int r = 0; r < m; r++) {
+        for (int j = s->lo[r]; j < s->hi[r]; j++) {
+            double g = R->G0[(size_t)r * n + j];
+            J[(size_t)j * N + 2 * n + m + r] = -g;            /* q' = v - C_q^T mu */
+            J[(size_t)(n + j) * N + 2 * n + r] = -g;          /* M v' = Q - C_q^T lam */
+            J[(size_t)(2 * n + r) * N + j] = g;               /* C */
+            J[(size_t)(2 * n + m + r) * N + n + j] = g;       /* C_q v + C_t */
+        }
+        J[(size_t)(2 * n + r) * N + 2 * n + m + r] = -eps_q;
+        J[(size_t)(2 * n + m + r) * N + 2 * n + r] = -eps_v;
+    }
+    /* the q columns: f = (M a - Q + C_q^T lam, C_q v + C_t); J's rows take -df/dq and +d(C_q v + C_t)/dq */
+    kt_function(s, q, v, law, R->a, lam, R->M, R->Q, R->C, R->Cq, f0);
+    if (m) {
+        if (s->nlaw) constraint_rates(s, q, v, law, R->g, R->Ct);
+        else memset(R->Ct, 0, (size_t)m * sizeof(double));
+        radau_velocity_rows(R, v, f0 + n);
+    }
+    R->flags[RF_RHS]++;
+    memcpy(qq, q, (size_t)n * sizeof(double));
+    for (int j = 0; j < n; j++) {
+        double dj = step * fmax(1.0, fabs(q[j]));
+        qq[j] = q[j] + dj;
+        kt_function(s, qq, v, law, R->a, lam, R->M, R->Q, R->C, R->Cq, f1);
+        if (m) {
+            if (s->nlaw) constraint_rates(s, qq, v, law, R->g, R->Ct);
+            radau_velocity_rows(R, v, f1 + n);
+        }
+        R->flags[RF_RHS]++;
+        for (int i = 0; i < n; i++) J[(size_t)(n + i) * N + j] = -(f1[i] - f0[i]) / dj;
+        for (int r = 0; r < m; r++) J[(size_t)(2 * n + m + r) * N + j] = (f1[n + r] - f0[n + r]) / dj;
+        qq[j] = q[j];
+    }
+    /* the v columns of the v rows: dQ/dv (tangents' second loop, with the sign of F) */
+    memset(f0, 0, (size_t)n * sizeof(double));
+    bodies(s, q, v, law, NULL, f0);
+    R->flags[RF_RHS]++;
+    memcpy(qq, v, (size_t)n * sizeof(double));
+    for (int j = 0; j < n; j++) {
+        double dj = step * fmax(1.0, fabs(v[j]));
+        qq[j] = v[j] + dj;
+        memset(f1, 0, (size_t)n * sizeof(double));
+        bodies(s, q, qq, law, NULL, f1);
+        R->flags[RF_RHS]++;
+        for (int i = 0; i < n; i++) J[(size_t)(n + i) * N + n + j] = (f1[i] - f0[i]) / dj;
+        qq[j] = v[j];
+    }
+}
+
+/* LU of the complex N x N matrix A (re, im interleaved, row-major, in place) with partial pivoting by
+   |re| + |im| (LAPACK's izamax, as zgetrf); 0, or 1 at an exactly zero pivot */
+static int zlu_factor(double *A, int N, int *piv)
+{
+    int singular = 0;
+    for (int k = 0; k < N; k++) {
+        int p = k;
+        double big = -1.0;
+        for (int i = k; i < N; i++) {
+            const double *x = A + 2 * ((size_t)i * N + k);
+            double a = fabs(x[0]) + fabs(x[1]);
+            if (a > big) { big = a; p = i; }
+        }
+        piv[k] = p;
+        if (p != k) {
+            double *rk = A + 2 * (size_t)k * N, *rp = A + 2 * (size_t)p * N;
+            for (int j = 0; j < 2 * N; j++) { double t = rk[j]; rk[j] = rp[j]; rp[j] = t; }
+        }
+        double *rk = A + 2 * (size_t)k * N;
+        double pr = rk[2 * k], pi = rk[2 * k + 1], d = pr * pr + pi * pi;
+        if (d == 0.0) { singular = 1; continue; }
+        double ir = pr / d, ii = -pi / d;                 /* 1 / pivot */
+        for (int i = k + 1; i < N; i++) {
+            double *ri = A + 2 * (size_t)i * N;
+            double xr = ri[2 * k], xi = ri[2 * k + 1];
+            if (xr == 0.0 && xi == 0.0) continue;
+            double lr = xr * ir - xi * ii, li = xr * ii + xi * ir;
+            ri[2 * k] = lr;
+            ri[2 * k + 1] = li;
+            for (int j = k + 1; j < N; j++) {
+                double ur = rk[2 * j], ui = rk[2 * j + 1];
+                ri[2 * j] -= lr * ur - li * ui;
+                ri[2 * j + 1] -= lr * ui + li * ur;
+            }
+        }
+    }
+    return singular;
+}
+
+/* solve with the factors of zlu_factor: b (N complex, interleaved) in place */
+static void zlu_solve(const double *A, int N, const int *piv, double *b)
+{
+    for (int k = 0; k < N; k++) {
+        int p = piv[k];
+        if (p != k) {
+            double t0 = b[2 * k], t1 = b[2 * k + 1];
+            b[2 * k] = b[2 * p]; b[2 * k + 1] = b[2 * p + 1];
+            b[2 * p] = t0; b[2 * p + 1] = t1;
+        }
+    }
+    for (int i = 1; i < N; i++) {
+        const double *ri = A + 2 * (size_t)i * N;
+        double sr = b[2 * i], si = b[2 * i + 1];
+        for (int j = 0; j < i; j++) {
+            sr -= ri[2 * j] * b[2 * j] - ri[2 * j + 1] * b[2 * j + 1];
+            si -= ri[2 * j] * b[2 * j + 1] + ri[2 * j + 1] * b[2 * j];
+        }
+        b[2 * i] = sr; b[2 * i + 1] = si;
+    }
+    for (int i = N - 1; i >= 0; i--) {
+        const double *ri = A + 2 * (size_t)i * N;
+        double sr = b[2 * i], si = b[2 * i + 1];
+        for (int j = i + 1; j < N; j++) {
+            sr -= ri[2 * j] * b[2 * j] - ri[2 * j + 1] * b[2 * j + 1];
+            si -= ri[2 * j] * b[2 * j + 1] + ri[2 * j + 1] * b[2 * j];
+        }
+        double pr = ri[2 * i], pi = ri[2 * i + 1], d = pr * pr + pi * pi;
+        b[2 * i] = (sr * pr + si * pi) / d;
+        b[2 * i + 1] = (si * pr - sr * pi) / d;
+    }
+}
+
+/* the real and complex LUs of gamma/h M_full0 - J and (alpha + i beta)/h M_full0 - J, M_full0 =
+   diag(I, M0, 0, 0) (RadauDAE._factor); 0, or 1 when one has an exactly zero pivot (SingularIteration) */
+static int radau_factor(Radau *R)
+{
+    int n = R->n, N = R->N;
+    const double *p = R->p;
+    double g = p[RADAU_GAMMA] / R->h, ar = p[RADAU_ALPHA] / R->h, ai = p[RADAU_BETA] / R->h;
+    double *A = R->LU, *Z = R->Zc;
+    for (size_t x = 0; x < (size_t)N * N; x++) {
+        A[x] = -R->J[x];
+        Z[2 * x] = -R->J[x];
+        Z[2 * x + 1] = 0.0;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t d = (size_t)i * N + i;
+        A[d] += g;
+        Z[2 * d] += ar;
+        Z[2 * d + 1] += ai;
+        for (int j = 0; j < n; j++) {
+            double mij = R->M0[(size_t)i * n + j];
+            if (mij == 0.0) continue;
+            size_t x = (size_t)(n + i) * N + n + j;
+            A[x] += g * mij;
+            Z[2 * x] += ar * mij;
+            Z[2 * x + 1] += ai * mij;
+        }
+    }
+    lu_factor(A, N, R->piv, R->piv + N);
+    int singular = 0;
+    for (int k = 0; k < N; k++)
+        if (A[(size_t)k * N + k] == 0.0 || !isfinite(A[(size_t)k * N + k])) singular = 1;
+    transpose(A, N, R->LUt);
+    column_ranges(R->LUt, N, R->piv + N, R->piv + 2 * N);
+    return zlu_factor(Z, N, R->piv + 3 * N) || singular;
+}
+
+static void radau_solve_real(const Radau *R, double *b)
+{
+    lu_solve(R->LUt, R->N, R->piv, R->piv + R->N, R->piv + 2 * R->N, b);
+}
+
+/* RadauDAE._stalled: |dZ_q|_inf <= newton_tol rtol |q_n|_inf and likewise for v */
+static int radau_stalled(const Radau *R, const double *dZ)
+{
+    int n = R->n, N = R->N;
+    double tol = R->p[RADAU_NEWTON_TOL] * R->p[RADAU_RTOL], dq = 0.0, dv = 0.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < n; j++) {
+            dq = fmax(dq, fabs(dZ[(size_t)i * N + j]));
+            dv = fmax(dv, fabs(dZ[(size_t)i * N + n + j]));
+        }
+    return dq <= tol * max_abs(R->y0, n) && dv <= tol * max_abs(R->y0 + n, n);
+}
+
+/* the simplified Newton iteration of the stages (RadauDAE._newton): RADAU_CONVERGED with R->Z the stage
+   increments, or RADAU_NEWTON (io factor: the step's reduction) or RADAU_NONFINITE */
+static int radau_newton(Radau *R, double *io)
+{
+    int n = R->n, N = R->N, max_iter = (int)R->p[RADAU_MAX_ITER];
+    const double *p = R->p, *Ai = p + RADAU_AINV, *T = p + RADAU_T, *Ti = p + RADAU_TI;
+    double h = R->h, tol = p[RADAU_NEWTON_TOL], rtol = p[RADAU_RTOL];
+    double *Z = R->Z, *Rs = R->R, *dZ = R->dZ, *Y = R->Y, *Yd = R->Yd, *b = R->b, *bc = R->bc;
+    double faccon = pow(fmax(io[RIO_FACCON], EPS), 0.8), theta = io[RIO_THETA];
+    double thq_old = -1.0, dyn_old = -1.0;
+    for (int k = 0; k < max_iter; k++) {
+        for (int i = 0; i < 3; i++) {
+            for (int x = 0; x < N; x++) {
+                Yd[x] = (Ai[3 * i] * Z[x] + Ai[3 * i + 1] * Z[N + x] + Ai[3 * i + 2] * Z[2 * N + x]) / h;
+                Y[x] = R->y0[x] + Z[(size_t)i * N + x];
+            }
+            radau_stage_residual(R, R->laws + (size_t)i * R->s->tw, Y, Yd, Rs + (size_t)i * N);
+        }
+        if (!all_finite(Rs, 3 * N)) { io[RIO_FACTOR] = 0.25; return RADAU_NONFINITE; }
+        /* RW = -(T^-1 R): the real row to b, the complex pair to bc */
+        for (int x = 0; x < N; x++) {
+            double r0 = Rs[x], r1 = Rs[N + x], r2 = Rs[2 * N + x];
+            b[x] = -(Ti[0] * r0 + Ti[1] * r1 + Ti[2] * r2);
+            bc[2 * x] = -(Ti[3] * r0 + Ti[4] * r1 + Ti[5] * r2);
+            bc[2 * x + 1] = -(Ti[6] * r0 + Ti[7] * r1 + Ti[8] * r2);
+        }
+        radau_solve_real(R, b);
+        zlu_solve(R->Zc, N, R->piv + 3 * N, bc);
+        for (int x = 0; x < N; x++) {
+            double w0 = b[x], w1 = bc[2 * x], w2 = bc[2 * x + 1];
+            for (int i = 0; i < 3; i++) dZ[(size_t)i * N + x] = T[3 * i] * w0 + T[3 * i + 1] * w1 + T[3 * i + 2] * w2;
+        }
+        R->flags[RF_NEWTON]++;
+        if (!all_finite(dZ, 3 * N)) { io[RIO_FACTOR] = 0.25; return RADAU_NONFINITE; }
+        double dyn = 0.0;
+        if (n) {
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 2 * n; j++) {
+                    double sc = R->atol[j] + rtol * fabs(R->y0[j]), w = dZ[(size_t)i * N + j] / sc;
+                    dyn += w * w;
+                }
+            dyn = sqrt(dyn / (6.0 * n));
+        }
+        if (k >= 1) {
+            double thq = dyn / dyn_old;
+            theta = thq_old < 0.0 ? thq : sqrt(thq * thq_old);
+            thq_old = thq;
+            int stalled = radau_stalled(R, dZ);
+            if (theta >= 0.99 && !stalled) { io[RIO_FACTOR] = 0.5; return RADAU_NEWTON; }
+            faccon = theta < 0.99 ? theta / (1.0 - theta) : 99.0;
+            double predicted = faccon * dyn * pow(theta, max_iter - 1 - k) / tol;
+            if (predicted >= 1.0 && stalled) {
+                for (size_t x = 0; x < 3 * (size_t)N; x++) Z[x] += dZ[x];
+                io[RIO_FACCON] = 1.0;
+                io[RIO_THETA] = theta;
+                R->flags[RF_ITER] = k + 1;
+                return RADAU_CONVERGED;
+            }
+            if (predicted >= 1.0) {
+                double q_newt = fmax(1e-4, fmin(20.0, predicted));
+                io[RIO_FACTOR] = 0.8 * pow(q_newt, -1.0 / (4 + max_iter - 1 - k));
+                return RADAU_NEWTON;
+            }
+        }
+        dyn_old = fmax(dyn, EPS);
+        for (size_t x = 0; x < 3 * (size_t)N; x++) Z[x] += dZ[x];
+        if (faccon * dyn <= tol) {
+            io[RIO_FACCON] = faccon;
+            io[RIO_THETA] = theta;
+            R->flags[RF_ITER] = k + 1;
+            return RADAU_CONVERGED;
+        }
+    }
+    io[RIO_FACTOR] = 0.5;
+    return RADAU_NEWTON;
+}
+
+/* rms of (e_q / s_q, e_v / s_v, h C_q^T e_mu / s_q, h e_lam / s_lam) (RadauDAE._scaled_norm), C_q = G0 */
+static double radau_scaled_norm(Radau *R, const double *err, const double *y1)
+{
+    int n = R->n, m = R->m;
+    const double *y0 = R->y0;
+    double rtol = R->p[RADAU_RTOL], h = R->h, sum = 0.0;
+    double *cm = R->f1;
+    for (int i = 0; i < n; i++) {
+        double sq = R->atol[i] + rtol * fmax(fabs(y0[i]), fabs(y1[i]));
+        double sv = R->atol[n + i] + rtol * fmax(fabs(y0[n + i]), fabs(y1[n + i]));
+        double wq = err[i] / sq, wv = err[n + i] / sv;
+        sum += wq * wq + wv * wv;
+    }
+    int count = 2 * n;
+    if (m) {
+        double lam = fmax(max_abs(y0 + 2 * n, m), max_abs(y1 + 2 * n, m));
+        double sl = R->p[RADAU_ATOL_LAM] + rtol * lam;
+        memset(cm, 0, (size_t)n * sizeof(double));
+        radau_cqt(R, R->G0, err + 2 * n + m, 1.0, cm);
+        for (int i = 0; i < n; i++) {
+            double sq = R->atol[i] + rtol * fmax(fabs(y0[i]), fabs(y1[i])), w = h * cm[i] / sq;
+            sum += w * w;
+        }
+        for (int r = 0; r < m; r++) {
+            double w = h * err[2 * n + r] / sl;
+            sum += w * w;
+        }
+        count = 3 * n + m;
+    }
+    return count ? sqrt(sum / count) : 0.0;
+}
+
+/* RADAU5's error estimate (RadauDAE._error_norm): err = (gamma/h M_full0 - J)^-1 [F0 + M_full(y_n) sum_i
+   d_i Z_i / h], F0's algebraic rows 0, filtered once more after a rejected or a first step with err >= 1 */
+static double radau_error(Radau *R)
+{
+    int n = R->n, N = R->N;
+    const double *d = R->p + RADAU_D, *Z = R->Z;
+    double h = R->h, *mz = R->Yd, *err = R->b, *y1 = R->Y;
+    for (int x = 0; x < N; x++) mz[x] = 0.0;
+    for (int i = 0; i < n; i++) mz[i] = (d[0] * Z[i] + d[1] * Z[N + i] + d[2] * Z[2 * N + i]) / h;
+    for (int i = 0; i < n; i++) R->qq[i] = d[0] * Z[n + i] + d[1] * Z[N + n + i] + d[2] * Z[2 * N + n + i];
+    mass_times(R->s, R->Mn, R->qq, mz + n);
+    for (int i = 0; i < n; i++) mz[n + i] /= h;
+    for (int x = 0; x < N; x++) {
+        err[x] = R->F0[x] + mz[x];
+        y1[x] = R->y0[x] + Z[2 * N + x];
+    }
+    radau_solve_real(R, err);
+    double norm = radau_scaled_norm(R, err, y1);
+    if (norm >= 1.0 && R->flags[RF_FILTER]) {
+        for (int x = 0; x < N; x++) R->Yd[N + x] = R->y0[x] + err[x];     /* Yd: mz (N), then y_n + err */
+        double *ye = R->Yd + N, *F = R->R;
+        radau_differential(R, ye, F);
+        for (int x = 0; x < N; x++) err[x] = F[x] + mz[x];
+        radau_solve_real(R, err);
+        norm = radau_scaled_norm(R, err, y1);
+    }
+    return norm;
+}
+
+/* one trial step of size h from (t, y0): F(t_n, y_n) and M(q_n) when flags need_f0, J when need_jac, the LUs
+   when need_lu, then the Newton iteration from the starting values R->Z and, converged, the error estimate
+   (io[RIO_ERR]) */
+static int radau_trial(Radau *R, double *io)
+{
+    R->flags[RF_ITER] = 0;
+    if (R->flags[RF_F0]) {
+        radau_differential(R, R->y0, R->F0);
+        memcpy(R->Mn, R->M, (size_t)R->n * R->n * sizeof(double));
+    }
+    if (R->flags[RF_JAC]) radau_jacobian(R);
+    if (R->flags[RF_LU] && radau_factor(R)) return RADAU_SINGULAR;
+    int status = radau_newton(R, io);
+    if (status == RADAU_CONVERGED) io[RIO_ERR] = radau_error(R);
+    return status;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* radau-dae's steps between outputs (RadauDAE._step_impl, step for step): the trial interval, the starting   */
+/* values from the last step's collocation polynomial, the trial (radau_trial), the rejections (Newton's     */
+/* failure, a non-finite stage, err > 1), the step-size proposal with Gustafsson's predictive controller, the */
+/* kept-Jacobian and kept-LU rules and the accepted step.  It stops after the step that reaches t_stop       */
+/* (within near_rtol h: the outputs of simulate's rule are in that step) or t_end, after max_steps steps,    */
+/* or on a failure (the RADAU_STOP codes); the dense output and its projection stay in Python.               */
+
+enum { RADAU_RUN_OK = 0, RADAU_RUN_UNDERFLOW = 1, RADAU_RUN_SINGULAR = 2, RADAU_RUN_NONFINITE = 3,
+       RADAU_RUN_LAW_FAILED = 4, RADAU_RUN_STATE = 5 };
+/* scal (f64): the controller's state kept between calls */
+enum { RS_T = 0, RS_T_OLD = 1, RS_H_OLD = 2, RS_HAS_POLY = 3, RS_H_NEXT = 4, RS_THETA = 5, RS_FACCON = 6,
+       RS_H_ACC = 7, RS_ERR_ACC = 8, RS_HAS_ACC = 9, RS_HAS_JAC = 10, RS_HAS_F0 = 11, RS_LU_H = 12, RS_T_PREV = 13,
+       RS_WIDTH = 16 };   /* RS_T_PREV: where the last step taken (accepted or non-finite) started */
+/* count (i64): n_steps, n_rejected, n_jac, n_lu, n_rhs, n_newton (added to) */
+enum { RC_STEPS = 0, RC_REJECTED = 1, RC_JAC = 2, RC_LU = 3, RC_RHS = 4, RC_NEWTON = 5, RC_WIDTH = 6 };
+/* the rows of a call's outputs in its last step: done (the kernel's dense output) or left to Python */
+
+/* w (4) of the polynomial through the values at the nodes (0, c_1, c_2, c_3) at s (radau_dae.lagrange_weights) */
+static void radau_lagrange(const double *c, double s, double *w)
+{
+    double nodes[4] = {0.0, c[0], c[1], c[2]};
+    for (int k = 0; k < 4; k++) {
+        w[k] = 1.0;
+        for (int j = 0; j < 4; j++)
+            if (j != k) w[k] *= (s - nodes[j]) / (nodes[k] - nodes[j]);
+    }
+}
+
+/* Z_i^0 (RadauDAE._starting_values): the last step's polynomial at t_n + c_i h minus y_n, or 0 */
+static void radau_starting_values(Radau *R, const double *scal, const double *poly)
+{
+    int N = R->N;
+    const double *c = R->p + RADAU_C;
+    if (scal[RS_HAS_POLY] == 0.0) {
+        memset(R->Z, 0, 3 * (size_t)N * sizeof(double));
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        double w[4];
+        radau_lagrange(c, (R->t - scal[RS_T_OLD] + c[i] * R->h) / scal[RS_H_OLD], w);
+        for (int x = 0; x < N; x++)
+            R->Z[(size_t)i * N + x] = w[0] * poly[x] + w[1] * poly[N + x] + w[2] * poly[2 * N + x]
+                                      + w[3] * poly[3 * N + x] - R->y0[x];
+    }
+}
+
+/* the time rows at t and t + c_i h into laws (4 tw): terms(t, h) in Python (a user's law of t; it writes them
+   and returns False when a law fails), else the kernel's affine rows (time_row); 1 done, 0 a law failed, -1 an
+   exception */
+static int radau_laws(Radau *R, double *laws, PyObject *terms)
+{
+    Sys *s = R->s;
+    if (terms != Py_None) {
+        PyObject *ok = PyObject_CallFunction(terms, "dd", R->t, R->h);
+        int out = ok ? PyObject_IsTrue(ok) : -1;
+        Py_XDECREF(ok);
+        return out;
+    }
+    const double *c = R->p + RADAU_C;
+    time_row(s, R->t, laws);
+    for (int i = 0; i < 3; i++) time_row(s, R->t + c[i] * R->h, laws + (size_t)(i + 1) * s->tw);
+    return 1;
+}
+
+/* the steps of one call (above); y (N), a (n), poly (4 N) and scal the state, updated after each accepted
+   step; points (max_steps rows of 1 + 2 n + m): each accepted step's t, q, v, lam */
+static int radau_advance(Radau *R, double *y, double *a, double *poly, double *scal, i64 *count, double *laws,
+                         PyObject *terms, double t_stop, double near_rtol, i64 max_steps, double *points)
+{
+    const double *p = R->p, *Ai = p + RADAU_AINV;
+    int n = R->n, N = R->N, max_iter = (int)p[RADAU_MAX_ITER];
+    double io[RIO_WIDTH];
+    for (i64 step = 0; step < max_steps; step++) {
+        int rejected = 0, first = scal[RS_HAS_POLY] == 0.0, non_finite = 0;
+        double t = scal[RS_T];
+        for (;;) {
+            /* Integrator._trial_interval */
+            double h = fmin(scal[RS_H_NEXT], p[RADAU_MAX_STEP]), t1 = t + h;
+            if (t1 >= p[RADAU_T_END] - 1e-9 * h) t1 = p[RADAU_T_END];
+            h = t1 - t;
+            if (!(h > 16 * EPS * fmax(fabs(t), 1.0))) return RADAU_RUN_UNDERFLOW;
+            R->t = t;
+            R->h = h;
+            R->y0 = y;
+            R->a = a;
+            int fresh = scal[RS_HAS_JAC] == 0.0, need_lu = fresh || scal[RS_LU_H] != h;
+            int law = radau_laws(R, laws, terms);
+            if (law != 1) return law == 0 ? RADAU_RUN_LAW_FAILED : -1;
+            radau_starting_values(R, scal, poly);
+            R->flags[RF_JAC] = fresh;
+            R->flags[RF_LU] = need_lu;
+            R->flags[RF_F0] = scal[RS_HAS_F0] == 0.0;
+            R->flags[RF_FILTER] = first || rejected;
+            R->flags[RF_RHS] = R->flags[RF_NEWTON] = 0;
+            io[RIO_THETA] = scal[RS_THETA];
+            io[RIO_FACCON] = scal[RS_FACCON];
+            int status = radau_trial(R, io);
+            count[RC_RHS] += R->flags[RF_RHS];
+            count[RC_NEWTON] += R->flags[RF_NEWTON];
+            scal[RS_HAS_F0] = 1.0;
+            if (fresh) {
+                scal[RS_HAS_JAC] = 1.0;
+                scal[RS_LU_H] = NAN;
+                count[RC_JAC]++;
+            }
+            if (status == RADAU_SINGULAR) return RADAU_RUN_SINGULAR;
+            if (need_lu) {
+                scal[RS_LU_H] = h;
+                count[RC_LU] += 2;
+            }
+            if (status == RADAU_NEWTON || status == RADAU_NONFINITE) {
+                non_finite += status == RADAU_NONFINITE;
+                if (non_finite > (int)p[RADAU_NON_FINITE_RETRIES]) {     /* the state reported non-finite */
+                    scal[RS_T_PREV] = t;
+                    scal[RS_T] = t1;
+                    for (int x = 0; x < 2 * n; x++) y[x] = NAN;
+                    count[RC_STEPS]++;
+                    return RADAU_RUN_NONFINITE;
+                }
+                count[RC_REJECTED]++;
+                scal[RS_H_NEXT] = h * io[RIO_FACTOR];
+                rejected = 1;
+                if (!fresh) scal[RS_HAS_JAC] = 0.0;               /* retry with a Jacobian at y_n */
+                continue;
+            }
+            double err = io[RIO_ERR];
+            if (!isfinite(err)) {
+                count[RC_REJECTED]++;
+                scal[RS_H_NEXT] = h / p[RADAU_MAX_SHRINK];
+                rejected = 1;
+                continue;
+            }
+            int newt = (int)R->flags[RF_ITER];
+            double safety = p[RADAU_SAFETY], grow = p[RADAU_MAX_GROWTH], shrink = p[RADAU_MAX_SHRINK];
+            double fac = fmin(safety, safety * (2 * max_iter + 1) / (newt + 2 * max_iter));
+            double quot = fmax(1.0 / grow, fmin(shrink, pow(fmax(err, 1e-10), 0.25) / fac));
+            if (err > 1.0) {
+                count[RC_REJECTED]++;
+                scal[RS_H_NEXT] = first && !rejected ? h * 0.1 : fmin(h / quot, h);
+                rejected = 1;
+                continue;
+            }
+            if (scal[RS_HAS_ACC] != 0.0) {                      /* Gustafsson's predictive controller */
+                double gus = scal[RS_H_ACC] / h * pow(err * err / scal[RS_ERR_ACC], 0.25) / safety;
+                quot = fmax(quot, fmax(1.0 / grow, fmin(shrink, gus)));
+            }
+            scal[RS_H_ACC] = h;
+            scal[RS_ERR_ACC] = fmax(1e-2, err);
+            scal[RS_HAS_ACC] = 1.0;
+            double h_new = h / quot;
+            if (rejected) h_new = fmin(h_new, h);
+            double theta = io[RIO_THETA];
+            if (theta <= p[RADAU_KEEP_JACOBIAN] && 1.0 <= h_new / h && h_new / h < p[RADAU_KEEP_LU]) h_new = h;
+            /* RadauDAE._accept: the polynomial (y_n, y_n + Z_i), a = (A^-1 Z / h)_3 of v, y_{n+1} = y_n + Z_3 */
+            const double *Z = R->Z;
+            memcpy(poly, y, (size_t)N * sizeof(double));
+            for (int i = 0; i < 3; i++)
+                for (int x = 0; x < N; x++) poly[(size_t)(i + 1) * N + x] = y[x] + Z[(size_t)i * N + x];
+            for (int i = 0; i < n; i++)
+                a[i] = (Ai[6] * Z[n + i] + Ai[7] * Z[N + n + i] + Ai[8] * Z[2 * N + n + i]) / h;
+            for (int x = 0; x < N; x++) y[x] += Z[2 * (size_t)N + x];
+            scal[RS_T_OLD] = scal[RS_T_PREV] = t;
+            scal[RS_H_OLD] = h;
+            scal[RS_HAS_POLY] = 1.0;
+            scal[RS_T] = t1;
+            scal[RS_THETA] = theta;
+            scal[RS_FACCON] = io[RIO_FACCON];
+            scal[RS_HAS_F0] = 0.0;
+            if (theta > p[RADAU_KEEP_JACOBIAN]) scal[RS_HAS_JAC] = 0.0;
+            scal[RS_H_NEXT] = h_new;
+            count[RC_STEPS]++;
+            double *pt = points + (size_t)step * (1 + 2 * n + R->m);     /* the step point: t, q, v, lam */
+            pt[0] = t1;
+            memcpy(pt + 1, y, (size_t)(2 * n + R->m) * sizeof(double));
+            if (!all_finite(y, 2 * n) || max_abs(y, 2 * n) > p[RADAU_DIVERGENCE_LIMIT]) return RADAU_RUN_STATE;
+            if (t1 >= p[RADAU_T_END] || t1 + near_rtol * h >= t_stop) return RADAU_RUN_OK;
+            break;
+        }
+    }
+    return RADAU_RUN_OK;
+}
+
+/* x (n) = the minimum-norm solution of G x = c, G (m x n, row-major, m <= n) of full row rank, by the
+   Householder QR of G^T = Q R: R^T z = c, x = Q z (what numpy's lstsq gives then, without its SVD); A: m n
+   scratch, w: 2 m; 0, or -1 when R has a pivot below 1e-13 of the largest (rank lost: the caller falls back) */
+static int min_norm_solve(const double *G, int m, int n, const double *c, double *x, double *A, double *w)
+{
+    double *rdiag = w, *vn = w + m;
+    memcpy(A, G, (size_t)m * n * sizeof(double));          /* column j of G^T = row j of G */
+    double big = 0.0;
+    for (int k = 0; k < m; k++) {
+        double *ak = A + (size_t)k * n, norm = 0.0;
+        for (int i = k; i < n; i++) norm += ak[i] * ak[i];
+        norm = sqrt(norm);
+        double alpha = ak[k] >= 0.0 ? -norm : norm;
+        ak[k] -= alpha;
+        double v2 = 0.0;
+        for (int i = k; i < n; i++) v2 += ak[i] * ak[i];
+        rdiag[k] = alpha;
+        vn[k] = v2;
+        big = fmax(big, fabs(alpha));
+        if (v2 == 0.0) continue;
+        for (int j = k + 1; j < m; j++) {
+            double *aj = A + (size_t)j * n, sdot = 0.0;
+            for (int i = k; i < n; i++) sdot += ak[i] * aj[i];
+            double f = 2.0 * sdot / v2;
+            for (int i = k; i < n; i++) aj[i] -= f * ak[i];
+        }
+    }
+    for (int k = 0; k < m; k++)
+        if (!(fabs(rdiag[k]) > 1e-13 * big)) return -1;
+    for (int j = 0; j < m; j++) {                            /* R^T z = c, R_kj = A[j n + k] (k < j) */
+        double z = c[j];
+        for (int k = 0; k < j; k++) z -= A[(size_t)j * n + k] * x[k];
+        x[j] = z / rdiag[j];
+    }
+    for (int i = m; i < n; i++) x[i] = 0.0;
+    for (int k = m - 1; k >= 0; k--) {                       /* x = H_0 ... H_(m-1) [z; 0] */
+        const double *ak = A + (size_t)k * n;
+        if (vn[k] == 0.0) continue;
+        double sdot = 0.0;
+        for (int i = k; i < n; i++) sdot += ak[i] * x[i];
+        double f = 2.0 * sdot / vn[k];
+        for (int i = k; i < n; i++) x[i] -= f * ak[i];
+    }
+    return 0;
+}
+
+/* the dense output at te in the last step (RadauDAE._dense_impl, dense_multipliers): the collocation
+   polynomial, q projected onto C(q, te) = 0 (up to 4 Gauss-Newton minimum-norm steps, until |C| <= 64 eps
+   max(1, |q|)) and v onto C_q v + C_t = 0, lam the polynomial's; out: q, v, lam; 1 done, 0 rank lost (the
+   caller's numpy path does it), -1 an exception (a law) */
+static int radau_dense(Radau *R, const double *poly, const double *scal, double *laws, PyObject *terms, double te,
+                       double *out)
+{
+    Sys *s = R->s;
+    int n = R->n, m = R->m, N = R->N;
+    double w[4], *q = out, *v = out + n, *dx = R->f1, *r = R->f0, *ws = R->Yd;
+    radau_lagrange(R->p + RADAU_C, (te - scal[RS_T_OLD]) / scal[RS_H_OLD], w);
+    for (int x = 0; x < 2 * n + m; x++)
+        out[x] = w[0] * poly[x] + w[1] * poly[N + x] + w[2] * poly[2 * N + x] + w[3] * poly[3 * N + x];
+    if (!m) return 1;
+    R->t = te;
+    R->h = 0.0;
+    int law = radau_laws(R, laws, terms);
+    if (law != 1) return law == 0 ? 0 : -1;
+    for (int it = 0; it < 4; it++) {
+        constraints(s, q, laws, R->C, R->Cq);
+        if (max_abs(R->C, m) <= 64 * EPS * fmax(1.0, max_abs(q, n))) break;
+        if (min_norm_solve(R->Cq, m, n, R->C, dx, R->LU, ws) < 0) return 0;
+        for (int i = 0; i < n; i++) q[i] -= dx[i];
+    }
+    constraints(s, q, laws, R->C, R->Cq);
+    if (s->nlaw) constraint_rates(s, q, v, laws, R->g, R->Ct);
+    else memset(R->Ct, 0, (size_t)m * sizeof(double));
+    radau_velocity_rows(R, v, r);
+    if (min_norm_solve(R->Cq, m, n, r, dx, R->LU, ws) < 0) return 0;
+    for (int i = 0; i < n; i++) v[i] -= dx[i];
+    return 1;
+}
+
+/* radau_steps(system, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws, terms, t_stop,
+   near_rtol, points) -> status (RADAU_RUN codes): radau-dae's steps in one call (radau_advance;
+   flexmbs.compiled.CompiledSystem.radau_steps).  row: the RADAU row; atol (2 n); the state: y (N), a (n),
+   poly (4 N), scal (RS_WIDTH); kept between calls: jac (J N^2, M0 n^2, C_q m n), lu (4 N^2), piv (int32 4 N),
+   start (N + n^2); scratch (n^2 + m n + 2 n + 3 m + 14 N); count (i64 RC_WIDTH, added to); laws (4 tw: the
+   time rows of a trial, written by terms(t, h), a callable, or by the kernel when terms is None); points: as
+   many rows of 1 + 2 n + m as steps may be taken (max_steps), each accepted step's t, q, v, lam */
+static PyObject *py_radau_steps(PyObject *self, PyObject *args)
+{
+    PyObject *cap, *o[17], *terms;
+    double t_stop, near_rtol;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOddOOOO", &cap, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &terms, &t_stop, &near_rtol, &o[13], &o[14],
+                          &o[15], &o[16]))
+        return NULL;
+    Sys *s = get_sys(cap);
+    if (!s) return NULL;
+    int n = s->n, m = s->m, N = 2 * n + 2 * m;
+    Py_buffer bufs[17];
+    int nb = 0;
+    PyObject *result = NULL;
+    Radau R;
+    double *jac, *lu, *start, *w, *y, *a, *poly, *scal, *laws, *points, *wanted, *rows;
+    i64 *done_rows;
+    const double *row, *atol;
+    i64 *count, flags[RF_WIDTH] = {0};
+#define GET(ptr, type, obj, count, name, kind)                                                      \
+    do {                                                                                            \
+        if (get_array(obj, &bufs[nb], 1, kind, (Py_ssize_t)(count), "kernel radau_steps", name) < 0) goto done; \
+        nb++;                                                                                       \
+        ptr = (type)bufs[nb - 1].buf;                                                               \
+    } while (0)
+    GET(row, const double *, o[0], RADAU_WIDTH, "row", 'f');
+    GET(atol, const double *, o[1], 2 * (size_t)n, "atol", 'f');
+    GET(y, double *, o[2], N, "y", 'f');
+    GET(a, double *, o[3], n, "a", 'f');
+    GET(poly, double *, o[4], 4 * (size_t)N, "poly", 'f');
+    GET(scal, double *, o[5], RS_WIDTH, "scal", 'f');
+    GET(jac, double *, o[6], (size_t)N * N + (size_t)n * n + (size_t)m * n, "jac", 'f');
+    GET(lu, double *, o[7], 4 * (size_t)N * N, "lu", 'f');
+    GET(R.piv, int *, o[8], 4 * (size_t)N, "piv", 'j');
+    GET(start, double *, o[9], N + (size_t)n * n, "start", 'f');
+    GET(w, double *, o[10], (size_t)n * n + (size_t)m * n + 2 * (size_t)n + 3 * (size_t)m + 17 * (size_t)N,
+        "scratch", 'f');
+    GET(count, i64 *, o[11], RC_WIDTH, "count", 'i');
+    GET(laws, double *, o[12], 4 * (size_t)s->tw, "laws", 'f');
+    Py_ssize_t n_points = PyObject_Length(o[13]);
+    if (n_points < 0) goto done;
+    Py_ssize_t max_steps = n_points / (1 + 2 * n + m);
+    GET(points, double *, o[13], max_steps * (1 + 2 * n + m), "points", 'f');
+    Py_ssize_t n_wanted = PyObject_Length(o[14]);
+    if (n_wanted < 0) goto done;
+    GET(wanted, double *, o[14], n_wanted, "wanted", 'f');
+    GET(rows, double *, o[15], n_wanted * (2 * n + m), "rows", 'f');
+    GET(done_rows, i64 *, o[16], n_wanted + 1, "done", 'i');
+#undef GET
+    if (row[RADAU_MAX_ITER] < 1 || (terms != Py_None && !PyCallable_Check(terms))) {
+        PyErr_Format(PyExc_ValueError, "kernel radau_steps: max_iter must be >= 1 (got %g) and terms callable or "
+                     "None", row[RADAU_MAX_ITER]);
+        goto done;
+    }
+    R.s = s; R.p = row; R.atol = atol; R.n = n; R.m = m; R.N = N; R.flags = flags;
+    R.law0 = laws; R.laws = laws + s->tw;
+    R.J = jac; R.M0 = jac + (size_t)N * N; R.G0 = R.M0 + (size_t)n * n;
+    R.LU = lu; R.LUt = lu + (size_t)N * N; R.Zc = lu + 2 * (size_t)N * N;
+    R.F0 = start; R.Mn = start + N;
+    R.M = w; w += (size_t)n * n;
+    R.Cq = w; w += (size_t)m * n;
+    R.Q = w; w += n;
+    R.C = w; w += m;
+    R.Ct = w; w += m;
+    R.g = w; w += m;
+    R.R = w; w += 3 * (size_t)N;
+    R.dZ = w; w += 3 * (size_t)N;
+    R.Y = w; w += N;
+    R.Yd = w; w += 2 * (size_t)N;
+    R.f0 = w; w += N;
+    R.f1 = w; w += N;
+    R.qq = w; w += n;
+    R.b = w; w += N;
+    R.bc = w; w += 2 * (size_t)N;
+    R.Z = w;
+    i64 before = count[RC_STEPS];
+    int status = radau_advance(&R, y, a, poly, scal, count, laws, terms, t_stop, near_rtol, (i64)max_steps, points);
+    /* the outputs in the last step (simulate's rule): the step point's state within near_rtol h, else the
+       dense output; done_rows[n_wanted]: how many */
+    Py_ssize_t k = 0;
+    if (status == RADAU_RUN_OK && count[RC_STEPS] > before) {
+        double t_a = scal[RS_T_OLD], t_b = scal[RS_T], near = near_rtol * (t_b - t_a);
+        for (; k < n_wanted && wanted[k] <= t_b + near; k++) {
+            double *out = rows + (size_t)k * (2 * n + m);
+            if (fabs(wanted[k] - t_b) <= near) {
+                memcpy(out, y, (size_t)(2 * n + m) * sizeof(double));
+                done_rows[k] = 1;
+                continue;
+            }
+            int ok = radau_dense(&R, poly, scal, laws, terms, wanted[k], out);
+            if (ok < 0) { status = -1; break; }
+            done_rows[k] = ok;
+        }
+    }
+    done_rows[n_wanted] = k;
+    if (status >= 0) result = PyLong_FromLong(status);
+done:
+    for (int i = 0; i < nb; i++) PyBuffer_Release(&bufs[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"system", py_system, METH_VARARGS, "system(arrays) -> capsule: a packed flexmbs System, its arrays by the names of flexmbs/kernel_schema.py."},
     {"evaluate", py_evaluate, METH_VARARGS,
@@ -3632,6 +4462,9 @@ static PyMethodDef methods[] = {
      "terms(system, q, v, law, M, Q, C, Cq): M, Q, C, C_q at (q, v) (flexmbs.compiled.CompiledSystem.terms)."},
     {"constraint_rates", py_constraint_rates, METH_VARARGS,
      "constraint_rates(system, q, v, law, gamma, Ct): gamma and C_t of the constraints at (q, v) (flexmbs.compiled)."},
+    {"radau_steps", py_radau_steps, METH_VARARGS,
+     "radau_steps(system, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws, terms, t_stop, "
+     "near_rtol, max_steps): radau-dae's steps up to the next output (flexmbs.compiled.CompiledSystem.radau_steps)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flexmbs_kernel",

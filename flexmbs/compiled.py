@@ -961,6 +961,36 @@ class CompiledSystem:
         _kernel.terms(self.handle, np.array(q, dtype=float), np.array(v, dtype=float), law, M, Q, C, Cq)
         return M, Q, C, Cq
 
+    def law_rows(self, times) -> np.ndarray:
+        """The kernel's time rows at ``times`` as one C-contiguous (k, tw) array, from the rows kept by
+        `_law_row` (a trial step of radau-dae: t_n and its three stage times, `radau_steps`)."""
+        return np.ascontiguousarray(np.stack([self._law_row(t) for t in times]).reshape(len(times), -1))
+
+    @property
+    def time_row_width(self) -> int:
+        """tw, the width of the kernel's time row: (f, f', f'') of each driver, a load's vector of t."""
+        return 3 * (len(self.drivers) + self.n_vectors)
+
+    def radau_steps(self, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws, terms,
+                    t_stop: float, near_rtol: float, points, wanted, rows, done) -> int:
+        """Method radau-dae's steps in one kernel call (csrc/index3_kernel.c ``radau_steps``,
+        `flexmbs.integrators.radau_dae.RadauDAE._kernel_steps`) up to the step that reaches ``t_stop`` (within
+        ``near_rtol`` h), t_end, as many steps as ``points`` has rows or a failure; returns the status (radau_dae
+        ``RUN_*``); ``points`` (flat, rows of 1 + 2 n_q + n_c) gets each accepted step's t, q, v, lam; the
+        outputs at the times ``wanted`` (sorted) in the last step go to ``rows`` (k, 2 n_q + n_c: q, v, lam; the
+        dense output projected onto the constraints), ``done`` (int64, k + 1) saying which the kernel did (0:
+        C_q lost rank there, left to Python) and, last, how many of ``wanted`` the step reached.
+        ``row``: the RADAU row (flexmbs/kernel_schema.py); the state y, a, poly, scal and the kept J, LUs and
+        F(t_n, y_n) (jac, lu, piv, start) are read and written; count (int64: n_steps, n_rejected, n_jac, n_lu,
+        n_rhs, n_newton) is added to; laws (4, tw): the time rows of a trial, written by ``terms(t, h)`` (a
+        callable, for a user's law of t) or, when None, by the kernel (affine laws).  `Unsupported` when the
+        loaded kernel predates this entry."""
+        if not hasattr(_kernel, "radau_steps"):
+            raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no radau_steps (built "
+                              "before radau-dae's steps ran in it); rebuild it (`python setup.py build_ext --inplace`)")
+        return _kernel.radau_steps(self.handle, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws,
+                                   terms, float(t_stop), float(near_rtol), points, wanted, rows, done)
+
     @property
     def scleronomic(self) -> bool:
         """True when C_t = 0: the drivers are the only rheonomic rows the kernel evaluates."""

@@ -145,6 +145,17 @@ ADAPTIVE = Record("ADAPTIVE", "f64", _fields("rtol", "safety", "min_factor", "ma
                   "local-error coefficients c_q, c_v; every_step 1: a row at every step point; t_cover: the first "
                   "output time not handed over, no trial step reaches it)")
 
+RADAU = Record("RADAU", "f64", _fields("rtol", "newton_tol", "max_iter", "eps_q", "eps_v", "atol_lam", "fd_step",
+                                       "gamma", "alpha", "beta", ("c", 3), ("ainv", 9), ("t", 9), ("ti", 9), ("d", 3),
+                                       "safety", "max_growth", "max_shrink", "keep_jacobian", "keep_lu",
+                                       "non_finite_retries", "max_step", "t_end", "divergence_limit"),
+               "radau-dae's steps (csrc ``radau_steps``): rtol, Newton's tolerance and iterations, the regularised "
+               "rows' eps_q, eps_v, the multipliers' atol, the difference step of J, the eigenvalues gamma, alpha "
+               "+- i beta of A^-1, the nodes c, A^-1, T, T^-1 (row-major), the error weights d; the step control's "
+               "safety factor, growth and shrink limits, the rate below which J is kept, the step ratio below "
+               "which the LU is kept, the retries after non-finite stages, max_step, t_end and the divergence "
+               "limit (flexmbs/integrators/radau_dae.py computes them)")
+
 TIME_LAW = Record("TIME_LAW", "f64", _fields("kind", ("offset", 3), ("rate", 3)),
                   "how a group of the laws' time row (f, f', f'' of a driver; a load's vector) is evaluated: kind "
                   "(TIME codes) python, asked of Python (CompiledSystem.law_row), or affine, by the kernel as "
@@ -158,7 +169,7 @@ NODAL_R = Record("NODAL_R", "f64", _fields(("value", 3), ("point", 3)),
 
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
            COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, NATURAL_I, NATURAL_BODY,
-           POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW, NODAL_I, NODAL_R)
+           POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW, NODAL_I, NODAL_R, RADAU)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -289,6 +300,12 @@ METHODS = {
                              "C_t and gamma of every constraint in C (csrc ``constraint_rates``), the laws' time "
                              "row in C where each law declares ``affine`` (TIME_LAW rows: constant_speed, constant "
                              "loads), else asked of Python once per trial step (a user's own law of t)",
+    "radau-dae": "compiled: its steps between outputs in one call of csrc ``radau_steps`` (RADAU row): the "
+                 "trial interval, the starting values, J by differences, the real and complex LUs, the Newton "
+                 "iteration of the stages, the error estimate, the step control and the accepted step, and the "
+                 "outputs in the last step (the dense output projected onto the constraints; numpy's least "
+                 "squares in Python where C_q lost rank); the laws' time rows in C where each law declares "
+                 "``affine``, else asked of Python once per trial step (a user's own law of t)",
     "index3-alpha-adaptive, regularized": "refused: step-size control (index3-alpha-adaptive) with "
                                           "`regularization` > 0 (redundant constraints) runs on the numpy path: its "
                                           "projections are least-squares solves",

@@ -125,13 +125,18 @@ Radau IIA, stiffly accurate and L-stable, takes the relaxation without steps of 
 ``relaxation = 0`` gives the exact GGL rows (a singular configuration then stops the run).
 
 Where it runs.  Option ``kernel`` ("auto", "compiled", "numpy"), as index3-alpha's: on "compiled"
-(and on "auto" when the System qualifies, `flexmbs.compiled`) every evaluation of M, Q, C and C_q
-(the stages' residuals, F, the Jacobian's difference columns) is one call of the kernel
-(`CompiledSystem.terms`, csrc/index3_kernel.c ``py_terms``), C_t is 0 there without
-drivers (the kernel's only rheonomic rows) and otherwise the System's; the steps, Newton's real and
-complex solves, the error estimate and the step control stay in numpy (not yet in C: the cost per
-step left is numpy's, docs/benchmarks.md sec. 19.3).  The start's consistent accelerations, the
-dense output's projections and the failure messages use the System's callables.
+(and on "auto" when the System qualifies, `flexmbs.compiled`) the steps between two outputs run in one
+call of the kernel (`CompiledSystem.radau_steps`, csrc/index3_kernel.c ``radau_steps``): the trial
+interval, the starting values, J, the real LU and a complex LU of its own, the Newton iteration, the
+error estimate and the step control above, line for line with `_step_impl` (the numpy path, the
+reference), the constants passed in the declared RADAU row (flexmbs/kernel_schema.py); the kernel
+evaluates M, Q, C, C_q and C_t itself (``bodies``, ``constraints``, ``constraint_rates``) and the laws'
+time rows where they are affine, else asks Python for them once per trial step.  The call stops after
+the step that reaches the next output, hands back every step point and computes the outputs in that
+step (the dense output above, its projections by Householder QR: the minimum-norm corrections numpy's
+lstsq gives; where C_q lost rank `_dense_impl` does it in Python); the start's consistent
+accelerations and the failure messages use the System's callables (docs/design.md, "The step loop on
+the compiled step").
 
 Scope.  Holonomic constraints only (velocity constraints have no position level for C(q) = 0:
 refused, as by the other index-3 methods), C_t is needed (``DAETerm.time_derivative``).
@@ -154,13 +159,20 @@ References
 """
 from __future__ import annotations
 
+import logging
+import time
 import warnings
 
 import numpy as np
 
+from .. import kernel_schema as schema
 from ..formulations.base import forward_difference_jacobian
 from ..formulations.terms import DAETerm, ODETerm, index3_term
+from ..user_functions import UserFunctionError
 from .base import EPS, Factorization, Integrator
+from .index3_alpha import CHUNK_SECONDS
+
+log = logging.getLogger("flexmbs")
 
 __all__ = ["RadauDAE", "RADAU_C", "RADAU_A", "RADAU_T", "RADAU_EIGENVALUES", "RADAU_ERROR_WEIGHTS"]
 
@@ -234,6 +246,19 @@ class NewtonFailed(Exception):
 class SingularIteration(Exception):
     """The iteration matrix gamma/h M_full - J is singular (C_q has lost rank: h does not change that)."""
 
+
+#: csrc radau_steps' status: the steps reached the output, t_end or the call's count; a step-size underflow; a
+#: singular iteration matrix; a non-finite state after NON_FINITE_RETRIES; a law of t failed; a non-finite or
+#: diverging state after an accepted step
+RUN_OK, RUN_UNDERFLOW, RUN_SINGULAR, RUN_NON_FINITE, RUN_LAW_FAILED, RUN_STATE = range(6)
+#: the controller's state the kernel keeps (csrc ``RS_*``): t, t_old, h_old, has_poly, h_next, theta, faccon,
+#: h_acc, err_acc, has_acc, has_jac, has_f0, lu_h, the start of the last step taken
+(RS_T, RS_T_OLD, RS_H_OLD, RS_HAS_POLY, RS_H_NEXT, RS_THETA, RS_FACCON, RS_H_ACC, RS_ERR_ACC, RS_HAS_ACC, RS_HAS_JAC,
+ RS_HAS_F0, RS_LU_H, RS_T_PREV) = range(14)
+RS_WIDTH = 16
+STEPS_PER_CALL = 4096      # at most this many steps in one call of the kernel (its points' buffer)
+FIRST_CALL_STEPS = 16      # the first call's steps; then as many as take about CHUNK_SECONDS (index3-alpha's)
+OUTPUTS_PER_CALL = 4096    # at most this many output times handed to one call (the rows it may fill)
 
 NEAR_SINGULAR = 1e-2       # sigma_min / sigma_max of C_q below this at an underflow: named as its cause
 NON_FINITE_RETRIES = 3      # steps cut by 4 after non-finite stages before the state is reported non-finite
@@ -325,11 +350,14 @@ class RadauDAE(Integrator):
         self._h_next = min(self.h if self.h is not None else self._first_step(qdd), self.max_step)
         self.n_newton = 0
         self.lam = lam
+        if self._compiled is not None:
+            self._setup_kernel_step()
 
     def _setup_kernel(self, q, v) -> None:
         """``kernel`` option ("auto", "compiled", "numpy"): evaluate M, Q, C and C_q through the compiled
-        kernel (`flexmbs.compiled.CompiledSystem.terms`, one call per evaluation) when the System
-        qualifies; the steps, Newton's solves and the step control stay in numpy (module docstring)."""
+        kernel when the System qualifies: the steps between outputs in one call (`_advance`, csrc
+        ``radau_steps``), the start's and the dense output's evaluations through
+        `flexmbs.compiled.CompiledSystem.terms` (module docstring, "Where it runs")."""
         from ..compiled import choose_kernel
         self._compiled, self.kernel_reason = choose_kernel(self.options["kernel"], self._sys.compiled,
                                                            check=lambda c: c.terms(self.t, q, v))
@@ -337,6 +365,40 @@ class RadauDAE(Integrator):
         if self._compiled is None:
             return
         self._scleronomic = self._compiled.scleronomic     # C_t = 0: the kernel's only rheonomic rows are drivers
+
+    def _setup_kernel_step(self) -> None:
+        """The arrays of the compiled steps (csrc ``radau_steps``, `CompiledSystem.radau_steps`): the RADAU row of
+        this run's constants (flexmbs/kernel_schema.py), atol of (q, v), the state (y, a, the last step's
+        polynomial, the controller's scalars), the kept J with M_full0's M and C_q, the real and complex LUs and
+        their pivots, F(t_n, y_n) with M(q_n), scratch, the counters and the laws' time rows of a trial."""
+        n, m, N = self.n, self.n_c, self.N
+        self._row = np.array(schema.RADAU.row(
+            rtol=self.rtol, newton_tol=self.newton_tol, max_iter=self._max_iter, eps_q=self._eps_q, eps_v=self._eps_v,
+            atol_lam=self._atol_lam, fd_step=np.sqrt(EPS), gamma=_GAMMA, alpha=_ALPHA, beta=_BETA, c=RADAU_C,
+            ainv=RADAU_AINV, t=RADAU_T, ti=RADAU_TI, d=RADAU_ERROR_WEIGHTS, safety=SAFETY, max_growth=MAX_GROWTH,
+            max_shrink=MAX_SHRINK, keep_jacobian=KEEP_JACOBIAN_RATE, keep_lu=KEEP_LU_RATIO,
+            non_finite_retries=NON_FINITE_RETRIES, max_step=self.max_step, t_end=self.t_end,
+            divergence_limit=self.divergence_limit), dtype=float)
+        self._katol = np.ascontiguousarray(np.concatenate([self._atol_q, self._atol_v]), dtype=float)
+        self._ky, self._ka = self._y.copy(), np.array(self._a, dtype=float)
+        self._kpoly, self._kscal = np.zeros(4 * N), np.zeros(RS_WIDTH)
+        self._kscal[[RS_T, RS_H_NEXT, RS_THETA, RS_FACCON, RS_LU_H]] = self.t, self._h_next, self._theta, self._faccon, np.nan
+        self._kjac = np.zeros(N * N + n * n + m * n)
+        self._klu = np.zeros(4 * N * N)
+        self._kpiv = np.zeros(4 * max(N, 1), dtype=np.int32)
+        self._kstart = np.zeros(N + n * n)
+        self._kscratch = np.zeros(n * n + m * n + 2 * n + 3 * m + 17 * N)
+        self._kcount = np.zeros(6, dtype=np.int64)
+        self._klaws = np.zeros((4, self._compiled.time_row_width))
+        self._kpoints = np.zeros(STEPS_PER_CALL * (1 + 2 * n + m))
+        python = self._compiled.python_laws
+        self._kterms = self._kernel_laws if python or self._compiled.held_loads else None
+        self._law_failure = None
+        self._chunk = FIRST_CALL_STEPS        # steps of the next call (sized by time: progress, interrupts)
+        self.advance = self._advance
+        log.info("radau-dae runs its steps in the compiled kernel (csrc radau_steps, one call between outputs)%s",
+                 f"; it asks Python once per trial step for the laws of t that are users' callables ({'; '.join(python)})"
+                 if python else "")
 
     def _terms(self, t, q, v, mass: bool = True, forces: bool = True, constraints: bool = True):
         """(M, Q, C, C_q) at (t, q, v): one kernel call on the compiled path (all four); on the numpy path
@@ -489,6 +551,8 @@ class RadauDAE(Integrator):
 
     # -- the step -------------------------------------------------------------------------------
     def _step_impl(self) -> tuple[bool, str | None]:
+        if self._compiled is not None:
+            return self._kernel_step()
         n = self.n
         rejected, first, non_finite = False, self._poly is None, 0
         if self._f0 is None:
@@ -665,6 +729,131 @@ class RadauDAE(Integrator):
         self.x = self._y[:2 * n].copy()
         self.lam = self._split(self._y)[2].copy()
         self._f0 = self._start_terms(t1, self._y) if np.isfinite(self._y).all() else None
+
+    def _kernel_laws(self, t: float, h: float) -> bool:
+        """The laws' time rows at t and the stage times t + c_i h, written for the kernel (csrc ``radau_laws``);
+        False when a law fails (its `UserFunctionError` kept for the message)."""
+        try:
+            self._klaws[:] = self._compiled.law_rows(np.concatenate([[t], t + RADAU_C * h]))
+        except UserFunctionError as err:
+            self._law_failure = err
+            return False
+        return True
+
+    def _kernel_steps(self, wanted: np.ndarray, near_rtol: float, max_steps: int, step_point: bool = False):
+        """Steps in the kernel (csrc ``radau_steps``) up to the one that reaches the first of the times ``wanted``
+        (sorted; within near_rtol h; with ``step_point`` only one step), t_end, ``max_steps`` (at most
+        STEPS_PER_CALL) or a failure: (status, steps taken, the accepted steps' points (k, 1 + 2 n_q + n_c): t, q,
+        v, lam, the outputs reached in the last step (rows (j, 2 n_q + n_c): q, v, lam; done (j,): which the
+        kernel computed)).  The counters but n_steps, the state and the controller's (t, x, lam, the last
+        step's polynomial, h_next, theta) are updated from the kernel's."""
+        before = self._kcount.copy()
+        n, m = self.n, self.n_c
+        width = 1 + 2 * n + m
+        t_stop = -np.inf if step_point else float(wanted[0]) if wanted.size else np.inf
+        wanted = np.ascontiguousarray(wanted, dtype=float)
+        rows, done = np.empty((len(wanted), 2 * n + m)), np.zeros(len(wanted) + 1, dtype=np.int64)
+        status = self._compiled.radau_steps(self._row, self._katol, self._ky, self._ka, self._kpoly, self._kscal,
+                                            self._kjac, self._klu, self._kpiv, self._kstart, self._kscratch,
+                                            self._kcount, self._klaws, self._kterms, t_stop, near_rtol,
+                                            self._kpoints[:max_steps * width], wanted, rows, done)
+        steps, rejected, jac, lu, rhs, newton = (int(x) for x in self._kcount - before)
+        self.n_rejected += rejected
+        self.n_jac += jac
+        self.n_lu += lu
+        self.n_rhs += rhs
+        self.n_newton += newton
+        n, N, scal = self.n, self.N, self._kscal
+        self._y = self._ky.copy()
+        self._a = self._ka.copy()
+        self.t, self.x = float(scal[RS_T]), self._y[:2 * n].copy()
+        self.lam = self._split(self._y)[2].copy()
+        self._h_next, self._theta, self._faccon = float(scal[RS_H_NEXT]), float(scal[RS_THETA]), float(scal[RS_FACCON])
+        if scal[RS_HAS_POLY]:
+            self._poly = (float(scal[RS_T_OLD]), float(scal[RS_H_OLD]), self._kpoly.reshape(4, N).copy())
+        accepted = steps - (status == RUN_NON_FINITE)
+        reached = int(done[-1])
+        return (status, steps, self._kpoints[:accepted * width].reshape(accepted, width).copy(), rows[:reached],
+                done[:reached].astype(bool))
+
+    def _kernel_failure(self, status: int) -> str | None:
+        """The message of the kernel's failing ``status`` (None: the steps went on or a state to check)."""
+        if status == RUN_UNDERFLOW:
+            return self._underflow()
+        if status == RUN_SINGULAR:
+            return self._singular_message()
+        if status == RUN_LAW_FAILED:
+            return self._step_failure(self.t, self._law_failure)
+        return None
+
+    def _kernel_step(self) -> tuple[bool, str | None]:
+        """One step in the kernel, for `step` (simulate calls `advance` instead but with an integrand, whose
+        quadrature needs every step's dense output); `step` counts it and checks the state."""
+        status = self._kernel_steps(np.zeros(0), 0.0, 1, step_point=True)[0]
+        message = self._kernel_failure(status)
+        return message is None, message
+
+    def _advance(self, t_out, near_rtol: float, controls=None, every_step: bool = False):
+        """Steps in the kernel up to the one that reaches the first time of ``t_out`` (sorted, after t; None:
+        every step point is a row), for `simulate`: returns the rows reached, (times, states (k, 2 n_q),
+        multipliers (k, n_c)), at the times of ``t_out`` (all in the last step: simulate's rule, the step point
+        within ``near_rtol`` h, else the dense output) and, with ``every_step`` or without ``t_out``, at every
+        step point (the kernel's points); with ``every_step`` a fourth array says which rows are step points.
+        Status, message, counters and the state are updated as by `step`.  Digital controllers (``controls``)
+        run with index3-alpha, not here (`flexmbs.run` refuses them)."""
+        if controls is not None:
+            raise ValueError("`controls`: digital controllers run with method 'index3-alpha', not with radau-dae")
+        wanted = np.zeros(0) if t_out is None else np.asarray(t_out, dtype=float)
+        t_a, x_a = self.t, self.x
+        tic = time.perf_counter()
+        status, steps, points, rows, done = self._kernel_steps(wanted[:OUTPUTS_PER_CALL], near_rtol, self._chunk)
+        if steps == self._chunk:                   # a call of about CHUNK_SECONDS (index3-alpha's rule)
+            rate = steps / max(time.perf_counter() - tic, 1e-6)
+            self._chunk = int(min(max(rate * CHUNK_SECONDS, FIRST_CALL_STEPS), STEPS_PER_CALL))
+        self.n_steps += steps
+        message = self._kernel_failure(status)
+        if steps:                       # the state before the last step taken
+            self.t_old = float(self._kscal[RS_T_PREV])
+            self.x_old = (x_a if steps == 1 else points[-1, 1:1 + 2 * self.n].copy()) if status == RUN_NON_FINITE \
+                else self._poly[2][0, :2 * self.n].copy()
+        if message is not None:
+            self.status, self.message = "failed", message
+        elif steps:
+            self._check_state()
+        if len(rows) == OUTPUTS_PER_CALL and status == RUN_OK:     # more outputs in the step than handed over
+            near = near_rtol * (self.t - self.t_old)
+            more = wanted[OUTPUTS_PER_CALL:int(np.searchsorted(wanted, self.t + near, side="right"))]
+            rows = np.concatenate([rows, np.full((len(more), rows.shape[1]), np.nan)])
+            done = np.concatenate([done, np.zeros(len(more), dtype=bool)])
+        rows = self._rows(points, wanted[:len(rows)], rows, done, t_out is None or every_step, near_rtol)
+        return rows if every_step else rows[:3]
+
+    def _rows(self, points: np.ndarray, times: np.ndarray, rows: np.ndarray, done: np.ndarray, step_points: bool,
+              near_rtol: float):
+        """(times, states, multipliers, is_step) of the steps of a call: the outputs at ``times``, all in the
+        last step [t_old, t], from the kernel's ``rows`` (q, v, lam) where ``done``, else from `dense` (C_q lost
+        rank there: numpy's least squares; or beyond the OUTPUTS_PER_CALL handed over) and, with
+        ``step_points``, the accepted steps' ``points`` (after a step point at a tie); the step point's state
+        within ``near_rtol`` h (simulate's rule)."""
+        n = self.n
+        x, lam = rows[:, :2 * n].copy(), rows[:, 2 * n:].copy()
+        near = near_rtol * (self.t - self.t_old)
+        for k in np.flatnonzero(~done):
+            try:
+                at_end = abs(times[k] - self.t) <= near
+                x[k] = self.x if at_end else self.dense(times[k])
+                lam[k] = self.lam if at_end else self.dense_multipliers(times[k])
+            except (ArithmeticError, np.linalg.LinAlgError) as err:       # as simulate's outputs of a step
+                self.stop(f"The outputs of the step from t = {self.t_old:.6g} to t = {self.t:.6g} failed: {err}")
+                times, x, lam = times[:k], x[:k], lam[:k]
+                break
+        if not step_points:
+            return times, x, lam, np.zeros(len(times), dtype=bool)
+        t_all = np.concatenate([points[:, 0], times])
+        order = np.argsort(t_all, kind="stable")                  # a tie: the step point first
+        return (t_all[order], np.concatenate([points[:, 1:1 + 2 * n], x])[order],
+                np.concatenate([points[:, 1 + 2 * n:], lam])[order],
+                np.concatenate([np.ones(len(points), dtype=bool), np.zeros(len(times), dtype=bool)])[order])
 
     def _singular_message(self) -> str:
         """The message of a singular iteration matrix at (t, x): the constraints that cannot all hold, if the

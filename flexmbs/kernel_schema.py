@@ -93,8 +93,9 @@ def _fields(*spec) -> tuple:
 HEADER = Record("HEADER", "i64", _fields(
     "n", "m", "n_rigid", "n_flex", "n_norm", "n_mark", "marker_width", "marker_elastic", "n_point", "n_dot1",
     "n_dot2", "n_dist", "n_angle", "n_load", "n_vector", "n_planar", "n_planar_revolute", "n_planar_prismatic",
-    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw", "formulation"),
-                "the sizes of the packed system and the formulation its bodies' terms follow (FORMULATION codes)")
+    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw", "formulation", "n_corot2d"),
+                "the sizes of the packed system and the formulation its bodies' terms follow (FORMULATION codes); "
+                "n_corot2d: CorotationalBeam2D bodies (COROT2D_I rows)")
 RIGID = Record("RIGID", "f64", _fields("mass", ("inertia", 9), ("centroid", 3)),
                "a RigidBodyEP: mass, inertia about the reference point, centroid (body coordinates)")
 LOAD_I = Record("LOAD_I", "i64", _fields("kind", "offset", "local", "vector"),
@@ -149,9 +150,18 @@ NODAL_I = Record("NODAL_I", "i64", _fields("kind", "load"),
 NODAL_R = Record("NODAL_R", "f64", _fields(("value", 3), ("point", 3)),
                  "its body-frame value at f = 1 and, for a force, its node's position x_j (body coordinates)")
 
+COROT2D_I = Record("COROT2D_I", "i64", _fields("offset", "n_nodes", "n_elements", "first_element", "first_mass",
+                                               "first_node"),
+                   "a CorotationalBeam2D: first coordinate, its nodes and elements; where its rows start in "
+                   "corot2d_elements, corot2d_reals (first_element), corot2d_mass (first_mass: its (3 n_nodes)^2 "
+                   "block) and corot2d_weights (first_node)")
+COROT2D_E = Record("COROT2D_E", "i64", _fields("node_i", "node_j"), "an element of a CorotationalBeam2D: its nodes")
+COROT2D_R = Record("COROT2D_R", "f64", _fields("length0", "angle0", "EA", "EI"),
+                   "an element of a CorotationalBeam2D: reference chord length L_0 and angle beta_0, EA, EI")
+
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
            COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW,
-           NODAL_I, NODAL_R)
+           NODAL_I, NODAL_R, COROT2D_I, COROT2D_E, COROT2D_R)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -162,7 +172,8 @@ SYSTEM_ARRAYS = (
     "point_rows", "dot1_rows", "dot2_rows", "dist_rows", "dist_lengths", "angle_rows", "screw_rows", "screw_pitches",
     "load_i", "load_r", "planar_offsets", "planar_bodies", "planar_revolute_rows", "planar_revolute",
     "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "point_mass_offsets", "point_masses",
-    "force_i", "force_r", "time_laws", "flexible")
+    "force_i", "force_r", "time_laws", "flexible",
+    "corot2d_i", "corot2d_elements", "corot2d_reals", "corot2d_mass", "corot2d_weights")
 FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
                "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G",
                "point_m", "point_x", "point_Phi_indptr", "point_Phi_indices", "point_Phi_data",
@@ -212,21 +223,29 @@ KINDS = {
                     "their functions of t in the time rows)",
     "RigidBodyNatural": "refused: natural-coordinate bodies are not evaluated by the compiled kernel",
     "PointMass": "compiled: POINT_MASS row (no loads of its own: a point mass with loads is refused)",
-    "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",
-    "CorotationalBeam3D": "refused: corotational beams are not evaluated by the compiled kernel",
+    "CorotationalBeam2D": "compiled: COROT2D_I, COROT2D_E, COROT2D_R rows, its constant mass matrix (corot2d_mass), "
+                          "its weight (corot2d_weights) and the elements' corotational internal forces (csrc "
+                          "corot2d_bodies), both formulations (M_GA = M, g = 0); its K_el is left to the finite-"
+                          "difference tangent, as the numpy System gives none; joints on its nodes: PlanarRevolute, "
+                          "a 2D Spherical (planar revolute rows), PlanarPrismatic on Node(0); a beam with loads of its "
+                          "own is refused (user callables)",
+    "CorotationalBeam3D": "refused: spatial corotational beams are not evaluated by the compiled kernel (their mass "
+                          "depends on the rotation vectors; only the planar CorotationalBeam2D is)",
     "TreeBody": "refused: tree (relative-coordinate) bodies are not evaluated by the compiled kernel",
     # constraints (flexmbs.constraints)
     "EulerParameterNorm": "compiled: the norm rows of RigidBodyEP",
     "MeanAxisConditions": "compiled: the B rows of a FlexibleBody",
     "Joint": "compiled: the joint batch (a joint of the primitives point, dot1, dot2, dist)",
-    "Spherical": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Spherical": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays); in the plane, planar "
+                 "revolute rows between RigidBody2D bodies, CorotationalBeam2D nodes and the ground",
     "Revolute": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "Cylindrical": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "Prismatic": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "Translational": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "Fixed": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "PointOnLine": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
-    "Distance": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Distance": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays); in the plane refused: "
+                "planar joint batches are compiled only for point rows (2D Spherical)",
     "AngleDriver": "compiled: the joint batch (its angle rows) and its law in the time rows",
     "CoordinateDriver": "compiled: COORDINATE_DRIVER row and its law in the time rows",
     "Universal": "compiled: the joint batch (its marker, point and dot1 arrays)",
@@ -234,8 +253,11 @@ KINDS = {
     "GearPair": "refused: velocity-level ratio constraints (gears) are not evaluated by the compiled kernel",
     "RackPinion": "refused: velocity-level ratio constraints (rack and pinion) are not evaluated by the compiled "
                   "kernel",
-    "PlanarRevolute": "compiled: PLANAR_JOINT, PLANAR_REVOLUTE rows",
-    "PlanarPrismatic": "compiled: PLANAR_JOINT, PLANAR_PRISMATIC rows",
+    "PlanarRevolute": "compiled: PLANAR_JOINT, PLANAR_REVOLUTE rows (between RigidBody2D bodies, CorotationalBeam2D "
+                      "nodes and the ground)",
+    "PlanarPrismatic": "compiled: PLANAR_JOINT, PLANAR_PRISMATIC rows (between RigidBody2D bodies, a "
+                       "CorotationalBeam2D's Node(0) and the ground; on another node of a beam refused: its point "
+                       "moves with that node while its axis turns with node 0's section)",
     "NaturalRigidity": "refused: the rigidity conditions of natural-coordinate bodies are not evaluated by the "
                        "compiled kernel",
     "PrescribedFrame": "refused: prescribed frames are not evaluated by the compiled kernel",

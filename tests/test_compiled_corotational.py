@@ -1,0 +1,145 @@
+"""Planar corotational beams on the compiled step (issue 22, item 4): csrc ``corot2d_bodies`` and the planar
+joints on beam nodes against the numpy System (the reference).
+
+- the kernel's M, Q, C, C_q and gamma equal the numpy System's to round-off at random states: the flexible
+  pendulum (cases/flexible_pendulum.py: a 2D Spherical on Node(0), packed as planar revolute rows) and a
+  tilted beam between two RigidBody2D bodies (PlanarRevolute on a beam node, PlanarPrismatic on Node(0),
+  reference angle beta_0 != 0); with formulation="gibbs-appell" the same M and Q (LinearInertia: M_GA = M,
+  g = 0), checked against the numpy GibbsAppellSystem;
+- index3-alpha compiled and numpy take the same steps (refactor="step": the same tangent at each step, so
+  q agrees to round-off; q to 1e-12 over 0.05 s), Lagrange and Gibbs-Appell, and the run says which path ran.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs import Material, System
+from flexmbs.bodies.corotational import CorotationalBeam2D, Node
+from flexmbs.bodies.planar import RigidBody2D
+from flexmbs.compiled import CompiledSystem, kernel_status
+from flexmbs.constraints.joints import Spherical
+from flexmbs.constraints.planar import PlanarPrismatic, PlanarRevolute
+from flexmbs.formulations.gibbs_appell_system import GibbsAppellSystem
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+import flexible_pendulum  # noqa: E402
+
+needs_kernel = pytest.mark.skipif(not kernel_status().installed, reason=f"the kernel is {kernel_status()}")
+
+
+def pendulum():
+    """The case's corotational pendulum with its pin joint (8 elements, 27 coordinates)."""
+    p = dict(flexible_pendulum.DEFAULTS, integrator="index3-alpha")
+    return flexible_pendulum.MODELS["corotational"](p).system
+
+
+def beam_between_bodies():
+    """A beam along (0.6, 0.8) (beta_0 = 53 deg), lumped mass, its Node(0) on a prismatic joint to the ground
+    (axis along the beam), its last node pinned to a disk that is pinned to the ground."""
+    beam = CorotationalBeam2D.line("beam", (0.0, 0.0), (0.6, 0.8), 4, Material(E=2e9, rho=2700.0), 1e-4, 1e-9,
+                                   mass="lumped")
+    disk = RigidBody2D("disk", 2.0, 0.05, position=(1.0, 0.8), angle=0.3)
+    joints = [PlanarPrismatic(None, beam, axis=(0.6, 0.8), at=(0.0, 0.0), name="slide"),
+              PlanarRevolute(beam, disk, at=(0.6, 0.8), name="tip pin"),
+              PlanarRevolute(disk, None, at=(1.0, 0.8), name="disk pin")]
+    return System([beam, disk], joints, gravity=(0.3, -9.81))
+
+
+SYSTEMS = {"pendulum": pendulum, "beam-between-bodies": beam_between_bodies}
+
+
+def _states(system, rng, k=3):
+    for t in (0.0, 0.013, 0.2)[:k]:
+        q = system.initial_coordinates() + 0.05 * rng.standard_normal(system.n_q)
+        v = system.initial_velocities() + 2.0 * rng.standard_normal(system.n_q)
+        yield t, q, v
+
+
+def _close(got, want, rel=1e-12):
+    return np.abs(got - want).max() <= rel * max(np.abs(want).max(), 1.0)
+
+
+@needs_kernel
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_kernel_terms_equal_the_numpy_system(name):
+    """M, Q (gravity and the elements' internal forces: |Q| ~ 1e4 N at these perturbations), C, C_q and gamma
+    to 1e-12 of their size; dQ_v/dv zero (constant M); K_el zero, as the numpy System's (none for the beam:
+    the tangent's stiffness is by finite differences on both paths)."""
+    system = SYSTEMS[name]()
+    compiled = CompiledSystem(system)
+    for t, q, v in _states(system, np.random.default_rng(3)):
+        got = compiled.evaluate(t, q, v)
+        Q = system.forces(t, q, v)
+        assert np.abs(Q).max() > 100.0                               # the internal forces are in it
+        assert _close(got["M"], system.mass_matrix(q))
+        assert _close(got["Q"], Q)
+        assert _close(got["C"], system.residual(t, q))
+        assert _close(got["Cq"], system.jacobian(t, q))
+        assert not got["D"].any() and not got["K"].any()
+        assert system.elastic_stiffness(t, q, v) is None
+        gamma, Ct = compiled.constraint_rates(t, q, v)
+        assert _close(gamma, system.gamma(t, q, v)) and not Ct.any()
+
+
+@needs_kernel
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_kernel_terms_equal_the_numpy_gibbs_appell(name):
+    """formulation="gibbs-appell": the beam's M_GA = M and g = 0 (its points linear in q), as the numpy
+    GibbsAppellSystem's inertia terms and active forces."""
+    system = SYSTEMS[name]()
+    ga = GibbsAppellSystem(system)
+    compiled = CompiledSystem(system, formulation="gibbs-appell")
+    for t, q, v in _states(system, np.random.default_rng(5)):
+        got = compiled.evaluate(t, q, v)
+        M, g = ga.body_terms.inertia_terms(q, v)
+        assert _close(got["M"], M)
+        assert _close(got["Q"], ga.body_terms.active_forces(t, q, v) - g)
+
+
+@needs_kernel
+def test_the_internal_force_vanishes_in_a_rigid_motion():
+    """A rigid motion of the beam (translation, rotation by 2.5 rad with the sections turned alike, so the
+    wrapped local angles stay zero) leaves only the weight in Q: f_int = 0 to round-off of EA/L_0."""
+    system = pendulum()
+    beam = system.bodies[0]
+    compiled = CompiledSystem(system)
+    a = 2.5
+    R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    q = np.column_stack([beam.nodes @ R.T + (0.3, -0.2), np.full(beam.n_nodes, a)]).ravel()
+    got = compiled.evaluate(0.0, q, np.zeros(system.n_q))["Q"]
+    weight = beam.gravity_force(system.gravity)
+    assert np.abs(got - weight).max() <= 1e-9 * np.max(beam.EA / beam.length0)
+
+
+def _runs(system_of, formulation, t_end=0.05, h=1e-3):
+    t = np.linspace(0.0, t_end, 6)
+    return [fm.run(system_of(), formulation=formulation, method="index3-alpha", h=h, t_end=t_end, t_eval=t,
+                   store=False, kernel=kernel, refactor="step", rho_inf=0.99) for kernel in ("numpy", "compiled")]
+
+
+@needs_kernel
+@pytest.mark.parametrize("formulation", ["index3", "gibbs-appell"])
+def test_pendulum_steps_follow_the_numpy_steps(formulation):
+    """The flexible pendulum, 50 steps of 1 ms: the same steps, q to 1e-12 m (measured 6e-16), v to 1e-9 of
+    its size, the multipliers to 1e-9 of theirs (measured 2e-12 N of 5 N)."""
+    a, b = _runs(pendulum, formulation)
+    assert a.success and b.success, (a.message, b.message)
+    assert a.metadata["kernel"] == "numpy" and b.metadata["kernel"] == "compiled"
+    assert a.stats["n_steps"] == b.stats["n_steps"] == 50
+    assert np.abs(a.q - b.q).max() <= 1e-12
+    assert np.abs(a.v - b.v).max() <= 1e-9 * np.abs(a.v).max()
+    assert np.abs(a.multipliers - b.multipliers).max() <= 1e-9 * np.abs(a.multipliers).max()
+    assert np.abs(a.q[-1] - a.q[0]).max() > 1e-3                      # it moved
+
+
+@needs_kernel
+def test_auto_takes_the_kernel_for_the_pendulum():
+    """kernel="auto" (the default) runs the corotational pendulum compiled (its summary.json says so)."""
+    res = fm.run(pendulum(), formulation="index3", method="index3-alpha", h=1e-3, t_end=5e-3, dt_out=1e-3,
+                 store=False)
+    assert res.success and res.metadata["kernel"] == "compiled"

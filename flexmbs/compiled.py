@@ -37,6 +37,11 @@ are those of the numpy code, which stays the reference and the fallback:
   csrc ``planar_load``), no quadratic-velocity terms: dQ_v/dv = 0) with `flexmbs.constraints.planar.PlanarRevolute` (those of
   the System's pair batch and single ones) and `PlanarPrismatic` between these bodies and the ground
   (e.g. IFToMM A01 and A02, cases/pendulum_a01.py and cases/double_four_bar.py);
+- `flexmbs.bodies.CorotationalBeam2D` (csrc ``corot2d_bodies``, `corotational_arrays`): its constant M, its
+  weight and the elements' corotational internal forces of `flexmbs.elements.corotational` (Q = Q_g - f_int,
+  no Q_v, the same terms for Gibbs-Appell; K_el left to the finite-difference tangent, as the numpy System
+  gives none), with `PlanarRevolute` on its nodes, `PlanarPrismatic` on its Node(0) and a 2D `Spherical`
+  (planar revolute rows, `planar_side`), e.g. cases/flexible_pendulum.py; without loads of its own;
 - `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind;
 - `flexmbs.bodies.PointMass` (M = m I, Q = m g; without loads of its own) and the force elements
   between bodies of `flexmbs.forces` (`SpringDamper`, `RotationalSpringDamper`, `Bushing`: their
@@ -77,7 +82,7 @@ generates from the same declaration, and a kernel built from another declaration
 is not used (`version_mismatch`).
 
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
-for anything else (e.g. corotational beams, and loads of a `RigidBodyEP` or a `RigidBody2D`
+for anything else (e.g. spatial corotational beams, and loads of a `RigidBodyEP` or a `RigidBody2D`
 that are a user's own callables, not made by `flexmbs.bodies.loads`); `index3-alpha` then runs on the
 numpy path (option ``kernel``: "auto", "compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
 whole runs against each other.

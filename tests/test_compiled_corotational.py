@@ -50,7 +50,23 @@ def beam_between_bodies():
     return System([beam, disk], joints, gravity=(0.3, -9.81))
 
 
-SYSTEMS = {"pendulum": pendulum, "beam-between-bodies": beam_between_bodies}
+def beam_on_a_body():
+    """Two beams (consistent mass without rotary inertia; four elements given out of order) and a disk: the
+    first beam pinned to the ground at its Node(0) and to the disk at its tip by 2D Spherical joints, the
+    second beam pinned to the first one's Node(2) by a PlanarRevolute (the planar batch's point rows and
+    the planar revolute rows together)."""
+    steel = Material(E=2e9, rho=7800.0)
+    a = CorotationalBeam2D("a", [[0.0, 0.0], [0.25, 0.05], [0.5, 0.1], [0.75, 0.15], [1.0, 0.2]], steel, 1e-4, 1e-9,
+                           elements=np.array([[2, 3], [0, 1], [3, 4], [1, 2]]), rotary_inertia=False)
+    b = CorotationalBeam2D.line("b", (0.5, 0.1), (0.5, -0.5), 3, steel, 1e-4, 1e-9)
+    disk = RigidBody2D("disk", 1.5, 0.02, position=(1.2, 0.2), angle=-0.4)
+    joints = [Spherical(None, a, s_j=Node(0), name="root"),
+              Spherical(a, disk, s_i=Node(4), s_j=(-0.2 * np.cos(0.4), -0.2 * np.sin(0.4)), name="tip"),
+              PlanarRevolute(a, b, at=(0.5, 0.1), name="branch")]
+    return System([a, disk, b], joints, gravity=(0.0, -9.81))
+
+
+SYSTEMS = {"pendulum": pendulum, "beam-between-bodies": beam_between_bodies, "beam-on-a-body": beam_on_a_body}
 
 
 def _states(system, rng, k=3):
@@ -143,3 +159,21 @@ def test_auto_takes_the_kernel_for_the_pendulum():
     res = fm.run(pendulum(), formulation="index3", method="index3-alpha", h=1e-3, t_end=5e-3, dt_out=1e-3,
                  store=False)
     assert res.success and res.metadata["kernel"] == "compiled"
+
+
+@needs_kernel
+def test_the_case_default_route_takes_the_kernels_terms():
+    """The case's default: the index-1 augmented form with coordinate partitioning and the midpoint rule
+    takes M, Q, C, C_q from the kernel (formulation option kernel="auto") and gives the numpy path's states
+    to 1e-10 of their size over 20 steps (the same steps and evaluations)."""
+    out = {}
+    for kernel in ("compiled", "numpy"):
+        out[kernel] = fm.run(pendulum(), formulation="lagrange", method="midpoint", h=1e-3, t_end=0.02,
+                             dt_out=0.005, store=False, newton_max_iter=20,
+                             formulation_options=dict(stabilization="coordinate-partitioning", kernel=kernel))
+        assert out[kernel].success, out[kernel].message
+    c, n = out["compiled"], out["numpy"]
+    assert (c.metadata["kernel"], n.metadata["kernel"]) == ("compiled", "numpy")
+    assert (c.stats["n_steps"], c.stats["n_rhs"]) == (n.stats["n_steps"], n.stats["n_rhs"])
+    assert np.abs(c.q - n.q).max() <= 1e-10 * np.abs(n.q).max()
+    assert np.abs(c.v - n.v).max() <= 1e-10 * np.abs(n.v).max()

@@ -41,7 +41,8 @@ are those of the numpy code, which stays the reference and the fallback:
   weight and the elements' corotational internal forces of `flexmbs.elements.corotational` (Q = Q_g - f_int,
   no Q_v, the same terms for Gibbs-Appell; K_el left to the finite-difference tangent, as the numpy System
   gives none), with `PlanarRevolute` on its nodes, `PlanarPrismatic` on its Node(0) and a 2D `Spherical`
-  (planar revolute rows, `planar_side`), e.g. cases/flexible_pendulum.py; without loads of its own;
+  (planar revolute rows, `planar_side`) and `SpringDamper` and `RotationalSpringDamper` on its nodes, e.g.
+  cases/flexible_pendulum.py; without loads of its own;
 - `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind;
 - `flexmbs.bodies.PointMass` (M = m I, Q = m g; without loads of its own) and the force elements
   between bodies of `flexmbs.forces` (`SpringDamper`, `RotationalSpringDamper`, `Bushing`: their
@@ -504,8 +505,12 @@ class CompiledSystem:
         (its points s_i, s_j), a `RotationalSpringDamper` (its directions u_i, w_i, u_j) or a `Bushing` (its
         points and frame axes a, b, one stiffness and damping per measure) between the ground,
         `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies given by body-coordinate points (not a body's
-        marker object); its actuator, a function of t, is tabulated with the loads' vectors.  `Unsupported`
-        naming it otherwise (its kind's refusal in `flexmbs.kernel_schema.KINDS`)."""
+        marker object); a `SpringDamper` on a node k of a `CorotationalBeam2D` (a planar side at that node's
+        coordinates with s = 0, as `planar_side`) and a `RotationalSpringDamper` on one (a planar side at
+        node 0, whose section turns the beam's vectors: `CorotationalBeam2D.vector`); its actuator, a function
+        of t, is tabulated with the loads' vectors.  `Unsupported` naming it otherwise (its kind's refusal in
+        `flexmbs.kernel_schema.KINDS`)."""
+        from .bodies.corotational import CorotationalBeam2D
         from .bodies.planar import RigidBody2D
         from .bodies.point import PointMass
         from .bodies.rigid import RigidBodyEP
@@ -514,13 +519,23 @@ class CompiledSystem:
         kind = type(f)
         if kind not in (SpringDamper, RotationalSpringDamper, Bushing, JointLimit, JointFriction):
             raise Unsupported(f"force element {f.name!r} is a {kind.__name__}: {refusal(kind.__name__)}")
-        sides, offsets = [], []
+        sides, offsets, beam_points = [], [], {}
         side_kinds = {RigidBodyEP: "rigid", RigidBody2D: "planar", PointMass: "point"}
-        for b in f.bodies:
+        for k, b in enumerate(f.bodies):
+            if type(b) is CorotationalBeam2D:
+                if kind not in (SpringDamper, RotationalSpringDamper):
+                    raise Unsupported(f"force element {f.name!r} ({kind.__name__}) acts on the corotational beam "
+                                      f"{b.name!r}; the compiled kernel evaluates SpringDamper and "
+                                      "RotationalSpringDamper on its nodes")
+                node = b.node_index(f.s[k]) if kind is SpringDamper else 0
+                sides.append(schema.CODES["SIDE"].index("planar"))
+                offsets.append(system.slice(b).start + 3 * node)
+                beam_points[k] = np.zeros(2)
+                continue
             if b is not None and type(b) not in side_kinds:
                 raise Unsupported(f"force element {f.name!r} joins body {b.name!r}, a {type(b).__name__}; the compiled "
-                                  "kernel evaluates force elements between RigidBodyEP, RigidBody2D, PointMass and the "
-                                  "ground")
+                                  "kernel evaluates force elements between RigidBodyEP, RigidBody2D, PointMass, "
+                                  "CorotationalBeam2D nodes and the ground")
             sides.append(schema.CODES["SIDE"].index("ground" if b is None else side_kinds[type(b)]))
             offsets.append(-1 if b is None else system.slice(b).start)
         def padded(vectors):                      # each vector in 3 numbers (a planar one padded with a zero)
@@ -540,8 +555,8 @@ class CompiledSystem:
                                       "which the compiled kernel does not evaluate")
         elif kind in (SpringDamper, Bushing):
             points = []
-            for what, x in zip(("s_i", "s_j"), f.s):
-                a = np.asarray(x) if isinstance(x, np.ndarray) else None
+            for k, (what, x) in enumerate(zip(("s_i", "s_j"), f.s)):
+                a = beam_points.get(k, np.asarray(x) if isinstance(x, np.ndarray) else None)
                 if a is None or a.dtype.kind != "f":
                     raise Unsupported(f"force element {f.name!r}: its point {what} is a body's marker object ({x!r}), "
                                       "which the compiled kernel does not evaluate (a point in body coordinates it does)")

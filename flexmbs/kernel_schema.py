@@ -227,8 +227,9 @@ KINDS = {
                           "its weight (corot2d_weights) and the elements' corotational internal forces (csrc "
                           "corot2d_bodies), both formulations (M_GA = M, g = 0); its K_el is left to the finite-"
                           "difference tangent, as the numpy System gives none; joints on its nodes: PlanarRevolute, "
-                          "a 2D Spherical (planar revolute rows), PlanarPrismatic on Node(0); a beam with loads of its "
-                          "own is refused (user callables)",
+                          "a 2D Spherical (planar revolute rows), PlanarPrismatic on Node(0); SpringDamper and "
+                          "RotationalSpringDamper on its nodes (planar FORCE sides); a beam with loads of its own is "
+                          "refused (user callables), and so are Bushing, JointLimit and JointFriction on it",
     "CorotationalBeam3D": "refused: spatial corotational beams are not evaluated by the compiled kernel (their mass "
                           "depends on the rotation vectors; only the planar CorotationalBeam2D is)",
     "TreeBody": "refused: tree (relative-coordinate) bodies are not evaluated by the compiled kernel",
@@ -269,10 +270,11 @@ KINDS = {
     "spring_to_ground": "compiled: LOAD row (spring, spring_2d)",
     "user load callable": "refused: a user's own load callable cannot be evaluated by the compiled kernel",
     # force elements between bodies (flexmbs.forces)
-    "SpringDamper": "compiled: FORCE_I, FORCE_R rows (spring, spring_2d) between RigidBodyEP, RigidBody2D, PointMass "
-                    "and the ground, its actuator in the time rows",
+    "SpringDamper": "compiled: FORCE_I, FORCE_R rows (spring, spring_2d) between RigidBodyEP, RigidBody2D, PointMass, "
+                    "CorotationalBeam2D nodes and the ground, its actuator in the time rows",
     "RotationalSpringDamper": "compiled: FORCE_I, FORCE_R rows (rotational, rotational_2d) between RigidBodyEP, "
-                              "RigidBody2D and the ground, its actuator in the time rows",
+                              "RigidBody2D, CorotationalBeam2D (node 0's section) and the ground, its actuator in the "
+                              "time rows",
     "Bushing": "compiled: FORCE_I, FORCE_R rows (bushing, bushing_2d) between RigidBodyEP, RigidBody2D, PointMass and "
                "the ground",
     "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",

@@ -24,6 +24,7 @@ from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.compiled import CompiledSystem, kernel_status
 from flexmbs.constraints.joints import Spherical
 from flexmbs.constraints.planar import PlanarPrismatic, PlanarRevolute
+from flexmbs.forces import RotationalSpringDamper, SpringDamper
 from flexmbs.formulations.gibbs_appell_system import GibbsAppellSystem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
@@ -66,7 +67,22 @@ def beam_on_a_body():
     return System([a, disk, b], joints, gravity=(0.0, -9.81))
 
 
-SYSTEMS = {"pendulum": pendulum, "beam-between-bodies": beam_between_bodies, "beam-on-a-body": beam_on_a_body}
+def beam_on_springs():
+    """The pendulum's beam hanging from the ground by a spring-damper at Node(0) with an actuator of t, a
+    spring-damper from its Node(5) to a disk on a pin, and a rotational spring-damper between the ground and
+    the beam (node 0's section turns the beam's vectors)."""
+    beam = CorotationalBeam2D.line("beam", (0.0, 0.0), (1.0, 0.0), 8, Material(E=5e7, rho=1000.0), 4e-4, 4e-4 ** 2 / 12)
+    disk = RigidBody2D("disk", 1.0, 0.01, position=(0.6, -0.5))
+    forces = [SpringDamper(None, (0.0, 0.3), beam, Node(0), 800.0, damping=3.0, actuator=lambda t: 2.0 * t,
+                           name="hanger"),
+              SpringDamper(beam, Node(5), disk, (0.05, 0.0), 300.0, rest_length=0.4, damping=1.0, name="link"),
+              RotationalSpringDamper(None, beam, 5.0, damping=0.2, name="twist")]
+    return System([beam, disk], [PlanarRevolute(disk, None, at=(0.6, -0.5), name="disk pin")], gravity=(0.0, -9.81),
+                  forces=forces)
+
+
+SYSTEMS = {"pendulum": pendulum, "beam-between-bodies": beam_between_bodies, "beam-on-a-body": beam_on_a_body,
+           "beam-on-springs": beam_on_springs}
 
 
 def _states(system, rng, k=3):
@@ -83,9 +99,9 @@ def _close(got, want, rel=1e-12):
 @needs_kernel
 @pytest.mark.parametrize("name", list(SYSTEMS))
 def test_kernel_terms_equal_the_numpy_system(name):
-    """M, Q (gravity and the elements' internal forces: |Q| ~ 1e4 N at these perturbations), C, C_q and gamma
-    to 1e-12 of their size; dQ_v/dv zero (constant M); K_el zero, as the numpy System's (none for the beam:
-    the tangent's stiffness is by finite differences on both paths)."""
+    """M, Q (gravity, the elements' internal forces: |Q| ~ 1e4 N at these perturbations, and the force elements'),
+    C, C_q and gamma to 1e-12 of their size; dQ_v/dv zero (constant M); K_el the numpy System's: the force
+    elements' material stiffness, none for the beam (its tangent is by finite differences on both paths)."""
     system = SYSTEMS[name]()
     compiled = CompiledSystem(system)
     for t, q, v in _states(system, np.random.default_rng(3)):
@@ -96,8 +112,10 @@ def test_kernel_terms_equal_the_numpy_system(name):
         assert _close(got["Q"], Q)
         assert _close(got["C"], system.residual(t, q))
         assert _close(got["Cq"], system.jacobian(t, q))
-        assert not got["D"].any() and not got["K"].any()
-        assert system.elastic_stiffness(t, q, v) is None
+        assert not got["D"].any()
+        K = system.elastic_stiffness(t, q, v)     # the force elements' material stiffness; none for the beam
+        assert _close(got["K"], np.zeros_like(got["K"]) if K is None else K)
+        assert (K is None) == (not system.force_elements)
         gamma, Ct = compiled.constraint_rates(t, q, v)
         assert _close(gamma, system.gamma(t, q, v)) and not Ct.any()
 
@@ -139,11 +157,13 @@ def _runs(system_of, formulation, t_end=0.05, h=1e-3):
 
 
 @needs_kernel
-@pytest.mark.parametrize("formulation", ["index3", "gibbs-appell"])
-def test_pendulum_steps_follow_the_numpy_steps(formulation):
-    """The flexible pendulum, 50 steps of 1 ms: the same steps, q to 1e-12 m (measured 6e-16), v to 1e-9 of
-    its size, the multipliers to 1e-9 of theirs (measured 2e-12 N of 5 N)."""
-    a, b = _runs(pendulum, formulation)
+@pytest.mark.parametrize("name, formulation", [("pendulum", "index3"), ("pendulum", "gibbs-appell"),
+                                               ("beam-on-springs", "index3")])
+def test_steps_follow_the_numpy_steps(name, formulation):
+    """The flexible pendulum (and the beam on springs), 50 steps of 1 ms: the same steps, q to 1e-12 m
+    (measured 6e-16 on the pendulum), v to 1e-9 of its size, the multipliers to 1e-9 of theirs (measured
+    2e-12 N of 5 N)."""
+    a, b = _runs(SYSTEMS[name], formulation)
     assert a.success and b.success, (a.message, b.message)
     assert a.metadata["kernel"] == "numpy" and b.metadata["kernel"] == "compiled"
     assert a.stats["n_steps"] == b.stats["n_steps"] == 50

@@ -14,7 +14,7 @@ from flexmbs.bodies.corotational import CorotationalBeam2D, Node
 from flexmbs.compiled import CompiledSystem, kernel_status
 from flexmbs.constraints.joints import Distance, Spherical
 from flexmbs.constraints.planar import PlanarPrismatic, PlanarRevolute
-from flexmbs.forces import SpringDamper
+from flexmbs.forces import Bushing
 
 needs_kernel = pytest.mark.skipif(not kernel_status().installed, reason="the compiled kernel is not installed")
 
@@ -49,10 +49,10 @@ ROWS = [
                                     Distance(None, b, s_i=(1.0, 1.0), s_j=Node(2), name="rope")]),
      r"joint 'rope' \(Distance\) in the plane has rows other than point rows, which the compiled kernel does not "
      r"evaluate on planar bodies \(a 2D Spherical, PlanarRevolute and PlanarPrismatic it does\)"),
-    ("a spring on a beam node",
-     lambda: _pack([b := _beam()], forces=[SpringDamper(None, (0.0, 1.0), b, Node(2), 10.0, name="spring")]),
-     r"force element 'spring' joins body 'beam', a CorotationalBeam2D; the compiled kernel evaluates force elements "
-     r"between RigidBodyEP, RigidBody2D, PointMass and the ground"),
+    ("a bushing on a beam",
+     lambda: _pack([b := _beam()], forces=[Bushing(None, b, [10.0, 10.0, 1.0], at=(1.0, 0.0), name="mount")]),
+     r"force element 'mount' \(Bushing\) acts on the corotational beam 'beam'; the compiled kernel evaluates "
+     r"SpringDamper and RotationalSpringDamper on its nodes"),
     ("a spatial corotational beam",
      lambda: _pack([CorotationalBeam3D.line("beam3d", (0, 0, 0), (1, 0, 0), 2, STEEL, 1e-4, 1e-9, 1e-9, 2e-9)],
                    gravity=(0.0, -9.81, 0.0)),

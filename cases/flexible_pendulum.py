@@ -10,8 +10,8 @@ pin imposed by a joint (``--pin joint``, the default: a 2D `Spherical` joint on 
 partitioning, or, with ``--integrator index3-alpha``, the index-3 equations by
 generalized-alpha, rho_inf = 0.99) or by eliminating node 0's translations (``--pin
 eliminated``, `flexmbs.formulations.supported_body.SupportedBody`: the same trajectory to 1e-11
-m in a third of the CPU time, but one body without its pinned coordinates is not a System, so
-it runs by ``simulate`` and writes no results.h5), the implicit
+m in about the same CPU time now that the System's terms are compiled, but one body without its
+pinned coordinates is not a System, so it runs by ``simulate`` and writes no results.h5), the implicit
 midpoint rule (energy-conserving to O(h^2), no numerical damping; generalized-alpha with
 rho_inf = 1 is the same scheme).  The conservative system keeps T + V_gravity + U_strain.
 
@@ -54,8 +54,9 @@ from flexmbs.formulations.supported_body import SupportedBody
 
 DEFAULTS = dict(models=["corotational"], elements=8, length=1.0, side=0.02, youngs=5e7, density=1000.0, gravity=9.81,
                 pin="joint", integrator="midpoint", rho_inf=0.99, h=1e-3, rtol=1e-7, t_end=1.0, dt_out=0.01, plots=True)
-RUN_TIME = ("about 10 s (one model, its default; with --models corotational,floating-frame,mean-axis "
-            "about 5 min, most of it the floating frame's DOP853)")     # 2 cores; measured, issues 20, 21 (pin joint)
+RUN_TIME = ("about 4 s (one model, its default; with --models corotational,floating-frame,mean-axis "
+            "about 5 min, most of it the floating frame's DOP853)")
+# 2 cores; measured, issues 20, 21 (pin joint), 22 (compiled step: 3-4 s CPU, docs/benchmarks.md 22.2)
 HELP = dict(models="models side by side (comma-separated): corotational, floating-frame (tangent frame at the pin), "
                    "mean-axis (floating frame on mean axes)",
             elements="number of beam elements", length="beam length L [m]", side="side b of the square section [m]",

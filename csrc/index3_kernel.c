@@ -121,6 +121,12 @@ typedef struct {
     const double *tl;                   /* (nlaw + nvec, TIME_LAW_WIDTH): TIME_LAW rows, how each group of a time
                                            row is evaluated (time_row) */
     int tl_python;                      /* how many of them are asked of Python (TIME_PYTHON) */
+    int nco;                            /* CorotationalBeam2D bodies (section "planar corotational beams") */
+    const i64 *co_i;                    /* (nco, COROT2D_I_WIDTH): COROT2D_I rows */
+    const i64 *co_e;                    /* (all elements, COROT2D_E_WIDTH): their nodes */
+    const double *co_r;                 /* (all elements, COROT2D_R_WIDTH): L_0, beta_0, EA, EI */
+    const double *co_M;                 /* the beams' constant mass blocks, (3 n_nodes)^2 each */
+    const double *co_w;                 /* (all nodes): each node's share of the weight, Q_g = w_k g */
 } Sys;
 
 static const char *CAPSULE = "flexmbs.kernel.system";
@@ -2242,6 +2248,118 @@ static void rigid_loads(const Sys *s, const double *q, const double *v, const do
     }
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* planar corotational beams (flexmbs/bodies/corotational.py CorotationalBeam2D; the element's    */
+/* formulas of flexmbs/elements/corotational.py, after Crisfield 1991, vol. 1, sec. 7.3).         */
+/* q = (x_k, y_k, theta_k) per node; M constant (LinearInertia: the same M and g = 0 for          */
+/* Gibbs-Appell), Q = Q_g - f_int, no quadratic-velocity terms (dQ_v/dv = 0).  Its K_el is left   */
+/* to the finite-difference tangent (the numpy System gives none for the beam either).           */
+
+/* a wrapped to (-pi, pi]: a - 2 pi ceil((a - pi) / (2 pi)) (elements.corotational.wrap_angle) */
+static double wrap_angle(double a)
+{
+    return a - 2.0 * PI * ceil((a - PI) / (2.0 * PI));
+}
+
+/* The internal force f = dU/dp (6) of one element, p = (x_1, y_1, theta_1, x_2, y_2, theta_2):
+   d = x_2 - x_1 = L (c, s), beta = atan2(d_y, d_x); local displacements
+       u_l = L - L_0,  theta_il = wrap(theta_i - (beta - beta_0));
+   U = EA u_l^2 / (2 L_0) + (EI / L_0) (2 theta_1l^2 + 2 theta_1l theta_2l + 2 theta_2l^2), so
+       N = (EA / L_0) u_l,  M_1 = (2 EI / L_0) (2 theta_1l + theta_2l),  M_2 = (2 EI / L_0) (theta_1l + 2 theta_2l);
+   with du_l = r . dp, d beta = z . dp / L (r = (-c, -s, 0, c, s, 0), z = (s, -c, 0, -s, c, 0)),
+       f = N r + M_1 (e_3 - z / L) + M_2 (e_6 - z / L)        (f = B^T (N, M_1, M_2), Crisfield 7.3) */
+static void corot2d_force(const double *x1, const double *x2, double th1, double th2, const double *er, double *f)
+{
+    double L0 = er[COROT2D_R_LENGTH0], dx = x2[0] - x1[0], dy = x2[1] - x1[1];
+    double L = hypot(dx, dy), c = dx / L, sn = dy / L;
+    double rigid = atan2(dy, dx) - er[COROT2D_R_ANGLE0];
+    double t1 = wrap_angle(th1 - rigid), t2 = wrap_angle(th2 - rigid);
+    double ka = er[COROT2D_R_EA] / L0, kb = 2.0 * er[COROT2D_R_EI] / L0;
+    double N = ka * (L - L0), M1 = kb * (2.0 * t1 + t2), M2 = kb * (t1 + 2.0 * t2);
+    double r[6] = {-c, -sn, 0.0, c, sn, 0.0}, zl[6] = {-sn / L, c / L, 0.0, sn / L, -c / L, 0.0};   /* zl = -z / L */
+    double B1[6], B2[6];                     /* the rows of B for theta_1l, theta_2l: e_3 - z / L, e_6 - z / L */
+    memcpy(B1, zl, sizeof(zl));
+    memcpy(B2, zl, sizeof(zl));
+    B1[2] += 1.0;
+    B2[5] += 1.0;
+    for (int a = 0; a < 6; a++) f[a] = N * r[a] + M1 * B1[a] + M2 * B2[a];
+}
+
+/* M (the beams' constant blocks) and Q = Q_g - f_int of the CorotationalBeam2D bodies; either may be NULL.
+   Q_g: (rho A L_0 / 2) g on each end node of each element (the weights w_k, packed) */
+static void corot2d_bodies(const Sys *s, const double *q, double *M, double *Q)
+{
+    int n = s->n;
+    for (int b = 0; b < s->nco; b++) {
+        const i64 *ci = s->co_i + COROT2D_I_WIDTH * b;
+        int o = (int)ci[COROT2D_I_OFFSET], nn = (int)ci[COROT2D_I_N_NODES], nq = 3 * nn;
+        if (M) {
+            const double *Mb = s->co_M + ci[COROT2D_I_FIRST_MASS];
+            for (int i = 0; i < nq; i++) memcpy(M + (size_t)(o + i) * n + o, Mb + (size_t)i * nq, nq * sizeof(double));
+        }
+        if (!Q) continue;
+        const double *w = s->co_w + ci[COROT2D_I_FIRST_NODE];
+        for (int k = 0; k < nn; k++) {
+            Q[o + 3 * k] = s->has_g ? w[k] * s->g[0] : 0.0;
+            Q[o + 3 * k + 1] = s->has_g ? w[k] * s->g[1] : 0.0;
+            Q[o + 3 * k + 2] = 0.0;
+        }
+        for (i64 e = ci[COROT2D_I_FIRST_ELEMENT]; e < ci[COROT2D_I_FIRST_ELEMENT] + ci[COROT2D_I_N_ELEMENTS]; e++) {
+            const i64 *nodes = s->co_e + COROT2D_E_WIDTH * e;
+            int a1 = o + 3 * (int)nodes[COROT2D_E_NODE_I], a2 = o + 3 * (int)nodes[COROT2D_E_NODE_J];
+            double f[6];
+            corot2d_force(q + a1, q + a2, q[a1 + 2], q[a2 + 2], s->co_r + COROT2D_R_WIDTH * e, f);
+            for (int a = 0; a < 3; a++) { Q[a1 + a] -= f[a]; Q[a2 + a] -= f[3 + a]; }
+        }
+    }
+}
+
+/* the beams' arrays (HEADER n_corot2d), checked: each beam inside q, its element, mass and node rows inside
+   the arrays, each element's nodes among its beam's, L_0 > 0; their mass blocks appended to s->blk */
+static int corot2d_parse(Sys *s, PyObject *from)
+{
+    Py_ssize_t nel = 0, nM = 0, nw = 0;
+    if (!(s->co_i = take(s, from, COROT2D_I_WIDTH * (Py_ssize_t)s->nco, 'i', ARRAY_COROT2D_I))) return -1;
+    for (int b = 0; b < s->nco; b++) {
+        const i64 *ci = s->co_i + COROT2D_I_WIDTH * b;
+        i64 o = ci[COROT2D_I_OFFSET], nn = ci[COROT2D_I_N_NODES];
+        if (o < 0 || nn < 2 || o + 3 * nn > s->n || ci[COROT2D_I_N_ELEMENTS] < 1 || ci[COROT2D_I_FIRST_ELEMENT] < 0
+            || ci[COROT2D_I_FIRST_MASS] < 0 || ci[COROT2D_I_FIRST_NODE] < 0) {
+            PyErr_Format(PyExc_ValueError, "kernel system: corotational beam %d: offset %lld, %lld nodes, %lld elements "
+                         "do not fit n = %d coordinates", b, (long long)o, (long long)nn,
+                         (long long)ci[COROT2D_I_N_ELEMENTS], s->n);
+            return -1;
+        }
+        if (ci[COROT2D_I_FIRST_ELEMENT] + ci[COROT2D_I_N_ELEMENTS] > nel) nel = ci[COROT2D_I_FIRST_ELEMENT] + ci[COROT2D_I_N_ELEMENTS];
+        if (ci[COROT2D_I_FIRST_MASS] + 9 * nn * nn > nM) nM = ci[COROT2D_I_FIRST_MASS] + 9 * nn * nn;
+        if (ci[COROT2D_I_FIRST_NODE] + nn > nw) nw = ci[COROT2D_I_FIRST_NODE] + nn;
+    }
+    if (!(s->co_e = take(s, from, COROT2D_E_WIDTH * nel, 'i', ARRAY_COROT2D_ELEMENTS))) return -1;
+    if (!(s->co_r = take(s, from, COROT2D_R_WIDTH * nel, 'f', ARRAY_COROT2D_REALS))) return -1;
+    if (!(s->co_M = take(s, from, nM, 'f', ARRAY_COROT2D_MASS))) return -1;
+    if (!(s->co_w = take(s, from, nw, 'f', ARRAY_COROT2D_WEIGHTS))) return -1;
+    for (int b = 0; b < s->nco; b++) {
+        const i64 *ci = s->co_i + COROT2D_I_WIDTH * b;
+        if (in_range(s->co_e + COROT2D_E_WIDTH * ci[COROT2D_I_FIRST_ELEMENT], ci[COROT2D_I_N_ELEMENTS], 2,
+                     COROT2D_E_WIDTH, 0, ci[COROT2D_I_N_NODES], "corotational elements' nodes") < 0) return -1;
+    }
+    for (Py_ssize_t e = 0; e < nel; e++)
+        if (!(s->co_r[COROT2D_R_WIDTH * e + COROT2D_R_LENGTH0] > 0.0)) {
+            PyErr_Format(PyExc_ValueError, "kernel system: corotational element %zd has L_0 = %g, not > 0", e,
+                         s->co_r[COROT2D_R_WIDTH * e + COROT2D_R_LENGTH0]);
+            return -1;
+        }
+    int *blk = realloc(s->blk, (2 * (size_t)(s->nblk + s->nco) + 2) * sizeof(int));
+    if (!blk) { PyErr_NoMemory(); return -1; }
+    s->blk = blk;
+    for (int b = 0; b < s->nco; b++) {
+        blk[2 * (s->nblk + b)] = (int)s->co_i[COROT2D_I_WIDTH * b + COROT2D_I_OFFSET];
+        blk[2 * (s->nblk + b) + 1] = 3 * (int)s->co_i[COROT2D_I_WIDTH * b + COROT2D_I_N_NODES];
+    }
+    s->nblk += s->nco;
+    return 0;
+}
+
 /* M (n x n, zeroed here), Q (n) at (q, v); either may be NULL; row: the time row (drivers, load vectors) */
 static void bodies(Sys *s, const double *q, const double *v, const double *row, double *M, double *Q)
 {
@@ -2260,6 +2378,7 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
     point_masses(s, M, Q);                    /* the same */
     natural_bodies(s, M, Q);                  /* the same (section "natural-coordinate rigid bodies") */
     if (Q && s->nat.nl) natural_loads(s, q, v, row, Q);
+    corot2d_bodies(s, q, M, Q);               /* the same (LinearInertia); sets its Q: before any load */
     if (Q && s->nl) rigid_loads(s, q, v, row, Q);
     if (Q && s->nfe) force_elements(s, q, v, row, Q);
 }
@@ -2405,6 +2524,7 @@ static int header(const i64 *h, Sys *s)
     s->nsc = (int)h[HEADER_N_SCREW];
     s->dim = (int)h[HEADER_DIM]; s->npm = (int)h[HEADER_N_POINT_MASS]; s->nfe = (int)h[HEADER_N_FORCE];
     s->nat.nb = (int)h[HEADER_N_NATURAL]; s->nat.nl = (int)h[HEADER_N_NATURAL_LOAD];
+    s->nco = (int)h[HEADER_N_COROT2D];
     if (h[HEADER_FORMULATION] >= N_FORMULATION_KINDS) return 0;
     s->ga = h[HEADER_FORMULATION] == FORMULATION_GIBBS_APPELL;
     if ((s->npm || s->nfe) && s->dim != 2 && s->dim != 3) return 0;
@@ -2636,6 +2756,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     if (planar_parse(s, arrays) < 0) goto fail;
     if (forces_parse(s, arrays) < 0) goto fail;
     if (natural_parse(s, arrays) < 0) goto fail;
+    if (corot2d_parse(s, arrays) < 0) goto fail;
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);

@@ -37,6 +37,12 @@ are those of the numpy code, which stays the reference and the fallback:
   csrc ``planar_load``), no quadratic-velocity terms: dQ_v/dv = 0) with `flexmbs.constraints.planar.PlanarRevolute` (those of
   the System's pair batch and single ones) and `PlanarPrismatic` between these bodies and the ground
   (e.g. IFToMM A01 and A02, cases/pendulum_a01.py and cases/double_four_bar.py);
+- `flexmbs.bodies.CorotationalBeam2D` (csrc ``corot2d_bodies``, `corotational_arrays`): its constant M, its
+  weight and the elements' corotational internal forces of `flexmbs.elements.corotational` (Q = Q_g - f_int,
+  no Q_v, the same terms for Gibbs-Appell; K_el left to the finite-difference tangent, as the numpy System
+  gives none), with `PlanarRevolute` on its nodes, `PlanarPrismatic` on its Node(0) and a 2D `Spherical`
+  (planar revolute rows, `planar_side`) and `SpringDamper` and `RotationalSpringDamper` on its nodes, e.g.
+  cases/flexible_pendulum.py; without loads of its own;
 - `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind;
 - `flexmbs.bodies.RigidBodyNatural` (q = (R, a, b, c): constant M = Sigma (x) I_3, Q the weight and the
   loads of `flexmbs.bodies.loads`, dQ_v/dv = 0, M_GA = M and g = 0), its `NaturalRigidity` rows and the
@@ -81,7 +87,7 @@ generates from the same declaration, and a kernel built from another declaration
 is not used (`version_mismatch`).
 
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
-for anything else (e.g. corotational beams, and loads of a `RigidBodyEP` or a `RigidBody2D`
+for anything else (e.g. spatial corotational beams, and loads of a `RigidBodyEP` or a `RigidBody2D`
 that are a user's own callables, not made by `flexmbs.bodies.loads`); `index3-alpha` then runs on the
 numpy path (option ``kernel``: "auto", "compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
 whole runs against each other.
@@ -303,6 +309,63 @@ def mass_point_arrays(model) -> dict:
                 point_Phi_indices=_i64(Phi.indices), point_Phi_data=_f64(Phi.data))
 
 
+def planar_side(system, body, marker, joint, point: bool) -> tuple[int, np.ndarray]:
+    """(first coordinate, point s) of a side of a planar joint as csrc ``side2`` reads it, (x, y, theta) at the
+    coordinate and the point (x, y) + R(theta) s: the ground (-1, its point itself), a `RigidBody2D` (its first
+    coordinate, s in body coordinates) or a node k of a `CorotationalBeam2D` (node_index: the coordinate of
+    x_k, s = 0; a planar revolute's point).  A PlanarPrismatic (``point`` False) also turns its axes with the
+    side's theta, which on a beam is node 0's section (`CorotationalBeam2D.vector`): it is taken on Node(0) only.
+    `Unsupported` naming ``joint`` and the body otherwise."""
+    from .bodies.corotational import CorotationalBeam2D
+    from .bodies.planar import RigidBody2D
+    from .constraints.base import Ground
+    if body is None or isinstance(body, Ground):
+        return -1, np.asarray(marker, dtype=float)
+    start = system.slice(body).start
+    if type(body) is RigidBody2D:
+        return start, np.asarray(marker, dtype=float)
+    if type(body) is CorotationalBeam2D:
+        node = body.node_index(marker)
+        if not point and node != 0:
+            raise Unsupported(f"joint {joint.name!r} ({type(joint).__name__}) is on node {node} of the corotational "
+                              f"beam {body.name!r}: its point moves with that node while its axes turn with node 0's "
+                              "section, which the compiled kernel does not evaluate (on Node(0) it does)")
+        return start + 3 * node, np.zeros(2)
+    raise Unsupported(f"joint {joint.name!r} ({type(joint).__name__}) joins body {body.name!r}, a "
+                      f"{type(body).__name__}; the compiled kernel takes planar joints between RigidBody2D bodies, "
+                      "CorotationalBeam2D nodes and the ground")
+
+
+def corotational_arrays(beams) -> dict:
+    """The ``corot2d_*`` arrays of `flexmbs.kernel_schema.SYSTEM_ARRAYS` of the `CorotationalBeam2D` bodies
+    ``beams`` ((first coordinate, body) each; csrc ``corot2d_bodies``): a COROT2D_I row per beam, a COROT2D_E
+    (its nodes) and COROT2D_R row per element (L_0 = |X_j - X_i| and beta_0 = atan2 of the reference chord, as
+    `flexmbs.elements.corotational.corotational_2d` computes them; EA, EI), the constant mass blocks
+    (`mass_matrix`, (3 n_nodes)^2 each) and each node's share w_k of the weight (Q_g = w_k g: its
+    `gravity_force` of a unit g).  `Unsupported` for a beam with loads (user callables)."""
+    rows_i, rows_e, rows_r, mass, weights = [], [], [], [], []
+    n_el = n_mass = n_node = 0
+    for off, b in beams:
+        if b.loads:
+            raise Unsupported(f"body {b.name!r} is a CorotationalBeam2D with loads (user callables), which the "
+                              "compiled kernel cannot evaluate")
+        X0 = b.nodes[b.elements]
+        D0 = X0[:, 1] - X0[:, 0]
+        rows_i.append(schema.COROT2D_I.row(offset=off, n_nodes=b.n_nodes, n_elements=len(b.elements),
+                                           first_element=n_el, first_mass=n_mass, first_node=n_node))
+        rows_e += [schema.COROT2D_E.row(node_i=i, node_j=j) for i, j in b.elements]
+        rows_r += [schema.COROT2D_R.row(length0=L0, angle0=a0, EA=b.EA, EI=b.EI)
+                   for L0, a0 in zip(np.hypot(D0[:, 0], D0[:, 1]), np.arctan2(D0[:, 1], D0[:, 0]))]
+        mass.append(np.asarray(b.mass_matrix(b.initial_coordinates()), dtype=float).ravel())
+        weights.append(b.gravity_force((1.0, 0.0))[0::3])
+        n_el, n_mass, n_node = n_el + len(b.elements), n_mass + b.n_q ** 2, n_node + b.n_nodes
+    return dict(corot2d_i=_i64(rows_i, (-1, schema.COROT2D_I.width)),
+                corot2d_elements=_i64(rows_e, (-1, schema.COROT2D_E.width)),
+                corot2d_reals=_f64(rows_r, (-1, schema.COROT2D_R.width)),
+                corot2d_mass=_f64(np.concatenate(mass) if mass else []),
+                corot2d_weights=_f64(np.concatenate(weights) if weights else []))
+
+
 class CompiledSystem:
     """A `flexmbs.System` packed for the compiled kernel.
 
@@ -343,6 +406,7 @@ class CompiledSystem:
                               "evaluates System's own equations only")
         from .bodies.point import PointMass
         from .bodies.natural import NaturalRigidity, RigidBodyNatural
+        from .bodies.corotational import CorotationalBeam2D
         system.check_unchanged()                # packed now: what the numpy path evaluates, or refused
         n, m = system.n_q, system.n_c
         norms, mean_axis, rigidity = [], {}, {}
@@ -356,7 +420,7 @@ class CompiledSystem:
             else:
                 raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
                                   "compiled kernel")
-        rigid, flex, planar, loads, points, natural, natural_loads = [], [], [], [], [], [], []
+        rigid, flex, planar, loads, points, natural, natural_loads, beams = [], [], [], [], [], [], [], []
         self._vectors = []                                  # (function of t, its name) of the tabulated loads
         for b in system.bodies:
             off = system.slice(b).start
@@ -377,10 +441,12 @@ class CompiledSystem:
             elif type(b) is RigidBodyNatural:
                 natural.append(self._natural(b, off, rigidity.pop(id(b), None)))
                 natural_loads.extend(self._loads(b, off))
+            elif type(b) is CorotationalBeam2D:
+                beams.append((off, b))
             else:
                 raise Unsupported(f"body {b.name!r} is a {type(b).__name__}: {refusal(type(b).__name__)}; the "
-                                  "compiled kernel takes RigidBodyEP, FlexibleBody, RigidBody2D, PointMass and "
-                                  "RigidBodyNatural")
+                                  "compiled kernel takes RigidBodyEP, FlexibleBody, RigidBody2D, PointMass, "
+                                  "RigidBodyNatural and CorotationalBeam2D")
         forces = [self._force_element(f, system) for f in system.force_elements]
         if mean_axis:                                       # conditions of a body the kernel does not hold
             raise Unsupported("mean-axis conditions of a body that is not a FlexibleBody of this system are not "
@@ -389,9 +455,15 @@ class CompiledSystem:
             raise Unsupported("rigidity conditions of a body that is not a RigidBodyNatural of this system are not "
                               "evaluated by the compiled kernel")
         joints = system._joints
+        plane_points = None
+        if joints is not None and joints.markers.dim == 2:  # planar joints of the batch: planar revolute rows
+            plane_points, joints = self._plane_point_rows(system, joints), None
         arrays = self._joints(joints, n)
         self.drivers = [] if joints is None or joints.angle is None else list(joints.angle[4])
         two = self._planar(system, planar)
+        if plane_points is not None:
+            two["rev"] += plane_points["rev"]
+            two["rev_s"] += plane_points["rev_s"]
         self.drivers += two["drivers"]                      # the laws' table: angle drivers, then coordinate drivers
         g = np.zeros(4)
         if system.gravity is not None and np.any(system.gravity):
@@ -404,7 +476,7 @@ class CompiledSystem:
             n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]), dim=system.dim,
             n_point_mass=len(points), n_force=len(forces), n_screw=len(arrays["sc"]),
             formulation=schema.CODES["FORMULATION"].index(FORMULATIONS[formulation]), n_natural=len(natural),
-            n_natural_load=len(natural_loads))
+            n_natural_load=len(natural_loads), n_corot2d=len(beams))
         joint_width = schema.PLANAR_JOINT.width
         packed = schema.arrays(
             schema.SYSTEM_ARRAYS, "the system",
@@ -433,7 +505,8 @@ class CompiledSystem:
             marker_kind=arrays["kind"], natural_i=_i64([x[0] for x in natural], (-1, schema.NATURAL_I.width)),
             natural_bodies=_f64([x[1] for x in natural], (-1, schema.NATURAL_BODY.width)),
             natural_load_i=_i64([x[0] for x in natural_loads], (-1, schema.LOAD_I.width)),
-            natural_load_r=_f64([x[1] for x in natural_loads], (-1, schema.LOAD_R.width)))
+            natural_load_r=_f64([x[1] for x in natural_loads], (-1, schema.LOAD_R.width)),
+            **corotational_arrays(beams))
         self._time_law_names = [f"driver {d.name!r}: its law" for d in self.drivers] + [w for _, w in self._vectors]
         self._packed = packed                               # the kernel reads these arrays in place
         # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
@@ -450,8 +523,12 @@ class CompiledSystem:
         (its points s_i, s_j), a `RotationalSpringDamper` (its directions u_i, w_i, u_j) or a `Bushing` (its
         points and frame axes a, b, one stiffness and damping per measure) between the ground,
         `RigidBodyEP`, `RigidBody2D` and `PointMass` bodies given by body-coordinate points (not a body's
-        marker object); its actuator, a function of t, is tabulated with the loads' vectors.  `Unsupported`
-        naming it otherwise (its kind's refusal in `flexmbs.kernel_schema.KINDS`)."""
+        marker object); a `SpringDamper` on a node k of a `CorotationalBeam2D` (a planar side at that node's
+        coordinates with s = 0, as `planar_side`) and a `RotationalSpringDamper` on one (a planar side at
+        node 0, whose section turns the beam's vectors: `CorotationalBeam2D.vector`); its actuator, a function
+        of t, is tabulated with the loads' vectors.  `Unsupported` naming it otherwise (its kind's refusal in
+        `flexmbs.kernel_schema.KINDS`)."""
+        from .bodies.corotational import CorotationalBeam2D
         from .bodies.natural import RigidBodyNatural
         from .bodies.planar import RigidBody2D
         from .bodies.point import PointMass
@@ -461,13 +538,23 @@ class CompiledSystem:
         kind = type(f)
         if kind not in (SpringDamper, RotationalSpringDamper, Bushing, JointLimit, JointFriction):
             raise Unsupported(f"force element {f.name!r} is a {kind.__name__}: {refusal(kind.__name__)}")
-        sides, offsets = [], []
+        sides, offsets, beam_points = [], [], {}
         side_kinds = {RigidBodyEP: "rigid", RigidBody2D: "planar", PointMass: "point", RigidBodyNatural: "natural"}
-        for b in f.bodies:
+        for k, b in enumerate(f.bodies):
+            if type(b) is CorotationalBeam2D:
+                if kind not in (SpringDamper, RotationalSpringDamper):
+                    raise Unsupported(f"force element {f.name!r} ({kind.__name__}) acts on the corotational beam "
+                                      f"{b.name!r}; the compiled kernel evaluates SpringDamper and "
+                                      "RotationalSpringDamper on its nodes")
+                node = b.node_index(f.s[k]) if kind is SpringDamper else 0
+                sides.append(schema.CODES["SIDE"].index("planar"))
+                offsets.append(system.slice(b).start + 3 * node)
+                beam_points[k] = np.zeros(2)
+                continue
             if b is not None and type(b) not in side_kinds:
                 raise Unsupported(f"force element {f.name!r} joins body {b.name!r}, a {type(b).__name__}; the compiled "
                                   "kernel evaluates force elements between RigidBodyEP, RigidBody2D, PointMass, "
-                                  "RigidBodyNatural and the ground")
+                                  "RigidBodyNatural, CorotationalBeam2D nodes and the ground")
             sides.append(schema.CODES["SIDE"].index("ground" if b is None else side_kinds[type(b)]))
             offsets.append(-1 if b is None else system.slice(b).start)
         def padded(vectors):                      # each vector in 3 numbers (a planar one padded with a zero)
@@ -487,8 +574,8 @@ class CompiledSystem:
                                       "which the compiled kernel does not evaluate")
         elif kind in (SpringDamper, Bushing):
             points = []
-            for what, x in zip(("s_i", "s_j"), f.s):
-                a = np.asarray(x) if isinstance(x, np.ndarray) else None
+            for k, (what, x) in enumerate(zip(("s_i", "s_j"), f.s)):
+                a = beam_points.get(k, np.asarray(x) if isinstance(x, np.ndarray) else None)
                 if a is None or a.dtype.kind != "f":
                     raise Unsupported(f"force element {f.name!r}: its point {what} is a body's marker object ({x!r}), "
                                       "which the compiled kernel does not evaluate (a point in body coordinates it does)")
@@ -576,13 +663,37 @@ class CompiledSystem:
         return out
 
     @staticmethod
+    def _plane_point_rows(system, joints) -> dict:
+        """The planar joints of the System's joint batch (dim 2) as planar revolute rows ("rev", "rev_s" as
+        `_planar`'s): a 2D `Spherical`'s point rows C = r_i - r_j are PlanarRevolute's, each side a
+        `planar_side`.  `Unsupported` naming the joint for a batch with other rows (a 2D `Distance`)."""
+        mk = joints.markers
+        for rows in (joints.dot1, joints.dot2, joints.dist, joints.angle, joints.screw):
+            if rows is not None:
+                first = int(np.atleast_1d(rows[0])[0])
+                c = next(c for c in system.constraints if system.rows(c).start <= first < system.rows(c).stop)
+                raise Unsupported(f"joint {c.name!r} ({type(c).__name__}) in the plane has rows other than point rows, "
+                                  "which the compiled kernel does not evaluate on planar bodies (a 2D Spherical, "
+                                  "PlanarRevolute and PlanarPrismatic it does)")
+        out = {"rev": [], "rev_s": []}
+        if joints.point is None:
+            return out
+        rr, pi, pj, _ = joints.point
+        for rows, a, b in zip(rr, pi, pj):
+            row = int(rows[0])
+            c = next(c for c in system.constraints if system.rows(c).start <= row < system.rows(c).stop)
+            (oi, si), (oj, sj) = (planar_side(system, mk.spec[k][0], mk.spec[k][2], c, point=True) for k in (a, b))
+            out["rev"].append(schema.PLANAR_JOINT.row(row=row, offset_i=oi, offset_j=oj))
+            out["rev_s"].append(schema.PLANAR_REVOLUTE.row(s_i=si, s_j=sj))
+        return out
+
+    @staticmethod
     def _planar(system, planar) -> dict:
         """The constraints outside the joint batch: planar revolute and prismatic joints between
-        `RigidBody2D` bodies and the ground (those of `System._pair_groups` and of
-        `System._single_constraints`), and coordinate drivers; `Unsupported` for any other.  Rows,
-        first coordinates (-1: the ground) and the vectors of their formulas
+        `RigidBody2D` bodies, `CorotationalBeam2D` nodes and the ground (`planar_side`; those of
+        `System._pair_groups` and of `System._single_constraints`), and coordinate drivers; `Unsupported`
+        for any other.  Rows, first coordinates (-1: the ground) and the vectors of their formulas
         (`flexmbs.constraints.planar`), and the drivers whose laws the kernel reads."""
-        from .bodies.planar import RigidBody2D
         from .constraints.driving import CoordinateDriver
         from .constraints.planar import PlanarPrismatic, PlanarRevolute, PlanarRevoluteBatch
         out = {"rev": [], "rev_s": [], "pri": [], "pri_v": [], "cd": [], "drivers": []}
@@ -590,22 +701,19 @@ class CompiledSystem:
             raise Unsupported("a pair batch of joints other than planar revolutes is not evaluated by the compiled "
                               "kernel")
         single = set(system._single_constraints)
-        planar_bodies = {id(b) for b in system.bodies if type(b) is RigidBody2D}
         for k, c in enumerate(system.constraints):
             kind = type(c)
             if kind in (PlanarRevolute, PlanarPrismatic):
-                if not all(b is None or id(b) in planar_bodies for b in c.bodies):
-                    raise Unsupported(f"joint {c.name!r} joins a body that is not a RigidBody2D; the compiled "
-                                      "kernel takes planar joints between RigidBody2D bodies and the ground")
                 row = system.rows(c).start
-                cols = [-1 if b is None else system.slice(b).start for b in c.bodies]
-                joint = schema.PLANAR_JOINT.row(row=row, offset_i=cols[0], offset_j=cols[1])
+                (oi, si), (oj, sj) = (planar_side(system, b, c.s[i], c, point=kind is PlanarRevolute)
+                                      for i, b in enumerate(c.bodies))
+                joint = schema.PLANAR_JOINT.row(row=row, offset_i=oi, offset_j=oj)
                 if kind is PlanarRevolute:
                     out["rev"].append(joint)
-                    out["rev_s"].append(schema.PLANAR_REVOLUTE.row(s_i=c.s[0], s_j=c.s[1]))
+                    out["rev_s"].append(schema.PLANAR_REVOLUTE.row(s_i=si, s_j=sj))
                 else:
                     out["pri"].append(joint)
-                    out["pri_v"].append(schema.PLANAR_PRISMATIC.row(s_i=c.s[0], s_j=c.s[1], a_i=c.a[0], a_j=c.a[1],
+                    out["pri_v"].append(schema.PLANAR_PRISMATIC.row(s_i=si, s_j=sj, a_i=c.a[0], a_j=c.a[1],
                                                                     n_i=c.n_i))
             elif kind is CoordinateDriver and k in single:
                 out["cd"].append(schema.COORDINATE_DRIVER.row(row=system.rows(c).start,

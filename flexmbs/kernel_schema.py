@@ -93,8 +93,10 @@ def _fields(*spec) -> tuple:
 HEADER = Record("HEADER", "i64", _fields(
     "n", "m", "n_rigid", "n_flex", "n_norm", "n_mark", "marker_width", "marker_elastic", "n_point", "n_dot1",
     "n_dot2", "n_dist", "n_angle", "n_load", "n_vector", "n_planar", "n_planar_revolute", "n_planar_prismatic",
-    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw", "formulation", "n_natural", "n_natural_load"),
-                "the sizes of the packed system and the formulation its bodies' terms follow (FORMULATION codes)")
+    "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw", "formulation", "n_natural", "n_natural_load",
+    "n_corot2d"),
+                "the sizes of the packed system and the formulation its bodies' terms follow (FORMULATION codes); "
+                "n_corot2d: CorotationalBeam2D bodies (COROT2D_I rows)")
 RIGID = Record("RIGID", "f64", _fields("mass", ("inertia", 9), ("centroid", 3)),
                "a RigidBodyEP: mass, inertia about the reference point, centroid (body coordinates)")
 LOAD_I = Record("LOAD_I", "i64", _fields("kind", "offset", "local", "vector"),
@@ -167,9 +169,18 @@ NODAL_I = Record("NODAL_I", "i64", _fields("kind", "load"),
 NODAL_R = Record("NODAL_R", "f64", _fields(("value", 3), ("point", 3)),
                  "its body-frame value at f = 1 and, for a force, its node's position x_j (body coordinates)")
 
+COROT2D_I = Record("COROT2D_I", "i64", _fields("offset", "n_nodes", "n_elements", "first_element", "first_mass",
+                                               "first_node"),
+                   "a CorotationalBeam2D: first coordinate, its nodes and elements; where its rows start in "
+                   "corot2d_elements, corot2d_reals (first_element), corot2d_mass (first_mass: its (3 n_nodes)^2 "
+                   "block) and corot2d_weights (first_node)")
+COROT2D_E = Record("COROT2D_E", "i64", _fields("node_i", "node_j"), "an element of a CorotationalBeam2D: its nodes")
+COROT2D_R = Record("COROT2D_R", "f64", _fields("length0", "angle0", "EA", "EI"),
+                   "an element of a CorotationalBeam2D: reference chord length L_0 and angle beta_0, EA, EI")
+
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
            COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, NATURAL_I, NATURAL_BODY,
-           POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW, NODAL_I, NODAL_R, RADAU)
+           POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW, NODAL_I, NODAL_R, RADAU, COROT2D_I, COROT2D_E, COROT2D_R)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -181,7 +192,8 @@ SYSTEM_ARRAYS = (
     "load_i", "load_r", "planar_offsets", "planar_bodies", "planar_revolute_rows", "planar_revolute",
     "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "point_mass_offsets", "point_masses",
     "force_i", "force_r", "time_laws", "marker_kind", "natural_i", "natural_bodies", "natural_load_i",
-    "natural_load_r", "flexible")
+    "natural_load_r", "flexible",
+    "corot2d_i", "corot2d_elements", "corot2d_reals", "corot2d_mass", "corot2d_weights")
 FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
                "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G",
                "point_m", "point_x", "point_Phi_indptr", "point_Phi_indices", "point_Phi_data",
@@ -238,21 +250,30 @@ KINDS = {
                         "in natural_load_*), the force elements on it (SIDE natural) and its controllers' sensors "
                         "(SENSOR_I side natural)",
     "PointMass": "compiled: POINT_MASS row (no loads of its own: a point mass with loads is refused)",
-    "CorotationalBeam2D": "refused: corotational beams are not evaluated by the compiled kernel",
-    "CorotationalBeam3D": "refused: corotational beams are not evaluated by the compiled kernel",
+    "CorotationalBeam2D": "compiled: COROT2D_I, COROT2D_E, COROT2D_R rows, its constant mass matrix (corot2d_mass), "
+                          "its weight (corot2d_weights) and the elements' corotational internal forces (csrc "
+                          "corot2d_bodies), both formulations (M_GA = M, g = 0); its K_el is left to the finite-"
+                          "difference tangent, as the numpy System gives none; joints on its nodes: PlanarRevolute, "
+                          "a 2D Spherical (planar revolute rows), PlanarPrismatic on Node(0); SpringDamper and "
+                          "RotationalSpringDamper on its nodes (planar FORCE sides); a beam with loads of its own is "
+                          "refused (user callables), and so are Bushing, JointLimit and JointFriction on it",
+    "CorotationalBeam3D": "refused: spatial corotational beams are not evaluated by the compiled kernel (their mass "
+                          "depends on the rotation vectors; only the planar CorotationalBeam2D is)",
     "TreeBody": "refused: tree (relative-coordinate) bodies are not evaluated by the compiled kernel",
     # constraints (flexmbs.constraints)
     "EulerParameterNorm": "compiled: the norm rows of RigidBodyEP",
     "MeanAxisConditions": "compiled: the B rows of a FlexibleBody",
     "Joint": "compiled: the joint batch (a joint of the primitives point, dot1, dot2, dist)",
-    "Spherical": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Spherical": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays); in the plane, planar "
+                 "revolute rows between RigidBody2D bodies, CorotationalBeam2D nodes and the ground",
     "Revolute": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "Cylindrical": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "Prismatic": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "Translational": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "Fixed": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
     "PointOnLine": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
-    "Distance": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays)",
+    "Distance": "compiled: the joint batch (its marker, point, dot1, dot2 and dist arrays); in the plane refused: "
+                "planar joint batches are compiled only for point rows (2D Spherical)",
     "AngleDriver": "compiled: the joint batch (its angle rows) and its law in the time rows",
     "CoordinateDriver": "compiled: COORDINATE_DRIVER row and its law in the time rows",
     "Universal": "compiled: the joint batch (its marker, point and dot1 arrays)",
@@ -260,8 +281,11 @@ KINDS = {
     "GearPair": "refused: velocity-level ratio constraints (gears) are not evaluated by the compiled kernel",
     "RackPinion": "refused: velocity-level ratio constraints (rack and pinion) are not evaluated by the compiled "
                   "kernel",
-    "PlanarRevolute": "compiled: PLANAR_JOINT, PLANAR_REVOLUTE rows",
-    "PlanarPrismatic": "compiled: PLANAR_JOINT, PLANAR_PRISMATIC rows",
+    "PlanarRevolute": "compiled: PLANAR_JOINT, PLANAR_REVOLUTE rows (between RigidBody2D bodies, CorotationalBeam2D "
+                      "nodes and the ground)",
+    "PlanarPrismatic": "compiled: PLANAR_JOINT, PLANAR_PRISMATIC rows (between RigidBody2D bodies, a "
+                       "CorotationalBeam2D's Node(0) and the ground; on another node of a beam refused: its point "
+                       "moves with that node while its axis turns with node 0's section)",
     "NaturalRigidity": "compiled: the six rows of its body's NATURAL_I row (C, C_q, gamma = -2 d_i' . d_j', C_t = 0)",
     "PrescribedFrame": "refused: prescribed frames are not evaluated by the compiled kernel",
     "VelocityConstraint": "refused: non-holonomic (velocity) constraints are not evaluated by the compiled kernel",
@@ -273,9 +297,10 @@ KINDS = {
     "user load callable": "refused: a user's own load callable cannot be evaluated by the compiled kernel",
     # force elements between bodies (flexmbs.forces)
     "SpringDamper": "compiled: FORCE_I, FORCE_R rows (spring, spring_2d) between RigidBodyEP, RigidBody2D, PointMass, "
-                    "RigidBodyNatural and the ground, its actuator in the time rows",
+                    "RigidBodyNatural, CorotationalBeam2D nodes and the ground, its actuator in the time rows",
     "RotationalSpringDamper": "compiled: FORCE_I, FORCE_R rows (rotational, rotational_2d) between RigidBodyEP, "
-                              "RigidBody2D, RigidBodyNatural and the ground, its actuator in the time rows",
+                              "RigidBody2D, RigidBodyNatural, CorotationalBeam2D (node 0's section) and the ground, "
+                              "its actuator in the time rows",
     "Bushing": "compiled: FORCE_I, FORCE_R rows (bushing, bushing_2d) between RigidBodyEP, RigidBody2D, PointMass, "
                "RigidBodyNatural and the ground",
     "ForceLaw": "refused: a user's force law is a Python callable, which the compiled kernel cannot evaluate",

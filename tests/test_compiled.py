@@ -274,19 +274,20 @@ def test_auto_takes_the_kernel_and_reports_it():
 
 @needs_kernel
 def test_what_the_kernel_does_not_evaluate_runs_on_numpy_or_is_refused():
-    """A corotational beam (not compiled: docs/benchmarks.md, 22.1): 'auto' takes the numpy path and says
-    why; 'compiled' refuses, naming the body.  (The Model's nodal loads of a FlexibleBody, refused here until
+    """A corotational beam with a user's load callable (the beam itself is compiled since issue 22's item 4:
+    tests/test_compiled_corotational.py; its loads are not): 'auto' takes the numpy path and says why;
+    'compiled' refuses, naming the body.  (The Model's nodal loads of a FlexibleBody, refused here until
     issue 22's item 4, are compiled: tests/test_compiled_nodal_loads.py.)"""
     from flexmbs.bodies.corotational import CorotationalBeam2D
     body = CorotationalBeam2D("loaded", [[0.0, 0.0], [0.25, 0.0], [0.5, 0.0]], Material(E=7e10, rho=2700.0),
-                              area=1e-4, I=1e-9)
+                              area=1e-4, I=1e-9, loads=[lambda body, t, q, v: np.zeros(9)])
     system = System([body], gravity=[0.0, -9.81])
     problem = ConstrainedProblem(system)
     x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
     from flexmbs.integrators.index3_alpha import Index3GeneralizedAlpha
     it = Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9)
-    assert it.kernel == "numpy" and "corotational beams are not evaluated" in it.kernel_reason
-    with pytest.raises(ValueError, match="cannot run this system: .*'loaded'.*corotational beams"):
+    assert it.kernel == "numpy" and "CorotationalBeam2D with loads (user callables)" in it.kernel_reason
+    with pytest.raises(ValueError, match="cannot run this system: .*'loaded'.*with loads \\(user callables\\)"):
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="compiled")
     with pytest.raises(ValueError, match="`kernel` must be"):
         Index3GeneralizedAlpha(problem, 0.0, x0, 1e-3, h=1e-4, rho_inf=0.9, kernel="fast")

@@ -14,8 +14,9 @@ At each output the run records (`Results`, and the results file's datasets of th
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
     contacts/NAME/...          the contact forces of each `flexmbs.contact.Contact` (`flexmbs.contact.record`)
     multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
-                               accelerations at the outputs (lagrange, udwadia-kalaba, gibbs-appell,
-                               maggi), or sigma' of Hamilton's momenta (hamilton)
+                               accelerations at the outputs, solved for all outputs at once (lagrange,
+                               udwadia-kalaba, gibbs-appell: `multipliers_at`), or recovered output by
+                               output (maggi, kane, volterra), or sigma' of Hamilton's momenta (hamilton)
 
 Outputs are written in blocks (`flexmbs.analysis.OutputBlocks`): the first at once, then at least
 every ``FLUSH_EVERY_S`` of wall time and at the end, also when the run is stopped by an exception or Ctrl-C (the file then
@@ -40,7 +41,7 @@ from .lazy import isinstance_of
 from .results import Results, contacts_by_name
 from .rotations import ep_G
 
-__all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "WORK_KEYS"]
+__all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "multipliers_at", "WORK_KEYS"]
 
 log = logging.getLogger(__name__)
 ENERGY_KEYS = ("kinetic", "potential", "strain", "total")
@@ -86,6 +87,20 @@ def step_powers(system, form):
     return powers
 
 
+def multipliers_at(system, form, t, x) -> np.ndarray:
+    """lam (N, n_c) of the formulation ``form`` at the states x (N, n_state) and times t (N,) (the outputs
+    of a run, the Gauss points of a step) in one pass: its ``multiplier_history`` (lagrange, udwadia-kalaba,
+    gibbs-appell: the terms of each state, then one stacked solve, `flexmbs.formulations.index1`); the
+    formulations that recover lam by their own equations from each state's evaluations (maggi, kane,
+    volterra: a least-squares fit of d'Alembert's residual; hamilton: sigma' by central differences along
+    the motion) have no stacked form of those evaluations and give lam state by state (``multipliers``)."""
+    t, x = np.asarray(t, dtype=float).reshape(-1), np.asarray(x, dtype=float)
+    history = getattr(form, "multiplier_history", None)
+    if history is not None:
+        return history(t, x)
+    return np.array([form.multipliers(float(tk), xk) for tk, xk in zip(t, x)]).reshape(len(t), system.n_c)
+
+
 def gauss_powers(system, form):
     """The powers of `step_powers` as `flexmbs.simulate`'s ``integrand`` of the methods without
     multipliers of their own (RK45, DOP853, Radau, BDF, midpoint, ...): integrated by Gauss-Legendre on
@@ -93,16 +108,15 @@ def gauss_powers(system, form):
     (`flexmbs.integrators.simulate.step_rule`: 2 for the fixed-step second-order methods, 3 for AB4,
     5 for the adaptive ones, and 5 whatever the method with a force element that is not ``smooth``, a
     contact or a joint stop, whose power has a kink within a step), the multipliers of the drivers' power recovered
-    at each point (``form.multipliers``, only with a rheonomic constraint; without it P_drivers is NaN)."""
+    at the points of a step at once (`multipliers_at`, only with a rheonomic constraint; without it P_drivers is NaN)."""
     powers = step_powers(system, form)
-    recover = getattr(form, "multipliers", None) if any(c.rheonomic for c in system.constraints) else None
+    recover = hasattr(form, "multipliers") and any(c.rheonomic for c in system.constraints)
     smooth = all(getattr(f, "smooth", True) for f in system.force_elements)
 
     def integrand(t, x):
         one = np.ndim(t) == 0
         t, x = np.atleast_1d(np.asarray(t, dtype=float)), np.atleast_2d(np.asarray(x, dtype=float))
-        lam = None if recover is None else np.array([recover(float(tk), xk) for tk, xk in zip(t, x)])
-        P = powers(t, x, None if lam is None else lam.reshape(len(t), system.n_c))
+        P = powers(t, x, multipliers_at(system, form, t, x) if recover else None)
         return P[0] if one else P
     integrand.vectorized = True
     integrand.smooth = smooth                 # contacts and stops: the most Gauss points (`step_rule`)
@@ -341,8 +355,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         lam = sol.lam
         recovers = ("lagrange", "udwadia-kalaba", "gibbs-appell", "hamilton", "maggi", "kane", "volterra")
         if lam is None and entry.name in recovers and len(sol.t):
-            lam = np.array([form.multipliers(float(tk), xk) for tk, xk in zip(sol.t, sol.x)]).reshape(
-                len(sol.t), system.n_c)
+            lam = multipliers_at(system, form, sol.t, sol.x)
         kept = _joined(kept)
         bodies = _joined_bodies(system, kept, last_bodies[0])
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,

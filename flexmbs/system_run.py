@@ -10,7 +10,8 @@ At each output the run records (`Results`, and the results file's datasets of th
     energies                   kinetic T = 1/2 q'^T M q', potential V_g (gravity), strain U (flexible
                                bodies), total T + V_g + U  (`System.energy`)
     works                      W_loads, W_drivers, W_damping, W_stiffening from t0 [J], accumulated at
-                               every step of the integrator (`step_powers`, `gauss_powers`)
+                               every step of the integrator (`step_powers`, `gauss_powers`); zero
+                               without a quadrature for a System with no power source (`works_vanish`)
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
     contacts/NAME/...          the contact forces of each `flexmbs.contact.Contact` (`flexmbs.contact.record`)
     multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
@@ -41,7 +42,8 @@ from .lazy import isinstance_of
 from .results import Results, contacts_by_name
 from .rotations import ep_G
 
-__all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "multipliers_at", "WORK_KEYS"]
+__all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "works_vanish", "multipliers_at",
+           "WORK_KEYS"]
 
 log = logging.getLogger(__name__)
 ENERGY_KEYS = ("kinetic", "potential", "strain", "total")
@@ -99,6 +101,19 @@ def multipliers_at(system, form, t, x) -> np.ndarray:
     if history is not None:
         return history(t, x)
     return np.array([form.multipliers(float(tk), xk) for tk, xk in zip(t, x)]).reshape(len(t), system.n_c)
+
+
+def works_vanish(system) -> bool:
+    """True when every power of `System.power_history` is zero at every state, so that the works
+    (`WORK_KEYS`) are zero at every output without a quadrature: no force element (springs, dampers,
+    actuators, contacts, joint stops), no rheonomic constraint (drivers, prescribed frames), and every
+    body's powers those of `flexmbs.bodies.base.Body.powers` (its loads) with no loads; a body kind with
+    forces of its own (the flexible body's nodal loads, damping, stiffening) overrides ``powers``.  The
+    triple pendulum under gravity alone: 28 % of its AB4 step went to the quadrature of these zeros (the
+    dense output at 3 Gauss points and `System.power_history`, 2026-11-27)."""
+    from .bodies.base import Body
+    return (not system.force_elements and not any(c.rheonomic for c in system.constraints)
+            and all(type(b).powers is Body.powers and not b.loads for b in system.bodies))
 
 
 def gauss_powers(system, form):
@@ -314,15 +329,19 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     kept: list[dict] = []
     last_bodies = [None]
     writer = None
+    # the works: the method's own multipliers at its steps, else Gauss on its dense output, or zero (no quadrature)
+    vanish = not INTEGRATORS[method].has_multipliers and works_vanish(system)
 
     def record(T, X, W=None):
         """Fields of a block of outputs (and their works W): kept, and appended to the results file."""
+        if vanish:
+            W = np.zeros((len(T), len(WORK_KEYS)))
         fields, last_bodies[0] = _fields(system, form, T, X, controls, W)
         if writer is not None:
             writer.append_many(fields)
         kept.append(fields)
 
-    blocks = OutputBlocks(record, options.pop("on_output", None), integrals=True)     # the works with the outputs
+    blocks = OutputBlocks(record, options.pop("on_output", None), integrals=not vanish)   # the works with the outputs
 
     with ExitStack() as stack:
         if controls is not None:         # stopped when the run's outputs, works included, are done
@@ -335,7 +354,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         # the method's own multipliers (index3-alpha, rattle), else Gauss on the dense output of every step
         if INTEGRATORS[method].has_multipliers:
             options["step_integrand"] = step_powers(system, form)
-        else:
+        elif not vanish:
             options["integrand"] = gauss_powers(system, form)
         if results_file is not None:
             writer = stack.enter_context(results_file.open_run(

@@ -188,3 +188,51 @@ def test_the_index1_runs_lapack_is_scipys_without_importing_scipy(tmp_path):
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "SCIPY []" in proc.stdout, proc.stdout
+
+
+def pendulum_pair(loads=(), spring=False):
+    """Two rigid bodies (Euler parameters) on spherical joints under gravity, a load on the second or a
+    spring between them when asked."""
+    from flexmbs.bodies import RigidBodyEP
+    from flexmbs.constraints import Spherical
+    from flexmbs.forces import SpringDamper
+    J = np.diag([1e-4, 1e-3, 1e-3])
+    a = RigidBodyEP("a", 1.0, J, centroid=[0.1, 0, 0])
+    b = RigidBodyEP("b", 1.0, J, position=[0.2, 0, 0], centroid=[0.1, 0, 0], loads=loads)
+    forces = [SpringDamper(a, [0.2, 0, 0], b, [0.2, 0, 0], 100.0, name="spring")] if spring else []
+    return fm.System([a, b], [Spherical(None, a, at=[0, 0, 0], name="O"), Spherical(a, b, at=[0.2, 0, 0], name="P")],
+                     gravity=[0, -9.81, 0], forces=forces)
+
+
+WORKS = {   # system: whether some power of System.power_history may be nonzero
+    "two rigid bodies under gravity": (lambda: pendulum_pair(), True),
+    "a load on a body": (lambda: pendulum_pair(loads=[lambda body, t, q, v: np.r_[0.0, 1.0, 0.0, np.zeros(4)]]),
+                         False),
+    "a spring between the bodies": (lambda: pendulum_pair(spring=True), False),
+    "a driver (rheonomic)": (driven_crank_and_rod, False),
+    "a flexible body (own powers)": (lambda: slider_crank.build_coupled(elements=4)[0], False),
+}
+
+
+@pytest.mark.parametrize("name", WORKS)
+def test_works_vanish_only_without_a_power_source(name):
+    """`system_run.works_vanish` is True for a System whose `power_history` has no source, False as soon as
+    one is there (loads, force elements, drivers, a body kind with its own powers)."""
+    from flexmbs.system_run import works_vanish
+    build, vanish = WORKS[name]
+    assert works_vanish(build()) is vanish
+
+
+def test_a_run_without_power_sources_has_zero_works_without_a_quadrature(monkeypatch):
+    """The triple pendulum (gravity only) on AB4: the works are zero at every output, as the quadrature of its
+    zero powers gave (exact zeros at 69b0fdc), and no quadrature ran (`gauss_powers` is not asked for)."""
+    import flexmbs.system_run as system_run
+
+    def no_quadrature(system, form):
+        raise AssertionError("gauss_powers asked for a System without power sources")
+    monkeypatch.setattr(system_run, "gauss_powers", no_quadrature)
+    res = fm.run(triple_pendulum.build("euler-parameters"), formulation="udwadia-kalaba", method="AB4", h=1e-3,
+                 t_end=0.05, dt_out=0.01, store=False, formulation_options=dict(stabilization="coordinate-partitioning"))
+    assert res.status == "finished"
+    for key in ("W_loads", "W_drivers", "W_damping", "W_stiffening"):
+        assert res.energies[key].shape == res.t.shape and not np.any(res.energies[key]), key

@@ -48,14 +48,18 @@ def flapack_module():
         return None
     loader = importlib.machinery.ExtensionFileLoader("_flapack", str(path))
     spec = importlib.util.spec_from_file_location("_flapack", str(path), loader=loader)
+    before = sys.modules.get("_flapack")
     try:
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
     except ImportError as err:                              # e.g. a module built for another numpy
         log.debug("scipy's _flapack not loaded alone (%s): scipy.linalg.get_lapack_funcs", err)
         return None
-    finally:
-        sys.modules.pop("_flapack", None)                   # not a top-level module of this process
+    finally:                         # its initialisation registers it: not a top-level module of this process
+        if before is None:
+            sys.modules.pop("_flapack", None)
+        else:
+            sys.modules["_flapack"] = before
     return module
 
 

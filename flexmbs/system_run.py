@@ -10,12 +10,14 @@ At each output the run records (`Results`, and the results file's datasets of th
     energies                   kinetic T = 1/2 q'^T M q', potential V_g (gravity), strain U (flexible
                                bodies), total T + V_g + U  (`System.energy`)
     works                      W_loads, W_drivers, W_damping, W_stiffening from t0 [J], accumulated at
-                               every step of the integrator (`step_powers`, `gauss_powers`)
+                               every step of the integrator (`step_powers`, `gauss_powers`); zero
+                               without a quadrature for a System with no power source (`works_vanish`)
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
     contacts/NAME/...          the contact forces of each `flexmbs.contact.Contact` (`flexmbs.contact.record`)
     multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
-                               accelerations at the outputs (lagrange, udwadia-kalaba, gibbs-appell,
-                               maggi), or sigma' of Hamilton's momenta (hamilton)
+                               accelerations at the outputs, solved for all outputs at once (lagrange,
+                               udwadia-kalaba, gibbs-appell: `multipliers_at`), or recovered output by
+                               output (maggi, kane, volterra), or sigma' of Hamilton's momenta (hamilton)
 
 Outputs are written in blocks (`flexmbs.analysis.OutputBlocks`): the first at once, then at least
 every ``FLUSH_EVERY_S`` of wall time and at the end, also when the run is stopped by an exception or Ctrl-C (the file then
@@ -40,7 +42,8 @@ from .lazy import isinstance_of
 from .results import Results, contacts_by_name
 from .rotations import ep_G
 
-__all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "WORK_KEYS"]
+__all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "works_vanish", "multipliers_at",
+           "WORK_KEYS"]
 
 log = logging.getLogger(__name__)
 ENERGY_KEYS = ("kinetic", "potential", "strain", "total")
@@ -86,6 +89,33 @@ def step_powers(system, form):
     return powers
 
 
+def multipliers_at(system, form, t, x) -> np.ndarray:
+    """lam (N, n_c) of the formulation ``form`` at the states x (N, n_state) and times t (N,) (the outputs
+    of a run, the Gauss points of a step) in one pass: its ``multiplier_history`` (lagrange, udwadia-kalaba,
+    gibbs-appell: the terms of each state, then one stacked solve, `flexmbs.formulations.index1`); the
+    formulations that recover lam by their own equations from each state's evaluations (maggi, kane,
+    volterra: a least-squares fit of d'Alembert's residual; hamilton: sigma' by central differences along
+    the motion) have no stacked form of those evaluations and give lam state by state (``multipliers``)."""
+    t, x = np.asarray(t, dtype=float).reshape(-1), np.asarray(x, dtype=float)
+    history = getattr(form, "multiplier_history", None)
+    if history is not None:
+        return history(t, x)
+    return np.array([form.multipliers(float(tk), xk) for tk, xk in zip(t, x)]).reshape(len(t), system.n_c)
+
+
+def works_vanish(system) -> bool:
+    """True when every power of `System.power_history` is zero at every state, so that the works
+    (`WORK_KEYS`) are zero at every output without a quadrature: no force element (springs, dampers,
+    actuators, contacts, joint stops), no rheonomic constraint (drivers, prescribed frames), and every
+    body's powers those of `flexmbs.bodies.base.Body.powers` (its loads) with no loads; a body kind with
+    forces of its own (the flexible body's nodal loads, damping, stiffening) overrides ``powers``.  The
+    triple pendulum under gravity alone: 28 % of its AB4 step went to the quadrature of these zeros (the
+    dense output at 3 Gauss points and `System.power_history`, 2026-11-27)."""
+    from .bodies.base import Body
+    return (not system.force_elements and not any(c.rheonomic for c in system.constraints)
+            and all(type(b).powers is Body.powers and not b.loads for b in system.bodies))
+
+
 def gauss_powers(system, form):
     """The powers of `step_powers` as `flexmbs.simulate`'s ``integrand`` of the methods without
     multipliers of their own (RK45, DOP853, Radau, BDF, midpoint, ...): integrated by Gauss-Legendre on
@@ -93,16 +123,15 @@ def gauss_powers(system, form):
     (`flexmbs.integrators.simulate.step_rule`: 2 for the fixed-step second-order methods, 3 for AB4,
     5 for the adaptive ones, and 5 whatever the method with a force element that is not ``smooth``, a
     contact or a joint stop, whose power has a kink within a step), the multipliers of the drivers' power recovered
-    at each point (``form.multipliers``, only with a rheonomic constraint; without it P_drivers is NaN)."""
+    at the points of a step at once (`multipliers_at`, only with a rheonomic constraint; without it P_drivers is NaN)."""
     powers = step_powers(system, form)
-    recover = getattr(form, "multipliers", None) if any(c.rheonomic for c in system.constraints) else None
+    recover = hasattr(form, "multipliers") and any(c.rheonomic for c in system.constraints)
     smooth = all(getattr(f, "smooth", True) for f in system.force_elements)
 
     def integrand(t, x):
         one = np.ndim(t) == 0
         t, x = np.atleast_1d(np.asarray(t, dtype=float)), np.atleast_2d(np.asarray(x, dtype=float))
-        lam = None if recover is None else np.array([recover(float(tk), xk) for tk, xk in zip(t, x)])
-        P = powers(t, x, None if lam is None else lam.reshape(len(t), system.n_c))
+        P = powers(t, x, multipliers_at(system, form, t, x) if recover else None)
         return P[0] if one else P
     integrand.vectorized = True
     integrand.smooth = smooth                 # contacts and stops: the most Gauss points (`step_rule`)
@@ -300,15 +329,19 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     kept: list[dict] = []
     last_bodies = [None]
     writer = None
+    # the works: the method's own multipliers at its steps, else Gauss on its dense output, or zero (no quadrature)
+    vanish = not INTEGRATORS[method].has_multipliers and works_vanish(system)
 
     def record(T, X, W=None):
         """Fields of a block of outputs (and their works W): kept, and appended to the results file."""
+        if vanish:
+            W = np.zeros((len(T), len(WORK_KEYS)))
         fields, last_bodies[0] = _fields(system, form, T, X, controls, W)
         if writer is not None:
             writer.append_many(fields)
         kept.append(fields)
 
-    blocks = OutputBlocks(record, options.pop("on_output", None), integrals=True)     # the works with the outputs
+    blocks = OutputBlocks(record, options.pop("on_output", None), integrals=not vanish)   # the works with the outputs
 
     with ExitStack() as stack:
         if controls is not None:         # stopped when the run's outputs, works included, are done
@@ -321,7 +354,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         # the method's own multipliers (index3-alpha, rattle), else Gauss on the dense output of every step
         if INTEGRATORS[method].has_multipliers:
             options["step_integrand"] = step_powers(system, form)
-        else:
+        elif not vanish:
             options["integrand"] = gauss_powers(system, form)
         if results_file is not None:
             writer = stack.enter_context(results_file.open_run(
@@ -341,8 +374,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         lam = sol.lam
         recovers = ("lagrange", "udwadia-kalaba", "gibbs-appell", "hamilton", "maggi", "kane", "volterra")
         if lam is None and entry.name in recovers and len(sol.t):
-            lam = np.array([form.multipliers(float(tk), xk) for tk, xk in zip(sol.t, sol.x)]).reshape(
-                len(sol.t), system.n_c)
+            lam = multipliers_at(system, form, sol.t, sol.x)
         kept = _joined(kept)
         bodies = _joined_bodies(system, kept, last_bodies[0])
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,

@@ -43,12 +43,13 @@ from ..lapack import lapack
 from ..lazy import LazyModule
 from .stabilization import RedundantConstraintError, stabilized_gamma
 
-__all__ = ["accelerations", "solve_saddle_point", "solve_block_saddle_point", "uses_block_mass", "rounded_down",
-           "RCOND_MIN", "BLOCK_SADDLE_MIN"]
+__all__ = ["accelerations", "solve_saddle_point", "saddle_point_history", "solve_block_saddle_point",
+           "uses_block_mass", "rounded_down", "RCOND_MIN", "HISTORY_MARGIN", "BLOCK_SADDLE_MIN"]
 
 sparse = LazyModule("scipy.sparse")
 
 RCOND_MIN = 1e-13       # below: the saddle-point matrix is singular to working precision
+HISTORY_MARGIN = 1e4     # `saddle_point_history` solves one at a time the matrices whose estimate is within it of RCOND_MIN
 BLOCK_SADDLE_MIN = 200   # n_q + n_c from which a constrained system's saddle point is solved sparse (`uses_block_mass`)
 
 
@@ -194,13 +195,53 @@ def solve_saddle_point(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.n
     A[n:, :n] = Cq
     A[n:, n:] = 0.0
     b = np.concatenate([Q, gamma])
-    getrf, getrs, gecon = lapack(("getrf", "getrs", "gecon"), A)
-    anorm = np.abs(A).sum(axis=0).max()
-    lu, piv, info = getrf(A)
+    getrf, getrs, gecon, lange = lapack(("getrf", "getrs", "gecon", "lange"), A)
+    anorm = lange("1", A)                # the 1-norm, max_j sum_i |A_ij|, of the matrix factorised
+    lu, piv, info = getrf(A, overwrite_a=True)
     rcond = 0.0 if info > 0 else gecon(lu, anorm, norm="1")[0]
     if not rcond >= rcond_min:           # also catches NaN
         raise _singular(rcond, rcond_min, t, "reciprocal condition number")
-    x, info = getrs(lu, piv, b)
+    x, info = getrs(lu, piv, b, overwrite_b=True)
     return x[:n], x[n:]
 
 
+
+
+def saddle_point_history(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.ndarray,
+                         rcond_min: float = RCOND_MIN, t: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(q'', lam), (N, n) and (N, m), of N stacked systems ``[[M, C_q^T], [C_q, 0]] [q''; lam] = [Q; gamma]``
+    (M (N, n, n), Q (N, n), C_q (N, m, n), gamma (N, m)): one `numpy.linalg.solve` on the stacked
+    (N, n + m, n + m) matrices, for the multipliers at the outputs of a run.
+
+    The check of `solve_saddle_point` (LAPACK's ``gecon``), which numpy does not give, is begun as ``gecon``
+    begins it: the same solve takes a second right-hand side e / (n + m), e the vector of ones, the first
+    iterate of the Hager-Higham estimator of ||A^-1||_1 that ``gecon`` refines (LAPACK ``dlacn2``); with the
+    solution's own ratio ||x||_1 / ||b||_1 it is a lower bound of ||A^-1||_1, so
+
+    .. code:: text
+
+        rcond_est = 1 / (||A||_1 max(||A^-1 e||_1 / (n + m), ||x||_1 / ||b||_1))  >=  rcond
+
+    The matrices with rcond_est below `HISTORY_MARGIN` times ``rcond_min`` (the first iterate is within a
+    factor of the order of n + m of ||A^-1||_1 but for contrived matrices), and all of them when one is exactly
+    singular, are solved again one at a time by `solve_saddle_point`, which gives each its value or its
+    error (the `RedundantConstraintError` naming the time ``t[k]``): the same as a loop over the outputs."""
+    N, n, m = M.shape[0], M.shape[1], Cq.shape[1]
+    A = np.zeros((N, n + m, n + m))
+    A[:, :n, :n] = M
+    A[:, :n, n:] = np.swapaxes(Cq, 1, 2)
+    A[:, n:, :n] = Cq
+    b = np.empty((N, n + m, 2))
+    b[:, :n, 0], b[:, n:, 0], b[:, :, 1] = Q, gamma, 1.0 / (n + m)
+    try:
+        X = np.linalg.solve(A, b)
+        norm_inv = np.maximum(np.abs(X[..., 1]).sum(axis=1),
+                              np.abs(X[..., 0]).sum(axis=1) / np.maximum(np.abs(b[..., 0]).sum(axis=1), 1e-300))
+        rcond = 1.0 / (np.abs(A).sum(axis=1).max(axis=1) * norm_inv)
+    except np.linalg.LinAlgError:           # one of them exactly singular
+        X, rcond = np.empty_like(b), np.zeros(N)
+    x = X[..., 0]
+    for k in np.flatnonzero(~(rcond >= HISTORY_MARGIN * rcond_min)):         # NaN too
+        x[k] = np.concatenate(solve_saddle_point(M[k], Q[k], Cq[k], gamma[k], rcond_min,
+                                                 None if t is None else float(t[k])))
+    return x[:, :n], x[:, n:]

@@ -65,11 +65,16 @@ class GibbsAppellSystem(Index1):
     def accelerations(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q'', lam) of ``[[M_GA, C_q^T], [C_q, 0]] [q''; lam] = [Q_a - g; gamma]`` (with the Baumgarte
         terms when chosen)."""
+        return solve_saddle_point(*self.acceleration_terms(t, q, v), t=t)
+
+    def acceleration_terms(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(M_GA, Q_a - g, C_q, gamma_s) at (t, q, v), the System's numpy (`Index1.acceleration_terms` with
+        Gibbs-Appell's matrix and forces; its `Index1.multiplier_history` solves them stacked)."""
         M, g = self.inertia(q, v)
         Cq = self.system.jacobian(t, q)
         s = self.stabilization
         gamma = stabilized_gamma(self.system, t, q, v, Cq, s.alpha, s.beta)
-        return solve_saddle_point(M, self.body_terms.active_forces(t, q, v) - g, Cq, gamma, t=t)
+        return M, self.body_terms.active_forces(t, q, v) - g, Cq, gamma
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         """M_GA(q) (it does not depend on q': that of the last (q, q') if q is its q)."""

@@ -42,6 +42,11 @@ log = logging.getLogger("flexmbs.constrained")
 SOLVERS = {"augmented": augmented.accelerations, "udwadia-kalaba": udwadia_kalaba.accelerations}
 # the same solvers on given terms (M, Q, C_q, gamma): the compiled path's (`flexmbs.formulations.evaluations`)
 SOLVES = {"augmented": augmented.solve_saddle_point, "udwadia-kalaba": udwadia_kalaba.solve_udwadia_kalaba}
+# the same solvers on the terms of N states stacked: the multipliers at the outputs (`Index1.multiplier_history`)
+HISTORIES = {"augmented": augmented.saddle_point_history, "udwadia-kalaba": udwadia_kalaba.udwadia_kalaba_history}
+# outputs per stacked solve: the coupled slider-crank's 1441 outputs (66 x 66 saddle points) took 0.39 s in one
+# stack, whose 150 MB of temporaries are fresh pages, against 0.06 s in stacks of 64 (2026-11-27)
+HISTORY_CHUNK = 64
 
 
 class Index1:
@@ -167,13 +172,22 @@ class Index1:
     # -- the first-order system ------------------------------------------------------------------
     def accelerations(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q'', lam) by the chosen solver, with the Baumgarte terms when chosen: on the compiled path
-        the solver's own solve (`SOLVES`) on M, Q, C_q of one kernel call and the System's gamma."""
+        the solver's own solve (`SOLVES`) on M, Q, C_q and gamma of two kernel calls (`acceleration_terms`)."""
+        if self._kernel is None:
+            s = self.stabilization
+            return self._solve(self.system, t, q, v, alpha=s.alpha, beta=s.beta, **self._solver_options)
+        return SOLVES[self.solver](*self.acceleration_terms(t, q, v), t=t, **self._solver_options)
+
+    def acceleration_terms(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(M, Q, C_q, gamma_s) of ``M q'' + C_q^T lam = Q, C_q q'' = gamma_s`` at (t, q, v): from the kernel
+        (`flexmbs.formulations.evaluations`) or the System, gamma_s with the Baumgarte terms when chosen."""
         s = self.stabilization
         if self._kernel is None:
-            return self._solve(self.system, t, q, v, alpha=s.alpha, beta=s.beta, **self._solver_options)
+            Cq = self.system.jacobian(t, q)
+            return (self.system.mass_matrix(q), self.system.forces(t, q, v), Cq,
+                    stabilized_gamma(self.system, t, q, v, Cq, s.alpha, s.beta))
         M, Q, C, Cq = self._kernel.terms(t, q, v)
-        gamma = stabilized_gamma(self._kernel, t, q, v, Cq, s.alpha, s.beta, C=C)
-        return SOLVES[self.solver](M, Q, Cq, gamma, t=t, **self._solver_options)
+        return M, Q, Cq, stabilized_gamma(self._kernel, t, q, v, Cq, s.alpha, s.beta, C=C)
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """x' = (v, q''(t, q, v))."""
@@ -263,6 +277,29 @@ class Index1:
     def multipliers(self, t: float, x: np.ndarray) -> np.ndarray:
         """Multipliers lam at the state x (the reactions are System.reactions(t, q, lam))."""
         return self.accelerations(t, x[:self.n], x[self.n:])[1]
+
+    def multiplier_history(self, t: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """lam (N, n_c) at the states x (N, n_state) and times t (N,), e.g. the outputs of a run: the terms
+        of each state (`acceleration_terms`, one kernel call per state on the compiled path), then the
+        solver's equations on all of them at once (`HISTORIES`: one stacked solve per `HISTORY_CHUNK`
+        states).  The same lam as `multipliers` state by state, to round-off; the augmented formulation's
+        sparse saddle point of a large System (`augmented.uses_block_mass`) stays one state at a time (a
+        stacked dense matrix of n_q + n_c >= `augmented.BLOCK_SADDLE_MIN` rows per output would not fit)."""
+        t, x = np.asarray(t, dtype=float).reshape(-1), np.asarray(x, dtype=float).reshape(-1, self.n_state)
+        n, m = self.n, self.system.n_c
+        if m == 0 or not len(t):
+            return np.zeros((len(t), m))
+        if self._kernel is None and self.solver == "augmented" and augmented.uses_block_mass(self.system):
+            return np.array([self.multipliers(float(tk), xk) for tk, xk in zip(t, x)]).reshape(len(t), m)
+        return np.concatenate([self._stacked_multipliers(t[i:i + HISTORY_CHUNK], x[i:i + HISTORY_CHUNK])
+                               for i in range(0, len(t), HISTORY_CHUNK)])
+
+    def _stacked_multipliers(self, t: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """lam (N, n_c) of one chunk of `multiplier_history`: the terms of each state, one stacked solve."""
+        n = self.n
+        terms = [self.acceleration_terms(float(tk), xk[:n], xk[n:]) for tk, xk in zip(t, x)]
+        M, Q, Cq, gamma = (np.array(column) for column in zip(*terms))
+        return HISTORIES[self.solver](M, Q, Cq, gamma, t=t, **self._solver_options)[1]
 
 
 def _redundant_names(mobility: dict) -> list[str]:

@@ -133,19 +133,22 @@ class Partition:
     redundant: np.ndarray       # (n_c - r,) constraint equations dropped
     quality: float              # min|U_ii| of LU(C_w) / max|C_q[rows]| at the choice
 
-    @property
-    def ix_w(self):
-        """Index of C_w = C_q[rows, dependent] (cached)."""
-        if "_ix_w" not in self.__dict__:
-            object.__setattr__(self, "_ix_w", np.ix_(self.rows, self.dependent))
-        return self.__dict__["_ix_w"]
+    def dependent_block(self, Cq: np.ndarray) -> np.ndarray:
+        """C_w = C_q[rows, dependent] (the columns alone, a cheaper copy, when every row is used)."""
+        if not self.redundant.size:
+            return Cq.take(self.dependent, axis=1)
+        return Cq[np.ix_(self.rows, self.dependent)]
 
-    @property
-    def ix_u(self):
-        """Index of C_u = C_q[rows, independent] (cached)."""
-        if "_ix_u" not in self.__dict__:
-            object.__setattr__(self, "_ix_u", np.ix_(self.rows, self.independent))
-        return self.__dict__["_ix_u"]
+    def independent_block(self, Cq: np.ndarray) -> np.ndarray:
+        """C_u = C_q[rows, independent]."""
+        if not self.redundant.size:
+            return Cq.take(self.independent, axis=1)
+        return Cq[np.ix_(self.rows, self.independent)]
+
+    def used_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The rows of the constraint equations used (``rows`` itself when none is redundant): C[rows] of a
+        residual C (n_c,), C_q[rows] of a Jacobian."""
+        return rows if not self.redundant.size else rows[self.rows]
 
 
 class NoStabilization:
@@ -227,10 +230,10 @@ class CoordinatePartitioning(NoStabilization):
         if self.partition is None:
             self.choose(Cq)
         p = self.partition
-        lu, piv, info = _getrf(Cq[p.ix_w])
-        if info != 0 or _pivot_ratio(lu, Cq[p.rows]) < self.repartition_ratio * p.quality:
+        lu, piv, info = _getrf(p.dependent_block(Cq))
+        if info != 0 or _pivot_ratio(lu, p.used_rows(Cq)) < self.repartition_ratio * p.quality:
             p = self.choose(Cq)
-            lu, piv, info = _getrf(Cq[p.ix_w])
+            lu, piv, info = _getrf(p.dependent_block(Cq))
         return lu, piv
 
     def correct(self, system, t: float, q: np.ndarray, v: np.ndarray):
@@ -240,18 +243,18 @@ class CoordinatePartitioning(NoStabilization):
         q, v = q.copy(), v.copy()
         lu = self._factor(system.jacobian(t, q))
         p = self.partition
-        dep, rows = p.dependent, p.rows
+        dep = p.dependent
         C = system.residual(t, q)
-        q[dep] -= _getrs(lu, C[rows])                           # the first correction, always
+        q[dep] -= _getrs(lu, p.used_rows(C))                    # the first correction, always
         self.n_corrections += 1
 
         def residual(w):
             q[dep] = w
-            return system.residual(t, q)[rows]
+            return p.used_rows(system.residual(t, q))
 
         def solve(w, r):
             q[dep] = w
-            return np.linalg.solve(system.jacobian(t, q)[p.ix_w], r)
+            return np.linalg.solve(p.dependent_block(system.jacobian(t, q)), r)
 
         # Before the correction |C| <= tol means after it O(tol^2): not evaluated again.
         if np.abs(C).max(initial=0.0) > self.tol and np.abs(system.residual(t, q)).max(initial=0.0) > self.tol:
@@ -265,7 +268,7 @@ class CoordinatePartitioning(NoStabilization):
         Cq = system.jacobian(t, q)
         lu = self._factor(Cq)
         p = self.partition
-        rhs = system.time_derivative(t, q)[p.rows] + Cq[p.ix_u] @ v[p.independent]
+        rhs = p.used_rows(system.time_derivative(t, q)) + p.independent_block(Cq) @ v[p.independent]
         v[p.dependent] = -_getrs(lu, rhs)
         return q, v
 
@@ -293,7 +296,7 @@ def _pivot_ratio(lu: np.ndarray, rows: np.ndarray) -> float:
     if not lu.size:
         return 1.0
     scale = np.abs(rows).max()
-    return float(np.abs(np.diag(lu)).min() / scale) if scale > 0 else 0.0
+    return float(np.abs(lu.diagonal()).min() / scale) if scale > 0 else 0.0
 
 
 def _getrf(A: np.ndarray):

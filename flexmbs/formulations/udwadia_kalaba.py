@@ -26,9 +26,11 @@ are not, and those returned are the minimum-norm ones.  Where both apply the res
 the augmented formulation's to round-off (tests/test_constrained_dynamics.py).
 
 Linear algebra: Cholesky of M_s (LAPACK ``potrf``/``potrs``) with the right-hand sides
-[Q_s, C_q^T] in one solve; K^+ from the eigen-decomposition of K (``numpy.linalg.eigh``),
-eigenvalues below ``rtol * max(eig)`` are treated as zero (their number is the number of
-redundant constraint equations, `kinetic_rank`).
+[Q_s, C_q^T] in one solve; K^+ e from the eigen-decomposition of K (LAPACK ``syevd``, K^+ applied
+to e without being formed: `pinv_symmetric_solve`), eigenvalues below ``rtol * max(eig)`` are
+treated as zero (their number is the number of redundant constraint equations, `kinetic_rank`).
+The outputs' multipliers of a run are the same equations on the stacked matrices of all outputs
+(`udwadia_kalaba_history`).
 
 References
 ----------
@@ -51,7 +53,8 @@ import numpy as np
 from ..lapack import lapack
 from .stabilization import stabilized_gamma
 
-__all__ = ["accelerations", "solve_udwadia_kalaba", "kinetic_rank", "PINV_RTOL"]
+__all__ = ["accelerations", "solve_udwadia_kalaba", "pinv_symmetric", "pinv_symmetric_solve", "kinetic_rank",
+           "udwadia_kalaba_history", "PINV_RTOL"]
 
 PINV_RTOL = 1e-10      # relative cut-off of the eigenvalues of K in its pseudo-inverse
 
@@ -89,28 +92,35 @@ def accelerations(system, t: float, q: np.ndarray, v: np.ndarray, alpha: float =
 def solve_udwadia_kalaba(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.ndarray,
                          weight: float = 1.0, rtol: float = PINV_RTOL, t: float | None = None
                          ) -> tuple[np.ndarray, np.ndarray]:
-    """(q'', lam) of ``M q'' + C_q^T lam = Q, C_q q'' = gamma`` by the Udwadia-Kalaba equations."""
+    """(q'', lam) of ``M q'' + C_q^T lam = Q, C_q q'' = gamma`` by the Udwadia-Kalaba equations (module
+    docstring): Cholesky of M_s by LAPACK (``potrf``, ``potrs`` with the right-hand sides [Q_s, C_q^T] in one
+    call), lam = -K^+ e by `pinv_symmetric_solve`."""
     if not weight > 0:
         raise ValueError(f"`weight` of M + w C_q^T C_q must be positive, got {weight!r}.")
     n = M.shape[0]
-    Ms = M + weight * (Cq.T @ Cq)
+    CqT = Cq.T
+    Ms = M + weight * (CqT @ Cq)
     rhs = np.empty((n, 1 + Cq.shape[0]))
-    rhs[:, 0] = Q + weight * (Cq.T @ gamma)
-    rhs[:, 1:] = Cq.T
+    np.multiply(CqT @ gamma, weight, out=rhs[:, 0])
+    rhs[:, 0] += Q
+    rhs[:, 1:] = CqT
     potrf, potrs = lapack(("potrf", "potrs"), Ms)
-    c, info = potrf(Ms, lower=False)
+    c, info = potrf(Ms, lower=False, overwrite_a=True)
     if info != 0:
-        where = "" if t is None else f" at t = {t:.6g}"
-        raise np.linalg.LinAlgError(
-            f"M + C_q^T C_q is not positive definite{where} (Cholesky failed at column {info}): some "
-            "motion has neither mass nor a constraint (a coordinate without inertia left free); check "
-            "the bodies' inertia and the constraints.")
-    X, _ = potrs(c, rhs, lower=False)
+        raise _not_positive_definite(t, info)
+    X, _ = potrs(c, rhs, lower=False, overwrite_b=True)
     a, Y = X[:, 0], X[:, 1:]                      # a = M_s^-1 Q_s, Y = M_s^-1 C_q^T
-    e = gamma - Cq @ a
-    K = Cq @ Y
-    lam = -pinv_symmetric(0.5 * (K + K.T), rtol) @ e
+    lam = pinv_symmetric_solve(Cq @ Y, Cq @ a - gamma, rtol)       # -K^+ e = K^+ (C_q a - gamma)
     return a - Y @ lam, lam
+
+
+def _not_positive_definite(t: float | None, column: int) -> np.linalg.LinAlgError:
+    """The error of a failed Cholesky factorization of M + C_q^T C_q (at ``column``, at time ``t``)."""
+    where = "" if t is None else f" at t = {t:.6g}"
+    return np.linalg.LinAlgError(
+        f"M + C_q^T C_q is not positive definite{where} (Cholesky failed at column {column}): some "
+        "motion has neither mass nor a constraint (a coordinate without inertia left free); check "
+        "the bodies' inertia and the constraints.")
 
 
 def pinv_symmetric(K: np.ndarray, rtol: float = PINV_RTOL) -> np.ndarray:
@@ -123,6 +133,28 @@ def pinv_symmetric(K: np.ndarray, rtol: float = PINV_RTOL) -> np.ndarray:
     return (Vk / w[keep]) @ Vk.T
 
 
+def pinv_symmetric_solve(K: np.ndarray, b: np.ndarray, rtol: float = PINV_RTOL) -> np.ndarray:
+    """K^+ b for K symmetric positive semi-definite up to round-off (its lower triangle is used):
+
+    .. code:: text
+
+        K = V diag(w) V^T  (LAPACK syevd),   K^+ b = V_k ((V_k^T b) / w_k),   k: w_k > rtol max(w)
+
+    the `pinv_symmetric` of K applied to b without forming K^+ (two matrix-vector products)."""
+    if K.size == 0:
+        return np.zeros(K.shape[1])
+    syevd, = lapack(("syevd",), K)
+    w, V, info = syevd(K, compute_v=1, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"the eigen-decomposition of the kinetic matrix K = C_q M_s^-1 C_q^T did not "
+                                    f"converge (LAPACK syevd info {info}): K has non-finite entries")
+    keep = w > rtol * max(w[-1], 0.0)
+    if keep.all():
+        return V @ ((V.T @ b) / w)
+    Vk = V[:, keep]
+    return Vk @ ((Vk.T @ b) / w[keep])
+
+
 def kinetic_rank(M: np.ndarray, Cq: np.ndarray, weight: float = 1.0, rtol: float = PINV_RTOL) -> int:
     """Rank of the kinetic matrix K = C_q M_s^{-1} C_q^T (= rank of C_q): independent constraints."""
     Ms = M + weight * (Cq.T @ Cq)
@@ -131,3 +163,40 @@ def kinetic_rank(M: np.ndarray, Cq: np.ndarray, weight: float = 1.0, rtol: float
     return int(np.sum(w > rtol * max(w[-1], 0.0))) if w.size else 0
 
 
+
+
+def udwadia_kalaba_history(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.ndarray, weight: float = 1.0,
+                           rtol: float = PINV_RTOL, t: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(q'', lam), (N, n) and (N, m), of N stacked systems M (N, n, n), Q (N, n), C_q (N, m, n), gamma (N, m):
+    the equations of `solve_udwadia_kalaba` on all of them at once (numpy's stacked Cholesky as its check,
+    solve and eigh), for the multipliers at the outputs of a run.  ``t`` (N,): the times, named by the
+    error of a Cholesky that fails (the first such output)."""
+    if not weight > 0:
+        raise ValueError(f"`weight` of M + w C_q^T C_q must be positive, got {weight!r}.")
+    CqT = np.swapaxes(Cq, 1, 2)
+    Ms = M + weight * (CqT @ Cq)
+    try:
+        np.linalg.cholesky(Ms)                  # the check of `solve_udwadia_kalaba`'s Cholesky
+    except np.linalg.LinAlgError:
+        raise _first_not_positive_definite(Ms, t) from None
+    rhs = np.concatenate([(Q + weight * (CqT @ gamma[..., None])[..., 0])[..., None], CqT], axis=2)
+    X = np.linalg.solve(Ms, rhs)                # one stacked LU (numpy has no stacked triangular solve)
+    a, Y = X[..., 0], X[..., 1:]
+    K = Cq @ Y
+    w, V = np.linalg.eigh(K)                                   # its lower triangle, as syevd's
+    keep = w > rtol * np.maximum(w[:, -1:], 0.0)
+    inv_w = np.divide(1.0, w, out=np.zeros_like(w), where=keep)
+    e = gamma - (Cq @ a[..., None])[..., 0]
+    lam = -(V @ (inv_w * (np.swapaxes(V, 1, 2) @ e[..., None])[..., 0])[..., None])[..., 0]
+    return a - (Y @ lam[..., None])[..., 0], lam
+
+
+def _first_not_positive_definite(Ms: np.ndarray, t: np.ndarray | None) -> np.linalg.LinAlgError:
+    """The error of `solve_udwadia_kalaba` at the first of the stacked M_s (N, n, n) whose Cholesky fails."""
+    potrf, = lapack(("potrf",), Ms)
+    for k, A in enumerate(Ms):
+        info = potrf(A, lower=False)[1]
+        if info != 0:
+            return _not_positive_definite(None if t is None else float(t[k]), info)
+    return np.linalg.LinAlgError("M + C_q^T C_q is not positive definite at some output (numpy's Cholesky failed, "
+                                 "LAPACK's did not): check the outputs for non-finite states")

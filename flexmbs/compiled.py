@@ -316,9 +316,9 @@ def planar_side(system, body, marker, joint, point: bool) -> tuple[int, np.ndarr
     x_k, s = 0; a planar revolute's point).  A PlanarPrismatic (``point`` False) also turns its axes with the
     side's theta, which on a beam is node 0's section (`CorotationalBeam2D.vector`): it is taken on Node(0) only.
     `Unsupported` naming ``joint`` and the body otherwise."""
-    from .bodies.corotational import CorotationalBeam2D
     from .bodies.planar import RigidBody2D
     from .constraints.base import Ground
+    CorotationalBeam2D = loaded_class("flexmbs.bodies.corotational:CorotationalBeam2D")   # None: no beam
     if body is None or isinstance(body, Ground):
         return -1, np.asarray(marker, dtype=float)
     start = system.slice(body).start
@@ -406,7 +406,7 @@ class CompiledSystem:
                               "evaluates System's own equations only")
         from .bodies.point import PointMass
         from .bodies.natural import NaturalRigidity, RigidBodyNatural
-        from .bodies.corotational import CorotationalBeam2D
+        CorotationalBeam2D = loaded_class("flexmbs.bodies.corotational:CorotationalBeam2D")   # None: no beam
         system.check_unchanged()                # packed now: what the numpy path evaluates, or refused
         n, m = system.n_q, system.n_c
         norms, mean_axis, rigidity = [], {}, {}
@@ -528,8 +528,8 @@ class CompiledSystem:
         node 0, whose section turns the beam's vectors: `CorotationalBeam2D.vector`); its actuator, a function
         of t, is tabulated with the loads' vectors.  `Unsupported` naming it otherwise (its kind's refusal in
         `flexmbs.kernel_schema.KINDS`)."""
-        from .bodies.corotational import CorotationalBeam2D
         from .bodies.natural import RigidBodyNatural
+        CorotationalBeam2D = loaded_class("flexmbs.bodies.corotational:CorotationalBeam2D")   # None: no beam
         from .bodies.planar import RigidBody2D
         from .bodies.point import PointMass
         from .bodies.rigid import RigidBodyEP

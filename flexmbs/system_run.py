@@ -11,7 +11,7 @@ At each output the run records (`Results`, and the results file's datasets of th
                                bodies), total T + V_g + U  (`System.energy`)
     works                      W_loads, W_drivers, W_damping, W_stiffening from t0 [J], accumulated at
                                every step of the integrator (`step_powers`, `gauss_powers`); zero
-                               without a quadrature for a System with no power source (`works_vanish`)
+                               without a quadrature for a System with no power source (`System.works_vanish`)
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
     contacts/NAME/...          the contact forces of each `flexmbs.contact.Contact` (`flexmbs.contact.record`)
     multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
@@ -42,7 +42,7 @@ from .lazy import isinstance_of
 from .results import Results, contacts_by_name
 from .rotations import ep_G
 
-__all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "works_vanish", "multipliers_at",
+__all__ = ["run_system", "system_energies", "step_powers", "gauss_powers", "multipliers_at",
            "WORK_KEYS"]
 
 log = logging.getLogger(__name__)
@@ -101,19 +101,6 @@ def multipliers_at(system, form, t, x) -> np.ndarray:
     if history is not None:
         return history(t, x)
     return np.array([form.multipliers(float(tk), xk) for tk, xk in zip(t, x)]).reshape(len(t), system.n_c)
-
-
-def works_vanish(system) -> bool:
-    """True when every power of `System.power_history` is zero at every state, so that the works
-    (`WORK_KEYS`) are zero at every output without a quadrature: no force element (springs, dampers,
-    actuators, contacts, joint stops), no rheonomic constraint (drivers, prescribed frames), and every
-    body's powers those of `flexmbs.bodies.base.Body.powers` (its loads) with no loads; a body kind with
-    forces of its own (the flexible body's nodal loads, damping, stiffening) overrides ``powers``.  The
-    triple pendulum under gravity alone: 28 % of its AB4 step went to the quadrature of these zeros (the
-    dense output at 3 Gauss points and `System.power_history`, 2026-11-27)."""
-    from .bodies.base import Body
-    return (not system.force_elements and not any(c.rheonomic for c in system.constraints)
-            and all(type(b).powers is Body.powers and not b.loads for b in system.bodies))
 
 
 def gauss_powers(system, form):
@@ -330,7 +317,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
     last_bodies = [None]
     writer = None
     # the works: the method's own multipliers at its steps, else Gauss on its dense output, or zero (no quadrature)
-    vanish = not INTEGRATORS[method].has_multipliers and works_vanish(system)
+    vanish = not INTEGRATORS[method].has_multipliers and system.works_vanish()
 
     def record(T, X, W=None):
         """Fields of a block of outputs (and their works W): kept, and appended to the results file."""

@@ -216,11 +216,10 @@ WORKS = {   # system: whether some power of System.power_history may be nonzero
 
 @pytest.mark.parametrize("name", WORKS)
 def test_works_vanish_only_without_a_power_source(name):
-    """`system_run.works_vanish` is True for a System whose `power_history` has no source, False as soon as
+    """`System.works_vanish` is True for a System whose `power_history` has no source, False as soon as
     one is there (loads, force elements, drivers, a body kind with its own powers)."""
-    from flexmbs.system_run import works_vanish
     build, vanish = WORKS[name]
-    assert works_vanish(build()) is vanish
+    assert build().works_vanish() is vanish
 
 
 def test_a_run_without_power_sources_has_zero_works_without_a_quadrature(monkeypatch):

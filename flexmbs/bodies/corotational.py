@@ -37,9 +37,8 @@ import numpy as np
 
 from ..elements.base import Material
 from ..elements.corotational import corotational_2d
-from ..elements._jet import variables
-from ..elements.corotational3d import (_c_coefficient, _rodrigues_coefficients, _rotate, corotational_3d, reference_frames,
-                                        rotary_kinetic_energy, rotation_vector_matrix)
+from ..elements.corotational3d import (corotational_3d, reference_frames, rotary_inertia, rotation_vector_matrix,
+                                        tangent_operator, tangent_operator_rate)
 from ..newton import newton
 from ..rotations import skew
 from .base import Body, LinearInertia, _check_loads, rigid_motion_of_points
@@ -468,26 +467,27 @@ class CorotationalBeam3D(_Statics, Body):
         return np.zeros(self.n_q)
 
     def _rotary(self, q, v):
-        """Jet of the nodes' rotary kinetic energies at (q, v) (kept for the last (q, v))."""
+        """`rotary_inertia` of the nodes at (q, v), closed form, all nodes at once (kept for the last (q, v))."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         key = q.tobytes() + v.tobytes()
         if self._kin is None or self._kin[0] != key:
-            self._kin = (key, rotary_kinetic_energy(q[self._rot], v[self._rot], self._J0))
+            self._kin = (key, rotary_inertia(q[self._rot], v[self._rot], self._J0))
         return self._kin[1]
 
     def mass_matrix(self, q) -> np.ndarray:
-        T = self._rotary(q, np.zeros(self.n_q))
+        """M = the constant translational mass plus M_psi,k = T(psi_k) J0_k T(psi_k)^T on each node's psi's."""
+        psi = np.asarray(q, dtype=float)[self._rot]
+        T = tangent_operator(psi)
         M = self._M_trans.copy()
         idx = self._rot
-        M[idx[:, :, None], idx[:, None, :]] += T.H[:, 3:, 3:]
+        M[idx[:, :, None], idx[:, None, :]] += T @ self._J0 @ np.swapaxes(T, 1, 2)
         return M
 
     def quadratic_velocity(self, q, v) -> np.ndarray:
-        """Q_v = -M'(q) q' + dT/dq (rotations only; the translational mass is constant)."""
-        T = self._rotary(q, v)
-        pd = np.asarray(v, dtype=float)[self._rot]
+        """Q_v = -M'(q) q' + dT/dq: on each node's psi's -T (J0 (d/dt T^T) psi' + Omega x J0 Omega)
+        (`rotary_inertia`); zero on the positions (constant translational mass)."""
         out = np.zeros(self.n_q)
-        out[self._rot] = -np.einsum("nij,nj->ni", T.H[:, 3:, :3], pd) + T.g[:, :3]
+        out[self._rot] = self._rotary(q, v).quadratic
         return out
 
     def gravity_force(self, gravity) -> np.ndarray:
@@ -504,7 +504,7 @@ class CorotationalBeam3D(_Statics, Body):
     def energy(self, q, v, gravity) -> tuple[float, float]:
         """(kinetic, potential of gravity); the strain energy is `strain_energy`."""
         v = np.asarray(v, dtype=float)
-        T = 0.5 * float(v @ (self._M_trans @ v)) + float(self._rotary(q, v).v.sum())
+        T = 0.5 * float(v @ (self._M_trans @ v)) + float(self._rotary(q, v).energy.sum())
         if gravity is None:
             return T, 0.0
         return T, -float(self.gravity_force(gravity) @ np.asarray(q, dtype=float))
@@ -526,28 +526,31 @@ class CorotationalBeam3D(_Statics, Body):
         self.node_index(s)
         return np.zeros(3)
 
-    def _vector_jet(self, q, u):
-        psi = variables(np.asarray(q, dtype=float)[None, 3:6])
-        return _rotate(psi, np.asarray(u, dtype=float)[None, :])
-
     def vector(self, q, u) -> np.ndarray:
         return rotation_vector_matrix(np.asarray(q, dtype=float)[3:6]) @ np.asarray(u, dtype=float)
 
     def vector_jacobian(self, q, u) -> np.ndarray:
+        """d(R(psi_0) u)/dq: delta(R u) = delta phi x R u with delta phi = T(psi_0) delta psi_0, so
+        -(R u)~ T(psi_0) on psi_0."""
+        psi = np.asarray(q, dtype=float)[3:6]
         J = np.zeros((3, self.n_q))
-        J[:, 3:6] = np.array([c.g[0] for c in self._vector_jet(q, u)])
+        J[:, 3:6] = -skew(rotation_vector_matrix(psi) @ np.asarray(u, dtype=float)) @ tangent_operator(psi)
         return J
 
     def vector_bias(self, q, v, u) -> np.ndarray:
-        pd = np.asarray(v, dtype=float)[3:6]
-        return np.array([pd @ c.H[0] @ pd for c in self._vector_jet(q, u)])
+        """(R u)'' at psi_0'' = 0: omega' x a + omega x (omega x a), a = R u, omega = T psi_0',
+        omega' = (d/dt T) psi_0' (`tangent_operator_rate`)."""
+        psi, pd = np.asarray(q, dtype=float)[3:6], np.asarray(v, dtype=float)[3:6]
+        a = rotation_vector_matrix(psi) @ np.asarray(u, dtype=float)
+        w = tangent_operator(psi) @ pd
+        return np.cross(tangent_operator_rate(psi, pd), a) + np.cross(w, np.cross(w, a))
 
     def rotation(self, q) -> np.ndarray:
         return rotation_vector_matrix(np.asarray(q, dtype=float)[3:6])
 
     def angular_velocity(self, q, v) -> np.ndarray:
         """Global angular velocity of node 0's section, omega = T(psi_0) psi_0'."""
-        return _tangent_operator(np.asarray(q, dtype=float)[3:6]) @ np.asarray(v, dtype=float)[3:6]
+        return tangent_operator(np.asarray(q, dtype=float)[3:6]) @ np.asarray(v, dtype=float)[3:6]
 
     def rigid_motion_generators(self, q, point) -> np.ndarray:
         """(n_q, 6): nodal positions move like points (e_k; e_k x (x - O)); a global rotation R(eps e)
@@ -563,22 +566,12 @@ class CorotationalBeam3D(_Statics, Body):
                              "the rate of psi under a global rotation is not defined there")
         X = np.zeros((self.n_nodes, 6, 6))
         X[:, :3] = rigid_motion_of_points(Q[:, :3], point)
-        X[:, 3:, 3:] = np.linalg.inv(_tangent_operator(Q[:, 3:]))
+        X[:, 3:, 3:] = np.linalg.inv(tangent_operator(Q[:, 3:]))
         return X.reshape(self.n_q, 6)
 
     def torque(self, q, T) -> np.ndarray:
         """A global torque on node 0's section: Q_psi0 = T(psi_0)^T T (its power T . omega)."""
         out = np.zeros(self.n_q)
-        out[3:6] = _tangent_operator(np.asarray(q, dtype=float)[3:6]).T @ np.asarray(T, dtype=float)
+        out[3:6] = tangent_operator(np.asarray(q, dtype=float)[3:6]).T @ np.asarray(T, dtype=float)
         return out
 
-
-def _tangent_operator(psi) -> np.ndarray:
-    """T(psi) = I + B(s) psi~ + C(s) psi~^2 with omega = T(psi) psi' (s = psi . psi); psi (3,) -> (3, 3),
-    (n, 3) -> (n, 3, 3)."""
-    psi = np.asarray(psi, dtype=float)
-    s = np.einsum("...i,...i->...", psi, psi)
-    B = _rodrigues_coefficients(s)[3][..., None, None]
-    C = _c_coefficient(s)[0][..., None, None]
-    W = skew(psi)
-    return np.eye(3) + B * W + C * (W @ W)

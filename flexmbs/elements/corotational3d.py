@@ -32,9 +32,11 @@ e1-e2 plane with EI_z, in the e1-e3 plane with EI_y):
         + (EI_y / L_0) (2 theta_1y^2 + 2 theta_1y theta_2y + 2 theta_2y^2)
 
 A rigid motion rotates the chord and every t_ij alike, so E^T T_i and U are unchanged: no
-internal force.  Internal force f = dU/dp and tangent K = d^2U/dp^2 are computed exactly by
-second-order forward differentiation (`_jet`), vectorised over the elements, so K is the exact
-Hessian in these coordinates (rotation vectors: Newton corrections add to psi).  In the
+internal force.  The internal force f = dU/dp is written out by the chain rule (first derivatives
+of the element frame and the nodal triads, `_force_closed_form`), vectorised over the elements; the
+tangent K = d^2U/dp^2 is computed exactly by second-order forward differentiation (`_jet`), also
+vectorised over the elements, so K is the exact Hessian in these coordinates (rotation vectors:
+Newton corrections add to psi) and its gradient part equals f to round-off.  In the
 reference configuration K equals the linear `BeamEB3D` stiffness.  The construction of the
 element frame from the chord and the nodal triads follows Crisfield [1]_ (vol. 2, ch. 17).
 
@@ -42,6 +44,10 @@ References
 ----------
 .. [1] M. A. Crisfield, Non-linear Finite Element Analysis of Solids and Structures, vol. 2,
        Wiley (1997), ch. 17.
+.. [2] A. Cardona, M. Geradin, A beam finite element non-linear theory with finite rotations,
+       Int. J. Numer. Meth. Engng 26 (1988) 2403-2438.
+.. [3] A. Ibrahimbegovic, On the choice of finite rotation parameters, Comput. Methods Appl.
+       Mech. Engrg. 149 (1997) 49-71.
 """
 from __future__ import annotations
 
@@ -49,9 +55,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..rotations import skew
 from ._jet import Jet, cross, dot, sqrt, variables
 
-__all__ = ["Corotational3D", "corotational_3d", "reference_frames", "rotation_vector_matrix", "rotary_kinetic_energy"]
+__all__ = ["Corotational3D", "RotaryInertia", "corotational_3d", "reference_frames", "rotary_inertia",
+           "rotation_and_tangent", "rotation_vector_matrix", "tangent_operator", "tangent_operator_rate"]
 
 _SERIES_BELOW = 1e-3
 
@@ -76,14 +84,41 @@ def _rodrigues_coefficients(s):
     return tuple(np.where(small, a, b) for a, b in zip(series, closed))
 
 
+def _closed_form_coefficients(s):
+    """A, B, C = sin r / r, (1 - cos r) / s, (r - sin r) / r^3 (r = sqrt s) and the s-derivatives B', C'
+    in one pass (series below s = 1e-3, as `_rodrigues_coefficients`), for the closed forms."""
+    s = np.asarray(s, dtype=float)
+    small = s < _SERIES_BELOW
+    ss = np.where(small, 1.0, s)
+    r = np.sqrt(ss)
+    sin, cos = np.sin(r), np.cos(r)
+    A = sin / r
+    B = (1.0 - cos) / ss
+    C = (1.0 - A) / ss
+    dA = (cos - A) / (2.0 * ss)
+    closed = (A, B, C, (0.5 * A - B) / ss, -(dA + C) / ss)
+    if not small.any():
+        return closed
+    series = (1 - s / 6 + s ** 2 / 120 - s ** 3 / 5040, 0.5 - s / 24 + s ** 2 / 720 - s ** 3 / 40320,
+              1 / 6 - s / 120 + s ** 2 / 5040 - s ** 3 / 362880, -1 / 24 + s / 360 - s ** 2 / 13440 + s ** 3 / 907200,
+              -1 / 120 + s / 2520 - s ** 2 / 120960)
+    return tuple(np.where(small, a, b) for a, b in zip(series, closed))
+
+
+def rotation_and_tangent(psi) -> tuple[np.ndarray, np.ndarray]:
+    """(R(psi), T(psi)) (..., 3, 3) from one evaluation of the coefficients: with W = psi~,
+    W^2 = psi psi^T - s I, R = I + A W + B W^2 and T = I + B W + C W^2 (`tangent_operator`)."""
+    psi = np.asarray(psi, dtype=float)
+    s = np.einsum("...i,...i->...", psi, psi)
+    A, B, C, _, _ = (c[..., None, None] for c in _closed_form_coefficients(s))
+    W = skew(psi)
+    W2 = psi[..., :, None] * psi[..., None, :] - s[..., None, None] * np.eye(3)
+    return np.eye(3) + A * W + B * W2, np.eye(3) + B * W + C * W2
+
+
 def rotation_vector_matrix(psi) -> np.ndarray:
     """R = exp(psi~) for rotation vectors psi (..., 3) -> (..., 3, 3)."""
-    psi = np.asarray(psi, dtype=float)
-    A, _, _, B, _, _ = _rodrigues_coefficients(np.einsum("...i,...i->...", psi, psi))
-    W = np.zeros(psi.shape + (3,))
-    W[..., 0, 1], W[..., 0, 2], W[..., 1, 2] = -psi[..., 2], psi[..., 1], -psi[..., 0]
-    W = W - np.swapaxes(W, -1, -2)
-    return np.eye(3) + A[..., None, None] * W + B[..., None, None] * (W @ W)
+    return rotation_and_tangent(psi)[0]
 
 
 def _rotate(psi, a):
@@ -147,6 +182,8 @@ def corotational_3d(X0, E0, x, psi, EA, GJ, EIy, EIz, *, tangent: bool = True) -
     """
     X0, E0 = np.asarray(X0, dtype=float), np.asarray(E0, dtype=float)
     x, psi = np.asarray(x, dtype=float), np.asarray(psi, dtype=float)
+    if not tangent:
+        return _force_closed_form(X0, E0, x, psi, EA, GJ, EIy, EIz)
     n = len(X0)
     p = np.concatenate([x[:, 0], psi[:, 0], x[:, 1], psi[:, 1]], axis=1)
     v = variables(p, hessian=tangent)
@@ -178,39 +215,129 @@ def corotational_3d(X0, E0, x, psi, EA, GJ, EIy, EIz, *, tangent: bool = True) -
     return Corotational3D(U.v, U.g, U.H, loc)
 
 
-def _c_coefficient(s):
-    """C(s) = (1 - A(s)) / s = (r - sin r) / r^3 and its first two s-derivatives."""
-    s = np.asarray(s, dtype=float)
-    A, dA, d2A, _, _, _ = _rodrigues_coefficients(s)
-    small = s < _SERIES_BELOW
-    ss = np.where(small, 1.0, s)
-    C = (1.0 - A) / ss
-    dC = -(dA + C) / ss
-    d2C = -(d2A + 2.0 * dC) / ss
-    series = (1 / 6 - s / 120 + s ** 2 / 5040 - s ** 3 / 362880, -1 / 120 + s / 2520 - s ** 2 / 120960,
-              1 / 2520 - s / 60480)
-    return tuple(np.where(small, a, b) for a, b in zip(series, (C, dC, d2C)))
+def _axial_of_skew(S):
+    """theta = axial vector of (S - S^T)/2 over the 3x3 axes (1, 2) of S (n, 3, 3, ...):
+    ((S_32 - S_23)/2, (S_13 - S_31)/2, (S_21 - S_12)/2)."""
+    return 0.5 * np.stack([S[:, 2, 1] - S[:, 1, 2], S[:, 0, 2] - S[:, 2, 0], S[:, 1, 0] - S[:, 0, 1]], axis=1)
 
 
-def rotary_kinetic_energy(psi, psi_dot, J0):
-    """Jet of T = 1/2 Omega^T J0 Omega in the variables (psi, psi_dot) (n, 6), one node per row.
+def _force_closed_form(X0, E0, x, psi, EA, GJ, EIy, EIz) -> Corotational3D:
+    """U, f = dU/dp and the local quantities of `corotational_3d` (tangent=False) by the chain rule in
+    closed form, all elements at once (arrays (n_el, 3, 12) of first derivatives, p = (x_1, psi_1,
+    x_2, psi_2)):
 
-    Omega = R^T omega = T(psi)^T psi' = psi' - B(s) psi x psi' + C(s) psi x (psi x psi') is the
-    angular velocity of the section in its reference axes (omega = T(psi) psi' the global one),
-    J0 (n, 3, 3) the rotary inertia in the reference axes.  The Hessian's psi'-psi' block is the
-    mass matrix, and -H[psi', psi] psi' + dT/dpsi the quadratic-velocity vector.
+    .. code:: text
+
+        d e1 = (I - e1 e1^T) (d x_2 - d x_1) / L,        d t_ij = -t_ij~ T(psi_i) d psi_i
+        d m = (d t_12 + d t_22) / 2,   c = e1 x m,     d c = -m~ d e1 + e1~ d m
+        d e3 = (I - e3 e3^T) d c / |c|,                d e2 = -e1~ d e3 + e3~ d e1
+        S_i = E^T T_i (S_kj = e_k . t_ij),  theta_i = axial((S_i - S_i^T) / 2),
+        d S_kj = t_ij . d e_k + e_k . d t_ij
+
+    then f = sum over the local quantities of dU/d(local) d(local)/dp.  Equal to the jets' gradient
+    to round-off (tests/test_corotational3d_closed.py); the jets stay for the Hessian.
     """
-    v = variables(np.concatenate([psi, psi_dot], axis=1))
-    p, pd = v[:3], v[3:]
-    s = dot(p, p)
-    _, _, _, B0, B1, B2 = _rodrigues_coefficients(s.v)
-    B = s.apply(B0, B1, B2)
-    C = s.apply(*_c_coefficient(s.v))
-    a = cross(p, pd)
-    b = cross(p, a)
-    Om = [pd[k] - B * a[k] + C * b[k] for k in range(3)]
-    T = 0.0
-    for i in range(3):
-        for j in range(3):
-            T = T + 0.5 * J0[:, i, j] * (Om[i] * Om[j])
-    return T
+    n = len(X0)
+    L0 = np.linalg.norm(X0[:, 1] - X0[:, 0], axis=1)
+    d = x[:, 1] - x[:, 0]
+    L = np.linalg.norm(d, axis=1)
+    e1 = d / L[:, None]
+    R, Tn = rotation_and_tangent(psi)                         # (n, 2, 3, 3) each
+    t = np.einsum("nicd,nde->niec", R, E0)                    # t[:, i, j] = R_i e_j0, (n, 2, 3 j, 3 comp)
+    I3 = np.eye(3)
+    De1 = np.zeros((n, 3, 12))
+    P1 = (I3 - e1[:, :, None] * e1[:, None, :]) / L[:, None, None]
+    De1[:, :, 0:3], De1[:, :, 6:9] = -P1, P1
+    Dt = np.zeros((n, 2, 3, 3, 12))                           # d t_ij / dp
+    Dt[:, 0, :, :, 3:6] = -skew(t[:, 0]) @ Tn[:, 0, None]
+    Dt[:, 1, :, :, 9:12] = -skew(t[:, 1]) @ Tn[:, 1, None]
+    m = 0.5 * (t[:, 0, 1] + t[:, 1, 1])
+    Dm = 0.5 * (Dt[:, 0, 1] + Dt[:, 1, 1])
+    c = np.cross(e1, m)
+    cn = np.linalg.norm(c, axis=1)
+    e3 = c / cn[:, None]
+    Dc = -skew(m) @ De1 + skew(e1) @ Dm
+    De3 = (I3 - e3[:, :, None] * e3[:, None, :]) @ Dc / cn[:, None, None]
+    e2 = np.cross(e3, e1)
+    De2 = -skew(e1) @ De3 + skew(e3) @ De1
+    E = np.stack([e1, e2, e3], axis=1)                        # (n, 3 k, 3 comp)
+    DE = np.stack([De1, De2, De3], axis=1)                    # (n, 3 k, 3 comp, 12)
+    S = np.einsum("nkc,nijc->nikj", E, t)                     # (n, 2, 3 k, 3 j)
+    DS = np.einsum("nijc,nkcv->nikjv", t, DE) + np.einsum("nkc,nijcv->nikjv", E, Dt)
+    theta = np.stack([_axial_of_skew(S[:, i]) for i in range(2)], axis=1)       # (n, 2, 3)
+    Dtheta = np.stack([_axial_of_skew(DS[:, i]) for i in range(2)], axis=1)     # (n, 2, 3, 12)
+    ka, kt, ky, kz = (np.broadcast_to(np.asarray(k, dtype=float), (n,)) / L0 for k in (EA, GJ, EIy, EIz))
+    ul = L - L0
+    (ax, ay, az), (bx, by, bz) = theta[:, 0].T, theta[:, 1].T
+    tw = ax - bx
+    U = (0.5 * ka * ul * ul + 0.5 * kt * tw * tw + 2.0 * kz * (az * az + az * bz + bz * bz)
+         + 2.0 * ky * (ay * ay + ay * by + by * by))
+    dU = np.stack([np.stack([kt * tw, ky * (4.0 * ay + 2.0 * by), kz * (4.0 * az + 2.0 * bz)], axis=1),
+                   np.stack([-kt * tw, ky * (2.0 * ay + 4.0 * by), kz * (2.0 * az + 4.0 * bz)], axis=1)], axis=1)
+    f = np.einsum("nia,niav->nv", dU, Dtheta)
+    f[:, 0:3] -= (ka * ul)[:, None] * e1
+    f[:, 6:9] += (ka * ul)[:, None] * e1
+    loc = np.concatenate([ul[:, None], theta.reshape(n, 6)], axis=1)
+    return Corotational3D(U, f, None, loc)
+
+
+def tangent_operator(psi) -> np.ndarray:
+    """T(psi) = I + B(s) psi~ + C(s) psi~^2 (s = psi . psi), the map of the rotation vector's rate to the
+    global angular velocity, omega = T(psi) psi' (Cardona and Geradin 1988 [2]_, Ibrahimbegovic 1997
+    [3]_); T(psi)^T psi' = R^T omega = Omega, the angular velocity in the reference axes.
+    psi (3,) -> (3, 3), (..., 3) -> (..., 3, 3)."""
+    return rotation_and_tangent(psi)[1]
+
+
+def tangent_operator_rate(psi, psi_dot, sign: float = 1.0) -> np.ndarray:
+    """(d/dt T(psi)^(T)) psi' at fixed psi', for sign = +1 (T) or -1 (T^T), rows (n, 3).
+
+    T(psi) a = a + sign B(s) psi x a + C(s) psi x (psi x a); with s' = 2 psi . psi' and a = psi'
+    (psi' x psi' = 0):
+
+    .. code:: text
+
+        (d/dt T) psi' = 2 s_d (sign B'(s) psi x psi' + C'(s) psi x (psi x psi')) + C(s) psi' x (psi x psi')
+
+    with s_d = psi . psi' and B', C' the s-derivatives.  sign = +1: omega' = T psi'' + this (the
+    global angular acceleration); sign = -1: Omega' = T^T psi'' + this.
+    """
+    psi, pd = np.asarray(psi, dtype=float), np.asarray(psi_dot, dtype=float)
+    s = np.einsum("...i,...i->...", psi, psi)
+    sd = np.einsum("...i,...i->...", psi, pd)[..., None]
+    _, _, C, dB, dC = (c[..., None] for c in _closed_form_coefficients(s))
+    a = np.cross(psi, pd)
+    return 2.0 * sd * (sign * dB * a + dC * np.cross(psi, a)) + C * np.cross(pd, a)
+
+
+class RotaryInertia(NamedTuple):
+    """Rotary-inertia terms of nodal sections (n nodes), `rotary_inertia`."""
+
+    energy: np.ndarray        # (n,) 1/2 Omega . J0 Omega [J]
+    mass: np.ndarray          # (n, 3, 3) M_psi = T J0 T^T
+    quadratic: np.ndarray     # (n, 3) Q_v = -T (J0 Omega'_v + Omega x J0 Omega)
+
+
+def rotary_inertia(psi, psi_dot, J0) -> RotaryInertia:
+    """Kinetic energy, mass matrix and quadratic-velocity vector of sections with rotation vectors psi
+    (n, 3), rates psi' (n, 3) and rotary inertia J0 (n, 3, 3) in the reference axes, in closed form.
+
+    Omega = T(psi)^T psi' (`tangent_operator`) is the section's angular velocity in its reference axes,
+    so T = 1/2 Omega^T J0 Omega = 1/2 psi'^T M_psi psi' with M_psi = T J0 T^T.  Lagrange's equations in
+    psi are T(psi) times Euler's, T (J0 Omega' + Omega x J0 Omega) = Q_psi, with
+    Omega' = T^T psi'' + (d/dt T^T) psi' (`tangent_operator_rate`, sign -1); so
+
+    .. code:: text
+
+        M_psi psi'' = Q_psi + Q_v,   Q_v = -M_psi' psi' + dT/dpsi = -T(psi) (J0 (d/dt T^T) psi' + Omega x J0 Omega)
+
+    (checked against the second derivatives of T by forward-mode jets, tests/test_corotational3d_closed.py).
+    """
+    psi, pd = np.asarray(psi, dtype=float), np.asarray(psi_dot, dtype=float)
+    T = tangent_operator(psi)
+    Om = np.einsum("nji,nj->ni", T, pd)                      # T^T psi'
+    h = np.einsum("nij,nj->ni", J0, Om)
+    Jd = np.einsum("nij,nj->ni", J0, tangent_operator_rate(psi, pd, -1.0))
+    M = T @ J0 @ np.swapaxes(T, 1, 2)
+    Qv = -np.einsum("nij,nj->ni", T, Jd + np.cross(Om, h))
+    return RotaryInertia(0.5 * np.einsum("ni,ni->n", Om, h), M, Qv)

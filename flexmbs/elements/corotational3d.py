@@ -105,15 +105,32 @@ def _closed_form_coefficients(s):
     return tuple(np.where(small, a, b) for a, b in zip(series, closed))
 
 
+def _coefficients_of(psi):
+    """(s, A, B, C, B', C') of rotation vectors psi (..., 3), s = psi . psi (`_closed_form_coefficients`)."""
+    s = np.einsum("...i,...i->...", psi, psi)
+    return (s,) + _closed_form_coefficients(s)
+
+
+def _cross(a, b):
+    """a x b over the last axis (3) of a and b, by components (np.cross's axis handling costs more than
+    the product at these sizes)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
+def _rotation_and_tangent(psi, k):
+    s, A, B, C = (c[..., None, None] for c in k[:4])
+    W = skew(psi)
+    W2 = psi[..., :, None] * psi[..., None, :] - s * np.eye(3)
+    return np.eye(3) + A * W + B * W2, np.eye(3) + B * W + C * W2
+
+
 def rotation_and_tangent(psi) -> tuple[np.ndarray, np.ndarray]:
     """(R(psi), T(psi)) (..., 3, 3) from one evaluation of the coefficients: with W = psi~,
     W^2 = psi psi^T - s I, R = I + A W + B W^2 and T = I + B W + C W^2 (`tangent_operator`)."""
     psi = np.asarray(psi, dtype=float)
-    s = np.einsum("...i,...i->...", psi, psi)
-    A, B, C, _, _ = (c[..., None, None] for c in _closed_form_coefficients(s))
-    W = skew(psi)
-    W2 = psi[..., :, None] * psi[..., None, :] - s[..., None, None] * np.eye(3)
-    return np.eye(3) + A * W + B * W2, np.eye(3) + B * W + C * W2
+    return _rotation_and_tangent(psi, _coefficients_of(psi))
 
 
 def rotation_vector_matrix(psi) -> np.ndarray:
@@ -253,12 +270,12 @@ def _force_closed_form(X0, E0, x, psi, EA, GJ, EIy, EIz) -> Corotational3D:
     Dt[:, 1, :, :, 9:12] = -skew(t[:, 1]) @ Tn[:, 1, None]
     m = 0.5 * (t[:, 0, 1] + t[:, 1, 1])
     Dm = 0.5 * (Dt[:, 0, 1] + Dt[:, 1, 1])
-    c = np.cross(e1, m)
+    c = _cross(e1, m)
     cn = np.linalg.norm(c, axis=1)
     e3 = c / cn[:, None]
     Dc = -skew(m) @ De1 + skew(e1) @ Dm
     De3 = (I3 - e3[:, :, None] * e3[:, None, :]) @ Dc / cn[:, None, None]
-    e2 = np.cross(e3, e1)
+    e2 = _cross(e3, e1)
     De2 = -skew(e1) @ De3 + skew(e3) @ De1
     E = np.stack([e1, e2, e3], axis=1)                        # (n, 3 k, 3 comp)
     DE = np.stack([De1, De2, De3], axis=1)                    # (n, 3 k, 3 comp, 12)
@@ -303,11 +320,14 @@ def tangent_operator_rate(psi, psi_dot, sign: float = 1.0) -> np.ndarray:
     global angular acceleration); sign = -1: Omega' = T^T psi'' + this.
     """
     psi, pd = np.asarray(psi, dtype=float), np.asarray(psi_dot, dtype=float)
-    s = np.einsum("...i,...i->...", psi, psi)
+    return _tangent_operator_rate(psi, pd, _coefficients_of(psi), sign)
+
+
+def _tangent_operator_rate(psi, pd, k, sign):
     sd = np.einsum("...i,...i->...", psi, pd)[..., None]
-    _, _, C, dB, dC = (c[..., None] for c in _closed_form_coefficients(s))
-    a = np.cross(psi, pd)
-    return 2.0 * sd * (sign * dB * a + dC * np.cross(psi, a)) + C * np.cross(pd, a)
+    C, dB, dC = (c[..., None] for c in (k[3], k[4], k[5]))
+    a = _cross(psi, pd)
+    return 2.0 * sd * (sign * dB * a + dC * _cross(psi, a)) + C * _cross(pd, a)
 
 
 class RotaryInertia(NamedTuple):
@@ -334,10 +354,11 @@ def rotary_inertia(psi, psi_dot, J0) -> RotaryInertia:
     (checked against the second derivatives of T by forward-mode jets, tests/test_corotational3d_closed.py).
     """
     psi, pd = np.asarray(psi, dtype=float), np.asarray(psi_dot, dtype=float)
-    T = tangent_operator(psi)
+    k = _coefficients_of(psi)
+    T = _rotation_and_tangent(psi, k)[1]
     Om = np.einsum("nji,nj->ni", T, pd)                      # T^T psi'
     h = np.einsum("nij,nj->ni", J0, Om)
-    Jd = np.einsum("nij,nj->ni", J0, tangent_operator_rate(psi, pd, -1.0))
+    Jd = np.einsum("nij,nj->ni", J0, _tangent_operator_rate(psi, pd, k, -1.0))
     M = T @ J0 @ np.swapaxes(T, 1, 2)
-    Qv = -np.einsum("nij,nj->ni", T, Jd + np.cross(Om, h))
+    Qv = -np.einsum("nij,nj->ni", T, Jd + _cross(Om, h))
     return RotaryInertia(0.5 * np.einsum("ni,ni->n", Om, h), M, Qv)

@@ -18,9 +18,13 @@ case) at h = 1 ms over 1 s (1000 steps), outputs every 10 ms, solved by each mod
 Each solve is timed in-process (CPU seconds of ``flexmbs.run(..., store=False)``: the steps and the outputs),
 best of ``--repeats``; ``--command`` also times the whole command ``flexmbs run flexible_pendulum --no-plots
 --no-paraview`` in a child process, with the case's default integrator (midpoint, index-1 form) and with
-``--set integrator=index3-alpha`` (CPU of the child: start-up, solve, outputs, energies, summary).  Prints one line per model: steps, CPU seconds, microseconds per step.
+``--set integrator=index3-alpha`` (CPU of the child: start-up, solve, outputs, energies, summary); ``--whole-3d``
+times the whole process of the 3D beam's pendulum (the case has no 3D model): a child ``python
+benchmarks/bench_corotational.py --child-3d DIR`` imports flexmbs, builds the System and runs it by index3-alpha
+to 1 s with its 101 outputs and energies streamed into DIR/results.h5.  Prints one line per model: steps, CPU
+seconds, microseconds per step.
 
-    python benchmarks/bench_corotational.py [--repeats 3] [--command]
+    python benchmarks/bench_corotational.py [--repeats 3] [--command] [--whole-3d] [--models corot3d,...]
 """
 from __future__ import annotations
 
@@ -140,18 +144,50 @@ def command_cpu(*settings: str) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def whole_3d(out: str) -> None:
+    """The whole run of the 3D beam's pendulum (``--child-3d``): index3-alpha to T_END, outputs every DT_OUT into
+    out/results.h5."""
+    import flexmbs as fm
+    res = fm.run(corotational_3d(), formulation="index3", method="index3-alpha", h=H, t_end=T_END, dt_out=DT_OUT,
+                 rho_inf=RHO_INF, store=Path(out) / "results.h5")
+    if not res.success:
+        raise SystemExit(f"the 3D pendulum failed: {res.message}")
+
+
+def whole_3d_cpu() -> float:
+    """CPU seconds of the child process that runs `whole_3d` (start-up, build, solve, outputs, results.h5)."""
+    with tempfile.TemporaryDirectory() as out:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child-3d", out], check=True,
+                       capture_output=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--command", action="store_true", help="also time the whole `flexmbs run` command")
+    ap.add_argument("--whole-3d", action="store_true", help="also time the whole process of the 3D beam's pendulum")
+    ap.add_argument("--models", default="corot2d,corot2d numpy,corot3d,ffrf compiled,ffrf numpy",
+                    help="comma-separated rows to run (default all)")
+    ap.add_argument("--child-3d", metavar="DIR", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.child_3d:
+        return whole_3d(a.child_3d)
+    known = ("corot2d", "corot2d numpy", "corot3d", "ffrf compiled", "ffrf numpy")
+    chosen = [m.strip() for m in a.models.split(",") if m.strip()]
+    unknown = [m for m in chosen if m not in known]
+    if unknown:
+        ap.error(f"--models: unknown {unknown}; expected some of {list(known)}")
     print(f"flexible pendulum, {ELEMENTS} elements, index3-alpha h = {H:g} s to {T_END:g} s; best of {a.repeats}; "
           f"load average {os.getloadavg()[0]:.2f}")
-    # the corotational 3D beam costs 0.1 s a step: 100 steps; the floating frame leaves its range (and index3-alpha
+    # the corotational 3D beam (numpy path): 100 steps; the floating frame leaves its range (and index3-alpha
     # stops at t = 0.999 s) on the default E = 50 MPa beam: all models also at E = 5 GPa (the case's agreement setting)
     rows = [("corot2d", corotational_2d, "compiled", T_END), ("corot2d numpy", corotational_2d, "numpy", 0.2),
             ("corot3d", corotational_3d, "auto", 0.1),
             ("ffrf compiled", floating_frame, "compiled", T_END), ("ffrf numpy", floating_frame, "numpy", T_END)]
+    rows = [r for r in rows if r[0] in chosen]
     try:
         import exudyn
     except ImportError:
@@ -169,6 +205,9 @@ def main(argv=None):
             cpu, steps = exudyn_solve(a.repeats, youngs)
             print(f"  exudyn {exudyn.__version__} ANCFCable2D n_q = {4 * (ELEMENTS + 1)}: {steps} steps, {cpu:.3f} s "
                   f"CPU, {1e6 * cpu / steps:.1f} us/step")
+    if a.whole_3d:
+        print(f"whole process of the 3D beam's pendulum (index3-alpha to {T_END:g} s, results.h5): "
+              f"{whole_3d_cpu():.2f} s CPU")
     if a.command:
         for settings in ((), ("integrator=index3-alpha",)):
             said = " ".join(f"--set {x}" for x in settings)

@@ -409,13 +409,12 @@ class CorotationalBeam3D(_Statics, Body):
         self.mass = float(rho * area * L0.sum())
         self._gravity_weights = np.bincount(conn.ravel(), weights=np.repeat(0.5 * rho * area * L0, 2), minlength=n)
         # translational mass (constant) and lumped rotary inertia in reference axes
+        # (L_0 / 6) [[2, 1], [1, 2]] rho A on each direction d of the element's nodes a, b: all elements at once
         Mt = np.zeros((self.n_q, self.n_q))
         pattern = np.array([[2.0, 1.0], [1.0, 2.0]]) / 6.0
-        for a in range(2):
-            for b in range(2):
-                w = rho * area * L0 * pattern[a, b]
-                for d in range(3):
-                    np.add.at(Mt, (6 * conn[:, a] + d, 6 * conn[:, b] + d), w)
+        rows = 6 * conn[:, :, None] + np.arange(3)                       # (n_el, node a, d)
+        w = (rho * area * L0)[:, None, None, None] * pattern[None, :, :, None]
+        np.add.at(Mt, (rows[:, :, None, :], rows[:, None, :, :]), np.broadcast_to(w, (len(conn), 2, 2, 3)))
         self._M_trans = Mt
         Je = np.einsum("eij,j,ekj->eik", self._E0, np.array([Iy + Iz, Iy, Iz]), self._E0) * (0.5 * rho * L0)[:, None, None]
         J0 = np.zeros((n, 3, 3))

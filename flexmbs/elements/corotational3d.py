@@ -353,7 +353,10 @@ def rotary_inertia(psi, psi_dot, J0) -> RotaryInertia:
 
     (checked against the second derivatives of T by forward-mode jets, tests/test_corotational3d_closed.py).
     """
-    psi, pd = np.asarray(psi, dtype=float), np.asarray(psi_dot, dtype=float)
+    psi, pd, J0 = np.asarray(psi, dtype=float), np.asarray(psi_dot, dtype=float), np.asarray(J0, dtype=float)
+    if psi.ndim != 2 or psi.shape[1] != 3 or pd.shape != psi.shape or J0.shape != psi.shape + (3,):
+        raise ValueError(f"rotary_inertia: expected psi (n, 3), psi_dot (n, 3) and J0 (n, 3, 3), got shapes "
+                         f"{psi.shape}, {pd.shape} and {J0.shape}")
     k = _coefficients_of(psi)
     T = _rotation_and_tangent(psi, k)[1]
     Om = np.einsum("nji,nj->ni", T, pd)                      # T^T psi'

@@ -358,10 +358,10 @@ class CorotationalBeam3D(_Statics, Body):
     Mass: translations as in `CorotationalBeam2D` (linear interpolation, constant
     (L_0/6)[[2, 1], [1, 2]] rho A per element and direction); rotary inertia lumped at the nodes,
     J0_k = sum over the node's elements of (rho L_0 / 2) E_0 diag(Iy + Iz, Iy, Iz) E_0^T in the
-    reference axes, kinetic energy 1/2 Omega_k^T J0_k Omega_k with Omega_k = T(psi_k)^T psi_k' (see
-    `rotary_kinetic_energy`): M depends on the psi's, and Q_v = -H[psi', psi] psi' + dT/dpsi comes
-    from the same exact second derivatives.  Markers: Node(k) (or the reference offset from node
-    0) for points; the body frame is node 0's section, A = R(psi_0).
+    reference axes, kinetic energy 1/2 Omega_k^T J0_k Omega_k with Omega_k = T(psi_k)^T psi_k': M depends
+    on the psi's, M_psi = T J0 T^T, and Q_v = -T (J0 (d/dt T^T) psi' + Omega x J0 Omega), closed forms
+    for all nodes at once (`flexmbs.elements.corotational3d.rotary_inertia`).  Markers: Node(k) (or the
+    reference offset from node 0) for points; the body frame is node 0's section, A = R(psi_0).
 
     Parameters
     ----------

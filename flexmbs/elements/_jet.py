@@ -11,8 +11,9 @@ arithmetic applies the chain rule exactly:
 
 so a strain energy written with these operations gives its exact internal force (gradient) and
 tangent stiffness (Hessian), consistent to round-off.  With ``hessian=False`` the Hessians are
-not carried (H is None): gradients only, about ten times cheaper.  Used by the spatial corotational beam,
-whose rotation parametrisation makes hand-written second derivatives long.
+not carried (H is None): gradients only, about ten times cheaper.  Used by the spatial corotational beam's
+tangent stiffness, whose rotation parametrisation makes hand-written second derivatives long (its force
+and inertia terms, first derivatives, are written out in `corotational3d`).
 """
 from __future__ import annotations
 

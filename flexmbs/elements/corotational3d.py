@@ -351,7 +351,8 @@ def rotary_inertia(psi, psi_dot, J0) -> RotaryInertia:
 
         M_psi psi'' = Q_psi + Q_v,   Q_v = -M_psi' psi' + dT/dpsi = -T(psi) (J0 (d/dt T^T) psi' + Omega x J0 Omega)
 
-    (checked against the second derivatives of T by forward-mode jets, tests/test_corotational3d_closed.py).
+    (equal to the second derivatives of T by forward-mode jets that they replaced, recorded at commit
+    61e9540: tests/test_corotational3d_closed.py).
     """
     psi, pd, J0 = np.asarray(psi, dtype=float), np.asarray(psi_dot, dtype=float), np.asarray(J0, dtype=float)
     if psi.ndim != 2 or psi.shape[1] != 3 or pd.shape != psi.shape or J0.shape != psi.shape + (3,):

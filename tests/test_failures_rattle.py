@@ -99,6 +99,8 @@ REFUSED = [
     ("newton_tol=0", lambda: run(rod(), newton_tol=0.0), "`newton_tol` must be a positive number, got 0.0."),
     ("newton_max_iter=2.5", lambda: run(rod(), newton_max_iter=2.5),
      "`newton_max_iter` must be an integer >= 1, got 2.5."),
+    ("compensated='yes'", lambda: run(rod(), compensated="yes"),
+     "`compensated` must be True or False, got 'yes'."),
     ("no h", lambda: run(rod(), h=None),
      "`h` (the step size) is required by the fixed-step method 'rattle'; give e.g. h=1e-3."),
     ("the triple pendulum case with integrator=rattle and its default stabilization",

@@ -43,6 +43,17 @@ energy error then stays bounded, O(h^2), over exponentially long times instead o
 tests/test_rattle.py checks the order, the reversibility, the bounded energy error and the
 constraints at every step.
 
+Round-off.  The position and velocity are updated by their increments, q_{n+1} = q_n + dq with
+dq = h v_n + h^2/2 M^-1 Q_n - M^-1 G_n^T Lam and v_{n+1} = v_n + dv (the kicks and the projection
+written as dv), and with ``compensated`` (the default) these sums are compensated (Kahan,
+`compensated_sum`): the low-order bits each sum loses are carried to the next step's increment.  A
+plain sum rounds to eps |q| a step, and over a long run with nearly repeating increments those
+roundings add up linearly (Brouwer's law is violated); compensated, the state carries the
+round-off of the increments, eps |dq|, and the invariants' error stays near round-off (Hairer,
+McLachlan and Razakarivony, BIT 48 (2008) 231-243; [2]_ sec. VIII.5; measured in
+docs/benchmarks.md sec. 29).  It costs a few vector operations a step; ``compensated=False`` gives
+the plain sums.  A corrected state (``correct_state``) starts without compensation.
+
 Constraints.  Only holonomic ones: a System with velocity constraints (`KnifeEdge`,
 `VelocityConstraint`: ``DAETerm.holonomic`` False) is refused, as they have no position equation
 for the Newton step.
@@ -118,35 +129,58 @@ class StepFailed(Exception):
     it the run's message)."""
 
 
-def hidden_constraint_projection(G: np.ndarray, Minv_GT: np.ndarray, Ct: np.ndarray, mass: str = "M"):
-    """u -> u - M^-1 G^T (G M^-1 G^T)^-1 (G u + C_t): the velocity of the second half kick projected
-    onto the hidden constraint G v + C_t = 0 (``Minv_GT`` = M^-1 G^T; ``mass`` names M in the message).
-    `StepFailed` when G M^-1 G^T is singular (redundant constraints, a singular configuration)."""
+def compensated_sum(y: np.ndarray, dy: np.ndarray, carry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(y_{n+1}, e_{n+1}) of y_{n+1} = y_n + dy by compensated (Kahan) summation: the increment and the
+    low-order part e_n that the last sum lost are added, a = dy + e_n, y_{n+1} = fl(y_n + a), and the part
+    of a that this sum loses is kept, e_{n+1} = (y_n - y_{n+1}) + a (exact in binary floating point
+    when |y_n| >= |a|: Kahan's compensation).  The state then carries the round-off of computing the
+    small increment, ~eps |dy|, instead of that of the sum, ~eps |y| (Hairer, McLachlan and
+    Razakarivony, BIT 48 (2008) 231-243; Hairer, Lubich and Wanner, GNI sec. VIII.5)."""
+    a = dy + carry
+    y1 = y + a
+    return y1, (y - y1) + a
+
+
+def hidden_constraint_multiplier(G: np.ndarray, Minv_GT: np.ndarray, Ct: np.ndarray, mass: str = "M"):
+    """u -> nu = (G M^-1 G^T)^-1 (G u + C_t): the multiplier (h/2 mu_n) that projects the velocity u of
+    the second half kick onto the hidden constraint G v + C_t = 0 (``Minv_GT`` = M^-1 G^T; ``mass`` names
+    M in the message).  `StepFailed` when G M^-1 G^T is singular (redundant constraints, a singular
+    configuration)."""
     if not G.shape[0]:
-        return lambda u: u
+        return lambda u: np.zeros(0)
     try:
         S = np.linalg.inv(G @ Minv_GT)
     except np.linalg.LinAlgError:
         raise StepFailed(f"the matrix C_q {mass}^-1 C_q^T of the velocity projection is singular: the constraints "
                          "are redundant or the configuration is singular. RATTLE needs independent constraints; "
                          "use method 'index3-alpha' (option `regularization`)") from None
-    return lambda u: u - Minv_GT @ (S @ (G @ u + Ct))
+    return lambda u: S @ (G @ u + Ct)
 
 
-def forces_fixed_point(kick, project, forces, Q1: np.ndarray, v1: np.ndarray, tol: float, max_iter: int):
-    """(v_{n+1}, Q(v_{n+1})) of v = project(kick(Q(v))), the second half kick of RATTLE when the forces
-    depend on the velocities, by fixed-point iteration from (Q1, v1); None if the forces are not finite.
+def hidden_constraint_projection(multiplier, Minv_GT: np.ndarray, base: np.ndarray):
+    """du -> du - M^-1 G^T nu(base + du): the increment du of the second half kick's velocity over
+    ``base`` (v_n), projected so that base + du lies on the hidden constraint G v + C_t = 0 (``multiplier``
+    from `hidden_constraint_multiplier`, ``Minv_GT`` = M^-1 G^T).  Increments, so that the step's
+    velocity can be summed with `compensated_sum`."""
+    return lambda du: du - Minv_GT @ multiplier(base + du)
+
+
+def forces_fixed_point(kick, project, forces, Q1: np.ndarray, dv1: np.ndarray, base: np.ndarray, tol: float,
+                       max_iter: int):
+    """(dv, Q(base + dv)) of dv = project(kick(Q(base + dv))), the velocity increment over ``base`` (v_n)
+    of the second half kick of RATTLE when the forces depend on the velocities, by fixed-point iteration
+    from (Q1, dv1); None if the forces are not finite.  ``forces`` takes the velocity base + dv.
     Converged when Q repeats or v changes by at most ``tol`` max(1, |v|_inf); `StepFailed` after
     ``max_iter`` iterations (it contracts when h/2 |M^-1 dQ/dv| < 1)."""
     for _ in range(max_iter):
         if not np.isfinite(Q1).all():
             return None
-        v_new = project(kick(Q1))
-        Q_new = forces(v_new)
-        change = float(np.abs(v_new - v1).max(initial=0.0))
-        v1 = v_new
-        if np.array_equal(Q_new, Q1) or change <= tol * max(1.0, float(np.abs(v1).max(initial=0.0))):
-            return v1, Q_new
+        dv_new = project(kick(Q1))
+        Q_new = forces(base + dv_new)
+        change = float(np.abs(dv_new - dv1).max(initial=0.0))
+        dv1 = dv_new
+        if np.array_equal(Q_new, Q1) or change <= tol * max(1.0, float(np.abs(base + dv1).max(initial=0.0))):
+            return dv1, Q_new
         Q1 = Q_new
     raise StepFailed("the fixed-point iteration of the velocity-dependent forces Q(t, q, v) did not converge "
                      f"in `newton_max_iter` = {max_iter} iterations (damping too strong for this step: it "
@@ -158,7 +192,9 @@ class Rattle(Integrator):
     kick-drift-kick; M(q): the generalized step of `flexmbs.integrators.rattle_mq`).
 
     Options: ``newton_tol`` (1e-10: the bound on |C|_inf after every step, and the relative
-    bound of the fixed-point iteration of velocity-dependent forces), ``newton_max_iter`` (20).
+    bound of the fixed-point iteration of velocity-dependent forces), ``newton_max_iter`` (20),
+    ``compensated`` (True: the updates q_{n+1} = q_n + dq and v_{n+1} = v_n + dv, p_{n+1} = p_n + dp
+    with M(q), summed with Kahan's compensation, `compensated_sum`; False: plain sums).
     """
 
     name = "rattle"
@@ -168,7 +204,7 @@ class Rattle(Integrator):
     accepts = (DAETerm, ODETerm)
     requires = ("index3",)
     has_multipliers = True
-    method_options = {"newton_tol": 1e-10, "newton_max_iter": 20}
+    method_options = {"newton_tol": 1e-10, "newton_max_iter": 20, "compensated": True}
 
     @classmethod
     def _refusal(cls, term) -> str | None:
@@ -201,6 +237,9 @@ class Rattle(Integrator):
     def _setup(self) -> None:
         self._tol = self._positive_option("newton_tol", finite=True)
         self._max_iter = self._count_option("newton_max_iter")
+        self._compensated = self.options["compensated"]
+        if self._compensated is not True and self._compensated is not False:
+            raise ValueError(f"`compensated` must be True or False, got {self._compensated!r}.")
         sys = self._sys = self.term
         self.n = n = int(sys.n_q)
         q, v = self.x[:n], self.x[n:]
@@ -217,7 +256,7 @@ class Rattle(Integrator):
             from .rattle_mq import GeneralizedRattleStep
             hamiltonian = sys.hamiltonian()
             self._check_stability(hamiltonian.mass_matrix(q), q, v)
-            self._varying = GeneralizedRattleStep(sys, hamiltonian, self._tol, self._max_iter)
+            self._varying = GeneralizedRattleStep(sys, hamiltonian, self._tol, self._max_iter, self._compensated)
             self._Q = self._varying.active_forces(self.t, q, v)
         C, self._G = self._sys.constraints(self.t, q)
         self.n_c = len(C)
@@ -231,6 +270,7 @@ class Rattle(Integrator):
         self._Lam_h = np.zeros(self.n_c)         # lam_n of the last step (h^2/2 lam_n / h^2: the Newton start)
         self._n_newton = 0
         self._cache = None                       # (t, qdd, lam) of `_accelerations` at the step point
+        self._carry = (None, None)               # (the state x, the compensation of its last sum; constant M)
 
     def _check_stability(self, M, q, v) -> None:
         """Refuse a step h above the stability limit 2 / omega_max of the explicit force evaluation
@@ -266,23 +306,26 @@ class Rattle(Integrator):
             return self._step_varying(t1, h)
         n = self.n
         q0, v0 = self.x[:n], self.x[n:]
+        carry = self._carry[1] if self._carry[0] is self.x else np.zeros(2 * n)   # none after a correction
         MinvGT0 = self._Minv @ self._G.T                              # M^-1 G_n^T (n, n_c)
         a0 = self._Minv @ self._Q                                     # M^-1 Q_n
-        q_star = q0 + h * v0 + 0.5 * h * h * a0
+        dq_free = h * v0 + 0.5 * h * h * a0                           # q* - q_n
         try:
-            found = self._positions(t1, h, q_star, MinvGT0)
+            found = self._positions(t1, q0, dq_free, carry[:n], MinvGT0, h)
             if found is None:                   # non-finite constraints: the base guard reports the state
-                return self._non_finite(t1, q_star)
-            q1, G1, Lam = found
-            v_half = v0 + 0.5 * h * a0 - MinvGT0 @ Lam / h      # h/2 lam_n = Lam / h
-            found = self._velocities(t1, h, q1, G1, v_half, 2.0 * v_half - v0)
+                return self._non_finite(t1, q0 + dq_free)
+            q1, carry_q, G1, Lam = found
+            dv_half = 0.5 * h * a0 - MinvGT0 @ Lam / h               # v_{n+1/2} - v_n; h/2 lam_n = Lam / h
+            found = self._velocities(t1, h, q1, G1, v0, dv_half)
             if found is None:                   # non-finite forces: likewise
                 return self._non_finite(t1, q1)
         except StepFailed as failure:
             return False, f"RATTLE's step from t = {self.t:.6g} to {t1:.6g} failed: {failure}."
-        v1, Q1 = found
+        dv, Q1 = found
+        v1, carry_v = compensated_sum(v0, dv, carry[n:])
         self._Lam_h = Lam / (h * h)
         self.t, self.x = t1, np.concatenate([q1, v1])
+        self._carry = (self.x, np.concatenate([carry_q, carry_v])) if self._compensated else (None, None)
         self._Q, self._G = Q1, G1
         self._cache = None
         self._xdot_new = None
@@ -312,18 +355,20 @@ class Rattle(Integrator):
         """Newton corrections so far (of the multipliers with constant M, of (p_{n+1/2}, q_{n+1}, lam) with M(q))."""
         return self._n_newton + (self._varying.n_newton if self._varying is not None else 0)
 
-    def _positions(self, t1: float, h: float, q_star: np.ndarray, MinvGT0: np.ndarray):
-        """(q_{n+1}, C_q at it, Lam = h^2/2 lam_n) by Newton on C(q* - M^-1 G_n^T Lam) = 0, or None if
-        the constraints are not finite; `StepFailed` if Newton does not converge."""
+    def _positions(self, t1: float, q0: np.ndarray, dq_free: np.ndarray, carry: np.ndarray, MinvGT0: np.ndarray,
+                   h: float):
+        """(q_{n+1}, its compensation, C_q at it, Lam = h^2/2 lam_n) by Newton on
+        C(q_n + dq_free - M^-1 G_n^T Lam) = 0 (the sum compensated: `compensated_sum`), or None if the
+        constraints are not finite; `StepFailed` if Newton does not converge."""
         Lam = self._Lam_h * (h * h)                      # start: the last step's multipliers
         for k in range(self._max_iter + 1):
-            q1 = q_star - MinvGT0 @ Lam if self.n_c else q_star
+            q1, carry1 = compensated_sum(q0, dq_free - MinvGT0 @ Lam if self.n_c else dq_free, carry)
             C1, G1 = self._sys.constraints(t1, q1)
             c_norm = float(np.abs(C1).max(initial=0.0))
             if not np.isfinite(c_norm):
                 return None
             if c_norm <= max(self._tol, ROUND_OFF * max(1.0, float(np.abs(q1).max()))):
-                return q1, G1, Lam
+                return q1, carry1, G1, Lam
             if k == self._max_iter:
                 break
             try:
@@ -338,20 +383,22 @@ class Rattle(Integrator):
                          f"{self._max_iter} iterations (|C|_inf = {c_norm:.3g} > `newton_tol` = {self._tol:.3g}). "
                          "Reduce `h` or raise `newton_max_iter`")
 
-    def _velocities(self, t1: float, h: float, q1: np.ndarray, G1: np.ndarray, v_half: np.ndarray,
-                    v_guess: np.ndarray):
-        """(v_{n+1}, Q(t_{n+1}, q_{n+1}, v_{n+1})): the second half kick projected onto
+    def _velocities(self, t1: float, h: float, q1: np.ndarray, G1: np.ndarray, v0: np.ndarray,
+                    dv_half: np.ndarray):
+        """(v_{n+1} - v_n, Q(t_{n+1}, q_{n+1}, v_{n+1})): the second half kick projected onto
         G_{n+1} v + C_t = 0, iterated on the forces' dependence on v; or None if the forces are not
         finite; `StepFailed` if the iteration does not converge."""
         sys = self._sys
         Ct = np.asarray(sys.time_derivative(t1, q1), dtype=float).reshape(self.n_c)
-        project = hidden_constraint_projection(G1, self._Minv @ G1.T, Ct)
+        Minv_GT = self._Minv @ G1.T
+        project = hidden_constraint_projection(hidden_constraint_multiplier(G1, Minv_GT, Ct), Minv_GT, v0)
 
         def forces(v):
             self.n_rhs += 1
             return np.asarray(sys.forces(t1, q1, v), dtype=float)
-        return forces_fixed_point(lambda Q: v_half + 0.5 * h * (self._Minv @ Q), project, forces,
-                                  forces(v_guess), v_guess, self._tol, self._max_iter)
+        dv_guess = 2.0 * dv_half                          # v_{n+1} ~ 2 v_{n+1/2} - v_n
+        return forces_fixed_point(lambda Q: dv_half + 0.5 * h * (self._Minv @ Q), project, forces,
+                                  forces(v0 + dv_guess), dv_guess, v0, self._tol, self._max_iter)
 
     def _non_finite(self, t1: float, q1: np.ndarray) -> tuple[bool, None]:
         """Take the step to t1 with non-finite velocities, so that the base guard reports a
@@ -365,7 +412,9 @@ class Rattle(Integrator):
         """The term's ``correct_state`` moved the state: the forces and C_q of the next step's first
         half kick are those of the corrected state."""
         q, v = self.x[:self.n], self.x[self.n:]
+        self._carry = (None, None)               # the compensation belongs to the state before the correction
         if self._varying is not None:
+            self._varying.forget()
             self._Q = self._varying.active_forces(self.t, q, v)
         else:
             self._Q = np.asarray(self._sys.forces(self.t, q, v), dtype=float)

@@ -23,7 +23,12 @@ half-multipliers Lam = h/2 lam_n, nu = h/2 mu_n, is
     p_{n+1} = P + h/2 (K(q_{n+1}, Mbar(q_{n+1})^-1 P) + Q_a,n+1) - G(q_{n+1})^T nu
     0     = G(q_{n+1}) Mbar(q_{n+1})^-1 p_{n+1} + C_t(q_{n+1}, t_{n+1})           (hidden constraint)
 
-The state stays x = (q, v), p_n = Mbar(q_n) v_n.  For constant M the first three lines decouple
+The state stays x = (q, v); the step carries p_{n+1} to the next (with ``compensated``; otherwise,
+and after a corrected state, p_n = Mbar(q_n) v_n) and returns v_{n+1} = Mbar(q_{n+1})^-1 p_{n+1}.  The
+unknowns of Newton are the increments dP = P - p_n and dq = q_{n+1} - q_n, and q_{n+1} = q_n + dq,
+p_{n+1} = p_n + dp are summed with Kahan's compensation (`flexmbs.integrators.rattle.compensated_sum`):
+so the residual r2 = dq - h/2 (...) has no cancellation, and the round-off of the sums, eps |q| and
+eps |p| a step, does not accumulate (the p <-> v conversion each step would add eps |p| again).  For constant M the first three lines decouple
 into the explicit kick-drift of `Rattle`'s constant-M path (which that path keeps, unchanged).
 
 Newton.  The first three lines are solved together for (P, q_{n+1}, Lam), residuals r1, r2, C,
@@ -65,7 +70,8 @@ import numpy as np
 from scipy.linalg import cho_factor
 from scipy.linalg import cho_solve as _cho_solve
 
-from .rattle import ROUND_OFF, StepFailed, forces_fixed_point, hidden_constraint_projection
+from .rattle import (ROUND_OFF, StepFailed, compensated_sum, forces_fixed_point, hidden_constraint_multiplier,
+                     hidden_constraint_projection)
 
 __all__ = ["GeneralizedRattleStep"]
 
@@ -90,6 +96,9 @@ class GeneralizedRattleStep:
         ``newton_tol``.
     max_iter : int
         ``newton_max_iter``.
+    compensated : bool
+        ``compensated``: carry p_{n+1} to the next step (instead of Mbar(q_n) v_n from the stored v_n)
+        and sum q_{n+1} = q_n + dq, p_{n+1} = p_n + dp with `compensated_sum`.
 
     Attributes
     ----------
@@ -97,9 +106,10 @@ class GeneralizedRattleStep:
         Evaluations of Q_a (and K) and simplified-Newton corrections so far.
     """
 
-    def __init__(self, term, hamiltonian, tol: float, max_iter: int):
+    def __init__(self, term, hamiltonian, tol: float, max_iter: int, compensated: bool = True):
         self.term, self.ham = term, hamiltonian
-        self.tol, self.max_iter = tol, max_iter
+        self.tol, self.max_iter, self.compensated = tol, max_iter, compensated
+        self._carried = None                  # (q_{n+1}, v_{n+1}, p_{n+1}, compensations of q and p) of the last step
         self.tol_rel = max(tol, ROUND_OFF)
         self.n_rhs = self.n_newton = self.n_mass_derivatives = 0
         self._factored = None                 # (q, Mbar(q), Cholesky factor) of the last q factored
@@ -125,39 +135,58 @@ class GeneralizedRattleStep:
         self._factored = (q.copy(), M, factor)
         return M, factor
 
+    def forget(self) -> None:
+        """Drop the momentum and compensations carried from the last step (the state was corrected)."""
+        self._carried = None
+
+    def start(self, q0, v0):
+        """(p_n, compensation of q_n, of p_n): those the last step carried when it ended at (q0, v0), else
+        Mbar(q_n) v_n and none."""
+        c = self._carried
+        if c is not None and np.array_equal(c[0], q0) and np.array_equal(c[1], v0):
+            return c[2:]
+        return self.mass(q0)[0] @ v0, np.zeros(len(q0)), np.zeros(len(q0))
+
     def step(self, t1: float, h: float, q0, v0, Qa0, G0, lam0):
         """(q_{n+1}, v_{n+1}, Q_a,n+1, G_{n+1}, lam_n) from the state (q0, v0) with its forces Q_a,n and
         constraint rows G_n, starting Newton at the last step's multipliers lam0; None if the
         constraints or forces are not finite; `StepFailed` if Newton does not converge."""
-        found = self._positions(t1, h, q0, v0, Qa0, G0, lam0)
+        p0, carry_q, carry_p = self.start(q0, v0)
+        found = self._positions(t1, h, q0, v0, p0, carry_q, Qa0, G0, lam0)
         if found is None:
             return None
-        q1, P, v_half1, Lam, G1 = found
-        found = self._momenta(t1, h, q1, P, v_half1, G1, v0)
+        q1, carry_q, dP, v_half1, Lam, G1 = found
+        found = self._momenta(t1, h, q1, p0, dP, v_half1, G1, v0)
         if found is None:
             return None
-        v1, Qa1 = found
+        dp, Qa1 = found
+        p1, carry_p = compensated_sum(p0, dp, carry_p)
+        v1 = cho_solve(self.mass(q1)[1], p1)
+        self._carried = (q1, v1, p1, carry_q, carry_p) if self.compensated else None
         return q1, v1, Qa1, G1, 2.0 * Lam / h
 
-    def _positions(self, t1, h, q0, v0, Qa0, G0, lam0):
-        """(q_{n+1}, P, Mbar_{n+1}^-1 P, Lam, G_{n+1}) by Newton's iteration (module docstring)."""
+    def _positions(self, t1, h, q0, v0, p0, carry_q, Qa0, G0, lam0):
+        """(q_{n+1}, its compensation, dP = P - p_n, Mbar_{n+1}^-1 P, Lam, G_{n+1}) by Newton's iteration
+        (module docstring) on the increments dP and dq = q_{n+1} - q_n (q_{n+1} = q_n + dq summed with
+        `compensated_sum`: no cancellation in the residuals)."""
         ham, n, n_c = self.ham, len(q0), G0.shape[0]
         M0, F0 = self.mass(q0)
         M0inv = cho_solve(F0, np.eye(n))
-        p0 = M0 @ v0
         Lam = 0.5 * h * lam0
-        P = p0 + 0.5 * h * (ham.kinetic_energy_gradient(q0, v0) + Qa0) - G0.T @ Lam     # explicit start
-        q1 = q0 + h * (M0inv @ P)
+        dP = 0.5 * h * (ham.kinetic_energy_gradient(q0, v0) + Qa0) - G0.T @ Lam     # explicit start
+        dq = h * (M0inv @ (p0 + dP))
         full = False                               # with the derivatives of M, once slow contraction asks for them
         previous = np.inf
         for k in range(self.max_iter + 1):
+            P = p0 + dP
+            q1, carry_q1 = compensated_sum(q0, dq, carry_q)
             v_half0 = M0inv @ P
             K0 = ham.kinetic_energy_gradient(q0, v_half0)
-            r1 = P - p0 - 0.5 * h * (K0 + Qa0) + G0.T @ Lam
+            r1 = dP - 0.5 * h * (K0 + Qa0) + G0.T @ Lam
             _, F1 = self.mass(q1)
             M1inv = cho_solve(F1, np.eye(n))
             v_half1 = M1inv @ P
-            r2 = q1 - q0 - 0.5 * h * (v_half0 + v_half1)
+            r2 = dq - 0.5 * h * (v_half0 + v_half1)
             C1, G1 = self.term.constraints(t1, q1)
             norms = [float(np.abs(r).max(initial=0.0)) for r in (C1, r2, r1)]
             if not np.isfinite(norms).all():
@@ -168,19 +197,19 @@ class GeneralizedRattleStep:
             bounds = (max(self.tol, ROUND_OFF * q_scale), self.tol_rel * q_scale, self.tol_rel * p_scale)
             ratio = max(r / b if b > 0 else (np.inf if r > 0 else 0.0) for r, b in zip(norms, bounds))
             if ratio <= 1.0:
-                return q1, P, v_half1, Lam, G1
+                return q1, carry_q1, dP, v_half1, Lam, G1
             if k == self.max_iter:
                 break
             full = full or ratio > SLOW * previous
             previous = ratio
             D = (self.momentum_derivative(q0, v_half0), self.momentum_derivative(q1, v_half1)) if full else None
             try:
-                dP, dq, dLam = self._correction(h, M0inv, M1inv, G0, G1, D, r1, r2, C1)
+                ddP, ddq, dLam = self._correction(h, M0inv, M1inv, G0, G1, D, r1, r2, C1)
             except np.linalg.LinAlgError:
                 raise StepFailed("the matrix of Newton's iteration is singular: the constraints are redundant or "
                                  "the configuration is singular (C_q loses rank). RATTLE needs independent "
                                  "constraints; use method 'index3-alpha' (option `regularization`)") from None
-            P, q1, Lam = P + dP, q1 + dq, Lam + dLam
+            dP, dq, Lam = dP + ddP, dq + ddq, Lam + dLam
             self.n_newton += 1
         names = ("|C|_inf", "the drift residual |r2|_inf", "the momentum residual |r1|_inf")
         worst = max(range(3), key=lambda i: norms[i] / bounds[i])
@@ -221,16 +250,25 @@ class GeneralizedRattleStep:
         d = np.linalg.solve(J, -np.concatenate([r1, r2, C1]))
         return d[:n], d[n:2 * n], d[2 * n:]
 
-    def _momenta(self, t1, h, q1, P, v_half1, G1, v0):
-        """(v_{n+1}, Q_a(t_{n+1}, q_{n+1}, v_{n+1})): the second half kick projected onto the hidden
-        constraint G_{n+1} Mbar^-1 p_{n+1} + C_t = 0, iterated on the forces' dependence on v."""
+    def _momenta(self, t1, h, q1, p0, dP, v_half1, G1, v0):
+        """(p_{n+1} - p_n, Q_a(t_{n+1}, q_{n+1}, v_{n+1})): the second half kick projected onto the hidden
+        constraint G_{n+1} Mbar^-1 p_{n+1} + C_t = 0 (p_{n+1} = p_n + dP + h/2 (K_{n+1} + Q_a,n+1) -
+        G_{n+1}^T nu), iterated on the forces' dependence on v (in the velocities, as the constant-M path)."""
         n_c = G1.shape[0]
         _, F1 = self.mass(q1)
-        base = P + 0.5 * h * self.ham.kinetic_energy_gradient(q1, v_half1)
+        kicked = dP + 0.5 * h * self.ham.kinetic_energy_gradient(q1, v_half1)
         Ct = np.asarray(self.term.time_derivative(t1, q1), dtype=float).reshape(n_c)
         Minv_GT = cho_solve(F1, G1.T) if n_c else np.zeros((len(q1), 0))
-        project = hidden_constraint_projection(G1, Minv_GT, Ct, mass="Mbar")
-        v1 = 2.0 * v_half1 - v0
-        return forces_fixed_point(lambda Q: cho_solve(F1, base + 0.5 * h * Q), project,
-                                  lambda v: self.active_forces(t1, q1, v), self.active_forces(t1, q1, v1), v1,
-                                  self.tol, self.max_iter)
+        multiplier = hidden_constraint_multiplier(G1, Minv_GT, Ct, mass="Mbar")
+
+        def kick(Q):
+            """v - v_n of the unprojected second half kick."""
+            return cho_solve(F1, p0 + kicked + 0.5 * h * Q) - v0
+        dv1 = 2.0 * (v_half1 - v0)
+        found = forces_fixed_point(kick, hidden_constraint_projection(multiplier, Minv_GT, v0),
+                                   lambda v: self.active_forces(t1, q1, v), self.active_forces(t1, q1, v0 + dv1),
+                                   dv1, v0, self.tol, self.max_iter)
+        if found is None:
+            return None
+        Qa1 = found[1]
+        return kicked + 0.5 * h * Qa1 - G1.T @ multiplier(v0 + kick(Qa1)), Qa1

@@ -12,9 +12,10 @@ models are bench_whole_process.py's (`exudyn_andrews`, `exudyn_four_bar`, `exudy
 bench_vs_exudyn.py's ANCF slider-crank, with their solver settings: dense LU, modified Newton,
 rho_inf 0.8 on A03 and A02, 1 on the triple pendulum and the slider-crank.  Methods: index3-alpha at fixed steps (compiled kernel),
 hht at fixed steps (same loop, HHT coefficients), index3-alpha-adaptive at several rtol (A03, A02:
-on the compiled kernel and on the numpy path, the same steps; triple: numpy path), rattle where it
+on the compiled kernel and on the numpy path, the same steps; triple: compiled), rattle where it
 applies (constant M, no redundant constraints), radau-dae (Radau IIA of order 5
-on the GGL form, numpy path) at several rtol, DOP853 on the index-1 augmented formulation
+on the GGL form; its step loop compiled where the System qualifies, "numpy path" rows with
+``kernel="numpy"``) at several rtol, DOP853 on the index-1 augmented formulation
 ("lagrange") at several rtol.
 
 - A03, Andrews' squeezer (cases/andrews_squeezer.py): max over the seven angles of
@@ -103,7 +104,9 @@ def a02_runs(quick: bool):
         yield f"hht h = {h:g}", dict(formulation="index3", method="hht", h=h)
     yield from adaptive_runs((1e-4,) if quick else (1e-4, 1e-5, 1e-6))
     yield "rattle h = 1e-3", dict(formulation="index3", method="rattle", h=1e-3)
-    yield "radau-dae rtol = 1e-6", dict(formulation="index3", method="radau-dae", rtol=1e-6, atol=1e-9)
+    # (at rtol 1e-8 radau-dae had not passed the singular configurations after 8 min of CPU: docs/benchmarks.md 19)
+    for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):
+        yield f"radau-dae rtol = {rtol:g}", dict(formulation="index3", method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
     # the augmented ("lagrange") index-1 form stops at the first singular configuration (its saddle-point
     # matrix is singular there, t = 1.23 s); Udwadia-Kalaba's pseudo-inverse passes through it
     for rtol in ((1e-6,) if quick else (1e-6, 1e-8)):
@@ -230,7 +233,8 @@ def spin_reference() -> np.ndarray:
 def spin_runs(quick: bool):
     for h in ((2e-3,) if quick else (4e-3, 2e-3, 1e-3)):
         yield f"generalized-alpha h = {h:g}", dict(method="generalized-alpha", h=h, linear=True)
-    for rtol in ((1e-6,) if quick else (1e-4, 1e-6, 1e-8)):
+    # (at rtol 1e-8 radau-dae had not passed the singular configurations after 8 min of CPU: docs/benchmarks.md 19)
+    for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):
         yield f"radau-dae rtol = {rtol:g}", dict(method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
     for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):
         yield f"Radau (scipy, first-order form) rtol = {rtol:g}", dict(method="Radau", rtol=rtol, atol=rtol * 1e-3)

@@ -411,6 +411,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     if unknown:
         parser.error(f"`--cases`: unknown {unknown}; pick from {sorted(CASES)}")
     a.methods = {m.strip() for m in a.methods.split(",") if m.strip()}
+    known = {options["method"] for name in a.cases for _, options in CASES[name][0](False)}
+    known |= {"exudyn"} if set(a.cases) & set(EXUDYN) else set()         # Exudyn has no spin-up Model
+    if a.methods - known:
+        parser.error(f"`--methods`: unknown {sorted(a.methods - known)} for the cases {a.cases}; pick from "
+                     f"{sorted(known)}")
     return a
 
 

@@ -1,14 +1,21 @@
 """Work-precision of the index-3 and index-1 routes on IFToMM A02 and A03 (issue 25, item 5).
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_work_precision.py [--cases A03,A02,triple,coupled,spinup]
-        [--quick] [--methods radau-dae,...]
+        [--quick] [--methods radau-dae,...,exudyn] [--exudyn | --no-exudyn]
 
 Each row is one `flexmbs.run` of the case's System: the error against the case's reference and
-the CPU time (process time) of the run.  Methods: index3-alpha at fixed steps (compiled kernel),
+the CPU time (process time) of the run, in this process: building the System, the run and the
+error.  The Exudyn rows (A03, A02, triple, coupled; ``--no-exudyn`` leaves them out, and they are
+skipped with a note where Exudyn is not installed) are timed the same way, in this process: building
+Exudyn's model, its ``SolveDynamic`` with generalized-alpha at a fixed step and the error.  The
+models are bench_whole_process.py's (`exudyn_andrews`, `exudyn_four_bar`, `exudyn_triple`) and
+bench_vs_exudyn.py's ANCF slider-crank, with their solver settings: dense LU, modified Newton,
+rho_inf 0.8 on A03 and A02, 1 on the triple pendulum and the slider-crank.  Methods: index3-alpha at fixed steps (compiled kernel),
 hht at fixed steps (same loop, HHT coefficients), index3-alpha-adaptive at several rtol (A03, A02:
-on the compiled kernel and on the numpy path, the same steps; triple: numpy path), rattle where it
+on the compiled kernel and on the numpy path, the same steps; triple: compiled), rattle where it
 applies (constant M, no redundant constraints), radau-dae (Radau IIA of order 5
-on the GGL form, numpy path) at several rtol, DOP853 on the index-1 augmented formulation
+on the GGL form; its step loop compiled where the System qualifies, "numpy path" rows with
+``kernel="numpy"``) at several rtol, DOP853 on the index-1 augmented formulation
 ("lagrange") at several rtol.
 
 - A03, Andrews' squeezer (cases/andrews_squeezer.py): max over the seven angles of
@@ -26,6 +33,8 @@ on the GGL form, numpy path) at several rtol, DOP853 on the index-1 augmented fo
   the rod's axial mode at 1.8e4 rad/s) over a quarter revolution from the dead centre: the largest
   error of the mid-span deflection over the outputs (every 0.5 deg) relative to the peak, against
   index3-alpha at h = dt_out / 64 (compiled; ``kernel="numpy"`` rows: the same steps on the numpy path).
+  Exudyn's rod is ANCF, not a floating frame: its rows are measured against Exudyn's own run at
+  h = dt_out / 64, and the table's note gives the difference of the two references (the models').
 
 Prints a markdown table (docs/benchmarks.md, sec. 19).
 """
@@ -42,7 +51,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import andrews_squeezer  # noqa: E402
+import bench_whole_process as whole  # noqa: E402  (the Exudyn models)
 import double_four_bar  # noqa: E402
 import slider_crank  # noqa: E402
 import spinup_beam  # noqa: E402
@@ -93,7 +104,9 @@ def a02_runs(quick: bool):
         yield f"hht h = {h:g}", dict(formulation="index3", method="hht", h=h)
     yield from adaptive_runs((1e-4,) if quick else (1e-4, 1e-5, 1e-6))
     yield "rattle h = 1e-3", dict(formulation="index3", method="rattle", h=1e-3)
-    yield "radau-dae rtol = 1e-6", dict(formulation="index3", method="radau-dae", rtol=1e-6, atol=1e-9)
+    # (at rtol 1e-8 radau-dae had not passed the singular configurations after 8 min of CPU: docs/benchmarks.md 19)
+    for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):
+        yield f"radau-dae rtol = {rtol:g}", dict(formulation="index3", method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
     # the augmented ("lagrange") index-1 form stops at the first singular configuration (its saddle-point
     # matrix is singular there, t = 1.23 s); Udwadia-Kalaba's pseudo-inverse passes through it
     for rtol in ((1e-6,) if quick else (1e-6, 1e-8)):
@@ -115,16 +128,16 @@ TP_T_END = 2.0
 _TP_REF = {}
 
 
-def tp_reference():
-    """Tip D at t = 2 s of DOP853 at rtol = 1e-12 on the index-1 form with coordinate partitioning
+def tp_reference(t_end: float = TP_T_END) -> np.ndarray:
+    """Tip D at ``t_end`` (2 s) of DOP853 at rtol = 1e-12 on the index-1 form with coordinate partitioning
     (natural coordinates): the motion is chaotic, there is no closed form."""
-    if "D" not in _TP_REF:
+    if t_end not in _TP_REF:
         system = triple_pendulum.build("natural")
-        res = fm.run(system, formulation="lagrange", method="DOP853", rtol=1e-12, atol=1e-15, t_end=TP_T_END,
-                     t_eval=[0.0, TP_T_END], v0=np.zeros(system.n_q),
+        res = fm.run(system, formulation="lagrange", method="DOP853", rtol=1e-12, atol=1e-15, t_end=t_end,
+                     t_eval=[0.0, t_end], v0=np.zeros(system.n_q),
                      formulation_options={"stabilization": "coordinate-partitioning"})
-        _TP_REF["D"] = triple_pendulum.tip(system, res.q, res.v)[0][-1]
-    return _TP_REF["D"]
+        _TP_REF[t_end] = triple_pendulum.tip(system, res.q, res.v)[0][-1]
+    return _TP_REF[t_end]
 
 
 def tp_runs(quick: bool):
@@ -220,7 +233,8 @@ def spin_reference() -> np.ndarray:
 def spin_runs(quick: bool):
     for h in ((2e-3,) if quick else (4e-3, 2e-3, 1e-3)):
         yield f"generalized-alpha h = {h:g}", dict(method="generalized-alpha", h=h, linear=True)
-    for rtol in ((1e-6,) if quick else (1e-4, 1e-6, 1e-8)):
+    # (at rtol 1e-8 radau-dae had not passed the singular configurations after 8 min of CPU: docs/benchmarks.md 19)
+    for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):
         yield f"radau-dae rtol = {rtol:g}", dict(method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
     for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):
         yield f"Radau (scipy, first-order form) rtol = {rtol:g}", dict(method="Radau", rtol=rtol, atol=rtol * 1e-3)
@@ -232,6 +246,122 @@ def spin_error(options) -> tuple[str, float, int]:
     return res.status, float(np.abs(v - ref).max()) if len(v) == len(ref) else np.nan, int(res.stats["n_steps"])
 
 
+# ---------------------------------------------------------------------------------------------------
+# Exudyn's generalized-alpha on the same systems: each function returns (status, error, steps) as the
+# flexmbs ones do, with the same error measure against the same reference
+def exudyn_status(t, t_end: float) -> str:
+    """"finished" when Exudyn's sensors reached ``t_end``, else where they stopped."""
+    return "finished" if abs(t[-1] - t_end) <= 1e-9 * t_end else f"stopped at t = {t[-1]:.4g}"
+
+
+def exudyn_steps(t_end: float, h: float) -> int:
+    """Exudyn's fixed step count, ``numberOfSteps`` of bench_whole_process.settings."""
+    return int(round(t_end / h))
+
+
+def exudyn_a03_error(h: float) -> tuple[str, float, int]:
+    """max |q(0.03) - Hairer and Wanner's reference| of Exudyn's squeezer (seven angles, as flexmbs's)."""
+    d = whole.exudyn_andrews(h, t_end=0.03, dt_out=0.03)
+    return (exudyn_status(d["t"], 0.03), float(np.abs(d["y"][-1] - andrews_squeezer.Q_REF).max()),
+            exudyn_steps(0.03, h))
+
+
+A02_TIMES = (1.0, 5.0, 10.0)
+
+
+def exudyn_a02_error(h: float, t_end: float = 10.0) -> tuple[str, float, int]:
+    """max |B0 - exact| at the A02_TIMES up to ``t_end`` of Exudyn's double four-bar (N = 2), sensors every 1 s."""
+    d = whole.exudyn_four_bar(h, n=2, t_end=t_end, dt_out=1.0)
+    at = [t for t in A02_TIMES if t <= t_end + 1e-12]
+    rows = [int(np.argmin(np.abs(d["t"] - t))) for t in at]
+    if np.abs(d["t"][rows] - at).max() > 1e-9:
+        return exudyn_status(d["t"], t_end), np.nan, exudyn_steps(t_end, h)
+    B0e, _ = double_four_bar.exact(np.array([0.0, *at]), 2)
+    return (exudyn_status(d["t"], t_end), float(np.abs(d["y"][rows] - B0e[1:]).max()), exudyn_steps(t_end, h))
+
+
+def exudyn_tp_error(h: float, t_end: float = TP_T_END) -> tuple[str, float, int]:
+    """max |D(t_end) - reference| of Exudyn's triple pendulum (Euler parameters, the same bodies, inertias,
+    initial state and gravity as cases/triple_pendulum.py) against flexmbs's DOP853 at rtol 1e-12."""
+    d = whole.exudyn_triple(h, t_end=t_end, dt_out=t_end)
+    return exudyn_status(d["t"], t_end), float(np.abs(d["y"][-1] - tp_reference(t_end)).max()), exudyn_steps(t_end, h)
+
+
+_EX_CSC = {}
+
+
+def exudyn_csc_deflection(h: float) -> tuple[np.ndarray, np.ndarray]:
+    """(t, mid-span deflection [m] every 0.5 deg) of Exudyn's ANCF slider-crank (bench_vs_exudyn.py, 8
+    elements, rho_inf 1) over the quarter revolution from the dead centre at step ``h``."""
+    if "run" not in _EX_CSC:
+        import time as time_module
+        _EX_CSC["run"] = whole.reused_exudyn_function("exudyn_slider_crank",
+                                                      {"np": np, "math": math, "time": time_module})
+    *_, angle, w = _EX_CSC["run"](h, elements=8, revolutions=0.25, degrees_out=CSC_P["degrees_out"])
+    return np.radians(angle) / CSC_P["crank_speed"], w
+
+
+def exudyn_csc_reference() -> np.ndarray:
+    """Exudyn's own deflection at h = dt_out / 64, the counterpart of ``csc_reference``: the two rods are
+    different models (ANCF, floating frame), ``exudyn_csc_model_difference`` says by how much."""
+    if "w" not in _EX_CSC:
+        _EX_CSC["w"] = exudyn_csc_deflection(CSC_DT_OUT / 64)[1]
+    return _EX_CSC["w"]
+
+
+def exudyn_csc_error(h: float) -> tuple[str, float, int]:
+    ref = exudyn_csc_reference()
+    t, w = exudyn_csc_deflection(h)
+    err = float(np.abs(w - ref).max() / np.abs(ref).max()) if len(w) == len(ref) else np.nan
+    return exudyn_status(t, CSC_T_END), err, exudyn_steps(CSC_T_END, h)
+
+
+def exudyn_csc_model_difference() -> float:
+    """max |w_Exudyn - w_flexmbs| / max |w_flexmbs| of the two references (both at h = dt_out / 64)."""
+    ref, mine = exudyn_csc_reference(), csc_reference()
+    return float(np.abs(ref - mine).max() / np.abs(mine).max()) if len(ref) == len(mine) else np.nan
+
+
+def exudyn_tp_model_difference(h: float = 1e-5) -> float:
+    """|D(2 s)| of Exudyn at the tiny step ``h`` against flexmbs's reference: the models' difference plus
+    Exudyn's error at ``h`` (second order: (h / 1e-4)^2 times its error at 1e-4)."""
+    return exudyn_tp_error(h)[1]
+
+
+def exudyn_runs(case: str, quick: bool):
+    """(label, Exudyn step h) of ``case``: the steps of index3-alpha's rows (A02, A03, triple: one finer)."""
+    steps = {"A03": ((1e-5,), (2e-5, 1e-5, 5e-6, 2.5e-6, 1.25e-6)),
+             "A02": ((1e-3,), (2e-3, 1e-3, 5e-4, 2e-4, 1e-4)),
+             "triple": ((1e-3,), (2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4)),
+             "coupled": ((2,), (2, 4, 8, 16))}
+    if case not in steps:
+        return
+    for h in steps[case][0 if quick else 1]:
+        if case == "coupled":
+            yield f"Exudyn generalized-alpha h = dt_out/{h}", CSC_DT_OUT / h
+        else:
+            yield f"Exudyn generalized-alpha h = {h:g}", h
+
+
+EXUDYN = {"A03": (exudyn_a03_error, "rho_inf 0.8, modified Newton, dense LU"),
+          "A02": (exudyn_a02_error, "rho_inf 0.8, modified Newton, dense LU, ignoreSingularJacobian"),
+          "triple": (exudyn_tp_error, "rho_inf 1, modified Newton, dense LU; Euler parameters"),
+          "coupled": (exudyn_csc_error, "rho_inf 1, modified Newton, dense LU; ANCF rod, error against its own "
+                                        "run at dt_out/64")}
+
+
+def exudyn_note(case: str) -> str:
+    """The line under a case's table: Exudyn's settings and, for the triple pendulum and the slider-crank,
+    how far Exudyn's model is from flexmbs's reference."""
+    note = f"Exudyn {whole.exudyn_version()} generalized-alpha: {EXUDYN[case][1]}."
+    if case == "triple":
+        note += f" Exudyn at h = 1e-5 against the reference: {exudyn_tp_model_difference():.2e} m."
+    if case == "coupled":
+        note += (f" Exudyn's reference (ANCF) against flexmbs's (floating frame), relative: "
+                 f"{exudyn_csc_model_difference():.2e}.")
+    return note
+
+
 CASES = {"A03": (a03_runs, a03_error, "Andrews' squeezer, max |q(0.03) - ref| [rad]"),
          "A02": (a02_runs, a02_error, "double four-bar N = 2, max |B0 - exact| at 1, 5, 10 s [m]"),
          "triple": (tp_runs, tp_error, "triple pendulum (natural coordinates), max |D(2 s) - DOP853 rtol 1e-12| [m]"),
@@ -241,36 +371,74 @@ CASES = {"A03": (a03_runs, a03_error, "Andrews' squeezer, max |q(0.03) - ref| [r
                                           "of the mid-span deflection")}
 
 
-def main(argv=None) -> None:
+def case_rows(name: str, quick: bool, exudyn: bool):
+    """(label, method name, a call returning (status, error, steps)) of every row of case ``name``: flexmbs's
+    runs, then (``exudyn``) Exudyn's at its steps, method name "exudyn"."""
+    runs, error, _ = CASES[name]
+    for label, options in runs(quick):
+        yield label, options["method"], (lambda options=options: error(options))
+    if exudyn and name in EXUDYN:
+        for label, h in exudyn_runs(name, quick):
+            yield label, "exudyn", (lambda h=h: EXUDYN[name][0](h))
+
+
+def timed_row(label: str, call) -> str:
+    """One markdown row: ``call``'s status, error and steps, and its process time (this process)."""
+    tic = time.process_time()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            status, err, steps = call()
+    except ValueError as exc:                   # a method that does not fit the system
+        return f"| {label} | refused: {str(exc).split(';')[0][:90]} | | | |"
+    except RuntimeError as exc:                 # Exudyn's SolverError: its Newton failed, no result
+        return f"| {label} | failed: {type(exc).__name__} {str(exc)[:60]} | | | {time.process_time() - tic:.2f} |"
+    return f"| {label} | {status} | {err:.2e} | {steps} | {time.process_time() - tic:.2f} |"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="A03,A02,triple", help="comma-separated: A03, A02, triple, coupled, spinup")
     parser.add_argument("--quick", action="store_true", help="one or two runs per method")
-    parser.add_argument("--methods", default="", help="comma-separated method names (default: all)")
+    parser.add_argument("--methods", default="", help="comma-separated method names, 'exudyn' for Exudyn's rows "
+                                                       "(default: all)")
+    parser.add_argument("--exudyn", action=argparse.BooleanOptionalAction, default=True,
+                        help="Exudyn's generalized-alpha at several steps on A03, A02, triple and coupled (default: "
+                             "on; skipped with a note where Exudyn is not installed)")
     a = parser.parse_args(argv)
-    names = [c.strip() for c in a.cases.split(",") if c.strip()]
-    unknown = sorted(set(names) - set(CASES))
+    a.cases = [c.strip() for c in a.cases.split(",") if c.strip()]
+    unknown = sorted(set(a.cases) - set(CASES))
     if unknown:
         parser.error(f"`--cases`: unknown {unknown}; pick from {sorted(CASES)}")
+    a.methods = {m.strip() for m in a.methods.split(",") if m.strip()}
+    known = {options["method"] for name in a.cases for _, options in CASES[name][0](False)}
+    known |= {"exudyn"} if set(a.cases) & set(EXUDYN) else set()         # Exudyn has no spin-up Model
+    if a.methods - known:
+        parser.error(f"`--methods`: unknown {sorted(a.methods - known)} for the cases {a.cases}; pick from "
+                     f"{sorted(known)}")
+    return a
+
+
+def main(argv=None) -> None:
+    a = parse_args(argv)
+    exudyn = a.exudyn and whole.exudyn_version() is not None and (not a.methods or "exudyn" in a.methods)
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}, python "
-          f"{platform.python_version()}, numpy {np.__version__}, flexmbs {fm.__version__}")
-    for name in names:
-        runs, error, what = CASES[name]
-        error(next(iter(runs(True)))[1])          # warm-up: imports, the kernel's first load
-        print(f"\n{name}: {what}\n\n| method | status | error | steps | CPU [s] |\n|---|---|---:|---:|---:|")
-        methods = {m.strip() for m in a.methods.split(",") if m.strip()}
-        for label, options in runs(a.quick):
-            if methods and options["method"] not in methods:
-                continue
-            tic = time.process_time()
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    status, err, steps = error(options)
-            except ValueError as exc:           # a method that does not fit the system
-                print(f"| {label} | refused: {str(exc).split(';')[0][:90]} | | | |")
-                continue
-            cpu = time.process_time() - tic
-            print(f"| {label} | {status} | {err:.2e} | {steps} | {cpu:.2f} |", flush=True)
+          f"{platform.python_version()}, numpy {np.__version__}, flexmbs {fm.__version__}, Exudyn "
+          f"{whole.exudyn_version() if exudyn else 'not used'}")
+    if a.exudyn and whole.exudyn_version() is None:
+        print("Exudyn is not installed (pip install exudyn, the 'bench' extra): its rows are skipped.")
+    for name in a.cases:
+        warm_up = {}                            # the first quick run of each code: imports, the kernel's first load
+        for _, method, call in case_rows(name, True, exudyn):
+            warm_up.setdefault(method == "exudyn", call)
+        for call in warm_up.values():
+            timed_row("warm-up", call)
+        print(f"\n{name}: {CASES[name][2]}\n\n| method | status | error | steps | CPU [s] |\n|---|---|---:|---:|---:|")
+        for label, method, call in case_rows(name, a.quick, exudyn):
+            if not a.methods or method in a.methods:
+                print(timed_row(label, call), flush=True)
+        if exudyn and name in EXUDYN:
+            print(f"\n{exudyn_note(name)}")
 
 
 if __name__ == "__main__":

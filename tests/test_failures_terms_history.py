@@ -4,6 +4,9 @@ of the times names it and the time; a kernel built before the entry is refused (
 Skipped without the compiled kernel."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -15,6 +18,7 @@ from flexmbs.constraints import CoordinateDriver
 from flexmbs.constraints.planar import PlanarRevolute
 from flexmbs.user_functions import UserFunctionError
 
+ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not kernel_status().installed, reason=f"compiled kernel {kernel_status()}")
 
 
@@ -52,6 +56,13 @@ def kernel_call(count, rows):
                                   np.empty((2, 3)), np.empty((2, 3, 3)), np.empty((2, 3)), np.empty((2, 3)))
 
 
+def bench(argv):
+    """benchmarks/bench_multiplier_history.py's main with ``argv``."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_multiplier_history
+    bench_multiplier_history.main(argv)
+
+
 FAILURES = [   # (what, call, error, the message it prints)
     ("T a matrix", lambda: crank().terms_history(np.zeros((2, 2)), *states([0, 1])), ValueError,
      r"`T` must be a vector of times, got an array of shape \(2, 2\)"),
@@ -69,6 +80,8 @@ FAILURES = [   # (what, call, error, the message it prints)
      r"kernel terms_history: q must hold at least 6 items, got 3"),
     ("the kernel: a negative count", lambda: kernel_call(-1, 1), ValueError,
      r"kernel terms_history: count must be a number of states >= 0, got -1"),
+    ("benchmarks/bench_multiplier_history.py --checkout without a directory", lambda: bench(["--checkout", "before"]),
+     SystemExit, r"--checkout must be LABEL=DIR with an existing directory, got 'before'"),
 ]
 
 

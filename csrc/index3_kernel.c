@@ -2860,6 +2860,50 @@ static PyObject *py_constraint_rates(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* terms_history(system, count, q, v, laws, M, Q, C, Cq, gamma, Ct): the evaluations of terms and
+   constraint_rates at `count` states in one call, state k's q, v and time row at rows k of q, v (count, n) and
+   laws (count, tw), its M, Q, C, C_q, gamma and C_t at rows k of the stacked outputs (count, n, n), (count, n),
+   (count, m), (count, m, n), (count, m), (count, m): the multipliers of the index-1 formulations at the outputs
+   of a run (flexmbs.compiled.CompiledSystem.terms_history, Index1.multiplier_history), without one Python call
+   per output */
+static PyObject *py_terms_history(PyObject *self, PyObject *args)
+{
+    PyObject *cap, *o[9];
+    Py_ssize_t N;
+    if (!PyArg_ParseTuple(args, "OnOOOOOOOOO", &cap, &N, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                          &o[8]))
+        return NULL;
+    Sys *s = get_sys(cap);
+    if (!s) return NULL;
+    if (N < 0) {
+        PyErr_Format(PyExc_ValueError, "kernel terms_history: count must be a number of states >= 0, got %zd", N);
+        return NULL;
+    }
+    Py_ssize_t n = s->n, m = s->m, tw = s->tw;
+    const Py_ssize_t width[9] = {n, n, tw, n * n, n, m, m * n, m, m};       /* items of one state's row */
+    const char *names[9] = {"q", "v", "laws", "M", "Q", "C", "Cq", "gamma", "Ct"};
+    Py_buffer b[9];
+    double *p[9];
+    int got = 0;
+    for (; got < 9; got++) {
+        if (get_array(o[got], &b[got], got >= 3, 'f', N * width[got], "kernel terms_history", names[got]) < 0) break;
+        p[got] = (double *)b[got].buf;
+    }
+    if (got == 9) {
+        for (Py_ssize_t k = 0; k < N; k++) {
+            const double *q = p[0] + k * n, *v = p[1] + k * n, *law = p[2] + k * tw;
+            double *Q = p[4] + k * n;
+            memset(Q, 0, (size_t)n * sizeof(double));
+            bodies(s, q, v, law, p[3] + k * n * n, Q);
+            constraints(s, q, law, p[5] + k * m, p[6] + k * m * n);
+            constraint_rates(s, q, v, law, p[7] + k * m, p[8] + k * m);
+        }
+    }
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    if (got < 9) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* the sensors of digital controllers (flexmbs/control.py), read at a sample from (q, v)        */
 
@@ -4583,6 +4627,9 @@ static PyMethodDef methods[] = {
      "terms(system, q, v, law, M, Q, C, Cq): M, Q, C, C_q at (q, v) (flexmbs.compiled.CompiledSystem.terms)."},
     {"constraint_rates", py_constraint_rates, METH_VARARGS,
      "constraint_rates(system, q, v, law, gamma, Ct): gamma and C_t of the constraints at (q, v) (flexmbs.compiled)."},
+    {"terms_history", py_terms_history, METH_VARARGS,
+     "terms_history(system, count, q, v, laws, M, Q, C, Cq, gamma, Ct): M, Q, C, C_q, gamma and C_t at count states, "
+     "stacked (flexmbs.compiled.CompiledSystem.terms_history)."},
     {"radau_steps", py_radau_steps, METH_VARARGS,
      "radau_steps(system, row, atol, y, a, poly, scal, jac, lu, piv, start, scratch, count, laws, terms, t_stop, "
      "near_rtol, max_steps): radau-dae's steps up to the next output (flexmbs.compiled.CompiledSystem.radau_steps)."},

@@ -1069,6 +1069,58 @@ class CompiledSystem:
         _kernel.terms(self.handle, np.array(q, dtype=float), np.array(v, dtype=float), law, M, Q, C, Cq)
         return M, Q, C, Cq
 
+    def terms_history(self, T, Q, V) -> tuple[np.ndarray, ...]:
+        """(M, Q, C, C_q, gamma, C_t) at N states, stacked ((N, n, n), (N, n), (N, m), (N, m, n), (N, m), (N, m)):
+        what N calls of `terms` and `constraint_rates` give, in one kernel call (csrc ``py_terms_history``), the
+        time rows of all the times ``T`` (N,) from one evaluation of the laws (`laws`, `tabulate`: one call a
+        law when each declares ``vectorized``); Q and V (N, n_q) the coordinates and velocities (e.g. the
+        outputs of a run, `flexmbs.formulations.index1.Index1.multiplier_history`).
+
+        Raises
+        ------
+        ValueError
+            T not a vector of N times or Q, V not (N, n_q) (the message names the argument).
+        Unsupported
+            The loaded kernel predates this entry (rebuild it).
+        UserFunctionError
+            A law fails at one of the times (as `laws` reports it).
+        """
+        if not hasattr(_kernel, "terms_history"):
+            raise Unsupported(f"the compiled kernel {getattr(_kernel, '__file__', '')} has no terms_history (built "
+                              "before the index-1 multipliers were evaluated at all outputs at once); rebuild it "
+                              "(`python setup.py build_ext --inplace`)")
+        T, Q, V = self._states(T, Q, V)
+        N, n, m = len(T), self.n, self.m
+        laws = np.ascontiguousarray(self.laws(T) if self.time_row_width else np.zeros((N, 0)))
+        out = (np.empty((N, n, n)), np.empty((N, n)), np.empty((N, m)), np.empty((N, m, n)), np.empty((N, m)),
+               np.empty((N, m)))
+        _kernel.terms_history(self.handle, N, Q, V, laws, *out)
+        return out
+
+    def _states(self, T, Q, V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """T (N,), Q and V (N, n_q) of `terms_history` as C-contiguous float64 arrays; ValueError naming the one
+        of another shape."""
+        try:
+            times = np.asarray(T, dtype=float)
+        except (TypeError, ValueError):
+            times = None
+        if times is None or times.ndim != 1:
+            raise ValueError(f"CompiledSystem.terms_history: `T` must be a vector of times, got "
+                             f"{'an array of shape ' + str(times.shape) if times is not None else repr(T)}")
+        T = times
+        states = []
+        for x, name in ((Q, "Q"), (V, "V")):
+            try:
+                a = np.ascontiguousarray(x, dtype=float)
+            except (TypeError, ValueError):
+                a = None
+            if a is None or a.shape != (len(T), self.n):
+                raise ValueError(f"CompiledSystem.terms_history: `{name}` must be ({len(T)}, {self.n}) (a row of "
+                                 f"n_q = {self.n} numbers at each of the {len(T)} times), got "
+                                 f"{'shape ' + str(a.shape) if a is not None else repr(x)}")
+            states.append(a)
+        return (T, *states)
+
     def law_rows(self, times) -> np.ndarray:
         """The kernel's time rows at ``times`` as one C-contiguous (k, tw) array, from the rows kept by
         `_law_row` (a trial step of radau-dae: t_n and its three stage times, `radau_steps`)."""

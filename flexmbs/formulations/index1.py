@@ -121,6 +121,7 @@ class Index1:
         self.jacobian_refresh = float(jacobian_refresh)
         self._I = None                              # M_full = I, sparse, built when asked (`mass_matrix_full`)
         blocks = solver == "augmented" and augmented.uses_block_mass(system)
+        self._kernel_history = True                 # the kernel's terms_history (False: the kernel predates it)
         self._kernel, self.kernel, self.kernel_reason = evaluations.choose(
             system, kernel, "the augmented accelerations are solved with the bodies' mass blocks (n_c = 0 or "
                             f"n_q + n_c >= {augmented.BLOCK_SADDLE_MIN}), which the kernel does not give" if blocks
@@ -280,11 +281,13 @@ class Index1:
 
     def multiplier_history(self, t: np.ndarray, x: np.ndarray) -> np.ndarray:
         """lam (N, n_c) at the states x (N, n_state) and times t (N,), e.g. the outputs of a run: the terms
-        of each state (`acceleration_terms`, one kernel call per state on the compiled path), then the
-        solver's equations on all of them at once (`HISTORIES`: one stacked solve per `HISTORY_CHUNK`
-        states).  The same lam as `multipliers` state by state, to round-off; the augmented formulation's
-        sparse saddle point of a large System (`augmented.uses_block_mass`) stays one state at a time (a
-        stacked dense matrix of n_q + n_c >= `augmented.BLOCK_SADDLE_MIN` rows per output would not fit)."""
+        of the states (on the compiled path one kernel call per `HISTORY_CHUNK` states,
+        `flexmbs.compiled.CompiledSystem.terms_history`, the laws' time rows from one evaluation of the laws;
+        on the numpy path `acceleration_terms` state by state), then the solver's equations on all of them at
+        once (`HISTORIES`: one stacked solve per `HISTORY_CHUNK` states).  The same lam as `multipliers`
+        state by state, to round-off; the augmented formulation's sparse saddle point of a large System
+        (`augmented.uses_block_mass`) stays one state at a time (a stacked dense matrix of
+        n_q + n_c >= `augmented.BLOCK_SADDLE_MIN` rows per output would not fit)."""
         t, x = np.asarray(t, dtype=float).reshape(-1), np.asarray(x, dtype=float).reshape(-1, self.n_state)
         n, m = self.n, self.system.n_c
         if m == 0 or not len(t):
@@ -295,11 +298,46 @@ class Index1:
                                for i in range(0, len(t), HISTORY_CHUNK)])
 
     def _stacked_multipliers(self, t: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """lam (N, n_c) of one chunk of `multiplier_history`: the terms of each state, one stacked solve."""
-        n = self.n
-        terms = [self.acceleration_terms(float(tk), xk[:n], xk[n:]) for tk, xk in zip(t, x)]
-        M, Q, Cq, gamma = (np.array(column) for column in zip(*terms))
+        """lam (N, n_c) of one chunk of `multiplier_history`: the terms of its states, one stacked solve."""
+        M, Q, Cq, gamma = self._stacked_terms(t, x)
         return HISTORIES[self.solver](M, Q, Cq, gamma, t=t, **self._solver_options)[1]
+
+    def _stacked_terms(self, t: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(M, Q, C_q, gamma_s) of `acceleration_terms` at the states x (N, n_state), stacked: on the compiled
+        path from one kernel call (`CompiledSystem.terms_history`) with gamma_s by `stacked_gamma`; on the numpy
+        path, with a kernel built before that entry (`Unsupported`, said once in the log) or in a subclass that
+        solves other terms than the kernel's M and Q (`GibbsAppellSystem`'s M_GA, Q_a - g), state by state."""
+        n = self.n
+        own_terms = type(self).acceleration_terms is Index1.acceleration_terms      # M, Q of the kernel's System
+        if self._kernel is not None and self._kernel_history and own_terms:
+            from ..compiled import Unsupported
+            try:
+                M, Q, C, Cq, gamma, Ct = self._kernel.compiled.terms_history(t, x[:, :n], x[:, n:])
+            except Unsupported as err:
+                log.info("The multipliers at the outputs take the kernel's terms state by state: %s", err)
+                self._kernel_history = False
+            else:
+                s = self.stabilization
+                return M, Q, Cq, stacked_gamma(gamma, Ct, C, Cq, x[:, n:], s.alpha, s.beta)
+        terms = [self.acceleration_terms(float(tk), xk[:n], xk[n:]) for tk, xk in zip(t, x)]
+        return tuple(np.array(column) for column in zip(*terms))
+
+
+def stacked_gamma(gamma: np.ndarray, Ct: np.ndarray, C: np.ndarray, Cq: np.ndarray, v: np.ndarray,
+                  alpha: float = 0.0, beta: float = 0.0) -> np.ndarray:
+    """gamma_s (N, n_c) of N states at once, `stabilization.stabilized_gamma`'s equation row by row:
+
+    .. code:: text
+
+        gamma_s = gamma - 2 alpha (C_q q' + C_t) - beta^2 C
+
+    from the stacked gamma, C_t, C (N, n_c), C_q (N, n_c, n_q) and q' (N, n_q); gamma itself when
+    alpha = beta = 0."""
+    if alpha:
+        gamma = gamma - 2.0 * alpha * (np.einsum("kij,kj->ki", Cq, v) + Ct)
+    if beta:
+        gamma = gamma - beta * beta * C
+    return gamma
 
 
 def _redundant_names(mobility: dict) -> list[str]:

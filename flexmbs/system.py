@@ -119,6 +119,23 @@ def _snapshot(value):
     return value
 
 
+
+def _body_tangent_blocks(body, KC) -> tuple[np.ndarray, np.ndarray]:
+    """(K_b, C_b) of ``body.tangent``, checked: two (n_q, n_q) arrays, else a ValueError naming the body,
+    what it gave and what to return (None lets the System difference the body).  Non-finite entries pass,
+    as non-finite differences would: index3-alpha's Newton failure names them with the state."""
+    n = body.n_q
+    try:
+        Kb, Cb = (np.asarray(x, dtype=float) for x in KC)
+    except (TypeError, ValueError):
+        raise ValueError(f"System: body {body.name!r}: `tangent` must return (K_b, C_b), two ({n}, {n}) arrays, or "
+                         f"None, got {type(KC).__name__}") from None
+    for what, X in (("K_b", Kb), ("C_b", Cb)):
+        if X.shape != (n, n):
+            raise ValueError(f"System: body {body.name!r}: `tangent` returned {what} of shape {X.shape}, expected "
+                             f"({n}, {n}) (its n_q), or None to have the System difference the body")
+    return Kb, Cb
+
 def _changed(old, new) -> bool:
     """True if ``new`` differs from the snapshot ``old``: arrays by their bytes (an array changed in
     place too; bytes rather than np.array_equal: a tenth of the time on these small arrays), numbers
@@ -697,7 +714,7 @@ class System:
             own = getattr(b, "tangent", None)
             KC = None if own is None else own(t, qb, vb, ab, g)
             if KC is not None:
-                K[sl, sl], Ct[sl, sl] = KC
+                K[sl, sl], Ct[sl, sl] = _body_tangent_blocks(b, KC)
                 continue
             Q0 = b.forces(t, qb, vb, g)
             g0 = b.mass_matrix(qb) @ ab - Q0

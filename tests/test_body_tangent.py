@@ -144,3 +144,33 @@ def test_index3_alpha_with_the_hook_matches_the_difference_tangent(monkeypatch):
     assert q1.shape == q0.shape and np.abs(q1[-1] - q1[0]).max() > 1e-3      # it moved
     assert with_hook.stats["n_jac"] > 0 and with_hook.stats["n_rhs"] < differenced.stats["n_rhs"]
     assert np.abs(q1 - q0).max() < 1e-7
+
+
+def test_hook_block_lands_on_the_bodys_coordinates_in_a_system():
+    """A rigid body (differenced) ahead of the soft 3D beam (its own block, coordinates 7..), joined at the
+    beam's node 0 by a spherical joint with nonzero multipliers: K_t, C_t of the whole system equal fourth-order
+    central differences of M q'' - Q + C_q^T lam and -Q (forward differences in the rigid body's block: 1e-6)."""
+    from flexmbs.bodies import RigidBodyEP
+    rng = np.random.default_rng(5)
+    beam = beam_3d(E=1.0, n_el=2)
+    rigid = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.25], position=(0.0, 0.0, 0.0))
+    system = fm.System([rigid, beam], [Spherical(rigid, beam, s_j=Node(0), at=(0.0, 0.0, 0.0), name="ball")],
+                       gravity=(0.0, -9.81, 0.0))
+    q = system.initial_coordinates() + 0.2 * rng.standard_normal(system.n_q)
+    v, a = rng.standard_normal((2, system.n_q))
+    lam = rng.standard_normal(system.n_c)
+    assert system.slice(beam).start == 7
+    K, C = system.tangent_matrices(0.0, q, v, a, lam)
+
+    def residual(qq):
+        return system.mass_matrix(qq) @ a - system.forces(0.0, qq, v) + system.jacobian(0.0, qq).T @ lam
+
+    h, n = 1e-4, system.n_q
+    stencil = ((-2, 1.0), (-1, -8.0), (1, 8.0), (2, -1.0))
+    r0, Q0 = residual(q), system.forces(0.0, q, v)
+    Kc = np.column_stack([sum(w * (residual(q + s * h * e) - r0) for s, w in stencil) / (12 * h) for e in np.eye(n)])
+    Cc = np.column_stack([-sum(w * (system.forces(0.0, q, v + s * h * e) - Q0) for s, w in stencil) / (12 * h)
+                          for e in np.eye(n)])
+    assert relative(K, Kc) < 1e-6 and relative(C, Cc) < 1e-6
+    b = system.slice(beam)
+    assert relative(K[b, b], Kc[b, b]) < 1e-8 and relative(C[b, b], Cc[b, b]) < 1e-8

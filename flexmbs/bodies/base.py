@@ -71,6 +71,13 @@ class Body(ABC):
     def forces(self, t, q, v, gravity) -> np.ndarray:
         """Q_e + Q_v, (n_q,): applied forces (gravity) plus the quadratic-velocity vector."""
 
+    def tangent(self, t, q, v, qdd, gravity) -> tuple[np.ndarray, np.ndarray] | None:
+        """(K_b, C_b) = (d(M(q) q'' - Q(t, q, v))/dq at fixed q'', v;  -dQ/dv at fixed q), (n_q, n_q):
+        this body's block of an implicit step's tangent (`flexmbs.System.tangent_matrices`), from the
+        body's own exact derivatives.  None (this default): the body has none, and the System takes
+        forward differences of its ``mass_matrix`` and ``forces`` instead (2 n_q + 1 evaluations)."""
+        return None
+
     def internal_constraints(self) -> list:
         """Constraints among the body's own coordinates (Euler-parameter norm, rigidity), often none."""
         return []

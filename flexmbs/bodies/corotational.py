@@ -37,8 +37,8 @@ import numpy as np
 
 from ..elements.base import Material
 from ..elements.corotational import corotational_2d
-from ..elements.corotational3d import (corotational_3d, reference_frames, rotary_inertia, rotation_vector_matrix,
-                                        tangent_operator, tangent_operator_rate)
+from ..elements.corotational3d import (corotational_3d, reference_frames, rotary_inertia, rotary_inertia_tangent,
+                                        rotation_vector_matrix, tangent_operator, tangent_operator_rate)
 from ..newton import newton
 from ..rotations import skew
 from .base import Body, LinearInertia, _check_loads, rigid_motion_of_points
@@ -262,6 +262,14 @@ class CorotationalBeam2D(LinearInertia, _Statics, Body):
         """Q = Q_g + loads - f_int (Q_v = 0: constant mass)."""
         Q = self.gravity_force(gravity) - self.internal_force(q)
         return Q + self.applied(t, q, v) if self.loads else Q
+
+    def tangent(self, t, q, v, qdd, gravity) -> tuple[np.ndarray, np.ndarray] | None:
+        """(K_b, C_b) = (K(q), 0): M and Q_g are constant and Q_v = 0, so d(M q'' - Q)/dq = df_int/dq, the
+        exact `stiffness`, and -dQ/dv = 0.  None with ``loads`` (their derivatives are not known: the
+        System differences the body)."""
+        if self.loads:
+            return None
+        return self.stiffness(q), np.zeros((self.n_q, self.n_q))
 
     def energy(self, q, v, gravity) -> tuple[float, float]:
         """(1/2 v^T M v, potential of gravity -g . int rho A x dX); the strain energy is `strain_energy`."""
@@ -499,6 +507,28 @@ class CorotationalBeam3D(_Statics, Body):
         """Q = Q_g + Q_v + loads - f_int."""
         Q = self.gravity_force(gravity) + self.quadratic_velocity(q, v) - self.internal_force(q)
         return Q + self.applied(t, q, v) if self.loads else Q
+
+    def tangent(self, t, q, v, qdd, gravity) -> tuple[np.ndarray, np.ndarray] | None:
+        """(K_b, C_b) from the beam's own exact derivatives.  Q = Q_g + Q_v - f_int with Q_g and the
+        translational mass constant, so
+
+        .. code:: text
+
+            K_b = K(q) + [d(M_psi psi'' - Q_v)/dpsi on each node's psi's]     K = df_int/dq (`stiffness`)
+            C_b = [-dQ_v/dpsi' on each node's psi's]
+
+        the node blocks from `rotary_inertia_tangent` (the closed forms of `rotary_inertia` by the complex
+        step, all nodes at once).  None with ``loads`` (their derivatives are not known: the System
+        differences the body)."""
+        if self.loads:
+            return None
+        q, v, qdd = (np.asarray(x, dtype=float) for x in (q, v, qdd))
+        idx = self._rot
+        Kr, Cr = rotary_inertia_tangent(q[idx], v[idx], qdd[idx], self._J0)
+        K, C = self.stiffness(q), np.zeros((self.n_q, self.n_q))
+        K[idx[:, :, None], idx[:, None, :]] += Kr
+        C[idx[:, :, None], idx[:, None, :]] = Cr
+        return K, C
 
     def energy(self, q, v, gravity) -> tuple[float, float]:
         """(kinetic, potential of gravity); the strain energy is `strain_energy`."""

@@ -59,7 +59,7 @@ from ..rotations import skew
 from ._jet import Jet, cross, dot, sqrt, variables
 
 __all__ = ["Corotational3D", "RotaryInertia", "corotational_3d", "reference_frames", "rotary_inertia",
-           "rotation_and_tangent", "rotation_vector_matrix", "tangent_operator", "tangent_operator_rate"]
+           "rotary_inertia_tangent", "rotation_and_tangent", "rotation_vector_matrix", "tangent_operator", "tangent_operator_rate"]
 
 _SERIES_BELOW = 1e-3
 
@@ -86,9 +86,13 @@ def _rodrigues_coefficients(s):
 
 def _closed_form_coefficients(s):
     """A, B, C = sin r / r, (1 - cos r) / s, (r - sin r) / r^3 (r = sqrt s) and the s-derivatives B', C'
-    in one pass (series below s = 1e-3, as `_rodrigues_coefficients`), for the closed forms."""
-    s = np.asarray(s, dtype=float)
-    small = s < _SERIES_BELOW
+    in one pass (series below s = 1e-3, as `_rodrigues_coefficients`), for the closed forms.  Complex s
+    (the complex step of `rotary_inertia_tangent`) takes the branch of its real part; every expression
+    here is analytic there, so the imaginary parts carry the derivatives."""
+    s = np.asarray(s)
+    if not np.iscomplexobj(s):
+        s = s.astype(float, copy=False)
+    small = s.real < _SERIES_BELOW
     ss = np.where(small, 1.0, s)
     r = np.sqrt(ss)
     sin, cos = np.sin(r), np.cos(r)
@@ -366,3 +370,57 @@ def rotary_inertia(psi, psi_dot, J0) -> RotaryInertia:
     M = T @ J0 @ np.swapaxes(T, 1, 2)
     Qv = -np.einsum("nij,nj->ni", T, Jd + _cross(Om, h))
     return RotaryInertia(0.5 * np.einsum("ni,ni->n", Om, h), M, Qv)
+
+
+def _times_tangent(psi, k, b, sign):
+    """T(psi) b (sign +1) or T(psi)^T b (sign -1) = b + sign B psi x b + C psi x (psi x b), rows (..., 3),
+    by cross products only (so complex psi works: `rotary_inertia_tangent`)."""
+    B, C = k[2][..., None], k[3][..., None]
+    a = _cross(psi, b)
+    return b + sign * B * a + C * _cross(psi, a)
+
+
+def _rotary_residual(psi, pd, acc, J0):
+    """M_psi psi'' - Q_v per node (..., n, 3) at psi'' = acc, with no matrices:
+
+    .. code:: text
+
+        M_psi acc - Q_v = T (J0 T^T acc + J0 (d/dt T^T) psi' + Omega x J0 Omega),   Omega = T^T psi'
+
+    (`rotary_inertia`); psi, pd may be complex (`rotary_inertia_tangent`)."""
+    k = _coefficients_of(psi)
+    Om = _times_tangent(psi, k, pd, -1.0)
+    rate = _tangent_operator_rate(psi, pd, k, -1.0)
+    inner = np.einsum("nij,...nj->...ni", J0, _times_tangent(psi, k, acc, -1.0) + rate) \
+        + _cross(Om, np.einsum("nij,...nj->...ni", J0, Om))
+    return _times_tangent(psi, k, inner, 1.0)
+
+
+_COMPLEX_STEP = 1e-30
+
+
+def rotary_inertia_tangent(psi, psi_dot, psi_ddot, J0) -> tuple[np.ndarray, np.ndarray]:
+    """(K_psi, C_psi) (n, 3, 3): the rotary terms' part of an implicit step's tangent, per node,
+
+    .. code:: text
+
+        K_psi = d(M_psi(psi) psi'' - Q_v(psi, psi'))/dpsi   at fixed psi', psi''
+        C_psi = -dQ_v/dpsi'                                  at fixed psi
+
+    with M_psi psi'' - Q_v = T (J0 T^T psi'' + J0 (d/dt T^T) psi' + Omega x J0 Omega) (`rotary_inertia`,
+    `_rotary_residual`), T = I + B psi~ + C psi~^2 (`tangent_operator`).  Differentiated exactly by the
+    complex step, r'(x) e_j = Im r(x + i h e_j) / h with h = 1e-30: the imaginary part is the first-order
+    jet of the same closed forms (every operation in them is analytic, the coefficients B(s), C(s),
+    B'(s), C'(s) included), with no difference of nearby values, so it is exact to round-off whatever h.
+    The six directions (three of psi, three of psi') are one batched evaluation over all nodes: a node's
+    terms depend on its own psi, psi' only.
+    """
+    psi, pd, acc, J0 = (np.asarray(x, dtype=float) for x in (psi, psi_dot, psi_ddot, J0))
+    if psi.ndim != 2 or psi.shape[1] != 3 or pd.shape != psi.shape or acc.shape != psi.shape \
+            or J0.shape != psi.shape + (3,):
+        raise ValueError(f"rotary_inertia_tangent: expected psi, psi_dot, psi_ddot (n, 3) and J0 (n, 3, 3), got "
+                         f"shapes {psi.shape}, {pd.shape}, {acc.shape} and {J0.shape}")
+    step = 1j * _COMPLEX_STEP * np.eye(6)[:, None, :]               # (direction, 1, psi | psi')
+    r = _rotary_residual(psi + step[..., :3], pd + step[..., 3:], acc, J0).imag / _COMPLEX_STEP
+    D = np.moveaxis(r, 0, -1)                                          # (n, 3 rows, 6 directions)
+    return D[..., :3], D[..., 3:]

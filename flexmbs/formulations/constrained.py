@@ -52,7 +52,7 @@ class ConstrainedProblem:
         from .terms import DAETerm, system_checks, system_method
         s = self.system
         optional = {name: system_method(s, name) for name in (
-            "constraint_terms", "quadratic_velocity_jacobian", "elastic_stiffness", "over_constrained", "compiled")}
+            "constraint_terms", "tangent_matrices", "quadratic_velocity_jacobian", "elastic_stiffness", "over_constrained", "compiled")}
         checks_model = system_method(s, "check_unchanged") is not None
         bodies = system_method(s, "bodies")
         return DAETerm(name=self.name, n_q=self.n_q, mass_matrix=s.mass_matrix, forces=s.forces,

@@ -94,7 +94,7 @@ class GibbsAppellSystem(Index1):
         dg/dv (Lagrange's dQ_v/dv is not this formulation's): the tangent by finite differences."""
         ode = super().term()
         dae = replace(ode.dae, name=self.name, mass_matrix=self.mass_matrix, forces=self.forces, tangent=None,
-                      quadratic_velocity_jacobian=None, compiled=self.compiled)
+                      tangent_matrices=None, quadratic_velocity_jacobian=None, compiled=self.compiled)
         return replace(ode, name=self.name, dae=dae)
 
     def compiled(self):

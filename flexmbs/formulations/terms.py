@@ -196,6 +196,10 @@ class DAETerm:
         ``constraint_terms(t, q) -> (C, C_q)`` in one pass; None: ``residual`` and ``jacobian``.
     tangent : callable or None
         ``tangent(t, q, v) -> (K, C)`` = (-dQ/dq, -dQ/dv), analytic; None: finite differences.
+    tangent_matrices : callable or None
+        ``tangent_matrices(t, q, v, qdd, lam) -> (K_t, C_t)`` = (d(M q'' - Q + C_q^T lam)/dq, -dQ/dv)
+        (`flexmbs.System.tangent_matrices`: the bodies' own exact blocks where they give them, forward
+        differences body by body elsewhere); None: index3-alpha differences the whole system.
     quadratic_velocity_jacobian : callable or None
         ``(q, v) -> dQ_v/dv``: refreshes the quadratic-velocity part of a kept C_t.
     elastic_stiffness : callable or None
@@ -239,6 +243,7 @@ class DAETerm:
     gamma: Callable
     constraint_terms: Callable | None = None
     tangent: Callable | None = None
+    tangent_matrices: Callable | None = None
     quadratic_velocity_jacobian: Callable | None = None
     elastic_stiffness: Callable | None = None
     over_constrained: Callable | None = None

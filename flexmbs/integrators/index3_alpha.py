@@ -54,8 +54,10 @@ v and a follow from q_{n+1} (dq'' / dq = beta', dv / dq = gamma'):
 Multiplying the equilibrium rows by 1/beta' ~ h^2 and solving for mu instead of lam is the
 scaling of Bottasso, Bauchau and Cardona [3]_: without it the condition number of S grows
 like h^-4; with it S tends to the well-conditioned [[M, C_q^T], [C_q, 0]] as h -> 0.  K_t and C_t
-come from forward finite differences of the system's functions (option ``tangent``:
-"finite-difference"; "none" keeps only M and C_q, a cheaper, linearly converging iteration).
+come from forward finite differences of the system's functions, or for a `flexmbs.System` from
+`System.tangent_matrices` (the blocks of bodies that give their exact derivatives, `Body.tangent`,
+and differences body by body for the others) (option ``tangent``: "finite-difference"; "none"
+keeps only M and C_q, a cheaper, linearly converging iteration).
 S is factorized by LU and reused across the Newton iterations (modified Newton).  When it is
 rebuilt is the option ``refactor``: "step", at the first iteration of every step from M and
 C_q at the predictor (evaluated there anyway for the residual) and the kept K_t, C_t;
@@ -633,11 +635,15 @@ class Index3GeneralizedAlpha(Integrator):
         return Kt, Ct
 
     def _tangents(self, t, q, v, qdd, lam):
-        """K_t = d(M qdd - Q + C_q^T lam)/dq, C_t = -dQ/dv, by forward differences (or analytic)."""
+        """K_t = d(M qdd - Q + C_q^T lam)/dq, C_t = -dQ/dv: analytic (``tangent``), the System's
+        (``tangent_matrices``: the bodies' exact blocks, differences body by body), or forward
+        differences of the whole system."""
         sys, n = self._sys, self.n
         self.n_jac += 1
         if sys.tangent is not None:
             return sys.tangent(t, q, v)
+        if sys.tangent_matrices is not None:
+            return sys.tangent_matrices(t, q, v, qdd, lam)
 
         def g(qq):
             out = np.asarray(sys.mass_matrix(qq), float) @ qdd - np.asarray(sys.forces(t, qq, v), float)

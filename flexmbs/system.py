@@ -691,6 +691,16 @@ class System:
         q = _finite_vector(q, (self.n_q,), "q", "rigid_motion_velocities")
         return self._generators(q, point, "rigid_motion_velocities") @ np.concatenate([vel, omega])
 
+    def body_tangents(self) -> bool:
+        """True when some body gives its own block of the tangent (`flexmbs.bodies.base.Body.tangent`
+        overridden: the corotational beams).  Only then does index3-alpha's numpy path take
+        `tangent_matrices` (`flexmbs.formulations.constrained.ConstrainedProblem.term`); otherwise it
+        takes forward differences of the whole system, the arithmetic of the compiled kernel's step
+        (csrc ``tangents``), so that both paths iterate alike (tests/test_compiled*.py compare their
+        steps to round-off)."""
+        from .bodies.base import Body
+        return any(type(b).tangent is not Body.tangent for b in self.bodies)
+
     def tangent_matrices(self, t, q, v, qdd, lam) -> tuple[np.ndarray, np.ndarray]:
         """(K_t, C_t) = (d(M q'' - Q + C_q^T lam)/dq, -dQ/dv) at fixed q'', v, lam: the tangent
         matrices of implicit (index-3) integrators.

@@ -53,6 +53,9 @@ class ConstrainedProblem:
         s = self.system
         optional = {name: system_method(s, name) for name in (
             "constraint_terms", "tangent_matrices", "quadratic_velocity_jacobian", "elastic_stiffness", "over_constrained", "compiled")}
+        body_tangents = system_method(s, "body_tangents")
+        if body_tangents is None or not body_tangents():     # no body's own block: the whole system's differences
+            optional["tangent_matrices"] = None
         checks_model = system_method(s, "check_unchanged") is not None
         bodies = system_method(s, "bodies")
         return DAETerm(name=self.name, n_q=self.n_q, mass_matrix=s.mass_matrix, forces=s.forces,

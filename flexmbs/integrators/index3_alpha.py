@@ -54,9 +54,9 @@ v and a follow from q_{n+1} (dq'' / dq = beta', dv / dq = gamma'):
 Multiplying the equilibrium rows by 1/beta' ~ h^2 and solving for mu instead of lam is the
 scaling of Bottasso, Bauchau and Cardona [3]_: without it the condition number of S grows
 like h^-4; with it S tends to the well-conditioned [[M, C_q^T], [C_q, 0]] as h -> 0.  K_t and C_t
-come from forward finite differences of the system's functions, or for a `flexmbs.System` from
-`System.tangent_matrices` (the blocks of bodies that give their exact derivatives, `Body.tangent`,
-and differences body by body for the others) (option ``tangent``: "finite-difference"; "none"
+come from forward finite differences of the system's functions, or, for a `flexmbs.System` with a
+body that gives its exact derivatives (`Body.tangent`: the corotational beams; `System.body_tangents`),
+from `System.tangent_matrices` (those bodies' blocks, differences body by body for the others) (option ``tangent``: "finite-difference"; "none"
 keeps only M and C_q, a cheaper, linearly converging iteration).
 S is factorized by LU and reused across the Newton iterations (modified Newton).  When it is
 rebuilt is the option ``refactor``: "step", at the first iteration of every step from M and

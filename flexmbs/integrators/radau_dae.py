@@ -249,12 +249,13 @@ class SingularIteration(Exception):
 
 #: csrc radau_steps' status: the steps reached the output, t_end or the call's count; a step-size underflow; a
 #: singular iteration matrix; a non-finite state after NON_FINITE_RETRIES; a law of t failed; a non-finite or
-#: diverging state after an accepted step
-RUN_OK, RUN_UNDERFLOW, RUN_SINGULAR, RUN_NON_FINITE, RUN_LAW_FAILED, RUN_STATE = range(6)
+#: diverging state after an accepted step; a crawl (`RadauDAE._crawling`)
+RUN_OK, RUN_UNDERFLOW, RUN_SINGULAR, RUN_NON_FINITE, RUN_LAW_FAILED, RUN_STATE, RUN_CRAWL = range(7)
 #: the controller's state the kernel keeps (csrc ``RS_*``): t, t_old, h_old, has_poly, h_next, theta, faccon,
-#: h_acc, err_acc, has_acc, has_jac, has_f0, lu_h, the start of the last step taken
+#: h_acc, err_acc, has_acc, has_jac, has_f0, lu_h, the start of the last step taken, the trial steps of the crawl
+#: check's current window and the t it started at
 (RS_T, RS_T_OLD, RS_H_OLD, RS_HAS_POLY, RS_H_NEXT, RS_THETA, RS_FACCON, RS_H_ACC, RS_ERR_ACC, RS_HAS_ACC, RS_HAS_JAC,
- RS_HAS_F0, RS_LU_H, RS_T_PREV) = range(14)
+ RS_HAS_F0, RS_LU_H, RS_T_PREV, RS_CRAWL, RS_CRAWL_T) = range(16)
 RS_WIDTH = 16
 STEPS_PER_CALL = 4096      # at most this many steps in one call of the kernel (its points' buffer)
 FIRST_CALL_STEPS = 16      # the first call's steps; then as many as take about CHUNK_SECONDS (index3-alpha's)
@@ -262,6 +263,11 @@ OUTPUTS_PER_CALL = 4096    # at most this many output times handed to one call (
 
 NEAR_SINGULAR = 1e-2       # sigma_min / sigma_max of C_q below this at an underflow: named as its cause
 NON_FINITE_RETRIES = 3      # steps cut by 4 after non-finite stages before the state is reported non-finite
+#: a crawl: CRAWL_STEPS trial steps in a row (accepted or rejected) that advanced t by less than CRAWL_STEPS
+#: CRAWL_FRACTION (t_end - t0) stop the run (at that pace the span would take more than 1e9 trials; module
+#: docstring, "Singular configurations": IFToMM A02 at rtol 1e-8 crawled at 2e-9 s a step)
+CRAWL_FRACTION = 1e-9
+CRAWL_STEPS = 1000
 
 
 class RadauDAE(Integrator):
@@ -348,6 +354,8 @@ class RadauDAE(Integrator):
         self._theta = 1.0
         self._h_acc = self._err_acc = None    # Gustafsson's controller
         self._h_next = min(self.h if self.h is not None else self._first_step(qdd), self.max_step)
+        self._crawl_step = CRAWL_FRACTION * (self.t_end - self.t0)
+        self._crawl, self._crawl_t = 0, self.t    # the trial steps of the crawl check's window and its start
         self.n_newton = 0
         self.lam = lam
         if self._compiled is not None:
@@ -378,7 +386,7 @@ class RadauDAE(Integrator):
             ainv=RADAU_AINV, t=RADAU_T, ti=RADAU_TI, d=RADAU_ERROR_WEIGHTS, safety=SAFETY, max_growth=MAX_GROWTH,
             max_shrink=MAX_SHRINK, keep_jacobian=KEEP_JACOBIAN_RATE, keep_lu=KEEP_LU_RATIO,
             non_finite_retries=NON_FINITE_RETRIES, max_step=self.max_step, t_end=self.t_end,
-            divergence_limit=self.divergence_limit), dtype=float)
+            divergence_limit=self.divergence_limit, crawl_step=self._crawl_step, crawl_steps=CRAWL_STEPS), dtype=float)
         self._katol = np.ascontiguousarray(np.concatenate([self._atol_q, self._atol_v]), dtype=float)
         self._ky, self._ka = self._y.copy(), np.array(self._a, dtype=float)
         self._kpoly, self._kscal = np.zeros(4 * N), np.zeros(RS_WIDTH)
@@ -562,6 +570,8 @@ class RadauDAE(Integrator):
             if trial is None:
                 return False, self._underflow()
             t1, h = trial
+            if self._crawling():
+                return False, self._crawl_message()
             fresh = self._jac is None
             if fresh:
                 self._jacobian()
@@ -605,6 +615,18 @@ class RadauDAE(Integrator):
                 self._jac = None
             self._h_next = h_new
             return True, None
+
+    def _crawling(self) -> bool:
+        """Counts a trial step from t; True when a window of CRAWL_STEPS of them advanced t by less than
+        CRAWL_STEPS CRAWL_FRACTION (t_end - t0), a mean step at which the span would take more than 1e9 trials:
+        the run crawls (module docstring, "Singular configurations"); then the next window starts."""
+        if self._crawl == 0:
+            self._crawl_t = self.t
+        self._crawl += 1
+        if self._crawl < CRAWL_STEPS:
+            return False
+        self._crawl = 0
+        return self.t - self._crawl_t < CRAWL_STEPS * self._crawl_step
 
     def _starting_values(self, h: float) -> np.ndarray:
         """Z_i^0: the last step's collocation polynomial extrapolated to t_n + c_i h, minus y_n (zero on
@@ -784,6 +806,8 @@ class RadauDAE(Integrator):
             return self._singular_message()
         if status == RUN_LAW_FAILED:
             return self._step_failure(self.t, self._law_failure)
+        if status == RUN_CRAWL:
+            return self._crawl_message()
         return None
 
     def _kernel_step(self) -> tuple[bool, str | None]:
@@ -883,6 +907,22 @@ class RadauDAE(Integrator):
                     f"singular configuration of the mechanism, which {rows} or use method 'index3-alpha' (option "
                     "`regularization`), which passes it.")
         return (f"{head}; loosen `rtol`/`atol`, or raise `newton_max_iter`.")
+
+    def _crawl_message(self) -> str:
+        """The message of a crawl: where, how slow, the singular configuration if C_q is nearly singular there
+        (round-off in the constraint rows, amplified by C_q's conditioning, above the tolerances: module
+        docstring, "Singular configurations"), and the options to change."""
+        head = (f"radau-dae crawls at t = {self.t:.6g}: its last {CRAWL_STEPS} trial steps advanced t by less than "
+                f"{CRAWL_STEPS * self._crawl_step:.3g} s (a mean step below {CRAWL_FRACTION:g} of the span: the run "
+                "would take more than 1e9 steps)")
+        ratio = self._rank_ratio()
+        if ratio < NEAR_SINGULAR:
+            return (f"{head}: C_q is nearly singular there (smallest / largest singular value {ratio:.2g}), a "
+                    "singular configuration of the mechanism, where the round-off of the constraint rows, amplified "
+                    f"by C_q's conditioning, exceeds the tolerances (rtol = {self.rtol:g}); loosen `rtol`/`atol`, "
+                    f"raise `relaxation` (now {self.relaxation:g} s; 1e-11 s passes IFToMM A02 at rtol 1e-8) or "
+                    "use method 'index3-alpha' (option `regularization`), which passes it.")
+        return f"{head}; loosen `rtol`/`atol`, or raise `newton_max_iter`."
 
     def _rank_ratio(self) -> float:
         """sigma_min / sigma_max of C_q at the current state (1 without constraints)."""

@@ -124,6 +124,31 @@ Radau IIA, stiffly accurate and L-stable, takes the relaxation without steps of 
 (N = 2, rtol 1e-6) the run passes the ten singular instants of 10 s (docs/design.md).
 ``relaxation = 0`` gives the exact GGL rows (a singular configuration then stops the run).
 
+Tight tolerances near a singular configuration: a crawl, stopped.  Measured on A02 (N = 2) at rtol 1e-8,
+atol 1e-11 (both paths): the steps are normal until t* - 3.9e-3 s, where sigma_min / sigma_max of C_q is
+3.8e-3 and max |lam| only 63 N; there h falls to 5e-11 .. 3e-9 s and stays (124 000 accepted steps in 20 s
+of CPU on the compiled path without passing t* - 3.9e-3 s; before the check below, 8 min of CPU over the
+10 s without passing t*).  Not an underflow (h stays 1e4 times above the round-off of t), not rejections
+by the error estimate (numpy path: 3859 accepted steps at err 0.01 to 0.04, 2394 Newton failures, no
+rejection by err): Newton's velocity corrections stop contracting at a round-off floor of about
+1e-14 to 4e-14 / (sigma_min / sigma_max) m/s (medians of |dv|_inf over the iterations: 3.5e-12 at
+3.8e-3, 8.4e-11 at 5.1e-4, 4.8e-10 at 8.5e-5), and the iteration's stop for stalled corrections,
+newton_tol rtol |v|_inf (4.8e-12 m/s at rtol 1e-8, 1.5e-10 at 1e-7, 5e-9 at 1e-6), falls below that
+floor at sigma_min / sigma_max ~ 8e-3 at rtol 1e-8 (t* - 4e-3 s), ~ 3e-4 at 1e-7 (where the run takes
+20 times the steps of 1e-6 but passes) and ~ 8e-6 at 1e-6 (where the regularisation already bounds the
+singular direction).  Shrinking h does not lower the floor until h sigma_min^2 / (gamma |M|), the
+singular direction's share of the Schur complement of the iteration matrix, falls to eps_v: about 1e-9 s
+with eps_v ~ 1e-14, the crawl's steps.  Accepting stalled corrections up to rtol |v|_inf (tried) let
+Newton converge but the error estimate, fed the same round-off, then held h at 4e-8 s after t*: at atol
+1e-11 the tolerances are below what double precision resolves there (cond(C_q) eps |v| > atol).  A larger
+relaxation passes (1e-11 s at rtol 1e-8: A02's 10 s in 51 504 steps, 2.2e-6 m from the exact solution,
+more than rtol 1e-7's 8.3e-7 m), but a floor on it would floor A03's error (above).  So the run stops:
+a window of CRAWL_STEPS (1000) trial steps that advanced t by less than CRAWL_STEPS CRAWL_FRACTION
+(t_end - t0), a mean step of 1e-9 of the span (the run would need more than 1e9 steps), ends it
+with a message naming the singular configuration and the options (looser rtol/atol, a larger
+``relaxation``, index3-alpha), the outputs before it kept: A02 at rtol 1e-8 stops at t = 0.7104 s after
+0.2 s of CPU compiled, 12 s on the numpy path (tests/test_failures_radau.py).
+
 Where it runs.  Option ``kernel`` ("auto", "compiled", "numpy"), as index3-alpha's: on "compiled"
 (and on "auto" when the System qualifies, `flexmbs.compiled`) the steps between two outputs run in one
 call of the kernel (`CompiledSystem.radau_steps`, csrc/index3_kernel.c ``radau_steps``): the trial

@@ -4257,11 +4257,13 @@ static int radau_trial(Radau *R, double *io)
 /* or on a failure (the RADAU_STOP codes); the dense output and its projection stay in Python.               */
 
 enum { RADAU_RUN_OK = 0, RADAU_RUN_UNDERFLOW = 1, RADAU_RUN_SINGULAR = 2, RADAU_RUN_NONFINITE = 3,
-       RADAU_RUN_LAW_FAILED = 4, RADAU_RUN_STATE = 5 };
+       RADAU_RUN_LAW_FAILED = 4, RADAU_RUN_STATE = 5, RADAU_RUN_CRAWL = 6 };
 /* scal (f64): the controller's state kept between calls */
 enum { RS_T = 0, RS_T_OLD = 1, RS_H_OLD = 2, RS_HAS_POLY = 3, RS_H_NEXT = 4, RS_THETA = 5, RS_FACCON = 6,
        RS_H_ACC = 7, RS_ERR_ACC = 8, RS_HAS_ACC = 9, RS_HAS_JAC = 10, RS_HAS_F0 = 11, RS_LU_H = 12, RS_T_PREV = 13,
-       RS_WIDTH = 16 };   /* RS_T_PREV: where the last step taken (accepted or non-finite) started */
+       RS_CRAWL = 14, RS_CRAWL_T = 15, RS_WIDTH = 16 };
+/* RS_T_PREV: where the last step taken (accepted or non-finite) started; RS_CRAWL, RS_CRAWL_T: the trial steps of
+   the current window of RADAU_CRAWL_STEPS and the t it started at (RadauDAE._crawling) */
 /* count (i64): n_steps, n_rejected, n_jac, n_lu, n_rhs, n_newton (added to) */
 enum { RC_STEPS = 0, RC_REJECTED = 1, RC_JAC = 2, RC_LU = 3, RC_RHS = 4, RC_NEWTON = 5, RC_WIDTH = 6 };
 /* the rows of a call's outputs in its last step: done (the kernel's dense output) or left to Python */
@@ -4330,6 +4332,12 @@ static int radau_advance(Radau *R, double *y, double *a, double *poly, double *s
             if (t1 >= p[RADAU_T_END] - 1e-9 * h) t1 = p[RADAU_T_END];
             h = t1 - t;
             if (!(h > 16 * EPS * fmax(fabs(t), 1.0))) return RADAU_RUN_UNDERFLOW;
+            /* RadauDAE._crawling: a window of crawl_steps trial steps that advanced less than crawl_steps crawl_step */
+            if (scal[RS_CRAWL] == 0.0) scal[RS_CRAWL_T] = t;
+            if (++scal[RS_CRAWL] >= p[RADAU_CRAWL_STEPS]) {
+                if (t - scal[RS_CRAWL_T] < p[RADAU_CRAWL_STEPS] * p[RADAU_CRAWL_STEP]) return RADAU_RUN_CRAWL;
+                scal[RS_CRAWL] = 0.0;
+            }
             R->t = t;
             R->h = h;
             R->y0 = y;

@@ -150,13 +150,15 @@ ADAPTIVE = Record("ADAPTIVE", "f64", _fields("rtol", "safety", "min_factor", "ma
 RADAU = Record("RADAU", "f64", _fields("rtol", "newton_tol", "max_iter", "eps_q", "eps_v", "atol_lam", "fd_step",
                                        "gamma", "alpha", "beta", ("c", 3), ("ainv", 9), ("t", 9), ("ti", 9), ("d", 3),
                                        "safety", "max_growth", "max_shrink", "keep_jacobian", "keep_lu",
-                                       "non_finite_retries", "max_step", "t_end", "divergence_limit"),
+                                       "non_finite_retries", "max_step", "t_end", "divergence_limit", "crawl_step",
+                                       "crawl_steps"),
                "radau-dae's steps (csrc ``radau_steps``): rtol, Newton's tolerance and iterations, the regularised "
                "rows' eps_q, eps_v, the multipliers' atol, the difference step of J, the eigenvalues gamma, alpha "
                "+- i beta of A^-1, the nodes c, A^-1, T, T^-1 (row-major), the error weights d; the step control's "
                "safety factor, growth and shrink limits, the rate below which J is kept, the step ratio below "
-               "which the LU is kept, the retries after non-finite stages, max_step, t_end and the divergence "
-               "limit (flexmbs/integrators/radau_dae.py computes them)")
+               "which the LU is kept, the retries after non-finite stages, max_step, t_end, the divergence "
+               "limit, and the crawl's bound: more than crawl_steps trial steps in a row shorter than crawl_step "
+               "[s] stop the run (flexmbs/integrators/radau_dae.py computes them)")
 
 TIME_LAW = Record("TIME_LAW", "f64", _fields("kind", ("offset", 3), ("rate", 3)),
                   "how a group of the laws' time row (f, f', f'' of a driver; a load's vector) is evaluated: kind "

@@ -124,6 +124,31 @@ Radau IIA, stiffly accurate and L-stable, takes the relaxation without steps of 
 (N = 2, rtol 1e-6) the run passes the ten singular instants of 10 s (docs/design.md).
 ``relaxation = 0`` gives the exact GGL rows (a singular configuration then stops the run).
 
+Tight tolerances near a singular configuration: a crawl, stopped.  Measured on A02 (N = 2) at rtol 1e-8,
+atol 1e-11 (both paths): the steps are normal until t* - 3.9e-3 s, where sigma_min / sigma_max of C_q is
+3.8e-3 and max |lam| only 63 N; there h falls to 5e-11 .. 3e-9 s and stays (124 000 accepted steps in 20 s
+of CPU on the compiled path without passing t* - 3.9e-3 s; before the check below, 8 min of CPU over the
+10 s without passing t*).  Not an underflow (h stays 1e4 times above the round-off of t), not rejections
+by the error estimate (numpy path: 3859 accepted steps at err 0.01 to 0.04, 2394 Newton failures, no
+rejection by err): Newton's velocity corrections stop contracting at a round-off floor of about
+1e-14 to 4e-14 / (sigma_min / sigma_max) m/s (medians of |dv|_inf over the iterations: 3.5e-12 at
+3.8e-3, 8.4e-11 at 5.1e-4, 4.8e-10 at 8.5e-5), and the iteration's stop for stalled corrections,
+newton_tol rtol |v|_inf (4.8e-12 m/s at rtol 1e-8, 1.5e-10 at 1e-7, 5e-9 at 1e-6), falls below that
+floor at sigma_min / sigma_max ~ 8e-3 at rtol 1e-8 (t* - 4e-3 s), ~ 3e-4 at 1e-7 (where the run takes
+20 times the steps of 1e-6 but passes) and ~ 8e-6 at 1e-6 (where the regularisation already bounds the
+singular direction).  Shrinking h does not lower the floor until h sigma_min^2 / (gamma |M|), the
+singular direction's share of the Schur complement of the iteration matrix, falls to eps_v: about 1e-9 s
+with eps_v ~ 1e-14, the crawl's steps.  Accepting stalled corrections up to rtol |v|_inf (tried) let
+Newton converge but the error estimate, fed the same round-off, then held h at 4e-8 s after t*: at atol
+1e-11 the tolerances are below what double precision resolves there (cond(C_q) eps |v| > atol).  A larger
+relaxation passes (1e-11 s at rtol 1e-8: A02's 10 s in 51 504 steps, 2.2e-6 m from the exact solution,
+more than rtol 1e-7's 8.3e-7 m), but a floor on it would floor A03's error (above).  So the run stops:
+a window of CRAWL_STEPS (1000) trial steps that advanced t by less than CRAWL_STEPS CRAWL_FRACTION
+(t_end - t0), a mean step of 1e-9 of the span (the run would need more than 1e9 steps), ends it
+with a message naming the singular configuration and the options (looser rtol/atol, a larger
+``relaxation``, index3-alpha), the outputs before it kept: A02 at rtol 1e-8 stops at t = 0.7104 s after
+0.2 s of CPU compiled, 12 s on the numpy path (tests/test_failures_radau.py).
+
 Where it runs.  Option ``kernel`` ("auto", "compiled", "numpy"), as index3-alpha's: on "compiled"
 (and on "auto" when the System qualifies, `flexmbs.compiled`) the steps between two outputs run in one
 call of the kernel (`CompiledSystem.radau_steps`, csrc/index3_kernel.c ``radau_steps``): the trial
@@ -249,12 +274,13 @@ class SingularIteration(Exception):
 
 #: csrc radau_steps' status: the steps reached the output, t_end or the call's count; a step-size underflow; a
 #: singular iteration matrix; a non-finite state after NON_FINITE_RETRIES; a law of t failed; a non-finite or
-#: diverging state after an accepted step
-RUN_OK, RUN_UNDERFLOW, RUN_SINGULAR, RUN_NON_FINITE, RUN_LAW_FAILED, RUN_STATE = range(6)
+#: diverging state after an accepted step; a crawl (`RadauDAE._crawling`)
+RUN_OK, RUN_UNDERFLOW, RUN_SINGULAR, RUN_NON_FINITE, RUN_LAW_FAILED, RUN_STATE, RUN_CRAWL = range(7)
 #: the controller's state the kernel keeps (csrc ``RS_*``): t, t_old, h_old, has_poly, h_next, theta, faccon,
-#: h_acc, err_acc, has_acc, has_jac, has_f0, lu_h, the start of the last step taken
+#: h_acc, err_acc, has_acc, has_jac, has_f0, lu_h, the start of the last step taken, the trial steps of the crawl
+#: check's current window and the t it started at
 (RS_T, RS_T_OLD, RS_H_OLD, RS_HAS_POLY, RS_H_NEXT, RS_THETA, RS_FACCON, RS_H_ACC, RS_ERR_ACC, RS_HAS_ACC, RS_HAS_JAC,
- RS_HAS_F0, RS_LU_H, RS_T_PREV) = range(14)
+ RS_HAS_F0, RS_LU_H, RS_T_PREV, RS_CRAWL, RS_CRAWL_T) = range(16)
 RS_WIDTH = 16
 STEPS_PER_CALL = 4096      # at most this many steps in one call of the kernel (its points' buffer)
 FIRST_CALL_STEPS = 16      # the first call's steps; then as many as take about CHUNK_SECONDS (index3-alpha's)
@@ -262,6 +288,11 @@ OUTPUTS_PER_CALL = 4096    # at most this many output times handed to one call (
 
 NEAR_SINGULAR = 1e-2       # sigma_min / sigma_max of C_q below this at an underflow: named as its cause
 NON_FINITE_RETRIES = 3      # steps cut by 4 after non-finite stages before the state is reported non-finite
+#: a crawl: CRAWL_STEPS trial steps in a row (accepted or rejected) that advanced t by less than CRAWL_STEPS
+#: CRAWL_FRACTION (t_end - t0) stop the run (at that pace the span would take more than 1e9 trials; module
+#: docstring, "Singular configurations": IFToMM A02 at rtol 1e-8 crawled at 2e-9 s a step)
+CRAWL_FRACTION = 1e-9
+CRAWL_STEPS = 1000
 
 
 class RadauDAE(Integrator):
@@ -348,6 +379,8 @@ class RadauDAE(Integrator):
         self._theta = 1.0
         self._h_acc = self._err_acc = None    # Gustafsson's controller
         self._h_next = min(self.h if self.h is not None else self._first_step(qdd), self.max_step)
+        self._crawl_step = CRAWL_FRACTION * (self.t_end - self.t0)
+        self._crawl, self._crawl_t = 0, self.t    # the trial steps of the crawl check's window and its start
         self.n_newton = 0
         self.lam = lam
         if self._compiled is not None:
@@ -378,7 +411,7 @@ class RadauDAE(Integrator):
             ainv=RADAU_AINV, t=RADAU_T, ti=RADAU_TI, d=RADAU_ERROR_WEIGHTS, safety=SAFETY, max_growth=MAX_GROWTH,
             max_shrink=MAX_SHRINK, keep_jacobian=KEEP_JACOBIAN_RATE, keep_lu=KEEP_LU_RATIO,
             non_finite_retries=NON_FINITE_RETRIES, max_step=self.max_step, t_end=self.t_end,
-            divergence_limit=self.divergence_limit), dtype=float)
+            divergence_limit=self.divergence_limit, crawl_step=self._crawl_step, crawl_steps=CRAWL_STEPS), dtype=float)
         self._katol = np.ascontiguousarray(np.concatenate([self._atol_q, self._atol_v]), dtype=float)
         self._ky, self._ka = self._y.copy(), np.array(self._a, dtype=float)
         self._kpoly, self._kscal = np.zeros(4 * N), np.zeros(RS_WIDTH)
@@ -562,6 +595,8 @@ class RadauDAE(Integrator):
             if trial is None:
                 return False, self._underflow()
             t1, h = trial
+            if self._crawling():
+                return False, self._crawl_message()
             fresh = self._jac is None
             if fresh:
                 self._jacobian()
@@ -605,6 +640,18 @@ class RadauDAE(Integrator):
                 self._jac = None
             self._h_next = h_new
             return True, None
+
+    def _crawling(self) -> bool:
+        """Counts a trial step from t; True when a window of CRAWL_STEPS of them advanced t by less than
+        CRAWL_STEPS CRAWL_FRACTION (t_end - t0), a mean step at which the span would take more than 1e9 trials:
+        the run crawls (module docstring, "Singular configurations"); then the next window starts."""
+        if self._crawl == 0:
+            self._crawl_t = self.t
+        self._crawl += 1
+        if self._crawl < CRAWL_STEPS:
+            return False
+        self._crawl = 0
+        return self.t - self._crawl_t < CRAWL_STEPS * self._crawl_step
 
     def _starting_values(self, h: float) -> np.ndarray:
         """Z_i^0: the last step's collocation polynomial extrapolated to t_n + c_i h, minus y_n (zero on
@@ -784,6 +831,8 @@ class RadauDAE(Integrator):
             return self._singular_message()
         if status == RUN_LAW_FAILED:
             return self._step_failure(self.t, self._law_failure)
+        if status == RUN_CRAWL:
+            return self._crawl_message()
         return None
 
     def _kernel_step(self) -> tuple[bool, str | None]:
@@ -883,6 +932,22 @@ class RadauDAE(Integrator):
                     f"singular configuration of the mechanism, which {rows} or use method 'index3-alpha' (option "
                     "`regularization`), which passes it.")
         return (f"{head}; loosen `rtol`/`atol`, or raise `newton_max_iter`.")
+
+    def _crawl_message(self) -> str:
+        """The message of a crawl: where, how slow, the singular configuration if C_q is nearly singular there
+        (round-off in the constraint rows, amplified by C_q's conditioning, above the tolerances: module
+        docstring, "Singular configurations"), and the options to change."""
+        head = (f"radau-dae crawls at t = {self.t:.6g}: its last {CRAWL_STEPS} trial steps advanced t by less than "
+                f"{CRAWL_STEPS * self._crawl_step:.3g} s (a mean step below {CRAWL_FRACTION:g} of the span: the run "
+                "would take more than 1e9 steps)")
+        ratio = self._rank_ratio()
+        if ratio < NEAR_SINGULAR:
+            return (f"{head}: C_q is nearly singular there (smallest / largest singular value {ratio:.2g}), a "
+                    "singular configuration of the mechanism, where the round-off of the constraint rows, amplified "
+                    f"by C_q's conditioning, exceeds the tolerances (rtol = {self.rtol:g}); loosen `rtol`/`atol`, "
+                    f"raise `relaxation` (now {self.relaxation:g} s; 1e-11 s passes IFToMM A02 at rtol 1e-8) or "
+                    "use method 'index3-alpha' (option `regularization`), which passes it.")
+        return f"{head}; loosen `rtol`/`atol`, or raise `newton_max_iter`."
 
     def _rank_ratio(self) -> float:
         """sigma_min / sigma_max of C_q at the current state (1 without constraints)."""

@@ -237,7 +237,6 @@ def spin_reference() -> np.ndarray:
 def spin_runs(quick: bool):
     for h in ((2e-3,) if quick else (4e-3, 2e-3, 1e-3)):
         yield f"generalized-alpha h = {h:g}", dict(method="generalized-alpha", h=h, linear=True)
-    # (at rtol 1e-8 radau-dae had not passed the singular configurations after 8 min of CPU: docs/benchmarks.md 19)
     for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):
         yield f"radau-dae rtol = {rtol:g}", dict(method="radau-dae", rtol=rtol, atol=rtol * 1e-3)
     for rtol in ((1e-6,) if quick else (1e-4, 1e-6)):

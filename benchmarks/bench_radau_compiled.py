@@ -57,13 +57,14 @@ def run(system, kernel: str, rtol: float, options: dict):
     return res, time.process_time() - tic
 
 
-def command_cpu(rtol: float) -> float:
-    """CPU [s] (user + system) of the whole command running A03 with radau-dae at ``rtol``."""
+def command_cpu(rtol: float, root: Path = ROOT) -> float:
+    """CPU [s] (user + system) of the whole command running A03 with radau-dae at ``rtol``, the case
+    and the flexmbs of the checkout ``root`` (this script's by default)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as out:
-        subprocess.run([sys.executable, str(ROOT / "cases" / "andrews_squeezer.py"), "--integrator", "radau-dae",
+        subprocess.run([sys.executable, str(root / "cases" / "andrews_squeezer.py"), "--integrator", "radau-dae",
                         "--rtol", f"{rtol:g}", "--no-plots", "--out", out], check=True, capture_output=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                       env=dict(os.environ, PYTHONPATH=str(root)))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 

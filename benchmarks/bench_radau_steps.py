@@ -20,12 +20,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import platform
-import resource
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -39,6 +35,9 @@ sys.path.insert(0, str(ROOT / "cases"))
 import andrews_squeezer  # noqa: E402
 import double_four_bar  # noqa: E402
 import slider_crank  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_radau_compiled import command_cpu  # noqa: E402  (the whole command, at a given checkout)
 
 
 def a03():
@@ -68,17 +67,6 @@ def run(system, kernel: str, options: dict):
     return res, time.process_time() - tic
 
 
-def command_cpu() -> float:
-    """CPU [s] (user + system) of the whole command running A03 with radau-dae at rtol 1e-6."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with tempfile.TemporaryDirectory() as out:
-        subprocess.run([sys.executable, str(ROOT / "cases" / "andrews_squeezer.py"), "--integrator", "radau-dae",
-                        "--rtol", "1e-6", "--no-plots", "--out", out], check=True, capture_output=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="A03,A02,coupled", help="comma-separated: A03, A02, coupled")
@@ -95,7 +83,7 @@ def main(argv=None) -> None:
                 print(f"| {name} | {options['rtol']:g} | {res.metadata.get('kernel', kernel)} | {res.status} | "
                       f"{res.stats['n_steps']} | {res.stats['n_rejected']} | {res.stats['solve_s']:.3f} | {cpu:.3f} |",
                       flush=True)
-    print(f"\nwhole command (A03, radau-dae, rtol 1e-6, compiled path): {command_cpu():.2f} s CPU")
+    print(f"\nwhole command (A03, radau-dae, rtol 1e-6, compiled path): {command_cpu(1e-6, ROOT):.2f} s CPU")
 
 
 if __name__ == "__main__":

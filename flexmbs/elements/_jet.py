@@ -10,8 +10,7 @@ arithmetic applies the chain rule exactly:
     phi(u)  = phi,   g = phi' g_u,        H = phi'' g_u g_u^T + phi' H_u
 
 so a strain energy written with these operations gives its exact internal force (gradient) and
-tangent stiffness (Hessian), consistent to round-off.  With ``hessian=False`` the Hessians are
-not carried (H is None): gradients only, about ten times cheaper.  Used by the spatial corotational beam's
+tangent stiffness (Hessian), consistent to round-off.  Used by the spatial corotational beam's
 tangent stiffness, whose rotation parametrisation makes hand-written second derivatives long (its force
 and inertia terms, first derivatives, are written out in `corotational3d`).
 """
@@ -38,13 +37,13 @@ class Jet:
     # -- arithmetic with Jets and constants (scalars or arrays (n,)) ---------------------------
     def __add__(self, o):
         if isinstance(o, Jet):
-            return Jet(self.v + o.v, self.g + o.g, None if self.H is None else self.H + o.H)
+            return Jet(self.v + o.v, self.g + o.g, self.H + o.H)
         return Jet(self.v + o, self.g, self.H)
 
     __radd__ = __add__
 
     def __neg__(self):
-        return Jet(-self.v, -self.g, None if self.H is None else -self.H)
+        return Jet(-self.v, -self.g, -self.H)
 
     def __sub__(self, o):
         return self + (-o)
@@ -55,14 +54,10 @@ class Jet:
     def __mul__(self, o):
         if isinstance(o, Jet):
             g = self.v[:, None] * o.g + o.v[:, None] * self.g
-            if self.H is None:
-                return Jet(self.v * o.v, g, None)
             gg = _outer(self.g, o.g)
             return Jet(self.v * o.v, g,
                        self.v[:, None, None] * o.H + o.v[:, None, None] * self.H + gg + np.swapaxes(gg, 1, 2))
         c = np.asarray(o)
-        if self.H is None:
-            return Jet(self.v * c, self.g * c[..., None] if c.ndim else self.g * c, None)
         return Jet(self.v * c, self.g * c[..., None] if c.ndim else self.g * c,
                    self.H * c[..., None, None] if c.ndim else self.H * c)
 
@@ -70,8 +65,6 @@ class Jet:
 
     def apply(self, f, df, d2f):
         """phi(self) given phi, phi', phi'' at self.v (arrays (n,))."""
-        if self.H is None:
-            return Jet(f, df[:, None] * self.g, None)
         return Jet(f, df[:, None] * self.g, d2f[:, None, None] * _outer(self.g, self.g) + df[:, None, None] * self.H)
 
     def reciprocal(self):
@@ -87,13 +80,13 @@ class Jet:
         return self.reciprocal() * o
 
 
-def variables(values, hessian: bool = True) -> list[Jet]:
-    """The m independent variables of values (n, m), each a Jet with a unit gradient (and a zero
-    Hessian, or none if not ``hessian``)."""
+def variables(values) -> list[Jet]:
+    """The m independent variables of values (n, m), each a Jet with a unit gradient and a zero
+    Hessian."""
     values = np.asarray(values, dtype=float)
     n, m = values.shape
     eye = np.eye(m)
-    zero = np.zeros((n, m, m)) if hessian else None
+    zero = np.zeros((n, m, m))
     return [Jet(values[:, j], np.broadcast_to(eye[j], (n, m)).copy(), zero) for j in range(m)]
 
 

@@ -207,7 +207,7 @@ def corotational_3d(X0, E0, x, psi, EA, GJ, EIy, EIz, *, tangent: bool = True) -
         return _force_closed_form(X0, E0, x, psi, EA, GJ, EIy, EIz)
     n = len(X0)
     p = np.concatenate([x[:, 0], psi[:, 0], x[:, 1], psi[:, 1]], axis=1)
-    v = variables(p, hessian=tangent)
+    v = variables(p)
     x1, p1, x2, p2 = v[0:3], v[3:6], v[6:9], v[9:12]
     L0 = np.linalg.norm(X0[:, 1] - X0[:, 0], axis=1)
     d = [x2[k] - x1[k] for k in range(3)]

@@ -310,6 +310,21 @@ def _sigterm(signum, frame):
     raise KeyboardInterrupt(f"{signal.Signals(signum).name}")
 
 
+def accuracy_line(path: Path) -> str | None:
+    """The line that says the error a case reached against its reference, from its summary.json's
+    common keys ``accuracy_error``, ``accuracy_measure``, ``accuracy_target`` and ``meets_target``
+    (the IFToMM cases write them); None when the file or the keys are absent."""
+    try:
+        s = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(s, dict) or s.get("accuracy_error") is None or "accuracy_target" not in s:
+        return None
+    verdict = "met" if s.get("meets_target") else "NOT met"
+    return (f"accuracy: {s.get('accuracy_measure', 'error')} = {s['accuracy_error']:.2e} "
+            f"(target {s['accuracy_target']:g}: {verdict})")
+
+
 def cmd_run(args) -> int:
     from . import io
     from .integrators.budget import release_freed_memory
@@ -409,6 +424,9 @@ def cmd_run(args) -> int:
                 return EXIT_IO
             print(f"    ParaView: {', '.join(p.name for p in files.values())}")
     _record_output(out, before)
+    accuracy = accuracy_line(out / "summary.json")
+    if accuracy:
+        print(f"  {accuracy}")
     if runs:
         print(f"  results: {h5} (flexmbs.load_results({str(h5)!r}"
               + (")" if len(runs) == 1 else ", run=NAME)") + f"), parameters: {out / 'case.toml'}")

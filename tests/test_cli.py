@@ -297,3 +297,33 @@ def test_run_reports_a_coupled_mechanism_by_its_run_information(tmp_path, capsys
     assert f"results: {out / 'results.h5'}" in printed
     assert (out / "results.npz").is_file() and (out / "summary.json").is_file()
     assert (out / "paraview.xdmf").is_file()          # every body in the global frame, written by the CLI
+
+
+@pytest.mark.parametrize("summary, line", [
+    ({"accuracy_error": 3.17e-9, "accuracy_target": 1e-6, "meets_target": True,
+      "accuracy_measure": "max |q(0.03) - q_ref| [rad]"},
+     "accuracy: max |q(0.03) - q_ref| [rad] = 3.17e-09 (target 1e-06: met)"),
+    ({"accuracy_error": 2.0e-4, "accuracy_target": 1e-4, "meets_target": False, "accuracy_measure": "e [m]"},
+     "accuracy: e [m] = 2.00e-04 (target 0.0001: NOT met)"),
+    ({"accuracy_error": None, "accuracy_target": 1e-4, "meets_target": None}, None),   # no target time reached
+    ({"error_0.03": 1e-9}, None),                                                      # a case without a target
+])
+def test_the_accuracy_line_of_flexmbs_run(summary, line, tmp_path):
+    """`flexmbs run` prints the error a case reached against its reference from summary.json's common
+    keys (the IFToMM cases write them), and nothing for a case without them or without the file."""
+    import json
+    path = tmp_path / "summary.json"
+    assert cli.accuracy_line(path) is None
+    path.write_text(json.dumps(summary))
+    assert cli.accuracy_line(path) == line
+
+
+@pytest.mark.parametrize("case, measure", [("andrews_squeezer", "the Bari test set"),
+                                           ("pendulum_a01", "closed form")])
+def test_the_iftomm_cases_write_the_common_accuracy_keys(case, measure, tmp_path, capsys):
+    """The default run of a short IFToMM case prints its accuracy line through `flexmbs run`."""
+    cases = Path(__file__).resolve().parents[1] / "cases"
+    assert cli.main(["run", case, "--cases", str(cases), "--out", str(tmp_path / "o"), "--no-plots",
+                     "--no-paraview", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(rf"accuracy: .*{re.escape(measure)}.* = \S+ \(target 1e-06: met\)", out), out

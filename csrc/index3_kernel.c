@@ -81,6 +81,15 @@ typedef struct {                       /* natural-coordinate rigid bodies and th
     const i64 *mkind;                  /* (nmark): MARKER_FRAME or MARKER_NATURAL, each marker of the joint batch */
 } Natural;
 
+typedef struct {                       /* spatial corotational beams (section "spatial corotational beams") */
+    int nb;                            /* CorotationalBeam3D bodies (HEADER n_corot3d) */
+    const i64 *bi;                     /* (nb, COROT3D_I_WIDTH): COROT3D_I rows */
+    const i64 *be;                     /* (all elements, COROT3D_E_WIDTH): their nodes */
+    const double *br;                  /* (all elements, COROT3D_R_WIDTH): L_0, E_0, EA, GJ, EI_y, EI_z */
+    const double *bM;                  /* the beams' constant translational mass blocks, (6 n_nodes)^2 each */
+    const double *bn;                  /* (all nodes, COROT3D_N_WIDTH): weight share w_k, rotary inertia J0_k */
+} Corot3D;
+
 typedef struct {
     int n, m, nr, nf, nnorm, nmark, W, E, npt, nd1, nd2, nds, nang;
     int nl, nvec, tw;                   /* loads of rigid bodies, their tabulated vectors, width of a time row */
@@ -127,6 +136,7 @@ typedef struct {
     const double *co_r;                 /* (all elements, COROT2D_R_WIDTH): L_0, beta_0, EA, EI */
     const double *co_M;                 /* the beams' constant mass blocks, (3 n_nodes)^2 each */
     const double *co_w;                 /* (all nodes): each node's share of the weight, Q_g = w_k g */
+    Corot3D c3;                         /* CorotationalBeam3D bodies (section "spatial corotational beams") */
 } Sys;
 
 static const char *CAPSULE = "flexmbs.kernel.system";
@@ -1489,7 +1499,7 @@ static int natural_parse(Sys *s, PyObject *from)
     for (int k = 0; k < s->nmark; k++) {
         i64 kind = nt->mkind[k];
         const i64 *cols = s->mcols + (size_t)s->W * k;
-        int bad = kind != MARKER_FRAME && kind != MARKER_NATURAL;
+        int bad = kind != MARKER_FRAME && kind != MARKER_NATURAL && kind != MARKER_COROT3D;
         if (!bad && kind == MARKER_NATURAL) {
             bad = s->W < 12;
             for (int w = 0; w < 12 && !bad; w++) bad = cols[w] < 0 || cols[w] >= s->n;
@@ -1511,6 +1521,333 @@ static int natural_parse(Sys *s, PyObject *from)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* spatial corotational beams (flexmbs/bodies/corotational.py CorotationalBeam3D; the closed      */
+/* forms of flexmbs/elements/corotational3d.py: `rotation_and_tangent`, `rotary_inertia`,         */
+/* `_force_closed_form`, the beam's `vector_jacobian` and `vector_bias`).  q = (x_k, psi_k) per    */
+/* node, psi the rotation vector of the node's section from the reference configuration, v = q'.  */
+/* Lagrange's form only: M(q) = the constant translational mass plus M_psi = T J0 T^T per node,    */
+/* Q = Q_g + Q_v - f_int.  K_t and C_t by the kernel's finite differences (csrc `tangents`);       */
+/* dQ_v/dv is left in them (dqv_dv gives zero for the beam).  Markers of the joint batch on its    */
+/* nodes: MARKER_COROT3D, a point r = x_k or a vector R(psi_k) y0 on the three columns marker_cols. */
+
+typedef struct { double s, A, B, C, dB, dC; } Rod;
+
+/* the Rodrigues coefficients of psi (s = psi . psi, r = sqrt s): A = sin r / r, B = (1 - cos r) / s,
+   C = (r - sin r) / r^3 and the s-derivatives B' = (A / 2 - B) / s, C' = -(A' + C) / s, A' = (cos r - A) / (2 s);
+   their Taylor series below s = 1e-3 (corotational3d._closed_form_coefficients, the same branches) */
+static Rod rod_coefficients(const double *psi)
+{
+    Rod k;
+    double s = dot3(psi, psi);
+    k.s = s;
+    if (s < 1e-3) {
+        k.A = 1.0 - s / 6.0 + s * s / 120.0 - s * s * s / 5040.0;
+        k.B = 0.5 - s / 24.0 + s * s / 720.0 - s * s * s / 40320.0;
+        k.C = 1.0 / 6.0 - s / 120.0 + s * s / 5040.0 - s * s * s / 362880.0;
+        k.dB = -1.0 / 24.0 + s / 360.0 - s * s / 13440.0 + s * s * s / 907200.0;
+        k.dC = -1.0 / 120.0 + s / 2520.0 - s * s / 120960.0;
+        return k;
+    }
+    double r = sqrt(s), sn = sin(r), cs = cos(r);
+    k.A = sn / r;
+    k.B = (1.0 - cs) / s;
+    k.C = (1.0 - k.A) / s;
+    k.dB = (0.5 * k.A - k.B) / s;
+    k.dC = -((cs - k.A) / (2.0 * s) + k.C) / s;
+    return k;
+}
+
+/* R = I + A W + B W^2 and T = I + B W + C W^2 (W = psi~, W^2 = psi psi^T - s I), row-major; either may be NULL.
+   T maps psi' to the global angular velocity, omega = T psi' (corotational3d.tangent_operator) */
+static void rod_matrices(const double *psi, const Rod *k, double *R, double *T)
+{
+    double W[9];
+    skew(psi, W);
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double W2 = psi[a] * psi[b] - (a == b ? k->s : 0.0), I = a == b ? 1.0 : 0.0;
+            if (R) R[3 * a + b] = I + k->A * W[3 * a + b] + k->B * W2;
+            if (T) T[3 * a + b] = I + k->B * W[3 * a + b] + k->C * W2;
+        }
+}
+
+static void cross3(const double *a, const double *b, double *c)
+{
+    c[0] = a[1] * b[2] - a[2] * b[1];
+    c[1] = a[2] * b[0] - a[0] * b[2];
+    c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* (d/dt T^(T)) psi' at fixed psi' (sign +1: T, -1: T^T; corotational3d.tangent_operator_rate): with a = psi x psi',
+   s_d = psi . psi',  out = 2 s_d (sign B' a + C' psi x a) + C psi' x a */
+static void rod_rate(const double *psi, const double *pd, const Rod *k, double sign, double *out)
+{
+    double a[3], pa[3], da[3], sd = dot3(psi, pd);
+    cross3(psi, pd, a);
+    cross3(psi, a, pa);
+    cross3(pd, a, da);
+    for (int c = 0; c < 3; c++) out[c] = 2.0 * sd * (sign * k->dB * a[c] + k->dC * pa[c]) + k->C * da[c];
+}
+
+/* The rotary terms of a node's section (corotational3d.rotary_inertia): Omega = T^T psi', h = J0 Omega,
+   M_psi = T J0 T^T, Q_v = -T (J0 (d/dt T^T) psi' + Omega x h), from T = 1/2 Omega^T J0 Omega and Lagrange's
+   equations in psi (Euler's equations premultiplied by T).  Mpsi (3 x 3) or Qv may be NULL */
+static void corot3d_rotary(const double *psi, const double *pd, const double *J0, double *Mpsi, double *Qv)
+{
+    Rod k = rod_coefficients(psi);
+    double T[9];
+    rod_matrices(psi, &k, NULL, T);
+    if (Mpsi) {
+        double JT[9];                                       /* J0 T^T */
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) JT[3 * a + b] = J0[3 * a] * T[3 * b] + J0[3 * a + 1] * T[3 * b + 1] + J0[3 * a + 2] * T[3 * b + 2];
+        mat3(T, JT, Mpsi);
+    }
+    if (!Qv) return;
+    double Om[3], h[3], rate[3], Jd[3], oh[3], in[3];
+    mtv3(T, pd, Om);
+    mv3(J0, Om, h);
+    rod_rate(psi, pd, &k, -1.0, rate);
+    mv3(J0, rate, Jd);
+    cross3(Om, h, oh);
+    for (int c = 0; c < 3; c++) in[c] = Jd[c] + oh[c];
+    mv3(T, in, Qv);
+    for (int c = 0; c < 3; c++) Qv[c] = -Qv[c];
+}
+
+/* The internal force f = dU/dp (12) of one element, p = (x_1, psi_1, x_2, psi_2) (corotational3d, module docstring
+   and `_force_closed_form`, after Crisfield 1997, vol. 2, ch. 17): the nodal triads t_ij = R(psi_i) e_j0, the
+   element frame e1 = d / L (d = x_2 - x_1), m = (t_12 + t_22) / 2, e3 = c / |c| (c = e1 x m), e2 = e3 x e1; the
+   local rotations theta_i = axial of the skew part of S_i, S_i[k][j] = e_k . t_ij; u_l = L - L_0 and
+       U = EA u_l^2 / (2 L_0) + GJ (theta_1x - theta_2x)^2 / (2 L_0)
+           + (EI_z / L_0) (2 theta_1z^2 + 2 theta_1z theta_2z + 2 theta_2z^2) + (EI_y / L_0) (the same in y).
+   f is the gradient by the chain rule taken backwards (adjoints, written xb): G_i = dU/dS_i from dU/dtheta_i;
+   eb_k = sum_ij G_i[k][j] t_ij, tb_ij = sum_k G_i[k][j] e_k; then through e2 = e3 x e1 (eb_3 += e1 x eb_2,
+   eb_1 += eb_2 x e3), e3 = c / |c| (cb = (I - e3 e3^T) eb_3 / |c|), c = e1 x m (eb_1 += m x cb, mb = cb x e1),
+   m (tb_12, tb_22 += mb / 2), e1 = d / L (db = (I - e1 e1^T) eb_1 / L + (EA / L_0) u_l e1): f_x1 = -db, f_x2 = db;
+   and d t_ij = (T_i d psi_i) x t_ij, so f_psi_i = T_i^T sum_j t_ij x tb_ij.  The same gradient as the forward
+   chain rule of the numpy `_force_closed_form`, to round-off */
+static void corot3d_force(const double *x1, const double *p1, const double *x2, const double *p2, const double *er,
+                          double *f)
+{
+    const double *E0 = er + COROT3D_R_FRAME0, *psi[2] = {p1, p2};
+    double L0 = er[COROT3D_R_LENGTH0], d[3], e[3][3], t[2][3][3], T[2][9], m[3], c[3];
+    for (int a = 0; a < 3; a++) d[a] = x2[a] - x1[a];
+    double L = sqrt(dot3(d, d));
+    for (int a = 0; a < 3; a++) e[0][a] = d[a] / L;
+    for (int i = 0; i < 2; i++) {
+        Rod k = rod_coefficients(psi[i]);
+        double R[9];
+        rod_matrices(psi[i], &k, R, T[i]);
+        for (int j = 0; j < 3; j++)
+            for (int a = 0; a < 3; a++) t[i][j][a] = R[3 * a] * E0[j] + R[3 * a + 1] * E0[3 + j] + R[3 * a + 2] * E0[6 + j];
+    }
+    for (int a = 0; a < 3; a++) m[a] = 0.5 * (t[0][1][a] + t[1][1][a]);
+    cross3(e[0], m, c);
+    double cn = sqrt(dot3(c, c));
+    for (int a = 0; a < 3; a++) e[2][a] = c[a] / cn;
+    cross3(e[2], e[0], e[1]);
+    double th[2][3];
+    for (int i = 0; i < 2; i++) {
+        double S[3][3];
+        for (int kk = 0; kk < 3; kk++)
+            for (int j = 0; j < 3; j++) S[kk][j] = dot3(e[kk], t[i][j]);
+        th[i][0] = 0.5 * (S[2][1] - S[1][2]);
+        th[i][1] = 0.5 * (S[0][2] - S[2][0]);
+        th[i][2] = 0.5 * (S[1][0] - S[0][1]);
+    }
+    double ka = er[COROT3D_R_EA] / L0, kt = er[COROT3D_R_GJ] / L0, ky = er[COROT3D_R_EIY] / L0, kz = er[COROT3D_R_EIZ] / L0;
+    double ul = L - L0, tw = th[0][0] - th[1][0];
+    double g[2][3] = {{kt * tw, ky * (4.0 * th[0][1] + 2.0 * th[1][1]), kz * (4.0 * th[0][2] + 2.0 * th[1][2])},
+                      {-kt * tw, ky * (2.0 * th[0][1] + 4.0 * th[1][1]), kz * (2.0 * th[0][2] + 4.0 * th[1][2])}};
+    double eb[3][3] = {{0.0}}, tb[2][3][3] = {{{0.0}}};
+    for (int i = 0; i < 2; i++) {
+        double G[3][3] = {{0.0}};                           /* dU/dS_i: theta_x = (S_21 - S_12) / 2, ... */
+        G[2][1] = 0.5 * g[i][0]; G[1][2] = -0.5 * g[i][0];
+        G[0][2] = 0.5 * g[i][1]; G[2][0] = -0.5 * g[i][1];
+        G[1][0] = 0.5 * g[i][2]; G[0][1] = -0.5 * g[i][2];
+        for (int kk = 0; kk < 3; kk++)
+            for (int j = 0; j < 3; j++) {
+                if (G[kk][j] == 0.0) continue;
+                for (int a = 0; a < 3; a++) {
+                    eb[kk][a] += G[kk][j] * t[i][j][a];
+                    tb[i][j][a] += G[kk][j] * e[kk][a];
+                }
+            }
+    }
+    double w[3], cb[3], mb[3], db[3];
+    cross3(e[0], eb[1], w);                                 /* e2 = e3 x e1 */
+    for (int a = 0; a < 3; a++) eb[2][a] += w[a];
+    cross3(eb[1], e[2], w);
+    for (int a = 0; a < 3; a++) eb[0][a] += w[a];
+    double p3 = dot3(e[2], eb[2]);                          /* e3 = c / |c| */
+    for (int a = 0; a < 3; a++) cb[a] = (eb[2][a] - e[2][a] * p3) / cn;
+    cross3(m, cb, w);                                       /* c = e1 x m */
+    for (int a = 0; a < 3; a++) eb[0][a] += w[a];
+    cross3(cb, e[0], mb);
+    for (int a = 0; a < 3; a++) { tb[0][1][a] += 0.5 * mb[a]; tb[1][1][a] += 0.5 * mb[a]; }
+    double p1d = dot3(e[0], eb[0]);                         /* e1 = d / L; the axial force */
+    for (int a = 0; a < 3; a++) db[a] = (eb[0][a] - e[0][a] * p1d) / L + ka * ul * e[0][a];
+    for (int a = 0; a < 3; a++) { f[a] = -db[a]; f[6 + a] = db[a]; }
+    for (int i = 0; i < 2; i++) {                           /* d t_ij = (T_i d psi_i) x t_ij */
+        double sum[3] = {0.0, 0.0, 0.0};
+        for (int j = 0; j < 3; j++) {
+            cross3(t[i][j], tb[i][j], w);
+            for (int a = 0; a < 3; a++) sum[a] += w[a];
+        }
+        mtv3(T[i], sum, f + 3 + 6 * i);
+    }
+}
+
+/* M (the constant translational block plus M_psi on each node's psi's) and Q = Q_g + Q_v - f_int of the
+   CorotationalBeam3D bodies; either may be NULL.  Q_g: w_k g on each node's x (the weights, packed) */
+static void corot3d_bodies(const Sys *s, const double *q, const double *v, double *M, double *Q)
+{
+    const Corot3D *c3 = &s->c3;
+    int n = s->n;
+    for (int b = 0; b < c3->nb; b++) {
+        const i64 *ci = c3->bi + COROT3D_I_WIDTH * b;
+        int o = (int)ci[COROT3D_I_OFFSET], nn = (int)ci[COROT3D_I_N_NODES], nq = 6 * nn;
+        const double *nodes = c3->bn + COROT3D_N_WIDTH * ci[COROT3D_I_FIRST_NODE];
+        if (M) {
+            const double *Mb = c3->bM + ci[COROT3D_I_FIRST_MASS];
+            for (int i = 0; i < nq; i++) memcpy(M + (size_t)(o + i) * n + o, Mb + (size_t)i * nq, nq * sizeof(double));
+        }
+        for (int k = 0; k < nn; k++) {
+            int x = o + 6 * k;
+            double Mpsi[9], Qv[3];
+            corot3d_rotary(q + x + 3, v + x + 3, nodes + COROT3D_N_WIDTH * k + COROT3D_N_INERTIA, M ? Mpsi : NULL,
+                           Q ? Qv : NULL);
+            if (M)
+                for (int a = 0; a < 3; a++)
+                    for (int c = 0; c < 3; c++) M[(size_t)(x + 3 + a) * n + x + 3 + c] += Mpsi[3 * a + c];
+            if (!Q) continue;
+            double w = nodes[COROT3D_N_WIDTH * k + COROT3D_N_WEIGHT];
+            for (int a = 0; a < 3; a++) {
+                Q[x + a] = s->has_g ? w * s->g[a] : 0.0;
+                Q[x + 3 + a] = Qv[a];
+            }
+        }
+        if (!Q) continue;
+        for (i64 e = ci[COROT3D_I_FIRST_ELEMENT]; e < ci[COROT3D_I_FIRST_ELEMENT] + ci[COROT3D_I_N_ELEMENTS]; e++) {
+            const i64 *ends = c3->be + COROT3D_E_WIDTH * e;
+            int a1 = o + 6 * (int)ends[COROT3D_E_NODE_I], a2 = o + 6 * (int)ends[COROT3D_E_NODE_J];
+            double f[12];
+            corot3d_force(q + a1, q + a1 + 3, q + a2, q + a2 + 3, c3->br + COROT3D_R_WIDTH * e, f);
+            for (int a = 0; a < 6; a++) { Q[a1 + a] -= f[a]; Q[a2 + a] -= f[6 + a]; }
+        }
+    }
+}
+
+/* the marker k of the joint batch on a node of a CorotationalBeam3D (kind MARKER_COROT3D, its three columns
+   cols[0:3]): a point r = x_k, J = I; or a vector a = R(psi) y0 of the section at psi = q[cols], J = -a~ T(psi)
+   (delta a = delta phi x a, delta phi = T delta psi: the beam's vector_jacobian) */
+static void corot3d_marker(Sys *s, int k, const double *qe, int jac)
+{
+    int W = s->W;
+    const i64 *cols = s->mcols + (size_t)W * k;
+    double x[3] = {qe[cols[0]], qe[cols[1]], qe[cols[2]]}, *r = s->mr + 3 * k;
+    double *J = s->mJ + (size_t)3 * W * k;
+    if (jac) memset(J, 0, 3 * W * sizeof(double));
+    if (s->mpoint[k]) {
+        for (int a = 0; a < 3; a++) { r[a] = x[a]; if (jac) J[a * W + a] = 1.0; }
+        return;
+    }
+    Rod rc = rod_coefficients(x);
+    double R[9], T[9], A[9], AT[9];
+    rod_matrices(x, &rc, R, T);
+    mv3(R, s->my0 + 3 * k, r);
+    if (!jac) return;
+    skew(r, A);
+    mat3(A, T, AT);
+    for (int a = 0; a < 3; a++)
+        for (int c = 0; c < 3; c++) J[a * W + c] = -AT[3 * a + c];
+}
+
+/* its rate r' = J v and bias beta = r'' - J v'' (after corot3d_marker at the same q): zero for a point (r linear
+   in q); for a vector a = R(psi) y0, beta = omega' x a + omega x (omega x a) with omega = T psi' and
+   omega' = (d/dt T) psi' at psi'' = 0 (the beam's vector_bias) */
+static void corot3d_marker_rates(Sys *s, int k, const double *v)
+{
+    int W = s->W;
+    const i64 *cols = s->mcols + (size_t)W * k;
+    const double *J = s->mJ + (size_t)3 * W * k, *a = s->mr + 3 * k;
+    double pd[3] = {v[cols[0]], v[cols[1]], v[cols[2]]}, *rd = s->mrd + 3 * k, *beta = s->mbeta + 3 * k;
+    for (int c = 0; c < 3; c++) rd[c] = J[c * W] * pd[0] + J[c * W + 1] * pd[1] + J[c * W + 2] * pd[2];
+    if (s->mpoint[k]) { beta[0] = beta[1] = beta[2] = 0.0; return; }
+    double psi[3] = {s->qe[cols[0]], s->qe[cols[1]], s->qe[cols[2]]}, T[9], om[3], dom[3], x1[3], x2[3], x3[3];
+    Rod rc = rod_coefficients(psi);
+    rod_matrices(psi, &rc, NULL, T);
+    mv3(T, pd, om);
+    rod_rate(psi, pd, &rc, 1.0, dom);
+    cross3(dom, a, x1);
+    cross3(om, a, x2);
+    cross3(om, x2, x3);
+    for (int c = 0; c < 3; c++) beta[c] = x1[c] + x3[c];
+}
+
+/* the beams' arrays (HEADER n_corot3d), checked: each beam inside q, its element, mass and node rows inside the
+   arrays, each element's nodes among its beam's, L_0 > 0, each MARKER_COROT3D marker's three columns in q; the
+   beams' blocks of M appended to s->blk */
+static int corot3d_parse(Sys *s, PyObject *from)
+{
+    Corot3D *c3 = &s->c3;
+    Py_ssize_t nel = 0, nM = 0, nnode = 0;
+    if (s->ga && c3->nb) {
+        PyErr_SetString(PyExc_ValueError, "kernel system: spatial corotational beams are evaluated in Lagrange's form "
+                        "only (HEADER formulation lagrange)");
+        return -1;
+    }
+    if (!(c3->bi = take(s, from, COROT3D_I_WIDTH * (Py_ssize_t)c3->nb, 'i', ARRAY_COROT3D_I))) return -1;
+    for (int b = 0; b < c3->nb; b++) {
+        const i64 *ci = c3->bi + COROT3D_I_WIDTH * b;
+        i64 o = ci[COROT3D_I_OFFSET], nn = ci[COROT3D_I_N_NODES];
+        if (o < 0 || nn < 2 || o + 6 * nn > s->n || ci[COROT3D_I_N_ELEMENTS] < 1 || ci[COROT3D_I_FIRST_ELEMENT] < 0
+            || ci[COROT3D_I_FIRST_MASS] < 0 || ci[COROT3D_I_FIRST_NODE] < 0) {
+            PyErr_Format(PyExc_ValueError, "kernel system: spatial corotational beam %d: offset %lld, %lld nodes, %lld "
+                         "elements do not fit n = %d coordinates", b, (long long)o, (long long)nn,
+                         (long long)ci[COROT3D_I_N_ELEMENTS], s->n);
+            return -1;
+        }
+        if (ci[COROT3D_I_FIRST_ELEMENT] + ci[COROT3D_I_N_ELEMENTS] > nel) nel = ci[COROT3D_I_FIRST_ELEMENT] + ci[COROT3D_I_N_ELEMENTS];
+        if (ci[COROT3D_I_FIRST_MASS] + 36 * nn * nn > nM) nM = ci[COROT3D_I_FIRST_MASS] + 36 * nn * nn;
+        if (ci[COROT3D_I_FIRST_NODE] + nn > nnode) nnode = ci[COROT3D_I_FIRST_NODE] + nn;
+    }
+    if (!(c3->be = take(s, from, COROT3D_E_WIDTH * nel, 'i', ARRAY_COROT3D_ELEMENTS))) return -1;
+    if (!(c3->br = take(s, from, COROT3D_R_WIDTH * nel, 'f', ARRAY_COROT3D_REALS))) return -1;
+    if (!(c3->bM = take(s, from, nM, 'f', ARRAY_COROT3D_MASS))) return -1;
+    if (!(c3->bn = take(s, from, COROT3D_N_WIDTH * nnode, 'f', ARRAY_COROT3D_NODES))) return -1;
+    for (int b = 0; b < c3->nb; b++) {
+        const i64 *ci = c3->bi + COROT3D_I_WIDTH * b;
+        if (in_range(c3->be + COROT3D_E_WIDTH * ci[COROT3D_I_FIRST_ELEMENT], ci[COROT3D_I_N_ELEMENTS], 2,
+                     COROT3D_E_WIDTH, 0, ci[COROT3D_I_N_NODES], "spatial corotational elements' nodes") < 0) return -1;
+    }
+    for (Py_ssize_t e = 0; e < nel; e++)
+        if (!(c3->br[COROT3D_R_WIDTH * e + COROT3D_R_LENGTH0] > 0.0)) {
+            PyErr_Format(PyExc_ValueError, "kernel system: spatial corotational element %zd has L_0 = %g, not > 0", e,
+                         c3->br[COROT3D_R_WIDTH * e + COROT3D_R_LENGTH0]);
+            return -1;
+        }
+    for (int k = 0; k < s->nmark; k++) {
+        if (s->nat.mkind[k] != MARKER_COROT3D) continue;
+        const i64 *cols = s->mcols + (size_t)s->W * k;
+        if (s->W < 3 || cols[0] < 0 || cols[0] >= s->n || cols[1] < 0 || cols[1] >= s->n || cols[2] < 0 || cols[2] >= s->n) {
+            PyErr_Format(PyExc_ValueError, "kernel system: marker %d: the columns of a beam node's marker are not in q", k);
+            return -1;
+        }
+    }
+    int *blk = realloc(s->blk, (2 * (size_t)(s->nblk + c3->nb) + 2) * sizeof(int));
+    if (!blk) { PyErr_NoMemory(); return -1; }
+    s->blk = blk;
+    for (int b = 0; b < c3->nb; b++) {
+        blk[2 * (s->nblk + b)] = (int)c3->bi[COROT3D_I_WIDTH * b + COROT3D_I_OFFSET];
+        blk[2 * (s->nblk + b) + 1] = 6 * (int)c3->bi[COROT3D_I_WIDTH * b + COROT3D_I_N_NODES];
+    }
+    s->nblk += c3->nb;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* constraints: Euler-parameter norms and the joint batch                                      */
 
 static void markers(Sys *s, const double *qe, int jac)
@@ -1518,6 +1855,7 @@ static void markers(Sys *s, const double *qe, int jac)
     int W = s->W, E = s->E;
     for (int k = 0; k < s->nmark; k++) {
         if (s->nat.mkind[k] == MARKER_NATURAL) { natural_marker(s, k, qe, jac); continue; }
+        if (s->nat.mkind[k] == MARKER_COROT3D) { corot3d_marker(s, k, qe, jac); continue; }
         const i64 *R = s->mR + 3 * k, *P = s->mp + 4 * k, *e = s->me + (size_t)E * k;
         const double *Phi = s->mPhi + (size_t)3 * E * k;
         double p[4] = {qe[P[0]], qe[P[1]], qe[P[2]], qe[P[3]]}, A[9], y[3];
@@ -1714,6 +2052,7 @@ static void marker_rates(Sys *s, const double *v)
     memcpy(ve, v, n * sizeof(double));
     for (int k = 0; k < s->nmark; k++) {
         if (s->nat.mkind[k] == MARKER_NATURAL) { natural_marker_rates(s, k, v); continue; }
+        if (s->nat.mkind[k] == MARKER_COROT3D) { corot3d_marker_rates(s, k, v); continue; }
         const i64 *P = s->mp + 4 * k, *e = s->me + (size_t)E * k, *cols = s->mcols + (size_t)W * k;
         const double *Phi = s->mPhi + (size_t)3 * E * k, *J = s->mJ + (size_t)3 * W * k;
         double p[4], pd[4], y[3], u[3], A[9], Ay[3];
@@ -2379,6 +2718,7 @@ static void bodies(Sys *s, const double *q, const double *v, const double *row, 
     natural_bodies(s, M, Q);                  /* the same (section "natural-coordinate rigid bodies") */
     if (Q && s->nat.nl) natural_loads(s, q, v, row, Q);
     corot2d_bodies(s, q, M, Q);               /* the same (LinearInertia); sets its Q: before any load */
+    corot3d_bodies(s, q, v, M, Q);            /* Lagrange's only (py_system refuses Gibbs-Appell); sets its Q */
     if (Q && s->nl) rigid_loads(s, q, v, row, Q);
     if (Q && s->nfe) force_elements(s, q, v, row, Q);
 }
@@ -2525,6 +2865,7 @@ static int header(const i64 *h, Sys *s)
     s->dim = (int)h[HEADER_DIM]; s->npm = (int)h[HEADER_N_POINT_MASS]; s->nfe = (int)h[HEADER_N_FORCE];
     s->nat.nb = (int)h[HEADER_N_NATURAL]; s->nat.nl = (int)h[HEADER_N_NATURAL_LOAD];
     s->nco = (int)h[HEADER_N_COROT2D];
+    s->c3.nb = (int)h[HEADER_N_COROT3D];
     if (h[HEADER_FORMULATION] >= N_FORMULATION_KINDS) return 0;
     s->ga = h[HEADER_FORMULATION] == FORMULATION_GIBBS_APPELL;
     if ((s->npm || s->nfe) && s->dim != 2 && s->dim != 3) return 0;
@@ -2757,6 +3098,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     if (forces_parse(s, arrays) < 0) goto fail;
     if (natural_parse(s, arrays) < 0) goto fail;
     if (corot2d_parse(s, arrays) < 0) goto fail;
+    if (corot3d_parse(s, arrays) < 0) goto fail;
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);

@@ -43,6 +43,13 @@ are those of the numpy code, which stays the reference and the fallback:
   gives none), with `PlanarRevolute` on its nodes, `PlanarPrismatic` on its Node(0) and a 2D `Spherical`
   (planar revolute rows, `planar_side`) and `SpringDamper` and `RotationalSpringDamper` on its nodes, e.g.
   cases/flexible_pendulum.py; without loads of its own;
+- `flexmbs.bodies.CorotationalBeam3D` (csrc ``corot3d_bodies``, `corotational_3d_arrays`), in Lagrange's form:
+  M(q) = its constant translational mass plus T(psi_k) J0_k T(psi_k)^T on each node's rotation vector, Q = the
+  weight + the rotary quadratic-velocity terms - the elements' corotational internal forces (the closed forms of
+  `flexmbs.elements.corotational3d`; K_t, C_t by the kernel's differences), the joint batch's markers on its
+  nodes (MARKER code "corot3d": a node's point x_k, node 0's section vectors R(psi_0) u; `beam_joint_axes`
+  refuses axes on the beam with a point on another node) and `SpringDamper` on its nodes; without loads of its
+  own, and not for Gibbs-Appell (the numpy GibbsAppellSystem has no terms for it);
 - `flexmbs.constraints.CoordinateDriver` (C = q_k - f(t)) on a body of either kind;
 - `flexmbs.bodies.RigidBodyNatural` (q = (R, a, b, c): constant M = Sigma (x) I_3, Q the weight and the
   loads of `flexmbs.bodies.loads`, dQ_v/dv = 0, M_GA = M and g = 0), its `NaturalRigidity` rows and the
@@ -87,7 +94,7 @@ generates from the same declaration, and a kernel built from another declaration
 is not used (`version_mismatch`).
 
 `CompiledSystem(system)` packs a system and raises `Unsupported` (naming what is not covered)
-for anything else (e.g. spatial corotational beams, and loads of a `RigidBodyEP` or a `RigidBody2D`
+for anything else (e.g. tree bodies, and loads of a `RigidBodyEP` or a `RigidBody2D`
 that are a user's own callables, not made by `flexmbs.bodies.loads`); `index3-alpha` then runs on the
 numpy path (option ``kernel``: "auto", "compiled", "numpy").  tests/test_compiled.py checks every array against the numpy path and
 whole runs against each other.
@@ -366,6 +373,66 @@ def corotational_arrays(beams) -> dict:
                 corot2d_weights=_f64(np.concatenate(weights) if weights else []))
 
 
+def corotational_3d_arrays(beams) -> dict:
+    """The ``corot3d_*`` arrays of `flexmbs.kernel_schema.SYSTEM_ARRAYS` of the `CorotationalBeam3D` bodies
+    ``beams`` ((first coordinate, body) each; csrc ``corot3d_bodies``): a COROT3D_I row per beam, a COROT3D_E
+    (its nodes) and COROT3D_R row per element (L_0, its reference frame E_0 from the beam's `element_frames`,
+    EA, GJ, EI_y, EI_z), the constant translational mass blocks (`translational_mass`, (6 n_nodes)^2 each) and a
+    COROT3D_N row per node (its share w_k of the weight, Q_g = w_k g: `gravity_force` of a unit g; its
+    rotary inertia J0_k, `section_inertia`).  `Unsupported` for a beam with loads (user callables)."""
+    rows_i, rows_e, rows_r, mass, rows_n = [], [], [], [], []
+    n_el = n_mass = n_node = 0
+    for off, b in beams:
+        if b.loads:
+            raise Unsupported(f"body {b.name!r} is a CorotationalBeam3D with loads (user callables), which the "
+                              "compiled kernel cannot evaluate")
+        rows_i.append(schema.COROT3D_I.row(offset=off, n_nodes=b.n_nodes, n_elements=len(b.elements),
+                                           first_element=n_el, first_mass=n_mass, first_node=n_node))
+        rows_e += [schema.COROT3D_E.row(node_i=i, node_j=j) for i, j in b.elements]
+        rows_r += [schema.COROT3D_R.row(length0=L0, frame0=E0.ravel(), EA=b.EA, GJ=b.GJ, EIy=b.EIy, EIz=b.EIz)
+                   for L0, E0 in zip(b.length0, b.element_frames)]
+        mass.append(np.asarray(b.translational_mass, dtype=float).ravel())
+        weights = b.gravity_force((1.0, 0.0, 0.0))[0::6]
+        rows_n += [schema.COROT3D_N.row(weight=w, inertia=J0.ravel()) for w, J0 in zip(weights, b.section_inertia)]
+        n_el, n_mass, n_node = n_el + len(b.elements), n_mass + b.n_q ** 2, n_node + b.n_nodes
+    return dict(corot3d_i=_i64(rows_i, (-1, schema.COROT3D_I.width)),
+                corot3d_elements=_i64(rows_e, (-1, schema.COROT3D_E.width)),
+                corot3d_reals=_f64(rows_r, (-1, schema.COROT3D_R.width)),
+                corot3d_mass=_f64(np.concatenate(mass) if mass else []),
+                corot3d_nodes=_f64(rows_n, (-1, schema.COROT3D_N.width)))
+
+
+def beam_joint_axes(system, joints) -> None:
+    """Refuse a joint of the batch ``joints`` that takes a vector of a `CorotationalBeam3D` (node 0's section,
+    `CorotationalBeam3D.vector`) together with a point of the same beam at another node: its point would move
+    with that node while its axes turn with node 0's section.  `Unsupported` naming the joint, the node and the
+    beam (a joint's axes on a beam are compiled with its point on Node(0), or with no point on the beam)."""
+    Beam3D = loaded_class("flexmbs.bodies.corotational:CorotationalBeam3D")
+    if Beam3D is None or joints is None:
+        return
+    spec = joints.markers.spec
+    groups = [(joints.point, (1, 2)), (joints.dot1, (1, 2)), (joints.dot2, (1, 2, 3)), (joints.dist, (1, 2)),
+              (joints.angle, (1, 2, 3)), (joints.screw, (1, 2, 3, 4, 5, 6))]
+    used = {}                                   # first row -> the joint's markers
+    for rows, at in groups:
+        if rows is None:
+            continue
+        first = rows[0][:, 0] if np.ndim(rows[0]) == 2 else rows[0]        # a point row's three rows: the first
+        for i, row in enumerate(first):
+            used.setdefault(int(row), set()).update(int(rows[a][i]) for a in at)
+    for c in system.constraints:
+        r = system.rows(c)
+        markers = set().union(*(k for row, k in used.items() if r.start <= row < r.stop))
+        for beam in {id(spec[k][0]): spec[k][0] for k in markers if type(spec[k][0]) is Beam3D}.values():
+            mine = [spec[k] for k in markers if spec[k][0] is beam]
+            nodes = sorted({beam.node_index(m) for _, _, m, vector in mine if not vector} - {0})
+            if nodes and any(vector for *_, vector in mine):
+                raise Unsupported(f"joint {c.name!r} ({type(c).__name__}) is on node {nodes[0]} of the corotational "
+                                  f"beam {beam.name!r}: its point moves with that node while its axes turn with node "
+                                  "0's section (CorotationalBeam3D.vector), which the compiled kernel does not "
+                                  "evaluate (on Node(0) it does)")
+
+
 class CompiledSystem:
     """A `flexmbs.System` packed for the compiled kernel.
 
@@ -407,6 +474,7 @@ class CompiledSystem:
         from .bodies.point import PointMass
         from .bodies.natural import NaturalRigidity, RigidBodyNatural
         CorotationalBeam2D = loaded_class("flexmbs.bodies.corotational:CorotationalBeam2D")   # None: no beam
+        CorotationalBeam3D = loaded_class("flexmbs.bodies.corotational:CorotationalBeam3D")
         system.check_unchanged()                # packed now: what the numpy path evaluates, or refused
         n, m = system.n_q, system.n_c
         norms, mean_axis, rigidity = [], {}, {}
@@ -421,6 +489,7 @@ class CompiledSystem:
                 raise Unsupported(f"internal constraint {c.name!r} ({type(c).__name__}) is not evaluated by the "
                                   "compiled kernel")
         rigid, flex, planar, loads, points, natural, natural_loads, beams = [], [], [], [], [], [], [], []
+        beams3d = []
         self._vectors = []                                  # (function of t, its name) of the tabulated loads
         for b in system.bodies:
             off = system.slice(b).start
@@ -443,10 +512,16 @@ class CompiledSystem:
                 natural_loads.extend(self._loads(b, off))
             elif type(b) is CorotationalBeam2D:
                 beams.append((off, b))
+            elif type(b) is CorotationalBeam3D:
+                if gibbs_appell:
+                    raise Unsupported(f"body {b.name!r} is a CorotationalBeam3D, which the compiled kernel evaluates in "
+                                      "Lagrange's form only: the numpy GibbsAppellSystem has no Gibbs-Appell terms "
+                                      "for it (flexmbs.formulations.body_terms), so there is no reference to follow")
+                beams3d.append((off, b))
             else:
                 raise Unsupported(f"body {b.name!r} is a {type(b).__name__}: {refusal(type(b).__name__)}; the "
                                   "compiled kernel takes RigidBodyEP, FlexibleBody, RigidBody2D, PointMass, "
-                                  "RigidBodyNatural and CorotationalBeam2D")
+                                  "RigidBodyNatural, CorotationalBeam2D and CorotationalBeam3D")
         forces = [self._force_element(f, system) for f in system.force_elements]
         if mean_axis:                                       # conditions of a body the kernel does not hold
             raise Unsupported("mean-axis conditions of a body that is not a FlexibleBody of this system are not "
@@ -458,6 +533,7 @@ class CompiledSystem:
         plane_points = None
         if joints is not None and joints.markers.dim == 2:  # planar joints of the batch: planar revolute rows
             plane_points, joints = self._plane_point_rows(system, joints), None
+        beam_joint_axes(system, joints)
         arrays = self._joints(joints, n)
         self.drivers = [] if joints is None or joints.angle is None else list(joints.angle[4])
         two = self._planar(system, planar)
@@ -476,7 +552,8 @@ class CompiledSystem:
             n_planar_prismatic=len(two["pri"]), n_coordinate_driver=len(two["cd"]), dim=system.dim,
             n_point_mass=len(points), n_force=len(forces), n_screw=len(arrays["sc"]),
             formulation=schema.CODES["FORMULATION"].index(FORMULATIONS[formulation]), n_natural=len(natural),
-            n_natural_load=len(natural_loads), n_corot2d=len(beams))
+            n_natural_load=len(natural_loads), n_corot2d=len(beams),
+            n_corot3d=len(beams3d))
         joint_width = schema.PLANAR_JOINT.width
         packed = schema.arrays(
             schema.SYSTEM_ARRAYS, "the system",
@@ -506,7 +583,7 @@ class CompiledSystem:
             natural_bodies=_f64([x[1] for x in natural], (-1, schema.NATURAL_BODY.width)),
             natural_load_i=_i64([x[0] for x in natural_loads], (-1, schema.LOAD_I.width)),
             natural_load_r=_f64([x[1] for x in natural_loads], (-1, schema.LOAD_R.width)),
-            **corotational_arrays(beams))
+            **corotational_arrays(beams), **corotational_3d_arrays(beams3d))
         self._time_law_names = [f"driver {d.name!r}: its law" for d in self.drivers] + [w for _, w in self._vectors]
         self._packed = packed                               # the kernel reads these arrays in place
         # the loads' functions of t as `tabulate` evaluates them: (index, f, name) one time at a time, or all
@@ -526,7 +603,8 @@ class CompiledSystem:
         marker object); a `SpringDamper` on a node k of a `CorotationalBeam2D` (a planar side at that node's
         coordinates with s = 0, as `planar_side`) and a `RotationalSpringDamper` on one (a planar side at
         node 0, whose section turns the beam's vectors: `CorotationalBeam2D.vector`); its actuator, a function
-        of t, is tabulated with the loads' vectors.  `Unsupported` naming it otherwise (its kind's refusal in
+        of t, is tabulated with the loads' vectors; a `SpringDamper` on a node k of a `CorotationalBeam3D` (a point side
+        at x_k, coordinate o + 6 k, s = 0).  `Unsupported` naming it otherwise (its kind's refusal in
         `flexmbs.kernel_schema.KINDS`)."""
         from .bodies.natural import RigidBodyNatural
         CorotationalBeam2D = loaded_class("flexmbs.bodies.corotational:CorotationalBeam2D")   # None: no beam
@@ -538,9 +616,18 @@ class CompiledSystem:
         kind = type(f)
         if kind not in (SpringDamper, RotationalSpringDamper, Bushing, JointLimit, JointFriction):
             raise Unsupported(f"force element {f.name!r} is a {kind.__name__}: {refusal(kind.__name__)}")
+        CorotationalBeam3D = loaded_class("flexmbs.bodies.corotational:CorotationalBeam3D")
         sides, offsets, beam_points = [], [], {}
         side_kinds = {RigidBodyEP: "rigid", RigidBody2D: "planar", PointMass: "point", RigidBodyNatural: "natural"}
         for k, b in enumerate(f.bodies):
+            if type(b) is CorotationalBeam3D:       # a node's point x_k: a point side at its coordinates, s = 0
+                if kind is not SpringDamper:
+                    raise Unsupported(f"force element {f.name!r} ({kind.__name__}) acts on the spatial corotational "
+                                      f"beam {b.name!r}; the compiled kernel evaluates SpringDamper on its nodes")
+                sides.append(schema.CODES["SIDE"].index("point"))
+                offsets.append(system.slice(b).start + 6 * b.node_index(f.s[k]))
+                beam_points[k] = np.zeros(3)
+                continue
             if type(b) is CorotationalBeam2D:
                 if kind not in (SpringDamper, RotationalSpringDamper):
                     raise Unsupported(f"force element {f.name!r} ({kind.__name__}) acts on the corotational beam "
@@ -876,9 +963,12 @@ class CompiledSystem:
         marker: its kind (MARKER codes of `flexmbs.kernel_schema`), "frame" for the frame markers of
         RigidBodyEP, FlexibleBody and the ground (indices of R, p, the elastic coordinates, y0, Phi and the
         columns, as the batch keeps them), "natural" for a marker of a `RigidBodyNatural` (its 12 columns,
-        y0 its point s or vector u, r = S(y0) q; its R, p, e rows point at the ground's constant tail, unused).
-        `Unsupported` for a marker on any other body."""
+        y0 its point s or vector u, r = S(y0) q; its R, p, e rows point at the ground's constant tail, unused),
+        "corot3d" for a marker of a `CorotationalBeam3D` (its three columns: a point's node k, x_k; a vector's
+        node 0, psi_0, y0 its u, r = R(psi_0) u, as `CorotationalBeam3D.point` and ``vector``; the other columns
+        n, dropped).  `Unsupported` for a marker on any other body."""
         from .bodies.natural import RigidBodyNatural
+        Beam3D = loaded_class("flexmbs.bodies.corotational:CorotationalBeam3D")   # None: no beam
         if mk.dim != 3:
             raise Unsupported("a joint has a marker on a body without frame markers; the compiled kernel takes "
                               "markers of RigidBodyEP, FlexibleBody, RigidBodyNatural and the ground")
@@ -893,15 +983,24 @@ class CompiledSystem:
             R[frame], p[frame], e[frame], Phi[frame], y0[frame] = mk.R_idx, mk.p_idx, mk.e_idx, mk.Phi, mk.y0
             kind[frame] = schema.CODES["MARKER"].index("frame")
             point[frame] = mk.J_frame[:, 0, 0] == 1.0
+        cols = np.array(mk.cols, dtype=np.int64)
         for k in mk.generic:
             side, start, marker, vector = mk.spec[k]
+            point[k] = not vector
+            if type(side) is Beam3D:                # a node's point x_k, or node 0's section vector R(psi_0) u
+                node = 0 if vector else side.node_index(marker)
+                cols[k] = n
+                cols[k, :3] = start + 6 * node + (3 if vector else 0) + np.arange(3)
+                kind[k] = schema.CODES["MARKER"].index("corot3d")
+                y0[k] = np.asarray(marker, dtype=float) if vector else 0.0
+                continue
             y = np.asarray(marker) if isinstance(marker, (np.ndarray, tuple, list)) else None
             if type(side) is not RigidBodyNatural or y is None or y.shape != (3,) or y.dtype.kind not in "fi":
                 raise Unsupported(f"a joint has a marker on body {side.name!r}, a {type(side).__name__}; the compiled "
                                   "kernel takes markers of RigidBodyEP, FlexibleBody, RigidBodyNatural (a point or "
-                                  "vector of 3 numbers in body coordinates) and the ground")
-            y0[k], point[k] = y, not vector
-        return dict(n_mark=nm, W=mk.W, E=E, R=_i64(R), p=_i64(p), e=_i64(e), cols=_i64(mk.cols), point=_i64(point),
+                                  "vector of 3 numbers in body coordinates), CorotationalBeam3D nodes and the ground")
+            y0[k] = y
+        return dict(n_mark=nm, W=mk.W, E=E, R=_i64(R), p=_i64(p), e=_i64(e), cols=_i64(cols), point=_i64(point),
                     kind=_i64(kind), y0=_f64(y0), Phi=_f64(Phi))
 
     # -- evaluation ---------------------------------------------------------------------------------

@@ -94,9 +94,10 @@ HEADER = Record("HEADER", "i64", _fields(
     "n", "m", "n_rigid", "n_flex", "n_norm", "n_mark", "marker_width", "marker_elastic", "n_point", "n_dot1",
     "n_dot2", "n_dist", "n_angle", "n_load", "n_vector", "n_planar", "n_planar_revolute", "n_planar_prismatic",
     "n_coordinate_driver", "dim", "n_point_mass", "n_force", "n_screw", "formulation", "n_natural", "n_natural_load",
-    "n_corot2d"),
+    "n_corot2d", "n_corot3d"),
                 "the sizes of the packed system and the formulation its bodies' terms follow (FORMULATION codes); "
-                "n_corot2d: CorotationalBeam2D bodies (COROT2D_I rows)")
+                "n_corot2d: CorotationalBeam2D bodies (COROT2D_I rows); n_corot3d: CorotationalBeam3D bodies "
+                "(COROT3D_I rows)")
 RIGID = Record("RIGID", "f64", _fields("mass", ("inertia", 9), ("centroid", 3)),
                "a RigidBodyEP: mass, inertia about the reference point, centroid (body coordinates)")
 LOAD_I = Record("LOAD_I", "i64", _fields("kind", "offset", "local", "vector"),
@@ -180,9 +181,23 @@ COROT2D_E = Record("COROT2D_E", "i64", _fields("node_i", "node_j"), "an element 
 COROT2D_R = Record("COROT2D_R", "f64", _fields("length0", "angle0", "EA", "EI"),
                    "an element of a CorotationalBeam2D: reference chord length L_0 and angle beta_0, EA, EI")
 
+COROT3D_I = Record("COROT3D_I", "i64", _fields("offset", "n_nodes", "n_elements", "first_element", "first_mass",
+                                               "first_node"),
+                   "a CorotationalBeam3D: first coordinate, its nodes and elements; where its rows start in "
+                   "corot3d_elements, corot3d_reals (first_element), corot3d_mass (first_mass: its constant "
+                   "translational (6 n_nodes)^2 block) and corot3d_nodes (first_node)")
+COROT3D_E = Record("COROT3D_E", "i64", _fields("node_i", "node_j"), "an element of a CorotationalBeam3D: its nodes")
+COROT3D_R = Record("COROT3D_R", "f64", _fields("length0", ("frame0", 9), "EA", "GJ", "EIy", "EIz"),
+                   "an element of a CorotationalBeam3D: reference chord length L_0, reference frame E_0 (row-major, "
+                   "columns e1_0, e2_0, e3_0), EA, GJ, EI_y, EI_z")
+COROT3D_N = Record("COROT3D_N", "f64", _fields("weight", ("inertia", 9)),
+                   "a node of a CorotationalBeam3D: its share w_k of the weight (Q_g = w_k g) and its lumped rotary "
+                   "inertia J0_k in the reference axes (row-major)")
+
 RECORDS = (HEADER, RIGID, LOAD_I, LOAD_R, PLANAR_BODY, PLANAR_JOINT, PLANAR_REVOLUTE, PLANAR_PRISMATIC,
            COORDINATE_DRIVER, FLEX_I, FLEX_R, SENSOR_I, SENSOR_R, NATURAL_I, NATURAL_BODY,
-           POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW, NODAL_I, NODAL_R, RADAU, COROT2D_I, COROT2D_E, COROT2D_R)
+           POINT_MASS, FORCE_I, FORCE_R, ADAPTIVE, TIME_LAW, NODAL_I, NODAL_R, RADAU, COROT2D_I, COROT2D_E, COROT2D_R,
+           COROT3D_I, COROT3D_E, COROT3D_R, COROT3D_N)
 
 #: the arrays of a packed system, by name (the dict `flexmbs.compiled.CompiledSystem` hands the kernel:
 #: ``_flexmbs_kernel.system(arrays)``; C reads each by the key ``ARRAY_<NAME>``); "flexible" is a list
@@ -195,7 +210,8 @@ SYSTEM_ARRAYS = (
     "planar_prismatic_rows", "planar_prismatic", "coordinate_drivers", "point_mass_offsets", "point_masses",
     "force_i", "force_r", "time_laws", "marker_kind", "natural_i", "natural_bodies", "natural_load_i",
     "natural_load_r", "flexible",
-    "corot2d_i", "corot2d_elements", "corot2d_reals", "corot2d_mass", "corot2d_weights")
+    "corot2d_i", "corot2d_elements", "corot2d_reals", "corot2d_mass", "corot2d_weights",
+    "corot3d_i", "corot3d_elements", "corot3d_reals", "corot3d_mass", "corot3d_nodes")
 FLEX_ARRAYS = ("ints", "reals", "m_O", "d", "S_indptr", "S_indices", "S_data", "M_dd", "K_dd", "C_dd", "axial_L",
                "axial_a", "axial_G", "axial_idx", "kg_keys", "kg_indptr", "kg_indices", "kg_data", "B", "modal_G",
                "point_m", "point_x", "point_Phi_indptr", "point_Phi_indices", "point_Phi_data",
@@ -224,7 +240,8 @@ def arrays(names: tuple, what: str, **values) -> dict:
 #: NODAL: an entry of a FlexibleBody's nodal loads, a force (on its node) or a moment (on the frame);
 #: MARKER: how a marker of the joint batch is evaluated (``marker_kind``): "frame", r = R + A(p) (y0 + Phi q[e])
 #: (RigidBodyEP, FlexibleBody, the ground), or "natural", r = R + x a + y b + z c (RigidBodyNatural, its 12
-#: columns ``marker_cols``, y0 = (x, y, z); a vector without the R term)
+#: columns ``marker_cols``, y0 = (x, y, z); a vector without the R term), or "corot3d", a node k of a
+#: CorotationalBeam3D (its three columns ``marker_cols``: a point r = x_k, or a vector R(psi_k) y0)
 CODES = {
     "LOAD": ("torque", "point", "spring", "torque_2d", "point_2d", "spring_2d"),
     "SENSOR": ("angle", "rate", "position", "velocity", "omega"),
@@ -234,7 +251,7 @@ CODES = {
     "FORMULATION": ("lagrange", "gibbs_appell"),
     "TIME": ("python", "affine"),
     "NODAL": ("force", "moment"),
-    "MARKER": ("frame", "natural"),
+    "MARKER": ("frame", "natural", "corot3d"),
 }
 
 #: the registry of kinds users build: "compiled: <how>" or "refused: <why>" (the reason
@@ -259,8 +276,16 @@ KINDS = {
                           "a 2D Spherical (planar revolute rows), PlanarPrismatic on Node(0); SpringDamper and "
                           "RotationalSpringDamper on its nodes (planar FORCE sides); a beam with loads of its own is "
                           "refused (user callables), and so are Bushing, JointLimit and JointFriction on it",
-    "CorotationalBeam3D": "refused: spatial corotational beams are not evaluated by the compiled kernel (their mass "
-                          "depends on the rotation vectors; only the planar CorotationalBeam2D is)",
+    "CorotationalBeam3D": "compiled: COROT3D_I, COROT3D_E, COROT3D_R, COROT3D_N rows, its constant translational "
+                          "mass (corot3d_mass); csrc corot3d_bodies evaluates M(q) = that mass plus T J0 T^T on each "
+                          "node's rotation vector and Q = the weight + the rotary quadratic-velocity terms - the "
+                          "elements' corotational internal forces, in Lagrange's form only (Gibbs-Appell refused: the "
+                          "numpy GibbsAppellSystem has no terms for it to follow); K_t, C_t by the kernel's finite "
+                          "differences; joints on its nodes through the joint batch (marker_kind corot3d: a node's "
+                          "point x_k, node 0's section vectors R(psi_0) u; a joint with axes on the beam and its "
+                          "point on another node than Node(0) refused); SpringDamper on its nodes (FORCE side point); "
+                          "a beam with loads of its own refused (user callables), and so are RotationalSpringDamper, "
+                          "Bushing, JointLimit and JointFriction on it",
     "TreeBody": "refused: tree (relative-coordinate) bodies are not evaluated by the compiled kernel",
     # constraints (flexmbs.constraints)
     "EulerParameterNorm": "compiled: the norm rows of RigidBodyEP",

@@ -1,7 +1,8 @@
 """What the compiled step refuses around planar corotational beams (issue 22, item 4): each row is (what,
-call, the message it now gives).  The beams themselves are compiled (tests/test_compiled_corotational.py);
-these stay on the numpy path with kernel="auto" and are refused, naming the joint or the body and why,
-with kernel="compiled" or `CompiledSystem`."""
+call, the message it now gives); the spatial beam's are in tests/test_failures_corot3d_kernel.py.  The beams
+themselves are compiled (tests/test_compiled_corotational.py); these stay on the numpy path with
+kernel="auto" and are refused, naming the joint or the body and why, with kernel="compiled" or
+`CompiledSystem`."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 import flexmbs as fm
 from flexmbs import Material, System
-from flexmbs.bodies import CorotationalBeam3D, PointMass
+from flexmbs.bodies import PointMass
 from flexmbs.bodies.corotational import CorotationalBeam2D, Node
 from flexmbs.compiled import CompiledSystem, kernel_status
 from flexmbs.constraints.joints import Distance, Spherical
@@ -53,11 +54,6 @@ ROWS = [
      lambda: _pack([b := _beam()], forces=[Bushing(None, b, [10.0, 10.0, 1.0], at=(1.0, 0.0), name="mount")]),
      r"force element 'mount' \(Bushing\) acts on the corotational beam 'beam'; the compiled kernel evaluates "
      r"SpringDamper and RotationalSpringDamper on its nodes"),
-    ("a spatial corotational beam",
-     lambda: _pack([CorotationalBeam3D.line("beam3d", (0, 0, 0), (1, 0, 0), 2, STEEL, 1e-4, 1e-9, 1e-9, 2e-9)],
-                   gravity=(0.0, -9.81, 0.0)),
-     r"body 'beam3d' is a CorotationalBeam3D: spatial corotational beams are not evaluated by the compiled kernel "
-     r"\(their mass depends on the rotation vectors; only the planar CorotationalBeam2D is\)"),
     ("kernel='compiled' on a loaded beam, by flexmbs.run",
      lambda: fm.run(System([_beam("loaded", loads=[lambda body, t, q, v: np.zeros(9)])], gravity=(0.0, -9.81)),
                     formulation="index3", method="index3-alpha", h=1e-3, t_end=1e-3, dt_out=1e-3, store=False,

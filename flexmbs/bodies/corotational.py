@@ -443,6 +443,31 @@ class CorotationalBeam3D(_Statics, Body):
     def initial_coordinates(self) -> np.ndarray:
         return np.column_stack([self.nodes, np.zeros((self.n_nodes, 3))]).ravel()
 
+    # -- the constant data of its terms (what the compiled kernel is packed from: flexmbs.compiled) -----------
+    @property
+    def translational_mass(self) -> np.ndarray:
+        """The constant part of M, (n_q, n_q): (L_0 / 6) [[2, 1], [1, 2]] rho A per element and direction on the
+        nodes' positions, zero on the psi's (read-only)."""
+        M = self._M_trans.view()
+        M.flags.writeable = False
+        return M
+
+    @property
+    def section_inertia(self) -> np.ndarray:
+        """J0_k (n_nodes, 3, 3): each node's lumped rotary inertia in the reference axes, M_psi,k =
+        T(psi_k) J0_k T(psi_k)^T (read-only)."""
+        J0 = self._J0.view()
+        J0.flags.writeable = False
+        return J0
+
+    @property
+    def element_frames(self) -> np.ndarray:
+        """E_0 (n_el, 3, 3): each element's reference frame, columns e1_0, e2_0, e3_0 (`reference_frames`;
+        read-only)."""
+        E0 = self._E0.view()
+        E0.flags.writeable = False
+        return E0
+
     def _elements(self, q, tangent: bool = True):
         """Element energies, forces (and tangents) at q, from one evaluation; the last one is kept,
         since Newton asks for the force and then the tangent at the same q."""

@@ -1,0 +1,172 @@
+"""Spatial corotational beams on the compiled step (issue 22, item 4): csrc ``corot3d_bodies`` and the joint
+batch's MARKER_COROT3D markers against the numpy System (the reference, flexmbs/bodies/corotational.py and
+flexmbs/elements/corotational3d.py).
+
+- the kernel's M, Q, C, C_q, gamma and K_el equal the numpy System's to 1e-12 of their size on bent, moving
+  states (coordinates perturbed by O(0.3), rates O(2): |Q| ~ 1e5 N, mostly internal forces): the flexible
+  pendulum of benchmarks/bench_corotational.py (a Spherical on Node(0)) and a beam clamped to a hub on an axle
+  (Fixed: node 0's section vectors R(psi_0) u in dot1 rows) with a ball joint at its tip and a spring on a node;
+  the rotary terms (M_psi = T J0 T^T, Q_v) on their own scale on a thick, soft, spinning beam; f_int = 0 in a
+  rigid motion;
+- index3-alpha compiled and numpy take the same steps (refactor="step", and the numpy path's tangent by the
+  whole system's forward differences, the kernel's arithmetic: `System.tangent_matrices` taken away), q to
+  1e-12 m (measured 1.6e-16 m over 30 steps), and ``kernel="auto"`` takes the kernel;
+- the index-1 route (formulation "lagrange", coordinate partitioning, the midpoint rule) takes M, Q, C, C_q
+  from the kernel and follows the numpy path.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs.bodies import RigidBodyEP
+from flexmbs.bodies.corotational import CorotationalBeam3D, Node
+from flexmbs.compiled import CompiledSystem, kernel_status
+from flexmbs.constraints.joints import Fixed, Revolute, Spherical
+from flexmbs.forces import SpringDamper
+
+needs_kernel = pytest.mark.skipif(not kernel_status().installed, reason=f"the kernel is {kernel_status()}")
+
+SIDE = 0.02
+
+
+def pendulum():
+    """benchmarks/bench_corotational.py's 3D pendulum: 8 elements (n_q = 54), pinned at Node(0), gravity -y."""
+    beam = CorotationalBeam3D.line("pendulum", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), 8,
+                                   fm.Material(E=5e7, rho=1000.0, nu=0.3), SIDE ** 2, SIDE ** 4 / 12, SIDE ** 4 / 12,
+                                   0.141 * SIDE ** 4)
+    return fm.System([beam], [Spherical(None, beam, s_j=Node(0), name="pin")], gravity=(0.0, -9.81, 0.0))
+
+
+def beam_on_a_hub():
+    """A skew beam (4 elements, unequal Iy, Iz) clamped to a hub on an axle (Fixed on Node(0): point and dot1
+    rows with the beam's section vectors), a ball joint to a tip body at Node(4) and a spring-damper from the
+    ground to Node(2)."""
+    beam = CorotationalBeam3D.line("beam", (0.0, 0.0, 0.0), (0.8, 0.3, 0.1), 4, fm.Material(E=5e7, rho=1000.0, nu=0.3),
+                                   4e-4, 1.3e-8, 1.4e-8, 2.2e-8)
+    hub = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.25], position=(0.0, 0.0, 0.0))
+    tip = RigidBodyEP("tip", 0.5, [0.01, 0.02, 0.02], position=(0.8, 0.3, 0.1))
+    joints = [Revolute(hub, None, at=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0), name="axle"),
+              Fixed(hub, beam, s_j=Node(0), at=(0.0, 0.0, 0.0), name="clamp"),
+              Spherical(beam, tip, s_i=Node(4), at=(0.8, 0.3, 0.1), name="ball")]
+    forces = [SpringDamper(None, (0.5, 0.5, 0.0), beam, Node(2), 300.0, damping=2.0, name="spring")]
+    return fm.System([hub, beam, tip], joints, gravity=(0.0, -9.81, 0.0), forces=forces)
+
+
+SYSTEMS = {"pendulum": pendulum, "beam-on-a-hub": beam_on_a_hub}
+
+
+def _close(got, want, rel=1e-12):
+    return np.abs(got - want).max() <= rel * max(np.abs(want).max(), 1.0)
+
+
+@needs_kernel
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_kernel_terms_equal_the_numpy_system(name):
+    system = SYSTEMS[name]()
+    compiled = CompiledSystem(system)
+    rng = np.random.default_rng(7)
+    for t in (0.0, 0.3):
+        q = system.initial_coordinates() + 0.3 * rng.standard_normal(system.n_q)
+        v = 2.0 * rng.standard_normal(system.n_q)
+        got = compiled.evaluate(t, q, v)
+        Q = system.forces(t, q, v)
+        assert np.abs(Q).max() > 1e3                                   # the internal forces are in it
+        assert _close(got["M"], system.mass_matrix(q))
+        assert _close(got["Q"], Q)
+        assert _close(got["C"], system.residual(t, q))
+        assert _close(got["Cq"], system.jacobian(t, q))
+        gamma, Ct = compiled.constraint_rates(t, q, v)
+        assert _close(gamma, system.gamma(t, q, v)) and not Ct.any()
+        K = system.elastic_stiffness(t, q, v)          # the spring's material stiffness; none for the beam
+        assert _close(got["K"], np.zeros_like(got["K"]) if K is None else K)
+
+
+@needs_kernel
+def test_the_rotary_terms_equal_the_numpy_beams():
+    """The rotary terms on their own scale: a thick (10 cm), soft (E = 1 kPa) beam spinning at O(20) rad/s without
+    gravity, so that the quadratic-velocity terms Q_v are a large part of Q on the psi's: the kernel's M on the
+    psi's (T J0 T^T, J0 ~ 2e-3 kg m^2 against a translational mass ~ 0.4 kg) and its Q there to 1e-12 of their
+    own size."""
+    beam = CorotationalBeam3D.line("spinner", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), 4,
+                                   fm.Material(E=1e3, rho=1000.0, nu=0.3), 0.01, 0.01 ** 2 / 12, 0.01 ** 2 / 18,
+                                   0.141 * 0.1 ** 4)
+    system = fm.System([beam])
+    rng = np.random.default_rng(11)
+    q = system.initial_coordinates() + 0.5 * rng.standard_normal(system.n_q)
+    v = 20.0 * rng.standard_normal(system.n_q)
+    got = CompiledSystem(system).evaluate(0.0, q, v)
+    rot = (3 + 6 * np.arange(beam.n_nodes)[:, None] + np.arange(3)).ravel()
+    Q, Qv = system.forces(0.0, q, v), beam.quadratic_velocity(q, v)
+    assert np.abs(Qv[rot]).max() > 0.1 * np.abs(Q[rot]).max()
+    M = system.mass_matrix(q)
+    assert np.abs(M[np.ix_(rot, rot)] - np.kron(np.eye(beam.n_nodes), np.ones((3, 3))) * M[np.ix_(rot, rot)]).max() == 0
+    assert not np.allclose(M[3:6, 3:6], beam.section_inertia[0])        # M depends on psi
+    assert _close(got["M"][np.ix_(rot, rot)], M[np.ix_(rot, rot)], 1e-12 * 0.01)
+    assert _close(got["Q"][rot], Q[rot])
+
+
+@needs_kernel
+def test_the_internal_force_vanishes_in_a_rigid_motion():
+    """A rigid rotation of the whole pendulum by a rotation vector phi (every node's section turned alike,
+    psi_k = phi, positions R(phi) X_k + c) at rest leaves only the weight in Q: f_int = 0 to round-off of EA/L_0
+    (the corotational frame takes the rigid motion out, elements/corotational3d.py)."""
+    system = pendulum()
+    beam = system.bodies[0]
+    phi = np.array([0.4, -1.1, 0.7])
+    from flexmbs.elements.corotational3d import rotation_vector_matrix
+    R = rotation_vector_matrix(phi)
+    q = np.column_stack([beam.nodes @ R.T + (0.3, -0.2, 0.1), np.tile(phi, (beam.n_nodes, 1))]).ravel()
+    got = CompiledSystem(system).evaluate(0.0, q, np.zeros(system.n_q))["Q"]
+    weight = beam.gravity_force(system.gravity)
+    assert np.abs(got - weight).max() <= 1e-9 * np.max(beam.EA / beam.length0)
+
+
+def _runs(system_of):
+    """The same 30 steps of 1 ms on both paths (refactor="step"); the numpy path's tangent by the whole system's
+    forward differences (`System.tangent_matrices` taken away), as the kernel's csrc ``tangents``."""
+    opts = dict(formulation="index3", method="index3-alpha", h=1e-3, t_end=0.03, t_eval=np.linspace(0.0, 0.03, 4),
+                store=False, refactor="step", rho_inf=0.99)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(fm.System, "tangent_matrices", None)
+        numpy = fm.run(system_of(), kernel="numpy", **opts)
+    return numpy, fm.run(system_of(), kernel="compiled", **opts)
+
+
+@needs_kernel
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_steps_follow_the_numpy_steps(name):
+    a, b = _runs(SYSTEMS[name])
+    assert a.success and b.success, (a.message, b.message)
+    assert a.metadata["kernel"] == "numpy" and b.metadata["kernel"] == "compiled"
+    assert a.stats["n_steps"] == b.stats["n_steps"] == 30
+    assert np.abs(a.q - b.q).max() <= 1e-12
+    assert np.abs(a.v - b.v).max() <= 1e-9 * np.abs(a.v).max()
+    assert np.abs(a.multipliers - b.multipliers).max() <= 1e-9 * np.abs(a.multipliers).max()
+    assert np.abs(a.q[-1] - a.q[0]).max() > 1e-3                      # it moved
+
+
+@needs_kernel
+def test_auto_takes_the_kernel_for_the_pendulum():
+    res = fm.run(pendulum(), formulation="index3", method="index3-alpha", h=1e-3, t_end=5e-3, dt_out=1e-3,
+                 store=False)
+    assert res.success and res.metadata["kernel"] == "compiled"
+
+
+@needs_kernel
+def test_the_index1_route_takes_the_kernels_terms():
+    """The index-1 augmented form (coordinate partitioning, the midpoint rule) takes M, Q, C, C_q from the kernel
+    (formulation option kernel="auto") and gives the numpy path's states to 1e-10 of their size over 10 steps
+    (the same steps and evaluations)."""
+    out = {}
+    for kernel in ("compiled", "numpy"):
+        out[kernel] = fm.run(pendulum(), formulation="lagrange", method="midpoint", h=1e-3, t_end=0.01, dt_out=0.005,
+                             store=False, newton_max_iter=20,
+                             formulation_options=dict(stabilization="coordinate-partitioning", kernel=kernel))
+        assert out[kernel].success, out[kernel].message
+    c, n = out["compiled"], out["numpy"]
+    assert (c.metadata["kernel"], n.metadata["kernel"]) == ("compiled", "numpy")
+    assert (c.stats["n_steps"], c.stats["n_rhs"]) == (n.stats["n_steps"], n.stats["n_rhs"])
+    assert np.abs(c.q - n.q).max() <= 1e-10 * np.abs(n.q).max()
+    assert np.abs(c.v - n.v).max() <= 1e-10 * np.abs(n.v).max()

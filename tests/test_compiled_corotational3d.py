@@ -170,3 +170,20 @@ def test_the_index1_route_takes_the_kernels_terms():
     assert (c.stats["n_steps"], c.stats["n_rhs"]) == (n.stats["n_steps"], n.stats["n_rhs"])
     assert np.abs(c.q - n.q).max() <= 1e-10 * np.abs(n.q).max()
     assert np.abs(c.v - n.v).max() <= 1e-10 * np.abs(n.v).max()
+
+
+def test_the_energies_of_all_outputs_at_once_equal_the_row_by_row_ones():
+    """`CorotationalBeam3D.strain_energies` and ``energies`` over a block of outputs (one batch of elements and
+    sections) equal `strain_energy` and `energy` row by row to round-off (no kernel needed)."""
+    system = pendulum()
+    beam = system.bodies[0]
+    rng = np.random.default_rng(3)
+    Q = beam.initial_coordinates() + 0.3 * rng.standard_normal((7, beam.n_q))
+    V = 2.0 * rng.standard_normal((7, beam.n_q))
+    U = np.array([beam.strain_energy(q) for q in Q])
+    E = np.array([beam.energy(q, v, system.gravity) for q, v in zip(Q, V)])
+    T, Vg = beam.energies(Q, V, system.gravity)
+    assert np.abs(beam.strain_energies(Q) - U).max() <= 1e-12 * np.abs(U).max()
+    assert np.abs(T - E[:, 0]).max() <= 1e-12 * np.abs(E[:, 0]).max()
+    assert np.abs(Vg - E[:, 1]).max() <= 1e-12 * np.abs(E[:, 1]).max()
+    assert beam.strain_energies(Q[:0]).shape == (0,) and beam.energies(Q[:0], V[:0], None)[1].shape == (0,)

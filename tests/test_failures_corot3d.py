@@ -53,4 +53,4 @@ def test_bench_names_an_unknown_model(capsys):
         _bench(["--models", "corot4d"])
     assert info.value.code == 2
     assert ("--models: unknown ['corot4d']; expected some of ['corot2d', 'corot2d numpy', 'corot3d', "
-            "'ffrf compiled', 'ffrf numpy']") in capsys.readouterr().err
+            "'corot3d numpy', 'ffrf compiled', 'ffrf numpy']") in capsys.readouterr().err

@@ -494,6 +494,16 @@ class CorotationalBeam3D(_Statics, Body):
     def strain_energy(self, q) -> float:
         return float(self._elements(q, False).energy.sum())
 
+    def strain_energies(self, Q) -> np.ndarray:
+        """U (n_t,) at the rows of Q (n_t, n_q): every output's elements as one batch of `corotational_3d`
+        (tangent=False, the elements' axis n_t n_el), instead of one call per output."""
+        Q = np.asarray(Q, dtype=float).reshape(-1, self.n_nodes, 6)
+        n_t, e = len(Q), self.elements
+        stacked = [np.broadcast_to(a, (n_t,) + a.shape).reshape((-1,) + a.shape[1:]) for a in (self._X0e, self._E0)]
+        x, psi = (Q[:, :, k:k + 3][:, e].reshape(-1, 2, 3) for k in (0, 3))
+        out = corotational_3d(*stacked, x, psi, self.EA, self.GJ, self.EIy, self.EIz, tangent=False)
+        return out.energy.reshape(n_t, len(e)).sum(axis=1)
+
     # -- dynamics -------------------------------------------------------------------------------
     def initial_velocities(self) -> np.ndarray:
         return np.zeros(self.n_q)
@@ -562,6 +572,19 @@ class CorotationalBeam3D(_Statics, Body):
         if gravity is None:
             return T, 0.0
         return T, -float(self.gravity_force(gravity) @ np.asarray(q, dtype=float))
+
+    def energies(self, Q, V, gravity) -> tuple[np.ndarray, np.ndarray]:
+        """(kinetic, potential of gravity), each (n_t,), at the rows of Q, V (n_t, n_q), all outputs at once:
+        1/2 v^T M_trans v plus the nodes' 1/2 Omega . J0 Omega (`rotary_inertia` over n_t n_nodes sections),
+        and -Q_g . q (as `energy` row by row)."""
+        Q, V = (np.asarray(a, dtype=float).reshape(-1, self.n_q) for a in (Q, V))
+        n_t, idx = len(Q), self._rot
+        J0 = np.broadcast_to(self._J0, (n_t,) + self._J0.shape).reshape(-1, 3, 3)
+        rotary = rotary_inertia(Q[:, idx].reshape(-1, 3), V[:, idx].reshape(-1, 3), J0).energy
+        T = 0.5 * np.einsum("ti,ti->t", V, V @ self._M_trans) + rotary.reshape(n_t, self.n_nodes).sum(axis=1)
+        if gravity is None:
+            return T, np.zeros(n_t)
+        return T, -(Q @ self.gravity_force(gravity))
 
     # -- markers --------------------------------------------------------------------------------
     node_index = CorotationalBeam2D.node_index

@@ -88,7 +88,13 @@ typedef struct {                       /* spatial corotational beams (section "s
     const double *br;                  /* (all elements, COROT3D_R_WIDTH): L_0, E_0, EA, GJ, EI_y, EI_z */
     const double *bM;                  /* the beams' constant translational mass blocks, (6 n_nodes)^2 each */
     const double *bn;                  /* (all nodes, COROT3D_N_WIDTH): weight share w_k, rotary inertia J0_k */
+    double *node_cache;                /* (all nodes, COROT3D_CACHE): the last q, psi', M_psi, Q_v (corot3d_update) */
+    double *element_cache;             /* (all elements, 12): the last internal force of each element */
+    int *moved;                        /* (all nodes): its q changed in the current corot3d_update */
+    int cached;                        /* the caches hold the last call's values */
 } Corot3D;
+
+#define COROT3D_CACHE 21               /* a node's cache: q (6), psi' (3), M_psi (9), Q_v (3) */
 
 typedef struct {
     int n, m, nr, nf, nnorm, nmark, W, E, npt, nd1, nd2, nds, nang;
@@ -158,6 +164,9 @@ static void sys_free(Sys *s)
     free(s->ve);
     free(s->mrd);
     free(s->mbeta);
+    free(s->c3.node_cache);
+    free(s->c3.element_cache);
+    free(s->c3.moved);
     free(s);
 }
 
@@ -1699,41 +1708,71 @@ static void corot3d_force(const double *x1, const double *p1, const double *x2, 
     }
 }
 
+/* the beams' per-node and per-element terms at (q, v), kept from the last call (s->c3's cache): a node's M_psi and
+   Q_v are computed again only when its q or psi' changed bitwise, an element's force only when one of its nodes'
+   q did.  The kernel's finite differences (csrc `tangents`) change one coordinate at a time, so a column costs
+   one node's rotary terms and at most that node's elements instead of the whole beam; the values are those
+   of a full evaluation, bit for bit */
+static void corot3d_update(Sys *s, int b, const double *q, const double *v)
+{
+    Corot3D *c3 = &s->c3;
+    const i64 *ci = c3->bi + COROT3D_I_WIDTH * b;
+    int o = (int)ci[COROT3D_I_OFFSET], nn = (int)ci[COROT3D_I_N_NODES], n0 = (int)ci[COROT3D_I_FIRST_NODE];
+    const double *nodes = c3->bn + COROT3D_N_WIDTH * n0;
+    for (int k = 0; k < nn; k++) {
+        const double *qk = q + o + 6 * k, *pd = v + o + 6 * k + 3;
+        double *node = c3->node_cache + COROT3D_CACHE * (size_t)(n0 + k);    /* q (6), psi' (3), M_psi (9), Q_v (3) */
+        int moved = !c3->cached || memcmp(node, qk, 6 * sizeof(double)) != 0;
+        c3->moved[n0 + k] = moved;
+        if (!moved && memcmp(node + 6, pd, 3 * sizeof(double)) == 0) continue;
+        memcpy(node, qk, 6 * sizeof(double));
+        memcpy(node + 6, pd, 3 * sizeof(double));
+        corot3d_rotary(qk + 3, pd, nodes + COROT3D_N_WIDTH * k + COROT3D_N_INERTIA, node + 9, node + 18);
+    }
+    for (i64 e = ci[COROT3D_I_FIRST_ELEMENT]; e < ci[COROT3D_I_FIRST_ELEMENT] + ci[COROT3D_I_N_ELEMENTS]; e++) {
+        const i64 *ends = c3->be + COROT3D_E_WIDTH * e;
+        int i = (int)ends[COROT3D_E_NODE_I], j = (int)ends[COROT3D_E_NODE_J];
+        if (c3->cached && !c3->moved[n0 + i] && !c3->moved[n0 + j]) continue;
+        const double *x1 = q + o + 6 * i, *x2 = q + o + 6 * j;
+        corot3d_force(x1, x1 + 3, x2, x2 + 3, c3->br + COROT3D_R_WIDTH * e, c3->element_cache + 12 * (size_t)e);
+    }
+}
+
 /* M (the constant translational block plus M_psi on each node's psi's) and Q = Q_g + Q_v - f_int of the
    CorotationalBeam3D bodies; either may be NULL.  Q_g: w_k g on each node's x (the weights, packed) */
-static void corot3d_bodies(const Sys *s, const double *q, const double *v, double *M, double *Q)
+static void corot3d_bodies(Sys *s, const double *q, const double *v, double *M, double *Q)
 {
-    const Corot3D *c3 = &s->c3;
+    Corot3D *c3 = &s->c3;
     int n = s->n;
+    for (int b = 0; b < c3->nb; b++)
+        corot3d_update(s, b, q, v);
+    c3->cached = c3->nb > 0;
     for (int b = 0; b < c3->nb; b++) {
         const i64 *ci = c3->bi + COROT3D_I_WIDTH * b;
-        int o = (int)ci[COROT3D_I_OFFSET], nn = (int)ci[COROT3D_I_N_NODES], nq = 6 * nn;
-        const double *nodes = c3->bn + COROT3D_N_WIDTH * ci[COROT3D_I_FIRST_NODE];
+        int o = (int)ci[COROT3D_I_OFFSET], nn = (int)ci[COROT3D_I_N_NODES], nq = 6 * nn, n0 = (int)ci[COROT3D_I_FIRST_NODE];
+        const double *nodes = c3->bn + COROT3D_N_WIDTH * n0;
         if (M) {
             const double *Mb = c3->bM + ci[COROT3D_I_FIRST_MASS];
             for (int i = 0; i < nq; i++) memcpy(M + (size_t)(o + i) * n + o, Mb + (size_t)i * nq, nq * sizeof(double));
         }
         for (int k = 0; k < nn; k++) {
             int x = o + 6 * k;
-            double Mpsi[9], Qv[3];
-            corot3d_rotary(q + x + 3, v + x + 3, nodes + COROT3D_N_WIDTH * k + COROT3D_N_INERTIA, M ? Mpsi : NULL,
-                           Q ? Qv : NULL);
+            const double *node = c3->node_cache + COROT3D_CACHE * (size_t)(n0 + k);
             if (M)
                 for (int a = 0; a < 3; a++)
-                    for (int c = 0; c < 3; c++) M[(size_t)(x + 3 + a) * n + x + 3 + c] += Mpsi[3 * a + c];
+                    for (int c = 0; c < 3; c++) M[(size_t)(x + 3 + a) * n + x + 3 + c] += node[9 + 3 * a + c];
             if (!Q) continue;
             double w = nodes[COROT3D_N_WIDTH * k + COROT3D_N_WEIGHT];
             for (int a = 0; a < 3; a++) {
                 Q[x + a] = s->has_g ? w * s->g[a] : 0.0;
-                Q[x + 3 + a] = Qv[a];
+                Q[x + 3 + a] = node[18 + a];
             }
         }
         if (!Q) continue;
         for (i64 e = ci[COROT3D_I_FIRST_ELEMENT]; e < ci[COROT3D_I_FIRST_ELEMENT] + ci[COROT3D_I_N_ELEMENTS]; e++) {
             const i64 *ends = c3->be + COROT3D_E_WIDTH * e;
             int a1 = o + 6 * (int)ends[COROT3D_E_NODE_I], a2 = o + 6 * (int)ends[COROT3D_E_NODE_J];
-            double f[12];
-            corot3d_force(q + a1, q + a1 + 3, q + a2, q + a2 + 3, c3->br + COROT3D_R_WIDTH * e, f);
+            const double *f = c3->element_cache + 12 * (size_t)e;
             for (int a = 0; a < 6; a++) { Q[a1 + a] -= f[a]; Q[a2 + a] -= f[6 + a]; }
         }
     }
@@ -1836,6 +1875,10 @@ static int corot3d_parse(Sys *s, PyObject *from)
             return -1;
         }
     }
+    c3->node_cache = calloc(COROT3D_CACHE * (size_t)nnode + 1, sizeof(double));
+    c3->element_cache = calloc(12 * (size_t)nel + 1, sizeof(double));
+    c3->moved = calloc((size_t)nnode + 1, sizeof(int));
+    if (!c3->node_cache || !c3->element_cache || !c3->moved) { PyErr_NoMemory(); return -1; }
     int *blk = realloc(s->blk, (2 * (size_t)(s->nblk + c3->nb) + 2) * sizeof(int));
     if (!blk) { PyErr_NoMemory(); return -1; }
     s->blk = blk;

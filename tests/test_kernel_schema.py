@@ -43,7 +43,8 @@ def test_the_registry_covers_the_kinds_the_kernel_packs():
     """What `flexmbs.compiled` packs is declared compiled (the loads by their spec kinds, too)."""
     compiled = {k for k, v in schema.KINDS.items() if v.startswith("compiled")}
     assert {"RigidBodyEP", "RigidBody2D", "FlexibleBody", "PlanarRevolute", "PlanarPrismatic", "CoordinateDriver",
-            "AngleDriver", "torque_load", "point_load", "spring_to_ground"} <= compiled
+            "AngleDriver", "torque_load", "point_load", "spring_to_ground", "CorotationalBeam2D",
+            "CorotationalBeam3D"} <= compiled
     assert {k.rsplit("_", 1)[0] if k.endswith("_2d") else k for k in schema.CODES["LOAD"]} == {"torque", "point",
                                                                                                 "spring"}
 

@@ -324,7 +324,8 @@ KINDS = {
     "user load callable": "refused: a user's own load callable cannot be evaluated by the compiled kernel",
     # force elements between bodies (flexmbs.forces)
     "SpringDamper": "compiled: FORCE_I, FORCE_R rows (spring, spring_2d) between RigidBodyEP, RigidBody2D, PointMass, "
-                    "RigidBodyNatural, CorotationalBeam2D nodes and the ground, its actuator in the time rows",
+                    "RigidBodyNatural, CorotationalBeam2D and CorotationalBeam3D nodes and the ground, its actuator "
+                    "in the time rows",
     "RotationalSpringDamper": "compiled: FORCE_I, FORCE_R rows (rotational, rotational_2d) between RigidBodyEP, "
                               "RigidBody2D, RigidBodyNatural, CorotationalBeam2D (node 0's section) and the ground, "
                               "its actuator in the time rows",

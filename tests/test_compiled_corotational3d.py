@@ -40,11 +40,12 @@ def pendulum():
 
 
 def beam_on_a_hub():
-    """A skew beam (4 elements, unequal Iy, Iz) clamped to a hub on an axle (Fixed on Node(0): point and dot1
-    rows with the beam's section vectors), a ball joint to a tip body at Node(4) and a spring-damper from the
-    ground to Node(2)."""
-    beam = CorotationalBeam3D.line("beam", (0.0, 0.0, 0.0), (0.8, 0.3, 0.1), 4, fm.Material(E=5e7, rho=1000.0, nu=0.3),
-                                   4e-4, 1.3e-8, 1.4e-8, 2.2e-8)
+    """A skew beam (4 elements given out of order, unequal Iy, Iz, the sections' axes from an ``orientation``)
+    clamped to a hub on an axle (Fixed on Node(0): point and dot1 rows with the beam's section vectors), a ball
+    joint to a tip body at Node(4) and a spring-damper from the ground to Node(2)."""
+    nodes = np.linspace(0.0, 1.0, 5)[:, None] * np.array([0.8, 0.3, 0.1])
+    beam = CorotationalBeam3D("beam", nodes, fm.Material(E=5e7, rho=1000.0, nu=0.3), 4e-4, 1.3e-8, 1.4e-8, 2.2e-8,
+                              elements=np.array([[2, 3], [0, 1], [3, 4], [1, 2]]), orientation=(0.2, 0.1, 1.0))
     hub = RigidBodyEP("hub", 2.0, [0.1, 0.2, 0.25], position=(0.0, 0.0, 0.0))
     tip = RigidBodyEP("tip", 0.5, [0.01, 0.02, 0.02], position=(0.8, 0.3, 0.1))
     joints = [Revolute(hub, None, at=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0), name="axle"),

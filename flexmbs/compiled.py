@@ -514,9 +514,10 @@ class CompiledSystem:
                 beams.append((off, b))
             elif type(b) is CorotationalBeam3D:
                 if gibbs_appell:
-                    raise Unsupported(f"body {b.name!r} is a CorotationalBeam3D, which the compiled kernel evaluates in "
-                                      "Lagrange's form only: the numpy GibbsAppellSystem has no Gibbs-Appell terms "
-                                      "for it (flexmbs.formulations.body_terms), so there is no reference to follow")
+                    raise Unsupported(f"body {b.name!r} is a CorotationalBeam3D, which the compiled kernel evaluates "
+                                      "in Lagrange's form only: the numpy GibbsAppellSystem has no Gibbs-Appell "
+                                      "terms for it (flexmbs.formulations.body_terms), so there is no reference to "
+                                      "follow")
                 beams3d.append((off, b))
             else:
                 raise Unsupported(f"body {b.name!r} is a {type(b).__name__}: {refusal(type(b).__name__)}; the "

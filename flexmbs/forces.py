@@ -46,11 +46,15 @@ from typing import Callable
 
 import numpy as np
 
-from .bodies.base import real_number
+from .bodies.base import LinearInertia, real_number
 from .bodies.loads import _of_time
+from .bodies.planar import RigidBody2D
 from .constraints.base import EMPTY, Ground, body_label, check_body_pair, joint_point
+from .rotations import ep_to_matrix, ep_vector_jacobian
 from .user_functions import evaluate, non_finite
 
+# the force element kinds (tests and flexmbs.kernel_schema.KINDS read this list as such); the helpers over rows,
+# `marker_motion`, `element_power_history` and `element_potential_history`, are imported by name
 __all__ = ["ForceElement", "SpringDamper", "RotationalSpringDamper", "Bushing", "ForceLaw"]
 
 _H = np.sqrt(np.finfo(float).eps)
@@ -71,6 +75,101 @@ def _nonnegative(value, what: str, owner: str, n: int | None = None) -> np.ndarr
     if a is None or not np.all(np.isfinite(a)) or np.any(a < 0):
         raise ValueError(f"{owner}: `{what}` must be a number or {n} numbers, finite and >= 0, got {value!r}")
     return a
+
+
+def marker_motion(body, Q, V, marker, vector: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """(x (n_t, dim), x' (n_t, dim), or None when V is None): the global position r_P of the body point
+    ``marker`` (with ``vector``: the global components A u of the body direction ``marker``) and its
+    rate, at the rows of Q, V (n_t, n_q of ``body``), all rows at once for the bodies whose markers
+    have a closed form over rows:
+
+    .. code:: text
+
+        ground (None, `Ground`)          x = s (u),  x' = 0
+        frame bodies (3D, frame_marker)  y = y0 + Phi q[cols],  r = R + A(p) y,
+                                         r' = R' + V(p, y) p' + A(p) Phi q'[cols]     (V = d(A y)/dp)
+                                         u: A(p) u,  V(p, u) p'     (RigidBodyEP, FlexibleBody)
+        RigidBody2D, q = (x, y, theta)   r = (x, y) + R(theta) s,  r' = (x', y') + theta' R(theta) E s
+                                         u: R(theta) u,  theta' R(theta) E u        (E s = (-s_y, s_x))
+        points of `LinearInertia` bodies r = S q + r_0 with a constant S = point_jacobian,  r' = S q'
+                                         (PointMass, RigidBodyNatural, CorotationalBeam2D nodes)
+
+    and any other body (or direction) through the body protocol one row at a time, r = point(q, s),
+    r' = point_jacobian(q, s) q'.  The same numbers as the protocol's, to round-off."""
+    Q = np.asarray(Q, dtype=float)
+    n_t = len(Q)
+    if body is None or isinstance(body, Ground):
+        x = np.broadcast_to(np.asarray(marker, dtype=float), (n_t, len(marker)))
+        return x, None if V is None else np.zeros(x.shape)
+    V = None if V is None else np.asarray(V, dtype=float)
+    if body.dim == 3 and hasattr(body, "frame_marker"):
+        return _frame_motion(body, Q, V, marker, vector)
+    if isinstance(body, RigidBody2D):
+        c, s = np.cos(Q[:, 2]), np.sin(Q[:, 2])
+        m = np.asarray(marker, dtype=float)
+        Rm = np.stack([c * m[0] - s * m[1], s * m[0] + c * m[1]], axis=1)          # R(theta) m
+        x = Rm if vector else Q[:, :2] + Rm
+        if V is None:
+            return x, None
+        turn = V[:, 2:3] * np.stack([-Rm[:, 1], Rm[:, 0]], axis=1)                 # theta' R E m = theta' e_z x R m
+        return x, turn if vector else V[:, :2] + turn
+    if isinstance(body, LinearInertia) and not vector:
+        S = np.asarray(body.point_jacobian(Q[0], marker), dtype=float)
+        r0 = np.asarray(body.point(Q[0], marker), dtype=float) - S @ Q[0]
+        return Q @ S.T + r0, None if V is None else V @ S.T
+    where = body.vector if vector else body.point
+    jac = body.vector_jacobian if vector else body.point_jacobian
+    x = np.array([where(q, marker) for q in Q], dtype=float).reshape(n_t, body.dim)
+    if V is None:
+        return x, None
+    return x, np.array([jac(q, marker) @ v for q, v in zip(Q, V)], dtype=float).reshape(n_t, body.dim)
+
+
+def _frame_motion(body, Q, V, marker, vector: bool):
+    """`marker_motion` of a 3D body with ``frame_marker`` (q = (R, p, ...)): A(p) and V(p, y) of all
+    rows at once (`flexmbs.rotations`)."""
+    P = Q[:, 3:7]
+    A = ep_to_matrix(P)                                                  # (n_t, 3, 3)
+    if vector:
+        u = np.asarray(marker, dtype=float)
+        x = A @ u
+        return x, None if V is None else (ep_vector_jacobian(P, np.broadcast_to(u, x.shape)) @ V[:, 3:7, None])[..., 0]
+    y0, cols, Phi = body.frame_marker(marker)
+    y = y0 + Q[:, cols] @ Phi.T if len(cols) else np.broadcast_to(np.asarray(y0, dtype=float), (len(Q), 3))
+    x = Q[:, :3] + (A @ y[..., None])[..., 0]
+    if V is None:
+        return x, None
+    xd = V[:, :3] + (ep_vector_jacobian(P, y) @ V[:, 3:7, None])[..., 0]
+    if len(cols):
+        xd += (A @ (V[:, cols] @ Phi.T)[..., None])[..., 0]
+    return x, xd
+
+
+def _rows(x) -> int:
+    """The number of rows of the stacked coordinates of an element's sides (each (n_t, n_q,b))."""
+    return len(x[0])
+
+
+def element_power_history(f, t, Qs, Vs) -> dict[str, np.ndarray]:
+    """{"damping", "loads"}: each (n_t,) [W], the powers of the force element ``f`` at the times t (n_t,)
+    and its sides' coordinates and velocities Qs, Vs ([Q_i, Q_j], each (n_t, n_q of its body); (n_t, 0)
+    for the ground): ``f.power_history`` when it has one (every element of flexmbs does, all rows at
+    once), else its one-state ``powers`` row by row (a user's element that gives one state only)."""
+    if callable(getattr(f, "power_history", None)):
+        return f.power_history(t, Qs, Vs)
+    out = {"damping": np.zeros(len(t)), "loads": np.zeros(len(t))}
+    for k, tk in enumerate(t):
+        for key, P in f.powers(float(tk), [Q[k] for Q in Qs], [V[k] for V in Vs]).items():
+            out[key][k] += P
+    return out
+
+
+def element_potential_history(f, Qs) -> np.ndarray:
+    """U_e (n_t,) [J] of the force element ``f`` at its sides' stacked coordinates Qs (as
+    `element_power_history`): ``f.potential_history`` when it has one, else ``potential`` row by row."""
+    if callable(getattr(f, "potential_history", None)):
+        return np.asarray(f.potential_history(Qs), dtype=float)
+    return np.array([f.potential([Q[k] for Q in Qs]) for k in range(_rows(Qs))], dtype=float)
 
 
 class ForceElement(ABC):
@@ -154,14 +253,60 @@ class ForceElement(ABC):
         return [Gb.T @ F for Gb in G]
 
     def potential(self, qs) -> float:
-        """U_e = 1/2 (g - g0)^T diag(k) (g - g0) [J]: the elastic energy stored in the element."""
-        dg = self.measures(qs)[0] - self.g0
-        return 0.5 * float(dg @ (self.k * dg))
+        """U_e = 1/2 (g - g0)^T diag(k) (g - g0) [J] at one state: `potential_history` of one row."""
+        return float(self.potential_history([np.asarray(q, dtype=float)[None] for q in qs])[0])
 
     def powers(self, t, qs, vs) -> dict:
-        """{"damping": g'^T diag(c) g' >= 0, "loads": g' . F_loads} [W] at one state."""
-        g, G, gd = self._state(t, qs, vs)
-        return {"damping": float(gd @ (self.c * gd)), "loads": float(gd @ self.law(t, g, gd)[1])}
+        """{"damping": g'^T diag(c) g' >= 0, "loads": g' . F_loads} [W] at one state: `power_history` of
+        one row."""
+        P = self.power_history(np.array([float(t)]), [np.asarray(q, dtype=float)[None] for q in qs],
+                               [np.asarray(v, dtype=float)[None] for v in vs])
+        return {key: float(x[0]) for key, x in P.items()}
+
+    # -- all rows at once (the works' integrand and the energies of a block of outputs) ------------
+    def measure_history(self, Qs, Vs=None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(g (n_t, n_g), g' = G v (n_t, n_g), or None when Vs is None) at the rows of the sides'
+        coordinates and velocities Qs, Vs ([Q_i, Q_j], each (n_t, n_q of its body), (n_t, 0) for the
+        ground).  The elements of flexmbs give it from their markers' positions and rates at all rows at
+        once (`marker_motion`); this default, for a subclass that gives ``measures`` only, evaluates
+        ``measures`` one row at a time."""
+        n_t = _rows(Qs)
+        g = np.empty((n_t, len(self.g0)))
+        gd = None if Vs is None else np.empty((n_t, len(self.g0)))
+        for k in range(n_t):
+            g[k], G = self.measures([Q[k] for Q in Qs])
+            if Vs is not None:
+                gd[k] = sum(Gb @ V[k] for Gb, V in zip(G, Vs))
+        return g, gd
+
+    def actuator_history(self, t) -> np.ndarray:
+        """f_a (n_t, n_g) at the times t (n_t,): zero without an actuator, offset + rate t for one that
+        declares ``affine`` (a constant), else the actuator's function of t at each time (`_actuator`:
+        a user's function of one t)."""
+        t = np.asarray(t, dtype=float).reshape(-1)
+        if self.actuator is None:
+            return np.zeros((len(t), len(self.g0)))
+        affine = getattr(self.actuator, "affine", None)
+        if affine is not None and np.ndim(affine[0]) == 0 and np.ndim(affine[1]) == 0:
+            return (float(affine[0]) + float(affine[1]) * t)[:, None]
+        return np.array([self._actuator(tk) for tk in t], dtype=float).reshape(len(t), 1)
+
+    def load_force_history(self, t, g, gd) -> np.ndarray:
+        """F_loads (n_t, n_g) at the rows (the part of F whose power goes into the works' ``loads``):
+        the actuator's f_a(t) (`law`'s second value at each row)."""
+        return self.actuator_history(t)
+
+    def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
+        """{"damping": g'^T diag(c) g' >= 0, "loads": g' . F_loads}, each (n_t,) [W], at the times t (n_t,)
+        and the rows of Qs, Vs (`measure_history`), all rows at once."""
+        t = np.asarray(t, dtype=float).reshape(-1)
+        g, gd = self.measure_history(Qs, Vs)
+        return {"damping": (gd * gd) @ self.c, "loads": np.einsum("tg,tg->t", gd, self.load_force_history(t, g, gd))}
+
+    def potential_history(self, Qs) -> np.ndarray:
+        """U_e = 1/2 (g - g0)^T diag(k) (g - g0) (n_t,) [J] at the rows of Qs (`measure_history`)."""
+        dg = self.measure_history(Qs)[0] - self.g0
+        return 0.5 * ((dg * dg) @ self.k)
 
     def tangent(self, t, qs, vs, geometric: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(K, C) = (-dQ/dq, -dQ/dv) over the stacked coordinates of both sides (n_i + n_j, n_i + n_j):
@@ -269,6 +414,19 @@ class SpringDamper(ForceElement):
         return np.array([length]), [-(e @ a.point_jacobian(qs[0], self.s[0]))[None],
                                     (e @ b.point_jacobian(qs[1], self.s[1]))[None]]
 
+    def measure_history(self, Qs, Vs=None):
+        """l = abs(d) and l' = d . (r_j' - r_i') / l (n_t, 1) with d = r_j - r_i, all rows at once."""
+        a, b = self.bodies
+        ri, vi = marker_motion(a, Qs[0], None if Vs is None else Vs[0], self.s[0])
+        rj, vj = marker_motion(b, Qs[1], None if Vs is None else Vs[1], self.s[1])
+        d = rj - ri
+        length = np.sqrt(np.einsum("ti,ti->t", d, d))
+        if np.any(length == 0.0):
+            raise ValueError(f"SpringDamper {self.name!r}: its points coincide (length 0), so its direction is "
+                             "undefined; give points apart, or use a Bushing")
+        rate = None if Vs is None else (np.einsum("ti,ti->t", d, vj - vi) / length)[:, None]
+        return length[:, None], rate
+
 
 def _frame_axes(dim: int, axis) -> np.ndarray:
     """A right-handed global frame (columns) whose last axis is ``axis`` (3D); the identity in 2D."""
@@ -357,6 +515,23 @@ class RotationalSpringDamper(ForceElement):
         Gj = (x * (wi @ Vj) - y * (ui @ Vj)) / r2
         return np.array([theta]), [Gi[None], Gj[None]]
 
+    def measure_history(self, Qs, Vs=None):
+        """theta (n_t, 1) as `measures` and theta' = (x y' - y x') / (x^2 + y^2) with x = u_j . u_i,
+        y = u_j . w_i and their rates from the directions' rates, all rows at once."""
+        a, b = self.bodies
+        Vi, Vj = (None, None) if Vs is None else Vs
+        ui, dui = marker_motion(a, Qs[0], Vi, self.u_i, vector=True)
+        wi, dwi = marker_motion(a, Qs[0], Vi, self.w_i, vector=True)
+        uj, duj = marker_motion(b, Qs[1], Vj, self.u_j, vector=True)
+        x, y = np.einsum("ti,ti->t", uj, ui), np.einsum("ti,ti->t", uj, wi)
+        theta = np.arctan2(y, x)
+        theta = self.g0[0] + (theta - self.g0[0] + np.pi) % (2 * np.pi) - np.pi     # theta - theta0 in [-pi, pi)
+        if Vs is None:
+            return theta[:, None], None
+        xd = np.einsum("ti,ti->t", duj, ui) + np.einsum("ti,ti->t", uj, dui)
+        yd = np.einsum("ti,ti->t", duj, wi) + np.einsum("ti,ti->t", uj, dwi)
+        return theta[:, None], ((x * yd - y * xd) / (x * x + y * y))[:, None]
+
 
 class Bushing(ForceElement):
     """A linear spring-damper between two frames: 3 translations and 3 rotations (2D: 2 and 1).
@@ -420,6 +595,30 @@ class Bushing(ForceElement):
             Gj.append(0.5 * (a[p] @ Vb[q] - a[q] @ Vb[p]))
         return np.array(g), [np.array(Gi).reshape(len(g), -1), np.array(Gj).reshape(len(g), -1)]
 
+    def measure_history(self, Qs, Vs=None):
+        """g as `measures` and g' by the product rule on the markers' rates, (n_t, n_g), all rows at once:
+        (a_k . d)' = a_k' . d + a_k . d' and ((a_p . b_q - a_q . b_p) / 2)' likewise."""
+        A, B = self.bodies
+        Vi, Vj = (None, None) if Vs is None else Vs
+        ri, vi = marker_motion(A, Qs[0], Vi, self.s[0])
+        rj, vj = marker_motion(B, Qs[1], Vj, self.s[1])
+        a = [marker_motion(A, Qs[0], Vi, u, vector=True) for u in self.a]
+        b = [marker_motion(B, Qs[1], Vj, u, vector=True) for u in self.b]
+        d = rj - ri
+
+        def dot(x, y):
+            return np.einsum("ti,ti->t", x, y)
+        g = [dot(ak, d) for ak, _ in a]
+        pairs = ((2, 1), (0, 2), (1, 0)) if self.dim == 3 else ((1, 0),)
+        g += [0.5 * (dot(a[p][0], b[q][0]) - dot(a[q][0], b[p][0])) for p, q in pairs]
+        if Vs is None:
+            return np.stack(g, axis=1), None
+        dd = vj - vi
+        gd = [dot(dak, d) + dot(ak, dd) for ak, dak in a]
+        gd += [0.5 * (dot(a[p][1], b[q][0]) + dot(a[p][0], b[q][1]) - dot(a[q][1], b[p][0]) - dot(a[q][0], b[p][1]))
+               for p, q in pairs]
+        return np.stack(g, axis=1), np.stack(gd, axis=1)
+
 
 class ForceLaw(ForceElement):
     """A user's force law between two markers: F = law(t, d, d') on point j, -F on point i.
@@ -448,6 +647,18 @@ class ForceLaw(ForceElement):
         a, b = self._side
         d = b.point(qs[1], self.s[1]) - a.point(qs[0], self.s[0])
         return d, [-a.point_jacobian(qs[0], self.s[0]), b.point_jacobian(qs[1], self.s[1])]
+
+    def measure_history(self, Qs, Vs=None):
+        """d = r_j - r_i and d' = r_j' - r_i' (n_t, dim), all rows at once."""
+        a, b = self.bodies
+        ri, vi = marker_motion(a, Qs[0], None if Vs is None else Vs[0], self.s[0])
+        rj, vj = marker_motion(b, Qs[1], None if Vs is None else Vs[1], self.s[1])
+        return rj - ri, None if Vs is None else vj - vi
+
+    def load_force_history(self, t, g, gd) -> np.ndarray:
+        """The user's force F (n_t, dim) at each row: its law is a function of one state (t, d, d'), so
+        it is called once per row (`law`, with its checks)."""
+        return np.array([self.law(tk, gk, gdk)[1] for tk, gk, gdk in zip(t, g, gd)], dtype=float).reshape(g.shape)
 
     def law(self, t, g, gd):
         """(F, F): the user's force on point j, all of its power into the works' ``loads``.  A law that

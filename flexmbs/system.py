@@ -475,9 +475,11 @@ class System:
 
     # -- force elements between bodies (flexmbs.forces) -----------------------------------------
     def _element_states(self, k, q, v):
-        """([q_i, q_j], [v_i, v_j]) of force element k (empty for the ground)."""
+        """([q_i, q_j], [v_i, v_j]) of force element k at one state q, v (n_q,), or at all the rows of
+        q, v (n_t, n_q) at once, each then (n_t, n_q of its body); empty for the ground ((0,), (n_t, 0))."""
         sls = self._fslices[k]
-        return ([EMPTY if sl is None else q[sl] for sl in sls], [EMPTY if sl is None else v[sl] for sl in sls])
+        empty = EMPTY if np.ndim(q) == 1 else np.zeros((len(q), 0))
+        return ([empty if sl is None else q[..., sl] for sl in sls], [empty if sl is None else v[..., sl] for sl in sls])
 
     @staticmethod
     def _stacked_columns(f, slices) -> np.ndarray | None:
@@ -572,8 +574,9 @@ class System:
             V += v_b
         for b in self._strained:
             U += b.strain_energies(q[:, self._qslice[id(b)]])
-        for k, f in enumerate(self.force_elements):          # springs between bodies: one state at a time
-            U += np.array([f.potential(self._element_states(k, qk, qk)[0]) for qk in q], dtype=float)
+        from .forces import element_potential_history
+        for k, f in enumerate(self.force_elements):          # springs, stops, contacts: all rows at once
+            U += element_potential_history(f, self._element_states(k, q, q)[0])
         return SystemEnergy(T, V, U)
 
     def works_vanish(self) -> bool:
@@ -604,9 +607,12 @@ class System:
                                                    constraints (drivers, prescribed frames):
                                                    -lam . C_q q' = lam . C_t on C_q q' + C_t = 0
 
-        so that d(T + V_g + U)/dt = P_loads + P_drivers + P_stiffening - P_damping.  The loads and
-        the rheonomic constraints are functions of one state, evaluated at each row (only for the
-        bodies with loads and when some constraint is rheonomic); the damping at all rows at once.
+        so that d(T + V_g + U)/dt = P_loads + P_drivers + P_stiffening - P_damping.  The bodies' loads
+        and the rheonomic constraints are functions of one state, evaluated at each row (only for the
+        bodies with loads and when some constraint is rheonomic); the damping at all rows at once, and
+        so are the force elements' powers (`flexmbs.forces.element_power_history`: each element's
+        ``power_history`` on its sides' coordinates of all rows, gathered by one slice per side; a
+        user's element with one-state ``powers`` only is evaluated row by row).
         ``drivers`` is NaN when a rheonomic constraint is present but lam is None (a formulation
         without multipliers)."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
@@ -617,10 +623,10 @@ class System:
             sl = self._qslice[id(b)]
             for key, P in b.powers(t, q[:, sl], v[:, sl], self.gravity).items():
                 out[key] += P
-        for k, f in enumerate(self.force_elements):          # dampers and actuators between bodies
-            for i, (tk, qk, vk) in enumerate(zip(t, q, v)):
-                for key, P in f.powers(float(tk), *self._element_states(k, qk, vk)).items():
-                    out[key][i] += P
+        from .forces import element_power_history
+        for k, f in enumerate(self.force_elements):          # dampers, actuators, stops, contacts: all rows at once
+            for key, P in element_power_history(f, t, *self._element_states(k, q, v)).items():
+                out[key] += P
         if any(c.rheonomic for c in self.constraints):
             if lam is None:
                 out["drivers"][:] = np.nan

@@ -291,17 +291,15 @@ class ForceElement(ABC):
             return (float(affine[0]) + float(affine[1]) * t)[:, None]
         return np.array([self._actuator(tk) for tk in t], dtype=float).reshape(len(t), 1)
 
-    def load_force_history(self, t, g, gd) -> np.ndarray:
-        """F_loads (n_t, n_g) at the rows (the part of F whose power goes into the works' ``loads``):
-        the actuator's f_a(t) (`law`'s second value at each row)."""
-        return self.actuator_history(t)
-
     def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
-        """{"damping": g'^T diag(c) g' >= 0, "loads": g' . F_loads}, each (n_t,) [W], at the times t (n_t,)
-        and the rows of Qs, Vs (`measure_history`), all rows at once."""
+        """{"damping": g'^T diag(c) g' >= 0, "loads": g' . f_a(t)}, each (n_t,) [W], at the times t (n_t,)
+        and the rows of Qs, Vs (`measure_history`), all rows at once; zeros without evaluating the
+        measures for an element without damping and actuator (a spring: its work is in U)."""
         t = np.asarray(t, dtype=float).reshape(-1)
-        g, gd = self.measure_history(Qs, Vs)
-        return {"damping": (gd * gd) @ self.c, "loads": np.einsum("tg,tg->t", gd, self.load_force_history(t, g, gd))}
+        if self.actuator is None and not np.any(self.c):
+            return {"damping": np.zeros(len(t)), "loads": np.zeros(len(t))}
+        gd = self.measure_history(Qs, Vs)[1]
+        return {"damping": (gd * gd) @ self.c, "loads": np.einsum("tg,tg->t", gd, self.actuator_history(t))}
 
     def potential_history(self, Qs) -> np.ndarray:
         """U_e = 1/2 (g - g0)^T diag(k) (g - g0) (n_t,) [J] at the rows of Qs (`measure_history`)."""
@@ -655,10 +653,13 @@ class ForceLaw(ForceElement):
         rj, vj = marker_motion(b, Qs[1], None if Vs is None else Vs[1], self.s[1])
         return rj - ri, None if Vs is None else vj - vi
 
-    def load_force_history(self, t, g, gd) -> np.ndarray:
-        """The user's force F (n_t, dim) at each row: its law is a function of one state (t, d, d'), so
-        it is called once per row (`law`, with its checks)."""
-        return np.array([self.law(tk, gk, gdk)[1] for tk, gk, gdk in zip(t, g, gd)], dtype=float).reshape(g.shape)
+    def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
+        """{"damping": 0, "loads": d' . F(t, d, d')}, each (n_t,) [W]: d, d' at all rows at once; the user's
+        law is a function of one state, so it is called once per row (`law`, with its checks)."""
+        t = np.asarray(t, dtype=float).reshape(-1)
+        g, gd = self.measure_history(Qs, Vs)
+        F = np.array([self.law(tk, gk, gdk)[1] for tk, gk, gdk in zip(t, g, gd)], dtype=float).reshape(g.shape)
+        return {"damping": np.zeros(len(t)), "loads": np.einsum("tg,tg->t", gd, F)}
 
     def law(self, t, g, gd):
         """(F, F): the user's force on point j, all of its power into the works' ``loads``.  A law that

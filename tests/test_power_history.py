@@ -281,5 +281,17 @@ def test_an_affine_actuator_is_evaluated_without_calling_it_per_row():
     assert calls == [0.0, 0.5, 1.0]
 
 
+def test_a_spring_without_damper_or_actuator_gives_zero_powers_without_its_measures(monkeypatch):
+    """g' is not needed when c = 0 and there is no actuator: the powers are zero, the measures not evaluated."""
+    a = PointMass("a", 1.0, (1.0, 0.0, 0.0))
+    spring = SpringDamper(None, (0, 0, 0), a, (0, 0, 0), 10.0)
+
+    def refuse(*args):
+        raise AssertionError("measure_history evaluated")
+    monkeypatch.setattr(spring, "measure_history", refuse)
+    P = spring.power_history(np.zeros(4), [np.zeros((4, 0)), np.ones((4, 3))], [np.zeros((4, 0)), np.ones((4, 3))])
+    assert set(P) == {"damping", "loads"} and not np.any(P["damping"]) and not np.any(P["loads"])
+
+
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--record":
     record(sys.argv[2])

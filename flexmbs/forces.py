@@ -280,16 +280,37 @@ class ForceElement(ABC):
         return g, gd
 
     def actuator_history(self, t) -> np.ndarray:
-        """f_a (n_t, n_g) at the times t (n_t,): zero without an actuator, offset + rate t for one that
-        declares ``affine`` (a constant), else the actuator's function of t at each time (`_actuator`:
-        a user's function of one t)."""
+        """f_a (n_t, 1) at the times t (n_t,): zero without an actuator; offset + rate t for one that
+        declares ``affine`` (a constant); one call with the array t for a function that declares
+        ``vectorized = True`` (as a driver's law, `flexmbs.constraints.base.law_history`); else the
+        user's function of one t, once per time.  The values are checked as `_actuator` checks one:
+        ValueError naming the element and the first t where it is not a number, `UserFunctionError`
+        where it raises or is NaN or inf."""
         t = np.asarray(t, dtype=float).reshape(-1)
-        if self.actuator is None:
+        f = self.actuator
+        if f is None:
             return np.zeros((len(t), len(self.g0)))
-        affine = getattr(self.actuator, "affine", None)
+        affine = getattr(f, "affine", None)
         if affine is not None and np.ndim(affine[0]) == 0 and np.ndim(affine[1]) == 0:
             return (float(affine[0]) + float(affine[1]) * t)[:, None]
-        return np.array([self._actuator(tk) for tk in t], dtype=float).reshape(len(t), 1)
+        what = f"{type(self).__name__} {self.name!r}: its actuator"
+        if getattr(f, "vectorized", False) and len(t):
+            values = np.asarray(evaluate(f"{what} (vectorized, at {len(t)} times)", float(t[0]), f, t), dtype=float)
+            if values.shape != t.shape:
+                raise ValueError(f"{what} declares `vectorized` and must return an array of shape ({len(t)},) (that "
+                                 f"of t), got shape {values.shape}")
+        else:
+            raw = [evaluate(what, tk, f, tk) for tk in t.tolist()]
+            try:
+                values = np.array(raw, dtype=float)
+            except (TypeError, ValueError):                 # values of different shapes, or not numbers
+                values = None
+            if values is None or values.shape != t.shape:
+                bad = next(k for k, x in enumerate(raw) if np.shape(x) != ())
+                self._actuator(t[bad])                      # its ValueError names the value and its shape
+        if not np.all(np.isfinite(values)):
+            raise non_finite(what, float(t[np.argmin(np.isfinite(values))]))
+        return values[:, None]
 
     def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
         """{"damping": g'^T diag(c) g' >= 0, "loads": g' . f_a(t)}, each (n_t,) [W], at the times t (n_t,)

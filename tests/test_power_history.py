@@ -262,7 +262,8 @@ def test_a_users_element_with_one_state_powers_keeps_working_row_by_row():
 
 def test_an_affine_actuator_is_evaluated_without_calling_it_per_row():
     """A constant actuator (declared ``affine`` by `flexmbs.bodies.loads._of_time`) gives f_a at all rows
-    at once; a function of t is called once per row: both give g' f_a."""
+    at once; a function of t is called once per row, or once with the array t when it declares
+    ``vectorized``: all give g' f_a."""
     a = PointMass("a", 1.0, (1.0, 0.0, 0.0))
     calls = []
 
@@ -279,6 +280,10 @@ def test_an_affine_actuator_is_evaluated_without_calling_it_per_row():
     np.testing.assert_allclose(springs[0].power_history(t, [empty, Q], [empty, V])["loads"], 2.5 * rate)
     np.testing.assert_allclose(springs[1].power_history(t, [empty, Q], [empty, V])["loads"], (2.0 + t) * rate)
     assert calls == [0.0, 0.5, 1.0]
+    force.vectorized = True                                # declared: one call with the array t
+    calls.clear()
+    np.testing.assert_allclose(springs[1].power_history(t, [empty, Q], [empty, V])["loads"], (2.0 + t) * rate)
+    assert len(calls) == 1 and np.array_equal(calls[0], t)
 
 
 def test_a_spring_without_damper_or_actuator_gives_zero_powers_without_its_measures(monkeypatch):

@@ -574,9 +574,10 @@ class System:
             V += v_b
         for b in self._strained:
             U += b.strain_energies(q[:, self._qslice[id(b)]])
-        from .forces import element_potential_history
-        for k, f in enumerate(self.force_elements):          # springs, stops, contacts: all rows at once
-            U += element_potential_history(f, self._element_states(k, q, q)[0])
+        if self.force_elements:                              # springs, stops, contacts: all rows at once
+            from .forces import element_potential_history
+            for k, f in enumerate(self.force_elements):
+                U += element_potential_history(f, self._element_states(k, q, q)[0])
         return SystemEnergy(T, V, U)
 
     def works_vanish(self) -> bool:
@@ -623,10 +624,11 @@ class System:
             sl = self._qslice[id(b)]
             for key, P in b.powers(t, q[:, sl], v[:, sl], self.gravity).items():
                 out[key] += P
-        from .forces import element_power_history
-        for k, f in enumerate(self.force_elements):          # dampers, actuators, stops, contacts: all rows at once
-            for key, P in element_power_history(f, t, *self._element_states(k, q, v)).items():
-                out[key] += P
+        if self.force_elements:                              # dampers, actuators, stops, contacts: all rows at once
+            from .forces import element_power_history
+            for k, f in enumerate(self.force_elements):
+                for key, P in element_power_history(f, t, *self._element_states(k, q, v)).items():
+                    out[key] += P
         if any(c.rheonomic for c in self.constraints):
             if lam is None:
                 out["drivers"][:] = np.nan

@@ -14,7 +14,9 @@ bodies alike):
     P_damping = g'^T diag(c) g' >= 0,   P_loads = g' . f_a             powers (into the works)
 
 so d(T + V_g + U)/dt = P_loads - P_damping holds for the element exactly, whatever the bodies:
-Q is the gradient of U_e with the same G.  The measures:
+Q is the gradient of U_e with the same G.  The works and the energies of a block of outputs take
+U_e and the powers at all rows at once (`ForceElement.power_history`, ``potential_history``), with
+g' from the markers' rates (`marker_motion`) rather than G v.  The measures:
 
 | element | g | n_g |
 | --- | --- | --- |
@@ -427,11 +429,15 @@ class SpringDamper(ForceElement):
         d = rj - ri
         length = float(np.linalg.norm(d))
         if length == 0.0:
-            raise ValueError(f"SpringDamper {self.name!r}: its points coincide (length 0), so its direction is "
-                             "undefined; give points apart, or use a Bushing")
+            raise self._coincident()
         e = d / length
         return np.array([length]), [-(e @ a.point_jacobian(qs[0], self.s[0]))[None],
                                     (e @ b.point_jacobian(qs[1], self.s[1]))[None]]
+
+    def _coincident(self) -> ValueError:
+        """The error of a spring whose points coincide: its direction e = d / l is undefined."""
+        return ValueError(f"SpringDamper {self.name!r}: its points coincide (length 0), so its direction is "
+                          "undefined; give points apart, or use a Bushing")
 
     def measure_history(self, Qs, Vs=None):
         """l = abs(d) and l' = d . (r_j' - r_i') / l (n_t, 1) with d = r_j - r_i, all rows at once."""
@@ -441,8 +447,7 @@ class SpringDamper(ForceElement):
         d = rj - ri
         length = np.sqrt(np.einsum("ti,ti->t", d, d))
         if np.any(length == 0.0):
-            raise ValueError(f"SpringDamper {self.name!r}: its points coincide (length 0), so its direction is "
-                             "undefined; give points apart, or use a Bushing")
+            raise self._coincident()
         rate = None if Vs is None else (np.einsum("ti,ti->t", d, vj - vi) / length)[:, None]
         return length[:, None], rate
 
@@ -520,12 +525,15 @@ class RotationalSpringDamper(ForceElement):
         return cls(body_i, body_j, stiffness, rest_angle, damping, actuator, axis=axis,
                    name=name or f"RotationalSpringDamper({joint.name})")
 
+    def _from_rest(self, theta):
+        """theta (a number or an array) with theta - theta0 taken in [-pi, pi)."""
+        return self.g0[0] + (theta - self.g0[0] + np.pi) % (2 * np.pi) - np.pi
+
     def measures(self, qs):
         a, b = self._side
         ui, wi, uj = a.vector(qs[0], self.u_i), a.vector(qs[0], self.w_i), b.vector(qs[1], self.u_j)
         x, y = float(uj @ ui), float(uj @ wi)
-        theta = np.arctan2(y, x)
-        theta = self.g0[0] + (theta - self.g0[0] + np.pi) % (2 * np.pi) - np.pi     # theta - theta0 in [-pi, pi)
+        theta = self._from_rest(np.arctan2(y, x))
         r2 = x * x + y * y
         Vu, Vw, Vj = a.vector_jacobian(qs[0], self.u_i), a.vector_jacobian(qs[0], self.w_i), \
             b.vector_jacobian(qs[1], self.u_j)
@@ -543,8 +551,7 @@ class RotationalSpringDamper(ForceElement):
         wi, dwi = marker_motion(a, Qs[0], Vi, self.w_i, vector=True)
         uj, duj = marker_motion(b, Qs[1], Vj, self.u_j, vector=True)
         x, y = np.einsum("ti,ti->t", uj, ui), np.einsum("ti,ti->t", uj, wi)
-        theta = np.arctan2(y, x)
-        theta = self.g0[0] + (theta - self.g0[0] + np.pi) % (2 * np.pi) - np.pi     # theta - theta0 in [-pi, pi)
+        theta = self._from_rest(np.arctan2(y, x))
         if Vs is None:
             return theta[:, None], None
         xd = np.einsum("ti,ti->t", duj, ui) + np.einsum("ti,ti->t", uj, dui)

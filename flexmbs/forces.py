@@ -104,6 +104,8 @@ def marker_motion(body, Q, V, marker, vector: bool = False) -> tuple[np.ndarray,
         x = np.broadcast_to(np.asarray(marker, dtype=float), (n_t, len(marker)))
         return x, None if V is None else np.zeros(x.shape)
     V = None if V is None else np.asarray(V, dtype=float)
+    if n_t == 0:
+        return np.zeros((0, body.dim)), None if V is None else np.zeros((0, body.dim))
     if body.dim == 3 and hasattr(body, "frame_marker"):
         return _frame_motion(body, Q, V, marker, vector)
     if isinstance(body, RigidBody2D):

@@ -298,5 +298,15 @@ def test_a_spring_without_damper_or_actuator_gives_zero_powers_without_its_measu
     assert set(P) == {"damping", "loads"} and not np.any(P["damping"]) and not np.any(P["loads"])
 
 
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_no_rows_give_empty_powers_and_energies(name):
+    """A block without rows (n_t = 0) gives empty arrays, as the row-by-row sums did."""
+    system = SYSTEMS[name]()
+    q = np.zeros((0, system.n_q))
+    P = system.power_history(np.zeros(0), q, q)
+    assert all(x.shape == (0,) for x in P.values())
+    assert system.energy_history(q, q)[2].shape == (0,)
+
+
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--record":
     record(sys.argv[2])

@@ -16,7 +16,7 @@ bodies alike):
 so d(T + V_g + U)/dt = P_loads - P_damping holds for the element exactly, whatever the bodies:
 Q is the gradient of U_e with the same G.  The works and the energies of a block of outputs take
 U_e and the powers at all rows at once (`ForceElement.power_history`, ``potential_history``), with
-g' from the markers' rates (`marker_motion`) rather than G v.  The measures:
+g' from the markers' rates (`flexmbs.bodies.motion.marker_motion`) rather than G v.  The measures:
 
 | element | g | n_g |
 | --- | --- | --- |
@@ -48,15 +48,14 @@ from typing import Callable
 
 import numpy as np
 
-from .bodies.base import LinearInertia, real_number
+from .bodies.base import real_number
 from .bodies.loads import _of_time
-from .bodies.planar import RigidBody2D
+from .bodies.motion import marker_motion
 from .constraints.base import EMPTY, Ground, body_label, check_body_pair, joint_point
-from .rotations import ep_to_matrix, ep_vector_jacobian
 from .user_functions import evaluate, non_finite
 
 # the force element kinds (tests and flexmbs.kernel_schema.KINDS read this list as such); the helpers over rows,
-# `marker_motion`, `element_power_history` and `element_potential_history`, are imported by name
+# `element_power_history` and `element_potential_history`, are imported by name
 __all__ = ["ForceElement", "SpringDamper", "RotationalSpringDamper", "Bushing", "ForceLaw"]
 
 _H = np.sqrt(np.finfo(float).eps)
@@ -77,76 +76,6 @@ def _nonnegative(value, what: str, owner: str, n: int | None = None) -> np.ndarr
     if a is None or not np.all(np.isfinite(a)) or np.any(a < 0):
         raise ValueError(f"{owner}: `{what}` must be a number or {n} numbers, finite and >= 0, got {value!r}")
     return a
-
-
-def marker_motion(body, Q, V, marker, vector: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
-    """(x (n_t, dim), x' (n_t, dim), or None when V is None): the global position r_P of the body point
-    ``marker`` (with ``vector``: the global components A u of the body direction ``marker``) and its
-    rate, at the rows of Q, V (n_t, n_q of ``body``), all rows at once for the bodies whose markers
-    have a closed form over rows:
-
-    .. code:: text
-
-        ground (None, `Ground`)          x = s (u),  x' = 0
-        frame bodies (3D, frame_marker)  y = y0 + Phi q[cols],  r = R + A(p) y,
-                                         r' = R' + V(p, y) p' + A(p) Phi q'[cols]     (V = d(A y)/dp)
-                                         u: A(p) u,  V(p, u) p'     (RigidBodyEP, FlexibleBody)
-        RigidBody2D, q = (x, y, theta)   r = (x, y) + R(theta) s,  r' = (x', y') + theta' R(theta) E s
-                                         u: R(theta) u,  theta' R(theta) E u        (E s = (-s_y, s_x))
-        points of `LinearInertia` bodies r = S q + r_0 with a constant S = point_jacobian,  r' = S q'
-                                         (PointMass, RigidBodyNatural, CorotationalBeam2D nodes)
-
-    and any other body (or direction) through the body protocol one row at a time, r = point(q, s),
-    r' = point_jacobian(q, s) q'.  The same numbers as the protocol's, to round-off."""
-    Q = np.asarray(Q, dtype=float)
-    n_t = len(Q)
-    if body is None or isinstance(body, Ground):
-        x = np.broadcast_to(np.asarray(marker, dtype=float), (n_t, len(marker)))
-        return x, None if V is None else np.zeros(x.shape)
-    V = None if V is None else np.asarray(V, dtype=float)
-    if n_t == 0:
-        return np.zeros((0, body.dim)), None if V is None else np.zeros((0, body.dim))
-    if body.dim == 3 and hasattr(body, "frame_marker"):
-        return _frame_motion(body, Q, V, marker, vector)
-    if isinstance(body, RigidBody2D):
-        c, s = np.cos(Q[:, 2]), np.sin(Q[:, 2])
-        m = np.asarray(marker, dtype=float)
-        Rm = np.stack([c * m[0] - s * m[1], s * m[0] + c * m[1]], axis=1)          # R(theta) m
-        x = Rm if vector else Q[:, :2] + Rm
-        if V is None:
-            return x, None
-        turn = V[:, 2:3] * np.stack([-Rm[:, 1], Rm[:, 0]], axis=1)                 # theta' R E m = theta' e_z x R m
-        return x, turn if vector else V[:, :2] + turn
-    if isinstance(body, LinearInertia) and not vector:
-        S = np.asarray(body.point_jacobian(Q[0], marker), dtype=float)
-        r0 = np.asarray(body.point(Q[0], marker), dtype=float) - S @ Q[0]
-        return Q @ S.T + r0, None if V is None else V @ S.T
-    where = body.vector if vector else body.point
-    jac = body.vector_jacobian if vector else body.point_jacobian
-    x = np.array([where(q, marker) for q in Q], dtype=float).reshape(n_t, body.dim)
-    if V is None:
-        return x, None
-    return x, np.array([jac(q, marker) @ v for q, v in zip(Q, V)], dtype=float).reshape(n_t, body.dim)
-
-
-def _frame_motion(body, Q, V, marker, vector: bool):
-    """`marker_motion` of a 3D body with ``frame_marker`` (q = (R, p, ...)): A(p) and V(p, y) of all
-    rows at once (`flexmbs.rotations`)."""
-    P = Q[:, 3:7]
-    A = ep_to_matrix(P)                                                  # (n_t, 3, 3)
-    if vector:
-        u = np.asarray(marker, dtype=float)
-        x = A @ u
-        return x, None if V is None else (ep_vector_jacobian(P, np.broadcast_to(u, x.shape)) @ V[:, 3:7, None])[..., 0]
-    y0, cols, Phi = body.frame_marker(marker)
-    y = y0 + Q[:, cols] @ Phi.T if len(cols) else np.broadcast_to(np.asarray(y0, dtype=float), (len(Q), 3))
-    x = Q[:, :3] + (A @ y[..., None])[..., 0]
-    if V is None:
-        return x, None
-    xd = V[:, :3] + (ep_vector_jacobian(P, y) @ V[:, 3:7, None])[..., 0]
-    if len(cols):
-        xd += (A @ (V[:, cols] @ Phi.T)[..., None])[..., 0]
-    return x, xd
 
 
 def _rows(x) -> int:

@@ -55,7 +55,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..bodies.base import real_number
-from ..forces import ForceElement, RotationalSpringDamper, marker_motion
+from ..bodies.motion import marker_motion
+from ..forces import ForceElement, RotationalSpringDamper
 from .joints import Prismatic, Revolute
 from .planar import PlanarPrismatic, PlanarRevolute
 

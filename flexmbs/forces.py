@@ -55,7 +55,7 @@ from .constraints.base import EMPTY, Ground, body_label, check_body_pair, joint_
 from .user_functions import evaluate, non_finite
 
 # the force element kinds (tests and flexmbs.kernel_schema.KINDS read this list as such); the helpers over rows,
-# `element_power_history` and `element_potential_history`, are imported by name
+# `element_power_history`, `element_potential_history` and `powerless`, are imported by name
 __all__ = ["ForceElement", "SpringDamper", "RotationalSpringDamper", "Bushing", "ForceLaw"]
 
 _H = np.sqrt(np.finfo(float).eps)
@@ -95,6 +95,15 @@ def element_power_history(f, t, Qs, Vs) -> dict[str, np.ndarray]:
         for key, P in f.powers(float(tk), [Q[k] for Q in Qs], [V[k] for V in Vs]).items():
             out[key][k] += P
     return out
+
+
+def powerless(f) -> bool:
+    """True when the powers of the force element ``f`` are zero at every state: a `ForceElement` whose
+    powers are the linear law's (``power_history`` not overridden: a stop, friction and a user's
+    `ForceLaw` dissipate or feed power) with no damper (c = 0) and no actuator, a pure spring, whose
+    work is all in U.  Any other element (a `Contact`, a user's element) is taken to have power."""
+    return (isinstance(f, ForceElement) and type(f).power_history is ForceElement.power_history
+            and f.actuator is None and not np.any(f.c))
 
 
 def element_potential_history(f, Qs) -> np.ndarray:
@@ -248,9 +257,9 @@ class ForceElement(ABC):
     def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
         """{"damping": g'^T diag(c) g' >= 0, "loads": g' . f_a(t)}, each (n_t,) [W], at the times t (n_t,)
         and the rows of Qs, Vs (`measure_history`), all rows at once; zeros without evaluating the
-        measures for an element without damping and actuator (a spring: its work is in U)."""
+        measures for an element without damping and actuator (`powerless`: a spring, its work is in U)."""
         t = np.asarray(t, dtype=float).reshape(-1)
-        if self.actuator is None and not np.any(self.c):
+        if powerless(self):
             return {"damping": np.zeros(len(t)), "loads": np.zeros(len(t))}
         gd = self.measure_history(Qs, Vs)[1]
         return {"damping": (gd * gd) @ self.c, "loads": np.einsum("tg,tg->t", gd, self.actuator_history(t))}

@@ -582,16 +582,22 @@ class System:
 
     def works_vanish(self) -> bool:
         """True when every power of `power_history` is zero at every state, so that a run's works are
-        zero at every output without a quadrature: no force element (springs, dampers, actuators,
-        contacts, joint stops), no rheonomic constraint (drivers, prescribed frames), and every body's
-        powers those of `flexmbs.bodies.base.Body.powers` (its loads) with no loads; a body kind with
-        forces of its own (the flexible body's nodal loads, damping, stiffening) overrides ``powers``.
-        Kept next to `power_history`: a power source added there is one to name here.  The triple
-        pendulum under gravity alone: 28 % of its AB4 step went to the quadrature of these zeros (the
-        dense output at 3 Gauss points and `power_history`, 2026-11-27)."""
+        zero at every output without a quadrature: no force element with power (a spring without
+        damper and actuator has none, its work is in U: `flexmbs.forces.powerless`; dampers, actuators,
+        force laws, contacts and joint stops have), no rheonomic constraint (drivers, prescribed frames),
+        and every body's powers those of `flexmbs.bodies.base.Body.powers` (its loads) with no loads; a
+        body kind with forces of its own (the flexible body's nodal loads, damping, stiffening) overrides
+        ``powers``.  Kept next to `power_history`: a power source added there is one to name here.  The
+        triple pendulum under gravity alone: 28 % of its AB4 step went to the quadrature of these zeros
+        (the dense output at 3 Gauss points and `power_history`, 2026-11-27)."""
         from .bodies.base import Body
-        return (not self.force_elements and not any(c.rheonomic for c in self.constraints)
-                and all(type(b).powers is Body.powers and not b.loads for b in self.bodies))
+        if any(c.rheonomic for c in self.constraints) or not all(type(b).powers is Body.powers and not b.loads
+                                                                  for b in self.bodies):
+            return False
+        if not self.force_elements:
+            return True
+        from .forces import powerless
+        return all(powerless(f) for f in self.force_elements)
 
     def power_history(self, t, q, v, lam=None) -> dict[str, np.ndarray]:
         """Powers [W], each (n_t,), of the forces that do work outside T + V_g + U, at the times t

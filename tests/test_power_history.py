@@ -23,7 +23,7 @@ from flexmbs.constraints import JointFriction, JointLimit, Prismatic, Revolute
 from flexmbs.constraints.planar import PlanarPrismatic
 from flexmbs.contact import Box, Contact, ContactLaw, Plane, Sphere
 from flexmbs.forces import (Bushing, ForceLaw, RotationalSpringDamper, SpringDamper, element_potential_history,
-                            element_power_history)
+                            element_power_history, powerless)
 from flexmbs.system import System
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
@@ -306,6 +306,92 @@ def test_no_rows_give_empty_powers_and_energies(name):
     P = system.power_history(np.zeros(0), q, q)
     assert all(x.shape == (0,) for x in P.values())
     assert system.energy_history(q, q)[2].shape == (0,)
+
+
+def springs_only():
+    """Planar bodies and a point mass joined by springs without dampers or actuators only: a spring, a
+    rotational spring, a bushing (no damping) and a spring to the ground."""
+    a = RigidBody2D("a", 2.0, 0.1, position=(0, 0))
+    b = RigidBody2D("b", 1.0, 0.05, position=(1, 0.2), angle=0.4)
+    m = PointMass("m", 0.5, (0.3, -0.4))
+    return System([a, b, m], forces=[
+        SpringDamper(a, (0.1, 0), b, (0, 0.1), 100.0, 0.8),
+        RotationalSpringDamper(a, b, 5.0, 0.1),
+        Bushing(a, b, [10, 20, 1], 0.0),
+        SpringDamper(None, (0.0, -1.0), m, (0, 0), 10.0, 0.7)], gravity=(0.0, -9.81))
+
+
+@pytest.mark.parametrize("name", [*SYSTEMS, "springs_only"])
+def test_an_element_called_powerless_has_zero_powers(name):
+    """`powerless` holds for the elements whose powers are zero at the rows (every element of
+    `springs_only`), and for no element with a damper, an actuator or a law of its own."""
+    system = {**SYSTEMS, "springs_only": springs_only}[name]()
+    t, q, v = rows(system, n=5, seed=7)
+    for f in system.force_elements:
+        sls = [None if b is None else system.slice(b) for b in f.bodies]
+        Qs = [np.zeros((len(t), 0)) if sl is None else q[:, sl] for sl in sls]
+        Vs = [np.zeros((len(t), 0)) if sl is None else v[:, sl] for sl in sls]
+        P = element_power_history(f, t, Qs, Vs)
+        assert powerless(f) is (name == "springs_only"), f.name
+        assert (not np.any(P["damping"]) and not np.any(P["loads"])) is powerless(f) or isinstance(f, JointLimit), \
+            f.name                                     # a stop has power only while pressed in
+
+
+def springs_and(make):
+    """`springs_only` with one more element, ``make(a, b)`` on its planar bodies a and b."""
+    system = springs_only()
+    a, b = system.bodies[:2]
+    return System(system.bodies, gravity=system.gravity, forces=[*system.force_elements, make(a, b)])
+
+
+def a_stop():
+    """Two planar bodies on a prismatic guide with a stop on it (no damper, but its impacts dissipate)."""
+    a, b = RigidBody2D("a", 1.0, 0.1), RigidBody2D("b", 1.0, 0.1, position=(1, 0))
+    guide = PlanarPrismatic(a, b, axis=(1, 0))
+    return System([a, b], [guide], forces=[JointLimit(guide, lower=-0.1, upper=0.1, stiffness=1e3)])
+
+
+VANISH = {   # system: whether its works vanish (`System.works_vanish`)
+    "springs only": (springs_only, True),
+    "springs and a damper": (lambda: springs_and(lambda a, b: SpringDamper(None, (0, 1), a, (0, 0), 1.0, damping=0.1)),
+                             False),
+    "springs and an actuator": (lambda: springs_and(lambda a, b: RotationalSpringDamper(None, a, 0.0, actuator=0.2)),
+                                False),
+    "springs and a user's law": (lambda: springs_and(lambda a, b: ForceLaw(None, (0, 0), b, (0.1, 0), cubic_law)),
+                                 False),
+    "a stop": (a_stop, False),
+    "a user's element with one-state powers": (lambda: System([m := PointMass("m", 1.0, (0.3, 0, 0))],
+                                                              forces=[OneStateSpring(m)]), False),
+    "contacts": (contact_scene, False),
+}
+
+
+@pytest.mark.parametrize("name", list(VANISH))
+def test_works_vanish_with_springs_alone(name):
+    """A System whose only force elements are springs without damper and actuator has vanishing works
+    (their work is in U), and its `power_history` is indeed zero at any rows; any element with power
+    (damper, actuator, a user's law, a stop, a contact, a user's element) keeps the quadrature."""
+    build, vanish = VANISH[name]
+    system = build()
+    assert system.works_vanish() is vanish
+    if vanish:
+        t, q, v = rows(system, n=5)
+        assert not any(np.any(P) for P in system.power_history(t, q, v).values())
+
+
+def test_a_run_with_springs_alone_has_zero_works_without_a_quadrature(monkeypatch):
+    """`springs_only` on AB4: no quadrature of the works runs (`gauss_powers` is not asked for), the works are
+    zero at every output, and T + V_g + U is conserved to the integrator's error (1.3e-9 J of 0.63 J here)."""
+    import flexmbs.system_run as system_run
+
+    def no_quadrature(system, form):
+        raise AssertionError("gauss_powers asked for a System whose works vanish")
+    monkeypatch.setattr(system_run, "gauss_powers", no_quadrature)
+    res = fm.run(springs_only(), formulation="udwadia-kalaba", method="AB4", h=1e-3, t_end=0.2, dt_out=0.01,
+                 store=False)
+    assert res.status == "finished"
+    assert not any(np.any(res.energies[k]) for k in ("W_loads", "W_drivers", "W_damping", "W_stiffening"))
+    assert np.max(np.abs(res.energy_balance_error())) < 1e-7
 
 
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--record":

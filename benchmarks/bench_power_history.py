@@ -1,4 +1,5 @@
-"""The force elements' powers and energies over the rows of a block (issue 22, item 1; docs/benchmarks.md 20.6).
+"""The force elements' and the body loads' powers and energies over the rows of a block (issue 22, item 1;
+docs/benchmarks.md 20.6).
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=DIR python benchmarks/bench_power_history.py [--rows 3001] [--repeats 5]
         [--no-run]
@@ -11,10 +12,12 @@ in `flexmbs.forces`.  Times (process CPU, the least of ``--repeats``):
 
 1. ``System.power_history`` and ``System.energy_history`` on ``--rows`` rows (the trapezoid's step
    points of A03's 3000 index3-alpha steps), the motor torque (a body load, not a force element)
-   left out so that only the force elements count;
-2. unless ``--no-run``: the variant with its spring as a SpringDamper run as the case runs it
-   (index3-alpha, h = 1e-5, 0.03 s, outputs every 1e-4 s, the compiled step), the whole `flexmbs.run`
-   and the time inside `System.power_history` (the works' integrand at every step point).
+   left out so that only the force elements count; then A03 as the case builds it, whose powers are
+   all its body loads' (the motor torque ``torque_load`` and the spring ``spring_to_ground``);
+2. unless ``--no-run``: the variant with its spring as a SpringDamper and A03 as the case builds it,
+   each run as the case runs it (index3-alpha, h = 1e-5, 0.03 s, outputs every 1e-4 s, the compiled
+   step), the whole `flexmbs.run` and the time inside `System.power_history` (the works' integrand at
+   every step point).
 
 The flexmbs imported is PYTHONPATH's (DIR = a checkout), and the case's `build` is DIR/cases', so
 one script times an older checkout too.
@@ -78,19 +81,22 @@ def least_cpu(call, repeats: int) -> float:
 
 def histories(n_rows: int, repeats: int) -> None:
     rng = np.random.default_rng(0)
-    for label, elements in (("spring only (as the case)", False), ("all element kinds", True)):
-        s = squeezer(elements, torque=False)
+    for label, build in (("spring only (as the case)", lambda: squeezer(False, torque=False)),
+                         ("all element kinds", lambda: squeezer(True, torque=False)),
+                         ("as the case builds it (body loads only)", lambda: andrews_squeezer.build()[0])):
+        s = build()
         q0 = s.initial_coordinates()
         q = q0 + 0.03 * rng.standard_normal((n_rows, len(q0)))
         v = 0.5 * rng.standard_normal((n_rows, len(q0)))
         t = np.linspace(0.0, 0.03, n_rows)
         P = least_cpu(lambda: s.power_history(t, q, v), repeats)
         E = least_cpu(lambda: s.energy_history(q, v), repeats)
-        print(f"A03, {label}, {len(s.force_elements)} element(s), {n_rows} rows: power_history {1e3 * P:.2f} ms "
+        print(f"A03, {label}, {len(s.force_elements)} element(s), {sum(len(b.loads) for b in s.bodies)} body "
+              f"load(s), {n_rows} rows: power_history {1e3 * P:.2f} ms "
               f"({1e6 * P / n_rows:.2f} us a row), energy_history {1e3 * E:.2f} ms ({1e6 * E / n_rows:.2f} us a row)")
 
 
-def run(repeats: int) -> None:
+def run(repeats: int, label: str, build) -> None:
     spent = [0.0]
     original = System.power_history
 
@@ -103,7 +109,7 @@ def run(repeats: int) -> None:
     System.power_history = timed
     best = None
     for _ in range(repeats):
-        s = squeezer(False)
+        s = build()
         spent[0] = 0.0
         t0 = time.process_time()
         res = fm.run(s, t_end=0.03, dt_out=1e-4, v0=np.zeros(s.n_q), method="index3-alpha", h=1e-5, store=False)
@@ -112,7 +118,7 @@ def run(repeats: int) -> None:
             best = (total, spent[0], res.stats.get("n_steps"), res.stats.get("path", res.stats.get("kernel")))
     System.power_history = original
     total, works, steps, path = best
-    print(f"A03 with its spring as a SpringDamper, index3-alpha h = 1e-5 ({steps} steps, {path}): flexmbs.run "
+    print(f"A03 {label}, index3-alpha h = 1e-5 ({steps} steps, {path}): flexmbs.run "
           f"{total:.3f} s CPU, of which System.power_history {works:.3f} s")
 
 
@@ -125,7 +131,8 @@ def main(argv=None) -> None:
     print(f"flexmbs from {Path(fm.__file__).resolve().parent}")
     histories(args.rows, args.repeats)
     if not args.no_run:
-        run(max(1, args.repeats // 2))
+        run(max(1, args.repeats // 2), "with its spring as a SpringDamper", lambda: squeezer(False))
+        run(max(1, args.repeats // 2), "as the case builds it", lambda: andrews_squeezer.build()[0])
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ from typing import Callable
 import numpy as np
 
 from .bodies.base import real_number
-from .bodies.loads import _of_time
+from .bodies.loads import _of_time, values_of_time
 from .bodies.motion import marker_motion
 from .constraints.base import EMPTY, Ground, body_label, check_body_pair, joint_point
 from .user_functions import evaluate, non_finite
@@ -177,11 +177,17 @@ class ForceElement(ABC):
         what = f"{type(self).__name__} {self.name!r}: its actuator"
         value = np.asarray(evaluate(what, t, self.actuator, t), dtype=float)
         if value.shape != ():
-            raise ValueError(f"{type(self).__name__} {self.name!r}: its `actuator` must give a finite number at each "
-                             f"t, got {value.tolist()!r} (shape {value.shape}) at t = {float(t):g}")
+            raise self._not_a_number(t, value)
         if not np.isfinite(value):
             raise non_finite(what, t)
         return value.reshape(1)
+
+    def _not_a_number(self, t, value) -> ValueError:
+        """The error of an actuator whose value at t is not one number."""
+        value = np.asarray(value, dtype=float) if np.ndim(value) else value
+        shown = value.tolist() if isinstance(value, np.ndarray) else value
+        return ValueError(f"{type(self).__name__} {self.name!r}: its `actuator` must give a finite number at each "
+                          f"t, got {shown!r} (shape {np.shape(value)}) at t = {float(t):g}")
 
     def _state(self, t, qs, vs):
         g, G = self.measures(qs)
@@ -222,37 +228,17 @@ class ForceElement(ABC):
         return g, gd
 
     def actuator_history(self, t) -> np.ndarray:
-        """f_a (n_t, 1) at the times t (n_t,): zero without an actuator; offset + rate t for one that
-        declares ``affine`` (a constant); one call with the array t for a function that declares
-        ``vectorized = True`` (as a driver's law, `flexmbs.constraints.base.law_history`); else the
-        user's function of one t, once per time.  The values are checked as `_actuator` checks one:
+        """f_a (n_t, 1) at the times t (n_t,): zero without an actuator; else `flexmbs.bodies.loads.values_of_time`:
+        offset + rate t for one that declares ``affine`` (a constant), one call with the array t for a
+        function that declares ``vectorized = True`` (as a driver's law, `flexmbs.constraints.base.law_history`),
+        else the user's function of one t, once per time.  The values are checked as `_actuator` checks one:
         ValueError naming the element and the first t where it is not a number, `UserFunctionError`
         where it raises or is NaN or inf."""
         t = np.asarray(t, dtype=float).reshape(-1)
-        f = self.actuator
-        if f is None:
+        if self.actuator is None:
             return np.zeros((len(t), len(self.g0)))
-        affine = getattr(f, "affine", None)
-        if affine is not None and np.ndim(affine[0]) == 0 and np.ndim(affine[1]) == 0:
-            return (float(affine[0]) + float(affine[1]) * t)[:, None]
         what = f"{type(self).__name__} {self.name!r}: its actuator"
-        if getattr(f, "vectorized", False) and len(t):
-            values = np.asarray(evaluate(f"{what} (vectorized, at {len(t)} times)", float(t[0]), f, t), dtype=float)
-            if values.shape != t.shape:
-                raise ValueError(f"{what} declares `vectorized` and must return an array of shape ({len(t)},) (that "
-                                 f"of t), got shape {values.shape}")
-        else:
-            raw = [evaluate(what, tk, f, tk) for tk in t.tolist()]
-            try:
-                values = np.array(raw, dtype=float)
-            except (TypeError, ValueError):                 # values of different shapes, or not numbers
-                values = None
-            if values is None or values.shape != t.shape:
-                bad = next(k for k, x in enumerate(raw) if np.shape(x) != ())
-                self._actuator(t[bad])                      # its ValueError names the value and its shape
-        if not np.all(np.isfinite(values)):
-            raise non_finite(what, float(t[np.argmin(np.isfinite(values))]))
-        return values[:, None]
+        return values_of_time(self.actuator, t, what, (), wrong_shape=self._not_a_number)[:, None]
 
     def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
         """{"damping": g'^T diag(c) g' >= 0, "loads": g' . f_a(t)}, each (n_t,) [W], at the times t (n_t,)

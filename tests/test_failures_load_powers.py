@@ -49,14 +49,18 @@ ROWS = [
      UserFunctionError, "body 'm': load 0 gave NaN or inf at t = 0.2; a law or load must be finite"),
     ("a vectorized force returning a number at each time",
      lambda: PointMass("m", 1.0, (1, 0, 0), loads=[point_load((0, 0, 0), one_number_a_time)]),
-     ValueError, "body 'm': load 0 declares `vectorized` and must return an array of shape (3, 3) (the 3 times, "
-                 "then (3,)), got shape (3,)"),
+     ValueError, "body 'm': load 0 declares `vectorized` and must return an array of shape (3, 3) (a value of "
+                 "shape (3,) at each of the 3 times), got shape (3,)"),
     ("a vectorized torque that raises",
      lambda: RigidBody2D("plate", 1.0, 0.1, loads=[torque_load(vector_raising)]),
      UserFunctionError, "body 'plate': load 0 (vectorized, at 3 times) raised KeyError at t = 0: 'no such table'"),
     ("a 2D torque function giving a vector",
-     lambda: RigidBody2D("plate", 1.0, 0.1, loads=[torque_load(lambda t: np.array([0.0, 0.0, t]))]),
-     ValueError, "body 'plate': load 0: its value at t = 0 has shape (3,); it needs shape ()"),
+     lambda: RigidBody2D("plate", 1.0, 0.1, loads=[torque_load(lambda t: [0.0, 0.0, t] if t > 0 else 0.0)]),
+     ValueError, "body 'plate': load 0 must give numbers of shape () at each t, got [0.0, 0.0, 0.1] (shape "
+                 "(3,)) at t = 0.1"),
+    ("a force function giving a string at a later time",
+     lambda: PointMass("m", 1.0, (1, 0, 0), loads=[point_load((0, 0, 0), lambda t: "up" if t > 0.15 else np.zeros(3))]),
+     ValueError, "body 'm': load 0 must give numbers of shape (3,) at each t, got 'up' (shape ()) at t = 0.2"),
     ("a spring to the ground through its anchor",
      lambda: PointMass("m", 1.0, (1, 0, 0), loads=[spring_to_ground((0, 0, 0), (0, 0, 0), 10.0, 0.5)]),
      ValueError, "spring_to_ground on body 'm': the spring has zero length (its direction is undefined)"),

@@ -28,14 +28,16 @@ def vectorized(f):
 ROWS = [
     (lambda: powers(lambda t: (1.0, 2.0) if t > 0.2 else 1.0), ValueError,
      "SpringDamper 's': its `actuator` must give a finite number at each t, got [1.0, 2.0] (shape (2,)) at t = 0.5"),
+    (lambda: powers(lambda t: "on" if t > 0.2 else 1.0), ValueError,
+     "SpringDamper 's': its `actuator` must give a finite number at each t, got 'on' (shape ()) at t = 0.5"),
     (lambda: powers(lambda t: 1.0 / (t - 1.0)), UserFunctionError,
      "SpringDamper 's': its actuator raised ZeroDivisionError at t = 1: float division by zero"),
     (lambda: powers(lambda t: np.inf if t == 0.5 else 1.0), UserFunctionError,
      "SpringDamper 's': its actuator gave NaN or inf at t = 0.5; a law or load must be finite at every time of the "
      "run"),
     (lambda: powers(vectorized(lambda t: np.zeros(2))), ValueError,
-     "SpringDamper 's': its actuator declares `vectorized` and must return an array of shape (3,) (that of t), got "
-     "shape (2,)"),
+     "SpringDamper 's': its actuator declares `vectorized` and must return an array of shape (3,) (a value of shape "
+     "() at each of the 3 times), got shape (2,)"),
     (lambda: powers(1.0, q=np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 3.0]])), ValueError,
      "SpringDamper 's': its points coincide (length 0), so its direction is undefined; give points apart, or use "
      "a Bushing"),

@@ -60,13 +60,14 @@ def _of_time(value, what: str, maker: str) -> Callable:
     return constant
 
 
-def values_of_time(f, t, what: str, shape: tuple) -> np.ndarray:
-    """The values (n_t, *shape) of the load's function of time ``f`` (from `_of_time`) at the times t
-    (n_t,): offset + rate t at all times for one that declares ``affine`` = (offset, rate) (a constant),
-    one call ``f(t)`` with the array t for one that declares ``vectorized = True`` (it must return
-    shape (n_t, *shape)), else ``f`` once per time.  ``what`` names the load in the errors: a
-    `UserFunctionError` where ``f`` raises or gives NaN or inf (with the time), ValueError where a
-    value has another shape than ``shape``."""
+def values_of_time(f, t, what: str, shape: tuple, wrong_shape: Callable | None = None) -> np.ndarray:
+    """The values (n_t, *shape) of a function of time ``f`` (a load's force or torque from `_of_time`, a
+    force element's actuator) at the times t (n_t,): offset + rate t at all times for one that declares
+    ``affine`` = (offset, rate) (a constant), one call ``f(t)`` with the array t for one that declares
+    ``vectorized = True`` (it must return shape (n_t, *shape)), else ``f`` once per time.  ``what``
+    names the function in the errors: a `UserFunctionError` where ``f`` raises or gives NaN or inf
+    (with the time), ValueError where a value has another shape than ``shape`` (the error
+    ``wrong_shape(t, value)`` gives, if given, for a value of one time)."""
     t = np.asarray(t, dtype=float).reshape(-1)
     n_t = len(t)
     affine = getattr(f, "affine", None)
@@ -78,18 +79,32 @@ def values_of_time(f, t, what: str, shape: tuple) -> np.ndarray:
     if getattr(f, "vectorized", False):
         values = np.asarray(evaluate(f"{what} (vectorized, at {n_t} times)", float(t[0]), f, t), dtype=float)
         if values.shape != (n_t,) + shape:
-            raise ValueError(f"{what} declares `vectorized` and must return an array of shape {(n_t,) + shape} "
-                             f"(the {n_t} times, then {shape}), got shape {values.shape}")
+            raise ValueError(f"{what} declares `vectorized` and must return an array of shape {(n_t,) + shape} (a "
+                             f"value of shape {shape} at each of the {n_t} times), got shape {values.shape}")
     else:
-        raw = [np.asarray(evaluate(what, tk, f, tk), dtype=float) for tk in t.tolist()]
-        bad = next((k for k, x in enumerate(raw) if x.shape != shape), None)
+        raw = [evaluate(what, tk, f, tk) for tk in t.tolist()]
+        numbers = [_numbers(x) for x in raw]
+        bad = next((k for k, x in enumerate(numbers) if x is None or x.shape != shape), None)
         if bad is not None:
-            raise ValueError(f"{what}: its value at t = {t[bad]:g} has shape {raw[bad].shape}; it needs shape {shape}")
-        values = np.array(raw).reshape((n_t,) + shape)
+            if wrong_shape is not None:
+                raise wrong_shape(float(t[bad]), raw[bad])
+            raise ValueError(f"{what} must give numbers of shape {shape} at each t, got {raw[bad]!r} (shape "
+                             f"{np.shape(raw[bad])}) at t = {t[bad]:g}")
+        values = np.array(numbers).reshape((n_t,) + shape)
     finite = np.isfinite(values.reshape(n_t, -1)).all(axis=1)
     if not finite.all():
         raise non_finite(what, float(t[np.argmin(finite)]))
     return values
+
+
+def _numbers(x) -> np.ndarray | None:
+    """x as an array of floats, None if it is not numbers (a string, a dict)."""
+    if isinstance(x, (str, bytes)):
+        return None
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        return None
 
 
 def _global(body, Q, local: bool, X) -> np.ndarray:

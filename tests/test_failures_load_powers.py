@@ -24,6 +24,12 @@ def fails_late(t):
     return np.zeros(3)
 
 
+def factor_failing_late(t):
+    if t > 0.15:
+        raise RuntimeError("table ends at 0.15")
+    return 1.0
+
+
 def nan_late(t):
     return np.array([0.0, np.nan if t > 0.15 else 1.0, 0.0])
 
@@ -39,6 +45,16 @@ def vector_raising(t):
 
 
 T = np.array([0.0, 0.1, 0.2])
+
+
+def beam_with_a_failing_load():
+    """A free FlexibleBody whose Model's nodal load factor raises after t = 0.15."""
+    import flexmbs as fm
+    from flexmbs.bodies import FlexibleBody
+    beam = fm.BeamEB3D(fm.Material(E=2e8, rho=1000.0), area=1e-3, Iy=1e-6, Iz=1e-6, J=2e-6)
+    model = fm.Model(fm.generate.line(3, 1.0, dim=3), beam, fixed=[("start", "all")],
+                     loads=[fm.NodalLoad("end", "w", 1.0), fm.NodalLoad("end", "v", 2.0, factor_failing_late)])
+    return FlexibleBody(model, "m", stiffening="none")
 
 ROWS = [
     ("a force function that raises at a later time",
@@ -61,6 +77,8 @@ ROWS = [
     ("a force function giving a string at a later time",
      lambda: PointMass("m", 1.0, (1, 0, 0), loads=[point_load((0, 0, 0), lambda t: "up" if t > 0.15 else np.zeros(3))]),
      ValueError, "body 'm': load 0 must give numbers of shape (3,) at each t, got 'up' (shape ()) at t = 0.2"),
+    ("a flexible body's nodal load factor that raises at a later time", beam_with_a_failing_load,
+     UserFunctionError, "`loads[1].f` raised RuntimeError at t = 0.2: table ends at 0.15"),
     ("a spring to the ground through its anchor",
      lambda: PointMass("m", 1.0, (1, 0, 0), loads=[spring_to_ground((0, 0, 0), (0, 0, 0), 10.0, 0.5)]),
      ValueError, "spring_to_ground on body 'm': the spring has zero length (its direction is undefined)"),

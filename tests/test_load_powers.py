@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import flexmbs as fm
-from flexmbs.bodies import CorotationalBeam2D, CorotationalBeam3D, PointMass, RigidBody2D, RigidBodyEP
+from flexmbs.bodies import CorotationalBeam2D, CorotationalBeam3D, FlexibleBody, PointMass, RigidBody2D, RigidBodyEP
 from flexmbs.bodies.loads import point_load, spring_to_ground, torque_load
 from flexmbs.bodies.natural import RigidBodyNatural
 from flexmbs.system import System
@@ -213,11 +213,35 @@ def test_the_torque_power_is_the_closed_form_of_a_spinning_body():
                                rtol=1e-14)
 
 
+def loaded_beam():
+    """A free FlexibleBody whose Model has nodal loads: a force of time and a constant one, a moment, on
+    two node sets (the tip, the middle node)."""
+    x = np.linspace(0.0, 1.0, 4)
+    mesh = fm.Mesh(np.column_stack([x, 0 * x, 0 * x]), {"line": np.column_stack([np.arange(3), np.arange(1, 4)])},
+                   node_sets={"start": np.array([0]), "end": np.array([3]), "mid": np.array([1, 2])})
+    beam = fm.BeamEB3D(fm.Material(2e3, 1000.0, 0.3), 1e-3, 1e-7, 2e-7, 3e-7)
+    model = fm.Model(mesh, beam, fixed=[("start", "all")],
+                     loads=[fm.NodalLoad("end", "w", 2.0, np.cos), fm.NodalLoad("mid", "v", -0.7),
+                            fm.NodalLoad("end", "theta_x", 0.5, lambda t: 1.0 + t), fm.NodalLoad("end", "u", 0.3)])
+    return FlexibleBody(model, "beam", stiffening="none")
+
+
+def test_a_flexible_bodys_nodal_loads_give_their_per_row_power_at_once():
+    """`FlexibleBody.nodal_load_powers` on all rows equals q' . applied_forces(t, q, no gravity) row by row
+    (the one-state generalized forces the powers summed before), and `powers` adds it to ``loads``."""
+    body = loaded_beam()
+    t, Q, V = rows(body, n=6, seed=2)
+    per_row = np.array([body.applied_forces(float(tk), q, None) @ v for tk, q, v in zip(t, Q, V)])
+    P = body.nodal_load_powers(t, Q, V)
+    close(P, per_row, "nodal loads")
+    close(body.powers(t, Q, V, (0.0, 0.0, -9.81))["loads"], per_row, "FlexibleBody.powers loads")
+
+
 def test_no_rows_give_empty_load_powers():
     """A block without rows (n_t = 0) gives an empty P, without calling a function of t."""
-    body = every_body_kind()[0]
-    empty = np.zeros((0, body.n_q))
-    assert body.powers(np.zeros(0), empty, empty, None)["loads"].shape == (0,)
+    for body in (every_body_kind()[0], loaded_beam()):
+        empty = np.zeros((0, body.n_q))
+        assert body.powers(np.zeros(0), empty, empty, None)["loads"].shape == (0,)
 
 
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--record":

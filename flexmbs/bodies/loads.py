@@ -35,8 +35,10 @@ from typing import Callable
 
 import numpy as np
 
+from ..lazy import LazyModule
 from ..user_functions import evaluate, non_finite
-from .motion import angular_velocity_history, marker_motion, rotation_history
+
+motion = LazyModule("flexmbs.bodies.motion")     # the rates over rows, imported at the first power (flexmbs.lazy)
 
 __all__ = ["point_load", "torque_load", "spring_to_ground", "check_loads", "values_of_time"]
 
@@ -109,7 +111,7 @@ def _numbers(x) -> np.ndarray | None:
 
 def _global(body, Q, local: bool, X) -> np.ndarray:
     """X (n_t, dim) in global components: A X at each row for body-fixed ones (``local``), else X."""
-    return (rotation_history(body, Q) @ X[..., None])[..., 0] if local else X
+    return (motion.rotation_history(body, Q) @ X[..., None])[..., 0] if local else X
 
 
 def _label(load, k: int) -> str:
@@ -151,7 +153,7 @@ def point_load(s, force, local: bool = False) -> Callable:
         """P = F . r_P' (n_t,) at the times t and the rows of Q, V: F (A F if ``local``) of all times,
         r_P' of all rows (`marker_motion`)."""
         F = _global(body, Q, local, values_of_time(f, t, what, (body.dim,)))
-        return np.einsum("ti,ti->t", F, marker_motion(body, Q, V, s)[1])
+        return np.einsum("ti,ti->t", F, motion.marker_motion(body, Q, V, s)[1])
     load.power_history = power_history
     load.spec = ("point", s, f, bool(local))
     load.__name__ = "point_load"
@@ -171,7 +173,7 @@ def torque_load(torque, local: bool = False) -> Callable:
     def power_history(body, t, Q, V, what: str = "torque_load") -> np.ndarray:
         """P = T . omega (n_t,) at the times t and the rows of Q, V (2D: T theta'): T (A T if ``local``,
         3D) of all times, omega of all rows (`angular_velocity_history`)."""
-        omega = angular_velocity_history(body, Q, V)
+        omega = motion.angular_velocity_history(body, Q, V)
         if body.dim == 2:
             return values_of_time(f, t, what, ()) * omega
         return np.einsum("ti,ti->t", _global(body, Q, local, values_of_time(f, t, what, (3,))), omega)
@@ -200,7 +202,7 @@ def spring_to_ground(s, anchor, stiffness: float, rest_length: float, damping: f
     def power_history(body, t, Q, V, what: str = "spring_to_ground") -> np.ndarray:
         """P = F_P . r_P' = -(k (l - l0) + c l') l' (n_t,) with l' = d . r_P' / l, d = r_P - anchor, at
         the rows of Q, V (r_P, r_P' of all rows: `marker_motion`); the spring's law is constant."""
-        r, r_dot = marker_motion(body, Q, V, s)
+        r, r_dot = motion.marker_motion(body, Q, V, s)
         d = r - anchor
         length = np.sqrt(np.einsum("ti,ti->t", d, d))
         if np.any(length == 0.0):

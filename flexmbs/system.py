@@ -615,9 +615,10 @@ class System:
                                                    -lam . C_q q' = lam . C_t on C_q q' + C_t = 0
 
         so that d(T + V_g + U)/dt = P_loads + P_drivers + P_stiffening - P_damping.  The bodies' loads
-        and the rheonomic constraints are functions of one state, evaluated at each row (only for the
-        bodies with loads and when some constraint is rheonomic); the damping at all rows at once, and
-        so are the force elements' powers (`flexmbs.forces.element_power_history`: each element's
+        at all rows at once (`flexmbs.bodies.base.Body.powers`: each built-in load's ``power_history``;
+        a body with a user's load callable, a function of one state, row by row); the rheonomic
+        constraints at each row (only when some constraint is rheonomic); the damping at all rows at
+        once, and so are the force elements' powers (`flexmbs.forces.element_power_history`: each element's
         ``power_history`` on its sides' coordinates of all rows, gathered by one slice per side; a
         user's element with one-state ``powers`` only is evaluated row by row).
         ``drivers`` is NaN when a rheonomic constraint is present but lam is None (a formulation

@@ -14,7 +14,9 @@ bodies alike):
     P_damping = g'^T diag(c) g' >= 0,   P_loads = g' . f_a             powers (into the works)
 
 so d(T + V_g + U)/dt = P_loads - P_damping holds for the element exactly, whatever the bodies:
-Q is the gradient of U_e with the same G.  The measures:
+Q is the gradient of U_e with the same G.  The works and the energies of a block of outputs take
+U_e and the powers at all rows at once (`ForceElement.power_history`, ``potential_history``), with
+g' from the markers' rates (`flexmbs.bodies.motion.marker_motion`) rather than G v.  The measures:
 
 | element | g | n_g |
 | --- | --- | --- |
@@ -47,10 +49,13 @@ from typing import Callable
 import numpy as np
 
 from .bodies.base import real_number
-from .bodies.loads import _of_time
+from .bodies.loads import _of_time, values_of_time
+from .bodies.motion import marker_motion
 from .constraints.base import EMPTY, Ground, body_label, check_body_pair, joint_point
 from .user_functions import evaluate, non_finite
 
+# the force element kinds (tests and flexmbs.kernel_schema.KINDS read this list as such); the helpers over rows,
+# `element_power_history`, `element_potential_history` and `powerless`, are imported by name
 __all__ = ["ForceElement", "SpringDamper", "RotationalSpringDamper", "Bushing", "ForceLaw"]
 
 _H = np.sqrt(np.finfo(float).eps)
@@ -71,6 +76,42 @@ def _nonnegative(value, what: str, owner: str, n: int | None = None) -> np.ndarr
     if a is None or not np.all(np.isfinite(a)) or np.any(a < 0):
         raise ValueError(f"{owner}: `{what}` must be a number or {n} numbers, finite and >= 0, got {value!r}")
     return a
+
+
+def _rows(x) -> int:
+    """The number of rows of the stacked coordinates of an element's sides (each (n_t, n_q,b))."""
+    return len(x[0])
+
+
+def element_power_history(f, t, Qs, Vs) -> dict[str, np.ndarray]:
+    """{"damping", "loads"}: each (n_t,) [W], the powers of the force element ``f`` at the times t (n_t,)
+    and its sides' coordinates and velocities Qs, Vs ([Q_i, Q_j], each (n_t, n_q of its body); (n_t, 0)
+    for the ground): ``f.power_history`` when it has one (every element of flexmbs does, all rows at
+    once), else its one-state ``powers`` row by row (a user's element that gives one state only)."""
+    if callable(getattr(f, "power_history", None)):
+        return f.power_history(t, Qs, Vs)
+    out = {"damping": np.zeros(len(t)), "loads": np.zeros(len(t))}
+    for k, tk in enumerate(t):
+        for key, P in f.powers(float(tk), [Q[k] for Q in Qs], [V[k] for V in Vs]).items():
+            out[key][k] += P
+    return out
+
+
+def powerless(f) -> bool:
+    """True when the powers of the force element ``f`` are zero at every state: a `ForceElement` whose
+    powers are the linear law's (``power_history`` not overridden: a stop, friction and a user's
+    `ForceLaw` dissipate or feed power) with no damper (c = 0) and no actuator, a pure spring, whose
+    work is all in U.  Any other element (a `Contact`, a user's element) is taken to have power."""
+    return (isinstance(f, ForceElement) and type(f).power_history is ForceElement.power_history
+            and f.actuator is None and not np.any(f.c))
+
+
+def element_potential_history(f, Qs) -> np.ndarray:
+    """U_e (n_t,) [J] of the force element ``f`` at its sides' stacked coordinates Qs (as
+    `element_power_history`): ``f.potential_history`` when it has one, else ``potential`` row by row."""
+    if callable(getattr(f, "potential_history", None)):
+        return np.asarray(f.potential_history(Qs), dtype=float)
+    return np.array([f.potential([Q[k] for Q in Qs]) for k in range(_rows(Qs))], dtype=float)
 
 
 class ForceElement(ABC):
@@ -136,11 +177,17 @@ class ForceElement(ABC):
         what = f"{type(self).__name__} {self.name!r}: its actuator"
         value = np.asarray(evaluate(what, t, self.actuator, t), dtype=float)
         if value.shape != ():
-            raise ValueError(f"{type(self).__name__} {self.name!r}: its `actuator` must give a finite number at each "
-                             f"t, got {value.tolist()!r} (shape {value.shape}) at t = {float(t):g}")
+            raise self._not_a_number(t, value)
         if not np.isfinite(value):
             raise non_finite(what, t)
         return value.reshape(1)
+
+    def _not_a_number(self, t, value) -> ValueError:
+        """The error of an actuator whose value at t is not one number."""
+        value = np.asarray(value, dtype=float) if np.ndim(value) else value
+        shown = value.tolist() if isinstance(value, np.ndarray) else value
+        return ValueError(f"{type(self).__name__} {self.name!r}: its `actuator` must give a finite number at each "
+                          f"t, got {shown!r} (shape {np.shape(value)}) at t = {float(t):g}")
 
     def _state(self, t, qs, vs):
         g, G = self.measures(qs)
@@ -154,14 +201,59 @@ class ForceElement(ABC):
         return [Gb.T @ F for Gb in G]
 
     def potential(self, qs) -> float:
-        """U_e = 1/2 (g - g0)^T diag(k) (g - g0) [J]: the elastic energy stored in the element."""
-        dg = self.measures(qs)[0] - self.g0
-        return 0.5 * float(dg @ (self.k * dg))
+        """U_e = 1/2 (g - g0)^T diag(k) (g - g0) [J] at one state: `potential_history` of one row."""
+        return float(self.potential_history([np.asarray(q, dtype=float)[None] for q in qs])[0])
 
     def powers(self, t, qs, vs) -> dict:
-        """{"damping": g'^T diag(c) g' >= 0, "loads": g' . F_loads} [W] at one state."""
-        g, G, gd = self._state(t, qs, vs)
-        return {"damping": float(gd @ (self.c * gd)), "loads": float(gd @ self.law(t, g, gd)[1])}
+        """{"damping": g'^T diag(c) g' >= 0, "loads": g' . F_loads} [W] at one state: `power_history` of
+        one row."""
+        P = self.power_history(np.array([float(t)]), [np.asarray(q, dtype=float)[None] for q in qs],
+                               [np.asarray(v, dtype=float)[None] for v in vs])
+        return {key: float(x[0]) for key, x in P.items()}
+
+    # -- all rows at once (the works' integrand and the energies of a block of outputs) ------------
+    def measure_history(self, Qs, Vs=None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(g (n_t, n_g), g' = G v (n_t, n_g), or None when Vs is None) at the rows of the sides'
+        coordinates and velocities Qs, Vs ([Q_i, Q_j], each (n_t, n_q of its body), (n_t, 0) for the
+        ground).  The elements of flexmbs give it from their markers' positions and rates at all rows at
+        once (`marker_motion`); this default, for a subclass that gives ``measures`` only, evaluates
+        ``measures`` one row at a time."""
+        n_t = _rows(Qs)
+        g = np.empty((n_t, len(self.g0)))
+        gd = None if Vs is None else np.empty((n_t, len(self.g0)))
+        for k in range(n_t):
+            g[k], G = self.measures([Q[k] for Q in Qs])
+            if Vs is not None:
+                gd[k] = sum(Gb @ V[k] for Gb, V in zip(G, Vs))
+        return g, gd
+
+    def actuator_history(self, t) -> np.ndarray:
+        """f_a (n_t, 1) at the times t (n_t,): zero without an actuator; else `flexmbs.bodies.loads.values_of_time`:
+        offset + rate t for one that declares ``affine`` (a constant), one call with the array t for a
+        function that declares ``vectorized = True`` (as a driver's law, `flexmbs.constraints.base.law_history`),
+        else the user's function of one t, once per time.  The values are checked as `_actuator` checks one:
+        ValueError naming the element and the first t where it is not a number, `UserFunctionError`
+        where it raises or is NaN or inf."""
+        t = np.asarray(t, dtype=float).reshape(-1)
+        if self.actuator is None:
+            return np.zeros((len(t), len(self.g0)))
+        what = f"{type(self).__name__} {self.name!r}: its actuator"
+        return values_of_time(self.actuator, t, what, (), wrong_shape=self._not_a_number)[:, None]
+
+    def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
+        """{"damping": g'^T diag(c) g' >= 0, "loads": g' . f_a(t)}, each (n_t,) [W], at the times t (n_t,)
+        and the rows of Qs, Vs (`measure_history`), all rows at once; zeros without evaluating the
+        measures for an element without damping and actuator (`powerless`: a spring, its work is in U)."""
+        t = np.asarray(t, dtype=float).reshape(-1)
+        if powerless(self):
+            return {"damping": np.zeros(len(t)), "loads": np.zeros(len(t))}
+        gd = self.measure_history(Qs, Vs)[1]
+        return {"damping": (gd * gd) @ self.c, "loads": np.einsum("tg,tg->t", gd, self.actuator_history(t))}
+
+    def potential_history(self, Qs) -> np.ndarray:
+        """U_e = 1/2 (g - g0)^T diag(k) (g - g0) (n_t,) [J] at the rows of Qs (`measure_history`)."""
+        dg = self.measure_history(Qs)[0] - self.g0
+        return 0.5 * ((dg * dg) @ self.k)
 
     def tangent(self, t, qs, vs, geometric: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(K, C) = (-dQ/dq, -dQ/dv) over the stacked coordinates of both sides (n_i + n_j, n_i + n_j):
@@ -263,11 +355,27 @@ class SpringDamper(ForceElement):
         d = rj - ri
         length = float(np.linalg.norm(d))
         if length == 0.0:
-            raise ValueError(f"SpringDamper {self.name!r}: its points coincide (length 0), so its direction is "
-                             "undefined; give points apart, or use a Bushing")
+            raise self._coincident()
         e = d / length
         return np.array([length]), [-(e @ a.point_jacobian(qs[0], self.s[0]))[None],
                                     (e @ b.point_jacobian(qs[1], self.s[1]))[None]]
+
+    def _coincident(self) -> ValueError:
+        """The error of a spring whose points coincide: its direction e = d / l is undefined."""
+        return ValueError(f"SpringDamper {self.name!r}: its points coincide (length 0), so its direction is "
+                          "undefined; give points apart, or use a Bushing")
+
+    def measure_history(self, Qs, Vs=None):
+        """l = abs(d) and l' = d . (r_j' - r_i') / l (n_t, 1) with d = r_j - r_i, all rows at once."""
+        a, b = self.bodies
+        ri, vi = marker_motion(a, Qs[0], None if Vs is None else Vs[0], self.s[0])
+        rj, vj = marker_motion(b, Qs[1], None if Vs is None else Vs[1], self.s[1])
+        d = rj - ri
+        length = np.sqrt(np.einsum("ti,ti->t", d, d))
+        if np.any(length == 0.0):
+            raise self._coincident()
+        rate = None if Vs is None else (np.einsum("ti,ti->t", d, vj - vi) / length)[:, None]
+        return length[:, None], rate
 
 
 def _frame_axes(dim: int, axis) -> np.ndarray:
@@ -343,12 +451,15 @@ class RotationalSpringDamper(ForceElement):
         return cls(body_i, body_j, stiffness, rest_angle, damping, actuator, axis=axis,
                    name=name or f"RotationalSpringDamper({joint.name})")
 
+    def _from_rest(self, theta):
+        """theta (a number or an array) with theta - theta0 taken in [-pi, pi)."""
+        return self.g0[0] + (theta - self.g0[0] + np.pi) % (2 * np.pi) - np.pi
+
     def measures(self, qs):
         a, b = self._side
         ui, wi, uj = a.vector(qs[0], self.u_i), a.vector(qs[0], self.w_i), b.vector(qs[1], self.u_j)
         x, y = float(uj @ ui), float(uj @ wi)
-        theta = np.arctan2(y, x)
-        theta = self.g0[0] + (theta - self.g0[0] + np.pi) % (2 * np.pi) - np.pi     # theta - theta0 in [-pi, pi)
+        theta = self._from_rest(np.arctan2(y, x))
         r2 = x * x + y * y
         Vu, Vw, Vj = a.vector_jacobian(qs[0], self.u_i), a.vector_jacobian(qs[0], self.w_i), \
             b.vector_jacobian(qs[1], self.u_j)
@@ -356,6 +467,22 @@ class RotationalSpringDamper(ForceElement):
         Gi = (x * (uj @ Vw) - y * (uj @ Vu)) / r2
         Gj = (x * (wi @ Vj) - y * (ui @ Vj)) / r2
         return np.array([theta]), [Gi[None], Gj[None]]
+
+    def measure_history(self, Qs, Vs=None):
+        """theta (n_t, 1) as `measures` and theta' = (x y' - y x') / (x^2 + y^2) with x = u_j . u_i,
+        y = u_j . w_i and their rates from the directions' rates, all rows at once."""
+        a, b = self.bodies
+        Vi, Vj = (None, None) if Vs is None else Vs
+        ui, dui = marker_motion(a, Qs[0], Vi, self.u_i, vector=True)
+        wi, dwi = marker_motion(a, Qs[0], Vi, self.w_i, vector=True)
+        uj, duj = marker_motion(b, Qs[1], Vj, self.u_j, vector=True)
+        x, y = np.einsum("ti,ti->t", uj, ui), np.einsum("ti,ti->t", uj, wi)
+        theta = self._from_rest(np.arctan2(y, x))
+        if Vs is None:
+            return theta[:, None], None
+        xd = np.einsum("ti,ti->t", duj, ui) + np.einsum("ti,ti->t", uj, dui)
+        yd = np.einsum("ti,ti->t", duj, wi) + np.einsum("ti,ti->t", uj, dwi)
+        return theta[:, None], ((x * yd - y * xd) / (x * x + y * y))[:, None]
 
 
 class Bushing(ForceElement):
@@ -420,6 +547,30 @@ class Bushing(ForceElement):
             Gj.append(0.5 * (a[p] @ Vb[q] - a[q] @ Vb[p]))
         return np.array(g), [np.array(Gi).reshape(len(g), -1), np.array(Gj).reshape(len(g), -1)]
 
+    def measure_history(self, Qs, Vs=None):
+        """g as `measures` and g' by the product rule on the markers' rates, (n_t, n_g), all rows at once:
+        (a_k . d)' = a_k' . d + a_k . d' and ((a_p . b_q - a_q . b_p) / 2)' likewise."""
+        A, B = self.bodies
+        Vi, Vj = (None, None) if Vs is None else Vs
+        ri, vi = marker_motion(A, Qs[0], Vi, self.s[0])
+        rj, vj = marker_motion(B, Qs[1], Vj, self.s[1])
+        a = [marker_motion(A, Qs[0], Vi, u, vector=True) for u in self.a]
+        b = [marker_motion(B, Qs[1], Vj, u, vector=True) for u in self.b]
+        d = rj - ri
+
+        def dot(x, y):
+            return np.einsum("ti,ti->t", x, y)
+        g = [dot(ak, d) for ak, _ in a]
+        pairs = ((2, 1), (0, 2), (1, 0)) if self.dim == 3 else ((1, 0),)
+        g += [0.5 * (dot(a[p][0], b[q][0]) - dot(a[q][0], b[p][0])) for p, q in pairs]
+        if Vs is None:
+            return np.stack(g, axis=1), None
+        dd = vj - vi
+        gd = [dot(dak, d) + dot(ak, dd) for ak, dak in a]
+        gd += [0.5 * (dot(a[p][1], b[q][0]) + dot(a[p][0], b[q][1]) - dot(a[q][1], b[p][0]) - dot(a[q][0], b[p][1]))
+               for p, q in pairs]
+        return np.stack(g, axis=1), np.stack(gd, axis=1)
+
 
 class ForceLaw(ForceElement):
     """A user's force law between two markers: F = law(t, d, d') on point j, -F on point i.
@@ -448,6 +599,21 @@ class ForceLaw(ForceElement):
         a, b = self._side
         d = b.point(qs[1], self.s[1]) - a.point(qs[0], self.s[0])
         return d, [-a.point_jacobian(qs[0], self.s[0]), b.point_jacobian(qs[1], self.s[1])]
+
+    def measure_history(self, Qs, Vs=None):
+        """d = r_j - r_i and d' = r_j' - r_i' (n_t, dim), all rows at once."""
+        a, b = self.bodies
+        ri, vi = marker_motion(a, Qs[0], None if Vs is None else Vs[0], self.s[0])
+        rj, vj = marker_motion(b, Qs[1], None if Vs is None else Vs[1], self.s[1])
+        return rj - ri, None if Vs is None else vj - vi
+
+    def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
+        """{"damping": 0, "loads": d' . F(t, d, d')}, each (n_t,) [W]: d, d' at all rows at once; the user's
+        law is a function of one state, so it is called once per row (`law`, with its checks)."""
+        t = np.asarray(t, dtype=float).reshape(-1)
+        g, gd = self.measure_history(Qs, Vs)
+        F = np.array([self.law(tk, gk, gdk)[1] for tk, gk, gdk in zip(t, g, gd)], dtype=float).reshape(g.shape)
+        return {"damping": np.zeros(len(t)), "loads": np.einsum("tg,tg->t", gd, F)}
 
     def law(self, t, g, gd):
         """(F, F): the user's force on point j, all of its power into the works' ``loads``.  A law that

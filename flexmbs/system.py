@@ -475,9 +475,11 @@ class System:
 
     # -- force elements between bodies (flexmbs.forces) -----------------------------------------
     def _element_states(self, k, q, v):
-        """([q_i, q_j], [v_i, v_j]) of force element k (empty for the ground)."""
+        """([q_i, q_j], [v_i, v_j]) of force element k at one state q, v (n_q,), or at all the rows of
+        q, v (n_t, n_q) at once, each then (n_t, n_q of its body); empty for the ground ((0,), (n_t, 0))."""
         sls = self._fslices[k]
-        return ([EMPTY if sl is None else q[sl] for sl in sls], [EMPTY if sl is None else v[sl] for sl in sls])
+        empty = EMPTY if np.ndim(q) == 1 else np.zeros((len(q), 0))
+        return ([empty if sl is None else q[..., sl] for sl in sls], [empty if sl is None else v[..., sl] for sl in sls])
 
     @staticmethod
     def _stacked_columns(f, slices) -> np.ndarray | None:
@@ -572,22 +574,30 @@ class System:
             V += v_b
         for b in self._strained:
             U += b.strain_energies(q[:, self._qslice[id(b)]])
-        for k, f in enumerate(self.force_elements):          # springs between bodies: one state at a time
-            U += np.array([f.potential(self._element_states(k, qk, qk)[0]) for qk in q], dtype=float)
+        if self.force_elements:                              # springs, stops, contacts: all rows at once
+            from .forces import element_potential_history
+            for k, f in enumerate(self.force_elements):
+                U += element_potential_history(f, self._element_states(k, q, q)[0])
         return SystemEnergy(T, V, U)
 
     def works_vanish(self) -> bool:
         """True when every power of `power_history` is zero at every state, so that a run's works are
-        zero at every output without a quadrature: no force element (springs, dampers, actuators,
-        contacts, joint stops), no rheonomic constraint (drivers, prescribed frames), and every body's
-        powers those of `flexmbs.bodies.base.Body.powers` (its loads) with no loads; a body kind with
-        forces of its own (the flexible body's nodal loads, damping, stiffening) overrides ``powers``.
-        Kept next to `power_history`: a power source added there is one to name here.  The triple
-        pendulum under gravity alone: 28 % of its AB4 step went to the quadrature of these zeros (the
-        dense output at 3 Gauss points and `power_history`, 2026-11-27)."""
+        zero at every output without a quadrature: no force element with power (a spring without
+        damper and actuator has none, its work is in U: `flexmbs.forces.powerless`; dampers, actuators,
+        force laws, contacts and joint stops have), no rheonomic constraint (drivers, prescribed frames),
+        and every body's powers those of `flexmbs.bodies.base.Body.powers` (its loads) with no loads; a
+        body kind with forces of its own (the flexible body's nodal loads, damping, stiffening) overrides
+        ``powers``.  Kept next to `power_history`: a power source added there is one to name here.  The
+        triple pendulum under gravity alone: 28 % of its AB4 step went to the quadrature of these zeros
+        (the dense output at 3 Gauss points and `power_history`, 2026-11-27)."""
         from .bodies.base import Body
-        return (not self.force_elements and not any(c.rheonomic for c in self.constraints)
-                and all(type(b).powers is Body.powers and not b.loads for b in self.bodies))
+        if any(c.rheonomic for c in self.constraints) or not all(type(b).powers is Body.powers and not b.loads
+                                                                  for b in self.bodies):
+            return False
+        if not self.force_elements:
+            return True
+        from .forces import powerless
+        return all(powerless(f) for f in self.force_elements)
 
     def power_history(self, t, q, v, lam=None) -> dict[str, np.ndarray]:
         """Powers [W], each (n_t,), of the forces that do work outside T + V_g + U, at the times t
@@ -604,9 +614,13 @@ class System:
                                                    constraints (drivers, prescribed frames):
                                                    -lam . C_q q' = lam . C_t on C_q q' + C_t = 0
 
-        so that d(T + V_g + U)/dt = P_loads + P_drivers + P_stiffening - P_damping.  The loads and
-        the rheonomic constraints are functions of one state, evaluated at each row (only for the
-        bodies with loads and when some constraint is rheonomic); the damping at all rows at once.
+        so that d(T + V_g + U)/dt = P_loads + P_drivers + P_stiffening - P_damping.  The bodies' loads
+        at all rows at once (`flexmbs.bodies.base.Body.powers`: each built-in load's ``power_history``;
+        a body with a user's load callable, a function of one state, row by row); the rheonomic
+        constraints at each row (only when some constraint is rheonomic); the damping at all rows at
+        once, and so are the force elements' powers (`flexmbs.forces.element_power_history`: each element's
+        ``power_history`` on its sides' coordinates of all rows, gathered by one slice per side; a
+        user's element with one-state ``powers`` only is evaluated row by row).
         ``drivers`` is NaN when a rheonomic constraint is present but lam is None (a formulation
         without multipliers)."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
@@ -617,10 +631,11 @@ class System:
             sl = self._qslice[id(b)]
             for key, P in b.powers(t, q[:, sl], v[:, sl], self.gravity).items():
                 out[key] += P
-        for k, f in enumerate(self.force_elements):          # dampers and actuators between bodies
-            for i, (tk, qk, vk) in enumerate(zip(t, q, v)):
-                for key, P in f.powers(float(tk), *self._element_states(k, qk, vk)).items():
-                    out[key][i] += P
+        if self.force_elements:                              # dampers, actuators, stops, contacts: all rows at once
+            from .forces import element_power_history
+            for k, f in enumerate(self.force_elements):
+                for key, P in element_power_history(f, t, *self._element_states(k, q, v)).items():
+                    out[key] += P
         if any(c.rheonomic for c in self.constraints):
             if lam is None:
                 out["drivers"][:] = np.nan

@@ -190,16 +190,16 @@ def test_the_index1_runs_lapack_is_scipys_without_importing_scipy(tmp_path):
     assert "SCIPY []" in proc.stdout, proc.stdout
 
 
-def pendulum_pair(loads=(), spring=False):
+def pendulum_pair(loads=(), spring=False, damping=0.0):
     """Two rigid bodies (Euler parameters) on spherical joints under gravity, a load on the second or a
-    spring between them when asked."""
+    spring (with a damper when ``damping`` > 0) between them when asked."""
     from flexmbs.bodies import RigidBodyEP
     from flexmbs.constraints import Spherical
     from flexmbs.forces import SpringDamper
     J = np.diag([1e-4, 1e-3, 1e-3])
     a = RigidBodyEP("a", 1.0, J, centroid=[0.1, 0, 0])
     b = RigidBodyEP("b", 1.0, J, position=[0.2, 0, 0], centroid=[0.1, 0, 0], loads=loads)
-    forces = [SpringDamper(a, [0.2, 0, 0], b, [0.2, 0, 0], 100.0, name="spring")] if spring else []
+    forces = [SpringDamper(a, [0.2, 0, 0], b, [0.2, 0, 0], 100.0, damping=damping, name="spring")] if spring else []
     return fm.System([a, b], [Spherical(None, a, at=[0, 0, 0], name="O"), Spherical(a, b, at=[0.2, 0, 0], name="P")],
                      gravity=[0, -9.81, 0], forces=forces)
 
@@ -208,7 +208,8 @@ WORKS = {   # system: whether some power of System.power_history may be nonzero
     "two rigid bodies under gravity": (lambda: pendulum_pair(), True),
     "a load on a body": (lambda: pendulum_pair(loads=[lambda body, t, q, v: np.r_[0.0, 1.0, 0.0, np.zeros(4)]]),
                          False),
-    "a spring between the bodies": (lambda: pendulum_pair(spring=True), False),
+    "a spring between the bodies (its work is in U)": (lambda: pendulum_pair(spring=True), True),
+    "a spring-damper between the bodies": (lambda: pendulum_pair(spring=True, damping=0.5), False),
     "a driver (rheonomic)": (driven_crank_and_rod, False),
     "a flexible body (own powers)": (lambda: slider_crank.build_coupled(elements=4)[0], False),
 }
@@ -217,7 +218,7 @@ WORKS = {   # system: whether some power of System.power_history may be nonzero
 @pytest.mark.parametrize("name", WORKS)
 def test_works_vanish_only_without_a_power_source(name):
     """`System.works_vanish` is True for a System whose `power_history` has no source, False as soon as
-    one is there (loads, force elements, drivers, a body kind with its own powers)."""
+    one is there (loads, dampers, drivers, a body kind with its own powers); a spring alone is none."""
     build, vanish = WORKS[name]
     assert build().works_vanish() is vanish
 

@@ -94,14 +94,22 @@ class Body(ABC):
 
     def powers(self, t, Q, V, gravity) -> dict[str, np.ndarray]:
         """Powers [W] of the body's non-conservative forces, each (n_t,), at the times t and rows of
-        Q, V (n_t, n_q): ``loads``, P = q' . sum of the body's loads (`applied`).  A load is a
-        function of one state, ``load(body, t, q, v)``, so a body with loads evaluates them at each
-        row; a body without loads costs nothing.  Bodies with other such forces (the flexible
+        Q, V (n_t, n_q): ``loads``, P = q' . sum of the body's loads (`applied`).  When every load
+        gives ``power_history(body, t, Q, V, what)`` (the built-in loads of `flexmbs.bodies.loads`:
+        P = F . r_P', T . omega from the markers' and the body's rates), all rows at once; else, with
+        a user's own load callable (a function of one state, ``load(body, t, q, v)``), `applied` at
+        each row.  A body without loads costs nothing.  Bodies with other such forces (the flexible
         body's damping and stiffening) add their keys."""
         P = np.zeros(len(Q))
-        if self.loads:
-            for k, (tk, q, v) in enumerate(zip(t, Q, V)):
-                P[k] = self.applied(float(tk), q, v) @ v
+        if not self.loads:
+            return {"loads": P}
+        if all(callable(getattr(load, "power_history", None)) for load in self.loads):
+            t = np.asarray(t, dtype=float).reshape(-1)
+            for i, load in enumerate(self.loads):
+                P += load.power_history(self, t, Q, V, f"body {self.name!r}: load {i}")
+            return {"loads": P}
+        for k, (tk, q, v) in enumerate(zip(t, Q, V)):
+            P[k] = self.applied(float(tk), q, v) @ v
         return {"loads": P}
 
     def strain_energies(self, Q) -> np.ndarray:

@@ -819,21 +819,52 @@ class FlexibleBody(Body):
 
     def powers(self, t, Q, V, gravity) -> dict[str, np.ndarray]:
         """`Body.powers` (the loads of ``loads``) plus the Model's nodal loads in ``loads``
-        (Q_nodal . q', all coordinates), ``damping``: the power dissipated by the Rayleigh damping,
+        (Q_nodal . q', all coordinates, all rows at once: `nodal_load_powers`), ``damping``: the power dissipated by the Rayleigh damping,
         delta'^T C delta' >= 0 (all rows at once), and ``stiffening``: the power of the "omega"
         geometric stiffening force, -delta' . K_geo(omega, g, f) delta, which has no potential
         (the "axial-strain" stiffening is conservative: its energy is in the strain energy)."""
         out = super().powers(t, Q, V, gravity)
         md = self.model
-        if self._loads:                      # the nodal loads: applied_forces without gravity
-            out["loads"] = out["loads"] + np.array([self.applied_forces(float(tk), q, None) @ v
-                                                    for tk, q, v in zip(t, Q, V)]).reshape(len(Q))
+        if self._loads:                      # the nodal loads: applied_forces without gravity, all rows at once
+            out["loads"] = out["loads"] + self.nodal_load_powers(t, Q, V)
         D = np.asarray(V, dtype=float)[:, 7:]
         out["damping"] = (np.einsum("tn,tn->t", D, np.asarray(md.C_damp @ D.T).T) if md.C_op is not None
                           else np.zeros(len(Q)))
         if self.stiffening in ("omega", "modal-stress"):
             out["stiffening"] = -np.array([self.geometric_stiffness_force(float(tk), q, v, gravity) @ v[7:]
                                            for tk, q, v in zip(t, Q, V)]).reshape(len(Q))
+        return out
+
+    def nodal_load_powers(self, t, Q, V) -> np.ndarray:
+        """P = q' . Q_nodal (n_t,) of the Model's nodal loads (`applied_forces` without gravity) at the
+        times t and the rows of Q, V, all rows at once:
+
+        .. code:: text
+
+            P = sum_j f_j(t) (A v_j) . (R' + V(p, y_j) p')      forces at the nodes y_j = X_j + Phi_j delta
+              + sum_j f_j(t) v_j . omega_b,  omega_b = 2 G(p) p'  moments (body components)
+              + delta' . (Q f(t))                                 their elastic part
+
+        with v_j the body-frame value of entry j (`nodal_loads`) and f(t) the loads' time factors
+        (`flexmbs.bodies.loads.values_of_time`: each factor once per time unless it declares
+        ``vectorized``; its errors name ``loads[i].f`` and t, as `Model.load_factors`)."""
+        from .loads import values_of_time
+        t = np.asarray(t, dtype=float).reshape(-1)
+        Q, V = np.asarray(Q, dtype=float), np.asarray(V, dtype=float)
+        kind, X, Phi, vecs = self._loads[:4]
+        f = np.stack([np.ones(len(t)) if load.f is None else values_of_time(load.f, t, f"`loads[{i}].f`", ())
+                      for i, load in enumerate(self.model.loads)], axis=1)              # (n_t, n_loads)
+        values = vecs[None] * f[:, self._loads.load, None]                             # (n_t, k, 3), body
+        P, pd, delta = Q[:, 3:7], V[:, 3:7], Q[:, 7:]
+        out = np.einsum("tn,tn->t", V[:, 7:], np.asarray(self.model.Q @ f.T).T)       # delta' . Q f
+        if len(X):
+            y = X[None] + np.einsum("kan,tn->tka", Phi, delta)                          # (n_t, k_f, 3)
+            F = np.einsum("tab,tkb->tka", ep_to_matrix(P), values[:, kind == 0])        # global
+            rate = np.einsum("tkab,tb->tka", ep_vector_jacobian(P[:, None, :], y), pd)  # V(p, y_j) p'
+            out += np.einsum("tka,ta->t", F, V[:, :3]) + np.einsum("tka,tka->t", F, rate)
+        if np.any(kind == 1):
+            omega_b = 2.0 * np.einsum("tij,tj->ti", ep_G(P), pd)
+            out += np.einsum("tka,ta->t", values[:, kind == 1], omega_b)
         return out
 
     def strain_energies(self, Q) -> np.ndarray:

@@ -14,6 +14,20 @@ Each load carries its kind and data in the attribute ``spec`` (("torque", T, loc
 ("point", s, F, local), ("spring", s, anchor, k, l0, c), with T and F functions of t), from
 which `flexmbs.compiled` evaluates it in C; a load without ``spec`` (any other callable) is
 evaluated only on the numpy path.
+
+Each also gives its power P = q' . Q at all the rows of a block at once (the works of a run,
+`flexmbs.bodies.base.Body.powers`), ``load.power_history(body, t, Q, V, what) -> P (n_t,)``, from the
+marker's velocity and the body's angular velocity over rows (`flexmbs.bodies.motion`):
+
+.. code:: text
+
+    point_load:       P = F(t) . r_P'                   (body-fixed: (A F) . r_P')
+    torque_load:      P = T(t) . omega                  (body-fixed: (A T) . omega; 2D: T theta')
+    spring_to_ground: P = F_P . r_P' = -(k (l - l0) + c l') l'
+
+F(t) and T(t) are taken at all times at once for a constant (``affine``) and by one call with the
+array of times for a function that declares ``vectorized = True``; any other function of t, once
+per time (`values_of_time`).
 """
 from __future__ import annotations
 
@@ -21,7 +35,12 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["point_load", "torque_load", "spring_to_ground", "check_loads"]
+from ..lazy import LazyModule
+from ..user_functions import evaluate, non_finite
+
+motion = LazyModule("flexmbs.bodies.motion")     # the rates over rows, imported at the first power (flexmbs.lazy)
+
+__all__ = ["point_load", "torque_load", "spring_to_ground", "check_loads", "values_of_time"]
 
 
 def _of_time(value, what: str, maker: str) -> Callable:
@@ -41,6 +60,58 @@ def _of_time(value, what: str, maker: str) -> Callable:
         return c
     constant.affine = (c, 0.0)          # its value c + 0 t, evaluated by the compiled kernel (flexmbs.compiled.time_law)
     return constant
+
+
+def values_of_time(f, t, what: str, shape: tuple, wrong_shape: Callable | None = None) -> np.ndarray:
+    """The values (n_t, *shape) of a function of time ``f`` (a load's force or torque from `_of_time`, a
+    force element's actuator) at the times t (n_t,): offset + rate t at all times for one that declares
+    ``affine`` = (offset, rate) (a constant), one call ``f(t)`` with the array t for one that declares
+    ``vectorized = True`` (it must return shape (n_t, *shape)), else ``f`` once per time.  ``what``
+    names the function in the errors: a `UserFunctionError` where ``f`` raises or gives NaN or inf
+    (with the time), ValueError where a value has another shape than ``shape`` (the error
+    ``wrong_shape(t, value)`` gives, if given, for a value of one time)."""
+    t = np.asarray(t, dtype=float).reshape(-1)
+    n_t = len(t)
+    affine = getattr(f, "affine", None)
+    if affine is not None and np.shape(affine[0]) == shape and np.shape(affine[1]) in ((), shape):
+        offset, rate = (np.asarray(x, dtype=float) for x in affine)
+        return offset + t.reshape((n_t,) + (1,) * len(shape)) * rate
+    if n_t == 0:
+        return np.zeros((0,) + shape)
+    if getattr(f, "vectorized", False):
+        values = np.asarray(evaluate(f"{what} (vectorized, at {n_t} times)", float(t[0]), f, t), dtype=float)
+        if values.shape != (n_t,) + shape:
+            raise ValueError(f"{what} declares `vectorized` and must return an array of shape {(n_t,) + shape} (a "
+                             f"value of shape {shape} at each of the {n_t} times), got shape {values.shape}")
+    else:
+        raw = [evaluate(what, tk, f, tk) for tk in t.tolist()]
+        numbers = [_numbers(x) for x in raw]
+        bad = next((k for k, x in enumerate(numbers) if x is None or x.shape != shape), None)
+        if bad is not None:
+            if wrong_shape is not None:
+                raise wrong_shape(float(t[bad]), raw[bad])
+            raise ValueError(f"{what} must give numbers of shape {shape} at each t, got {raw[bad]!r} (shape "
+                             f"{np.shape(raw[bad])}) at t = {t[bad]:g}")
+        values = np.array(numbers).reshape((n_t,) + shape)
+    finite = np.isfinite(values.reshape(n_t, -1)).all(axis=1)
+    if not finite.all():
+        raise non_finite(what, float(t[np.argmin(finite)]))
+    return values
+
+
+def _numbers(x) -> np.ndarray | None:
+    """x as an array of floats, None if it is not numbers (a string, a dict)."""
+    if isinstance(x, (str, bytes)):
+        return None
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+def _global(body, Q, local: bool, X) -> np.ndarray:
+    """X (n_t, dim) in global components: A X at each row for body-fixed ones (``local``), else X."""
+    return (motion.rotation_history(body, Q) @ X[..., None])[..., 0] if local else X
 
 
 def _label(load, k: int) -> str:
@@ -77,6 +148,13 @@ def point_load(s, force, local: bool = False) -> Callable:
     def load(body, t, q, v):
         F = np.asarray(f(t), dtype=float)
         return body.point_force(q, s, body.rotation(q) @ F if local else F)
+
+    def power_history(body, t, Q, V, what: str = "point_load") -> np.ndarray:
+        """P = F . r_P' (n_t,) at the times t and the rows of Q, V: F (A F if ``local``) of all times,
+        r_P' of all rows (`marker_motion`)."""
+        F = _global(body, Q, local, values_of_time(f, t, what, (body.dim,)))
+        return np.einsum("ti,ti->t", F, motion.marker_motion(body, Q, V, s)[1])
+    load.power_history = power_history
     load.spec = ("point", s, f, bool(local))
     load.__name__ = "point_load"
     return load
@@ -91,6 +169,15 @@ def torque_load(torque, local: bool = False) -> Callable:
         if local and body.dim == 3:
             T = body.rotation(q) @ np.asarray(T, dtype=float)
         return body.torque(q, T)
+
+    def power_history(body, t, Q, V, what: str = "torque_load") -> np.ndarray:
+        """P = T . omega (n_t,) at the times t and the rows of Q, V (2D: T theta'): T (A T if ``local``,
+        3D) of all times, omega of all rows (`angular_velocity_history`)."""
+        omega = motion.angular_velocity_history(body, Q, V)
+        if body.dim == 2:
+            return values_of_time(f, t, what, ()) * omega
+        return np.einsum("ti,ti->t", _global(body, Q, local, values_of_time(f, t, what, (3,))), omega)
+    load.power_history = power_history
     load.spec = ("torque", f, bool(local))
     load.__name__ = "torque_load"
     return load
@@ -107,11 +194,28 @@ def spring_to_ground(s, anchor, stiffness: float, rest_length: float, damping: f
         d = body.point(q, s) - anchor
         length = float(np.linalg.norm(d))
         if length == 0.0:
-            raise ValueError(f"spring_to_ground on body {body.name!r}: the spring has zero length (its direction "
-                             "is undefined)")
+            raise _zero_length(body)
         e = d / length
         rate = float(e @ (body.point_jacobian(q, s) @ v)) if c else 0.0
         return body.point_force(q, s, -(k * (length - l0) + c * rate) * e)
+
+    def power_history(body, t, Q, V, what: str = "spring_to_ground") -> np.ndarray:
+        """P = F_P . r_P' = -(k (l - l0) + c l') l' (n_t,) with l' = d . r_P' / l, d = r_P - anchor, at
+        the rows of Q, V (r_P, r_P' of all rows: `marker_motion`); the spring's law is constant."""
+        r, r_dot = motion.marker_motion(body, Q, V, s)
+        d = r - anchor
+        length = np.sqrt(np.einsum("ti,ti->t", d, d))
+        if np.any(length == 0.0):
+            raise _zero_length(body)
+        rate = np.einsum("ti,ti->t", d, r_dot) / length
+        return -(k * (length - l0) + c * rate) * rate
+    load.power_history = power_history
     load.spec = ("spring", s, anchor, k, l0, c)
     load.__name__ = "spring_to_ground"
     return load
+
+
+def _zero_length(body) -> ValueError:
+    """The error of a spring to the ground of zero length: its direction d / l is undefined."""
+    return ValueError(f"spring_to_ground on body {body.name!r}: the spring has zero length (its direction is "
+                      "undefined)")

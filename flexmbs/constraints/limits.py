@@ -55,6 +55,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bodies.base import real_number
+from ..bodies.motion import marker_motion
 from ..forces import ForceElement, RotationalSpringDamper
 from .joints import Prismatic, Revolute
 from .planar import PlanarPrismatic, PlanarRevolute
@@ -117,8 +118,25 @@ class _JointCoordinateForce(ForceElement):
             return self.gauge.measures(qs)
         return self._slide(qs)
 
-    def potential(self, qs) -> float:
-        return 0.0
+    def measure_history(self, Qs, Vs=None):
+        """(x, x') (n_t, 1) at all rows at once: the gauge's angle and rate (revolute) or the sliding
+        x = a_i . (r_j - r_i) - x_start and x' = a_i' . (r_j - r_i) + a_i . (r_j' - r_i') (prismatic)."""
+        if self.kind == "angle":
+            return self.gauge.measure_history(Qs, Vs)
+        a, b = self.bodies
+        Vi, Vj = (None, None) if Vs is None else Vs
+        ri, vi = marker_motion(a, Qs[0], Vi, self.points[0])
+        rj, vj = marker_motion(b, Qs[1], Vj, self.points[1])
+        u, du = marker_motion(a, Qs[0], Vi, self.axis_i, vector=True)
+        d = rj - ri
+        x = (np.einsum("ti,ti->t", u, d) - self.x_start)[:, None]
+        if Vs is None:
+            return x, None
+        return x, (np.einsum("ti,ti->t", du, d) + np.einsum("ti,ti->t", u, vj - vi))[:, None]
+
+    def potential_history(self, Qs) -> np.ndarray:
+        """Zero (n_t,): friction stores no energy (a stop overrides it)."""
+        return np.zeros(len(Qs[0]))
 
     def _unit(self) -> str:
         return "rad" if self.kind == "angle" else "m"
@@ -214,18 +232,35 @@ class JointLimit(_JointCoordinateForce):
             dv -= k * delta ** n * (-loss * ds)
         return np.array([[dx]]), np.array([[dv]])
 
-    def potential(self, qs) -> float:
-        """U = k delta^(n+1) / (n+1) of the stops in contact [J]."""
-        x = float(self.measures(qs)[0][0])
-        n = self.exponent
-        return float(sum(self.stiffness * d ** (n + 1.0) / (n + 1.0) for d, _, _ in self._penetrations(x, 0.0)))
+    def _penetration_history(self, x, rate) -> list:
+        """[(delta, delta')] (each (n_t,)) of each stop given, delta = 0 where it is not in contact
+        (`_penetrations` at all rows)."""
+        out = []
+        if self.upper is not None:
+            out.append((np.maximum(x - self.upper, 0.0), rate))
+        if self.lower is not None:
+            out.append((np.maximum(self.lower - x, 0.0), -rate))
+        return out
 
-    def powers(self, t, qs, vs) -> dict:
-        """{"damping": (1 - e^2) k delta^n sigma(delta') (-delta') >= 0, "loads": 0} [W]."""
-        g, _, gd = self._state(t, qs, vs)
+    def potential_history(self, Qs) -> np.ndarray:
+        """U = k delta^(n+1) / (n+1) (n_t,) [J] of the stops in contact, all rows at once."""
+        x = self.measure_history(Qs)[0][:, 0]
+        n = self.exponent
+        U = np.zeros(len(x))
+        for d, _ in self._penetration_history(x, x):
+            U += self.stiffness * d ** (n + 1.0) / (n + 1.0)
+        return U
+
+    def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
+        """{"damping": (1 - e^2) k delta^n sigma(delta') (-delta') >= 0, "loads": 0}, each (n_t,) [W], with
+        sigma(r) = tanh^2(max(0, -r) / v_s) (`_sigma`), all rows at once."""
+        g, gd = self.measure_history(Qs, Vs)
         k, n, loss = self.stiffness, self.exponent, 1.0 - self.restitution ** 2
-        P = sum(loss * k * d ** n * self._sigma(r)[0] * (-r) for d, r, _ in self._penetrations(float(g[0]), float(gd[0])))
-        return {"damping": float(P), "loads": 0.0}
+        P = np.zeros(len(g))
+        for d, r in self._penetration_history(g[:, 0], gd[:, 0]):
+            sigma = np.tanh(np.maximum(-r, 0.0) / self.transition_speed) ** 2
+            P += loss * k * d ** n * sigma * (-r)
+        return {"damping": P, "loads": np.zeros(len(g))}
 
 
 class JointFriction(_JointCoordinateForce):
@@ -263,8 +298,8 @@ class JointFriction(_JointCoordinateForce):
         th = np.tanh(float(gd[0]) / self.creep_speed)
         return np.zeros((1, 1)), np.array([[-self.friction * (1.0 - th * th) / self.creep_speed]])
 
-    def powers(self, t, qs, vs) -> dict:
-        """{"damping": F_c tanh(x' / v_c) x' >= 0, "loads": 0} [W]."""
-        v = float(self._state(t, qs, vs)[2][0])
-        return {"damping": float(self.friction * np.tanh(v / self.creep_speed) * v), "loads": 0.0}
+    def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
+        """{"damping": F_c tanh(x' / v_c) x' >= 0, "loads": 0}, each (n_t,) [W], all rows at once."""
+        v = self.measure_history(Qs, Vs)[1][:, 0]
+        return {"damping": self.friction * np.tanh(v / self.creep_speed) * v, "loads": np.zeros(len(v))}
 

@@ -41,10 +41,12 @@ from ..bodies.tree import COMPLEX_STEP
 from .base import forward_difference_jacobian
 from .body_terms import KANE_VOLTERRA, BodyTerms
 
-__all__ = ["QuasiVelocities", "constraint_rows", "system_kinematics", "ignorable_coordinates",
-           "check_ignorable", "IGNORABLE_TOL", "QuasiVelocityError"]
+__all__ = ["QuasiVelocities", "constraint_rows", "constraint_rows_history", "system_kinematics",
+           "ignorable_coordinates", "check_ignorable", "least_squares_history", "IGNORABLE_TOL", "QuasiVelocityError"]
 
 IGNORABLE_TOL = 1e-9         # |dM/dq_k|, |Q_k|, |a_k| relative to the largest |M|, |Q|, |a|
+SINGULAR_HINT = ("the quasi-velocities' Y no longer completes the constraint rows there (give another `Y`) or the "
+                 "constraints lost rank; formulation 'lagrange' takes the same System")   # `multiplier_history`'s
 SPAN_TOL = 1e-8              # |a W| relative to |a| |W| accepted as "W spans the admissible velocities"
 
 
@@ -106,6 +108,27 @@ def constraint_rows(system, t, q):
                 a[rows, system.slice(body)] += blk
         b[rows] = bc
     return a, b
+
+
+def constraint_rows_history(system, t, q) -> tuple[np.ndarray, np.ndarray]:
+    """(a (N, r, m), b (N, r)): `constraint_rows` at the N times t (N,) and rows of q (N, m), real or complex
+    (a complex step), one state after the other: the constraints evaluate one configuration at a time."""
+    rows = [constraint_rows(system, tk, qk) for tk, qk in zip(t, q)]
+    dtype = np.result_type(np.asarray(q).dtype, np.asarray(t).dtype, float)
+    a = np.array([r[0] for r in rows], dtype=dtype).reshape(len(q), system.n_c, system.n_q)
+    return a, np.array([r[1] for r in rows], dtype=dtype).reshape(len(q), system.n_c)
+
+
+def least_squares_history(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x (N, k) of the N least-squares problems min ||A x - b||_2, A (N, n, k), b (N, n), at once:
+
+    .. code:: text
+
+        x = A^+ b          A^+ the Moore-Penrose pseudo-inverse (stacked SVD, `numpy.linalg.pinv`)
+
+    `numpy.linalg.lstsq`'s solution one problem at a time (the least-norm one where A loses rank), with its
+    cut-off: singular values below max(n, k) eps s_max are dropped."""
+    return np.einsum("kij,kj->ki", np.linalg.pinv(A), b)
 
 
 def system_kinematics(system, q):
@@ -258,12 +281,43 @@ class QuasiVelocities:
             W = np.asarray(self._Wf(t, q))
             X = np.zeros(self.m, dtype=W.dtype) if self._Xf is None else np.asarray(self._Xf(t, q))
             return W, X
-        S, rhs = self._stack(t, q, kin)
-        R = np.zeros((self.m, self.p + 1), dtype=S.dtype)
-        R[:self.p, :self.p] = np.eye(self.p)
-        R[:, self.p] = -rhs
+        return self._solve_stack(*self._stack(t, q, kin))
+
+    def _solve_stack(self, S, rhs):
+        """(W, X) of ``S [W X] = [[I_p 0]; [0 -rhs_rest]]``, i.e. S W = [I_p; 0], S X = -rhs (module docstring),
+        for one S (m, m) or a stack (N, m, m) of them: one solve with p + 1 right-hand sides."""
+        R = np.zeros(S.shape[:-1] + (self.p + 1,), dtype=S.dtype)
+        R[..., :self.p, :self.p] = np.eye(self.p)
+        R[..., self.p] = -rhs
         sol = np.linalg.solve(S, R)
-        return sol[:, :self.p], sol[:, self.p]
+        return sol[..., :self.p], sol[..., self.p]
+
+    def maps_history(self, t, q, a, b, kin=None, M=None):
+        """(W (N, m, p), X (N, m)) at the N times t (N,) and rows of q (N, m), real or complex, from the constraint
+        rows a (N, r, m), b (N, r) there (`constraint_rows_history`, or the kernel's C_q and C_t): the stacked
+        S = [Y; M_I; a] and right-hand sides (Z; -G; b) of `maps`, then one stacked solve.  The momentum rows
+        M_I (ignorable coordinates only) are taken from the mass matrices M (N, m, m) when given, else from the
+        parts' kinematics ``kin`` at q (`system_kinematics`, computed when not given).  Y, Z given as callables
+        and W, X given directly are user functions of one state: called state by state."""
+        t = np.asarray(t)
+        N = len(q)
+        if self._Wf is not None:
+            maps = [self.maps(tk, qk) for tk, qk in zip(t, q)]
+            return np.array([w for w, _ in maps]).reshape(N, self.m, self.p), np.array([x for _, x in maps])
+        dtype = np.result_type(np.asarray(q).dtype, a.dtype, t.dtype)
+        S, rhs = np.empty((N, self.m, self.m), dtype=dtype), np.empty((N, self.m), dtype=dtype)
+        if callable(self._Yc):
+            S[:, :self.p] = [self._Yc(tk, qk) for tk, qk in zip(t, q)]
+        else:
+            S[:, :self.p] = self._Yc
+        rhs[:, :self.p] = 0.0 if self._Zc is None else [self._Zc(tk, qk) for tk, qk in zip(t, q)]
+        if self.s:
+            if M is None:
+                M = _mass_matrix(*(system_kinematics(self.system, q) if kin is None else kin))
+            S[:, self.p:self.p + self.s] = M[:, self.ignorable]
+            rhs[:, self.p:self.p + self.s] = -self.G
+        S[:, self.p + self.s:], rhs[:, self.p + self.s:] = a, b
+        return self._solve_stack(S, rhs)
 
     def maps_and_rates(self, t, q, qdot):
         """(W, X, W', X') at (t, q) with W' = dW/dt along q' (one complex step)."""
@@ -483,14 +537,72 @@ class QuasiVelocityForm:
                        jacobian_key=self.jacobian_key, linear=self.linear,
                        **system_checks(self.system, self.physical))
 
+    def multiplier_history(self, t, x) -> np.ndarray:
+        """lam (N, n_c) at the states x (N, n_state) and times t (N,), e.g. the outputs of a run: `multipliers`'
+        equations on all the states at once, in chunks of `flexmbs.formulations.index1.HISTORY_CHUNK` states:
+
+        .. code:: text
+
+            a^T lam = Q_e - sum_i [B_i^T m_i a_i + D_i^T (I_i alpha_i + omega_i x I_i omega_i)]
+            a_i = B_i q'' + B_i' q',  alpha_i = D_i q'' + D_i' q',  q'' = W u' + W' u + X'
+
+        with u' the formulation's own (`quasi_accelerations`, stacked) and lam by the stacked least squares
+        (`least_squares_history`: lstsq's solution).  The parts' kinematics, W, X and their rates along q' come
+        from one complex step of all the states (`complex_step_history`); the constraint rows and the active
+        forces Q_e are the System's, evaluated state by state (numpy: the compiled kernel gives Lagrange's
+        Q = Q_e + Q_v, not the active forces, and no complex step)."""
+        from .index1 import chunks_of_history, history_states
+        t, x = history_states(t, x, self.n_state, f"{type(self).__name__}.multiplier_history")
+        if self.system.n_c == 0 or not len(t):
+            return np.zeros((len(t), self.system.n_c))
+        return chunks_of_history(self._stacked_multipliers, t, x, self.system.n_q + self.system.n_c, SINGULAR_HINT,
+                                 f"{type(self).__name__}.multiplier_history")
+
+    def _stacked_multipliers(self, t, x) -> np.ndarray:
+        """lam (N, n_c) of one chunk of `multiplier_history`."""
+        h = COMPLEX_STEP
+        q, u = x[:, :self.m], x[:, self.m:]
+        qd, kin, Wc, Xc, a = self.complex_step_history(t, q, u)
+        Qe = np.array([self.terms.active_forces(tk, qk, vk) for tk, qk, vk in zip(t, q, qd)])
+        u_dot = self.quasi_accelerations(u, qd, kin, Wc, Xc, Qe)
+        qdd = np.einsum("kmp,kp->km", Wc.real, u_dot) + (np.einsum("kmp,kp->km", Wc.imag, u) + Xc.imag) / h
+        mass, Bc, Dc, Ic = kin
+        B, D, I = Bc.real, Dc.real, Ic.real
+        acc = np.einsum("kpxm,km->kpx", B, qdd) + np.einsum("kpxm,km->kpx", Bc.imag, qd) / h
+        alpha = np.einsum("kpxm,km->kpx", D, qdd) + np.einsum("kpxm,km->kpx", Dc.imag, qd) / h
+        omega = np.einsum("kpxm,km->kpx", D, qd)
+        torque = (np.einsum("kpxy,kpy->kpx", I, alpha)
+                  + np.cross(omega, np.einsum("kpxy,kpy->kpx", I, omega)))
+        inertia = np.einsum("p,kpxa,kpx->ka", mass, B, acc) + np.einsum("kpxa,kpx->ka", D, torque)
+        return least_squares_history(np.swapaxes(a, 1, 2), Qe - inertia)
+
+    def quasi_accelerations(self, u, qd, kin, Wc, Xc, Qe) -> np.ndarray:
+        """u' (k, p) of k states from their quasi-velocities u (k, p), q' (k, m), the parts' kinematics ``kin`` and
+        the maps Wc, Xc at the complex step (t + i h, q + i h q') and the active forces Qe (k, m): the
+        formulation's equations (Kane's, Volterra's), stacked over the states."""
+        raise NotImplementedError
+
     # common pieces of Kane and Volterra: one complex step of the parts and of the maps
     def _complex_step(self, t, q, u):
-        """Real parts and rates along q': kinematics, W, X and their time derivatives."""
+        """Real parts and rates along q' at one state: q', the kinematics (leading axis of 1) and W, X at the
+        complex step."""
         h = COMPLEX_STEP
         W, X = self.qv.maps(t, q)
         qd = W @ u + X
         tc, qc = t + 1j * h, np.asarray(q, dtype=complex) + 1j * h * qd
         kin = system_kinematics(self.system, qc)
         Wc, Xc = self.qv.maps(tc, qc, kin)
-        mass, B, D, I = kin
-        return qd, mass, Wc, Xc, B[0], D[0], I[0]
+        return qd, kin, Wc, Xc
+
+    def complex_step_history(self, t, q, u):
+        """`_complex_step` at N states (t (N,), q (N, m), u (N, p)): (q' (N, m), the parts' kinematics at
+        q + i h q' (`system_kinematics`, stacked), W, X there (N, m, p), (N, m), and the real constraint rows
+        a (N, r, m)), the maps by stacked solves (`QuasiVelocities.maps_history`)."""
+        h = COMPLEX_STEP
+        a, b = constraint_rows_history(self.system, t, q)
+        W, X = self.qv.maps_history(t, q, a, b)
+        qd = np.einsum("kmp,kp->km", W, u) + X
+        tc, qc = t + 1j * h, q.astype(complex) + 1j * h * qd
+        kin = system_kinematics(self.system, qc)
+        Wc, Xc = self.qv.maps_history(tc, qc, *constraint_rows_history(self.system, tc, qc), kin)
+        return qd, kin, Wc, Xc, a

@@ -69,7 +69,8 @@ class HamiltonSystem:
         self.n_rhs = 0
         self.jacobian_refresh = float(jacobian_refresh)
         self._I = sparse.identity(self.n_state, format="csr")
-        self._kernel = False                # not chosen yet (`_kernel_evaluations`)
+        from .index1 import HistoryKernel
+        self.history_kernel = HistoryKernel(system)       # the kernel of `multiplier_history`, chosen when first asked
 
     def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
         """x0 = (q0, M(q0) q0') (sigma = 0), the start checked (or assembled) by ``System.initial_state``;
@@ -162,19 +163,11 @@ class HamiltonSystem:
         """lam (N, n_c) of one chunk of `multiplier_history`."""
         from .augmented import saddle_point_history
         from .index1 import system_terms_history
-        kernel, q, p = self._kernel_evaluations(), x[:, :self.n], x[:, self.n:]
+        kernel, q, p = self.history_kernel(), x[:, :self.n], x[:, self.n:]
         M, _, Cq, _, Ct = system_terms_history(self.system, kernel, t, q, np.zeros_like(q))
         qd = saddle_point_history(M, p, Cq, -Ct, t=t)[0]
         M, Q, Cq, gamma, _ = system_terms_history(self.system, kernel, t, q, qd)
         return saddle_point_history(M, Q, Cq, gamma, t=t)[1]
-
-    def _kernel_evaluations(self):
-        """The compiled kernel's evaluations of the System (`flexmbs.formulations.evaluations.choose`, "auto"),
-        None on the numpy path; chosen at the first `multiplier_history` (the steps stay numpy)."""
-        if self._kernel is False:
-            from . import evaluations
-            self._kernel = evaluations.choose(self.system, "auto")[0]
-        return self._kernel
 
     def forcing_full(self, t: float, x: np.ndarray) -> np.ndarray:
         """F(t, x) = x' (M_full = I)."""

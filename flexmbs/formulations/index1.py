@@ -35,7 +35,7 @@ from ..lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
 
-__all__ = ["Index1", "SOLVERS", "chunks_of_history", "history_chunks", "history_states", "system_terms_history"]
+__all__ = ["Index1", "SOLVERS", "HistoryKernel", "chunks_of_history", "history_chunks", "history_states", "system_terms_history"]
 
 log = logging.getLogger("flexmbs.constrained")
 
@@ -321,6 +321,23 @@ class Index1:
                 return M, Q, Cq, stacked_gamma(gamma, Ct, C, Cq, x[:, n:], s.alpha, s.beta)
         terms = [self.acceleration_terms(float(tk), xk[:n], xk[n:]) for tk, xk in zip(t, x)]
         return tuple(np.array(column) for column in zip(*terms))
+
+
+class HistoryKernel:
+    """The compiled kernel's evaluations of ``system`` for the stacked terms of a ``multiplier_history``
+    (`evaluations.choose` with "auto": a `KernelEvaluations`, or None on the numpy path), chosen at the first
+    call and kept (packing a System for the kernel is not free): for the formulations whose steps stay numpy
+    (maggi, kane, volterra, hamilton), whose multipliers at the outputs take the kernel's `terms_history`."""
+
+    def __init__(self, system):
+        self.system = system
+        self._chosen = False
+        self._kernel = None
+
+    def __call__(self):
+        if not self._chosen:
+            self._kernel, self._chosen = evaluations.choose(self.system, "auto")[0], True
+        return self._kernel
 
 
 def history_states(t, x, n_state: int, who: str) -> tuple[np.ndarray, np.ndarray]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bodies.tree import COMPLEX_STEP
-from .quasi_velocities import QuasiVelocityForm
+from .quasi_velocities import QuasiVelocityForm, parts_mass_matrix
 
 __all__ = ["Kane"]
 
@@ -71,6 +71,6 @@ class Kane(QuasiVelocityForm):
         alpha_bias = np.einsum("kpxm,km->kpx", D, c) + Dd_qd
         inertia = (np.einsum("p,kpxa,kpx->ka", mass, BW, a_bias)
                    + np.einsum("kpxa,kpx->ka", DW, np.einsum("kpxy,kpy->kpx", I, alpha_bias) + np.cross(omega, Iw)))
-        Mu = np.einsum("p,kpxa,kpxb->kab", mass, BW, BW) + np.einsum("kpxa,kpxy,kpyb->kab", DW, I, DW)
+        Mu = parts_mass_matrix(mass, BW, DW, I)                        # W^T M W
         U = np.einsum("kma,km->ka", W, Qe)
         return np.linalg.solve(Mu, (U - inertia)[..., None])[..., 0]

@@ -45,7 +45,8 @@ class Maggi:
         self.n_rhs = 0
         self.jacobian_refresh = float(jacobian_refresh)
         self._I = sparse.identity(self.n_state, format="csr")
-        self._kernel = False                # not chosen yet (`_kernel_evaluations`)
+        from .index1 import HistoryKernel
+        self.history_kernel = HistoryKernel(system)       # the kernel of `multiplier_history`, chosen when first asked
 
     def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
         """x0 = (q0, q0'), by default the reference state of the quasi-velocities, checked against the
@@ -107,18 +108,10 @@ class Maggi:
         """lam (N, n_c) of one chunk of `multiplier_history`."""
         from .index1 import system_terms_history
         q, v = x[:, :self.m], x[:, self.m:]
-        M, Q, a, gamma, b = system_terms_history(self.system, self._kernel_evaluations(), t, q, v)
+        M, Q, a, gamma, b = system_terms_history(self.system, self.history_kernel(), t, q, v)
         W, _ = self.qv.maps_history(t, q, a, b, M=M)
         qdd = maggi_accelerations(M, Q, W, a, gamma)
         return least_squares_history(np.swapaxes(a, 1, 2), Q - np.einsum("kij,kj->ki", M, qdd))
-
-    def _kernel_evaluations(self):
-        """The compiled kernel's evaluations of the System (`flexmbs.formulations.evaluations.choose`, "auto"),
-        None on the numpy path; chosen at the first `multiplier_history` (the steps stay numpy)."""
-        if self._kernel is False:
-            from . import evaluations
-            self._kernel = evaluations.choose(self.system, "auto")[0]
-        return self._kernel
 
     def forcing_full(self, t, x):
         return self.rhs(t, x)

@@ -42,7 +42,8 @@ from .base import forward_difference_jacobian
 from .body_terms import KANE_VOLTERRA, BodyTerms
 
 __all__ = ["QuasiVelocities", "constraint_rows", "constraint_rows_history", "system_kinematics",
-           "ignorable_coordinates", "check_ignorable", "least_squares_history", "IGNORABLE_TOL", "QuasiVelocityError"]
+           "ignorable_coordinates", "check_ignorable", "least_squares_history", "parts_mass_matrix",
+           "IGNORABLE_TOL", "QuasiVelocityError"]
 
 IGNORABLE_TOL = 1e-9         # |dM/dq_k|, |Q_k|, |a_k| relative to the largest |M|, |Q|, |a|
 SINGULAR_HINT = ("the quasi-velocities' Y no longer completes the constraint rows there (give another `Y`) or the "
@@ -155,8 +156,14 @@ def system_kinematics(system, q):
     return np.concatenate(out_m), np.concatenate(out_B, 1), np.concatenate(out_D, 1), np.concatenate(out_I, 1)
 
 
-def _mass_matrix(mass, B, D, I):
-    return (np.einsum("p,kpxa,kpxb->kab", mass, B, B) + np.einsum("kpxa,kpxy,kpyb->kab", D, I, D))
+def parts_mass_matrix(mass, B, D, I):
+    """sum_i m_i B_i^T B_i + D_i^T I_i D_i (k, a, a) of parts (mass (n_p,), B, D (k, n_p, 3, a), I (k, n_p, 3, 3)):
+    the mass matrix M with B, D the parts' velocity maps, M_u = W^T M W with the partial velocities B W, D W.
+    Two stacked matrix products over the (n_p, 3) rows."""
+    k, n_p, _, a = B.shape
+    B2, D2 = B.reshape(k, 3 * n_p, a), D.reshape(k, 3 * n_p, a)
+    return (np.swapaxes(np.repeat(mass, 3)[:, None] * B2, 1, 2) @ B2
+            + np.swapaxes(D2, 1, 2) @ (I @ D).reshape(k, 3 * n_p, a))
 
 
 def applied_forces(system, t, q, v):
@@ -272,7 +279,7 @@ class QuasiVelocities:
         """
         if kin is not None or np.iscomplexobj(q):
             mass, B, D, I = system_kinematics(self.system, q) if kin is None else kin
-            return _mass_matrix(mass, B, D, I)[0][self.ignorable]
+            return parts_mass_matrix(mass, B, D, I)[0][self.ignorable]
         return self.system.mass_matrix(q)[self.ignorable]
 
     def maps(self, t, q, kin=None):
@@ -313,7 +320,7 @@ class QuasiVelocities:
         rhs[:, :self.p] = 0.0 if self._Zc is None else [self._Zc(tk, qk) for tk, qk in zip(t, q)]
         if self.s:
             if M is None:
-                M = _mass_matrix(*(system_kinematics(self.system, q) if kin is None else kin))
+                M = parts_mass_matrix(*(system_kinematics(self.system, q) if kin is None else kin))
             S[:, self.p:self.p + self.s] = M[:, self.ignorable]
             rhs[:, self.p:self.p + self.s] = -self.G
         S[:, self.p + self.s:], rhs[:, self.p + self.s:] = a, b
@@ -390,7 +397,7 @@ def _ignorable_defects(system, t0, q0, v0):
     for q, v in _samples(system, t0, q0, v0):
         qs = np.asarray(q, dtype=complex) + 1j * h * np.eye(m)
         mass, B, D, I = system_kinematics(system, qs)
-        Mk = _mass_matrix(mass, B, D, I)
+        Mk = parts_mass_matrix(mass, B, D, I)
         scale = np.abs(Mk.real).max()
         dM = np.maximum(dM, np.abs(Mk.imag / h).max(axis=(1, 2)) / scale)
         Q = applied_forces(system, t0, q, v)
@@ -462,6 +469,8 @@ class QuasiVelocityForm:
         self.jacobian_refresh = float(jacobian_refresh)
         from scipy import sparse
         self._I = sparse.identity(self.n_state, format="csr")
+        from .index1 import HistoryKernel
+        self.history_kernel = HistoryKernel(system)       # the kernel of `multiplier_history`, chosen when first asked
 
     def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
         """x0 = (q0, u0), u0 from q0' (default the reference state of the quasi-velocities), after
@@ -597,12 +606,39 @@ class QuasiVelocityForm:
     def complex_step_history(self, t, q, u):
         """`_complex_step` at N states (t (N,), q (N, m), u (N, p)): (q' (N, m), the parts' kinematics at
         q + i h q' (`system_kinematics`, stacked), W, X there (N, m, p), (N, m), and the real constraint rows
-        a (N, r, m)), the maps by stacked solves (`QuasiVelocities.maps_history`)."""
+        a (N, r, m)), the maps by stacked solves (`QuasiVelocities.maps_history`).  The constraint rows at the
+        complex step, a + i h a', b + i h b': on the numpy path `constraint_rows` state by state (complex
+        arithmetic, or central differences for a joint that refuses it); on the compiled path a, b and their
+        rates along (1, q') by central differences of the kernel's C_q and C_t (`constraint_rates_history`)."""
         h = COMPLEX_STEP
-        a, b = constraint_rows_history(self.system, t, q)
+        kernel = self.history_kernel()
+        if kernel is None:
+            a, b = constraint_rows_history(self.system, t, q)
+        else:
+            from .index1 import system_terms_history
+            _, _, a, _, b = system_terms_history(self.system, kernel, t, q, np.zeros_like(q))
         W, X = self.qv.maps_history(t, q, a, b)
         qd = np.einsum("kmp,kp->km", W, u) + X
         tc, qc = t + 1j * h, q.astype(complex) + 1j * h * qd
         kin = system_kinematics(self.system, qc)
-        Wc, Xc = self.qv.maps_history(tc, qc, *constraint_rows_history(self.system, tc, qc), kin)
+        if kernel is None:
+            ac, bc = constraint_rows_history(self.system, tc, qc)
+        else:
+            a_dot, b_dot = constraint_rates_history(self.system, kernel, t, q, qd)
+            ac, bc = a + 1j * h * a_dot, b + 1j * h * b_dot
+        Wc, Xc = self.qv.maps_history(tc, qc, ac, bc, kin)
         return qd, kin, Wc, Xc, a
+
+
+def constraint_rates_history(system, kernel, t, q, qd) -> tuple[np.ndarray, np.ndarray]:
+    """(a', b') (N, r, m), (N, r): the rates of the constraint rows a = C_q, b = C_t along (1, q') at N states, by
+    central differences of the compiled kernel's C_q and C_t at (t +- eps, q +- eps q') (one `terms_history` of
+    the 2 N states, `flexmbs.formulations.index1.system_terms_history`) with `_rows_complex`'s step,
+    eps = 1e-6 max(1, |q|) / max(1, |q'|), here over all the coordinates of a state (relative error about 1e-10)."""
+    from .index1 import system_terms_history
+    eps = 1e-6 * np.maximum(1.0, np.abs(q).max(axis=1)) / np.maximum(1.0, np.abs(qd).max(axis=1))
+    step = eps[:, None] * qd
+    T, Q = np.concatenate([t + eps, t - eps]), np.concatenate([q + step, q - step])
+    _, _, a, _, b = system_terms_history(system, kernel, T, Q, np.zeros_like(Q))
+    N = len(t)
+    return (a[:N] - a[N:]) / (2.0 * eps[:, None, None]), (b[:N] - b[N:]) / (2.0 * eps[:, None])

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bodies.tree import COMPLEX_STEP
-from .quasi_velocities import QuasiVelocities, QuasiVelocityError, QuasiVelocityForm
+from .quasi_velocities import QuasiVelocities, QuasiVelocityError, QuasiVelocityForm, parts_mass_matrix
 
 __all__ = ["Volterra", "ReducedVolterra"]
 
@@ -69,7 +69,7 @@ class Volterra(QuasiVelocityForm):
         A = pi_c.imag / h                                           # dpi/dq q' + dpi/dt at fixed u
         K = (np.einsum("kpxa,kpx->ka", BWc.imag, P) + np.einsum("kpxa,kpx->ka", DWc.imag, H)) / h
         BW, DW = BWc.real, DWc.real
-        Mu = np.einsum("p,kpxa,kpxb->kab", mass, BW, BW) + np.einsum("kpxa,kpxy,kpyb->kab", DW, I, DW)
+        Mu = parts_mass_matrix(mass, BW, DW, I)                        # W^T M W
         U = np.einsum("kma,km->ka", W, Qe)
         return np.linalg.solve(Mu, (U + K - A)[..., None])[..., 0]
 

@@ -197,3 +197,16 @@ def test_a_tree_body_on_a_rod_on_the_numpy_path(name, rod_run):
     lam = form.multiplier_history(sol.t, x)
     assert relative(lam, per_state(form, sol.t, x)) <= AGREE[name], name
     assert relative(lam, lagrange.multiplier_history(sol.t, sol.x)) <= 1e-8, name
+
+
+@pytest.mark.slow
+def test_the_benchmark_runs(capsys):
+    """benchmarks/bench_recovered_multipliers.py --quick (11 outputs) prints one line per formulation with the
+    stacked lam within `AGREE` of the per-state one."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_recovered_multipliers
+    bench_recovered_multipliers.main(["--quick"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == list(bench_recovered_multipliers.FORMULATIONS)
+    for line in lines:
+        assert float(line.split()[-1]) <= AGREE[line.split()[0]], line

@@ -11,7 +11,10 @@ The outputs: ``build_coupled()`` of the coupled slider-crank (8 elements, n_q = 
 hamilton (sigma = 0 on consistent velocities), (q, u) with u the quasi-velocities of q' for kane and volterra.
 Then, alternating, ``repeats`` times: the process time of ``[form.multipliers(t_k, x_k) for each output]``
 ("per state") and of ``form.multiplier_history(t, x)`` ("stacked"); printed: least and median of each, and
-the largest difference of lam between them relative to the largest |lam|.
+the largest difference of lam between them relative to the largest |lam|.  For the formulations whose state
+is not (q, q') a second line times q' at the outputs the same way: ``physical(t, x)`` (stacked since issue
+22's item 1) against the loop it ran before (hamilton: ``velocities`` state by state; kane, volterra:
+``qv.maps`` and W u + X state by state).
 """
 from __future__ import annotations
 
@@ -66,10 +69,39 @@ def measure(names, repeats: int, t_end: float, n_out: int) -> None:
             tic = time.process_time()
             lam["stacked"] = form.multiplier_history(t, x)
             times["stacked"].append(time.process_time() - tic)
-        diff = np.abs(lam["stacked"] - lam["per state"]).max() / np.abs(lam["per state"]).max()
-        print(f"{name:9s} outputs={len(t)} " + " ".join(
-            f"{k}: least {min(v):.3f} s, median {np.median(v):.3f} s;" for k, v in times.items())
-            + f" largest relative difference of lam {diff:.1e}", flush=True)
+        report(name, len(t), times, lam, "lam")
+        if name != "maggi":
+            velocities(name, form, system, t, x, repeats)
+
+
+def velocities(name: str, form, system, t, x, repeats: int) -> None:
+    """q' at the outputs: the per-state loop ``physical`` ran before against ``physical`` (module docstring)."""
+    import numpy as np
+    n = system.n_q
+
+    def per_state(tk, xk):
+        if name == "hamilton":
+            return form.velocities(tk, xk[:n], xk[n:])[0]
+        W, X = form.qv.maps(tk, xk[:n])
+        return W @ xk[n:] + X
+    times, qd = {"per state": [], "stacked": []}, {}
+    for _ in range(repeats):
+        tic = time.process_time()
+        qd["per state"] = np.array([per_state(tk, xk) for tk, xk in zip(t, x)])
+        times["per state"].append(time.process_time() - tic)
+        tic = time.process_time()
+        qd["stacked"] = form.physical(t, x)[1]
+        times["stacked"].append(time.process_time() - tic)
+    report(name, len(t), times, qd, "q'")
+
+
+def report(name: str, n_out: int, times: dict, values: dict, what: str) -> None:
+    """One line: least and median process time of each way, and their largest relative difference of ``what``."""
+    import numpy as np
+    diff = np.abs(values["stacked"] - values["per state"]).max() / np.abs(values["per state"]).max()
+    print(f"{name:9s} {what:3s} outputs={n_out} " + " ".join(
+        f"{k}: least {min(v):.3f} s, median {np.median(v):.3f} s;" for k, v in times.items())
+        + f" largest relative difference of {what} {diff:.1e}", flush=True)
 
 
 def main(argv=None) -> None:

@@ -483,15 +483,28 @@ class QuasiVelocityForm:
         return np.concatenate([q0, self.qv.quasi_velocities(t0, q0, v0)])
 
     def physical(self, t, x) -> tuple[np.ndarray, np.ndarray]:
-        """(q, q') from states x (n_state,) or (n_t, n_state) at times t."""
-        x = np.atleast_2d(x)
+        """(q, q') from states x (n_state,) or (n_t, n_state) at times t: q' = W u + X of all the states at once
+        (`velocity_history`)."""
+        from .index1 import history_chunks
+        x = np.atleast_2d(np.asarray(x, dtype=float))
         t = np.broadcast_to(np.asarray(t, dtype=float), (x.shape[0],))
         q = x[:, :self.m]
-        qd = np.empty_like(q)
-        for i in range(x.shape[0]):
-            W, X = self.qv.maps(t[i], q[i])
-            qd[i] = W @ x[i, self.m:] + X
+        qd = np.concatenate([np.zeros((0, self.m))] + [self.velocity_history(t[c], q[c], x[c, self.m:])[0] for c in
+                                                        history_chunks(len(x), self.system.n_q + self.system.n_c)])
         return q, qd
+
+    def velocity_history(self, t, q, u):
+        """(q' (N, m), a (N, r, m), b (N, r)) at N states (t (N,), q (N, m), u (N, p)): the constraint rows a, b of
+        all of them (the kernel's C_q and C_t when the System is compiled, else `constraint_rows_history`), the
+        maps W, X by one stacked solve (`QuasiVelocities.maps_history`) and q' = W u + X."""
+        kernel = self.history_kernel()
+        if kernel is None:
+            a, b = constraint_rows_history(self.system, t, q)
+        else:
+            from .index1 import system_terms_history
+            _, _, a, _, b = system_terms_history(self.system, kernel, t, q, np.zeros_like(q))
+        W, X = self.qv.maps_history(t, q, a, b)
+        return np.einsum("kmp,kp->km", W, u) + X, a, b
 
     def rhs(self, t, x) -> np.ndarray:
         self.n_rhs += 1
@@ -612,13 +625,7 @@ class QuasiVelocityForm:
         rates along (1, q') by central differences of the kernel's C_q and C_t (`constraint_rates_history`)."""
         h = COMPLEX_STEP
         kernel = self.history_kernel()
-        if kernel is None:
-            a, b = constraint_rows_history(self.system, t, q)
-        else:
-            from .index1 import system_terms_history
-            _, _, a, _, b = system_terms_history(self.system, kernel, t, q, np.zeros_like(q))
-        W, X = self.qv.maps_history(t, q, a, b)
-        qd = np.einsum("kmp,kp->km", W, u) + X
+        qd, a, b = self.velocity_history(t, q, u)
         tc, qc = t + 1j * h, q.astype(complex) + 1j * h * qd
         kin = system_kinematics(self.system, qc)
         if kernel is None:

@@ -233,3 +233,21 @@ def test_physical_velocities_of_all_outputs_at_once_are_the_per_state_ones(name,
     assert np.array_equal(q, res.q)
     assert relative(qd, ref) <= 1e-12
     assert relative(qd, res.v) <= 1e-8
+
+
+@pytest.mark.parametrize("name", ["volterra-reduced", "kane", "maggi", "hamilton"])
+def test_the_cart_pendulums_wheel_with_an_ignorable_coordinate(name):
+    """The cart pendulum (cases/cart_pendulum.py: a TreeBody on a nonholonomic wheel, the cart's x ignorable):
+    over 7 states of the formulation's own run (DOP853, 0.5 s), the stacked lam equals the per-state one to
+    `AGREE` (volterra-reduced's maps with the momentum rows of the ignorable coordinate: kane's tolerance)."""
+    import cart_pendulum
+    from flexmbs.integrators import simulate
+    model = cart_pendulum.build()
+    options = {"volterra-reduced": dict(Y=model.Y_reduced, ignorable=model.ignorable), "kane": dict(Y=model.Y),
+               "maggi": dict(Y=model.Y), "hamilton": {}}[name]
+    form = system_formulation(name, model.system, **options)
+    sol = simulate(form, (0.0, 0.5), form.state0(), method="DOP853", rtol=1e-9, atol=1e-12,
+                   t_eval=np.linspace(0.0, 0.5, 7))
+    lam = form.multiplier_history(sol.t, sol.x)
+    assert lam.shape == (7, 1)
+    assert relative(lam, per_state(form, sol.t, sol.x)) <= AGREE.get(name, AGREE["kane"]), name

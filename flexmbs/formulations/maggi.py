@@ -168,6 +168,31 @@ class MaggiQuasiVelocities(QuasiVelocityForm):
     name = "maggi-quasi-velocities"
     needs_parts = False
 
+    def multipliers(self, t, x) -> np.ndarray:
+        """lam at the state x: `multiplier_history` at this one state."""
+        return self.multiplier_history([t], x)[0]
+
+    def _stacked_multipliers(self, t, x) -> np.ndarray:
+        """lam (N, n_c) of one chunk of `multiplier_history`, from the rows of Lagrange's equations that W^T drops:
+
+        .. code:: text
+
+            W^T M W u' = W^T (Q - M c),   c = W' u + X',   q'' = W u' + c
+            a^T lam = Q - M q''                                       (least squares, `least_squares_history`)
+
+        W, X and W', X' from one complex step of the chunk (`complex_step_history`), M and Q at (q, q') from the
+        kernel's `terms_history` or the System's numpy (`flexmbs.formulations.index1.system_terms_history`)."""
+        from ..bodies.tree import COMPLEX_STEP
+        from .index1 import system_terms_history
+        q, u = x[:, :self.m], x[:, self.m:]
+        qd, _, Wc, Xc, a = self.complex_step_history(t, q, u)
+        M, Q = system_terms_history(self.system, self.history_kernel(), t, q, qd)[:2]
+        W, c = Wc.real, (np.einsum("kmp,kp->km", Wc.imag, u) + Xc.imag) / COMPLEX_STEP
+        Wt = np.swapaxes(W, 1, 2)
+        u_dot = np.linalg.solve(Wt @ M @ W, (Wt @ (Q - np.einsum("kij,kj->ki", M, c))[..., None]))[..., 0]
+        qdd = np.einsum("kmp,kp->km", W, u_dot) + c
+        return least_squares_history(np.swapaxes(a, 1, 2), Q - np.einsum("kij,kj->ki", M, qdd))
+
     def derivatives(self, t, q, u):
         W, X = self.qv.maps(t, q)
         qd = W @ u + X

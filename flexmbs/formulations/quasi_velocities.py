@@ -618,7 +618,7 @@ class QuasiVelocityForm:
 
     def complex_step_history(self, t, q, u):
         """`_complex_step` at N states (t (N,), q (N, m), u (N, p)): (q' (N, m), the parts' kinematics at
-        q + i h q' (`system_kinematics`, stacked), W, X there (N, m, p), (N, m), and the real constraint rows
+        q + i h q' (`system_kinematics`, stacked; None for a form without ``needs_parts``), W, X there (N, m, p), (N, m), and the real constraint rows
         a (N, r, m)), the maps by stacked solves (`QuasiVelocities.maps_history`).  The constraint rows at the
         complex step, a + i h a', b + i h b': on the numpy path `constraint_rows` state by state (complex
         arithmetic, or central differences for a joint that refuses it); on the compiled path a, b and their
@@ -627,7 +627,7 @@ class QuasiVelocityForm:
         kernel = self.history_kernel()
         qd, a, b = self.velocity_history(t, q, u)
         tc, qc = t + 1j * h, q.astype(complex) + 1j * h * qd
-        kin = system_kinematics(self.system, qc)
+        kin = system_kinematics(self.system, qc) if self.needs_parts else None
         if kernel is None:
             ac, bc = constraint_rows_history(self.system, tc, qc)
         else:

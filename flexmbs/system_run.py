@@ -14,10 +14,11 @@ At each output the run records (`Results`, and the results file's datasets of th
                                without a quadrature for a System with no power source (`System.works_vanish`)
     bodies/NAME/...            each body's frame and fields (`flexmbs.body_motion`)
     contacts/NAME/...          the contact forces of each `flexmbs.contact.Contact` (`flexmbs.contact.record`)
-    multipliers                (at the end) lam of index3-alpha's own solution, or of the index-1
-                               accelerations at the outputs, solved for all outputs at once (lagrange,
-                               udwadia-kalaba, gibbs-appell: `multipliers_at`), or recovered output by
-                               output (maggi, kane, volterra), or sigma' of Hamilton's momenta (hamilton)
+    multipliers                (at the end) lam of index3-alpha's own solution, or the formulation's
+                               lam at the outputs, computed for all outputs at once (`multipliers_at`:
+                               the index-1 accelerations' of lagrange, udwadia-kalaba, gibbs-appell;
+                               recovered by least squares of maggi, kane, volterra; sigma' of
+                               Hamilton's momenta)
 
 Outputs are written in blocks (`flexmbs.analysis.OutputBlocks`): the first at once, then at least
 every ``FLUSH_EVERY_S`` of wall time and at the end, also when the run is stopped by an exception or Ctrl-C (the file then
@@ -91,16 +92,22 @@ def step_powers(system, form):
 
 def multipliers_at(system, form, t, x) -> np.ndarray:
     """lam (N, n_c) of the formulation ``form`` at the states x (N, n_state) and times t (N,) (the outputs
-    of a run, the Gauss points of a step) in one pass: its ``multiplier_history`` (lagrange, udwadia-kalaba,
-    gibbs-appell: the terms of each state, then one stacked solve, `flexmbs.formulations.index1`); the
-    formulations that recover lam by their own equations from each state's evaluations (maggi, kane,
-    volterra: a least-squares fit of d'Alembert's residual; hamilton: sigma' by central differences along
-    the motion) have no stacked form of those evaluations and give lam state by state (``multipliers``)."""
+    of a run, the Gauss points of a step) in one pass: its ``multiplier_history``, the terms of all the
+    states (one kernel call per chunk of states when the System is compiled), then stacked solves, never one
+    solve per state: lagrange, udwadia-kalaba, gibbs-appell the index-1 accelerations' saddle point or
+    pseudo-inverse (`flexmbs.formulations.index1`); maggi, kane, volterra the least squares of a^T lam = the
+    residual of Lagrange's equations (maggi: Q - M q'') or of d'Alembert's on the bodies' parts (kane,
+    volterra) with their own q'' (`flexmbs.formulations.maggi`, `.quasi_velocities`); hamilton sigma' of its
+    momenta (`flexmbs.formulations.hamilton_system`).  A formulation without
+    ``multiplier_history`` raises a TypeError naming it."""
     t, x = np.asarray(t, dtype=float).reshape(-1), np.asarray(x, dtype=float)
     history = getattr(form, "multiplier_history", None)
-    if history is not None:
-        return history(t, x)
-    return np.array([form.multipliers(float(tk), xk) for tk, xk in zip(t, x)]).reshape(len(t), system.n_c)
+    if history is None:
+        raise TypeError(f"multipliers_at: formulation {getattr(form, 'name', type(form).__name__)!r} "
+                        f"({type(form).__name__}) has no multiplier_history(t, x), the multipliers of all the "
+                        "outputs at once; the System's formulations that give them: lagrange, udwadia-kalaba, "
+                        "gibbs-appell, hamilton, maggi, kane, volterra")
+    return history(t, x)
 
 
 def gauss_powers(system, form):

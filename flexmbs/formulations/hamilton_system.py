@@ -33,11 +33,15 @@ from typing import Hashable
 import numpy as np
 from scipy import sparse
 
-from .augmented import solve_saddle_point
+from .augmented import saddle_point_history, solve_saddle_point
 from .base import forward_difference_jacobian
 from .body_terms import HAMILTON, BodyTerms
+from .index1 import HistoryKernel, chunks_of_history, history_chunks, history_states, system_terms_history
 
 __all__ = ["HamiltonSystem"]
+
+SINGULAR_SADDLE = ("the saddle point [[M, C_q^T], [C_q, 0]] is singular there (redundant constraints, or M singular "
+                   "on the admissible velocities)")       # `multiplier_history`'s
 
 
 class HamiltonSystem:
@@ -66,6 +70,7 @@ class HamiltonSystem:
         self.n_rhs = 0
         self.jacobian_refresh = float(jacobian_refresh)
         self._I = sparse.identity(self.n_state, format="csr")
+        self.history_kernel = HistoryKernel(system)       # the kernel of `multiplier_history`, chosen when first asked
 
     def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
         """x0 = (q0, M(q0) q0') (sigma = 0), the start checked (or assembled) by ``System.initial_state``;
@@ -86,8 +91,17 @@ class HamiltonSystem:
         X = np.atleast_2d(x)
         t = np.broadcast_to(np.asarray(t, dtype=float), (len(X),))
         q = X[:, :self.n]
-        qd = np.array([self.velocities(tk, qk, pk)[0] for tk, qk, pk in zip(t, q, X[:, self.n:])]).reshape(q.shape)
+        qd = np.concatenate([np.zeros((0, self.n))] + [self.velocity_history(t[c], q[c], X[c, self.n:]) for c in
+                                                        history_chunks(len(X), self.system.n_q + self.system.n_c)])
         return (q[0], qd[0]) if x.ndim == 1 else (q, qd)
+
+    def velocity_history(self, t, q, p) -> np.ndarray:
+        """q' (N, n_q) of `velocities` at N states (t (N,), q, p (N, n_q)) at once: M, a = C_q, b = C_t of all of
+        them (one kernel call when the System is compiled, `flexmbs.formulations.index1.system_terms_history`),
+        then the stacked saddle points ``[[M, a^T], [a, 0]] [q'; sigma] = [p; -b]``
+        (`flexmbs.formulations.augmented.saddle_point_history`)."""
+        M, _, Cq, _, Ct = system_terms_history(self.system, self.history_kernel(), t, q, np.zeros_like(q))
+        return saddle_point_history(M, p, Cq, -Ct, t=t)[0]
 
     def constraint_rate(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """a' = d a(t, q) / dt along (1, q'), (n_c, n_q), by central differences of ``System.jacobian``
@@ -126,6 +140,39 @@ class HamiltonSystem:
         b_dot = (s.time_derivative(*ahead) - s.time_derivative(*behind)) / (2.0 * eps)
         top = self.body_terms.kinetic_energy_gradient(q, qd) + self.body_terms.active_forces(t, q, qd) - M_dot_qd
         return solve_saddle_point(s.mass_matrix(q), top, s.jacobian(t, q), -a_dot @ qd - b_dot, t=t)[1]
+
+    def multiplier_history(self, t, x) -> np.ndarray:
+        """lam = sigma' (N, n_c) at the states x (N, n_state) and times t (N,), e.g. the outputs of a run, all at once
+        (in chunks of `flexmbs.formulations.index1.HISTORY_CHUNK` states).  `multipliers`' equations with their
+        right-hand sides written out: differentiating p = M q' + a^T sigma along the motion, p' - a'^T sigma
+        = dT/dq + Q_a (`rhs`) gives M q'' + a^T sigma' = dT/dq - M' q' + Q_a = Q, Lagrange's generalized forces
+        (Q_v = dT/dq - M' q' for T = 1/2 q'^T M q'), and differentiating a q' + b = 0 gives a q'' = -a' q' - b'
+        = gamma, so
+
+        .. code:: text
+
+            [ M  a^T ] [ q'    ]   [ p  ]                                 q' of the state (stacked solve)
+            [ a  0   ] [ sigma ] = [ -b ]
+            [ M  a^T ] [ q''    ]   [ Q     ]                             lam = sigma' (stacked solve)
+            [ a  0   ] [ sigma' ] = [ gamma ]
+
+        with M, a = C_q, b = C_t at (t, q) and Q, gamma at (t, q, q') of all the states of a chunk from one kernel
+        call each when the System is compiled (`flexmbs.formulations.index1.system_terms_history`), else from the
+        System's numpy state by state; both solves `flexmbs.formulations.augmented.saddle_point_history`.  Q and
+        gamma are exact where `multipliers` takes M' q', a' and b' by central differences (relative error about
+        1e-10), so the two agree to that."""
+        t, x = history_states(t, x, self.n_state, f"{type(self).__name__}.multiplier_history")
+        if self.system.n_c == 0 or not len(t):
+            return np.zeros((len(t), self.system.n_c))
+        return chunks_of_history(self._stacked_multipliers, t, x, self.system.n_q + self.system.n_c, SINGULAR_SADDLE,
+                                 f"{type(self).__name__}.multiplier_history")
+
+    def _stacked_multipliers(self, t, x) -> np.ndarray:
+        """lam (N, n_c) of one chunk of `multiplier_history`."""
+        q = x[:, :self.n]
+        qd = self.velocity_history(t, q, x[:, self.n:])
+        M, Q, Cq, gamma, _ = system_terms_history(self.system, self.history_kernel(), t, q, qd)
+        return saddle_point_history(M, Q, Cq, gamma, t=t)[1]
 
     def forcing_full(self, t: float, x: np.ndarray) -> np.ndarray:
         """F(t, x) = x' (M_full = I)."""

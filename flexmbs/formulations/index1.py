@@ -35,7 +35,7 @@ from ..lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
 
-__all__ = ["Index1", "SOLVERS"]
+__all__ = ["Index1", "SOLVERS", "HistoryKernel", "chunks_of_history", "history_chunks", "history_states", "system_terms_history"]
 
 log = logging.getLogger("flexmbs.constrained")
 
@@ -47,6 +47,7 @@ HISTORIES = {"augmented": augmented.saddle_point_history, "udwadia-kalaba": udwa
 # outputs per stacked solve: the coupled slider-crank's 1441 outputs (66 x 66 saddle points) took 0.39 s in one
 # stack, whose 150 MB of temporaries are fresh pages, against 0.06 s in stacks of 64 (2026-11-27)
 HISTORY_CHUNK = 64
+HISTORY_BYTES = 2 ** 24     # the stacked matrices of a chunk at most 16 MB (a large System: fewer states a chunk)
 
 
 class Index1:
@@ -288,14 +289,13 @@ class Index1:
         state by state, to round-off; the augmented formulation's sparse saddle point of a large System
         (`augmented.uses_block_mass`) stays one state at a time (a stacked dense matrix of
         n_q + n_c >= `augmented.BLOCK_SADDLE_MIN` rows per output would not fit)."""
-        t, x = np.asarray(t, dtype=float).reshape(-1), np.asarray(x, dtype=float).reshape(-1, self.n_state)
+        t, x = history_states(t, x, self.n_state, f"{type(self).__name__}.multiplier_history")
         n, m = self.n, self.system.n_c
         if m == 0 or not len(t):
             return np.zeros((len(t), m))
         if self._kernel is None and self.solver == "augmented" and augmented.uses_block_mass(self.system):
             return np.array([self.multipliers(float(tk), xk) for tk, xk in zip(t, x)]).reshape(len(t), m)
-        return np.concatenate([self._stacked_multipliers(t[i:i + HISTORY_CHUNK], x[i:i + HISTORY_CHUNK])
-                               for i in range(0, len(t), HISTORY_CHUNK)])
+        return np.concatenate([self._stacked_multipliers(t[c], x[c]) for c in history_chunks(len(t), n + m)])
 
     def _stacked_multipliers(self, t: np.ndarray, x: np.ndarray) -> np.ndarray:
         """lam (N, n_c) of one chunk of `multiplier_history`: the terms of its states, one stacked solve."""
@@ -321,6 +321,96 @@ class Index1:
                 return M, Q, Cq, stacked_gamma(gamma, Ct, C, Cq, x[:, n:], s.alpha, s.beta)
         terms = [self.acceleration_terms(float(tk), xk[:n], xk[n:]) for tk, xk in zip(t, x)]
         return tuple(np.array(column) for column in zip(*terms))
+
+
+class HistoryKernel:
+    """The compiled kernel's evaluations of ``system`` for the stacked terms of a ``multiplier_history``
+    (`evaluations.choose` with "auto": a `KernelEvaluations`, or None on the numpy path), chosen at the first
+    call and kept (packing a System for the kernel is not free): for the formulations whose steps stay numpy
+    (maggi, kane, volterra, hamilton), whose multipliers at the outputs take the kernel's `terms_history`."""
+
+    def __init__(self, system):
+        self.system = system
+        self._chosen = False
+        self._kernel = None
+
+    def __call__(self):
+        if not self._chosen:
+            self._kernel, self._chosen = evaluations.choose(self.system, "auto")[0], True
+        return self._kernel
+
+
+def history_states(t, x, n_state: int, who: str) -> tuple[np.ndarray, np.ndarray]:
+    """(t (N,), x (N, n_state)) of a ``multiplier_history(t, x)`` as float arrays (x (n_state,) with one time is
+    taken as one row); ValueError naming ``t`` or ``x`` (with ``who``, the method) otherwise, and for a state
+    with NaN or inf (naming its time)."""
+    try:
+        times = np.asarray(t, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{who}: `t` must be the times, a vector of numbers, got {t!r}") from None
+    try:
+        states = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        states = None
+    if states is not None and states.shape == (n_state,) and len(times) == 1:
+        states = states[None]
+    if states is None or states.shape != (len(times), n_state):
+        raise ValueError(f"{who}: `x` must be ({len(times)}, {n_state}), a state of n_state = {n_state} numbers at "
+                         f"each of the {len(times)} times `t`, got "
+                         f"{'shape ' + str(states.shape) if states is not None else repr(x)}")
+    bad = ~np.isfinite(states).all(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"{who}: `x` must be finite, got NaN or inf in the state at t = {times[k]:.6g} (row {k})")
+    return times, states
+
+
+def chunks_of_history(stacked, t: np.ndarray, x: np.ndarray, width: int, hint: str, who: str) -> np.ndarray:
+    """lam (N, n_c) of ``stacked(t, x)``, a formulation's multipliers of a chunk of states by stacked solves, over
+    the chunks of `history_chunks` (``width`` = n_q + n_c).  A singular matrix in a stack (numpy's `LinAlgError`,
+    which names no state) is looked for state by state with the same ``stacked`` and raised again naming the
+    output's time and ``hint``, what to change."""
+    out = []
+    for c in history_chunks(len(t), width):
+        try:
+            out.append(stacked(t[c], x[c]))
+        except np.linalg.LinAlgError:
+            for k in range(c.start, c.stop):
+                try:
+                    stacked(t[k:k + 1], x[k:k + 1])
+                except np.linalg.LinAlgError as err:
+                    raise np.linalg.LinAlgError(f"{who}: a singular matrix at the output t = {t[k]:.6g} ({err}): "
+                                                f"{hint}") from err
+            raise
+    return np.concatenate(out)
+
+
+def history_chunks(N: int, width: int) -> list[slice]:
+    """The slices of N states taken at once by the stacked solves of the multipliers at the outputs
+    (`Index1.multiplier_history`, Maggi's, Kane's, Volterra's and Hamilton's): `HISTORY_CHUNK` states, fewer
+    when the stacked matrices of ``width`` x ``width`` (n_q + n_c) would pass `HISTORY_BYTES`, at least one."""
+    chunk = int(min(HISTORY_CHUNK, max(1, HISTORY_BYTES // (8 * max(width, 1) ** 2))))
+    return [slice(i, min(i + chunk, N)) for i in range(0, N, chunk)]
+
+
+def system_terms_history(system, kernel, t: np.ndarray, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(M, Q, C_q, gamma, C_t) of Lagrange's equations ``M q'' + C_q^T lam = Q, C_q q'' = gamma`` (the constraints'
+    C_q q' + C_t = 0) at N states, stacked ((N, n, n), (N, n), (N, m, n), (N, m), (N, m)): on the compiled path
+    (``kernel`` a `flexmbs.formulations.evaluations.KernelEvaluations`) one kernel call
+    (`flexmbs.compiled.CompiledSystem.terms_history`), else (``kernel`` None, or a kernel built before that entry,
+    said in the log) the System's numpy evaluations state by state.  t (N,), q, v (N, n_q)."""
+    if kernel is not None:
+        from ..compiled import Unsupported
+        try:
+            M, Q, _, Cq, gamma, Ct = kernel.compiled.terms_history(t, q, v)
+            return M, Q, Cq, gamma, Ct
+        except Unsupported as err:
+            log.info("The multipliers at the outputs take the System's terms state by state: %s", err)
+    s, N = system, len(t)
+    rows = [(s.mass_matrix(qk), s.forces(tk, qk, vk), s.jacobian(tk, qk), s.gamma(tk, qk, vk),
+             s.time_derivative(tk, qk)) for tk, qk, vk in zip(t, q, v)]
+    shapes = ((s.n_q, s.n_q), (s.n_q,), (s.n_c, s.n_q), (s.n_c,), (s.n_c,))
+    return tuple(np.array(column, dtype=float).reshape((N,) + shape) for column, shape in zip(zip(*rows), shapes))
 
 
 def stacked_gamma(gamma: np.ndarray, Ct: np.ndarray, C: np.ndarray, Cq: np.ndarray, v: np.ndarray,

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bodies.tree import COMPLEX_STEP
-from .quasi_velocities import QuasiVelocityForm
+from .quasi_velocities import QuasiVelocityForm, parts_mass_matrix
 
 __all__ = ["Kane"]
 
@@ -49,20 +49,28 @@ class Kane(QuasiVelocityForm):
     name = "kane"
 
     def derivatives(self, t, q, u):
+        """(q', u') at (t, q, u): `quasi_accelerations` at this one state."""
+        qd, kin, Wc, Xc = self._complex_step(t, q, u)
+        Qe = self.terms.active_forces(t, q, qd)
+        return qd, self.quasi_accelerations(u[None], qd[None], kin, Wc[None], Xc[None], Qe[None])[0]
+
+    def quasi_accelerations(self, u, qd, kin, Wc, Xc, Qe):
+        """u' (k, p) of Kane's equations (module docstring) at k states at once, from the kinematics of the parts
+        (k, n_p, ...) and W, X (k, m, p), (k, m) at the complex step along q' (k, m), Qe (k, m) the active forces."""
         h = COMPLEX_STEP
-        qd, mass, Wc, Xc, Bc, Dc, Ic = self._complex_step(t, q, u)
-        W, c = Wc.real, (Wc.imag @ u + Xc.imag) / h
+        mass, Bc, Dc, Ic = kin
+        W, c = Wc.real, (np.einsum("kmp,kp->km", Wc.imag, u) + Xc.imag) / h   # c = W' u + X'
         B, D, I = Bc.real, Dc.real, Ic.real
-        Bd_qd = Bc.imag @ qd / h                                    # B_i' q'  (n_p, 3)
-        Dd_qd = Dc.imag @ qd / h
-        BW = B @ W                                                  # (n_p, 3, p) partial velocities
-        DW = D @ W                                                  # partial angular velocities
-        omega = D @ qd
-        Iw = np.einsum("pxy,py->px", I, omega)
-        a_bias = B @ c + Bd_qd                                      # acceleration with u' = 0
-        alpha_bias = D @ c + Dd_qd
-        inertia = (np.einsum("p,pxa,px->a", mass, BW, a_bias)
-                   + np.einsum("pxa,px->a", DW, np.einsum("pxy,py->px", I, alpha_bias) + np.cross(omega, Iw)))
-        Mu = np.einsum("p,pxa,pxb->ab", mass, BW, BW) + np.einsum("pxa,pxy,pyb->ab", DW, I, DW)
-        U = W.T @ self.terms.active_forces(t, q, qd)
-        return qd, np.linalg.solve(Mu, U - inertia)
+        Bd_qd = np.einsum("kpxm,km->kpx", Bc.imag, qd) / h                   # B_i' q'  (k, n_p, 3)
+        Dd_qd = np.einsum("kpxm,km->kpx", Dc.imag, qd) / h
+        BW = B @ W[:, None]                                                 # (k, n_p, 3, p) partial velocities
+        DW = D @ W[:, None]                                                 # partial angular velocities
+        omega = np.einsum("kpxm,km->kpx", D, qd)
+        Iw = np.einsum("kpxy,kpy->kpx", I, omega)
+        a_bias = np.einsum("kpxm,km->kpx", B, c) + Bd_qd                      # acceleration with u' = 0
+        alpha_bias = np.einsum("kpxm,km->kpx", D, c) + Dd_qd
+        inertia = (np.einsum("p,kpxa,kpx->ka", mass, BW, a_bias)
+                   + np.einsum("kpxa,kpx->ka", DW, np.einsum("kpxy,kpy->kpx", I, alpha_bias) + np.cross(omega, Iw)))
+        Mu = parts_mass_matrix(mass, BW, DW, I)                        # W^T M W
+        U = np.einsum("kma,km->ka", W, Qe)
+        return np.linalg.solve(Mu, (U - inertia)[..., None])[..., 0]

@@ -21,9 +21,10 @@ import numpy as np
 from scipy import sparse
 
 from .base import forward_difference_jacobian
-from .quasi_velocities import QuasiVelocities, QuasiVelocityForm, constraint_rows
+from .quasi_velocities import (SINGULAR_HINT, QuasiVelocities, QuasiVelocityForm, constraint_rows,
+                               least_squares_history)
 
-__all__ = ["Maggi", "MaggiQuasiVelocities"]
+__all__ = ["Maggi", "MaggiQuasiVelocities", "maggi_accelerations"]
 
 
 class Maggi:
@@ -44,6 +45,8 @@ class Maggi:
         self.n_rhs = 0
         self.jacobian_refresh = float(jacobian_refresh)
         self._I = sparse.identity(self.n_state, format="csr")
+        from .index1 import HistoryKernel
+        self.history_kernel = HistoryKernel(system)       # the kernel of `multiplier_history`, chosen when first asked
 
     def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
         """x0 = (q0, q0'), by default the reference state of the quasi-velocities, checked against the
@@ -62,11 +65,10 @@ class Maggi:
         return x[:, :n], x[:, n:]
 
     def accelerations(self, t, q, v) -> np.ndarray:
-        M = self.system.mass_matrix(q)
-        Q = self.system.forces(t, q, v)
+        """q'' at (t, q, v): `maggi_accelerations` of the System's M, Q, a and gamma there."""
         W, _ = self.qv.maps(t, q)
-        A = np.vstack([W.T @ M, constraint_rows(self.system, t, q)[0]])
-        return np.linalg.solve(A, np.concatenate([W.T @ Q, self.system.gamma(t, q, v)]))
+        return maggi_accelerations(self.system.mass_matrix(q), self.system.forces(t, q, v), W,
+                                   constraint_rows(self.system, t, q)[0], self.system.gamma(t, q, v))
 
     def rhs(self, t, x):
         self.n_rhs += 1
@@ -80,6 +82,36 @@ class Maggi:
         q, v = x[:self.m], x[self.m:]
         residual = self.system.forces(t, q, v) - self.system.mass_matrix(q) @ self.accelerations(t, q, v)
         return np.linalg.lstsq(constraint_rows(self.system, t, q)[0].T, residual, rcond=None)[0]
+
+    def multiplier_history(self, t, x) -> np.ndarray:
+        """lam (N, n_c) at the states x (N, n_state) and times t (N,), e.g. the outputs of a run: `multipliers`'
+        equations on all the states at once, in chunks of `flexmbs.formulations.index1.HISTORY_CHUNK` states,
+
+        .. code:: text
+
+            [ W^T M ]        [ W^T Q ]
+            [ a     ] q'' =  [ gamma ]          (stacked solve, `maggi_accelerations`)
+            a^T lam = Q - M q''                 (stacked least squares, `least_squares_history`)
+
+        with M, Q, a = C_q, gamma of all the states of a chunk from one kernel call when the System is compiled
+        (`flexmbs.formulations.index1.system_terms_history`), else from the System's numpy state by state, and W
+        of all of them by one stacked solve (`QuasiVelocities.maps_history`).  The same lam as `multipliers`
+        state by state, to round-off."""
+        from .index1 import chunks_of_history, history_states
+        t, x = history_states(t, x, self.n_state, f"{type(self).__name__}.multiplier_history")
+        if self.system.n_c == 0 or not len(t):
+            return np.zeros((len(t), self.system.n_c))
+        return chunks_of_history(self._stacked_multipliers, t, x, self.system.n_q + self.system.n_c, SINGULAR_HINT,
+                                 f"{type(self).__name__}.multiplier_history")
+
+    def _stacked_multipliers(self, t, x) -> np.ndarray:
+        """lam (N, n_c) of one chunk of `multiplier_history`."""
+        from .index1 import system_terms_history
+        q, v = x[:, :self.m], x[:, self.m:]
+        M, Q, a, gamma, b = system_terms_history(self.system, self.history_kernel(), t, q, v)
+        W, _ = self.qv.maps_history(t, q, a, b, M=M)
+        qdd = maggi_accelerations(M, Q, W, a, gamma)
+        return least_squares_history(np.swapaxes(a, 1, 2), Q - np.einsum("kij,kj->ki", M, qdd))
 
     def forcing_full(self, t, x):
         return self.rhs(t, x)
@@ -104,6 +136,21 @@ class Maggi:
                        dae=ConstrainedProblem(self.system).term(), **system_checks(self.system, self.physical))
 
 
+def maggi_accelerations(M, Q, W, a, gamma) -> np.ndarray:
+    """q'' of Maggi's equations (module docstring), one state (M (m, m), Q (m,), W (m, p), a (r, m), gamma (r,))
+    or k states stacked (a leading axis k on each):
+
+    .. code:: text
+
+        [ W^T M ]        [ W^T Q ]
+        [ a     ] q'' =  [ gamma ]
+    """
+    Wt = np.swapaxes(W, -1, -2)
+    A = np.concatenate([Wt @ M, a], axis=-2)
+    rhs = np.concatenate([(Wt @ Q[..., None])[..., 0], gamma], axis=-1)
+    return np.linalg.solve(A, rhs[..., None])[..., 0]
+
+
 class MaggiQuasiVelocities(QuasiVelocityForm):
     """Maggi's equations with the state (q, u): p equations, the constraints held exactly.
 
@@ -120,6 +167,31 @@ class MaggiQuasiVelocities(QuasiVelocityForm):
 
     name = "maggi-quasi-velocities"
     needs_parts = False
+
+    def multipliers(self, t, x) -> np.ndarray:
+        """lam at the state x: `multiplier_history` at this one state."""
+        return self.multiplier_history([t], x)[0]
+
+    def _stacked_multipliers(self, t, x) -> np.ndarray:
+        """lam (N, n_c) of one chunk of `multiplier_history`, from the rows of Lagrange's equations that W^T drops:
+
+        .. code:: text
+
+            W^T M W u' = W^T (Q - M c),   c = W' u + X',   q'' = W u' + c
+            a^T lam = Q - M q''                                       (least squares, `least_squares_history`)
+
+        W, X and W', X' from one complex step of the chunk (`complex_step_history`), M and Q at (q, q') from the
+        kernel's `terms_history` or the System's numpy (`flexmbs.formulations.index1.system_terms_history`)."""
+        from ..bodies.tree import COMPLEX_STEP
+        from .index1 import system_terms_history
+        q, u = x[:, :self.m], x[:, self.m:]
+        qd, _, Wc, Xc, a = self.complex_step_history(t, q, u)
+        M, Q = system_terms_history(self.system, self.history_kernel(), t, q, qd)[:2]
+        W, c = Wc.real, (np.einsum("kmp,kp->km", Wc.imag, u) + Xc.imag) / COMPLEX_STEP
+        Wt = np.swapaxes(W, 1, 2)
+        u_dot = np.linalg.solve(Wt @ M @ W, (Wt @ (Q - np.einsum("kij,kj->ki", M, c))[..., None]))[..., 0]
+        qdd = np.einsum("kmp,kp->km", W, u_dot) + c
+        return least_squares_history(np.swapaxes(a, 1, 2), Q - np.einsum("kij,kj->ki", M, qdd))
 
     def derivatives(self, t, q, u):
         W, X = self.qv.maps(t, q)

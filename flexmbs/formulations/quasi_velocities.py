@@ -41,10 +41,13 @@ from ..bodies.tree import COMPLEX_STEP
 from .base import forward_difference_jacobian
 from .body_terms import KANE_VOLTERRA, BodyTerms
 
-__all__ = ["QuasiVelocities", "constraint_rows", "system_kinematics", "ignorable_coordinates",
-           "check_ignorable", "IGNORABLE_TOL", "QuasiVelocityError"]
+__all__ = ["QuasiVelocities", "constraint_rows", "constraint_rows_history", "system_kinematics",
+           "ignorable_coordinates", "check_ignorable", "least_squares_history", "parts_mass_matrix",
+           "IGNORABLE_TOL", "QuasiVelocityError"]
 
 IGNORABLE_TOL = 1e-9         # |dM/dq_k|, |Q_k|, |a_k| relative to the largest |M|, |Q|, |a|
+SINGULAR_HINT = ("the quasi-velocities' Y no longer completes the constraint rows there (give another `Y`) or the "
+                 "constraints lost rank; formulation 'lagrange' takes the same System")   # `multiplier_history`'s
 SPAN_TOL = 1e-8              # |a W| relative to |a| |W| accepted as "W spans the admissible velocities"
 
 
@@ -108,6 +111,27 @@ def constraint_rows(system, t, q):
     return a, b
 
 
+def constraint_rows_history(system, t, q) -> tuple[np.ndarray, np.ndarray]:
+    """(a (N, r, m), b (N, r)): `constraint_rows` at the N times t (N,) and rows of q (N, m), real or complex
+    (a complex step), one state after the other: the constraints evaluate one configuration at a time."""
+    rows = [constraint_rows(system, tk, qk) for tk, qk in zip(t, q)]
+    dtype = np.result_type(np.asarray(q).dtype, np.asarray(t).dtype, float)
+    a = np.array([r[0] for r in rows], dtype=dtype).reshape(len(q), system.n_c, system.n_q)
+    return a, np.array([r[1] for r in rows], dtype=dtype).reshape(len(q), system.n_c)
+
+
+def least_squares_history(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x (N, k) of the N least-squares problems min ||A x - b||_2, A (N, n, k), b (N, n), at once:
+
+    .. code:: text
+
+        x = A^+ b          A^+ the Moore-Penrose pseudo-inverse (stacked SVD, `numpy.linalg.pinv`)
+
+    `numpy.linalg.lstsq`'s solution one problem at a time (the least-norm one where A loses rank), with its
+    cut-off: singular values below max(n, k) eps s_max are dropped."""
+    return np.einsum("kij,kj->ki", np.linalg.pinv(A), b)
+
+
 def system_kinematics(system, q):
     """Parts of all bodies at q (m,) or (k, m), real or complex: (mass (n_p,), B, D (k, n_p, 3, m),
     I (k, n_p, 3, 3)), the bodies' `kinematics` (`flexmbs.bodies.base.PartKinematics`: rigid parts and
@@ -132,8 +156,14 @@ def system_kinematics(system, q):
     return np.concatenate(out_m), np.concatenate(out_B, 1), np.concatenate(out_D, 1), np.concatenate(out_I, 1)
 
 
-def _mass_matrix(mass, B, D, I):
-    return (np.einsum("p,kpxa,kpxb->kab", mass, B, B) + np.einsum("kpxa,kpxy,kpyb->kab", D, I, D))
+def parts_mass_matrix(mass, B, D, I):
+    """sum_i m_i B_i^T B_i + D_i^T I_i D_i (k, a, a) of parts (mass (n_p,), B, D (k, n_p, 3, a), I (k, n_p, 3, 3)):
+    the mass matrix M with B, D the parts' velocity maps, M_u = W^T M W with the partial velocities B W, D W.
+    Two stacked matrix products over the (n_p, 3) rows."""
+    k, n_p, _, a = B.shape
+    B2, D2 = B.reshape(k, 3 * n_p, a), D.reshape(k, 3 * n_p, a)
+    return (np.swapaxes(np.repeat(mass, 3)[:, None] * B2, 1, 2) @ B2
+            + np.swapaxes(D2, 1, 2) @ (I @ D).reshape(k, 3 * n_p, a))
 
 
 def applied_forces(system, t, q, v):
@@ -249,7 +279,7 @@ class QuasiVelocities:
         """
         if kin is not None or np.iscomplexobj(q):
             mass, B, D, I = system_kinematics(self.system, q) if kin is None else kin
-            return _mass_matrix(mass, B, D, I)[0][self.ignorable]
+            return parts_mass_matrix(mass, B, D, I)[0][self.ignorable]
         return self.system.mass_matrix(q)[self.ignorable]
 
     def maps(self, t, q, kin=None):
@@ -258,12 +288,43 @@ class QuasiVelocities:
             W = np.asarray(self._Wf(t, q))
             X = np.zeros(self.m, dtype=W.dtype) if self._Xf is None else np.asarray(self._Xf(t, q))
             return W, X
-        S, rhs = self._stack(t, q, kin)
-        R = np.zeros((self.m, self.p + 1), dtype=S.dtype)
-        R[:self.p, :self.p] = np.eye(self.p)
-        R[:, self.p] = -rhs
+        return self._solve_stack(*self._stack(t, q, kin))
+
+    def _solve_stack(self, S, rhs):
+        """(W, X) of ``S [W X] = [[I_p 0]; [0 -rhs_rest]]``, i.e. S W = [I_p; 0], S X = -rhs (module docstring),
+        for one S (m, m) or a stack (N, m, m) of them: one solve with p + 1 right-hand sides."""
+        R = np.zeros(S.shape[:-1] + (self.p + 1,), dtype=S.dtype)
+        R[..., :self.p, :self.p] = np.eye(self.p)
+        R[..., self.p] = -rhs
         sol = np.linalg.solve(S, R)
-        return sol[:, :self.p], sol[:, self.p]
+        return sol[..., :self.p], sol[..., self.p]
+
+    def maps_history(self, t, q, a, b, kin=None, M=None):
+        """(W (N, m, p), X (N, m)) at the N times t (N,) and rows of q (N, m), real or complex, from the constraint
+        rows a (N, r, m), b (N, r) there (`constraint_rows_history`, or the kernel's C_q and C_t): the stacked
+        S = [Y; M_I; a] and right-hand sides (Z; -G; b) of `maps`, then one stacked solve.  The momentum rows
+        M_I (ignorable coordinates only) are taken from the mass matrices M (N, m, m) when given, else from the
+        parts' kinematics ``kin`` at q (`system_kinematics`, computed when not given).  Y, Z given as callables
+        and W, X given directly are user functions of one state: called state by state."""
+        t = np.asarray(t)
+        N = len(q)
+        if self._Wf is not None:
+            maps = [self.maps(tk, qk) for tk, qk in zip(t, q)]
+            return np.array([w for w, _ in maps]).reshape(N, self.m, self.p), np.array([x for _, x in maps])
+        dtype = np.result_type(np.asarray(q).dtype, a.dtype, t.dtype)
+        S, rhs = np.empty((N, self.m, self.m), dtype=dtype), np.empty((N, self.m), dtype=dtype)
+        if callable(self._Yc):
+            S[:, :self.p] = [self._Yc(tk, qk) for tk, qk in zip(t, q)]
+        else:
+            S[:, :self.p] = self._Yc
+        rhs[:, :self.p] = 0.0 if self._Zc is None else [self._Zc(tk, qk) for tk, qk in zip(t, q)]
+        if self.s:
+            if M is None:
+                M = parts_mass_matrix(*(system_kinematics(self.system, q) if kin is None else kin))
+            S[:, self.p:self.p + self.s] = M[:, self.ignorable]
+            rhs[:, self.p:self.p + self.s] = -self.G
+        S[:, self.p + self.s:], rhs[:, self.p + self.s:] = a, b
+        return self._solve_stack(S, rhs)
 
     def maps_and_rates(self, t, q, qdot):
         """(W, X, W', X') at (t, q) with W' = dW/dt along q' (one complex step)."""
@@ -336,7 +397,7 @@ def _ignorable_defects(system, t0, q0, v0):
     for q, v in _samples(system, t0, q0, v0):
         qs = np.asarray(q, dtype=complex) + 1j * h * np.eye(m)
         mass, B, D, I = system_kinematics(system, qs)
-        Mk = _mass_matrix(mass, B, D, I)
+        Mk = parts_mass_matrix(mass, B, D, I)
         scale = np.abs(Mk.real).max()
         dM = np.maximum(dM, np.abs(Mk.imag / h).max(axis=(1, 2)) / scale)
         Q = applied_forces(system, t0, q, v)
@@ -408,6 +469,8 @@ class QuasiVelocityForm:
         self.jacobian_refresh = float(jacobian_refresh)
         from scipy import sparse
         self._I = sparse.identity(self.n_state, format="csr")
+        from .index1 import HistoryKernel
+        self.history_kernel = HistoryKernel(system)       # the kernel of `multiplier_history`, chosen when first asked
 
     def state0(self, q0=None, v0=None, t0: float = 0.0, assemble: bool = False) -> np.ndarray:
         """x0 = (q0, u0), u0 from q0' (default the reference state of the quasi-velocities), after
@@ -420,15 +483,28 @@ class QuasiVelocityForm:
         return np.concatenate([q0, self.qv.quasi_velocities(t0, q0, v0)])
 
     def physical(self, t, x) -> tuple[np.ndarray, np.ndarray]:
-        """(q, q') from states x (n_state,) or (n_t, n_state) at times t."""
-        x = np.atleast_2d(x)
+        """(q, q') from states x (n_state,) or (n_t, n_state) at times t: q' = W u + X of all the states at once
+        (`velocity_history`)."""
+        from .index1 import history_chunks
+        x = np.atleast_2d(np.asarray(x, dtype=float))
         t = np.broadcast_to(np.asarray(t, dtype=float), (x.shape[0],))
         q = x[:, :self.m]
-        qd = np.empty_like(q)
-        for i in range(x.shape[0]):
-            W, X = self.qv.maps(t[i], q[i])
-            qd[i] = W @ x[i, self.m:] + X
+        qd = np.concatenate([np.zeros((0, self.m))] + [self.velocity_history(t[c], q[c], x[c, self.m:])[0] for c in
+                                                        history_chunks(len(x), self.system.n_q + self.system.n_c)])
         return q, qd
+
+    def velocity_history(self, t, q, u):
+        """(q' (N, m), a (N, r, m), b (N, r)) at N states (t (N,), q (N, m), u (N, p)): the constraint rows a, b of
+        all of them (the kernel's C_q and C_t when the System is compiled, else `constraint_rows_history`), the
+        maps W, X by one stacked solve (`QuasiVelocities.maps_history`) and q' = W u + X."""
+        kernel = self.history_kernel()
+        if kernel is None:
+            a, b = constraint_rows_history(self.system, t, q)
+        else:
+            from .index1 import system_terms_history
+            _, _, a, _, b = system_terms_history(self.system, kernel, t, q, np.zeros_like(q))
+        W, X = self.qv.maps_history(t, q, a, b)
+        return np.einsum("kmp,kp->km", W, u) + X, a, b
 
     def rhs(self, t, x) -> np.ndarray:
         self.n_rhs += 1
@@ -483,14 +559,93 @@ class QuasiVelocityForm:
                        jacobian_key=self.jacobian_key, linear=self.linear,
                        **system_checks(self.system, self.physical))
 
+    def multiplier_history(self, t, x) -> np.ndarray:
+        """lam (N, n_c) at the states x (N, n_state) and times t (N,), e.g. the outputs of a run: `multipliers`'
+        equations on all the states at once, in chunks of `flexmbs.formulations.index1.HISTORY_CHUNK` states:
+
+        .. code:: text
+
+            a^T lam = Q_e - sum_i [B_i^T m_i a_i + D_i^T (I_i alpha_i + omega_i x I_i omega_i)]
+            a_i = B_i q'' + B_i' q',  alpha_i = D_i q'' + D_i' q',  q'' = W u' + W' u + X'
+
+        with u' the formulation's own (`quasi_accelerations`, stacked) and lam by the stacked least squares
+        (`least_squares_history`: lstsq's solution).  The parts' kinematics, W, X and their rates along q' come
+        from one complex step of all the states (`complex_step_history`); the constraint rows and the active
+        forces Q_e are the System's, evaluated state by state (numpy: the compiled kernel gives Lagrange's
+        Q = Q_e + Q_v, not the active forces, and no complex step)."""
+        from .index1 import chunks_of_history, history_states
+        t, x = history_states(t, x, self.n_state, f"{type(self).__name__}.multiplier_history")
+        if self.system.n_c == 0 or not len(t):
+            return np.zeros((len(t), self.system.n_c))
+        return chunks_of_history(self._stacked_multipliers, t, x, self.system.n_q + self.system.n_c, SINGULAR_HINT,
+                                 f"{type(self).__name__}.multiplier_history")
+
+    def _stacked_multipliers(self, t, x) -> np.ndarray:
+        """lam (N, n_c) of one chunk of `multiplier_history`."""
+        h = COMPLEX_STEP
+        q, u = x[:, :self.m], x[:, self.m:]
+        qd, kin, Wc, Xc, a = self.complex_step_history(t, q, u)
+        Qe = np.array([self.terms.active_forces(tk, qk, vk) for tk, qk, vk in zip(t, q, qd)])
+        u_dot = self.quasi_accelerations(u, qd, kin, Wc, Xc, Qe)
+        qdd = np.einsum("kmp,kp->km", Wc.real, u_dot) + (np.einsum("kmp,kp->km", Wc.imag, u) + Xc.imag) / h
+        mass, Bc, Dc, Ic = kin
+        B, D, I = Bc.real, Dc.real, Ic.real
+        acc = np.einsum("kpxm,km->kpx", B, qdd) + np.einsum("kpxm,km->kpx", Bc.imag, qd) / h
+        alpha = np.einsum("kpxm,km->kpx", D, qdd) + np.einsum("kpxm,km->kpx", Dc.imag, qd) / h
+        omega = np.einsum("kpxm,km->kpx", D, qd)
+        torque = (np.einsum("kpxy,kpy->kpx", I, alpha)
+                  + np.cross(omega, np.einsum("kpxy,kpy->kpx", I, omega)))
+        inertia = np.einsum("p,kpxa,kpx->ka", mass, B, acc) + np.einsum("kpxa,kpx->ka", D, torque)
+        return least_squares_history(np.swapaxes(a, 1, 2), Qe - inertia)
+
+    def quasi_accelerations(self, u, qd, kin, Wc, Xc, Qe) -> np.ndarray:
+        """u' (k, p) of k states from their quasi-velocities u (k, p), q' (k, m), the parts' kinematics ``kin`` and
+        the maps Wc, Xc at the complex step (t + i h, q + i h q') and the active forces Qe (k, m): the
+        formulation's equations (Kane's, Volterra's), stacked over the states."""
+        raise NotImplementedError
+
     # common pieces of Kane and Volterra: one complex step of the parts and of the maps
     def _complex_step(self, t, q, u):
-        """Real parts and rates along q': kinematics, W, X and their time derivatives."""
+        """Real parts and rates along q' at one state: q', the kinematics (leading axis of 1) and W, X at the
+        complex step."""
         h = COMPLEX_STEP
         W, X = self.qv.maps(t, q)
         qd = W @ u + X
         tc, qc = t + 1j * h, np.asarray(q, dtype=complex) + 1j * h * qd
         kin = system_kinematics(self.system, qc)
         Wc, Xc = self.qv.maps(tc, qc, kin)
-        mass, B, D, I = kin
-        return qd, mass, Wc, Xc, B[0], D[0], I[0]
+        return qd, kin, Wc, Xc
+
+    def complex_step_history(self, t, q, u):
+        """`_complex_step` at N states (t (N,), q (N, m), u (N, p)): (q' (N, m), the parts' kinematics at
+        q + i h q' (`system_kinematics`, stacked; None for a form without ``needs_parts``), W, X there (N, m, p), (N, m), and the real constraint rows
+        a (N, r, m)), the maps by stacked solves (`QuasiVelocities.maps_history`).  The constraint rows at the
+        complex step, a + i h a', b + i h b': on the numpy path `constraint_rows` state by state (complex
+        arithmetic, or central differences for a joint that refuses it); on the compiled path a, b and their
+        rates along (1, q') by central differences of the kernel's C_q and C_t (`constraint_rates_history`)."""
+        h = COMPLEX_STEP
+        kernel = self.history_kernel()
+        qd, a, b = self.velocity_history(t, q, u)
+        tc, qc = t + 1j * h, q.astype(complex) + 1j * h * qd
+        kin = system_kinematics(self.system, qc) if self.needs_parts else None
+        if kernel is None:
+            ac, bc = constraint_rows_history(self.system, tc, qc)
+        else:
+            a_dot, b_dot = constraint_rates_history(self.system, kernel, t, q, qd)
+            ac, bc = a + 1j * h * a_dot, b + 1j * h * b_dot
+        Wc, Xc = self.qv.maps_history(tc, qc, ac, bc, kin)
+        return qd, kin, Wc, Xc, a
+
+
+def constraint_rates_history(system, kernel, t, q, qd) -> tuple[np.ndarray, np.ndarray]:
+    """(a', b') (N, r, m), (N, r): the rates of the constraint rows a = C_q, b = C_t along (1, q') at N states, by
+    central differences of the compiled kernel's C_q and C_t at (t +- eps, q +- eps q') (one `terms_history` of
+    the 2 N states, `flexmbs.formulations.index1.system_terms_history`) with `_rows_complex`'s step,
+    eps = 1e-6 max(1, |q|) / max(1, |q'|), here over all the coordinates of a state (relative error about 1e-10)."""
+    from .index1 import system_terms_history
+    eps = 1e-6 * np.maximum(1.0, np.abs(q).max(axis=1)) / np.maximum(1.0, np.abs(qd).max(axis=1))
+    step = eps[:, None] * qd
+    T, Q = np.concatenate([t + eps, t - eps]), np.concatenate([q + step, q - step])
+    _, _, a, _, b = system_terms_history(system, kernel, T, Q, np.zeros_like(Q))
+    N = len(t)
+    return (a[:N] - a[N:]) / (2.0 * eps[:, None, None]), (b[:N] - b[N:]) / (2.0 * eps[:, None])

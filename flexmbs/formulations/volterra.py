@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bodies.tree import COMPLEX_STEP
-from .quasi_velocities import QuasiVelocities, QuasiVelocityError, QuasiVelocityForm
+from .quasi_velocities import QuasiVelocities, QuasiVelocityError, QuasiVelocityForm, parts_mass_matrix
 
 __all__ = ["Volterra", "ReducedVolterra"]
 
@@ -46,23 +46,32 @@ class Volterra(QuasiVelocityForm):
     name = "volterra"
 
     def derivatives(self, t, q, u):
+        """(q', u') at (t, q, u): `quasi_accelerations` at this one state."""
+        qd, kin, Wc, Xc = self._complex_step(t, q, u)
+        Qe = self.terms.active_forces(t, q, qd)
+        return qd, self.quasi_accelerations(u[None], qd[None], kin, Wc[None], Xc[None], Qe[None])[0]
+
+    def quasi_accelerations(self, u, qd, kin, Wc, Xc, Qe):
+        """u' (k, p) of Volterra's equations (module docstring) at k states at once, from the kinematics of the
+        parts (k, n_p, ...) and W, X (k, m, p), (k, m) at the complex step along q' (k, m), Qe (k, m) the active
+        forces."""
         h = COMPLEX_STEP
-        qd, mass, Wc, Xc, Bc, Dc, Ic = self._complex_step(t, q, u)
+        mass, Bc, Dc, Ic = kin
         W, B, D, I = Wc.real, Bc.real, Dc.real, Ic.real
-        BWc = Bc @ Wc                                               # partial velocities, complex
-        DWc = Dc @ Wc
-        qdc = Wc @ u + Xc                                           # q'(q, u) at fixed u
-        P = mass[:, None] * (B @ qd)                                # linear momenta (n_p, 3)
-        H = np.einsum("pxy,py->px", I, D @ qd)                      # angular momenta
-        Pc = mass[:, None] * (Bc @ qdc)
-        Hc = np.einsum("pxy,py->px", Ic, Dc @ qdc)
-        pi_c = np.einsum("pxa,px->a", BWc, Pc) + np.einsum("pxa,px->a", DWc, Hc)
+        BWc = Bc @ Wc[:, None]                                      # partial velocities, complex (k, n_p, 3, p)
+        DWc = Dc @ Wc[:, None]
+        qdc = np.einsum("kmp,kp->km", Wc, u) + Xc                   # q'(q, u) at fixed u
+        P = mass[:, None] * np.einsum("kpxm,km->kpx", B, qd)        # linear momenta (k, n_p, 3)
+        H = np.einsum("kpxy,kpy->kpx", I, np.einsum("kpxm,km->kpx", D, qd))      # angular momenta
+        Pc = mass[:, None] * np.einsum("kpxm,km->kpx", Bc, qdc)
+        Hc = np.einsum("kpxy,kpy->kpx", Ic, np.einsum("kpxm,km->kpx", Dc, qdc))
+        pi_c = np.einsum("kpxa,kpx->ka", BWc, Pc) + np.einsum("kpxa,kpx->ka", DWc, Hc)
         A = pi_c.imag / h                                           # dpi/dq q' + dpi/dt at fixed u
-        K = (np.einsum("pxa,px->a", BWc.imag, P) + np.einsum("pxa,px->a", DWc.imag, H)) / h
+        K = (np.einsum("kpxa,kpx->ka", BWc.imag, P) + np.einsum("kpxa,kpx->ka", DWc.imag, H)) / h
         BW, DW = BWc.real, DWc.real
-        Mu = np.einsum("p,pxa,pxb->ab", mass, BW, BW) + np.einsum("pxa,pxy,pyb->ab", DW, I, DW)
-        U = W.T @ self.terms.active_forces(t, q, qd)
-        return qd, np.linalg.solve(Mu, U + K - A)
+        Mu = parts_mass_matrix(mass, BW, DW, I)                        # W^T M W
+        U = np.einsum("kma,km->ka", W, Qe)
+        return np.linalg.solve(Mu, (U + K - A)[..., None])[..., 0]
 
 
 class ReducedVolterra(Volterra):

@@ -100,3 +100,17 @@ def test_numpy_and_kernel_take_the_same_steps_with_either_stop(stop):
     assert np.abs(a.x[:, :n] - b.x[:, :n]).max() <= 1e-11
     assert np.abs(a.x[:, n:] - b.x[:, n:]).max() <= 1e-8 * np.abs(a.x[:, n:]).max()
 
+
+@needs_kernel
+@pytest.mark.parametrize("kernel", ["compiled", "numpy"])
+def test_run_reports_newton_iterations(kernel):
+    """`flexmbs.run` of a System reports the Newton iterations with the other counters (Results.stats,
+    from `Solution.n_newton`): one solve per iteration, each after one evaluation of M, Q, C, C_q; the
+    evaluations add the consistent start (1) and each finite-difference tangent's 2 n_q + 1."""
+    import flexmbs as fm
+    system, _, _, _, h, rho = slider_crank_run()
+    res = fm.run(system, method="index3-alpha", h=h, dt_out=10 * h, t_end=60 * h, rho_inf=rho, kernel=kernel,
+                 refactor="contraction", store=False)
+    s = res.stats
+    assert s["n_steps"] == 60 and 2 * s["n_steps"] <= s["n_newton"] <= 5 * s["n_steps"]
+    assert s["n_newton"] <= s["n_rhs"] - 1 - (2 * system.n_q + 1) * s["n_jac"] <= s["n_newton"] + s["n_steps"]

@@ -114,3 +114,24 @@ def test_run_reports_newton_iterations(kernel):
     s = res.stats
     assert s["n_steps"] == 60 and 2 * s["n_steps"] <= s["n_newton"] <= 5 * s["n_steps"]
     assert s["n_newton"] <= s["n_rhs"] - 1 - (2 * system.n_q + 1) * s["n_jac"] <= s["n_newton"] + s["n_steps"]
+
+
+@needs_kernel
+def test_benchmark_prints_a_row_per_configuration(capsys):
+    """benchmarks/bench_index3_newton.py (docs/benchmarks.md 20.7) on the triple pendulum, one round: a
+    table row per configuration with its counts, the first row's differences 0, the second's within
+    the Newton tolerance; an unknown row is refused by name."""
+    sys.path.insert(0, str(CASES.parent / "benchmarks"))
+    import bench_index3_newton
+    assert bench_index3_newton.parse_config("kept_stop=rate,keep_rate=2e-3,newton_max_iter=8") == {
+        "kept_stop": "rate", "keep_rate": 2e-3, "newton_max_iter": 8}
+    bench_index3_newton.main(["--repeats", "1", "--rows", "triple", "--configs", "kept_stop=rate",
+                              "kept_stop=correction"])
+    rows = [line.split("|")[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith("| triple")]
+    assert [r[1].strip() for r in rows] == ["kept_stop=rate", "kept_stop=correction"]
+    evals = [float(r[2]) for r in rows]
+    assert 2.0 <= evals[0] <= evals[1] <= 4.0
+    assert float(rows[0][8]) == 0.0 and float(rows[1][8]) <= 1e-8
+    with pytest.raises(SystemExit):
+        bench_index3_newton.main(["--rows", "pendulum"])
+    assert "--rows: unknown ['pendulum']" in capsys.readouterr().err

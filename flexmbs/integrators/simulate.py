@@ -643,6 +643,6 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,
-        n_lin_iter=integrator.n_lin_iter, n_newton=getattr(integrator, "n_newton", 0), kernel=integrator.kernel, h=h,
+        n_lin_iter=integrator.n_lin_iter, n_newton=integrator.n_newton, kernel=integrator.kernel, h=h,
         kernel_reason=integrator.kernel_reason if integrator.kernel == "numpy" else None,
         lam=None if multipliers is None else np.array(out_lam, dtype=float).reshape(len(out_t), integrator.n_c))

@@ -3363,7 +3363,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
 {
     PyObject *cap, *po, *pstate[11], *psched[3], *pout[5], *pctl[7];
     /* system, params (double[10]), int params (i64[4]: max_iter, fd, refactor, kept_stop), state: q, v, a, qdd,
-       lam, S, Kt, Ct, Kt_rest, Ct_rest, dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out, lam_out, x_old, info; control:
+       lam, S, Kt, Ct, Kt_rest, Ct_rest, dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out,
+       lam_out, x_old, info; control:
        sample_at (i64[k]: 1 after the steps that end at a sample time), sample (a callable sample(step) -> bool,
        or None), held (f64[3 nvec]), held_mask (i64[nvec]), sensor ints (i64[4 ns]), sensor reals (f64[9 ns]),
        sensed (f64, written); adaptive (None: the fixed schedule of times, hs): the ADAPTIVE row, atol (2 n),

@@ -3419,11 +3419,12 @@ enum { OK = 0, NEWTON = 1, NONFINITE_RESIDUAL = 2, DIVERGED = 3, NONFINITE_STATE
 typedef struct {
     double am, af, gamma, beta, tol, rate, reg, limit, near, keep;
     int max_iter, fd, refactor;        /* refactor: 0 on slow contraction, 1 every step, 2 by the last rate */
+    int stop;                          /* the stop with a kept matrix: 0 |dq| itself, 1 the matrix's rate */
 } Params;
 
 typedef struct {          /* the integrator's state kept between calls (arrays owned by Python) */
     double *q, *v, *a, *qdd, *lam;
-    double *S, *Kt, *Ct, *Kt_rest, *Ct_rest, *dwork;   /* dwork: lu_h, then scratch */
+    double *S, *Kt, *Ct, *Kt_rest, *Ct_rest, *dwork;   /* dwork: lu_h, theta, theta_lu, -, then scratch */
     i64 *flags;           /* has_lu, has_KC, has_elastic; counters: n_rhs, n_jac, n_lu, n_newton */
     int *piv;
 } State;
@@ -3746,8 +3747,9 @@ static void adaptive_emit(Adaptive *ad, int n, int m, const double *t_out, Py_ss
 static PyObject *py_steps(PyObject *self, PyObject *args)
 {
     PyObject *cap, *po, *pstate[11], *psched[3], *pout[5], *pctl[7];
-    /* system, params (double[9]), int params (i64[3]), state: q, v, a, qdd, lam, S, Kt, Ct, Kt_rest, Ct_rest,
-       dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out, lam_out, x_old, info; control:
+    /* system, params (double[10]), int params (i64[4]: max_iter, fd, refactor, kept_stop), state: q, v, a, qdd,
+       lam, S, Kt, Ct, Kt_rest, Ct_rest, dwork, flags, piv; schedule: times, hs, laws; outputs: t_out, x_out,
+       lam_out, x_old, info; control:
        sample_at (i64[k]: 1 after the steps that end at a sample time), sample (a callable sample(step) -> bool,
        or None), held (f64[3 nvec]), held_mask (i64[nvec]), sensor ints (i64[4 ns]), sensor reals (f64[9 ns]),
        sensed (f64, written); adaptive (None: the fixed schedule of times, hs): the ADAPTIVE row, atol (2 n),
@@ -3780,7 +3782,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
     double *times, *hs, *laws, *t_out, *x_out, *lam_out, *x_old;
     i64 *info;
     GET(pr, double *, po, 10, "params", 'f');
-    GET(pi, i64 *, pint, 3, "int params", 'i');
+    GET(pi, i64 *, pint, 4, "int params", 'i');
     GET(st.q, double *, pstate[0], n, "q", 'f');
     GET(st.v, double *, pstate[1], n, "v", 'f');
     GET(st.a, double *, pstate[2], n, "a", 'f');
@@ -3791,9 +3793,9 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
     GET(st.Ct, double *, pstate[7], (size_t)n * n, "Ct", 'f');
     GET(st.Kt_rest, double *, pstate[8], (size_t)n * n, "Kt_rest", 'f');
     GET(st.Ct_rest, double *, pstate[9], (size_t)n * n, "Ct_rest", 'f');
-    size_t scratch = 3 * (size_t)n * n + (size_t)m * n + 11 * (size_t)n + 3 * (size_t)m + 2 * (size_t)N + 8
+    size_t scratch = 3 * (size_t)n * n + (size_t)m * n + 11 * (size_t)n + 3 * (size_t)m + 2 * (size_t)N + 6
                      + (size_t)N * N;
-    GET(st.dwork, double *, pstate[10], scratch + 2, "dwork", 'f');
+    GET(st.dwork, double *, pstate[10], scratch + 4, "dwork", 'f');
     GET(st.flags, i64 *, pflags, 8, "flags", 'i');
     GET(st.piv, int *, ppiv, 3 * N, "piv", 'j');
     Py_ssize_t k_steps = PyObject_Length(psched[0]);
@@ -3868,9 +3870,10 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
         ad->e_q = scr; scr += n;
         ad->e_v = scr;
     }
-    if (pi[0] < 1 || pi[1] < 0 || pi[1] > 1 || pi[2] < 0 || pi[2] > 2) {
-        PyErr_Format(PyExc_ValueError, "kernel steps: int params (max_iter >= 1, fd 0 or 1, refactor 0..2) got "
-                     "%lld, %lld, %lld", (long long)pi[0], (long long)pi[1], (long long)pi[2]);
+    if (pi[0] < 1 || pi[1] < 0 || pi[1] > 1 || pi[2] < 0 || pi[2] > 2 || pi[3] < 0 || pi[3] > 1) {
+        PyErr_Format(PyExc_ValueError, "kernel steps: int params (max_iter >= 1, fd 0 or 1, refactor 0..2, stop 0 "
+                     "or 1) got %lld, %lld, %lld, %lld", (long long)pi[0], (long long)pi[1], (long long)pi[2],
+                     (long long)pi[3]);
         goto done;
     }
     if (info[1] < 0 || info[1] > n_te) {
@@ -3889,8 +3892,9 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
 #undef GET
     {
         Params P = {pr[0], pr[1], pr[2], pr[3], pr[4], pr[5], pr[6], pr[7], pr[8], pr[9],
-                    (int)pi[0], (int)pi[1], (int)pi[2]};
-        double *w = st.dwork + 2, *lu_h = st.dwork, *theta = st.dwork + 1;
+                    (int)pi[0], (int)pi[1], (int)pi[2], (int)pi[3]};
+        /* dwork[3] unused: the scratch starts 32 bytes in, aligned as numpy aligns dwork (16 bytes or more) */
+        double *w = st.dwork + 4, *lu_h = st.dwork, *theta = st.dwork + 1, *theta_lu = st.dwork + 2;
         double *M = w; w += (size_t)n * n;
         double *Cq = w; w += (size_t)m * n;
         double *D = w; w += (size_t)n * n;
@@ -4050,6 +4054,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                         transpose(st.S, N, LUt);
                         column_ranges(LUt, N, st.piv + N, st.piv + 2 * N);
                         *lu_h = h;
+                        *theta_lu = 0.0;
                         st.flags[0] = 1;
                         st.flags[5]++;
                         new_tangent = 0;
@@ -4069,6 +4074,11 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                     if (fresh && d_prev >= 0.0 && d_norm < d_prev) {
                         double theta = d_norm / d_prev;
                         err = theta / (1.0 - theta) * d_norm;
+                    } else if (P.stop == 1 && d_prev2 >= 0.0 && d_norm < d_prev && d_prev < d_prev2) {
+                        /* a kept matrix (kept_stop "rate", Index3GeneralizedAlpha._iterate_error): the larger of
+                           the last two rates and the largest the matrix showed in earlier steps */
+                        double theta = fmax(fmax(d_norm / d_prev, d_prev / d_prev2), *theta_lu);
+                        if (theta < 1.0) err = theta / (1.0 - theta) * d_norm;
                     }
                     int negligible = bp * d_norm <= P.tol * a_scale || d_norm <= 16 * EPS * q_scale;
                     if (bp * err <= P.tol * a_scale || negligible || stalled) {
@@ -4093,6 +4103,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                 st.flags[0] = 0;
                 new_tangent = 1;
             }
+            if (*theta > *theta_lu) *theta_lu = *theta;     /* the slowest rate the kept matrix has shown */
             /* accept: the state before the step becomes x_old (for the dense output) */
             for (int i = 0; i < n; i++) {
                 a1[i] = (q1[i] - q_hat[i]) / (h * h * beta);
@@ -5034,7 +5045,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flexmbs_kernel",
 PyMODINIT_FUNC PyInit__flexmbs_kernel(void)
 {
     PyObject *mod = PyModule_Create(&module);
-    if (mod && (PyModule_AddIntConstant(mod, "VERSION", 3) < 0
+    if (mod && (PyModule_AddIntConstant(mod, "VERSION", 4) < 0
                 || PyModule_AddStringConstant(mod, "SCHEMA", KERNEL_SCHEMA) < 0)) {
         Py_DECREF(mod);
         return NULL;

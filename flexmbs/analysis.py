@@ -550,7 +550,7 @@ def run(model: Model, *, formulation: str | None = None, method: str | None = No
             meta["range_warning"] = range_warning
             message = f"{message} Warning: {range_warning}"
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
-                     n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, **timings,
+                     n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, n_newton=sol.n_newton, **timings,
                      post_s=time.perf_counter() - tic)
         results = Results(
             t=sol.t, **outputs, nodes=model.mesh.points.copy(), energies=energy, status=sol.status,

@@ -117,8 +117,9 @@ __all__ = ["CompiledSystem", "Unsupported", "KERNEL_CHOICES", "choose_kernel", "
            "kernel_status", "c_compiler", "note_path", "summary_keys", "FORMULATIONS", "mass_point_arrays",
            "MAX_ELASTIC", "SENSOR_KINDS", "NO_CONTROL"]
 
-KERNEL_VERSION = 3      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out; 3: with
-                        # the control tuple: samples called from the steps, held load vectors, sensors)
+KERNEL_VERSION = 4      # the `steps` call of csrc/index3_kernel.c this module makes (2: with lam_out; 3: with
+                        # the control tuple: samples called from the steps, held load vectors, sensors; 4: a
+                        # fourth int parameter, index3-alpha's `kept_stop`)
 
 
 def version_mismatch(module) -> str | None:

@@ -158,7 +158,8 @@ class Results:
         (killed, or still running).
     stats : dict
         Counters (n_rhs, n_jac, n_lu, n_steps, n_rejected; n_lin_iter: Krylov iterations of
-        the implicit methods' linear solves) and wall times [s] per phase:
+        the implicit methods' linear solves; n_newton: Newton iterations of a System's run by the
+        methods that count them, `flexmbs.integrators.Solution`) and wall times [s] per phase:
         build_s (formulation), solve_s (integration), output_s (writing the outputs to the
         results file while the integration runs), post_s (post-processing).
     metadata : dict

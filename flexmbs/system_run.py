@@ -372,7 +372,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         kept = _joined(kept)
         bodies = _joined_bodies(system, kept, last_bodies[0])
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,
-                     n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, **timings,
+                     n_rejected=sol.n_rejected, n_lin_iter=sol.n_lin_iter, n_newton=sol.n_newton, **timings,
                      post_s=time.perf_counter() - tic)
         meta.update(order=sol.order, **({"kernel": sol.kernel} if sol.kernel else {}))
         if sol.kernel_reason:            # e.g. a load of the state: say why the run took the numpy path

@@ -223,7 +223,7 @@ def test_kernel_steps_entry_point_refuses_wrong_types_and_indices():
     times = hs = np.array([1e-3])
     params = np.array([it.alpha_m, it.alpha_f, it.gamma, it.beta, 1e-8, 0.3, 0.0, 1e6, 1e-9, 1e-3])
 
-    def call(piv=None, ints=(12, 1, 1), first=0):
+    def call(piv=None, ints=(12, 1, 1, 1), first=0):
         info = np.array([0, first, 0, 0], dtype=np.int64)
         it._compiled.steps(params, np.array(ints, dtype=np.int64), it._kstate, it._kflags,
                            it._kpiv if piv is None else piv, times, hs, it._compiled.laws(times),
@@ -234,6 +234,8 @@ def test_kernel_steps_entry_point_refuses_wrong_types_and_indices():
         call(piv=it._kpiv.astype(np.int64))
     with pytest.raises(ValueError, match=r"kernel steps: info\[1\] \(the first output index\) is 5, outside \[0, 0\]"):
         call(first=5)
-    with pytest.raises(ValueError, match="kernel steps: int params .* got 12, 1, 7"):
-        call(ints=(12, 1, 7))
+    with pytest.raises(ValueError, match="kernel steps: int params .* got 12, 1, 7, 1"):
+        call(ints=(12, 1, 7, 1))
+    with pytest.raises(ValueError, match="kernel steps: int params .* got 12, 1, 1, 2"):
+        call(ints=(12, 1, 1, 2))
     assert call()[0] == 1                                   # one step done with the right arrays

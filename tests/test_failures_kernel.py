@@ -10,7 +10,7 @@ import pytest
 
 from flexmbs import kernel_schema as schema
 from flexmbs.bodies import RigidBodyEP
-from flexmbs.compiled import NO_CONTROL, kernel_status, version_mismatch
+from flexmbs.compiled import KERNEL_VERSION, NO_CONTROL, kernel_status, version_mismatch
 from flexmbs.constraints import Revolute
 from flexmbs.integrators import ConstrainedProblem
 from flexmbs.system import System
@@ -36,11 +36,11 @@ ROWS = [
      lambda: schema.arrays(("header",), "flexible body 'rod'", header=1, springs=2),
      ValueError, r"kernel arrays of flexible body 'rod': missing \[\], unknown \['springs'\]"),
     ("a kernel built from another declaration",
-     lambda: _raise(version_mismatch(SimpleNamespace(VERSION=3, SCHEMA="HEADER/i64:n:1", __file__="k.so"))),
+     lambda: _raise(version_mismatch(SimpleNamespace(VERSION=KERNEL_VERSION, SCHEMA="HEADER/i64:n:1", __file__="k.so"))),
      RuntimeError, r"the compiled kernel k.so was built from another declaration of its rows than "
                    r"flexmbs/kernel_schema.py \(first difference: 'HEADER/i64:n:1'\); rebuild it"),
     ("a kernel without a declaration",
-     lambda: _raise(version_mismatch(SimpleNamespace(VERSION=3, __file__="k.so"))),
+     lambda: _raise(version_mismatch(SimpleNamespace(VERSION=KERNEL_VERSION, __file__="k.so"))),
      RuntimeError, r"the compiled kernel k.so was built from another declaration of its rows than "
                    r"flexmbs/kernel_schema.py \(no SCHEMA\); rebuild it"),
 ]
@@ -69,7 +69,7 @@ def _step(it, control):
     times = hs = np.array([1e-3])
     params = np.array([it.alpha_m, it.alpha_f, it.gamma, it.beta, 1e-8, 0.3, 0.0, 1e6, 1e-9, 1e-3])
     info = np.zeros(4, dtype=np.int64)
-    it._compiled.steps(params, np.array([12, 1, 1], dtype=np.int64), it._kstate, it._kflags, it._kpiv, times, hs,
+    it._compiled.steps(params, np.array([12, 1, 1, 1], dtype=np.int64), it._kstate, it._kflags, it._kpiv, times, hs,
                        it._compiled.laws(times), np.zeros(0), np.zeros((0, 2 * n)), np.zeros((0, it.n_c)),
                        np.empty(4 * n + 1), info, control)
     return info

@@ -45,7 +45,7 @@ ROWS = [
     ("unknown joint", lambda: SYSTEM.reaction_history(T, np.zeros((3, N_Q)), np.zeros((3, N_C)), ["pin C"]),
      ValueError, r"System: no constraint 'pin C'; constraints: \["),
     ("a kernel built from older sources", lambda: _raise(version_mismatch(SimpleNamespace(VERSION=1, __file__="k.so"))),
-     RuntimeError, r"the compiled kernel k.so is version 1, this flexmbs calls version 3; rebuild it "
+     RuntimeError, r"the compiled kernel k.so is version 1, this flexmbs calls version 4; rebuild it "
                    r"\(`python setup.py build_ext --inplace` in the source tree, or reinstall flexmbs\)"),
     ("dense multipliers before a step", lambda: _integrator().dense_multipliers(0.0),
      RuntimeError, r"`dense_multipliers` is available only after a step taken by `step`\."),

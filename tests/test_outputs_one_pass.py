@@ -187,12 +187,14 @@ def test_stacked_least_squares_equals_the_pseudo_inverse(rank_deficient):
                                              (np.linspace(0.3, 1.0, 7) * QUARTER / 8, True)])  # between them
 def test_solution_multipliers_are_the_same_on_both_paths(system, t_eval, between):
     """``Solution.lam`` (n_out, n_c) of the kernel and of the numpy path agree to 1e-9 of their size
-    (the paths' steps agree to round-off amplified by Newton's tolerance, tests/test_compiled.py),
-    at step points and between them (the kernel's interpolation against `dense_multipliers`)."""
+    (with the same refactorization policy the paths' steps agree to round-off amplified by Newton's
+    tolerance, tests/test_compiled.py; by their defaults, "contraction" and "step", they stop Newton at
+    different iterates, each within newton_tol), at step points and between them (the kernel's
+    interpolation against `dense_multipliers`)."""
     problem = ConstrainedProblem(system)
     x0 = problem.state0(system.initial_coordinates(), system.initial_velocities())
     sols = [simulate(problem, (0.0, QUARTER / 8), x0, method="index3-alpha", h=2.91e-5, t_eval=t_eval,
-                     rho_inf=0.9, kernel=k)
+                     rho_inf=0.9, kernel=k, refactor="contraction")
             for k in ("compiled", "numpy")]
     assert [s.kernel for s in sols] == ["compiled", "numpy"]
     assert sols[0].lam.shape == (len(t_eval), system.n_c)

@@ -203,6 +203,9 @@ class Integrator(ABC):
     n_rhs, n_jac, n_lu, n_steps, n_rejected : int
         Evaluations of ``rhs``/``forcing_full``/``f``, Jacobian evaluations, LU factorizations,
         accepted steps, rejected trial steps.
+    n_newton : int
+        Newton iterations, of the methods that count them (index3-alpha and its variants, radau-dae,
+        rattle); 0 for the others.
     """
 
     name: ClassVar[str]
@@ -217,6 +220,7 @@ class Integrator(ABC):
     kernel_reason: str | None = None                        # why not the compiled path (on the numpy one)
     advance = None                                          # many steps per call (index3-alpha's kernel)
     lam = None                                              # multipliers of the last step
+    n_newton = 0                                            # Newton iterations of the methods that count them
     uses_tolerances: ClassVar[bool] = False                 # rtol, atol
     explicit: ClassVar[bool] = False                        # RK45, DOP853, AB4: bounded stability region
     h_optional: ClassVar[bool] = False                      # a fixed-step method with a default step

@@ -100,9 +100,14 @@ beta' e <= ``newton_tol`` (1e-8) |q''|_inf, with e = |dq|_inf after the first co
 e = theta / (1 - theta) |dq|_inf once the corrections of a matrix built in this step contract
 at the rate theta = |dq_k| / |dq_(k-1)| < 1 (the rest of the geometric series), or when dq is
 at the round-off of q (|dq|_inf <= 16 eps max(|q|_inf, 1)).  With a matrix kept from earlier
-steps, e = |dq|_inf always: a slow mode of a stale matrix can be nearly absent from the first
+steps one ratio does not do: a slow mode of a stale matrix can be nearly absent from the first
 correction, and theta then underestimates it (measured on IFToMM A02 at h = 5e-4 over 10 s:
-the tip 1.85e-5 m off with the theta estimate, 1.16e-5 m, as with "step", without it).
+the tip 1.85e-5 m off with the one-ratio estimate, 1.16e-5 m, as with "step", without it).
+Option ``kept_stop``: "rate" (default) estimates e = theta / (1 - theta) |dq_k|_inf from the third
+correction on when the three decrease, with theta the larger of the last two ratios and of the
+largest rate the matrix showed in the earlier steps it converged (`_iterate_error`); "correction"
+takes e = |dq|_inf with a kept matrix (the rule before; "rate" ends A02 at the same error and saves a
+sixth of the slider-crank's evaluations, docs/design.md).
 Near a singular configuration the round-off of the solve grows with the condition number of S
 and the corrections stop contracting: corrections below 1e-12 max(|q|_inf, 1) that no longer
 halve are accepted as converged, and so, once the corrections no longer halve, is an iterate
@@ -181,6 +186,7 @@ __all__ = ["Index3GeneralizedAlpha", "Index3HHT", "Index3Newmark", "ConstrainedP
            "Index3AdaptiveAlpha", "StepControl", "local_error_coefficients"]
 
 REFACTOR = ("auto", "rate", "step", "contraction")     # `refactor`; the kernel takes index - 1
+KEPT_STOP = ("correction", "rate")                     # `kept_stop`; the kernel takes the index
 CHUNK_SECONDS = 0.2         # about how long one call of the compiled kernel runs (progress, interrupts)
 OUTPUTS_PER_CALL = 4096     # output times handed to a call of the adaptive kernel (at least; `_handed_over`)
 
@@ -252,7 +258,9 @@ class Index3GeneralizedAlpha(Integrator):
     """Arnold-Bruls generalized-alpha for M q'' + C_q^T lam = Q, C = 0; fixed step, order 2.
 
     Options: ``rho_inf`` (0.8), ``newton_tol`` (1e-8), ``newton_max_iter`` (12),
-    ``refactor_rate`` (0.3), ``refactor`` ("auto", "step", "rate" or "contraction"), ``keep_rate`` (1e-3), ``tangent`` ("finite-difference" or "none"),
+    ``refactor_rate`` (0.3), ``refactor`` ("auto", "step", "rate" or "contraction"), ``keep_rate`` (1e-3),
+    ``kept_stop`` ("rate" or "correction": the Newton stop with a matrix kept from earlier steps, module
+    docstring), ``tangent`` ("finite-difference" or "none"),
     ``regularization`` (None: automatic, see the module docstring), ``kernel`` ("auto", "compiled"
     or "numpy": where the steps of a `flexmbs.System` run; "auto" takes the compiled kernel when the
     system qualifies, see `flexmbs.compiled`; ``integrator.kernel`` says which ran, and
@@ -272,7 +280,7 @@ class Index3GeneralizedAlpha(Integrator):
     has_multipliers = True
     method_options = {"rho_inf": 0.8, "newton_tol": 1e-8, "newton_max_iter": 12, "refactor_rate": 0.3,
                       "tangent": "finite-difference", "regularization": None, "refactor": "auto",
-                      "kernel": "auto", "keep_rate": 1e-3}
+                      "kernel": "auto", "keep_rate": 1e-3, "kept_stop": "rate"}
 
     @classmethod
     def _refusal(cls, term) -> str | None:
@@ -348,6 +356,10 @@ class Index3GeneralizedAlpha(Integrator):
         if not 0 <= self._keep_rate < 1:
             raise ValueError(f"`keep_rate` must lie in [0, 1), got {self.options['keep_rate']!r}.")
         self._theta = 0.0                 # contraction rate of the last step's corrections
+        self._kept_stop = self.options["kept_stop"]
+        if self._kept_stop not in KEPT_STOP:
+            raise ValueError(f"`kept_stop` must be one of {', '.join(map(repr, KEPT_STOP))}, got {self._kept_stop!r}.")
+        self._theta_lu = 0.0              # the largest rate the current S showed in the steps it converged
         self.n_newton = 0                 # Newton iterations, all steps
         self._C_state = None              # (t, q) of `constraint_residual`
         terms = sys.constraint_terms
@@ -506,7 +518,8 @@ class Index3GeneralizedAlpha(Integrator):
                                                   self._rate, self.regularization, self.divergence_limit, near_rtol,
                                                   self._keep_rate]),
                              np.array([self._max_iter, int(self._tangent == "finite-difference"),
-                                       REFACTOR.index(self.refactor) - 1], dtype=np.int64))
+                                       REFACTOR.index(self.refactor) - 1, KEPT_STOP.index(self._kept_stop)],
+                                      dtype=np.int64))
         return self._kparams[1:]
 
     def _kernel_taken(self, before: np.ndarray, times: np.ndarray, done: int) -> None:
@@ -605,6 +618,7 @@ class Index3GeneralizedAlpha(Integrator):
                 S[n:, n:] = -eps * np.eye(m)
         self._lu = Factorization(S)
         self._lu_h = h
+        self._theta_lu = 0.0
         self.n_lu += 1
 
     def _current_tangents(self, t, q, v, qdd, lam, new_tangent: bool):
@@ -667,6 +681,38 @@ class Index3GeneralizedAlpha(Integrator):
             Ct[:, j] = -(np.asarray(sys.forces(t, q, vv), float) - Q0) / dj
         self.n_rhs += 2 * n + 1
         return Kt, Ct
+
+    def _iterate_error(self, d_norm: float, d_prev: float | None, d_prev2: float | None, fresh: bool) -> float:
+        """The estimated error |q - q*|_inf of the iterate after the correction d_norm (the ones before it:
+        d_prev, d_prev2, None where there is none), the rest of the geometric series of the corrections:
+
+        .. code:: text
+
+            e = theta / (1 - theta) |dq_k|      matrix built in this step (``fresh``): theta = |dq_k| / |dq_(k-1)|
+                                                kept from earlier steps (``kept_stop`` "rate"), from the third
+                                                correction on, all three decreasing: theta = max(|dq_k| / |dq_(k-1)|,
+                                                |dq_(k-1)| / |dq_(k-2)|, theta_lu)
+            e = |dq_k|                          otherwise
+
+        theta_lu is the largest rate the kept matrix showed in the steps it converged since it was built:
+        a slow mode of a stale matrix can be nearly absent from the first correction, so that one ratio
+        underestimates it (IFToMM A02, docs/design.md); two successive ratios and the matrix's history do not
+        (A02 ends at the same error as with |dq_k|, docs/benchmarks.md)."""
+        if d_prev is None or not d_norm < d_prev:
+            return d_norm
+        if fresh:
+            theta = d_norm / d_prev
+        elif self._kept_stop == "rate" and d_prev2 is not None and d_prev < d_prev2:
+            theta = max(d_norm / d_prev, d_prev / d_prev2, self._theta_lu)
+        else:
+            return d_norm
+        return theta / (1.0 - theta) * d_norm if theta < 1.0 else d_norm
+
+    def _converged(self, theta: float) -> None:
+        """A step converged with the contraction rate ``theta`` (`converged_rate`): the rate that decides whether
+        the matrix is kept (``refactor`` "contraction"), and the largest the matrix has shown (`_iterate_error`)."""
+        self._theta = theta
+        self._theta_lu = max(self._theta_lu, theta)
 
     def _newton_failure(self, d_norm: float, t_next: float) -> str:
         """The message of Newton's failure in the step from self.t to ``t_next``."""
@@ -790,7 +836,7 @@ class Index3GeneralizedAlpha(Integrator):
                                   float(np.abs(react).max()), float(np.abs(M).max()) * q_scale)
                     if (np.abs(r[:n]).max() <= ROUND_OFF * r_scale
                             and (m == 0 or np.abs(r[n:]).max() <= ROUND_OFF * q_scale)):
-                        self._theta = d_prev / d_prev2
+                        self._converged(d_prev / d_prev2)
                         return "converged", q1, mu, d_norm
                 if self._lu is None:
                     self._factor(t1, q1, v1, qdd1, mu * bp, h, M, Cq, new_tangent)
@@ -807,17 +853,10 @@ class Index3GeneralizedAlpha(Integrator):
                 a_scale = max(float(np.abs(qdd1).max()), qdd0_max, 1e-300) if n else 1.0
                 q_scale = max(1.0, float(np.abs(q1).max()))
                 stalled = d_prev is not None and d_norm > 0.5 * d_prev and d_norm <= STALL * q_scale
-                # error of the new iterate: |d| itself, or, once the corrections of a matrix built in
-                # this step contract at the rate theta < 1, theta / (1 - theta) |d| (the rest of the
-                # geometric series); with a matrix kept from earlier steps theta underestimates the
-                # slowest mode, so |d| itself must meet the tolerance
-                err = d_norm
-                if fresh and d_prev is not None and d_norm < d_prev:
-                    theta = d_norm / d_prev
-                    err = theta / (1.0 - theta) * d_norm
+                err = self._iterate_error(d_norm, d_prev, d_prev2, fresh)
                 negligible = bp * d_norm <= self._tol * a_scale or d_norm <= 16 * EPS * q_scale
                 if bp * err <= self._tol * a_scale or negligible or stalled:
-                    self._theta = converged_rate(d_norm, d_prev, d_prev2, negligible)
+                    self._converged(converged_rate(d_norm, d_prev, d_prev2, negligible))
                     return "converged", q1, mu, d_norm
                 if d_prev is not None and d_norm > self._rate * d_prev:
                     # slow contraction: a new matrix at the next iterate, with new tangents if the

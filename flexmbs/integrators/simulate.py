@@ -98,6 +98,9 @@ class Solution:
         The integrator's counters.
     n_lin_iter : int
         Krylov iterations of the linear solves in all (0 where every solve is direct).
+    n_newton : int
+        Newton iterations in all, of the methods that count them (``index3-alpha`` and its variants,
+        ``radau-dae``, ``rattle``); 0 for the others.
     wall_time : float
         Seconds spent in `simulate`.
     method : str
@@ -133,6 +136,7 @@ class Solution:
     method: str
     order: int
     n_lin_iter: int = 0
+    n_newton: int = 0
     kernel: str | None = None
     h: float | None = None
     lam: np.ndarray | None = None
@@ -639,6 +643,6 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
         n_steps=integrator.n_steps, n_rejected=integrator.n_rejected,
         wall_time=time.perf_counter() - start, method=method, order=cls.order,
-        n_lin_iter=integrator.n_lin_iter, kernel=integrator.kernel, h=h,
+        n_lin_iter=integrator.n_lin_iter, n_newton=integrator.n_newton, kernel=integrator.kernel, h=h,
         kernel_reason=integrator.kernel_reason if integrator.kernel == "numpy" else None,
         lam=None if multipliers is None else np.array(out_lam, dtype=float).reshape(len(out_t), integrator.n_c))

@@ -790,8 +790,8 @@ def list_runs(path) -> dict[str, str]:
     def read(f, truncated):
         runs = {}
         for name in _runs(f):
-            if truncated is None:
-                runs[name] = _status(f[name], _written(f[name]))[0]
+            if truncated is None:              # the status alone: no walk of the run's series
+                runs[name] = _status(f[name], 0)[0]
                 continue
             try:
                 ext = _extent(f[name], truncated)
@@ -909,6 +909,8 @@ def _frame(datasets, n: int, lost: list | None) -> dict[str, np.ndarray]:
 
 
 def _status(g: h5py.Group, n: int, lost: list | None = None) -> tuple[str, str]:
+    """(status, message) of run group ``g`` as recorded; a run still "running" is `INCOMPLETE`, its
+    message naming the ``n`` outputs stored (the status does not depend on ``n``)."""
     status = str(_attr(g, "status", "unknown (in the missing part)", lost))
     message = str(_attr(g, "message", "", lost))
     if status == "running":

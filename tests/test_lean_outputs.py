@@ -57,3 +57,62 @@ def test_triple_pendulum_violations_fall_back_to_one_evaluation_per_output(monke
     batched = triple_pendulum.constraint_violations(system, res.t, res.q, res.v)
     looped = np.array([violations(system, t, q, v) for t, q, v in zip(res.t, res.q, res.v)])
     np.testing.assert_array_equal(batched, looped)
+
+
+def _properties(path) -> dict:
+    """Every object of an HDF5 file: shape, limits, chunks, type, creation properties, data and
+    attributes (value, type class, string kind, shape); groups: creation properties."""
+    import h5py
+    out = {}
+    with h5py.File(path) as f:
+        def describe(key, obj):
+            plist = obj.id.get_create_plist()
+            attrs = {}
+            for name in obj.attrs:
+                aid = obj.attrs.get_id(name)
+                attrs[name] = (obj.attrs[name], type(aid.get_type()).__name__, aid.get_type().get_cset(),
+                               aid.get_type().is_variable_str(), aid.shape)
+            if isinstance(obj, h5py.Dataset):
+                out[key] = (obj.shape, obj.maxshape, obj.chunks, obj.dtype, h5py.check_string_dtype(obj.dtype),
+                            obj.fillvalue, plist.get_fill_time(), plist.get_alloc_time(), plist.get_obj_track_times(),
+                            plist.get_attr_creation_order(), plist.get_layout(),
+                            obj[()].tolist() if obj.size else None, attrs)
+            else:
+                out[key] = ("group", plist.get_obj_track_times(), plist.get_link_creation_order(),
+                            plist.get_attr_creation_order(), attrs)
+        f.visititems(describe)
+    return out
+
+
+def test_low_level_datasets_and_text_attributes_are_those_of_h5pys_high_level_calls(tmp_path):
+    """`flexmbs.io.h5create` makes what ``Group.create_dataset`` and ``attrs[...] = str`` make (a
+    time series with its units, a body's nodes in new groups, integer cells, string and float
+    dimension values), property by property."""
+    import h5py
+    from flexmbs.io.h5create import new_dataset, open_object, set_text_attribute
+    labels = np.array(["x", "y", "z"], dtype=h5py.string_dtype())
+    with h5py.File(tmp_path / "high.h5", "w", libver=("v110", "latest")) as f:
+        g = f.create_group("run")
+        ds = g.create_dataset("bodies/b1/position", shape=(0, 3), maxshape=(None, 3), chunks=(1365, 3), dtype="f8")
+        ds.attrs["columns"] = '["T", "V"]'
+        ds.attrs["units"] = "m or rad"
+        g.create_dataset("bodies/b1/nodes", data=np.arange(24.0).reshape(8, 3))
+        g.create_dataset("cells/hexahedron", data=np.arange(8, dtype=np.int64)[None])
+        g.create_dataset("axis", data=labels)
+        g.create_dataset("node", data=np.zeros(8, dtype="f4"))
+        g.create_dataset("empty", data=np.zeros((0, 3)))
+    with h5py.File(tmp_path / "low.h5", "w", libver=("v110", "latest")) as f:
+        g = f.create_group("run")
+        ds = new_dataset(g.id, "bodies/b1/position", shape=(0, 3), maxshape=(None, 3), chunks=(1365, 3), dtype="f8")
+        set_text_attribute(ds, "columns", '["T", "V"]')
+        set_text_attribute(ds, "units", "m or rad")
+        new_dataset(g.id, "bodies/b1/nodes", np.arange(24.0).reshape(8, 3))
+        new_dataset(g.id, "cells/hexahedron", np.arange(8, dtype=np.int64)[None])
+        new_dataset(g.id, "axis", labels)
+        new_dataset(g.id, "node", np.zeros(8, dtype="f4"))
+        new_dataset(g.id, "empty", np.zeros((0, 3)))
+        assert open_object(g.id, "no/such") is None and open_object(g.id, "bodies/b1") is not None
+    high, low = _properties(tmp_path / "high.h5"), _properties(tmp_path / "low.h5")
+    assert len(high) == 10                  # run, bodies, bodies/b1, cells and six datasets
+    assert {k: v for k, v in low.items() if high.get(k) != v} == {}
+    assert set(low) == set(high)

@@ -138,7 +138,8 @@ def test_submodules_are_attributes_of_the_package_as_before():
 
 
 # module -> the files that may import it at module level (the module that exists to wrap it)
-DEFERRED = {"matplotlib": (), "meshio": (), "dask": (), "distributed": (), "h5py": ("flexmbs/io/store.py",)}
+DEFERRED = {"matplotlib": (), "meshio": (), "dask": (), "distributed": (),
+            "h5py": ("flexmbs/io/store.py", "flexmbs/io/h5create.py")}
 
 
 def module_level_imports(path: Path) -> set[str]:
@@ -303,7 +304,7 @@ RIGID_COMPILED_RUN = flexmbs_set("""
     formulations._common formulations.augmented formulations.base formulations.constrained
     formulations.evaluations formulations.index1 formulations.registry formulations.stabilization
     formulations.terms formulations.udwadia_kalaba integrators integrators.base integrators.budget
-    integrators.index3_alpha integrators.simulate io io.dimensions io.paraview io.recovery io.store
+    integrators.index3_alpha integrators.simulate io io.dimensions io.h5create io.paraview io.recovery io.store
     io.vtk_formats kernel_schema lapack lazy motion newton package_data parameters pipes progress quadrature
     results rotations stiffness system system_run user_functions validity""")
 
@@ -313,7 +314,7 @@ README_JOB = flexmbs_set("""
     elements.hex8 elements.lagrange elements.plate elements.quad4 elements.tet10 elements.tet4 elements.tri3 fmi
     fmi.command formulations formulations._common formulations.base formulations.lagrange formulations.registry
     formulations.steady_energies formulations.terms integrators integrators.base integrators.budget
-    integrators.exact integrators.simulate io io.dimensions io.paraview io.recovery io.store io.vtk_formats
+    integrators.exact integrators.simulate io io.dimensions io.h5create io.paraview io.recovery io.store io.vtk_formats
     kernel_schema lapack lazy mesh mesh.faces mesh.generate mesh.io mesh.mesh mesh.samples mesh.topology modal
     model motion package_data parameters pipes progress quadrature results rotations signals stiffness
     user_functions validity""")

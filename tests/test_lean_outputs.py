@@ -116,3 +116,42 @@ def test_low_level_datasets_and_text_attributes_are_those_of_h5pys_high_level_ca
     assert len(high) == 10                  # run, bodies, bodies/b1, cells and six datasets
     assert {k: v for k, v in low.items() if high.get(k) != v} == {}
     assert set(low) == set(high)
+
+
+def _subcommands(parser):
+    """The subparsers of a parser by command word."""
+    import argparse
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+@pytest.mark.parametrize("command", ["run", "params", "cases", "bench", "results", "export", "view", "mesh", "info",
+                                     "sweep", "fmu"])
+def test_the_parser_of_one_command_helps_as_the_full_parser(command):
+    """`flexmbs.cli.build_parser(COMMAND)` builds that command's parser only, the one argparse
+    parses (the others cost about 10 ms of argparse and gettext in every run): its help is the
+    full parser's."""
+    from flexmbs.cli import COMMAND_WORDS, build_parser
+    assert command in COMMAND_WORDS
+    full, one = build_parser(), build_parser(command)
+    assert set(_subcommands(one)) == {command} and set(_subcommands(full)) == set(COMMAND_WORDS)
+    assert _subcommands(one)[command].format_help() == _subcommands(full)[command].format_help()
+
+
+def test_a_help_before_the_command_word_lists_every_command(capsys):
+    from flexmbs.cli import COMMAND_WORDS, main
+    with pytest.raises(SystemExit) as stop:
+        main(["-h", "run", "x"])
+    assert stop.value.code == 0
+    listed = capsys.readouterr().out
+    assert all(f"    {name}" in listed for name in COMMAND_WORDS), listed
+
+
+@pytest.mark.parametrize("argv", [["run", "triple_pendulum", "-q", "--set", "t_end=1", "--no-plots", "--out", "o"],
+                                  ["--cases", "c", "-v", "run", "x.toml", "--every", "3"],
+                                  ["export", "o", "--run", "r", "--every", "2"], ["results", "o"],
+                                  ["sweep", "c", "--grid", "h=1,2", "--workers", "2"], ["params", "c"], ["cases"],
+                                  ["mesh", "info", "m.msh"], ["view", "o", "--clim", "0", "1", "--view", "xy"]])
+def test_the_parser_of_one_command_reads_its_arguments_as_the_full_parser(argv):
+    from flexmbs.cli import _command_index, build_parser
+    i = _command_index(argv)
+    assert vars(build_parser(argv[i]).parse_args(argv)) == vars(build_parser().parse_args(argv))

@@ -40,7 +40,6 @@ installed (`flexmbs.compiled.kernel_status`).
 from __future__ import annotations
 
 import argparse
-import ast
 import datetime
 import importlib.util
 import json
@@ -72,7 +71,7 @@ class CLIError(Exception):
 # ----------------------------------------------------------------------------------------- cases
 @dataclass(frozen=True)
 class CaseInfo:
-    """A case script found in the cases directory (read with ``ast``, not imported)."""
+    """A case script found in the cases directory (read from its code object, not run: `_module_names`)."""
 
     name: str
     path: Path
@@ -98,23 +97,41 @@ def find_cases_dir(explicit=None) -> Path:
 
 
 def _case_info(path: Path) -> CaseInfo | None:
-    """CaseInfo of a file with a docstring, a module-level DEFAULTS and a run function, else None."""
+    """CaseInfo of a file with a docstring, a module-level DEFAULTS and a run function, else None.
+
+    Read from the file's code object (`_module_names`), which Python's bytecode cache holds once
+    the case has run: parsing the source with ``ast`` cost 7 ms for the triple pendulum's case and
+    19 ms for the slider-crank's in every run (docs/benchmarks.md 20.6)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (SyntaxError, UnicodeDecodeError, OSError) as err:
+        names, doc = _module_names(path)
+    except (SyntaxError, UnicodeDecodeError, ValueError, OSError, ImportError) as err:
         log.warning("skipping %s: %s", path, err)
         return None
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.FunctionDef):
-            names.add(node.name)
     if not {"DEFAULTS", "run"} <= names:
         return None
-    doc = (ast.get_docstring(tree) or "").strip()
+    import inspect
+    doc = inspect.cleandoc(doc).strip() if doc else ""
     return CaseInfo(path.stem, path, doc.splitlines()[0] if doc else "")
+
+
+def _module_names(path: Path) -> tuple[set[str], str | None]:
+    """(the names the module at ``path`` binds at its top level, its docstring or None), from its
+    code object as an import gets it (`importlib.machinery.SourceFileLoader.get_code`: the cached
+    bytecode when it is current, else compiled, the source not executed).  The names are those of
+    the module's own STORE_NAME instructions: assignments, functions and classes, also those in an
+    ``if`` or ``try`` block at the top level and the names imports bind; the docstring is the
+    constant stored as ``__doc__`` before any other name."""
+    import dis
+    import importlib.machinery
+    code = importlib.machinery.SourceFileLoader(path.stem, str(path)).get_code(path.stem)
+    names, doc, constant = set(), None, None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "STORE_NAME":
+            if ins.argval == "__doc__" and not names and isinstance(constant, str):
+                doc = constant
+            names.add(ins.argval)
+        constant = ins.argval if ins.opname == "LOAD_CONST" else None
+    return names, doc
 
 
 def discover_cases(directory) -> dict[str, CaseInfo]:
@@ -153,7 +170,7 @@ def load_case(info: CaseInfo):
 
 
 def find_case(name: str, cases_dir) -> CaseInfo:
-    """The case ``name`` of the cases directory: its own file is read (``ast``), the others only
+    """The case ``name`` of the cases directory: its own file is read (`_case_info`), the others only
     to list them when ``name`` is not a case."""
     directory = find_cases_dir(cases_dir)
     path = directory / f"{name}.py"

@@ -155,3 +155,46 @@ def test_the_parser_of_one_command_reads_its_arguments_as_the_full_parser(argv):
     from flexmbs.cli import _command_index, build_parser
     i = _command_index(argv)
     assert vars(build_parser(argv[i]).parse_args(argv)) == vars(build_parser().parse_args(argv))
+
+
+def _case_info_by_ast(path: Path):
+    """(is a case, summary) as the command read a case file before: ``ast``, top-level assignments of
+    DEFAULTS and a ``def run``, the first line of the docstring."""
+    import ast
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            names.update(t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                         if isinstance(t, ast.Name))
+        elif isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+    doc = (ast.get_docstring(tree) or "").strip()
+    return {"DEFAULTS", "run"} <= names, doc.splitlines()[0] if doc else ""
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "cases").glob("*.py")), ids=lambda p: p.stem)
+def test_case_files_read_from_their_code_objects_as_with_ast(path):
+    """`flexmbs.cli._case_info` (the names and docstring of the file's code object) tells the cases
+    and their summaries as the ``ast`` reading did, for every file of cases/."""
+    from flexmbs.cli import _case_info
+    info = _case_info(path)
+    is_case, summary = _case_info_by_ast(path)
+    assert (info is not None) == is_case
+    assert info is None or (info.name, info.summary) == (path.stem, summary)
+
+
+@pytest.mark.parametrize("source, summary", [
+    ('"""First line.\n\n    More."""\nDEFAULTS = dict(a=1)\ndef run(out=None, **p):\n    return p\n', "First line."),
+    ('# a comment first\n"""  Indented\n  summary  """\nDEFAULTS: dict = {}\ndef run(out=None):\n    pass\n',
+     "Indented"),
+    ('DEFAULTS = {}\n"""not a docstring"""\ndef run(out=None):\n    pass\n', ""),
+    ('"""A script."""\nDEFAULTS = {}\n', None),                                # no run: not a case
+    ('"""A script."""\ndef run():\n    DEFAULTS = {}\n', None),                 # DEFAULTS not at the top level
+])
+def test_case_info_of_small_files(tmp_path, source, summary):
+    from flexmbs.cli import _case_info
+    path = tmp_path / "case_x.py"
+    path.write_text(source)
+    info = _case_info(path)
+    assert (None if info is None else info.summary) == summary

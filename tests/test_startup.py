@@ -206,7 +206,7 @@ def test_a_quiet_rigid_run_on_the_compiled_step_imports_no_scipy_or_matplotlib(t
 
 
 def test_running_a_case_reads_its_own_file_only(tmp_path, caplog):
-    """`flexmbs run CASE` parses CASE.py alone (``ast``); the other files of the cases directory
+    """`flexmbs run CASE` reads CASE.py alone (its code object); the other files of the cases directory
     are read only to list them when CASE is not a case."""
     from flexmbs.cli import CLIError, find_case
     (tmp_path / "good.py").write_text('"""A case."""\nDEFAULTS = {}\ndef run(out=None):\n    pass\n')

@@ -298,9 +298,9 @@ def flexmbs_set(names: str) -> set[str]:
 # name here when a change stops loading it.
 RIGID_COMPILED_RUN = flexmbs_set("""
     analysis assembly assembly.assembler assembly.invariants block_mass bodies bodies.base bodies.loads
-    bodies.natural bodies.planar bodies.point bodies.rigid bodies.tree body_motion case cli compiled constraints
+    bodies.natural bodies.planar bodies.point bodies.rigid body_motion case cli compiled constraints
     constraints.base constraints.batch constraints.driving constraints.joints constraints.mean_axis
-    constraints.nonholonomic constraints.planar constraints.reaction_blocks fmi fmi.command formulations
+    constraints.nonholonomic constraints.planar constraints.reaction_blocks formulations
     formulations._common formulations.augmented formulations.base formulations.constrained
     formulations.evaluations formulations.index1 formulations.registry formulations.stabilization
     formulations.terms formulations.udwadia_kalaba integrators integrators.base integrators.budget
@@ -311,8 +311,8 @@ RIGID_COMPILED_RUN = flexmbs_set("""
 README_JOB = flexmbs_set("""
     analysis arrays assembly assembly.assembler assembly.invariants case cli compiled constraints
     constraints.base elements elements._line elements.bar2 elements.base elements.beam2d elements.beam3d
-    elements.hex8 elements.lagrange elements.plate elements.quad4 elements.tet10 elements.tet4 elements.tri3 fmi
-    fmi.command formulations formulations._common formulations.base formulations.lagrange formulations.registry
+    elements.hex8 elements.lagrange elements.plate elements.quad4 elements.tet10 elements.tet4 elements.tri3
+    formulations formulations._common formulations.base formulations.lagrange formulations.registry
     formulations.steady_energies formulations.terms integrators integrators.base integrators.budget
     integrators.exact integrators.simulate io io.dimensions io.h5create io.paraview io.recovery io.store io.vtk_formats
     kernel_schema lapack lazy mesh mesh.faces mesh.generate mesh.io mesh.mesh mesh.samples mesh.topology modal
@@ -320,7 +320,8 @@ README_JOB = flexmbs_set("""
     user_functions validity""")
 # modules of the standard library and numpy that these runs do not use (np.unique imports numpy.ma,
 # hashlib is a Model run's mesh checksum only, ctypes.util runs `ldconfig -p`): docs/benchmarks.md 13.3
-NOT_USED = {"numpy.ma", "ctypes.util", "scipy", "matplotlib", "meshio", "rich"}
+NOT_USED = {"numpy.ma", "ctypes.util", "scipy", "matplotlib", "meshio", "rich", "difflib", "decimal",
+            "flexmbs.fmi", "flexmbs.bodies.tree"}
 OTHER_INTEGRATORS = {f"flexmbs.integrators.{m}" for m in ("rk", "adams_bashforth", "midpoint", "generalized_alpha",
                                                            "rattle", "radau_dae")}
 

@@ -198,3 +198,28 @@ def test_case_info_of_small_files(tmp_path, source, summary):
     path.write_text(source)
     info = _case_info(path)
     assert (None if info is None else info.summary) == summary
+
+
+def test_free_bytes_is_shutils_free_space(tmp_path):
+    """`flexmbs.disk.free_bytes` (os.statvfs) gives what ``shutil.disk_usage(path).free`` gives (both
+    asked of a file system other processes write to: equal within 64 MB)."""
+    import shutil
+    from flexmbs.disk import free_bytes
+    for path in (tmp_path, ROOT):
+        assert free_bytes(path) > 0 and abs(free_bytes(path) - shutil.disk_usage(path).free) < 2 ** 26
+
+
+def test_a_run_without_the_command_line_loads_no_shutil(tmp_path):
+    """`flexmbs.run` checks the free disk (results file, ParaView files) without importing shutil,
+    whose import pulls bz2 and lzma (argparse imports it, so a run by `flexmbs run` still does)."""
+    import subprocess
+    code = ("import sys\nsys.path.insert(0, 'cases')\nimport triple_pendulum as tp\nimport flexmbs.io as io\n"
+            "with io.recording(sys.argv[1]):\n"
+            "    tp.run(out=None, t_end=0.01, coordinates='euler-parameters', integrator='index3-alpha', "
+            "stabilization='none', plots=False)\n"
+            "print(sorted(m for m in ('shutil', 'bz2', 'lzma') if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "results.h5")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[-2] == "[]", proc.stdout

@@ -298,7 +298,7 @@ def flexmbs_set(names: str) -> set[str]:
 # name here when a change stops loading it.
 RIGID_COMPILED_RUN = flexmbs_set("""
     analysis assembly assembly.assembler assembly.invariants block_mass bodies bodies.base bodies.loads
-    bodies.natural bodies.planar bodies.point bodies.rigid body_motion case cli compiled constraints
+    bodies.natural bodies.planar bodies.point bodies.rigid body_motion case cli compiled constraints disk
     constraints.base constraints.batch constraints.driving constraints.joints constraints.mean_axis
     constraints.nonholonomic constraints.planar constraints.reaction_blocks formulations
     formulations._common formulations.augmented formulations.base formulations.constrained
@@ -309,7 +309,7 @@ RIGID_COMPILED_RUN = flexmbs_set("""
     results rotations stiffness system system_run user_functions validity""")
 
 README_JOB = flexmbs_set("""
-    analysis arrays assembly assembly.assembler assembly.invariants case cli compiled constraints
+    analysis arrays assembly assembly.assembler assembly.invariants case cli compiled constraints disk
     constraints.base elements elements._line elements.bar2 elements.base elements.beam2d elements.beam3d
     elements.hex8 elements.lagrange elements.plate elements.quad4 elements.tet10 elements.tet4 elements.tri3
     formulations formulations._common formulations.base formulations.lagrange formulations.registry

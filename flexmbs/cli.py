@@ -845,7 +845,7 @@ def cmd_info(args) -> int:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``flexmbs`` parser.  ``command``: the command word of the arguments to be parsed (see
     `_command_index`): that command's parser only (argparse parses the options of one command;
-    building every command's parser cost about 10 ms of every run, docs/benchmarks.md 20.6); None
+    building every command's parser cost about 5 ms of every run, docs/benchmarks.md 20.6); None
     (no or an unknown command word, or a help asked before it): every command, for the list of
     commands in the help and the errors."""
     common = argparse.ArgumentParser(add_help=False)

@@ -625,7 +625,7 @@ def write_coupled(res, body: str, extras, out: Path, p: dict, title="Coupled sli
     arrays = {k: np.asarray(v) for k, v in extras.items() if k != "solid"}
     if solid is None:                  # the beam's nodal displacements; a solid's are in results.h5
         arrays.update(displacement=flexible.displacement, nodes=flexible.nodes)
-    np.savez_compressed(out / "results.npz", t=res.t, **arrays)
+    np.savez(out / "results.npz", t=res.t, **arrays)      # not compressed (`flexmbs.case.write_results`)
     value, angle = peak(extras)
     summary = {"parameters": p, "model": "coupled", "formulation": res.metadata.get("formulation"),
                "method": res.metadata.get("method"), "status": res.status, "message": res.message,

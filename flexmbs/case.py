@@ -376,7 +376,9 @@ def write_results(out, arrays: dict, summary: dict) -> None:
     """DIR/results.npz (the named ``arrays``) and DIR/summary.json (``summary``, `write_summary`)
     of one run.
 
-    Each file is written whole or not at all (`_write_whole`).
+    Each file is written whole or not at all (`_write_whole`).  results.npz is not compressed
+    (``np.savez``): zlib cost 15 ms of the coupled slider-crank's 0.6 s process for 0.3 MB saved
+    (docs/benchmarks.md 20.6); ``np.load`` reads the same arrays.
 
     Raises
     ------
@@ -391,7 +393,7 @@ def write_results(out, arrays: dict, summary: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     npz, n = out / "results.npz", len(np.atleast_1d(arrays.get("t", ())))
     try:
-        _write_whole(npz, lambda path: np.savez_compressed(path, **arrays))
+        _write_whole(npz, lambda path: np.savez(path, **arrays))
     except OSError as err:
         if is_disk_full(err):
             raise DiskFullError(npz, 0, f"the run's {n} outputs and its summary.json could not be written") from err

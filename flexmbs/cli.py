@@ -40,7 +40,6 @@ installed (`flexmbs.compiled.kernel_status`).
 from __future__ import annotations
 
 import argparse
-import ast
 import datetime
 import importlib.util
 import json
@@ -72,7 +71,7 @@ class CLIError(Exception):
 # ----------------------------------------------------------------------------------------- cases
 @dataclass(frozen=True)
 class CaseInfo:
-    """A case script found in the cases directory (read with ``ast``, not imported)."""
+    """A case script found in the cases directory (read from its code object, not run: `_module_names`)."""
 
     name: str
     path: Path
@@ -98,23 +97,41 @@ def find_cases_dir(explicit=None) -> Path:
 
 
 def _case_info(path: Path) -> CaseInfo | None:
-    """CaseInfo of a file with a docstring, a module-level DEFAULTS and a run function, else None."""
+    """CaseInfo of a file with a docstring, a module-level DEFAULTS and a run function, else None.
+
+    Read from the file's code object (`_module_names`), which Python's bytecode cache holds once
+    the case has run: parsing the source with ``ast`` cost 7 ms for the triple pendulum's case and
+    19 ms for the slider-crank's in every run (docs/benchmarks.md 20.6)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (SyntaxError, UnicodeDecodeError, OSError) as err:
+        names, doc = _module_names(path)
+    except (SyntaxError, UnicodeDecodeError, ValueError, OSError, ImportError) as err:
         log.warning("skipping %s: %s", path, err)
         return None
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.FunctionDef):
-            names.add(node.name)
     if not {"DEFAULTS", "run"} <= names:
         return None
-    doc = (ast.get_docstring(tree) or "").strip()
+    import inspect
+    doc = inspect.cleandoc(doc).strip() if doc else ""
     return CaseInfo(path.stem, path, doc.splitlines()[0] if doc else "")
+
+
+def _module_names(path: Path) -> tuple[set[str], str | None]:
+    """(the names the module at ``path`` binds at its top level, its docstring or None), from its
+    code object as an import gets it (`importlib.machinery.SourceFileLoader.get_code`: the cached
+    bytecode when it is current, else compiled, the source not executed).  The names are those of
+    the module's own STORE_NAME instructions: assignments, functions and classes, also those in an
+    ``if`` or ``try`` block at the top level and the names imports bind; the docstring is the
+    constant stored as ``__doc__`` before any other name."""
+    import dis
+    import importlib.machinery
+    code = importlib.machinery.SourceFileLoader(path.stem, str(path)).get_code(path.stem)
+    names, doc, constant = set(), None, None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "STORE_NAME":
+            if ins.argval == "__doc__" and not names and isinstance(constant, str):
+                doc = constant
+            names.add(ins.argval)
+        constant = ins.argval if ins.opname == "LOAD_CONST" else None
+    return names, doc
 
 
 def discover_cases(directory) -> dict[str, CaseInfo]:
@@ -153,7 +170,7 @@ def load_case(info: CaseInfo):
 
 
 def find_case(name: str, cases_dir) -> CaseInfo:
-    """The case ``name`` of the cases directory: its own file is read (``ast``), the others only
+    """The case ``name`` of the cases directory: its own file is read (`_case_info`), the others only
     to list them when ``name`` is not a case."""
     directory = find_cases_dir(cases_dir)
     path = directory / f"{name}.py"
@@ -825,7 +842,12 @@ def cmd_info(args) -> int:
 
 
 # ------------------------------------------------------------------------------------------ main
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``flexmbs`` parser.  ``command``: the command word of the arguments to be parsed (see
+    `_command_index`): that command's parser only (argparse parses the options of one command;
+    building every command's parser cost about 5 ms of every run, docs/benchmarks.md 20.6); None
+    (no or an unknown command word, or a help asked before it): every command, for the list of
+    commands in the help and the errors."""
     common = argparse.ArgumentParser(add_help=False)
     noise = common.add_mutually_exclusive_group()
     noise.add_argument("-q", "--quiet", dest="verbose", action="store_const", const=-1, default=argparse.SUPPRESS,
@@ -841,79 +863,98 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"flexmbs {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("run", parents=[common], help="run a case (by name or a case.toml file)",
-                       description="Run a case of cases/ by name, or the case and parameters of a TOML file.")
-    p.add_argument("case", metavar="CASE|FILE.toml")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="a parameter (a DEFAULTS key of the case, with underscores); repeatable")
-    p.add_argument("--out", metavar="DIR", help="output directory (default: `out` of the TOML file, else out/CASE)")
-    p.add_argument("--no-paraview", action="store_true",
-                   help="do not write the ParaView files (the same as --set paraview=false for a case with that parameter)")
-    p.add_argument("--no-plots", action="store_true",
-                   help="skip the case's plots and GIF animations (the same as --set plots=false)")
-    p.add_argument("--every", type=int, default=1, metavar="N", help="ParaView: every N-th output (default 1)")
+    def add(name: str, help: str, **options):
+        """The parser of command ``name`` (None where another command is the one parsed)."""
+        if command is not None and command != name:
+            return None
+        return sub.add_parser(name, parents=[common], help=help, **options)
 
-    p = sub.add_parser("params", parents=[common], help="list a case's parameters and defaults")
-    p.add_argument("case", metavar="CASE")
-    sub.add_parser("cases", parents=[common], help="list the cases")
-    sub.add_parser("bench", parents=[common], help="time the formulations (cases/timing.py; its options follow)",
-                   add_help=False)
-    p = sub.add_parser("results", parents=[common], help="the runs in a results file")
-    p.add_argument("file", help="a results file (.h5 or .npz), or the output directory of `flexmbs run`")
-    p = sub.add_parser("export", parents=[common], help="ParaView files from a results file (.h5 or .npz)")
-    p.add_argument("file", help="a results file (.h5 or .npz), or the output directory of `flexmbs run`")
-    p.add_argument("--run", help="one run (default: all)")
-    p.add_argument("--out", metavar="DIR", help="output directory (default: the results file's)")
-    p.add_argument("--every", type=int, default=1, metavar="N", help="every N-th output (default 1)")
-    p = sub.add_parser("view", parents=[common], help="play a run's bodies in 3D (needs pyvista: "
-                       'pip install "flexmbs[view]")',
-                       description="Play a run's bodies in 3D: flexible bodies deformed and coloured by a field, "
-                                   "rigid bodies as their shapes, joints as points; a time slider, play/pause "
-                                   "(space), `i` saves the frame shown.  --screenshot FILE or --video FILE render "
-                                   "off-screen (no display needed) and exit.")
-    p.add_argument("file", metavar="DIR|FILE", help="the output directory of `flexmbs run`, or a results file (.h5, .npz)")
-    p.add_argument("--run", help="the run to view (default: the file's main run)")
-    p.add_argument("--field", default="auto", metavar="NAME",
-                   help="colour the flexible bodies by NAME: displacement (|A u| [m]), axial_force [N] or von_mises "
-                        "[Pa], as the run has them; none: a colour per body (default auto: von_mises, else "
-                        "displacement)")
-    p.add_argument("--time", type=float, metavar="T", help="show the output nearest to T [s] (default: the last)")
-    p.add_argument("--screenshot", metavar="FILE", help="save that frame as a picture (.png, .jpg, ...) and exit")
-    p.add_argument("--video", metavar="FILE", help="save the run as a video (.gif needs imageio, .mp4 also "
-                                                   "imageio-ffmpeg) and exit")
-    p.add_argument("--every", type=int, default=1, metavar="N", help="video: every N-th output (default 1)")
-    p.add_argument("--fps", type=float, default=20.0, help="outputs per second played or in the video (default 20)")
-    p.add_argument("--scale", type=float, default=1.0, help="factor on the elastic displacements drawn (default 1)")
-    p.add_argument("--clim", type=float, nargs=2, metavar=("MIN", "MAX"),
-                   help="fixed colour range (default: the field's range at the output shown)")
-    p.add_argument("--view", choices=VIEWS, help="camera: xy (down the z axis), xz, yz (parallel projections "
-                                                 "of the run's bounds) or iso (default: xy for a planar run, else iso)")
-    p.add_argument("--size", default="1024x768", metavar="WxH", help="picture size in pixels (default 1024x768)")
-    p = sub.add_parser("mesh", parents=[common], help="mesh files: `flexmbs mesh info FILE`")
-    msub = p.add_subparsers(dest="mesh_command", metavar="info", required=True)
-    m = msub.add_parser("info", parents=[common], help="cells, sets and size of a mesh file")
-    m.add_argument("file")
-    sub.add_parser("info", parents=[common], help="versions of flexmbs and its dependencies, the compiled kernel")
-    p = sub.add_parser("sweep", parents=[common], help="run a case for every combination of parameters",
-                       description="Run a case for the cartesian product of --grid values and the rows of "
-                                   "--list, each as an independent case (local worker processes, or a Dask "
-                                   "cluster with --scheduler or $DASK_SCHEDULER_ADDRESS); finished cases are "
-                                   "skipped when the sweep is run again, failed ones run again.")
-    p.add_argument("case", metavar="CASE")
-    p.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", help="values of one parameter; repeatable")
-    p.add_argument("--list", metavar="FILE.csv", help="parameter sets: a header of names, one set a row")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter for every case; repeatable")
-    p.add_argument("--out", metavar="DIR", help="output directory (default out/sweep_CASE)")
-    p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: CPUs)")
-    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="Dask scheduler address")
-    p.add_argument("--retries", type=int, default=1, metavar="N",
-                   help="runs again a case whose worker process died N times before it is recorded as lost "
-                        "(Dask: re-runs a case that raised N times); default 1")
-    p.add_argument("--no-retry-failed", action="store_true",
-                   help="when the sweep is run again, keep the records of the cases that failed or were lost "
-                        "(default: run them again)")
-    from .fmi.command import add_parser as add_fmu_parser
-    add_fmu_parser(sub, common)
+    p = add("run", help="run a case (by name or a case.toml file)",
+            description="Run a case of cases/ by name, or the case and parameters of a TOML file.")
+    if p is not None:
+        p.add_argument("case", metavar="CASE|FILE.toml")
+        p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                       help="a parameter (a DEFAULTS key of the case, with underscores); repeatable")
+        p.add_argument("--out", metavar="DIR",
+                       help="output directory (default: `out` of the TOML file, else out/CASE)")
+        p.add_argument("--no-paraview", action="store_true",
+                       help="do not write the ParaView files (the same as --set paraview=false for a case with that "
+                            "parameter)")
+        p.add_argument("--no-plots", action="store_true",
+                       help="skip the case's plots and GIF animations (the same as --set plots=false)")
+        p.add_argument("--every", type=int, default=1, metavar="N", help="ParaView: every N-th output (default 1)")
+
+    p = add("params", help="list a case's parameters and defaults")
+    if p is not None:
+        p.add_argument("case", metavar="CASE")
+    add("cases", help="list the cases")
+    add("bench", help="time the formulations (cases/timing.py; its options follow)", add_help=False)
+    p = add("results", help="the runs in a results file")
+    if p is not None:
+        p.add_argument("file", help="a results file (.h5 or .npz), or the output directory of `flexmbs run`")
+    p = add("export", help="ParaView files from a results file (.h5 or .npz)")
+    if p is not None:
+        p.add_argument("file", help="a results file (.h5 or .npz), or the output directory of `flexmbs run`")
+        p.add_argument("--run", help="one run (default: all)")
+        p.add_argument("--out", metavar="DIR", help="output directory (default: the results file's)")
+        p.add_argument("--every", type=int, default=1, metavar="N", help="every N-th output (default 1)")
+    p = add("view", help="play a run's bodies in 3D (needs pyvista: "
+            'pip install "flexmbs[view]")',
+            description="Play a run's bodies in 3D: flexible bodies deformed and coloured by a field, "
+                        "rigid bodies as their shapes, joints as points; a time slider, play/pause "
+                        "(space), `i` saves the frame shown.  --screenshot FILE or --video FILE render "
+                        "off-screen (no display needed) and exit.")
+    if p is not None:
+        p.add_argument("file", metavar="DIR|FILE",
+                       help="the output directory of `flexmbs run`, or a results file (.h5, .npz)")
+        p.add_argument("--run", help="the run to view (default: the file's main run)")
+        p.add_argument("--field", default="auto", metavar="NAME",
+                       help="colour the flexible bodies by NAME: displacement (|A u| [m]), axial_force [N] or "
+                            "von_mises [Pa], as the run has them; none: a colour per body (default auto: von_mises, "
+                            "else displacement)")
+        p.add_argument("--time", type=float, metavar="T", help="show the output nearest to T [s] (default: the last)")
+        p.add_argument("--screenshot", metavar="FILE", help="save that frame as a picture (.png, .jpg, ...) and exit")
+        p.add_argument("--video", metavar="FILE", help="save the run as a video (.gif needs imageio, .mp4 also "
+                                                       "imageio-ffmpeg) and exit")
+        p.add_argument("--every", type=int, default=1, metavar="N", help="video: every N-th output (default 1)")
+        p.add_argument("--fps", type=float, default=20.0,
+                       help="outputs per second played or in the video (default 20)")
+        p.add_argument("--scale", type=float, default=1.0,
+                       help="factor on the elastic displacements drawn (default 1)")
+        p.add_argument("--clim", type=float, nargs=2, metavar=("MIN", "MAX"),
+                       help="fixed colour range (default: the field's range at the output shown)")
+        p.add_argument("--view", choices=VIEWS, help="camera: xy (down the z axis), xz, yz (parallel projections "
+                                                     "of the run's bounds) or iso (default: xy for a planar run, "
+                                                     "else iso)")
+        p.add_argument("--size", default="1024x768", metavar="WxH", help="picture size in pixels (default 1024x768)")
+    p = add("mesh", help="mesh files: `flexmbs mesh info FILE`")
+    if p is not None:
+        msub = p.add_subparsers(dest="mesh_command", metavar="info", required=True)
+        m = msub.add_parser("info", parents=[common], help="cells, sets and size of a mesh file")
+        m.add_argument("file")
+    add("info", help="versions of flexmbs and its dependencies, the compiled kernel")
+    p = add("sweep", help="run a case for every combination of parameters",
+            description="Run a case for the cartesian product of --grid values and the rows of "
+                        "--list, each as an independent case (local worker processes, or a Dask "
+                        "cluster with --scheduler or $DASK_SCHEDULER_ADDRESS); finished cases are "
+                        "skipped when the sweep is run again, failed ones run again.")
+    if p is not None:
+        p.add_argument("case", metavar="CASE")
+        p.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", help="values of one parameter; repeatable")
+        p.add_argument("--list", metavar="FILE.csv", help="parameter sets: a header of names, one set a row")
+        p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter for every case; repeatable")
+        p.add_argument("--out", metavar="DIR", help="output directory (default out/sweep_CASE)")
+        p.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: CPUs)")
+        p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="Dask scheduler address")
+        p.add_argument("--retries", type=int, default=1, metavar="N",
+                       help="runs again a case whose worker process died N times before it is recorded as lost "
+                            "(Dask: re-runs a case that raised N times); default 1")
+        p.add_argument("--no-retry-failed", action="store_true",
+                       help="when the sweep is run again, keep the records of the cases that failed or were lost "
+                            "(default: run them again)")
+    if command in (None, "fmu"):
+        from .fmi.command import add_parser as add_fmu_parser
+        add_fmu_parser(sub, common)
     return ap
 
 
@@ -924,6 +965,7 @@ def cmd_fmu(args) -> int:
 
 COMMANDS = {"run": cmd_run, "params": cmd_params, "cases": cmd_cases, "results": cmd_results,
             "export": cmd_export, "info": cmd_info, "sweep": cmd_sweep, "fmu": cmd_fmu, "view": cmd_view}
+COMMAND_WORDS = (*COMMANDS, "bench", "mesh")          # every command `build_parser` knows
 
 
 def _command_index(argv) -> int | None:
@@ -949,8 +991,9 @@ def main(argv=None) -> int:
 
 
 def _main(argv: list) -> int:
-    parser = build_parser()
     i = _command_index(argv)
+    known = i is not None and argv[i] in COMMAND_WORDS and not {"-h", "--help"} & set(argv[:i])
+    parser = build_parser(argv[i] if known else None)          # a help before the command lists them all
     if i is not None and argv[i] == "bench":   # the options after `bench` go to cases/timing.py
         args = parser.parse_args(argv[:i + 1])
         ours = argparse.ArgumentParser(add_help=False, allow_abbrev=False)   # timing's --case is not --cases

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import difflib
 import math
 import numbers
 
@@ -93,6 +92,7 @@ def parse_parameters(case: str, defaults: dict, values: dict) -> dict:
     for key, value in values.items():
         key = key.replace("-", "_")
         if key not in defaults:
+            import difflib                           # here: only a wrong key needs it
             close = difflib.get_close_matches(key, defaults, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ParameterError(f"unknown parameter {key!r} for case {case}{hint}\n"

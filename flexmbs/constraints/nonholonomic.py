@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bodies.tree import COMPLEX_STEP
 from .base import Constraint
 
 __all__ = ["VelocityConstraint", "KnifeEdge", "nonholonomic_constraints", "require_holonomic"]
@@ -100,6 +99,7 @@ class VelocityConstraint(Constraint):
 
     def gamma(self, t, qs, vs) -> np.ndarray:
         """-(a' q' + b') by one complex step of (a q' + b) along (t, q) -> (t + i h, q + i h q')."""
+        from ..bodies.tree import COMPLEX_STEP       # here: a System run reads this module, not the tree bodies
         h = COMPLEX_STEP
         q, v = np.asarray(qs[0], dtype=float), np.asarray(vs[0], dtype=float)
         tc, qc = t + 1j * h, q + 1j * h * v

@@ -35,7 +35,6 @@ References
 """
 from __future__ import annotations
 
-from decimal import ROUND_DOWN, Decimal
 
 import numpy as np
 
@@ -69,6 +68,7 @@ def rounded_down(x: float, digits: int = 4) -> str:
     """
     if not np.isfinite(x) or x <= 0.0:
         return f"{x:.{digits - 1}e}"
+    from decimal import ROUND_DOWN, Decimal          # here: a run that prints no such number does not load it
     exact = Decimal(float(x))
     exponent = exact.adjusted()
     mantissa = exact.scaleb(-exponent).quantize(Decimal(10) ** (1 - digits), rounding=ROUND_DOWN)

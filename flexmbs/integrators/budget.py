@@ -16,7 +16,7 @@ A run is refused (ValueError) when
 - ``h`` exceeds ``t_end - t0`` (`check_step_fits`: the run would be one step cut to t_end - t0),
 - its outputs would need more memory than `MEMORY_FRACTION` of the available memory
   (``MemAvailable`` of /proc/meminfo, else ``os.sysconf("SC_AVPHYS_PAGES")``), or
-- more disk than is free where the results file is written (``shutil.disk_usage``),
+- more disk than is free where the results file is written (`flexmbs.disk.free_bytes`),
 
 with a message that names ``h``, ``dt_out`` or ``t_end`` and the numbers.  It goes on with
 a warning (`RunSizeWarning`) beyond `WARN_STEPS` steps (1e7: hours for most models) or
@@ -87,13 +87,13 @@ def release_freed_memory() -> bool:
 
 def _free_disk(path: Path) -> int | None:
     """Free bytes on the file system of ``path`` (its nearest existing parent)."""
-    import shutil          # here: its import pulls bz2 and lzma (7 ms), for this one call
+    from ..disk import free_bytes          # not shutil: its import pulls bz2 and lzma (7 ms), for this one call
 
     p = Path(path).resolve()
     while not p.exists() and p != p.parent:
         p = p.parent
     try:
-        return int(shutil.disk_usage(p).free)
+        return int(free_bytes(p))
     except OSError:
         return None
 

@@ -124,11 +124,11 @@ def _values(dimension: str, size: int, labels: dict) -> np.ndarray | None:
 
 
 class _Scales:
-    """The dimension scales of a run group, found or created once each (a cache: h5py's lookups
-    and dimension proxies cost about a millisecond each, which a run with many datasets felt)."""
+    """The dimension scales of a run group, found or created once each (a cache: HDF5's lookups
+    cost about a tenth of a millisecond each, which a run with many datasets felt)."""
 
-    def __init__(self, g: h5py.Group, labels: dict):
-        self.g, self.labels, self.found = g, labels, {}
+    def __init__(self, group_id, labels: dict):
+        self.group_id, self.labels, self.found = group_id, labels, {}
 
     def get(self, home: str, name: str, size: int):
         """The scale ``name`` of group ``home`` of length ``size`` (an h5py DatasetID), or None if
@@ -141,32 +141,36 @@ class _Scales:
 
     def _find_or_create(self, path: str, name: str, size: int):
         import h5py                          # where it is used: `import flexmbs` stays light
-        if path in self.g:
-            ds = self.g[path]
-            return ds.id if isinstance(ds, h5py.Dataset) and h5py.h5ds.is_scale(ds.id) and ds.ndim == 1 else None
+        from .h5create import new_dataset, open_object
+        found = open_object(self.group_id, path)
+        if found is not None:
+            return (found if isinstance(found, h5py.h5d.DatasetID) and h5py.h5ds.is_scale(found) and found.rank == 1
+                    else None)
         values = _values(name, size, self.labels) if "." not in name else None
         if values is None:
-            ds = self.g.create_dataset(path, data=np.zeros(size, dtype="f4"))
-            h5py.h5ds.set_scale(ds.id, f"{NOT_A_VARIABLE}{size:10d}".encode())
+            ds = new_dataset(self.group_id, path, np.zeros(size, dtype="f4"))
+            h5py.h5ds.set_scale(ds, f"{NOT_A_VARIABLE}{size:10d}".encode())
         else:
-            ds = self.g.create_dataset(path, data=values)
-            h5py.h5ds.set_scale(ds.id, name.encode())
-        return ds.id
+            ds = new_dataset(self.group_id, path, values)
+            h5py.h5ds.set_scale(ds, name.encode())
+        return ds
 
 
-def _attach(scales: _Scales, key: str, ds: h5py.Dataset, names: list) -> None:
+def _attach(scales: _Scales, key: str, ds, names: list) -> None:
+    """Attach to each axis of dataset ``ds`` (an h5py DatasetID) at ``key`` the scale of its
+    dimension ``names[axis]`` (None: one of its own, `_axes`)."""
     import h5py                          # where it is used: `import flexmbs` stays light
     shape = ds.shape
     for axis, name in enumerate(names):
-        if h5py.h5ds.get_num_scales(ds.id, axis):
+        if h5py.h5ds.get_num_scales(ds, axis):
             continue                                            # labelled before (idempotent)
         scale = None if name is None else scales.get(_home(key, name), name, shape[axis])
         if scale is None:                                       # unnamed, or a clash of lengths
             scale = scales.get("", f"{key.replace('/', '.')}.{axis}", shape[axis])
-        h5py.h5ds.attach_scale(ds.id, scale, axis)
+        h5py.h5ds.attach_scale(ds, scale, axis)
 
 
-def label_dimensions(g: h5py.Group, static, only=None) -> None:
+def label_dimensions(g: h5py.Group, static, only=None, datasets: dict | None = None) -> None:
     """Attach a dimension scale to every axis of every dataset of run group ``g`` (see the
     module); datasets labelled before are left as they are.
 
@@ -179,23 +183,30 @@ def label_dimensions(g: h5py.Group, static, only=None) -> None:
     only : iterable of str, optional
         Label only these datasets (paths in ``g``), e.g. those a run writes at its end, when the
         others were labelled before: HDF5 takes about a millisecond per dataset to look at.
+    datasets : dict[str, h5py DatasetID], optional
+        The group's datasets by path, where the caller holds them all (a writer that has just
+        created them): labelled in the order of a walk of the group, without the walk.
     """
     import h5py                          # where it is used: `import flexmbs` stays light
-    if "t" in g and not h5py.h5ds.is_scale(g["t"].id):
-        h5py.h5ds.set_scale(g["t"].id, b"t")
+    from .h5create import open_object
+    t = open_object(g.id, "t")
+    if t is not None and not h5py.h5ds.is_scale(t):
+        h5py.h5ds.set_scale(t, b"t")
     labels = {k: json.loads(g[k].attrs["columns"]) for k, dim in (("energies", "energy"), ("works", "work"))
               if k in g and "columns" in g[k].attrs}
     labels = {dim: labels[k] for k, dim in (("energies", "energy"), ("works", "work")) if k in labels}
     names = json.loads(g.attrs.get("metadata", "{}")).get("system", {}).get("constraint_names")
     if names:
         labels["constraint"] = row_labels(names)
-    datasets = []
-    if only is None:
-        g.visititems(lambda key, obj: datasets.append((key, obj)) if isinstance(obj, h5py.Dataset) else None)
+    if datasets is not None:                  # HDF5 visits a group's links by name, depth first
+        found = sorted(datasets.items(), key=lambda item: item[0].split("/"))
+    elif only is None:
+        found = []
+        g.visititems(lambda key, obj: found.append((key, obj.id)) if isinstance(obj, h5py.Dataset) else None)
     else:
-        datasets = [(key, g[key]) for key in only if key in g]
-    scales = _Scales(g, labels)
-    for key, ds in datasets:
-        if key == "t" or is_dimension(key) or ds.ndim == 0:
+        found = [(key, g[key].id) for key in only if key in g]
+    scales = _Scales(g.id, labels)
+    for key, ds in found:
+        if key == "t" or is_dimension(key) or ds.rank == 0:
             continue
         _attach(scales, key, ds, _axes(key, ds.shape, not static(key)))

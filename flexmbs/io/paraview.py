@@ -147,9 +147,9 @@ def _check_room(h5: Path, n_steps: int, sizes: list[int]) -> None:
     HDF5 headers per array.  A prediction, checked before writing because HDF5 may fail on a
     full disk where no error can be caught (in the deallocation of a dataset), which crashes
     the process at exit."""
-    import shutil
+    from ..disk import free_bytes
     need = n_steps * (8 * sum(sizes) + 2048 * len(sizes)) + 2 ** 20
-    free = shutil.disk_usage(h5.parent).free
+    free = free_bytes(h5.parent)
     if free < need:
         raise OSError(errno.ENOSPC, f"No space left on device (about {need} bytes needed, {free} free)", str(h5))
 

@@ -70,6 +70,7 @@ import numpy as np
 
 from ..results import Results, contacts_by_name
 from .dimensions import is_dimension, label_dimensions
+from .h5create import new_dataset, set_text_attribute
 from .recovery import RepairedView, Superblock, closed_header, intact_rows, read_superblock
 
 __all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "results_path", "recording",
@@ -373,7 +374,8 @@ class RunWriter:
         self.n = 0
         self.closed = False
         self.last_t: float | None = None
-        self._series: dict[str, h5py.Dataset] | None = None
+        self._series: dict[str, h5py.h5d.DatasetID] | None = None     # the time series, once created
+        self._static: dict[str, h5py.h5d.DatasetID] = {}                 # the datasets written once
         self._f: h5py.File | None = None
         try:
             self._reserve: Path | None = _set_aside(self.path)
@@ -389,14 +391,16 @@ class RunWriter:
             g.attrs["message"] = "the run has started; no status was recorded yet"
             g.attrs["stats"] = "{}"
             g.attrs["order"] = order
-            g.create_dataset("nodes", data=np.asarray(nodes, dtype=float)).attrs["units"] = UNITS["nodes"]
+            self._static = {"nodes": new_dataset(g.id, "nodes", np.asarray(nodes, dtype=float))}
+            set_text_attribute(self._static["nodes"], "units", UNITS["nodes"])
             for cell_type, conn in cells.items():
-                g.create_dataset(f"cells/{cell_type}", data=np.asarray(conn, dtype=np.int64))
+                self._static[f"cells/{cell_type}"] = new_dataset(g.id, f"cells/{cell_type}",
+                                                                 np.asarray(conn, dtype=np.int64))
             for key, value in (static or {}).items():
                 value = np.asarray(value)
-                ds = g.create_dataset(key, data=value if value.dtype.kind in "iu" else value.astype(float))
+                ds = self._static[key] = new_dataset(g.id, key, value if value.dtype.kind in "iu" else value.astype(float))
                 if _units(key):
-                    ds.attrs["units"] = _units(key)
+                    set_text_attribute(ds, "units", _units(key))
             self._f.attrs["main"] = name
             self._g = g
             self._f.flush()
@@ -446,16 +450,16 @@ class RunWriter:
             shape = np.shape(value)
             row_bytes = 8 * max(int(np.prod(shape)), 1)
             rows = int(np.clip(CHUNK_BYTES // row_bytes, 1, 4096))
-            ds = self._g.create_dataset(key, shape=(0, *shape), maxshape=(None, *shape), chunks=(rows, *shape),
-                                        dtype="f8")
+            ds = new_dataset(self._g.id, key, dtype="f8", shape=(0, *shape), maxshape=(None, *shape),
+                             chunks=(rows, *shape))
             if key in self._columns:
-                ds.attrs["columns"] = json.dumps(self._columns[key])
+                set_text_attribute(ds, "columns", json.dumps(self._columns[key]))
             if _units(key):
-                ds.attrs["units"] = _units(key)
+                set_text_attribute(ds, "units", _units(key))
             self._series[key] = ds
-            self._memspace[key] = (ds.id, tuple(shape), h5py.h5s.create_simple((1, *shape)),
-                                   (0,) * len(shape))
-        label_dimensions(self._g, _static)  # netCDF readers' names of the axes (flexmbs.io.dimensions)
+            self._memspace[key] = (ds, tuple(shape), h5py.h5s.create_simple((1, *shape)), (0,) * len(shape))
+        # netCDF readers' names of the axes (flexmbs.io.dimensions), of the datasets held here: no walk
+        label_dimensions(self._g, _static, datasets={**self._static, **self._series})
         self._f.swmr_mode = True         # no new objects from here on; the file stays consistent
 
     def append(self, fields: dict[str, np.ndarray]) -> None:
@@ -790,8 +794,8 @@ def list_runs(path) -> dict[str, str]:
     def read(f, truncated):
         runs = {}
         for name in _runs(f):
-            if truncated is None:
-                runs[name] = _status(f[name], _written(f[name]))[0]
+            if truncated is None:              # the status alone: no walk of the run's series
+                runs[name] = _status(f[name], 0)[0]
                 continue
             try:
                 ext = _extent(f[name], truncated)
@@ -909,6 +913,8 @@ def _frame(datasets, n: int, lost: list | None) -> dict[str, np.ndarray]:
 
 
 def _status(g: h5py.Group, n: int, lost: list | None = None) -> tuple[str, str]:
+    """(status, message) of run group ``g`` as recorded; a run still "running" is `INCOMPLETE`, its
+    message naming the ``n`` outputs stored (the status does not depend on ``n``)."""
     status = str(_attr(g, "status", "unknown (in the missing part)", lost))
     message = str(_attr(g, "message", "", lost))
     if status == "running":

@@ -10,7 +10,6 @@ meshes/README.md (installed as flexmbs/meshes/README.md) describes each file and
 """
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from ..package_data import package_data_dir
@@ -46,6 +45,7 @@ def sample_path(name: str) -> Path:
         return _directory() / stems[0]
     if len(stems) > 1:
         raise MeshError(f"sample mesh {name!r} is ambiguous: give one of {stems}")
+    import difflib                               # here: only an unknown name needs it
     close = difflib.get_close_matches(name, names + [Path(n).stem for n in names], n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise MeshError(f"no sample mesh {name!r}{hint} The samples: {', '.join(names)}")

@@ -411,7 +411,7 @@ PROFILE_PARTS = (
     ("  of which scipy.sparse over numpy (scipy's array-API layer)", [("scipy/sparse/__init__.py", "<module>")]),
     ("  of which h5py", [("h5py/__init__.py", "<module>")]),
     ("  of which meshio (the ParaView writer)", [("meshio/__init__.py", "<module>")]),
-    ("finding the case (`flexmbs run` parses CASE.py)", [("flexmbs/cli.py", "_case")]),
+    ("finding the case (`flexmbs run` reads CASE.py)", [("flexmbs/cli.py", "find_case")]),
     ("building the System (the rod's model, `build_coupled`)", [("cases/slider_crank.py", "build_coupled")]),
     ("`flexmbs.run` of the System", [("flexmbs/system_run.py", "run_system")]),
     ("  of which the integration (`simulate`, compiled kernel)", [("integrators/simulate.py", "simulate")]),

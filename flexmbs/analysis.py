@@ -195,12 +195,13 @@ class _Kept:
 
 
 class OutputBlocks:
-    """A run's outputs handed on in blocks: ``on_output(t, x)`` (simulate's hook) collects them and
-    ``flush()`` passes the pending ones to ``record(T (N,), X (N, n_state))`` in one call (with the
-    integrals w of simulate's ``on_output(t, x, w)`` when made with ``integrals=True``:
-    ``record(T, X, W (N, k))``).  A block
-    is recorded at the first output, then at least every ``FLUSH_EVERY_S`` of wall time, and before
-    a user's ``on_output`` sees an output; the caller flushes at the end (also on an exception).
+    """A run's outputs handed on in blocks: ``on_output(t, x)`` and ``on_outputs(T, X)`` (simulate's
+    hooks: one output, a block of outputs) collect them and ``flush()`` passes the pending ones to
+    ``record(T (N,), X (N, n_state))`` in one call (with the integrals w of simulate's
+    ``on_output(t, x, w)`` / W of ``on_outputs(T, X, W)`` when made with ``integrals=True``:
+    ``record(T, X, W (N, k))``).  A block is recorded at the first output, then at least every
+    ``FLUSH_EVERY_S`` of wall time, and before a user's ``on_output`` sees an output; the caller
+    flushes at the end (also on an exception).
     ``seconds``: wall time spent in ``record``; ``n``: outputs recorded."""
 
     def __init__(self, record, user_on_output=None, integrals: bool = False):
@@ -214,9 +215,11 @@ class OutputBlocks:
         if not self._pending:
             return
         tic = time.perf_counter()
-        T = np.array([p[0] for p in self._pending], dtype=float)
-        X = np.array([p[1] for p in self._pending], dtype=float)
-        W = np.array([p[2] for p in self._pending], dtype=float) if self._integrals else None
+        # single outputs (t, x, w) and blocks (T, X, W, N), in order
+        T = np.concatenate([p[0] if len(p) == 4 else [p[0]] for p in self._pending]).astype(float, copy=False)
+        X = np.concatenate([p[1] if len(p) == 4 else [p[1]] for p in self._pending]).astype(float, copy=False)
+        W = (np.concatenate([p[2] if len(p) == 4 else [p[2]] for p in self._pending]).astype(float, copy=False)
+             if self._integrals else None)
         self._pending.clear()
         self._record(T, X) if W is None else self._record(T, X, W)
         self.n += len(T)
@@ -229,6 +232,17 @@ class OutputBlocks:
             self.flush()
         if self._user is not None:
             self._user(t, x)
+
+    def on_outputs(self, T, X, W=None) -> None:
+        """A block of outputs (simulate's ``on_outputs``): T (N,), X (N, n_state), W (N, k) or None; a
+        user's ``on_output`` sees them one by one, each after the block is recorded."""
+        if self._user is not None:
+            for k in range(len(T)):
+                self.on_output(float(T[k]), X[k], None if W is None else W[k])
+            return
+        self._pending.append((T, X, W, len(T)))
+        if not self.n or time.perf_counter() - self._last > FLUSH_EVERY_S:
+            self.flush()
 
 
 def bytes_per_output(model: Model) -> int:
@@ -525,7 +539,7 @@ def run(model: Model, *, formulation: str | None = None, method: str | None = No
             blocks = OutputBlocks(record, options.pop("on_output", None))
             try:
                 sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h,
-                               integrand=integrand, on_output=blocks.on_output, **options)
+                               integrand=integrand, on_outputs=blocks.on_outputs, **options)
                 inside = blocks.seconds     # output work done within sol.wall_time
             finally:
                 blocks.flush()              # the outputs so far are kept, even on an exception

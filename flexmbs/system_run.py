@@ -356,7 +356,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         try:
             # the outputs' size checked against memory and disk before the run (`integrators.budget`)
             sol = simulate(form, (t0, float(t_end)), x0, method=method, t_eval=t_eval, h=h,
-                           on_output=blocks.on_output,
+                           on_outputs=blocks.on_outputs,
                            keep_bytes=per_output, controls=controls,
                            write_to=None if results_file is None else (results_file.path, per_output), **options)
             inside = blocks.seconds      # output work done within sol.wall_time

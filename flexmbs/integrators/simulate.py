@@ -318,10 +318,11 @@ def _step_values(step_integrand, t, x, lam) -> np.ndarray:
     return P
 
 
-def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progress, start) -> Solution:
+def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, on_outputs, progress,
+                    start) -> Solution:
     """The outputs of method "exact", block by block (`ExactLinear.output_blocks`): each
-    block's outputs go to ``on_output`` and its end time to ``progress`` before the next block
-    is computed.  ``t_eval`` None: the step points t0 + k h."""
+    block's outputs go to ``on_outputs`` (or ``on_output`` one by one) and its end time to
+    ``progress`` before the next block is computed.  ``t_eval`` None: the step points t0 + k h."""
     t0, t_end = integrator.t0, integrator.t_end
     if t_eval is None:
         n = max(1, int(np.ceil((t_end - t0) / integrator.h * (1 - 1e-12))))
@@ -333,7 +334,9 @@ def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, progr
         x_out[done:done + len(t)] = x
         done += len(t)
         ws.append(w)
-        if on_output is not None:
+        if on_outputs is not None:
+            on_outputs(np.asarray(t, dtype=float), x)
+        elif on_output is not None:
             for te, xe in zip(t, x):
                 on_output(float(te), xe)
         if progress is not None:
@@ -375,6 +378,7 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
              rtol: float = 1e-6, atol: float = 1e-9,
              integrand: Callable[[float, np.ndarray], np.ndarray] | None = None,
              on_output: Callable[[float, np.ndarray], None] | None = None,
+             on_outputs: Callable[[np.ndarray, np.ndarray], None] | None = None,
              progress: Callable[[float], None] | None = None, keep_bytes: int = 0,
              write_to: tuple | None = None, controls=None, step_integrand: Callable | None = None,
              **options) -> Solution:
@@ -414,6 +418,11 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     on_output : callable, optional
         ``on_output(t, x)``, called at every output time as soon as it is computed; with an
         ``integrand`` or a ``step_integrand``, ``on_output(t, x, w)`` with w (k,) its integral to t.
+    on_outputs : callable, optional
+        ``on_outputs(T, X)`` (``on_outputs(T, X, W)`` with an integral), the outputs in blocks as
+        they are computed: T (N,), X (N, n_state), W (N, k), in order (the many outputs of one call
+        of a compiled kernel in one block, no Python call per output).  Give ``on_output`` or
+        ``on_outputs``, not both.
     progress : callable, optional
         ``progress(t)``, called after every step.  Default: the run's progress is shown by the
         innermost `flexmbs.progress` display, if there is one (a bar on a terminal, a line every
@@ -466,8 +475,11 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     if integrand is not None and step_integrand is not None:
         raise ValueError("`integrand` and `step_integrand`: give one of them (the integral is returned in "
                          "Solution.integrals), got both")
-    args = (as_term(formulation), t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, controls,
-            step_integrand)
+    if on_output is not None and on_outputs is not None:
+        raise ValueError("`on_output` and `on_outputs`: give one of them (one output a call, or blocks of outputs), "
+                         "got both")
+    args = (as_term(formulation), t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, on_outputs,
+            controls, step_integrand)
     shown = progress_display.current() if progress is None else None
     if shown is None:
         sol = _simulate(*args, progress, keep_bytes, write_to, **options)
@@ -479,8 +491,8 @@ def simulate(formulation, t_span, x0, method: str = "DOP853", t_eval=None, h: fl
     return sol
 
 
-def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, controls, step_integrand,
-              progress, keep_bytes, write_to, **options) -> Solution:
+def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_output, on_outputs, controls,
+              step_integrand, progress, keep_bytes, write_to, **options) -> Solution:
     """`simulate` with every argument given (the term taken, the progress callback resolved)."""
     start = time.perf_counter()
     cls = validate_method(method)
@@ -489,8 +501,8 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
     h = validate_h(h, required=not (cls.adaptive or cls.h_optional), method=method)
     rtol, atol = validate_tolerances(rtol, atol)
     t_eval = validate_t_eval(t_eval, t0, t_end)
-    for value, name in ((integrand, "integrand"), (on_output, "on_output"), (progress, "progress"),
-                        (step_integrand, "step_integrand")):
+    for value, name in ((integrand, "integrand"), (on_output, "on_output"), (on_outputs, "on_outputs"),
+                        (progress, "progress"), (step_integrand, "step_integrand")):
         validate_callable(value, name)
     known = check_options(cls, options, stacklevel=4)   # the caller of `simulate`
     known = {k: v for k, v in known.items() if k in options}
@@ -517,9 +529,9 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         if step_integrand is not None:
             raise ValueError(f"`step_integrand`: method {method!r} computes its outputs in blocks, not step by "
                              "step; give `integrand` (its Gauss quadrature on the exact solution)")
-        return _simulate_exact(integrator, t_eval, integrand, on_output, progress, start)
+        return _simulate_exact(integrator, t_eval, integrand, on_output, on_outputs, progress, start)
 
-    out_t: list[float] = []
+    out_t: list[np.ndarray] = []                    # blocks of outputs: (N,), (N, n_state), (N, k), (N, n_c)
     out_x: list[np.ndarray] = []
     out_int: list[np.ndarray] = []
     out_lam: list[np.ndarray] = []
@@ -536,19 +548,29 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         P0 = _step_values(step_integrand, np.array([t0]), x0[None], None if multipliers is None else lam0[None])
         carry = (t0, P0[0], np.zeros(P0.shape[1]))
 
-    def emit(t: float, x: np.ndarray, lam=None, w=None) -> None:
-        out_t.append(t)
-        out_x.append(np.array(x))
+    def emit_block(T, X, LAM, Wb) -> None:
+        """Keep the outputs T (N,), X (N, n_state), LAM (N, n_c) or None and their integrals Wb
+        (N, k) or None (copies), and hand them on: ``on_outputs`` once, or ``on_output`` row by row."""
+        out_t.append(np.array(T, dtype=float))
+        out_x.append(np.array(X))
         if multipliers is not None:
-            out_lam.append(np.array(lam))
+            out_lam.append(np.array(LAM))
+        if Wb is not None:
+            out_int.append(np.array(Wb, dtype=float))
+        if on_outputs is not None:
+            on_outputs(out_t[-1], out_x[-1]) if Wb is None else on_outputs(out_t[-1], out_x[-1], out_int[-1])
+        elif on_output is not None:
+            for k in range(len(T)):
+                if Wb is None:
+                    on_output(float(T[k]), out_x[-1][k])
+                else:
+                    on_output(float(T[k]), out_x[-1][k], out_int[-1][k])
+
+    def emit(t: float, x: np.ndarray, lam=None, w=None) -> None:
+        """One output (its integral w, else the running one)."""
         w = acc if w is None else w
-        if w is not None:
-            out_int.append(np.array(w, dtype=float))
-        if on_output is not None:
-            if w is None:
-                on_output(t, out_x[-1])
-            else:
-                on_output(t, out_x[-1], out_int[-1])
+        emit_block([t], np.asarray(x)[None], None if multipliers is None else np.asarray(lam)[None],
+                   None if w is None else np.asarray(w, dtype=float)[None])
 
     def emit_rows(t, x, lam, is_step, is_out) -> None:
         """Emit the rows ``is_out`` of step points and outputs (t sorted), with the step
@@ -560,8 +582,10 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
             steps = np.concatenate([[carry[0]], t[is_step]])
             near = STEP_POINT_RTOL * (float(np.min(np.diff(steps))) if len(steps) > 1 else integrator.h or 0.0)
             W, carry = trapezoid_over_steps(carry, t, P, is_step, near)
-        for k in np.flatnonzero(is_out):
-            emit(float(t[k]), x[k], None if lam is None else lam[k], None if W is None else W[k])
+        if acc is not None and W is None:
+            W = np.broadcast_to(acc, (len(t), acc.size))
+        if is_out.any():
+            emit_block(t[is_out], x[is_out], None if lam is None else lam[is_out], None if W is None else W[is_out])
 
     i_out = 0
     if t_eval is None:
@@ -633,11 +657,13 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
             progress(t_b)
 
     n_state = term.n_state
-    t_out, x_out = np.array(out_t, dtype=float), np.array(out_x, dtype=float).reshape(len(out_t), n_state)
+    t_out = np.concatenate(out_t) if out_t else np.zeros(0)
+    x_out = np.concatenate(out_x).astype(float, copy=False) if out_x else np.zeros((0, n_state))
     return Solution(
         t=t_out, x=x_out,
         integrals=(None if acc is None and carry is None
-                   else np.array(out_int).reshape(len(out_t), (acc if carry is None else carry[2]).size)),
+                   else np.concatenate(out_int) if out_int
+                   else np.zeros((0, (acc if carry is None else carry[2]).size))),
         status=integrator.status, message=_with_range_warning(term, integrator, t_out, x_out),
         success=integrator.status == "finished",
         n_rhs=integrator.n_rhs, n_jac=integrator.n_jac, n_lu=integrator.n_lu,
@@ -645,4 +671,5 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
         wall_time=time.perf_counter() - start, method=method, order=cls.order,
         n_lin_iter=integrator.n_lin_iter, n_newton=integrator.n_newton, kernel=integrator.kernel, h=h,
         kernel_reason=integrator.kernel_reason if integrator.kernel == "numpy" else None,
-        lam=None if multipliers is None else np.array(out_lam, dtype=float).reshape(len(out_t), integrator.n_c))
+        lam=None if multipliers is None else (np.concatenate(out_lam).astype(float, copy=False) if out_lam
+                                              else np.zeros((0, integrator.n_c))))

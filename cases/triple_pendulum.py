@@ -62,6 +62,7 @@ import numpy as np
 import flexmbs as fm
 from flexmbs.analysis import output_times
 from flexmbs.bodies import RigidBodyEP, RigidBodyNatural
+from flexmbs.bodies.motion import marker_motion
 from flexmbs.case import (CaseError, check_parameters, recording_into, resolve, run_command, system_run_options,
                           write_results)
 from flexmbs.compiled import Unsupported
@@ -114,12 +115,13 @@ def build(coordinates: str = "natural") -> System:
 
 
 def tip(system: System, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Global position and velocity of the tip D for states q, v of shape (n_t, n_q)."""
+    """Global position and velocity of the tip D for states q, v of shape (n_t, n_q), all outputs at once
+    (`flexmbs.bodies.motion.marker_motion`): r_D = R + A(p) s_D and r_D' = R' + V(p, s_D) p' with the
+    body's own A(p) (`flexmbs.rotations.ep_to_matrix`, not normalised: the body's `point` and
+    `point_jacobian`), or r_D = S q + r_0 for natural coordinates."""
     body = system.bodies[2]
     sl = system.slice(body)
-    pos = np.array([body.point(qi[sl], TIP) for qi in q])
-    vel = np.array([body.point_jacobian(qi[sl], TIP) @ vi[sl] for qi, vi in zip(q, v)])
-    return pos, vel
+    return marker_motion(body, q[:, sl], v[:, sl], TIP)
 
 
 def constraint_violations(system: System, t: np.ndarray, q: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -574,6 +574,7 @@ def run(model: Model, *, formulation: str | None = None, method: str | None = No
             writer.finish(sol.status, message, stats,
                           series={"works": {k: energy[k] for k in WORK_KEYS}} if energy else None)
             results.metadata.update(run=writer.name, file=str(results_file.path))
+            results_file.keep_last(writer.name, results)
     if not results.success:
         log.warning("run ended early (%s): %s", sol.status, sol.message)
     else:

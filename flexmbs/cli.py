@@ -378,7 +378,7 @@ def cmd_run(args) -> int:
     verbose = getattr(args, "verbose", 0)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _sigterm) if main_thread else None
-    interrupted, returned, bad, full = False, None, None, None
+    interrupted, returned, bad, full, last = False, None, None, None, None
     try:
         try:
             with io.recording(h5, metadata={"case": info.name, "parameters": resolved}) as results_file, \
@@ -386,6 +386,7 @@ def cmd_run(args) -> int:
                 try:
                     returned = module.run(out=out, **params)
                     _add_unstored(results_file, returned)
+                    last = results_file.take_last()     # the last run's Results, if no run opened after it
                 except KeyboardInterrupt:
                     interrupted = True
                 except CaseError as err:                 # a value only the run could judge: nothing kept
@@ -413,12 +414,17 @@ def cmd_run(args) -> int:
     if full is not None:
         return _stopped_on_full_disk(info.name, out, h5, runs, full)
     code = EXIT_INTERRUPTED if interrupted else EXIT_OK
+    # one run: its Results as the run returned it (the same arrays as the file's); several: read back from
+    # the file one at a time, so that no two are held at once
+    held = last[1] if last is not None and list(runs) == [last[0]] else None
+    last = None
     if runs:
         returned = None                  # read back from the file below, one run at a time: not held twice
         release_freed_memory()           # the case's arrays' heap, before the first run is read back
     print(f"{info.name}: {'interrupted' if interrupted else 'done'}, output in {out}/")
     for name, status in runs.items():
-        res = io.load_results(h5, name)
+        res = held if held is not None else io.load_results(h5, name)
+        held = None
         t_last = f"t = {res.t[-1]:.6g} s" if len(res.t) else "no output"
         solve = res.stats.get("solve_s")
         print(f"  run {name}: {status}, {len(res.t)} outputs to {t_last}"

@@ -396,6 +396,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         if writer is not None:
             writer.finish(sol.status, sol.message, stats, series=None if lam is None else {"multipliers": lam})
             results.metadata.update(run=writer.name, file=str(results_file.path))
+            results_file.keep_last(writer.name, results)
     if not results.success:
         log.warning("run ended early (%s): %s", sol.status, sol.message)
     return results

@@ -282,6 +282,7 @@ class ResultsFile:
         self.metadata = dict(metadata or {})
         self.runs: list[str] = []
         self._active: RunWriter | None = None
+        self._last: tuple | None = None           # (name, Results) of the last run, until another opens
         try:
             self._create()
         except (OSError, RuntimeError) as err:
@@ -328,11 +329,24 @@ class ResultsFile:
         while unique in self.runs:
             k += 1
             unique = f"{base}_{k}"
+        self._last = None                   # a finished run's Results is not held while another runs
         writer = RunWriter(self.path, unique, nodes, cells, {**self.metadata, **(metadata or {})},
                            order=len(self.runs), static=static)
         self.runs.append(unique)
         self._active = writer
         return writer
+
+    def keep_last(self, name: str, results: Results) -> None:
+        """Hold the `Results` of the run ``name`` just finished (`flexmbs.run` gives it), until the
+        next run opens or `take_last` hands it over: ``flexmbs run`` summarises a case's one run from
+        it instead of reading the file back (the same arrays, held once: the run returned them)."""
+        self._last = (name, results)
+
+    def take_last(self) -> tuple | None:
+        """(name, Results) of the last run if no run opened after it (`keep_last`), else None; the
+        file holds it no longer."""
+        last, self._last = self._last, None
+        return last
 
     def add(self, results: Results, name: str | None = None) -> str:
         """Add a whole `Results` as a run (e.g. one computed without a store); returns its name."""

@@ -298,7 +298,7 @@ def flexmbs_set(names: str) -> set[str]:
 # name here when a change stops loading it.
 RIGID_COMPILED_RUN = flexmbs_set("""
     analysis assembly assembly.assembler assembly.invariants block_mass bodies bodies.base bodies.loads
-    bodies.natural bodies.planar bodies.point bodies.rigid body_motion case cli compiled constraints disk
+    bodies.motion bodies.natural bodies.planar bodies.point bodies.rigid body_motion case cli compiled constraints disk
     constraints.base constraints.batch constraints.driving constraints.joints constraints.mean_axis
     constraints.nonholonomic constraints.planar constraints.reaction_blocks formulations
     formulations._common formulations.augmented formulations.base formulations.constrained

@@ -68,9 +68,25 @@ def unstacked_reason(constraint) -> str | None:
 def least_squares(B, Q) -> np.ndarray:
     """x (n_t, k) minimising |B x - Q| per output: B (n_t, m, k), Q (n_t, m).
 
-    One batched QR, B = U R and x = R^-1 U^T Q, where B is well conditioned (`QR_RTOL`); elsewhere the
+    A square B (m = k: a rigid body's 7 coordinates against [F; T; mu], 3 + 3 + 1) is solved exactly,
+    x = B^-1 Q (`square_solve`), where its condition number is below 1 / `QR_RTOL`.  Otherwise one
+    batched QR, B = U R and x = R^-1 U^T Q, where B is well conditioned (`QR_RTOL`); elsewhere the
     pseudo-inverse with lstsq's cut-off eps max(m, k) s_max (`Constraint.reaction`), the minimum-norm
     solution of a rank-deficient B."""
+    x = np.empty(B.shape[::2])
+    good = np.zeros(len(B), dtype=bool)
+    if B.shape[1] == B.shape[2]:
+        good = square_solve(B, Q, x)
+    if good.any() and not good.all():
+        x[~good] = qr_least_squares(B[~good], Q[~good])
+    elif not good.any():
+        x[:] = qr_least_squares(B, Q)
+    return x
+
+
+def qr_least_squares(B, Q) -> np.ndarray:
+    """`least_squares` by one batched QR (and the pseudo-inverse where R's diagonal says B is ill
+    conditioned, `QR_RTOL`)."""
     U, R = np.linalg.qr(B)
     d = np.abs(np.diagonal(R, axis1=1, axis2=2))
     good = d.min(axis=1) > QR_RTOL * d.max(axis=1)
@@ -81,6 +97,21 @@ def least_squares(B, Q) -> np.ndarray:
         cut = np.finfo(float).eps * max(B.shape[1:])
         x[~good] = np.einsum("tkm,tm->tk", np.linalg.pinv(B[~good], rcond=cut), Q[~good])
     return x
+
+
+def square_solve(B, Q, x) -> np.ndarray:
+    """Writes x = B^-1 Q into the rows of x (n_t, k) where the square B (n_t, k, k) has the condition
+    number |B|_inf |B^-1|_inf < 1 / `QR_RTOL`; returns those rows (bool (n_t,)), none if some B is
+    exactly singular.  One batched LU inverse: about a sixth of the time of numpy's QR per output
+    for 7 x 7, the same solution to cond(B) eps."""
+    try:
+        inv = np.linalg.inv(B)
+    except np.linalg.LinAlgError:
+        return np.zeros(len(B), dtype=bool)
+    cond = np.abs(B).sum(axis=2).max(axis=1) * np.abs(inv).sum(axis=2).max(axis=1)
+    good = cond < 1.0 / QR_RTOL
+    x[good] = np.einsum("tkm,tm->tk", inv[good], Q[good])
+    return good
 
 
 class ReactionBlocks:

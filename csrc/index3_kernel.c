@@ -124,6 +124,9 @@ typedef struct {
     double *qe, *mr, *mJ, *fw;
     double *ve, *mrd, *mbeta;           /* constraint_rates: v with the ground's zero tail, the markers' r', beta */
     int *lo, *hi;                       /* the nonzero column range of each row of C_q (constraints) */
+    int *mw;                            /* (nmark): one past marker k's last column inside q (marker_widths) */
+    int *msame;                         /* (nmark): an earlier frame marker with the same Euler parameters, or -1 */
+    double *mA;                         /* (nmark, 9): scratch, A(p) of each frame marker (markers) */
     size_t fw_size;
     Planar pl;
     Natural nat;
@@ -164,6 +167,9 @@ static void sys_free(Sys *s)
     free(s->blk);
     free(s->lo);
     free(s->hi);
+    free(s->mw);
+    free(s->msame);
+    free(s->mA);
     free(s->qe);
     free(s->mr);
     free(s->mJ);
@@ -1923,6 +1929,27 @@ static int corot3d_parse(Sys *s, PyObject *from)
 /* ------------------------------------------------------------------------------------------ */
 /* constraints: Euler-parameter norms and the joint batch                                      */
 
+/* s->mw[k]: one past the last of marker k's W columns that is a coordinate (cols < n; the others, n and up, are
+   the padding of a marker with fewer columns than W: a rigid body's 7 of a batch with elastic markers, the
+   ground's none), so that the loops over a marker's columns stop there instead of at W */
+static void marker_widths(Sys *s)
+{
+    for (int k = 0; k < s->nmark; k++) {
+        const i64 *cols = s->mcols + (size_t)s->W * k;
+        s->mw[k] = 0;
+        for (int w = 0; w < s->W; w++)
+            if (cols[w] < s->n) s->mw[k] = w + 1;
+    }
+    /* s->msame[k]: the first frame marker before k whose Euler parameters are the same coordinates (a body's
+       markers, the ground's), whose A(p) markers reuses instead of computing it again; -1: none */
+    for (int k = 0; k < s->nmark; k++) {
+        s->msame[k] = -1;
+        if (s->nat.mkind[k] != MARKER_FRAME) continue;
+        for (int l = 0; l < k && s->msame[k] < 0; l++)
+            if (s->nat.mkind[l] == MARKER_FRAME && !memcmp(s->mp + 4 * l, s->mp + 4 * k, 4 * sizeof(i64))) s->msame[k] = l;
+    }
+}
+
 static void markers(Sys *s, const double *qe, int jac)
 {
     int W = s->W, E = s->E;
@@ -1931,11 +1958,14 @@ static void markers(Sys *s, const double *qe, int jac)
         if (s->nat.mkind[k] == MARKER_COROT3D) { corot3d_marker(s, k, qe, jac); continue; }
         const i64 *R = s->mR + 3 * k, *P = s->mp + 4 * k, *e = s->me + (size_t)E * k;
         const double *Phi = s->mPhi + (size_t)3 * E * k;
-        double p[4] = {qe[P[0]], qe[P[1]], qe[P[2]], qe[P[3]]}, A[9], y[3];
-        ep_A_EG(p, A);
+        double p[4] = {qe[P[0]], qe[P[1]], qe[P[2]], qe[P[3]]}, *A = s->mA + 9 * k, y[3];
+        /* its elastic columns 7 .. mw - 1 (cols 7 + j = the coordinate e_j); Phi is zero past them */
+        int Ek = s->mw[k] - 7 < 0 ? 0 : (s->mw[k] - 7 > E ? E : s->mw[k] - 7);
+        if (s->msame[k] >= 0) memcpy(A, s->mA + 9 * s->msame[k], 9 * sizeof(double));   /* the same p: its A */
+        else ep_A_EG(p, A);
         for (int a = 0; a < 3; a++) {
             double acc = s->my0[3 * k + a];
-            for (int j = 0; j < E; j++) acc += Phi[a * E + j] * qe[e[j]];
+            for (int j = 0; j < Ek; j++) acc += Phi[a * E + j] * qe[e[j]];
             y[a] = acc;
         }
         double *r = s->mr + 3 * k;
@@ -1949,19 +1979,19 @@ static void markers(Sys *s, const double *qe, int jac)
         ep_VJ(p, y, VJ);
         for (int a = 0; a < 3; a++)
             for (int c = 0; c < 4; c++) J[a * W + 3 + c] = VJ[4 * a + c];
-        for (int a = 0; a < 3; a++)
-            for (int j = 0; j < E; j++)
+        for (int a = 0; a < 3; a++)                 /* A Phi; past Ek zero (the memset) */
+            for (int j = 0; j < Ek; j++)
                 J[a * W + 7 + j] = A[3 * a] * Phi[j] + A[3 * a + 1] * Phi[E + j] + A[3 * a + 2] * Phi[2 * E + j];
     }
 }
 
-/* C_q[row] += coef . J_k (3 x W), at the marker's columns */
+/* C_q[row] += coef . J_k (3 x W), at the marker's columns (the first mw[k] of them: marker_widths) */
 static void add_row(const Sys *s, double *Cq, int row, int k, const double *coef)
 {
     int W = s->W, n = s->n;
     const double *J = s->mJ + (size_t)3 * W * k;
     const i64 *cols = s->mcols + (size_t)W * k;
-    for (int w = 0; w < W; w++)
+    for (int w = 0; w < s->mw[k]; w++)
         if (cols[w] < n) cq_put(s, Cq, row, (int)cols[w], coef[0] * J[w] + coef[1] * J[W + w] + coef[2] * J[2 * W + w]);
 }
 
@@ -3196,13 +3226,20 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     s->ve = calloc((size_t)s->n + TAIL, sizeof(double));          /* its tail stays zero: the ground is at rest */
     s->mrd = calloc(3 * (size_t)s->nmark + 1, sizeof(double));
     s->mbeta = calloc(3 * (size_t)s->nmark + 1, sizeof(double));
-    if (!s->qe || !s->mr || !s->mJ || !s->fw || !s->ve || !s->mrd || !s->mbeta) { PyErr_NoMemory(); goto fail; }
+    s->mw = calloc((size_t)s->nmark + 1, sizeof(int));
+    s->msame = calloc((size_t)s->nmark + 1, sizeof(int));
+    s->mA = calloc(9 * (size_t)s->nmark + 1, sizeof(double));
+    if (!s->qe || !s->mr || !s->mJ || !s->fw || !s->ve || !s->mrd || !s->mbeta || !s->mw || !s->msame || !s->mA) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
     if (planar_parse(s, arrays) < 0) goto fail;
     if (forces_parse(s, arrays) < 0) goto fail;
     if (natural_parse(s, arrays) < 0) goto fail;
     if (corot2d_parse(s, arrays) < 0) goto fail;
     if (corot3d_parse(s, arrays) < 0) goto fail;
+    marker_widths(s);                                 /* after natural_parse: the markers' kinds */
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);

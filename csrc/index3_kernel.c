@@ -980,17 +980,27 @@ static void flex_dqv(const Sys *s, const Flex *f, const double *q, const double 
             D[(o + 3 + kk) * n + o + 3 + l] = -2.0 * acc;
         }
     }
-    for (int kk = 0; kk < 4; kk++)
-        for (int j = 0; j < ne; j++) {
-            double a1 = 0.0, a2 = 0.0, a3 = 0.0;
-            for (int x = 0; x < 9; x++) {
-                a1 += AdtV[9 * kk + x] * k.dd[x * ne + j];
-                a2 += AtVd[9 * kk + x] * k.dd[x * ne + j];
-                a3 += AtV[9 * kk + x] * SV[x * ne + j];
+    /* D_pd[k, j] = -2 sum_x (A'^T V_k)_x dd_x,j and D_dp[j, k] = -2 sum_x ((A^T V'_k)_x dd_x,j + (A^T V_k)_x (S delta')_x,j),
+       each summed over x in order, as sweeps over the rows x of dd and S delta' not identically zero (flex_precompute);
+       the sums a1, a2, a3 (ne each) in the first 3 ne of work, S delta's rows there no longer needed */
+    double *a1 = work, *a2 = work + ne, *a3 = work + 2 * ne;
+    for (int kk = 0; kk < 4; kk++) {
+        for (int j = 0; j < ne; j++) a1[j] = a2[j] = a3[j] = 0.0;
+        for (int ix = 0; ix < f->nx; ix++) {
+            int x = f->xs[ix];
+            const double *ddx = k.dd + (size_t)x * ne, *SVx = SV + (size_t)x * ne;
+            double c1 = AdtV[9 * kk + x], c2 = AtVd[9 * kk + x], c3 = AtV[9 * kk + x];
+            for (int j = 0; j < ne; j++) {
+                a1[j] += c1 * ddx[j];
+                a2[j] += c2 * ddx[j];
+                a3[j] += c3 * SVx[j];
             }
-            D[(o + 3 + kk) * n + o + 7 + j] = -2.0 * a1;
-            D[(o + 7 + j) * n + o + 3 + kk] = -2.0 * (a2 + a3);
         }
+        for (int j = 0; j < ne; j++) {
+            D[(size_t)(o + 3 + kk) * n + o + 7 + j] = -2.0 * a1[j];
+            D[(size_t)(o + 7 + j) * n + o + 3 + kk] = -2.0 * (a2[j] + a3[j]);
+        }
+    }
     mat3T(A, Ad, Dm);
     for (int x = 0; x < 9; x++) Dm[x] *= 2.0;
     for (int x = 0; x < 9; x++)                     /* -sum_ab D_ab S[a, b] (the block is zero here) */

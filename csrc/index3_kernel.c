@@ -59,6 +59,9 @@ typedef struct {
     const double *nPhi;                /* (nnodal, 3, ne): Phi_j of each force entry (zero for a moment) */
     double *lf;                        /* scratch (nload): the load factors f_i at the current time row */
     double *kc;                        /* scratch (nkg): the "omega" stiffening's coefficients c_i */
+    int *Srow;                         /* (nnz of S): the row of each stored entry of S (flex_precompute) */
+    double *KCt;                       /* K_dd^T, then C_dd^T when damped, (ne, ne) each (flex_precompute) */
+    int nx, xs[9];                     /* the rows x = 3 a + b of (d, S) not identically zero, in order (flex_precompute) */
 } Flex;
 
 typedef struct {                       /* planar rigid bodies and their joints (section "planar systems") */
@@ -121,6 +124,9 @@ typedef struct {
     double *qe, *mr, *mJ, *fw;
     double *ve, *mrd, *mbeta;           /* constraint_rates: v with the ground's zero tail, the markers' r', beta */
     int *lo, *hi;                       /* the nonzero column range of each row of C_q (constraints) */
+    int *mw;                            /* (nmark): one past marker k's last column inside q (marker_widths) */
+    int *msame;                         /* (nmark): an earlier frame marker with the same Euler parameters, or -1 */
+    double *mA;                         /* (nmark, 9): scratch, A(p) of each frame marker (markers) */
     size_t fw_size;
     Planar pl;
     Natural nat;
@@ -152,11 +158,18 @@ static void sys_free(Sys *s)
     if (!s) return;
     for (int i = 0; i < s->nbuf; i++) PyBuffer_Release(&s->bufs[i]);
     free(s->bufs);
-    for (int b = 0; s->flex && b < s->nf; b++) free(s->flex[b].lf);     /* lf and kc: one block (py_system) */
+    for (int b = 0; s->flex && b < s->nf; b++) {
+        free(s->flex[b].lf);                  /* lf and kc: one block (py_system) */
+        free(s->flex[b].Srow);
+        free(s->flex[b].KCt);
+    }
     free(s->flex);
     free(s->blk);
     free(s->lo);
     free(s->hi);
+    free(s->mw);
+    free(s->msame);
+    free(s->mA);
     free(s->qe);
     free(s->mr);
     free(s->mJ);
@@ -564,13 +577,16 @@ static void rigid_ga(const Sys *s, int b, const double *q, const double *v, doub
 /* ------------------------------------------------------------------------------------------ */
 /* flexible bodies on a floating frame (FlexibleBody)                                          */
 
-static void csr_mv(const Flex *f, const double *x, double *y)   /* y = S x, S stacked (9 ne, ne) */
+/* y = S x, S stacked (9 ne, ne): one pass over the stored entries in their CSR order (row f->Srow[z]), so that
+   each y_r = 0 + sum_z S_z x_j(z) adds its terms in the order of the row's dot product */
+static void csr_mv(const Flex *f, const double *x, double *y)
 {
-    for (int r = 0; r < 9 * f->ne; r++) {
-        double acc = 0.0;
-        for (i64 z = f->Sp[r]; z < f->Sp[r + 1]; z++) acc += f->S[z] * x[f->Sj[z]];
-        y[r] = acc;
-    }
+    const int *row = f->Srow;
+    const i64 *col = f->Sj;
+    const double *S = f->S;
+    i64 nnz = f->Sp[9 * f->ne];
+    memset(y, 0, 9 * (size_t)f->ne * sizeof(double));
+    for (i64 z = 0; z < nnz; z++) y[row[z]] += S[z] * x[col[z]];
 }
 
 typedef struct {              /* terms at q shared by M, Q_v, dQ_v/dv */
@@ -582,24 +598,28 @@ static void flex_kin(const Flex *f, const double *q, double *work, FlexKin *k)
 {
     int ne = f->ne;
     const double *p = q + f->off + 3, *del = q + f->off + 7;
-    double *SD = work;                               /* 9 ne */
-    k->dd = work + 9 * ne;                           /* 9 ne */
+    double *SD = work, *dd = work + 9 * ne, Dd[9];   /* S delta, d + S delta: 9 ne each */
+    k->dd = dd;
     ep_A(p, k->A);
     ep_V(p, k->V);
     csr_mv(f, del, SD);
-    for (int x = 0; x < 9; x++) {
-        double Dd = 0.0, SDd = 0.0;
+    memset(dd, 0, 9 * (size_t)ne * sizeof(double));
+    for (int x = 0; x < 9; x++) { k->Y[x] = f->J[x]; Dd[x] = 0.0; }
+    for (int ix = 0; ix < f->nx; ix++) {             /* row x = (a, b): d_ab + S_ab delta, d_ab . delta, delta^T S_ab delta */
+        int x = f->xs[ix];
+        const double *dx = f->d + (size_t)x * ne, *SDx = SD + (size_t)x * ne;
+        double *ddx = dd + (size_t)x * ne, dot_d = 0.0, dot_SD = 0.0;
+        for (int j = 0; j < ne; j++) ddx[j] = dx[j] + SDx[j];
         for (int j = 0; j < ne; j++) {
-            k->dd[x * ne + j] = f->d[x * ne + j] + SD[x * ne + j];
-            Dd += f->d[x * ne + j] * del[j];
-            SDd += SD[x * ne + j] * del[j];
+            dot_d += dx[j] * del[j];
+            dot_SD += SDx[j] * del[j];
         }
-        k->Y[x] = f->J[x] + SDd;
-        SD[x] = Dd;                                  /* reuse: row x of SD is no longer needed */
+        k->Y[x] = f->J[x] + dot_SD;
+        Dd[x] = dot_d;
     }
-    /* Y = J + Dd + Dd^T + SD delta (SD[0..8] now holds Dd) */
+    /* Y = J + Dd + Dd^T + SD delta */
     for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) k->Y[3 * a + b] += SD[3 * a + b] + SD[3 * b + a];
+        for (int b = 0; b < 3; b++) k->Y[3 * a + b] += Dd[3 * a + b] + Dd[3 * b + a];
     for (int a = 0; a < 3; a++) {
         double acc = f->s[a];
         for (int j = 0; j < ne; j++) acc += f->mO[a * ne + j] * del[j];
@@ -615,14 +635,18 @@ static void flex_rates(const Flex *f, const FlexKin *k, const double *pd, const 
     int ne = f->ne;
     const double *V = k->V;
     for (int x = 0; x < 9; x++) Ad[x] = pd[0] * V[x] + pd[1] * V[9 + x] + pd[2] * V[18 + x] + pd[3] * V[27 + x];
-    for (int x = 0; x < 9; x++) {
+    for (int x = 0; x < 9; x++) Yu[x] = 0.0;
+    for (int ix = 0; ix < f->nx; ix++) {            /* the other rows of dd are zero */
+        int x = f->xs[ix];
+        const double *ddx = k->dd + (size_t)x * ne;
         double acc = 0.0;
-        for (int j = 0; j < ne; j++) acc += k->dd[x * ne + j] * ddel[j];
+        for (int j = 0; j < ne; j++) acc += ddx[j] * ddel[j];
         Yu[x] = acc;
     }
     for (int a = 0; a < 3; a++) {
+        const double *mOa = f->mO + (size_t)a * ne;
         double acc = 0.0;
-        for (int j = 0; j < ne; j++) acc += f->mO[a * ne + j] * ddel[j];
+        for (int j = 0; j < ne; j++) acc += mOa[j] * ddel[j];
         mOd[a] = acc;
     }
 }
@@ -806,15 +830,16 @@ static void flex_active(const Sys *s, const Flex *f, const double *q, const doub
 {
     int o = f->off, ne = f->ne;
     const double *del = q + o + 7, *ddel = v + o + 7;
-    for (int i = 0; i < ne; i++) {
-        double acc = 0.0;
-        const double *Ki = f->Kdd + (size_t)i * ne;
-        for (int j = 0; j < ne; j++) acc += Ki[j] * del[j];
-        if (f->damped) {
-            const double *Ci = f->Cdd + (size_t)i * ne;
-            for (int j = 0; j < ne; j++) acc += Ci[j] * ddel[j];
+    /* fe_i = sum_j [k]_ij delta_j + sum_j [c]_ij delta'_j, summed over j in that order (the row dot products),
+       as sweeps over the rows j of [k]^T, [c]^T (flex_precompute) that the compiler vectorizes over i */
+    for (int i = 0; i < ne; i++) fe[i] = 0.0;
+    for (int c = 0; c < (f->damped ? 2 : 1); c++) {
+        const double *x = c ? ddel : del;
+        for (int j = 0; j < ne; j++) {
+            const double *Kj = f->KCt + ((size_t)c * ne + j) * ne;
+            double xj = x[j];
+            for (int i = 0; i < ne; i++) fe[i] += Kj[i] * xj;
         }
-        fe[i] = acc;
     }
     if (f->axial) axial_terms(f, del, fe, NULL, 0);
     if (f->nkg) omega_terms(s, f, q, v, row, fe, NULL, 0);
@@ -856,11 +881,9 @@ static void flex_eval(const Sys *s, const Flex *f, const double *q, const double
                 M[(o + a) * n + o + 3 + kk] = Vsy[3 * kk + a];
                 M[(o + 3 + kk) * n + o + a] = Vsy[3 * kk + a];
             }
-            for (int j = 0; j < ne; j++) {
-                double acc = A[3 * a] * f->mO[j] + A[3 * a + 1] * f->mO[ne + j] + A[3 * a + 2] * f->mO[2 * ne + j];
-                M[(o + a) * n + o + 7 + j] = acc;
-                M[(o + 7 + j) * n + o + a] = acc;
-            }
+            double *Ma = M + (size_t)(o + a) * n + o + 7;     /* M_Rd = A m_O, row a */
+            for (int j = 0; j < ne; j++) Ma[j] = A[3 * a] * f->mO[j] + A[3 * a + 1] * f->mO[ne + j] + A[3 * a + 2] * f->mO[2 * ne + j];
+            for (int j = 0; j < ne; j++) M[(size_t)(o + 7 + j) * n + o + a] = Ma[j];
         }
         for (int kk = 0; kk < 4; kk++) {
             for (int l = 0; l < 4; l++) {
@@ -868,16 +891,25 @@ static void flex_eval(const Sys *s, const Flex *f, const double *q, const double
                 for (int x = 0; x < 9; x++) acc += V[9 * kk + x] * VY[9 * l + x];
                 M[(o + 3 + kk) * n + o + 3 + l] = acc;
             }
-            for (int j = 0; j < ne; j++) {
-                double acc = 0.0;
-                for (int x = 0; x < 9; x++) acc += AtV[9 * kk + x] * k.dd[x * ne + j];
-                M[(o + 3 + kk) * n + o + 7 + j] = acc;
-                M[(o + 7 + j) * n + o + 3 + kk] = acc;
+            /* M_pd[k, j] = sum_ab (A^T V_k)_ab (d_ab + S_ab delta)_j, summed over ab = x in order: as sweeps
+               over the rows x of dd (contiguous in j) */
+            double *Mk = M + (size_t)(o + 3 + kk) * n + o + 7;
+            for (int j = 0; j < ne; j++) Mk[j] = 0.0;
+            for (int ix = 0; ix < f->nx; ix++) {    /* the other rows of dd are zero */
+                int x = f->xs[ix];
+                const double *ddx = k.dd + (size_t)x * ne;
+                double c = AtV[9 * kk + x];
+                for (int j = 0; j < ne; j++) Mk[j] += c * ddx[j];
             }
+            for (int j = 0; j < ne; j++) M[(size_t)(o + 7 + j) * n + o + 3 + kk] = Mk[j];
         }
+        /* M_dd = |p|^4 [m]: A^T A = |p|^4 I for the unnormalized quadratic form A(p) (the packed [m] constant) */
         double pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3], p4 = pp * pp;
-        for (int i = 0; i < ne; i++)
-            for (int j = 0; j < ne; j++) M[(o + 7 + i) * n + o + 7 + j] = p4 * f->Mdd[i * ne + j];
+        for (int i = 0; i < ne; i++) {
+            double *Mi = M + (size_t)(o + 7 + i) * n + o + 7;
+            const double *mi = f->Mdd + (size_t)i * ne;
+            for (int j = 0; j < ne; j++) Mi[j] = p4 * mi[j];
+        }
     }
     if (Q) {
         const double *pd = v + o + 3, *ddel = v + o + 7;
@@ -898,13 +930,17 @@ static void flex_eval(const Sys *s, const Flex *f, const double *q, const double
         mat3T(A, Ap, Cm);
         mat3T(A, Ad, Dm);
         for (int x = 0; x < 9; x++) { Cm[x] *= 2.0; Dm[x] *= 2.0; }
-        double *SV = tmp;                            /* S delta' (9 ne) */
+        double *SV = tmp, *acc = tmp + 9 * ne;        /* S delta' (9 ne); the sums (ne, flex_active's scratch next) */
         csr_mv(f, ddel, SV);
-        for (int j = 0; j < ne; j++) {
-            double acc = 0.0;
-            for (int x = 0; x < 9; x++) acc += Cm[x] * k.dd[x * ne + j] + Dm[x] * SV[x * ne + j];
-            Q[o + 7 + j] = -acc;
+        /* Q_d,j = -sum_x (C_x dd_x,j + D_x (S delta')_x,j), summed over x in order, as sweeps over the rows x */
+        for (int j = 0; j < ne; j++) acc[j] = 0.0;
+        for (int ix = 0; ix < f->nx; ix++) {        /* the other rows of dd and S delta' are zero */
+            int x = f->xs[ix];
+            const double *ddx = k.dd + (size_t)x * ne, *SVx = SV + (size_t)x * ne;
+            double c = Cm[x], dm = Dm[x];
+            for (int j = 0; j < ne; j++) acc[j] += c * ddx[j] + dm * SVx[j];
         }
+        for (int j = 0; j < ne; j++) Q[o + 7 + j] = -acc[j];
         flex_active(s, f, q, v, row, A, Vsy, Q, tmp + 9 * ne);
     }
 }
@@ -944,17 +980,27 @@ static void flex_dqv(const Sys *s, const Flex *f, const double *q, const double 
             D[(o + 3 + kk) * n + o + 3 + l] = -2.0 * acc;
         }
     }
-    for (int kk = 0; kk < 4; kk++)
-        for (int j = 0; j < ne; j++) {
-            double a1 = 0.0, a2 = 0.0, a3 = 0.0;
-            for (int x = 0; x < 9; x++) {
-                a1 += AdtV[9 * kk + x] * k.dd[x * ne + j];
-                a2 += AtVd[9 * kk + x] * k.dd[x * ne + j];
-                a3 += AtV[9 * kk + x] * SV[x * ne + j];
+    /* D_pd[k, j] = -2 sum_x (A'^T V_k)_x dd_x,j and D_dp[j, k] = -2 sum_x ((A^T V'_k)_x dd_x,j + (A^T V_k)_x (S delta')_x,j),
+       each summed over x in order, as sweeps over the rows x of dd and S delta' not identically zero (flex_precompute);
+       the sums a1, a2, a3 (ne each) in the first 3 ne of work, S delta's rows there no longer needed */
+    double *a1 = work, *a2 = work + ne, *a3 = work + 2 * ne;
+    for (int kk = 0; kk < 4; kk++) {
+        for (int j = 0; j < ne; j++) a1[j] = a2[j] = a3[j] = 0.0;
+        for (int ix = 0; ix < f->nx; ix++) {
+            int x = f->xs[ix];
+            const double *ddx = k.dd + (size_t)x * ne, *SVx = SV + (size_t)x * ne;
+            double c1 = AdtV[9 * kk + x], c2 = AtVd[9 * kk + x], c3 = AtV[9 * kk + x];
+            for (int j = 0; j < ne; j++) {
+                a1[j] += c1 * ddx[j];
+                a2[j] += c2 * ddx[j];
+                a3[j] += c3 * SVx[j];
             }
-            D[(o + 3 + kk) * n + o + 7 + j] = -2.0 * a1;
-            D[(o + 7 + j) * n + o + 3 + kk] = -2.0 * (a2 + a3);
         }
+        for (int j = 0; j < ne; j++) {
+            D[(size_t)(o + 3 + kk) * n + o + 7 + j] = -2.0 * a1[j];
+            D[(size_t)(o + 7 + j) * n + o + 3 + kk] = -2.0 * (a2[j] + a3[j]);
+        }
+    }
     mat3T(A, Ad, Dm);
     for (int x = 0; x < 9; x++) Dm[x] *= 2.0;
     for (int x = 0; x < 9; x++)                     /* -sum_ab D_ab S[a, b] (the block is zero here) */
@@ -1893,6 +1939,27 @@ static int corot3d_parse(Sys *s, PyObject *from)
 /* ------------------------------------------------------------------------------------------ */
 /* constraints: Euler-parameter norms and the joint batch                                      */
 
+/* s->mw[k]: one past the last of marker k's W columns that is a coordinate (cols < n; the others, n and up, are
+   the padding of a marker with fewer columns than W: a rigid body's 7 of a batch with elastic markers, the
+   ground's none), so that the loops over a marker's columns stop there instead of at W */
+static void marker_widths(Sys *s)
+{
+    for (int k = 0; k < s->nmark; k++) {
+        const i64 *cols = s->mcols + (size_t)s->W * k;
+        s->mw[k] = 0;
+        for (int w = 0; w < s->W; w++)
+            if (cols[w] < s->n) s->mw[k] = w + 1;
+    }
+    /* s->msame[k]: the first frame marker before k whose Euler parameters are the same coordinates (a body's
+       markers, the ground's), whose A(p) markers reuses instead of computing it again; -1: none */
+    for (int k = 0; k < s->nmark; k++) {
+        s->msame[k] = -1;
+        if (s->nat.mkind[k] != MARKER_FRAME) continue;
+        for (int l = 0; l < k && s->msame[k] < 0; l++)
+            if (s->nat.mkind[l] == MARKER_FRAME && !memcmp(s->mp + 4 * l, s->mp + 4 * k, 4 * sizeof(i64))) s->msame[k] = l;
+    }
+}
+
 static void markers(Sys *s, const double *qe, int jac)
 {
     int W = s->W, E = s->E;
@@ -1901,11 +1968,14 @@ static void markers(Sys *s, const double *qe, int jac)
         if (s->nat.mkind[k] == MARKER_COROT3D) { corot3d_marker(s, k, qe, jac); continue; }
         const i64 *R = s->mR + 3 * k, *P = s->mp + 4 * k, *e = s->me + (size_t)E * k;
         const double *Phi = s->mPhi + (size_t)3 * E * k;
-        double p[4] = {qe[P[0]], qe[P[1]], qe[P[2]], qe[P[3]]}, A[9], y[3];
-        ep_A_EG(p, A);
+        double p[4] = {qe[P[0]], qe[P[1]], qe[P[2]], qe[P[3]]}, *A = s->mA + 9 * k, y[3];
+        /* its elastic columns 7 .. mw - 1 (cols 7 + j = the coordinate e_j); Phi is zero past them */
+        int Ek = s->mw[k] - 7 < 0 ? 0 : (s->mw[k] - 7 > E ? E : s->mw[k] - 7);
+        if (s->msame[k] >= 0) memcpy(A, s->mA + 9 * s->msame[k], 9 * sizeof(double));   /* the same p: its A */
+        else ep_A_EG(p, A);
         for (int a = 0; a < 3; a++) {
             double acc = s->my0[3 * k + a];
-            for (int j = 0; j < E; j++) acc += Phi[a * E + j] * qe[e[j]];
+            for (int j = 0; j < Ek; j++) acc += Phi[a * E + j] * qe[e[j]];
             y[a] = acc;
         }
         double *r = s->mr + 3 * k;
@@ -1919,19 +1989,19 @@ static void markers(Sys *s, const double *qe, int jac)
         ep_VJ(p, y, VJ);
         for (int a = 0; a < 3; a++)
             for (int c = 0; c < 4; c++) J[a * W + 3 + c] = VJ[4 * a + c];
-        for (int a = 0; a < 3; a++)
-            for (int j = 0; j < E; j++)
+        for (int a = 0; a < 3; a++)                 /* A Phi; past Ek zero (the memset) */
+            for (int j = 0; j < Ek; j++)
                 J[a * W + 7 + j] = A[3 * a] * Phi[j] + A[3 * a + 1] * Phi[E + j] + A[3 * a + 2] * Phi[2 * E + j];
     }
 }
 
-/* C_q[row] += coef . J_k (3 x W), at the marker's columns */
+/* C_q[row] += coef . J_k (3 x W), at the marker's columns (the first mw[k] of them: marker_widths) */
 static void add_row(const Sys *s, double *Cq, int row, int k, const double *coef)
 {
     int W = s->W, n = s->n;
     const double *J = s->mJ + (size_t)3 * W * k;
     const i64 *cols = s->mcols + (size_t)W * k;
-    for (int w = 0; w < W; w++)
+    for (int w = 0; w < s->mw[k]; w++)
         if (cols[w] < n) cq_put(s, Cq, row, (int)cols[w], coef[0] * J[w] + coef[1] * J[W + w] + coef[2] * J[2 * W + w]);
 }
 
@@ -2977,6 +3047,36 @@ static int flex_nodal_parse(Sys *s, Flex *f, PyObject *from)
     return 0;
 }
 
+/* what a flexible body's evaluation reads in another order than packed, made once here (docs/design.md, "The
+   floating-frame body's evaluation"): the row of each stored entry of S, so that S x is one pass over the
+   entries (csr_mv; most of the 9 ne rows of a beam's S hold zero or one entry), and K_dd^T, C_dd^T, so that
+   [k] delta + [c] delta' are column sweeps over contiguous rows (flex_active) with each sum in the order of the
+   row dot product; and the rows x = (a, b) of (d_ab, S_ab) that are not identically zero (a planar body's five
+   with a or b = z are: Phi_z = 0), so that dd_x = d_ab + S_ab delta and the sums over x skip the others */
+static int flex_precompute(Flex *f)
+{
+    int ne = f->ne, nk = f->damped ? 2 : 1;
+    i64 nnz = f->Sp[9 * ne];
+    f->Srow = malloc((size_t)nnz * sizeof(int) + 1);
+    f->KCt = malloc((size_t)nk * ne * ne * sizeof(double) + 1);
+    if (!f->Srow || !f->KCt) { PyErr_NoMemory(); return -1; }
+    for (int r = 0; r < 9 * ne; r++)
+        for (i64 z = f->Sp[r]; z < f->Sp[r + 1]; z++) f->Srow[z] = r;
+    f->nx = 0;
+    for (int x = 0; x < 9; x++) {
+        int nonzero = f->Sp[(x + 1) * ne] > f->Sp[x * ne];
+        for (int j = 0; j < ne && !nonzero; j++) nonzero = f->d[x * ne + j] != 0.0;
+        if (nonzero) f->xs[f->nx++] = x;
+    }
+    for (int c = 0; c < nk; c++) {
+        const double *K = c ? f->Cdd : f->Kdd;
+        double *Kt = f->KCt + (size_t)c * ne * ne;
+        for (int i = 0; i < ne; i++)
+            for (int j = 0; j < ne; j++) Kt[(size_t)j * ne + i] = K[(size_t)i * ne + j];
+    }
+    return 0;
+}
+
 /* the item type of a packed array from its pointer: float64 for doubles, int64 for indices */
 #define KIND(dst) _Generic((dst), const double *: 'f', const i64 *: 'i')
 
@@ -3099,6 +3199,7 @@ static PyObject *py_system(PyObject *self, PyObject *args)
         for (int z = 0; z < f->nkg; z++)
             if (f->kg_key[z] < 0 || f->kg_key[z] > 11 + f->nload) { PyErr_SetString(PyExc_ValueError, "kernel system: bad geometric stiffness key"); goto fail; }
         if (flex_nodal_parse(s, f, from) < 0) goto fail;
+        if (flex_precompute(f) < 0) goto fail;
         if ((size_t)(28 * ne + 8) > fw) fw = 28 * (size_t)ne + 8;
     }
     from = arrays;
@@ -3135,13 +3236,20 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     s->ve = calloc((size_t)s->n + TAIL, sizeof(double));          /* its tail stays zero: the ground is at rest */
     s->mrd = calloc(3 * (size_t)s->nmark + 1, sizeof(double));
     s->mbeta = calloc(3 * (size_t)s->nmark + 1, sizeof(double));
-    if (!s->qe || !s->mr || !s->mJ || !s->fw || !s->ve || !s->mrd || !s->mbeta) { PyErr_NoMemory(); goto fail; }
+    s->mw = calloc((size_t)s->nmark + 1, sizeof(int));
+    s->msame = calloc((size_t)s->nmark + 1, sizeof(int));
+    s->mA = calloc(9 * (size_t)s->nmark + 1, sizeof(double));
+    if (!s->qe || !s->mr || !s->mJ || !s->fw || !s->ve || !s->mrd || !s->mbeta || !s->mw || !s->msame || !s->mA) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     s->qe[s->n + 3] = 1.0;                            /* the ground's Euler parameters */
     if (planar_parse(s, arrays) < 0) goto fail;
     if (forces_parse(s, arrays) < 0) goto fail;
     if (natural_parse(s, arrays) < 0) goto fail;
     if (corot2d_parse(s, arrays) < 0) goto fail;
     if (corot3d_parse(s, arrays) < 0) goto fail;
+    marker_widths(s);                                 /* after natural_parse: the markers' kinds */
     return PyCapsule_New(s, CAPSULE, capsule_destructor);
 fail:
     sys_free(s);

@@ -303,7 +303,7 @@ RIGID_COMPILED_RUN = flexmbs_set("""
     constraints.nonholonomic constraints.planar constraints.reaction_blocks formulations
     formulations._common formulations.augmented formulations.base formulations.constrained
     formulations.evaluations formulations.index1 formulations.registry formulations.stabilization
-    formulations.terms formulations.udwadia_kalaba integrators integrators.base integrators.budget
+    formulations.terms formulations.udwadia_kalaba frozen integrators integrators.base integrators.budget
     integrators.index3_alpha integrators.simulate io io.dimensions io.h5create io.paraview io.recovery io.store
     io.vtk_formats kernel_schema lapack lazy motion newton package_data parameters pipes progress quadrature
     results rotations stiffness system system_run user_functions validity""")
@@ -313,7 +313,7 @@ README_JOB = flexmbs_set("""
     constraints.base elements elements._line elements.bar2 elements.base elements.lagrange elements.plate
     elements.quad4
     formulations formulations._common formulations.base formulations.lagrange formulations.registry
-    formulations.steady_energies formulations.terms integrators integrators.base integrators.budget
+    formulations.steady_energies formulations.terms frozen integrators integrators.base integrators.budget
     integrators.exact integrators.simulate io io.dimensions io.h5create io.paraview io.recovery io.store io.vtk_formats
     kernel_schema lapack lazy mesh mesh.faces mesh.generate mesh.io mesh.mesh mesh.samples mesh.topology modal
     model motion package_data parameters pipes progress quadrature results rotations signals stiffness

@@ -23,19 +23,21 @@ from flexmbs.integrators.budget import RunSize
 from flexmbs.integrators.simulate import Solution, StepRule
 from flexmbs.io.recovery import Superblock
 from flexmbs.motion import FrameState, FrameStates
+from flexmbs.results import BodyResults, Results
 
 CONVERTED = [SparseStep, ODETerm, DAETerm, Solution, StepRule, FrameState, FrameStates, MassGroup, BlockMass, Superblock,
-             RunSize, Partition, Entry, CaseInfo,
-             Energies]
+             RunSize, Partition, Entry, CaseInfo, Energies, Results, BodyResults]
 
 
 def reference_dataclass(cls):
-    """The frozen dataclass with ``cls``'s fields, defaults and keyword-only-ness (what ``cls`` was)."""
+    """The frozen dataclass with ``cls``'s fields, defaults and keyword-only-ness (what ``cls`` was); a
+    ``dict | None = None`` parameter is the dataclass's ``field(default_factory=dict)``."""
     params = list(inspect.signature(cls.__init__).parameters.values())[1:]
     assert [p.name for p in params] == list(cls._fields), cls
     kw_only = params[0].kind is inspect.Parameter.KEYWORD_ONLY
-    spec = [(p.name, object) if p.default is inspect.Parameter.empty else (p.name, object, p.default)
-            for p in params]
+    spec = [(p.name, object) if p.default is inspect.Parameter.empty
+            else (p.name, object, dataclasses.field(default_factory=dict)) if p.annotation == "dict | None"
+            else (p.name, object, p.default) for p in params]
     made = dataclasses.make_dataclass(cls.__name__, spec, frozen=True, kw_only=kw_only)
     made.__qualname__ = cls.__qualname__
     return made, kw_only
@@ -67,6 +69,9 @@ def test_defaults_as_the_dataclass(cls):
     required = {name: f"{name}-0" for name, p in inspect.signature(cls.__init__).parameters.items()
                 if name != "self" and p.default is inspect.Parameter.empty}
     extra = {"forcing": required["rhs"]} if cls is ODETerm else {}        # ODETerm: forcing None is rhs
+    if cls is Results:                                                    # its one-body fields None: empty
+        extra = {"delta": np.zeros((3, 0)), "delta_dot": np.zeros((3, 0)), "displacement": np.zeros((3, 0, 3)),
+                 "velocity": np.zeros((3, 0, 3)), "nodes": np.zeros((0, 3))}
     assert repr(cls(**required)) == repr(ref(**required, **extra))
     with pytest.raises(TypeError):                                        # a required field missing
         cls(**dict(list(required.items())[1:]))
@@ -112,3 +117,22 @@ def test_no_class_of_a_run_is_a_dataclass_any_more():
     """The converted classes stay plain classes (docs/design.md "Hot-import classes are plain classes")."""
     assert not any(dataclasses.is_dataclass(c) for c in CONVERTED)
     assert all(issubclass(c, FrozenFields) for c in CONVERTED)
+
+
+@pytest.mark.parametrize("cls", [Results, BodyResults], ids=lambda c: c.__name__)
+def test_dict_fields_are_new_dicts_each(cls):
+    """field(default_factory=dict): two instances never share a default dict."""
+    required = {name: np.zeros(2) for name, p in inspect.signature(cls.__init__).parameters.items()
+                if name != "self" and p.default is inspect.Parameter.empty}
+    a, b = cls(**required), cls(**required)
+    assert a.element_data == {} and a.element_data is not b.element_data
+
+
+def test_results_replace_refills_nothing_given():
+    """Results.replace (was dataclasses.replace in system_run, paraview, body_motion): the other fields kept,
+    the one-body fields given stay as given."""
+    res = Results(t=np.linspace(0.0, 1.0, 4), energies={"T": np.ones(4)}, status="failed")
+    q = np.ones((4, 2))
+    new = res.replace(q=q)
+    assert new.q is q and new.energies is res.energies and new.status == "failed" and new.delta is res.delta
+    assert res.q is None and res.delta.shape == (4, 0)

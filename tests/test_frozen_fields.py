@@ -13,23 +13,27 @@ import numpy as np
 import pytest
 
 from flexmbs.block_mass import BlockMass, MassGroup
+from flexmbs.bodies.base import PartKinematics
 from flexmbs.cli import CaseInfo
 from flexmbs.formulations._common import Energies
+from flexmbs.formulations.base import SecondOrderForm
 from flexmbs.formulations.registry import Entry
 from flexmbs.formulations.stabilization import Partition
 from flexmbs.formulations.terms import DAETerm, ODETerm, SparseStep
-from flexmbs.frozen import FrozenFields
+from flexmbs.frozen import Fields, FrozenFields
 from flexmbs.integrators.budget import RunSize
 from flexmbs.integrators.simulate import Solution, StepRule
 from flexmbs.io.recovery import Superblock
+from flexmbs.io.store import _Extent
 from flexmbs.motion import FrameState, FrameStates
 from flexmbs.results import BodyResults, Results
 
 CONVERTED = [SparseStep, ODETerm, DAETerm, Solution, StepRule, FrameState, FrameStates, MassGroup, BlockMass, Superblock,
              RunSize, Partition, Entry, CaseInfo, Energies, Results, BodyResults]
+MUTABLE = [SecondOrderForm, PartKinematics, _Extent]                   # were @dataclass (not frozen)
 
 
-def reference_dataclass(cls):
+def reference_dataclass(cls, frozen: bool = True):
     """The frozen dataclass with ``cls``'s fields, defaults and keyword-only-ness (what ``cls`` was); a
     ``dict | None = None`` parameter is the dataclass's ``field(default_factory=dict)``."""
     params = list(inspect.signature(cls.__init__).parameters.values())[1:]
@@ -38,7 +42,7 @@ def reference_dataclass(cls):
     spec = [(p.name, object) if p.default is inspect.Parameter.empty
             else (p.name, object, dataclasses.field(default_factory=dict)) if p.annotation == "dict | None"
             else (p.name, object, p.default) for p in params]
-    made = dataclasses.make_dataclass(cls.__name__, spec, frozen=True, kw_only=kw_only)
+    made = dataclasses.make_dataclass(cls.__name__, spec, frozen=frozen, kw_only=kw_only)
     made.__qualname__ = cls.__qualname__
     return made, kw_only
 
@@ -113,26 +117,23 @@ def test_array_fields_compare_as_the_dataclass():
         hash(a)
 
 
+@pytest.mark.parametrize("cls", MUTABLE, ids=lambda c: c.__name__)
+def test_mutable_ones_as_the_dataclass(cls):
+    """A (non-frozen) dataclass: the same repr and ==, unhashable, fields assignable, pickled, replaced."""
+    ref, _ = reference_dataclass(cls, frozen=False)
+    a = cls(**values(cls))
+    assert repr(a) == repr(ref(**values(cls))) and cls(*values(cls).values()) == a != cls(**values(cls, 1))
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)
+    name = cls._fields[-1]
+    setattr(a, name, "new")
+    assert getattr(a, name) == "new" and pickle.loads(pickle.dumps(a)) == a
+    assert a.replace(**{name: "other"}) == cls(**{**values(cls), name: "other"})
+
+
 def test_no_class_of_a_run_is_a_dataclass_any_more():
     """The converted classes stay plain classes (docs/design.md "Hot-import classes are plain classes")."""
-    assert not any(dataclasses.is_dataclass(c) for c in CONVERTED)
+    assert not any(dataclasses.is_dataclass(c) for c in CONVERTED + MUTABLE)
     assert all(issubclass(c, FrozenFields) for c in CONVERTED)
+    assert all(issubclass(c, Fields) and not issubclass(c, FrozenFields) for c in MUTABLE)
 
-
-@pytest.mark.parametrize("cls", [Results, BodyResults], ids=lambda c: c.__name__)
-def test_dict_fields_are_new_dicts_each(cls):
-    """field(default_factory=dict): two instances never share a default dict."""
-    required = {name: np.zeros(2) for name, p in inspect.signature(cls.__init__).parameters.items()
-                if name != "self" and p.default is inspect.Parameter.empty}
-    a, b = cls(**required), cls(**required)
-    assert a.element_data == {} and a.element_data is not b.element_data
-
-
-def test_results_replace_refills_nothing_given():
-    """Results.replace (was dataclasses.replace in system_run, paraview, body_motion): the other fields kept,
-    the one-body fields given stay as given."""
-    res = Results(t=np.linspace(0.0, 1.0, 4), energies={"T": np.ones(4)}, status="failed")
-    q = np.ones((4, 2))
-    new = res.replace(q=q)
-    assert new.q is q and new.energies is res.energies and new.status == "failed" and new.delta is res.delta
-    assert res.q is None and res.delta.shape == (4, 0)

@@ -14,10 +14,9 @@ uses it through `flexmbs.formulations.augmented.solve_block_saddle_point` (docs/
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from .frozen import FrozenFields
 from .lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
@@ -25,16 +24,15 @@ sparse = LazyModule("scipy.sparse")
 __all__ = ["MassGroup", "BlockMass", "constant_inverse"]
 
 
-@dataclass(frozen=True)
-class MassGroup:
+class MassGroup(FrozenFields):
     """Bodies of one kind: ``idx`` (n_g, n_b) their coordinates in q, ``blocks`` (n_g, n_b, n_b) their
     mass matrices, ``names`` (n_g,) their bodies' names (for messages), ``inverse`` the constant
-    inverse when the blocks are constant (`constant_inverse`; None: solved at each call)."""
+    inverse when the blocks are constant (`constant_inverse`; None: solved at each call).  Frozen."""
 
-    idx: np.ndarray
-    blocks: np.ndarray
-    names: tuple
-    inverse: np.ndarray | None = None
+    _fields = ("idx", "blocks", "names", "inverse")
+
+    def __init__(self, idx: np.ndarray, blocks: np.ndarray, names: tuple, inverse: np.ndarray | None = None):
+        self.__dict__.update(idx=idx, blocks=blocks, names=names, inverse=inverse)
 
 
 def constant_inverse(blocks: np.ndarray) -> np.ndarray | None:
@@ -50,12 +48,13 @@ def constant_inverse(blocks: np.ndarray) -> np.ndarray | None:
         return None
 
 
-@dataclass(frozen=True)
-class BlockMass:
-    """M (n, n) = diag over ``groups`` (a tuple of `MassGroup`); every coordinate in exactly one group."""
+class BlockMass(FrozenFields):
+    """M (n, n) = diag over ``groups`` (a tuple of `MassGroup`); every coordinate in exactly one group.  Frozen."""
 
-    n: int
-    groups: tuple
+    _fields = ("n", "groups")
+
+    def __init__(self, n: int, groups: tuple):
+        self.__dict__.update(n=n, groups=groups)
 
     def dense(self) -> np.ndarray:
         """M as a dense (n, n) array (for comparisons; the solves never form it)."""

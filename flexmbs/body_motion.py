@@ -191,9 +191,8 @@ def joint_histories(system, q) -> dict[str, np.ndarray]:
 
 def body_outputs(body: BodyResults, index) -> BodyResults:
     """``body`` at the outputs ``index`` (an index array or slice of its outputs)."""
-    from dataclasses import replace
     series = {k: getattr(body, k)[index] for k in SERIES_FIELDS if getattr(body, k) is not None}
-    return replace(body, **series, element_data={k: v[index] for k, v in body.element_data.items()})
+    return body.replace(**series, element_data={k: v[index] for k, v in body.element_data.items()})
 
 
 def body_series(bodies: dict) -> dict[str, np.ndarray]:

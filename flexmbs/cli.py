@@ -50,9 +50,9 @@ import os
 import signal
 import sys
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
+from .frozen import FrozenFields
 from .parameters import ParameterError, _short, _type_name, parse_parameters as _parse_parameters
 
 __all__ = ["main", "CLIError", "find_cases_dir", "discover_cases", "load_case", "parse_parameters",
@@ -69,13 +69,13 @@ class CLIError(Exception):
 
 
 # ----------------------------------------------------------------------------------------- cases
-@dataclass(frozen=True)
-class CaseInfo:
+class CaseInfo(FrozenFields):
     """A case script found in the cases directory (read from its code object, not run: `_module_names`)."""
 
-    name: str
-    path: Path
-    summary: str
+    _fields = ('name', 'path', 'summary')
+
+    def __init__(self, name: str, path: Path, summary: str):
+        self.__dict__.update(name=name, path=path, summary=summary)
 
 
 def find_cases_dir(explicit=None) -> Path:

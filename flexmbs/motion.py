@@ -17,11 +17,11 @@ accelerations.  Planar motions rotate about the body's z axis.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from .frozen import FrozenFields
 from .rotations import axis_angle_to_matrix, cardan_zyx_kinematics
 from .user_functions import evaluate, non_finite
 
@@ -30,16 +30,15 @@ __all__ = ["FrameState", "FrameMotion", "Fixed", "ConstantRotation", "AxisRotati
            "FRAME_KEYS"]
 
 
-@dataclass(frozen=True)
-class FrameState:
-    """Frame kinematics at one instant (see the module docstring)."""
+class FrameState(FrozenFields):
+    """Frame kinematics at one instant (see the module docstring).  Frozen (`flexmbs.frozen`)."""
 
-    R: np.ndarray        # (3, 3) body -> global
-    omega: np.ndarray    # (3,) body components
-    eps: np.ndarray      # (3,) body components
-    r_O: np.ndarray      # (3,) global
-    v_O: np.ndarray      # (3,) global
-    a_O: np.ndarray      # (3,) global
+    _fields = ("R", "omega", "eps", "r_O", "v_O", "a_O")
+
+    def __init__(self, R: np.ndarray, omega: np.ndarray, eps: np.ndarray, r_O: np.ndarray, v_O: np.ndarray,
+                 a_O: np.ndarray):
+        # R (3, 3) body -> global; omega, eps (3,) body components; r_O, v_O, a_O (3,) global
+        self.__dict__.update(R=R, omega=omega, eps=eps, r_O=r_O, v_O=v_O, a_O=a_O)
 
     def finite(self) -> bool:
         """True when every field is finite (no NaN or inf from the motion's laws)."""
@@ -54,16 +53,15 @@ class FrameState:
         return self.R.T @ self.a_O
 
 
-@dataclass(frozen=True)
-class FrameStates:
-    """Frame kinematics at N instants: the fields of `FrameState` with a leading axis N."""
+class FrameStates(FrozenFields):
+    """Frame kinematics at N instants: the fields of `FrameState` with a leading axis N.  Frozen."""
 
-    R: np.ndarray        # (N, 3, 3)
-    omega: np.ndarray    # (N, 3) body components
-    eps: np.ndarray      # (N, 3) body components
-    r_O: np.ndarray      # (N, 3) global
-    v_O: np.ndarray      # (N, 3) global
-    a_O: np.ndarray      # (N, 3) global
+    _fields = FrameState._fields
+
+    def __init__(self, R: np.ndarray, omega: np.ndarray, eps: np.ndarray, r_O: np.ndarray, v_O: np.ndarray,
+                 a_O: np.ndarray):
+        # R (N, 3, 3); omega, eps (N, 3) body components; r_O, v_O, a_O (N, 3) global
+        self.__dict__.update(R=R, omega=omega, eps=eps, r_O=r_O, v_O=v_O, a_O=a_O)
 
     @property
     def a_O_local(self) -> np.ndarray:

@@ -1,11 +1,11 @@
 """Results of a simulation in physical quantities, whatever the formulation's state."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .frozen import FrozenFields
 from .rotations import pad3
 
 __all__ = ["Results", "BodyResults", "contacts_by_name"]
@@ -15,8 +15,7 @@ def _pad3(a) -> np.ndarray:
     return pad3(np.asarray(a, dtype=float))
 
 
-@dataclass(frozen=True)
-class BodyResults:
+class BodyResults(FrozenFields):
     """Time histories of one body of a `flexmbs.System` run (`Results.bodies`).
 
     Every body has its reference frame in the global frame (planar bodies padded with z = 0, a
@@ -62,20 +61,20 @@ class BodyResults:
         body frame).
     """
 
-    name: str
-    kind: str
-    position: np.ndarray
-    rotation: np.ndarray
-    velocity: np.ndarray
-    angular_velocity: np.ndarray
-    euler_parameters: np.ndarray | None = None
-    nodes: np.ndarray | None = None
-    cells: dict = field(default_factory=dict)
-    delta: np.ndarray | None = None
-    delta_dot: np.ndarray | None = None
-    displacement: np.ndarray | None = None
-    elastic_velocity: np.ndarray | None = None
-    element_data: dict = field(default_factory=dict)
+    # the dict fields default to a new {} each (a dataclass's field(default_factory=dict))
+    _fields = ('name', 'kind', 'position', 'rotation', 'velocity', 'angular_velocity', 'euler_parameters', 'nodes',
+               'cells', 'delta', 'delta_dot', 'displacement', 'elastic_velocity', 'element_data')
+
+    def __init__(self, name: str, kind: str, position: np.ndarray, rotation: np.ndarray, velocity: np.ndarray,
+                 angular_velocity: np.ndarray, euler_parameters: np.ndarray | None = None,
+                 nodes: np.ndarray | None = None, cells: dict | None = None, delta: np.ndarray | None = None,
+                 delta_dot: np.ndarray | None = None, displacement: np.ndarray | None = None,
+                 elastic_velocity: np.ndarray | None = None, element_data: dict | None = None):
+        self.__dict__.update(name=name, kind=kind, position=position, rotation=rotation, velocity=velocity,
+                             angular_velocity=angular_velocity, euler_parameters=euler_parameters, nodes=nodes,
+                             cells={} if cells is None else cells, delta=delta, delta_dot=delta_dot,
+                             displacement=displacement, elastic_velocity=elastic_velocity,
+                             element_data={} if element_data is None else element_data)
 
     def global_displacement(self) -> np.ndarray:
         """Nodal displacements in global components, A u (n_t, n_nodes, 3) [m] ("flexible"), or
@@ -101,8 +100,7 @@ class BodyResults:
             X, (len(self.position),) + X.shape[1:]))
 
 
-@dataclass(frozen=True)
-class Results:
+class Results(FrozenFields):
     """Time histories of one run: of a `Model` on its prescribed frame, or of a `flexmbs.System`.
 
     Attributes
@@ -186,38 +184,35 @@ class Results:
     flexmbs.load_results : a `Results` from a results file (HDF5 or NPZ).
     """
 
-    t: np.ndarray
-    delta: np.ndarray | None = None
-    delta_dot: np.ndarray | None = None
-    displacement: np.ndarray | None = None
-    velocity: np.ndarray | None = None
-    nodes: np.ndarray | None = None
-    energies: dict = field(default_factory=dict)
-    status: str = "finished"
-    message: str = ""
-    stats: dict = field(default_factory=dict)
-    metadata: dict = field(default_factory=dict)
-    cells: dict = field(default_factory=dict)
-    element_data: dict = field(default_factory=dict)
-    frame: dict = field(default_factory=dict)
-    q: np.ndarray | None = None
-    v: np.ndarray | None = None
-    q_dot: np.ndarray | None = None
-    multipliers: np.ndarray | None = None
-    constraint_names: tuple = ()
-    bodies: dict = field(default_factory=dict)
-    joints: dict = field(default_factory=dict)
-    controls: dict = field(default_factory=dict)
-    contacts: dict = field(default_factory=dict)
+    # the dict fields default to a new {} each (a dataclass's field(default_factory=dict))
+    _fields = ('t', 'delta', 'delta_dot', 'displacement', 'velocity', 'nodes', 'energies', 'status', 'message',
+               'stats', 'metadata', 'cells', 'element_data', 'frame', 'q', 'v', 'q_dot', 'multipliers',
+               'constraint_names', 'bodies', 'joints', 'controls', 'contacts')
 
-    def __post_init__(self):
-        """The one-body fields a System run without exactly one flexible body has not: empty."""
+    def __init__(self, t: np.ndarray, delta: np.ndarray | None = None, delta_dot: np.ndarray | None = None,
+                 displacement: np.ndarray | None = None, velocity: np.ndarray | None = None,
+                 nodes: np.ndarray | None = None, energies: dict | None = None, status: str = "finished",
+                 message: str = "", stats: dict | None = None, metadata: dict | None = None,
+                 cells: dict | None = None, element_data: dict | None = None, frame: dict | None = None,
+                 q: np.ndarray | None = None, v: np.ndarray | None = None, q_dot: np.ndarray | None = None,
+                 multipliers: np.ndarray | None = None, constraint_names: tuple = (), bodies: dict | None = None,
+                 joints: dict | None = None, controls: dict | None = None, contacts: dict | None = None):
+        self.__dict__.update(t=t, delta=delta, delta_dot=delta_dot, displacement=displacement, velocity=velocity,
+                             nodes=nodes, energies={} if energies is None else energies, status=status,
+                             message=message, stats={} if stats is None else stats,
+                             metadata={} if metadata is None else metadata, cells={} if cells is None else cells,
+                             element_data={} if element_data is None else element_data,
+                             frame={} if frame is None else frame, q=q, v=v, q_dot=q_dot, multipliers=multipliers,
+                             constraint_names=constraint_names, bodies={} if bodies is None else bodies,
+                             joints={} if joints is None else joints, controls={} if controls is None else controls,
+                             contacts={} if contacts is None else contacts)
+        # the one-body fields a System run without exactly one flexible body has not: empty
         n_t = len(self.t)
         empty = {"delta": (n_t, 0), "delta_dot": (n_t, 0), "displacement": (n_t, 0, 3), "velocity": (n_t, 0, 3),
                  "nodes": (0, 3)}
         for key, shape in empty.items():
-            if getattr(self, key) is None:
-                object.__setattr__(self, key, np.zeros(shape))
+            if self.__dict__[key] is None:
+                self.__dict__[key] = np.zeros(shape)
 
     @property
     def success(self) -> bool:

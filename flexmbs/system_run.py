@@ -195,7 +195,6 @@ def prescribed_as_system_results(res: Results, body_name: str) -> Results:
     """A Model run's `Results` as those of its System: q = (R, p, delta), v = (R', p', delta')
     (p' = 1/2 G(p)^T omega_body), the body's `BodyResults`, and the energies kinetic T, potential V_g,
     strain V and total T + V + V_g added to the Model's."""
-    import dataclasses
     from .results import BodyResults
     f = res.frame
     p = f["euler_parameters"]
@@ -212,7 +211,7 @@ def prescribed_as_system_results(res: Results, body_name: str) -> Results:
     if "T" in energies:
         energies.update(kinetic=energies["T"], potential=energies["V_g"], strain=energies["V"],
                         total=energies["T"] + energies["V"] + energies["V_g"])
-    return dataclasses.replace(res, q=q, v=v, bodies={body_name: body}, energies=energies)
+    return res.replace(q=q, v=v, bodies={body_name: body}, energies=energies)
 
 
 def _check_names(system) -> None:

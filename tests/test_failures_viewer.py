@@ -142,10 +142,9 @@ CALLS = [
 
 def lost(res):
     """``res`` with every body's motion and every joint NaN (as a damaged file's lost outputs)."""
-    from dataclasses import replace
-    bodies = {n: replace(b, position=np.full_like(b.position, np.nan)) for n, b in res.bodies.items()}
-    return replace(res, bodies=bodies, joints={n: np.full_like(r, np.nan) for n, r in res.joints.items()},
-                   message="NaN everywhere")
+    bodies = {n: b.replace(position=np.full_like(b.position, np.nan)) for n, b in res.bodies.items()}
+    return res.replace(bodies=bodies, joints={n: np.full_like(r, np.nan) for n, r in res.joints.items()},
+                       message="NaN everywhere")
 
 
 @pytest.mark.parametrize("call, message", CALLS, ids=[c for c, _ in CALLS])

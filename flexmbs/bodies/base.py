@@ -21,10 +21,10 @@ matrix).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..frozen import Fields
 from ..rotations import as_rotation_matrix, skew
 from ..user_functions import UserFunctionError, non_finite, raised
 
@@ -198,20 +198,20 @@ class Body(ABC):
         return f"{type(self).__name__}({self.name!r})"
 
 
-@dataclass
-class PartKinematics:
+class PartKinematics(Fields):
     """A body's mass as parts at k configurations, for the Kane and Volterra formulations
     (`flexmbs.formulations.quasi_velocities.system_kinematics`): each part is a rigid part or a mass point
     with velocity v_i = B_i q' of its centre of mass and angular velocity omega_i = D_i q' (global axes).
 
     mass (n_p,); B, D (k, n_p, 3, n_q); I (k, n_p, 3, 3) the global inertia tensor about the part's centre
     of mass (zero for a mass point).  Complex coordinates (a complex step) give complex B, D, I.
+    A plain class (`flexmbs.frozen.Fields`: a mutable dataclass's repr and ==, unhashable).
     """
 
-    mass: np.ndarray
-    B: np.ndarray
-    D: np.ndarray
-    I: np.ndarray
+    _fields = ("mass", "B", "D", "I")
+
+    def __init__(self, mass: np.ndarray, B: np.ndarray, D: np.ndarray, I: np.ndarray):  # noqa: E741
+        self.mass, self.B, self.D, self.I = mass, B, D, I
 
 
 def mass_point_kinematics(mass, B) -> PartKinematics:

@@ -1,15 +1,13 @@
 """Energies and powers shared by all formulations (they are computed from delta and delta')."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..frozen import FrozenFields
 from ..rotations import tilde  # noqa: F401  (kept importable here: the one skew matrix is rotations.skew)
 
 
-@dataclass(frozen=True)
-class Energies:
+class Energies(FrozenFields):
     """Energies [J] and powers [W] at one instant.
 
     T: kinetic energy int rho |v|^2 / 2 dV of the body (frame motion included);
@@ -19,20 +17,15 @@ class Energies:
     has no explicit time dependence, e.g. constant spin, no loads, no damping);
     P_loads = q . delta'; P_damping = delta'^T C delta'; P_frame = int rho (a - g) . v_rig dV;
     P_stiffening = -delta'^T K_geo(t) delta, the power of the geometric-stiffness force.
+    Frozen (`flexmbs.frozen`).
     """
 
-    T: float
-    T2: float
-    T1: float
-    T0: float
-    V: float
-    V_geo: float
-    V_g: float
-    jacobi: float
-    P_loads: float
-    P_damping: float
-    P_frame: float
-    P_stiffening: float
+    _fields = ('T', 'T2', 'T1', 'T0', 'V', 'V_geo', 'V_g', 'jacobi', 'P_loads', 'P_damping', 'P_frame', 'P_stiffening')
+
+    def __init__(self, T: float, T2: float, T1: float, T0: float, V: float, V_geo: float, V_g: float,
+                 jacobi: float, P_loads: float, P_damping: float, P_frame: float, P_stiffening: float):
+        self.__dict__.update(T=T, T2=T2, T1=T1, T0=T0, V=V, V_geo=V_geo, V_g=V_g, jacobi=jacobi, P_loads=P_loads,
+                             P_damping=P_damping, P_frame=P_frame, P_stiffening=P_stiffening)
 
     @property
     def E(self) -> float:

@@ -23,11 +23,11 @@ step of a large model, method "exact"'s constant-coefficient form ``linear_syste
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import ClassVar, Hashable
 
 import numpy as np
 from ..assembly.assembler import dense_array, is_sparse
+from ..frozen import Fields
 from ..lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
@@ -70,20 +70,19 @@ def spd_inverse(A: np.ndarray) -> np.ndarray:
     return L_inv.T @ L_inv
 
 
-@dataclass
-class SecondOrderForm:
+class SecondOrderForm(Fields):
     """``M q'' = f(t, q, v)`` with constant ``M``, ``K(t) = -df/dq`` and ``C(t) = -df/dv``.
 
     ``affine``: for small (dense) linear models, the same equations as constant matrices times
-    time coefficients (`flexmbs.formulations.affine.AffineSecondOrder`), else None.
+    time coefficients (`flexmbs.formulations.affine.AffineSecondOrder`), else None.  A plain class
+    (`flexmbs.frozen.Fields`: a mutable dataclass's repr and ==, unhashable, ``replace``).
     """
 
-    M: sparse.csr_array
-    f: callable
-    K: callable
-    C: callable
-    key: callable
-    affine: object = None
+    _fields = ("M", "f", "K", "C", "key", "affine")
+
+    def __init__(self, M: sparse.csr_array, f: callable, K: callable, C: callable, key: callable,
+                 affine: object = None):
+        self.M, self.f, self.K, self.C, self.key, self.affine = M, f, K, C, key, affine
 
 
 class Formulation(ABC):

@@ -32,7 +32,6 @@ References
 """
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 
@@ -93,9 +92,9 @@ class GibbsAppellSystem(Index1):
         terms in C (`flexmbs.compiled.CompiledSystem` with ``formulation="gibbs-appell"``); no analytic
         dg/dv (Lagrange's dQ_v/dv is not this formulation's): the tangent by finite differences."""
         ode = super().term()
-        dae = replace(ode.dae, name=self.name, mass_matrix=self.mass_matrix, forces=self.forces, tangent=None,
-                      tangent_matrices=None, quadratic_velocity_jacobian=None, compiled=self.compiled)
-        return replace(ode, name=self.name, dae=dae)
+        dae = ode.dae.replace(name=self.name, mass_matrix=self.mass_matrix, forces=self.forces, tangent=None,
+                              tangent_matrices=None, quadratic_velocity_jacobian=None, compiled=self.compiled)
+        return ode.replace(name=self.name, dae=dae)
 
     def compiled(self):
         """This System packed for the compiled kernel with Gibbs-Appell's terms (M_GA and Q_a - g from the

@@ -249,10 +249,9 @@ class Index1:
         """What the integrators see (`flexmbs.formulations.terms.ODETerm`): x' = (v, q''), M_full = I,
         the difference Jacobian, the stabilisation's correction, the second-order form, the
         index-3 form of the same System (index3-alpha) and its start and range checks."""
-        from dataclasses import replace
         from .constrained import ConstrainedProblem
         from .terms import ODETerm, system_checks
-        dae = replace(ConstrainedProblem(self.system).term(), correct_state=self.correct_state)
+        dae = ConstrainedProblem(self.system).term().replace(correct_state=self.correct_state)
         return ODETerm(name=self.name, n_state=self.n_state, rhs=self.rhs, jacobian=self.jacobian,
                        jacobian_key=self.jacobian_key, correct_state=self.correct_state, linear=self.linear,
                        second_order=self.second_order, dae=dae, kernel=self.kernel, kernel_reason=self.kernel_reason,

@@ -23,7 +23,6 @@ References
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import ClassVar
 
 from .base import VelocityFormulation
@@ -64,7 +63,7 @@ class Lagrange(VelocityFormulation):
         form (the same equations as constant matrices times time coefficients)."""
         form = super().second_order
         affine = self._affine_form()
-        return form if affine is None else replace(form, affine=affine())
+        return form if affine is None else form.replace(affine=affine())
 
     def _affine_form(self):
         """For small dense models, the callable that builds (once) and returns Lagrange's affine

@@ -36,9 +36,9 @@ this table against the integrators' own declarations (`Integrator.refusal` of ea
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
+from ..frozen import FrozenFields
 from ..lazy import LazyTable
 
 __all__ = ["Entry", "REGISTRY", "FORMULATIONS", "ALPHA_METHODS", "INDEX3_METHODS", "choose", "system_formulations", "system_formulation", "system_methods",
@@ -87,19 +87,19 @@ def _quasi_velocity(name: str) -> Callable:
     return build
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(FrozenFields):
     """One formulation: ``prescribed`` its class for a Model as ``"module:Class"`` (None: none; imported
     on use by `flexmbs.formulations.FORMULATIONS`, a `flexmbs.lazy.LazyTable`), ``system(system,
     **options)`` its builder for a System (None: none), ``system_methods`` the integrators that run
     it on a System (None: all but `NOT_FOR_SYSTEMS`), ``state_velocity`` what the state's second
     part is on a System ("q_dot", "u" for the quasi-velocities, "p" for Hamilton's momenta)."""
 
-    name: str
-    prescribed: str | None = None
-    system: Callable | None = None
-    system_methods: frozenset | None = None
-    state_velocity: str = "q_dot"
+    _fields = ('name', 'prescribed', 'system', 'system_methods', 'state_velocity')
+
+    def __init__(self, name: str, prescribed: str | None = None, system: Callable | None = None,
+                 system_methods: frozenset | None = None, state_velocity: str = "q_dot"):
+        self.__dict__.update(name=name, prescribed=prescribed, system=system, system_methods=system_methods,
+                             state_velocity=state_velocity)
 
 
 REGISTRY: dict[str, Entry] = {e.name: e for e in (

@@ -44,11 +44,10 @@ References
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..constraints.base import ConstraintError
+from ..frozen import FrozenFields
 from ..lapack import lapack
 from ..newton import newton
 
@@ -123,15 +122,20 @@ def full_pivot_lu(A: np.ndarray, rank_rtol: float = 1e-10
     return rows, cols, len(pivots), np.array(pivots)
 
 
-@dataclass(frozen=True)
-class Partition:
+class Partition(FrozenFields):
     """Dependent coordinates, independent constraint rows and the pivot quality at the choice."""
 
-    dependent: np.ndarray       # (r,) coordinate indices w
-    independent: np.ndarray     # (n_q - r,) coordinate indices u
-    rows: np.ndarray            # (r,) constraint equations used
-    redundant: np.ndarray       # (n_c - r,) constraint equations dropped
-    quality: float              # min|U_ii| of LU(C_w) / max|C_q[rows]| at the choice
+    # dependent: (r,) coordinate indices w
+    # independent: (n_q - r,) coordinate indices u
+    # rows: (r,) constraint equations used
+    # redundant: (n_c - r,) constraint equations dropped
+    # quality: min|U_ii| of LU(C_w) / max|C_q[rows]| at the choice
+    _fields = ('dependent', 'independent', 'rows', 'redundant', 'quality')
+
+    def __init__(self, dependent: np.ndarray, independent: np.ndarray, rows: np.ndarray, redundant: np.ndarray,
+                 quality: float):
+        self.__dict__.update(dependent=dependent, independent=independent, rows=rows, redundant=redundant,
+                             quality=quality)
 
     def dependent_block(self, Cq: np.ndarray) -> np.ndarray:
         """C_w = C_q[rows, dependent] (the columns alone, a cheaper copy, when every row is used)."""

@@ -26,12 +26,12 @@ what it can do, the method asks only that.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
 import numpy as np
 
 from ..assembly.assembler import dense_array
+from ..frozen import FrozenFields
 from .base import SecondOrderForm
 
 
@@ -39,8 +39,7 @@ __all__ = ["ODETerm", "DAETerm", "SparseStep", "SecondOrderSystem", "NotATermErr
            "index3_term", "system_checks", "system_method", "CAPABILITIES"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class SparseStep:
+class SparseStep(FrozenFields):
     """The n x n step of a sparse model on a moving frame (`flexmbs.integrators.sparse_step`):
     what the midpoint rule and generalized-alpha step instead of the 2n x 2n system.
 
@@ -66,16 +65,15 @@ class SparseStep:
         (as before terms existed).
     """
 
-    model: Any
-    canonical: bool = False
-    force: Callable | None = None
-    forcing: Callable | None = None
-    gyroscopic_dot: Callable | None = None
-    compiled: bool = False
+    _fields = ('model', 'canonical', 'force', 'forcing', 'gyroscopic_dot', 'compiled')
+
+    def __init__(self, *, model: Any, canonical: bool = False, force: Callable | None = None,
+                 forcing: Callable | None = None, gyroscopic_dot: Callable | None = None, compiled: bool = False):
+        self.__dict__.update(model=model, canonical=canonical, force=force, forcing=forcing,
+                             gyroscopic_dot=gyroscopic_dot, compiled=compiled)
 
 
-@dataclass(frozen=True, kw_only=True)
-class ODETerm:
+class ODETerm(FrozenFields):
     """``M_full x' = F(t, x)`` of a formulation, with the fast paths it declares.
 
     Attributes
@@ -138,39 +136,39 @@ class ODETerm:
         integrator reports them (`Solution.kernel`) unless it has a path of its own.
     """
 
-    name: str
-    n_state: int
-    rhs: Callable[[float, np.ndarray], np.ndarray]
-    forcing: Callable[[float, np.ndarray], np.ndarray] | None = None
-    mass_matrix_full: Callable | None = None
-    mass_matrix_constant: bool = True
-    mass_matrix_takes_t: bool = False
-    jacobian: Callable | None = None
-    jacobian_key: Callable[[float], Hashable] | None = None
-    correct_state: Callable[[float, np.ndarray], np.ndarray] | None = None
-    linear: bool = False
-    second_order: SecondOrderForm | None = None
-    affine: Callable[[], Any] | None = None
-    sparse_step: SparseStep | None = None
-    linear_system: Callable[[], tuple] | None = None
-    load_functions: tuple = ()
-    dae: "DAETerm | None" = None
-    check_initial: Callable[[float, np.ndarray], None] | None = None
-    range_check: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None
-    kernel: str | None = None
-    kernel_reason: str | None = None
+    _fields = ('name', 'n_state', 'rhs', 'forcing', 'mass_matrix_full', 'mass_matrix_constant',
+               'mass_matrix_takes_t', 'jacobian', 'jacobian_key', 'correct_state', 'linear', 'second_order',
+               'affine', 'sparse_step', 'linear_system', 'load_functions', 'dae', 'check_initial', 'range_check',
+               'kernel', 'kernel_reason')
 
-    def __post_init__(self):
-        if self.forcing is None:                 # M_full = I: F is x'
-            object.__setattr__(self, "forcing", self.rhs)
+    def __init__(self, *, name: str, n_state: int, rhs: Callable[[float, np.ndarray], np.ndarray],
+                 forcing: Callable[[float, np.ndarray], np.ndarray] | None = None,
+                 mass_matrix_full: Callable | None = None, mass_matrix_constant: bool = True,
+                 mass_matrix_takes_t: bool = False, jacobian: Callable | None = None,
+                 jacobian_key: Callable[[float], Hashable] | None = None,
+                 correct_state: Callable[[float, np.ndarray], np.ndarray] | None = None, linear: bool = False,
+                 second_order: SecondOrderForm | None = None, affine: Callable[[], Any] | None = None,
+                 sparse_step: SparseStep | None = None, linear_system: Callable[[], tuple] | None = None,
+                 load_functions: tuple = (), dae: "DAETerm | None" = None,
+                 check_initial: Callable[[float, np.ndarray], None] | None = None,
+                 range_check: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None,
+                 kernel: str | None = None, kernel_reason: str | None = None):
+        self.__dict__.update(name=name, n_state=n_state, rhs=rhs, forcing=forcing,
+                             mass_matrix_full=mass_matrix_full, mass_matrix_constant=mass_matrix_constant,
+                             mass_matrix_takes_t=mass_matrix_takes_t, jacobian=jacobian, jacobian_key=jacobian_key,
+                             correct_state=correct_state, linear=linear, second_order=second_order, affine=affine,
+                             sparse_step=sparse_step, linear_system=linear_system, load_functions=load_functions,
+                             dae=dae, check_initial=check_initial, range_check=range_check, kernel=kernel,
+                             kernel_reason=kernel_reason)
+        if forcing is None:                      # M_full = I: F is x'
+            self.__dict__["forcing"] = rhs
 
     def has(self, capability: str) -> bool:
         """Whether the term gives ``capability``, one of `CAPABILITIES`."""
         return CAPABILITIES[capability][0](self)
 
 
-@dataclass(frozen=True, kw_only=True)
-class DAETerm:
+class DAETerm(FrozenFields):
     """``M(q) q'' + C_q(q, t)^T lam = Q(t, q, q')``, ``C(q, t) = 0``: what index3-alpha integrates.
 
     The state is x = (q, v), n_state = 2 n_q.  The callables are those of `flexmbs.System` of the
@@ -234,28 +232,31 @@ class DAETerm:
         dT/dq.  None: not given (a hand-made system, or a constant M).
     """
 
-    name: str
-    n_q: int
-    mass_matrix: Callable
-    forces: Callable
-    residual: Callable
-    jacobian: Callable
-    gamma: Callable
-    constraint_terms: Callable | None = None
-    tangent: Callable | None = None
-    tangent_matrices: Callable | None = None
-    quadratic_velocity_jacobian: Callable | None = None
-    elastic_stiffness: Callable | None = None
-    over_constrained: Callable | None = None
-    check_model: Callable | None = None
-    compiled: Callable | None = None
-    correct_state: Callable[[float, np.ndarray], np.ndarray] | None = None
-    check_initial: Callable[[float, np.ndarray], None] | None = None
-    range_check: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None
-    mass_matrix_constant: bool = False
-    time_derivative: Callable | None = None
-    holonomic: bool = True
-    hamiltonian: Callable | None = None
+    _fields = ('name', 'n_q', 'mass_matrix', 'forces', 'residual', 'jacobian', 'gamma', 'constraint_terms',
+               'tangent', 'tangent_matrices', 'quadratic_velocity_jacobian', 'elastic_stiffness',
+               'over_constrained', 'check_model', 'compiled', 'correct_state', 'check_initial', 'range_check',
+               'mass_matrix_constant', 'time_derivative', 'holonomic', 'hamiltonian')
+
+    def __init__(self, *, name: str, n_q: int, mass_matrix: Callable, forces: Callable, residual: Callable,
+                 jacobian: Callable, gamma: Callable, constraint_terms: Callable | None = None,
+                 tangent: Callable | None = None, tangent_matrices: Callable | None = None,
+                 quadratic_velocity_jacobian: Callable | None = None, elastic_stiffness: Callable | None = None,
+                 over_constrained: Callable | None = None, check_model: Callable | None = None,
+                 compiled: Callable | None = None,
+                 correct_state: Callable[[float, np.ndarray], np.ndarray] | None = None,
+                 check_initial: Callable[[float, np.ndarray], None] | None = None,
+                 range_check: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None,
+                 mass_matrix_constant: bool = False, time_derivative: Callable | None = None,
+                 holonomic: bool = True, hamiltonian: Callable | None = None):
+        self.__dict__.update(name=name, n_q=n_q, mass_matrix=mass_matrix, forces=forces, residual=residual,
+                             jacobian=jacobian, gamma=gamma, constraint_terms=constraint_terms, tangent=tangent,
+                             tangent_matrices=tangent_matrices,
+                             quadratic_velocity_jacobian=quadratic_velocity_jacobian,
+                             elastic_stiffness=elastic_stiffness, over_constrained=over_constrained,
+                             check_model=check_model, compiled=compiled, correct_state=correct_state,
+                             check_initial=check_initial, range_check=range_check,
+                             mass_matrix_constant=mass_matrix_constant, time_derivative=time_derivative,
+                             holonomic=holonomic, hamiltonian=hamiltonian)
 
     @property
     def n_state(self) -> int:

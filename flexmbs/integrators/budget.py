@@ -27,8 +27,9 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
+
+from ..frozen import FrozenFields
 
 __all__ = ["RunSize", "RunSizeWarning", "check_run_size", "check_step_fits", "available_memory", "WARN_STEPS", "WARN_BYTES",
            "MEMORY_FRACTION"]
@@ -42,15 +43,14 @@ class RunSizeWarning(UserWarning):
     """A run that will take very many steps or bytes (it goes on)."""
 
 
-@dataclass(frozen=True)
-class RunSize:
+class RunSize(FrozenFields):
     """Estimated size of a run: ``steps`` (None: adaptive), ``outputs``, ``memory_bytes``,
     ``disk_bytes`` (0 without a results file)."""
 
-    steps: int | None
-    outputs: int
-    memory_bytes: int
-    disk_bytes: int = 0
+    _fields = ('steps', 'outputs', 'memory_bytes', 'disk_bytes')
+
+    def __init__(self, steps: int | None, outputs: int, memory_bytes: int, disk_bytes: int = 0):
+        self.__dict__.update(steps=steps, outputs=outputs, memory_bytes=memory_bytes, disk_bytes=disk_bytes)
 
 
 def available_memory() -> int | None:

@@ -37,7 +37,6 @@ import logging
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -45,6 +44,7 @@ import numpy as np
 
 from .budget import check_run_size, check_step_fits
 from ..formulations.terms import as_term
+from ..frozen import FrozenFields
 from ..lazy import LazyTable
 from ..quadrature import gauss_legendre
 from .base import (Integrator, check_options, validate_h, validate_t_span, validate_tolerances,
@@ -80,8 +80,7 @@ MAX_STEP_POINTS = 5             # Gauss points a step at most (exact to degree 9
 STEP_POINT_RTOL = 1e-9          # an output time this close (relative to h) to a step point is that point
 
 
-@dataclass(frozen=True)
-class Solution:
+class Solution(FrozenFields):
     """What `simulate` returns; on failure the outputs computed before it are kept.
 
     Attributes
@@ -121,26 +120,18 @@ class Solution:
         on both paths; None for the other methods.
     """
 
-    t: np.ndarray
-    x: np.ndarray
-    integrals: np.ndarray | None
-    status: str
-    message: str
-    success: bool
-    n_rhs: int
-    n_jac: int
-    n_lu: int
-    n_steps: int
-    n_rejected: int
-    wall_time: float
-    method: str
-    order: int
-    n_lin_iter: int = 0
-    n_newton: int = 0
-    kernel: str | None = None
-    h: float | None = None
-    lam: np.ndarray | None = None
-    kernel_reason: str | None = None
+    _fields = ('t', 'x', 'integrals', 'status', 'message', 'success', 'n_rhs', 'n_jac', 'n_lu', 'n_steps',
+               'n_rejected', 'wall_time', 'method', 'order', 'n_lin_iter', 'n_newton', 'kernel', 'h', 'lam',
+               'kernel_reason')
+
+    def __init__(self, t: np.ndarray, x: np.ndarray, integrals: np.ndarray | None, status: str, message: str,
+                 success: bool, n_rhs: int, n_jac: int, n_lu: int, n_steps: int, n_rejected: int, wall_time: float,
+                 method: str, order: int, n_lin_iter: int = 0, n_newton: int = 0, kernel: str | None = None,
+                 h: float | None = None, lam: np.ndarray | None = None, kernel_reason: str | None = None):
+        self.__dict__.update(t=t, x=x, integrals=integrals, status=status, message=message, success=success,
+                             n_rhs=n_rhs, n_jac=n_jac, n_lu=n_lu, n_steps=n_steps, n_rejected=n_rejected,
+                             wall_time=wall_time, method=method, order=order, n_lin_iter=n_lin_iter,
+                             n_newton=n_newton, kernel=kernel, h=h, lam=lam, kernel_reason=kernel_reason)
 
 
 def validate_method(method) -> type[Integrator]:
@@ -218,15 +209,15 @@ def step_used(method: str, h: float | None, t0: float, t_eval, warn: bool = True
     return used
 
 
-@dataclass(frozen=True)
-class StepRule:
+class StepRule(FrozenFields):
     """The n-point Gauss-Legendre rule on [0, 1] by which `simulate` integrates its ``integrand`` over a
     step: nodes ``xi`` (n,), weights ``w`` (n,), and ``partial``, the coefficients of int_0^s l_i for the
     Lagrange polynomials l_i through the nodes (`partial_weights`)."""
 
-    xi: np.ndarray
-    w: np.ndarray
-    partial: tuple
+    _fields = ('xi', 'w', 'partial')
+
+    def __init__(self, xi: np.ndarray, w: np.ndarray, partial: tuple):
+        self.__dict__.update(xi=xi, w=w, partial=partial)
 
     def partial_weights(self, s: float) -> np.ndarray:
         """w_i(s) = int_0^s l_i, (n,): int_a^(a + s h) P dt = h w(s) . P(a + xi h) for P of degree < n, and

@@ -748,7 +748,6 @@ def write_system_xdmf(system, t, q, path, every: int = 1, shapes: dict | None = 
 
 def _with_shape(body, shape):
     """``body`` (`BodyResults` of a rigid body or point mass) drawn as the user's ``shape``."""
-    from dataclasses import replace
     if body.kind not in ("rigid", "point"):
         raise ValueError(f"`shapes[{body.name!r}]`: body {body.name!r} is {body.kind}; it is drawn as its mesh "
                          "(shapes replace the box of a rigid body or the vertex of a point mass)")
@@ -756,4 +755,4 @@ def _with_shape(body, shape):
     joined = {}
     for cell_type, conn in cells:
         joined[cell_type] = np.vstack([joined[cell_type], conn]) if cell_type in joined else conn
-    return replace(body, nodes=points, cells=joined)
+    return body.replace(nodes=points, cells=joined)

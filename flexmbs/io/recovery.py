@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import io
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ..frozen import FrozenFields
 
 __all__ = ["Superblock", "read_superblock", "closed_header", "lookup3", "RepairedView", "intact_rows"]
 
@@ -49,16 +50,16 @@ SIGNATURE = b"\x89HDF\r\n\x1a\n"
 _MASK = 0xFFFFFFFF
 
 
-@dataclass(frozen=True)
-class Superblock:
+class Superblock(FrozenFields):
     """What `read_superblock` found at the start of a file (versions 2 and 3 only)."""
 
-    version: int
-    flags: int
-    base: int
-    eof: int               # end-of-file address recorded by the writer (absolute: base + address)
-    size: int              # the file's size on disk [bytes]
-    header: bytes          # the superblock, checksum included
+    # eof: end-of-file address recorded by the writer (absolute: base + address)
+    # size: the file's size on disk [bytes]
+    # header: the superblock, checksum included
+    _fields = ('version', 'flags', 'base', 'eof', 'size', 'header')
+
+    def __init__(self, version: int, flags: int, base: int, eof: int, size: int, header: bytes):
+        self.__dict__.update(version=version, flags=flags, base=base, eof=eof, size=size, header=header)
 
     @property
     def truncated(self) -> bool:

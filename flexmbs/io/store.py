@@ -61,13 +61,13 @@ import logging
 import os
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from contextvars import ContextVar
 from pathlib import Path
 
 import h5py
 import numpy as np
 
+from ..frozen import Fields
 from ..results import Results, contacts_by_name
 from .dimensions import is_dimension, label_dimensions
 from .h5create import new_dataset, set_text_attribute
@@ -873,16 +873,17 @@ def _written(g: h5py.Group, series=None) -> int:
     return min((len(d) for d in (_series(g) if series is None else series.values())), default=0)
 
 
-@dataclass
-class _Extent:
+class _Extent(Fields):
     """What a truncation left of a run: the datasets that can be opened, the outputs stored
     wholly before the cut, and what is lost."""
 
-    datasets: dict            # key (e.g. "t", "element_data/stress") -> h5py.Dataset
-    n: int                    # outputs intact in every readable time series
-    written: int              # outputs written (the shortest readable time series)
-    lost: list                # datasets and attributes in the missing part
-    status: str               # the run's recorded status
+    # datasets: key (e.g. "t", "element_data/stress") -> h5py.Dataset; n: outputs intact in every readable time
+    # series; written: outputs written (the shortest readable time series); lost: datasets and attributes in the
+    # missing part; status: the run's recorded status
+    _fields = ("datasets", "n", "written", "lost", "status")
+
+    def __init__(self, datasets: dict, n: int, written: int, lost: list, status: str):
+        self.datasets, self.n, self.written, self.lost, self.status = datasets, n, written, lost, status
 
 
 def _extent(g: h5py.Group, truncated: Superblock, lost: list | None = None) -> _Extent:

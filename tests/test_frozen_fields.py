@@ -1,0 +1,139 @@
+"""The classes converted from ``@dataclass(frozen=True)`` to `flexmbs.frozen.FrozenFields` behave as
+the dataclasses did: keyword (and, where the dataclass allowed it, positional) construction with the
+same defaults, the same repr, equality only within a class, the same hash, frozen-ness, pickling.
+
+The reference is the dataclass itself, made here from each class's ``_fields`` and ``__init__``
+signature with `dataclasses.make_dataclass` (same fields, defaults, frozen, kw_only): each converted
+class's repr, ``==`` and hash are compared with that dataclass's on the same values."""
+import dataclasses
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+
+from flexmbs.block_mass import BlockMass, MassGroup
+from flexmbs.bodies.base import PartKinematics
+from flexmbs.cli import CaseInfo
+from flexmbs.formulations._common import Energies
+from flexmbs.formulations.base import SecondOrderForm
+from flexmbs.formulations.registry import Entry
+from flexmbs.formulations.stabilization import Partition
+from flexmbs.formulations.terms import DAETerm, ODETerm, SparseStep
+from flexmbs.frozen import Fields, FrozenFields
+from flexmbs.integrators.budget import RunSize
+from flexmbs.integrators.simulate import Solution, StepRule
+from flexmbs.io.recovery import Superblock
+from flexmbs.io.store import _Extent
+from flexmbs.motion import FrameState, FrameStates
+from flexmbs.results import BodyResults, Results
+
+CONVERTED = [SparseStep, ODETerm, DAETerm, Solution, StepRule, FrameState, FrameStates, MassGroup, BlockMass, Superblock,
+             RunSize, Partition, Entry, CaseInfo, Energies, Results, BodyResults]
+MUTABLE = [SecondOrderForm, PartKinematics, _Extent]                   # were @dataclass (not frozen)
+
+
+def reference_dataclass(cls, frozen: bool = True):
+    """The frozen dataclass with ``cls``'s fields, defaults and keyword-only-ness (what ``cls`` was); a
+    ``dict | None = None`` parameter is the dataclass's ``field(default_factory=dict)``."""
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert [p.name for p in params] == list(cls._fields), cls
+    kw_only = params[0].kind is inspect.Parameter.KEYWORD_ONLY
+    spec = [(p.name, object) if p.default is inspect.Parameter.empty
+            else (p.name, object, dataclasses.field(default_factory=dict)) if p.annotation == "dict | None"
+            else (p.name, object, p.default) for p in params]
+    made = dataclasses.make_dataclass(cls.__name__, spec, frozen=frozen, kw_only=kw_only)
+    made.__qualname__ = cls.__qualname__
+    return made, kw_only
+
+
+def values(cls, seed: int = 0) -> dict:
+    """A hashable value per field (distinct strings: the repr shows which went where)."""
+    return {name: f"{name}-{seed}" for name in cls._fields}
+
+
+@pytest.mark.parametrize("cls", CONVERTED, ids=lambda c: c.__name__)
+def test_construction_repr_eq_hash_as_the_dataclass(cls):
+    ref, kw_only = reference_dataclass(cls)
+    a, a_ref = cls(**values(cls)), ref(**values(cls))
+    assert repr(a) == repr(a_ref)
+    assert a == cls(**values(cls)) and a != cls(**values(cls, 1))
+    assert hash(a) == hash(a_ref)
+    assert (a == a_ref) is False and a.__eq__(a_ref) is NotImplemented     # another class: never equal
+    if not kw_only:                                                       # positional as the dataclass
+        assert cls(*values(cls).values()) == a
+    else:
+        with pytest.raises(TypeError):
+            cls(*values(cls).values())
+
+
+@pytest.mark.parametrize("cls", CONVERTED, ids=lambda c: c.__name__)
+def test_defaults_as_the_dataclass(cls):
+    ref, _ = reference_dataclass(cls)
+    required = {name: f"{name}-0" for name, p in inspect.signature(cls.__init__).parameters.items()
+                if name != "self" and p.default is inspect.Parameter.empty}
+    extra = {"forcing": required["rhs"]} if cls is ODETerm else {}        # ODETerm: forcing None is rhs
+    if cls is Results:                                                    # its one-body fields None: empty
+        extra = {"delta": np.zeros((3, 0)), "delta_dot": np.zeros((3, 0)), "displacement": np.zeros((3, 0, 3)),
+                 "velocity": np.zeros((3, 0, 3)), "nodes": np.zeros((0, 3))}
+    assert repr(cls(**required)) == repr(ref(**required, **extra))
+    with pytest.raises(TypeError):                                        # a required field missing
+        cls(**dict(list(required.items())[1:]))
+
+
+@pytest.mark.parametrize("cls", CONVERTED, ids=lambda c: c.__name__)
+def test_frozen_pickled_replaced(cls):
+    a = cls(**values(cls))
+    name = cls._fields[-1]
+    with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot assign to field '{name}'"):
+        setattr(a, name, 1)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'other'"):
+        a.other = 1
+    with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot delete field '{name}'"):
+        delattr(a, name)
+    assert pickle.loads(pickle.dumps(a)) == a
+    b = a.replace(**{name: "new"})
+    assert getattr(b, name) == "new" and getattr(a, name) == f"{name}-0"
+    assert [getattr(b, n) for n in cls._fields[:-1]] == [getattr(a, n) for n in cls._fields[:-1]]
+
+
+def test_ode_term_forcing_defaults_to_rhs_also_in_replace():
+    """ODETerm's former __post_init__: forcing None is rhs (M_full = I), also in a replaced copy."""
+    def rhs(t, x):
+        return x
+    term = ODETerm(name="t", n_state=2, rhs=rhs)
+    assert term.forcing is rhs and term.replace(name="u").forcing is rhs
+
+
+def test_array_fields_compare_as_the_dataclass():
+    """Equal only if the arrays are the same objects (the tuple comparison of a dataclass's __eq__;
+    equal values in other arrays make numpy's truth value ambiguous, as before)."""
+    z = np.zeros(3)
+    a = FrameState(np.eye(3), z, z, z, z, z)
+    assert a == FrameState(a.R, z, z, z, z, z)
+    with pytest.raises(ValueError, match="ambiguous"):
+        _ = a == FrameState(np.eye(3), z, z, z, z, z)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)
+
+
+@pytest.mark.parametrize("cls", MUTABLE, ids=lambda c: c.__name__)
+def test_mutable_ones_as_the_dataclass(cls):
+    """A (non-frozen) dataclass: the same repr and ==, unhashable, fields assignable, pickled, replaced."""
+    ref, _ = reference_dataclass(cls, frozen=False)
+    a = cls(**values(cls))
+    assert repr(a) == repr(ref(**values(cls))) and cls(*values(cls).values()) == a != cls(**values(cls, 1))
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)
+    name = cls._fields[-1]
+    setattr(a, name, "new")
+    assert getattr(a, name) == "new" and pickle.loads(pickle.dumps(a)) == a
+    assert a.replace(**{name: "other"}) == cls(**{**values(cls), name: "other"})
+
+
+def test_no_class_of_a_run_is_a_dataclass_any_more():
+    """The converted classes stay plain classes (docs/design.md "Hot-import classes are plain classes")."""
+    assert not any(dataclasses.is_dataclass(c) for c in CONVERTED + MUTABLE)
+    assert all(issubclass(c, FrozenFields) for c in CONVERTED)
+    assert all(issubclass(c, Fields) and not issubclass(c, FrozenFields) for c in MUTABLE)
+

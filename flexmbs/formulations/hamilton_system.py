@@ -160,7 +160,9 @@ class HamiltonSystem:
         call each when the System is compiled (`flexmbs.formulations.index1.system_terms_history`), else from the
         System's numpy state by state; both solves `flexmbs.formulations.augmented.saddle_point_history`.  Q and
         gamma are exact where `multipliers` takes M' q', a' and b' by central differences (relative error about
-        1e-10), so the two agree to that."""
+        1e-10), so the two agree to that.  The second solve is the augmented Lagrange formulation's own (the same
+        stacked saddle point on the same terms): what is Hamilton's here is q' from p; `multipliers`, sigma
+        differentiated along Hamilton's flow, is the independent computation the tests compare it with."""
         t, x = history_states(t, x, self.n_state, f"{type(self).__name__}.multiplier_history")
         if self.system.n_c == 0 or not len(t):
             return np.zeros((len(t), self.system.n_c))

@@ -17,7 +17,7 @@ def numpy_system_terms(system, t, q, v) -> dict:
             "D": system.quadratic_velocity_jacobian(q, v), "K": np.zeros_like(M) if K is None else K}
 
 
-def close(got, want, rel) -> bool:
+def close(got, want, rel=1e-12) -> bool:
     """max|got - want| <= rel * max(max|want|, 1): equal to ``rel`` of the reference's size (of 1 if smaller)."""
     return np.abs(got - want).max() <= rel * max(np.abs(want).max(), 1.0)
 

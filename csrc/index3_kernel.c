@@ -3429,10 +3429,9 @@ static void natural_frame_at(const double *q, const double *v, i64 o, double *A,
         for (int c = 0; c < 3; c++) A[3 * r + c] = d[3 * c + r];
     w[0] = w[1] = w[2] = 0.0;
     for (int k = 0; k < 3; k++) {
-        const double *a = d + 3 * k, *ad = dv + 3 * k;
-        w[0] += 0.5 * (a[1] * ad[2] - a[2] * ad[1]);
-        w[1] += 0.5 * (a[2] * ad[0] - a[0] * ad[2]);
-        w[2] += 0.5 * (a[0] * ad[1] - a[1] * ad[0]);
+        double axd[3];
+        cross3(d + 3 * k, dv + 3 * k, axd);
+        for (int r = 0; r < 3; r++) w[r] += 0.5 * axd[r];
     }
 }
 

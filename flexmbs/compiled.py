@@ -317,6 +317,11 @@ def mass_point_arrays(model) -> dict:
                 point_Phi_indices=_i64(Phi.indices), point_Phi_data=_f64(Phi.data))
 
 
+def constraint_of_row(system, row: int):
+    """The constraint of ``system`` whose rows (`System.rows`) hold the row ``row``."""
+    return next(c for c in system.constraints if system.rows(c).start <= row < system.rows(c).stop)
+
+
 def planar_side(system, body, marker, joint, point: bool) -> tuple[int, np.ndarray]:
     """(first coordinate, point s) of a side of a planar joint as csrc ``side2`` reads it, (x, y, theta) at the
     coordinate and the point (x, y) + R(theta) s: the ground (-1, its point itself), a `RigidBody2D` (its first
@@ -759,8 +764,7 @@ class CompiledSystem:
         mk = joints.markers
         for rows in (joints.dot1, joints.dot2, joints.dist, joints.angle, joints.screw):
             if rows is not None:
-                first = int(np.atleast_1d(rows[0])[0])
-                c = next(c for c in system.constraints if system.rows(c).start <= first < system.rows(c).stop)
+                c = constraint_of_row(system, int(np.atleast_1d(rows[0])[0]))
                 raise Unsupported(f"joint {c.name!r} ({type(c).__name__}) in the plane has rows other than point rows, "
                                   "which the compiled kernel does not evaluate on planar bodies (a 2D Spherical, "
                                   "PlanarRevolute and PlanarPrismatic it does)")
@@ -770,7 +774,7 @@ class CompiledSystem:
         rr, pi, pj, _ = joints.point
         for rows, a, b in zip(rr, pi, pj):
             row = int(rows[0])
-            c = next(c for c in system.constraints if system.rows(c).start <= row < system.rows(c).stop)
+            c = constraint_of_row(system, row)
             (oi, si), (oj, sj) = (planar_side(system, mk.spec[k][0], mk.spec[k][2], c, point=True) for k in (a, b))
             out["rev"].append(schema.PLANAR_JOINT.row(row=row, offset_i=oi, offset_j=oj))
             out["rev_s"].append(schema.PLANAR_REVOLUTE.row(s_i=si, s_j=sj))

@@ -309,6 +309,16 @@ def _step_values(step_integrand, t, x, lam) -> np.ndarray:
     return P
 
 
+def _hand_on(on_output, on_outputs, T, X, W=None) -> None:
+    """Hand the outputs T (N,), X (N, n_state) and their integrals W (N, k) or None to the caller:
+    ``on_outputs`` once for the block, else ``on_output`` row by row (with w where there is W)."""
+    if on_outputs is not None:
+        on_outputs(T, X) if W is None else on_outputs(T, X, W)
+    elif on_output is not None:
+        for k in range(len(T)):
+            on_output(float(T[k]), X[k]) if W is None else on_output(float(T[k]), X[k], W[k])
+
+
 def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, on_outputs, progress,
                     start) -> Solution:
     """The outputs of method "exact", block by block (`ExactLinear.output_blocks`): each
@@ -325,11 +335,7 @@ def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, on_ou
         x_out[done:done + len(t)] = x
         done += len(t)
         ws.append(w)
-        if on_outputs is not None:
-            on_outputs(np.asarray(t, dtype=float), x)
-        elif on_output is not None:
-            for te, xe in zip(t, x):
-                on_output(float(te), xe)
+        _hand_on(on_output, on_outputs, np.asarray(t, dtype=float), x)
         if progress is not None:
             progress(float(t[-1]))
     t_out, x_out = np.array(t_eval[:done], dtype=float), x_out[:done]
@@ -548,14 +554,7 @@ def _simulate(term, t_span, x0, method, t_eval, h, rtol, atol, integrand, on_out
             out_lam.append(np.array(LAM))
         if Wb is not None:
             out_int.append(np.array(Wb, dtype=float))
-        if on_outputs is not None:
-            on_outputs(out_t[-1], out_x[-1]) if Wb is None else on_outputs(out_t[-1], out_x[-1], out_int[-1])
-        elif on_output is not None:
-            for k in range(len(T)):
-                if Wb is None:
-                    on_output(float(T[k]), out_x[-1][k])
-                else:
-                    on_output(float(T[k]), out_x[-1][k], out_int[-1][k])
+        _hand_on(on_output, on_outputs, out_t[-1], out_x[-1], None if Wb is None else out_int[-1])
 
     def emit(t: float, x: np.ndarray, lam=None, w=None) -> None:
         """One output (its integral w, else the running one)."""

@@ -119,7 +119,6 @@ def _snapshot(value):
     return value
 
 
-
 def _body_tangent_blocks(body, KC) -> tuple[np.ndarray, np.ndarray]:
     """(K_b, C_b) of ``body.tangent``, checked: two (n_q, n_q) arrays, else a ValueError naming the body,
     what it gave and what to return (None lets the System difference the body).  Non-finite entries pass,
@@ -135,6 +134,7 @@ def _body_tangent_blocks(body, KC) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(f"System: body {body.name!r}: `tangent` returned {what} of shape {X.shape}, expected "
                              f"({n}, {n}) (its n_q), or None to have the System difference the body")
     return Kb, Cb
+
 
 def _changed(old, new) -> bool:
     """True if ``new`` differs from the snapshot ``old``: arrays by their bytes (an array changed in

@@ -35,7 +35,6 @@ References
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..lapack import lapack
@@ -203,8 +202,6 @@ def solve_saddle_point(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.n
         raise _singular(rcond, rcond_min, t, "reciprocal condition number")
     x, info = getrs(lu, piv, b, overwrite_b=True)
     return x[:n], x[n:]
-
-
 
 
 def saddle_point_history(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.ndarray,

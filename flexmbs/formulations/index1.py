@@ -35,7 +35,8 @@ from ..lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
 
-__all__ = ["Index1", "SOLVERS", "HistoryKernel", "chunks_of_history", "history_chunks", "history_states", "system_terms_history"]
+__all__ = ["Index1", "SOLVERS", "HistoryKernel", "chunked_multiplier_history", "chunks_of_history", "history_chunks",
+           "history_states", "system_terms_history"]
 
 log = logging.getLogger("flexmbs.constrained")
 
@@ -362,6 +363,19 @@ def history_states(t, x, n_state: int, who: str) -> tuple[np.ndarray, np.ndarray
         k = int(np.argmax(bad))
         raise ValueError(f"{who}: `x` must be finite, got NaN or inf in the state at t = {times[k]:.6g} (row {k})")
     return times, states
+
+
+def chunked_multiplier_history(form, stacked, t, x, hint: str) -> np.ndarray:
+    """lam (N, n_c) of ``form.multiplier_history(t, x)`` (a formulation with ``n_state`` and ``system``) whose
+    chunks ``stacked(t, x)`` solves: the arguments checked (`history_states`), zeros (N, n_c) when the System has
+    no constraints or there are no states, else `chunks_of_history` with ``hint``, what to change at a singular
+    matrix.  The preamble Maggi's, Kane's and Volterra's `multiplier_history` share."""
+    who = f"{type(form).__name__}.multiplier_history"
+    t, x = history_states(t, x, form.n_state, who)
+    system = form.system
+    if system.n_c == 0 or not len(t):
+        return np.zeros((len(t), system.n_c))
+    return chunks_of_history(stacked, t, x, system.n_q + system.n_c, hint, who)
 
 
 def chunks_of_history(stacked, t: np.ndarray, x: np.ndarray, width: int, hint: str, who: str) -> np.ndarray:

@@ -91,18 +91,14 @@ class Maggi:
 
             [ W^T M ]        [ W^T Q ]
             [ a     ] q'' =  [ gamma ]          (stacked solve, `maggi_accelerations`)
-            a^T lam = Q - M q''                 (stacked least squares, `least_squares_history`)
+            a^T lam = Q - M q''                 (stacked least squares, `residual_multipliers`)
 
         with M, Q, a = C_q, gamma of all the states of a chunk from one kernel call when the System is compiled
         (`flexmbs.formulations.index1.system_terms_history`), else from the System's numpy state by state, and W
         of all of them by one stacked solve (`QuasiVelocities.maps_history`).  The same lam as `multipliers`
         state by state, to round-off."""
-        from .index1 import chunks_of_history, history_states
-        t, x = history_states(t, x, self.n_state, f"{type(self).__name__}.multiplier_history")
-        if self.system.n_c == 0 or not len(t):
-            return np.zeros((len(t), self.system.n_c))
-        return chunks_of_history(self._stacked_multipliers, t, x, self.system.n_q + self.system.n_c, SINGULAR_HINT,
-                                 f"{type(self).__name__}.multiplier_history")
+        from .index1 import chunked_multiplier_history
+        return chunked_multiplier_history(self, self._stacked_multipliers, t, x, SINGULAR_HINT)
 
     def _stacked_multipliers(self, t, x) -> np.ndarray:
         """lam (N, n_c) of one chunk of `multiplier_history`."""
@@ -111,7 +107,7 @@ class Maggi:
         M, Q, a, gamma, b = system_terms_history(self.system, self.history_kernel(), t, q, v)
         W, _ = self.qv.maps_history(t, q, a, b, M=M)
         qdd = maggi_accelerations(M, Q, W, a, gamma)
-        return least_squares_history(np.swapaxes(a, 1, 2), Q - np.einsum("kij,kj->ki", M, qdd))
+        return residual_multipliers(M, Q, a, qdd)
 
     def forcing_full(self, t, x):
         return self.rhs(t, x)
@@ -151,6 +147,17 @@ def maggi_accelerations(M, Q, W, a, gamma) -> np.ndarray:
     return np.linalg.solve(A, rhs[..., None])[..., 0]
 
 
+def residual_multipliers(M, Q, a, qdd) -> np.ndarray:
+    """lam (k, r) of k stacked states from the rows of Lagrange's equations that Maggi's drop (M (k, m, m),
+    Q (k, m), a (k, r, m), q'' (k, m)):
+
+    .. code:: text
+
+        a^T lam = Q - M q''        (least squares, `least_squares_history`: lstsq's solution)
+    """
+    return least_squares_history(np.swapaxes(a, 1, 2), Q - np.einsum("kij,kj->ki", M, qdd))
+
+
 class MaggiQuasiVelocities(QuasiVelocityForm):
     """Maggi's equations with the state (q, u): p equations, the constraints held exactly.
 
@@ -178,7 +185,7 @@ class MaggiQuasiVelocities(QuasiVelocityForm):
         .. code:: text
 
             W^T M W u' = W^T (Q - M c),   c = W' u + X',   q'' = W u' + c
-            a^T lam = Q - M q''                                       (least squares, `least_squares_history`)
+            a^T lam = Q - M q''                                       (least squares, `residual_multipliers`)
 
         W, X and W', X' from one complex step of the chunk (`complex_step_history`), M and Q at (q, q') from the
         kernel's `terms_history` or the System's numpy (`flexmbs.formulations.index1.system_terms_history`)."""
@@ -191,7 +198,7 @@ class MaggiQuasiVelocities(QuasiVelocityForm):
         Wt = np.swapaxes(W, 1, 2)
         u_dot = np.linalg.solve(Wt @ M @ W, (Wt @ (Q - np.einsum("kij,kj->ki", M, c))[..., None]))[..., 0]
         qdd = np.einsum("kmp,kp->km", W, u_dot) + c
-        return least_squares_history(np.swapaxes(a, 1, 2), Q - np.einsum("kij,kj->ki", M, qdd))
+        return residual_multipliers(M, Q, a, qdd)
 
     def derivatives(self, t, q, u):
         W, X = self.qv.maps(t, q)

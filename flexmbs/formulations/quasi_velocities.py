@@ -573,12 +573,8 @@ class QuasiVelocityForm:
         from one complex step of all the states (`complex_step_history`); the constraint rows and the active
         forces Q_e are the System's, evaluated state by state (numpy: the compiled kernel gives Lagrange's
         Q = Q_e + Q_v, not the active forces, and no complex step)."""
-        from .index1 import chunks_of_history, history_states
-        t, x = history_states(t, x, self.n_state, f"{type(self).__name__}.multiplier_history")
-        if self.system.n_c == 0 or not len(t):
-            return np.zeros((len(t), self.system.n_c))
-        return chunks_of_history(self._stacked_multipliers, t, x, self.system.n_q + self.system.n_c, SINGULAR_HINT,
-                                 f"{type(self).__name__}.multiplier_history")
+        from .index1 import chunked_multiplier_history
+        return chunked_multiplier_history(self, self._stacked_multipliers, t, x, SINGULAR_HINT)
 
     def _stacked_multipliers(self, t, x) -> np.ndarray:
         """lam (N, n_c) of one chunk of `multiplier_history`."""

@@ -138,16 +138,19 @@ class Partition(FrozenFields):
                              quality=quality)
 
     def dependent_block(self, Cq: np.ndarray) -> np.ndarray:
-        """C_w = C_q[rows, dependent] (the columns alone, a cheaper copy, when every row is used)."""
-        if not self.redundant.size:
-            return Cq.take(self.dependent, axis=1)
-        return Cq[np.ix_(self.rows, self.dependent)]
+        """C_w = C_q[rows, dependent] (`used_block`)."""
+        return self.used_block(Cq, self.dependent)
 
     def independent_block(self, Cq: np.ndarray) -> np.ndarray:
-        """C_u = C_q[rows, independent]."""
+        """C_u = C_q[rows, independent] (`used_block`)."""
+        return self.used_block(Cq, self.independent)
+
+    def used_block(self, Cq: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """C_q[rows, columns]: the used rows of the given columns (the columns alone, a cheaper copy, when every
+        row is used)."""
         if not self.redundant.size:
-            return Cq.take(self.independent, axis=1)
-        return Cq[np.ix_(self.rows, self.independent)]
+            return Cq.take(columns, axis=1)
+        return Cq[np.ix_(self.rows, columns)]
 
     def used_rows(self, rows: np.ndarray) -> np.ndarray:
         """The rows of the constraint equations used (``rows`` itself when none is redundant): C[rows] of a

@@ -163,8 +163,6 @@ def kinetic_rank(M: np.ndarray, Cq: np.ndarray, weight: float = 1.0, rtol: float
     return int(np.sum(w > rtol * max(w[-1], 0.0))) if w.size else 0
 
 
-
-
 def udwadia_kalaba_history(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.ndarray, weight: float = 1.0,
                            rtol: float = PINV_RTOL, t: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(q'', lam), (N, n) and (N, m), of N stacked systems M (N, n, n), Q (N, n), C_q (N, m, n), gamma (N, m):

@@ -150,8 +150,8 @@ def run(n: int, t_end: float, max_step: float = MAX_STEP, rtol: float = 1e-4) ->
     from flexmbs.formulations.index1 import Index1
     form = Index1(system, solver="augmented")
     form.rhs(0.0, x)
-    rhs_cpu = _cpu_of(lambda: form.rhs(0.0, x))
-    forces_cpu = _cpu_of(lambda: system.forces(0.0, q, v))
+    rhs_cpu = least_cpu(lambda: form.rhs(0.0, x))
+    forces_cpu = least_cpu(lambda: system.forces(0.0, q, v))
     return dict(n=n, status=res.status, t_end=t_end, steps=int(res.stats["n_steps"]), n_rhs=int(res.stats["n_rhs"]),
                 rejected=int(res.stats["n_rejected"]), median_h=float(np.median(np.diff(t_step))),
                 median_cpu_ms=1e3 * float(np.median(cpu)), cpu_s=cpu_total, wall_s=wall,
@@ -161,12 +161,12 @@ def run(n: int, t_end: float, max_step: float = MAX_STEP, rtol: float = 1e-4) ->
                 mean_z=float(res.q[-1, 2::3].mean()), lowest_z=float(res.q[:, 2::3].min()))
 
 
-def _cpu_of(f, repeat: int = 5) -> float:
-    """The smallest CPU time [s] of ``repeat`` calls of f."""
+def least_cpu(call, repeats: int = 5) -> float:
+    """The smallest process CPU time [s] of ``repeats`` calls of ``call()``."""
     best = np.inf
-    for _ in range(repeat):
+    for _ in range(repeats):
         c = time.process_time()
-        f()
+        call()
         best = min(best, time.process_time() - c)
     return best
 
@@ -271,9 +271,9 @@ def crossover() -> list[dict]:
             Q, Cq = s.forces(0.0, q, v), s.jacobian(0.0, q)
             g = stabilized_gamma(s, 0.0, q, v, Cq, 0.0, 0.0)
             out.append(dict(system=build.__name__, n_q=s.n_q, n_c=s.n_c,
-                            dense_ms=1e3 * _cpu_of(lambda: augmented.solve_saddle_point(s.mass_matrix(q), Q, Cq, g)),
-                            blocks_ms=1e3 * _cpu_of(lambda: augmented.solve_block_saddle_point(s.mass_blocks(q), Q,
-                                                                                                 Cq, g))))
+                            dense_ms=1e3 * least_cpu(lambda: augmented.solve_saddle_point(s.mass_matrix(q), Q, Cq, g)),
+                            blocks_ms=1e3 * least_cpu(lambda: augmented.solve_block_saddle_point(s.mass_blocks(q), Q,
+                                                                                                   Cq, g))))
     return out
 
 

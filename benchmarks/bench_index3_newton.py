@@ -60,14 +60,17 @@ ROWS = {"slider-crank": slider_crank_row, "a02": a02_row, "triple": triple_row}
 
 
 def parse_config(text: str) -> dict:
-    """``"kept_stop=rate,keep_rate=2e-3"`` -> {"kept_stop": "rate", "keep_rate": 0.002}."""
+    """``"kept_stop=rate,keep_rate=2e-3"`` -> {"kept_stop": "rate", "keep_rate": 0.002}: a value that reads as a
+    Python number (``ast.literal_eval``: also a negative one) is that number, any other value its text."""
+    from ast import literal_eval
     out = {}
     for item in filter(None, text.split(",")):
         key, _, value = item.partition("=")
         try:
-            out[key] = float(value) if any(c in value for c in ".e") and value[0] in "0123456789." else int(value)
-        except ValueError:
-            out[key] = value
+            number = literal_eval(value)
+        except (ValueError, SyntaxError):
+            number = None
+        out[key] = number if isinstance(number, (int, float)) and not isinstance(number, bool) else value
     return out
 
 

@@ -67,17 +67,14 @@ def runs(dirs: dict[str, Path], rounds: int, t_end: float, n_out: int) -> None:
 
 def history(repeats: int, t_end: float, n_out: int) -> None:
     """multiplier_history on one run's outputs, with and without the kernel's terms_history (module docstring)."""
-    sys.path[:0] = [str(ROOT), str(ROOT / "cases")]
+    sys.path[:0] = [str(ROOT), str(ROOT / "cases"), str(ROOT / "benchmarks")]
     import numpy as np
-    import flexmbs as fm
-    import slider_crank
+    from bench_recovered_multipliers import outputs, report
     from flexmbs import compiled
     from flexmbs.formulations.index1 import Index1
 
-    system = slider_crank.build_coupled()[0]
-    res = fm.run(system, formulation="lagrange", method="RK45", rtol=1e-6, t_end=t_end,
-                 t_eval=np.linspace(0.0, t_end, n_out), store=False)
-    x = np.concatenate([res.q, res.v], axis=1)
+    system, t, q, v = outputs(t_end, n_out)
+    x = np.concatenate([q, v], axis=1)
     stacked = compiled.CompiledSystem.terms_history
 
     def refused(self, T, Q, V):
@@ -90,13 +87,10 @@ def history(repeats: int, t_end: float, n_out: int) -> None:
                 compiled.CompiledSystem.terms_history = refused if label == "before" else stacked
                 form = Index1(system, solver)
                 tic = time.process_time()
-                lam[label] = form.multiplier_history(res.t, x)
+                lam[label] = form.multiplier_history(t, x)
                 times[label].append(time.process_time() - tic)
         compiled.CompiledSystem.terms_history = stacked
-        diff = np.abs(lam["before"] - lam["after"]).max() / np.abs(lam["before"]).max()
-        print(f"{solver:15s} outputs={len(res.t)} " + " ".join(
-            f"{k}: least {min(v):.3f} s, median {np.median(v):.3f} s;" for k, v in times.items())
-            + f" largest relative difference of lam {diff:.1e}", flush=True)
+        report(solver, len(t), times, lam, "lam")
 
 
 def main(argv=None) -> None:

@@ -39,7 +39,9 @@ from flexmbs.forces import RotationalSpringDamper, SpringDamper
 from flexmbs.system import System
 
 sys.path.insert(0, str(Path(fm.__file__).resolve().parents[1] / "cases"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import andrews_squeezer  # noqa: E402
+from bench_contact_spheres import least_cpu  # noqa: E402
 
 
 def _is_spring(load) -> bool:
@@ -68,15 +70,6 @@ def squeezer(elements: bool, torque: bool = True) -> System:
               JointLimit(joints["B"], lower=-0.01, upper=0.01, stiffness=1e4, restitution=0.4, exponent=1.5),
               JointFriction(joints["A5"], 0.2, creep_speed=1e-2)]
     return System(B, list(joints.values()), forces=forces)
-
-
-def least_cpu(call, repeats: int) -> float:
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.process_time()
-        call()
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def histories(n_rows: int, repeats: int) -> None:

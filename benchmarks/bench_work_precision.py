@@ -41,6 +41,7 @@ Prints a markdown table (docs/benchmarks.md, sec. 19).
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import platform
 import sys
@@ -129,19 +130,17 @@ def a02_error(options) -> tuple[str, float, int]:
 
 
 TP_T_END = 2.0
-_TP_REF = {}
 
 
-def tp_reference(t_end: float = TP_T_END) -> np.ndarray:
-    """Tip D at ``t_end`` (2 s) of DOP853 at rtol = 1e-12 on the index-1 form with coordinate partitioning
-    (natural coordinates): the motion is chaotic, there is no closed form."""
-    if t_end not in _TP_REF:
-        system = triple_pendulum.build("natural")
-        res = fm.run(system, formulation="lagrange", method="DOP853", rtol=1e-12, atol=1e-15, t_end=t_end,
-                     t_eval=[0.0, t_end], v0=np.zeros(system.n_q),
-                     formulation_options={"stabilization": "coordinate-partitioning"})
-        _TP_REF[t_end] = triple_pendulum.tip(system, res.q, res.v)[0][-1]
-    return _TP_REF[t_end]
+@functools.cache
+def tp_reference(t_end: float) -> np.ndarray:
+    """Tip D at ``t_end`` (TP_T_END = 2 s) of DOP853 at rtol = 1e-12 on the index-1 form with coordinate
+    partitioning (natural coordinates): the motion is chaotic, there is no closed form.  Run once per t_end."""
+    system = triple_pendulum.build("natural")
+    res = fm.run(system, formulation="lagrange", method="DOP853", rtol=1e-12, atol=1e-15, t_end=t_end,
+                 t_eval=[0.0, t_end], v0=np.zeros(system.n_q),
+                 formulation_options={"stabilization": "coordinate-partitioning"})
+    return triple_pendulum.tip(system, res.q, res.v)[0][-1]
 
 
 def tp_runs(quick: bool):
@@ -162,7 +161,7 @@ def tp_runs(quick: bool):
 
 def tp_error(options) -> tuple[str, float, int]:
     system = triple_pendulum.build("natural")
-    ref = tp_reference()
+    ref = tp_reference(TP_T_END)
     res = fm.run(system, t_end=TP_T_END, t_eval=[0.0, TP_T_END], v0=np.zeros(system.n_q), **options)
     D = triple_pendulum.tip(system, res.q, res.v)[0][-1]
     return res.status, float(np.abs(D - ref).max()), int(res.stats["n_steps"])
@@ -171,7 +170,6 @@ def tp_error(options) -> tuple[str, float, int]:
 CSC_P = dict(slider_crank.DEFAULTS)
 CSC_T_END = 0.5 * math.pi / CSC_P["crank_speed"]                          # a quarter revolution
 CSC_DT_OUT = math.radians(CSC_P["degrees_out"]) / CSC_P["crank_speed"]
-_CSC_REF = {}
 
 
 def csc_deflection(options) -> tuple[object, np.ndarray]:
@@ -183,12 +181,11 @@ def csc_deflection(options) -> tuple[object, np.ndarray]:
     return res, chord_deflection(model, res.bodies[rod.name].delta, [CSC_P["rod_length"] / 2])[:, 0]
 
 
+@functools.cache
 def csc_reference() -> np.ndarray:
-    """The mid-span deflection by index3-alpha at h = dt_out / 64 (rho_inf = 0.9, the case's)."""
-    if "w" not in _CSC_REF:
-        _CSC_REF["w"] = csc_deflection(dict(formulation="index3", method="index3-alpha", h=CSC_DT_OUT / 64 * (1 + 1e-9),
-                                            rho_inf=0.9))[1]
-    return _CSC_REF["w"]
+    """The mid-span deflection by index3-alpha at h = dt_out / 64 (rho_inf = 0.9, the case's); run once."""
+    return csc_deflection(dict(formulation="index3", method="index3-alpha", h=CSC_DT_OUT / 64 * (1 + 1e-9),
+                               rho_inf=0.9))[1]
 
 
 def csc_runs(quick: bool):
@@ -214,7 +211,6 @@ def csc_error(options) -> tuple[str, float, int]:
 
 
 SPIN_T_END = 3.0
-_SPIN_REF = {}
 
 
 def spin_tip(options) -> tuple[object, np.ndarray]:
@@ -225,13 +221,12 @@ def spin_tip(options) -> tuple[object, np.ndarray]:
     return res, res.displacement[:, -1, 1]
 
 
+@functools.cache
 def spin_reference() -> np.ndarray:
     """The tip deflection by scipy's Radau on the first-order form at rtol = 1e-9 (689 steps; radau-dae at
     rtol = 1e-11 agrees with it to 2.3e-12 m, checked when the rows of docs/benchmarks.md sec. 19.2 were
-    measured)."""
-    if "v" not in _SPIN_REF:
-        _SPIN_REF["v"] = spin_tip(dict(method="Radau", rtol=1e-9, atol=1e-12))[1]
-    return _SPIN_REF["v"]
+    measured); run once."""
+    return spin_tip(dict(method="Radau", rtol=1e-9, atol=1e-12))[1]
 
 
 def spin_runs(quick: bool):
@@ -290,26 +285,24 @@ def exudyn_tp_error(h: float, t_end: float = TP_T_END) -> tuple[str, float, int]
     return exudyn_status(d["t"], t_end), float(np.abs(d["y"][-1] - tp_reference(t_end)).max()), exudyn_steps(t_end, h)
 
 
-_EX_CSC = {}
+@functools.cache
+def exudyn_slider_crank():
+    """bench_vs_exudyn.py's ``exudyn_slider_crank`` (`bench_whole_process.reused_exudyn_function`), made once."""
+    return whole.reused_exudyn_function("exudyn_slider_crank", {"np": np, "math": math, "time": time})
 
 
 def exudyn_csc_deflection(h: float) -> tuple[np.ndarray, np.ndarray]:
     """(t, mid-span deflection [m] every 0.5 deg) of Exudyn's ANCF slider-crank (bench_vs_exudyn.py, 8
     elements, rho_inf 1) over the quarter revolution from the dead centre at step ``h``."""
-    if "run" not in _EX_CSC:
-        import time as time_module
-        _EX_CSC["run"] = whole.reused_exudyn_function("exudyn_slider_crank",
-                                                      {"np": np, "math": math, "time": time_module})
-    *_, angle, w = _EX_CSC["run"](h, elements=8, revolutions=0.25, degrees_out=CSC_P["degrees_out"])
+    *_, angle, w = exudyn_slider_crank()(h, elements=8, revolutions=0.25, degrees_out=CSC_P["degrees_out"])
     return np.radians(angle) / CSC_P["crank_speed"], w
 
 
+@functools.cache
 def exudyn_csc_reference() -> np.ndarray:
     """Exudyn's own deflection at h = dt_out / 64, the counterpart of ``csc_reference``: the two rods are
-    different models (ANCF, floating frame), ``exudyn_csc_model_difference`` says by how much."""
-    if "w" not in _EX_CSC:
-        _EX_CSC["w"] = exudyn_csc_deflection(CSC_DT_OUT / 64)[1]
-    return _EX_CSC["w"]
+    different models (ANCF, floating frame), ``exudyn_csc_model_difference`` says by how much; run once."""
+    return exudyn_csc_deflection(CSC_DT_OUT / 64)[1]
 
 
 def exudyn_csc_error(h: float) -> tuple[str, float, int]:

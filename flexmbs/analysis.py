@@ -212,14 +212,15 @@ class OutputBlocks:
         self.n = 0
 
     def flush(self) -> None:
+        """Record the pending blocks (T, X, W) (a single output is a block of one), stacked in order."""
         if not self._pending:
             return
         tic = time.perf_counter()
-        # single outputs (t, x, w) and blocks (T, X, W, N), in order
-        T = np.concatenate([p[0] if len(p) == 4 else [p[0]] for p in self._pending]).astype(float, copy=False)
-        X = np.concatenate([p[1] if len(p) == 4 else [p[1]] for p in self._pending]).astype(float, copy=False)
-        W = (np.concatenate([p[2] if len(p) == 4 else [p[2]] for p in self._pending]).astype(float, copy=False)
-             if self._integrals else None)
+
+        def stacked(i):
+            return np.concatenate([block[i] for block in self._pending]).astype(float, copy=False)
+        T, X = stacked(0), stacked(1)
+        W = stacked(2) if self._integrals else None
         self._pending.clear()
         self._record(T, X) if W is None else self._record(T, X, W)
         self.n += len(T)
@@ -227,7 +228,7 @@ class OutputBlocks:
         self.seconds += self._last - tic
 
     def on_output(self, t, x, w=None) -> None:
-        self._pending.append((t, x, w))
+        self._pending.append(([t], [x], [w]))          # a block of one output
         if self._user is not None or not self.n or time.perf_counter() - self._last > FLUSH_EVERY_S:
             self.flush()
         if self._user is not None:
@@ -240,7 +241,7 @@ class OutputBlocks:
             for k in range(len(T)):
                 self.on_output(float(T[k]), X[k], None if W is None else W[k])
             return
-        self._pending.append((T, X, W, len(T)))
+        self._pending.append((T, X, W))
         if not self.n or time.perf_counter() - self._last > FLUSH_EVERY_S:
             self.flush()
 

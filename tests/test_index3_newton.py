@@ -125,6 +125,7 @@ def test_benchmark_prints_a_row_per_configuration(capsys):
     import bench_index3_newton
     assert bench_index3_newton.parse_config("kept_stop=rate,keep_rate=2e-3,newton_max_iter=8") == {
         "kept_stop": "rate", "keep_rate": 2e-3, "newton_max_iter": 8}
+    assert bench_index3_newton.parse_config("rho_inf=-0.5,h=.001,name=1e") == {"rho_inf": -0.5, "h": 1e-3, "name": "1e"}
     bench_index3_newton.main(["--repeats", "1", "--rows", "triple", "--configs", "kept_stop=rate",
                               "kept_stop=correction"])
     rows = [line.split("|")[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith("| triple")]

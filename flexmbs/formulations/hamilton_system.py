@@ -36,7 +36,7 @@ from scipy import sparse
 from .augmented import saddle_point_history, solve_saddle_point
 from .base import forward_difference_jacobian
 from .body_terms import HAMILTON, BodyTerms
-from .index1 import HistoryKernel, chunks_of_history, history_chunks, history_states, system_terms_history
+from .index1 import HistoryKernel, chunked_multiplier_history, history_chunks, system_terms_history
 
 __all__ = ["HamiltonSystem"]
 
@@ -163,11 +163,7 @@ class HamiltonSystem:
         1e-10), so the two agree to that.  The second solve is the augmented Lagrange formulation's own (the same
         stacked saddle point on the same terms): what is Hamilton's here is q' from p; `multipliers`, sigma
         differentiated along Hamilton's flow, is the independent computation the tests compare it with."""
-        t, x = history_states(t, x, self.n_state, f"{type(self).__name__}.multiplier_history")
-        if self.system.n_c == 0 or not len(t):
-            return np.zeros((len(t), self.system.n_c))
-        return chunks_of_history(self._stacked_multipliers, t, x, self.system.n_q + self.system.n_c, SINGULAR_SADDLE,
-                                 f"{type(self).__name__}.multiplier_history")
+        return chunked_multiplier_history(self, self._stacked_multipliers, t, x, SINGULAR_SADDLE)
 
     def _stacked_multipliers(self, t, x) -> np.ndarray:
         """lam (N, n_c) of one chunk of `multiplier_history`."""

@@ -369,7 +369,7 @@ def chunked_multiplier_history(form, stacked, t, x, hint: str) -> np.ndarray:
     """lam (N, n_c) of ``form.multiplier_history(t, x)`` (a formulation with ``n_state`` and ``system``) whose
     chunks ``stacked(t, x)`` solves: the arguments checked (`history_states`), zeros (N, n_c) when the System has
     no constraints or there are no states, else `chunks_of_history` with ``hint``, what to change at a singular
-    matrix.  The preamble Maggi's, Kane's and Volterra's `multiplier_history` share."""
+    matrix.  The preamble Maggi's, Kane's, Volterra's and Hamilton's `multiplier_history` share."""
     who = f"{type(form).__name__}.multiplier_history"
     t, x = history_states(t, x, form.n_state, who)
     system = form.system

@@ -174,7 +174,7 @@ def test_exact_streams_its_outputs_block_by_block(monkeypatch):
     integrand.vectorized = True
     sol = simulate(form, (0.0, 0.02), np.zeros(form.n_state), method="exact",
                    t_eval=np.linspace(0.0, 0.02, 201), integrand=integrand,
-                   on_output=lambda t, x: events.append(("output", t, 1)))
+                   on_output=lambda t, x, w: events.append(("output", t, 1)))
     assert sol.success and len(sol.t) == 201
     first_output = next(i for i, e in enumerate(events) if e[0] == "output" and e[1] > 0)
     assert max(e[1] for e in events[:first_output] if e[0] == "integrand") < 0.01
@@ -246,3 +246,30 @@ def test_spectral_radius_bound_is_above_and_close_to_the_eigenvalues():
         rho = np.max(np.abs(np.linalg.eigvals(Ah)))
         assert rho <= spectral_radius_bound(Ah) <= 1.02 * rho
     assert spectral_radius_bound(np.triu(np.ones((4, 4)), 1)) == 0.0
+
+
+def test_exact_hands_its_works_on_with_the_outputs(tmp_path):
+    """`simulate`'s ``on_output(t, x, w)`` / ``on_outputs(T, X, W)`` get the integrals with method
+    "exact" as with every other method (they were handed on without w), equal to
+    ``Solution.integrals``; a Model run's works in Results and in results.h5 are the same numbers."""
+    model = beam()
+    form = Lagrange(model)
+    physics = _Physics(model)
+
+    def integrand(t, x):
+        return physics.powers_many(t, *form.physical(t, x))
+    integrand.vectorized = True
+    t_eval = np.linspace(0.0, 0.01, 21)
+    rows, blocks = [], []
+    sol = simulate(form, (0.0, 0.01), np.zeros(form.n_state), method="exact", t_eval=t_eval, integrand=integrand,
+                   on_output=lambda t, x, w: rows.append(w))
+    assert sol.success and np.abs(sol.integrals).max() > 0
+    assert np.array_equal(np.stack(rows), sol.integrals)
+    simulate(form, (0.0, 0.01), np.zeros(form.n_state), method="exact", t_eval=t_eval, integrand=integrand,
+             on_outputs=lambda T, X, W: blocks.append(W))
+    assert np.array_equal(np.concatenate(blocks), sol.integrals)
+    res = fm.run(model, method="exact", t_end=0.01, dt_out=5e-4, store=tmp_path / "r.h5")
+    back = fm.load_results(tmp_path / "r.h5")
+    for key in ("W_loads", "W_damping", "W_frame"):
+        assert np.abs(res.energies[key]).max() > 0
+        assert np.array_equal(back.energies[key], res.energies[key])

@@ -322,7 +322,8 @@ def _hand_on(on_output, on_outputs, T, X, W=None) -> None:
 def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, on_outputs, progress,
                     start) -> Solution:
     """The outputs of method "exact", block by block (`ExactLinear.output_blocks`): each
-    block's outputs go to ``on_outputs`` (or ``on_output`` one by one) and its end time to
+    block's outputs and their integrals (with an ``integrand``) go to ``on_outputs`` (or
+    ``on_output`` one by one) and its end time to
     ``progress`` before the next block is computed.  ``t_eval`` None: the step points t0 + k h."""
     t0, t_end = integrator.t0, integrator.t_end
     if t_eval is None:
@@ -335,7 +336,7 @@ def _simulate_exact(integrator: ExactLinear, t_eval, integrand, on_output, on_ou
         x_out[done:done + len(t)] = x
         done += len(t)
         ws.append(w)
-        _hand_on(on_output, on_outputs, np.asarray(t, dtype=float), x)
+        _hand_on(on_output, on_outputs, np.asarray(t, dtype=float), x, w)
         if progress is not None:
             progress(float(t[-1]))
     t_out, x_out = np.array(t_eval[:done], dtype=float), x_out[:done]

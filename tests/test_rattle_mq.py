@@ -201,3 +201,30 @@ def test_a_damped_top_loses_the_energy_its_damper_takes_to_second_order():
     print(f"damped top: |E(0.5) - E(0) - W| = {mismatch} J, W = {work:.4f} J")
     assert 3.0 < mismatch[0] / mismatch[1] < 6.0
     assert mismatch[1] < 0.05 * abs(work)
+
+
+def test_the_second_half_kick_solves_with_mbar_once_for_forces_of_q(monkeypatch):
+    """The second half kick (`GeneralizedRattleStep._momenta`) of the heavy top (gravity: Q_a of q only)
+    solves with Mbar_{n+1} twice a step: Mbar^-1 G^T and the one kick whose velocity gives nu (the kick
+    was repeated with the same Q_a: three).  A damper's forces change in the fixed point's last iteration,
+    so their own kick is one more."""
+    import flexmbs.integrators.rattle_mq as rattle_mq
+    solves, per_kick = [0], {}
+    cho_solve, momenta = rattle_mq.cho_solve, rattle_mq.GeneralizedRattleStep._momenta
+
+    def counted(factor, b):
+        solves[0] += 1
+        return cho_solve(factor, b)
+
+    def counted_momenta(self, *args):
+        before = solves[0]
+        out = momenta(self, *args)
+        per_kick.setdefault(key, []).append(solves[0] - before)
+        return out
+    monkeypatch.setattr(rattle_mq, "cho_solve", counted)
+    monkeypatch.setattr(rattle_mq.GeneralizedRattleStep, "_momenta", counted_momenta)
+    for key, loads in (("gravity", ()), ("damped", [lambda body, t, q, v: -2e-3 * v])):
+        res = fm.run(heavy_top(loads=loads), method="rattle", h=1e-2, t_end=0.05, dt_out=1e-2, store=False)
+        assert res.status == "finished", res.message
+    assert per_kick["gravity"] == [2] * 5
+    assert min(per_kick["damped"]) >= 3

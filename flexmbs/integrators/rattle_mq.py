@@ -253,7 +253,17 @@ class GeneralizedRattleStep:
     def _momenta(self, t1, h, q1, p0, dP, v_half1, G1, v0):
         """(p_{n+1} - p_n, Q_a(t_{n+1}, q_{n+1}, v_{n+1})): the second half kick projected onto the hidden
         constraint G_{n+1} Mbar^-1 p_{n+1} + C_t = 0 (p_{n+1} = p_n + dP + h/2 (K_{n+1} + Q_a,n+1) -
-        G_{n+1}^T nu), iterated on the forces' dependence on v (in the velocities, as the constant-M path)."""
+        G_{n+1}^T nu), iterated on the forces' dependence on v (in the velocities, as the constant-M path).
+
+        .. code:: text
+
+            u       = Mbar_{n+1}^-1 (p_n + dP + h/2 (K_{n+1} + Q_a,n+1))     the unprojected velocity (the kick)
+            nu      = (G Mbar^-1 G^T)^-1 (G u + C_t)                         from G Mbar^-1 p_{n+1} + C_t = 0
+            p_{n+1} - p_n = dP + h/2 (K_{n+1} + Q_a,n+1) - G^T nu
+
+        nu is the multiplier of the fixed point's last kick: forces independent of v (or repeating) end the
+        iteration with the Q_a its last kick used, whose velocity is taken as it is; forces that changed in the
+        last iteration need one kick more (their own), as the equations say."""
         n_c = G1.shape[0]
         _, F1 = self.mass(q1)
         kicked = dP + 0.5 * h * self.ham.kinetic_energy_gradient(q1, v_half1)
@@ -261,9 +271,12 @@ class GeneralizedRattleStep:
         Minv_GT = cho_solve(F1, G1.T) if n_c else np.zeros((len(q1), 0))
         multiplier = hidden_constraint_multiplier(G1, Minv_GT, Ct, mass="Mbar")
 
+        last = []                       # (Q, kick(Q)) of the last kick
+
         def kick(Q):
-            """v - v_n of the unprojected second half kick."""
-            return cho_solve(F1, p0 + kicked + 0.5 * h * Q) - v0
+            """u - v_n of the unprojected second half kick."""
+            last[:] = Q, cho_solve(F1, p0 + kicked + 0.5 * h * Q) - v0
+            return last[1]
         dv1 = 2.0 * (v_half1 - v0)
         found = forces_fixed_point(kick, hidden_constraint_projection(multiplier, Minv_GT, v0),
                                    lambda v: self.active_forces(t1, q1, v), self.active_forces(t1, q1, v0 + dv1),
@@ -271,4 +284,5 @@ class GeneralizedRattleStep:
         if found is None:
             return None
         Qa1 = found[1]
-        return kicked + 0.5 * h * Qa1 - G1.T @ multiplier(v0 + kick(Qa1)), Qa1
+        du = last[1] if np.array_equal(last[0], Qa1) else kick(Qa1)
+        return kicked + 0.5 * h * Qa1 - G1.T @ multiplier(v0 + du), Qa1

@@ -148,6 +148,31 @@ def test_compiled_terms_are_kernel_calls_a_chunk_and_equal_the_numpy_ones(name, 
     assert relative(lam, numpy_lam) <= (1e-12 if name in ("maggi", "hamilton") else 1e-10)
 
 
+@pytest.mark.parametrize("name", sorted(KERNEL_CALLS))
+def test_a_kernel_that_refuses_terms_history_is_asked_once(name, lagrange_run, monkeypatch):
+    """A kernel built before terms_history (`compiled.Unsupported`) is asked once: its refusal holds for the rest
+    of the history (3 chunks) and for the next one, which take the System's numpy, with the lam of the numpy
+    path to round-off (the same terms)."""
+    system = coupled()
+    res = lagrange_run
+    calls = []
+
+    def refused(self, T, Q, V):
+        calls.append(len(T))
+        raise compiled.Unsupported("the compiled kernel old.so has no terms_history (built before it)")
+    monkeypatch.setattr(compiled.CompiledSystem, "terms_history", refused)
+    monkeypatch.setattr(index1, "HISTORY_CHUNK", 4)
+    form = system_formulation(name, system)
+    x = states(name, form, system, res.t, res.q, res.v)
+    lam = form.multiplier_history(res.t, x)
+    assert calls == [4]
+    form.multiplier_history(res.t[:2], x[:2])
+    assert calls == [4]
+    monkeypatch.setattr(evaluations, "choose", numpy_path)
+    numpy_lam = system_formulation(name, coupled()).multiplier_history(res.t, x)
+    assert relative(lam, numpy_lam) <= 1e-12
+
+
 @pytest.mark.parametrize("name", RECOVERED)
 def test_no_outputs_and_one_output(name, lagrange_run):
     """No states: an empty (0, n_c) lam; one state given as a vector with one time: one row, the per-state one."""

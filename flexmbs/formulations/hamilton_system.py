@@ -100,7 +100,7 @@ class HamiltonSystem:
         them (one kernel call when the System is compiled, `flexmbs.formulations.index1.system_terms_history`),
         then the stacked saddle points ``[[M, a^T], [a, 0]] [q'; sigma] = [p; -b]``
         (`flexmbs.formulations.augmented.saddle_point_history`)."""
-        M, _, Cq, _, Ct = system_terms_history(self.system, self.history_kernel(), t, q, np.zeros_like(q))
+        M, _, Cq, _, Ct = system_terms_history(self.system, self.history_kernel, t, q, np.zeros_like(q))
         return saddle_point_history(M, p, Cq, -Ct, t=t)[0]
 
     def constraint_rate(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -169,7 +169,7 @@ class HamiltonSystem:
         """lam (N, n_c) of one chunk of `multiplier_history`."""
         q = x[:, :self.n]
         qd = self.velocity_history(t, q, x[:, self.n:])
-        M, Q, Cq, gamma, _ = system_terms_history(self.system, self.history_kernel(), t, q, qd)
+        M, Q, Cq, gamma, _ = system_terms_history(self.system, self.history_kernel, t, q, qd)
         return saddle_point_history(M, Q, Cq, gamma, t=t)[1]
 
     def forcing_full(self, t: float, x: np.ndarray) -> np.ndarray:

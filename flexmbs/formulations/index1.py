@@ -327,7 +327,9 @@ class HistoryKernel:
     """The compiled kernel's evaluations of ``system`` for the stacked terms of a ``multiplier_history``
     (`evaluations.choose` with "auto": a `KernelEvaluations`, or None on the numpy path), chosen at the first
     call and kept (packing a System for the kernel is not free): for the formulations whose steps stay numpy
-    (maggi, kane, volterra, hamilton), whose multipliers at the outputs take the kernel's `terms_history`."""
+    (maggi, kane, volterra, hamilton), whose multipliers at the outputs take the kernel's `terms_history`.
+    A kernel that refuses `terms_history` (`flexmbs.compiled.Unsupported`: built before that entry) is
+    forgotten: the rest of the history, and the later ones, take the System's numpy without asking again."""
 
     def __init__(self, system):
         self.system = system
@@ -338,6 +340,21 @@ class HistoryKernel:
         if not self._chosen:
             self._kernel, self._chosen = evaluations.choose(self.system, "auto")[0], True
         return self._kernel
+
+    def terms_history(self, t: np.ndarray, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """(M, Q, C_q, gamma, C_t) of N states by one kernel call (`flexmbs.compiled.CompiledSystem.terms_history`),
+        or None on the numpy path: no kernel, or one that refused (said once in the log, then remembered)."""
+        kernel = self()
+        if kernel is None:
+            return None
+        from ..compiled import Unsupported
+        try:
+            M, Q, _, Cq, gamma, Ct = kernel.compiled.terms_history(t, q, v)
+        except Unsupported as err:
+            log.info("The multipliers at the outputs take the System's terms state by state: %s", err)
+            self._kernel = None
+            return None
+        return M, Q, Cq, gamma, Ct
 
 
 def history_states(t, x, n_state: int, who: str) -> tuple[np.ndarray, np.ndarray]:
@@ -406,19 +423,16 @@ def history_chunks(N: int, width: int) -> list[slice]:
     return [slice(i, min(i + chunk, N)) for i in range(0, N, chunk)]
 
 
-def system_terms_history(system, kernel, t: np.ndarray, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
+def system_terms_history(system, kernel: HistoryKernel | None, t: np.ndarray, q: np.ndarray,
+                         v: np.ndarray) -> tuple[np.ndarray, ...]:
     """(M, Q, C_q, gamma, C_t) of Lagrange's equations ``M q'' + C_q^T lam = Q, C_q q'' = gamma`` (the constraints'
     C_q q' + C_t = 0) at N states, stacked ((N, n, n), (N, n), (N, m, n), (N, m), (N, m)): on the compiled path
-    (``kernel`` a `flexmbs.formulations.evaluations.KernelEvaluations`) one kernel call
-    (`flexmbs.compiled.CompiledSystem.terms_history`), else (``kernel`` None, or a kernel built before that entry,
-    said in the log) the System's numpy evaluations state by state.  t (N,), q, v (N, n_q)."""
-    if kernel is not None:
-        from ..compiled import Unsupported
-        try:
-            M, Q, _, Cq, gamma, Ct = kernel.compiled.terms_history(t, q, v)
-            return M, Q, Cq, gamma, Ct
-        except Unsupported as err:
-            log.info("The multipliers at the outputs take the System's terms state by state: %s", err)
+    (``kernel`` the formulation's `HistoryKernel`) one kernel call (`HistoryKernel.terms_history`), else (``kernel``
+    None, no kernel, or a kernel built before that entry: said in the log once) the System's numpy evaluations
+    state by state.  t (N,), q, v (N, n_q)."""
+    terms = None if kernel is None else kernel.terms_history(t, q, v)
+    if terms is not None:
+        return terms
     s, N = system, len(t)
     rows = [(s.mass_matrix(qk), s.forces(tk, qk, vk), s.jacobian(tk, qk), s.gamma(tk, qk, vk),
              s.time_derivative(tk, qk)) for tk, qk, vk in zip(t, q, v)]

@@ -104,7 +104,7 @@ class Maggi:
         """lam (N, n_c) of one chunk of `multiplier_history`."""
         from .index1 import system_terms_history
         q, v = x[:, :self.m], x[:, self.m:]
-        M, Q, a, gamma, b = system_terms_history(self.system, self.history_kernel(), t, q, v)
+        M, Q, a, gamma, b = system_terms_history(self.system, self.history_kernel, t, q, v)
         W, _ = self.qv.maps_history(t, q, a, b, M=M)
         qdd = maggi_accelerations(M, Q, W, a, gamma)
         return residual_multipliers(M, Q, a, qdd)
@@ -193,7 +193,7 @@ class MaggiQuasiVelocities(QuasiVelocityForm):
         from .index1 import system_terms_history
         q, u = x[:, :self.m], x[:, self.m:]
         qd, _, Wc, Xc, a = self.complex_step_history(t, q, u)
-        M, Q = system_terms_history(self.system, self.history_kernel(), t, q, qd)[:2]
+        M, Q = system_terms_history(self.system, self.history_kernel, t, q, qd)[:2]
         W, c = Wc.real, (np.einsum("kmp,kp->km", Wc.imag, u) + Xc.imag) / COMPLEX_STEP
         Wt = np.swapaxes(W, 1, 2)
         u_dot = np.linalg.solve(Wt @ M @ W, (Wt @ (Q - np.einsum("kij,kj->ki", M, c))[..., None]))[..., 0]

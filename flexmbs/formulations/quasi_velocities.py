@@ -497,12 +497,11 @@ class QuasiVelocityForm:
         """(q' (N, m), a (N, r, m), b (N, r)) at N states (t (N,), q (N, m), u (N, p)): the constraint rows a, b of
         all of them (the kernel's C_q and C_t when the System is compiled, else `constraint_rows_history`), the
         maps W, X by one stacked solve (`QuasiVelocities.maps_history`) and q' = W u + X."""
-        kernel = self.history_kernel()
-        if kernel is None:
+        if self.history_kernel() is None:
             a, b = constraint_rows_history(self.system, t, q)
         else:
             from .index1 import system_terms_history
-            _, _, a, _, b = system_terms_history(self.system, kernel, t, q, np.zeros_like(q))
+            _, _, a, _, b = system_terms_history(self.system, self.history_kernel, t, q, np.zeros_like(q))
         W, X = self.qv.maps_history(t, q, a, b)
         return np.einsum("kmp,kp->km", W, u) + X, a, b
 
@@ -620,14 +619,13 @@ class QuasiVelocityForm:
         arithmetic, or central differences for a joint that refuses it); on the compiled path a, b and their
         rates along (1, q') by central differences of the kernel's C_q and C_t (`constraint_rates_history`)."""
         h = COMPLEX_STEP
-        kernel = self.history_kernel()
         qd, a, b = self.velocity_history(t, q, u)
         tc, qc = t + 1j * h, q.astype(complex) + 1j * h * qd
         kin = system_kinematics(self.system, qc) if self.needs_parts else None
-        if kernel is None:
+        if self.history_kernel() is None:           # no kernel, or one that refused terms_history just now
             ac, bc = constraint_rows_history(self.system, tc, qc)
         else:
-            a_dot, b_dot = constraint_rates_history(self.system, kernel, t, q, qd)
+            a_dot, b_dot = constraint_rates_history(self.system, self.history_kernel, t, q, qd)
             ac, bc = a + 1j * h * a_dot, b + 1j * h * b_dot
         Wc, Xc = self.qv.maps_history(tc, qc, ac, bc, kin)
         return qd, kin, Wc, Xc, a
@@ -637,7 +635,8 @@ def constraint_rates_history(system, kernel, t, q, qd) -> tuple[np.ndarray, np.n
     """(a', b') (N, r, m), (N, r): the rates of the constraint rows a = C_q, b = C_t along (1, q') at N states, by
     central differences of the compiled kernel's C_q and C_t at (t +- eps, q +- eps q') (one `terms_history` of
     the 2 N states, `flexmbs.formulations.index1.system_terms_history`) with `_rows_complex`'s step,
-    eps = 1e-6 max(1, |q|) / max(1, |q'|), here over all the coordinates of a state (relative error about 1e-10)."""
+    eps = 1e-6 max(1, |q|) / max(1, |q'|), here over all the coordinates of a state (relative error about 1e-10).
+    ``kernel``: the formulation's `flexmbs.formulations.index1.HistoryKernel`."""
     from .index1 import system_terms_history
     eps = 1e-6 * np.maximum(1.0, np.abs(q).max(axis=1)) / np.maximum(1.0, np.abs(qd).max(axis=1))
     step = eps[:, None] * qd

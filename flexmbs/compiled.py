@@ -349,63 +349,65 @@ def planar_side(system, body, marker, joint, point: bool) -> tuple[int, np.ndarr
                       "CorotationalBeam2D nodes and the ground")
 
 
-def corotational_arrays(beams) -> dict:
-    """The ``corot2d_*`` arrays of `flexmbs.kernel_schema.SYSTEM_ARRAYS` of the `CorotationalBeam2D` bodies
-    ``beams`` ((first coordinate, body) each; csrc ``corot2d_bodies``): a COROT2D_I row per beam, a COROT2D_E
-    (its nodes) and COROT2D_R row per element (L_0 = |X_j - X_i| and beta_0 = atan2 of the reference chord, as
-    `flexmbs.elements.corotational.corotational_2d` computes them; EA, EI), the constant mass blocks
-    (`mass_matrix`, (3 n_nodes)^2 each) and each node's share w_k of the weight (Q_g = w_k g: its
-    `gravity_force` of a unit g).  `Unsupported` for a beam with loads (user callables)."""
-    rows_i, rows_e, rows_r, mass, weights = [], [], [], [], []
+def corotational_packing(beams, prefix: str, per_beam) -> tuple[dict, list]:
+    """The arrays the planar and the spatial corotational beams share in the kernel's layout
+    (`flexmbs.kernel_schema` records ``{prefix}_I``, ``_E``, ``_R``): ``{prefix}_i``, a row per beam (its first
+    coordinate, its counts and where its elements, mass block and nodes start in the arrays of all the beams),
+    ``{prefix}_elements``, a row per element (its nodes), ``{prefix}_reals``, the element rows, and
+    ``{prefix}_mass``, the constant mass blocks (n_q x n_q each) flattened one after the other; with the nodes'
+    values, which ``per_beam(body) -> (element rows, mass block, node values)`` gives with the rest, in a list.
+    ``beams``: (first coordinate, body) each.  `Unsupported` for a beam with loads (user callables)."""
+    table_i, table_e, table_r = (getattr(schema, f"{prefix.upper()}_{part}") for part in "IER")
+    rows_i, rows_e, rows_r, mass, nodes = [], [], [], [], []
     n_el = n_mass = n_node = 0
     for off, b in beams:
         if b.loads:
-            raise Unsupported(f"body {b.name!r} is a CorotationalBeam2D with loads (user callables), which the "
+            raise Unsupported(f"body {b.name!r} is a {type(b).__name__} with loads (user callables), which the "
                               "compiled kernel cannot evaluate")
-        X0 = b.nodes[b.elements]
-        D0 = X0[:, 1] - X0[:, 0]
-        rows_i.append(schema.COROT2D_I.row(offset=off, n_nodes=b.n_nodes, n_elements=len(b.elements),
-                                           first_element=n_el, first_mass=n_mass, first_node=n_node))
-        rows_e += [schema.COROT2D_E.row(node_i=i, node_j=j) for i, j in b.elements]
-        rows_r += [schema.COROT2D_R.row(length0=L0, angle0=a0, EA=b.EA, EI=b.EI)
-                   for L0, a0 in zip(np.hypot(D0[:, 0], D0[:, 1]), np.arctan2(D0[:, 1], D0[:, 0]))]
-        mass.append(np.asarray(b.mass_matrix(b.initial_coordinates()), dtype=float).ravel())
-        weights.append(b.gravity_force((1.0, 0.0))[0::3])
+        rows_i.append(table_i.row(offset=off, n_nodes=b.n_nodes, n_elements=len(b.elements),
+                                  first_element=n_el, first_mass=n_mass, first_node=n_node))
+        rows_e += [table_e.row(node_i=i, node_j=j) for i, j in b.elements]
+        reals, block, values = per_beam(b)
+        rows_r += reals
+        mass.append(np.asarray(block, dtype=float).ravel())
+        nodes += values
         n_el, n_mass, n_node = n_el + len(b.elements), n_mass + b.n_q ** 2, n_node + b.n_nodes
-    return dict(corot2d_i=_i64(rows_i, (-1, schema.COROT2D_I.width)),
-                corot2d_elements=_i64(rows_e, (-1, schema.COROT2D_E.width)),
-                corot2d_reals=_f64(rows_r, (-1, schema.COROT2D_R.width)),
-                corot2d_mass=_f64(np.concatenate(mass) if mass else []),
-                corot2d_weights=_f64(np.concatenate(weights) if weights else []))
+    return {f"{prefix}_i": _i64(rows_i, (-1, table_i.width)), f"{prefix}_elements": _i64(rows_e, (-1, table_e.width)),
+            f"{prefix}_reals": _f64(rows_r, (-1, table_r.width)),
+            f"{prefix}_mass": _f64(np.concatenate(mass) if mass else [])}, nodes
+
+
+def corotational_arrays(beams) -> dict:
+    """The ``corot2d_*`` arrays of `flexmbs.kernel_schema.SYSTEM_ARRAYS` of the `CorotationalBeam2D` bodies
+    ``beams`` ((first coordinate, body) each; csrc ``corot2d_bodies``), `corotational_packing`'s with a
+    COROT2D_R row per element (L_0 = |X_j - X_i| and beta_0 = atan2 of the reference chord, as
+    `flexmbs.elements.corotational.corotational_2d` computes them; EA, EI), the constant mass blocks
+    (`mass_matrix`, (3 n_nodes)^2 each) and each node's share w_k of the weight (Q_g = w_k g: its
+    `gravity_force` of a unit g).  `Unsupported` for a beam with loads (user callables)."""
+    def per_beam(b):
+        D0 = b.nodes[b.elements][:, 1] - b.nodes[b.elements][:, 0]
+        reals = [schema.COROT2D_R.row(length0=L0, angle0=a0, EA=b.EA, EI=b.EI)
+                 for L0, a0 in zip(np.hypot(D0[:, 0], D0[:, 1]), np.arctan2(D0[:, 1], D0[:, 0]))]
+        return reals, b.mass_matrix(b.initial_coordinates()), list(b.gravity_force((1.0, 0.0))[0::3])
+    packed, weights = corotational_packing(beams, "corot2d", per_beam)
+    return dict(packed, corot2d_weights=_f64(weights))
 
 
 def corotational_3d_arrays(beams) -> dict:
     """The ``corot3d_*`` arrays of `flexmbs.kernel_schema.SYSTEM_ARRAYS` of the `CorotationalBeam3D` bodies
-    ``beams`` ((first coordinate, body) each; csrc ``corot3d_bodies``): a COROT3D_I row per beam, a COROT3D_E
-    (its nodes) and COROT3D_R row per element (L_0, its reference frame E_0 from the beam's `element_frames`,
-    EA, GJ, EI_y, EI_z), the constant translational mass blocks (`translational_mass`, (6 n_nodes)^2 each) and a
-    COROT3D_N row per node (its share w_k of the weight, Q_g = w_k g: `gravity_force` of a unit g; its
-    rotary inertia J0_k, `section_inertia`).  `Unsupported` for a beam with loads (user callables)."""
-    rows_i, rows_e, rows_r, mass, rows_n = [], [], [], [], []
-    n_el = n_mass = n_node = 0
-    for off, b in beams:
-        if b.loads:
-            raise Unsupported(f"body {b.name!r} is a CorotationalBeam3D with loads (user callables), which the "
-                              "compiled kernel cannot evaluate")
-        rows_i.append(schema.COROT3D_I.row(offset=off, n_nodes=b.n_nodes, n_elements=len(b.elements),
-                                           first_element=n_el, first_mass=n_mass, first_node=n_node))
-        rows_e += [schema.COROT3D_E.row(node_i=i, node_j=j) for i, j in b.elements]
-        rows_r += [schema.COROT3D_R.row(length0=L0, frame0=E0.ravel(), EA=b.EA, GJ=b.GJ, EIy=b.EIy, EIz=b.EIz)
-                   for L0, E0 in zip(b.length0, b.element_frames)]
-        mass.append(np.asarray(b.translational_mass, dtype=float).ravel())
-        weights = b.gravity_force((1.0, 0.0, 0.0))[0::6]
-        rows_n += [schema.COROT3D_N.row(weight=w, inertia=J0.ravel()) for w, J0 in zip(weights, b.section_inertia)]
-        n_el, n_mass, n_node = n_el + len(b.elements), n_mass + b.n_q ** 2, n_node + b.n_nodes
-    return dict(corot3d_i=_i64(rows_i, (-1, schema.COROT3D_I.width)),
-                corot3d_elements=_i64(rows_e, (-1, schema.COROT3D_E.width)),
-                corot3d_reals=_f64(rows_r, (-1, schema.COROT3D_R.width)),
-                corot3d_mass=_f64(np.concatenate(mass) if mass else []),
-                corot3d_nodes=_f64(rows_n, (-1, schema.COROT3D_N.width)))
+    ``beams`` ((first coordinate, body) each; csrc ``corot3d_bodies``), `corotational_packing`'s with a
+    COROT3D_R row per element (L_0, its reference frame E_0 from the beam's `element_frames`, EA, GJ, EI_y,
+    EI_z), the constant translational mass blocks (`translational_mass`, (6 n_nodes)^2 each) and a COROT3D_N row
+    per node (its share w_k of the weight, Q_g = w_k g: `gravity_force` of a unit g; its rotary inertia J0_k,
+    `section_inertia`).  `Unsupported` for a beam with loads (user callables)."""
+    def per_beam(b):
+        reals = [schema.COROT3D_R.row(length0=L0, frame0=E0.ravel(), EA=b.EA, GJ=b.GJ, EIy=b.EIy, EIz=b.EIz)
+                 for L0, E0 in zip(b.length0, b.element_frames)]
+        nodes = [schema.COROT3D_N.row(weight=w, inertia=J0.ravel())
+                 for w, J0 in zip(b.gravity_force((1.0, 0.0, 0.0))[0::6], b.section_inertia)]
+        return reals, b.translational_mass, nodes
+    packed, nodes = corotational_packing(beams, "corot3d", per_beam)
+    return dict(packed, corot3d_nodes=_f64(nodes, (-1, schema.COROT3D_N.width)))
 
 
 def beam_joint_axes(system, joints) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["skew", "tilde", "axial", "pad3", "rotation_2d", "rotation_x", "rotation_y", "rotation_z",
+__all__ = ["skew", "tilde", "axial", "cross", "pad3", "rotation_2d", "rotation_x", "rotation_y", "rotation_z",
            "axis_angle_to_matrix", "matrix_to_axis_angle", "axis_angle_to_ep",
            "ep_to_matrix", "matrix_to_ep", "ep_normalize", "ep_E", "ep_G", "ep_EG", "ep_vector_jacobian",
            "cardan_zyx_to_matrix", "matrix_to_cardan_zyx", "cardan_zyx_kinematics",
@@ -55,6 +55,15 @@ def axial(W) -> np.ndarray:
     W = np.asarray(W, dtype=float)
     return 0.5 * np.stack([W[..., 2, 1] - W[..., 1, 2], W[..., 0, 2] - W[..., 2, 0],
                            W[..., 1, 0] - W[..., 0, 1]], axis=-1)
+
+
+def cross(a, b) -> np.ndarray:
+    """a x b = skew(a) b over the last axis (3) of a and b, broadcast over the others: by components, as
+    np.cross's axis handling costs more than the product at the sizes of a body's or an element's vectors, and
+    without a cast, so that complex steps pass through."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def pad3(X) -> np.ndarray:

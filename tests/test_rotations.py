@@ -31,6 +31,18 @@ def test_one_skew_matrix_everywhere():
     assert invariants.tilde is rot.skew and _common.tilde is rot.skew
 
 
+def test_cross_over_the_last_axis_is_the_one_of_the_tree_and_the_beams():
+    """`rotations.cross` is np.cross over the last axis, broadcast, and keeps complex steps; the tree bodies and
+    the 3D corotational beams take it (their copies were one)."""
+    from flexmbs.bodies import tree
+    from flexmbs.elements import corotational3d
+    a, b = rng.standard_normal((4, 1, 3)), rng.standard_normal((5, 3))
+    assert np.allclose(rot.cross(a, b), np.cross(a, b)) and rot.cross(a, b).shape == (4, 5, 3)
+    z = a + 1e-20j * b[0]
+    assert np.allclose(rot.cross(z, b).imag * 1e20, np.broadcast_to(np.cross(b[0], b), (4, 5, 3)), atol=1e-12)
+    assert tree.cross is rot.cross and corotational3d.cross_arrays is rot.cross
+
+
 def test_ep_matrix_against_scipy_and_roundtrip():
     for _ in range(20):
         p = random_ep()

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..rotations import cross
 from .base import Body
 
 __all__ = ["TreeBody", "TreeJoint", "TreePart", "TreeKinematics", "COMPLEX_STEP"]
@@ -115,13 +116,6 @@ def _rodrigues(terms, angle: np.ndarray) -> np.ndarray:
     """R(e, s) = cos s (I - e e^T) + sin s [e]x + e e^T for a batch of angles s (k,) -> (k, 3, 3)."""
     C, E, P = terms
     return np.cos(angle)[:, None, None] * C + np.sin(angle)[:, None, None] * E + P
-
-
-def _cross(a, b):
-    """a x b over the last axis, broadcasting (complex-safe)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack(np.broadcast_arrays(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
 
 
 class TreeBody(Body):
@@ -274,7 +268,7 @@ class TreeBody(Body):
     def _jacobians(self, points, anc, g, o):
         """(B, D) of points (k, n, 3) whose frames have ancestor masks anc (n, n_j)."""
         rel = points[:, :, None, :] - o[:, None, :, :]                       # (k, n, n_j, 3)
-        col = np.where(self._revolute[None, None, :, None], _cross(g[:, None], rel), g[:, None])
+        col = np.where(self._revolute[None, None, :, None], cross(g[:, None], rel), g[:, None])
         col = col * anc[None, :, :, None]
         B = np.einsum("knjx,jm->knxm", col, self._C)
         Dg = g[:, None] * (anc & self._revolute[None, :])[None, :, :, None]

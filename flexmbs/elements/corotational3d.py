@@ -55,7 +55,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..rotations import skew
+from ..rotations import cross as cross_arrays, skew   # the arrays' (_jet.cross: the jets')
 from ._jet import Jet, cross, dot, sqrt, variables
 
 __all__ = ["Corotational3D", "RotaryInertia", "corotational_3d", "reference_frames", "rotary_inertia",
@@ -113,14 +113,6 @@ def _coefficients_of(psi):
     """(s, A, B, C, B', C') of rotation vectors psi (..., 3), s = psi . psi (`_closed_form_coefficients`)."""
     s = np.einsum("...i,...i->...", psi, psi)
     return (s,) + _closed_form_coefficients(s)
-
-
-def _cross(a, b):
-    """a x b over the last axis (3) of a and b, by components (np.cross's axis handling costs more than
-    the product at these sizes)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def _rotation_and_tangent(psi, k):
@@ -274,12 +266,12 @@ def _force_closed_form(X0, E0, x, psi, EA, GJ, EIy, EIz) -> Corotational3D:
     Dt[:, 1, :, :, 9:12] = -skew(t[:, 1]) @ Tn[:, 1, None]
     m = 0.5 * (t[:, 0, 1] + t[:, 1, 1])
     Dm = 0.5 * (Dt[:, 0, 1] + Dt[:, 1, 1])
-    c = _cross(e1, m)
+    c = cross_arrays(e1, m)
     cn = np.linalg.norm(c, axis=1)
     e3 = c / cn[:, None]
     Dc = -skew(m) @ De1 + skew(e1) @ Dm
     De3 = (I3 - e3[:, :, None] * e3[:, None, :]) @ Dc / cn[:, None, None]
-    e2 = _cross(e3, e1)
+    e2 = cross_arrays(e3, e1)
     De2 = -skew(e1) @ De3 + skew(e3) @ De1
     E = np.stack([e1, e2, e3], axis=1)                        # (n, 3 k, 3 comp)
     DE = np.stack([De1, De2, De3], axis=1)                    # (n, 3 k, 3 comp, 12)
@@ -330,8 +322,8 @@ def tangent_operator_rate(psi, psi_dot, sign: float = 1.0) -> np.ndarray:
 def _tangent_operator_rate(psi, pd, k, sign):
     sd = np.einsum("...i,...i->...", psi, pd)[..., None]
     C, dB, dC = (c[..., None] for c in (k[3], k[4], k[5]))
-    a = _cross(psi, pd)
-    return 2.0 * sd * (sign * dB * a + dC * _cross(psi, a)) + C * _cross(pd, a)
+    a = cross_arrays(psi, pd)
+    return 2.0 * sd * (sign * dB * a + dC * cross_arrays(psi, a)) + C * cross_arrays(pd, a)
 
 
 class RotaryInertia(NamedTuple):
@@ -368,7 +360,7 @@ def rotary_inertia(psi, psi_dot, J0) -> RotaryInertia:
     h = np.einsum("nij,nj->ni", J0, Om)
     Jd = np.einsum("nij,nj->ni", J0, _tangent_operator_rate(psi, pd, k, -1.0))
     M = T @ J0 @ np.swapaxes(T, 1, 2)
-    Qv = -np.einsum("nij,nj->ni", T, Jd + _cross(Om, h))
+    Qv = -np.einsum("nij,nj->ni", T, Jd + cross_arrays(Om, h))
     return RotaryInertia(0.5 * np.einsum("ni,ni->n", Om, h), M, Qv)
 
 
@@ -376,8 +368,8 @@ def _times_tangent(psi, k, b, sign):
     """T(psi) b (sign +1) or T(psi)^T b (sign -1) = b + sign B psi x b + C psi x (psi x b), rows (..., 3),
     by cross products only (so complex psi works: `rotary_inertia_tangent`)."""
     B, C = k[2][..., None], k[3][..., None]
-    a = _cross(psi, b)
-    return b + sign * B * a + C * _cross(psi, a)
+    a = cross_arrays(psi, b)
+    return b + sign * B * a + C * cross_arrays(psi, a)
 
 
 def _rotary_residual(psi, pd, acc, J0):
@@ -392,7 +384,7 @@ def _rotary_residual(psi, pd, acc, J0):
     Om = _times_tangent(psi, k, pd, -1.0)
     rate = _tangent_operator_rate(psi, pd, k, -1.0)
     inner = np.einsum("nij,...nj->...ni", J0, _times_tangent(psi, k, acc, -1.0) + rate) \
-        + _cross(Om, np.einsum("nij,...nj->...ni", J0, Om))
+        + cross_arrays(Om, np.einsum("nij,...nj->...ni", J0, Om))
     return _times_tangent(psi, k, inner, 1.0)
 
 

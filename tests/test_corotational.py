@@ -437,6 +437,27 @@ def _beam3d(n=4):
                                    b ** 4 / 12, b ** 4 / 12, 0.141 * b ** 4)
 
 
+def test_the_vector_terms_of_node_0_evaluate_the_coefficients_once(monkeypatch):
+    """`vector_jacobian` (R, T) and `vector_bias` (R, T, T' psi') take the coefficients A, B, C, B', C' of
+    |psi_0|^2 once per call (`rotation_and_tangent`, `rotation_tangent_and_rate`: they were taken two and three
+    times), with the values of the separate functions."""
+    from flexmbs import rotations
+    from flexmbs.elements import corotational3d as c3
+    beam = _beam3d()
+    rng = np.random.default_rng(1)
+    q = beam.initial_coordinates() + 0.3 * rng.standard_normal(beam.n_q)
+    v, u = rng.standard_normal(beam.n_q), np.array([0.3, -0.2, 0.9])
+    psi, pd = q[3:6], v[3:6]
+    a, w = c3.rotation_vector_matrix(psi) @ u, c3.tangent_operator(psi) @ pd
+    bias = np.cross(c3.tangent_operator_rate(psi, pd), a) + np.cross(w, np.cross(w, a))
+    calls = []
+    coefficients = c3._coefficients_of
+    monkeypatch.setattr(c3, "_coefficients_of", lambda p: calls.append(1) or coefficients(p))
+    assert np.array_equal(beam.vector_bias(q, v, u), bias) and len(calls) == 1
+    assert np.array_equal(beam.vector_jacobian(q, u)[:, 3:6], -rotations.skew(a) @ c3.tangent_operator(psi))
+    assert len(calls) == 3                      # vector_jacobian's one and tangent_operator's just above
+
+
 def test_spatial_body_inertia_and_markers_against_differences():
     """M = d^2T/dv^2 symmetric with T = 1/2 v^T M v; Q_v = -M' v + dT/dq (Lagrange, by central
     differences); omega of node 0 from R' R^T; vector Jacobian and bias; the power of a torque."""

@@ -38,7 +38,8 @@ import numpy as np
 from ..elements.base import Material
 from ..elements.corotational import corotational_2d
 from ..elements.corotational3d import (corotational_3d, reference_frames, rotary_inertia, rotary_inertia_tangent,
-                                        rotation_vector_matrix, tangent_operator, tangent_operator_rate)
+                                        rotation_and_tangent, rotation_tangent_and_rate, rotation_vector_matrix,
+                                        tangent_operator)
 from ..newton import newton
 from ..rotations import skew
 from .base import Body, LinearInertia, _check_loads, rigid_motion_of_points
@@ -611,16 +612,18 @@ class CorotationalBeam3D(_Statics, Body):
         -(R u)~ T(psi_0) on psi_0."""
         psi = np.asarray(q, dtype=float)[3:6]
         J = np.zeros((3, self.n_q))
-        J[:, 3:6] = -skew(rotation_vector_matrix(psi) @ np.asarray(u, dtype=float)) @ tangent_operator(psi)
+        R, T = rotation_and_tangent(psi)
+        J[:, 3:6] = -skew(R @ np.asarray(u, dtype=float)) @ T
         return J
 
     def vector_bias(self, q, v, u) -> np.ndarray:
         """(R u)'' at psi_0'' = 0: omega' x a + omega x (omega x a), a = R u, omega = T psi_0',
         omega' = (d/dt T) psi_0' (`tangent_operator_rate`)."""
         psi, pd = np.asarray(q, dtype=float)[3:6], np.asarray(v, dtype=float)[3:6]
-        a = rotation_vector_matrix(psi) @ np.asarray(u, dtype=float)
-        w = tangent_operator(psi) @ pd
-        return np.cross(tangent_operator_rate(psi, pd), a) + np.cross(w, np.cross(w, a))
+        R, T, rate = rotation_tangent_and_rate(psi, pd)
+        a = R @ np.asarray(u, dtype=float)
+        w = T @ pd
+        return np.cross(rate, a) + np.cross(w, np.cross(w, a))
 
     def rotation(self, q) -> np.ndarray:
         return rotation_vector_matrix(np.asarray(q, dtype=float)[3:6])

@@ -59,7 +59,7 @@ from ..rotations import cross as cross_arrays, skew   # the arrays' (_jet.cross:
 from ._jet import Jet, cross, dot, sqrt, variables
 
 __all__ = ["Corotational3D", "RotaryInertia", "corotational_3d", "reference_frames", "rotary_inertia",
-           "rotary_inertia_tangent", "rotation_and_tangent", "rotation_vector_matrix", "tangent_operator", "tangent_operator_rate"]
+           "rotary_inertia_tangent", "rotation_and_tangent", "rotation_tangent_and_rate", "rotation_vector_matrix", "tangent_operator", "tangent_operator_rate"]
 
 _SERIES_BELOW = 1e-3
 
@@ -317,6 +317,15 @@ def tangent_operator_rate(psi, psi_dot, sign: float = 1.0) -> np.ndarray:
     """
     psi, pd = np.asarray(psi, dtype=float), np.asarray(psi_dot, dtype=float)
     return _tangent_operator_rate(psi, pd, _coefficients_of(psi), sign)
+
+
+def rotation_tangent_and_rate(psi, psi_dot, sign: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(R(psi), T(psi), (d/dt T(psi)^(T)) psi') of `rotation_and_tangent` and `tangent_operator_rate` from one
+    evaluation of the coefficients A, B, C, B', C' of s = psi . psi (what a node's angular acceleration
+    omega' = T psi'' + (d/dt T) psi' and a turned vector R u need together)."""
+    psi, pd = np.asarray(psi, dtype=float), np.asarray(psi_dot, dtype=float)
+    k = _coefficients_of(psi)
+    return (*_rotation_and_tangent(psi, k), _tangent_operator_rate(psi, pd, k, sign))
 
 
 def _tangent_operator_rate(psi, pd, k, sign):

@@ -28,7 +28,7 @@ the augmented formulation's to round-off (tests/test_constrained_dynamics.py).
 Linear algebra: Cholesky of M_s (LAPACK ``potrf``/``potrs``) with the right-hand sides
 [Q_s, C_q^T] in one solve; K^+ e from the eigen-decomposition of K (LAPACK ``syevd``, K^+ applied
 to e without being formed: `pinv_symmetric_solve`), eigenvalues below ``rtol * max(eig)`` are
-treated as zero (their number is the number of redundant constraint equations, `kinetic_rank`).
+treated as zero (`kept_eigenvalues`, the one cut-off) (their number is the number of redundant constraint equations, `kinetic_rank`).
 The outputs' multipliers of a run are the same equations on the stacked matrices of all outputs
 (`udwadia_kalaba_history`).
 
@@ -53,7 +53,7 @@ import numpy as np
 from ..lapack import lapack
 from .stabilization import stabilized_gamma
 
-__all__ = ["accelerations", "solve_udwadia_kalaba", "pinv_symmetric", "pinv_symmetric_solve", "kinetic_rank",
+__all__ = ["accelerations", "solve_udwadia_kalaba", "pinv_symmetric_solve", "kinetic_rank", "kept_eigenvalues",
            "udwadia_kalaba_history", "PINV_RTOL"]
 
 PINV_RTOL = 1e-10      # relative cut-off of the eigenvalues of K in its pseudo-inverse
@@ -123,14 +123,10 @@ def _not_positive_definite(t: float | None, column: int) -> np.linalg.LinAlgErro
         "the bodies' inertia and the constraints.")
 
 
-def pinv_symmetric(K: np.ndarray, rtol: float = PINV_RTOL) -> np.ndarray:
-    """Moore-Penrose pseudo-inverse of a symmetric positive semi-definite matrix (eigh)."""
-    if K.size == 0:
-        return K.T.copy()
-    w, V = np.linalg.eigh(K)
-    keep = w > rtol * max(w[-1], 0.0)
-    Vk = V[:, keep]
-    return (Vk / w[keep]) @ Vk.T
+def kept_eigenvalues(w: np.ndarray, rtol: float = PINV_RTOL) -> np.ndarray:
+    """The eigenvalues of K the pseudo-inverse keeps, ``w > rtol max(w, 0)``, bool of w's shape: w (..., m) in
+    ascending order (eigh, syevd) of one K or of a stack; the others count as zero (redundant constraints)."""
+    return w > rtol * np.maximum(w[..., -1:], 0.0)
 
 
 def pinv_symmetric_solve(K: np.ndarray, b: np.ndarray, rtol: float = PINV_RTOL) -> np.ndarray:
@@ -140,7 +136,8 @@ def pinv_symmetric_solve(K: np.ndarray, b: np.ndarray, rtol: float = PINV_RTOL) 
 
         K = V diag(w) V^T  (LAPACK syevd),   K^+ b = V_k ((V_k^T b) / w_k),   k: w_k > rtol max(w)
 
-    the `pinv_symmetric` of K applied to b without forming K^+ (two matrix-vector products)."""
+    the Moore-Penrose pseudo-inverse of K applied to b without forming K^+ (two matrix-vector products); k:
+    `kept_eigenvalues`."""
     if K.size == 0:
         return np.zeros(K.shape[1])
     syevd, = lapack(("syevd",), K)
@@ -148,7 +145,7 @@ def pinv_symmetric_solve(K: np.ndarray, b: np.ndarray, rtol: float = PINV_RTOL) 
     if info != 0:
         raise np.linalg.LinAlgError(f"the eigen-decomposition of the kinetic matrix K = C_q M_s^-1 C_q^T did not "
                                     f"converge (LAPACK syevd info {info}): K has non-finite entries")
-    keep = w > rtol * max(w[-1], 0.0)
+    keep = kept_eigenvalues(w, rtol)
     if keep.all():
         return V @ ((V.T @ b) / w)
     Vk = V[:, keep]
@@ -159,8 +156,7 @@ def kinetic_rank(M: np.ndarray, Cq: np.ndarray, weight: float = 1.0, rtol: float
     """Rank of the kinetic matrix K = C_q M_s^{-1} C_q^T (= rank of C_q): independent constraints."""
     Ms = M + weight * (Cq.T @ Cq)
     K = Cq @ np.linalg.solve(Ms, Cq.T)
-    w = np.linalg.eigvalsh(0.5 * (K + K.T))
-    return int(np.sum(w > rtol * max(w[-1], 0.0))) if w.size else 0
+    return int(np.count_nonzero(kept_eigenvalues(np.linalg.eigvalsh(0.5 * (K + K.T)), rtol)))
 
 
 def udwadia_kalaba_history(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: np.ndarray, weight: float = 1.0,
@@ -182,7 +178,7 @@ def udwadia_kalaba_history(M: np.ndarray, Q: np.ndarray, Cq: np.ndarray, gamma: 
     a, Y = X[..., 0], X[..., 1:]
     K = Cq @ Y
     w, V = np.linalg.eigh(K)                                   # its lower triangle, as syevd's
-    keep = w > rtol * np.maximum(w[:, -1:], 0.0)
+    keep = kept_eigenvalues(w, rtol)
     inv_w = np.divide(1.0, w, out=np.zeros_like(w), where=keep)
     e = gamma - (Cq @ a[..., None])[..., 0]
     lam = -(V @ (inv_w * (np.swapaxes(V, 1, 2) @ e[..., None])[..., 0])[..., None])[..., 0]

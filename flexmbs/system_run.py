@@ -90,7 +90,7 @@ def step_powers(system, form):
     return powers
 
 
-def multipliers_at(system, form, t, x) -> np.ndarray:
+def multipliers_at(form, t, x) -> np.ndarray:
     """lam (N, n_c) of the formulation ``form`` at the states x (N, n_state) and times t (N,) (the outputs
     of a run, the Gauss points of a step) in one pass: its ``multiplier_history``, the terms of all the
     states (one kernel call per chunk of states when the System is compiled), then stacked solves, never one
@@ -125,7 +125,7 @@ def gauss_powers(system, form):
     def integrand(t, x):
         one = np.ndim(t) == 0
         t, x = np.atleast_1d(np.asarray(t, dtype=float)), np.atleast_2d(np.asarray(x, dtype=float))
-        P = powers(t, x, multipliers_at(system, form, t, x) if recover else None)
+        P = powers(t, x, multipliers_at(form, t, x) if recover else None)
         return P[0] if one else P
     integrand.vectorized = True
     integrand.smooth = smooth                 # contacts and stops: the most Gauss points (`step_rule`)
@@ -367,7 +367,7 @@ def run_system(system, *, formulation: str = "auto", method: str | None = None, 
         lam = sol.lam
         recovers = ("lagrange", "udwadia-kalaba", "gibbs-appell", "hamilton", "maggi", "kane", "volterra")
         if lam is None and entry.name in recovers and len(sol.t):
-            lam = multipliers_at(system, form, sol.t, sol.x)
+            lam = multipliers_at(form, sol.t, sol.x)
         kept = _joined(kept)
         bodies = _joined_bodies(system, kept, last_bodies[0])
         stats = dict(n_rhs=sol.n_rhs, n_jac=sol.n_jac, n_lu=sol.n_lu, n_steps=sol.n_steps,

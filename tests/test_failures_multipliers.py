@@ -48,7 +48,7 @@ def bench(argv):
 
 FAILURES = [   # (what, call, error, the message it prints)
     ("multipliers_at with a formulation without multiplier_history",
-     lambda: multipliers_at(particle_on_rod(), system_formulation("index3", particle_on_rod()), [0.0], np.zeros((1, 6))),
+     lambda: multipliers_at(system_formulation("index3", particle_on_rod()), [0.0], np.zeros((1, 6))),
      TypeError, r"multipliers_at: formulation 'constrained-index3' \(ConstrainedProblem\) has no "
                 r"multiplier_history\(t, x\), the multipliers of all the outputs at once"),
     ("maggi: x of another width", lambda: history("maggi", [0.0, 1.0], np.zeros((2, 5))), ValueError,

@@ -192,7 +192,7 @@ def test_multipliers_at_is_the_formulations_history(lagrange_run):
     system = coupled()
     form = system_formulation("maggi", system)
     x = np.concatenate([lagrange_run.q, lagrange_run.v], axis=1)
-    assert np.array_equal(multipliers_at(system, form, lagrange_run.t, x), form.multiplier_history(lagrange_run.t, x))
+    assert np.array_equal(multipliers_at(form, lagrange_run.t, x), form.multiplier_history(lagrange_run.t, x))
 
 
 @pytest.fixture(scope="module")
@@ -291,7 +291,7 @@ def test_maggi_in_quasi_velocities_recovers_kanes_and_maggis_multipliers():
     form = MaggiQuasiVelocities(model.system, QuasiVelocities(model.system, Y=model.Y))
     sol = simulate(form, (0.0, 0.5), form.state0(), method="DOP853", rtol=1e-9, atol=1e-12,
                    t_eval=np.linspace(0.0, 0.5, 7))
-    lam = multipliers_at(model.system, form, sol.t, sol.x)
+    lam = multipliers_at(form, sol.t, sol.x)
     assert lam.shape == (7, 1) and np.array_equal(form.multipliers(sol.t[3], sol.x[3]), lam[3])
     kane = system_formulation("kane", model.system, Y=model.Y)
     assert relative(lam, kane.multiplier_history(sol.t, sol.x)) <= 1e-10

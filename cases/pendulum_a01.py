@@ -12,9 +12,9 @@ formulation "index3").
 Accuracy target (issue 25): P1 within ``ACCURACY`` = 1e-6 m of the closed form at every output
 (``max_error_P1``).  The defaults reach 2.8e-10 m over 10 s (measured, 2026-11-27;
 docs/benchmarks.md sec. 17); index3-alpha at h = 1e-3 s reaches 1.2e-4 m and at h = 1e-4 s still
-1.2e-6 m (second order), so the default is the error-controlled DOP853.  The run prints the error
-it reached and writes it to summary.json (``accuracy_error``, ``accuracy_measure``,
-``accuracy_target`` and ``meets_target``, which `flexmbs run` prints).
+1.2e-6 m (second order), so the default is the error-controlled DOP853.  The run writes the error
+it reached to summary.json (``accuracy_error``, ``accuracy_measure``, ``accuracy_target`` and
+``meets_target``), and the case and `flexmbs run` print it as one line (`flexmbs.cli.accuracy_line`).
 
 Closed form (../shared/BENCHMARKS.md sec. 6b): with k = sin(pi/4), K = K(k) the complete
 elliptic integral of the first kind and sn Jacobi's elliptic function (parameter m = k^2),
@@ -42,6 +42,7 @@ from scipy.special import ellipj, ellipk
 import flexmbs as fm
 from flexmbs.bodies.planar import RigidBody2D
 from flexmbs.analysis import output_times
+from flexmbs.cli import accuracy_line
 from flexmbs.case import (check_parameters, recording_into, resolve, run_command, system_run_options,
                           write_run_histories)
 from flexmbs.constraints.planar import PlanarRevolute
@@ -137,8 +138,9 @@ def main(argv=None):
     print(f"pendulum A01, {params['integrator']}: {s['status']}")
     print(f"  P1(t = {s['t_final']:g}) = ({s['P1_final'][0]:.9f}, {s['P1_final'][1]:.9f}), closed form "
           f"({s['P1_exact_final'][0]:.9f}, {s['P1_exact_final'][1]:.9f}), error {s['error_P1_final']:.2e} m")
-    print(f"  max |P1 - closed form| over the run = {s['max_error_P1']:.2e} m (target {ACCURACY:g}: "
-          f"{'met' if s['meets_target'] else 'NOT met'})")
+    accuracy = accuracy_line(out / "summary.json")      # the line `flexmbs run` prints
+    if accuracy:
+        print(f"  {accuracy}")
     print(f"  energy change {s['energy_change']:.2e} J, {s['n_steps']} steps, "
           f"{1e6 * s['time_per_step_s']:.0f} us per step; wrote {out}/results.npz")
     return 0 if s["status"] == "finished" else 1

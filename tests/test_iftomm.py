@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import flexmbs as fm
+from flexmbs import cli
 from flexmbs.formulations.index1 import Index1
 from flexmbs.formulations.stabilization import RedundantConstraintError
 from flexmbs.integrators import ConstrainedProblem, simulate
@@ -279,11 +280,18 @@ def test_a04_bricard_index3_and_udwadia_kalaba_agree(tmp_path):
         Index1(system, solver="augmented").rhs(0.0, np.concatenate([q0, 0 * q0]))
 
 
-def test_case_command_lines_write_their_files(tmp_path):
+def test_case_command_lines_write_their_files(tmp_path, capsys):
+    """The cases' own command lines write their files and print the accuracy as `flexmbs run` does, one line
+    (`cli.accuracy_line`; they printed a line of their own beside it): A01's error over 0.5 s, none for A02 over
+    0.2 s (before its first target time)."""
     assert pendulum_a01.main(["--t-end", "0.5", "--dt-out", "0.05", "--out", str(tmp_path / "a01")]) == 0
     assert (tmp_path / "a01" / "p1.png").stat().st_size > 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if "target" in line]
+    assert printed == [f"  {cli.accuracy_line(tmp_path / 'a01' / 'summary.json')}"]
+    assert printed[0].startswith("  accuracy: max_t |P1 - closed form| [m] = ") and printed[0].endswith(": met)")
     assert double_four_bar.main(["--n", "3", "--t-end", "0.2", "--h", "2e-3", "--dt-out", "0.05",
                                  "--out", str(tmp_path / "a02")]) == 0
+    assert not [line for line in capsys.readouterr().out.splitlines() if "target" in line or "accuracy" in line]
     with np.load(tmp_path / "a02" / "results.npz") as data:
         assert data["B0"].shape == (5, 2)
         np.testing.assert_allclose(data["B0"], data["B0_exact"], atol=1e-5)      # N = 3: its own exact solution

@@ -1,4 +1,5 @@
-"""Rotations: the one place for skew matrices, Euler parameters, rotation matrices and angles.
+"""Rotations: the one place for skew matrices, cross products of arrays, Euler parameters, rotation matrices
+and angles.
 
 Conventions (derived here, checked in tests/test_rotations.py):
 

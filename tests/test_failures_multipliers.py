@@ -51,6 +51,9 @@ FAILURES = [   # (what, call, error, the message it prints)
      lambda: multipliers_at(system_formulation("index3", particle_on_rod()), [0.0], np.zeros((1, 6))),
      TypeError, r"multipliers_at: formulation 'constrained-index3' \(ConstrainedProblem\) has no "
                 r"multiplier_history\(t, x\), the multipliers of all the outputs at once"),
+    ("multipliers_at called as before issue 22's review, with the System first",
+     lambda: multipliers_at(particle_on_rod(), system_formulation("maggi", particle_on_rod()), [0.0], np.zeros((1, 6))),
+     TypeError, r"multipliers_at\(\) takes 3 positional arguments but 4 were given"),
     ("maggi: x of another width", lambda: history("maggi", [0.0, 1.0], np.zeros((2, 5))), ValueError,
      r"Maggi\.multiplier_history: `x` must be \(2, 6\), a state of n_state = 6 numbers at each of the 2 times `t`, "
      r"got shape \(2, 5\)"),

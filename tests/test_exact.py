@@ -34,6 +34,17 @@ def beam(gravity=None, motion=None):
                            fm.NodalLoad("end", "u", 2.0)], damping=(0.5, 1e-5), gravity=gravity)
 
 
+def powers_integrand(model, form):
+    """(integrand, physics): the model's powers of the loads, damping, frame and stiffening at the states of
+    ``form`` (N at once, ``vectorized``), as `flexmbs.run` integrates them, and its `_Physics`."""
+    physics = _Physics(model)
+
+    def integrand(t, x):
+        return physics.powers_many(t, *form.physical(t, x))
+    integrand.vectorized = True
+    return integrand, physics
+
+
 @pytest.mark.parametrize("formulation", ["lagrange", "gibbs-appell", "hamilton"])
 @pytest.mark.parametrize("damping", [None, (3.0, 1e-6)])
 def test_exact_matches_the_modal_solution(formulation, damping):
@@ -139,11 +150,7 @@ def test_blocks_of_outputs_agree_with_one_block(model, dt_out):
     """Streaming in blocks (7 outputs each) gives the states and the works of one block, to
     round-off: the blocks continue the same propagation and the same sums."""
     form = Lagrange(model)
-    physics = _Physics(model)
-
-    def integrand(t, x):
-        return physics.powers_many(t, *form.physical(t, x))
-    integrand.vectorized = True
+    integrand, _ = powers_integrand(model, form)
     t_eval = np.append(np.arange(0.0, 0.0095, dt_out), 0.0095)          # a shorter last interval
     runs = []
     for block in (7, len(t_eval)):
@@ -216,11 +223,7 @@ def test_declared_forms_equal_the_integrand(model, formulation):
     sum of the forms' terms' sizes (the round-off of either side)."""
     from flexmbs.integrators.exact import _Augmented, declared_forms
     form = FORMULATIONS[formulation](model)
-    physics = _Physics(model)
-
-    def integrand(t, x):
-        return physics.powers_many(t, *form.physical(t, x))
-    integrand.vectorized = True
+    integrand, physics = powers_integrand(model, form)
     integrand.forms = lambda X, F, one: physics.power_forms(form, X, F, one)
     aug = _Augmented(*fm.integrators.exact.exact_system(form))
     Q = declared_forms(aug, integrand.forms, 4)
@@ -254,11 +257,7 @@ def test_exact_hands_its_works_on_with_the_outputs(tmp_path):
     ``Solution.integrals``; a Model run's works in Results and in results.h5 are the same numbers."""
     model = beam()
     form = Lagrange(model)
-    physics = _Physics(model)
-
-    def integrand(t, x):
-        return physics.powers_many(t, *form.physical(t, x))
-    integrand.vectorized = True
+    integrand, _ = powers_integrand(model, form)
     t_eval = np.linspace(0.0, 0.01, 21)
     rows, blocks = [], []
     sol = simulate(form, (0.0, 0.01), np.zeros(form.n_state), method="exact", t_eval=t_eval, integrand=integrand,

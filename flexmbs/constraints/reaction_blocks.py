@@ -22,7 +22,21 @@ and `FlexibleBody`) and the ground, in 3D, every block has a leading axis of out
                 (the batched one-body constraints are scleronomic: `flexmbs.System.time_derivative`)
     frame       origin r_i(s_i), rotation A(p_i) R_i of side i (`Joint.frame`)
 
-and the least-squares solutions of all outputs are one batched QR per body (`least_squares`).
+The joints stacked here (`unstacked_reason`) act at their reaction points: their point rows take the
+markers s_b and their direction rows the frame's directions (no elastic columns), so Q_b lies in the
+range of B_b and x is the solution of any rows of B_b of full column rank.  For a body whose only
+internal constraint is the Euler-parameter norm (C_int,q = (0, 2 p^T, 0): `RigidBodyEP`, a
+`FlexibleBody` on its tangent frame) the rows of R and p give it in closed form (`frame_reaction`):
+
+.. code:: text
+
+    rows R:  Q_R = F                                   (J_P's R columns: I; J_theta, C_int: 0)
+    rows p:  Q_p = V(p, y_s)^T F + 2 E(p)^T T + 2 p mu
+    with E p = 0 and E E^T = |p|^2 I:  T = E w / (2 |p|^2),  mu = p . w / (2 |p|^2),  w = Q_p - V^T F
+
+(w is inverted exactly; the least squares of the rows of R, p and e gives the same x to round-off).
+The other bodies (mean-axis conditions among their internal constraints, or |p|^2 <= `QR_RTOL`) take
+the least-squares solution of all outputs by one batched QR per body (`least_squares`).
 `unstacked_reason` is the one place that says which constraints are not stacked, and why.
 """
 from __future__ import annotations
@@ -34,7 +48,7 @@ from .base import Constraint, Ground, force_and_torque
 from .batch import JointBatch, _Markers, evaluated_by_batch
 from .joints import Joint
 
-__all__ = ["ReactionBlocks", "unstacked_reason", "least_squares"]
+__all__ = ["ReactionBlocks", "unstacked_reason", "least_squares", "frame_reaction", "norm_only"]
 
 # a stacked QR solve is taken where min |R_kk| > QR_RTOL max |R_kk| (B_b well conditioned: its
 # solution equals the pseudo-inverse's to ~cond(B_b) eps); the other outputs get the pseudo-inverse
@@ -114,6 +128,37 @@ def square_solve(B, Q, x) -> np.ndarray:
     return good
 
 
+def norm_only(body) -> bool:
+    """True for a body whose one internal constraint is the Euler-parameter norm (C_int,q = (0, 2 p^T, 0)):
+    its stacked reactions take `frame_reaction`, the others `least_squares`."""
+    from ..bodies.rigid import EulerParameterNorm
+    internal = body.internal_constraints()
+    return len(internal) == 1 and type(internal[0]) is EulerParameterNorm
+
+
+def frame_reaction(Q, V, p) -> tuple[np.ndarray, np.ndarray]:
+    """(x (n_t, 7), solved (n_t,) bool): x = [F; T; mu] of Q_b = B_b x from the rows of R and p of a body
+    whose one internal constraint is the Euler-parameter norm (module docstring):
+
+    .. code:: text
+
+        F = Q_R,   w = Q_p - V^T F,   T = E(p) w / (2 |p|^2),   mu = p . w / (2 |p|^2)
+
+    Q (n_t, >= 7) the body's generalized constraint force (columns R, p first), V (n_t, 3, 4) = d(A(p) y_s)/dp
+    at the reaction point, p (n_t, 4) the body's Euler parameters (any norm).  The [2 E^T, 2 p] block has the
+    singular values 2 |p|: ``solved`` is False where |p|^2 <= `QR_RTOL` (there x is left to `least_squares`)."""
+    n2 = 2.0 * np.einsum("ta,ta->t", p, p)
+    solved = n2 > 2.0 * QR_RTOL
+    scale = 1.0 / np.where(solved, n2, 1.0)
+    F = Q[:, :3]
+    w = Q[:, 3:7] - np.einsum("tai,ta->ti", V, F)
+    x = np.empty((len(Q), 7))
+    x[:, :3] = F
+    x[:, 3:6] = np.einsum("tij,tj->ti", ep_E(p), w) * scale[:, None]
+    x[:, 6] = np.einsum("ta,ta->t", p, w) * scale
+    return x, solved
+
+
 class ReactionBlocks:
     """The reactions of some joints of a system at stacked outputs (module docstring).
 
@@ -142,38 +187,47 @@ class ReactionBlocks:
         self.point = [[self.markers.add(Ground(3) if b is None else b, start, s, False)
                        for b, start, s in zip(c.bodies, st, c.s)] for c, st in zip(self.constraints, starts)]
         self.markers.build()
-        self.bodies = list({id(b): b for c in self.constraints for b in c.bodies if b is not None}.values())
+        bodies = {id(b): b for c in self.constraints for b in c.bodies if b is not None}.values()
+        self.closed = {b.name: norm_only(b) for b in bodies}
 
-    def body_columns(self, t0, q) -> dict:
-        """{body name: [J_theta^T, C_int,q^T] (n_t, n_q_b, 3 + n_int)}: the columns of B_b that are the same
+    def body_columns(self, t0, q, body) -> np.ndarray:
+        """[J_theta^T, C_int,q^T] (n_t, n_q_b, 3 + n_int) of ``body``: the columns of B_b that are the same
         for every joint on the body, at q (n_t, n_q) (`torque_and_internal_columns`, stacked)."""
-        out = {}
-        for b in self.bodies:
-            qb = q[:, self.system.slice(b)]
-            internal = b.internal_constraints()
-            cols = np.zeros((len(q), b.n_q, 3 + sum(c.n_c for c in internal)))
-            cols[:, 3:7, :3] = 2.0 * np.swapaxes(ep_E(qb[:, 3:7]), 1, 2)
-            first = 3
-            for c in internal:
-                # the batch evaluator of stacked bodies, here one body stacked over the outputs; a constant
-                # C_q (mean-axis conditions) comes back once, (1, n_c, width), and is broadcast
-                width = min(getattr(type(c), "batch_columns", b.n_q), b.n_q)
-                Cq = np.broadcast_to(type(c).batch([c]).jacobian(t0, qb[:, :width]), (len(q), c.n_c, width))
-                cols[:, :width, first:first + c.n_c] = np.swapaxes(Cq, 1, 2)
-                first += c.n_c
-            out[b.name] = cols
-        return out
+        qb = q[:, self.system.slice(body)]
+        internal = body.internal_constraints()
+        cols = np.zeros((len(q), body.n_q, 3 + sum(c.n_c for c in internal)))
+        cols[:, 3:7, :3] = 2.0 * np.swapaxes(ep_E(qb[:, 3:7]), 1, 2)
+        first = 3
+        for c in internal:
+            # the batch evaluator of stacked bodies, here one body stacked over the outputs; a constant
+            # C_q (mean-axis conditions) comes back once, (1, n_c, width), and is broadcast
+            width = min(getattr(type(c), "batch_columns", body.n_q), body.n_q)
+            Cq = np.broadcast_to(type(c).batch([c]).jacobian(t0, qb[:, :width]), (len(q), c.n_c, width))
+            cols[:, :width, first:first + c.n_c] = np.swapaxes(Cq, 1, 2)
+            first += c.n_c
+        return cols
+
+    def basis(self, body, k, J, shared) -> np.ndarray:
+        """B_b = [J_P(s_b)^T, J_theta^T, C_int,q^T] (n_t, n_q_b, 6 + n_int) of ``body`` at its reaction marker
+        k, from the stacked marker Jacobians J (n_t, n_markers, 3, W) and its `body_columns` ``shared``."""
+        sl = self.system.slice(body)
+        local = self.markers.cols[k] - sl.start
+        keep = (local >= 0) & (local < body.n_q)
+        B = np.zeros((len(J), body.n_q, 3 + shared.shape[2]))
+        B[:, local[keep], :3] = np.swapaxes(J[:, k][:, :, keep], 1, 2)        # J_P(s_b)^T
+        B[:, :, 3:] = shared
+        return B
 
     def evaluate(self, t, q, lam) -> dict:
         """`flexmbs.System.reaction_history`'s entries of these joints at t (n_t,), q (n_t, n_q) and the
-        system's multipliers lam (n_t, n_c)."""
+        system's multipliers lam (n_t, n_c): x = [F; T; mu] by `frame_reaction` for the bodies of `norm_only`,
+        else (and where it leaves rows) by `least_squares` of the stacked B_b (`basis`)."""
         n_t = len(t)
         tail = JointBatch.extend(np.zeros(0))                  # the ground's constant coordinates
         QE = np.concatenate((q, np.broadcast_to(tail, (n_t, len(tail)))), axis=1)
         Cq = self.joints.jacobian_history(t, QE)
         r, J = self.markers.evaluate_stacked(QE)
-        shared = self.body_columns(float(t[0]), q)
-        cols = self.markers.cols
+        shared = {}
         out = {}
         for c, own, marks in zip(self.constraints, self.own_rows, self.point):
             # the generalized constraint force -C_q^T lam of this joint, all coordinates
@@ -188,12 +242,19 @@ class ReactionBlocks:
                 if b is None:
                     continue
                 sl = self.system.slice(b)
-                local = cols[k] - sl.start
-                keep = (local >= 0) & (local < b.n_q)
-                rest = shared[b.name]
-                B = np.zeros((n_t, b.n_q, 3 + rest.shape[2]))
-                B[:, local[keep], :3] = np.swapaxes(J[:, k][:, :, keep], 1, 2)        # J_P(s_b)^T
-                B[:, :, 3:] = rest
-                bodies[b.name] = force_and_torque(least_squares(B, Q[:, sl]), R, 3)
+                if self.closed[b.name]:
+                    x, solved = frame_reaction(Q[:, sl], J[:, k, :, 3:7], q[:, sl.start + 3:sl.start + 7])
+                    rest = ~solved
+                else:
+                    x, rest = None, np.ones(n_t, dtype=bool)
+                if rest.any():
+                    if b.name not in shared:
+                        shared[b.name] = self.body_columns(float(t[0]), q, b)
+                    solution = least_squares(self.basis(b, k, J[rest], shared[b.name][rest]), Q[rest][:, sl])
+                    if x is None:
+                        x = solution
+                    else:
+                        x[rest] = solution
+                bodies[b.name] = force_and_torque(x, R, 3)
             out[c.name] = {"origin": r[:, marks[0]], "rotation": R, "bodies": bodies}
         return out

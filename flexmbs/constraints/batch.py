@@ -141,28 +141,32 @@ class _Markers:
         """True if every marker is a frame marker (or the ground's): `evaluate_stacked` takes them."""
         return not self.generic
 
-    def evaluate_stacked(self, QE, jacobian: bool = True):
+    def evaluate_stacked(self, QE, jacobian: bool = True, which=None):
         """(r (n_t, k, dim), J (n_t, k, dim, W) or None without ``jacobian``) at n_t stacked coordinates
         QE (n_t, n_q + len(TAIL)) (`JointBatch.extend` row by row): the frame markers' formulas of the
-        module docstring with a leading axis of outputs, A(p) once per body and output.  Markers on
-        other bodies are evaluated one configuration at a time (their bodies' methods), so they are not
-        stacked: RuntimeError (`stackable`)."""
+        module docstring with a leading axis of outputs, A(p) once per body and output.  ``which``: the
+        indices of the k markers wanted, in that order (default: all of them; the drivers' C_t needs three
+        directions per driver, `JointBatch.time_derivative_history`).  Markers on other bodies are evaluated
+        one configuration at a time (their bodies' methods), so they are not stacked: RuntimeError
+        (`stackable`)."""
         if not self.stackable():
             raise RuntimeError("_Markers.evaluate_stacked: markers on bodies without frame markers are evaluated "
                                "one configuration at a time; check `stackable()` first")
         n_t = len(QE)
-        A = ep_to_matrix(QE[:, self.p_bodies])[:, self.p_of]            # (n_t, k, 3, 3)
-        y = np.broadcast_to(self.y0, (n_t,) + self.y0.shape)
+        k = slice(None) if which is None else np.asarray(which, dtype=np.int64)
+        A = ep_to_matrix(QE[:, self.p_bodies])[:, self.p_of[k]]         # (n_t, k, 3, 3)
+        y0, Phi = self.y0[k], self.Phi[k]
+        y = np.broadcast_to(y0, (n_t,) + y0.shape)
         if self.elastic:
-            y = y + (self.Phi @ QE[:, self.e_idx][..., None])[..., 0]
-        r = QE[:, self.R_idx] + (A @ y[..., None])[..., 0]
+            y = y + (Phi @ QE[:, self.e_idx[k]][..., None])[..., 0]
+        r = QE[:, self.R_idx[k]] + (A @ y[..., None])[..., 0]
         if not jacobian:
             return r, None
-        P = QE[:, self.p_idx]                                           # (n_t, k, 4)
-        J = np.repeat(self.J_frame[None], n_t, axis=0)
+        P = QE[:, self.p_idx[k]]                                        # (n_t, k, 4)
+        J = np.repeat(self.J_frame[k][None], n_t, axis=0)
         J[..., 3:7] = ep_vector_jacobian(P, y)
         if self.elastic:
-            J[..., 7:7 + self.Phi.shape[2]] = A @ self.Phi
+            J[..., 7:7 + Phi.shape[2]] = A @ Phi
         return r, J
 
     def evaluate(self, qe, ve, order: int):
@@ -487,10 +491,12 @@ class JointBatch:
         if self.angle is None:
             return Ct
         rr, vx, vy, vb, _, _ = self.angle
-        r = self.markers.evaluate_stacked(QE, jacobian=False)[0]
+        # only the drivers' directions x_i, y_i and b, not every marker of the joints
+        r = self.markers.evaluate_stacked(QE, jacobian=False, which=np.concatenate((vx, vy, vb)))[0]
+        x_i, y_i, b = np.split(r, 3, axis=1)                                   # (n_t, m, dim) each
         c, s, fd, _ = self._law_history(t)                                     # (n_t, m) each
         c, s = c[..., None], s[..., None]
-        Ct[:, rr] = fd * np.einsum("tka,tka->tk", -s * r[:, vy] - c * r[:, vx], r[:, vb])
+        Ct[:, rr] = fd * np.einsum("tka,tka->tk", -s * y_i - c * x_i, b)
         return Ct
 
     def time_derivative(self, t, qe, Ct) -> None:

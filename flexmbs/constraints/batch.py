@@ -241,18 +241,26 @@ class JointBatch:
         Sizes of q and C of the whole system.
     dim : int
         Dimension of the bodies (2 or 3).
+    reaction_points : bool
+        Also register each joint's points s_i, s_j as point markers (its reaction points; a joint of
+        direction rows alone has none otherwise), their indices in ``reaction_markers`` [[i, j] per
+        joint], so that one `_Markers.evaluate_stacked` gives the rows' markers and the reactions'
+        (`flexmbs.constraints.reaction_blocks.ReactionBlocks`).
     """
 
-    def __init__(self, joints, columns, rows, n_q: int, n_c: int, dim: int):
+    def __init__(self, joints, columns, rows, n_q: int, n_c: int, dim: int, reaction_points: bool = False):
         self.n_q, self.n_c, self.dim = n_q, n_c, dim
         mk = _Markers(dim, n_q)
         point, dot1, dot2, dist, angle, screw = [], [], [], [], [], []
+        self.reaction_markers = []
         for jnt, cols, r0 in zip(joints, columns, rows):
             sides = jnt._side
             kinds = {row[0] for row in jnt._rows}
-            if kinds & {"point", "dot2", "dist", "screw"}:
+            if kinds & {"point", "dot2", "dist", "screw"} or reaction_points:
                 pi = mk.add(sides[0], cols[0], jnt.s[0], False)
                 pj = mk.add(sides[1], cols[1], jnt.s[1], False)
+                if reaction_points:
+                    self.reaction_markers.append([pi, pj])
 
             def vec(k, c):
                 u = jnt.R[k][:, c]
@@ -461,17 +469,18 @@ class JointBatch:
             G[..., sl, 1, 0, :] = kappa * u
             G[..., sl, 1, 1, :] = wb * z
 
-    def jacobian_history(self, t, QE) -> np.ndarray:
+    def jacobian_history(self, t, QE, markers=None) -> np.ndarray:
         """C_q of the joints' rows at n_t outputs at once, (n_t, n_c, n_q): t (n_t,), QE (n_t, n_q +
         len(TAIL)) (q row by row with the ground's tail, `extend`).  The formulas of `evaluate` with a
         leading axis of outputs (`_coefficients`); the angle drivers' laws are evaluated for all the
-        outputs at once (`_law_history`).  Only for joints whose markers are all frame markers
-        (`_Markers.stackable`; RuntimeError otherwise)."""
+        outputs at once (`_law_history`).  ``markers``: (r, J) of ``self.markers.evaluate_stacked(QE)``
+        when the caller has them (the reactions, which also read the markers).  Only for joints whose
+        markers are all frame markers (`_Markers.stackable`; RuntimeError otherwise)."""
         n_t, n, dim, W = len(QE), self.n_rows, self.dim, self.W
         out = np.zeros((n_t, self.n_c * self.n_q + 1))
         if not n:
             return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
-        r, J = self.markers.evaluate_stacked(QE)
+        r, J = self.markers.evaluate_stacked(QE) if markers is None else markers
         laws = None
         if self.angle is not None:
             laws = self._law_history(t)                                     # 4 x (n_t, m)

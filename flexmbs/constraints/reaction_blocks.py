@@ -44,8 +44,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..rotations import ep_E, ep_to_matrix
-from .base import Constraint, Ground, force_and_torque
-from .batch import JointBatch, _Markers, evaluated_by_batch
+from .base import Constraint, force_and_torque
+from .batch import JointBatch, evaluated_by_batch
 from .joints import Joint
 
 __all__ = ["ReactionBlocks", "unstacked_reason", "least_squares", "frame_reaction", "norm_only"]
@@ -181,12 +181,11 @@ class ReactionBlocks:
         for c in self.constraints:
             rows.append(first)
             first += c.n_c
-        self.joints = JointBatch(self.constraints, starts, rows, n_q, first, 3)
+        # the joints' rows and their reaction points (`Joint.reaction_points`: the points s) on one set of markers
+        self.joints = JointBatch(self.constraints, starts, rows, n_q, first, 3, reaction_points=True)
         self.own_rows = [slice(r, r + c.n_c) for r, c in zip(rows, self.constraints)]
-        self.markers = _Markers(3, n_q)
-        self.point = [[self.markers.add(Ground(3) if b is None else b, start, s, False)
-                       for b, start, s in zip(c.bodies, st, c.s)] for c, st in zip(self.constraints, starts)]
-        self.markers.build()
+        self.markers = self.joints.markers
+        self.point = self.joints.reaction_markers
         bodies = {id(b): b for c in self.constraints for b in c.bodies if b is not None}.values()
         self.closed = {b.name: norm_only(b) for b in bodies}
 
@@ -225,8 +224,8 @@ class ReactionBlocks:
         n_t = len(t)
         tail = JointBatch.extend(np.zeros(0))                  # the ground's constant coordinates
         QE = np.concatenate((q, np.broadcast_to(tail, (n_t, len(tail)))), axis=1)
-        Cq = self.joints.jacobian_history(t, QE)
         r, J = self.markers.evaluate_stacked(QE)
+        Cq = self.joints.jacobian_history(t, QE, (r, J))
         shared = {}
         out = {}
         for c, own, marks in zip(self.constraints, self.own_rows, self.point):

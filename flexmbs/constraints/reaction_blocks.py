@@ -137,25 +137,26 @@ def norm_only(body) -> bool:
 
 
 def frame_reaction(Q, V, p) -> tuple[np.ndarray, np.ndarray]:
-    """(x (n_t, 7), solved (n_t,) bool): x = [F; T; mu] of Q_b = B_b x from the rows of R and p of a body
+    """(x (..., 7), solved (...) bool): x = [F; T; mu] of Q_b = B_b x from the rows of R and p of a body
     whose one internal constraint is the Euler-parameter norm (module docstring):
 
     .. code:: text
 
         F = Q_R,   w = Q_p - V^T F,   T = E(p) w / (2 |p|^2),   mu = p . w / (2 |p|^2)
 
-    Q (n_t, >= 7) the body's generalized constraint force (columns R, p first), V (n_t, 3, 4) = d(A(p) y_s)/dp
-    at the reaction point, p (n_t, 4) the body's Euler parameters (any norm).  The [2 E^T, 2 p] block has the
+    Q (..., 7) the body's generalized constraint force on its columns R and p, V (..., 3, 4) = d(A(p) y_s)/dp
+    at the reaction point, p (..., 4) the body's Euler parameters (any norm); the leading axes (outputs,
+    and the (joint, body) pairs of `ReactionBlocks`) broadcast.  The [2 E^T, 2 p] block has the
     singular values 2 |p|: ``solved`` is False where |p|^2 <= `QR_RTOL` (there x is left to `least_squares`)."""
-    n2 = 2.0 * np.einsum("ta,ta->t", p, p)
+    n2 = 2.0 * np.einsum("...a,...a->...", p, p)
     solved = n2 > 2.0 * QR_RTOL
     scale = 1.0 / np.where(solved, n2, 1.0)
-    F = Q[:, :3]
-    w = Q[:, 3:7] - np.einsum("tai,ta->ti", V, F)
-    x = np.empty((len(Q), 7))
-    x[:, :3] = F
-    x[:, 3:6] = np.einsum("tij,tj->ti", ep_E(p), w) * scale[:, None]
-    x[:, 6] = np.einsum("ta,ta->t", p, w) * scale
+    F = Q[..., :3]
+    w = Q[..., 3:7] - np.einsum("...ai,...a->...i", V, F)
+    x = np.empty(Q.shape[:-1] + (7,))
+    x[..., :3] = F
+    x[..., 3:6] = np.einsum("...ij,...j->...i", ep_E(p), w) * scale[..., None]
+    x[..., 6] = np.einsum("...a,...a->...", p, w) * scale
     return x, solved
 
 
@@ -183,11 +184,28 @@ class ReactionBlocks:
             first += c.n_c
         # the joints' rows and their reaction points (`Joint.reaction_points`: the points s) on one set of markers
         self.joints = JointBatch(self.constraints, starts, rows, n_q, first, 3, reaction_points=True)
-        self.own_rows = [slice(r, r + c.n_c) for r, c in zip(rows, self.constraints)]
+        # S[j, row] = 1 for the rows of joint j: -C_q^T lam of each joint is -(S * lam) C_q
+        self.rows_of_joint = np.zeros((len(self.constraints), first))
+        for j, (r0, c) in enumerate(zip(rows, self.constraints)):
+            self.rows_of_joint[j, r0:r0 + c.n_c] = 1.0
+        self.lam_rows = np.concatenate([np.arange(system.n_c)[system.rows(c)] for c in self.constraints])
         self.markers = self.joints.markers
         self.point = self.joints.reaction_markers
-        bodies = {id(b): b for c in self.constraints for b in c.bodies if b is not None}.values()
-        self.closed = {b.name: norm_only(b) for b in bodies}
+        # every (joint j, body b) pair with its reaction marker k: those of `norm_only` bodies stacked for one
+        # `frame_reaction` (their joint, marker and the columns R, p of b), the others by `least_squares`
+        self.pairs = [(j, b, k) for j, c in enumerate(self.constraints)
+                      for b, k in zip(c.bodies, self.point[j]) if b is not None]
+        self.closed = np.array([norm_only(b) for _, b, _ in self.pairs], dtype=bool)
+        closed = [pair for pair, is_closed in zip(self.pairs, self.closed) if is_closed]
+        self.closed_joint = np.array([j for j, _, _ in closed], dtype=np.int64)
+        self.closed_marker = np.array([k for _, _, k in closed], dtype=np.int64)
+        self.closed_cols = np.array([system.slice(b).start + np.arange(7) for _, b, _ in closed],
+                                    dtype=np.int64).reshape(-1, 7)
+        # the frame of each joint: A(p_i) R_i on body i, R_i on the ground
+        self.frame_body = np.array([c.bodies[0] is not None for c in self.constraints], dtype=bool)
+        self.frame_p = np.array([system.slice(c.bodies[0]).start + np.arange(3, 7) for c in self.constraints
+                                 if c.bodies[0] is not None], dtype=np.int64).reshape(-1, 4)
+        self.frame_R = np.array([c.R[0] for c in self.constraints])
 
     def body_columns(self, t0, q, body) -> np.ndarray:
         """[J_theta^T, C_int,q^T] (n_t, n_q_b, 3 + n_int) of ``body``: the columns of B_b that are the same
@@ -217,43 +235,44 @@ class ReactionBlocks:
         B[:, :, 3:] = shared
         return B
 
+    def frames(self, q) -> np.ndarray:
+        """R (n_t, n_joints, 3, 3): each joint's rotation A(p_i) R_i (R_i on the ground) at q (n_t, n_q)."""
+        R = np.repeat(self.frame_R[None], len(q), axis=0)
+        if len(self.frame_p):
+            R[:, self.frame_body] = ep_to_matrix(q[:, self.frame_p]) @ self.frame_R[self.frame_body]
+        return R
+
     def evaluate(self, t, q, lam) -> dict:
         """`flexmbs.System.reaction_history`'s entries of these joints at t (n_t,), q (n_t, n_q) and the
-        system's multipliers lam (n_t, n_c): x = [F; T; mu] by `frame_reaction` for the bodies of `norm_only`,
-        else (and where it leaves rows) by `least_squares` of the stacked B_b (`basis`)."""
+        system's multipliers lam (n_t, n_c): x = [F; T; mu] by one `frame_reaction` of all the (joint, body)
+        pairs on `norm_only` bodies, the others (and the rows it leaves) by `least_squares` of the stacked
+        B_b (`basis`)."""
         n_t = len(t)
         tail = JointBatch.extend(np.zeros(0))                  # the ground's constant coordinates
         QE = np.concatenate((q, np.broadcast_to(tail, (n_t, len(tail)))), axis=1)
         r, J = self.markers.evaluate_stacked(QE)
         Cq = self.joints.jacobian_history(t, QE, (r, J))
-        shared = {}
-        out = {}
-        for c, own, marks in zip(self.constraints, self.own_rows, self.point):
-            # the generalized constraint force -C_q^T lam of this joint, all coordinates
-            Q = -np.einsum("tcq,tc->tq", Cq[:, own], lam[:, self.system.rows(c)])
-            side = c.bodies[0]
-            if side is None:
-                R = np.repeat(c.R[0][None], n_t, axis=0)
+        # the generalized constraint force -C_q^T lam of each joint, all coordinates (n_t, n_joints, n_q)
+        Q = -(self.rows_of_joint * lam[:, None, self.lam_rows]) @ Cq
+        R = self.frames(q)
+        x_closed, solved = frame_reaction(Q[:, self.closed_joint[:, None], self.closed_cols],
+                                          J[:, self.closed_marker, :, 3:7], q[:, self.closed_cols[:, 3:]])
+        closed = force_and_torque(x_closed, R[:, self.closed_joint], 3)
+        out = [{"origin": r[:, marks[0]], "rotation": R[:, j], "bodies": {}} for j, marks in enumerate(self.point)]
+        shared, m = {}, 0
+        for (j, b, k), is_closed in zip(self.pairs, self.closed):
+            if is_closed:
+                x, rest = x_closed[:, m], ~solved[:, m]
+                entry = {key: value[:, m] for key, value in closed.items()}
+                m += 1
             else:
-                R = ep_to_matrix(q[:, self.system.slice(side)][:, 3:7]) @ c.R[0]
-            bodies = {}
-            for b, k in zip(c.bodies, marks):
-                if b is None:
-                    continue
+                x = np.empty((n_t, 6 + sum(c.n_c for c in b.internal_constraints())))
+                rest = np.ones(n_t, dtype=bool)
+            if rest.any():
+                if b.name not in shared:
+                    shared[b.name] = self.body_columns(float(t[0]), q, b)
                 sl = self.system.slice(b)
-                if self.closed[b.name]:
-                    x, solved = frame_reaction(Q[:, sl], J[:, k, :, 3:7], q[:, sl.start + 3:sl.start + 7])
-                    rest = ~solved
-                else:
-                    x, rest = None, np.ones(n_t, dtype=bool)
-                if rest.any():
-                    if b.name not in shared:
-                        shared[b.name] = self.body_columns(float(t[0]), q, b)
-                    solution = least_squares(self.basis(b, k, J[rest], shared[b.name][rest]), Q[rest][:, sl])
-                    if x is None:
-                        x = solution
-                    else:
-                        x[rest] = solution
-                bodies[b.name] = force_and_torque(x, R, 3)
-            out[c.name] = {"origin": r[:, marks[0]], "rotation": R, "bodies": bodies}
-        return out
+                x[rest] = least_squares(self.basis(b, k, J[rest], shared[b.name][rest]), Q[rest, j, sl])
+                entry = force_and_torque(x, R[:, j], 3)
+            out[j]["bodies"][b.name] = entry
+        return {c.name: entry for c, entry in zip(self.constraints, out)}

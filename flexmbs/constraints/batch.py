@@ -153,8 +153,13 @@ class _Markers:
             raise RuntimeError("_Markers.evaluate_stacked: markers on bodies without frame markers are evaluated "
                                "one configuration at a time; check `stackable()` first")
         n_t = len(QE)
-        k = slice(None) if which is None else np.asarray(which, dtype=np.int64)
-        A = ep_to_matrix(QE[:, self.p_bodies])[:, self.p_of[k]]         # (n_t, k, 3, 3)
+        if which is None:
+            k, bodies, of = slice(None), self.p_bodies, self.p_of
+        else:                                                           # A(p) of the wanted markers' bodies only
+            k = np.asarray(which, dtype=np.int64)
+            used, of = np.unique(self.p_of[k], return_inverse=True)
+            bodies = self.p_bodies[used]
+        A = ep_to_matrix(QE[:, bodies])[:, of.reshape(-1)]              # (n_t, k, 3, 3)
         y0, Phi = self.y0[k], self.Phi[k]
         y = np.broadcast_to(y0, (n_t,) + y0.shape)
         if self.elastic:

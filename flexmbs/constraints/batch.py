@@ -474,17 +474,25 @@ class JointBatch:
             G[..., sl, 1, 0, :] = kappa * u
             G[..., sl, 1, 1, :] = wb * z
 
-    def jacobian_history(self, t, QE, markers=None) -> np.ndarray:
+    def jacobian_history(self, t, QE, markers=None, pieces=None) -> np.ndarray:
         """C_q of the joints' rows at n_t outputs at once, (n_t, n_c, n_q): t (n_t,), QE (n_t, n_q +
-        len(TAIL)) (q row by row with the ground's tail, `extend`).  The formulas of `evaluate` with a
-        leading axis of outputs (`_coefficients`); the angle drivers' laws are evaluated for all the
-        outputs at once (`_law_history`).  ``markers``: (r, J) of ``self.markers.evaluate_stacked(QE)``
-        when the caller has them (the reactions, which also read the markers).  Only for joints whose
-        markers are all frame markers (`_Markers.stackable`; RuntimeError otherwise)."""
-        n_t, n, dim, W = len(QE), self.n_rows, self.dim, self.W
+        len(TAIL)) (q row by row with the ground's tail, `extend`): the `row_jacobians` scattered into
+        their columns.  ``markers``: (r, J) of ``self.markers.evaluate_stacked(QE)``, and ``pieces``: the
+        `row_jacobians`, when the caller has them (the reactions, which also read the markers).  Only for
+        joints whose markers are all frame markers (`_Markers.stackable`; RuntimeError otherwise)."""
+        n_t = len(QE)
         out = np.zeros((n_t, self.n_c * self.n_q + 1))
-        if not n:
-            return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
+        if self.n_rows:
+            P = self.row_jacobians(t, QE, markers) if pieces is None else pieces
+            out[:, self.flat] = P.reshape(n_t, -1)
+        return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
+
+    def row_jacobians(self, t, QE, markers=None) -> np.ndarray:
+        """P (n_t, n_rows, 2, W): C_q of each row on the W columns of each side (``flat``'s layout: the
+        first 7 of a side on a frame body are its R and p), at n_t outputs: the formulas of `evaluate` with
+        a leading axis of outputs (`_coefficients`), the angle drivers' laws for all the outputs at once
+        (`_law_history`); t, QE and ``markers`` as in `jacobian_history`."""
+        n_t, n, dim, W = len(QE), self.n_rows, self.dim, self.W
         r, J = self.markers.evaluate_stacked(QE) if markers is None else markers
         laws = None
         if self.angle is not None:
@@ -493,8 +501,7 @@ class JointBatch:
         self._coefficients(G, r, laws)
         S = self.n_slots
         Js = np.take(J, self.slots, axis=1).reshape(n_t, 2 * n, S * dim, W)     # contiguous: no copy to reshape
-        out[:, self.flat] = (G.reshape(n_t, 2 * n, 1, S * dim) @ Js).reshape(n_t, -1)
-        return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
+        return (G.reshape(n_t, 2 * n, 1, S * dim) @ Js).reshape(n_t, n, 2, W)
 
     def time_derivative_history(self, t, QE) -> np.ndarray:
         """C_t (n_t, n_c) of the joints' rows at n_t outputs at once (zero but for the angle drivers'

@@ -201,6 +201,17 @@ class ReactionBlocks:
         self.closed_marker = np.array([k for _, _, k in closed], dtype=np.int64)
         self.closed_cols = np.array([system.slice(b).start + np.arange(7) for _, b, _ in closed],
                                     dtype=np.int64).reshape(-1, 7)
+        # their -C_q^T lam on the columns R, p from the rows' pieces (`JointBatch.row_jacobians`, (row, side)
+        # flattened): ``closed_pieces`` [pair, piece] = 1 for the pieces of the pair's joint on its body, and
+        # the multiplier of each piece
+        row_joint = np.repeat(np.arange(len(self.constraints)), [c.n_c for c in self.constraints])[self.joints.rows]
+        self.lam_of_piece = np.repeat(self.lam_rows[self.joints.rows], 2)
+        self.closed_pieces = np.zeros((len(closed), len(self.joints.rows), 2))
+        for m, (j, b, _) in enumerate(closed):
+            for side, body in enumerate(self.constraints[j].bodies):
+                if body is b:
+                    self.closed_pieces[m, row_joint == j, side] = 1.0
+        self.closed_pieces = self.closed_pieces.reshape(len(closed), 2 * len(self.joints.rows))
         # the frame of each joint: A(p_i) R_i on body i, R_i on the ground
         self.frame_body = np.array([c.bodies[0] is not None for c in self.constraints], dtype=bool)
         self.frame_p = np.array([system.slice(c.bodies[0]).start + np.arange(3, 7) for c in self.constraints
@@ -242,6 +253,12 @@ class ReactionBlocks:
             R[:, self.frame_body] = ep_to_matrix(q[:, self.frame_p]) @ self.frame_R[self.frame_body]
         return R
 
+    def joint_forces(self, t, QE, lam, markers, pieces) -> np.ndarray:
+        """Q (n_t, n_joints, n_q): the generalized constraint force -C_q^T lam of each joint on all coordinates,
+        from the joints' C_q (`JointBatch.jacobian_history` of the ``pieces`` already computed)."""
+        Cq = self.joints.jacobian_history(t, QE, markers, pieces)
+        return -(self.rows_of_joint * lam[:, None, self.lam_rows]) @ Cq
+
     def evaluate(self, t, q, lam) -> dict:
         """`flexmbs.System.reaction_history`'s entries of these joints at t (n_t,), q (n_t, n_q) and the
         system's multipliers lam (n_t, n_c): x = [F; T; mu] by one `frame_reaction` of all the (joint, body)
@@ -251,12 +268,14 @@ class ReactionBlocks:
         tail = JointBatch.extend(np.zeros(0))                  # the ground's constant coordinates
         QE = np.concatenate((q, np.broadcast_to(tail, (n_t, len(tail)))), axis=1)
         r, J = self.markers.evaluate_stacked(QE)
-        Cq = self.joints.jacobian_history(t, QE, (r, J))
-        # the generalized constraint force -C_q^T lam of each joint, all coordinates (n_t, n_joints, n_q)
-        Q = -(self.rows_of_joint * lam[:, None, self.lam_rows]) @ Cq
+        P = self.joints.row_jacobians(t, QE, (r, J))                          # (n_t, n_rows, 2, W)
+        Q = None
+        if not self.closed.all():
+            Q = self.joint_forces(t, QE, lam, (r, J), P)
         R = self.frames(q)
-        x_closed, solved = frame_reaction(Q[:, self.closed_joint[:, None], self.closed_cols],
-                                          J[:, self.closed_marker, :, 3:7], q[:, self.closed_cols[:, 3:]])
+        # the pairs' -C_q^T lam on the columns R, p of their bodies, from the pieces alone
+        Q_closed = -(self.closed_pieces * lam[:, None, self.lam_of_piece]) @ P[..., :7].reshape(n_t, -1, 7)
+        x_closed, solved = frame_reaction(Q_closed, J[:, self.closed_marker, :, 3:7], q[:, self.closed_cols[:, 3:]])
         closed = force_and_torque(x_closed, R[:, self.closed_joint], 3)
         out = [{"origin": r[:, marks[0]], "rotation": R[:, j], "bodies": {}} for j, marks in enumerate(self.point)]
         shared, m = {}, 0
@@ -269,6 +288,8 @@ class ReactionBlocks:
                 x = np.empty((n_t, 6 + sum(c.n_c for c in b.internal_constraints())))
                 rest = np.ones(n_t, dtype=bool)
             if rest.any():
+                if Q is None:
+                    Q = self.joint_forces(t, QE, lam, (r, J), P)
                 if b.name not in shared:
                     shared[b.name] = self.body_columns(float(t[0]), q, b)
                 sl = self.system.slice(b)

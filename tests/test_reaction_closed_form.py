@@ -9,6 +9,7 @@ F = Q_R, T = E(p) w / (2 |p|^2), mu = p . w / (2 |p|^2) with w = Q_p - V^T F
   and flexible bodies, also with one flexible body on its mean axes (its pairs by least squares in the
   same blocks);
 - x is the exact solution of B_b x = Q_b for a Q_b in the range of B_b;
+- physics: a body spinning freely on a revolute feels the centripetal force m omega^2 rho and no torque;
 - where |p|^2 <= QR_RTOL the rows go to the least squares (the pseudo-inverse), as before;
 - the drivers' C_t from their directions alone (`_Markers.evaluate_stacked`'s ``which``) are the numbers of
   every marker's evaluation.
@@ -155,3 +156,28 @@ def test_evaluate_stacked_of_some_markers_equals_those_of_all():
     np.testing.assert_array_equal(r_some, r[:, which])
     np.testing.assert_array_equal(J_some, J[:, which])
     assert np.abs(J_some[:, 1, :, 7:]).max() > 0.0                      # its elastic columns are compared
+
+
+def test_a_body_spinning_on_a_revolute_feels_the_centripetal_force_and_no_torque():
+    """A rigid body turning freely at omega about the revolute's axis z through its reference point, centroid
+    at rho on its x axis, principal axes along the body's: on the exact motion (theta = omega t, no gravity)
+    the pivot pushes the body toward the axis with m omega^2 rho and, about the reaction point, no torque
+    (the angular momentum about it, (I_zz + m rho^2) omega z, is constant).  Multipliers from the index-1
+    accelerations at each output (`Index1.multiplier_history`), reactions stacked in closed form."""
+    from flexmbs.formulations.index1 import Index1
+    m, rho, omega = 2.0, 0.3, 5.0
+    z = np.array([0.0, 0.0, 1.0])
+    body = RigidBodyEP("rotor", m, [0.01, 0.02, 0.03], centroid=[rho, 0.0, 0.0], angular_velocity=omega * z)
+    system = System([body], [Revolute(None, body, at=np.zeros(3), axis=z, name="pivot")])
+    t = np.linspace(0.0, 1.0, 7)
+    half = 0.5 * omega * t
+    q = np.zeros((len(t), 7))
+    q[:, 3], q[:, 6] = np.cos(half), np.sin(half)                             # p(theta) about z
+    v = np.zeros((len(t), 7))
+    v[:, 3], v[:, 6] = -0.5 * omega * np.sin(half), 0.5 * omega * np.cos(half)
+    lam = Index1(system, solver="augmented").multiplier_history(t, np.hstack([q, v]))
+    history = system.reaction_history(t, q, lam, ["pivot"])["pivot"]
+    force = np.einsum("tij,tj->ti", history["rotation"], history["bodies"]["rotor"]["force"])
+    toward_axis = -np.stack([np.cos(omega * t), np.sin(omega * t), 0.0 * t], axis=1)
+    np.testing.assert_allclose(force, m * omega ** 2 * rho * toward_axis, rtol=0, atol=1e-10 * m * omega ** 2 * rho)
+    np.testing.assert_allclose(history["bodies"]["rotor"]["torque"], 0.0, atol=1e-10 * m * omega ** 2 * rho)

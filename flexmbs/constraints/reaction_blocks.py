@@ -276,13 +276,13 @@ class ReactionBlocks:
         # the pairs' -C_q^T lam on the columns R, p of their bodies, from the pieces alone
         Q_closed = -(self.closed_pieces * lam[:, None, self.lam_of_piece]) @ P[..., :7].reshape(n_t, -1, 7)
         x_closed, solved = frame_reaction(Q_closed, J[:, self.closed_marker, :, 3:7], q[:, self.closed_cols[:, 3:]])
-        closed = force_and_torque(x_closed, R[:, self.closed_joint], 3)
+        closed_entries = force_and_torque(x_closed, R[:, self.closed_joint], 3)
         out = [{"origin": r[:, marks[0]], "rotation": R[:, j], "bodies": {}} for j, marks in enumerate(self.point)]
         shared, m = {}, 0
         for (j, b, k), is_closed in zip(self.pairs, self.closed):
             if is_closed:
                 x, rest = x_closed[:, m], ~solved[:, m]
-                entry = {key: value[:, m] for key, value in closed.items()}
+                entry = {key: value[:, m] for key, value in closed_entries.items()}
                 m += 1
             else:
                 x = np.empty((n_t, 6 + sum(c.n_c for c in b.internal_constraints())))

@@ -1203,7 +1203,9 @@ class System:
         (the least-squares solution of `Constraint.reaction`).  The joints that
         `flexmbs.constraints.reaction_blocks.unstacked_reason` accepts (joints of primitives on
         rigid and flexible frame bodies in 3D) are evaluated in blocks of `REACTION_BLOCK` outputs,
-        every array with a leading axis of outputs (`ReactionBlocks`): no Python loop over outputs.
+        every array with a leading axis of outputs (`ReactionBlocks`): no Python loop over outputs,
+        and on Euler-parameter bodies (rigid, flexible on its supports) x in closed form from the rows
+        of R and p (`flexmbs.constraints.reaction_blocks.frame_reaction`: the same x, no solve).
         The others are evaluated one output at a time (one C_q and one reaction basis per output,
         then one batched least-squares solve per body), with a warning naming them and why.
         """

@@ -141,28 +141,37 @@ class _Markers:
         """True if every marker is a frame marker (or the ground's): `evaluate_stacked` takes them."""
         return not self.generic
 
-    def evaluate_stacked(self, QE, jacobian: bool = True):
+    def evaluate_stacked(self, QE, jacobian: bool = True, which=None):
         """(r (n_t, k, dim), J (n_t, k, dim, W) or None without ``jacobian``) at n_t stacked coordinates
         QE (n_t, n_q + len(TAIL)) (`JointBatch.extend` row by row): the frame markers' formulas of the
-        module docstring with a leading axis of outputs, A(p) once per body and output.  Markers on
-        other bodies are evaluated one configuration at a time (their bodies' methods), so they are not
-        stacked: RuntimeError (`stackable`)."""
+        module docstring with a leading axis of outputs, A(p) once per body and output.  ``which``: the
+        indices of the k markers wanted, in that order (default: all of them; the drivers' C_t needs three
+        directions per driver, `JointBatch.time_derivative_history`).  Markers on other bodies are evaluated
+        one configuration at a time (their bodies' methods), so they are not stacked: RuntimeError
+        (`stackable`)."""
         if not self.stackable():
             raise RuntimeError("_Markers.evaluate_stacked: markers on bodies without frame markers are evaluated "
                                "one configuration at a time; check `stackable()` first")
         n_t = len(QE)
-        A = ep_to_matrix(QE[:, self.p_bodies])[:, self.p_of]            # (n_t, k, 3, 3)
-        y = np.broadcast_to(self.y0, (n_t,) + self.y0.shape)
+        if which is None:
+            k, bodies, of = slice(None), self.p_bodies, self.p_of
+        else:                                                           # A(p) of the wanted markers' bodies only
+            k = np.asarray(which, dtype=np.int64)
+            used, of = np.unique(self.p_of[k], return_inverse=True)
+            bodies = self.p_bodies[used]
+        A = ep_to_matrix(QE[:, bodies])[:, of.reshape(-1)]              # (n_t, k, 3, 3)
+        y0, Phi = self.y0[k], self.Phi[k]
+        y = np.broadcast_to(y0, (n_t,) + y0.shape)
         if self.elastic:
-            y = y + (self.Phi @ QE[:, self.e_idx][..., None])[..., 0]
-        r = QE[:, self.R_idx] + (A @ y[..., None])[..., 0]
+            y = y + (Phi @ QE[:, self.e_idx[k]][..., None])[..., 0]
+        r = QE[:, self.R_idx[k]] + (A @ y[..., None])[..., 0]
         if not jacobian:
             return r, None
-        P = QE[:, self.p_idx]                                           # (n_t, k, 4)
-        J = np.repeat(self.J_frame[None], n_t, axis=0)
+        P = QE[:, self.p_idx[k]]                                        # (n_t, k, 4)
+        J = np.repeat(self.J_frame[k][None], n_t, axis=0)
         J[..., 3:7] = ep_vector_jacobian(P, y)
         if self.elastic:
-            J[..., 7:7 + self.Phi.shape[2]] = A @ self.Phi
+            J[..., 7:7 + Phi.shape[2]] = A @ Phi
         return r, J
 
     def evaluate(self, qe, ve, order: int):
@@ -237,18 +246,26 @@ class JointBatch:
         Sizes of q and C of the whole system.
     dim : int
         Dimension of the bodies (2 or 3).
+    reaction_points : bool
+        Also register each joint's points s_i, s_j as point markers (its reaction points; a joint of
+        direction rows alone has none otherwise), their indices in ``reaction_markers`` [[i, j] per
+        joint], so that one `_Markers.evaluate_stacked` gives the rows' markers and the reactions'
+        (`flexmbs.constraints.reaction_blocks.ReactionBlocks`).
     """
 
-    def __init__(self, joints, columns, rows, n_q: int, n_c: int, dim: int):
+    def __init__(self, joints, columns, rows, n_q: int, n_c: int, dim: int, reaction_points: bool = False):
         self.n_q, self.n_c, self.dim = n_q, n_c, dim
         mk = _Markers(dim, n_q)
         point, dot1, dot2, dist, angle, screw = [], [], [], [], [], []
+        self.reaction_markers = []
         for jnt, cols, r0 in zip(joints, columns, rows):
             sides = jnt._side
             kinds = {row[0] for row in jnt._rows}
-            if kinds & {"point", "dot2", "dist", "screw"}:
+            if kinds & {"point", "dot2", "dist", "screw"} or reaction_points:
                 pi = mk.add(sides[0], cols[0], jnt.s[0], False)
                 pj = mk.add(sides[1], cols[1], jnt.s[1], False)
+                if reaction_points:
+                    self.reaction_markers.append([pi, pj])
 
             def vec(k, c):
                 u = jnt.R[k][:, c]
@@ -457,17 +474,26 @@ class JointBatch:
             G[..., sl, 1, 0, :] = kappa * u
             G[..., sl, 1, 1, :] = wb * z
 
-    def jacobian_history(self, t, QE) -> np.ndarray:
+    def jacobian_history(self, t, QE, markers=None, pieces=None) -> np.ndarray:
         """C_q of the joints' rows at n_t outputs at once, (n_t, n_c, n_q): t (n_t,), QE (n_t, n_q +
-        len(TAIL)) (q row by row with the ground's tail, `extend`).  The formulas of `evaluate` with a
-        leading axis of outputs (`_coefficients`); the angle drivers' laws are evaluated for all the
-        outputs at once (`_law_history`).  Only for joints whose markers are all frame markers
-        (`_Markers.stackable`; RuntimeError otherwise)."""
-        n_t, n, dim, W = len(QE), self.n_rows, self.dim, self.W
+        len(TAIL)) (q row by row with the ground's tail, `extend`): the `row_jacobians` scattered into
+        their columns.  ``markers``: (r, J) of ``self.markers.evaluate_stacked(QE)``, and ``pieces``: the
+        `row_jacobians`, when the caller has them (the reactions, which also read the markers).  Only for
+        joints whose markers are all frame markers (`_Markers.stackable`; RuntimeError otherwise)."""
+        n_t = len(QE)
         out = np.zeros((n_t, self.n_c * self.n_q + 1))
-        if not n:
-            return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
-        r, J = self.markers.evaluate_stacked(QE)
+        if self.n_rows:
+            P = self.row_jacobians(t, QE, markers) if pieces is None else pieces
+            out[:, self.flat] = P.reshape(n_t, -1)
+        return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
+
+    def row_jacobians(self, t, QE, markers=None) -> np.ndarray:
+        """P (n_t, n_rows, 2, W): C_q of each row on the W columns of each side (``flat``'s layout: the
+        first 7 of a side on a frame body are its R and p), at n_t outputs: the formulas of `evaluate` with
+        a leading axis of outputs (`_coefficients`), the angle drivers' laws for all the outputs at once
+        (`_law_history`); t, QE and ``markers`` as in `jacobian_history`."""
+        n_t, n, dim, W = len(QE), self.n_rows, self.dim, self.W
+        r, J = self.markers.evaluate_stacked(QE) if markers is None else markers
         laws = None
         if self.angle is not None:
             laws = self._law_history(t)                                     # 4 x (n_t, m)
@@ -475,8 +501,7 @@ class JointBatch:
         self._coefficients(G, r, laws)
         S = self.n_slots
         Js = np.take(J, self.slots, axis=1).reshape(n_t, 2 * n, S * dim, W)     # contiguous: no copy to reshape
-        out[:, self.flat] = (G.reshape(n_t, 2 * n, 1, S * dim) @ Js).reshape(n_t, -1)
-        return out[:, :-1].reshape(n_t, self.n_c, self.n_q)
+        return (G.reshape(n_t, 2 * n, 1, S * dim) @ Js).reshape(n_t, n, 2, W)
 
     def time_derivative_history(self, t, QE) -> np.ndarray:
         """C_t (n_t, n_c) of the joints' rows at n_t outputs at once (zero but for the angle drivers'
@@ -487,10 +512,12 @@ class JointBatch:
         if self.angle is None:
             return Ct
         rr, vx, vy, vb, _, _ = self.angle
-        r = self.markers.evaluate_stacked(QE, jacobian=False)[0]
+        # only the drivers' directions x_i, y_i and b, not every marker of the joints
+        r = self.markers.evaluate_stacked(QE, jacobian=False, which=np.concatenate((vx, vy, vb)))[0]
+        x_i, y_i, b = np.split(r, 3, axis=1)                                   # (n_t, m, dim) each
         c, s, fd, _ = self._law_history(t)                                     # (n_t, m) each
         c, s = c[..., None], s[..., None]
-        Ct[:, rr] = fd * np.einsum("tka,tka->tk", -s * r[:, vy] - c * r[:, vx], r[:, vb])
+        Ct[:, rr] = fd * np.einsum("tka,tka->tk", -s * y_i - c * x_i, b)
         return Ct
 
     def time_derivative(self, t, qe, Ct) -> None:

@@ -27,6 +27,7 @@ command that writes ParaView files, more than the writing (docs/benchmarks.md, s
 from __future__ import annotations
 
 import errno
+import itertools
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -34,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["XdmfSeries", "write_vtu_file", "attribute_type", "xdmf_number_type", "XDMF_TOPOLOGY", "VTK_CELL_TYPE"]
+__all__ = ["XdmfSeries", "write_vtu_file", "attribute_type", "xdmf_number_type", "XDMF_TOPOLOGY", "VTK_CELL_TYPE",
+           "SERIES_INDEX"]
 
 #: meshio cell type -> XDMF TopologyType (XDMF Model and Format, "Topology")
 XDMF_TOPOLOGY = {"vertex": "Polyvertex", "line": "Polyline", "line3": "Edge_3", "triangle": "Triangle",
@@ -55,6 +57,10 @@ _VTK_NODE_ORDER = {"wedge": [0, 2, 1, 3, 5, 4]}
 _XINCLUDE = "{http://www.w3.org/2003/XInclude}include"
 _COLLECTION, _MESH = "TimeSeries_meshio", "mesh"     # the names the files have always had
 _TIME = "@T@"                                        # an output's time in its template
+#: an output's index in the series step's template (`XdmfSeries.series_step`)
+SERIES_INDEX = "@K@"
+_SERIES_NAME = f"step {SERIES_INDEX}"
+_SERIES_BLOCK = 4096                                 # series steps joined and written at a time
 
 
 def xdmf_number_type(dtype, name: str = "data") -> tuple[str, str]:
@@ -147,6 +153,7 @@ class XdmfSeries:
         self._h5_types: dict[tuple, tuple] = {}    # (dtype, shape) -> h5py (type, space), made once
         self._templates: dict[tuple, int] = {}     # a step's structure -> its template's number
         self._steps: list[tuple[int, str, list[int]]] = []    # (template, time, dataset numbers)
+        self._series_times: list[float] | None = None            # the times of `series_step`'s copies
 
     def __enter__(self) -> "XdmfSeries":
         import h5py
@@ -170,7 +177,8 @@ class XdmfSeries:
             h5.unlink(missing_ok=True)
             self.path.unlink(missing_ok=True)
             raise OSError(errno.ENOSPC, "No space left on device", str(h5)) from failed
-        self.path.write_bytes(self.xml())
+        with open(self.path, "wb") as f:
+            f.writelines(self._xml_pieces())
         self.h5.close()
         if failed is not None and exc is None:
             raise failed
@@ -320,12 +328,37 @@ class XdmfSeries:
             self.attribute(grid, name, data, "Cell", reference=self._constant[name])
         return number
 
+    def series_step(self, times) -> ET.Element:
+        """The Grid ``step @K@`` of the collection, on a moving geometry at the time ``@T@``: a
+        template the caller fills (its DataItems select output ``@K@``, `SERIES_INDEX`, of datasets
+        over all outputs) and the file holds once per time of ``times`` (n_t,), named ``step k``,
+        ``@K@`` replaced by k and ``@T@`` by the time's repr (`xml`).  One template and one join of
+        the outputs' texts: no element and no format call per output."""
+        grid = self.step_grid(_TIME, moving=True)
+        grid.set("Name", _SERIES_NAME)
+        self._series_times = np.asarray(times, dtype=float).tolist()
+        return grid
+
     def xml(self) -> bytes:
         """The XDMF file's text: the element tree with each output's Grid (its template with its
-        time and dataset numbers) in place of the templates, which are contiguous in the collection."""
+        time and dataset numbers) in place of the templates, which are contiguous in the collection,
+        or the `series_step` template's copies in its place."""
+        return b"".join(self._xml_pieces())
+
+    def _xml_pieces(self):
+        """`xml` in pieces: the series' copies a block of `_SERIES_BLOCK` outputs at a time (the
+        text of every output of a long run is not held at once)."""
         text = ET.tostring(self.root).decode("ascii")
+        if self._series_times is not None:
+            start = text.index(f'<Grid Name="{_SERIES_NAME}"')
+            end = text.index("</Grid>", start) + len("</Grid>")
+            yield text[:start].encode("ascii")
+            yield from _repeated(text[start:end], self._series_times)
+            yield text[end:].encode("ascii")
+            return
         if not self._templates:
-            return text.encode("ascii")
+            yield text.encode("ascii")
+            return
         formats, spans = [], []
         for number in range(len(self._templates)):
             head = f'<Grid Name="@TEMPLATE{number}@">'
@@ -339,7 +372,7 @@ class XdmfSeries:
         if any(b != c for (_, b), (c, _) in zip(spans[:-1], spans[1:])):
             raise RuntimeError("the step templates of an XDMF series must be contiguous in its collection")
         steps = "".join(formats[template].format(t, numbers) for template, t, numbers in self._steps)
-        return (text[:first] + steps + text[last:]).encode("ascii")
+        yield (text[:first] + steps + text[last:]).encode("ascii")
 
     def constant_cell_field(self, grid: ET.Element, name: str, data) -> None:
         """A cell Attribute whose dataset is written at its first use only."""
@@ -347,6 +380,20 @@ class XdmfSeries:
         if name not in self._constant:
             self._constant[name] = self.dataset(data)
         self.attribute(grid, name, data, "Cell", reference=self._constant[name])
+
+
+def _repeated(template: str, times: list[float]):
+    """The text ``template`` once per time of ``times``, copy k with `SERIES_INDEX` replaced by k
+    and ``@T@`` by repr(times[k]), as ASCII bytes a block of `_SERIES_BLOCK` copies at a time.  The
+    template is cut at its placeholders into literals L_0, P_1, L_1, ... and the copies are one
+    join of zip(L_0, P_1[k], L_1, ...) over k: C iterators, no Python call per output (a
+    ``str.format`` per output cost 14 ms for the coupled slider-crank's 1441, the join 1.7 ms)."""
+    parts = re.split(f"({re.escape(SERIES_INDEX)}|{re.escape(_TIME)})", template)
+    for first in range(0, len(times), _SERIES_BLOCK):
+        block = times[first:first + _SERIES_BLOCK]
+        columns = {SERIES_INDEX: list(map(str, range(first, first + len(block)))), _TIME: list(map(repr, block))}
+        streams = [columns[p] if k % 2 else itertools.repeat(p, len(block)) for k, p in enumerate(parts)]
+        yield "".join(itertools.chain.from_iterable(zip(*streams))).encode("ascii")
 
 
 # -- VTU -------------------------------------------------------------------------------------------

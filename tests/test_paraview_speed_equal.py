@@ -86,10 +86,11 @@ def reference_export(results: Results, directory: Path, every: int) -> None:
 
 
 def h5_contents(path: Path) -> dict:
-    """{dataset name: (shape, dtype, values)} and the root attributes of an HDF5 file."""
+    """{dataset name: (shape, dtype, values)} and the root attributes (value, string type) of an HDF5 file."""
     out = {}
     with h5py.File(path, "r") as f:
-        out["/attrs"] = dict(f.attrs)
+        out["/attrs"] = {name: (value, h5py.check_string_dtype(f.attrs.get_id(name).dtype))
+                         for name, value in f.attrs.items()}
         f.visititems(lambda name, item: out.__setitem__(name, (item.shape, item.dtype.str, item[()]))
                      if isinstance(item, h5py.Dataset) else None)
     return out

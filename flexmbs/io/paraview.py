@@ -568,13 +568,11 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     tic = time.perf_counter()
     with _time_series(path, info) as writer:
         writer.write_mesh(points[0], cells)
-        series = _series_step(writer, np.asarray(results.t)[steps], {"geometry": points[0]},
-                              {n: a[0] for n, a in point_data.items()}, {n: a[0] for n, a in cell_data.items()},
+        series = _series_step(writer, np.asarray(results.t)[steps], {"geometry": points}, point_data, cell_data,
                               constant)
-        first = 0
-        for k, block in enumerate(blocks):                        # the fields of a block of outputs at a time
-            if k:
-                points, _, point_data, cell_data, _ = global_scene(results, block)
+        first = len(blocks[0])
+        for block in blocks[1:]:                                  # the fields of a block of outputs at a time
+            points, _, point_data, cell_data, _ = global_scene(results, block)
             for name, data in {"geometry": points, **point_data, **cell_data}.items():
                 series[name][first:first + len(block)] = data
             first += len(block)
@@ -584,23 +582,33 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
 
 def _series_step(writer: XdmfSeries, t, geometry, point_data, cell_data, constant) -> dict:
     """Creates one HDF5 dataset ``/series/NAME`` (n_t, ...) per field, of the shape and type of its
-    value at one output in ``geometry`` ({"geometry": (N, 3)}), ``point_data`` and ``cell_data``,
-    stores the ``constant`` cell fields once, and fills the writer's series step (`XdmfSeries.series_step`,
-    one copy per output time of ``t`` (n_t,)): its geometry and attributes are XDMF ``HyperSlab``s of
-    output ``@K@`` of those datasets (start k 0 ..., stride 1, count 1 n ...).  Returns {name: its
-    dataset} for the caller to fill.  One dataset per field, not per output: HDF5 datasets cost about
-    0.3 ms each to create (docs/benchmarks.md, sec. 11.4)."""
+    first block of outputs (n_b, ...) in ``geometry`` ({"geometry": (n_b, N, 3)}), ``point_data`` and
+    ``cell_data``, holding that block (all of the field when n_b = n_t), stores the ``constant`` cell
+    fields once, and fills the writer's series step (`XdmfSeries.series_step`, one copy per output
+    time of ``t`` (n_t,)): its geometry and attributes are XDMF ``HyperSlab``s of output ``@K@`` of
+    those datasets (start k 0 ..., stride 1, count 1 n ...).  Returns {name: its dataset} for the
+    caller to fill with the other blocks.  One dataset per field, not per output: HDF5 datasets cost
+    about 0.3 ms each to create (docs/benchmarks.md, sec. 11.4), made by `flexmbs.io.h5create`'s
+    low-level calls (h5py's ``create_dataset`` costs half a millisecond more in Python)."""
     import xml.etree.ElementTree as ET
 
+    import h5py
+
+    from .h5create import new_dataset
     from .vtk_formats import SERIES_INDEX, attribute_type, xdmf_number_type
     series = {}
     n_t = len(t)
 
-    def slab(parent, name, one) -> None:
-        """A HyperSlab DataItem of output @K@ of the dataset /series/NAME (n_t,) + one.shape."""
-        one = np.asarray(one)
+    def slab(parent, name, block) -> None:
+        """A HyperSlab DataItem of output @K@ of the dataset /series/NAME (n_t, ...) of ``block``'s
+        type, which holds ``block`` (n_b, ...) at its start."""
+        one = block[0]
         shape = (n_t,) + one.shape
-        series[name] = writer.h5.create_dataset(f"series/{name}", shape=shape, dtype=one.dtype)
+        whole = len(block) == n_t
+        series[name] = h5py.Dataset(new_dataset(writer.h5.id, f"series/{name}", block if whole else None,
+                                                shape=shape, dtype=block.dtype))
+        if not whole:
+            series[name][:len(block)] = block
         number, precision = xdmf_number_type(one.dtype)
         item = ET.SubElement(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
                              Dimensions=" ".join(map(str, one.shape)))
@@ -616,12 +624,13 @@ def _series_step(writer: XdmfSeries, t, geometry, point_data, cell_data, constan
         source.text = f"{writer.data_name}:/series/{name}"
 
     grid = writer.series_step(t)
-    slab(ET.SubElement(grid, "Geometry", GeometryType="XYZ"), "geometry", geometry["geometry"])
+    slab(ET.SubElement(grid, "Geometry", GeometryType="XYZ"), "geometry", np.asarray(geometry["geometry"]))
     for center, fields in (("Node", point_data), ("Cell", cell_data)):
-        for name, one in fields.items():
-            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(np.shape(one)),
+        for name, block in fields.items():
+            block = np.asarray(block)
+            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(block.shape[1:]),
                                       Center=center)
-            slab(attribute, name, one)
+            slab(attribute, name, block)
     for name, data in constant.items():
         writer.constant_cell_field(grid, name, np.asarray(data))
     return series

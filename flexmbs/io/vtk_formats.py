@@ -157,10 +157,12 @@ class XdmfSeries:
 
     def __enter__(self) -> "XdmfSeries":
         import h5py
+
+        from .h5create import set_text_attribute
         self.h5 = h5py.File(self.path.with_suffix(".h5"), "w")
         for name, value in self.info.items():
             ET.SubElement(self.domain, "Information", Name=name, Value=value)
-            self.h5.attrs[name] = value
+            set_text_attribute(self.h5.id, name, value)          # what ``h5.attrs[name] = value`` writes
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -6,14 +6,15 @@ attribute of the .h5 (names, shapes, dtypes, values, NaN where NaN).
 The reference (`reference_export`) is the writer as it was at the start of the change (commit 9bf4ddc),
 one output at a time: the scene of each output placed on its own (`global_scene(results, [i])`), each
 output's Grid made from the template by its own ``str.format``, the last output's VTU from a copy of the
-results at that output.  The scenes are `global_scene`'s in both (its placing is checked against the
-bodies in tests/test_paraview_system.py); what is compared is how the writer gathers and writes them.
+results at that output.  Its XML tree is serialised by `flexmbs.io.vtk_formats.xml_text`, which
+tests/test_xdmf_xml.py compares with ElementTree's text of the same trees.  The scenes are
+`global_scene`'s in both (its placing is checked against the bodies in tests/test_paraview_system.py);
+what is compared is how the writer gathers and writes them.
 """
 from __future__ import annotations
 
 import json
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import h5py
@@ -24,7 +25,7 @@ import flexmbs as fm
 from flexmbs.body_motion import body_histories, body_outputs, joint_histories
 from flexmbs.io import paraview
 from flexmbs.io.paraview import PARTS, export_paraview, global_scene, output_steps, write_results_vtu
-from flexmbs.io.vtk_formats import XdmfSeries, attribute_type, xdmf_number_type
+from flexmbs.io.vtk_formats import XdmfSeries, attribute_type, comment, sub_element, xdmf_number_type
 from flexmbs.results import Results
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
@@ -45,21 +46,21 @@ def reference_xdmf(results: Results, path: Path, every: int) -> None:
             shape = (len(steps),) + one.shape
             series[name] = writer.h5.create_dataset(f"series/{name}", shape=shape, dtype=one.dtype)
             number, precision = xdmf_number_type(one.dtype)
-            item = ET.SubElement(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
+            item = sub_element(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
                                  Dimensions=" ".join(map(str, one.shape)))
-            item.append(ET.Comment(f"series/{name} at output @K@"))
-            select = ET.SubElement(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
+            item.append(comment(f"series/{name} at output @K@"))
+            select = sub_element(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
             select.text = " ".join(["@K@"] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"] + [str(n) for n in one.shape])
-            source = ET.SubElement(item, "DataItem", DataType=number, Precision=precision, Format="HDF",
+            source = sub_element(item, "DataItem", DataType=number, Precision=precision, Format="HDF",
                                    Dimensions=" ".join(map(str, shape)))
             source.text = f"{writer.data_name}:/series/{name}"
 
         grid = writer.step_grid("@T@", moving=True)
         grid.set("Name", "@STEP@")
-        slab(ET.SubElement(grid, "Geometry", GeometryType="XYZ"), "geometry", points[0])
+        slab(sub_element(grid, "Geometry", GeometryType="XYZ"), "geometry", points[0])
         for center, fields in (("Node", point_data), ("Cell", cell_data)):
             for name, a in fields.items():
-                attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(a[0].shape),
+                attribute = sub_element(grid, "Attribute", Name=name, AttributeType=attribute_type(a[0].shape),
                                           Center=center)
                 slab(attribute, name, a[0])
         for name, data in constant.items():

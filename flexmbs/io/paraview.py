@@ -590,12 +590,10 @@ def _series_step(writer: XdmfSeries, t, geometry, point_data, cell_data, constan
     caller to fill with the other blocks.  One dataset per field, not per output: HDF5 datasets cost
     about 0.3 ms each to create (docs/benchmarks.md, sec. 11.4), made by `flexmbs.io.h5create`'s
     low-level calls (h5py's ``create_dataset`` costs half a millisecond more in Python)."""
-    import xml.etree.ElementTree as ET
-
     import h5py
 
     from .h5create import new_dataset
-    from .vtk_formats import SERIES_INDEX, attribute_type, xdmf_number_type
+    from .vtk_formats import SERIES_INDEX, attribute_type, comment, sub_element, xdmf_number_type
     series = {}
     n_t = len(t)
 
@@ -610,25 +608,25 @@ def _series_step(writer: XdmfSeries, t, geometry, point_data, cell_data, constan
         if not whole:
             series[name][:len(block)] = block
         number, precision = xdmf_number_type(one.dtype)
-        item = ET.SubElement(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
+        item = sub_element(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
                              Dimensions=" ".join(map(str, one.shape)))
         # NOTE: VTK's XDMF reader keys its geometry cache on the text of the Geometry's first
         # DataItem's first child (vtkXdmfHeavyData::ReadUniformData) and logs an error for each
         # step when that child is an element; this comment is that child, one per output
-        item.append(ET.Comment(f"series/{name} at output {SERIES_INDEX}"))
-        select = ET.SubElement(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
+        item.append(comment(f"series/{name} at output {SERIES_INDEX}"))
+        select = sub_element(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
         select.text = " ".join([SERIES_INDEX] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"]
                                + [str(n) for n in one.shape])
-        source = ET.SubElement(item, "DataItem", DataType=number, Precision=precision, Format="HDF",
+        source = sub_element(item, "DataItem", DataType=number, Precision=precision, Format="HDF",
                                Dimensions=" ".join(map(str, shape)))
         source.text = f"{writer.data_name}:/series/{name}"
 
     grid = writer.series_step(t)
-    slab(ET.SubElement(grid, "Geometry", GeometryType="XYZ"), "geometry", np.asarray(geometry["geometry"]))
+    slab(sub_element(grid, "Geometry", GeometryType="XYZ"), "geometry", np.asarray(geometry["geometry"]))
     for center, fields in (("Node", point_data), ("Cell", cell_data)):
         for name, block in fields.items():
             block = np.asarray(block)
-            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(block.shape[1:]),
+            attribute = sub_element(grid, "Attribute", Name=name, AttributeType=attribute_type(block.shape[1:]),
                                       Center=center)
             slab(attribute, name, block)
     for name, data in constant.items():

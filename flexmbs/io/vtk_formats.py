@@ -30,13 +30,13 @@ import errno
 import itertools
 import re
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 
+
 __all__ = ["XdmfSeries", "write_vtu_file", "attribute_type", "xdmf_number_type", "XDMF_TOPOLOGY", "VTK_CELL_TYPE",
-           "SERIES_INDEX"]
+           "SERIES_INDEX", "XmlElement", "sub_element", "comment", "xml_text"]
 
 #: meshio cell type -> XDMF TopologyType (XDMF Model and Format, "Topology")
 XDMF_TOPOLOGY = {"vertex": "Polyvertex", "line": "Polyline", "line3": "Edge_3", "triangle": "Triangle",
@@ -61,6 +61,128 @@ _TIME = "@T@"                                        # an output's time in its t
 SERIES_INDEX = "@K@"
 _SERIES_NAME = f"step {SERIES_INDEX}"
 _SERIES_BLOCK = 4096                                 # series steps joined and written at a time
+
+
+# -- XML: the elements of the XDMF file and their text ----------------------------------------------
+# Byte for byte what ``xml.etree.ElementTree.tostring(root)`` writes of the same tree.  Importing
+# ElementTree (with the pyexpat and ElementPath modules it loads, and the codec of its ``us-ascii``
+# output) cost about 3 ms of every command that writes ParaView files (``python -X importtime``;
+# docs/design.md, "The ParaView series of a System run without a call per output"), which only builds
+# a tree and writes it out.  `XmlElement` keeps what the writer uses of an ElementTree element (tag,
+# attributes in the order set, text, children; ``set``, ``append``, ``insert``, ``remove``), and
+# `xml_text` serialises it as ElementTree does (Python 3.11's ``_serialize_xml``, method "xml", short
+# empty elements, no declaration for ASCII):
+#
+# - an element ``<tag a="v" ...>text children</tag>``, or ``<tag a="v" />`` without text and children;
+# - a comment (`comment`) ``<!--text-->``, its text as it is;
+# - attribute values with ``& < > "`` and CR, LF, tab escaped (``&amp; &lt; &gt; &quot; &#13; &#10;
+#   &#09;``), text with ``& < >``;
+# - a tag ``{uri}name`` as ``nsK:name``, K the order in which the tree's elements (depth first) first
+#   use the namespace, each declared ``xmlns:nsK="uri"`` on the root before its attributes (the
+#   writer's one namespace, XInclude's, is not one of ElementTree's well-known prefixes);
+# - characters outside ASCII as decimal character references ``&#NNN;``.
+#
+# tests/test_xdmf_xml.py compares the text with ElementTree's on trees with each of these.
+_ATTRIBUTE_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("\r", "&#13;"),
+                      ("\n", "&#10;"), ("\t", "&#09;"))
+_TEXT_ESCAPES = _ATTRIBUTE_ESCAPES[:3]
+
+
+class XmlElement:
+    """An XML element: ``tag`` (None for a comment), ``attrib`` (name -> str, in the order set),
+    ``text`` and ``children``."""
+
+    __slots__ = ("tag", "attrib", "text", "children")
+
+    def __init__(self, tag: str | None, attrib: dict[str, str] | None = None, text: str | None = None):
+        self.tag = tag
+        self.attrib = dict(attrib or {})
+        self.text = text
+        self.children: list[XmlElement] = []
+
+    def set(self, name: str, value: str) -> None:
+        self.attrib[name] = value
+
+    def append(self, child: XmlElement) -> None:
+        self.children.append(child)
+
+    def insert(self, index: int, child: XmlElement) -> None:
+        self.children.insert(index, child)
+
+    def remove(self, child: XmlElement) -> None:
+        self.children.remove(child)
+
+
+def sub_element(parent: XmlElement, tag: str, **attrib: str) -> XmlElement:
+    """A new element ``tag`` with the attributes ``attrib``, appended to ``parent``."""
+    child = XmlElement(tag, attrib)
+    parent.append(child)
+    return child
+
+
+def comment(text: str) -> XmlElement:
+    """A comment ``<!--text-->`` (to append to an element)."""
+    return XmlElement(None, text=text)
+
+
+def _escaped(text, escapes) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"cannot serialize {text!r} (type {type(text).__name__})")
+    for plain, entity in escapes:
+        if plain in text:
+            text = text.replace(plain, entity)
+    return text
+
+
+def _elements(root: XmlElement):
+    """The elements of the tree of ``root``, depth first (ElementTree's ``iter`` order)."""
+    yield root
+    for child in root.children:
+        yield from _elements(child)
+
+
+def _namespace_prefixes(root: XmlElement) -> dict[str, str]:
+    """{uri: "nsK"} of the namespaced tags ``{uri}name`` of the tree, K in the order of first use."""
+    prefixes: dict[str, str] = {}
+    for element in _elements(root):
+        if element.tag is not None and element.tag[:1] == "{":
+            uri = element.tag[1:].rsplit("}", 1)[0]
+            prefixes.setdefault(uri, f"ns{len(prefixes)}")
+    return prefixes
+
+
+def _write(parts: list[str], element: XmlElement, prefixes: dict[str, str], declare: bool) -> None:
+    """Appends the text of ``element`` and its children to ``parts`` (the namespace declarations on
+    it if ``declare``: the root)."""
+    if element.tag is None:
+        parts.append(f"<!--{element.text}-->")
+        return
+    tag = element.tag
+    if tag[:1] == "{":
+        uri, name = tag[1:].rsplit("}", 1)
+        tag = f"{prefixes[uri]}:{name}"
+    parts.append("<" + tag)
+    if declare:
+        for uri, prefix in sorted(prefixes.items(), key=lambda item: item[1]):
+            parts.append(f' xmlns:{prefix}="{_escaped(uri, _ATTRIBUTE_ESCAPES)}"')
+    for name, value in element.attrib.items():
+        parts.append(f' {name}="{_escaped(value, _ATTRIBUTE_ESCAPES)}"')
+    if element.text or element.children:
+        parts.append(">")
+        if element.text:
+            parts.append(_escaped(element.text, _TEXT_ESCAPES))
+        for child in element.children:
+            _write(parts, child, prefixes, False)
+        parts.append(f"</{tag}>")
+    else:
+        parts.append(" />")
+
+
+def xml_text(root: XmlElement) -> str:
+    """The text of the tree of ``root``, ASCII: ``ET.tostring(root).decode("ascii")`` of the same tree."""
+    parts: list[str] = []
+    _write(parts, root, _namespace_prefixes(root), True)
+    return "".join(parts).encode("ascii", "xmlcharrefreplace").decode("ascii")
 
 
 def xdmf_number_type(dtype, name: str = "data") -> tuple[str, str]:
@@ -132,7 +254,7 @@ class XdmfSeries:
     ----------
     h5 : h5py.File
         The data file (open between enter and exit).
-    collection : xml.etree.ElementTree.Element
+    collection : XmlElement
         The temporal collection Grid: one child Grid per output.
     data_name : str
         The data file's name as the XML refers to it (beside the XDMF file).
@@ -142,9 +264,9 @@ class XdmfSeries:
         self.path = Path(path)
         self.data_name = self.path.with_suffix(".h5").name
         self.info = dict(info or {})
-        self.root = ET.Element("Xdmf", Version="3.0")
-        self.domain = ET.SubElement(self.root, "Domain")
-        self.collection = ET.SubElement(self.domain, "Grid", Name=_COLLECTION, GridType="Collection",
+        self.root = XmlElement("Xdmf", {"Version": "3.0"})
+        self.domain = sub_element(self.root, "Domain")
+        self.collection = sub_element(self.domain, "Grid", Name=_COLLECTION, GridType="Collection",
                                         CollectionType="Temporal")
         self.h5 = None
         self.n_points = self.n_cells = 0          # of the mesh, once written
@@ -161,7 +283,7 @@ class XdmfSeries:
         from .h5create import set_text_attribute
         self.h5 = h5py.File(self.path.with_suffix(".h5"), "w")
         for name, value in self.info.items():
-            ET.SubElement(self.domain, "Information", Name=name, Value=value)
+            sub_element(self.domain, "Information", Name=name, Value=value)
             set_text_attribute(self.h5.id, name, value)          # what ``h5.attrs[name] = value`` writes
         return self
 
@@ -206,32 +328,32 @@ class XdmfSeries:
         ds.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
         return number
 
-    def data_item(self, parent: ET.Element, data, reference: str | None = None, name: str = "data") -> ET.Element:
+    def data_item(self, parent: XmlElement, data, reference: str | None = None, name: str = "data") -> XmlElement:
         """A DataItem of ``data`` (stored now, or the dataset ``reference`` already holding it)."""
         data = np.asarray(data)
         number, precision = xdmf_number_type(data.dtype, name)
-        item = ET.SubElement(parent, "DataItem", DataType=number, Dimensions=" ".join(map(str, data.shape)),
+        item = sub_element(parent, "DataItem", DataType=number, Dimensions=" ".join(map(str, data.shape)),
                              Format="HDF", Precision=precision)
         item.text = reference if reference is not None else self.dataset(data)
         return item
 
     # -- light data -------------------------------------------------------------------------------
-    def geometry(self, grid: ET.Element, points, reference: str | None = None) -> ET.Element:
+    def geometry(self, grid: XmlElement, points, reference: str | None = None) -> XmlElement:
         """The Geometry XYZ (or XY) of node positions ``points`` (n, 3) (or (n, 2))."""
         points = np.asarray(points)
         _check_points(points)
-        geometry = ET.SubElement(grid, "Geometry", GeometryType="XYZ" if points.shape[1] == 3 else "XY")
+        geometry = sub_element(grid, "Geometry", GeometryType="XYZ" if points.shape[1] == 3 else "XY")
         self.data_item(geometry, points, reference, name="points")
         return geometry
 
-    def topology(self, grid: ET.Element, cells) -> ET.Element:
+    def topology(self, grid: XmlElement, cells) -> XmlElement:
         """The Topology of ``cells``: one cell type as its own TopologyType (a Polyline with
         ``NodesPerElement``), several as ``Mixed``: per cell its type number, for a polyvertex or
         polyline its node count, then its nodes."""
         blocks = _cell_blocks(cells)
         if len(blocks) == 1:
             cell_type, conn = blocks[0]
-            topology = ET.SubElement(grid, "Topology", TopologyType=XDMF_TOPOLOGY[cell_type],
+            topology = sub_element(grid, "Topology", TopologyType=XDMF_TOPOLOGY[cell_type],
                                      NumberOfElements=str(len(conn)))
             if cell_type == "line":
                 topology.set("NodesPerElement", "2")
@@ -243,33 +365,33 @@ class XdmfSeries:
             if cell_type in ("vertex", "line"):
                 head.append(np.full((len(conn), 1), conn.shape[1]))
             rows.append(np.hstack([*head, conn]).ravel())
-        topology = ET.SubElement(grid, "Topology", TopologyType="Mixed",
+        topology = sub_element(grid, "Topology", TopologyType="Mixed",
                                  NumberOfElements=str(sum(len(c) for _, c in blocks)))
         self.data_item(topology, np.concatenate(rows))
         return topology
 
-    def attribute(self, grid: ET.Element, name: str, data, center: str, reference: str | None = None) -> ET.Element:
+    def attribute(self, grid: XmlElement, name: str, data, center: str, reference: str | None = None) -> XmlElement:
         """An Attribute ``name`` centred on nodes or cells (``center`` "Node" or "Cell")."""
         data = np.asarray(data)
-        attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(data.shape),
+        attribute = sub_element(grid, "Attribute", Name=name, AttributeType=attribute_type(data.shape),
                                   Center=center)
         self.data_item(attribute, data, reference, name)
         return attribute
 
     def write_mesh(self, points, cells) -> None:
         """The Grid "mesh": the Geometry and Topology the outputs include."""
-        grid = ET.SubElement(self.domain, "Grid", Name=_MESH, GridType="Uniform")
+        grid = sub_element(self.domain, "Grid", Name=_MESH, GridType="Uniform")
         self.geometry(grid, points)
         self.topology(grid, cells)
         self.n_points, self.n_cells = len(points), sum(len(c) for _, c in _cell_blocks(cells))
 
-    def step_grid(self, t, moving: bool) -> ET.Element:
+    def step_grid(self, t, moving: bool) -> XmlElement:
         """An output's Grid in the collection: the mesh's Topology (and Geometry unless ``moving``)
         included by an xpointer, and its Time (``t`` as text: a float's repr, or a placeholder)."""
-        grid = ET.SubElement(self.collection, "Grid")
+        grid = sub_element(self.collection, "Grid")
         parts = "self::Topology" if moving else "self::Topology or self::Geometry"
-        ET.SubElement(grid, _XINCLUDE, xpointer=f'xpointer(//Grid[@Name="{_MESH}"]/*[{parts}])')
-        ET.SubElement(grid, "Time", Value=str(t))
+        sub_element(grid, _XINCLUDE, xpointer=f'xpointer(//Grid[@Name="{_MESH}"]/*[{parts}])')
+        sub_element(grid, "Time", Value=str(t))
         return grid
 
     def write_step(self, t: float, point_data=None, cell_data=None) -> None:
@@ -330,7 +452,7 @@ class XdmfSeries:
             self.attribute(grid, name, data, "Cell", reference=self._constant[name])
         return number
 
-    def series_step(self, times) -> ET.Element:
+    def series_step(self, times) -> XmlElement:
         """The Grid ``step @K@`` of the collection, on a moving geometry at the time ``@T@``: a
         template the caller fills (its DataItems select output ``@K@``, `SERIES_INDEX`, of datasets
         over all outputs) and the file holds once per time of ``times`` (n_t,), named ``step k``,
@@ -350,7 +472,7 @@ class XdmfSeries:
     def _xml_pieces(self):
         """`xml` in pieces: the series' copies a block of `_SERIES_BLOCK` outputs at a time (the
         text of every output of a long run is not held at once)."""
-        text = ET.tostring(self.root).decode("ascii")
+        text = xml_text(self.root)
         if self._series_times is not None:
             start = text.index(f'<Grid Name="{_SERIES_NAME}"')
             end = text.index("</Grid>", start) + len("</Grid>")
@@ -376,7 +498,7 @@ class XdmfSeries:
         steps = "".join(formats[template].format(t, numbers) for template, t, numbers in self._steps)
         yield (text[:first] + steps + text[last:]).encode("ascii")
 
-    def constant_cell_field(self, grid: ET.Element, name: str, data) -> None:
+    def constant_cell_field(self, grid: XmlElement, name: str, data) -> None:
         """A cell Attribute whose dataset is written at its first use only."""
         data = np.asarray(data)
         if name not in self._constant:

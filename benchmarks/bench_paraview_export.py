@@ -8,10 +8,11 @@ outputs: three rigid boxes with their axes, three joints) and the coupled slider
 defaults, 1441 outputs: a floating-frame rod with its axial force between two rigid bodies).  Each
 checkout's export runs in its own process (``PYTHONPATH=DIR``, so DIR/flexmbs and DIR/cases are
 used): ``first`` is the process time of its first export (the writer's imports included but h5py's,
-which ``flexmbs run`` has imported for results.h5 before: what that command pays), ``least`` the least of ``--repeats`` more into the same directory; bytecode cached (a temporary
-PYTHONPYCACHEPREFIX per checkout, written by an untimed first process).  The
-rounds run the checkouts in turns, so the load of a shared machine falls on all of them alike; each
-column is the least over the rounds.  An older checkout: ``git archive COMMIT | tar -x -C DIR``.
+which ``flexmbs run`` has imported for results.h5 before: what that command pays; the triple
+pendulum's, which runs first), ``least`` the least of ``--repeats`` more into the same directory;
+bytecode cached (a temporary PYTHONPYCACHEPREFIX per checkout, written by an untimed first process).
+The rounds run the checkouts in turns, so the load of a shared machine falls on all of them alike;
+each column is the least over the rounds.  An older checkout: ``git archive COMMIT | tar -x -C DIR``.
 """
 from __future__ import annotations
 

@@ -47,12 +47,13 @@ def reference_xdmf(results: Results, path: Path, every: int) -> None:
             series[name] = writer.h5.create_dataset(f"series/{name}", shape=shape, dtype=one.dtype)
             number, precision = xdmf_number_type(one.dtype)
             item = sub_element(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
-                                 Dimensions=" ".join(map(str, one.shape)))
+                               Dimensions=" ".join(map(str, one.shape)))
             item.append(comment(f"series/{name} at output @K@"))
             select = sub_element(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
-            select.text = " ".join(["@K@"] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"] + [str(n) for n in one.shape])
+            select.text = " ".join(["@K@"] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"]
+                                   + [str(n) for n in one.shape])
             source = sub_element(item, "DataItem", DataType=number, Precision=precision, Format="HDF",
-                                   Dimensions=" ".join(map(str, shape)))
+                                 Dimensions=" ".join(map(str, shape)))
             source.text = f"{writer.data_name}:/series/{name}"
 
         grid = writer.step_grid("@T@", moving=True)
@@ -61,7 +62,7 @@ def reference_xdmf(results: Results, path: Path, every: int) -> None:
         for center, fields in (("Node", point_data), ("Cell", cell_data)):
             for name, a in fields.items():
                 attribute = sub_element(grid, "Attribute", Name=name, AttributeType=attribute_type(a[0].shape),
-                                          Center=center)
+                                        Center=center)
                 slab(attribute, name, a[0])
         for name, data in constant.items():
             writer.constant_cell_field(grid, name, data)

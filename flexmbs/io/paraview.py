@@ -609,7 +609,7 @@ def _series_step(writer: XdmfSeries, t, geometry, point_data, cell_data, constan
             series[name][:len(block)] = block
         number, precision = xdmf_number_type(one.dtype)
         item = sub_element(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
-                             Dimensions=" ".join(map(str, one.shape)))
+                           Dimensions=" ".join(map(str, one.shape)))
         # NOTE: VTK's XDMF reader keys its geometry cache on the text of the Geometry's first
         # DataItem's first child (vtkXdmfHeavyData::ReadUniformData) and logs an error for each
         # step when that child is an element; this comment is that child, one per output
@@ -618,7 +618,7 @@ def _series_step(writer: XdmfSeries, t, geometry, point_data, cell_data, constan
         select.text = " ".join([SERIES_INDEX] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"]
                                + [str(n) for n in one.shape])
         source = sub_element(item, "DataItem", DataType=number, Precision=precision, Format="HDF",
-                               Dimensions=" ".join(map(str, shape)))
+                             Dimensions=" ".join(map(str, shape)))
         source.text = f"{writer.data_name}:/series/{name}"
 
     grid = writer.series_step(t)
@@ -627,7 +627,7 @@ def _series_step(writer: XdmfSeries, t, geometry, point_data, cell_data, constan
         for name, block in fields.items():
             block = np.asarray(block)
             attribute = sub_element(grid, "Attribute", Name=name, AttributeType=attribute_type(block.shape[1:]),
-                                      Center=center)
+                                    Center=center)
             slab(attribute, name, block)
     for name, data in constant.items():
         writer.constant_cell_field(grid, name, np.asarray(data))

@@ -267,7 +267,7 @@ class XdmfSeries:
         self.root = XmlElement("Xdmf", {"Version": "3.0"})
         self.domain = sub_element(self.root, "Domain")
         self.collection = sub_element(self.domain, "Grid", Name=_COLLECTION, GridType="Collection",
-                                        CollectionType="Temporal")
+                                      CollectionType="Temporal")
         self.h5 = None
         self.n_points = self.n_cells = 0          # of the mesh, once written
         self._count = 0
@@ -333,7 +333,7 @@ class XdmfSeries:
         data = np.asarray(data)
         number, precision = xdmf_number_type(data.dtype, name)
         item = sub_element(parent, "DataItem", DataType=number, Dimensions=" ".join(map(str, data.shape)),
-                             Format="HDF", Precision=precision)
+                           Format="HDF", Precision=precision)
         item.text = reference if reference is not None else self.dataset(data)
         return item
 
@@ -354,7 +354,7 @@ class XdmfSeries:
         if len(blocks) == 1:
             cell_type, conn = blocks[0]
             topology = sub_element(grid, "Topology", TopologyType=XDMF_TOPOLOGY[cell_type],
-                                     NumberOfElements=str(len(conn)))
+                                   NumberOfElements=str(len(conn)))
             if cell_type == "line":
                 topology.set("NodesPerElement", "2")
             self.data_item(topology, conn)
@@ -366,7 +366,7 @@ class XdmfSeries:
                 head.append(np.full((len(conn), 1), conn.shape[1]))
             rows.append(np.hstack([*head, conn]).ravel())
         topology = sub_element(grid, "Topology", TopologyType="Mixed",
-                                 NumberOfElements=str(sum(len(c) for _, c in blocks)))
+                               NumberOfElements=str(sum(len(c) for _, c in blocks)))
         self.data_item(topology, np.concatenate(rows))
         return topology
 
@@ -374,7 +374,7 @@ class XdmfSeries:
         """An Attribute ``name`` centred on nodes or cells (``center`` "Node" or "Cell")."""
         data = np.asarray(data)
         attribute = sub_element(grid, "Attribute", Name=name, AttributeType=attribute_type(data.shape),
-                                  Center=center)
+                                Center=center)
         self.data_item(attribute, data, reference, name)
         return attribute
 

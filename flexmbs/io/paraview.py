@@ -44,8 +44,6 @@ import numpy as np
 from ..results import Results
 from ..rotations import ep_to_matrix, pad3 as _pad3
 if TYPE_CHECKING:
-    import xml.etree.ElementTree as ET
-
     from .vtk_formats import XdmfSeries
 
 __all__ = ["write_xdmf", "write_vtu", "export_paraview", "paraview_stress", "write_results_xdmf", "write_results_vtu",
@@ -560,7 +558,8 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     steps = output_steps(len(results.t), every)
     if not steps:
         raise ValueError("`results` has no output: there is nothing to write")
-    points, cells, point_data, cell_data, constant = global_scene(results, steps[:1])
+    blocks = [steps[first:first + SERIES_BLOCK] for first in range(0, len(steps), SERIES_BLOCK)]
+    points, cells, point_data, cell_data, constant = global_scene(results, blocks[0])
     path.parent.mkdir(parents=True, exist_ok=True)
     _check_room(path.with_suffix(".h5").resolve(), len(steps),
                 [points[0].size, point_data["displacement"][0].size, *(a[0].size for a in cell_data.values())])
@@ -569,83 +568,70 @@ def write_results_xdmf(results: Results, path, every: int = 1) -> Path:
     tic = time.perf_counter()
     with _time_series(path, info) as writer:
         writer.write_mesh(points[0], cells)
-        step, series = _series_step(writer, len(steps), {"geometry": points[0]},
-                                    {n: a[0] for n, a in point_data.items()}, {n: a[0] for n, a in cell_data.items()},
-                                    constant)
-        for first in range(0, len(steps), SERIES_BLOCK):         # the fields of a block of outputs at a time
-            block = steps[first:first + SERIES_BLOCK]
+        series = _series_step(writer, np.asarray(results.t)[steps], {"geometry": points}, point_data, cell_data,
+                              constant)
+        first = len(blocks[0])
+        for block in blocks[1:]:                                  # the fields of a block of outputs at a time
             points, _, point_data, cell_data, _ = global_scene(results, block)
             for name, data in {"geometry": points, **point_data, **cell_data}.items():
                 series[name][first:first + len(block)] = data
-    _write_steps(path, step, np.asarray(results.t)[steps])
+            first += len(block)
     log.info("wrote %s (%d outputs, %.2f s)", path, len(steps), time.perf_counter() - tic)
     return path
 
 
-_STEP = "@STEP@"        # the template step's Grid name, its output index and its time, replaced per output
-_K, _T = "@K@", "@T@"
-
-
-def _series_step(writer: XdmfSeries, n_t: int, geometry, point_data, cell_data, constant) -> tuple[ET.Element, dict]:
+def _series_step(writer: XdmfSeries, t, geometry, point_data, cell_data, constant) -> dict:
     """Creates one HDF5 dataset ``/series/NAME`` (n_t, ...) per field, of the shape and type of its
-    value at one output in ``geometry`` ({"geometry": (N, 3)}), ``point_data`` and ``cell_data``,
-    stores the ``constant`` cell fields once, and adds to the temporal collection one template step
-    Grid whose geometry and attributes are XDMF ``HyperSlab``s of output ``@K@`` of those datasets
-    (start k 0 ..., stride 1, count 1 n ...), at time ``@T@`` (`_write_steps` writes one copy per
-    output).  Returns (the template, {name: its dataset}) for the caller to fill.  One dataset per
-    field, not per output: HDF5 datasets cost about 0.3 ms each to create (docs/benchmarks.md,
-    sec. 11.4)."""
-    import xml.etree.ElementTree as ET
+    first block of outputs (n_b, ...) in ``geometry`` ({"geometry": (n_b, N, 3)}), ``point_data`` and
+    ``cell_data``, holding that block (all of the field when n_b = n_t), stores the ``constant`` cell
+    fields once, and fills the writer's series step (`XdmfSeries.series_step`, one copy per output
+    time of ``t`` (n_t,)): its geometry and attributes are XDMF ``HyperSlab``s of output ``@K@`` of
+    those datasets (start k 0 ..., stride 1, count 1 n ...).  Returns {name: its dataset} for the
+    caller to fill with the other blocks.  One dataset per field, not per output: HDF5 datasets cost
+    about 0.3 ms each to create (docs/benchmarks.md, sec. 11.4), made by `flexmbs.io.h5create`'s
+    low-level calls (h5py's ``create_dataset`` costs half a millisecond more in Python)."""
+    import h5py
 
-    from .vtk_formats import attribute_type, xdmf_number_type
+    from .h5create import new_dataset
+    from .vtk_formats import SERIES_INDEX, attribute_type, comment, sub_element, xdmf_number_type
     series = {}
+    n_t = len(t)
 
-    def slab(parent, name, one) -> None:
-        """A HyperSlab DataItem of output @K@ of the dataset /series/NAME (n_t,) + one.shape."""
-        one = np.asarray(one)
+    def slab(parent, name, block) -> None:
+        """A HyperSlab DataItem of output @K@ of the dataset /series/NAME (n_t, ...) of ``block``'s
+        type, which holds ``block`` (n_b, ...) at its start."""
+        one = block[0]
         shape = (n_t,) + one.shape
-        series[name] = writer.h5.create_dataset(f"series/{name}", shape=shape, dtype=one.dtype)
+        whole = len(block) == n_t
+        series[name] = h5py.Dataset(new_dataset(writer.h5.id, f"series/{name}", block if whole else None,
+                                                shape=shape, dtype=block.dtype))
+        if not whole:
+            series[name][:len(block)] = block
         number, precision = xdmf_number_type(one.dtype)
-        item = ET.SubElement(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
-                             Dimensions=" ".join(map(str, one.shape)))
+        item = sub_element(parent, "DataItem", ItemType="HyperSlab", Type="HyperSlab",
+                           Dimensions=" ".join(map(str, one.shape)))
         # NOTE: VTK's XDMF reader keys its geometry cache on the text of the Geometry's first
         # DataItem's first child (vtkXdmfHeavyData::ReadUniformData) and logs an error for each
         # step when that child is an element; this comment is that child, one per output
-        item.append(ET.Comment(f"series/{name} at output {_K}"))
-        select = ET.SubElement(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
-        select.text = " ".join([_K] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"] + [str(n) for n in one.shape])
-        source = ET.SubElement(item, "DataItem", DataType=number, Precision=precision, Format="HDF",
-                               Dimensions=" ".join(map(str, shape)))
+        item.append(comment(f"series/{name} at output {SERIES_INDEX}"))
+        select = sub_element(item, "DataItem", Dimensions=f"3 {len(shape)}", Format="XML")
+        select.text = " ".join([SERIES_INDEX] + ["0"] * one.ndim + ["1"] * len(shape) + ["1"]
+                               + [str(n) for n in one.shape])
+        source = sub_element(item, "DataItem", DataType=number, Precision=precision, Format="HDF",
+                             Dimensions=" ".join(map(str, shape)))
         source.text = f"{writer.data_name}:/series/{name}"
 
-    grid = writer.step_grid(_T, moving=True)
-    grid.set("Name", _STEP)
-    slab(ET.SubElement(grid, "Geometry", GeometryType="XYZ"), "geometry", geometry["geometry"])
+    grid = writer.series_step(t)
+    slab(sub_element(grid, "Geometry", GeometryType="XYZ"), "geometry", np.asarray(geometry["geometry"]))
     for center, fields in (("Node", point_data), ("Cell", cell_data)):
-        for name, one in fields.items():
-            attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(np.shape(one)),
-                                      Center=center)
-            slab(attribute, name, one)
+        for name, block in fields.items():
+            block = np.asarray(block)
+            attribute = sub_element(grid, "Attribute", Name=name, AttributeType=attribute_type(block.shape[1:]),
+                                    Center=center)
+            slab(attribute, name, block)
     for name, data in constant.items():
         writer.constant_cell_field(grid, name, np.asarray(data))
-    return grid, series
-
-
-def _write_steps(path: Path, step: ET.Element, t) -> None:
-    """Rewrites the XDMF file ``path`` with one copy of the template ``step`` (`_series_step`) per
-    output time of ``t``: its name ``step k``, its HyperSlabs at output k, its time t_k.  The copies
-    are written as text, a block at a time (no XML tree of every output in memory)."""
-    text = path.read_text()
-    start = text.index(f'<Grid Name="{_STEP}"')
-    end = text.index("</Grid>", start) + len("</Grid>")
-    head, template, tail = text[:start], text[start:end], text[end:]
-    template = template.replace(_STEP, "step {k}").replace(_K, "{k}").replace(_T, "{t}")
-    times = [repr(float(x)) for x in t]
-    with open(path, "w") as f:
-        f.write(head)
-        for first in range(0, len(times), 4096):
-            f.write("".join(template.format(k=k, t=times[k]) for k in range(first, min(first + 4096, len(times)))))
-        f.write(tail)
+    return series
 
 
 def write_results_vtu(results: Results, path, index: int = -1) -> Path:
@@ -672,11 +658,14 @@ def write_results_vtu(results: Results, path, index: int = -1) -> Path:
 
 def _at_outputs(results: Results, steps) -> Results:
     """The bodies, joints and times of ``results`` at the outputs ``steps`` (``results`` itself if
-    those are all its outputs: no copy)."""
+    those are all its outputs: no copy; views of its arrays if they are consecutive, as the blocks
+    of a series written with ``every=1`` are: no copy either)."""
     from ..body_motion import body_outputs
     steps = np.asarray(steps)
     if len(steps) == len(results.t) and np.array_equal(steps, np.arange(len(results.t))):
         return results
+    if len(steps) and steps[-1] - steps[0] == len(steps) - 1 and np.all(np.diff(steps) == 1):
+        steps = slice(int(steps[0]), int(steps[-1]) + 1)
     return Results(t=np.asarray(results.t)[steps], bodies={n: body_outputs(b, steps) for n, b in results.bodies.items()},
                    joints={n: np.asarray(r)[steps] for n, r in results.joints.items()},
                    contacts={n: {k: np.asarray(v)[steps] for k, v in c.items()} for n, c in results.contacts.items()})

@@ -27,14 +27,16 @@ command that writes ParaView files, more than the writing (docs/benchmarks.md, s
 from __future__ import annotations
 
 import errno
+import itertools
 import re
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["XdmfSeries", "write_vtu_file", "attribute_type", "xdmf_number_type", "XDMF_TOPOLOGY", "VTK_CELL_TYPE"]
+
+__all__ = ["XdmfSeries", "write_vtu_file", "attribute_type", "xdmf_number_type", "XDMF_TOPOLOGY", "VTK_CELL_TYPE",
+           "SERIES_INDEX", "XmlElement", "sub_element", "comment", "xml_text"]
 
 #: meshio cell type -> XDMF TopologyType (XDMF Model and Format, "Topology")
 XDMF_TOPOLOGY = {"vertex": "Polyvertex", "line": "Polyline", "line3": "Edge_3", "triangle": "Triangle",
@@ -55,6 +57,132 @@ _VTK_NODE_ORDER = {"wedge": [0, 2, 1, 3, 5, 4]}
 _XINCLUDE = "{http://www.w3.org/2003/XInclude}include"
 _COLLECTION, _MESH = "TimeSeries_meshio", "mesh"     # the names the files have always had
 _TIME = "@T@"                                        # an output's time in its template
+#: an output's index in the series step's template (`XdmfSeries.series_step`)
+SERIES_INDEX = "@K@"
+_SERIES_NAME = f"step {SERIES_INDEX}"
+_SERIES_BLOCK = 4096                                 # series steps joined and written at a time
+
+
+# -- XML: the elements of the XDMF file and their text ----------------------------------------------
+# Byte for byte what ``xml.etree.ElementTree.tostring(root)`` writes of the same tree.  Importing
+# ElementTree (with the pyexpat and ElementPath modules it loads, and the codec of its ``us-ascii``
+# output) cost about 3 ms of every command that writes ParaView files (``python -X importtime``;
+# docs/design.md, "The ParaView series of a System run without a call per output"), which only builds
+# a tree and writes it out.  `XmlElement` keeps what the writer uses of an ElementTree element (tag,
+# attributes in the order set, text, children; ``set``, ``append``, ``insert``, ``remove``), and
+# `xml_text` serialises it as ElementTree does (Python 3.11's ``_serialize_xml``, method "xml", short
+# empty elements, no declaration for ASCII):
+#
+# - an element ``<tag a="v" ...>text children</tag>``, or ``<tag a="v" />`` without text and children;
+# - a comment (`comment`) ``<!--text-->``, its text as it is;
+# - attribute values with ``& < > "`` and CR, LF, tab escaped (``&amp; &lt; &gt; &quot; &#13; &#10;
+#   &#09;``), text with ``& < >``;
+# - a tag ``{uri}name`` as ``nsK:name``, K the order in which the tree's elements (depth first) first
+#   use the namespace, each declared ``xmlns:nsK="uri"`` on the root before its attributes (the
+#   writer's one namespace, XInclude's, is not one of ElementTree's well-known prefixes);
+# - characters outside ASCII as decimal character references ``&#NNN;``.
+#
+# tests/test_xdmf_xml.py compares the text with ElementTree's on trees with each of these.
+_ATTRIBUTE_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("\r", "&#13;"),
+                      ("\n", "&#10;"), ("\t", "&#09;"))
+_TEXT_ESCAPES = _ATTRIBUTE_ESCAPES[:3]
+
+
+class XmlElement:
+    """An XML element: ``tag`` (None for a comment), ``attrib`` (name -> str, in the order set),
+    ``text`` and ``children``."""
+
+    __slots__ = ("tag", "attrib", "text", "children")
+
+    def __init__(self, tag: str | None, attrib: dict[str, str] | None = None, text: str | None = None):
+        self.tag = tag
+        self.attrib = dict(attrib or {})
+        self.text = text
+        self.children: list[XmlElement] = []
+
+    def set(self, name: str, value: str) -> None:
+        self.attrib[name] = value
+
+    def append(self, child: XmlElement) -> None:
+        self.children.append(child)
+
+    def insert(self, index: int, child: XmlElement) -> None:
+        self.children.insert(index, child)
+
+    def remove(self, child: XmlElement) -> None:
+        self.children.remove(child)
+
+
+def sub_element(parent: XmlElement, tag: str, **attrib: str) -> XmlElement:
+    """A new element ``tag`` with the attributes ``attrib``, appended to ``parent``."""
+    child = XmlElement(tag, attrib)
+    parent.append(child)
+    return child
+
+
+def comment(text: str) -> XmlElement:
+    """A comment ``<!--text-->`` (to append to an element)."""
+    return XmlElement(None, text=text)
+
+
+def _escaped(text, escapes) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"cannot serialize {text!r} (type {type(text).__name__})")
+    for plain, entity in escapes:
+        if plain in text:
+            text = text.replace(plain, entity)
+    return text
+
+
+def _elements(root: XmlElement):
+    """The elements of the tree of ``root``, depth first (ElementTree's ``iter`` order)."""
+    yield root
+    for child in root.children:
+        yield from _elements(child)
+
+
+def _namespace_prefixes(root: XmlElement) -> dict[str, str]:
+    """{uri: "nsK"} of the namespaced tags ``{uri}name`` of the tree, K in the order of first use."""
+    prefixes: dict[str, str] = {}
+    for element in _elements(root):
+        if element.tag is not None and element.tag[:1] == "{":
+            uri = element.tag[1:].rsplit("}", 1)[0]
+            prefixes.setdefault(uri, f"ns{len(prefixes)}")
+    return prefixes
+
+
+def _write(parts: list[str], element: XmlElement, prefixes: dict[str, str], declare: bool) -> None:
+    """Appends the text of ``element`` and its children to ``parts`` (the namespace declarations on
+    it if ``declare``: the root)."""
+    if element.tag is None:
+        parts.append(f"<!--{element.text}-->")
+        return
+    tag = element.tag
+    if tag[:1] == "{":
+        uri, name = tag[1:].rsplit("}", 1)
+        tag = f"{prefixes[uri]}:{name}"
+    parts.append("<" + tag)
+    if declare:
+        for uri, prefix in sorted(prefixes.items(), key=lambda item: item[1]):
+            parts.append(f' xmlns:{prefix}="{_escaped(uri, _ATTRIBUTE_ESCAPES)}"')
+    for name, value in element.attrib.items():
+        parts.append(f' {name}="{_escaped(value, _ATTRIBUTE_ESCAPES)}"')
+    if element.text or element.children:
+        parts.append(">")
+        if element.text:
+            parts.append(_escaped(element.text, _TEXT_ESCAPES))
+        for child in element.children:
+            _write(parts, child, prefixes, False)
+        parts.append(f"</{tag}>")
+    else:
+        parts.append(" />")
+
+
+def xml_text(root: XmlElement) -> str:
+    """The text of the tree of ``root``, ASCII: ``ET.tostring(root).decode("ascii")`` of the same tree."""
+    parts: list[str] = []
+    _write(parts, root, _namespace_prefixes(root), True)
+    return "".join(parts).encode("ascii", "xmlcharrefreplace").decode("ascii")
 
 
 def xdmf_number_type(dtype, name: str = "data") -> tuple[str, str]:
@@ -126,7 +254,7 @@ class XdmfSeries:
     ----------
     h5 : h5py.File
         The data file (open between enter and exit).
-    collection : xml.etree.ElementTree.Element
+    collection : XmlElement
         The temporal collection Grid: one child Grid per output.
     data_name : str
         The data file's name as the XML refers to it (beside the XDMF file).
@@ -136,10 +264,10 @@ class XdmfSeries:
         self.path = Path(path)
         self.data_name = self.path.with_suffix(".h5").name
         self.info = dict(info or {})
-        self.root = ET.Element("Xdmf", Version="3.0")
-        self.domain = ET.SubElement(self.root, "Domain")
-        self.collection = ET.SubElement(self.domain, "Grid", Name=_COLLECTION, GridType="Collection",
-                                        CollectionType="Temporal")
+        self.root = XmlElement("Xdmf", {"Version": "3.0"})
+        self.domain = sub_element(self.root, "Domain")
+        self.collection = sub_element(self.domain, "Grid", Name=_COLLECTION, GridType="Collection",
+                                      CollectionType="Temporal")
         self.h5 = None
         self.n_points = self.n_cells = 0          # of the mesh, once written
         self._count = 0
@@ -147,13 +275,16 @@ class XdmfSeries:
         self._h5_types: dict[tuple, tuple] = {}    # (dtype, shape) -> h5py (type, space), made once
         self._templates: dict[tuple, int] = {}     # a step's structure -> its template's number
         self._steps: list[tuple[int, str, list[int]]] = []    # (template, time, dataset numbers)
+        self._series_times: list[float] | None = None            # the times of `series_step`'s copies
 
     def __enter__(self) -> "XdmfSeries":
         import h5py
+
+        from .h5create import set_text_attribute
         self.h5 = h5py.File(self.path.with_suffix(".h5"), "w")
         for name, value in self.info.items():
-            ET.SubElement(self.domain, "Information", Name=name, Value=value)
-            self.h5.attrs[name] = value
+            sub_element(self.domain, "Information", Name=name, Value=value)
+            set_text_attribute(self.h5.id, name, value)          # what ``h5.attrs[name] = value`` writes
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -170,7 +301,8 @@ class XdmfSeries:
             h5.unlink(missing_ok=True)
             self.path.unlink(missing_ok=True)
             raise OSError(errno.ENOSPC, "No space left on device", str(h5)) from failed
-        self.path.write_bytes(self.xml())
+        with open(self.path, "wb") as f:
+            f.writelines(self._xml_pieces())
         self.h5.close()
         if failed is not None and exc is None:
             raise failed
@@ -196,33 +328,33 @@ class XdmfSeries:
         ds.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
         return number
 
-    def data_item(self, parent: ET.Element, data, reference: str | None = None, name: str = "data") -> ET.Element:
+    def data_item(self, parent: XmlElement, data, reference: str | None = None, name: str = "data") -> XmlElement:
         """A DataItem of ``data`` (stored now, or the dataset ``reference`` already holding it)."""
         data = np.asarray(data)
         number, precision = xdmf_number_type(data.dtype, name)
-        item = ET.SubElement(parent, "DataItem", DataType=number, Dimensions=" ".join(map(str, data.shape)),
-                             Format="HDF", Precision=precision)
+        item = sub_element(parent, "DataItem", DataType=number, Dimensions=" ".join(map(str, data.shape)),
+                           Format="HDF", Precision=precision)
         item.text = reference if reference is not None else self.dataset(data)
         return item
 
     # -- light data -------------------------------------------------------------------------------
-    def geometry(self, grid: ET.Element, points, reference: str | None = None) -> ET.Element:
+    def geometry(self, grid: XmlElement, points, reference: str | None = None) -> XmlElement:
         """The Geometry XYZ (or XY) of node positions ``points`` (n, 3) (or (n, 2))."""
         points = np.asarray(points)
         _check_points(points)
-        geometry = ET.SubElement(grid, "Geometry", GeometryType="XYZ" if points.shape[1] == 3 else "XY")
+        geometry = sub_element(grid, "Geometry", GeometryType="XYZ" if points.shape[1] == 3 else "XY")
         self.data_item(geometry, points, reference, name="points")
         return geometry
 
-    def topology(self, grid: ET.Element, cells) -> ET.Element:
+    def topology(self, grid: XmlElement, cells) -> XmlElement:
         """The Topology of ``cells``: one cell type as its own TopologyType (a Polyline with
         ``NodesPerElement``), several as ``Mixed``: per cell its type number, for a polyvertex or
         polyline its node count, then its nodes."""
         blocks = _cell_blocks(cells)
         if len(blocks) == 1:
             cell_type, conn = blocks[0]
-            topology = ET.SubElement(grid, "Topology", TopologyType=XDMF_TOPOLOGY[cell_type],
-                                     NumberOfElements=str(len(conn)))
+            topology = sub_element(grid, "Topology", TopologyType=XDMF_TOPOLOGY[cell_type],
+                                   NumberOfElements=str(len(conn)))
             if cell_type == "line":
                 topology.set("NodesPerElement", "2")
             self.data_item(topology, conn)
@@ -233,33 +365,33 @@ class XdmfSeries:
             if cell_type in ("vertex", "line"):
                 head.append(np.full((len(conn), 1), conn.shape[1]))
             rows.append(np.hstack([*head, conn]).ravel())
-        topology = ET.SubElement(grid, "Topology", TopologyType="Mixed",
-                                 NumberOfElements=str(sum(len(c) for _, c in blocks)))
+        topology = sub_element(grid, "Topology", TopologyType="Mixed",
+                               NumberOfElements=str(sum(len(c) for _, c in blocks)))
         self.data_item(topology, np.concatenate(rows))
         return topology
 
-    def attribute(self, grid: ET.Element, name: str, data, center: str, reference: str | None = None) -> ET.Element:
+    def attribute(self, grid: XmlElement, name: str, data, center: str, reference: str | None = None) -> XmlElement:
         """An Attribute ``name`` centred on nodes or cells (``center`` "Node" or "Cell")."""
         data = np.asarray(data)
-        attribute = ET.SubElement(grid, "Attribute", Name=name, AttributeType=attribute_type(data.shape),
-                                  Center=center)
+        attribute = sub_element(grid, "Attribute", Name=name, AttributeType=attribute_type(data.shape),
+                                Center=center)
         self.data_item(attribute, data, reference, name)
         return attribute
 
     def write_mesh(self, points, cells) -> None:
         """The Grid "mesh": the Geometry and Topology the outputs include."""
-        grid = ET.SubElement(self.domain, "Grid", Name=_MESH, GridType="Uniform")
+        grid = sub_element(self.domain, "Grid", Name=_MESH, GridType="Uniform")
         self.geometry(grid, points)
         self.topology(grid, cells)
         self.n_points, self.n_cells = len(points), sum(len(c) for _, c in _cell_blocks(cells))
 
-    def step_grid(self, t, moving: bool) -> ET.Element:
+    def step_grid(self, t, moving: bool) -> XmlElement:
         """An output's Grid in the collection: the mesh's Topology (and Geometry unless ``moving``)
         included by an xpointer, and its Time (``t`` as text: a float's repr, or a placeholder)."""
-        grid = ET.SubElement(self.collection, "Grid")
+        grid = sub_element(self.collection, "Grid")
         parts = "self::Topology" if moving else "self::Topology or self::Geometry"
-        ET.SubElement(grid, _XINCLUDE, xpointer=f'xpointer(//Grid[@Name="{_MESH}"]/*[{parts}])')
-        ET.SubElement(grid, "Time", Value=str(t))
+        sub_element(grid, _XINCLUDE, xpointer=f'xpointer(//Grid[@Name="{_MESH}"]/*[{parts}])')
+        sub_element(grid, "Time", Value=str(t))
         return grid
 
     def write_step(self, t: float, point_data=None, cell_data=None) -> None:
@@ -320,12 +452,37 @@ class XdmfSeries:
             self.attribute(grid, name, data, "Cell", reference=self._constant[name])
         return number
 
+    def series_step(self, times) -> XmlElement:
+        """The Grid ``step @K@`` of the collection, on a moving geometry at the time ``@T@``: a
+        template the caller fills (its DataItems select output ``@K@``, `SERIES_INDEX`, of datasets
+        over all outputs) and the file holds once per time of ``times`` (n_t,), named ``step k``,
+        ``@K@`` replaced by k and ``@T@`` by the time's repr (`xml`).  One template and one join of
+        the outputs' texts: no element and no format call per output."""
+        grid = self.step_grid(_TIME, moving=True)
+        grid.set("Name", _SERIES_NAME)
+        self._series_times = np.asarray(times, dtype=float).tolist()
+        return grid
+
     def xml(self) -> bytes:
         """The XDMF file's text: the element tree with each output's Grid (its template with its
-        time and dataset numbers) in place of the templates, which are contiguous in the collection."""
-        text = ET.tostring(self.root).decode("ascii")
+        time and dataset numbers) in place of the templates, which are contiguous in the collection,
+        or the `series_step` template's copies in its place."""
+        return b"".join(self._xml_pieces())
+
+    def _xml_pieces(self):
+        """`xml` in pieces: the series' copies a block of `_SERIES_BLOCK` outputs at a time (the
+        text of every output of a long run is not held at once)."""
+        text = xml_text(self.root)
+        if self._series_times is not None:
+            start = text.index(f'<Grid Name="{_SERIES_NAME}"')
+            end = text.index("</Grid>", start) + len("</Grid>")
+            yield text[:start].encode("ascii")
+            yield from _repeated(text[start:end], self._series_times)
+            yield text[end:].encode("ascii")
+            return
         if not self._templates:
-            return text.encode("ascii")
+            yield text.encode("ascii")
+            return
         formats, spans = [], []
         for number in range(len(self._templates)):
             head = f'<Grid Name="@TEMPLATE{number}@">'
@@ -339,14 +496,28 @@ class XdmfSeries:
         if any(b != c for (_, b), (c, _) in zip(spans[:-1], spans[1:])):
             raise RuntimeError("the step templates of an XDMF series must be contiguous in its collection")
         steps = "".join(formats[template].format(t, numbers) for template, t, numbers in self._steps)
-        return (text[:first] + steps + text[last:]).encode("ascii")
+        yield (text[:first] + steps + text[last:]).encode("ascii")
 
-    def constant_cell_field(self, grid: ET.Element, name: str, data) -> None:
+    def constant_cell_field(self, grid: XmlElement, name: str, data) -> None:
         """A cell Attribute whose dataset is written at its first use only."""
         data = np.asarray(data)
         if name not in self._constant:
             self._constant[name] = self.dataset(data)
         self.attribute(grid, name, data, "Cell", reference=self._constant[name])
+
+
+def _repeated(template: str, times: list[float]):
+    """The text ``template`` once per time of ``times``, copy k with `SERIES_INDEX` replaced by k
+    and ``@T@`` by repr(times[k]), as ASCII bytes a block of `_SERIES_BLOCK` copies at a time.  The
+    template is cut at its placeholders into literals L_0, P_1, L_1, ... and the copies are one
+    join of zip(L_0, P_1[k], L_1, ...) over k: C iterators, no Python call per output (a
+    ``str.format`` per output cost 14 ms for the coupled slider-crank's 1441, the join 1.7 ms)."""
+    parts = re.split(f"({re.escape(SERIES_INDEX)}|{re.escape(_TIME)})", template)
+    for first in range(0, len(times), _SERIES_BLOCK):
+        block = times[first:first + _SERIES_BLOCK]
+        columns = {SERIES_INDEX: list(map(str, range(first, first + len(block)))), _TIME: list(map(repr, block))}
+        streams = [columns[p] if k % 2 else itertools.repeat(p, len(block)) for k, p in enumerate(parts)]
+        yield "".join(itertools.chain.from_iterable(zip(*streams))).encode("ascii")
 
 
 # -- VTU -------------------------------------------------------------------------------------------

@@ -247,13 +247,13 @@ def _record(path: Path, name: str, status: str, message: str, stats: dict | None
             if key in g:
                 del g[key]
             if isinstance(value, dict):
-                ds = g.create_dataset(key, data=np.stack([np.asarray(v, dtype=float) for v in value.values()],
-                                                         axis=-1).reshape(-1, len(value)))
-                ds.attrs["columns"] = json.dumps(list(value))
+                ds = new_dataset(g.id, key, np.stack([np.asarray(v, dtype=float) for v in value.values()],
+                                                     axis=-1).reshape(-1, len(value)))
+                set_text_attribute(ds, "columns", json.dumps(list(value)))
             else:
-                ds = g.create_dataset(key, data=np.asarray(value, dtype=float))
+                ds = new_dataset(g.id, key, np.asarray(value, dtype=float))
             if _units(key):
-                ds.attrs["units"] = _units(key)
+                set_text_attribute(ds, "units", _units(key))
         g.attrs["status"] = status
         g.attrs["message"] = message
         g.attrs["stats"] = to_json(stats or {})

@@ -21,7 +21,7 @@ from functools import lru_cache
 import h5py
 import numpy as np
 
-__all__ = ["new_dataset", "open_object", "set_text_attribute", "text_attribute", "attach_scales"]
+__all__ = ["new_dataset", "open_object", "set_attribute", "text_attribute", "attach_scales"]
 
 
 @lru_cache(maxsize=None)
@@ -36,7 +36,7 @@ def _link_properties():
 @lru_cache(maxsize=None)
 def _text_types():
     """(file type, memory type) of a str attribute as h5py writes it: variable-length UTF-8, from
-    an object array of str (h5py's ``attrs.create``), and the scalar dataspace."""
+    an object array of str (h5py's ``attrs.create``), and the scalar dataspace of an attribute."""
     dtype = h5py.string_dtype()
     return h5py.h5t.py_create(dtype, logical=True), h5py.h5t.py_create(dtype), h5py.h5s.create(h5py.h5s.SCALAR)
 
@@ -98,16 +98,25 @@ def new_dataset(group_id, path: str, data=None, *, dtype=None, shape=None, maxsh
     return dsid
 
 
-def set_text_attribute(object_id, name: str, value: str) -> None:
-    """Attribute ``name`` of a new object = the str ``value``, as ``obj.attrs[name] = value`` writes
-    it (a scalar variable-length UTF-8 string); the object must not have that attribute yet."""
-    file_type, memory_type, scalar = _text_types()
-    attr = h5py.h5a.create(object_id, name.encode(), file_type, scalar)
-    attr.write(np.array(value, dtype=h5py.string_dtype()), mtype=memory_type)
+def set_attribute(object_id, name: str, value) -> None:
+    """Attribute ``name`` of an object = ``value``, a str or a number, as ``obj.attrs[name] = value``
+    writes it (a str: a scalar variable-length UTF-8 string; a number: a scalar of its numpy type),
+    replacing an attribute of that name."""
+    key = name.encode()
+    if h5py.h5a.exists(object_id, key):
+        h5py.h5a.delete(object_id, key)
+    if isinstance(value, str):
+        file_type, memory_type, scalar = _text_types()
+        value = np.array(value, dtype=h5py.string_dtype())
+    else:
+        value = np.asarray(value)
+        file_type, scalar = _file_type(value.dtype), _text_types()[2]
+        memory_type = file_type
+    h5py.h5a.create(object_id, key, file_type, scalar).write(value, mtype=memory_type)
 
 
 def text_attribute(object_id, name: str) -> str | None:
-    """The str attribute ``name`` of an object as `set_text_attribute` (or h5py's ``attrs[name] =
+    """The str attribute ``name`` of an object as `set_attribute` (or h5py's ``attrs[name] =
     str``) writes it, or None if the object has no attribute of that name."""
     if not h5py.h5a.exists(object_id, name.encode()):
         return None

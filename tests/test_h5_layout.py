@@ -54,7 +54,10 @@ def _type(type_id) -> tuple:
 
 def _scales_seen(f, ds) -> list:
     """What h5py.h5ds and ``Dataset.dims`` report of dataset ``ds``'s axes: per axis the number of
-    scales, their paths in the order of H5DSiterate, their labels, and ``dims[k]``'s names."""
+    scales, their paths in the order of H5DSiterate, their labels, and ``dims[k]``'s names (None for a
+    dataset without scales, on which H5DSiterate fails)."""
+    if "DIMENSION_LIST" not in ds.attrs:
+        return None
     found = []
     for axis in range(ds.ndim):
         names = []
@@ -182,3 +185,27 @@ def test_the_scale_attributes_have_the_types_h5ds_writes(tmp_path):
         assert records.get_member_type(1).get_sign() == h5py.h5t.SGN_NONE
         assert b.dims[1][0].name == "/s2" and list(b.dims[0].keys()) == []
         assert h5py.h5ds.is_attached(b.id, scales[1].id, 1) and not h5py.h5ds.is_attached(b.id, scales[0].id, 1)
+
+
+def test_set_attribute_writes_what_h5pys_attrs_write(tmp_path):
+    """`flexmbs.io.h5create.set_attribute` (the results file's, run group's and datasets' attributes)
+    makes what ``attrs[name] = value`` makes: a str, an int and a float, on the root group, a group and
+    a dataset, and a value replaced by another (the run's status at its end)."""
+    values = {"format": "flexmbs-results", "format_version": 1, "order": 3, "scale": 0.5, "status": "finished"}
+
+    def write(path, setter):
+        with h5py.File(path, "w", libver=("v110", "latest")) as f:
+            g = f.create_group("run")
+            ds = g.create_dataset("t", data=np.arange(3.0))
+            for obj in (f, g, ds):
+                setter(obj, "status", "running")
+                for name, value in values.items():
+                    setter(obj, name, value)
+
+    def high_level(obj, name, value):
+        obj.attrs[name] = value
+    write(tmp_path / "high.h5", high_level)
+    write(tmp_path / "low.h5", lambda obj, name, value: h5create.set_attribute(obj.id, name, value))
+    got = describe(tmp_path / "low.h5")
+    assert differences(got, describe(tmp_path / "high.h5")) == {}
+    assert got["run"][2][2]["status"][2] == "finished" and got["run/t"][10][2]["order"][2] == ("<i8", 3)

@@ -127,6 +127,7 @@ def test_scales_attached_in_bulk_make_the_file_of_h5ds(run, tmp_path, monkeypatc
     bulk, reference = tmp_path / "bulk" / "results.h5", tmp_path / "h5ds" / "results.h5"
     bulk.parent.mkdir()
     reference.parent.mkdir()
+    monkeypatch.setattr(h5create, "BULK_FROM", 0)           # in bulk however few the datasets
     run(bulk)
     monkeypatch.setattr(h5create, "attach_scales", per_axis)
     run(reference)
@@ -143,7 +144,7 @@ def test_scales_attached_in_bulk_make_the_file_of_h5ds(run, tmp_path, monkeypatc
     assert len(scales) >= 10 and all("REFERENCE_LIST" in got[k][10][2] for k in scales)
 
 
-def test_a_dataset_labelled_in_part_keeps_the_order_h5ds_gives(tmp_path):
+def test_a_dataset_labelled_in_part_keeps_the_order_h5ds_gives(tmp_path, monkeypatch):
     """A dataset whose DIMENSION_LIST exists (an axis labelled before) goes through H5DSattach_scale, and so
     does the rest of the call, so that a shared scale's records stay in the order of the call; a scale
     that already has records gets the new ones after them."""
@@ -157,6 +158,7 @@ def test_a_dataset_labelled_in_part_keeps_the_order_h5ds_gives(tmp_path):
             h5py.h5ds.attach_scale(c.id, t.id, 0)                       # before: c's time axis, t's first record
             attach([(a.id, [t.id, axis.id]), (b.id, [t.id, None]), (c.id, [None, axis.id])])
             attach([(b.id, [None, axis.id])])
+    monkeypatch.setattr(h5create, "BULK_FROM", 0)
     write(tmp_path / "bulk.h5", h5create.attach_scales)
     write(tmp_path / "h5ds.h5", per_axis)
     got = describe(tmp_path / "bulk.h5")
@@ -165,7 +167,7 @@ def test_a_dataset_labelled_in_part_keeps_the_order_h5ds_gives(tmp_path):
     assert records == {"t": [("/c", 0), ("/a", 0), ("/b", 0)], "axis": [("/a", 1), ("/c", 1), ("/b", 1)]}
 
 
-def test_the_scale_attributes_have_the_types_h5ds_writes(tmp_path):
+def test_the_scale_attributes_have_the_types_h5ds_writes(tmp_path, monkeypatch):
     """DIMENSION_LIST: variable-length lists of H5T_STD_REF_OBJ, one per axis; REFERENCE_LIST: the
     compound {dataset: H5T_STD_REF_OBJ at 0, dimension: H5T_NATIVE_UINT at 8} of 16 bytes (HDF5's
     hl/src/H5DS.c), equal (H5Tequal) to what H5DSattach_scale writes."""
@@ -176,6 +178,7 @@ def test_the_scale_attributes_have_the_types_h5ds_writes(tmp_path):
             h5py.h5ds.set_scale(scales[-1].id, name.encode())
         a, b = f.create_dataset("a", data=np.zeros((2, 3))), f.create_dataset("b", data=np.zeros((2, 3)))
         h5py.h5ds.attach_scale(a.id, scales[0].id, 1)
+        monkeypatch.setattr(h5create, "BULK_FROM", 0)
         h5create.attach_scales([(b.id, [None, scales[1].id])])
         for attr, (x, y) in (("DIMENSION_LIST", (a, b)), ("REFERENCE_LIST", scales)):
             assert h5py.h5a.open(x.id, attr.encode()).get_type() == h5py.h5a.open(y.id, attr.encode()).get_type()
@@ -209,3 +212,22 @@ def test_set_attribute_writes_what_h5pys_attrs_write(tmp_path):
     got = describe(tmp_path / "low.h5")
     assert differences(got, describe(tmp_path / "high.h5")) == {}
     assert got["run"][2][2]["status"][2] == "finished" and got["run/t"][10][2]["order"][2] == ("<i8", 3)
+
+
+def test_many_datasets_are_labelled_in_bulk_as_h5ds_labels_them(tmp_path):
+    """From `BULK_FROM` datasets in one call `attach_scales` writes the lists itself (its default path
+    for a large System): 70 series sharing ``t`` and ``axis`` give the file H5DS gives."""
+    def write(path, attach):
+        with h5py.File(path, "w", libver=("v110", "latest")) as f:
+            t = h5create.new_dataset(f.id, "t", np.arange(2.0))
+            axis = h5create.new_dataset(f.id, "axis", np.zeros(3, dtype="f4"))
+            h5py.h5ds.set_scale(t, b"t")
+            h5py.h5ds.set_scale(axis, b"axis")
+            attach([(h5create.new_dataset(f.id, f"bodies/b{k}/position", np.zeros((2, 3))), [t, axis])
+                    for k in range(70)])
+    assert 70 >= h5create.BULK_FROM
+    write(tmp_path / "bulk.h5", h5create.attach_scales)
+    write(tmp_path / "h5ds.h5", per_axis)
+    got = describe(tmp_path / "bulk.h5")
+    assert differences(got, describe(tmp_path / "h5ds.h5")) == {}
+    assert len(got["t"][10][2]["REFERENCE_LIST"][2]) == 70

@@ -135,6 +135,10 @@ def open_object(group_id, path: str):
         return None
 
 
+#: datasets in one `attach_scales` call from which it writes the scale attributes itself (below, H5DS)
+BULK_FROM = 64
+
+
 @lru_cache(maxsize=None)
 def _scale_types():
     """The HDF5 types of the Dimension Scale attributes as ``H5DSattach_scale`` writes them (HDF5's
@@ -215,15 +219,17 @@ def attach_scales(labels) -> None:
     here each list is written once, the datasets' attributes all created before any is written
     (HDF5 takes twice as long to create an object's attribute after writing another's).
 
-    As for ``H5DSattach_scale`` the scales must be dimension scales (``h5py.h5ds.set_scale``) in
-    the datasets' file, ``scales`` as long as the dataset's rank.  A dataset with scales already
-    (a DIMENSION_LIST) has them extended by ``H5DSattach_scale`` one axis at a time, and so have
-    the others of the call, so that the scales' records keep their order.
+    Fewer than `BULK_FROM` datasets are labelled by ``H5DSattach_scale`` one axis at a time: HDF5
+    does in C what this function does in Python, and with few datasets per scale its repeated
+    reads cost less than the Python calls (docs/benchmarks.md 20.10).  So is a call with a dataset
+    that has scales already (a DIMENSION_LIST), which H5DS extends, so that the scales' records keep
+    their order.  As for ``H5DSattach_scale`` the scales must be dimension scales
+    (``h5py.h5ds.set_scale``) in the datasets' file, ``scales`` as long as the dataset's rank.
     """
     (dimension_list, hvl_t), (reference_list, record) = _scale_types()
     labels = [(ds, scales) for ds, scales in labels if any(scale is not None for scale in scales)]
     links = [(ds, axis, scale) for ds, scales in labels for axis, scale in enumerate(scales) if scale is not None]
-    if any(h5py.h5a.exists(ds, b"DIMENSION_LIST") for ds, _ in labels):
+    if len(labels) < BULK_FROM or any(h5py.h5a.exists(ds, b"DIMENSION_LIST") for ds, _ in labels):
         for ds, axis, scale in links:
             h5py.h5ds.attach_scale(ds, scale, axis)
         return

@@ -466,12 +466,13 @@ class RunWriter:
             rows = min(max(CHUNK_BYTES // (8 * max(math.prod(shape), 1)), 1), 4096)
             ds = new_dataset(self._g.id, key, dtype="f8", shape=(0, *shape), maxshape=(None, *shape),
                              chunks=(rows, *shape))
+            self._series[key] = ds
+            self._memspace[key] = (ds, tuple(shape), (0,) * len(shape))
+        for key, ds in self._series.items():      # after all of them: HDF5 is slower interleaving the two
             if key in self._columns:
                 set_attribute(ds, "columns", json.dumps(self._columns[key]))
             if _units(key):
                 set_attribute(ds, "units", _units(key))
-            self._series[key] = ds
-            self._memspace[key] = (ds, tuple(shape), (0,) * len(shape))
         # netCDF readers' names of the axes (flexmbs.io.dimensions), of the datasets held here: no walk
         label_dimensions(self._g, _static, datasets={**self._static, **self._series})
         self._f.swmr_mode = True         # no new objects from here on; the file stays consistent

@@ -7,12 +7,12 @@ began (its time series, the bodies' meshes and the dimension scales: about 45 ms
 process, docs/benchmarks.md 20.6).  These functions make the same objects with the same creation
 properties as h5py's defaults (no time stamps, no attribute creation order, intermediate groups
 created, variable-length UTF-8 strings): a reader cannot tell them apart (tests/test_lean_outputs.py
-compares them property by property).
+compares them property by property, tests/test_h5_layout.py the attributes of `set_attribute`).
 
-`attach_scales` writes what HDF5's ``H5DSattach_scale`` writes for many (dataset, axis, scale)
-links at once: each dataset's DIMENSION_LIST and each scale's REFERENCE_LIST once, where
-``H5DSattach_scale`` rewrites the scale's list at every link (a scale shared by N datasets cost
-O(N^2)).
+`attach_scales` writes what HDF5's ``H5DSattach_scale`` writes for many datasets at once: each
+dataset's DIMENSION_LIST and each scale's REFERENCE_LIST once, where ``H5DSattach_scale``
+rewrites the scale's list at every axis (a scale shared by N datasets costs O(N^2)); for fewer
+than `BULK_FROM` datasets it calls ``H5DSattach_scale``, which is faster there.
 """
 from __future__ import annotations
 
@@ -221,10 +221,11 @@ def attach_scales(labels) -> None:
 
     Fewer than `BULK_FROM` datasets are labelled by ``H5DSattach_scale`` one axis at a time: HDF5
     does in C what this function does in Python, and with few datasets per scale its repeated
-    reads cost less than the Python calls (docs/benchmarks.md 20.10).  So is a call with a dataset
-    that has scales already (a DIMENSION_LIST), which H5DS extends, so that the scales' records keep
-    their order.  As for ``H5DSattach_scale`` the scales must be dimension scales
-    (``h5py.h5ds.set_scale``) in the datasets' file, ``scales`` as long as the dataset's rank.
+    reads cost less than the Python calls (docs/benchmarks.md 20.9, "Creating results.h5").  So is
+    a call with a dataset that has scales already (a DIMENSION_LIST), which H5DS extends, so that
+    the scales' records keep their order.  As for ``H5DSattach_scale`` the scales must be
+    dimension scales (``h5py.h5ds.set_scale``) in the datasets' file, ``scales`` as long as the
+    dataset's rank.
     """
     (dimension_list, hvl_t), (reference_list, record) = _scale_types()
     labels = [(ds, scales) for ds, scales in labels if any(scale is not None for scale in scales)]

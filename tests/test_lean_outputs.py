@@ -89,7 +89,7 @@ def test_low_level_datasets_and_text_attributes_are_those_of_h5pys_high_level_ca
     time series with its units, a body's nodes in new groups, integer cells, string and float
     dimension values), property by property."""
     import h5py
-    from flexmbs.io.h5create import new_dataset, open_object, set_text_attribute
+    from flexmbs.io.h5create import new_dataset, open_object, set_attribute
     labels = np.array(["x", "y", "z"], dtype=h5py.string_dtype())
     with h5py.File(tmp_path / "high.h5", "w", libver=("v110", "latest")) as f:
         g = f.create_group("run")
@@ -104,8 +104,8 @@ def test_low_level_datasets_and_text_attributes_are_those_of_h5pys_high_level_ca
     with h5py.File(tmp_path / "low.h5", "w", libver=("v110", "latest")) as f:
         g = f.create_group("run")
         ds = new_dataset(g.id, "bodies/b1/position", shape=(0, 3), maxshape=(None, 3), chunks=(1365, 3), dtype="f8")
-        set_text_attribute(ds, "columns", '["T", "V"]')
-        set_text_attribute(ds, "units", "m or rad")
+        set_attribute(ds, "columns", '["T", "V"]')
+        set_attribute(ds, "units", "m or rad")
         new_dataset(g.id, "bodies/b1/nodes", np.arange(24.0).reshape(8, 3))
         new_dataset(g.id, "cells/hexahedron", np.arange(8, dtype=np.int64)[None])
         new_dataset(g.id, "axis", labels)

@@ -125,10 +125,12 @@ def _values(dimension: str, size: int, labels: dict) -> np.ndarray | None:
 
 class _Scales:
     """The dimension scales of a run group, found or created once each (a cache: HDF5's lookups
-    cost about a tenth of a millisecond each, which a run with many datasets felt)."""
+    cost about a tenth of a millisecond each, which a run with many datasets felt).  ``known``: all
+    the group's datasets by path, where the caller holds them (a new run's), so that a scale not
+    among them is created without a lookup."""
 
-    def __init__(self, group_id, labels: dict):
-        self.group_id, self.labels, self.found = group_id, labels, {}
+    def __init__(self, group_id, labels: dict, known: dict | None = None):
+        self.group_id, self.labels, self.known, self.found = group_id, labels, known, {}
 
     def get(self, home: str, name: str, size: int):
         """The scale ``name`` of group ``home`` of length ``size`` (an h5py DatasetID), or None if
@@ -136,16 +138,19 @@ class _Scales:
         path = f"{home}/{name}" if home else name
         if path not in self.found:
             self.found[path] = self._find_or_create(path, name, size)
-        scale = self.found[path]
-        return scale if scale is not None and scale.shape == (size,) else None
+        scale, length = self.found[path]
+        return scale if length == size else None
 
-    def _find_or_create(self, path: str, name: str, size: int):
+    def _find_or_create(self, path: str, name: str, size: int) -> tuple:
+        """(the scale at ``path``, found or created, and its length), or (None, None) if ``path``
+        is taken by something else."""
         import h5py                          # where it is used: `import flexmbs` stays light
         from .h5create import new_dataset, open_object
-        found = open_object(self.group_id, path)
+        found = open_object(self.group_id, path) if self.known is None else self.known.get(path)
         if found is not None:
-            return (found if isinstance(found, h5py.h5d.DatasetID) and h5py.h5ds.is_scale(found) and found.rank == 1
-                    else None)
+            if isinstance(found, h5py.h5d.DatasetID) and h5py.h5ds.is_scale(found) and found.rank == 1:
+                return found, found.shape[0]
+            return None, None
         values = _values(name, size, self.labels) if "." not in name else None
         if values is None:
             ds = new_dataset(self.group_id, path, np.zeros(size, dtype="f4"))
@@ -153,21 +158,31 @@ class _Scales:
         else:
             ds = new_dataset(self.group_id, path, values)
             h5py.h5ds.set_scale(ds, name.encode())
-        return ds
+        return ds, size
 
 
-def _attach(scales: _Scales, key: str, ds, names: list) -> None:
-    """Attach to each axis of dataset ``ds`` (an h5py DatasetID) at ``key`` the scale of its
-    dimension ``names[axis]`` (None: one of its own, `_axes`)."""
+def _labelled_axes(ds) -> set[int]:
+    """The axes of dataset ``ds`` (an h5py DatasetID) that have a dimension scale already."""
     import h5py                          # where it is used: `import flexmbs` stays light
-    shape = ds.shape
+    if not h5py.h5a.exists(ds, b"DIMENSION_LIST"):           # one look for a new dataset
+        return set()
+    return {axis for axis in range(ds.rank) if h5py.h5ds.get_num_scales(ds, axis)}
+
+
+def _scales_of(scales: _Scales, key: str, ds, shape: tuple, names: list) -> list:
+    """The scale to attach to each axis of dataset ``ds`` (an h5py DatasetID) at ``key`` of ``shape``:
+    that of its dimension ``names[axis]`` (None: one of its own, `_axes`), or None for an axis that
+    has one."""
+    labelled, found = _labelled_axes(ds), []
     for axis, name in enumerate(names):
-        if h5py.h5ds.get_num_scales(ds, axis):
-            continue                                            # labelled before (idempotent)
+        if axis in labelled:
+            found.append(None)                                  # labelled before (idempotent)
+            continue
         scale = None if name is None else scales.get(_home(key, name), name, shape[axis])
         if scale is None:                                       # unnamed, or a clash of lengths
             scale = scales.get("", f"{key.replace('/', '.')}.{axis}", shape[axis])
-        h5py.h5ds.attach_scale(ds, scale, axis)
+        found.append(scale)
+    return found
 
 
 def label_dimensions(g: h5py.Group, static, only=None, datasets: dict | None = None) -> None:
@@ -188,14 +203,17 @@ def label_dimensions(g: h5py.Group, static, only=None, datasets: dict | None = N
         created them): labelled in the order of a walk of the group, without the walk.
     """
     import h5py                          # where it is used: `import flexmbs` stays light
-    from .h5create import open_object
-    t = open_object(g.id, "t")
+    from .h5create import attach_scales, open_object, text_attribute
+    t = open_object(g.id, "t") if datasets is None else datasets.get("t")
     if t is not None and not h5py.h5ds.is_scale(t):
         h5py.h5ds.set_scale(t, b"t")
-    labels = {k: json.loads(g[k].attrs["columns"]) for k, dim in (("energies", "energy"), ("works", "work"))
-              if k in g and "columns" in g[k].attrs}
-    labels = {dim: labels[k] for k, dim in (("energies", "energy"), ("works", "work")) if k in labels}
-    names = json.loads(g.attrs.get("metadata", "{}")).get("system", {}).get("constraint_names")
+    labels = {}
+    for key, dim in (("energies", "energy"), ("works", "work")):
+        table = open_object(g.id, key)
+        columns = None if table is None else text_attribute(table, "columns")
+        if columns is not None:
+            labels[dim] = json.loads(columns)
+    names = json.loads(text_attribute(g.id, "metadata") or "{}").get("system", {}).get("constraint_names")
     if names:
         labels["constraint"] = row_labels(names)
     if datasets is not None:                  # HDF5 visits a group's links by name, depth first
@@ -204,9 +222,11 @@ def label_dimensions(g: h5py.Group, static, only=None, datasets: dict | None = N
         found = []
         g.visititems(lambda key, obj: found.append((key, obj.id)) if isinstance(obj, h5py.Dataset) else None)
     else:
-        found = [(key, g[key].id) for key in only if key in g]
-    scales = _Scales(g.id, labels)
+        found = [(key, ds) for key, ds in ((key, open_object(g.id, key)) for key in only) if ds is not None]
+    scales, attached = _Scales(g.id, labels, known=datasets), []
     for key, ds in found:
-        if key == "t" or is_dimension(key) or ds.rank == 0:
+        shape = ds.shape
+        if key == "t" or is_dimension(key) or not shape:
             continue
-        _attach(scales, key, ds, _axes(key, ds.shape, not static(key)))
+        attached.append((ds, _scales_of(scales, key, ds, shape, _axes(key, shape, not static(key)))))
+    attach_scales(attached)                 # each dataset's and each scale's list written once

@@ -58,6 +58,7 @@ import datetime
 import errno
 import json
 import logging
+import math
 import os
 import time
 from contextlib import contextmanager
@@ -70,7 +71,7 @@ import numpy as np
 from ..frozen import Fields
 from ..results import Results, contacts_by_name
 from .dimensions import is_dimension, label_dimensions
-from .h5create import new_dataset, set_text_attribute
+from .h5create import new_dataset, set_attribute
 from .recovery import RepairedView, Superblock, closed_header, intact_rows, read_superblock
 
 __all__ = ["ResultsFile", "RunWriter", "load_results", "save_results", "list_runs", "results_path", "recording",
@@ -247,16 +248,16 @@ def _record(path: Path, name: str, status: str, message: str, stats: dict | None
             if key in g:
                 del g[key]
             if isinstance(value, dict):
-                ds = g.create_dataset(key, data=np.stack([np.asarray(v, dtype=float) for v in value.values()],
-                                                         axis=-1).reshape(-1, len(value)))
-                ds.attrs["columns"] = json.dumps(list(value))
+                ds = new_dataset(g.id, key, np.stack([np.asarray(v, dtype=float) for v in value.values()],
+                                                     axis=-1).reshape(-1, len(value)))
+                set_attribute(ds, "columns", json.dumps(list(value)))
             else:
-                ds = g.create_dataset(key, data=np.asarray(value, dtype=float))
+                ds = new_dataset(g.id, key, np.asarray(value, dtype=float))
             if _units(key):
-                ds.attrs["units"] = _units(key)
-        g.attrs["status"] = status
-        g.attrs["message"] = message
-        g.attrs["stats"] = to_json(stats or {})
+                set_attribute(ds, "units", _units(key))
+        set_attribute(g.id, "status", status)
+        set_attribute(g.id, "message", message)
+        set_attribute(g.id, "stats", to_json(stats or {}))
         labelled = "t" in g and h5py.h5ds.is_scale(g["t"].id)      # the time series were, when they began
         label_dimensions(g, _static, only=list(series or {}) if labelled else None)
     _session(path, record)
@@ -293,12 +294,10 @@ class ResultsFile:
     def _create(self) -> None:
         f = h5py.File(self.path, "w", libver=LIBVER)
         try:
-            f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["flexmbs_version"] = _version()
-            f.attrs["created"] = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-            f.attrs["main"] = ""
-            f.attrs["units"] = UNITS_SYSTEM
+            for key, value in (("format", FORMAT), ("format_version", FORMAT_VERSION), ("flexmbs_version", _version()),
+                               ("created", datetime.datetime.now().astimezone().isoformat(timespec="seconds")),
+                               ("main", ""), ("units", UNITS_SYSTEM)):
+                set_attribute(f.id, key, value)
             f.flush()
         except BaseException:
             _release(f)
@@ -400,13 +399,12 @@ class RunWriter:
         with self._stopping_on_full_disk():
             self._f = h5py.File(self.path, "a", libver=LIBVER)
             g = self._f.create_group(name)
-            g.attrs["metadata"] = to_json(metadata)
-            g.attrs["status"] = "running"
-            g.attrs["message"] = "the run has started; no status was recorded yet"
-            g.attrs["stats"] = "{}"
-            g.attrs["order"] = order
+            for key, value in (("metadata", to_json(metadata)), ("status", "running"),
+                               ("message", "the run has started; no status was recorded yet"), ("stats", "{}"),
+                               ("order", order)):
+                set_attribute(g.id, key, value)
             self._static = {"nodes": new_dataset(g.id, "nodes", np.asarray(nodes, dtype=float))}
-            set_text_attribute(self._static["nodes"], "units", UNITS["nodes"])
+            set_attribute(self._static["nodes"], "units", UNITS["nodes"])
             for cell_type, conn in cells.items():
                 self._static[f"cells/{cell_type}"] = new_dataset(g.id, f"cells/{cell_type}",
                                                                  np.asarray(conn, dtype=np.int64))
@@ -414,8 +412,8 @@ class RunWriter:
                 value = np.asarray(value)
                 ds = self._static[key] = new_dataset(g.id, key, value if value.dtype.kind in "iu" else value.astype(float))
                 if _units(key):
-                    set_text_attribute(ds, "units", _units(key))
-            self._f.attrs["main"] = name
+                    set_attribute(ds, "units", _units(key))
+            set_attribute(self._f.id, "main", name)
             self._g = g
             self._f.flush()
 
@@ -456,22 +454,25 @@ class RunWriter:
             self._reserve = None
 
     def _create(self, fields: dict) -> None:
+        """The run's time series, one per key of the first output ``fields`` (chunks of about
+        ``CHUNK_BYTES``, at most 4096 rows), with their units and columns, and the dimension scales
+        of every dataset of the run; then SWMR mode."""
         self._series, self._memspace, self._columns = {}, {}, {}
         for key, value in fields.items():
             if isinstance(value, dict):
                 self._columns[key] = list(value)
                 value = list(value.values())
             shape = np.shape(value)
-            row_bytes = 8 * max(int(np.prod(shape)), 1)
-            rows = int(np.clip(CHUNK_BYTES // row_bytes, 1, 4096))
+            rows = min(max(CHUNK_BYTES // (8 * max(math.prod(shape), 1)), 1), 4096)
             ds = new_dataset(self._g.id, key, dtype="f8", shape=(0, *shape), maxshape=(None, *shape),
                              chunks=(rows, *shape))
-            if key in self._columns:
-                set_text_attribute(ds, "columns", json.dumps(self._columns[key]))
-            if _units(key):
-                set_text_attribute(ds, "units", _units(key))
             self._series[key] = ds
-            self._memspace[key] = (ds, tuple(shape), h5py.h5s.create_simple((1, *shape)), (0,) * len(shape))
+            self._memspace[key] = (ds, tuple(shape), (0,) * len(shape))
+        for key, ds in self._series.items():      # after all of them: HDF5 is slower interleaving the two
+            if key in self._columns:
+                set_attribute(ds, "columns", json.dumps(self._columns[key]))
+            if _units(key):
+                set_attribute(ds, "units", _units(key))
         # netCDF readers' names of the axes (flexmbs.io.dimensions), of the datasets held here: no walk
         label_dimensions(self._g, _static, datasets={**self._static, **self._series})
         self._f.swmr_mode = True         # no new objects from here on; the file stays consistent
@@ -511,7 +512,7 @@ class RunWriter:
                 self._create({k: ({c: 0.0 for c in v} if isinstance(v, dict) else rows[k][0])
                               for k, v in fields.items()})
             # NOTE: h5py's low-level calls: 3 times faster than ds.resize + ds[n] = value
-            for key, (dsid, row_shape, _, zeros) in self._memspace.items():
+            for key, (dsid, row_shape, zeros) in self._memspace.items():
                 value = fields[key]
                 if key in self._columns:
                     value = np.stack([np.asarray(value[c], dtype=np.float64) for c in self._columns[key]], axis=-1)

@@ -47,9 +47,9 @@ def measure(run, repeat: int) -> dict:
     spent, totals, n_datasets = [], [], 0
     original = dimensions.label_dimensions
 
-    def timed(g, static, only=None):
+    def timed(g, static, only=None, datasets=None):
         t0 = time.perf_counter()
-        original(g, static, only)
+        original(g, static, only, datasets)
         spent[-1].append(time.perf_counter() - t0)
     store.label_dimensions = timed
     try:

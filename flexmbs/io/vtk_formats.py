@@ -280,11 +280,11 @@ class XdmfSeries:
     def __enter__(self) -> "XdmfSeries":
         import h5py
 
-        from .h5create import set_text_attribute
+        from .h5create import set_attribute
         self.h5 = h5py.File(self.path.with_suffix(".h5"), "w")
         for name, value in self.info.items():
             sub_element(self.domain, "Information", Name=name, Value=value)
-            set_text_attribute(self.h5.id, name, value)          # what ``h5.attrs[name] = value`` writes
+            set_attribute(self.h5.id, name, value)              # what ``h5.attrs[name] = value`` writes
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -29,10 +29,8 @@ class MassGroup(FrozenFields):
     mass matrices, ``names`` (n_g,) their bodies' names (for messages), ``inverse`` the constant
     inverse when the blocks are constant (`constant_inverse`; None: solved at each call).  Frozen."""
 
-    _fields = ("idx", "blocks", "names", "inverse")
-
     def __init__(self, idx: np.ndarray, blocks: np.ndarray, names: tuple, inverse: np.ndarray | None = None):
-        self.__dict__.update(idx=idx, blocks=blocks, names=names, inverse=inverse)
+        self._set_fields(locals())
 
 
 def constant_inverse(blocks: np.ndarray) -> np.ndarray | None:
@@ -51,10 +49,8 @@ def constant_inverse(blocks: np.ndarray) -> np.ndarray | None:
 class BlockMass(FrozenFields):
     """M (n, n) = diag over ``groups`` (a tuple of `MassGroup`); every coordinate in exactly one group.  Frozen."""
 
-    _fields = ("n", "groups")
-
     def __init__(self, n: int, groups: tuple):
-        self.__dict__.update(n=n, groups=groups)
+        self._set_fields(locals())
 
     def dense(self) -> np.ndarray:
         """M as a dense (n, n) array (for comparisons; the solves never form it)."""

@@ -72,10 +72,8 @@ class CLIError(Exception):
 class CaseInfo(FrozenFields):
     """A case script found in the cases directory (read from its code object, not run: `_module_names`)."""
 
-    _fields = ('name', 'path', 'summary')
-
     def __init__(self, name: str, path: Path, summary: str):
-        self.__dict__.update(name=name, path=path, summary=summary)
+        self._set_fields(locals())
 
 
 def find_cases_dir(explicit=None) -> Path:

@@ -33,12 +33,10 @@ __all__ = ["FrameState", "FrameMotion", "Fixed", "ConstantRotation", "AxisRotati
 class FrameState(FrozenFields):
     """Frame kinematics at one instant (see the module docstring).  Frozen (`flexmbs.frozen`)."""
 
-    _fields = ("R", "omega", "eps", "r_O", "v_O", "a_O")
-
     def __init__(self, R: np.ndarray, omega: np.ndarray, eps: np.ndarray, r_O: np.ndarray, v_O: np.ndarray,
                  a_O: np.ndarray):
         # R (3, 3) body -> global; omega, eps (3,) body components; r_O, v_O, a_O (3,) global
-        self.__dict__.update(R=R, omega=omega, eps=eps, r_O=r_O, v_O=v_O, a_O=a_O)
+        self._set_fields(locals())
 
     def finite(self) -> bool:
         """True when every field is finite (no NaN or inf from the motion's laws)."""
@@ -56,12 +54,10 @@ class FrameState(FrozenFields):
 class FrameStates(FrozenFields):
     """Frame kinematics at N instants: the fields of `FrameState` with a leading axis N.  Frozen."""
 
-    _fields = FrameState._fields
-
     def __init__(self, R: np.ndarray, omega: np.ndarray, eps: np.ndarray, r_O: np.ndarray, v_O: np.ndarray,
                  a_O: np.ndarray):
         # R (N, 3, 3); omega, eps (N, 3) body components; r_O, v_O, a_O (N, 3) global
-        self.__dict__.update(R=R, omega=omega, eps=eps, r_O=r_O, v_O=v_O, a_O=a_O)
+        self._set_fields(locals())
 
     @property
     def a_O_local(self) -> np.ndarray:

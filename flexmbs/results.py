@@ -61,20 +61,13 @@ class BodyResults(FrozenFields):
         body frame).
     """
 
-    # the dict fields default to a new {} each (a dataclass's field(default_factory=dict))
-    _fields = ('name', 'kind', 'position', 'rotation', 'velocity', 'angular_velocity', 'euler_parameters', 'nodes',
-               'cells', 'delta', 'delta_dot', 'displacement', 'elastic_velocity', 'element_data')
-
+    # the dict fields (dict | None) default to a new {} each (flexmbs.frozen.new_dict_fields)
     def __init__(self, name: str, kind: str, position: np.ndarray, rotation: np.ndarray, velocity: np.ndarray,
                  angular_velocity: np.ndarray, euler_parameters: np.ndarray | None = None,
                  nodes: np.ndarray | None = None, cells: dict | None = None, delta: np.ndarray | None = None,
                  delta_dot: np.ndarray | None = None, displacement: np.ndarray | None = None,
                  elastic_velocity: np.ndarray | None = None, element_data: dict | None = None):
-        self.__dict__.update(name=name, kind=kind, position=position, rotation=rotation, velocity=velocity,
-                             angular_velocity=angular_velocity, euler_parameters=euler_parameters, nodes=nodes,
-                             cells={} if cells is None else cells, delta=delta, delta_dot=delta_dot,
-                             displacement=displacement, elastic_velocity=elastic_velocity,
-                             element_data={} if element_data is None else element_data)
+        self._set_fields(locals())
 
     def global_displacement(self) -> np.ndarray:
         """Nodal displacements in global components, A u (n_t, n_nodes, 3) [m] ("flexible"), or
@@ -184,11 +177,7 @@ class Results(FrozenFields):
     flexmbs.load_results : a `Results` from a results file (HDF5 or NPZ).
     """
 
-    # the dict fields default to a new {} each (a dataclass's field(default_factory=dict))
-    _fields = ('t', 'delta', 'delta_dot', 'displacement', 'velocity', 'nodes', 'energies', 'status', 'message',
-               'stats', 'metadata', 'cells', 'element_data', 'frame', 'q', 'v', 'q_dot', 'multipliers',
-               'constraint_names', 'bodies', 'joints', 'controls', 'contacts')
-
+    # the dict fields (dict | None) default to a new {} each (flexmbs.frozen.new_dict_fields)
     def __init__(self, t: np.ndarray, delta: np.ndarray | None = None, delta_dot: np.ndarray | None = None,
                  displacement: np.ndarray | None = None, velocity: np.ndarray | None = None,
                  nodes: np.ndarray | None = None, energies: dict | None = None, status: str = "finished",
@@ -197,15 +186,7 @@ class Results(FrozenFields):
                  q: np.ndarray | None = None, v: np.ndarray | None = None, q_dot: np.ndarray | None = None,
                  multipliers: np.ndarray | None = None, constraint_names: tuple = (), bodies: dict | None = None,
                  joints: dict | None = None, controls: dict | None = None, contacts: dict | None = None):
-        self.__dict__.update(t=t, delta=delta, delta_dot=delta_dot, displacement=displacement, velocity=velocity,
-                             nodes=nodes, energies={} if energies is None else energies, status=status,
-                             message=message, stats={} if stats is None else stats,
-                             metadata={} if metadata is None else metadata, cells={} if cells is None else cells,
-                             element_data={} if element_data is None else element_data,
-                             frame={} if frame is None else frame, q=q, v=v, q_dot=q_dot, multipliers=multipliers,
-                             constraint_names=constraint_names, bodies={} if bodies is None else bodies,
-                             joints={} if joints is None else joints, controls={} if controls is None else controls,
-                             contacts={} if contacts is None else contacts)
+        self._set_fields(locals())
         # the one-body fields a System run without exactly one flexible body has not: empty
         n_t = len(self.t)
         empty = {"delta": (n_t, 0), "delta_dot": (n_t, 0), "displacement": (n_t, 0, 3), "velocity": (n_t, 0, 3),

@@ -137,3 +137,15 @@ def test_no_class_of_a_run_is_a_dataclass_any_more():
     assert all(issubclass(c, FrozenFields) for c in CONVERTED)
     assert all(issubclass(c, Fields) and not issubclass(c, FrozenFields) for c in MUTABLE)
 
+
+
+def test_fields_are_declared_once_by_the_init():
+    """``_fields`` is read from ``__init__``'s parameters (flexmbs.frozen.init_fields), not written out;
+    a ``dict | None`` parameter is the one kind of default built per instance."""
+    for cls in CONVERTED + MUTABLE:
+        assert cls._fields == tuple(inspect.signature(cls.__init__).parameters)[1:], cls
+        assert cls._new_dicts == tuple(n for n, p in inspect.signature(cls.__init__).parameters.items()
+                                       if p.annotation == "dict | None"), cls
+    a, b = Results(t=np.zeros(1)), Results(t=np.zeros(1))
+    assert a.stats == {} and a.stats is not b.stats                        # a new {} each, as default_factory
+

@@ -208,10 +208,8 @@ class PartKinematics(Fields):
     A plain class (`flexmbs.frozen.Fields`: a mutable dataclass's repr and ==, unhashable).
     """
 
-    _fields = ("mass", "B", "D", "I")
-
     def __init__(self, mass: np.ndarray, B: np.ndarray, D: np.ndarray, I: np.ndarray):  # noqa: E741
-        self.mass, self.B, self.D, self.I = mass, B, D, I
+        self._set_fields(locals())
 
 
 def mass_point_kinematics(mass, B) -> PartKinematics:

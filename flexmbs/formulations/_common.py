@@ -20,12 +20,9 @@ class Energies(FrozenFields):
     Frozen (`flexmbs.frozen`).
     """
 
-    _fields = ('T', 'T2', 'T1', 'T0', 'V', 'V_geo', 'V_g', 'jacobi', 'P_loads', 'P_damping', 'P_frame', 'P_stiffening')
-
     def __init__(self, T: float, T2: float, T1: float, T0: float, V: float, V_geo: float, V_g: float,
                  jacobi: float, P_loads: float, P_damping: float, P_frame: float, P_stiffening: float):
-        self.__dict__.update(T=T, T2=T2, T1=T1, T0=T0, V=V, V_geo=V_geo, V_g=V_g, jacobi=jacobi, P_loads=P_loads,
-                             P_damping=P_damping, P_frame=P_frame, P_stiffening=P_stiffening)
+        self._set_fields(locals())
 
     @property
     def E(self) -> float:

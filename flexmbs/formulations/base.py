@@ -78,11 +78,9 @@ class SecondOrderForm(Fields):
     (`flexmbs.frozen.Fields`: a mutable dataclass's repr and ==, unhashable, ``replace``).
     """
 
-    _fields = ("M", "f", "K", "C", "key", "affine")
-
     def __init__(self, M: sparse.csr_array, f: callable, K: callable, C: callable, key: callable,
                  affine: object = None):
-        self.M, self.f, self.K, self.C, self.key, self.affine = M, f, K, C, key, affine
+        self._set_fields(locals())
 
 
 class Formulation(ABC):

@@ -94,12 +94,9 @@ class Entry(FrozenFields):
     it on a System (None: all but `NOT_FOR_SYSTEMS`), ``state_velocity`` what the state's second
     part is on a System ("q_dot", "u" for the quasi-velocities, "p" for Hamilton's momenta)."""
 
-    _fields = ('name', 'prescribed', 'system', 'system_methods', 'state_velocity')
-
     def __init__(self, name: str, prescribed: str | None = None, system: Callable | None = None,
                  system_methods: frozenset | None = None, state_velocity: str = "q_dot"):
-        self.__dict__.update(name=name, prescribed=prescribed, system=system, system_methods=system_methods,
-                             state_velocity=state_velocity)
+        self._set_fields(locals())
 
 
 REGISTRY: dict[str, Entry] = {e.name: e for e in (

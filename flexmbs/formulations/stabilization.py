@@ -130,12 +130,9 @@ class Partition(FrozenFields):
     # rows: (r,) constraint equations used
     # redundant: (n_c - r,) constraint equations dropped
     # quality: min|U_ii| of LU(C_w) / max|C_q[rows]| at the choice
-    _fields = ('dependent', 'independent', 'rows', 'redundant', 'quality')
-
     def __init__(self, dependent: np.ndarray, independent: np.ndarray, rows: np.ndarray, redundant: np.ndarray,
                  quality: float):
-        self.__dict__.update(dependent=dependent, independent=independent, rows=rows, redundant=redundant,
-                             quality=quality)
+        self._set_fields(locals())
 
     def dependent_block(self, Cq: np.ndarray) -> np.ndarray:
         """C_w = C_q[rows, dependent] (`used_block`)."""

@@ -65,12 +65,9 @@ class SparseStep(FrozenFields):
         (as before terms existed).
     """
 
-    _fields = ('model', 'canonical', 'force', 'forcing', 'gyroscopic_dot', 'compiled')
-
     def __init__(self, *, model: Any, canonical: bool = False, force: Callable | None = None,
                  forcing: Callable | None = None, gyroscopic_dot: Callable | None = None, compiled: bool = False):
-        self.__dict__.update(model=model, canonical=canonical, force=force, forcing=forcing,
-                             gyroscopic_dot=gyroscopic_dot, compiled=compiled)
+        self._set_fields(locals())
 
 
 class ODETerm(FrozenFields):
@@ -136,11 +133,6 @@ class ODETerm(FrozenFields):
         integrator reports them (`Solution.kernel`) unless it has a path of its own.
     """
 
-    _fields = ('name', 'n_state', 'rhs', 'forcing', 'mass_matrix_full', 'mass_matrix_constant',
-               'mass_matrix_takes_t', 'jacobian', 'jacobian_key', 'correct_state', 'linear', 'second_order',
-               'affine', 'sparse_step', 'linear_system', 'load_functions', 'dae', 'check_initial', 'range_check',
-               'kernel', 'kernel_reason')
-
     def __init__(self, *, name: str, n_state: int, rhs: Callable[[float, np.ndarray], np.ndarray],
                  forcing: Callable[[float, np.ndarray], np.ndarray] | None = None,
                  mass_matrix_full: Callable | None = None, mass_matrix_constant: bool = True,
@@ -153,13 +145,7 @@ class ODETerm(FrozenFields):
                  check_initial: Callable[[float, np.ndarray], None] | None = None,
                  range_check: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None,
                  kernel: str | None = None, kernel_reason: str | None = None):
-        self.__dict__.update(name=name, n_state=n_state, rhs=rhs, forcing=forcing,
-                             mass_matrix_full=mass_matrix_full, mass_matrix_constant=mass_matrix_constant,
-                             mass_matrix_takes_t=mass_matrix_takes_t, jacobian=jacobian, jacobian_key=jacobian_key,
-                             correct_state=correct_state, linear=linear, second_order=second_order, affine=affine,
-                             sparse_step=sparse_step, linear_system=linear_system, load_functions=load_functions,
-                             dae=dae, check_initial=check_initial, range_check=range_check, kernel=kernel,
-                             kernel_reason=kernel_reason)
+        self._set_fields(locals())
         if forcing is None:                      # M_full = I: F is x'
             self.__dict__["forcing"] = rhs
 
@@ -232,11 +218,6 @@ class DAETerm(FrozenFields):
         dT/dq.  None: not given (a hand-made system, or a constant M).
     """
 
-    _fields = ('name', 'n_q', 'mass_matrix', 'forces', 'residual', 'jacobian', 'gamma', 'constraint_terms',
-               'tangent', 'tangent_matrices', 'quadratic_velocity_jacobian', 'elastic_stiffness',
-               'over_constrained', 'check_model', 'compiled', 'correct_state', 'check_initial', 'range_check',
-               'mass_matrix_constant', 'time_derivative', 'holonomic', 'hamiltonian')
-
     def __init__(self, *, name: str, n_q: int, mass_matrix: Callable, forces: Callable, residual: Callable,
                  jacobian: Callable, gamma: Callable, constraint_terms: Callable | None = None,
                  tangent: Callable | None = None, tangent_matrices: Callable | None = None,
@@ -248,15 +229,7 @@ class DAETerm(FrozenFields):
                  range_check: Callable[[np.ndarray, np.ndarray, int], str | None] | None = None,
                  mass_matrix_constant: bool = False, time_derivative: Callable | None = None,
                  holonomic: bool = True, hamiltonian: Callable | None = None):
-        self.__dict__.update(name=name, n_q=n_q, mass_matrix=mass_matrix, forces=forces, residual=residual,
-                             jacobian=jacobian, gamma=gamma, constraint_terms=constraint_terms, tangent=tangent,
-                             tangent_matrices=tangent_matrices,
-                             quadratic_velocity_jacobian=quadratic_velocity_jacobian,
-                             elastic_stiffness=elastic_stiffness, over_constrained=over_constrained,
-                             check_model=check_model, compiled=compiled, correct_state=correct_state,
-                             check_initial=check_initial, range_check=range_check,
-                             mass_matrix_constant=mass_matrix_constant, time_derivative=time_derivative,
-                             holonomic=holonomic, hamiltonian=hamiltonian)
+        self._set_fields(locals())
 
     @property
     def n_state(self) -> int:

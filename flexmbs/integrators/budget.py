@@ -47,10 +47,8 @@ class RunSize(FrozenFields):
     """Estimated size of a run: ``steps`` (None: adaptive), ``outputs``, ``memory_bytes``,
     ``disk_bytes`` (0 without a results file)."""
 
-    _fields = ('steps', 'outputs', 'memory_bytes', 'disk_bytes')
-
     def __init__(self, steps: int | None, outputs: int, memory_bytes: int, disk_bytes: int = 0):
-        self.__dict__.update(steps=steps, outputs=outputs, memory_bytes=memory_bytes, disk_bytes=disk_bytes)
+        self._set_fields(locals())
 
 
 def available_memory() -> int | None:

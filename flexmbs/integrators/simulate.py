@@ -120,18 +120,11 @@ class Solution(FrozenFields):
         on both paths; None for the other methods.
     """
 
-    _fields = ('t', 'x', 'integrals', 'status', 'message', 'success', 'n_rhs', 'n_jac', 'n_lu', 'n_steps',
-               'n_rejected', 'wall_time', 'method', 'order', 'n_lin_iter', 'n_newton', 'kernel', 'h', 'lam',
-               'kernel_reason')
-
     def __init__(self, t: np.ndarray, x: np.ndarray, integrals: np.ndarray | None, status: str, message: str,
                  success: bool, n_rhs: int, n_jac: int, n_lu: int, n_steps: int, n_rejected: int, wall_time: float,
                  method: str, order: int, n_lin_iter: int = 0, n_newton: int = 0, kernel: str | None = None,
                  h: float | None = None, lam: np.ndarray | None = None, kernel_reason: str | None = None):
-        self.__dict__.update(t=t, x=x, integrals=integrals, status=status, message=message, success=success,
-                             n_rhs=n_rhs, n_jac=n_jac, n_lu=n_lu, n_steps=n_steps, n_rejected=n_rejected,
-                             wall_time=wall_time, method=method, order=order, n_lin_iter=n_lin_iter,
-                             n_newton=n_newton, kernel=kernel, h=h, lam=lam, kernel_reason=kernel_reason)
+        self._set_fields(locals())
 
 
 def validate_method(method) -> type[Integrator]:
@@ -214,10 +207,8 @@ class StepRule(FrozenFields):
     step: nodes ``xi`` (n,), weights ``w`` (n,), and ``partial``, the coefficients of int_0^s l_i for the
     Lagrange polynomials l_i through the nodes (`partial_weights`)."""
 
-    _fields = ('xi', 'w', 'partial')
-
     def __init__(self, xi: np.ndarray, w: np.ndarray, partial: tuple):
-        self.__dict__.update(xi=xi, w=w, partial=partial)
+        self._set_fields(locals())
 
     def partial_weights(self, s: float) -> np.ndarray:
         """w_i(s) = int_0^s l_i, (n,): int_a^(a + s h) P dt = h w(s) . P(a + xi h) for P of degree < n, and

@@ -101,14 +101,13 @@ whole runs against each other.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from . import kernel_schema as schema
 from .assembly.assembler import csr_parts, dense_array, is_sparse
 from .constraints.base import law_history, law_values
 from .user_functions import UserFunctionError, evaluate, require_finite
+from .frozen import FrozenFields
 from .lazy import LazyModule, loaded_class
 
 sparse = LazyModule("scipy.sparse")
@@ -244,14 +243,13 @@ def c_compiler() -> bool:
     return bool(cc) and shutil.which(cc[0]) is not None
 
 
-@dataclass(frozen=True)
-class KernelStatus:
+class KernelStatus(FrozenFields):
     """Whether the compiled kernel is installed: ``installed``, the file it was loaded from
-    (``path``) or why it is not there (``reason``); ``str()`` says it in a line."""
+    (``path``) or why it is not there (``reason``); ``str()`` says it in a line.  Frozen
+    (`flexmbs.frozen`)."""
 
-    installed: bool
-    path: str | None = None
-    reason: str | None = None
+    def __init__(self, installed: bool, path: str | None = None, reason: str | None = None):
+        self._set_fields(locals())
 
     def __str__(self) -> str:
         return f"installed ({self.path})" if self.installed else f"not installed: {self.reason}"

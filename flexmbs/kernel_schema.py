@@ -14,35 +14,32 @@ compiled evaluator (the records it is packed into) or a stated refusal, the reas
 `flexmbs.compiled.Unsupported` gives (tests/test_kernel_schema.py checks that every exported kind
 is in it).  `METHODS` does the same for the integration methods the kernel steps.
 
-This module imports nothing but the standard library: setup.py loads it by its path to generate
-the header before the extension is built, without importing flexmbs (or numpy).
+This module imports nothing but the standard library and `flexmbs.frozen` (which imports
+nothing): setup.py loads the two by their paths to generate the header before the extension is
+built, without importing flexmbs (or numpy).
 docs/design.md, "The kernel's schema".
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .frozen import FrozenFields
 
 __all__ = ["Field", "Record", "RECORDS", "CODES", "KINDS", "METHODS", "SYSTEM_ARRAYS", "FLEX_ARRAYS", "arrays",
            "signature", "c_header"]
 
 
-@dataclass(frozen=True)
-class Field:
-    """One named field of a `Record`: ``width`` numbers (a vector field), or one."""
+class Field(FrozenFields):
+    """One named field of a `Record`: ``width`` numbers (a vector field), or one.  Frozen (`flexmbs.frozen`)."""
 
-    name: str
-    width: int = 1
+    def __init__(self, name: str, width: int = 1):
+        self._set_fields(locals())
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(FrozenFields):
     """A fixed-width row of one of the kernel's arrays: ``prefix`` names it in C (``PREFIX_FIELD``
-    offsets, ``PREFIX_WIDTH``), ``dtype`` is "i64" or "f64"."""
+    offsets, ``PREFIX_WIDTH``), ``dtype`` is "i64" or "f64".  Frozen (`flexmbs.frozen`)."""
 
-    prefix: str
-    dtype: str
-    fields: tuple
-    doc: str = ""
+    def __init__(self, prefix: str, dtype: str, fields: tuple, doc: str = ""):
+        self._set_fields(locals())
 
     @property
     def width(self) -> int:

@@ -5,9 +5,15 @@ same defaults, the same repr, equality only within a class, the same hash, froze
 The reference is the dataclass itself, made here from each class's ``_fields`` and ``__init__``
 signature with `dataclasses.make_dataclass` (same fields, defaults, frozen, kw_only): each converted
 class's repr, ``==`` and hash are compared with that dataclass's on the same values."""
+import ast
 import dataclasses
 import inspect
+import json
+import os
 import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +21,7 @@ import pytest
 from flexmbs.block_mass import BlockMass, MassGroup
 from flexmbs.bodies.base import PartKinematics
 from flexmbs.cli import CaseInfo
+from flexmbs.compiled import KernelStatus
 from flexmbs.formulations._common import Energies
 from flexmbs.formulations.base import SecondOrderForm
 from flexmbs.formulations.registry import Entry
@@ -25,11 +32,13 @@ from flexmbs.integrators.budget import RunSize
 from flexmbs.integrators.simulate import Solution, StepRule
 from flexmbs.io.recovery import Superblock
 from flexmbs.io.store import _Extent
+from flexmbs import kernel_schema
+from flexmbs.kernel_schema import Field, Record
 from flexmbs.motion import FrameState, FrameStates
 from flexmbs.results import BodyResults, Results
 
 CONVERTED = [SparseStep, ODETerm, DAETerm, Solution, StepRule, FrameState, FrameStates, MassGroup, BlockMass, Superblock,
-             RunSize, Partition, Entry, CaseInfo, Energies, Results, BodyResults]
+             RunSize, Partition, Entry, CaseInfo, Energies, Results, BodyResults, Field, Record, KernelStatus]
 MUTABLE = [SecondOrderForm, PartKinematics, _Extent]                   # were @dataclass (not frozen)
 
 
@@ -149,3 +158,36 @@ def test_fields_are_declared_once_by_the_init():
     a, b = Results(t=np.zeros(1)), Results(t=np.zeros(1))
     assert a.stats == {} and a.stats is not b.stats                        # a new {} each, as default_factory
 
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN_PATH = ("flexmbs.cli", "flexmbs.case", "flexmbs.compiled", "flexmbs.system", "flexmbs.system_run",
+            "flexmbs.integrators.index3_alpha", "flexmbs.results", "flexmbs.motion")
+
+
+def test_the_run_path_does_not_import_dataclasses():
+    """The triple pendulum's modules import no `dataclasses` (its `FrozenInstanceError` is imported
+    when one is raised): docs/design.md "Hot-import classes are plain classes"."""
+    code = f"import sys\nfor m in {RUN_PATH!r}: __import__(m)\nprint('dataclasses' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_setup_loads_the_schema_without_the_package():
+    """setup.py's ``load_schema`` reads flexmbs/kernel_schema.py and the flexmbs/frozen.py it imports
+    by their paths, with numpy unimportable; its header is the one in csrc/, and the stand-in
+    package ``flexmbs`` is gone afterwards.  Only setup.py's imports, ROOT and functions are run
+    (not its ``setup()`` call)."""
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    parts = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef))
+             or (isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "ROOT")]
+    code = (f"import sys\nsys.modules['numpy'] = None\n"
+            f"namespace = {{'__file__': {str(ROOT / 'setup.py')!r}, '__name__': 'setup_parts'}}\n"
+            f"exec(compile({ast.unparse(ast.Module(body=parts, type_ignores=[]))!r}, 'setup.py', 'exec'), namespace)\n"
+            f"schema = namespace['load_schema']()\n"
+            f"import json\nprint(json.dumps([schema.c_header(), 'flexmbs' in sys.modules, type(schema.HEADER).__name__]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": ""})
+    assert out.returncode == 0, out.stderr
+    header = kernel_schema.c_header()                      # what the package's own import generates
+    assert json.loads(out.stdout) == [header, False, "Record"] and "#define HEADER_WIDTH" in header

@@ -15,11 +15,13 @@ annotations), and stores them with ``self._set_fields(locals())`` as the first s
 
 ``__init_subclass__`` reads the field names from the ``__init__``'s code object into ``_fields``
 (no ``exec``, no `inspect`: microseconds a class).  A parameter annotated ``dict | None`` stands
-for a dataclass's ``field(default_factory=dict)``: None there is stored as a new ``{}``.  The rest is here, compiled once into
+for a dataclass's ``field(default_factory=dict)``: None there is stored as a new ``{}``.  Attributes
+that ``__init__`` computes from the fields (a dataclass's ``field(init=False)``) are named in
+``_derived``: they are shown and compared after the fields, and ``replace`` computes them again.  The rest is here, compiled once into
 the bytecode cache, with the dataclass's behaviour:
 
-- ``repr``: ``Name(a=1, b=2)`` over ``_fields``, the class's ``__qualname__``;
-- ``==``: the tuples of the fields compared, only between instances of the same class
+- ``repr``: ``Name(a=1, b=2)`` over ``_fields`` and ``_derived``, the class's ``__qualname__``;
+- ``==``: the tuples of the fields (and ``_derived``) compared, only between instances of the same class
   (``NotImplemented`` otherwise);
 - ``hash``: `Fields` unhashable (``__hash__ = None``, a dataclass with ``eq`` and not frozen);
   `FrozenFields` that of the fields' tuple (so unhashable where a field is, a numpy array);
@@ -69,6 +71,8 @@ class Fields:
     __slots__ = ()
     _fields: tuple[str, ...] = ()
     _new_dicts: tuple[str, ...] = ()
+    _derived: tuple[str, ...] = ()
+    _shown: tuple[str, ...] = ()                # _fields + _derived: what repr, == and hash read
     __hash__ = None
 
     def __init_subclass__(cls, **kwargs):
@@ -81,6 +85,7 @@ class Fields:
                                 f"parameters {fields}; the parameters are the declaration (drop `_fields`)")
             cls._fields = fields
             cls._new_dicts = new_dict_fields(cls)
+        cls._shown = cls._fields + tuple(cls._derived)
 
     def _set_fields(self, values: dict) -> None:
         """Store the fields from ``values``, the ``locals()`` of the subclass's ``__init__`` taken
@@ -95,11 +100,11 @@ class Fields:
                 fields[name] = {}
 
     def _values(self) -> tuple:
-        """The fields' values, in ``_fields`` order (what ``==`` and ``hash`` compare)."""
-        return tuple(getattr(self, name) for name in self._fields)
+        """The fields' values, in ``_fields`` then ``_derived`` order (what ``==`` and ``hash`` compare)."""
+        return tuple(getattr(self, name) for name in self._shown)
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
         return f"{type(self).__qualname__}({inner})"
 
     def __eq__(self, other):

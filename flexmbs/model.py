@@ -9,7 +9,6 @@ there is no quadrature and no assembly inside the time loop.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -18,6 +17,7 @@ from .assembly import Assembler, assemble_invariants, element_dofs
 from .assembly.assembler import dense_array, restrict, triplet_matrix
 from .elements.base import Element
 from .elements.plate import PlateMITC4
+from .frozen import FrozenFields
 from .mesh import Mesh
 from .mesh.faces import FACES, match_faces
 from .mesh.topology import coincident_nodes, describe_part, parts, unused_cells
@@ -34,23 +34,20 @@ log = logging.getLogger(__name__)
 STRESS_BATCH = 200_000      # elements per call of an element's stress in `Model.stress_fields`
 
 
-@dataclass(frozen=True)
-class NodalLoad:
+class NodalLoad(FrozenFields):
     """A load ``value * f(t)`` on DOF ``dof`` of each node in ``nodes`` (body-frame components).
+    Frozen (`flexmbs.frozen`).
 
     ``nodes`` is a set name, indices or a mask; ``dof`` a DOF name of the element
     (e.g. "u", "v", "theta") or a local index; ``f`` a callable of t (default 1).
     """
 
-    nodes: object
-    dof: object
-    value: float
-    f: Callable[[float], float] | None = None
+    def __init__(self, nodes: object, dof: object, value: float, f: Callable[[float], float] | None = None):
+        self._set_fields(locals())
 
 
-@dataclass(frozen=True)
-class DistributedLoad:
-    """A distributed load ``value * f(t)`` in body-frame components (3-vector).
+class DistributedLoad(FrozenFields):
+    """A distributed load ``value * f(t)`` in body-frame components (3-vector).  Frozen (`flexmbs.frozen`).
 
     ``per`` says what ``value`` is per: "mass" [N/kg], "volume" [N/m^3] or "length" [N/m,
     line elements: beams and bars].  ``elements`` restricts it to an element set (name) or
@@ -58,15 +55,14 @@ class DistributedLoad:
     int N^T value dV (per volume) built from the element integrals int rho N dV.
     """
 
-    value: tuple
-    per: str = "length"
-    elements: object = None
-    f: Callable[[float], float] | None = None
+    def __init__(self, value: tuple, per: str = "length", elements: object = None,
+                 f: Callable[[float], float] | None = None):
+        self._set_fields(locals())
 
 
-@dataclass(frozen=True)
-class SurfaceLoad:
-    """A traction or a pressure [Pa] on a named face set, times ``f(t)`` (default 1).
+class SurfaceLoad(FrozenFields):
+    """A traction or a pressure [Pa] on a named face set, times ``f(t)`` (default 1).  Frozen
+    (`flexmbs.frozen`).
 
     ``faces`` is an element set of face cells (a Gmsh physical surface of triangles, quads
     or 6-node triangles on a solid; a physical curve of lines on a plane body), or a dict
@@ -81,10 +77,9 @@ class SurfaceLoad:
     ``DistributedLoad((0, 0, -p / t), per="volume")``.
     """
 
-    faces: object
-    traction: tuple | None = None
-    pressure: float | None = None
-    f: Callable[[float], float] | None = None
+    def __init__(self, faces: object, traction: tuple | None = None, pressure: float | None = None,
+                 f: Callable[[float], float] | None = None):
+        self._set_fields(locals())
 
 
 def _finite(value, name: str) -> float:

@@ -18,10 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from flexmbs.assembly.invariants import BodyInvariants
 from flexmbs.block_mass import BlockMass, MassGroup
 from flexmbs.bodies.base import PartKinematics
 from flexmbs.cli import CaseInfo
 from flexmbs.compiled import KernelStatus
+from flexmbs.elements.base import InertiaIntegrals, MassPoints, Material, SBlock
 from flexmbs.formulations._common import Energies
 from flexmbs.formulations.base import SecondOrderForm
 from flexmbs.formulations.registry import Entry
@@ -34,12 +36,17 @@ from flexmbs.io.recovery import Superblock
 from flexmbs.io.store import _Extent
 from flexmbs import kernel_schema
 from flexmbs.kernel_schema import Field, Record
+from flexmbs.mesh import Mesh, MeshError
+from flexmbs.model import DistributedLoad, NodalLoad, SurfaceLoad
 from flexmbs.motion import FrameState, FrameStates
 from flexmbs.results import BodyResults, Results
 
 CONVERTED = [SparseStep, ODETerm, DAETerm, Solution, StepRule, FrameState, FrameStates, MassGroup, BlockMass, Superblock,
-             RunSize, Partition, Entry, CaseInfo, Energies, Results, BodyResults, Field, Record, KernelStatus]
-MUTABLE = [SecondOrderForm, PartKinematics, _Extent]                   # were @dataclass (not frozen)
+             RunSize, Partition, Entry, CaseInfo, Energies, Results, BodyResults, Field, Record, KernelStatus,
+             Material, NodalLoad, DistributedLoad, SurfaceLoad]
+MUTABLE = [SecondOrderForm, PartKinematics, _Extent, MassPoints, SBlock, InertiaIntegrals]   # were @dataclass
+# classes that check their values: valid ones, distinct per seed
+VALID = {Material: lambda seed: {"E": 2.1e11 + seed, "rho": 7850.0 + seed, "nu": 0.3 - 0.01 * seed}}
 
 
 def reference_dataclass(cls, frozen: bool = True):
@@ -57,7 +64,10 @@ def reference_dataclass(cls, frozen: bool = True):
 
 
 def values(cls, seed: int = 0) -> dict:
-    """A hashable value per field (distinct strings: the repr shows which went where)."""
+    """A hashable value per field (distinct strings: the repr shows which went where; `VALID`'s
+    numbers for a class that checks them)."""
+    if cls in VALID:
+        return VALID[cls](seed)
     return {name: f"{name}-{seed}" for name in cls._fields}
 
 
@@ -79,7 +89,7 @@ def test_construction_repr_eq_hash_as_the_dataclass(cls):
 @pytest.mark.parametrize("cls", CONVERTED, ids=lambda c: c.__name__)
 def test_defaults_as_the_dataclass(cls):
     ref, _ = reference_dataclass(cls)
-    required = {name: f"{name}-0" for name, p in inspect.signature(cls.__init__).parameters.items()
+    required = {name: values(cls)[name] for name, p in inspect.signature(cls.__init__).parameters.items()
                 if name != "self" and p.default is inspect.Parameter.empty}
     extra = {"forcing": required["rhs"]} if cls is ODETerm else {}        # ODETerm: forcing None is rhs
     if cls is Results:                                                    # its one-body fields None: empty
@@ -101,8 +111,9 @@ def test_frozen_pickled_replaced(cls):
     with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot delete field '{name}'"):
         delattr(a, name)
     assert pickle.loads(pickle.dumps(a)) == a
-    b = a.replace(**{name: "new"})
-    assert getattr(b, name) == "new" and getattr(a, name) == f"{name}-0"
+    new = values(cls, 1)[name]
+    b = a.replace(**{name: new})
+    assert getattr(b, name) == new and getattr(a, name) == values(cls)[name]
     assert [getattr(b, n) for n in cls._fields[:-1]] == [getattr(a, n) for n in cls._fields[:-1]]
 
 
@@ -159,14 +170,56 @@ def test_fields_are_declared_once_by_the_init():
     assert a.stats == {} and a.stats is not b.stats                        # a new {} each, as default_factory
 
 
+def test_mesh_as_the_dataclass():
+    """Mesh (was a mutable dataclass with default_factory dicts and a __post_init__ check): positional
+    or keyword construction, new {} sets each, its own repr, == within the class, unhashable,
+    mutable, pickled; ``replace`` checks again."""
+    points, cells = np.array([[0.0, 0.0], [1.0, 0.0]]), {"line": np.array([[0, 1]])}
+    a, b = Mesh(points, cells), Mesh(points=points, cells=cells, source="generated")
+    assert a.node_sets == {} and a.node_sets is not b.node_sets and a.element_sets == {}
+    assert (a == Mesh(points, cells, source="x")) is False and a.__eq__(points) is NotImplemented
+    assert repr(a) == "Mesh(2 nodes in 2D; line: 1; node sets []; element sets []; from generated)"
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)
+    a.source = "renamed"
+    c = pickle.loads(pickle.dumps(a))
+    assert c.source == "renamed" and np.array_equal(c.points, points) and np.array_equal(c.cells["line"], [[0, 1]])
+    with pytest.raises(MeshError, match="refers to node 2 but the mesh has 2 nodes"):
+        a.replace(cells={"line": np.array([[0, 2]])})
+
+
+def test_body_invariants_derived_fields_as_the_dataclass():
+    """BodyInvariants: G and g (a dataclass's field(init=False)) are computed by __init__, shown and
+    compared after the fields, computed again by ``replace``; not constructor arguments."""
+    n = 2
+    S = {(0, 0): np.eye(n), (1, 1): 2 * np.eye(n), (0, 1): np.ones((n, n))}
+    d = np.arange(9 * n, dtype=float).reshape(3, 3, n)
+    inv = BodyInvariants(np.eye(n), S, np.zeros((3, n)), d, 1.0, np.zeros(3), np.eye(3))
+    assert inv._fields == ("M", "S", "m_O", "d", "mass", "s", "J") and inv._shown[-2:] == ("G", "g")
+    assert repr(inv).startswith("BodyInvariants(M=array(") and ", G=[" in repr(inv) and ", g=array(" in repr(inv)
+    # G_i = sum_ab (e_i~)[a, b] S[a, b]: e_z~ has (0, 1) = -1, so G_3 = -S[0, 1]; e_x~, e_y~ meet no
+    # stored block (None); g_i = sum_ab (e_i~)[a, b] d[a, b], e.g. g_3 = d[1, 0] - d[0, 1]
+    assert inv.G[0] is None and inv.G[1] is None and np.array_equal(inv.G[2], -np.ones((n, n)))
+    assert np.array_equal(inv.g[2], d[1, 0] - d[0, 1]) and np.array_equal(inv.g[0], d[2, 1] - d[1, 2])
+    again = inv.replace(S={(0, 0): np.eye(n)})
+    assert again.G == [None, None, None] and again.mass == 1.0
+    with pytest.raises(TypeError, match="unexpected keyword argument 'G'"):
+        BodyInvariants(np.eye(n), S, np.zeros((3, n)), d, 1.0, np.zeros(3), np.eye(3), G=[])
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(inv)
+
+
 ROOT = Path(__file__).resolve().parents[1]
 RUN_PATH = ("flexmbs.cli", "flexmbs.case", "flexmbs.compiled", "flexmbs.system", "flexmbs.system_run",
-            "flexmbs.integrators.index3_alpha", "flexmbs.results", "flexmbs.motion")
+            "flexmbs.integrators.index3_alpha", "flexmbs.results", "flexmbs.motion",          # triple pendulum
+            "flexmbs.model", "flexmbs.elements.bar2", "flexmbs.mesh.generate", "flexmbs.assembly.invariants",
+            "flexmbs.modal", "flexmbs.formulations", "flexmbs.integrators")                   # cases/rotating_bar.py
 
 
 def test_the_run_path_does_not_import_dataclasses():
-    """The triple pendulum's modules import no `dataclasses` (its `FrozenInstanceError` is imported
-    when one is raised): docs/design.md "Hot-import classes are plain classes"."""
+    """The modules of the triple pendulum's run and of cases/rotating_bar.py import no `dataclasses`
+    (its `FrozenInstanceError` is imported when one is raised): docs/design.md "Hot-import classes
+    are plain classes"."""
     code = f"import sys\nfor m in {RUN_PATH!r}: __import__(m)\nprint('dataclasses' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -22,12 +22,11 @@ References
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ..rotations import tilde
 from .assembler import Assembler, is_sparse, restrict, triplet_matrix
+from ..frozen import Fields
 from ..lazy import LazyModule
 
 sparse = LazyModule("scipy.sparse")
@@ -52,24 +51,22 @@ def _nonzero_or_none(A):
     return A if np.any(A) else None
 
 
-@dataclass
-class BodyInvariants:
+class BodyInvariants(Fields):
     """Assembled constant inertia integrals (global DOFs, or free DOFs after ``reduce``).
 
     The matrices are CSR arrays, or dense ndarrays for a small model (a dense `Assembler`); every
-    method keeps the format it was given."""
+    method keeps the format it was given.  ``M`` int rho N^T N dV; ``S`` {(a, b): S[a, b]}, the
+    nonzero shape integrals; ``m_O`` (3, n) int rho N dV; ``d`` (3, 3, n), d[a, b] =
+    int rho N_a^T x_b dV; ``mass``; ``s`` (3,) int rho x dV; ``J`` (3, 3) int rho x x^T dV.
+    Computed from them (``_derived``): ``G``, the G_i (None where identically zero), and ``g``
+    (3, n).  A mutable `flexmbs.frozen.Fields`.
+    """
 
-    M: sparse.csr_array                        # int rho N^T N dV
-    S: dict[tuple[int, int], sparse.csr_array]  # nonzero shape integrals S[a, b]
-    m_O: np.ndarray                            # (3, n)  int rho N dV
-    d: np.ndarray                              # (3, 3, n)  d[a, b] = int rho N_a^T x_b dV
-    mass: float
-    s: np.ndarray                              # (3,)  int rho x dV
-    J: np.ndarray                              # (3, 3)  int rho x x^T dV
-    G: list = field(init=False)                # G_i, or None where identically zero
-    g: np.ndarray = field(init=False)          # (3, n)
+    _derived = ("G", "g")
 
-    def __post_init__(self):
+    def __init__(self, M: sparse.csr_array, S: dict[tuple[int, int], sparse.csr_array], m_O: np.ndarray,
+                 d: np.ndarray, mass: float, s: np.ndarray, J: np.ndarray):
+        self._set_fields(locals())
         self.G = []
         for et in _E_TILDE:
             terms = [et[a, b] * Sab for (a, b), Sab in self.S.items() if et[a, b] != 0.0]

@@ -33,17 +33,17 @@ References
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
+from ..frozen import Fields, FrozenFields
+
 __all__ = ["Material", "Element", "MassPoints", "SBlock", "InertiaIntegrals", "inertia_from_points"]
 
 
-@dataclass(frozen=True)
-class Material:
-    """Linear elastic isotropic material (SI units).
+class Material(FrozenFields):
+    """Linear elastic isotropic material (SI units).  Frozen (`flexmbs.frozen`).
 
     Parameters
     ----------
@@ -55,11 +55,8 @@ class Material:
         Poisson's ratio [-], 0 <= nu < 0.5.
     """
 
-    E: float
-    rho: float
-    nu: float = 0.0
-
-    def __post_init__(self):
+    def __init__(self, E: float, rho: float, nu: float = 0.0):
+        self._set_fields(locals())
         for name in ("E", "rho"):
             value = getattr(self, name)
             if not (np.isfinite(value) and value > 0):
@@ -73,9 +70,8 @@ class Material:
         return self.E / (2.0 * (1.0 + self.nu))
 
 
-@dataclass
-class MassPoints:
-    """Points that carry the mass of the elements.
+class MassPoints(Fields):
+    """Points that carry the mass of the elements (`flexmbs.frozen.Fields`: a mutable record).
 
     ``N`` (n_el, n_q, 3, n_e): displacement interpolation at the points;
     ``x`` (n_el, n_q, 3): their undeformed positions in the body frame;
@@ -83,25 +79,20 @@ class MassPoints:
     for beams also the cross-section weight).
     """
 
-    N: np.ndarray
-    x: np.ndarray
-    w: np.ndarray
+    def __init__(self, N: np.ndarray, x: np.ndarray, w: np.ndarray):
+        self._set_fields(locals())
 
 
-@dataclass
-class SBlock:
-    """One nonzero shape integral S[a, b] of a batch of elements.
+class SBlock(Fields):
+    """One nonzero shape integral S[a, b] of a batch of elements (a mutable `flexmbs.frozen.Fields`).
 
     ``local`` (n_el, r, c) holds int rho N_a^T N_b dV restricted to the element DOFs
     ``rows`` (r,) and ``cols`` (c,); the other entries are zero.  Vector-Lagrange
     elements share one scalar mass array between all their blocks.
     """
 
-    a: int
-    b: int
-    local: np.ndarray
-    rows: np.ndarray
-    cols: np.ndarray
+    def __init__(self, a: int, b: int, local: np.ndarray, rows: np.ndarray, cols: np.ndarray):
+        self._set_fields(locals())
 
     def dense(self, n_e: int) -> np.ndarray:
         out = np.zeros((self.local.shape[0], n_e, n_e))
@@ -109,16 +100,18 @@ class SBlock:
         return out
 
 
-@dataclass
-class InertiaIntegrals:
-    """Constant inertia integrals of a batch of elements (see the module docstring)."""
+class InertiaIntegrals(Fields):
+    """Constant inertia integrals of a batch of elements (see the module docstring); a mutable
+    `flexmbs.frozen.Fields`.
 
-    mass: np.ndarray          # (n_el,)
-    s: np.ndarray             # (n_el, 3)       int rho x dV
-    J: np.ndarray             # (n_el, 3, 3)    int rho x x^T dV
-    m_O: np.ndarray           # (n_el, 3, n_e)
-    d: np.ndarray             # (n_el, 3, 3, n_e)   d[:, a, b] = int rho N_a^T x_b dV
-    S: list[SBlock]           # nonzero blocks S[a, b]
+    ``mass`` (n_el,); ``s`` (n_el, 3) int rho x dV; ``J`` (n_el, 3, 3) int rho x x^T dV;
+    ``m_O`` (n_el, 3, n_e); ``d`` (n_el, 3, 3, n_e), d[:, a, b] = int rho N_a^T x_b dV;
+    ``S``: the nonzero blocks S[a, b] (list of `SBlock`).
+    """
+
+    def __init__(self, mass: np.ndarray, s: np.ndarray, J: np.ndarray, m_O: np.ndarray, d: np.ndarray,
+                 S: list[SBlock]):
+        self._set_fields(locals())
 
     def S_dense(self, a: int, b: int) -> np.ndarray:
         n_el, n_e = self.m_O.shape[0], self.m_O.shape[2]

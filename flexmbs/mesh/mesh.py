@@ -6,11 +6,10 @@ Cell types use meshio's names (``line``, ``triangle``, ``quad``, ``tetra``,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ..arrays import sorted_unique
+from ..frozen import Fields
 
 __all__ = ["Mesh", "MeshError", "NODES_PER_CELL"]
 
@@ -29,9 +28,8 @@ def _out_of_range(idx: np.ndarray, n: int) -> int | None:
     return int(bad.flat[0]) if bad.size else None
 
 
-@dataclass
-class Mesh:
-    """Nodes, cells by type and named sets.
+class Mesh(Fields):
+    """Nodes, cells by type and named sets (a mutable `flexmbs.frozen.Fields`: a dataclass's repr and ==).
 
     Parameters
     ----------
@@ -39,21 +37,22 @@ class Mesh:
         Node coordinates, ``dim`` 2 or 3.
     cells : dict[str, ndarray]
         Cell type -> connectivity, shape (n_el, nodes per cell), 0-based.
-    node_sets : dict[str, ndarray]
-        Name -> node indices.
-    element_sets : dict[str, dict[str, ndarray]]
-        Name -> {cell type -> indices into ``cells[cell type]``}.
+    node_sets : dict[str, ndarray], optional
+        Name -> node indices (None: none, a new {}).
+    element_sets : dict[str, dict[str, ndarray]], optional
+        Name -> {cell type -> indices into ``cells[cell type]``} (None: none, a new {}).
     source : str
         Where the mesh came from (file path or generator call).
     """
 
-    points: np.ndarray
-    cells: dict[str, np.ndarray]
-    node_sets: dict[str, np.ndarray] = field(default_factory=dict)
-    element_sets: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
-    source: str = "generated"
+    def __init__(self, points: np.ndarray, cells: dict[str, np.ndarray], node_sets: dict | None = None,
+                 element_sets: dict | None = None, source: str = "generated"):
+        self._set_fields(locals())
+        self._validate()
 
-    def __post_init__(self):
+    def _validate(self):
+        """Check and normalise the fields (contiguous float points, int64 cells and sets, sorted
+        unique set indices); MeshError naming the field and the mesh's ``source`` otherwise."""
         self.points = np.ascontiguousarray(self.points, dtype=float)
         if self.points.ndim != 2 or self.points.shape[1] not in (2, 3):
             raise MeshError(f"`points` must have shape (n_nodes, 2) or (n_nodes, 3), "

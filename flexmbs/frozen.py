@@ -35,7 +35,7 @@ docs/design.md "Hot-import classes are plain classes" says where they are used.
 """
 from __future__ import annotations
 
-__all__ = ["Fields", "FrozenFields", "init_fields", "new_dict_fields"]
+__all__ = ["Fields", "FrozenFields", "field_names", "init_fields", "new_dict_fields"]
 
 _VARARGS, _VARKEYWORDS = 0x04, 0x08          # inspect.CO_VARARGS, CO_VARKEYWORDS (not imported: import time)
 
@@ -62,6 +62,12 @@ def new_dict_fields(cls: type) -> tuple[str, ...]:
     new ``{}``, what a dataclass's ``field(default_factory=dict)`` gives."""
     annotations = cls.__init__.__annotations__
     return tuple(name for name in cls._fields if str(annotations.get(name, "")).replace(" ", "") == "dict|None")
+
+
+def field_names(record) -> tuple[str, ...]:
+    """The names a `Fields` class or instance shows and compares: its fields, then its ``_derived``
+    attributes (what `dataclasses.fields` names for a dataclass, ``init=False`` ones included)."""
+    return record._shown
 
 
 class Fields:

@@ -32,6 +32,7 @@ from flexmbs.formulations.terms import DAETerm, ODETerm, SparseStep
 from flexmbs.frozen import Fields, FrozenFields
 from flexmbs.integrators.budget import RunSize
 from flexmbs.integrators.simulate import Solution, StepRule
+from flexmbs.io.fe_import import NodeCloud
 from flexmbs.io.recovery import Superblock
 from flexmbs.io.store import _Extent
 from flexmbs import kernel_schema
@@ -186,6 +187,8 @@ def test_mesh_as_the_dataclass():
     assert c.source == "renamed" and np.array_equal(c.points, points) and np.array_equal(c.cells["line"], [[0, 1]])
     with pytest.raises(MeshError, match="refers to node 2 but the mesh has 2 nodes"):
         a.replace(cells={"line": np.array([[0, 2]])})
+    cloud = NodeCloud(np.zeros((2, 3)), {})       # a subclass's own __post_init__ runs (vertices only), not Mesh's
+    assert cloud.cells["vertex"].tolist() == [[0], [1]] and cloud.node_sets == {}
 
 
 def test_body_invariants_derived_fields_as_the_dataclass():

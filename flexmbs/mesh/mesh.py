@@ -48,11 +48,13 @@ class Mesh(Fields):
     def __init__(self, points: np.ndarray, cells: dict[str, np.ndarray], node_sets: dict | None = None,
                  element_sets: dict | None = None, source: str = "generated"):
         self._set_fields(locals())
-        self._validate()
+        self.__post_init__()
 
-    def _validate(self):
+    def __post_init__(self):
         """Check and normalise the fields (contiguous float points, int64 cells and sets, sorted
-        unique set indices); MeshError naming the field and the mesh's ``source`` otherwise."""
+        unique set indices); MeshError naming the field and the mesh's ``source`` otherwise.  The
+        name is the dataclass's hook, kept for subclasses that override it
+        (`flexmbs.io.fe_import.NodeCloud`)."""
         self.points = np.ascontiguousarray(self.points, dtype=float)
         if self.points.ndim != 2 or self.points.shape[1] not in (2, 3):
             raise MeshError(f"`points` must have shape (n_nodes, 2) or (n_nodes, 3), "

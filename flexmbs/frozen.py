@@ -29,6 +29,7 @@ the bytecode cache, with the dataclass's behaviour:
   (the `dataclasses` module is imported when one is raised, not before);
 - ``replace(**changes)``: a copy with some fields changed, through ``__init__`` (what
   `dataclasses.replace` does for a dataclass);
+- ``__match_args__``: the positional fields (``case Name(a, b)`` patterns);
 - pickling and `copy` as for any plain class (the instance's ``__dict__``).
 
 docs/design.md "Hot-import classes are plain classes" says where they are used.
@@ -91,6 +92,7 @@ class Fields:
                                 f"parameters {fields}; the parameters are the declaration (drop `_fields`)")
             cls._fields = fields
             cls._new_dicts = new_dict_fields(cls)
+            cls.__match_args__ = fields[:cls.__init__.__code__.co_argcount - 1]   # the positional ones
         cls._shown = cls._fields + tuple(cls._derived)
 
     def _set_fields(self, values: dict) -> None:

@@ -80,6 +80,7 @@ def test_construction_repr_eq_hash_as_the_dataclass(cls):
     assert a == cls(**values(cls)) and a != cls(**values(cls, 1))
     assert hash(a) == hash(a_ref)
     assert (a == a_ref) is False and a.__eq__(a_ref) is NotImplemented     # another class: never equal
+    assert cls.__match_args__ == ref.__match_args__                       # positional patterns
     if not kw_only:                                                       # positional as the dataclass
         assert cls(*values(cls).values()) == a
     else:
@@ -144,6 +145,7 @@ def test_mutable_ones_as_the_dataclass(cls):
     ref, _ = reference_dataclass(cls, frozen=False)
     a = cls(**values(cls))
     assert repr(a) == repr(ref(**values(cls))) and cls(*values(cls).values()) == a != cls(**values(cls, 1))
+    assert cls.__match_args__ == ref.__match_args__
     with pytest.raises(TypeError, match="unhashable"):
         hash(a)
     name = cls._fields[-1]

@@ -2863,11 +2863,28 @@ static int corot2d_parse(Sys *s, PyObject *from)
     return 0;
 }
 
+static void body_terms(Sys *s, const double *q, const double *v, const double *row, double *M, double *Q);
+
 /* M (n x n, zeroed here), Q (n) at (q, v); either may be NULL; row: the time row (drivers, load vectors) */
 static void bodies(Sys *s, const double *q, const double *v, const double *row, double *M, double *Q)
 {
+    if (M) memset(M, 0, (size_t)s->n * s->n * sizeof(double));
+    body_terms(s, q, v, row, M, Q);
+}
+
+/* zero M's diagonal blocks (s->blk): the only entries body_terms writes, and those mass_times reads */
+static void zero_mass_blocks(const Sys *s, double *M)
+{
     int n = s->n;
-    if (M) memset(M, 0, (size_t)n * n * sizeof(double));
+    for (int b = 0; b < s->nblk; b++) {
+        int o = s->blk[2 * b], nb = s->blk[2 * b + 1];
+        for (int i = o; i < o + nb; i++) memset(M + (size_t)i * n + o, 0, nb * sizeof(double));
+    }
+}
+
+/* bodies with M's blocks zeroed by the caller (zero_mass_blocks), whose entries off the blocks are zero */
+static void body_terms(Sys *s, const double *q, const double *v, const double *row, double *M, double *Q)
+{
     if (s->ga) {                              /* Gibbs-Appell: M_GA and Q_a - g (rigid_ga, flex_ga) */
         for (int b = 0; b < s->nr; b++) rigid_ga(s, b, q, v, M, Q);
         for (int b = 0; b < s->nf; b++) flex_ga(s, &s->flex[b], q, v, row, M, Q, s->fw);
@@ -4080,6 +4097,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
         Py_ssize_t i_out = info[1], done = 0;
         double d_norm = 0.0;
         int has_elastic = (int)st.flags[2];
+        memset(M, 0, (size_t)n * n * sizeof(double));   /* its blocks are zeroed before each evaluation */
         s->held = held;                    /* the held load vectors of this call (NULL: the time rows') */
         s->held_mask = held_mask;
         Py_BEGIN_ALLOW_THREADS
@@ -4124,7 +4142,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                         v1[i] = v_hat[i] + h * gamma * a1[i];
                         qdd1[i] = ((1 - am) * a1[i] + am * st.a[i] - af * st.qdd[i]) / (1 - af);
                     }
-                    bodies(s, q1, v1, law, M, Q);
+                    zero_mass_blocks(s, M);            /* off its blocks M stays zero: zeroed at the call's start */
+                    body_terms(s, q1, v1, law, M, Q);
                     st.flags[3]++;
                     double mq_max = 0.0, q_max = 0.0, react_max = 0.0, M_max = 0.0;
                     mass_times(s, M, qdd1, r);
@@ -4163,11 +4182,13 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                         }
                     }
                     if (!st.flags[0]) {
-                        /* _factor: S from M, C_q here and the (kept or new) tangents */
+                        /* _factor: S from M, C_q here and the (kept or new) tangents; each branch writes S's
+                           n x n block once (not a copy of M first, then overwritten or added to) */
                         double *S = st.S;
-                        for (int i = 0; i < n; i++)
-                            for (int j = 0; j < n; j++) S[(size_t)i * N + j] = M[(size_t)i * n + j];
-                        if (P.fd) {
+                        if (!P.fd)
+                            for (int i = 0; i < n; i++)
+                                for (int j = 0; j < n; j++) S[(size_t)i * N + j] = M[(size_t)i * n + j];
+                        else {
                             if (new_tangent || !st.flags[1]) {
                                 for (int i = 0; i < m; i++) lamb[i] = mu[i] * bp;
                                 tangents(s, &st, law, q1, v1, qdd1, lamb, M, Q, C, Cq, g0, g1, qq);
@@ -4193,7 +4214,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                                         size_t x = (size_t)i * n + j;
                                         double ct = st.Ct_rest[x] - D[x];
                                         double kt = has_elastic ? st.Kt_rest[x] + K[x] : st.Kt[x];
-                                        S[(size_t)i * N + j] += kt / bp + (gp / bp) * ct;
+                                        S[(size_t)i * N + j] = M[x] + (kt / bp + (gp / bp) * ct);
                                     }
                             }
                         }

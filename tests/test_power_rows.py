@@ -1,0 +1,205 @@
+"""The bodies' and contacts' powers and potentials over many rows at once (issue 22, item 1, thirteenth
+round: `flexmbs.bodies.flexible.FlexibleBody.powers` "stiffening", `flexmbs.contact.Contact.power_history`
+and ``potential_history``, the controller's held loads `flexmbs.control.Output` as functions of time).
+
+The reference values in tests/data/power_rows_before_994d047.json are the per-row values of the code at
+commit 994d047 (before this batching), recorded by ``python tests/test_power_rows.py --record PATH`` run
+against that commit's flexmbs: the flexible bodies' ``powers`` (the stiffening power then a list over rows
+of ``geometric_stiffness_force``), the contacts' one-state ``powers`` and ``potential``, and the works and
+energy balance of whole runs (the controlled pendulum, the incline block sticking and sliding, the bouncing
+ball).  The rows' (t, q, v) are stored with them.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+sys.path.insert(0, str(CASES))
+
+import bouncing_ball  # noqa: E402
+import controlled_pendulum  # noqa: E402
+import incline_block  # noqa: E402
+import slider_crank  # noqa: E402
+import spinup_beam  # noqa: E402
+
+REFERENCE = Path(__file__).parent / "data" / "power_rows_before_994d047.json"
+STICK = dict(angle=20.0, mu=0.6)                  # tan(20 deg) = 0.36 < mu: the block sticks
+SLIP = dict(angle=30.0, mu=0.2)                   # tan(30 deg) = 0.58 > mu: it slides
+
+
+def flexible_systems() -> dict:
+    """{name: (System, body)}: the spin-up beam on its hub with "omega" stiffening (cases/spinup_beam.py),
+    the coupled slider-crank's reduced rod with "modal-stress" stiffening (cases/slider_crank.py)."""
+    system, _, beam, _ = spinup_beam.build_coupled(elements=4, coupled_stiffening="omega")
+    sc, rod, _ = slider_crank.build_coupled(elements=6, rod_modes=3, coupled_stiffening="modal-stress")
+    return {"spinup omega": (system, beam), "slider-crank modal-stress": (sc, rod)}
+
+
+def contact_systems(drop_height=0.005) -> dict:
+    """{name: System}: the incline block (a Box on a Plane, 2D) sticking and sliding, the bouncing ball
+    (a Sphere on a Plane, 3D) ``drop_height`` [m] above the plane (5 mm: the rows' positions reach it)."""
+    def incline(extra):
+        p = dict(incline_block.DEFAULTS)
+        p.update(extra)
+        return incline_block.build(p)
+    return {"incline stick": incline(STICK), "incline slip": incline(SLIP),
+            "bouncing ball": bouncing_ball.build(dict(bouncing_ball.DEFAULTS, drop_height=drop_height))}
+
+
+def rows(system, n=12, seed=5):
+    """(t (n,), q (n, n_q), v (n, n_q)): states about the start, positions 1 mm to 3 cm off (contacts on and
+    off), speeds alternately 0.5 m/s and 1e-4 m/s off (friction slipping and sticking, below the slip velocity)."""
+    rng = np.random.default_rng(seed)
+    q0, v0 = system.initial_coordinates(), system.initial_velocities()
+    scale = np.where(np.arange(n) % 3 == 0, 1e-3, 0.03)[:, None]
+    q = q0 + scale * rng.standard_normal((n, len(q0)))
+    v = v0 + np.where(np.arange(n) % 2 == 0, 0.5, 1e-4)[:, None] * rng.standard_normal((n, len(q0)))
+    return np.linspace(0.0, 0.3, n), q, v
+
+
+def contact_per_row(system, t, q, v) -> dict:
+    """{contact name: {"damping", "loads", "potential": (n,)}}: the one-state ``powers`` and ``potential``."""
+    out = {}
+    for f in system.force_elements:
+        sls = [system.slice(b) for b in f.bodies]
+        vals = {"damping": [], "loads": [], "potential": []}
+        for tk, qk, vk in zip(t, q, v):
+            qs, vs = [qk[sl] for sl in sls], [vk[sl] for sl in sls]
+            P = f.powers(float(tk), qs, vs)
+            vals["damping"].append(float(P["damping"]))
+            vals["loads"].append(float(P["loads"]))
+            vals["potential"].append(float(f.potential(qs)))
+        out[f.name] = vals
+    return out
+
+
+def run_works(name):
+    """(works dict at the end, max |E - E0 - W|, max |E|) of the run ``name``."""
+    import flexmbs as fm
+    from flexmbs.analysis import output_times
+    if name == "controlled pendulum":
+        p = dict(controlled_pendulum.DEFAULTS, t_end=0.5, plots=False)
+        system, pin, tau = controlled_pendulum.build(p)
+        res = fm.run(system, formulation="index3", method="index3-alpha", h=p["h"], rho_inf=p["rho_inf"],
+                     t_end=p["t_end"], t_eval=output_times(p["t_end"], p["dt_out"]),
+                     controllers=[controlled_pendulum.pd_controller(p, pin, tau)])
+    elif name.startswith("incline"):
+        system = contact_systems()[name]
+        res = fm.run(system, t_end=0.2, t_eval=output_times(0.2, 0.01), method="RK45", rtol=1e-8)
+    else:
+        system = contact_systems(drop_height=bouncing_ball.DEFAULTS["drop_height"])[name]
+        res = fm.run(system, t_end=0.5, t_eval=output_times(0.5, 0.01), method="RK45", rtol=1e-8)
+    works = {k: float(res.energies[k][-1]) for k in ("W_loads", "W_damping", "W_drivers", "W_stiffening")
+             if k in res.energies}
+    return works, float(np.abs(res.energy_balance_error()).max()), float(np.abs(res.energies["total"]).max())
+
+
+RUNS = ("controlled pendulum", "incline stick", "incline slip", "bouncing ball")
+
+
+def record(path) -> None:
+    """Write the rows and the per-row values of `flexible_systems` and `contact_systems` and the works of
+    `RUNS` to ``path`` (JSON)."""
+    data = {"flexible": {}, "contact": {}, "runs": {}}
+    for name, (system, body) in flexible_systems().items():
+        t, q, v = rows(system)
+        sl = system.slice(body)
+        P = body.powers(t, q[:, sl], v[:, sl], system.gravity)
+        data["flexible"][name] = {"t": t.tolist(), "q": q.tolist(), "v": v.tolist(),
+                                  "values": {k: np.asarray(x).tolist() for k, x in P.items()}}
+    for name, system in contact_systems().items():
+        t, q, v = rows(system)
+        data["contact"][name] = {"t": t.tolist(), "q": q.tolist(), "v": v.tolist(),
+                                 "values": contact_per_row(system, t, q, v)}
+    for name in RUNS:
+        works, balance, scale = run_works(name)
+        data["runs"][name] = {"works": works, "balance": balance, "scale": scale}
+    Path(path).write_text(json.dumps(data, indent=1))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--record"]:
+    record(sys.argv[2])
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return json.loads(REFERENCE.read_text())
+
+
+def close(new, old, what, rtol=1e-12):
+    """new == old to ``rtol`` of the largest value (round-off of a different order of operations)."""
+    old = np.asarray(old, dtype=float)
+    scale = max(1.0, float(np.max(np.abs(old)))) if old.size else 1.0
+    np.testing.assert_allclose(new, old, rtol=rtol, atol=rtol * scale, err_msg=what)
+
+
+# -- the controller's held outputs as functions of time ---------------------------------------------
+def held_output(shape=()):
+    """An `Output` holding 0.5 from t = 0, -1.5 from 0.01 and 2.0 from 0.02 (samples every 0.01 s), as a
+    running Controller leaves it (its sampling side: ``_start``, ``_hold``)."""
+    from flexmbs.control import Output
+    u = Output("u", shape)
+    u._start(None, 0.01)
+    for tk, value in ((0.0, 0.5), (0.01, -1.5), (0.02, 2.0)):
+        u._hold(tk, value if shape == () else value * np.array([1.0, -2.0, 3.0]))
+    return u
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_a_held_output_gives_all_times_at_once_as_one_time_each(shape):
+    """`Output` and its loads' functions (``u.torque``'s u(t) E) at an array of times: the values of one call
+    per time (zero-order hold: u_k on (t_k, t_k + T], the sample itself still the previous value)."""
+    from flexmbs.bodies.loads import values_of_time
+    u = held_output(shape)
+    t = np.array([0.0, 0.004, 0.01, 0.0100001, 0.015, 0.02, 0.025, 0.03])
+    one = np.array([u(float(tk)) for tk in t])
+    close(u(t), one, "Output")
+    expected = {(): [0.5, 0.5, 0.5, -1.5, -1.5, -1.5, 2.0, 2.0]}.get(shape)
+    if expected is not None:
+        np.testing.assert_array_equal(u(t), expected)
+    f = u.torque((0.0, 1.0, 0.0)) if shape == () else u.torque()
+    fn = f.spec[1]
+    close(values_of_time(fn, t, "torque", (3,)), np.array([fn(float(tk)) for tk in t]), "torque")
+
+
+def test_a_held_output_read_beyond_its_hold_at_some_time_of_an_array_is_refused():
+    """An array of times reaching past the hold (the integrator did not stop at a sample) raises as a read at
+    that one time does, whatever the order of the times."""
+    from flexmbs.control import ControlError
+    u = held_output()
+    with pytest.raises(ControlError, match="beyond its hold interval"):
+        u(np.array([0.05, 0.01]))
+
+
+def test_the_controlled_pendulum_evaluates_its_held_torque_once_per_block(reference, monkeypatch):
+    """cases/controlled_pendulum.py on 0.5 s: the works and the energy balance E - E0 - W of commit 994d047, and
+    the held torque's power over each block of steps by one vectorised call, no call at one time (before: one
+    per step, 15 306 on the 3 s run; the sampling itself reads it once per sample)."""
+    from flexmbs import control
+    from flexmbs.system import System
+    calls = {"one": 0, "blocks": 0, "inside": False}
+    one_time, power_history = control._Scaled.__call__, System.power_history
+
+    def counted(self, t):                       # the calls at one time made for the works' powers
+        calls["one"] += calls["inside"] and np.ndim(t) == 0
+        return one_time(self, t)
+
+    def block(self, *args, **kwargs):
+        calls["inside"], calls["blocks"] = True, calls["blocks"] + 1
+        try:
+            return power_history(self, *args, **kwargs)
+        finally:
+            calls["inside"] = False
+    monkeypatch.setattr(control._Scaled, "__call__", counted)
+    monkeypatch.setattr(System, "power_history", block)
+    works, balance, scale = run_works("controlled pendulum")
+    ref = reference["runs"]["controlled pendulum"]
+    for key, W in ref["works"].items():
+        close(works[key], W, key, rtol=1e-10)
+    assert balance == pytest.approx(ref["balance"], rel=1e-6, abs=1e-12 * ref["scale"])
+    assert calls["blocks"] > 0 and calls["one"] == 0

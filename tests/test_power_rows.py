@@ -203,3 +203,35 @@ def test_the_controlled_pendulum_evaluates_its_held_torque_once_per_block(refere
         close(works[key], W, key, rtol=1e-10)
     assert balance == pytest.approx(ref["balance"], rel=1e-6, abs=1e-12 * ref["scale"])
     assert calls["blocks"] > 0 and calls["one"] == 0
+
+
+# -- the flexible bodies' stiffening power ----------------------------------------------------------
+@pytest.mark.parametrize("name", ["spinup omega", "slider-crank modal-stress"])
+def test_flexible_powers_give_the_recorded_per_row_values_all_rows_at_once(name, reference):
+    """`FlexibleBody.powers` (its "stiffening" power now `stiffening_power`, all rows at once) equals the values
+    recorded at 994d047, whose stiffening power was a list over rows of ``geometric_stiffness_force``; and so
+    does -delta' . `geometric_stiffness_force` at each row now (the step's one-state force)."""
+    system, body = flexible_systems()[name]
+    ref = reference["flexible"][name]
+    t, q, v = (np.array(ref[k]) for k in ("t", "q", "v"))
+    sl = system.slice(body)
+    P = body.powers(t, q[:, sl], v[:, sl], system.gravity)
+    assert set(P) == set(ref["values"])
+    for key, old in ref["values"].items():
+        close(P[key], old, f"{name}: {key}")
+    assert np.any(np.abs(ref["values"]["stiffening"]) > 0)
+    one = [-body.geometric_stiffness_force(float(tk), qk, vk, system.gravity) @ vk[7:]
+           for tk, qk, vk in zip(t, q[:, sl], v[:, sl])]
+    close(P["stiffening"], one, f"{name}: one row at a time")
+
+
+def test_the_omega_coefficients_of_all_rows_are_those_of_each_row():
+    """`FlexibleBody._omega_coefficient_history` (A_f = omega omega^T - |omega|^2 I, alpha = -A^T g, the load
+    factors) equals the step's one-state `_omega_coefficients` (A_f = tilde(omega)^2) row by row, with gravity."""
+    system, body = flexible_systems()["spinup omega"]
+    t, q, v = rows(system)
+    sl = system.slice(body)
+    g = np.array([0.3, -9.81, 1.2])
+    C = body._omega_coefficient_history(t, q[:, sl], v[:, sl], g)
+    close(C, [body._omega_coefficients(tk, qk, vk, g) for tk, qk, vk in zip(t, q[:, sl], v[:, sl])], "coefficients")
+    assert np.any(C[:, body._omega_columns() >= 9])                       # the gravity columns take part

@@ -90,7 +90,7 @@ def run_works(name):
                      controllers=[controlled_pendulum.pd_controller(p, pin, tau)])
     elif name.startswith("incline"):
         system = contact_systems()[name]
-        res = fm.run(system, t_end=0.2, t_eval=output_times(0.2, 0.01), method="RK45", rtol=1e-8)
+        res = fm.run(system, t_end=0.1, t_eval=output_times(0.1, 0.01), method="Radau", rtol=1e-6)
     else:
         system = contact_systems(drop_height=bouncing_ball.DEFAULTS["drop_height"])[name]
         res = fm.run(system, t_end=0.5, t_eval=output_times(0.5, 0.01), method="RK45", rtol=1e-8)
@@ -235,3 +235,107 @@ def test_the_omega_coefficients_of_all_rows_are_those_of_each_row():
     C = body._omega_coefficient_history(t, q[:, sl], v[:, sl], g)
     close(C, [body._omega_coefficients(tk, qk, vk, g) for tk, qk, vk in zip(t, q[:, sl], v[:, sl])], "coefficients")
     assert np.any(C[:, body._omega_columns() >= 9])                       # the gravity columns take part
+
+
+# -- contacts ------------------------------------------------------------------------------------------
+def sides(system, f, q, v):
+    """([Q_b], [V_b]) of the contact's bodies at the rows of q, v."""
+    sls = [system.slice(b) for b in f.bodies]
+    return [q[:, sl] for sl in sls], [v[:, sl] for sl in sls]
+
+
+@pytest.mark.parametrize("name", ["incline stick", "incline slip", "bouncing ball"])
+def test_contact_histories_give_the_recorded_per_row_values_all_rows_at_once(name, reference):
+    """`Contact.power_history` and ``potential_history`` (one `row_state` for all rows) equal the one-state
+    ``powers`` and ``potential`` recorded at 994d047 row by row, with contacts active and not, sticking (|v_t|
+    below the slip velocity) and sliding; the one-state forms (now one row of the histories) too."""
+    from flexmbs.forces import element_potential_history, element_power_history
+    system, ref = contact_systems()[name], reference["contact"][name]
+    t, q, v = (np.array(ref[k]) for k in ("t", "q", "v"))
+    (f,) = system.force_elements
+    old = ref["values"][f.name]
+    assert 0 < np.count_nonzero(old["potential"]) < len(t)                  # rows with and without contact
+    Qs, Vs = sides(system, f, q, v)
+    P, U = element_power_history(f, t, Qs, Vs), element_potential_history(f, Qs)
+    for key in ("damping", "loads"):
+        close(P[key], old[key], f"{name}: {key}")
+    close(U, old["potential"], f"{name}: potential")
+    now = contact_per_row(system, t, q, v)[f.name]
+    for key in ("damping", "loads", "potential"):
+        close(now[key], old[key], f"{name}: {key}, one row at a time")
+
+
+def test_a_contact_evaluates_a_block_of_rows_in_one_state(monkeypatch):
+    """The System's powers and energies of a block of rows call `Contact.row_state` once for all rows (before:
+    one `Contact.state` per row), and the rows' states hold each row's contacts as `state` does."""
+    from flexmbs.contact import Contact
+    system = contact_systems()["incline slip"]
+    t, q, v = rows(system, n=30)
+    (f,) = system.force_elements
+    Qs, Vs = sides(system, f, q, v)
+    st = f.row_state(np.hstack(Qs), np.hstack(Vs))
+    body, row = f.carriers.body_of(st.body_b)
+    for k in range(len(t)):
+        one = f.state(q[k, system.slice(f.bodies[0])], v[k, system.slice(f.bodies[0])])
+        close(np.sort(st.f_n[row == k]), np.sort(one.f_n), f"row {k}: f_n")
+        assert np.all(body[row == k] == one.body_b)
+    calls = {"rows": 0}
+    row_state = Contact.row_state
+
+    def counted(self, Q, V):
+        calls["rows"] += 1
+        return row_state(self, Q, V)
+    monkeypatch.setattr(Contact, "row_state", counted)
+    system.power_history(t, q, v)
+    system.energy_history(q, v)
+    assert calls["rows"] == 2
+
+
+def test_a_3d_scene_with_spheres_a_box_and_a_plane_on_many_rows_takes_each_rows_pairs_only():
+    """Spheres on a plane and a box (tests/test_power_history.py's contact scene) at 60 rows: far more
+    primitives in the block than `flexmbs.contact.broad.SMALL`, each row's pairs by themselves (the rows'
+    primitives overlap in space, never across rows): the histories equal one state per row."""
+    from test_power_history import contact_scene
+    system = contact_scene()
+    t, q, v = rows(system, n=60, seed=9)
+    q[:, 2::7] -= 0.01                                                      # the spheres pressed in
+    (f,) = system.force_elements
+    Qs, Vs = sides(system, f, q, v)
+    per_row = contact_per_row(system, t, q, v)[f.name]
+    assert np.count_nonzero(per_row["potential"]) > 10
+    close(f.power_history(t, Qs, Vs)["damping"], per_row["damping"], "damping")
+    close(f.potential_history(Qs), per_row["potential"], "potential")
+
+
+@pytest.mark.parametrize("name", [pytest.param("incline stick", marks=pytest.mark.slow),      # 3-5 s each
+                                  pytest.param("incline slip", marks=pytest.mark.slow), "bouncing ball"])
+def test_contact_runs_keep_their_works_and_energy_balance(name, reference):
+    """The incline block sticking and sliding (Radau, 0.1 s, as the case runs) and the bouncing ball (0.5 s, its first impact):
+    the works and max |E - E0 - W| of commit 994d047 (the works' quadrature unchanged, its powers batched)."""
+    works, balance, scale = run_works(name)
+    ref = reference["runs"][name]
+    for key, W in ref["works"].items():
+        close(works[key], W, key, rtol=1e-9)
+    assert balance == pytest.approx(ref["balance"], rel=1e-3, abs=1e-12 * ref["scale"])
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("n1, n_rows", [(5, 7), (30, 4), (200, 3)])
+def test_the_broad_phase_by_group_finds_each_groups_pairs_of_brute_force(dim, n1, n_rows):
+    """`overlapping_pairs(lo, hi, group)`: the pairs of each group alone (`brute_force_pairs`), none across
+    groups, with the groups' boxes on top of each other, by every pair of a group (at most `SMALL` a group)
+    and by the cell grid (more), a large box and a point in each group."""
+    from flexmbs.contact.broad import SMALL, brute_force_pairs, overlapping_pairs
+    rng = np.random.default_rng(n1 + dim)
+    c = rng.uniform(0.0, 5.0, (n_rows, n1, dim))
+    r = rng.uniform(0.01, 0.4, (n_rows, n1))
+    r[:, :2] = [3.0, 0.0]
+    lo, hi = (c - r[..., None]).reshape(-1, dim), (c + r[..., None]).reshape(-1, dim)
+    group = np.repeat(np.arange(n_rows), n1)
+    got = set(zip(*(x.tolist() for x in overlapping_pairs(lo, hi, group))))
+    want = set()
+    for k in range(n_rows):
+        i, j = brute_force_pairs(lo[group == k], hi[group == k])
+        want |= set(zip((i + k * n1).tolist(), (j + k * n1).tolist()))
+    assert got == want and len(want) > n_rows
+    assert (n1 > SMALL) == (n1 == 200)

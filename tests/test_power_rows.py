@@ -339,3 +339,58 @@ def test_the_broad_phase_by_group_finds_each_groups_pairs_of_brute_force(dim, n1
         want |= set(zip((i + k * n1).tolist(), (j + k * n1).tolist()))
     assert got == want and len(want) > n_rows
     assert (n1 > SMALL) == (n1 == 200)
+
+
+def record_at_994d047(f, q, v) -> dict:
+    """`Contact.record` of one state as commit 994d047 computed it (its code, on `Contact.state`): the reference
+    of `Contact.record_history`."""
+    st = f.state(q, v)
+    order = np.argsort(-st.f_n, kind="stable")[:f.slots]
+    m = len(order)
+    out = {"point": np.full((f.slots, 3), np.nan), "normal_force": np.full((f.slots, 3), np.nan),
+           "friction_force": np.full((f.slots, 3), np.nan), "depth": np.full(f.slots, np.nan),
+           "bodies": np.full((f.slots, 2), -2, dtype=np.int64), "count": np.int64(len(st.delta))}
+    pad = (0, 3 - f.dim)
+    out["point"][:m] = np.pad(0.5 * (st.r_a + st.r_b)[order], ((0, 0), pad))
+    out["normal_force"][:m] = np.pad((st.f_n[:, None] * st.n)[order], ((0, 0), pad))
+    out["friction_force"][:m] = np.pad(st.F_t[order], ((0, 0), pad))
+    out["depth"][:m] = st.delta[order]
+    ground = len(f.bodies)
+    out["bodies"][:m] = np.where(np.stack([st.body_a, st.body_b], 1)[order] == ground, -1,
+                                 np.stack([st.body_a, st.body_b], 1)[order])
+    return out
+
+
+@pytest.mark.parametrize("name, slots", [("incline slip", 32), ("bouncing ball", 32), ("spheres", 3)])
+def test_contact_records_of_all_rows_are_those_of_each_row(name, slots):
+    """`Contact.record_history` (the results' contacts/NAME/... of a block of outputs, `contact_fields`) equals
+    `record` of 994d047 at each row: the largest normal forces first, ``slots`` of them (3 < the 5 to 7
+    contacts of the scene's rows: cut), NaN and -2 in the empty slots, the ground -1."""
+    from flexmbs.contact import Contact
+    from flexmbs.contact.record import KEYS, contact_fields
+    from test_power_history import contact_scene
+    if name == "spheres":
+        system = contact_scene()
+        f = system.force_elements[0]
+        system.force_elements[0] = Contact(f.shapes, f.law, slots=slots)
+        t, q, v = rows(system, n=40, seed=9)
+        q[:, 2::7] -= 0.01
+    else:
+        system = contact_systems()[name]
+        t, q, v = rows(system, n=40)
+    (f,) = system.force_elements
+    fields = contact_fields(system, q, v)
+    Qs, Vs = sides(system, f, q, v)
+    counts = []
+    for k in range(len(t)):
+        old = record_at_994d047(f, np.hstack(Qs)[k], np.hstack(Vs)[k])
+        counts.append(int(old["count"]))
+        for key in KEYS:
+            new = fields[f"contacts/{f.name}/{key}"][k]
+            if key in ("bodies", "count"):
+                np.testing.assert_array_equal(new, old[key], err_msg=f"{name}: row {k} {key}")
+            else:
+                np.testing.assert_allclose(new, old[key], rtol=1e-12, atol=1e-15, err_msg=f"{name}: row {k} {key}")
+    assert max(counts) > 0 and (name == "spheres" or 0 in counts)          # rows without contact too
+    if name == "spheres":
+        assert max(counts) > slots

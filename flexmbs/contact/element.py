@@ -510,21 +510,38 @@ class Contact:
         """The contacts at one state for the results, ``slots`` of them (the largest normal forces first;
         NaN where fewer are active): ``point`` (slots, 3) midway between r_a and r_b [m], ``normal_force``
         and ``friction_force`` (slots, 3) on body b [N], ``depth`` (slots,) [m], ``bodies`` (slots, 2)
-        (indices into ``bodies``, -1 the ground, -2 an empty slot), and ``count``, the number active."""
-        st = self.state(q, v)
-        order = np.argsort(-st.f_n, kind="stable")[:self.slots]
-        m = len(order)
-        out = {"point": np.full((self.slots, 3), np.nan), "normal_force": np.full((self.slots, 3), np.nan),
-               "friction_force": np.full((self.slots, 3), np.nan), "depth": np.full(self.slots, np.nan),
-               "bodies": np.full((self.slots, 2), -2, dtype=np.int64), "count": np.int64(len(st.delta))}
-        pad = (0, 3 - self.dim)
-        out["point"][:m] = np.pad(0.5 * (st.r_a + st.r_b)[order], ((0, 0), pad))
-        out["normal_force"][:m] = np.pad((st.f_n[:, None] * st.n)[order], ((0, 0), pad))
-        out["friction_force"][:m] = np.pad(st.F_t[order], ((0, 0), pad))
-        out["depth"][:m] = st.delta[order]
-        ground = len(self.bodies)
-        out["bodies"][:m] = np.where(np.stack([st.body_a, st.body_b], 1)[order] == ground, -1,
-                                     np.stack([st.body_a, st.body_b], 1)[order])
+        (indices into ``bodies``, -1 the ground, -2 an empty slot), and ``count``, the number active:
+        `record_history` of one row."""
+        rows = self.record_history(np.asarray(q, dtype=float)[None], np.asarray(v, dtype=float)[None])
+        out = {key: x[0] for key, x in rows.items()}
+        out["count"] = np.int64(out["count"])
+        return out
+
+    def record_history(self, Q, V) -> dict:
+        """`record` at every row of the stacked coordinates and velocities Q, V (n_t, n_q of the stack), each
+        array with the rows first ((n_t, slots, 3), ..., ``count`` (n_t,)), in blocks of rows (`row_state`):
+        each row's contacts ordered by their normal force, largest first (a stable sort: ties keep the
+        order of `state`), the first ``slots`` kept."""
+        Q, V = np.asarray(Q, dtype=float), np.asarray(V, dtype=float)
+        n_t, S, pad = len(Q), self.slots, (0, 3 - self.dim)
+        out = {"point": np.full((n_t, S, 3), np.nan), "normal_force": np.full((n_t, S, 3), np.nan),
+               "friction_force": np.full((n_t, S, 3), np.nan), "depth": np.full((n_t, S), np.nan),
+               "bodies": np.full((n_t, S, 2), -2, dtype=np.int64), "count": np.zeros(n_t, dtype=np.int64)}
+        for rows in self._row_blocks(n_t):
+            st = self.row_state(Q[rows], V[rows])
+            row = self.carriers.body_of(st.body_b)[1]
+            order = np.lexsort((-st.f_n, row))                    # by row, then the largest f_n first
+            counts = np.bincount(row, minlength=rows.stop - rows.start)
+            rank = np.arange(len(order)) - np.repeat(np.cumsum(counts) - counts, counts)
+            keep = rank < S
+            k, r = order[keep], (row[order[keep]] + rows.start, rank[keep])
+            out["count"][rows] = counts
+            out["point"][r] = np.pad(0.5 * (st.r_a + st.r_b)[k], ((0, 0), pad))
+            out["normal_force"][r] = np.pad((st.f_n[:, None] * st.n)[k], ((0, 0), pad))
+            out["friction_force"][r] = np.pad(st.F_t[k], ((0, 0), pad))
+            out["depth"][r] = st.delta[k]
+            sides = np.stack([self.carriers.body_of(st.body_a)[0], self.carriers.body_of(st.body_b)[0]], 1)[k]
+            out["bodies"][r] = np.where(sides == len(self.bodies), -1, sides)
         return out
 
     def __repr__(self):

@@ -12,7 +12,9 @@ At a state (q, v) of its bodies (stacked in the order of ``Contact.bodies``):
        delta' = -n . v_rel, v_t = v_rel - (n . v_rel) n
     5. F = f_n n + F_t on body b at r_b, -F on body a at r_a:  Q = J_b^T F - J_a^T F
 
-every step on arrays over all contacts (no loop over pairs).  Into the energy balance:
+every step on arrays over all contacts (no loop over pairs); the works, energies and recorded contacts of
+a block of outputs on all its rows at once (`Contact.row_state`: the rows' primitives in one set of
+tables, docs/design.md "Contacts, stiffening and held controls over rows").  Into the energy balance:
 U = sum k delta^(n+1)/(n+1) (the System's strain energy) and the works' ``damping`` the power
 sum (f_n - k delta^n) delta' + mu f_n |v_t|^2 / s >= 0 (`ContactLaw`).  The tangent (implicit
 integrators) is the material part: with J = [J_b, -J_a] and phi = v_t / s,

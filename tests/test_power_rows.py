@@ -394,3 +394,36 @@ def test_contact_records_of_all_rows_are_those_of_each_row(name, slots):
     assert max(counts) > 0 and (name == "spheres" or 0 in counts)          # rows without contact too
     if name == "spheres":
         assert max(counts) > slots
+
+
+# -- a user's force law declaring `vectorized` ----------------------------------------------------------
+def cubic(t, d, d_dot):
+    """F = -3 |d|^2 d - 0.1 d' (tests/test_power_history.py's law), for one state (dim,) or rows (n, dim)."""
+    return -3.0 * d * np.sum(d * d, axis=-1, keepdims=True) - 0.1 * d_dot
+
+
+def test_a_vectorized_force_law_gives_the_power_of_all_rows_in_one_call():
+    """`ForceLaw.power_history` with a law declaring ``vectorized = True``: one call for all rows, the values
+    of the same law called row by row (1e-12), and the one-state force unchanged."""
+    from flexmbs.bodies import RigidBodyEP
+    from flexmbs.forces import ForceLaw
+    from flexmbs.system import System
+    calls = {"n": 0}
+
+    def law(t, d, d_dot):
+        calls["n"] += 1
+        return cubic(t, d, d_dot)
+    law.vectorized = True
+    a = RigidBodyEP("a", 2.0, np.diag([0.1, 0.2, 0.3]))
+    b = RigidBodyEP("b", 1.0, np.diag([0.05, 0.1, 0.12]), position=(1, 0.2, 0))
+    fast, slow = ForceLaw(a, (0, 0, 0), b, (0, 0, 0), law), ForceLaw(a, (0, 0, 0), b, (0, 0, 0), cubic)
+    system = System([a, b])
+    t, q, v = rows(system, n=25)
+    Qs, Vs = [q[:, system.slice(a)], q[:, system.slice(b)]], [v[:, system.slice(a)], v[:, system.slice(b)]]
+    calls["n"] = 0
+    P = fast.power_history(t, Qs, Vs)["loads"]
+    assert calls["n"] == 1
+    close(P, slow.power_history(t, Qs, Vs)["loads"], "vectorized law")
+    qs, vs = [Q[3] for Q in Qs], [V[3] for V in Vs]
+    close(np.concatenate(fast.generalized_forces(0.1, qs, vs)), np.concatenate(slow.generalized_forces(0.1, qs, vs)),
+          "one state")

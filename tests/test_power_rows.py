@@ -4,10 +4,12 @@ and ``potential_history``, the controller's held loads `flexmbs.control.Output` 
 
 The reference values in tests/data/power_rows_before_994d047.json are the per-row values of the code at
 commit 994d047 (before this batching), recorded by ``python tests/test_power_rows.py --record PATH`` run
-against that commit's flexmbs: the flexible bodies' ``powers`` (the stiffening power then a list over rows
+against that commit's flexmbs (``git archive 994d047 | tar -x -C DIR``, then from DIR with PYTHONPATH=DIR,
+this file's cases/ being unchanged since): the flexible bodies' ``powers`` (the stiffening power then a list over rows
 of ``geometric_stiffness_force``), the contacts' one-state ``powers`` and ``potential``, and the works and
 energy balance of whole runs (the controlled pendulum, the incline block sticking and sliding, the bouncing
-ball).  The rows' (t, q, v) are stored with them.
+ball).  The rows' (t, q, v) are stored with them.  The recorded contacts of a row are compared with
+`record_at_994d047`, that commit's `Contact.record` kept here.
 """
 from __future__ import annotations
 
@@ -310,8 +312,9 @@ def test_a_3d_scene_with_spheres_a_box_and_a_plane_on_many_rows_takes_each_rows_
 @pytest.mark.parametrize("name", [pytest.param("incline stick", marks=pytest.mark.slow),      # 3-5 s each
                                   pytest.param("incline slip", marks=pytest.mark.slow), "bouncing ball"])
 def test_contact_runs_keep_their_works_and_energy_balance(name, reference):
-    """The incline block sticking and sliding (Radau, 0.1 s, as the case runs) and the bouncing ball (0.5 s, its first impact):
-    the works and max |E - E0 - W| of commit 994d047 (the works' quadrature unchanged, its powers batched)."""
+    """The incline block sticking and sliding (Radau, 0.1 s, as the case runs) and the bouncing ball (0.5 s,
+    its first impact): the works and max |E - E0 - W| of commit 994d047 (the works' quadrature unchanged,
+    its powers batched)."""
     works, balance, scale = run_works(name)
     ref = reference["runs"][name]
     for key, W in ref["works"].items():

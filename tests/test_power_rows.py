@@ -430,3 +430,71 @@ def test_a_vectorized_force_law_gives_the_power_of_all_rows_in_one_call():
     qs, vs = [Q[3] for Q in Qs], [V[3] for V in Vs]
     close(np.concatenate(fast.generalized_forces(0.1, qs, vs)), np.concatenate(slow.generalized_forces(0.1, qs, vs)),
           "one state")
+
+
+def test_a_sphere_in_a_hole_on_many_rows_gives_each_rows_contact():
+    """cases/crank_clearance.py's journal (a Sphere) in its Hole (2D) at 40 rows, the journal shifted by up to 1.5
+    times the clearance (in contact at some rows, free at others): `Contact.power_history`, ``potential_history``
+    and ``record_history`` equal one `state` per row (the holes are tested per row, not all rows against all)."""
+    import crank_clearance
+    p = dict(crank_clearance.DEFAULTS)
+    system, f = crank_clearance.build(p)
+    t, q, v = rows(system, n=40, seed=2)
+    q = np.tile(system.initial_coordinates(), (40, 1))
+    slider = system.slice(system.bodies[2])
+    q[:, slider.start:slider.start + 2] += 1.5 * p["clearance"] * np.random.default_rng(2).uniform(-1, 1, (40, 2))
+    Qs, Vs = sides(system, f, q, v)
+    per_row = contact_per_row(system, t, q, v)[f.name]
+    assert 0 < np.count_nonzero(per_row["potential"]) < len(t)
+    close(f.power_history(t, Qs, Vs)["damping"], per_row["damping"], "damping")
+    close(f.potential_history(Qs), per_row["potential"], "potential")
+    depth = f.record_history(np.hstack(Qs), np.hstack(Vs))["depth"]
+    for k in range(len(t)):
+        np.testing.assert_allclose(depth[k], record_at_994d047(f, np.hstack(Qs)[k], np.hstack(Vs)[k])["depth"],
+                                   rtol=1e-12, atol=1e-18)
+
+
+def contact_scenes() -> dict:
+    """{name: (Contact, bodies)}: tests/test_contact.py's 3D scene (every pair kind: sphere-plane, -sphere,
+    -box, -capsule), three balls on a triangulated floor (a Surface of the ground: sphere-triangle, the
+    deepest triangle kept per ball), a beam's nodes on the ground (flexible: the nodes' deformation columns)."""
+    from test_contact import beam_body, scene_3d
+    from flexmbs.bodies import RigidBodyEP
+    from flexmbs.contact import Contact, ContactLaw, Plane, Sphere, Surface
+    bodies, shapes = scene_3d()
+    every = Contact(shapes, ContactLaw(stiffness=1e6, restitution=0.5, friction=0.3))
+    pts = np.array([[-1.0, -1.0, 0.0], [1.0, -1.0, 0.0], [1.0, 1.0, 0.0], [-1.0, 1.0, 0.0]])
+    balls = [RigidBodyEP(f"b{k}", 1.0, 0.004 * np.eye(3), position=p) for k, p in
+             enumerate([(0.5, -0.3, 0.098), (0.2, 0.2, 0.097), (1.05, 0.0, 0.0)])]
+    floor = Contact([Surface(None, points=pts, triangles=[[0, 1, 2], [0, 2, 3]])] + [Sphere(b, 0.1) for b in balls],
+                    ContactLaw(stiffness=1e6, restitution=0.8, friction=0.2))
+    beam = beam_body()
+    nodes = Contact([Surface(beam, radius=0.012), Plane(None, (0, 0, 1))],
+                    ContactLaw(stiffness=1e5, effective_mass=0.1, friction=0.4))
+    return {"every pair kind": (every, bodies), "triangulated floor": (floor, balls), "beam nodes": (nodes, [beam])}
+
+
+@pytest.mark.parametrize("name", ["every pair kind", "triangulated floor", "beam nodes"])
+def test_every_pair_kind_on_many_rows_gives_each_rows_contacts(name):
+    """The contact scenes of `contact_scenes` at 30 rows about their start (positions 5 mm off, a beam's elastic
+    coordinates 1e-4 off): `Contact.power_history`, ``potential_history`` and ``record_history`` equal one
+    `state` per row (994d047's `record`)."""
+    f, bodies = contact_scenes()[name]
+    rng = np.random.default_rng(4)
+    q0 = np.concatenate([b.initial_coordinates() for b in bodies])
+    Q = q0 + 5e-3 * rng.standard_normal((30, len(q0)))
+    V = np.where(np.arange(30) % 2 == 0, 0.3, 1e-5)[:, None] * rng.standard_normal((30, len(q0)))
+    cut = np.cumsum([b.n_q for b in bodies])[:-1]
+    Qs, Vs = np.split(Q, cut, axis=1), np.split(V, cut, axis=1)
+    t = np.linspace(0.0, 0.1, 30)
+    P, U = f.power_history(t, Qs, Vs)["damping"], f.potential_history(Qs)
+    rec = f.record_history(Q, V)
+    for k in range(30):
+        qs, vs = [x[k] for x in Qs], [x[k] for x in Vs]
+        close(P[k], f.powers(t[k], qs, vs)["damping"], f"{name}: row {k} damping")
+        st = f.state(Q[k], np.zeros_like(Q[k]))
+        close(U[k], np.sum(f.law.energy(st.delta, st.k)), f"{name}: row {k} potential")
+        old = record_at_994d047(f, Q[k], V[k])
+        np.testing.assert_array_equal(rec["bodies"][k], old["bodies"], err_msg=f"{name}: row {k}")
+        np.testing.assert_allclose(rec["normal_force"][k], old["normal_force"], rtol=1e-12, atol=1e-12)
+    assert np.count_nonzero(U) > 5

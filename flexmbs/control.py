@@ -83,8 +83,15 @@ class Output:
     def __repr__(self) -> str:
         return f"Output({self.name!r}, shape={self.shape})"
 
+    #: a function of time that also takes an array of times (`flexmbs.bodies.loads.values_of_time`: the powers of
+    #: its loads over a block of outputs in one call, `at_times`)
+    vectorized = True
+
     def __call__(self, t):
-        """The value held at t: u_k for t_k < t <= t_k + T, u_0 at t <= t0."""
+        """The value held at t: u_k for t_k < t <= t_k + T, u_0 at t <= t0; at an array of times t (n,), the
+        values (n, *shape) at once (`at_times`)."""
+        if np.ndim(t):
+            return self.at_times(np.asarray(t, dtype=float))
         if not self._running:
             owner = ("no Controller has sampled it" if self._owner is None
                      else f"its Controller {self._owner.name!r} is not running; after a run read `held(t)`")
@@ -112,13 +119,18 @@ class Output:
         return np.asarray(self._values, dtype=float).reshape(len(times), *self.shape)[k]
 
     def at_times(self, t) -> np.ndarray:
-        """The held values at the step times ``t`` (k,) of one chunk of the compiled kernel, (k, *shape):
-        those of `__call__` (checked on the first and last time), at once."""
+        """The held values at the times ``t`` (k,) (the step times of one chunk of the compiled kernel, the
+        outputs or Gauss points of the works' powers), (k, *shape): those of `__call__` at each time (the
+        error of a read outside the run or beyond the hold checked at the latest time), at once."""
+        t = np.asarray(t, dtype=float).reshape(-1)
+        if not len(t):
+            return np.zeros((0, *self.shape))
+        first, latest = float(t.min()), float(t.max())
         times, tol = self._times, SAMPLE_RTOL * self._period
-        if self._running and times[-1] + tol < t[0] and t[-1] <= times[-1] + self._period + tol:
+        if self._running and times[-1] + tol < first and latest <= times[-1] + self._period + tol:
             last = self._values[-1]                      # the whole chunk in the current hold
             return np.full(len(t), last) if self.shape == () else np.tile(last, (len(t), 1))
-        self(float(t[-1]))                               # the error of a read outside the run or the hold
+        self(latest)                                     # the error of a read outside the run or the hold
         return self.held(t)
 
     def torque(self, axis=None, local: bool = False, sign: float = 1.0):
@@ -164,12 +176,19 @@ class Output:
 
 class _Scaled:
     """t -> u(t) E of an `Output` u: its value times a direction (a number) or a matrix (a vector), the
-    function of time of its loads; ``at_times`` gives a chunk's step times at once (`flexmbs.compiled`)."""
+    function of time of its loads; ``at_times`` gives a chunk's step times at once (`flexmbs.compiled`), and
+    so does a call with an array of times (``vectorized``: the loads' powers over a block of outputs,
+    `flexmbs.bodies.loads.values_of_time`)."""
+
+    vectorized = True
 
     def __init__(self, output: Output, E: np.ndarray):
         self.output, self.E = output, E
 
     def __call__(self, t) -> np.ndarray:
+        """u(t) E (3,) at one time; (n, 3) at an array of times t (n,) (`at_times`)."""
+        if np.ndim(t):
+            return self.at_times(np.asarray(t, dtype=float))
         return self.output(t) * self.E if self.output.shape == () else self.E @ self.output(t)
 
     def at_times(self, t) -> np.ndarray:

@@ -577,7 +577,9 @@ class ForceLaw(ForceElement):
 
     d = r_j - r_i and d' = r_j' - r_i' (global, (dim,)); ``law`` returns F (dim,) [N].  Its power
     d' . F goes into the works' ``loads`` (no potential is assumed: a conservative law's energy then
-    shows as work of the loads).  The tangent differentiates the law by forward differences.
+    shows as work of the loads).  The tangent differentiates the law by forward differences.  A law
+    with the attribute ``vectorized = True`` also takes t (n_t,), d and d' (n_t, dim) and returns F
+    (n_t, dim): the works' power of a block of rows is then one call (`law_history`), not one a row.
     """
 
     def __init__(self, body_i, s_i, body_j, s_j, law: Callable, name=None):
@@ -609,11 +611,31 @@ class ForceLaw(ForceElement):
 
     def power_history(self, t, Qs, Vs) -> dict[str, np.ndarray]:
         """{"damping": 0, "loads": d' . F(t, d, d')}, each (n_t,) [W]: d, d' at all rows at once; the user's
-        law is a function of one state, so it is called once per row (`law`, with its checks)."""
+        law once per row (`law`, with its checks), or once for all rows when it declares ``vectorized = True``
+        (`law_history`)."""
         t = np.asarray(t, dtype=float).reshape(-1)
         g, gd = self.measure_history(Qs, Vs)
-        F = np.array([self.law(tk, gk, gdk)[1] for tk, gk, gdk in zip(t, g, gd)], dtype=float).reshape(g.shape)
+        if getattr(self.force_law, "vectorized", False):
+            F = self.law_history(t, g, gd)
+        else:
+            F = np.array([self.law(tk, gk, gdk)[1] for tk, gk, gdk in zip(t, g, gd)], dtype=float).reshape(g.shape)
         return {"damping": np.zeros(len(t)), "loads": np.einsum("tg,tg->t", gd, F)}
+
+    def law_history(self, t, g, gd) -> np.ndarray:
+        """F (n_t, dim) of a law that declares ``vectorized = True``, called once with t (n_t,), d and d'
+        (n_t, dim) (a block of outputs or step points): checked as `law` checks one state, a shape other than
+        (n_t, dim) a ValueError naming the element, NaN or inf at a finite state a `UserFunctionError` naming
+        the first such t."""
+        what = f"ForceLaw {self.name!r}: its law (vectorized, at {len(t)} times)"
+        F = np.asarray(evaluate(what, float(t[0]) if len(t) else 0.0, self.force_law, t, g, gd), dtype=float)
+        if F.shape != g.shape:
+            raise ValueError(f"ForceLaw {self.name!r}: `law` declares `vectorized` and must return forces of shape "
+                             f"{g.shape} (one of shape ({self.dim},) at each of the {len(t)} times), got shape "
+                             f"{F.shape}")
+        bad = ~np.isfinite(F).all(axis=1) & np.isfinite(g).all(axis=1) & np.isfinite(gd).all(axis=1)
+        if bad.any():
+            raise non_finite(f"ForceLaw {self.name!r}: its law", float(t[np.argmax(bad)]))
+        return F
 
     def law(self, t, g, gd):
         """(F, F): the user's force on point j, all of its power into the works' ``loads``.  A law that

@@ -614,15 +614,71 @@ class FlexibleBody(Body):
 
     def _omega_coefficients(self, t, q, v, gravity) -> np.ndarray:
         """Coefficients of the Model's unit geometric stiffnesses: A_f = tilde(omega)^2, alpha = -A^T g,
-        the load factors."""
+        the load factors (the step's own form at one state; `_omega_coefficient_history` gives the same at
+        all rows of a block, tests/test_power_rows.py)."""
         md = self.model
         W = skew(self.body_angular_velocity(q, v))
         Af = W @ W
         g = np.zeros(3) if gravity is None else np.asarray(gravity, dtype=float)
         alpha = -ep_to_matrix(q[3:7]).T @ g
         f = md.load_factors(t) if md.loads else np.zeros(0)
-        return np.array([Af[key[1], key[2]] if key[0] == "A" else alpha[key[1]] if key[0] == "alpha" else f[key[1]]
-                         for key in md._Kg_keys])
+        return np.concatenate([Af.ravel(), alpha, f])[self._omega_columns()]
+
+    def _omega_columns(self) -> np.ndarray:
+        """The column of each of the Model's unit geometric stiffnesses (its key ("A", a, b), ("alpha", c),
+        ("load", j)) in the table [A_f (9, row-major), alpha (3), f (n_loads)] of `_omega_coefficients`."""
+        return np.array([3 * key[1] + key[2] if key[0] == "A" else 9 + key[1] if key[0] == "alpha" else 12 + key[1]
+                         for key in self.model._Kg_keys], dtype=int)
+
+    def _omega_coefficient_history(self, t, Q, V, gravity) -> np.ndarray:
+        """The coefficients of `_omega_coefficients` (n_t, n_Kg) at the times t (n_t,) and rows of Q, V, all rows
+        at once: A_f = tilde(omega)^2 = omega omega^T - |omega|^2 I with omega = 2 G(p) p' (body components),
+        alpha = -A(p)^T g, and the loads' factors f(t) (`load_factor_history`)."""
+        n_t = len(Q)
+        omega = 2.0 * np.einsum("tij,tj->ti", ep_G(Q[:, 3:7]), V[:, 3:7])
+        Af = np.einsum("ta,tb->tab", omega, omega) - np.einsum("t,ab->tab", np.einsum("ti,ti->t", omega, omega),
+                                                                np.eye(3))
+        g = np.zeros(3) if gravity is None else np.asarray(gravity, dtype=float)
+        alpha = -np.einsum("tji,j->ti", ep_to_matrix(Q[:, 3:7]).reshape(n_t, 3, 3), g)
+        f = self.load_factor_history(t) if self.model.loads else np.zeros((n_t, 0))
+        return np.concatenate([Af.reshape(n_t, 9), alpha, f], axis=1)[:, self._omega_columns()]
+
+    def load_factor_history(self, t) -> np.ndarray:
+        """f (n_t, n_loads): the time factors of the Model's loads (1 for a load without ``f``) at the times t,
+        each factor once per time unless it declares ``vectorized`` (`flexmbs.bodies.loads.values_of_time`; its
+        errors name ``loads[i].f`` and t, as `Model.load_factors`)."""
+        from .loads import values_of_time
+        t = np.asarray(t, dtype=float).reshape(-1)
+        return np.stack([np.ones(len(t)) if load.f is None else values_of_time(load.f, t, f"`loads[{i}].f`", ())
+                         for i, load in enumerate(self.model.loads)], axis=1).reshape(len(t), len(self.model.loads))
+
+    def stiffening_power(self, t, Q, V, gravity) -> np.ndarray:
+        """P_stiffening = -delta' . f_s (n_t,) [W] at the times t (n_t,) and rows of Q, V (n_t, n_q), all rows
+        at once, of the stiffening force f_s that enters the elastic equations as -f_s and has no potential:
+
+        .. code:: text
+
+            "omega":         f_s = K_geo delta = sum_i c_i K_geo,i delta,   c_i = A_f[a, b], alpha[c] or f_j(t)
+                             (`_omega_coefficient_history`):  P = -sum_i c_i (delta' . K_geo,i delta)
+            "modal-stress":  f_s = K_geo(sigma(delta)) delta = (sum_i delta_i G_i) delta:
+                             P = -sum_imk delta'_m delta_i G_i[m, k] delta_k
+
+        zero for "axial-strain" (conservative: its energy is in the strain energy) and "none".  The sum over
+        i is over the Model's few unit geometric stiffnesses (those whose coefficient is nonzero at some row),
+        each applied to all rows at once."""
+        Q, V = np.asarray(Q, dtype=float), np.asarray(V, dtype=float)
+        delta, delta_dot = Q[:, 7:], V[:, 7:]
+        if self._modal_G is not None:
+            force = np.einsum("ti,imk,tk->tm", delta, self._modal_G, delta)
+            return -np.einsum("tm,tm->t", delta_dot, force)
+        P = np.zeros(len(Q))
+        if self.stiffening != "omega":
+            return P
+        C = self._omega_coefficient_history(t, Q, V, gravity)
+        for i, Kg in enumerate(self.model._Kg_op):
+            if np.any(C[:, i]):
+                P -= C[:, i] * np.einsum("tn,tn->t", delta_dot, np.asarray(Kg @ delta.T).T)
+        return P
 
     def applied_forces(self, t, q, gravity) -> np.ndarray:
         """Gravity and the Model's nodal loads (generalized, all coordinates)."""
@@ -822,7 +878,8 @@ class FlexibleBody(Body):
         (Q_nodal . q', all coordinates, all rows at once: `nodal_load_powers`), ``damping``: the power dissipated by the Rayleigh damping,
         delta'^T C delta' >= 0 (all rows at once), and ``stiffening``: the power of the "omega"
         geometric stiffening force, -delta' . K_geo(omega, g, f) delta, which has no potential
-        (the "axial-strain" stiffening is conservative: its energy is in the strain energy)."""
+        (the "axial-strain" stiffening is conservative: its energy is in the strain energy), and that of
+        "modal-stress", -delta' . (sum_i delta_i G_i) delta: `stiffening_power`, all rows at once."""
         out = super().powers(t, Q, V, gravity)
         md = self.model
         if self._loads:                      # the nodal loads: applied_forces without gravity, all rows at once
@@ -831,8 +888,7 @@ class FlexibleBody(Body):
         out["damping"] = (np.einsum("tn,tn->t", D, np.asarray(md.C_damp @ D.T).T) if md.C_op is not None
                           else np.zeros(len(Q)))
         if self.stiffening in ("omega", "modal-stress"):
-            out["stiffening"] = -np.array([self.geometric_stiffness_force(float(tk), q, v, gravity) @ v[7:]
-                                           for tk, q, v in zip(t, Q, V)]).reshape(len(Q))
+            out["stiffening"] = self.stiffening_power(t, Q, V, gravity)
         return out
 
     def nodal_load_powers(self, t, Q, V) -> np.ndarray:
@@ -848,12 +904,10 @@ class FlexibleBody(Body):
         with v_j the body-frame value of entry j (`nodal_loads`) and f(t) the loads' time factors
         (`flexmbs.bodies.loads.values_of_time`: each factor once per time unless it declares
         ``vectorized``; its errors name ``loads[i].f`` and t, as `Model.load_factors`)."""
-        from .loads import values_of_time
         t = np.asarray(t, dtype=float).reshape(-1)
         Q, V = np.asarray(Q, dtype=float), np.asarray(V, dtype=float)
         kind, X, Phi, vecs = self._loads[:4]
-        f = np.stack([np.ones(len(t)) if load.f is None else values_of_time(load.f, t, f"`loads[{i}].f`", ())
-                      for i, load in enumerate(self.model.loads)], axis=1)              # (n_t, n_loads)
+        f = self.load_factor_history(t)                                                # (n_t, n_loads)
         values = vecs[None] * f[:, self._loads.load, None]                             # (n_t, k, 3), body
         P, pd, delta = Q[:, 3:7], V[:, 3:7], Q[:, 7:]
         out = np.einsum("tn,tn->t", V[:, 7:], np.asarray(self.model.Q @ f.T).T)       # delta' . Q f

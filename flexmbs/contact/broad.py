@@ -47,23 +47,41 @@ def _overlap(lo, hi, i, j) -> np.ndarray:
     return np.all((lo[i] <= hi[j]) & (lo[j] <= hi[i]), axis=1)
 
 
-def overlapping_pairs(lo, hi) -> tuple[np.ndarray, np.ndarray]:
-    """(i, j), i < j: the pairs of boxes [lo_k, hi_k] (N, dim) that overlap (touching counts)."""
+def overlapping_pairs(lo, hi, group=None) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j), i < j: the pairs of boxes [lo_k, hi_k] (N, dim) that overlap (touching counts).  ``group``
+    (N,) integers, optional: only pairs of one group (the boxes of the rows of a block of outputs, which
+    overlap each other in space but never touch: `flexmbs.contact.Contact.power_history`), each group's
+    pairs as the group alone would give them: every pair of a group tested when no group has more than
+    `SMALL` boxes, else the cell grid with the group as the leading key (no neighbours across groups)."""
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     n, dim = lo.shape
     if n < 2:
         return np.zeros(0, dtype=int), np.zeros(0, dtype=int)
-    if n <= SMALL:
+    if group is not None:
+        group = np.asarray(group, dtype=np.int64).reshape(n)
+        by_group = np.argsort(group, kind="stable")
+        sorted_group = group[by_group]
+        start, end = (np.searchsorted(sorted_group, sorted_group, side=side) for side in ("left", "right"))
+        if int((end - start).max()) <= SMALL:                   # every later member of one's group
+            k, j = _pairs_in(np.arange(n) + 1, end)
+            i, j = by_group[k], by_group[j]
+            keep = _overlap(lo, hi, i, j)
+            return np.minimum(i[keep], j[keep]), np.maximum(i[keep], j[keep])
+    elif n <= SMALL:
         return brute_force_pairs(lo, hi)
     extent = (hi - lo).max(axis=1)
     span = float((hi.max(axis=0) - lo.min(axis=0)).max())
     h = max(1.000001 * float(np.quantile(extent, 0.9)), 1e-9 * max(span, 1.0))
     small = np.flatnonzero(extent <= h)
     cells = np.floor(0.5 * (lo[small] + hi[small]) / h).astype(np.int64)
+    offsets = np.array(_half_neighbourhood(dim), dtype=np.int64).reshape(-1, dim)
+    if group is not None:                                        # the group: the leading key, offset 0
+        cells = np.column_stack([group[small], cells])
+        offsets = np.column_stack([np.zeros(len(offsets), dtype=np.int64), offsets])
     cells -= cells.min(axis=0) - 1                               # >= 1: neighbours stay >= 0
     size = cells.max(axis=0) + 2
     if np.prod(size.astype(float)) > 2.0 ** 62:                  # a key would overflow: compare every pair
-        return brute_force_pairs(lo, hi)
+        return _every_pair(lo, hi, group)
     strides = np.concatenate([np.cumprod(size[::-1])[::-1][1:], [1]]).astype(np.int64)
     keys = cells @ strides
     order = np.argsort(keys, kind="stable")
@@ -73,20 +91,34 @@ def overlapping_pairs(lo, hi) -> tuple[np.ndarray, np.ndarray]:
     same_end = np.searchsorted(sorted_keys, sorted_keys, side="right")
     k, j = _pairs_in(pos + 1, same_end)                           # the same cell, after k
     parts_i.append(members[k]), parts_j.append(members[j])
-    for o in _half_neighbourhood(dim):
-        nk = sorted_keys + int(np.asarray(o) @ strides)
+    for o in offsets:
+        nk = sorted_keys + int(o @ strides)
         k, j = _pairs_in(np.searchsorted(sorted_keys, nk, side="left"), np.searchsorted(sorted_keys, nk, side="right"))
         parts_i.append(members[k]), parts_j.append(members[j])
     large = np.flatnonzero(extent > h)
-    if large.size:                                               # each large box against every other box
-        i = np.repeat(large, n)
-        j = np.tile(np.arange(n), large.size)
+    if large.size:                                               # each large box against every other box (of its group)
+        if group is None:
+            i = np.repeat(large, n)
+            j = np.tile(np.arange(n), large.size)
+        else:
+            at = np.searchsorted(sorted_group, group[large], side="left")
+            k, j = _pairs_in(at, np.searchsorted(sorted_group, group[large], side="right"))
+            i, j = large[k], by_group[j]
         keep = (j != i) & ~((extent[j] > h) & (j < i))           # a large-large pair once
         parts_i.append(i[keep]), parts_j.append(j[keep])
     i, j = np.concatenate(parts_i), np.concatenate(parts_j)
     keep = _overlap(lo, hi, i, j)
     i, j = i[keep], j[keep]
     return np.minimum(i, j), np.maximum(i, j)
+
+
+def _every_pair(lo, hi, group) -> tuple[np.ndarray, np.ndarray]:
+    """`brute_force_pairs`, of one group only when ``group`` is given."""
+    i, j = brute_force_pairs(lo, hi)
+    if group is None:
+        return i, j
+    keep = group[i] == group[j]
+    return i[keep], j[keep]
 
 
 def brute_force_pairs(lo, hi) -> tuple[np.ndarray, np.ndarray]:

@@ -60,26 +60,37 @@ class Carriers:
                        if self._of[code].size]
 
     def frames(self, q) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(R (B+1, dim), A (B+1, dim, dim), p (B+1, 4)) of every body at the stacked q (the ground: 0, I)."""
+        """(R (B+1, dim), A (B+1, dim, dim), p (B+1, 4)) of every body at the stacked q (n_q,) (the ground:
+        0, I); at the rows of q (n_t, n_q) (a block of outputs) the frames of all rows, (n_t (B+1), ...):
+        body b of row k at index k (B+1) + b (`body_of`)."""
         d, B = self.dim, len(self.bodies)
-        R, A, p = np.zeros((B + 1, d)), np.broadcast_to(np.eye(d), (B + 1, d, d)).copy(), np.zeros((B + 1, 4))
+        Q = np.asarray(q, dtype=float).reshape(-1, self.n_q)
+        n_t = len(Q)
+        R, p = np.zeros((n_t, B + 1, d)), np.zeros((n_t, B + 1, 4))
+        A = np.broadcast_to(np.eye(d), (n_t, B + 1, d, d)).copy()
         f = self._of[FRAME]
         if f.size:
             s = self.start[f]
-            R[f] = q[s[:, None] + np.arange(3)]
-            p[f] = q[s[:, None] + np.arange(3, 7)]
-            A[f] = ep_to_matrix(p[f]).reshape(-1, 3, 3)
+            R[:, f] = Q[:, s[:, None] + np.arange(3)]
+            p[:, f] = Q[:, s[:, None] + np.arange(3, 7)]
+            A[:, f] = ep_to_matrix(p[:, f].reshape(-1, 4)).reshape(n_t, len(f), 3, 3)
         f = self._of[PLANAR]
         if f.size:
             s = self.start[f]
-            R[f] = q[s[:, None] + np.arange(2)]
-            c, sn = np.cos(q[s + 2]), np.sin(q[s + 2])
-            A[f] = np.stack([np.stack([c, -sn], -1), np.stack([sn, c], -1)], 1)
+            R[:, f] = Q[:, s[:, None] + np.arange(2)]
+            c, sn = np.cos(Q[:, s + 2]), np.sin(Q[:, s + 2])
+            A[:, f] = np.stack([np.stack([c, -sn], -1), np.stack([sn, c], -1)], -2)
         f = self._of[POINT]
         if f.size:
             s = self.start[f]
-            R[f] = q[s[:, None] + np.arange(d)]
-        return R, A, p
+            R[:, f] = Q[:, s[:, None] + np.arange(d)]
+        return R.reshape(-1, d), A.reshape(-1, d, d), p.reshape(-1, 4)
+
+    def body_of(self, index) -> tuple[np.ndarray, np.ndarray]:
+        """(body b, row k) of the indices k (B+1) + b into the frames of a block of rows (`frames`); (index, 0)
+        for one state."""
+        row, body = np.divmod(index, len(self.bodies) + 1)
+        return body, row
 
     def points(self, frames, body, y) -> np.ndarray:
         """r = R_b + A_b y (k, dim) of body-frame points y (k, dim) of bodies ``body`` (k,)."""
@@ -90,16 +101,18 @@ class Carriers:
         """(cols (k, m), J (k, dim, m)): dr/dq of the material points at r (k, dim) of bodies ``body``
         (k,), over the columns ``cols`` of the stacked q (unused columns: index 0 with J = 0).
         ``node_cols`` (k, w), ``node_phi`` (k, 3, w): the flexible nodes' deformation columns (body
-        offsets) and Phi (zero for the others)."""
+        offsets) and Phi (zero for the others).  With the frames of a block of rows, ``body`` holds the
+        indices k (B+1) + b (`body_of`) and ``cols`` index the rows' coordinates stacked, q (n_t n_q,)."""
         R, A, p = frames
         d, k = self.dim, len(body)
         w = 0 if node_cols is None else node_cols.shape[1]
         m = max(self.width[FRAME] + w if self._of[FRAME].size else 0, 3 if self._of[PLANAR].size else 0, d)
         cols, J = np.zeros((k, m), dtype=int), np.zeros((k, d, m))
-        kind = self.kind[body]
-        start = self.start[body]
+        b_of, row = self.body_of(body)
+        kind = self.kind[b_of]
+        start = self.start[b_of] + row * self.n_q
         for code, width in self._kinds:                 # the kinds present: at most three
-            i = np.flatnonzero(kind == code) if len(self._kinds) > 1 or (body == len(self.bodies)).any() \
+            i = np.flatnonzero(kind == code) if len(self._kinds) > 1 or (b_of == len(self.bodies)).any() \
                 else np.arange(k)
             if not i.size:
                 continue

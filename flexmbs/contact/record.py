@@ -12,8 +12,8 @@ active contacts with the largest normal force (NaN, bodies -2, where fewer are a
     contacts/NAME/bodies          (n_t, slots, 2)   the indices in Contact.bodies of sides a and b (-1 the ground)
     contacts/NAME/count           (n_t,)            the number of active contacts (may exceed slots)
 
-One `Contact.state` per output (the contact's active set differs from output to output), as the
-force elements' energies are evaluated.
+All the outputs of a block at once (`Contact.record_history`: one `Contact.row_state` for the rows, the
+contacts ordered per row by a stable sort), as the force elements' energies are evaluated.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def contact_fields(system, q, q_dot) -> dict:
             continue
         Q = np.concatenate([q[:, system.slice(b)] for b in f.bodies], axis=1)
         V = np.concatenate([q_dot[:, system.slice(b)] for b in f.bodies], axis=1)
-        rows = [f.record(qk, vk) for qk, vk in zip(Q, V)]
+        rows = f.record_history(Q, V)
         for key in KEYS:
-            out[f"contacts/{f.name}/{key}"] = np.array([r[key] for r in rows])
+            out[f"contacts/{f.name}/{key}"] = rows[key]
     return out

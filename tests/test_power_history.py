@@ -28,8 +28,10 @@ from flexmbs.system import System
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 sys.path.insert(0, str(CASES))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import andrews_squeezer  # noqa: E402
+from power_reference import per_state_values  # noqa: E402
 
 REFERENCE = Path(__file__).parent / "data" / "power_history_before_48bb870.json"
 
@@ -132,24 +134,6 @@ def rows(system, n=9, seed=3):
     q = q0 + 0.03 * rng.standard_normal((n, len(q0)))
     v = v0 + 0.5 * rng.standard_normal((n, len(q0)))
     return np.linspace(0.0, 0.2, n), q, v
-
-
-def per_state_values(system, t, q, v) -> dict:
-    """{element name: {"damping", "loads", "potential": (n,)}} from each element's one-state ``powers`` and
-    ``potential``, one row at a time (what the System summed before the batching)."""
-    out = {}
-    for f in system.force_elements:
-        sls = [None if b is None else system.slice(b) for b in f.bodies]
-        vals = {"damping": [], "loads": [], "potential": []}
-        for tk, qk, vk in zip(t, q, v):
-            qs = [np.zeros(0) if sl is None else qk[sl] for sl in sls]
-            vs = [np.zeros(0) if sl is None else vk[sl] for sl in sls]
-            P = f.powers(float(tk), qs, vs)
-            vals["damping"].append(float(P["damping"]))
-            vals["loads"].append(float(P["loads"]))
-            vals["potential"].append(float(f.potential(qs)))
-        out[f.name] = vals
-    return out
 
 
 def record(path) -> None:

@@ -22,12 +22,14 @@ import pytest
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 sys.path.insert(0, str(CASES))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bouncing_ball  # noqa: E402
 import controlled_pendulum  # noqa: E402
 import incline_block  # noqa: E402
 import slider_crank  # noqa: E402
 import spinup_beam  # noqa: E402
+from power_reference import per_state_values  # noqa: E402
 
 REFERENCE = Path(__file__).parent / "data" / "power_rows_before_994d047.json"
 STICK = dict(angle=20.0, mu=0.6)                  # tan(20 deg) = 0.36 < mu: the block sticks
@@ -62,22 +64,6 @@ def rows(system, n=12, seed=5):
     q = q0 + scale * rng.standard_normal((n, len(q0)))
     v = v0 + np.where(np.arange(n) % 2 == 0, 0.5, 1e-4)[:, None] * rng.standard_normal((n, len(q0)))
     return np.linspace(0.0, 0.3, n), q, v
-
-
-def contact_per_row(system, t, q, v) -> dict:
-    """{contact name: {"damping", "loads", "potential": (n,)}}: the one-state ``powers`` and ``potential``."""
-    out = {}
-    for f in system.force_elements:
-        sls = [system.slice(b) for b in f.bodies]
-        vals = {"damping": [], "loads": [], "potential": []}
-        for tk, qk, vk in zip(t, q, v):
-            qs, vs = [qk[sl] for sl in sls], [vk[sl] for sl in sls]
-            P = f.powers(float(tk), qs, vs)
-            vals["damping"].append(float(P["damping"]))
-            vals["loads"].append(float(P["loads"]))
-            vals["potential"].append(float(f.potential(qs)))
-        out[f.name] = vals
-    return out
 
 
 def run_works(name):
@@ -117,7 +103,7 @@ def record(path) -> None:
     for name, system in contact_systems().items():
         t, q, v = rows(system)
         data["contact"][name] = {"t": t.tolist(), "q": q.tolist(), "v": v.tolist(),
-                                 "values": contact_per_row(system, t, q, v)}
+                                 "values": per_state_values(system, t, q, v)}
     for name in RUNS:
         works, balance, scale = run_works(name)
         data["runs"][name] = {"works": works, "balance": balance, "scale": scale}
@@ -262,7 +248,7 @@ def test_contact_histories_give_the_recorded_per_row_values_all_rows_at_once(nam
     for key in ("damping", "loads"):
         close(P[key], old[key], f"{name}: {key}")
     close(U, old["potential"], f"{name}: potential")
-    now = contact_per_row(system, t, q, v)[f.name]
+    now = per_state_values(system, t, q, v)[f.name]
     for key in ("damping", "loads", "potential"):
         close(now[key], old[key], f"{name}: {key}, one row at a time")
 
@@ -303,7 +289,7 @@ def test_a_3d_scene_with_spheres_a_box_and_a_plane_on_many_rows_takes_each_rows_
     q[:, 2::7] -= 0.01                                                      # the spheres pressed in
     (f,) = system.force_elements
     Qs, Vs = sides(system, f, q, v)
-    per_row = contact_per_row(system, t, q, v)[f.name]
+    per_row = per_state_values(system, t, q, v)[f.name]
     assert np.count_nonzero(per_row["potential"]) > 10
     close(f.power_history(t, Qs, Vs)["damping"], per_row["damping"], "damping")
     close(f.potential_history(Qs), per_row["potential"], "potential")
@@ -444,7 +430,7 @@ def test_a_sphere_in_a_hole_on_many_rows_gives_each_rows_contact():
     slider = system.slice(system.bodies[2])
     q[:, slider.start:slider.start + 2] += 1.5 * p["clearance"] * np.random.default_rng(2).uniform(-1, 1, (40, 2))
     Qs, Vs = sides(system, f, q, v)
-    per_row = contact_per_row(system, t, q, v)[f.name]
+    per_row = per_state_values(system, t, q, v)[f.name]
     assert 0 < np.count_nonzero(per_row["potential"]) < len(t)
     close(f.power_history(t, Qs, Vs)["damping"], per_row["damping"], "damping")
     close(f.potential_history(Qs), per_row["potential"], "potential")

@@ -91,21 +91,8 @@ class _Physics:
                          -delta_dot @ Kg_delta])
 
     def load_factors_many(self, t: np.ndarray) -> np.ndarray:
-        """f(t) (N, k) of the model's loads, calling vectorised time functions once."""
-        t = np.asarray(t, dtype=float)
-        cols = []
-        for f in self.model._load_f:
-            if f is None:
-                cols.append(np.ones(len(t)))
-                continue
-            try:
-                v = np.asarray(f(t), dtype=float)
-            except Exception:                 # NOTE: a scalar-only time function
-                v = None
-            if v is None or v.shape != t.shape:
-                v = np.array([f(float(ti)) for ti in t], dtype=float)
-            cols.append(v)
-        return np.stack(cols, axis=-1) if cols else np.zeros((len(t), 0))
+        """f(t) (N, k) of the model's loads (`Model.load_factor_history`)."""
+        return self.model.load_factor_history(t)
 
     def all_many(self, t, delta, delta_dot) -> dict[str, np.ndarray]:
         """Energies and powers (each (N,)) at N states."""

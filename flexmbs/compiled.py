@@ -856,7 +856,7 @@ class CompiledSystem:
             # FlexibleBody._omega_coefficients: key ("A", a, b) -> A_f[a, b], ("alpha", c) -> alpha[c],
             # ("load", i) -> the factor f_i(t) of the Model's load i (csrc omega_coefficients: 12 + i)
             codes = []
-            for key in md._Kg_keys:
+            for key in md.geometric_stiffness_keys:
                 if key[0] == "A":
                     codes.append(3 * key[1] + key[2])
                 elif key[0] == "alpha":
@@ -867,8 +867,9 @@ class CompiledSystem:
                     raise Unsupported(f"body {b.name!r}: its geometric stiffness has the term {key!r}, which the "
                                       "compiled kernel does not evaluate")
             if codes:
-                stacked = (sparse.vstack([sparse.csr_array(K) for K in md._Kg], format="csr") if is_sparse(md._Kg[0])
-                           else np.vstack(md._Kg))
+                Kg = md.geometric_stiffness_matrices
+                stacked = (sparse.vstack([sparse.csr_array(K) for K in Kg], format="csr") if is_sparse(Kg[0])
+                           else np.vstack(Kg))
                 n_kg = len(codes)
                 omega = [_i64(codes), *(f(a) for f, a in zip((_i64, _i64, _f64), csr_parts(stacked)))]
         B = [np.zeros(0)]

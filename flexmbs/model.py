@@ -210,7 +210,7 @@ class Model:
         fixed_mask = ~used                                   # DOFs of nodes without cells
         for nodes, dofs in fixed:
             idx = mesh.nodes(nodes)
-            for j in self._dof_indices(dofs):
+            for j in self.dof_indices(dofs):
                 fixed_mask[idx * dpn + j] = True
         self._check_parts(fixed_mask, dpn)
         self.fixed_dofs = np.flatnonzero(fixed_mask)
@@ -290,7 +290,7 @@ class Model:
         """Load vector (n_full,) of a NodalLoad: ``value`` on DOF ``dof`` of each of its nodes."""
         dpn = self.element.dofs_per_node
         idx = self.mesh.nodes(load.nodes)
-        (j,) = self._dof_indices([load.dof])
+        (j,) = self.dof_indices([load.dof])
         q = np.zeros(self.n_full)
         q[idx * dpn + j] += _finite(load.value, f"loads[{i}].value")
         if np.any(self._fixed_mask[idx * dpn + j]):
@@ -716,7 +716,9 @@ class Model:
         return a, b
 
     # -- helpers -------------------------------------------------------------------------------------
-    def _dof_indices(self, dofs) -> list[int]:
+    def dof_indices(self, dofs) -> list[int]:
+        """Indices within a node (0 .. dofs_per_node - 1) of ``dofs``: a DOF name of the element
+        (e.g. "u", "theta"), an index, a list of them, or "all"."""
         names = self.element.dof_names
         if isinstance(dofs, str) and dofs == "all":
             return list(range(len(names)))
@@ -735,7 +737,7 @@ class Model:
 
     def dof(self, node: int, name: str) -> int:
         """Index among the free DOFs of DOF ``name`` of ``node`` (ValueError if fixed)."""
-        (j,) = self._dof_indices([name])
+        (j,) = self.dof_indices([name])
         full = node * self.element.dofs_per_node + j
         pos = np.searchsorted(self.free, full)
         if pos >= len(self.free) or self.free[pos] != full:
@@ -913,6 +915,54 @@ class Model:
             i = int(np.flatnonzero(~np.isfinite(f))[0])
             raise non_finite(f"`loads[{i}].f`", t, f"f = {float(f[i])!r}")
         return f
+
+    def load_factor_history(self, t: np.ndarray) -> np.ndarray:
+        """f(t), shape (N, n_loads), of the loads at N times: column i is ``loads[i].f`` at t (ones for
+        a constant load), calling a vectorised time function once and a scalar-only one per time.
+
+        NOTE: unlike `load_factors`, a non-finite factor is not checked here (the callers evaluate
+        energies and frame terms of states already integrated)."""
+        t = np.asarray(t, dtype=float)
+        cols = []
+        for f in self._load_f:
+            if f is None:
+                cols.append(np.ones(len(t)))
+                continue
+            try:
+                v = np.asarray(f(t), dtype=float)
+            except Exception:                 # NOTE: a time function written for scalars only
+                v = None
+            if v is None or v.shape != t.shape:
+                v = np.array([f(float(ti)) for ti in t], dtype=float)
+            cols.append(v)
+        return np.stack(cols, axis=-1) if cols else np.zeros((len(t), 0))
+
+    @property
+    def load_functions(self) -> tuple:
+        """The time functions f_i of the loads, one per ``loads[i]`` (None: the constant 1), so that
+        q_ext(t) = Q f(t)."""
+        return tuple(self._load_f)
+
+    @property
+    def geometric_stiffness_keys(self) -> tuple:
+        """What each unit geometric stiffness K_geo,i is scaled by, one key per i: ("A", a, b) ->
+        A[a, b] of A = tilde(eps) + tilde(omega)^2, ("alpha", c) -> alpha[c] of
+        alpha = R^T (a_O - g), ("load", j) -> the factor f_j(t) of load j (see
+        `geometric_coefficients`).  Empty without stiffening."""
+        return tuple(self._Kg_keys)
+
+    @property
+    def geometric_stiffness_matrices(self) -> tuple:
+        """The unit geometric stiffnesses K_geo,i, each (n_dofs, n_dofs) on the free DOFs (sparse CSR, or
+        dense for a dense model), in the order of `geometric_stiffness_keys`:
+        K_geo(t) = sum_i c_i(t) K_geo,i."""
+        return tuple(self._Kg)
+
+    @property
+    def geometric_stiffness_operators(self) -> tuple:
+        """The same K_geo,i as `geometric_stiffness_matrices`, as the operators of the time loop
+        (`as_operator`: dense ndarray for a dense model, else CSR)."""
+        return tuple(self._Kg_op)
 
     def q_ext(self, t: float) -> np.ndarray:
         """Nodal loads at t on the free DOFs."""

@@ -472,8 +472,8 @@ class ReducedModel(Model):
         self.M = self.inv.M
         self.K = sparse.csr_array(proj(model.K))
         self.Q = Phi.T @ model.Q
-        self._Kg = [sparse.csr_array(proj(Kg)) for Kg in model._Kg]
-        self._Kg_keys = list(model._Kg_keys)
+        self._Kg = [sparse.csr_array(proj(Kg)) for Kg in model.geometric_stiffness_matrices]
+        self._Kg_keys = list(model.geometric_stiffness_keys)
         self.dense = True
         self.M_op = self.M.toarray()
         self.K_op = self.K.toarray()

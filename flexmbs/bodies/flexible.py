@@ -350,7 +350,7 @@ class FlexibleBody(Body):
 
     def _stiffening(self, stiffening):
         """(mode, AxialStrain or None) from the ``stiffening`` argument."""
-        has_kg = bool(self.model._Kg)
+        has_kg = bool(self.model.geometric_stiffness_keys)
         if stiffening is None:
             return ("omega" if has_kg else "none"), None
         if stiffening == "axial-strain":
@@ -389,7 +389,7 @@ class FlexibleBody(Body):
         names = md.element.dof_names
         kinds, nodes, vecs, fs, index = [], [], [], [], []
         for i, load in enumerate(md.loads):
-            (j,) = md._dof_indices([load.dof])
+            (j,) = md.dof_indices([load.dof])
             name = names[j]
             if name.startswith("theta"):
                 kind, axis = 1, {"theta": 2, "theta_x": 0, "theta_y": 1, "theta_z": 2}[name]
@@ -607,7 +607,7 @@ class FlexibleBody(Body):
         if self.stiffening == "none":
             return out
         delta = q[7:]
-        for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md._Kg_op):
+        for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md.geometric_stiffness_operators):
             if c != 0.0:
                 out += c * (Kg @ delta)
         return out
@@ -628,7 +628,7 @@ class FlexibleBody(Body):
         """The column of each of the Model's unit geometric stiffnesses (its key ("A", a, b), ("alpha", c),
         ("load", j)) in the table [A_f (9, row-major), alpha (3), f (n_loads)] of `_omega_coefficients`."""
         return np.array([3 * key[1] + key[2] if key[0] == "A" else 9 + key[1] if key[0] == "alpha" else 12 + key[1]
-                         for key in self.model._Kg_keys], dtype=int)
+                         for key in self.model.geometric_stiffness_keys], dtype=int)
 
     def _omega_coefficient_history(self, t, Q, V, gravity) -> np.ndarray:
         """The coefficients of `_omega_coefficients` (n_t, n_Kg) at the times t (n_t,) and rows of Q, V, all rows
@@ -675,7 +675,7 @@ class FlexibleBody(Body):
         if self.stiffening != "omega":
             return P
         C = self._omega_coefficient_history(t, Q, V, gravity)
-        for i, Kg in enumerate(self.model._Kg_op):
+        for i, Kg in enumerate(self.model.geometric_stiffness_operators):
             if np.any(C[:, i]):
                 P -= C[:, i] * np.einsum("tn,tn->t", delta_dot, np.asarray(Kg @ delta.T).T)
         return P
@@ -952,7 +952,7 @@ class FlexibleBody(Body):
             return K + np.tensordot(delta, self._modal_G, axes=1) + np.einsum("nmk,k->mn", self._modal_G, delta)
         K = K.copy()
         if self.stiffening == "omega":
-            for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md._Kg):
+            for c, Kg in zip(self._omega_coefficients(t, q, v, gravity), md.geometric_stiffness_matrices):
                 if c != 0.0:
                     K += c * dense_array(Kg)
         return K

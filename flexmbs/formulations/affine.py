@@ -51,8 +51,9 @@ class AffineSecondOrder:
         blocks = []                                      # (K_i, C_i, g_i)
         C0 = zero if md.C_op is None else np.asarray(md.C_op)
         blocks.append((np.asarray(md.K_op), C0, np.zeros(n)))                       # 1
-        self._n_geo = len(md._Kg_op)
-        blocks += [(np.asarray(K), zero, np.zeros(n)) for K in md._Kg_op]          # c_k
+        Kg = md.geometric_stiffness_operators
+        self._n_geo = len(Kg)
+        blocks += [(np.asarray(K), zero, np.zeros(n)) for K in Kg]                  # c_k
         S = {k: np.asarray(v) for k, v in md.S_op.items()}
         blocks += [(S.get(ab, zero), zero, -md.d[ab]) for ab in _AB]               # (W W)_ab
         G = [zero if Gi is None else np.asarray(Gi) for Gi in md.G_op]
@@ -73,28 +74,13 @@ class AffineSecondOrder:
         WW = W @ W
         E = np.stack([tilde(e) for e in fs.eps])
         alpha = np.einsum("nji,nj->ni", fs.R, fs.a_O - md.gravity)  # R^T (a_O - g)
-        f = self._load_factors(t)
+        f = self.model.load_factor_history(t)
         geo = np.empty((N, self._n_geo))
         A = E + WW
-        for k, key in enumerate(md._Kg_keys):
+        for k, key in enumerate(md.geometric_stiffness_keys):
             geo[:, k] = (A[:, key[1], key[2]] if key[0] == "A" else alpha[:, key[1]] if key[0] == "alpha"
                          else f[:, key[1]])
         return np.concatenate([np.ones((N, 1)), geo, WW.reshape(N, 9), fs.eps, fs.omega, -alpha, f], axis=1)
-
-    def _load_factors(self, t: np.ndarray) -> np.ndarray:
-        cols = []
-        for fun in self.model._load_f:
-            if fun is None:
-                cols.append(np.ones(len(t)))
-                continue
-            try:
-                v = np.asarray(fun(t), dtype=float)
-            except Exception:                 # NOTE: a time function written for scalars only
-                v = None
-            if v is None or v.shape != t.shape:
-                v = np.array([fun(float(ti)) for ti in t], dtype=float)
-            cols.append(v)
-        return np.stack(cols, axis=1) if cols else np.zeros((len(t), 0))
 
     def combine(self, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(K, C, g) for one coefficient vector gamma (n_gamma,)."""

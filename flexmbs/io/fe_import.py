@@ -255,7 +255,7 @@ class ImportedModel(Model):
         mask = np.zeros(self.n_full, bool)
         for nodes, dofs in fixed:
             idx = self.mesh.nodes(nodes)
-            for j in self._dof_indices(dofs):
+            for j in self.dof_indices(dofs):
                 mask[idx * DOFS_PER_NODE + j] = True
         self._fixed_mask = mask
         self.fixed_dofs, self.free = np.flatnonzero(mask), np.flatnonzero(~mask)

@@ -536,7 +536,7 @@ class CompiledSystem:
         if rigidity:                                        # as for the mean-axis conditions
             raise Unsupported("rigidity conditions of a body that is not a RigidBodyNatural of this system are not "
                               "evaluated by the compiled kernel")
-        joints = system._joints
+        joints = system.joint_batch
         plane_points = None
         if joints is not None and joints.markers.dim == 2:  # planar joints of the batch: planar revolute rows
             plane_points, joints = self._plane_point_rows(system, joints), None
@@ -784,16 +784,16 @@ class CompiledSystem:
     def _planar(system, planar) -> dict:
         """The constraints outside the joint batch: planar revolute and prismatic joints between
         `RigidBody2D` bodies, `CorotationalBeam2D` nodes and the ground (`planar_side`; those of
-        `System._pair_groups` and of `System._single_constraints`), and coordinate drivers; `Unsupported`
+        `System.pair_batches` and of `System.single_constraints`), and coordinate drivers; `Unsupported`
         for any other.  Rows, first coordinates (-1: the ground) and the vectors of their formulas
         (`flexmbs.constraints.planar`), and the drivers whose laws the kernel reads."""
         from .constraints.driving import CoordinateDriver
         from .constraints.planar import PlanarPrismatic, PlanarRevolute, PlanarRevoluteBatch
         out = {"rev": [], "rev_s": [], "pri": [], "pri_v": [], "cd": [], "drivers": []}
-        if any(type(batch) is not PlanarRevoluteBatch for batch, _ in system._pair_groups):
+        if any(type(batch) is not PlanarRevoluteBatch for batch, _ in system.pair_batches):
             raise Unsupported("a pair batch of joints other than planar revolutes is not evaluated by the compiled "
                               "kernel")
-        single = set(system._single_constraints)
+        single = set(system.single_constraints)
         for k, c in enumerate(system.constraints):
             kind = type(c)
             if kind in (PlanarRevolute, PlanarPrismatic):

@@ -354,6 +354,25 @@ class System:
                                       self.dim)
             self._single_constraints = [k for k in self._single_constraints if k not in set(joints)]
 
+    # -- how the constraints are evaluated ------------------------------------------------------
+    @property
+    def joint_batch(self):
+        """The `flexmbs.constraints.batch.JointBatch` that evaluates together every joint made of
+        primitives (point, dot1, dot2, dist, angle), or None if the system has none."""
+        return self._joints
+
+    @property
+    def pair_batches(self) -> tuple:
+        """The two-body joints of one class evaluated together by that class's ``pair_batch``
+        (planar revolutes of rigid bodies): pairs (batch, rows), rows (n_joints, n_c) the rows of each
+        joint in C."""
+        return tuple(self._pair_groups)
+
+    @property
+    def single_constraints(self) -> tuple[int, ...]:
+        """Indices into `constraints` of the constraints evaluated one by one (in no batch)."""
+        return tuple(self._single_constraints)
+
     # -- layout ---------------------------------------------------------------------------------
     def slice(self, body) -> slice:
         """Slice of ``body`` in q, v and the force vector."""

@@ -836,11 +836,11 @@ class CompiledSystem:
             raise Unsupported(f"body {b.name!r} has {ne} elastic coordinates; the compiled kernel keeps dense "
                               f"matrices and takes at most {MAX_ELASTIC} (reduce the body: flexmbs.reduction)")
         md = b.model
-        d, S, J, s, m_O = b._inertia_tensors()
+        d, S, J, s, m_O = b.inertia_tensors()
         S_indptr, S_indices, S_data = csr_parts(S)          # S[a, b] of a beam or solid: mostly zeros
         damped = md.C_op is not None
         C = dense_array(md.C_op) if damped else None
-        ax = b._axial
+        ax = b.axial_strain
         if ax is None:
             sizes = dict(n_elements=0, element_dofs=0, axial=0)
             axial = [np.zeros(0), np.zeros(0), np.zeros(0), _i64([])]
@@ -888,7 +888,7 @@ class CompiledSystem:
         return schema.arrays(
             schema.FLEX_ARRAYS, f"flexible body {b.name!r}", ints=_i64(ints), reals=_f64(reals), m_O=_f64(m_O, (3, ne)),
             d=_f64(d, (9, ne)), S_indptr=_i64(S_indptr), S_indices=_i64(S_indices), S_data=_f64(S_data),
-            M_dd=_f64(b._M_dd), K_dd=_f64(b._K_dd), C_dd=_f64(C) if damped else np.zeros(0),
+            M_dd=_f64(b.m_ff), K_dd=_f64(b.k_ff), C_dd=_f64(C) if damped else np.zeros(0),
             **dict(zip(("axial_L", "axial_a", "axial_G", "axial_idx"), axial)),
             **dict(zip(("kg_keys", "kg_indptr", "kg_indices", "kg_data"), omega)), B=B[0],
             modal_G=_f64(md.modal_geometric_stiffness(), (ne, ne, ne)) if modal else np.zeros(0), **points, **loads)

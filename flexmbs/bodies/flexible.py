@@ -484,9 +484,28 @@ class FlexibleBody(Body):
         return self._internal
 
     # -- inertia ------------------------------------------------------------------------------------
-    def _inertia_tensors(self):
-        """Constant tensors of the invariants, built once: d (9, n) and S_stack (9 n, n) with rows
-        (a, b) = S[a, b] (dense or CSR, as the Model), so that S_stack @ delta gives all S[a, b] delta."""
+    @property
+    def m_ff(self) -> np.ndarray:
+        """The elastic block m_ff of the mass matrix in the body frame (the Model's M), dense,
+        shape (n_e, n_e)."""
+        return self._M_dd
+
+    @property
+    def k_ff(self) -> np.ndarray:
+        """The linear elastic stiffness k_ff (the Model's K), dense, shape (n_e, n_e)."""
+        return self._K_dd
+
+    @property
+    def axial_strain(self):
+        """The `flexmbs.bodies.axial_strain.AxialStrain` of ``stiffening="axial-strain"`` (the
+        nonlinear axial strain energy U_nl and its force and stiffness), else None."""
+        return self._axial
+
+    def inertia_tensors(self):
+        """Constant tensors of the invariants, built once: (d, S_stack, J, s, m_O) with d (9, n),
+        S_stack (9 n, n) with rows (a, b) = S[a, b] (dense or CSR, as the Model), so that
+        S_stack @ delta gives all S[a, b] delta, J (3, 3), s (3,) and m_O (3, n) of the Model's
+        invariants (n = n_e)."""
         out = self.__dict__.get("_tensors")
         if out is None:
             md = self.model
@@ -511,7 +530,7 @@ class FlexibleBody(Body):
         key = q.tobytes()
         if self._kin is not None and self._kin[0] == key:
             return self._kin[1]
-        d, S, J, s, m_O = self._inertia_tensors()
+        d, S, J, s, m_O = self.inertia_tensors()
         p, delta = q[3:7], q[7:]
         SD = S @ delta                                              # (9 n,): S[a, b] delta
         dd = d + SD.reshape(9, -1)
@@ -545,7 +564,7 @@ class FlexibleBody(Body):
         k = len(V2)
         pd, delta_d = V2[:, 3:7], V2[:, 7:]
         A, V, s_y, Y, dd = self._kinematics(q)
-        d, S, _, _, m_O = self._inertia_tensors()
+        d, S, _, _, m_O = self.inertia_tensors()
         V9 = V.reshape(4, 9)
         Ap, Ad = ep_to_matrix(pd), (pd @ V9).reshape(k, 3, 3)        # A(p'), A' = sum_k p'_k V_k
         Yu_T = (delta_d @ dd.T).reshape(k, 3, 3)                      # Y_u^T, Y_u = int rho y (N delta')^T
@@ -568,7 +587,7 @@ class FlexibleBody(Body):
         """
         pd, delta_d = v[3:7], v[7:]
         A, V, s_y, Y, dd = self._kinematics(q)
-        d, S, _, _, m_O = self._inertia_tensors()
+        d, S, _, _, m_O = self.inertia_tensors()
         n, ne = self.n_q, self.n_e
         V9 = V.reshape(4, 9)
         Vd = _V_matrices(pd)
@@ -851,7 +870,7 @@ class FlexibleBody(Body):
         manifold (an index-3 solution's p . p' = O(h^2)) the energy of the motion r' with p' projected on
         it (v^T M v / 2 would add 2 (int rho y.y dV) (p . p')^2 through the p p^T part of M_pp)."""
         Q, V = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(V, dtype=float))
-        d, S, J, s, m_O = self._inertia_tensors()
+        d, S, J, s, m_O = self.inertia_tensors()
         n_t, n = len(Q), self.n_e
         p, delta, R_dot, delta_dot = Q[:, 3:7], Q[:, 7:], V[:, :3], V[:, 7:]
         A = ep_to_matrix(p).reshape(n_t, 3, 3)

@@ -78,7 +78,7 @@ class _Physics:
             self._steady = SteadyEnergies(model)
 
     def acceleration(self, t, delta, delta_dot):
-        return self._lagrange._M_solver.solve(self._lagrange.generalized_force(t, delta, delta_dot))
+        return self._lagrange.solve_mass(self._lagrange.generalized_force(t, delta, delta_dot))
 
     def energies(self, t, delta, delta_dot):
         return energies(self.model, t, delta, delta_dot, self.acceleration(t, delta, delta_dot))
@@ -464,7 +464,7 @@ def run(model: Model, *, formulation: str | None = None, method: str | None = No
     from . import __version__
     h_used = step_used(method, h, t0, t_eval, warn=False)    # the step taken (simulate warns)
     meta = dict(flexmbs_version=__version__, formulation=formulation,
-                evaluation="compiled" if form._compiled else "terms", method=method,
+                evaluation="compiled" if form.evaluates_compiled else "terms", method=method,
                 order=INTEGRATORS[method].order, rtol=rtol, atol=atol, h=h_used,
                 **({"h_requested": h} if h_used != h else {}),
                 units="SI (m, kg, s, N, rad)", mesh_source=model.mesh.source, mesh_sha256=mesh_sha256(model),

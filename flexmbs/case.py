@@ -224,12 +224,9 @@ def _parse_given(parser: CaseParser, argv) -> tuple[dict, dict, Path, argparse.N
     given = {k: ns.pop(k) for k in list(ns) if k in parser.defaults}
     params = {**parser.defaults, **given}
     out = ns.pop("out")
-    options = argparse.Namespace(**ns)
-    if "plots" in parser.defaults:
-        options.plots = params["plots"]
-    else:
-        options.plots = ns.get("_plots", True)
-        del options._plots
+    hidden_plots = None if "plots" in parser.defaults else ns.pop("_plots", True)   # --no-plots of a case without
+    options = argparse.Namespace(**ns)                                           # a `plots` parameter
+    options.plots = params["plots"] if "plots" in parser.defaults else hidden_plots
     if parser.check is not None:
         try:
             parser.check(params)

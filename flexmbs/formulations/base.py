@@ -182,6 +182,16 @@ class Formulation(ABC):
             self._linear_system = self._compile()     # rhs keeps the evaluation asked for
         return self._linear_system
 
+    @property
+    def evaluates_compiled(self) -> bool:
+        """True when `rhs` evaluates the compiled constant-coefficient form x' = A x + c + B f(t)
+        (``evaluation="compiled"``, or "auto" on a steady dense model), False when it evaluates the terms."""
+        return self._compiled is not None
+
+    def solve_mass(self, F: np.ndarray) -> np.ndarray:
+        """M^{-1} F with the Model's mass matrix M (n_dofs, n_dofs), factorized once; F (n_dofs,)."""
+        return self._M_solver.solve(F)
+
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         """x' = M_full^{-1} F(t, x) with the factorization of M computed once."""
         self.n_rhs += 1

@@ -259,8 +259,8 @@ class JointBatch:
         point, dot1, dot2, dist, angle, screw = [], [], [], [], [], []
         self.reaction_markers = []
         for jnt, cols, r0 in zip(joints, columns, rows):
-            sides = jnt._side
-            kinds = {row[0] for row in jnt._rows}
+            sides = jnt.sides
+            kinds = {row[0] for row in jnt.primitive_rows}
             if kinds & {"point", "dot2", "dist", "screw"} or reaction_points:
                 pi = mk.add(sides[0], cols[0], jnt.s[0], False)
                 pj = mk.add(sides[1], cols[1], jnt.s[1], False)
@@ -272,7 +272,7 @@ class JointBatch:
                 return mk.add(sides[k], cols[k], tuple(u.tolist()), True)
 
             r = r0
-            for row in jnt._rows:
+            for row in jnt.primitive_rows:
                 kind = row[0]
                 if kind == "point":
                     point.append((np.arange(r, r + dim), pi, pj))

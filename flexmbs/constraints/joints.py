@@ -124,6 +124,19 @@ class Joint(Constraint):
         self.R = [A0[k].T @ F0 for k in range(2)]           # joint frame in each body's coordinates
         self.n_c = sum(self.dim if r[0] == "point" else 1 for r in self._rows)
 
+    @property
+    def primitive_rows(self) -> tuple:
+        """The joint's constraint rows as primitives, in row order: ("point",) (dim rows, p_i = p_j),
+        ("dot1", a, b) (axis a of frame i normal to axis b of frame j), ("dot2", a) (d = p_j - p_i
+        normal to axis a of frame i), ("dist",), ("angle", ...), ("screw",)
+        (`flexmbs.constraints.batch.JointBatch` evaluates them)."""
+        return self._rows
+
+    @property
+    def sides(self) -> tuple:
+        """The two sides of the joint: ``(body_i, body_j)``, with `Ground` for a ``None`` body."""
+        return self._side
+
     def _marker(self, x, what, body):
         """A point of ``body``: a vector of `dim` numbers, or a marker object that the body takes (a mesh
         node `Node(i)` of a flexible or corotational body, which checks its own): tried once on the body's

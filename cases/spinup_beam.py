@@ -233,7 +233,7 @@ def rigid_beam_inertia() -> float:
 
 def torque_law(omega_s, t_s, hub_inertia):
     """T(t) = (J_hub + rho A L^3 / 3) Omega'(t): the torque that gives the spin-up law to a rigid beam."""
-    law, J = SpinUp(omega_s, t_s)._law, hub_inertia + rigid_beam_inertia()
+    law, J = SpinUp(omega_s, t_s).law, hub_inertia + rigid_beam_inertia()
     return lambda t: np.array([0.0, 0.0, J * law(t)[2]])
 
 
@@ -259,7 +259,7 @@ def build_coupled(elements=10, omega_s=6.0, t_s=15.0, stiffening=True, torque=Fa
     constraints = [Revolute(None, hub, at=np.zeros(3), axis=z, name="bearing"),
                    Fixed(hub, beam, s_j=Node(0), name="clamp")]
     if not torque:
-        constraints.append(AngleDriver(None, hub, z, SpinUp(omega_s, t_s)._law, name="drive"))
+        constraints.append(AngleDriver(None, hub, z, SpinUp(omega_s, t_s).law, name="drive"))
     return System([hub, beam], constraints), hub, beam, model
 
 

@@ -193,15 +193,19 @@ class SpinUp(AxisRotation):
         if not T_s > 0:
             raise ValueError(f"`T_s` must be positive, got {T_s!r}")
         self.Omega_s, self.T_s = float(Omega_s), float(T_s)
-        super().__init__(self._law, axis)
+        super().__init__(self.law, axis)
 
-    def _law(self, t):
+    def law(self, t):
+        """(angle, Omega, Omega') at t (the formulas above): the rotation law, for an `AngleDriver` or a
+        torque J Omega'(t)."""
         Ws, Ts = self.Omega_s, self.T_s
         if t >= Ts:
             return Ws * (t - Ts / 2.0), Ws, 0.0
         c = 2.0 * np.pi / Ts
         return (Ws / Ts * (t * t / 2.0 + (np.cos(c * t) - 1.0) / c**2),
                 Ws / Ts * (t - np.sin(c * t) / c), Ws / Ts * (1.0 - np.cos(c * t)))
+
+    _law = law      # NOTE: the former name, kept for the tests that read it (test_motion, test_coupled)
 
 
 class GeneralMotion(_Cached, FrameMotion):

@@ -219,7 +219,7 @@ class PlanarBatch(LinearInertiaBatch):
     System adds the bodies' `loads`."""
 
     def __init__(self, bodies):
-        self.M = np.stack([b._M for b in bodies])
+        self.M = np.stack([b.mass_matrix(None) for b in bodies])     # constant M of each body
         self.m = np.array([b.mass for b in bodies])
 
     def mass_matrix(self, Q) -> np.ndarray:

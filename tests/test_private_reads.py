@@ -12,6 +12,7 @@ method) are a class using its own inherited private names and are allowed too.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 import flexmbs
@@ -23,11 +24,17 @@ CASES = PACKAGE.parent / "cases"
 ALLOWED: dict[tuple[str, str], str] = {}
 
 
-def own_names(tree: ast.Module) -> set[str]:
+@lru_cache(maxsize=None)
+def nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of the AST of ``path``, parsed and walked once for all tests of this file."""
+    return tuple(ast.walk(ast.parse(path.read_text())))
+
+
+def own_names(all_nodes) -> set[str]:
     """The names the module owns: its top-level and class-level definitions, its imports, and the
     attributes its classes set on ``self``."""
     names = set()
-    for node in ast.walk(tree):
+    for node in all_nodes:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             names.add(node.name)
         elif isinstance(node, ast.alias):
@@ -46,12 +53,12 @@ def is_super_call(node: ast.AST) -> bool:
 
 def private_reads(path: Path) -> list[str]:
     """The reads of another object's private attributes in ``path``, as "file:line code"."""
-    tree = ast.parse(path.read_text())
-    own = own_names(tree)
-    classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    all_nodes = nodes(path)
+    own = own_names(all_nodes)
+    classes = {node.name for node in all_nodes if isinstance(node, ast.ClassDef)}
     rel = path.relative_to(PACKAGE).as_posix() if path.is_relative_to(PACKAGE) else f"../cases/{path.name}"
     found = []
-    for node in ast.walk(tree):
+    for node in all_nodes:
         if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Load, ast.Del))):
             continue
         attr = node.attr
@@ -92,6 +99,6 @@ def test_the_walk_finds_a_private_read(tmp_path):
 def test_allowed_entries_are_still_needed():
     """Every allow-list entry still occurs (a stale entry would hide nothing and mislead)."""
     texts = {(p.relative_to(PACKAGE).as_posix(), ast.unparse(n))
-             for p in PACKAGE.rglob("*.py") for n in ast.walk(ast.parse(p.read_text()))
+             for p in PACKAGE.rglob("*.py") for n in nodes(p)
              if isinstance(n, ast.Attribute)}
     assert not [key for key in ALLOWED if key not in texts]

@@ -563,8 +563,9 @@ class System:
 
     def energy_history(self, q, v) -> SystemEnergy:
         """`SystemEnergy` of arrays (n_t,) at the rows of q, v (n_t, n_q): each body's batched
-        `energies` and `strain_energies` (all outputs at once for rigid bodies in Euler parameters,
-        planar bodies, point masses and flexible bodies; other kinds one output at a time)."""
+        `energies` and `strain_energies` (all outputs at once for rigid bodies in Euler parameters and
+        natural coordinates, tree bodies, planar bodies, point masses, flexible bodies and 3D corotational
+        beams; the 2D corotational beam one output at a time, `flexmbs.bodies.base.Body.energies`)."""
         q, v = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(v, dtype=float))
         T, V, U = np.zeros(len(q)), np.zeros(len(q)), np.zeros(len(q))
         for b in self.bodies:

@@ -88,3 +88,30 @@ def test_energy_history_takes_no_per_row_energy_call(name, reference, monkeypatc
     ref = reference[name]
     T, V, U = system.energy_history(np.array(ref["q"]), np.array(ref["v"]))
     np.testing.assert_allclose(T, np.array(ref["energy"])[:, 0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["natural triple pendulum", "tree cart pendulum", "bouncing ball"])
+def test_force_history_gives_the_recorded_per_row_forces_all_rows_at_once(name, reference):
+    """`System.force_history` on all rows at once equals `System.forces` recorded row by row at 774fc5f (the
+    bouncing ball's contact on and off: its rows reach the plane)."""
+    ref = reference[name]
+    system = systems()[name]
+    Q = system.force_history(np.array(ref["t"]), np.array(ref["q"]), np.array(ref["v"]))
+    expected = np.array(ref["forces"])
+    np.testing.assert_allclose(Q, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+
+
+def test_bouncing_ball_forces_of_the_rows_come_from_one_contact_evaluation(reference, monkeypatch):
+    """The contact's forces of all rows come from one `row_state` (a per-row loop would call it per row), and the
+    rows reached the plane (some row has a contact force, some none)."""
+    from flexmbs.contact.element import Contact
+    system = systems()["bouncing ball"]
+    calls = []
+    row_state = Contact.row_state
+    monkeypatch.setattr(Contact, "row_state", lambda self, Q, V: calls.append(len(Q)) or row_state(self, Q, V))
+    ref = reference["bouncing ball"]
+    Q = system.force_history(np.array(ref["t"]), np.array(ref["q"]), np.array(ref["v"]))
+    assert calls == [len(ref["t"])]
+    weight = system.force_history(np.zeros(1), np.array(ref["q"])[:1] + [0, 0, 1.0, 0, 0, 0, 0], np.zeros((1, 7)))
+    contact = np.abs(Q[:, :3] - weight[0, :3]).max(axis=1)
+    assert contact.max() > 1e-6 and contact.min() == 0.0

@@ -460,8 +460,28 @@ class System:
 
     def forces(self, t, q, v) -> np.ndarray:
         """Q = Q_e + Q_v, (n_q,): `force_history` of one row."""
-        return self.force_history(np.array([float(t)]), np.asarray(q, dtype=float)[None],
-                                  np.asarray(v, dtype=float)[None])[0]
+        return self._force_rows(np.array([float(t)]), np.asarray(q, dtype=float)[None],
+                                np.asarray(v, dtype=float)[None])[0]
+
+    def _validated_rows(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(t (n_t,), q, v (n_t, n_q)) of a ``force_history(t, q, v)`` as float arrays; ValueError naming the
+        argument, its expected and its given shape otherwise."""
+        try:
+            t = np.asarray(t, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ValueError(f"System.force_history: `t` must be the times, a vector of numbers, got {t!r}") from None
+        out = [t]
+        for name, x in (("q", q), ("v", v)):
+            try:
+                x = np.asarray(x, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"System.force_history: `{name}` must be an array ({len(t)}, {self.n_q}) of "
+                                 f"numbers, got {x!r}") from None
+            if x.shape != (len(t), self.n_q):
+                raise ValueError(f"System.force_history: `{name}` must be an array ({len(t)}, {self.n_q}): one row "
+                                 f"of n_q = {self.n_q} numbers at each of the {len(t)} times `t`, got shape {x.shape}")
+            out.append(x)
+        return tuple(out)
 
     def force_history(self, t, q, v) -> np.ndarray:
         """Q = Q_e + Q_v (n_t, n_q) at the times t (n_t,) and the rows of q, v (n_t, n_q):
@@ -476,7 +496,10 @@ class System:
         contact is one `flexmbs.contact.Contact.stacked_force_history`.  Row by row, the rest: the loads of
         batched bodies (a load is a function of one state), the bodies without a batch (flexible,
         corotational, tree) and the force elements other than contacts."""
-        t, q, v = np.asarray(t, dtype=float).reshape(-1), np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        return self._force_rows(*self._validated_rows(t, q, v))
+
+    def _force_rows(self, t: np.ndarray, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """`force_history` of validated rows t (n_t,), q, v (n_t, n_q)."""
         n_t, g = len(q), self.gravity
         Q = np.empty((n_t, self.n_q))
         for (batch, idx, _), members in zip(self._body_groups, self._batched_members):

@@ -478,19 +478,75 @@ class System:
         return self.mass_blocks(q).dense()
 
     def forces(self, t, q, v) -> np.ndarray:
-        """Q = Q_e + Q_v, (n_q,)."""
-        Q = np.empty(self.n_q)
-        g = self.gravity
-        for batch, idx, _ in self._body_groups:
-            Q[idx] = batch.forces(t, q[idx], v[idx], g)
-        for b, sl in self._loaded:                          # loads of the batched bodies
-            Q[sl] += b.applied(t, q[sl], v[sl])
+        """Q = Q_e + Q_v, (n_q,): `force_history` of one row."""
+        return self._force_rows(np.array([float(t)]), np.asarray(q, dtype=float)[None],
+                                np.asarray(v, dtype=float)[None])[0]
+
+    def _validated_rows(self, t, q, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(t (n_t,), q, v (n_t, n_q)) of a ``force_history(t, q, v)`` as float arrays; ValueError naming the
+        argument, its expected and its given shape otherwise."""
+        try:
+            t = np.asarray(t, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ValueError(f"System.force_history: `t` must be the times, a vector of numbers, got {t!r}") from None
+        out = [t]
+        for name, x in (("q", q), ("v", v)):
+            try:
+                x = np.asarray(x, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"System.force_history: `{name}` must be an array ({len(t)}, {self.n_q}) of "
+                                 f"numbers, got {x!r}") from None
+            if x.shape != (len(t), self.n_q):
+                raise ValueError(f"System.force_history: `{name}` must be an array ({len(t)}, {self.n_q}): one row "
+                                 f"of n_q = {self.n_q} numbers at each of the {len(t)} times `t`, got shape {x.shape}")
+            out.append(x)
+        return tuple(out)
+
+    def force_history(self, t, q, v) -> np.ndarray:
+        """Q = Q_e + Q_v (n_t, n_q) at the times t (n_t,) and the rows of q, v (n_t, n_q):
+
+        .. code:: text
+
+            Q[k] = sum_b Q_b(t_k, q_b[k], v_b[k]) + sum_f G_f^T F_f(t_k, q[k], v[k])
+
+        (bodies b: weight, quadratic-velocity vector, loads; force elements f).  All rows at once where the
+        pieces have a form over rows: a group of bodies of one class (`_body_groups`) is one batch of its
+        bodies repeated for every row (`_rows_batch`: rows times bodies are more bodies of the batch), a
+        contact is one `flexmbs.contact.Contact.stacked_force_history`.  Row by row, the rest: the loads of
+        batched bodies (a load is a function of one state), the bodies without a batch (flexible,
+        corotational, tree) and the force elements other than contacts."""
+        return self._force_rows(*self._validated_rows(t, q, v))
+
+    def _force_rows(self, t: np.ndarray, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """`force_history` of validated rows t (n_t,), q, v (n_t, n_q)."""
+        n_t, g = len(q), self.gravity
+        Q = np.empty((n_t, self.n_q))
+        for (batch, idx, _), members in zip(self._body_groups, self._batched_members):
+            n_b, n_qb = idx.shape
+            if n_t == 1:
+                Q[0, idx] = batch.forces(t[0], q[0, idx], v[0, idx], g)
+                continue
+            Q[:, idx] = self._rows_batch(members, n_t).forces(
+                np.repeat(t, n_b), q[:, idx].reshape(n_t * n_b, n_qb), v[:, idx].reshape(n_t * n_b, n_qb),
+                g).reshape(n_t, n_b, n_qb)
+        for b, sl in self._loaded:                          # loads of the batched bodies: one state each
+            Q[:, sl] += [b.applied(float(tk), qk, vk) for tk, qk, vk in zip(t, q[:, sl], v[:, sl])]
         for b in self._single_bodies:
             sl = self._qslice[id(b)]
-            Q[sl] = b.forces(t, q[sl], v[sl], g)
+            Q[:, sl] = [b.forces(float(tk), qk, vk, g) for tk, qk, vk in zip(t, q[:, sl], v[:, sl])]
         if self.force_elements:
-            Q += self.element_forces(t, q, v)
+            Q += self.element_force_history(t, q, v)
         return Q
+
+    def _rows_batch(self, members, n_t: int):
+        """The batch evaluator of ``members`` (bodies of one class) repeated n_t times, row-major (row k's
+        bodies are entries k n_b ... (k + 1) n_b - 1), kept for the last n_t asked for each group: the forces
+        of a batch are per body, so n_t rows of n_b bodies are n_t n_b bodies of one batch."""
+        cache = self.__dict__.setdefault("_rows_batches", {})
+        key = id(members[0])
+        if key not in cache or cache[key][0] != n_t:
+            cache[key] = (n_t, type(members[0]).batch(list(members) * n_t))
+        return cache[key][1]
 
     # -- force elements between bodies (flexmbs.forces) -----------------------------------------
     def _element_states(self, k, q, v):
@@ -504,8 +560,8 @@ class System:
     def _stacked_columns(f, slices) -> np.ndarray | None:
         """The columns of q (distinct: the element's bodies are distinct) on which force element ``f``
         evaluates at once, its bodies' coordinates one after the other, when it offers
-        ``stacked_forces(q, v)`` there (a `flexmbs.contact.Contact` of many bodies); None otherwise."""
-        if not callable(getattr(f, "stacked_forces", None)):
+        ``stacked_force_history(Q, V)`` there (a `flexmbs.contact.Contact` of many bodies); None otherwise."""
+        if not callable(getattr(f, "stacked_force_history", None)):
             return None
         return np.concatenate([np.zeros(0, dtype=int)] + [np.arange(sl.start, sl.stop) for sl in slices
                                                             if sl is not None])
@@ -513,18 +569,29 @@ class System:
     def element_forces(self, t, q, v) -> np.ndarray:
         """Q_f (n_q,): the generalized forces G^T F of the force elements (`flexmbs.forces`), part of
         `forces` (and of the active forces of Gibbs-Appell and Hamilton); zero without elements.
-        An element with ``stacked_forces`` (contact) is evaluated on its bodies' coordinates gathered
-        by one index array and its forces scattered back by it: no loop over its bodies."""
-        Q = np.zeros(self.n_q)
+        `element_force_history` of one row."""
+        return self.element_force_history(np.array([float(t)]), np.asarray(q, dtype=float)[None],
+                                          np.asarray(v, dtype=float)[None])[0]
+
+    def element_force_history(self, t, q, v) -> np.ndarray:
+        """Q_f (n_t, n_q) at the times t (n_t,) and rows of q, v (n_t, n_q): `element_forces` of every row; an
+        element with ``stacked_force_history`` (contact) on all rows at once, its bodies' coordinates gathered
+        by one index array and its forces scattered back by it (no loop over its bodies); the others row by row
+        (``generalized_forces`` is a function of one state)."""
+        Q = np.zeros((len(q), self.n_q))
+        rowwise = []
         for k, f in enumerate(self.force_elements):
             cols = self._fcols[k]
             if cols is not None:
-                Q[cols] += f.stacked_forces(q[cols], v[cols])
-                continue
-            qs, vs = self._element_states(k, q, v)
-            for sl, Qb in zip(self._fslices[k], f.generalized_forces(t, qs, vs)):
-                if sl is not None:
-                    Q[sl] += Qb
+                Q[:, cols] += f.stacked_force_history(q[:, cols], v[:, cols])
+            else:
+                rowwise.append(k)
+        for k in rowwise:
+            for r, (tk, qk, vk) in enumerate(zip(t, q, v)):
+                qs, vs = self._element_states(k, qk, vk)
+                for sl, Qb in zip(self._fslices[k], self.force_elements[k].generalized_forces(float(tk), qs, vs)):
+                    if sl is not None:
+                        Q[r, sl] += Qb
         return Q
 
     def element_tangent(self, t, q, v, geometric: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -582,8 +649,9 @@ class System:
 
     def energy_history(self, q, v) -> SystemEnergy:
         """`SystemEnergy` of arrays (n_t,) at the rows of q, v (n_t, n_q): each body's batched
-        `energies` and `strain_energies` (all outputs at once for rigid bodies in Euler parameters,
-        planar bodies, point masses and flexible bodies; other kinds one output at a time)."""
+        `energies` and `strain_energies` (all outputs at once for rigid bodies in Euler parameters and
+        natural coordinates, tree bodies, planar bodies, point masses, flexible bodies and 3D corotational
+        beams; the 2D corotational beam one output at a time, `flexmbs.bodies.base.Body.energies`)."""
         q, v = np.atleast_2d(np.asarray(q, dtype=float)), np.atleast_2d(np.asarray(v, dtype=float))
         T, V, U = np.zeros(len(q)), np.zeros(len(q)), np.zeros(len(q))
         for b in self.bodies:

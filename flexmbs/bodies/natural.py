@@ -90,6 +90,27 @@ class RigidBodyNatural(LinearInertia, RigidBody):
         Q = self._gravity_force(q, gravity)
         return Q + self.applied(t, q, v) if self.loads else Q
 
+    def energy(self, q, v, gravity) -> tuple[float, float]:
+        """(T, V_g) at one state: `energies` on one row."""
+        T, V = self.energies(np.asarray(q, dtype=float)[None], np.asarray(v, dtype=float)[None], gravity)
+        return float(T[0]), float(V[0])
+
+    def energies(self, Q, V, gravity) -> tuple[np.ndarray, np.ndarray]:
+        """(T, V_g), each (n_t,), at all rows of Q, V (n_t, 12) at once:
+
+        .. code:: text
+
+            T   = 1/2 q'^T M q'                      (M = Sigma (x) I_3, constant)
+            V_g = -m g . r_C,   r_C = S(u_C) q = R + x_C a + y_C b + z_C c
+
+        (r_C is the point u_C of the module docstring's r = S(s) q)."""
+        Q, V = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(V, dtype=float))
+        T = 0.5 * np.einsum("ti,ti->t", V, V @ self._M)
+        if gravity is None:
+            return T, np.zeros(len(Q))
+        r_C = np.concatenate([[1.0], self.centroid]) @ Q.reshape(len(Q), 4, 3)
+        return T, -self.mass * (r_C @ np.asarray(gravity, dtype=float))
+
     @classmethod
     def batch(cls, bodies) -> "NaturalBatch":
         """The mass matrices and forces of several NACF bodies at once."""

@@ -374,11 +374,23 @@ class TreeBody(Body):
         return 0.5 * np.einsum("ka,kjab,kb->kj", V, dM, V)
 
     def energy(self, q, v, gravity) -> tuple[float, float]:
-        """(1/2 q'^T M q', -sum_i m_i g . r_i)."""
-        kin = self.kinematics(np.asarray(q, dtype=float))
-        T = 0.5 * float(v @ kin.mass_matrix()[0] @ v)
-        V = 0.0 if gravity is None else -float(np.einsum("p,px,x->", self._mass, kin.r[0], np.asarray(gravity)))
-        return T, V
+        """(T, V_g) at one state: `energies` on one row."""
+        T, V = self.energies(np.asarray(q, dtype=float)[None], np.asarray(v, dtype=float)[None], gravity)
+        return float(T[0]), float(V[0])
+
+    def energies(self, Q, V, gravity) -> tuple[np.ndarray, np.ndarray]:
+        """(T, V_g), each (n_t,), at all rows of Q, V (n_t, m) at once, from one `kinematics` of the rows:
+
+        .. code:: text
+
+            T   = 1/2 q'^T M(q) q',    M = sum_i m_i B_i^T B_i + D_i^T I_i D_i   (`TreeKinematics.mass_matrix`)
+            V_g = -sum_i m_i g . r_i   (r_i the parts' centres of mass)"""
+        Q, V = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(V, dtype=float))
+        kin = self.kinematics(Q)
+        T = 0.5 * np.einsum("ka,kab,kb->k", V, kin.mass_matrix(), V)
+        if gravity is None:
+            return T, np.zeros(len(Q))
+        return T, -np.einsum("p,kpx,x->k", self._mass, kin.r, np.asarray(gravity, dtype=float))
 
     def linear_momentum(self, q, v) -> np.ndarray:
         """P = sum_i m_i B_i q', (3,)."""

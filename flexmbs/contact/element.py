@@ -414,11 +414,31 @@ class Contact:
 
     # -- the force-element protocol of System (flexmbs.forces) -----------------------------------
     def stacked_forces(self, q, v) -> np.ndarray:
-        """Q (n_q of the stack,) = sum J^T F at the stacked q, v."""
-        st = self.state(q, v)
-        Q = np.zeros(self.carriers.n_q)
-        np.add.at(Q, st.cols, np.einsum("kdm,kd->km", st.J, st.force))
-        return Q
+        """Q (n_q of the stack,) = sum J^T F at the stacked q, v: `stacked_force_history` of one row."""
+        return self.stacked_force_history(np.asarray(q, dtype=float)[None], np.asarray(v, dtype=float)[None])[0]
+
+    def stacked_force_history(self, Q, V) -> np.ndarray:
+        """(n_t, n_q of the stack): the generalized contact forces of every row of the stacked Q, V (n_t, n_q
+        of the stack) at once, in blocks of rows (`_row_blocks`; one row, a step's forces, is one block),
+
+        .. code:: text
+
+            Q_c[k] = sum over the contacts c of row k of J_c^T F_c      (J_c = d v_rel / d q', `row_state`)
+
+        scattered by the contacts' ``cols``, which index the block's rows stacked (Q.ravel())."""
+        Q, V = np.asarray(Q, dtype=float), np.asarray(V, dtype=float)
+        if len(Q) == 1:
+            return self._scattered_forces(self.row_state(Q, V), 1)
+        out = np.empty((len(Q), self.carriers.n_q))
+        for rows in self._row_blocks(len(Q)):
+            out[rows] = self._scattered_forces(self.row_state(Q[rows], V[rows]), rows.stop - rows.start)
+        return out
+
+    def _scattered_forces(self, st: ContactState, n_t: int) -> np.ndarray:
+        """(n_t, n_q of the stack): sum J^T F of the contacts of ``st`` (of n_t rows) added at their ``cols``."""
+        out = np.zeros(n_t * self.carriers.n_q)
+        np.add.at(out, st.cols, np.einsum("kdm,kd->km", st.J, st.force))
+        return out.reshape(n_t, -1)
 
     def _split(self, x) -> list:
         s = self.carriers.start

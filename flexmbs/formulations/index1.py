@@ -306,7 +306,9 @@ class Index1:
         """(M, Q, C_q, gamma_s) of `acceleration_terms` at the states x (N, n_state), stacked: on the compiled
         path from one kernel call (`CompiledSystem.terms_history`) with gamma_s by `stacked_gamma`; on the numpy
         path, with a kernel built before that entry (`Unsupported`, said once in the log) or in a subclass that
-        solves other terms than the kernel's M and Q (`GibbsAppellSystem`'s M_GA, Q_a - g), state by state."""
+        solves other terms than the kernel's M and Q (`GibbsAppellSystem`'s M_GA, Q_a - g), state by state, but
+        with the System's own terms (no kernel) Q = `System.force_history` of all the states at once (the
+        contacts' forces, the cost of the contact cases' outputs) and M, C_q, gamma_s state by state."""
         n = self.n
         own_terms = type(self).acceleration_terms is Index1.acceleration_terms      # M, Q of the kernel's System
         if self._kernel is not None and self._kernel_history and own_terms:
@@ -319,8 +321,20 @@ class Index1:
             else:
                 s = self.stabilization
                 return M, Q, Cq, stacked_gamma(gamma, Ct, C, Cq, x[:, n:], s.alpha, s.beta)
+        if self._kernel is None and own_terms:
+            return self._system_terms_history(t, x)
         terms = [self.acceleration_terms(float(tk), xk[:n], xk[n:]) for tk, xk in zip(t, x)]
         return tuple(np.array(column) for column in zip(*terms))
+
+    def _system_terms_history(self, t: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(M, Q, C_q, gamma_s) of `acceleration_terms` without a kernel at the states x (N, n_state): Q of all
+        states by one `System.force_history`, M, C_q and gamma_s (`stabilized_gamma`) state by state."""
+        n, s, system = self.n, self.stabilization, self.system
+        q, v = x[:, :n], x[:, n:]
+        Cq = [system.jacobian(float(tk), qk) for tk, qk in zip(t, q)]
+        gamma = [stabilized_gamma(system, float(tk), qk, vk, Ck, s.alpha, s.beta) for tk, qk, vk, Ck in zip(t, q, v, Cq)]
+        M = [system.mass_matrix(qk) for qk in q]
+        return np.array(M), system.force_history(t, q, v), np.array(Cq), np.array(gamma)
 
 
 class HistoryKernel:

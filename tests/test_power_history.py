@@ -22,8 +22,8 @@ from flexmbs.bodies.natural import RigidBodyNatural
 from flexmbs.constraints import JointFriction, JointLimit, Prismatic, Revolute
 from flexmbs.constraints.planar import PlanarPrismatic
 from flexmbs.contact import Box, Contact, ContactLaw, Plane, Sphere
-from flexmbs.forces import (Bushing, ForceLaw, RotationalSpringDamper, SpringDamper, element_potential_history,
-                            element_power_history, powerless)
+from flexmbs.forces import (Bushing, ForceLaw, RotationalSpringDamper, SpringDamper, element_power_history,
+                            powerless)
 from flexmbs.system import System
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
@@ -31,7 +31,7 @@ sys.path.insert(0, str(CASES))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import andrews_squeezer  # noqa: E402
-from power_reference import per_state_values  # noqa: E402
+from power_reference import assert_element_as_recorded, close, per_state_values  # noqa: E402
 
 REFERENCE = Path(__file__).parent / "data" / "power_history_before_48bb870.json"
 
@@ -151,13 +151,6 @@ def reference():
     return json.loads(REFERENCE.read_text())
 
 
-def close(new, old, what):
-    """new == old to 1e-12 of the element's largest value (round-off of a different order of operations)."""
-    old = np.asarray(old, dtype=float)
-    scale = max(1.0, float(np.max(np.abs(old))))
-    np.testing.assert_allclose(new, old, rtol=1e-12, atol=1e-12 * scale, err_msg=what)
-
-
 @pytest.mark.parametrize("name", list(SYSTEMS))
 def test_every_element_gives_the_recorded_per_state_values_for_all_rows_at_once(name, reference):
     """Each element's ``power_history`` and ``potential_history`` on the stacked rows equal the one-state
@@ -165,18 +158,7 @@ def test_every_element_gives_the_recorded_per_state_values_for_all_rows_at_once(
     system, ref = SYSTEMS[name](), reference[name]
     t, q, v = (np.array(ref[k]) for k in ("t", "q", "v"))
     for f in system.force_elements:
-        sls = [None if b is None else system.slice(b) for b in f.bodies]
-        Qs = [np.zeros((len(t), 0)) if sl is None else q[:, sl] for sl in sls]
-        Vs = [np.zeros((len(t), 0)) if sl is None else v[:, sl] for sl in sls]
-        old = ref["values"][f.name]
-        P = element_power_history(f, t, Qs, Vs)
-        U = element_potential_history(f, Qs)
-        for key in ("damping", "loads"):
-            close(P[key], old[key], f"{name}: {f.name} {key}")
-        close(U, old["potential"], f"{name}: {f.name} potential")
-        now = per_state_values(system, t, q, v)[f.name]
-        for key in ("damping", "loads", "potential"):
-            close(now[key], old[key], f"{name}: {f.name} {key}, one state at a time")
+        assert_element_as_recorded(system, f, t, q, v, ref["values"][f.name], f"{name}: {f.name}")
 
 
 @pytest.mark.parametrize("name", list(SYSTEMS))

@@ -29,7 +29,7 @@ import controlled_pendulum  # noqa: E402
 import incline_block  # noqa: E402
 import slider_crank  # noqa: E402
 import spinup_beam  # noqa: E402
-from power_reference import per_state_values  # noqa: E402
+from power_reference import assert_element_as_recorded, close, element_sides, per_state_values  # noqa: E402
 
 REFERENCE = Path(__file__).parent / "data" / "power_rows_before_994d047.json"
 STICK = dict(angle=20.0, mu=0.6)                  # tan(20 deg) = 0.36 < mu: the block sticks
@@ -117,13 +117,6 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--record"]:
 @pytest.fixture(scope="module")
 def reference():
     return json.loads(REFERENCE.read_text())
-
-
-def close(new, old, what, rtol=1e-12):
-    """new == old to ``rtol`` of the largest value (round-off of a different order of operations)."""
-    old = np.asarray(old, dtype=float)
-    scale = max(1.0, float(np.max(np.abs(old)))) if old.size else 1.0
-    np.testing.assert_allclose(new, old, rtol=rtol, atol=rtol * scale, err_msg=what)
 
 
 # -- the controller's held outputs as functions of time ---------------------------------------------
@@ -226,31 +219,17 @@ def test_the_omega_coefficients_of_all_rows_are_those_of_each_row():
 
 
 # -- contacts ------------------------------------------------------------------------------------------
-def sides(system, f, q, v):
-    """([Q_b], [V_b]) of the contact's bodies at the rows of q, v."""
-    sls = [system.slice(b) for b in f.bodies]
-    return [q[:, sl] for sl in sls], [v[:, sl] for sl in sls]
-
-
 @pytest.mark.parametrize("name", ["incline stick", "incline slip", "bouncing ball"])
 def test_contact_histories_give_the_recorded_per_row_values_all_rows_at_once(name, reference):
     """`Contact.power_history` and ``potential_history`` (one `row_state` for all rows) equal the one-state
     ``powers`` and ``potential`` recorded at 994d047 row by row, with contacts active and not, sticking (|v_t|
     below the slip velocity) and sliding; the one-state forms (now one row of the histories) too."""
-    from flexmbs.forces import element_potential_history, element_power_history
     system, ref = contact_systems()[name], reference["contact"][name]
     t, q, v = (np.array(ref[k]) for k in ("t", "q", "v"))
     (f,) = system.force_elements
     old = ref["values"][f.name]
     assert 0 < np.count_nonzero(old["potential"]) < len(t)                  # rows with and without contact
-    Qs, Vs = sides(system, f, q, v)
-    P, U = element_power_history(f, t, Qs, Vs), element_potential_history(f, Qs)
-    for key in ("damping", "loads"):
-        close(P[key], old[key], f"{name}: {key}")
-    close(U, old["potential"], f"{name}: potential")
-    now = per_state_values(system, t, q, v)[f.name]
-    for key in ("damping", "loads", "potential"):
-        close(now[key], old[key], f"{name}: {key}, one row at a time")
+    assert_element_as_recorded(system, f, t, q, v, old, f"{name}:")
 
 
 def test_a_contact_evaluates_a_block_of_rows_in_one_state(monkeypatch):
@@ -260,7 +239,7 @@ def test_a_contact_evaluates_a_block_of_rows_in_one_state(monkeypatch):
     system = contact_systems()["incline slip"]
     t, q, v = rows(system, n=30)
     (f,) = system.force_elements
-    Qs, Vs = sides(system, f, q, v)
+    Qs, Vs = element_sides(system, f, q, v)
     st = f.row_state(np.hstack(Qs), np.hstack(Vs))
     body, row = f.carriers.body_of(st.body_b)
     for k in range(len(t)):
@@ -288,7 +267,7 @@ def test_a_3d_scene_with_spheres_a_box_and_a_plane_on_many_rows_takes_each_rows_
     t, q, v = rows(system, n=60, seed=9)
     q[:, 2::7] -= 0.01                                                      # the spheres pressed in
     (f,) = system.force_elements
-    Qs, Vs = sides(system, f, q, v)
+    Qs, Vs = element_sides(system, f, q, v)
     per_row = per_state_values(system, t, q, v)[f.name]
     assert np.count_nonzero(per_row["potential"]) > 10
     close(f.power_history(t, Qs, Vs)["damping"], per_row["damping"], "damping")
@@ -369,7 +348,7 @@ def test_contact_records_of_all_rows_are_those_of_each_row(name, slots):
         t, q, v = rows(system, n=40)
     (f,) = system.force_elements
     fields = contact_fields(system, q, v)
-    Qs, Vs = sides(system, f, q, v)
+    Qs, Vs = element_sides(system, f, q, v)
     counts = []
     for k in range(len(t)):
         old = record_at_994d047(f, np.hstack(Qs)[k], np.hstack(Vs)[k])
@@ -429,7 +408,7 @@ def test_a_sphere_in_a_hole_on_many_rows_gives_each_rows_contact():
     q = np.tile(system.initial_coordinates(), (40, 1))
     slider = system.slice(system.bodies[2])
     q[:, slider.start:slider.start + 2] += 1.5 * p["clearance"] * np.random.default_rng(2).uniform(-1, 1, (40, 2))
-    Qs, Vs = sides(system, f, q, v)
+    Qs, Vs = element_sides(system, f, q, v)
     per_row = per_state_values(system, t, q, v)[f.name]
     assert 0 < np.count_nonzero(per_row["potential"]) < len(t)
     close(f.power_history(t, Qs, Vs)["damping"], per_row["damping"], "damping")

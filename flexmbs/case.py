@@ -224,9 +224,9 @@ def _parse_given(parser: CaseParser, argv) -> tuple[dict, dict, Path, argparse.N
     given = {k: ns.pop(k) for k in list(ns) if k in parser.defaults}
     params = {**parser.defaults, **given}
     out = ns.pop("out")
-    hidden_plots = None if "plots" in parser.defaults else ns.pop("_plots", True)   # --no-plots of a case without
-    options = argparse.Namespace(**ns)                                           # a `plots` parameter
-    options.plots = params["plots"] if "plots" in parser.defaults else hidden_plots
+    # --no-plots of a case without a `plots` parameter is the hidden option _plots
+    plots = params["plots"] if "plots" in parser.defaults else ns.pop("_plots", True)
+    options = argparse.Namespace(**ns, plots=plots)
     if parser.check is not None:
         try:
             parser.check(params)

@@ -183,15 +183,9 @@ def _dimension_lists(scales: list, hvl_t):
     return lists, refs                                  # an empty list: length 0, NULL, as H5DS writes it
 
 
-@lru_cache(maxsize=256)
-def _list_space(n: int):
-    """The dataspace of a 1-D attribute of ``n`` elements."""
-    return h5py.h5s.create_simple((n,))
-
-
 def _write_list(object_id, name: bytes, file_type, values) -> None:
     """Create the 1-D attribute ``name`` of an object = ``values`` (in the layout of ``file_type``)."""
-    h5py.h5a.create(object_id, name, file_type, _list_space(len(values))).write(values, mtype=file_type)
+    h5py.h5a.create(object_id, name, file_type, _space((len(values),), None)).write(values, mtype=file_type)
 
 
 def _records(scale, reference_list, record):
@@ -241,7 +235,7 @@ def attach_scales(labels) -> None:
     address = _addresses(objects)
     lists, refs = _dimension_lists([None if scale is None else address[id(scale)]
                                     for _, scales in labels for scale in scales], hvl_t)
-    attrs = [h5py.h5a.create(ds, b"DIMENSION_LIST", dimension_list, _list_space(len(scales)))
+    attrs = [h5py.h5a.create(ds, b"DIMENSION_LIST", dimension_list, _space((len(scales),), None))
              for ds, scales in labels]
     start = 0
     for attr, (_, scales) in zip(attrs, labels):

@@ -56,10 +56,9 @@ class Superblock(FrozenFields):
     # eof: end-of-file address recorded by the writer (absolute: base + address)
     # size: the file's size on disk [bytes]
     # header: the superblock, checksum included
-    _fields = ('version', 'flags', 'base', 'eof', 'size', 'header')
 
     def __init__(self, version: int, flags: int, base: int, eof: int, size: int, header: bytes):
-        self.__dict__.update(version=version, flags=flags, base=base, eof=eof, size=size, header=header)
+        self._set_fields(locals())
 
     @property
     def truncated(self) -> bool:

@@ -881,10 +881,9 @@ class _Extent(Fields):
     # datasets: key (e.g. "t", "element_data/stress") -> h5py.Dataset; n: outputs intact in every readable time
     # series; written: outputs written (the shortest readable time series); lost: datasets and attributes in the
     # missing part; status: the run's recorded status
-    _fields = ("datasets", "n", "written", "lost", "status")
 
     def __init__(self, datasets: dict, n: int, written: int, lost: list, status: str):
-        self.datasets, self.n, self.written, self.lost, self.status = datasets, n, written, lost, status
+        self._set_fields(locals())
 
 
 def _extent(g: h5py.Group, truncated: Superblock, lost: list | None = None) -> _Extent:

@@ -530,9 +530,15 @@ class System:
                 np.repeat(t, n_b), q[:, idx].reshape(n_t * n_b, n_qb), v[:, idx].reshape(n_t * n_b, n_qb),
                 g).reshape(n_t, n_b, n_qb)
         for b, sl in self._loaded:                          # loads of the batched bodies: one state each
+            if n_t == 1:                                    # a step's one state: no list to convert
+                Q[0, sl] += b.applied(float(t[0]), q[0, sl], v[0, sl])
+                continue
             Q[:, sl] += [b.applied(float(tk), qk, vk) for tk, qk, vk in zip(t, q[:, sl], v[:, sl])]
         for b in self._single_bodies:
             sl = self._qslice[id(b)]
+            if n_t == 1:
+                Q[0, sl] = b.forces(float(t[0]), q[0, sl], v[0, sl], g)
+                continue
             Q[:, sl] = [b.forces(float(tk), qk, vk, g) for tk, qk, vk in zip(t, q[:, sl], v[:, sl])]
         if self.force_elements:
             Q += self.element_force_history(t, q, v)

@@ -227,7 +227,7 @@ class Formulation(ABC):
                        mass_matrix_takes_t=True, jacobian=self.jacobian, jacobian_key=self.jacobian_key,
                        linear=self.linear, second_order=self._second_order_form(), affine=self._affine_form(),
                        sparse_step=None if self.model.dense else self.sparse_step(),
-                       linear_system=self.linear_system, load_functions=tuple(ld.f for ld in self.model.loads))
+                       linear_system=self.linear_system, load_functions=self.model.load_functions)
 
     def _second_order_form(self) -> SecondOrderForm | None:
         """The second-order form of the term (without the affine part, which `_affine_form` gives)."""
